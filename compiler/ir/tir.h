@@ -1,0 +1,288 @@
+/* Tile IR (ARCHITECTURE.md section 3): what sema produces and every pass
+ * consumes. Tile ops stay whole nodes (a gemm is one node with its operand
+ * regions). Compile-time parameters are already folded: every non-global
+ * buffer shape is a constant. Global tensor dims may be symbolic variables
+ * bound at launch. All nodes live in the module's arena. */
+#ifndef TLC_TIR_H
+#define TLC_TIR_H
+#include <stdbool.h>
+#include <stdint.h>
+#include "../support/arena.h"
+#include "../support/diag.h"
+#include "../support/strbuf.h"
+
+/* ---------------- targets ---------------- */
+typedef enum { TLC_SM80, TLC_SM86, TLC_SM89, TLC_SM90, TLC_SM90A } tlc_arch;
+const char *tlc_arch_name(tlc_arch a);            /* "sm_90a" */
+bool tlc_arch_parse(const char *s, tlc_arch *out); /* accepts "sm_80".."sm_90a" */
+int64_t tlc_arch_max_shared_bytes(tlc_arch a);    /* per block, opt-in maximum */
+int tlc_arch_sm(tlc_arch a);                      /* 80, 86, 89, 90, 90 */
+
+/* ---------------- dtypes ---------------- */
+typedef enum {
+    TIR_F16, TIR_BF16, TIR_F32, TIR_F8E4M3, TIR_I8, TIR_I32, TIR_I64, TIR_BOOL,
+    TIR_DTYPE_COUNT
+} tir_dtype;
+const char *tir_dtype_name(tir_dtype t);              /* "float16" */
+bool tir_dtype_parse(const char *s, tir_dtype *out);  /* float16, half, bfloat16, float32, float, float8_e4m3, int8, int32, int, int64, bool */
+int tir_dtype_bytes(tir_dtype t);                     /* bool: 1 */
+bool tir_dtype_is_float(tir_dtype t);
+
+/* ---------------- variables ---------------- */
+typedef enum {
+    TV_LOOP,         /* loop induction variable */
+    TV_LET,          /* scalar local (x = expr); mutable through TS_ASSIGN */
+    TV_BLOCK_IDX,    /* bx, by, bz from `with Kernel(...) as (...)` */
+    TV_SYM_DIM,      /* symbolic tensor dimension, bound at launch */
+    TV_SCALAR_PARAM, /* scalar kernel parameter */
+} tir_var_kind;
+
+typedef struct tir_var {
+    const char *name;
+    tir_var_kind kind;
+    tir_dtype dtype;   /* int32 for loop vars / block idx / sym dims */
+    int id;            /* unique within the kernel, dense from 0 */
+    int axis;          /* TV_BLOCK_IDX: 0,1,2; TV_SCALAR_PARAM: parameter index */
+    bool dynamic;      /* TV_SYM_DIM declared with dynamic("name") */
+    tlc_loc loc;
+} tir_var;
+
+/* ---------------- buffers ---------------- */
+typedef enum {
+    TIR_SCOPE_GLOBAL,   /* tensor parameter or alloc_global workspace */
+    TIR_SCOPE_SHARED,   /* alloc_shared */
+    TIR_SCOPE_FRAGMENT, /* alloc_fragment: registers distributed over the block */
+    TIR_SCOPE_LOCAL,    /* alloc_local: per-thread array */
+    TIR_SCOPE_VAR,      /* alloc_var: per-thread scalar (rank 0) */
+} tir_scope;
+const char *tir_scope_name(tir_scope s); /* "global", "shared", ... */
+
+typedef enum { TIR_LAYOUT_HINT_NONE, TIR_LAYOUT_HINT_SWIZZLED } tir_layout_hint;
+
+struct tlc_layout;   /* shared-memory layout (compiler/layout), set by layout inference */
+struct tlc_fragment; /* register fragment (compiler/layout), set by layout inference */
+
+typedef struct tir_expr tir_expr;
+
+typedef struct tir_buffer {
+    const char *name;
+    int id;                 /* unique within the kernel, dense from 0 */
+    tlc_loc loc;            /* declaration */
+    tir_scope scope;
+    tir_dtype dtype;
+    int rank;               /* 0 only for TIR_SCOPE_VAR */
+    tir_expr **shape;       /* rank entries: TE_INT, or TE_VAR (TV_SYM_DIM) for global tensors */
+    int param_index;        /* >= 0 for tensor parameters, else -1 */
+    bool is_workspace;      /* alloc_global */
+    tir_layout_hint layout_hint; /* annotate_layout */
+    tlc_loc layout_hint_loc;
+    struct tlc_layout *layout;     /* filled by passes; NULL after sema */
+    struct tlc_fragment *fragment; /* filled by passes; NULL after sema */
+} tir_buffer;
+/* Constant extent of dim i, or -1 when symbolic. */
+int64_t tir_buffer_dim(const tir_buffer *b, int i);
+/* Product of constant dims (elements), or -1 when any is symbolic. */
+int64_t tir_buffer_elems(const tir_buffer *b);
+
+/* ---------------- expressions (scalar / index) ---------------- */
+typedef enum {
+    TE_INT,    /* integer constant (dtype int32/int64/bool) */
+    TE_FLOAT,  /* float constant (may be +-inf) */
+    TE_VAR,    /* reference to a tir_var */
+    TE_LOAD,   /* buffer element: buf[indices] (rank indices; none for VAR scope) */
+    TE_BINARY,
+    TE_UNARY,
+    TE_CAST,   /* to dtype */
+    TE_SELECT, /* cond ? a : b */
+} tir_expr_kind;
+
+typedef enum {
+    TB_ADD, TB_SUB, TB_MUL,
+    TB_DIV,      /* float division; on integers: C (truncating) division never appears, sema uses FLOORDIV */
+    TB_FLOORDIV, TB_FLOORMOD, /* integer, Python semantics */
+    TB_MIN, TB_MAX, TB_POW,
+    TB_LT, TB_LE, TB_GT, TB_GE, TB_EQ, TB_NE, /* result bool */
+    TB_AND, TB_OR,                            /* logical, bool operands */
+    TB_BITAND, TB_BITOR, TB_BITXOR, TB_SHL, TB_SHR,
+} tir_binop;
+
+typedef enum {
+    TU_NEG, TU_NOT, TU_BITNOT,
+    TU_EXP, TU_EXP2, TU_LOG, TU_LOG2, TU_RSQRT, TU_SQRT, TU_ABS,
+} tir_unop;
+const char *tir_binop_name(tir_binop op); /* "+", "//", "min", "<", "and" ... */
+const char *tir_unop_name(tir_unop op);   /* "-", "not", "exp2", "rsqrt" ... */
+
+struct tir_expr {
+    tir_expr_kind kind;
+    tir_dtype dtype; /* result type */
+    tlc_loc loc;
+    union {
+        int64_t ival;                                    /* TE_INT */
+        double fval;                                     /* TE_FLOAT */
+        tir_var *var;                                    /* TE_VAR */
+        struct { tir_buffer *buf; tir_expr **idx; } load; /* TE_LOAD: buf->rank indices */
+        struct { tir_binop op; tir_expr *a, *b; } bin;
+        struct { tir_unop op; tir_expr *a; } un;
+        struct { tir_expr *a; } cast;                    /* target type is dtype */
+        struct { tir_expr *cond, *a, *b; } sel;
+    } u;
+};
+
+/* Constructors (tir.c). They fold constants (2*64 -> 128, x+0 -> x) so
+ * every shape that can be a constant is one. */
+tir_expr *tir_int(tlc_arena *a, int64_t v, tlc_loc loc);              /* int32 if it fits, else int64 */
+tir_expr *tir_int_typed(tlc_arena *a, int64_t v, tir_dtype t, tlc_loc loc);
+tir_expr *tir_float(tlc_arena *a, double v, tir_dtype t, tlc_loc loc);
+tir_expr *tir_var_ref(tlc_arena *a, tir_var *v, tlc_loc loc);
+tir_expr *tir_load(tlc_arena *a, tir_buffer *b, tir_expr **idx, tlc_loc loc);
+tir_expr *tir_binary(tlc_arena *a, tir_binop op, tir_expr *x, tir_expr *y, tlc_loc loc);
+tir_expr *tir_unary(tlc_arena *a, tir_unop op, tir_expr *x, tlc_loc loc);
+tir_expr *tir_cast(tlc_arena *a, tir_expr *x, tir_dtype t, tlc_loc loc);
+tir_expr *tir_select(tlc_arena *a, tir_expr *c, tir_expr *x, tir_expr *y, tlc_loc loc);
+bool tir_expr_const_int(const tir_expr *e, int64_t *out); /* true if e is TE_INT */
+bool tir_expr_equal(const tir_expr *x, const tir_expr *y); /* structural */
+/* Common result type of a binary arithmetic op (Python-ish promotion:
+ * int op int -> wider int; float op anything -> the float; f16 op f32 -> f32). */
+tir_dtype tir_promote(tir_dtype x, tir_dtype y);
+
+/* ---------------- regions ---------------- */
+/* A rectangular part of a buffer. Each dim has a start and an extent; an
+ * indexed (not sliced) dim has extent 1. Tile ops compare region shapes
+ * with the extent-1 dims dropped ("squeezed shape"). Extents are constants
+ * except where a slice of a global tensor spans a symbolic dim. */
+typedef struct tir_region {
+    tir_buffer *buf;
+    int rank;            /* == buf->rank */
+    tir_expr **start;
+    tir_expr **extent;
+    tlc_loc loc;
+} tir_region;
+/* Squeezed constant shape: writes up to 8 dims into out, returns count, or -1 if symbolic. */
+int tir_region_shape(const tir_region *r, int64_t out[8]);
+int64_t tir_region_elems(const tir_region *r); /* -1 if symbolic */
+
+/* ---------------- statements ---------------- */
+typedef enum {
+    TS_SEQ,
+    TS_FOR,
+    TS_IF,
+    TS_ALLOC,      /* buffer comes into scope (shared / fragment / local / var / workspace) */
+    TS_LET,        /* new scalar local: var = value */
+    TS_ASSIGN,     /* scalar local update: var = value */
+    TS_STORE,      /* buf[idx] = value (element store; VAR scope: no idx) */
+    TS_COPY,       /* tile op */
+    TS_FILL,       /* tile op (also clear = fill 0) */
+    TS_GEMM,       /* tile op */
+    TS_REDUCE,     /* tile op */
+    TS_ATOMIC_ADD, /* tile op */
+} tir_stmt_kind;
+
+typedef enum { TIR_FOR_SERIAL, TIR_FOR_PARALLEL, TIR_FOR_PIPELINED, TIR_FOR_UNROLLED } tir_for_kind;
+typedef enum { TIR_POLICY_SQUARE, TIR_POLICY_FULLROW, TIR_POLICY_FULLCOL } tir_gemm_policy;
+typedef enum { TIR_REDUCE_MAX, TIR_REDUCE_SUM, TIR_REDUCE_MIN, TIR_REDUCE_ABSMAX } tir_reduce_kind;
+const char *tir_policy_name(tir_gemm_policy p);   /* "Square", "FullRow", "FullCol" */
+const char *tir_reduce_name(tir_reduce_kind k);   /* "max", "sum", ... */
+
+typedef struct tir_stmt tir_stmt;
+struct tir_stmt {
+    tir_stmt_kind kind;
+    tlc_loc loc;
+    union {
+        struct { tir_stmt **stmts; int n; } seq;
+        struct {
+            tir_for_kind kind;
+            int nvars;          /* > 1 only for Parallel(d0, d1, ...) */
+            tir_var **vars;
+            tir_expr **start;   /* per var; constant 0 for Parallel / Pipelined */
+            tir_expr **extent;  /* per var: iteration count (Parallel: constant) */
+            int64_t step;       /* serial range step (>0 or <0, never 0); 1 otherwise */
+            int num_stages;     /* Pipelined; 0 otherwise */
+            tir_stmt *body;
+        } for_;
+        struct { tir_expr *cond; tir_stmt *then, *els; } if_; /* els may be NULL */
+        struct { tir_buffer *buf; } alloc;
+        struct { tir_var *var; tir_expr *value; } let;       /* TS_LET, TS_ASSIGN */
+        struct { tir_buffer *buf; tir_expr **idx; tir_expr *value; } store;
+        struct { tir_region src, dst; } copy;
+        struct { tir_region dst; tir_expr *value; bool is_clear; } fill;
+        struct {
+            tir_region a, b, c;
+            bool trans_a, trans_b, clear_accum;
+            tir_gemm_policy policy;
+            int m, n, k; /* the gemm's problem shape, checked by sema */
+        } gemm;
+        struct {
+            tir_reduce_kind kind;
+            tir_region src, dst;
+            int dim;    /* reduced dim of src (normalised, >= 0) */
+            bool clear; /* default true: dst = reduce(src); false: dst = op(dst, reduce(src)) */
+        } reduce;
+        struct {
+            tir_region dst;
+            tir_region src;    /* region form: dst += src elementwise (src.buf NULL if scalar form) */
+            tir_expr *value;   /* scalar form: dst (extent 1 everywhere) += value */
+        } atomic;
+    } u;
+};
+
+tir_stmt *tir_new_stmt(tlc_arena *a, tir_stmt_kind k, tlc_loc loc);
+
+/* ---------------- kernels and modules ---------------- */
+typedef enum { TIR_PARAM_TENSOR, TIR_PARAM_SCALAR } tir_param_kind;
+typedef struct tir_param {
+    tir_param_kind kind;
+    const char *name;
+    tir_buffer *buf; /* TENSOR */
+    tir_var *var;    /* SCALAR */
+    tlc_loc loc;
+} tir_param;
+
+/* A compile-time parameter after -D binding (printed in the dump, recorded in metadata). */
+typedef struct tir_const {
+    const char *name;
+    enum { TIR_CONST_INT, TIR_CONST_FLOAT, TIR_CONST_DTYPE, TIR_CONST_STRING, TIR_CONST_BOOL } kind;
+    int64_t ival;
+    double fval;
+    tir_dtype dtype;
+    const char *sval;
+    bool overridden; /* set by -D rather than the @jit default */
+} tir_const;
+
+typedef struct tir_kernel {
+    const char *name;
+    tlc_loc loc;
+    tir_param *params; int nparams;
+    tir_const *consts; int nconsts;
+    tir_var **sym_dims; int nsym;   /* symbolic dims in order of first appearance */
+    int grid_rank;                  /* 1..3 */
+    tir_expr *grid[3];              /* over constants, sym dims and scalar params */
+    tir_var *block_idx[3];
+    int threads;
+    bool use_swizzle;
+    int swizzle_panel;
+    bool swizzle_col;               /* order="col" (default "row") */
+    tir_stmt *body;                 /* TS_SEQ */
+    tir_buffer **buffers; int nbuffers; /* every buffer: params first, then allocs in order */
+    int nvars;                      /* ids of tir_var are < nvars */
+    int64_t shared_bytes;           /* sum of shared buffers (before pipelining) */
+} tir_kernel;
+
+typedef struct tir_module {
+    const char *source_name;
+    tlc_arch arch;
+    tir_kernel **kernels; int nkernels;
+} tir_module;
+
+/* Printer (tir_print.c): deterministic text for --emit=tir and golden tests. */
+void tir_print_module(tlc_strbuf *sb, const tir_module *m);
+void tir_print_kernel(tlc_strbuf *sb, const tir_kernel *k);
+void tir_print_expr(tlc_strbuf *sb, const tir_expr *e);
+void tir_print_region(tlc_strbuf *sb, const tir_region *r);
+
+/* Verifier (tir_verify.c): structural invariants every pass must keep
+ * (ids dense and unique, regions in range where constant, tile-op operand
+ * scopes and dtypes, loads / stores of in-scope buffers, ...). Reports
+ * through diag as internal errors; returns true when the IR is well formed. */
+bool tir_verify_module(const tir_module *m, tlc_diag *diag);
+#endif
