@@ -1,3 +1,96 @@
-/* PLACEHOLDER: replaced by the real CLI. */
+/* tlc: the command-line compiler, a thin layer over libtlc (api/compile.h).
+ * Exit status: 0 success, 1 a diagnostic was reported (or I/O failed),
+ * 2 bad usage. */
+#include <errno.h>
 #include <stdio.h>
-int main(void) { puts("tlc " TLC_VERSION); return 0; }
+#include <stdlib.h>
+#include <string.h>
+#include "cli.h"
+#if __has_include("tlc_run.h")
+#include "tlc_run.h"
+#define TLC_HAVE_RUN 1
+#endif
+
+enum { EXIT_DIAG = 1, EXIT_USAGE = 2 };
+
+static int write_output(const char *path, const tlc_strbuf *sb) {
+    FILE *f = path ? fopen(path, "wb") : stdout;
+    if (!f) {
+        fprintf(stderr, "tlc: error: cannot write '%s': %s\n", path, strerror(errno));
+        return EXIT_DIAG;
+    }
+    bool ok = fwrite(sb->data ? sb->data : "", 1, sb->len, f) == sb->len;
+    ok = (path ? fclose(f) : fflush(f)) == 0 && ok;
+    if (!ok) {
+        fprintf(stderr, "tlc: error: cannot write '%s': %s\n", path ? path : "<stdout>", strerror(errno));
+        return EXIT_DIAG;
+    }
+    return 0;
+}
+
+static int compile_and_emit(const tlc_cli_options *o) {
+    size_t len = 0;
+    char *text = tlc_read_input(o->input, &len);
+    if (!text) {
+        fprintf(stderr, "tlc: error: cannot open '%s': %s\n", o->input, strerror(errno));
+        return EXIT_DIAG;
+    }
+    tlc_compile_options co;
+    tlc_compile_options_default(&co);
+    co.arch = o->arch;
+    co.defines = o->defines;
+    co.ndefines = o->ndefines;
+    co.kernel = o->kernel;
+    co.stop_after = o->emit->stage;
+
+    tlc_compilation c;
+    const char *name = strcmp(o->input, "-") == 0 ? "<stdin>" : o->input;
+    bool ok = tlc_compile_source(&c, name, text, len, &co);
+    free(text);
+    fputs(tlc_sb_cstr(&c.diag.out), stderr);
+    int status = EXIT_DIAG;
+    if (ok) {
+        tlc_strbuf out;
+        tlc_sb_init(&out);
+        o->emit->print(&out, &c);
+        status = write_output(o->output, &out);
+        tlc_sb_free(&out);
+    }
+    tlc_compilation_free(&c);
+    return status;
+}
+
+int main(int argc, char **argv) {
+#ifdef TLC_HAVE_RUN
+    if (argc > 1 && strcmp(argv[1], "run") == 0) return tlc_run_main(argc - 1, argv + 1);
+#endif
+    tlc_cli_options o;
+    tlc_strbuf msg;
+    tlc_sb_init(&msg);
+    tlc_args_result r = tlc_cli_parse(argc, argv, &o, &msg);
+    int status = 0;
+    switch (r) {
+    case TLC_ARGS_USAGE:
+        fprintf(stderr, "tlc: error: %s\ntlc: note: run 'tlc --help' for usage\n", tlc_sb_cstr(&msg));
+        status = EXIT_USAGE;
+        break;
+    case TLC_ARGS_FAIL:
+        fprintf(stderr, "tlc: error: %s\n", tlc_sb_cstr(&msg));
+        status = EXIT_DIAG;
+        break;
+    case TLC_ARGS_EXIT_OK:
+        if (o.help) {
+            tlc_sb_free(&msg);
+            tlc_cli_usage(&msg);
+            fputs(tlc_sb_cstr(&msg), stdout);
+        } else {
+            printf("tlc %s\n", TLC_VERSION);
+        }
+        break;
+    case TLC_ARGS_OK:
+        status = compile_and_emit(&o);
+        break;
+    }
+    tlc_sb_free(&msg);
+    return status;
+}

@@ -9,6 +9,10 @@
 #include "../support/diag.h"
 #include "../support/strbuf.h"
 
+/* The parser rejects trees deeper than this (statement nesting plus
+ * expression nesting), so every pass may recurse over the AST freely. */
+#define TLC_AST_MAX_DEPTH 500
+
 typedef struct ast_expr ast_expr;
 typedef struct ast_stmt ast_stmt;
 

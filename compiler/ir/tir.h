@@ -140,7 +140,17 @@ tir_expr *tir_binary(tlc_arena *a, tir_binop op, tir_expr *x, tir_expr *y, tlc_l
 tir_expr *tir_unary(tlc_arena *a, tir_unop op, tir_expr *x, tlc_loc loc);
 tir_expr *tir_cast(tlc_arena *a, tir_expr *x, tir_dtype t, tlc_loc loc);
 tir_expr *tir_select(tlc_arena *a, tir_expr *c, tir_expr *x, tir_expr *y, tlc_loc loc);
+/* Like tir_binary, but reports why two constants could not be folded
+ * (int64 overflow, division or modulo by zero, bad shift count): returns NULL
+ * with *status set, so sema can diagnose at the operator. tir_binary itself
+ * never fails: on such an error it builds the unfolded node. */
+typedef enum { TIR_FOLD_OK, TIR_FOLD_OVERFLOW, TIR_FOLD_DIV_ZERO, TIR_FOLD_BAD_SHIFT } tir_fold_status;
+tir_expr *tir_binary_fold(tlc_arena *a, tir_binop op, tir_expr *x, tir_expr *y, tlc_loc loc,
+                          tir_fold_status *status);
 bool tir_expr_const_int(const tir_expr *e, int64_t *out); /* true if e is TE_INT */
+/* True when hi - lo is a known constant (both linear in the same terms,
+ * e.g. (bx + 1) * 64 - bx * 64 == 64); used for slice extents. */
+bool tir_const_difference(const tir_expr *hi, const tir_expr *lo, int64_t *out);
 bool tir_expr_equal(const tir_expr *x, const tir_expr *y); /* structural */
 /* Common result type of a binary arithmetic op (Python-ish promotion:
  * int op int -> wider int; float op anything -> the float; f16 op f32 -> f32). */

@@ -1,0 +1,97 @@
+/* Back half of the pipeline: layouts -> Thread IR -> LLVM / PTX / cubin. */
+#include "compile_backend.h"
+#include <stdlib.h>
+#include <string.h>
+#include "../transform/lower.h"
+
+static bool layouts_done(const tir_module *m) {
+    for (int i = 0; i < m->nkernels; i++) {
+        const tir_kernel *k = m->kernels[i];
+        for (int b = 0; b < k->nbuffers; b++) {
+            const tir_buffer *buf = k->buffers[b];
+            if ((buf->scope == TIR_SCOPE_FRAGMENT && !buf->fragment) || (buf->scope == TIR_SCOPE_SHARED && !buf->layout))
+                return false;
+        }
+    }
+    return true;
+}
+
+static bool have_tir(tlc_compilation *c) {
+    if (c->tir && c->diag.errors == 0) return true;
+    if (c->diag.errors == 0) tlc_error(&c->diag, (tlc_loc){0, 0}, "internal error: no Tile IR to lower");
+    return false;
+}
+
+bool tlc_compile_layouts(tlc_compilation *c, tlc_strbuf *dump) {
+    if (!have_tir(c)) return false;
+    if (!layouts_done(c->tir)) {
+        if (!tlc_layout_infer(c->tir, &c->arena, &c->diag) || c->diag.errors) return false;
+        if (!tlc_pipeline_plan(c->tir, &c->arena, &c->diag) || c->diag.errors) return false;
+    }
+    if (dump) tlc_layout_print_module(dump, c->tir);
+    return true;
+}
+
+th_module *tlc_compile_thread(tlc_compilation *c, tlc_strbuf *dump) {
+    if (!tlc_compile_layouts(c, NULL)) return NULL;
+    th_module *m = tlc_lower_module(c->tir, &c->arena, &c->diag);
+    if (!m || c->diag.errors) {
+        if (c->diag.errors == 0) tlc_error(&c->diag, (tlc_loc){0, 0}, "internal error: lowering failed without a diagnostic");
+        return NULL;
+    }
+    if (dump) th_print_module(dump, m);
+    return m;
+}
+
+static tlc_codegen_options options(const tlc_compilation *c, bool fast_math) {
+    tlc_codegen_options o = {.arch = c->tir ? c->tir->arch : TLC_SM90A, .opt_level = 3, .fast_math = fast_math};
+    return o;
+}
+
+char *tlc_compile_llvm(tlc_compilation *c, bool fast_math) {
+    th_module *m = tlc_compile_thread(c, NULL);
+    if (!m) return NULL;
+    tlc_codegen_options o = options(c, fast_math);
+    return tlc_codegen_llvm_ir(m, &o, &c->arena, &c->diag);
+}
+
+char *tlc_compile_ptx(tlc_compilation *c, bool fast_math) {
+    th_module *m = tlc_compile_thread(c, NULL);
+    if (!m) return NULL;
+    tlc_codegen_options o = options(c, fast_math);
+    return tlc_codegen_ptx(m, &o, &c->arena, &c->diag);
+}
+
+unsigned char *tlc_compile_cubin(tlc_compilation *c, bool fast_math, size_t *size) {
+    char *ptx = tlc_compile_ptx(c, fast_math);
+    if (!ptx) return NULL;
+    return tlc_ptxas_assemble(ptx, c->tir->arch, size, &c->arena, &c->diag);
+}
+
+static char *dup(const char *s) {
+    size_t n = strlen(s);
+    char *r = malloc(n + 1);
+    if (r) memcpy(r, s, n + 1);
+    return r;
+}
+
+char *tlc_compile_to_ptx(const char *name, const char *text, size_t len, const tlc_define *defines, int ndefines,
+                         tlc_arch arch, const char *kernel, char **err) {
+    if (err) *err = NULL;
+    tlc_compile_options o;
+    tlc_compile_options_default(&o);
+    o.arch = arch;
+    o.defines = defines;
+    o.ndefines = ndefines;
+    o.kernel = kernel;
+    o.stop_after = TLC_STAGE_TIR;
+    tlc_compilation c;
+    char *ptx = NULL;
+    if (tlc_compile_source(&c, name, text ? text : "", text ? len : 0, &o)) {
+        char *p = tlc_compile_ptx(&c, false);
+        if (p) ptx = dup(p);
+    }
+    if (!ptx && err) *err = dup(tlc_sb_cstr(&c.diag.out));
+    tlc_compilation_free(&c);
+    return ptx;
+}

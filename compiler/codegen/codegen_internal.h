@@ -1,0 +1,79 @@
+/* Shared state of one Thread IR -> LLVM translation (private to codegen/).
+ * One cg_ctx per compilation, owning its own LLVMContext: nothing here is
+ * global, so compilations on different threads never share LLVM state. */
+#ifndef TLC_CODEGEN_INTERNAL_H
+#define TLC_CODEGEN_INTERNAL_H
+#include <llvm-c/Core.h>
+#include <llvm-c/Target.h>
+#include <llvm-c/TargetMachine.h>
+#include "../ir/thread_ir.h"
+
+/* PTX ISA version requested from the NVPTX backend. 8.0 is the first that
+ * knows sm_90a (wgmma, setmaxnreg); ptxas 12.0+ and drivers from CUDA 12.0
+ * on accept it. */
+#define TLC_PTX_FEATURES "+ptx80"
+
+typedef struct cg_slot {
+    const th_var *var;
+    LLVMValueRef alloca;
+    LLVMTypeRef ty; /* allocated type: T or [N x T] */
+} cg_slot;
+
+typedef struct cg_ctx {
+    LLVMContextRef ctx;
+    LLVMModuleRef mod;
+    LLVMBuilderRef b;        /* current insertion point */
+    LLVMBuilderRef alloca_b; /* end of the entry block (allocas only) */
+    const tlc_codegen_options *opt;
+    tlc_diag *diag;
+    const th_kernel *k;
+    LLVMValueRef fn;
+    LLVMBasicBlockRef entry;
+    LLVMValueRef smem; /* @__tlc_smem, created on first use */
+    cg_slot *slots; int nslots, cap_slots; /* var -> alloca (open addressing) */
+    tlc_loc loc; /* location of the statement being translated (for errors) */
+    bool failed;
+} cg_ctx;
+
+/* Reports an internal error (Thread IR that codegen cannot translate). The
+ * translation goes on with undef values so one run reports several errors. */
+void cg_error(cg_ctx *cg, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* codegen_llvm.c */
+LLVMTypeRef cg_type(cg_ctx *cg, th_type t);
+LLVMTypeRef cg_elem_type(cg_ctx *cg, th_type t); /* scalar type of one lane */
+LLVMValueRef cg_undef(cg_ctx *cg, th_type t);
+cg_slot *cg_var_slot(cg_ctx *cg, const th_var *v);
+LLVMValueRef cg_shared_base(cg_ctx *cg);
+bool cg_is_int(th_type t);
+bool cg_is_float(th_type t);
+/* Builds the whole module for m (one function per kernel). Returns NULL with
+ * errors in diag. The module belongs to ctx. */
+LLVMModuleRef cg_build_module(const th_module *m, const tlc_codegen_options *o, LLVMContextRef ctx,
+                              LLVMTargetDataRef td, tlc_diag *diag);
+const char *cg_arch_cpu(tlc_arch a); /* "sm_90a" */
+
+/* codegen_expr.c */
+LLVMValueRef cg_expr(cg_ctx *cg, const th_expr *e);
+LLVMValueRef cg_cond(cg_ctx *cg, const th_expr *e); /* any scalar -> i1 (!= 0) */
+LLVMValueRef cg_convert(cg_ctx *cg, LLVMValueRef v, th_type from, th_type to);
+
+/* codegen_stmt.c */
+void cg_stmt(cg_ctx *cg, const th_stmt *s);
+
+/* codegen_intrinsics.c */
+LLVMValueRef cg_call_intrinsic(cg_ctx *cg, const char *name, LLVMTypeRef *overload, int noverload,
+                               LLVMValueRef *args, int nargs, LLVMTypeRef ret_on_error);
+LLVMValueRef cg_special_reg(cg_ctx *cg, th_special s);
+void cg_barrier(cg_ctx *cg, int id, int nthreads);
+LLVMValueRef cg_shuffle(cg_ctx *cg, bool bfly, LLVMValueRef value, th_type t, LLVMValueRef lane_arg, int width);
+LLVMValueRef cg_unary_math(cg_ctx *cg, th_unop op, LLVMValueRef x, th_type t);
+LLVMValueRef cg_pow(cg_ctx *cg, const th_expr *base, const th_expr *exponent, th_type t);
+void cg_set_fp_flags(cg_ctx *cg, LLVMValueRef inst);
+
+/* ptx_emit.c */
+bool cg_init_targets(tlc_diag *diag);
+LLVMTargetMachineRef cg_target_machine(tlc_arch arch, int opt_level, tlc_diag *diag);
+/* Verifies, then runs the O-level pipeline. false with an error in diag. */
+bool cg_verify_and_optimize(LLVMModuleRef mod, LLVMTargetMachineRef tm, int opt_level, tlc_diag *diag);
+#endif

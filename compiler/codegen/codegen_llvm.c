@@ -1,0 +1,257 @@
+/* Thread IR -> LLVM module: types, kernels (PTX kernel calling convention,
+ * launch bounds, parameter attributes), variable slots and dynamic shared
+ * memory. Expressions and statements are in codegen_expr.c / codegen_stmt.c.
+ *
+ * Kernel parameters:
+ *   tensor pointers   `ptr addrspace(1) noalias [readonly] [align N]` (readonly
+ *                     and align from th_kernel.param_attrs; readonly + noalias
+ *                     lets NVPTX load with ld.global.nc). noalias: tensors
+ *                     passed to one launch must not overlap.
+ *   scalars           their type
+ *   opaque blocks     (byte_size_override > 0, e.g. a 128-byte CUtensorMap)
+ *                     `ptr byval([N x i8]) align 64 "nvvm.grid_constant"`:
+ *                     the kernel sees a generic pointer to the .param block;
+ *                     grid_constant keeps LLVM from copying it to local memory
+ *                     when its address escapes (TMA instructions take the
+ *                     address of the descriptor: cvta.param gives it). */
+#include "codegen_internal.h"
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* PTX kernel calling convention (llvm::CallingConv::PTX_Kernel): LLVM 22
+ * marks kernels with it instead of nvvm.annotations. */
+enum { CG_CC_PTX_KERNEL = 71 };
+
+void cg_error(cg_ctx *cg, const char *fmt, ...) {
+    char msg[768];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    tlc_error(cg->diag, cg->loc, "internal error: codegen of kernel '%s': %s",
+              cg->k && cg->k->name ? cg->k->name : "?", msg);
+    cg->failed = true;
+}
+
+const char *cg_arch_cpu(tlc_arch a) {
+    switch (a) {
+    case TLC_SM80: return "sm_80";
+    case TLC_SM86: return "sm_86";
+    case TLC_SM89: return "sm_89";
+    case TLC_SM90: return "sm_90";
+    case TLC_SM90A: return "sm_90a";
+    }
+    return NULL;
+}
+
+bool cg_is_int(th_type t) { return t.base >= TH_I1 && t.base <= TH_I64; }
+bool cg_is_float(th_type t) { return t.base >= TH_F16 && t.base <= TH_F64; }
+
+LLVMTypeRef cg_elem_type(cg_ctx *cg, th_type t) {
+    switch (t.base) {
+    case TH_VOID: return LLVMVoidTypeInContext(cg->ctx);
+    case TH_I1: return LLVMInt1TypeInContext(cg->ctx);
+    case TH_I8: return LLVMInt8TypeInContext(cg->ctx);
+    case TH_I16: return LLVMInt16TypeInContext(cg->ctx);
+    case TH_I32: return LLVMInt32TypeInContext(cg->ctx);
+    case TH_I64: return LLVMInt64TypeInContext(cg->ctx);
+    case TH_F16: return LLVMHalfTypeInContext(cg->ctx);
+    case TH_BF16: return LLVMBFloatTypeInContext(cg->ctx);
+    case TH_F32: return LLVMFloatTypeInContext(cg->ctx);
+    case TH_F64: return LLVMDoubleTypeInContext(cg->ctx);
+    case TH_PTR: return LLVMPointerTypeInContext(cg->ctx, t.addrspace);
+    }
+    return LLVMInt32TypeInContext(cg->ctx);
+}
+
+LLVMTypeRef cg_type(cg_ctx *cg, th_type t) {
+    LLVMTypeRef e = cg_elem_type(cg, t);
+    if (t.lanes > 1 && t.base != TH_VOID) return LLVMVectorType(e, t.lanes);
+    return e;
+}
+
+LLVMValueRef cg_undef(cg_ctx *cg, th_type t) {
+    if (t.base == TH_VOID) return LLVMGetUndef(LLVMInt32TypeInContext(cg->ctx));
+    return LLVMGetUndef(cg_type(cg, t));
+}
+
+/* ---------------- variable slots ---------------- */
+static size_t slot_hash(const th_var *v, int cap) {
+    uintptr_t p = (uintptr_t)v;
+    p ^= p >> 17;
+    p *= (uintptr_t)0x9E3779B97F4A7C15ull;
+    return (size_t)(p >> 7) & (size_t)(cap - 1);
+}
+
+static void slots_grow(cg_ctx *cg) {
+    int cap = cg->cap_slots ? cg->cap_slots * 2 : 64;
+    cg_slot *ns = calloc((size_t)cap, sizeof *ns);
+    if (!ns) { fputs("tlc: fatal: out of memory\n", stderr); abort(); }
+    for (int i = 0; i < cg->cap_slots; i++) {
+        if (!cg->slots[i].var) continue;
+        size_t h = slot_hash(cg->slots[i].var, cap);
+        while (ns[h].var) h = (h + 1) & (size_t)(cap - 1);
+        ns[h] = cg->slots[i];
+    }
+    free(cg->slots);
+    cg->slots = ns;
+    cg->cap_slots = cap;
+}
+
+/* The alloca of v, created in the entry block on first use so SROA and
+ * mem2reg promote it to SSA registers. */
+cg_slot *cg_var_slot(cg_ctx *cg, const th_var *v) {
+    if ((cg->nslots + 1) * 2 > cg->cap_slots) slots_grow(cg);
+    size_t h = slot_hash(v, cg->cap_slots);
+    while (cg->slots[h].var && cg->slots[h].var != v) h = (h + 1) & (size_t)(cg->cap_slots - 1);
+    cg_slot *s = &cg->slots[h];
+    if (s->var) return s;
+    if (v->type.base == TH_VOID) {
+        cg_error(cg, "variable '%s' has type void", v->name);
+        return NULL;
+    }
+    s->var = v;
+    s->ty = cg_type(cg, v->type);
+    if (v->array_len > 0) s->ty = LLVMArrayType2(s->ty, (uint64_t)v->array_len);
+    s->alloca = LLVMBuildAlloca(cg->alloca_b, s->ty, v->name ? v->name : "v");
+    cg->nslots++;
+    return s;
+}
+
+/* @__tlc_smem: the block's dynamic shared memory, 1024-byte aligned (128-byte
+ * swizzles and TMA need that). One extern declaration per module; every
+ * kernel of the module addresses the same window. */
+LLVMValueRef cg_shared_base(cg_ctx *cg) {
+    if (cg->smem) return cg->smem;
+    LLVMValueRef g = LLVMGetNamedGlobal(cg->mod, "__tlc_smem");
+    if (!g) {
+        LLVMTypeRef ty = LLVMArrayType2(LLVMInt8TypeInContext(cg->ctx), 0);
+        g = LLVMAddGlobalInAddressSpace(cg->mod, ty, "__tlc_smem", TH_AS_SHARED);
+        LLVMSetLinkage(g, LLVMExternalLinkage);
+        LLVMSetAlignment(g, 1024);
+    }
+    cg->smem = g;
+    return g;
+}
+
+/* ---------------- kernels ---------------- */
+static void add_attr(cg_ctx *cg, LLVMValueRef fn, unsigned idx, const char *name, uint64_t val) {
+    unsigned kind = LLVMGetEnumAttributeKindForName(name, strlen(name));
+    if (!kind) { cg_error(cg, "LLVM has no attribute '%s'", name); return; }
+    LLVMAddAttributeAtIndex(fn, idx, LLVMCreateEnumAttribute(cg->ctx, kind, val));
+}
+
+static void add_str_attr(cg_ctx *cg, LLVMValueRef fn, unsigned idx, const char *key, const char *val) {
+    LLVMAddAttributeAtIndex(fn, idx, LLVMCreateStringAttribute(cg->ctx, key, (unsigned)strlen(key),
+                                                               val, (unsigned)strlen(val)));
+}
+
+static bool is_pow2(int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
+
+static void build_kernel(cg_ctx *cg, const th_kernel *k) {
+    cg->k = k;
+    cg->loc = (tlc_loc){0, 0};
+    cg->smem = NULL;
+    if (!k->name || !*k->name) { cg_error(cg, "kernel without a name"); return; }
+    if (LLVMGetNamedFunction(cg->mod, k->name)) { cg_error(cg, "two kernels named '%s'", k->name); return; }
+    if (k->nparams < 0 || (k->nparams > 0 && !k->params)) { cg_error(cg, "bad parameter list"); return; }
+    if (k->threads < 0 || k->threads > 1024) { cg_error(cg, "threads = %d is outside 1..1024", k->threads); return; }
+
+    LLVMTypeRef *ptys = calloc((size_t)(k->nparams > 0 ? k->nparams : 1), sizeof *ptys);
+    if (!ptys) { fputs("tlc: fatal: out of memory\n", stderr); abort(); }
+    for (int i = 0; i < k->nparams; i++) {
+        const th_param *p = &k->params[i];
+        if (p->byte_size_override > 0) ptys[i] = LLVMPointerTypeInContext(cg->ctx, 0);
+        else if (p->type.base == TH_VOID) { cg_error(cg, "parameter %d has type void", i); ptys[i] = LLVMInt32TypeInContext(cg->ctx); }
+        else ptys[i] = cg_type(cg, p->type);
+    }
+    LLVMTypeRef fty = LLVMFunctionType(LLVMVoidTypeInContext(cg->ctx), ptys, (unsigned)k->nparams, 0);
+    free(ptys);
+    LLVMValueRef fn = LLVMAddFunction(cg->mod, k->name, fty);
+    cg->fn = fn;
+    LLVMSetFunctionCallConv(fn, CG_CC_PTX_KERNEL);
+
+    char num[32];
+    if (k->threads > 0) {
+        snprintf(num, sizeof num, "%d", k->threads);
+        add_str_attr(cg, fn, LLVMAttributeFunctionIndex, "nvvm.maxntid", num);
+    }
+    if (k->min_blocks_per_sm > 0) {
+        snprintf(num, sizeof num, "%d", k->min_blocks_per_sm);
+        add_str_attr(cg, fn, LLVMAttributeFunctionIndex, "nvvm.minctasm", num);
+    }
+    add_attr(cg, fn, LLVMAttributeFunctionIndex, "nounwind", 0);
+
+    for (int i = 0; i < k->nparams; i++) {
+        const th_param *p = &k->params[i];
+        LLVMValueRef arg = LLVMGetParam(fn, (unsigned)i);
+        if (p->name && *p->name) LLVMSetValueName2(arg, p->name, strlen(p->name));
+        unsigned idx = (unsigned)i + 1;
+        if (p->byte_size_override > 0) {
+            LLVMTypeRef blk = LLVMArrayType2(LLVMInt8TypeInContext(cg->ctx), (uint64_t)p->byte_size_override);
+            unsigned byval = LLVMGetEnumAttributeKindForName("byval", 5);
+            LLVMAddAttributeAtIndex(fn, idx, LLVMCreateTypeAttribute(cg->ctx, byval, blk));
+            add_attr(cg, fn, idx, "align", 64);
+            add_str_attr(cg, fn, idx, "nvvm.grid_constant", "");
+            continue;
+        }
+        if (p->type.base != TH_PTR) continue;
+        th_param_attr pa = k->param_attrs ? k->param_attrs[i] : (th_param_attr){0};
+        if (p->type.addrspace == TH_AS_GLOBAL) add_attr(cg, fn, idx, "noalias", 0);
+        if (pa.readonly) add_attr(cg, fn, idx, "readonly", 0);
+        if (pa.align > 0) {
+            if (!is_pow2(pa.align)) cg_error(cg, "parameter '%s': alignment %d is not a power of two", p->name, pa.align);
+            else add_attr(cg, fn, idx, "align", (uint64_t)pa.align);
+        }
+    }
+
+    cg->entry = LLVMAppendBasicBlockInContext(cg->ctx, fn, "entry");
+    LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(cg->ctx, fn, "body");
+    LLVMPositionBuilderAtEnd(cg->alloca_b, cg->entry);
+    LLVMPositionBuilderAtEnd(cg->b, body);
+    cg->nslots = 0;
+    if (cg->cap_slots) memset(cg->slots, 0, sizeof(cg_slot) * (size_t)cg->cap_slots);
+
+    /* Declared vars first, in order, so the entry block reads like the kernel. */
+    for (int i = 0; i < k->nvars; i++)
+        if (k->vars && k->vars[i]) cg_var_slot(cg, k->vars[i]);
+    if (k->body) cg_stmt(cg, k->body);
+    LLVMBuildRetVoid(cg->b);
+    LLVMPositionBuilderAtEnd(cg->alloca_b, cg->entry);
+    LLVMBuildBr(cg->alloca_b, body);
+    if (k->dyn_shared_bytes > 0) cg_shared_base(cg); /* declared even if unused: documents the window */
+}
+
+LLVMModuleRef cg_build_module(const th_module *m, const tlc_codegen_options *o, LLVMContextRef ctx,
+                              LLVMTargetDataRef td, tlc_diag *diag) {
+    cg_ctx cg;
+    memset(&cg, 0, sizeof cg);
+    cg.ctx = ctx;
+    cg.opt = o;
+    cg.diag = diag;
+    cg.mod = LLVMModuleCreateWithNameInContext("tlc", ctx);
+    LLVMSetTarget(cg.mod, "nvptx64-nvidia-cuda");
+    if (td) LLVMSetModuleDataLayout(cg.mod, td);
+    cg.b = LLVMCreateBuilderInContext(ctx);
+    cg.alloca_b = LLVMCreateBuilderInContext(ctx);
+    if (!m || (m->nkernels > 0 && !m->kernels)) {
+        tlc_error(diag, (tlc_loc){0, 0}, "internal error: codegen: empty thread IR module");
+        cg.failed = true;
+    } else {
+        for (int i = 0; i < m->nkernels && !tlc_diag_too_many(diag); i++) {
+            if (!m->kernels[i]) continue;
+            build_kernel(&cg, m->kernels[i]);
+        }
+    }
+    LLVMDisposeBuilder(cg.b);
+    LLVMDisposeBuilder(cg.alloca_b);
+    free(cg.slots);
+    if (cg.failed) {
+        LLVMDisposeModule(cg.mod);
+        return NULL;
+    }
+    return cg.mod;
+}

@@ -1,0 +1,160 @@
+/* LLVM module -> PTX text (and --emit=llvm). Each call creates its own
+ * LLVMContext, module and target machine, so compilations run in parallel on
+ * many threads; only the one-time target registration is shared, guarded by
+ * pthread_once. Pipeline: verify, then the new pass manager's default<O3>
+ * (with the NVPTX callbacks, since the target machine is passed), then the
+ * NVPTX backend at the aggressive codegen level. */
+#include "codegen_internal.h"
+#include <llvm-c/Analysis.h>
+#include <llvm-c/Error.h>
+#include <llvm-c/Target.h>
+#include <llvm-c/Transforms/PassBuilder.h>
+#include <pthread.h>
+#include <string.h>
+
+static const char TRIPLE[] = "nvptx64-nvidia-cuda";
+
+static pthread_once_t targets_once = PTHREAD_ONCE_INIT;
+static void init_targets_once(void) {
+    LLVMInitializeNVPTXTargetInfo();
+    LLVMInitializeNVPTXTarget();
+    LLVMInitializeNVPTXTargetMC();
+    LLVMInitializeNVPTXAsmPrinter();
+}
+
+bool cg_init_targets(tlc_diag *diag) {
+    (void)diag;
+    pthread_once(&targets_once, init_targets_once);
+    return true;
+}
+
+/* Multi-line LLVM messages: first line in the error, the rest as notes. */
+static void report_llvm_message(tlc_diag *diag, const char *what, const char *msg) {
+    const char *nl = msg ? strchr(msg, '\n') : NULL;
+    int first = nl ? (int)(nl - msg) : (msg ? (int)strlen(msg) : 0);
+    tlc_error(diag, (tlc_loc){0, 0}, "internal error: %s: %.*s", what, first > 700 ? 700 : first, msg ? msg : "");
+    int lines = 0;
+    while (nl && nl[1] && lines < 12) {
+        const char *s = nl + 1;
+        nl = strchr(s, '\n');
+        int len = nl ? (int)(nl - s) : (int)strlen(s);
+        if (len > 0) tlc_note(diag, (tlc_loc){0, 0}, "%.*s", len > 700 ? 700 : len, s);
+        lines++;
+    }
+}
+
+LLVMTargetMachineRef cg_target_machine(tlc_arch arch, int opt_level, tlc_diag *diag) {
+    const char *cpu = cg_arch_cpu(arch);
+    if (!cpu) {
+        tlc_error(diag, (tlc_loc){0, 0}, "internal error: codegen: unknown target architecture %d", (int)arch);
+        return NULL;
+    }
+    cg_init_targets(diag);
+    LLVMTargetRef target;
+    char *err = NULL;
+    if (LLVMGetTargetFromTriple(TRIPLE, &target, &err)) {
+        report_llvm_message(diag, "LLVM has no NVPTX target", err);
+        LLVMDisposeMessage(err);
+        return NULL;
+    }
+    LLVMCodeGenOptLevel lvl = opt_level <= 0 ? LLVMCodeGenLevelNone : opt_level == 1 ? LLVMCodeGenLevelLess
+                            : opt_level == 2 ? LLVMCodeGenLevelDefault : LLVMCodeGenLevelAggressive;
+    LLVMTargetMachineRef tm = LLVMCreateTargetMachine(target, TRIPLE, cpu, TLC_PTX_FEATURES, lvl,
+                                                      LLVMRelocDefault, LLVMCodeModelDefault);
+    if (!tm) tlc_error(diag, (tlc_loc){0, 0}, "internal error: LLVM cannot create an NVPTX target machine for %s", cpu);
+    return tm;
+}
+
+bool cg_verify_and_optimize(LLVMModuleRef mod, LLVMTargetMachineRef tm, int opt_level, tlc_diag *diag) {
+    char *msg = NULL;
+    if (LLVMVerifyModule(mod, LLVMReturnStatusAction, &msg)) {
+        report_llvm_message(diag, "LLVM verifier rejected the generated module", msg);
+        LLVMDisposeMessage(msg);
+        return false;
+    }
+    LLVMDisposeMessage(msg);
+    const char *pipeline = opt_level <= 0 ? "default<O0>" : opt_level == 1 ? "default<O1>"
+                         : opt_level == 2 ? "default<O2>" : "default<O3>";
+    LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
+    LLVMPassBuilderOptionsSetLoopUnrolling(po, 1);
+    LLVMPassBuilderOptionsSetLoopVectorization(po, 0); /* one thread's code: no loop vectorizer */
+    LLVMPassBuilderOptionsSetSLPVectorization(po, 1);
+    LLVMErrorRef e = LLVMRunPasses(mod, pipeline, tm, po);
+    LLVMDisposePassBuilderOptions(po);
+    if (e) {
+        char *m = LLVMGetErrorMessage(e);
+        report_llvm_message(diag, "LLVM pass pipeline failed", m);
+        LLVMDisposeErrorMessage(m);
+        return false;
+    }
+    return true;
+}
+
+/* Kernel metadata as `<prefix>` comment lines. */
+static void put_metadata(tlc_strbuf *sb, const th_module *m, const char *prefix) {
+    for (int i = 0; i < m->nkernels; i++) {
+        const th_kernel *k = m->kernels[i];
+        if (!k || !k->metadata) continue;
+        const char *p = k->metadata;
+        while (*p) {
+            tlc_sb_puts(sb, prefix);
+            while (*p && *p != '\n') tlc_sb_putc(sb, *p++);
+            tlc_sb_putc(sb, '\n');
+            if (*p) p++;
+        }
+    }
+}
+
+typedef enum { OUT_LLVM, OUT_PTX } out_kind;
+
+static char *generate(const th_module *m, const tlc_codegen_options *o, tlc_arena *a, tlc_diag *diag, out_kind kind) {
+    tlc_codegen_options defaults = {.arch = m ? m->arch : TLC_SM80, .opt_level = 3, .fast_math = false};
+    if (!o) o = &defaults;
+    if (!m) {
+        tlc_error(diag, (tlc_loc){0, 0}, "internal error: codegen: no thread IR module");
+        return NULL;
+    }
+    LLVMTargetMachineRef tm = cg_target_machine(o->arch, o->opt_level, diag);
+    if (!tm) return NULL;
+    LLVMContextRef ctx = LLVMContextCreate();
+    char *result = NULL;
+    LLVMTargetDataRef td = LLVMCreateTargetDataLayout(tm);
+    LLVMModuleRef mod = cg_build_module(m, o, ctx, td, diag);
+    if (mod && cg_verify_and_optimize(mod, tm, o->opt_level, diag)) {
+        tlc_strbuf sb;
+        tlc_sb_init(&sb);
+        if (kind == OUT_LLVM) {
+            put_metadata(&sb, m, "; ");
+            char *ir = LLVMPrintModuleToString(mod);
+            tlc_sb_puts(&sb, ir);
+            LLVMDisposeMessage(ir);
+            result = tlc_arena_strdup(a, tlc_sb_cstr(&sb));
+        } else {
+            char *err = NULL;
+            LLVMMemoryBufferRef buf = NULL;
+            if (LLVMTargetMachineEmitToMemoryBuffer(tm, mod, LLVMAssemblyFile, &err, &buf)) {
+                report_llvm_message(diag, "NVPTX code generation failed", err);
+                LLVMDisposeMessage(err);
+            } else {
+                put_metadata(&sb, m, "// ");
+                tlc_sb_putn(&sb, LLVMGetBufferStart(buf), LLVMGetBufferSize(buf));
+                LLVMDisposeMemoryBuffer(buf);
+                result = tlc_arena_strdup(a, tlc_sb_cstr(&sb));
+            }
+        }
+        tlc_sb_free(&sb);
+    }
+    if (mod) LLVMDisposeModule(mod);
+    LLVMDisposeTargetData(td);
+    LLVMContextDispose(ctx);
+    LLVMDisposeTargetMachine(tm);
+    return result;
+}
+
+char *tlc_codegen_llvm_ir(const th_module *m, const tlc_codegen_options *o, tlc_arena *a, tlc_diag *diag) {
+    return generate(m, o, a, diag, OUT_LLVM);
+}
+
+char *tlc_codegen_ptx(const th_module *m, const tlc_codegen_options *o, tlc_arena *a, tlc_diag *diag) {
+    return generate(m, o, a, diag, OUT_PTX);
+}

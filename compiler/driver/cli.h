@@ -1,0 +1,59 @@
+/* The tlc command line: parsed options, input reading and the table of
+ * --emit kinds. main.c glues them to the compile pipeline (api/compile.h). */
+#ifndef TLC_DRIVER_CLI_H
+#define TLC_DRIVER_CLI_H
+#include <stdbool.h>
+#include <stddef.h>
+#include "api/compile.h"
+
+/* ---- --emit kinds (emit.c) ---- */
+/* Appends the dump of `c` to out. Called only after the pipeline reached
+ * the kind's stage without errors. */
+typedef void (*tlc_emit_fn)(tlc_strbuf *out, const tlc_compilation *c);
+
+typedef struct tlc_emit_kind {
+    const char *name;  /* the word after --emit= */
+    tlc_stage stage;   /* run the pipeline up to this stage */
+    tlc_emit_fn print; /* NULL: planned but not implemented yet */
+    const char *help;  /* one line for --help */
+} tlc_emit_kind;
+
+/* Looks up an --emit kind by name; NULL when the name is unknown. */
+const tlc_emit_kind *tlc_emit_find(const char *name);
+/* Appends one help line per kind to out ("  tir      the checked Tile IR"). */
+void tlc_emit_help(tlc_strbuf *out);
+/* "tokens|ast|tir|summary": the implemented kinds, for messages. */
+void tlc_emit_list(tlc_strbuf *out);
+
+/* ---- options (cli_args.c) ---- */
+#define TLC_CLI_MAX_DEFINES 256
+
+typedef struct tlc_cli_options {
+    const char *input;        /* file name, or "-" for stdin */
+    const char *output;       /* -o FILE; NULL: stdout */
+    const tlc_emit_kind *emit;
+    tlc_arch arch;
+    const char *kernel;
+    tlc_define defines[TLC_CLI_MAX_DEFINES];
+    int ndefines;
+    bool help, version;
+} tlc_cli_options;
+
+typedef enum {
+    TLC_ARGS_OK,      /* compile */
+    TLC_ARGS_EXIT_OK, /* --help / --version printed what was asked */
+    TLC_ARGS_USAGE,   /* bad usage: message written to err; exit 2 */
+    TLC_ARGS_FAIL,    /* valid usage that cannot be honoured (planned --emit); exit 1 */
+} tlc_args_result;
+
+/* Parses argv[1..argc-1]. Messages (without the "tlc: error: " prefix) go
+ * to err; the strings in *o point into argv. */
+tlc_args_result tlc_cli_parse(int argc, char **argv, tlc_cli_options *o, tlc_strbuf *err);
+/* Full --help text. */
+void tlc_cli_usage(tlc_strbuf *out);
+
+/* ---- input (read_input.c) ---- */
+/* Reads a whole file ("-": stdin) into a malloc'd buffer (NUL-terminated,
+ * may contain NULs). Returns NULL and sets errno on failure. */
+char *tlc_read_input(const char *path, size_t *len);
+#endif

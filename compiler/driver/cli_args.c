@@ -1,0 +1,175 @@
+/* Command-line parsing for tlc. Options take their value either attached
+ * (--emit=tir, -DNAME=V, -oFILE) or as the next argument (--emit tir,
+ * -D NAME=V, -o FILE). The parser only records; main.c acts. */
+#include "cli.h"
+#include <ctype.h>
+#include <string.h>
+
+void tlc_cli_usage(tlc_strbuf *out) {
+    tlc_sb_puts(out,
+        "usage: tlc [options] FILE.tl\n"
+#if __has_include("tlc_run.h")
+        "       tlc run [options] FILE.tl   (run a kernel in the Tile IR interpreter;\n"
+        "                                    'tlc run --help' for its options)\n"
+#endif
+        "\n"
+        "Compiles a tlc kernel file ('-' reads standard input) and prints the\n"
+        "requested stage to standard output. Diagnostics go to standard error.\n"
+        "\n"
+        "options:\n"
+        "  -o FILE             write the output to FILE instead of standard output\n"
+        "  --emit=KIND         what to print (default: tir):\n");
+    tlc_emit_help(out);
+    tlc_sb_puts(out,
+        "  -D NAME=VALUE       override the @jit default of compile-time parameter NAME,\n"
+        "                      or specialize the symbolic dim NAME (repeatable; also -DNAME=VALUE)\n"
+        "  --kernel=NAME       compile only kernel NAME\n"
+        "  --arch=ARCH         target: sm_80, sm_86, sm_89, sm_90, sm_90a (default: sm_90a)\n"
+        "  --help              print this help and exit\n"
+        "  --version           print the version and exit\n"
+        "\n"
+        "exit status: 0 success, 1 a diagnostic was reported, 2 bad usage\n");
+}
+
+static bool is_identifier(const char *s, size_t n) {
+    if (n == 0 || !(isalpha((unsigned char)s[0]) || s[0] == '_')) return false;
+    for (size_t i = 1; i < n; i++)
+        if (!(isalnum((unsigned char)s[i]) || s[i] == '_')) return false;
+    return true;
+}
+
+/* Matches `--name=value` or `--name value` (value from the next argument).
+ * Returns 0 when arg is not this option, 1 when matched, -1 when the value
+ * is missing. */
+static int long_option(const char *name, int argc, char **argv, int *i, const char **value) {
+    const char *arg = argv[*i];
+    size_t n = strlen(name);
+    if (strncmp(arg, name, n) != 0) return 0;
+    if (arg[n] == '=') {
+        *value = arg + n + 1;
+        return 1;
+    }
+    if (arg[n] != '\0') return 0;
+    if (*i + 1 >= argc) return -1;
+    *value = argv[++*i];
+    return 1;
+}
+
+/* Same for a short option: `-oFILE` or `-o FILE`. */
+static int short_option(char letter, int argc, char **argv, int *i, const char **value) {
+    const char *arg = argv[*i];
+    if (arg[0] != '-' || arg[1] != letter) return 0;
+    if (arg[2] != '\0') {
+        *value = arg + 2;
+        return 1;
+    }
+    if (*i + 1 >= argc) return -1;
+    *value = argv[++*i];
+    return 1;
+}
+
+static tlc_args_result add_define(tlc_cli_options *o, char *text, tlc_strbuf *err) {
+    char *eq = strchr(text, '=');
+    if (!eq || !is_identifier(text, (size_t)(eq - text)) || eq[1] == '\0') {
+        tlc_sb_printf(err, "-D expects NAME=VALUE, got '%s'", text);
+        return TLC_ARGS_USAGE;
+    }
+    size_t n = (size_t)(eq - text);
+    /* The same name given twice: the later value wins. */
+    for (int k = 0; k < o->ndefines; k++) {
+        if (strlen(o->defines[k].name) == n && strncmp(o->defines[k].name, text, n) == 0) {
+            o->defines[k].value = eq + 1;
+            return TLC_ARGS_OK;
+        }
+    }
+    if (o->ndefines >= TLC_CLI_MAX_DEFINES) {
+        tlc_sb_printf(err, "too many -D options (at most %d)", TLC_CLI_MAX_DEFINES);
+        return TLC_ARGS_USAGE;
+    }
+    /* argv strings are writable (C11 5.1.2.2.1): ending the name at its '='
+     * gives a NUL-terminated name without copying. */
+    *eq = '\0';
+    o->defines[o->ndefines].name = text;
+    o->defines[o->ndefines].value = eq + 1;
+    o->ndefines++;
+    return TLC_ARGS_OK;
+}
+
+static tlc_args_result missing_value(tlc_strbuf *err, const char *opt) {
+    tlc_sb_printf(err, "option '%s' needs a value", opt);
+    return TLC_ARGS_USAGE;
+}
+
+tlc_args_result tlc_cli_parse(int argc, char **argv, tlc_cli_options *o, tlc_strbuf *err) {
+    memset(o, 0, sizeof *o);
+    o->arch = TLC_SM90A;
+    o->emit = tlc_emit_find("tir");
+    const char *emit_name = "tir";
+    bool only_files = false;
+
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i], *v = NULL;
+        int r;
+        if (only_files || arg[0] != '-' || strcmp(arg, "-") == 0) {
+            if (o->input) {
+                tlc_sb_printf(err, "more than one input file ('%s' and '%s')", o->input, arg);
+                return TLC_ARGS_USAGE;
+            }
+            o->input = arg;
+            continue;
+        }
+        if (strcmp(arg, "--") == 0) {
+            only_files = true;
+        } else if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+            o->help = true;
+            return TLC_ARGS_EXIT_OK;
+        } else if (strcmp(arg, "--version") == 0) {
+            o->version = true;
+            return TLC_ARGS_EXIT_OK;
+        } else if ((r = long_option("--emit", argc, argv, &i, &v)) != 0) {
+            if (r < 0) return missing_value(err, arg);
+            emit_name = v;
+            o->emit = tlc_emit_find(v);
+            if (!o->emit) {
+                tlc_sb_printf(err, "unknown --emit kind '%s' (expected ", v);
+                tlc_emit_list(err);
+                tlc_sb_putc(err, ')');
+                return TLC_ARGS_USAGE;
+            }
+        } else if ((r = long_option("--arch", argc, argv, &i, &v)) != 0) {
+            if (r < 0) return missing_value(err, arg);
+            if (!tlc_arch_parse(v, &o->arch)) {
+                tlc_sb_printf(err, "unknown --arch '%s' (expected sm_80, sm_86, sm_89, sm_90 or sm_90a)", v);
+                return TLC_ARGS_USAGE;
+            }
+        } else if ((r = long_option("--kernel", argc, argv, &i, &v)) != 0) {
+            if (r < 0) return missing_value(err, arg);
+            if (!is_identifier(v, strlen(v))) {
+                tlc_sb_printf(err, "--kernel expects a kernel name, got '%s'", v);
+                return TLC_ARGS_USAGE;
+            }
+            o->kernel = v;
+        } else if ((r = long_option("--output", argc, argv, &i, &v)) != 0 ||
+                   (r = short_option('o', argc, argv, &i, &v)) != 0) {
+            if (r < 0) return missing_value(err, arg);
+            if (v[0] == '\0') return missing_value(err, arg);
+            o->output = v;
+        } else if ((r = short_option('D', argc, argv, &i, &v)) != 0) {
+            if (r < 0) return missing_value(err, arg);
+            tlc_args_result ar = add_define(o, (char *)v, err); /* v points into argv */
+            if (ar != TLC_ARGS_OK) return ar;
+        } else {
+            tlc_sb_printf(err, "unknown option '%s'", arg);
+            return TLC_ARGS_USAGE;
+        }
+    }
+    if (!o->input) {
+        tlc_sb_puts(err, "no input file");
+        return TLC_ARGS_USAGE;
+    }
+    if (!o->emit->print) {
+        tlc_sb_printf(err, "--emit=%s is not implemented yet", emit_name);
+        return TLC_ARGS_FAIL;
+    }
+    return TLC_ARGS_OK;
+}

@@ -1,0 +1,828 @@
+/* Semantic analysis driver: module constants, -D binding over @jit defaults,
+ * kernel parameters (tensors with symbolic dims, scalars), the
+ * `with Kernel(...)` block, and the per-block resource checks. The scoped
+ * symbol table lives here too. */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "sema_internal.h"
+
+/* ---------------- string map ---------------- */
+
+static uint64_t hash_str(const char *s) {
+    uint64_t h = 1469598103934665603ull;
+    while (*s) h = (h ^ (unsigned char)*s++) * 1099511628211ull;
+    return h;
+}
+
+void sema_map_init(sema_map *m) { memset(m, 0, sizeof *m); }
+void sema_map_free(sema_map *m) {
+    free(m->keys);
+    free(m->vals);
+    memset(m, 0, sizeof *m);
+}
+
+static int map_slot(const sema_map *m, const char *key) {
+    size_t mask = (size_t)m->cap - 1, i = (size_t)hash_str(key) & mask;
+    while (m->keys[i] && strcmp(m->keys[i], key) != 0) i = (i + 1) & mask;
+    return (int)i;
+}
+
+int *sema_map_get(sema_map *m, const char *key) {
+    if (!m->cap || !key) return NULL;
+    int i = map_slot(m, key);
+    return m->keys[i] ? &m->vals[i] : NULL;
+}
+
+void sema_map_put(sema_map *m, const char *key, int val) {
+    if ((m->count + 1) * 2 > m->cap) {
+        sema_map old = *m;
+        m->cap = old.cap ? old.cap * 2 : 64;
+        m->keys = calloc((size_t)m->cap, sizeof *m->keys);
+        m->vals = calloc((size_t)m->cap, sizeof *m->vals);
+        if (!m->keys || !m->vals) abort();
+        m->count = 0;
+        for (int i = 0; i < old.cap; i++)
+            if (old.keys[i]) sema_map_put(m, old.keys[i], old.vals[i]);
+        free(old.keys);
+        free(old.vals);
+    }
+    int i = map_slot(m, key);
+    if (!m->keys[i]) {
+        m->keys[i] = key;
+        m->count++;
+    }
+    m->vals[i] = val;
+}
+
+/* ---------------- scopes ---------------- */
+
+void sema_push_scope(sema *S) {
+    if (S->nmarks == S->capmarks) {
+        S->capmarks = S->capmarks ? S->capmarks * 2 : 16;
+        S->marks = realloc(S->marks, (size_t)S->capmarks * sizeof *S->marks);
+        if (!S->marks) abort();
+    }
+    S->marks[S->nmarks++] = S->nsyms;
+}
+
+void sema_pop_scope(sema *S) {
+    int to = S->marks[--S->nmarks];
+    while (S->nsyms > to) {
+        sym *s = &S->syms[--S->nsyms];
+        sema_map_put(&S->names, s->name, s->prev);
+    }
+}
+
+sym *sema_lookup(sema *S, const char *name) {
+    int *i = sema_map_get(&S->names, name);
+    return (i && *i >= 0) ? &S->syms[*i] : NULL;
+}
+
+sym *sema_declare(sema *S, const char *name, sym_kind kind, tlc_loc loc) {
+    if (S->nsyms == S->capsyms) {
+        S->capsyms = S->capsyms ? S->capsyms * 2 : 64;
+        S->syms = realloc(S->syms, (size_t)S->capsyms * sizeof *S->syms);
+        if (!S->syms) abort();
+    }
+    int *prev = sema_map_get(&S->names, name);
+    sym *s = &S->syms[S->nsyms];
+    memset(s, 0, sizeof *s);
+    s->name = name;
+    s->kind = kind;
+    s->loc = loc;
+    s->prev = prev ? *prev : -1;
+    sema_map_put(&S->names, name, S->nsyms++);
+    return s;
+}
+
+void sema_declare_error(sema *S, const char *name, tlc_loc loc) {
+    if (!name) return;
+    sym *s = sema_declare(S, name, SYM_CONST, loc);
+    s->value = sv_error();
+    s->origin = CONST_LOCAL;
+}
+
+tir_var *sema_new_var(sema *S, const char *name, tir_var_kind kind, tir_dtype t, tlc_loc loc) {
+    tir_var *v = TLC_NEW(S->arena, tir_var);
+    v->name = name;
+    v->kind = kind;
+    v->dtype = t;
+    v->loc = loc;
+    v->id = S->k ? S->k->nvars++ : 0;
+    return v;
+}
+
+tir_buffer *sema_new_buffer(sema *S, const char *name, tir_scope scope, tir_dtype t, int rank, tlc_loc loc) {
+    tir_buffer *b = TLC_NEW(S->arena, tir_buffer);
+    b->name = name;
+    b->scope = scope;
+    b->dtype = t;
+    b->rank = rank;
+    b->loc = loc;
+    b->param_index = -1;
+    b->id = S->buffers.len;
+    tlc_ptrvec_push(&S->buffers, b);
+    return b;
+}
+
+const char *sema_buffer_desc(const tir_buffer *b) {
+    switch (b->scope) {
+    case TIR_SCOPE_GLOBAL: return b->is_workspace ? "a global workspace (alloc_global)" : "a tensor parameter";
+    case TIR_SCOPE_SHARED: return "a shared buffer";
+    case TIR_SCOPE_FRAGMENT: return "a fragment";
+    case TIR_SCOPE_LOCAL: return "a local buffer";
+    case TIR_SCOPE_VAR: return "a scalar variable (alloc_var)";
+    }
+    return "a buffer";
+}
+
+void sema_note_decl(sema *S, const tir_buffer *b) {
+    tlc_note(S->diag, b->loc, "'%s' declared here as %s", b->name, sema_buffer_desc(b));
+}
+
+void sema_note_sym(sema *S, const sym *s) {
+    if (s->kind == SYM_BUFFER) {
+        sema_note_decl(S, s->buf);
+        return;
+    }
+    const char *what = "a value";
+    if (s->kind == SYM_CONST)
+        what = s->origin == CONST_JIT ? "a compile-time parameter"
+             : s->origin == CONST_MODULE ? "a module constant" : "a constant";
+    else
+        switch (s->var->kind) {
+        case TV_LOOP: what = "a loop variable"; break;
+        case TV_LET: what = "a scalar"; break;
+        case TV_BLOCK_IDX: what = "a block index"; break;
+        case TV_SYM_DIM: what = "a symbolic dimension"; break;
+        case TV_SCALAR_PARAM: what = "a scalar parameter"; break;
+        }
+    if (s->loc.line > 0) tlc_note(S->diag, s->loc, "'%s' declared here as %s", s->name, what);
+}
+
+/* ---------------- -D values ---------------- */
+
+static const tlc_define *find_define(sema *S, const char *name, int *index) {
+    const tlc_define *found = NULL;
+    for (int i = 0; S->opt && i < S->opt->ndefines; i++) /* the last one wins */
+        if (S->opt->defines[i].name && strcmp(S->opt->defines[i].name, name) == 0) {
+            found = &S->opt->defines[i];
+            if (index) *index = i;
+        }
+    return found;
+}
+
+typedef struct dvalue {
+    bool is_int, is_float, is_bool, is_dtype;
+    int64_t ival;
+    double fval;
+    bool bval;
+    tir_dtype dtype;
+    const char *str; /* the string meaning: unquoted text */
+} dvalue;
+
+static void parse_define_value(sema *S, const char *text, dvalue *v) {
+    memset(v, 0, sizeof *v);
+    if (!text) text = "";
+    size_t n = strlen(text);
+    if (n >= 2 && (text[0] == '"' || text[0] == '\'') && text[n - 1] == text[0]) {
+        v->str = tlc_arena_strndup(S->arena, text + 1, n - 2);
+        v->is_dtype = tir_dtype_parse(v->str, &v->dtype);
+        return;
+    }
+    v->str = text;
+    /* integers: decimal or hex, optional sign, '_' separators */
+    char digits[64];
+    size_t k = 0;
+    for (size_t i = 0; i < n && k < sizeof digits - 1; i++)
+        if (text[i] != '_') digits[k++] = text[i];
+    digits[k] = 0;
+    if (k > 0 && k < sizeof digits - 1) {
+        char *end;
+        errno = 0;
+        long long iv = strtoll(digits, &end, 0);
+        if (*end == 0 && errno == 0 && (isdigit((unsigned char)digits[0]) || digits[0] == '-' || digits[0] == '+')) {
+            v->is_int = v->is_float = true;
+            v->ival = iv;
+            v->fval = (double)iv;
+            return;
+        }
+        errno = 0;
+        double fv = strtod(digits, &end);
+        if (*end == 0 && errno == 0 && strpbrk(digits, "0123456789")) {
+            v->is_float = true;
+            v->fval = fv;
+            return;
+        }
+    }
+    if (strcmp(text, "True") == 0 || strcmp(text, "true") == 0) { v->is_bool = true; v->bval = true; return; }
+    if (strcmp(text, "False") == 0 || strcmp(text, "false") == 0) { v->is_bool = true; v->bval = false; return; }
+    v->is_dtype = tir_dtype_parse(text, &v->dtype);
+}
+
+/* Replaces *value (a @jit default / module constant) with the -D value.
+ * `loc` is where the parameter is declared. Returns false when diagnosed. */
+static bool apply_define(sema *S, const char *name, tlc_loc loc, sv *value, bool *overridden) {
+    int di = -1;
+    const tlc_define *d = find_define(S, name, &di);
+    *overridden = false;
+    if (!d) return true;
+    S->define_used[di] = true;
+    dvalue dv;
+    parse_define_value(S, d->value, &dv);
+    const char *text = d->value ? d->value : "";
+    sv nv = *value;
+    switch (value->kind) {
+    case SV_SCALAR:
+        if (value->u.e->dtype == TIR_BOOL) {
+            if (!dv.is_bool && !(dv.is_int && (dv.ival == 0 || dv.ival == 1))) {
+                tlc_error(S->diag, loc, "-D %s=%s: expected True or False (the @jit default is a bool)", name, text);
+                return false;
+            }
+            nv.u.e = tir_int_typed(S->arena, dv.is_bool ? dv.bval : dv.ival != 0, TIR_BOOL, loc);
+        } else if (value->u.e->kind == TE_INT) {
+            if (!dv.is_int) {
+                tlc_error(S->diag, loc, "-D %s=%s: expected an integer (the @jit default is %lld)", name, text,
+                          (long long)value->u.e->u.ival);
+                return false;
+            }
+            nv.u.e = tir_int(S->arena, dv.ival, loc);
+        } else {
+            if (!dv.is_float) {
+                tlc_error(S->diag, loc, "-D %s=%s: expected a number (the @jit default is a float)", name, text);
+                return false;
+            }
+            nv.u.e = tir_float(S->arena, dv.fval, value->u.e->dtype, loc);
+        }
+        break;
+    case SV_DTYPE:
+        if (!dv.is_dtype) {
+            tlc_error(S->diag, loc, "-D %s=%s: expected a dtype (the @jit default is %s)", name, text,
+                      tir_dtype_name(value->u.dtype));
+            return false;
+        }
+        nv.u.dtype = dv.dtype;
+        break;
+    case SV_STRING: nv.u.str = dv.str; break;
+    case SV_DYNAMIC:
+        tlc_error(S->diag, loc, "-D %s: '%s' is a dynamic dimension and cannot be specialized", name, name);
+        return false;
+    default:
+        tlc_error(S->diag, loc, "-D %s: this parameter's default cannot be overridden", name);
+        return false;
+    }
+    *value = nv;
+    *overridden = true;
+    return true;
+}
+
+static bool sv_is_constant(const sv *v) {
+    switch (v->kind) {
+    case SV_SCALAR: return v->u.e->kind == TE_INT || v->u.e->kind == TE_FLOAT;
+    case SV_DTYPE: case SV_STRING: case SV_NONE: case SV_POLICY: case SV_DYNAMIC: return true;
+    case SV_TUPLE:
+        for (int i = 0; i < v->u.tup.n; i++)
+            if (!sv_is_constant(&v->u.tup.items[i])) return false;
+        return true;
+    default: return false;
+    }
+}
+
+static void record_const(sema *S, const char *name, const sv *v, bool overridden) {
+    tir_const *c = TLC_NEW(S->arena, tir_const);
+    c->name = name;
+    c->overridden = overridden;
+    switch (v->kind) {
+    case SV_SCALAR:
+        if (v->u.e->dtype == TIR_BOOL) { c->kind = TIR_CONST_BOOL; c->ival = v->u.e->u.ival; }
+        else if (v->u.e->kind == TE_INT) { c->kind = TIR_CONST_INT; c->ival = v->u.e->u.ival; }
+        else { c->kind = TIR_CONST_FLOAT; c->fval = v->u.e->u.fval; }
+        break;
+    case SV_DTYPE: c->kind = TIR_CONST_DTYPE; c->dtype = v->u.dtype; break;
+    case SV_STRING: c->kind = TIR_CONST_STRING; c->sval = v->u.str; break;
+    default: return;
+    }
+    tlc_ptrvec_push(&S->consts_tmp, c);
+}
+
+/* ---------------- module level ---------------- */
+
+static void sema_globals(sema *S) {
+    for (int i = 0; i < S->module->nglobals; i++) {
+        const ast_stmt *g = S->module->globals[i];
+        if (g->kind != AS_ASSIGN || !g->u.assign.target || g->u.assign.target->kind != AE_NAME) {
+            tlc_error(S->diag, g->loc, "only 'NAME = constant' assignments are allowed at module level");
+            continue;
+        }
+        const ast_expr *t = g->u.assign.target;
+        sv v = sema_eval(S, g->u.assign.value);
+        if (v.kind != SV_ERROR && (!sv_is_constant(&v) || v.kind == SV_DYNAMIC)) {
+            tlc_error(S->diag, g->u.assign.value->loc, "module-level '%s' must be a compile-time constant", t->u.name);
+            v = sv_error();
+        }
+        bool ov;
+        if (v.kind != SV_ERROR && !apply_define(S, t->u.name, t->loc, &v, &ov)) v = sv_error();
+        sym *s = sema_declare(S, t->u.name, SYM_CONST, t->loc);
+        s->value = v;
+        s->origin = CONST_MODULE;
+    }
+}
+
+/* Collects the names a -D may refer to: @jit parameters, names used in
+ * parameter annotations (implicit symbolic dims) and module constants. */
+static void collect_names_expr(sema_map *m, const ast_expr *e, int depth) {
+    if (!e || depth > 100) return;
+    switch (e->kind) {
+    case AE_NAME: sema_map_put(m, e->u.name, 1); break;
+    case AE_SUBSCRIPT:
+        collect_names_expr(m, e->u.sub.value, depth + 1);
+        for (int i = 0; i < e->u.sub.nindex; i++) collect_names_expr(m, e->u.sub.index[i], depth + 1);
+        break;
+    case AE_CALL:
+        for (int i = 0; i < e->u.call.nargs; i++) collect_names_expr(m, e->u.call.args[i], depth + 1);
+        for (int i = 0; i < e->u.call.nkwargs; i++) collect_names_expr(m, e->u.call.kwargs[i].value, depth + 1);
+        break;
+    case AE_TUPLE: case AE_LIST:
+        for (int i = 0; i < e->u.seq.n; i++) collect_names_expr(m, e->u.seq.items[i], depth + 1);
+        break;
+    default: break;
+    }
+}
+
+static void check_defines_known(sema *S) {
+    if (!S->opt || S->opt->ndefines == 0) return;
+    sema_map known;
+    sema_map_init(&known);
+    for (int i = 0; i < S->module->nglobals; i++) {
+        const ast_stmt *g = S->module->globals[i];
+        if (g->kind == AS_ASSIGN && g->u.assign.target && g->u.assign.target->kind == AE_NAME)
+            sema_map_put(&known, g->u.assign.target->u.name, 1);
+    }
+    for (int f = 0; f < S->module->nfuncs; f++) {
+        const ast_funcdef *fn = S->module->funcs[f];
+        for (int d = 0; d < fn->ndecorators; d++) {
+            const ast_expr *e = fn->decorators[d].expr;
+            if (e && e->kind == AE_CALL)
+                for (int i = 0; i < e->u.call.nkwargs; i++)
+                    if (e->u.call.kwargs[i].name) sema_map_put(&known, e->u.call.kwargs[i].name, 1);
+        }
+        for (int p = 0; p < fn->nparams; p++) collect_names_expr(&known, fn->params[p].annotation, 0);
+    }
+    for (int i = 0; i < S->opt->ndefines; i++) {
+        const char *n = S->opt->defines[i].name;
+        if (!n || !sema_map_get(&known, n))
+            tlc_error(S->diag, (tlc_loc){0, 0}, "unknown parameter '%s' in -D", n ? n : "");
+    }
+    sema_map_free(&known);
+}
+
+/* ---------------- kernel parameters ---------------- */
+
+static void jit_params(sema *S, const ast_expr *dec) {
+    if (dec->kind != AE_CALL) return; /* bare @jit: no parameters */
+    if (dec->u.call.nargs > 0)
+        tlc_error(S->diag, dec->u.call.args[0]->loc, "@jit parameters must be given as name=default");
+    for (int i = 0; i < dec->u.call.nkwargs; i++) {
+        const ast_kwarg *kw = &dec->u.call.kwargs[i];
+        if (!kw->name) continue;
+        sym *prev = sema_lookup(S, kw->name);
+        if (prev && prev->kind == SYM_CONST && prev->origin == CONST_JIT) {
+            tlc_error(S->diag, kw->loc, "duplicate @jit parameter '%s'", kw->name);
+            continue;
+        }
+        S->allow_dynamic = true;
+        sv v = sema_eval(S, kw->value);
+        S->allow_dynamic = false;
+        if (v.kind != SV_ERROR && !(v.kind == SV_SCALAR && (v.u.e->kind == TE_INT || v.u.e->kind == TE_FLOAT)) &&
+            v.kind != SV_DTYPE && v.kind != SV_STRING && v.kind != SV_DYNAMIC) {
+            tlc_error(S->diag, kw->value->loc, "the default of @jit parameter '%s' must be an int, float, bool, "
+                      "string, dtype or dynamic(\"name\")", kw->name);
+            v = sv_error();
+        }
+        bool ov = false;
+        if (v.kind != SV_ERROR && !apply_define(S, kw->name, kw->loc, &v, &ov)) v = sv_error();
+        sym *s = sema_declare(S, kw->name, SYM_CONST, kw->loc);
+        s->value = v;
+        s->origin = CONST_JIT;
+        if (v.kind != SV_ERROR) record_const(S, kw->name, &v, ov);
+    }
+}
+
+static tir_var *new_sym_dim(sema *S, const char *name, bool dynamic, tlc_loc loc) {
+    tir_var *v = sema_new_var(S, name, TV_SYM_DIM, TIR_I32, loc);
+    v->dynamic = dynamic;
+    tlc_ptrvec_push(&S->sym_dims, v);
+    return v;
+}
+
+/* One tensor dimension: a constant, a compile-time param, or a name that
+ * becomes (or already is) a symbolic dimension. */
+static tir_expr *tensor_dim(sema *S, const ast_expr *e) {
+    if (e->kind == AE_NAME) {
+        sym *s = sema_lookup(S, e->u.name);
+        if (s && s->kind == SYM_CONST && s->value.kind == SV_DYNAMIC) {
+            tir_var *v = new_sym_dim(S, s->name, true, s->loc);
+            s->kind = SYM_VAR;
+            s->var = v;
+            return tir_var_ref(S->arena, v, e->loc);
+        }
+        if (!s && !tir_dtype_parse(e->u.name, &(tir_dtype){0}) && !sema_builtin_lookup(e->u.name)) {
+            int di = -1;
+            const tlc_define *d = find_define(S, e->u.name, &di);
+            if (d) { /* -D on an implicit symbolic dim: specialize it */
+                S->define_used[di] = true;
+                dvalue dv;
+                parse_define_value(S, d->value, &dv);
+                if (!dv.is_int || dv.ival <= 0) {
+                    tlc_error(S->diag, e->loc, "-D %s=%s: a tensor dimension must be a positive integer",
+                              e->u.name, d->value ? d->value : "");
+                    return NULL;
+                }
+                sym *c = sema_declare(S, e->u.name, SYM_CONST, e->loc);
+                c->origin = CONST_JIT;
+                c->value.kind = SV_SCALAR;
+                c->value.loc = e->loc;
+                c->value.u.e = tir_int(S->arena, dv.ival, e->loc);
+                record_const(S, e->u.name, &c->value, true);
+                return tir_int(S->arena, dv.ival, e->loc);
+            }
+            tir_var *v = new_sym_dim(S, e->u.name, false, e->loc);
+            sym *ns = sema_declare(S, e->u.name, SYM_VAR, e->loc);
+            ns->var = v;
+            return tir_var_ref(S->arena, v, e->loc);
+        }
+    }
+    tir_expr *x = sema_eval_scalar(S, e);
+    if (!x) return NULL;
+    if (x->kind == TE_INT && x->dtype != TIR_BOOL) {
+        if (x->u.ival <= 0) {
+            tlc_error(S->diag, e->loc, "tensor dimension must be positive, got %lld", (long long)x->u.ival);
+            return NULL;
+        }
+        return x;
+    }
+    if (x->kind == TE_VAR && x->u.var->kind == TV_SYM_DIM) return x;
+    tlc_error(S->diag, e->loc, "tensor dimension must be a constant integer or a name");
+    return NULL;
+}
+
+/* Tensor[(d0, d1), dtype], Tensor((d0, d1), dtype), T.Buffer(...). Returns
+ * false when the annotation is not a tensor type at all. */
+static bool tensor_annotation(sema *S, const ast_expr *ann, const ast_expr **shape, const ast_expr **dtype) {
+    const ast_expr *head = ann->kind == AE_SUBSCRIPT ? ann->u.sub.value : ann->kind == AE_CALL ? ann->u.call.func : NULL;
+    if (!head) return false;
+    const builtin_spec *b = sema_builtin_lookup(sema_dotted_name(S, head));
+    if (!b || b->id != B_TENSOR) return false;
+    *shape = *dtype = NULL;
+    if (ann->kind == AE_SUBSCRIPT) {
+        if (ann->u.sub.nindex == 2) {
+            *shape = ann->u.sub.index[0];
+            *dtype = ann->u.sub.index[1];
+        } else if (ann->u.sub.nindex == 1 && ann->u.sub.index[0]->kind == AE_TUPLE &&
+                   ann->u.sub.index[0]->u.seq.n == 2) {
+            *shape = ann->u.sub.index[0]->u.seq.items[0];
+            *dtype = ann->u.sub.index[0]->u.seq.items[1];
+        }
+    } else {
+        sema_args a;
+        if (sema_bind_args(S, b, ann, &a)) {
+            *shape = a.arg[0];
+            *dtype = a.arg[1];
+        } else {
+            return true;
+        }
+    }
+    if (!*shape)
+        tlc_error(S->diag, ann->loc, "a tensor type is written Tensor[(dims...), dtype]");
+    return true;
+}
+
+static void kernel_params(sema *S, const ast_funcdef *f) {
+    tir_kernel *k = S->k;
+    k->params = TLC_NEW_ARRAY(S->arena, tir_param, f->nparams ? f->nparams : 1);
+    for (int i = 0; i < f->nparams; i++) {
+        const ast_param *p = &f->params[i];
+        if (sema_lookup(S, p->name)) {
+            sym *prev = sema_lookup(S, p->name);
+            if (!(prev->kind == SYM_CONST && prev->origin == CONST_MODULE)) {
+                tlc_error(S->diag, p->loc, "parameter '%s' is already defined", p->name);
+                sema_note_sym(S, prev);
+                continue;
+            }
+        }
+        if (p->default_value)
+            tlc_error(S->diag, p->default_value->loc, "kernel parameters have no defaults; use @jit(%s=...) for compile-time parameters", p->name);
+        if (!p->annotation) {
+            tlc_error(S->diag, p->loc, "parameter '%s' needs a type: Tensor[(dims...), dtype] or a scalar dtype", p->name);
+            sema_declare_error(S, p->name, p->loc);
+            continue;
+        }
+        const ast_expr *shape, *dtype_e;
+        tir_param *tp = &k->params[k->nparams];
+        if (tensor_annotation(S, p->annotation, &shape, &dtype_e)) {
+            if (!shape) { sema_declare_error(S, p->name, p->loc); continue; }
+            const ast_expr *const *items = (const ast_expr *const *)&shape;
+            int n = 1;
+            if (shape->kind == AE_TUPLE || shape->kind == AE_LIST) {
+                items = (const ast_expr *const *)shape->u.seq.items;
+                n = shape->u.seq.n;
+            }
+            tir_dtype t;
+            bool ok = sema_eval_dtype(S, dtype_e, &t);
+            if (n < 1 || n > 8) {
+                tlc_error(S->diag, shape->loc, "a tensor needs 1 to 8 dimensions, got %d", n);
+                sema_declare_error(S, p->name, p->loc);
+                continue;
+            }
+            tir_expr **dims = TLC_NEW_ARRAY(S->arena, tir_expr *, n);
+            int64_t total = tir_dtype_bytes(ok ? t : TIR_I8);
+            for (int d = 0; d < n; d++) {
+                dims[d] = tensor_dim(S, items[d]);
+                int64_t c;
+                if (!dims[d]) ok = false;
+                else if (tir_expr_const_int(dims[d], &c) && __builtin_mul_overflow(total, c, &total)) {
+                    tlc_error(S->diag, items[d]->loc, "tensor size overflows");
+                    ok = false;
+                }
+            }
+            if (!ok) { sema_declare_error(S, p->name, p->loc); continue; }
+            tir_buffer *b = sema_new_buffer(S, p->name, TIR_SCOPE_GLOBAL, t, n, p->loc);
+            b->shape = dims;
+            b->param_index = k->nparams;
+            tp->kind = TIR_PARAM_TENSOR;
+            tp->buf = b;
+            sym *s = sema_declare(S, p->name, SYM_BUFFER, p->loc);
+            s->buf = b;
+        } else {
+            tir_dtype t;
+            if (!sema_eval_dtype(S, p->annotation, &t)) { sema_declare_error(S, p->name, p->loc); continue; }
+            tir_var *v = sema_new_var(S, p->name, TV_SCALAR_PARAM, t, p->loc);
+            v->axis = k->nparams;
+            tp->kind = TIR_PARAM_SCALAR;
+            tp->var = v;
+            sym *s = sema_declare(S, p->name, SYM_VAR, p->loc);
+            s->var = v;
+        }
+        tp->name = p->name;
+        tp->loc = p->loc;
+        k->nparams++;
+    }
+}
+
+/* ---------------- with Kernel(...) ---------------- */
+
+void sema_kernel_with(sema *S, const ast_stmt *s) {
+    tir_kernel *k = S->k;
+    const ast_expr *call = s->u.with.item;
+    if (S->in_kernel) {
+        tlc_error(S->diag, s->loc, "'with Kernel' cannot be nested");
+        tlc_note(S->diag, S->kernel_with->loc, "the enclosing 'with Kernel' is here");
+        return;
+    }
+    if (S->kernel_with) {
+        tlc_error(S->diag, s->loc, "a kernel has exactly one 'with Kernel' block");
+        tlc_note(S->diag, S->kernel_with->loc, "the first one is here");
+        return;
+    }
+    S->kernel_with = s;
+    const builtin_spec *b = sema_builtin_lookup("Kernel");
+    sema_args a;
+    bool ok = sema_bind_args(S, b, call, &a);
+    k->grid_rank = a.nvar;
+    for (int i = 0; i < a.nvar; i++) {
+        tir_expr *g = sema_eval_int(S, a.var[i], "a grid dimension");
+        int64_t c;
+        if (!g) { ok = false; continue; }
+        if (tir_expr_const_int(g, &c) && (c <= 0 || c > INT32_MAX)) {
+            tlc_error(S->diag, a.var[i]->loc, "grid dimension must be between 1 and 2^31-1, got %lld", (long long)c);
+            ok = false;
+        }
+        k->grid[i] = g;
+    }
+    k->threads = 128;
+    if (a.arg[0]) {
+        int64_t t;
+        if (sema_eval_const_int(S, a.arg[0], "threads", &t)) {
+            if (t < 32 || t > 1024 || t % 32 != 0) {
+                tlc_error(S->diag, a.arg[0]->loc, "threads=%lld: must be a multiple of 32 between 32 and 1024", (long long)t);
+                ok = false;
+            } else {
+                k->threads = (int)t;
+            }
+        } else {
+            ok = false;
+        }
+    }
+    sema_push_scope(S);
+    const ast_expr *tgt = s->u.with.target;
+    if (tgt) {
+        const ast_expr *const *names = &tgt;
+        int n = 1;
+        if (tgt->kind == AE_TUPLE || tgt->kind == AE_LIST) {
+            names = (const ast_expr *const *)tgt->u.seq.items;
+            n = tgt->u.seq.n;
+        }
+        if (ok && n != k->grid_rank) {
+            tlc_error(S->diag, tgt->loc, "Kernel has %d grid dimension%s but %d block index name%s",
+                      k->grid_rank, k->grid_rank == 1 ? "" : "s", n, n == 1 ? "" : "s");
+        }
+        for (int i = 0; i < n && i < 3; i++) {
+            if (names[i]->kind != AE_NAME) {
+                tlc_error(S->diag, names[i]->loc, "expected a name for the block index");
+                continue;
+            }
+            tir_var *v = sema_new_var(S, names[i]->u.name, TV_BLOCK_IDX, TIR_I32, names[i]->loc);
+            v->axis = i;
+            if (i < k->grid_rank) k->block_idx[i] = v;
+            sym *sy = sema_declare(S, names[i]->u.name, SYM_VAR, names[i]->loc);
+            sy->var = v;
+        }
+    }
+    if (k->grid_rank == 0) k->grid_rank = 1, k->grid[0] = tir_int(S->arena, 1, call->loc);
+    for (int i = 0; i < k->grid_rank; i++)
+        if (!k->grid[i]) k->grid[i] = tir_int(S->arena, 1, call->loc);
+    S->in_kernel = true;
+    tlc_ptrvec body;
+    memset(&body, 0, sizeof body);
+    sema_block(S, &s->u.with.body, &body);
+    S->in_kernel = false;
+    sema_pop_scope(S);
+    tir_stmt *seq = tir_new_stmt(S->arena, TS_SEQ, s->loc);
+    seq->u.seq.n = body.len;
+    seq->u.seq.stmts = (tir_stmt **)tlc_ptrvec_freeze(&body, S->arena);
+    k->body = seq;
+}
+
+/* ---------------- shared memory ---------------- */
+
+static int64_t shared_buffer_bytes(const tir_buffer *b) {
+    int64_t e = tir_buffer_elems(b), bytes, align = b->layout_hint == TIR_LAYOUT_HINT_SWIZZLED ? 1024 : 128;
+    if (e < 0 || __builtin_mul_overflow(e, (int64_t)tir_dtype_bytes(b->dtype), &bytes)) return INT64_MAX / 4;
+    return (bytes + align - 1) / align * align;
+}
+
+static void check_shared(sema *S) {
+    tir_kernel *k = S->k;
+    int64_t total = 0;
+    for (int i = 0; i < k->nbuffers; i++)
+        if (k->buffers[i]->scope == TIR_SCOPE_SHARED) {
+            total += shared_buffer_bytes(k->buffers[i]);
+            if (total > INT64_MAX / 4) total = INT64_MAX / 4;
+        }
+    k->shared_bytes = total;
+    int64_t max = tlc_arch_max_shared_bytes(S->opt ? S->opt->arch : TLC_SM90A);
+    if (total <= max) return;
+    tlc_loc at = S->kernel_with ? S->kernel_with->loc : k->loc;
+    tlc_error(S->diag, at, "kernel '%s' needs %lld bytes of shared memory per block, over the %s limit of %lld bytes",
+              k->name, (long long)total, tlc_arch_name(S->opt ? S->opt->arch : TLC_SM90A), (long long)max);
+    /* the three biggest shared buffers */
+    const tir_buffer *shown[3] = {NULL, NULL, NULL};
+    for (int r = 0; r < 3; r++) {
+        const tir_buffer *best = NULL;
+        for (int i = 0; i < k->nbuffers; i++) {
+            const tir_buffer *b = k->buffers[i];
+            if (b->scope != TIR_SCOPE_SHARED || b == shown[0] || b == shown[1]) continue;
+            if (!best || shared_buffer_bytes(b) > shared_buffer_bytes(best)) best = b;
+        }
+        if (!best) break;
+        shown[r] = best;
+        tlc_note(S->diag, best->loc, "'%s' (%s) uses %lld bytes", best->name, tir_dtype_name(best->dtype),
+                 (long long)shared_buffer_bytes(best));
+    }
+}
+
+/* ---------------- kernels ---------------- */
+
+static bool is_docstring(const ast_stmt *s) {
+    return s->kind == AS_EXPR && s->u.expr && s->u.expr->kind == AE_STRING;
+}
+
+static bool is_kernel_with(sema *S, const ast_stmt *s) {
+    if (s->kind != AS_WITH) return false;
+    const builtin_spec *b = sema_call_builtin(S, s->u.with.item);
+    return b && b->id == B_KERNEL;
+}
+
+static tir_kernel *sema_kernel(sema *S, const ast_funcdef *f) {
+    tir_kernel *k = TLC_NEW(S->arena, tir_kernel);
+    k->name = f->name;
+    k->loc = f->loc;
+    S->k = k;
+    S->kernel_with = NULL;
+    S->in_kernel = false;
+    memset(&S->buffers, 0, sizeof S->buffers);
+    memset(&S->sym_dims, 0, sizeof S->sym_dims);
+    memset(&S->consts_tmp, 0, sizeof S->consts_tmp);
+    sema_map_init(&S->assign_count);
+    sema_push_scope(S);
+
+    for (int i = 0; i < f->ndecorators; i++) {
+        const ast_expr *d = f->decorators[i].expr;
+        const ast_expr *head = d && d->kind == AE_CALL ? d->u.call.func : d;
+        const char *name = head ? sema_dotted_name(S, head) : NULL;
+        const builtin_spec *b = sema_builtin_lookup(name);
+        if (b && b->id == B_JIT) jit_params(S, d);
+        else if (b && b->id == B_PRIM_FUNC) continue;
+        else tlc_error(S->diag, f->decorators[i].loc, "unknown decorator '%s' (expected @jit or @prim_func)", name ? name : "?");
+    }
+    kernel_params(S, f);
+    sema_count_assignments(S, &f->body);
+
+    tlc_ptrvec dummy;
+    memset(&dummy, 0, sizeof dummy);
+    S->cur = &dummy;
+    for (int i = 0; i < f->body.n; i++) {
+        const ast_stmt *s = f->body.stmts[i];
+        if (tlc_diag_too_many(S->diag)) break;
+        if (is_docstring(s) || s->kind == AS_PASS) continue;
+        if (is_kernel_with(S, s)) {
+            sema_kernel_with(S, s);
+            continue;
+        }
+        if (S->kernel_with) {
+            tlc_error(S->diag, s->loc, "statements after the 'with Kernel' block are not supported");
+            continue;
+        }
+        /* before the Kernel block only compile-time constants may be defined */
+        sema_stmt(S, s);
+    }
+    tlc_ptrvec_free(&dummy);
+    S->cur = NULL;
+    if (!S->kernel_with && !tlc_diag_too_many(S->diag))
+        tlc_error(S->diag, f->loc, "kernel '%s' has no 'with Kernel(...)' block", f->name);
+
+    k->nbuffers = S->buffers.len;
+    k->buffers = (tir_buffer **)tlc_ptrvec_freeze(&S->buffers, S->arena);
+    k->nsym = S->sym_dims.len;
+    k->sym_dims = (tir_var **)tlc_ptrvec_freeze(&S->sym_dims, S->arena);
+    k->nconsts = S->consts_tmp.len;
+    k->consts = TLC_NEW_ARRAY(S->arena, tir_const, k->nconsts ? k->nconsts : 1);
+    for (int i = 0; i < k->nconsts; i++) k->consts[i] = *(tir_const *)S->consts_tmp.items[i];
+    tlc_ptrvec_free(&S->consts_tmp);
+    if (!k->body) k->body = tir_new_stmt(S->arena, TS_SEQ, f->loc);
+    if (k->grid_rank == 0) {
+        k->grid_rank = 1;
+        k->grid[0] = tir_int(S->arena, 1, f->loc);
+    }
+    check_shared(S);
+    sema_pop_scope(S);
+    sema_map_free(&S->assign_count);
+    S->k = NULL;
+    return k;
+}
+
+tir_module *tlc_sema(const ast_module *m, const tlc_sema_options *opt, tlc_arena *arena, tlc_diag *diag) {
+    if (!m) return NULL;
+    sema S;
+    memset(&S, 0, sizeof S);
+    tlc_sema_options defaults = {.arch = TLC_SM90A};
+    S.arena = arena;
+    S.diag = diag;
+    S.opt = opt ? opt : &defaults;
+    S.module = m;
+    sema_map_init(&S.names);
+    int errors0 = diag->errors;
+    S.define_used = calloc((size_t)(S.opt->ndefines > 0 ? S.opt->ndefines : 1), sizeof(bool));
+    if (!S.define_used) abort();
+
+    tir_module *out = TLC_NEW(arena, tir_module);
+    out->source_name = diag->src && diag->src->name ? diag->src->name : "<input>";
+    out->arch = S.opt->arch;
+    check_defines_known(&S);
+
+    bool found = !S.opt->kernel;
+    for (int i = 0; i < m->nfuncs; i++)
+        if (S.opt->kernel && m->funcs[i]->name && strcmp(m->funcs[i]->name, S.opt->kernel) == 0) found = true;
+    if (!found)
+        tlc_error(diag, (tlc_loc){0, 0}, "no kernel named '%s' in this file", S.opt->kernel);
+    if (m->nfuncs == 0 && !S.opt->kernel)
+        tlc_error(diag, (tlc_loc){0, 0}, "no kernel in this file");
+
+    sema_push_scope(&S); /* module scope */
+    sema_globals(&S);
+    tlc_ptrvec kernels;
+    memset(&kernels, 0, sizeof kernels);
+    for (int i = 0; i < m->nfuncs && !tlc_diag_too_many(diag); i++) {
+        const ast_funcdef *f = m->funcs[i];
+        if (S.opt->kernel && (!f->name || strcmp(f->name, S.opt->kernel) != 0)) continue;
+        for (int j = 0; j < i; j++)
+            if (f->name && m->funcs[j]->name && strcmp(f->name, m->funcs[j]->name) == 0) {
+                tlc_error(diag, f->loc, "kernel '%s' is defined twice", f->name);
+                tlc_note(diag, m->funcs[j]->loc, "the first definition is here");
+                break;
+            }
+        tlc_ptrvec_push(&kernels, sema_kernel(&S, f));
+    }
+    sema_pop_scope(&S);
+    out->nkernels = kernels.len;
+    out->kernels = (tir_kernel **)tlc_ptrvec_freeze(&kernels, arena);
+
+    free(S.define_used);
+    free(S.syms);
+    free(S.marks);
+    sema_map_free(&S.names);
+    return diag->errors > errors0 ? NULL : out;
+}

@@ -1,0 +1,158 @@
+/* The builtin table (every name the language gives meaning to) and the
+ * binding of call arguments to a builtin's parameters, with the arity and
+ * keyword diagnostics shared by every builtin. */
+#include <string.h>
+#include "sema_internal.h"
+
+#define P(...) {__VA_ARGS__}
+static const builtin_spec builtins[] = {
+    /* name, id, kind, params, nparams, nrequired, variadic min, max */
+    {"copy", B_COPY, BK_STMT, P("src", "dst"), 2, 2, 0, 0},
+    {"fill", B_FILL, BK_STMT, P("buffer", "value"), 2, 2, 0, 0},
+    {"clear", B_CLEAR, BK_STMT, P("buffer"), 1, 1, 0, 0},
+    {"gemm", B_GEMM, BK_STMT,
+     P("A", "B", "C", "transpose_A", "transpose_B", "policy", "clear_accum"), 7, 3, 0, 0},
+    {"reduce_max", B_REDUCE_MAX, BK_STMT, P("buffer", "out", "dim", "clear"), 4, 2, 0, 0},
+    {"reduce_sum", B_REDUCE_SUM, BK_STMT, P("buffer", "out", "dim", "clear"), 4, 2, 0, 0},
+    {"reduce_min", B_REDUCE_MIN, BK_STMT, P("buffer", "out", "dim", "clear"), 4, 2, 0, 0},
+    {"reduce_absmax", B_REDUCE_ABSMAX, BK_STMT, P("buffer", "out", "dim", "clear"), 4, 2, 0, 0},
+    {"atomic_add", B_ATOMIC_ADD, BK_STMT, P("dst", "value"), 2, 2, 0, 0},
+    {"use_swizzle", B_USE_SWIZZLE, BK_STMT, P("panel_size", "order"), 2, 1, 0, 0},
+    {"annotate_layout", B_ANNOTATE_LAYOUT, BK_STMT, P("layout_map"), 1, 1, 0, 0},
+
+    {"Kernel", B_KERNEL, BK_DECL, P("threads"), 1, 0, 1, 3},
+    {"Parallel", B_PARALLEL, BK_LOOP, P(NULL), 0, 0, 1, 8},
+    {"Pipelined", B_PIPELINED, BK_LOOP, P("num_stages"), 1, 0, 1, 1},
+    {"serial", B_SERIAL, BK_LOOP, P(NULL), 0, 0, 1, 3},
+    {"range", B_RANGE, BK_LOOP, P(NULL), 0, 0, 1, 3},
+    {"unroll", B_UNROLL, BK_LOOP, P(NULL), 0, 0, 1, 3},
+
+    {"alloc_shared", B_ALLOC_SHARED, BK_ALLOC, P("shape", "dtype"), 2, 2, 0, 0},
+    {"alloc_fragment", B_ALLOC_FRAGMENT, BK_ALLOC, P("shape", "dtype"), 2, 2, 0, 0},
+    {"alloc_local", B_ALLOC_LOCAL, BK_ALLOC, P("shape", "dtype"), 2, 2, 0, 0},
+    {"alloc_var", B_ALLOC_VAR, BK_ALLOC, P("dtype", "init"), 2, 1, 0, 0},
+    {"alloc_global", B_ALLOC_GLOBAL, BK_ALLOC, P("shape", "dtype"), 2, 2, 0, 0},
+
+    {"exp", B_EXP, BK_EXPR, P("x"), 1, 1, 0, 0},
+    {"exp2", B_EXP2, BK_EXPR, P("x"), 1, 1, 0, 0},
+    {"log", B_LOG, BK_EXPR, P("x"), 1, 1, 0, 0},
+    {"log2", B_LOG2, BK_EXPR, P("x"), 1, 1, 0, 0},
+    {"rsqrt", B_RSQRT, BK_EXPR, P("x"), 1, 1, 0, 0},
+    {"sqrt", B_SQRT, BK_EXPR, P("x"), 1, 1, 0, 0},
+    {"abs", B_ABS, BK_EXPR, P("x"), 1, 1, 0, 0},
+    {"max", B_MAX, BK_EXPR, P("a", "b"), 2, 2, 0, 0},
+    {"min", B_MIN, BK_EXPR, P("a", "b"), 2, 2, 0, 0},
+    {"infinity", B_INFINITY, BK_EXPR, P("dtype"), 1, 1, 0, 0},
+    {"cast", B_CAST, BK_EXPR, P("x", "dtype"), 2, 2, 0, 0},
+    {"ceildiv", B_CEILDIV, BK_EXPR, P("a", "b"), 2, 2, 0, 0},
+    {"if_then_else", B_IF_THEN_ELSE, BK_EXPR, P("cond", "then_value", "else_value"), 3, 3, 0, 0},
+    {"make_swizzled_layout", B_MAKE_SWIZZLED_LAYOUT, BK_EXPR, P("buffer"), 1, 1, 0, 0},
+    {"dynamic", B_DYNAMIC, BK_EXPR, P("name", "dtype"), 2, 1, 0, 0},
+    {"symbolic", B_DYNAMIC, BK_EXPR, P("name", "dtype"), 2, 1, 0, 0},
+
+    {"Tensor", B_TENSOR, BK_DECL, P("shape", "dtype"), 2, 2, 0, 0},
+    {"Buffer", B_TENSOR, BK_DECL, P("shape", "dtype"), 2, 2, 0, 0},
+    {"jit", B_JIT, BK_DECL, P(NULL), 0, 0, 0, 0},
+    {"prim_func", B_PRIM_FUNC, BK_DECL, P(NULL), 0, 0, 0, 0},
+    {"GemmWarpPolicy", B_GEMM_WARP_POLICY, BK_DECL, P(NULL), 0, 0, 0, 0},
+};
+#undef P
+
+const builtin_spec *sema_builtin_lookup(const char *name) {
+    if (!name) return NULL;
+    for (unsigned i = 0; i < sizeof builtins / sizeof *builtins; i++)
+        if (strcmp(builtins[i].name, name) == 0) return &builtins[i];
+    return NULL;
+}
+
+/* Prefixes that only name the module a builtin lives in. */
+static bool is_module_prefix(const char *s) {
+    return strcmp(s, "T") == 0 || strcmp(s, "tl") == 0 || strcmp(s, "tilelang") == 0 ||
+           strcmp(s, "language") == 0 || strcmp(s, "layout") == 0;
+}
+
+enum { MAX_CHAIN = 16 };
+
+const char *sema_dotted_name(sema *S, const ast_expr *e) {
+    const char *parts[MAX_CHAIN];
+    int n = 0;
+    while (e && e->kind == AE_ATTR) {
+        if (n == MAX_CHAIN) return NULL;
+        parts[n++] = e->u.attr.name;
+        e = e->u.attr.value;
+    }
+    if (!e || e->kind != AE_NAME || n == MAX_CHAIN) return NULL;
+    parts[n++] = e->u.name;
+    /* parts[] is innermost-last: parts[n-1] is the root name. */
+    int first = n - 1;
+    if (n > 1 && !sema_lookup(S, parts[first]))
+        while (first > 0 && is_module_prefix(parts[first])) first--;
+    if (first == 0) return parts[0];
+    tlc_strbuf sb;
+    tlc_sb_init(&sb);
+    for (int i = first; i >= 0; i--) {
+        tlc_sb_puts(&sb, parts[i]);
+        if (i) tlc_sb_putc(&sb, '.');
+    }
+    const char *r = tlc_arena_strdup(S->arena, tlc_sb_cstr(&sb));
+    tlc_sb_free(&sb);
+    return r;
+}
+
+const builtin_spec *sema_call_builtin(sema *S, const ast_expr *call) {
+    if (!call || call->kind != AE_CALL) return NULL;
+    const ast_expr *f = call->u.call.func;
+    /* a user symbol of the same name hides the builtin */
+    if (f->kind == AE_NAME && sema_lookup(S, f->u.name)) return NULL;
+    return sema_builtin_lookup(sema_dotted_name(S, f));
+}
+
+bool sema_bind_args(sema *S, const builtin_spec *b, const ast_expr *call, sema_args *out) {
+    memset(out, 0, sizeof *out);
+    bool ok = true;
+    int npos = call->u.call.nargs;
+    if (b->variadic_max > 0) {
+        if (npos < b->variadic_min) {
+            tlc_error(S->diag, call->loc, "'%s' expects at least %d argument%s, got %d", b->name,
+                      b->variadic_min, b->variadic_min == 1 ? "" : "s", npos);
+            ok = false;
+        } else if (npos > b->variadic_max) {
+            tlc_error(S->diag, call->u.call.args[b->variadic_max]->loc,
+                      "'%s' expects at most %d argument%s, got %d", b->name, b->variadic_max,
+                      b->variadic_max == 1 ? "" : "s", npos);
+            ok = false;
+        }
+        for (int i = 0; i < npos && i < b->variadic_max; i++) out->var[out->nvar++] = call->u.call.args[i];
+    } else {
+        if (npos > b->nparams) {
+            tlc_error(S->diag, call->u.call.args[b->nparams]->loc,
+                      "'%s' takes %d argument%s, got %d", b->name, b->nparams,
+                      b->nparams == 1 ? "" : "s", npos);
+            ok = false;
+        }
+        for (int i = 0; i < npos && i < b->nparams; i++) out->arg[i] = call->u.call.args[i];
+    }
+    for (int i = 0; i < call->u.call.nkwargs; i++) {
+        const ast_kwarg *kw = &call->u.call.kwargs[i];
+        int p = -1;
+        for (int j = 0; j < b->nparams; j++)
+            if (kw->name && strcmp(b->params[j], kw->name) == 0) p = j;
+        if (p < 0) {
+            tlc_error(S->diag, kw->loc, "'%s' has no parameter named '%s'", b->name,
+                      kw->name ? kw->name : "?");
+            ok = false;
+        } else if (out->arg[p]) {
+            tlc_error(S->diag, kw->loc, "argument '%s' of '%s' given more than once", kw->name, b->name);
+            ok = false;
+        } else {
+            out->arg[p] = kw->value;
+        }
+    }
+    if (ok)
+        for (int j = 0; j < b->nrequired; j++)
+            if (!out->arg[j]) {
+                tlc_error(S->diag, call->loc, "'%s' is missing argument '%s'", b->name, b->params[j]);
+                ok = false;
+            }
+    return ok;
+}

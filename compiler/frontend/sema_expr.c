@@ -1,0 +1,704 @@
+/* Expressions: names, literals, operators with the language's typing rules,
+ * math builtins, casts. Constants fold as they are built (tir.c), and the
+ * failures of folding (overflow, division by zero) are reported here at the
+ * operator. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include "sema_internal.h"
+
+enum { MAX_EXPR_DEPTH = 200 };
+
+sv sv_error(void) {
+    sv v;
+    memset(&v, 0, sizeof v);
+    v.kind = SV_ERROR;
+    return v;
+}
+
+static sv sv_scalar(tir_expr *e, tlc_loc loc) {
+    sv v = sv_error();
+    if (!e) return v;
+    v.kind = SV_SCALAR;
+    v.loc = loc;
+    v.u.e = e;
+    return v;
+}
+
+void sema_describe_sv(const sv *v, char *buf, size_t n) {
+    switch (v->kind) {
+    case SV_ERROR: snprintf(buf, n, "an invalid value"); break;
+    case SV_NONE: snprintf(buf, n, "None"); break;
+    case SV_SCALAR: snprintf(buf, n, "a %s value", tir_dtype_name(v->u.e->dtype)); break;
+    case SV_DTYPE: snprintf(buf, n, "the dtype %s", tir_dtype_name(v->u.dtype)); break;
+    case SV_STRING: snprintf(buf, n, "a string"); break;
+    case SV_BUFFER: snprintf(buf, n, "the buffer '%s'", v->u.buf->name); break;
+    case SV_TUPLE: snprintf(buf, n, "a tuple"); break;
+    case SV_POLICY: snprintf(buf, n, "a GemmWarpPolicy"); break;
+    case SV_LAYOUT: snprintf(buf, n, "a layout"); break;
+    case SV_DYNAMIC: snprintf(buf, n, "the dynamic dimension '%s'", v->u.str); break;
+    }
+}
+
+tir_expr *sema_to_scalar(sema *S, sv v, const ast_expr *at) {
+    tlc_loc loc = at ? at->loc : v.loc;
+    switch (v.kind) {
+    case SV_ERROR: return NULL;
+    case SV_SCALAR: return v.u.e;
+    case SV_BUFFER:
+        if (v.u.buf->scope == TIR_SCOPE_VAR) return tir_load(S->arena, v.u.buf, NULL, loc);
+        tlc_error(S->diag, loc, "buffer '%s' used as a scalar value; index it (%s[...]) or use a tile operation",
+                  v.u.buf->name, v.u.buf->name);
+        sema_note_decl(S, v.u.buf);
+        return NULL;
+    case SV_DYNAMIC:
+        tlc_error(S->diag, loc, "dynamic dimension '%s' is not used by any tensor parameter", v.u.str);
+        return NULL;
+    default: {
+        char d[128];
+        sema_describe_sv(&v, d, sizeof d);
+        tlc_error(S->diag, loc, "expected a number, got %s", d);
+        return NULL;
+    }
+    }
+}
+
+tir_expr *sema_eval_scalar(sema *S, const ast_expr *e) { return sema_to_scalar(S, sema_eval(S, e), e); }
+
+tir_expr *sema_eval_int(sema *S, const ast_expr *e, const char *what) {
+    tir_expr *x = sema_eval_scalar(S, e);
+    if (!x) return NULL;
+    if (tir_dtype_is_float(x->dtype)) {
+        tlc_error(S->diag, e->loc, "%s must be an integer, got %s", what, tir_dtype_name(x->dtype));
+        return NULL;
+    }
+    if (x->dtype == TIR_BOOL) return tir_cast(S->arena, x, TIR_I32, e->loc);
+    return x;
+}
+
+bool sema_eval_const_int(sema *S, const ast_expr *e, const char *what, int64_t *out) {
+    tir_expr *x = sema_eval_scalar(S, e);
+    if (!x) return false;
+    if (x->kind != TE_INT || x->dtype == TIR_BOOL) {
+        if (x->kind == TE_FLOAT || tir_dtype_is_float(x->dtype))
+            tlc_error(S->diag, e->loc, "%s must be an integer, got %s", what, tir_dtype_name(x->dtype));
+        else
+            tlc_error(S->diag, e->loc, "%s must be a compile-time constant integer", what);
+        return false;
+    }
+    *out = x->u.ival;
+    return true;
+}
+
+bool sema_eval_const_bool(sema *S, const ast_expr *e, const char *what, bool *out) {
+    tir_expr *x = sema_eval_scalar(S, e);
+    if (!x) return false;
+    if (x->kind != TE_INT) {
+        tlc_error(S->diag, e->loc, "%s must be a compile-time constant bool", what);
+        return false;
+    }
+    *out = x->u.ival != 0;
+    return true;
+}
+
+bool sv_as_dtype(sema *S, sv v, const ast_expr *at, tir_dtype *out) {
+    if (v.kind == SV_ERROR) return false;
+    if (v.kind == SV_DTYPE) {
+        *out = v.u.dtype;
+        return true;
+    }
+    if (v.kind == SV_STRING && tir_dtype_parse(v.u.str, out)) return true;
+    char d[128];
+    sema_describe_sv(&v, d, sizeof d);
+    tlc_error(S->diag, at ? at->loc : v.loc, "expected a dtype (float16, bfloat16, float32, float8_e4m3, int8, int32, int64, bool), got %s", d);
+    return false;
+}
+
+bool sema_eval_dtype(sema *S, const ast_expr *e, tir_dtype *out) { return sv_as_dtype(S, sema_eval(S, e), e, out); }
+
+tir_expr *sema_to_bool(sema *S, tir_expr *x, const ast_expr *at, const char *what) {
+    if (!x) return NULL;
+    if (x->dtype == TIR_BOOL) return x;
+    if (tir_dtype_is_float(x->dtype)) {
+        tlc_error(S->diag, at->loc, "%s must be bool or int, got %s", what, tir_dtype_name(x->dtype));
+        return NULL;
+    }
+    return tir_binary(S->arena, TB_NE, x, tir_int_typed(S->arena, 0, x->dtype, at->loc), at->loc);
+}
+
+/* Type in which arithmetic is computed: f16 / bf16 / f8 compute in f32. */
+static tir_dtype arith_type(tir_dtype a, tir_dtype b) {
+    tir_dtype t = tir_promote(a, b);
+    if (t == TIR_F16 || t == TIR_BF16 || t == TIR_F8E4M3) t = TIR_F32;
+    return t;
+}
+
+tir_expr *sema_binary(sema *S, tir_binop op, tir_expr *x, tir_expr *y, tlc_loc loc) {
+    tir_fold_status st;
+    tir_expr *r = tir_binary_fold(S->arena, op, x, y, loc, &st);
+    if (r) return r;
+    switch (st) {
+    case TIR_FOLD_DIV_ZERO:
+        tlc_error(S->diag, loc, "%s by zero in a constant expression",
+                  op == TB_FLOORMOD ? "modulo" : "division");
+        break;
+    case TIR_FOLD_BAD_SHIFT: tlc_error(S->diag, loc, "invalid shift count in a constant expression"); break;
+    default: tlc_error(S->diag, loc, "integer overflow in a constant expression"); break;
+    }
+    return NULL;
+}
+
+static bool both_int(const tir_expr *x, const tir_expr *y) {
+    return !tir_dtype_is_float(x->dtype) && !tir_dtype_is_float(y->dtype);
+}
+
+/* Arithmetic / bitwise operator with the typing rules of the language. */
+tir_expr *sema_arith(sema *S, ast_op op, tir_expr *x, tir_expr *y, tlc_loc loc) {
+    tlc_arena *A = S->arena;
+    tir_binop bop;
+    switch (op) {
+    case AOP_ADD: bop = TB_ADD; break;
+    case AOP_SUB: bop = TB_SUB; break;
+    case AOP_MUL: bop = TB_MUL; break;
+    case AOP_DIV: {
+        tir_dtype t = arith_type(x->dtype, y->dtype);
+        if (!tir_dtype_is_float(t)) t = TIR_F32;
+        return sema_binary(S, TB_DIV, tir_cast(A, x, t, loc), tir_cast(A, y, t, loc), loc);
+    }
+    case AOP_FLOORDIV: case AOP_MOD:
+        if (!both_int(x, y)) {
+            tlc_error(S->diag, loc, "'%s' needs integer operands, got %s and %s", ast_op_str(op),
+                      tir_dtype_name(x->dtype), tir_dtype_name(y->dtype));
+            return NULL;
+        }
+        bop = op == AOP_MOD ? TB_FLOORMOD : TB_FLOORDIV;
+        break;
+    case AOP_POW:
+        if (both_int(x, y) && x->kind == TE_INT && y->kind == TE_INT) {
+            tir_dtype t = arith_type(x->dtype, y->dtype);
+            return sema_binary(S, TB_POW, tir_cast(A, x, t, loc), tir_cast(A, y, t, loc), loc);
+        } else {
+            tir_dtype t = arith_type(x->dtype, y->dtype);
+            if (!tir_dtype_is_float(t)) t = TIR_F32;
+            return sema_binary(S, TB_POW, tir_cast(A, x, t, loc), tir_cast(A, y, t, loc), loc);
+        }
+    case AOP_BITAND: case AOP_BITOR: case AOP_BITXOR:
+        if (x->dtype == TIR_BOOL && y->dtype == TIR_BOOL)
+            return sema_binary(S, op == AOP_BITAND ? TB_AND : op == AOP_BITOR ? TB_OR : TB_NE, x, y, loc);
+        /* fall through */
+    case AOP_LSHIFT: case AOP_RSHIFT:
+        if (!both_int(x, y)) {
+            tlc_error(S->diag, loc, "'%s' needs integer operands, got %s and %s", ast_op_str(op),
+                      tir_dtype_name(x->dtype), tir_dtype_name(y->dtype));
+            return NULL;
+        }
+        bop = op == AOP_BITAND ? TB_BITAND : op == AOP_BITOR ? TB_BITOR : op == AOP_BITXOR ? TB_BITXOR
+            : op == AOP_LSHIFT ? TB_SHL : TB_SHR;
+        break;
+    default:
+        tlc_error(S->diag, loc, "unsupported operator '%s'", ast_op_str(op));
+        return NULL;
+    }
+    tir_dtype t = arith_type(x->dtype, y->dtype);
+    return sema_binary(S, bop, tir_cast(A, x, t, loc), tir_cast(A, y, t, loc), loc);
+}
+
+static tir_expr *compare(sema *S, ast_op op, tir_expr *x, tir_expr *y, tlc_loc loc) {
+    tir_binop bop = op == AOP_LT ? TB_LT : op == AOP_LE ? TB_LE : op == AOP_GT ? TB_GT
+                  : op == AOP_GE ? TB_GE : op == AOP_EQ ? TB_EQ : TB_NE;
+    tir_dtype t = tir_promote(x->dtype, y->dtype);
+    return sema_binary(S, bop, tir_cast(S->arena, x, t, loc), tir_cast(S->arena, y, t, loc), loc);
+}
+
+static sv const_bool(sema *S, bool b, tlc_loc loc) {
+    return sv_scalar(tir_int_typed(S->arena, b, TIR_BOOL, loc), loc);
+}
+
+/* == / != between compile-time non-numbers (dtypes, strings, None, policies). */
+static bool compare_consts(sema *S, ast_op op, sv l, sv r, tlc_loc loc, sv *out) {
+    if (l.kind == SV_SCALAR && r.kind == SV_SCALAR) return false;
+    if (op != AOP_EQ && op != AOP_NE) return false;
+    bool eq;
+    tir_dtype dl, dr;
+    if ((l.kind == SV_DTYPE || l.kind == SV_STRING) && (r.kind == SV_DTYPE || r.kind == SV_STRING)) {
+        if (l.kind == SV_STRING && r.kind == SV_STRING) eq = strcmp(l.u.str, r.u.str) == 0;
+        else {
+            bool okl = l.kind == SV_DTYPE ? (dl = l.u.dtype, true) : tir_dtype_parse(l.u.str, &dl);
+            bool okr = r.kind == SV_DTYPE ? (dr = r.u.dtype, true) : tir_dtype_parse(r.u.str, &dr);
+            eq = okl && okr && dl == dr;
+        }
+    } else if (l.kind == SV_NONE || r.kind == SV_NONE) {
+        eq = l.kind == r.kind;
+    } else if (l.kind == SV_POLICY && r.kind == SV_POLICY) {
+        eq = l.u.policy == r.u.policy;
+    } else {
+        return false;
+    }
+    *out = const_bool(S, op == AOP_EQ ? eq : !eq, loc);
+    return true;
+}
+
+static sv eval_name(sema *S, const ast_expr *e, const char *name) {
+    sym *s = sema_lookup(S, name);
+    sv v = sv_error();
+    v.loc = e->loc;
+    if (s) {
+        switch (s->kind) {
+        case SYM_CONST:
+            v = s->value;
+            v.loc = e->loc;
+            if (v.kind == SV_SCALAR) {
+                /* a fresh node carrying the use's location */
+                tir_expr *c = TLC_NEW(S->arena, tir_expr);
+                *c = *v.u.e;
+                c->loc = e->loc;
+                v.u.e = c;
+            }
+            return v;
+        case SYM_VAR: return sv_scalar(tir_var_ref(S->arena, s->var, e->loc), e->loc);
+        case SYM_BUFFER:
+            v.kind = SV_BUFFER;
+            v.u.buf = s->buf;
+            return v;
+        }
+    }
+    tir_dtype dt;
+    if (tir_dtype_parse(name, &dt)) {
+        v.kind = SV_DTYPE;
+        v.u.dtype = dt;
+        return v;
+    }
+    if (strncmp(name, "GemmWarpPolicy.", 15) == 0) {
+        const char *p = name + 15;
+        for (int i = 0; i < 3; i++)
+            if (strcmp(p, tir_policy_name((tir_gemm_policy)i)) == 0) {
+                v.kind = SV_POLICY;
+                v.u.policy = (tir_gemm_policy)i;
+                return v;
+            }
+        tlc_error(S->diag, e->loc, "unknown warp policy '%s' (expected Square, FullRow or FullCol)", p);
+        return sv_error();
+    }
+    const builtin_spec *b = sema_builtin_lookup(name);
+    if (b) {
+        tlc_error(S->diag, e->loc, "'%s' is a builtin %s, not a value", name,
+                  b->kind == BK_EXPR ? "function" : b->kind == BK_STMT ? "tile operation" : "construct");
+        return sv_error();
+    }
+    tlc_error(S->diag, e->loc, "unknown name '%s'", name);
+    return sv_error();
+}
+
+bool sema_check_index_bounds(sema *S, tir_buffer *b, int dim, tir_expr *idx, const ast_expr *at) {
+    int64_t v, n = tir_buffer_dim(b, dim);
+    if (!tir_expr_const_int(idx, &v) || n < 0) return true;
+    if (v < 0 || v >= n) {
+        tlc_error(S->diag, at->loc, "index %lld is out of range for dimension %d of '%s' (size %lld)",
+                  (long long)v, dim, b->name, (long long)n);
+        sema_note_decl(S, b);
+        return false;
+    }
+    return true;
+}
+
+tir_expr *sema_index(sema *S, const ast_expr *e) {
+    tir_expr *x = sema_eval_scalar(S, e);
+    if (!x) return NULL;
+    if (tir_dtype_is_float(x->dtype) || x->dtype == TIR_BOOL) {
+        tlc_error(S->diag, e->loc, "index must be an integer, got %s", tir_dtype_name(x->dtype));
+        return NULL;
+    }
+    return x;
+}
+
+static sv eval_subscript(sema *S, const ast_expr *e) {
+    sv base = sema_eval(S, e->u.sub.value);
+    if (base.kind == SV_ERROR) return base;
+    if (base.kind != SV_BUFFER) {
+        char d[128];
+        sema_describe_sv(&base, d, sizeof d);
+        tlc_error(S->diag, e->u.sub.value->loc, "cannot index %s", d);
+        return sv_error();
+    }
+    tir_buffer *b = base.u.buf;
+    if (b->scope == TIR_SCOPE_VAR) {
+        tlc_error(S->diag, e->loc, "'%s' is a scalar variable (alloc_var): use it without indices", b->name);
+        sema_note_decl(S, b);
+        return sv_error();
+    }
+    if (e->u.sub.nindex != b->rank) {
+        tlc_error(S->diag, e->loc, "'%s' has %d dimension%s but %d ind%s given", b->name, b->rank,
+                  b->rank == 1 ? "" : "s", e->u.sub.nindex, e->u.sub.nindex == 1 ? "ex was" : "ices were");
+        sema_note_decl(S, b);
+        return sv_error();
+    }
+    tir_expr **idx = TLC_NEW_ARRAY(S->arena, tir_expr *, b->rank ? b->rank : 1);
+    bool ok = true;
+    for (int i = 0; i < b->rank; i++) {
+        const ast_expr *ie = e->u.sub.index[i];
+        if (ie->kind == AE_SLICE) {
+            tlc_error(S->diag, ie->loc, "a slice of '%s' is a region, not a value: use it in a tile operation such as copy()", b->name);
+            ok = false;
+            continue;
+        }
+        idx[i] = sema_index(S, ie);
+        if (!idx[i] || !sema_check_index_bounds(S, b, i, idx[i], ie)) ok = false;
+    }
+    if (!ok) return sv_error();
+    return sv_scalar(tir_load(S->arena, b, idx, e->loc), e->loc);
+}
+
+static tir_expr *to_float(sema *S, tir_expr *x, tlc_loc loc) {
+    tir_dtype t = tir_dtype_is_float(x->dtype) ? arith_type(x->dtype, x->dtype) : TIR_F32;
+    return tir_cast(S->arena, x, t, loc);
+}
+
+static tir_expr *ceildiv(sema *S, tir_expr *a, tir_expr *b, tlc_loc loc) {
+    tir_dtype t = arith_type(a->dtype, b->dtype);
+    a = tir_cast(S->arena, a, t, loc);
+    b = tir_cast(S->arena, b, t, loc);
+    int64_t bv;
+    if (tir_expr_const_int(b, &bv) && bv > 0 && a->kind != TE_INT) {
+        /* (a + b - 1) // b: the usual form for a positive constant divisor */
+        tir_expr *s = sema_binary(S, TB_ADD, a, tir_int_typed(S->arena, bv - 1, t, loc), loc);
+        return s ? sema_binary(S, TB_FLOORDIV, s, b, loc) : NULL;
+    }
+    /* -((-a) // b) is exact for any sign */
+    tir_expr *na = sema_binary(S, TB_SUB, tir_int_typed(S->arena, 0, t, loc), a, loc);
+    tir_expr *q = na ? sema_binary(S, TB_FLOORDIV, na, b, loc) : NULL;
+    return q ? sema_binary(S, TB_SUB, tir_int_typed(S->arena, 0, t, loc), q, loc) : NULL;
+}
+
+static sv eval_call(sema *S, const ast_expr *e) {
+    const ast_expr *f = e->u.call.func;
+    tlc_arena *A = S->arena;
+    if (f->kind == AE_NAME) {
+        sym *s = sema_lookup(S, f->u.name);
+        if (s) {
+            tlc_error(S->diag, f->loc, "'%s' is not callable", f->u.name);
+            return sv_error();
+        }
+    }
+    const char *name = sema_dotted_name(S, f);
+    if (!name) {
+        tlc_error(S->diag, f->loc, "this expression cannot be called");
+        return sv_error();
+    }
+    tir_dtype cast_to;
+    if (tir_dtype_parse(name, &cast_to)) { /* float32(x) */
+        if (e->u.call.nargs != 1 || e->u.call.nkwargs != 0) {
+            tlc_error(S->diag, e->loc, "'%s(x)' takes exactly one argument", name);
+            return sv_error();
+        }
+        tir_expr *x = sema_eval_scalar(S, e->u.call.args[0]);
+        return x ? sv_scalar(tir_cast(A, x, cast_to, e->loc), e->loc) : sv_error();
+    }
+    const builtin_spec *b = sema_builtin_lookup(name);
+    if (!b) {
+        tlc_error(S->diag, f->loc, "unknown function '%s'", name);
+        return sv_error();
+    }
+    if (b->kind == BK_STMT) {
+        tlc_error(S->diag, e->loc, "'%s' is a tile operation and has no value; write it as a statement", b->name);
+        return sv_error();
+    }
+    if (b->kind == BK_ALLOC) {
+        tlc_error(S->diag, e->loc, "'%s' must be the whole right-hand side of an assignment (X = %s(...))", b->name, b->name);
+        return sv_error();
+    }
+    if (b->kind != BK_EXPR) {
+        tlc_error(S->diag, e->loc, "'%s' cannot be used in an expression", b->name);
+        return sv_error();
+    }
+    sema_args args;
+    if (!sema_bind_args(S, b, e, &args)) return sv_error();
+    tlc_loc loc = e->loc;
+    switch (b->id) {
+    case B_EXP: case B_EXP2: case B_LOG: case B_LOG2: case B_RSQRT: case B_SQRT: {
+        tir_expr *x = sema_eval_scalar(S, args.arg[0]);
+        if (!x) return sv_error();
+        tir_unop op = b->id == B_EXP ? TU_EXP : b->id == B_EXP2 ? TU_EXP2 : b->id == B_LOG ? TU_LOG
+                    : b->id == B_LOG2 ? TU_LOG2 : b->id == B_RSQRT ? TU_RSQRT : TU_SQRT;
+        return sv_scalar(tir_unary(A, op, to_float(S, x, loc), loc), loc);
+    }
+    case B_ABS: {
+        tir_expr *x = sema_eval_scalar(S, args.arg[0]);
+        if (!x) return sv_error();
+        if (tir_dtype_is_float(x->dtype)) x = to_float(S, x, loc);
+        else if (x->dtype == TIR_BOOL) x = tir_cast(A, x, TIR_I32, loc);
+        return sv_scalar(tir_unary(A, TU_ABS, x, loc), loc);
+    }
+    case B_MAX: case B_MIN: {
+        tir_expr *x = sema_eval_scalar(S, args.arg[0]);
+        tir_expr *y = sema_eval_scalar(S, args.arg[1]);
+        if (!x || !y) return sv_error();
+        tir_dtype t = arith_type(x->dtype, y->dtype);
+        return sv_scalar(sema_binary(S, b->id == B_MAX ? TB_MAX : TB_MIN, tir_cast(A, x, t, loc),
+                                     tir_cast(A, y, t, loc), loc), loc);
+    }
+    case B_INFINITY: {
+        tir_dtype t;
+        if (!sema_eval_dtype(S, args.arg[0], &t)) return sv_error();
+        if (!tir_dtype_is_float(t)) {
+            tlc_error(S->diag, args.arg[0]->loc, "infinity() needs a floating-point dtype, got %s", tir_dtype_name(t));
+            return sv_error();
+        }
+        return sv_scalar(tir_float(A, INFINITY, t, loc), loc);
+    }
+    case B_CAST: {
+        tir_expr *x = sema_eval_scalar(S, args.arg[0]);
+        tir_dtype t;
+        bool okt = sema_eval_dtype(S, args.arg[1], &t);
+        if (!x || !okt) return sv_error();
+        return sv_scalar(tir_cast(A, x, t, loc), loc);
+    }
+    case B_CEILDIV: {
+        tir_expr *x = sema_eval_int(S, args.arg[0], "ceildiv() argument");
+        tir_expr *y = sema_eval_int(S, args.arg[1], "ceildiv() argument");
+        if (!x || !y) return sv_error();
+        return sv_scalar(ceildiv(S, x, y, loc), loc);
+    }
+    case B_IF_THEN_ELSE: {
+        tir_expr *c = sema_to_bool(S, sema_eval_scalar(S, args.arg[0]), args.arg[0], "if_then_else() condition");
+        tir_expr *x = sema_eval_scalar(S, args.arg[1]);
+        tir_expr *y = sema_eval_scalar(S, args.arg[2]);
+        if (!c || !x || !y) return sv_error();
+        tir_dtype t = tir_promote(x->dtype, y->dtype);
+        return sv_scalar(tir_select(A, c, tir_cast(A, x, t, loc), tir_cast(A, y, t, loc), loc), loc);
+    }
+    case B_MAKE_SWIZZLED_LAYOUT: {
+        sv v = sema_eval(S, args.arg[0]);
+        if (v.kind == SV_ERROR) return v;
+        if (v.kind != SV_BUFFER) {
+            tlc_error(S->diag, args.arg[0]->loc, "make_swizzled_layout() expects a shared buffer");
+            return sv_error();
+        }
+        v.kind = SV_LAYOUT;
+        v.loc = loc;
+        return v;
+    }
+    case B_DYNAMIC: {
+        sv n = sema_eval(S, args.arg[0]);
+        if (n.kind == SV_ERROR) return n;
+        if (n.kind != SV_STRING) {
+            tlc_error(S->diag, args.arg[0]->loc, "%s() expects a name string", b->name);
+            return sv_error();
+        }
+        if (args.arg[1]) {
+            tir_dtype t;
+            if (!sema_eval_dtype(S, args.arg[1], &t)) return sv_error();
+        }
+        if (!S->allow_dynamic) {
+            tlc_error(S->diag, loc, "%s() can only be the default of a @jit parameter", b->name);
+            return sv_error();
+        }
+        n.kind = SV_DYNAMIC;
+        n.loc = loc;
+        return n;
+    }
+    default:
+        tlc_error(S->diag, loc, "'%s' cannot be used in an expression", b->name);
+        return sv_error();
+    }
+}
+
+static sv eval_seq(sema *S, const ast_expr *e) {
+    sv v = sv_error();
+    v.kind = SV_TUPLE;
+    v.loc = e->loc;
+    v.u.tup.n = e->u.seq.n;
+    v.u.tup.items = TLC_NEW_ARRAY(S->arena, sv, e->u.seq.n ? e->u.seq.n : 1);
+    bool ok = true;
+    for (int i = 0; i < e->u.seq.n; i++) {
+        v.u.tup.items[i] = sema_eval(S, e->u.seq.items[i]);
+        if (v.u.tup.items[i].kind == SV_ERROR) ok = false;
+    }
+    return ok ? v : sv_error();
+}
+
+static sv eval_binop(sema *S, const ast_expr *e) {
+    sv l = sema_eval(S, e->u.bin.lhs), r = sema_eval(S, e->u.bin.rhs);
+    if (l.kind == SV_ERROR || r.kind == SV_ERROR) return sv_error();
+    tir_expr *x = sema_to_scalar(S, l, e->u.bin.lhs), *y = sema_to_scalar(S, r, e->u.bin.rhs);
+    if (!x || !y) return sv_error();
+    return sv_scalar(sema_arith(S, e->u.bin.op, x, y, e->loc), e->loc);
+}
+
+static sv eval_compare(sema *S, const ast_expr *e) {
+    const ast_expr *lhs = e->u.bin.lhs;
+    /* a < b < c arrives as (a < b) < c: evaluate as (a < b) and (b < c) */
+    if (lhs->kind == AE_COMPARE) {
+        sv first = sema_eval(S, lhs);
+        sv mid = sema_eval(S, lhs->u.bin.rhs), r = sema_eval(S, e->u.bin.rhs);
+        if (first.kind == SV_ERROR || mid.kind == SV_ERROR || r.kind == SV_ERROR) return sv_error();
+        sv second;
+        if (!compare_consts(S, e->u.bin.op, mid, r, e->loc, &second)) {
+            tir_expr *x = sema_to_scalar(S, mid, lhs->u.bin.rhs), *y = sema_to_scalar(S, r, e->u.bin.rhs);
+            if (!x || !y) return sv_error();
+            second = sv_scalar(compare(S, e->u.bin.op, x, y, e->loc), e->loc);
+            if (second.kind == SV_ERROR) return second;
+        }
+        tir_expr *a = sema_to_scalar(S, first, lhs);
+        if (!a) return sv_error();
+        return sv_scalar(sema_binary(S, TB_AND, a, second.u.e, e->loc), e->loc);
+    }
+    sv l = sema_eval(S, lhs), r = sema_eval(S, e->u.bin.rhs);
+    if (l.kind == SV_ERROR || r.kind == SV_ERROR) return sv_error();
+    sv out;
+    if (compare_consts(S, e->u.bin.op, l, r, e->loc, &out)) return out;
+    tir_expr *x = sema_to_scalar(S, l, lhs), *y = sema_to_scalar(S, r, e->u.bin.rhs);
+    if (!x || !y) return sv_error();
+    return sv_scalar(compare(S, e->u.bin.op, x, y, e->loc), e->loc);
+}
+
+static sv eval_inner(sema *S, const ast_expr *e) {
+    tlc_arena *A = S->arena;
+    switch (e->kind) {
+    case AE_NAME: return eval_name(S, e, e->u.name);
+    case AE_ATTR: {
+        const char *name = sema_dotted_name(S, e);
+        if (!name) {
+            tlc_error(S->diag, e->loc, "attribute access is not supported here");
+            return sv_error();
+        }
+        const ast_expr *root = e;
+        while (root->kind == AE_ATTR) root = root->u.attr.value;
+        if (root->kind == AE_NAME && sema_lookup(S, root->u.name)) {
+            tlc_error(S->diag, e->loc, "attribute '%s' of '%s' is not supported", e->u.attr.name, root->u.name);
+            return sv_error();
+        }
+        return eval_name(S, e, name);
+    }
+    case AE_INT: return sv_scalar(tir_int(A, e->u.ival, e->loc), e->loc);
+    case AE_FLOAT: return sv_scalar(tir_float(A, e->u.fval, TIR_F32, e->loc), e->loc);
+    case AE_BOOL: return const_bool(S, e->u.bval, e->loc);
+    case AE_STRING: {
+        sv v = sv_error();
+        v.kind = SV_STRING;
+        v.loc = e->loc;
+        v.u.str = e->u.str ? e->u.str : "";
+        return v;
+    }
+    case AE_NONE: {
+        sv v = sv_error();
+        v.kind = SV_NONE;
+        v.loc = e->loc;
+        return v;
+    }
+    case AE_CALL: return eval_call(S, e);
+    case AE_SUBSCRIPT: return eval_subscript(S, e);
+    case AE_SLICE:
+        tlc_error(S->diag, e->loc, "a slice can only be used to index a buffer");
+        return sv_error();
+    case AE_TUPLE: case AE_LIST: return eval_seq(S, e);
+    case AE_DICT:
+        tlc_error(S->diag, e->loc, "a dict can only be the argument of annotate_layout()");
+        return sv_error();
+    case AE_BINARY: return eval_binop(S, e);
+    case AE_COMPARE: return eval_compare(S, e);
+    case AE_BOOLOP: {
+        tir_expr *x = sema_to_bool(S, sema_eval_scalar(S, e->u.bin.lhs), e->u.bin.lhs, "an operand of 'and' / 'or'");
+        tir_expr *y = sema_to_bool(S, sema_eval_scalar(S, e->u.bin.rhs), e->u.bin.rhs, "an operand of 'and' / 'or'");
+        if (!x || !y) return sv_error();
+        return sv_scalar(sema_binary(S, e->u.bin.op == AOP_AND ? TB_AND : TB_OR, x, y, e->loc), e->loc);
+    }
+    case AE_UNARY: {
+        tir_expr *x = sema_eval_scalar(S, e->u.un.operand);
+        if (!x) return sv_error();
+        switch (e->u.un.op) {
+        case AOP_POS: return sv_scalar(x, e->loc);
+        case AOP_NEG: {
+            tir_dtype t = arith_type(x->dtype, x->dtype);
+            x = tir_cast(A, x, t, e->loc);
+            if (x->kind == TE_INT && x->u.ival == INT64_MIN) {
+                tlc_error(S->diag, e->loc, "integer overflow in a constant expression");
+                return sv_error();
+            }
+            tir_expr *r = tir_unary(A, TU_NEG, x, e->loc);
+            if (r->kind == TE_INT && t == TIR_I32 && (r->u.ival < INT32_MIN || r->u.ival > INT32_MAX))
+                r->dtype = TIR_I64;
+            return sv_scalar(r, e->loc);
+        }
+        case AOP_NOT: {
+            x = sema_to_bool(S, x, e->u.un.operand, "the operand of 'not'");
+            return x ? sv_scalar(tir_unary(A, TU_NOT, x, e->loc), e->loc) : sv_error();
+        }
+        case AOP_INVERT:
+            if (tir_dtype_is_float(x->dtype)) {
+                tlc_error(S->diag, e->loc, "'~' needs an integer operand, got %s", tir_dtype_name(x->dtype));
+                return sv_error();
+            }
+            if (x->dtype == TIR_BOOL) x = tir_cast(A, x, TIR_I32, e->loc);
+            return sv_scalar(tir_unary(A, TU_BITNOT, x, e->loc), e->loc);
+        default:
+            tlc_error(S->diag, e->loc, "unsupported unary operator '%s'", ast_op_str(e->u.un.op));
+            return sv_error();
+        }
+    }
+    case AE_IFEXP: {
+        tir_expr *c = sema_to_bool(S, sema_eval_scalar(S, e->u.ifexp.cond), e->u.ifexp.cond, "the condition of 'if'");
+        if (!c) return sv_error();
+        if (c->kind == TE_INT) /* compile-time choice: only the chosen arm matters (it may be a dtype) */
+            return sema_eval(S, c->u.ival ? e->u.ifexp.then : e->u.ifexp.els);
+        tir_expr *x = sema_eval_scalar(S, e->u.ifexp.then), *y = sema_eval_scalar(S, e->u.ifexp.els);
+        if (!x || !y) return sv_error();
+        tir_dtype t = tir_promote(x->dtype, y->dtype);
+        return sv_scalar(tir_select(A, c, tir_cast(A, x, t, e->loc), tir_cast(A, y, t, e->loc), e->loc), e->loc);
+    }
+    }
+    tlc_error(S->diag, e->loc, "unsupported expression");
+    return sv_error();
+}
+
+sv sema_eval(sema *S, const ast_expr *e) {
+    if (!e) return sv_error();
+    if (tlc_diag_too_many(S->diag)) return sv_error();
+    if (S->depth >= MAX_EXPR_DEPTH) {
+        tlc_error(S->diag, e->loc, "expression is nested too deeply");
+        return sv_error();
+    }
+    S->depth++;
+    sv v = eval_inner(S, e);
+    S->depth--;
+    if (v.kind == SV_SCALAR && !v.u.e) return sv_error();
+    return v;
+}
+
+bool sema_eval_shape(sema *S, const ast_expr *e, bool allow_sym, tir_expr ***dims, int *rank) {
+    const ast_expr *const *items = (const ast_expr *const *)&e;
+    int n = 1;
+    if (e->kind == AE_TUPLE || e->kind == AE_LIST) {
+        items = (const ast_expr *const *)e->u.seq.items;
+        n = e->u.seq.n;
+    }
+    if (n == 0 || n > 8) {
+        tlc_error(S->diag, e->loc, "a buffer shape needs 1 to 8 dimensions, got %d", n);
+        return false;
+    }
+    tir_expr **d = TLC_NEW_ARRAY(S->arena, tir_expr *, n);
+    bool ok = true;
+    int64_t total = 1;
+    for (int i = 0; i < n; i++) {
+        tir_expr *x = sema_eval_scalar(S, items[i]);
+        if (!x) { ok = false; continue; }
+        if (x->kind == TE_INT && x->dtype != TIR_BOOL) {
+            if (x->u.ival <= 0) {
+                tlc_error(S->diag, items[i]->loc, "buffer dimension must be positive, got %lld", (long long)x->u.ival);
+                ok = false;
+            } else if (__builtin_mul_overflow(total, x->u.ival, &total) || total > ((int64_t)1 << 40)) {
+                tlc_error(S->diag, items[i]->loc, "buffer size overflows (more than 2^40 elements)");
+                ok = false;
+            }
+            d[i] = tir_int_typed(S->arena, x->u.ival, x->dtype, items[i]->loc);
+        } else if (allow_sym && x->kind == TE_VAR && x->u.var->kind == TV_SYM_DIM) {
+            d[i] = x;
+        } else {
+            tlc_error(S->diag, items[i]->loc, "buffer dimension must be a compile-time constant integer%s",
+                      allow_sym ? " or a symbolic dimension" : "");
+            ok = false;
+        }
+    }
+    *dims = d;
+    *rank = n;
+    return ok;
+}

@@ -1,0 +1,188 @@
+/* Private to sema*.c: the analysis context, the value model used while
+ * evaluating expressions, the scoped symbol table and the builtin table. */
+#ifndef TLC_SEMA_INTERNAL_H
+#define TLC_SEMA_INTERNAL_H
+#include "sema.h"
+
+/* ---------------- values ---------------- */
+/* What an expression means to sema. Compile-time values (dtypes, strings,
+ * policies) never reach the IR; scalars are tir_exprs (folded when constant).
+ * SV_ERROR marks an expression that was already diagnosed: every consumer
+ * stays silent on it, so one mistake gives one message. */
+typedef enum {
+    SV_ERROR, SV_NONE, SV_SCALAR, SV_DTYPE, SV_STRING, SV_BUFFER, SV_TUPLE,
+    SV_POLICY, SV_LAYOUT, SV_DYNAMIC,
+} sv_kind;
+
+typedef struct sv sv;
+struct sv {
+    sv_kind kind;
+    tlc_loc loc;
+    union {
+        tir_expr *e;                      /* SCALAR */
+        tir_dtype dtype;                  /* DTYPE */
+        const char *str;                  /* STRING, DYNAMIC (symbol name) */
+        tir_buffer *buf;                  /* BUFFER, LAYOUT (swizzled layout of buf) */
+        struct { sv *items; int n; } tup; /* TUPLE */
+        tir_gemm_policy policy;           /* POLICY */
+    } u;
+};
+
+/* ---------------- symbols ---------------- */
+typedef enum {
+    SYM_CONST,  /* compile-time value: @jit param, module constant, local constant */
+    SYM_VAR,    /* tir_var: loop var, let, block idx, sym dim, scalar param */
+    SYM_BUFFER, /* tensor param or allocation */
+} sym_kind;
+
+typedef enum {
+    CONST_JIT, CONST_MODULE, CONST_LOCAL,
+} const_origin;
+
+typedef struct sym {
+    const char *name;
+    sym_kind kind;
+    tlc_loc loc;
+    sv value;           /* SYM_CONST */
+    const_origin origin;/* SYM_CONST */
+    tir_var *var;       /* SYM_VAR */
+    tir_buffer *buf;    /* SYM_BUFFER */
+    int prev;           /* shadowed symbol of the same name, or -1 */
+} sym;
+
+/* String -> int open-addressing map (names are compared by content). */
+typedef struct sema_map {
+    const char **keys;
+    int *vals;
+    int cap, count;
+} sema_map;
+void sema_map_init(sema_map *m);
+void sema_map_free(sema_map *m);
+int *sema_map_get(sema_map *m, const char *key);          /* NULL when absent */
+void sema_map_put(sema_map *m, const char *key, int val);
+
+/* ---------------- builtins ---------------- */
+typedef enum {
+    B_NONE,
+    /* tile ops and hints (statements) */
+    B_COPY, B_FILL, B_CLEAR, B_GEMM, B_REDUCE_MAX, B_REDUCE_SUM, B_REDUCE_MIN, B_REDUCE_ABSMAX,
+    B_ATOMIC_ADD, B_USE_SWIZZLE, B_ANNOTATE_LAYOUT,
+    /* structure */
+    B_KERNEL, B_PARALLEL, B_PIPELINED, B_SERIAL, B_RANGE, B_UNROLL,
+    B_ALLOC_SHARED, B_ALLOC_FRAGMENT, B_ALLOC_LOCAL, B_ALLOC_VAR, B_ALLOC_GLOBAL,
+    /* expressions */
+    B_EXP, B_EXP2, B_LOG, B_LOG2, B_RSQRT, B_SQRT, B_ABS, B_MAX, B_MIN, B_INFINITY, B_CAST,
+    B_CEILDIV, B_IF_THEN_ELSE, B_MAKE_SWIZZLED_LAYOUT, B_DYNAMIC,
+    /* declarations */
+    B_TENSOR, B_JIT, B_PRIM_FUNC, B_GEMM_WARP_POLICY,
+} builtin_id;
+
+typedef enum { BK_STMT, BK_LOOP, BK_ALLOC, BK_EXPR, BK_DECL } builtin_kind;
+
+enum { SEMA_MAX_ARGS = 8 };
+typedef struct builtin_spec {
+    const char *name;
+    builtin_id id;
+    builtin_kind kind;
+    /* Named parameters in positional order; the first `nrequired` must be given.
+     * When `variadic_max` > 0 the positional arguments are collected into
+     * `var[]` instead (min..max of them) and params[] are keyword-only. */
+    const char *params[SEMA_MAX_ARGS];
+    int nparams, nrequired;
+    int variadic_min, variadic_max;
+} builtin_spec;
+
+/* The builtin for a (prefix-stripped) name, e.g. "copy", "GemmWarpPolicy". */
+const builtin_spec *sema_builtin_lookup(const char *name);
+
+typedef struct sema_args {
+    const ast_expr *arg[SEMA_MAX_ARGS]; /* by params[] index; NULL when not given */
+    const ast_expr *var[SEMA_MAX_ARGS]; /* variadic positional arguments */
+    int nvar;
+} sema_args;
+
+/* ---------------- the analysis context ---------------- */
+typedef struct sema {
+    tlc_arena *arena;
+    tlc_diag *diag;
+    const tlc_sema_options *opt;
+    const ast_module *module;
+
+    /* scoped symbols: a stack of symbols plus scope marks; `names` maps a
+     * name to the index of its innermost symbol (-1 after it was popped). */
+    sym *syms; int nsyms, capsyms;
+    int *marks; int nmarks, capmarks;
+    sema_map names;
+
+    bool *define_used; /* per opt->defines entry */
+
+    /* the kernel being analysed */
+    tir_kernel *k;
+    tlc_ptrvec buffers, sym_dims, consts_tmp;
+    tlc_ptrvec *cur;          /* statements of the block being built */
+    const ast_stmt *kernel_with; /* the `with Kernel` statement, once seen */
+    bool in_kernel;           /* inside `with Kernel` */
+    bool allow_dynamic;       /* evaluating a @jit default */
+    sema_map assign_count;    /* name -> number of assignments in the kernel body */
+    int depth;                /* expression / block nesting */
+} sema;
+
+/* sema.c: symbols */
+void sema_push_scope(sema *S);
+void sema_pop_scope(sema *S);
+sym *sema_lookup(sema *S, const char *name);
+sym *sema_declare(sema *S, const char *name, sym_kind kind, tlc_loc loc);
+/* A name whose declaration was diagnosed: later uses are silent errors. */
+void sema_declare_error(sema *S, const char *name, tlc_loc loc);
+tir_var *sema_new_var(sema *S, const char *name, tir_var_kind kind, tir_dtype t, tlc_loc loc);
+tir_buffer *sema_new_buffer(sema *S, const char *name, tir_scope scope, tir_dtype t, int rank, tlc_loc loc);
+/* "a shared buffer", "a tensor parameter", ... */
+const char *sema_buffer_desc(const tir_buffer *b);
+void sema_note_decl(sema *S, const tir_buffer *b);
+void sema_note_sym(sema *S, const sym *s);
+
+/* sema_builtins.c */
+/* Dotted name of a NAME / ATTR chain with T. / tl. / tilelang.language. /
+ * layout. prefixes stripped ("T.layout.make_swizzled_layout" ->
+ * "make_swizzled_layout"); NULL when e is not such a chain. When the chain
+ * starts with a user symbol nothing is stripped. */
+const char *sema_dotted_name(sema *S, const ast_expr *e);
+const builtin_spec *sema_call_builtin(sema *S, const ast_expr *call);
+bool sema_bind_args(sema *S, const builtin_spec *b, const ast_expr *call, sema_args *out);
+
+/* sema_expr.c */
+sv sema_eval(sema *S, const ast_expr *e);
+sv sv_error(void);
+/* Scalar of v (VAR-scope buffers load); NULL (diagnosed unless v is an error). */
+tir_expr *sema_to_scalar(sema *S, sv v, const ast_expr *at);
+tir_expr *sema_eval_scalar(sema *S, const ast_expr *e);
+tir_expr *sema_eval_int(sema *S, const ast_expr *e, const char *what); /* integer scalar */
+/* Compile-time integer (bools count when allow_bool); false when diagnosed. */
+bool sema_eval_const_int(sema *S, const ast_expr *e, const char *what, int64_t *out);
+bool sema_eval_const_bool(sema *S, const ast_expr *e, const char *what, bool *out);
+bool sema_eval_dtype(sema *S, const ast_expr *e, tir_dtype *out);
+bool sv_as_dtype(sema *S, sv v, const ast_expr *at, tir_dtype *out);
+/* Condition of if / and / or: bool, or int compared with 0. */
+tir_expr *sema_to_bool(sema *S, tir_expr *x, const ast_expr *at, const char *what);
+/* Arithmetic / bitwise operator with the language's typing rules. */
+tir_expr *sema_arith(sema *S, ast_op op, tir_expr *x, tir_expr *y, tlc_loc loc);
+tir_expr *sema_binary(sema *S, tir_binop op, tir_expr *x, tir_expr *y, tlc_loc loc);
+tir_expr *sema_index(sema *S, const ast_expr *e);
+bool sema_check_index_bounds(sema *S, tir_buffer *b, int dim, tir_expr *idx, const ast_expr *at);
+/* Shape of an alloc: tuple/list/single int of constants (or sym dims when global). */
+bool sema_eval_shape(sema *S, const ast_expr *e, bool allow_sym, tir_expr ***dims, int *rank);
+void sema_describe_sv(const sv *v, char *buf, size_t n);
+
+/* sema_stmt.c */
+void sema_block(sema *S, const ast_block *b, tlc_ptrvec *out);
+tir_stmt *sema_block_stmt(sema *S, const ast_block *b, tlc_loc loc);
+void sema_stmt(sema *S, const ast_stmt *s);
+void sema_emit(sema *S, tir_stmt *s);
+void sema_count_assignments(sema *S, const ast_block *b);
+
+/* sema_tileops.c */
+void sema_tile_op(sema *S, const builtin_spec *b, const ast_expr *call);
+
+/* sema_kernel (sema.c): the `with Kernel(...)` statement. */
+void sema_kernel_with(sema *S, const ast_stmt *s);
+#endif

@@ -1,0 +1,582 @@
+/* Statements: assignments (allocations, lets, reassignments, element
+ * stores), loops, if / else, and the statement forms sema rejects with a
+ * clear message (while, break, return, nested def, ...). */
+#include <stdio.h>
+#include <string.h>
+#include "sema_internal.h"
+
+enum { MAX_BLOCK_DEPTH = 100 };
+
+void sema_emit(sema *S, tir_stmt *s) {
+    if (s && S->cur) tlc_ptrvec_push(S->cur, s);
+}
+
+void sema_block(sema *S, const ast_block *b, tlc_ptrvec *out) {
+    if (S->depth >= MAX_BLOCK_DEPTH) {
+        if (b->n > 0) tlc_error(S->diag, b->stmts[0]->loc, "blocks are nested too deeply");
+        return;
+    }
+    S->depth++;
+    tlc_ptrvec *saved = S->cur;
+    S->cur = out;
+    sema_push_scope(S);
+    for (int i = 0; i < b->n && !tlc_diag_too_many(S->diag); i++) sema_stmt(S, b->stmts[i]);
+    sema_pop_scope(S);
+    S->cur = saved;
+    S->depth--;
+}
+
+tir_stmt *sema_block_stmt(sema *S, const ast_block *b, tlc_loc loc) {
+    tlc_ptrvec v;
+    memset(&v, 0, sizeof v);
+    sema_block(S, b, &v);
+    tir_stmt *seq = tir_new_stmt(S->arena, TS_SEQ, loc);
+    seq->u.seq.n = v.len;
+    seq->u.seq.stmts = (tir_stmt **)tlc_ptrvec_freeze(&v, S->arena);
+    return seq;
+}
+
+/* ---------------- assignment counting ---------------- */
+
+static void count_target(sema *S, const ast_expr *t, int by) {
+    if (!t) return;
+    if (t->kind == AE_NAME) {
+        int *c = sema_map_get(&S->assign_count, t->u.name);
+        sema_map_put(&S->assign_count, t->u.name, (c ? *c : 0) + by);
+    } else if (t->kind == AE_TUPLE || t->kind == AE_LIST) {
+        for (int i = 0; i < t->u.seq.n; i++) count_target(S, t->u.seq.items[i], by);
+    }
+}
+
+static void count_block(sema *S, const ast_block *b, int depth) {
+    if (depth > MAX_BLOCK_DEPTH) return;
+    for (int i = 0; i < b->n; i++) {
+        const ast_stmt *s = b->stmts[i];
+        switch (s->kind) {
+        case AS_ASSIGN: count_target(S, s->u.assign.target, 1); break;
+        case AS_ANNASSIGN: count_target(S, s->u.ann.target, 1); break;
+        case AS_AUGASSIGN: count_target(S, s->u.aug.target, 2); break;
+        case AS_FOR: count_block(S, &s->u.for_.body, depth + 1); break;
+        case AS_WHILE: count_block(S, &s->u.while_.body, depth + 1); break;
+        case AS_IF:
+            count_block(S, &s->u.if_.then, depth + 1);
+            count_block(S, &s->u.if_.els, depth + 1);
+            break;
+        case AS_WITH: count_block(S, &s->u.with.body, depth + 1); break;
+        default: break;
+        }
+    }
+}
+
+void sema_count_assignments(sema *S, const ast_block *b) { count_block(S, b, 0); }
+
+static int assignments_of(sema *S, const char *name) {
+    int *c = sema_map_get(&S->assign_count, name);
+    return c ? *c : 0;
+}
+
+/* ---------------- allocation ---------------- */
+
+static void alloc_stmt(sema *S, const ast_expr *target, const ast_expr *call, const builtin_spec *b) {
+    if (!S->in_kernel) {
+        tlc_error(S->diag, call->loc, "'%s' must be inside 'with Kernel(...)'", b->name);
+        return;
+    }
+    if (target->kind != AE_NAME) {
+        tlc_error(S->diag, target->loc, "the result of '%s' must be assigned to a name", b->name);
+        return;
+    }
+    sym *prev = sema_lookup(S, target->u.name);
+    if (prev) {
+        tlc_error(S->diag, target->loc, "'%s' is already defined", target->u.name);
+        sema_note_sym(S, prev);
+        return;
+    }
+    sema_args a;
+    if (!sema_bind_args(S, b, call, &a)) {
+        sema_declare_error(S, target->u.name, target->loc);
+        return;
+    }
+    tir_buffer *buf;
+    tir_expr *init = NULL;
+    if (b->id == B_ALLOC_VAR) {
+        tir_dtype t;
+        bool ok = sema_eval_dtype(S, a.arg[0], &t);
+        if (a.arg[1]) {
+            init = sema_eval_scalar(S, a.arg[1]);
+            if (!init) ok = false;
+        }
+        if (!ok) {
+            sema_declare_error(S, target->u.name, target->loc);
+            return;
+        }
+        buf = sema_new_buffer(S, target->u.name, TIR_SCOPE_VAR, t, 0, target->loc);
+    } else {
+        tir_expr **dims;
+        int rank;
+        tir_dtype t;
+        bool ok = sema_eval_shape(S, a.arg[0], b->id == B_ALLOC_GLOBAL, &dims, &rank);
+        ok = sema_eval_dtype(S, a.arg[1], &t) && ok;
+        if (!ok) {
+            sema_declare_error(S, target->u.name, target->loc);
+            return;
+        }
+        tir_scope sc = b->id == B_ALLOC_SHARED ? TIR_SCOPE_SHARED : b->id == B_ALLOC_FRAGMENT ? TIR_SCOPE_FRAGMENT
+                     : b->id == B_ALLOC_LOCAL ? TIR_SCOPE_LOCAL : TIR_SCOPE_GLOBAL;
+        buf = sema_new_buffer(S, target->u.name, sc, t, rank, target->loc);
+        buf->shape = dims;
+        buf->is_workspace = b->id == B_ALLOC_GLOBAL;
+    }
+    tir_stmt *st = tir_new_stmt(S->arena, TS_ALLOC, call->loc);
+    st->u.alloc.buf = buf;
+    sema_emit(S, st);
+    sym *s = sema_declare(S, target->u.name, SYM_BUFFER, target->loc);
+    s->buf = buf;
+    if (init) {
+        tir_stmt *w = tir_new_stmt(S->arena, TS_STORE, call->loc);
+        w->u.store.buf = buf;
+        w->u.store.value = tir_cast(S->arena, init, buf->dtype, call->loc);
+        sema_emit(S, w);
+    }
+}
+
+/* ---------------- assignment ---------------- */
+
+static void cannot_assign(sema *S, const sym *s, const ast_expr *target) {
+    const char *name = s->name;
+    if (s->kind == SYM_CONST && s->value.kind == SV_ERROR) return; /* already diagnosed */
+    if (s->kind == SYM_CONST) {
+        tlc_error(S->diag, target->loc, "cannot assign to %s '%s'",
+                  s->origin == CONST_JIT ? "compile-time parameter" : s->origin == CONST_MODULE ? "module constant" : "constant",
+                  name);
+    } else if (s->kind == SYM_VAR) {
+        const char *what = "variable";
+        switch (s->var->kind) {
+        case TV_LOOP: what = "loop variable"; break;
+        case TV_BLOCK_IDX: what = "block index"; break;
+        case TV_SYM_DIM: what = "symbolic dimension"; break;
+        case TV_SCALAR_PARAM: what = "scalar parameter"; break;
+        case TV_LET: break;
+        }
+        tlc_error(S->diag, target->loc, "cannot assign to %s '%s'", what, name);
+    } else if (s->buf->param_index >= 0) {
+        tlc_error(S->diag, target->loc, "cannot assign to tensor parameter '%s'", name);
+    } else {
+        tlc_error(S->diag, target->loc, "cannot assign to buffer '%s': use copy() or fill(), or store elements with %s[...] = value",
+                  name, name);
+    }
+    sema_note_sym(S, s);
+}
+
+static void let_stmt(sema *S, tir_stmt_kind kind, tir_var *v, tir_expr *value, tlc_loc loc) {
+    tir_stmt *st = tir_new_stmt(S->arena, kind, loc);
+    st->u.let.var = v;
+    st->u.let.value = tir_cast(S->arena, value, v->dtype, loc);
+    sema_emit(S, st);
+}
+
+static void store_stmt(sema *S, tir_buffer *b, tir_expr **idx, tir_expr *value, tlc_loc loc) {
+    tir_stmt *st = tir_new_stmt(S->arena, TS_STORE, loc);
+    st->u.store.buf = b;
+    st->u.store.idx = idx;
+    st->u.store.value = tir_cast(S->arena, value, b->dtype, loc);
+    sema_emit(S, st);
+}
+
+/* target (a name) = value, or `target: ann = value` when has_ann. */
+static void assign_name(sema *S, const ast_expr *target, const ast_expr *value, bool has_ann, tir_dtype ann, tlc_loc loc) {
+    const builtin_spec *b = sema_call_builtin(S, value);
+    if (b && b->kind == BK_ALLOC) {
+        alloc_stmt(S, target, value, b);
+        return;
+    }
+    const char *name = target->u.name;
+    sym *s = sema_lookup(S, name);
+    if (s) {
+        if (s->kind == SYM_VAR && s->var->kind == TV_LET) {
+            tir_expr *v = sema_eval_scalar(S, value);
+            if (v) let_stmt(S, TS_ASSIGN, s->var, v, loc);
+        } else if (s->kind == SYM_BUFFER && s->buf->scope == TIR_SCOPE_VAR && S->in_kernel) {
+            tir_expr *v = sema_eval_scalar(S, value);
+            if (v) store_stmt(S, s->buf, NULL, v, loc);
+        } else {
+            cannot_assign(S, s, target);
+        }
+        return;
+    }
+    sv v = sema_eval(S, value);
+    if (v.kind == SV_ERROR) {
+        sema_declare_error(S, name, target->loc);
+        return;
+    }
+    if (v.kind == SV_BUFFER && v.u.buf->scope != TIR_SCOPE_VAR) { /* an alias: X = A_shared */
+        sym *ns = sema_declare(S, name, SYM_BUFFER, target->loc);
+        ns->buf = v.u.buf;
+        return;
+    }
+    if (v.kind != SV_SCALAR && v.kind != SV_BUFFER) {
+        if (v.kind == SV_LAYOUT || v.kind == SV_DYNAMIC) {
+            tlc_error(S->diag, value->loc, "this value cannot be stored in a name");
+            sema_declare_error(S, name, target->loc);
+            return;
+        }
+        sym *ns = sema_declare(S, name, SYM_CONST, target->loc);
+        ns->value = v;
+        ns->origin = CONST_LOCAL;
+        return;
+    }
+    tir_expr *e = sema_to_scalar(S, v, value);
+    if (!e) {
+        sema_declare_error(S, name, target->loc);
+        return;
+    }
+    if (has_ann) e = tir_cast(S->arena, e, ann, loc);
+    bool is_const = e->kind == TE_INT || e->kind == TE_FLOAT;
+    if (is_const && (assignments_of(S, name) <= 1 || !S->in_kernel)) {
+        sym *ns = sema_declare(S, name, SYM_CONST, target->loc);
+        ns->value.kind = SV_SCALAR;
+        ns->value.loc = target->loc;
+        ns->value.u.e = e;
+        ns->origin = CONST_LOCAL;
+        return;
+    }
+    if (!S->in_kernel) {
+        tlc_error(S->diag, value->loc, "only compile-time constants can be defined outside 'with Kernel(...)'");
+        sema_declare_error(S, name, target->loc);
+        return;
+    }
+    tir_var *var = sema_new_var(S, name, TV_LET, e->dtype, target->loc);
+    let_stmt(S, TS_LET, var, e, loc);
+    sym *ns = sema_declare(S, name, SYM_VAR, target->loc);
+    ns->var = var;
+}
+
+/* Resolves buf[idx...] as an element for a store; NULL when diagnosed. */
+static tir_buffer *element_target(sema *S, const ast_expr *t, tir_expr ***idx_out) {
+    sv base = sema_eval(S, t->u.sub.value);
+    if (base.kind == SV_ERROR) return NULL;
+    if (base.kind != SV_BUFFER) {
+        char d[128];
+        sema_describe_sv(&base, d, sizeof d);
+        tlc_error(S->diag, t->u.sub.value->loc, "cannot store into %s", d);
+        return NULL;
+    }
+    tir_buffer *b = base.u.buf;
+    if (b->scope == TIR_SCOPE_VAR) {
+        tlc_error(S->diag, t->loc, "'%s' is a scalar variable (alloc_var): assign it without indices", b->name);
+        sema_note_decl(S, b);
+        return NULL;
+    }
+    if (t->u.sub.nindex != b->rank) {
+        tlc_error(S->diag, t->loc, "'%s' has %d dimension%s but %d ind%s given", b->name, b->rank,
+                  b->rank == 1 ? "" : "s", t->u.sub.nindex, t->u.sub.nindex == 1 ? "ex was" : "ices were");
+        sema_note_decl(S, b);
+        return NULL;
+    }
+    tir_expr **idx = TLC_NEW_ARRAY(S->arena, tir_expr *, b->rank);
+    bool ok = true;
+    for (int i = 0; i < b->rank; i++) {
+        const ast_expr *ie = t->u.sub.index[i];
+        if (ie->kind == AE_SLICE) {
+            tlc_error(S->diag, ie->loc, "cannot assign to a slice of '%s': use fill() or copy(), or a Parallel loop", b->name);
+            ok = false;
+            continue;
+        }
+        idx[i] = sema_index(S, ie);
+        if (!idx[i] || !sema_check_index_bounds(S, b, i, idx[i], ie)) ok = false;
+    }
+    *idx_out = idx;
+    return ok ? b : NULL;
+}
+
+static void assign(sema *S, const ast_expr *target, const ast_expr *value, tlc_loc loc) {
+    switch (target->kind) {
+    case AE_NAME: assign_name(S, target, value, false, TIR_I32, loc); return;
+    case AE_SUBSCRIPT: {
+        if (!S->in_kernel) break;
+        tir_expr **idx;
+        tir_buffer *b = element_target(S, target, &idx);
+        tir_expr *v = sema_eval_scalar(S, value);
+        if (b && v) store_stmt(S, b, idx, v, loc);
+        return;
+    }
+    case AE_TUPLE: case AE_LIST:
+        if ((value->kind == AE_TUPLE || value->kind == AE_LIST) && value->u.seq.n == target->u.seq.n) {
+            for (int i = 0; i < target->u.seq.n; i++) assign(S, target->u.seq.items[i], value->u.seq.items[i], loc);
+        } else {
+            tlc_error(S->diag, value->loc, "assigning to %d names needs a tuple of %d values on the right",
+                      target->u.seq.n, target->u.seq.n);
+        }
+        return;
+    default: break;
+    }
+    tlc_error(S->diag, target->loc, S->in_kernel ? "cannot assign to this expression"
+                                                 : "only compile-time constants can be defined outside 'with Kernel(...)'");
+}
+
+static void aug_assign(sema *S, const ast_stmt *s) {
+    const ast_expr *t = s->u.aug.target;
+    tlc_loc loc = s->loc;
+    if (!S->in_kernel) {
+        tlc_error(S->diag, s->loc, "only compile-time constants can be defined outside 'with Kernel(...)'");
+        return;
+    }
+    if (t->kind == AE_NAME) {
+        sym *sy = sema_lookup(S, t->u.name);
+        if (!sy) {
+            tlc_error(S->diag, t->loc, "unknown name '%s'", t->u.name);
+            return;
+        }
+        tir_expr *cur;
+        if (sy->kind == SYM_VAR && sy->var->kind == TV_LET) cur = tir_var_ref(S->arena, sy->var, t->loc);
+        else if (sy->kind == SYM_BUFFER && sy->buf->scope == TIR_SCOPE_VAR) cur = tir_load(S->arena, sy->buf, NULL, t->loc);
+        else {
+            cannot_assign(S, sy, t);
+            return;
+        }
+        tir_expr *v = sema_eval_scalar(S, s->u.aug.value);
+        if (!v) return;
+        tir_expr *r = sema_arith(S, s->u.aug.op, cur, v, loc);
+        if (!r) return;
+        if (sy->kind == SYM_VAR) let_stmt(S, TS_ASSIGN, sy->var, r, loc);
+        else store_stmt(S, sy->buf, NULL, r, loc);
+        return;
+    }
+    if (t->kind == AE_SUBSCRIPT) {
+        tir_expr **idx;
+        tir_buffer *b = element_target(S, t, &idx);
+        tir_expr *v = sema_eval_scalar(S, s->u.aug.value);
+        if (!b || !v) return;
+        tir_expr *r = sema_arith(S, s->u.aug.op, tir_load(S->arena, b, idx, t->loc), v, loc);
+        if (r) store_stmt(S, b, idx, r, loc);
+        return;
+    }
+    tlc_error(S->diag, t->loc, "cannot assign to this expression");
+}
+
+/* ---------------- loops ---------------- */
+
+static tir_expr *range_extent(sema *S, tir_expr *start, tir_expr *stop, int64_t step, tlc_loc loc) {
+    tir_expr *d = sema_binary(S, TB_SUB, stop, start, loc);
+    if (!d || step == 1) return d;
+    /* iterations = ceil(d / step) for the step's sign: (d + step -/+ 1) // step */
+    int64_t adj = step > 0 ? step - 1 : step + 1;
+    tir_expr *n = sema_binary(S, TB_ADD, d, tir_int(S->arena, adj, loc), loc);
+    return n ? sema_binary(S, TB_FLOORDIV, n, tir_int(S->arena, step, loc), loc) : NULL;
+}
+
+static void for_stmt(sema *S, const ast_stmt *s) {
+    const ast_expr *it = s->u.for_.iter;
+    const builtin_spec *b = sema_call_builtin(S, it);
+    if (!b || b->kind != BK_LOOP) {
+        tlc_error(S->diag, it->loc, "a for loop must iterate over Parallel(...), Pipelined(...), serial(...), range(...) or unroll(...)");
+        return;
+    }
+    if (!S->in_kernel) {
+        tlc_error(S->diag, s->loc, "loops must be inside 'with Kernel(...)'");
+        return;
+    }
+    const ast_expr *tgt = s->u.for_.target;
+    const ast_expr *const *names = &tgt;
+    int nnames = 1;
+    if (tgt->kind == AE_TUPLE || tgt->kind == AE_LIST) {
+        names = (const ast_expr *const *)tgt->u.seq.items;
+        nnames = tgt->u.seq.n;
+    }
+    bool ok = true;
+    for (int i = 0; i < nnames; i++)
+        if (names[i]->kind != AE_NAME) {
+            tlc_error(S->diag, names[i]->loc, "a loop variable must be a name");
+            ok = false;
+        }
+    sema_args a;
+    if (!sema_bind_args(S, b, it, &a)) ok = false;
+    tir_stmt *st = tir_new_stmt(S->arena, TS_FOR, s->loc);
+    int nv = b->id == B_PARALLEL ? a.nvar : 1;
+    if (nv < 1) nv = 1;
+    st->u.for_.nvars = nv;
+    st->u.for_.vars = TLC_NEW_ARRAY(S->arena, tir_var *, nv);
+    st->u.for_.start = TLC_NEW_ARRAY(S->arena, tir_expr *, nv);
+    st->u.for_.extent = TLC_NEW_ARRAY(S->arena, tir_expr *, nv);
+    st->u.for_.step = 1;
+    if (ok && nnames != nv) {
+        if (b->id == B_PARALLEL)
+            tlc_error(S->diag, tgt->loc, "Parallel has %d extent%s but the loop has %d variable%s", nv,
+                      nv == 1 ? "" : "s", nnames, nnames == 1 ? "" : "s");
+        else
+            tlc_error(S->diag, tgt->loc, "'%s' loops have one loop variable, got %d", b->name, nnames);
+        ok = false;
+    }
+    if (ok) {
+        switch (b->id) {
+        case B_PARALLEL:
+            st->u.for_.kind = TIR_FOR_PARALLEL;
+            for (int i = 0; i < nv; i++) {
+                int64_t ext;
+                if (!sema_eval_const_int(S, a.var[i], "a Parallel extent", &ext)) { ok = false; continue; }
+                if (ext <= 0 || ext > INT32_MAX) {
+                    tlc_error(S->diag, a.var[i]->loc, "Parallel extent must be positive, got %lld", (long long)ext);
+                    ok = false;
+                    continue;
+                }
+                st->u.for_.start[i] = tir_int(S->arena, 0, a.var[i]->loc);
+                st->u.for_.extent[i] = tir_int(S->arena, ext, a.var[i]->loc);
+            }
+            break;
+        case B_PIPELINED: {
+            st->u.for_.kind = TIR_FOR_PIPELINED;
+            st->u.for_.start[0] = tir_int(S->arena, 0, it->loc);
+            st->u.for_.extent[0] = sema_eval_int(S, a.var[0], "the Pipelined extent");
+            if (!st->u.for_.extent[0]) ok = false;
+            int64_t ns = 1;
+            if (a.arg[0]) {
+                if (!sema_eval_const_int(S, a.arg[0], "num_stages", &ns)) ok = false;
+                else if (ns < 1 || ns > 32) {
+                    tlc_error(S->diag, a.arg[0]->loc, "num_stages=%lld: must be between 1 and 32", (long long)ns);
+                    ok = false;
+                }
+            }
+            st->u.for_.num_stages = (int)(ns >= 1 && ns <= 32 ? ns : 1);
+            break;
+        }
+        default: { /* serial / range / unroll */
+            st->u.for_.kind = b->id == B_UNROLL ? TIR_FOR_UNROLLED : TIR_FOR_SERIAL;
+            tir_expr *start, *stop;
+            int64_t step = 1;
+            if (a.nvar == 1) {
+                start = tir_int(S->arena, 0, it->loc);
+                stop = sema_eval_int(S, a.var[0], "a loop bound");
+            } else {
+                start = sema_eval_int(S, a.var[0], "a loop bound");
+                stop = sema_eval_int(S, a.var[1], "a loop bound");
+            }
+            if (a.nvar == 3) {
+                if (!sema_eval_const_int(S, a.var[2], "the loop step", &step)) ok = false;
+                else if (step == 0) {
+                    tlc_error(S->diag, a.var[2]->loc, "the loop step must not be zero");
+                    ok = false;
+                }
+            }
+            if (!start || !stop || !ok) { ok = false; break; }
+            st->u.for_.start[0] = start;
+            st->u.for_.step = step;
+            st->u.for_.extent[0] = range_extent(S, start, stop, step, it->loc);
+            if (!st->u.for_.extent[0]) ok = false;
+            break;
+        }
+        }
+    }
+    sema_push_scope(S);
+    for (int i = 0; i < nnames && i < nv; i++) {
+        if (names[i]->kind != AE_NAME) continue;
+        sym *prev = sema_lookup(S, names[i]->u.name);
+        if (prev && prev->kind == SYM_BUFFER) {
+            tlc_error(S->diag, names[i]->loc, "loop variable '%s' would hide the buffer of the same name", names[i]->u.name);
+            sema_note_sym(S, prev);
+        }
+        tir_var *v = sema_new_var(S, names[i]->u.name, TV_LOOP, TIR_I32, names[i]->loc);
+        st->u.for_.vars[i] = v;
+        sym *sy = sema_declare(S, names[i]->u.name, SYM_VAR, names[i]->loc);
+        sy->var = v;
+    }
+    if (ok) {
+        st->u.for_.body = sema_block_stmt(S, &s->u.for_.body, s->loc);
+        sema_emit(S, st);
+    } else if (nnames <= nv) {
+        /* still check the body, for its own errors */
+        sema_block_stmt(S, &s->u.for_.body, s->loc);
+    }
+    sema_pop_scope(S);
+}
+
+static void if_stmt(sema *S, const ast_stmt *s) {
+    tir_expr *c = sema_eval_scalar(S, s->u.if_.cond);
+    if (c) c = sema_to_bool(S, c, s->u.if_.cond, "the condition of 'if'");
+    if (c && c->kind == TE_INT) { /* decided at compile time: only the taken branch exists */
+        const ast_block *b = c->u.ival ? &s->u.if_.then : &s->u.if_.els;
+        tlc_ptrvec v;
+        memset(&v, 0, sizeof v);
+        sema_block(S, b, &v);
+        for (int i = 0; i < v.len; i++) sema_emit(S, v.items[i]);
+        tlc_ptrvec_free(&v);
+        return;
+    }
+    tir_stmt *then = sema_block_stmt(S, &s->u.if_.then, s->loc);
+    tir_stmt *els = s->u.if_.els.n ? sema_block_stmt(S, &s->u.if_.els, s->loc) : NULL;
+    if (!c) return;
+    if (!S->in_kernel) {
+        tlc_error(S->diag, s->loc, "a run-time 'if' must be inside 'with Kernel(...)'");
+        return;
+    }
+    tir_stmt *st = tir_new_stmt(S->arena, TS_IF, s->loc);
+    st->u.if_.cond = c;
+    st->u.if_.then = then;
+    st->u.if_.els = els;
+    sema_emit(S, st);
+}
+
+/* ---------------- statements ---------------- */
+
+static void expr_stmt(sema *S, const ast_stmt *s) {
+    const ast_expr *e = s->u.expr;
+    if (!e || e->kind == AE_STRING) return; /* docstring */
+    const builtin_spec *b = sema_call_builtin(S, e);
+    if (b && b->kind == BK_STMT) {
+        if (!S->in_kernel) {
+            tlc_error(S->diag, e->loc, "'%s' must be inside 'with Kernel(...)'", b->name);
+            return;
+        }
+        sema_tile_op(S, b, e);
+        return;
+    }
+    if (b && b->kind == BK_ALLOC) {
+        tlc_error(S->diag, e->loc, "the result of '%s' must be assigned to a name", b->name);
+        return;
+    }
+    sv v = sema_eval(S, e);
+    if (v.kind != SV_ERROR) tlc_error(S->diag, e->loc, "this expression has no effect");
+}
+
+void sema_stmt(sema *S, const ast_stmt *s) {
+    switch (s->kind) {
+    case AS_EXPR: expr_stmt(S, s); return;
+    case AS_ASSIGN: assign(S, s->u.assign.target, s->u.assign.value, s->loc); return;
+    case AS_AUGASSIGN: aug_assign(S, s); return;
+    case AS_ANNASSIGN: {
+        tir_dtype t;
+        bool ok = sema_eval_dtype(S, s->u.ann.annotation, &t);
+        if (!s->u.ann.value) {
+            tlc_error(S->diag, s->loc, "an annotated name needs a value (x: int32 = 0)");
+            return;
+        }
+        if (s->u.ann.target->kind != AE_NAME) {
+            tlc_error(S->diag, s->u.ann.target->loc, "only a name can be annotated");
+            return;
+        }
+        if (!ok) return;
+        sym *prev = sema_lookup(S, s->u.ann.target->u.name);
+        if (prev && !(prev->kind == SYM_VAR && prev->var->kind == TV_LET)) {
+            cannot_assign(S, prev, s->u.ann.target);
+            return;
+        }
+        assign_name(S, s->u.ann.target, s->u.ann.value, true, t, s->loc);
+        return;
+    }
+    case AS_FOR: for_stmt(S, s); return;
+    case AS_IF: if_stmt(S, s); return;
+    case AS_WITH: {
+        const builtin_spec *b = sema_call_builtin(S, s->u.with.item);
+        if (b && b->id == B_KERNEL) sema_kernel_with(S, s);
+        else tlc_error(S->diag, s->loc, "unsupported 'with' statement (only 'with Kernel(...)')");
+        return;
+    }
+    case AS_PASS: return;
+    case AS_WHILE:
+        tlc_error(S->diag, s->loc, "while loops are not supported; use serial(...) or range(...)");
+        return;
+    case AS_RETURN: tlc_error(S->diag, s->loc, "'return' is not supported in a kernel"); return;
+    case AS_BREAK: tlc_error(S->diag, s->loc, "'break' is not supported"); return;
+    case AS_CONTINUE: tlc_error(S->diag, s->loc, "'continue' is not supported"); return;
+    case AS_FUNCDEF: tlc_error(S->diag, s->loc, "nested function definitions are not supported"); return;
+    }
+}

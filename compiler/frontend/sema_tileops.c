@@ -1,0 +1,509 @@
+/* Tile operations: operand regions (whole buffers, slices, start indices),
+ * their shape, scope, bounds and dtype rules, and the schedule hints
+ * use_swizzle / annotate_layout. */
+#include <stdio.h>
+#include <string.h>
+#include "sema_internal.h"
+
+/* A region as written, before a start-index form gets its extents. */
+typedef struct pregion {
+    tir_region r;
+    bool point;          /* every dim indexed by a scalar: extents come from the other operand */
+    const ast_expr *ast;
+    const ast_expr **dim_ast; /* per dim: the index expression (for locations), or NULL */
+} pregion;
+
+static void shape_str(const int64_t *s, int n, char *buf, size_t len) {
+    size_t o = 0;
+    o += (size_t)snprintf(buf + o, len - o, "[");
+    for (int i = 0; i < n && o < len; i++)
+        o += (size_t)snprintf(buf + o, len - o, "%s%lld", i ? ", " : "", (long long)s[i]);
+    if (o < len) snprintf(buf + o, len - o, "]");
+}
+
+static bool region_of(sema *S, const ast_expr *e, pregion *out, const char *op, const char *what) {
+    memset(out, 0, sizeof *out);
+    out->ast = e;
+    const ast_expr *base = e->kind == AE_SUBSCRIPT ? e->u.sub.value : e;
+    sv v = sema_eval(S, base);
+    if (v.kind == SV_ERROR) return false;
+    if (v.kind != SV_BUFFER) {
+        char d[128];
+        sema_describe_sv(&v, d, sizeof d);
+        tlc_error(S->diag, e->loc, "%s: %s must be a buffer or a buffer region, got %s", op, what, d);
+        return false;
+    }
+    tir_buffer *b = v.u.buf;
+    if (b->scope == TIR_SCOPE_VAR) {
+        tlc_error(S->diag, e->loc, "%s: %s '%s' is a scalar variable (alloc_var), not a tile", op, what, b->name);
+        sema_note_decl(S, b);
+        return false;
+    }
+    tir_region *r = &out->r;
+    r->buf = b;
+    r->rank = b->rank;
+    r->loc = e->loc;
+    r->start = TLC_NEW_ARRAY(S->arena, tir_expr *, b->rank);
+    r->extent = TLC_NEW_ARRAY(S->arena, tir_expr *, b->rank);
+    out->dim_ast = TLC_NEW_ARRAY(S->arena, const ast_expr *, b->rank);
+    if (e->kind != AE_SUBSCRIPT) {
+        for (int i = 0; i < b->rank; i++) {
+            r->start[i] = tir_int(S->arena, 0, e->loc);
+            r->extent[i] = b->shape[i];
+        }
+        return true;
+    }
+    if (e->u.sub.nindex != b->rank) {
+        tlc_error(S->diag, e->loc, "'%s' has %d dimension%s but %d ind%s given", b->name, b->rank,
+                  b->rank == 1 ? "" : "s", e->u.sub.nindex, e->u.sub.nindex == 1 ? "ex was" : "ices were");
+        sema_note_decl(S, b);
+        return false;
+    }
+    bool ok = true;
+    out->point = true;
+    for (int i = 0; i < b->rank; i++) {
+        const ast_expr *ie = e->u.sub.index[i];
+        out->dim_ast[i] = ie;
+        if (ie->kind != AE_SLICE) {
+            r->start[i] = sema_index(S, ie);
+            r->extent[i] = tir_int(S->arena, 1, ie->loc);
+            if (!r->start[i]) ok = false;
+            continue;
+        }
+        out->point = false;
+        if (ie->u.slice.step) {
+            tlc_error(S->diag, ie->u.slice.step->loc, "slice steps are not supported");
+            ok = false;
+            continue;
+        }
+        tir_expr *lo = ie->u.slice.lo ? sema_index(S, ie->u.slice.lo) : tir_int(S->arena, 0, ie->loc);
+        tir_expr *hi = ie->u.slice.hi ? sema_index(S, ie->u.slice.hi) : b->shape[i];
+        if (!lo || !hi) { ok = false; continue; }
+        r->start[i] = lo;
+        int64_t ext;
+        if (tir_const_difference(hi, lo, &ext)) {
+            if (ext <= 0) {
+                tlc_error(S->diag, ie->loc, "empty slice of '%s' (extent %lld)", b->name, (long long)ext);
+                ok = false;
+                continue;
+            }
+            r->extent[i] = tir_int(S->arena, ext, ie->loc);
+        } else if (b->scope == TIR_SCOPE_GLOBAL) {
+            r->extent[i] = sema_binary(S, TB_SUB, hi, lo, ie->loc);
+            if (!r->extent[i]) ok = false;
+        } else {
+            tlc_error(S->diag, ie->loc, "the extent of this slice of '%s' is not a compile-time constant", b->name);
+            sema_note_decl(S, b);
+            ok = false;
+        }
+    }
+    if (b->rank == 0) out->point = false;
+    return ok;
+}
+
+/* Gives a start-index region the extents of `shape` on its trailing dims. */
+static bool resolve_point(sema *S, pregion *p, const int64_t *shape, int n, const char *op) {
+    tir_region *r = &p->r;
+    if (n < 0) {
+        tlc_error(S->diag, p->ast->loc, "%s: cannot infer the extent of '%s[...]': the other operand's shape is not constant; use slices",
+                  op, r->buf->name);
+        return false;
+    }
+    if (n > r->rank) {
+        char s[160];
+        shape_str(shape, n, s, sizeof s);
+        tlc_error(S->diag, p->ast->loc, "%s: cannot take a %s region from the %d-d buffer '%s'", op, s, r->rank, r->buf->name);
+        sema_note_decl(S, r->buf);
+        return false;
+    }
+    for (int i = 0; i < n; i++) {
+        int d = r->rank - n + i;
+        r->extent[d] = tir_int(S->arena, shape[i], p->dim_ast[d] ? p->dim_ast[d]->loc : p->ast->loc);
+    }
+    p->point = false;
+    return true;
+}
+
+static bool check_bounds(sema *S, const pregion *p) {
+    const tir_region *r = &p->r;
+    for (int i = 0; i < r->rank; i++) {
+        int64_t s, e, d = tir_buffer_dim(r->buf, i);
+        if (d >= 0 && tir_expr_const_int(r->extent[i], &e) && e > d) { /* too big wherever it starts */
+            tlc_loc at = p->dim_ast && p->dim_ast[i] ? p->dim_ast[i]->loc : p->ast->loc;
+            tlc_error(S->diag, at, "a region of extent %lld does not fit in dimension %d of '%s' (size %lld)",
+                      (long long)e, i, r->buf->name, (long long)d);
+            sema_note_decl(S, r->buf);
+            return false;
+        }
+        if (d < 0 || !tir_expr_const_int(r->start[i], &s) || !tir_expr_const_int(r->extent[i], &e)) continue;
+        if (s < 0 || e > d || s > d - e) {
+            tlc_loc at = p->dim_ast && p->dim_ast[i] ? p->dim_ast[i]->loc : p->ast->loc;
+            if (e == 1)
+                tlc_error(S->diag, at, "index %lld is out of range for dimension %d of '%s' (size %lld)",
+                          (long long)s, i, r->buf->name, (long long)d);
+            else
+                tlc_error(S->diag, at, "region [%lld:%lld] is out of range for dimension %d of '%s' (size %lld)",
+                          (long long)s, (long long)(s + e), i, r->buf->name, (long long)d);
+            sema_note_decl(S, r->buf);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Squeezed shapes of both regions agree (when both are constant). */
+static bool check_same_shape(sema *S, const pregion *a, const pregion *b, const char *op,
+                             const char *aname, const char *bname) {
+    int64_t sa[8], sb[8];
+    int na = tir_region_shape(&a->r, sa), nb = tir_region_shape(&b->r, sb);
+    if (na < 0 || nb < 0) return true; /* symbolic: masked at run time */
+    bool same = na == nb;
+    for (int i = 0; same && i < na; i++) same = sa[i] == sb[i];
+    if (same) return true;
+    char xs[160], ys[160];
+    shape_str(sa, na, xs, sizeof xs);
+    shape_str(sb, nb, ys, sizeof ys);
+    tlc_error(S->diag, b->ast->loc, "%s: shape mismatch: %s '%s' is %s but %s '%s' is %s", op, aname,
+              a->r.buf->name, xs, bname, b->r.buf->name, ys);
+    sema_note_decl(S, a->r.buf);
+    if (b->r.buf != a->r.buf) sema_note_decl(S, b->r.buf);
+    return false;
+}
+
+/* Pairs two regions where either may be in start-index form. */
+static bool pair_regions(sema *S, pregion *a, pregion *b, const char *op) {
+    int64_t s[8];
+    if (a->point && b->point) {
+        tlc_error(S->diag, b->ast->loc, "%s: cannot infer the extent: both operands are start indices; write one of them with slices",
+                  op);
+        return false;
+    }
+    if (a->point && !resolve_point(S, a, s, tir_region_shape(&b->r, s), op)) return false;
+    if (b->point && !resolve_point(S, b, s, tir_region_shape(&a->r, s), op)) return false;
+    return true;
+}
+
+static void op_copy(sema *S, const sema_args *a, tlc_loc loc) {
+    pregion src, dst;
+    bool ok = region_of(S, a->arg[0], &src, "copy", "the source");
+    ok = region_of(S, a->arg[1], &dst, "copy", "the destination") && ok;
+    if (!ok || !pair_regions(S, &src, &dst, "copy")) return;
+    ok = check_bounds(S, &src);
+    ok = check_bounds(S, &dst) && ok;
+    if (!ok || !check_same_shape(S, &src, &dst, "copy", "source", "destination")) return;
+    tir_stmt *st = tir_new_stmt(S->arena, TS_COPY, loc);
+    st->u.copy.src = src.r;
+    st->u.copy.dst = dst.r;
+    sema_emit(S, st);
+}
+
+static void op_fill(sema *S, const builtin_spec *b, const sema_args *a, tlc_loc loc) {
+    pregion dst;
+    bool ok = region_of(S, a->arg[0], &dst, b->name, "the destination");
+    tir_expr *v = b->id == B_CLEAR ? tir_int(S->arena, 0, loc) : sema_eval_scalar(S, a->arg[1]);
+    if (!ok || !v) return;
+    if (dst.point) { /* fill(A[i, j], v): one element */
+        dst.point = false;
+    }
+    if (!check_bounds(S, &dst)) return;
+    tir_stmt *st = tir_new_stmt(S->arena, TS_FILL, loc);
+    st->u.fill.dst = dst.r;
+    st->u.fill.value = tir_cast(S->arena, v, dst.r.buf->dtype, loc);
+    st->u.fill.is_clear = b->id == B_CLEAR;
+    sema_emit(S, st);
+}
+
+static bool whole_operand(sema *S, pregion *p, const char *op, const char *what) {
+    if (!p->point) return true;
+    tlc_error(S->diag, p->ast->loc, "%s: %s must be a buffer or a slice, not start indices", op, what);
+    return false;
+}
+
+static bool operand_2d(sema *S, const pregion *p, const char *what, int64_t out[2]) {
+    int64_t s[8];
+    int n = tir_region_shape(&p->r, s);
+    if (p->r.rank == 2 && tir_expr_const_int(p->r.extent[0], &out[0]) && tir_expr_const_int(p->r.extent[1], &out[1]))
+        return true; /* a 2-d buffer keeps its dims even where one is 1 */
+    if (n == 2) {
+        out[0] = s[0];
+        out[1] = s[1];
+        return true;
+    }
+    char sh[160];
+    if (n >= 0) shape_str(s, n, sh, sizeof sh);
+    else snprintf(sh, sizeof sh, "not constant");
+    tlc_error(S->diag, p->ast->loc, "gemm: %s '%s' must be a 2-d tile, its shape is %s", what, p->r.buf->name, sh);
+    sema_note_decl(S, p->r.buf);
+    return false;
+}
+
+static void op_gemm(sema *S, const sema_args *a, tlc_loc loc) {
+    pregion A, B, C;
+    bool ok = region_of(S, a->arg[0], &A, "gemm", "operand A");
+    ok = region_of(S, a->arg[1], &B, "gemm", "operand B") && ok;
+    ok = region_of(S, a->arg[2], &C, "gemm", "the accumulator C") && ok;
+    bool ta = false, tb = false, clear = false;
+    tir_gemm_policy policy = TIR_POLICY_SQUARE;
+    if (a->arg[3] && !sema_eval_const_bool(S, a->arg[3], "transpose_A", &ta)) ok = false;
+    if (a->arg[4] && !sema_eval_const_bool(S, a->arg[4], "transpose_B", &tb)) ok = false;
+    if (a->arg[5]) {
+        sv p = sema_eval(S, a->arg[5]);
+        if (p.kind == SV_POLICY) policy = p.u.policy;
+        else if (p.kind != SV_ERROR) {
+            tlc_error(S->diag, a->arg[5]->loc, "gemm: policy must be GemmWarpPolicy.Square, FullRow or FullCol");
+            ok = false;
+        } else ok = false;
+    }
+    if (a->arg[6] && !sema_eval_const_bool(S, a->arg[6], "clear_accum", &clear)) ok = false;
+    if (!ok) return;
+    ok = whole_operand(S, &A, "gemm", "operand A");
+    ok = whole_operand(S, &B, "gemm", "operand B") && ok;
+    ok = whole_operand(S, &C, "gemm", "the accumulator C") && ok;
+    if (!ok) return;
+    const pregion *ops[2] = {&A, &B};
+    const char *names[2] = {"A", "B"};
+    for (int i = 0; i < 2; i++) {
+        tir_scope sc = ops[i]->r.buf->scope;
+        if (sc != TIR_SCOPE_SHARED && sc != TIR_SCOPE_FRAGMENT) {
+            tlc_error(S->diag, ops[i]->ast->loc, "gemm: operand %s must be in shared memory or a fragment, but '%s' is %s",
+                      names[i], ops[i]->r.buf->name, sema_buffer_desc(ops[i]->r.buf));
+            sema_note_decl(S, ops[i]->r.buf);
+            ok = false;
+        }
+    }
+    if (C.r.buf->scope != TIR_SCOPE_FRAGMENT) {
+        tlc_error(S->diag, C.ast->loc, "gemm: the accumulator C must be a fragment (alloc_fragment), but '%s' is %s",
+                  C.r.buf->name, sema_buffer_desc(C.r.buf));
+        sema_note_decl(S, C.r.buf);
+        ok = false;
+    }
+    if (!ok) return;
+    if (A.r.buf->dtype != B.r.buf->dtype) {
+        tlc_error(S->diag, B.ast->loc, "gemm: operands A (%s) and B (%s) must have the same dtype",
+                  tir_dtype_name(A.r.buf->dtype), tir_dtype_name(B.r.buf->dtype));
+        sema_note_decl(S, A.r.buf);
+        sema_note_decl(S, B.r.buf);
+        return;
+    }
+    ok = check_bounds(S, &A);
+    ok = check_bounds(S, &B) && ok;
+    ok = check_bounds(S, &C) && ok;
+    int64_t sa[2], sb[2], sc[2];
+    ok = operand_2d(S, &A, "operand A", sa) && ok;
+    ok = operand_2d(S, &B, "operand B", sb) && ok;
+    ok = operand_2d(S, &C, "the accumulator C", sc) && ok;
+    if (!ok) return;
+    int64_t m = ta ? sa[1] : sa[0], ka = ta ? sa[0] : sa[1];
+    int64_t kb = tb ? sb[1] : sb[0], n = tb ? sb[0] : sb[1];
+    if (ka != kb) {
+        tlc_error(S->diag, B.ast->loc, "gemm: K of A (%lld, from %s[%lld, %lld]%s) does not match K of B (%lld, from %s[%lld, %lld]%s)",
+                  (long long)ka, A.r.buf->name, (long long)sa[0], (long long)sa[1], ta ? " with transpose_A" : "",
+                  (long long)kb, B.r.buf->name, (long long)sb[0], (long long)sb[1], tb ? " with transpose_B" : "");
+        sema_note_decl(S, A.r.buf);
+        if (B.r.buf != A.r.buf) sema_note_decl(S, B.r.buf);
+        return;
+    }
+    if (sc[0] != m || sc[1] != n) {
+        tlc_error(S->diag, C.ast->loc, "gemm: the accumulator '%s' is [%lld, %lld] but A x B is [%lld, %lld]",
+                  C.r.buf->name, (long long)sc[0], (long long)sc[1], (long long)m, (long long)n);
+        sema_note_decl(S, C.r.buf);
+        return;
+    }
+    if (m > INT32_MAX || n > INT32_MAX || ka > INT32_MAX) return;
+    tir_stmt *st = tir_new_stmt(S->arena, TS_GEMM, loc);
+    st->u.gemm.a = A.r;
+    st->u.gemm.b = B.r;
+    st->u.gemm.c = C.r;
+    st->u.gemm.trans_a = ta;
+    st->u.gemm.trans_b = tb;
+    st->u.gemm.clear_accum = clear;
+    st->u.gemm.policy = policy;
+    st->u.gemm.m = (int)m;
+    st->u.gemm.n = (int)n;
+    st->u.gemm.k = (int)ka;
+    sema_emit(S, st);
+}
+
+static void op_reduce(sema *S, const builtin_spec *b, const sema_args *a, tlc_loc loc) {
+    pregion src, dst;
+    bool ok = region_of(S, a->arg[0], &src, b->name, "the source");
+    ok = region_of(S, a->arg[1], &dst, b->name, "the destination") && ok;
+    int64_t dim = -1;
+    bool clear = true;
+    if (a->arg[2] && !sema_eval_const_int(S, a->arg[2], "dim", &dim)) ok = false;
+    if (a->arg[3] && !sema_eval_const_bool(S, a->arg[3], "clear", &clear)) ok = false;
+    if (!ok) return;
+    ok = whole_operand(S, &src, b->name, "the source");
+    ok = whole_operand(S, &dst, b->name, "the destination") && ok;
+    if (!ok) return;
+    tir_scope ss = src.r.buf->scope, ds = dst.r.buf->scope;
+    if (ss != TIR_SCOPE_FRAGMENT && ss != TIR_SCOPE_SHARED) {
+        tlc_error(S->diag, src.ast->loc, "%s: the source must be a fragment or a shared buffer, but '%s' is %s", b->name,
+                  src.r.buf->name, sema_buffer_desc(src.r.buf));
+        sema_note_decl(S, src.r.buf);
+        ok = false;
+    }
+    if (ds == TIR_SCOPE_GLOBAL) {
+        tlc_error(S->diag, dst.ast->loc, "%s: the destination must be a fragment, shared or local buffer, but '%s' is %s",
+                  b->name, dst.r.buf->name, sema_buffer_desc(dst.r.buf));
+        sema_note_decl(S, dst.r.buf);
+        ok = false;
+    }
+    int rank = src.r.rank;
+    if (ok && (dim < -rank || dim >= rank)) {
+        tlc_error(S->diag, a->arg[2] ? a->arg[2]->loc : loc, "%s: dim=%lld is out of range for the %d-d source '%s'",
+                  b->name, (long long)dim, rank, src.r.buf->name);
+        ok = false;
+    }
+    if (!ok || !check_bounds(S, &src) || !check_bounds(S, &dst)) return;
+    if (dim < 0) dim += rank;
+    /* expected: the source extents without `dim`, extent-1 dims dropped */
+    int64_t want[8], got[8];
+    int nw = 0;
+    for (int i = 0; i < rank; i++) {
+        int64_t e;
+        if (i == dim) continue;
+        if (!tir_expr_const_int(src.r.extent[i], &e)) return;
+        if (e != 1) want[nw++] = e;
+    }
+    int ng = tir_region_shape(&dst.r, got);
+    bool same = ng == nw;
+    for (int i = 0; same && i < nw; i++) same = want[i] == got[i];
+    if (!same) {
+        char ws[160], gs[160];
+        shape_str(want, nw, ws, sizeof ws);
+        shape_str(got, ng < 0 ? 0 : ng, gs, sizeof gs);
+        tlc_error(S->diag, dst.ast->loc, "%s: the destination '%s' is %s but reducing '%s' over dim %lld gives %s",
+                  b->name, dst.r.buf->name, gs, src.r.buf->name, (long long)dim, ws);
+        sema_note_decl(S, dst.r.buf);
+        return;
+    }
+    tir_stmt *st = tir_new_stmt(S->arena, TS_REDUCE, loc);
+    st->u.reduce.kind = b->id == B_REDUCE_MAX ? TIR_REDUCE_MAX : b->id == B_REDUCE_SUM ? TIR_REDUCE_SUM
+                      : b->id == B_REDUCE_MIN ? TIR_REDUCE_MIN : TIR_REDUCE_ABSMAX;
+    st->u.reduce.src = src.r;
+    st->u.reduce.dst = dst.r;
+    st->u.reduce.dim = (int)dim;
+    st->u.reduce.clear = clear;
+    sema_emit(S, st);
+}
+
+/* Does `e` denote a tile (a non-scalar buffer or a slice of one)? */
+static bool is_tile_expr(sema *S, const ast_expr *e) {
+    const ast_expr *base = e->kind == AE_SUBSCRIPT ? e->u.sub.value : e;
+    if (base->kind != AE_NAME) return false;
+    sym *s = sema_lookup(S, base->u.name);
+    if (!s || s->kind != SYM_BUFFER || s->buf->scope == TIR_SCOPE_VAR) return false;
+    if (e->kind == AE_NAME) return true;
+    for (int i = 0; i < e->u.sub.nindex; i++)
+        if (e->u.sub.index[i]->kind == AE_SLICE) return true;
+    return false;
+}
+
+static void op_atomic_add(sema *S, const sema_args *a, tlc_loc loc) {
+    pregion dst;
+    if (!region_of(S, a->arg[0], &dst, "atomic_add", "the destination")) return;
+    tir_scope ds = dst.r.buf->scope;
+    if (ds != TIR_SCOPE_GLOBAL && ds != TIR_SCOPE_SHARED) {
+        tlc_error(S->diag, a->arg[0]->loc, "atomic_add: the destination must be global or shared memory, but '%s' is %s",
+                  dst.r.buf->name, sema_buffer_desc(dst.r.buf));
+        sema_note_decl(S, dst.r.buf);
+        return;
+    }
+    tir_stmt *st = tir_new_stmt(S->arena, TS_ATOMIC_ADD, loc);
+    if (is_tile_expr(S, a->arg[1])) {
+        pregion src;
+        if (!region_of(S, a->arg[1], &src, "atomic_add", "the value")) return;
+        if (!pair_regions(S, &dst, &src, "atomic_add")) return;
+        bool ok = check_bounds(S, &dst);
+        ok = check_bounds(S, &src) && ok;
+        if (!ok || !check_same_shape(S, &src, &dst, "atomic_add", "value", "destination")) return;
+        st->u.atomic.dst = dst.r;
+        st->u.atomic.src = src.r;
+    } else {
+        tir_expr *v = sema_eval_scalar(S, a->arg[1]);
+        if (!v) return;
+        if (!dst.point && dst.r.rank > 0) {
+            tlc_error(S->diag, a->arg[0]->loc, "atomic_add with a scalar value needs an element destination such as %s[i, j]",
+                      dst.r.buf->name);
+            return;
+        }
+        dst.point = false;
+        if (!check_bounds(S, &dst)) return;
+        st->u.atomic.dst = dst.r;
+        st->u.atomic.value = tir_cast(S->arena, v, dst.r.buf->dtype, loc);
+    }
+    sema_emit(S, st);
+}
+
+static void op_use_swizzle(sema *S, const sema_args *a) {
+    int64_t panel;
+    if (!sema_eval_const_int(S, a->arg[0], "panel_size", &panel)) return;
+    if (panel < 1 || panel > 65535) {
+        tlc_error(S->diag, a->arg[0]->loc, "use_swizzle: panel_size must be between 1 and 65535, got %lld", (long long)panel);
+        return;
+    }
+    bool col = false;
+    if (a->arg[1]) {
+        sv o = sema_eval(S, a->arg[1]);
+        if (o.kind == SV_ERROR) return;
+        if (o.kind != SV_STRING || (strcmp(o.u.str, "row") != 0 && strcmp(o.u.str, "col") != 0)) {
+            tlc_error(S->diag, a->arg[1]->loc, "use_swizzle: order must be \"row\" or \"col\"");
+            return;
+        }
+        col = strcmp(o.u.str, "col") == 0;
+    }
+    S->k->use_swizzle = true;
+    S->k->swizzle_panel = (int)panel;
+    S->k->swizzle_col = col;
+}
+
+static void op_annotate_layout(sema *S, const sema_args *a) {
+    const ast_expr *d = a->arg[0];
+    if (d->kind != AE_DICT) {
+        tlc_error(S->diag, d->loc, "annotate_layout expects a dict {buffer: make_swizzled_layout(buffer), ...}");
+        return;
+    }
+    for (int i = 0; i < d->u.dict.n; i++) {
+        sv key = sema_eval(S, d->u.dict.keys[i]);
+        sv val = sema_eval(S, d->u.dict.values[i]);
+        if (key.kind == SV_ERROR || val.kind == SV_ERROR) continue;
+        if (key.kind != SV_BUFFER) {
+            tlc_error(S->diag, d->u.dict.keys[i]->loc, "annotate_layout: the key must be a shared buffer");
+            continue;
+        }
+        tir_buffer *b = key.u.buf;
+        if (b->scope != TIR_SCOPE_SHARED) {
+            tlc_error(S->diag, d->u.dict.keys[i]->loc, "annotate_layout: '%s' must be a shared buffer, but it is %s",
+                      b->name, sema_buffer_desc(b));
+            sema_note_decl(S, b);
+            continue;
+        }
+        if (val.kind != SV_LAYOUT) {
+            tlc_error(S->diag, d->u.dict.values[i]->loc, "annotate_layout: the value must be make_swizzled_layout(%s)", b->name);
+            continue;
+        }
+        if (val.u.buf != b) {
+            tlc_error(S->diag, d->u.dict.values[i]->loc, "annotate_layout: the layout of '%s' is made from '%s'",
+                      b->name, val.u.buf->name);
+            continue;
+        }
+        b->layout_hint = TIR_LAYOUT_HINT_SWIZZLED;
+        b->layout_hint_loc = d->u.dict.values[i]->loc;
+    }
+}
+
+void sema_tile_op(sema *S, const builtin_spec *b, const ast_expr *call) {
+    sema_args a;
+    if (!sema_bind_args(S, b, call, &a)) return;
+    switch (b->id) {
+    case B_COPY: op_copy(S, &a, call->loc); break;
+    case B_FILL: case B_CLEAR: op_fill(S, b, &a, call->loc); break;
+    case B_GEMM: op_gemm(S, &a, call->loc); break;
+    case B_REDUCE_MAX: case B_REDUCE_SUM: case B_REDUCE_MIN: case B_REDUCE_ABSMAX: op_reduce(S, b, &a, call->loc); break;
+    case B_ATOMIC_ADD: op_atomic_add(S, &a, call->loc); break;
+    case B_USE_SWIZZLE: op_use_swizzle(S, &a); break;
+    case B_ANNOTATE_LAYOUT: op_annotate_layout(S, &a); break;
+    default: tlc_error(S->diag, call->loc, "'%s' is not a statement", b->name); break;
+    }
+}

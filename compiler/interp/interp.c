@@ -1,0 +1,408 @@
+/* Tile IR interpreter: binding of arguments, the grid loop and statements.
+ * Tile ops are in interp_tileops.c, expressions in interp_expr.c. Errors
+ * unwind with longjmp to tlc_interp_run; every allocation is owned by the
+ * interpreter object so nothing leaks on that path. */
+#include "interp/interp_internal.h"
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void *xcalloc(size_t n, size_t sz) {
+    void *p = calloc(n ? n : 1, sz ? sz : 1);
+    if (!p) { fputs("tlc: fatal: out of memory\n", stderr); abort(); }
+    return p;
+}
+
+noreturn void tlc_interp_fail(tlc_interp *it, tlc_loc loc, const char *fmt, ...) {
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    tlc_error(&it->diag, loc, "%s", msg);
+    longjmp(it->jb, 1);
+}
+
+tlc_interp *tlc_interp_create(const tir_kernel *k, const tlc_source *src) {
+    tlc_interp *it = xcalloc(1, sizeof *it);
+    it->k = k;
+    if (src) { it->src = *src; it->have_src = true; }
+    tlc_diag_init(&it->diag, it->have_src ? &it->src : NULL);
+    it->vars = xcalloc((size_t)k->nvars, sizeof *it->vars);
+    it->bufs = xcalloc((size_t)k->nbuffers, sizeof *it->bufs);
+    it->targs = xcalloc((size_t)k->nparams, sizeof *it->targs);
+    it->sargs = xcalloc((size_t)k->nparams, sizeof *it->sargs);
+    it->symval = xcalloc((size_t)k->nsym, sizeof *it->symval);
+    for (int i = 0; i < k->nsym; i++) it->symval[i] = -1;
+    return it;
+}
+
+void tlc_interp_destroy(tlc_interp *it) {
+    if (!it) return;
+    for (int i = 0; i < it->k->nbuffers; i++) free(it->bufs[i].data);
+    for (int i = 0; i < 3; i++) free(it->scr[i]);
+    free(it->fa);
+    free(it->fb);
+    free(it->vars);
+    free(it->bufs);
+    free(it->targs);
+    free(it->sargs);
+    free(it->symval);
+    tlc_diag_free(&it->diag);
+    free(it);
+}
+
+const char *tlc_interp_error(const tlc_interp *it) {
+    return it->diag.out.data ? it->diag.out.data : "";
+}
+
+tlc_interp_stats tlc_interp_get_stats(const tlc_interp *it) { return it->stats; }
+
+static void reset_errors(tlc_interp *it) {
+    tlc_diag_free(&it->diag);
+    tlc_diag_init(&it->diag, it->have_src ? &it->src : NULL);
+}
+
+/* An error outside a run (binding): recorded without unwinding. */
+static bool bind_error(tlc_interp *it, tlc_loc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static bool bind_error(tlc_interp *it, tlc_loc loc, const char *fmt, ...) {
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    tlc_error(&it->diag, loc, "%s", msg);
+    return false;
+}
+
+static const tir_param *find_param(tlc_interp *it, const char *name, int *index) {
+    for (int i = 0; i < it->k->nparams; i++)
+        if (!strcmp(it->k->params[i].name, name)) { *index = i; return &it->k->params[i]; }
+    return NULL;
+}
+
+bool tlc_interp_bind_tensor(tlc_interp *it, const char *name, void *data, tir_dtype dtype,
+                            int rank, const int64_t *shape) {
+    reset_errors(it);
+    int pi;
+    const tir_param *p = find_param(it, name, &pi);
+    if (!p) return bind_error(it, it->k->loc, "kernel '%s' has no parameter '%s'", it->k->name, name);
+    if (p->kind != TIR_PARAM_TENSOR)
+        return bind_error(it, p->loc, "parameter '%s' is a scalar, not a tensor", name);
+    const tir_buffer *b = p->buf;
+    if (dtype != b->dtype)
+        return bind_error(it, p->loc, "tensor '%s' is %s but the argument is %s", name,
+                          tir_dtype_name(b->dtype), tir_dtype_name(dtype));
+    if (rank != b->rank)
+        return bind_error(it, p->loc, "tensor '%s' has rank %d but the argument has rank %d", name, b->rank, rank);
+    targ *t = &it->targs[pi];
+    for (int d = 0; d < rank; d++) {
+        if (shape[d] < 0) return bind_error(it, p->loc, "tensor '%s': negative extent in dim %d", name, d);
+        int64_t c = tir_buffer_dim(b, d);
+        if (c >= 0 && c != shape[d])
+            return bind_error(it, p->loc, "tensor '%s' has extent %lld in dim %d but the argument has %lld",
+                              name, (long long)c, d, (long long)shape[d]);
+        t->shape[d] = shape[d];
+    }
+    t->bound = true;
+    t->data = data;
+    t->dtype = dtype;
+    t->rank = rank;
+    return true;
+}
+
+static bool bind_scalar(tlc_interp *it, const char *name, bool isf, tlc_ival v) {
+    reset_errors(it);
+    int pi;
+    const tir_param *p = find_param(it, name, &pi);
+    if (!p) return bind_error(it, it->k->loc, "kernel '%s' has no parameter '%s'", it->k->name, name);
+    if (p->kind != TIR_PARAM_SCALAR)
+        return bind_error(it, p->loc, "parameter '%s' is a tensor, not a scalar", name);
+    it->sargs[pi].bound = true;
+    it->sargs[pi].isf = isf;
+    it->sargs[pi].v = v;
+    return true;
+}
+
+bool tlc_interp_bind_int(tlc_interp *it, const char *name, int64_t value) {
+    tlc_ival v = {.i = value};
+    return bind_scalar(it, name, false, v);
+}
+
+bool tlc_interp_bind_float(tlc_interp *it, const char *name, double value) {
+    tlc_ival v = {.f = value};
+    return bind_scalar(it, name, true, v);
+}
+
+int64_t tlc_interp_sym_dim(const tlc_interp *it, const char *name) {
+    for (int i = 0; i < it->k->nsym; i++)
+        if (!strcmp(it->k->sym_dims[i]->name, name)) return it->symval[i];
+    return -1;
+}
+
+/* ---------------- buffers ---------------- */
+
+static void poison(ibuf *ib) {
+    if (tlc_interp_isf(ib->b->dtype))
+        for (int64_t i = 0; i < ib->elems; i++) ib->data[i].f = NAN;
+    else
+        for (int64_t i = 0; i < ib->elems; i++) ib->data[i].i = tlc_wrap_int(ib->b->dtype, 0x5eadbeefLL);
+}
+
+/* Gives ib room for the given dims (row-major strides). */
+static void shape_buf(tlc_interp *it, ibuf *ib, const tir_buffer *b, const int64_t *dims, tlc_loc loc) {
+    ib->b = b;
+    ib->rank = b->rank;
+    int64_t n = 1;
+    for (int d = b->rank - 1; d >= 0; d--) {
+        ib->dims[d] = dims[d];
+        ib->strides[d] = n;
+        if (dims[d] && n > ((int64_t)1 << 40) / dims[d])
+            tlc_interp_fail(it, loc, "buffer '%s' is too large for the interpreter", b->name);
+        n *= dims[d];
+    }
+    ib->elems = n;
+    if (n > ib->cap) {
+        free(ib->data);
+        ib->data = xcalloc((size_t)n, sizeof(tlc_ival));
+        ib->cap = n;
+    }
+    ib->live = true;
+}
+
+static void alloc_buffer(tlc_interp *it, const tir_buffer *b, tlc_loc loc) {
+    int64_t dims[TLC_INTERP_MAX_RANK];
+    if (b->rank > TLC_INTERP_MAX_RANK)
+        tlc_interp_fail(it, loc, "buffer '%s' has rank %d (the interpreter supports %d)", b->name, b->rank,
+                        TLC_INTERP_MAX_RANK);
+    for (int d = 0; d < b->rank; d++) {
+        dims[d] = tlc_interp_eval_i(it, b->shape[d]);
+        if (dims[d] < 0) tlc_interp_fail(it, loc, "buffer '%s' has negative extent %lld in dim %d", b->name,
+                                         (long long)dims[d], d);
+    }
+    ibuf *ib = &it->bufs[b->id];
+    shape_buf(it, ib, b, dims, loc);
+    poison(ib);
+}
+
+/* ---------------- statements ---------------- */
+
+static void exec(tlc_interp *it, const tir_stmt *s);
+
+static void store(tlc_interp *it, const tir_stmt *s) {
+    const tir_buffer *b = s->u.store.buf;
+    int64_t off = tlc_interp_offset(it, b, s->u.store.idx, s->loc);
+    tlc_ival v = tlc_interp_eval(it, s->u.store.value);
+    it->bufs[b->id].data[off] = tlc_interp_convert(v, s->u.store.value->dtype, b->dtype);
+}
+
+static void exec_for(tlc_interp *it, const tir_stmt *s) {
+    int nv = s->u.for_.nvars;
+    int64_t start[TLC_INTERP_MAX_RANK], ext[TLC_INTERP_MAX_RANK], cur[TLC_INTERP_MAX_RANK];
+    if (nv < 1 || nv > TLC_INTERP_MAX_RANK)
+        tlc_interp_fail(it, s->loc, "loop with %d variables is not supported", nv);
+    for (int v = 0; v < nv; v++) {
+        start[v] = tlc_interp_eval_i(it, s->u.for_.start[v]);
+        ext[v] = tlc_interp_eval_i(it, s->u.for_.extent[v]);
+        if (ext[v] <= 0) return;
+        cur[v] = 0;
+    }
+    int64_t step = s->u.for_.step ? s->u.for_.step : 1;
+    for (;;) {
+        for (int v = 0; v < nv; v++) {
+            tir_var *var = s->u.for_.vars[v];
+            it->vars[var->id].i = tlc_wrap_int(var->dtype, start[v] + cur[v] * (nv == 1 ? step : 1));
+        }
+        it->stats.elem_evals++;
+        exec(it, s->u.for_.body);
+        int v = nv - 1;
+        while (v >= 0 && ++cur[v] == ext[v]) cur[v--] = 0;
+        if (v < 0) break;
+    }
+}
+
+static void exec(tlc_interp *it, const tir_stmt *s) {
+    if (!s) return;
+    switch (s->kind) {
+    case TS_SEQ:
+        for (int i = 0; i < s->u.seq.n; i++) exec(it, s->u.seq.stmts[i]);
+        break;
+    case TS_FOR: exec_for(it, s); break;
+    case TS_IF: {
+        const tir_expr *c = s->u.if_.cond;
+        tlc_ival v = tlc_interp_eval(it, c);
+        bool t = tlc_interp_isf(c->dtype) ? v.f != 0 : v.i != 0;
+        exec(it, t ? s->u.if_.then : s->u.if_.els);
+        break;
+    }
+    case TS_ALLOC:
+        if (!s->u.alloc.buf->is_workspace && s->u.alloc.buf->scope != TIR_SCOPE_GLOBAL)
+            alloc_buffer(it, s->u.alloc.buf, s->loc);
+        break;
+    case TS_LET:
+    case TS_ASSIGN: {
+        tir_var *var = s->u.let.var;
+        tlc_ival v = tlc_interp_eval(it, s->u.let.value);
+        it->vars[var->id] = tlc_interp_convert(v, s->u.let.value->dtype, var->dtype);
+        break;
+    }
+    case TS_STORE: store(it, s); break;
+    case TS_COPY: tlc_interp_copy(it, s); break;
+    case TS_FILL: tlc_interp_fill(it, s); break;
+    case TS_GEMM: tlc_interp_gemm(it, s); break;
+    case TS_REDUCE: tlc_interp_reduce(it, s); break;
+    case TS_ATOMIC_ADD: tlc_interp_atomic_add(it, s); break;
+    default: tlc_interp_fail(it, s->loc, "unknown statement kind %d", (int)s->kind);
+    }
+}
+
+/* ---------------- the run ---------------- */
+
+/* Binds symbolic dims from the tensor arguments and checks they agree. */
+static void bind_dims(tlc_interp *it) {
+    const tir_kernel *k = it->k;
+    int *from_param = xcalloc((size_t)k->nsym, sizeof(int) * 2);
+    for (int i = 0; i < k->nsym; i++) it->symval[i] = -1;
+    char msg[512] = "";
+    tlc_loc loc = {0, 0};
+    for (int pi = 0; pi < k->nparams && !msg[0]; pi++) {
+        const tir_param *p = &k->params[pi];
+        if (p->kind != TIR_PARAM_TENSOR) continue;
+        const tir_buffer *b = p->buf;
+        for (int d = 0; d < b->rank && !msg[0]; d++) {
+            const tir_expr *e = b->shape[d];
+            if (e->kind != TE_VAR || e->u.var->kind != TV_SYM_DIM) continue;
+            int si = -1;
+            for (int j = 0; j < k->nsym; j++)
+                if (k->sym_dims[j] == e->u.var) si = j;
+            if (si < 0) continue;
+            int64_t v = it->targs[pi].shape[d];
+            if (it->symval[si] < 0) {
+                it->symval[si] = v;
+                from_param[2 * si] = pi;
+                from_param[2 * si + 1] = d;
+            } else if (it->symval[si] != v) {
+                const tir_param *q = &k->params[from_param[2 * si]];
+                snprintf(msg, sizeof msg,
+                         "symbolic dim '%s' is %lld from '%s' dim %d but %lld from '%s' dim %d",
+                         e->u.var->name, (long long)it->symval[si], q->name, from_param[2 * si + 1],
+                         (long long)v, p->name, d);
+                loc = p->loc;
+            }
+        }
+    }
+    free(from_param);
+    if (msg[0]) tlc_interp_fail(it, loc, "%s", msg);
+    for (int i = 0; i < k->nsym; i++) {
+        tir_var *v = k->sym_dims[i];
+        if (it->symval[i] < 0)
+            tlc_interp_fail(it, v->loc, "symbolic dim '%s' is not bound by any tensor argument", v->name);
+        it->vars[v->id].i = it->symval[i];
+    }
+}
+
+/* Copies the host tensors into the interpreter's widened storage. */
+static void load_globals(tlc_interp *it) {
+    const tir_kernel *k = it->k;
+    for (int pi = 0; pi < k->nparams; pi++) {
+        const tir_param *p = &k->params[pi];
+        if (p->kind == TIR_PARAM_SCALAR) {
+            if (!it->sargs[pi].bound) tlc_interp_fail(it, p->loc, "scalar parameter '%s' is not bound", p->name);
+            tlc_ival v = it->sargs[pi].v;
+            it->vars[p->var->id] = tlc_interp_convert(v, it->sargs[pi].isf ? TIR_F32 : TIR_I64, p->var->dtype);
+            if (it->sargs[pi].isf && tlc_interp_isf(p->var->dtype))
+                it->vars[p->var->id].f = tlc_round_to_dtype(p->var->dtype, v.f);
+            continue;
+        }
+        targ *t = &it->targs[pi];
+        ibuf *ib = &it->bufs[p->buf->id];
+        shape_buf(it, ib, p->buf, t->shape, p->loc);
+        if (tlc_interp_isf(t->dtype))
+            for (int64_t i = 0; i < ib->elems; i++) ib->data[i].f = tlc_host_load_f(t->data, t->dtype, i);
+        else
+            for (int64_t i = 0; i < ib->elems; i++) ib->data[i].i = tlc_host_load_i(t->data, t->dtype, i);
+    }
+}
+
+static void store_globals(tlc_interp *it) {
+    const tir_kernel *k = it->k;
+    for (int pi = 0; pi < k->nparams; pi++) {
+        const tir_param *p = &k->params[pi];
+        if (p->kind != TIR_PARAM_TENSOR || !tlc_interp_param_written(k, pi)) continue;
+        targ *t = &it->targs[pi];
+        ibuf *ib = &it->bufs[p->buf->id];
+        if (tlc_interp_isf(t->dtype))
+            for (int64_t i = 0; i < ib->elems; i++) tlc_host_store_f(t->data, t->dtype, i, ib->data[i].f);
+        else
+            for (int64_t i = 0; i < ib->elems; i++) tlc_host_store_i(t->data, t->dtype, i, ib->data[i].i);
+    }
+}
+
+static bool run_body(tlc_interp *it) {
+    const tir_kernel *k = it->k;
+    for (int pi = 0; pi < k->nparams; pi++)
+        if (k->params[pi].kind == TIR_PARAM_TENSOR && !it->targs[pi].bound)
+            tlc_interp_fail(it, k->params[pi].loc, "tensor parameter '%s' is not bound", k->params[pi].name);
+    bind_dims(it);
+    load_globals(it);
+    for (int i = 0; i < k->nbuffers; i++) {
+        const tir_buffer *b = k->buffers[i];
+        if (b->is_workspace) alloc_buffer(it, b, b->loc);
+    }
+    int64_t g[3] = {1, 1, 1};
+    for (int a = 0; a < k->grid_rank; a++) {
+        g[a] = tlc_interp_eval_i(it, k->grid[a]);
+        if (g[a] <= 0)
+            tlc_interp_fail(it, k->grid[a]->loc, "grid dimension %d is %lld (must be positive)", a, (long long)g[a]);
+    }
+    for (int64_t z = 0; z < g[2]; z++)
+        for (int64_t y = 0; y < g[1]; y++)
+            for (int64_t x = 0; x < g[0]; x++) {
+                int64_t idx[3] = {x, y, z};
+                for (int a = 0; a < 3; a++)
+                    if (k->block_idx[a]) it->vars[k->block_idx[a]->id].i = idx[a];
+                for (int i = 0; i < k->nbuffers; i++)
+                    if (k->buffers[i]->scope != TIR_SCOPE_GLOBAL) it->bufs[i].live = false;
+                it->stats.blocks++;
+                exec(it, k->body);
+            }
+    store_globals(it);
+    return true;
+}
+
+bool tlc_interp_run(tlc_interp *it) {
+    reset_errors(it);
+    memset(&it->stats, 0, sizeof it->stats);
+    for (int i = 0; i < it->k->nbuffers; i++) it->bufs[i].live = false;
+    if (setjmp(it->jb)) return false;
+    return run_body(it);
+}
+
+/* ---------------- which parameters a kernel writes ---------------- */
+
+static bool writes(const tir_stmt *s, const tir_buffer *b) {
+    if (!s) return false;
+    switch (s->kind) {
+    case TS_SEQ:
+        for (int i = 0; i < s->u.seq.n; i++)
+            if (writes(s->u.seq.stmts[i], b)) return true;
+        return false;
+    case TS_FOR: return writes(s->u.for_.body, b);
+    case TS_IF: return writes(s->u.if_.then, b) || writes(s->u.if_.els, b);
+    case TS_STORE: return s->u.store.buf == b;
+    case TS_COPY: return s->u.copy.dst.buf == b;
+    case TS_FILL: return s->u.fill.dst.buf == b;
+    case TS_GEMM: return s->u.gemm.c.buf == b;
+    case TS_REDUCE: return s->u.reduce.dst.buf == b;
+    case TS_ATOMIC_ADD: return s->u.atomic.dst.buf == b;
+    default: return false;
+    }
+}
+
+bool tlc_interp_param_written(const tir_kernel *k, int param_index) {
+    if (param_index < 0 || param_index >= k->nparams) return false;
+    const tir_param *p = &k->params[param_index];
+    return p->kind == TIR_PARAM_TENSOR && writes(k->body, p->buf);
+}

@@ -1,0 +1,89 @@
+/* Internals of the Tile IR interpreter (include/tlc/interp.h), shared by
+ * interp.c (driver, statements), interp_expr.c and interp_tileops.c. */
+#ifndef TLC_INTERP_INTERNAL_H
+#define TLC_INTERP_INTERNAL_H
+#include <setjmp.h>
+#include <stdnoreturn.h>
+#include "tlc/interp.h"
+#include "interp/float_conv.h"
+
+#define TLC_INTERP_MAX_RANK 8
+
+/* One scalar: floats as doubles holding a value of their dtype, the rest as int64. */
+typedef union tlc_ival { double f; int64_t i; } tlc_ival;
+
+static inline bool tlc_interp_isf(tir_dtype t) { return tir_dtype_is_float(t); }
+
+/* A buffer as it exists during a run: every dtype is widened in memory
+ * (floats to double, integers / bool to int64) holding values already
+ * rounded to the buffer's dtype. */
+typedef struct ibuf {
+    const tir_buffer *b;
+    tlc_ival *data;
+    int64_t cap;           /* allocated elements */
+    int rank;
+    int64_t dims[TLC_INTERP_MAX_RANK];
+    int64_t strides[TLC_INTERP_MAX_RANK];
+    int64_t elems;
+    bool live;             /* allocated in this block / launch */
+} ibuf;
+
+/* A region with its starts and extents evaluated. */
+typedef struct rregion {
+    ibuf *ib;
+    int rank;
+    int64_t start[TLC_INTERP_MAX_RANK];
+    int64_t ext[TLC_INTERP_MAX_RANK];
+    int64_t elems;
+    tlc_loc loc;
+} rregion;
+
+typedef struct targ {       /* a bound tensor argument */
+    bool bound;
+    void *data;
+    tir_dtype dtype;
+    int rank;
+    int64_t shape[TLC_INTERP_MAX_RANK];
+} targ;
+
+typedef struct sarg { bool bound; bool isf; tlc_ival v; } sarg;
+
+struct tlc_interp {
+    const tir_kernel *k;
+    tlc_source src;     /* copy; text may be NULL */
+    bool have_src;
+    tlc_diag diag;
+    jmp_buf jb;
+    tlc_ival *vars;     /* by tir_var id */
+    ibuf *bufs;         /* by tir_buffer id */
+    targ *targs;        /* by parameter index */
+    sarg *sargs;
+    int64_t *symval;    /* by index into k->sym_dims; -1 unbound */
+    /* scratch for tile ops (owned here so an error longjmp leaks nothing) */
+    tlc_ival *scr[3];
+    int64_t scr_cap[3];
+    float *fa, *fb;
+    int64_t fa_cap, fb_cap;
+    tlc_interp_stats stats;
+};
+
+noreturn void tlc_interp_fail(tlc_interp *it, tlc_loc loc, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* interp_expr.c */
+tlc_ival tlc_interp_eval(tlc_interp *it, const tir_expr *e); /* in e->dtype's representation */
+double tlc_interp_eval_f(tlc_interp *it, const tir_expr *e);
+int64_t tlc_interp_eval_i(tlc_interp *it, const tir_expr *e);
+/* Converts v from dtype `from` to dtype `to` (rounding / truncation / wrap). */
+tlc_ival tlc_interp_convert(tlc_ival v, tir_dtype from, tir_dtype to);
+/* Flat offset of buf[idx], checking bounds (error at loc). */
+int64_t tlc_interp_offset(tlc_interp *it, const tir_buffer *b, tir_expr *const *idx, tlc_loc loc);
+ibuf *tlc_interp_buf(tlc_interp *it, const tir_buffer *b, tlc_loc loc);
+
+/* interp_tileops.c */
+void tlc_interp_copy(tlc_interp *it, const tir_stmt *s);
+void tlc_interp_fill(tlc_interp *it, const tir_stmt *s);
+void tlc_interp_gemm(tlc_interp *it, const tir_stmt *s);
+void tlc_interp_reduce(tlc_interp *it, const tir_stmt *s);
+void tlc_interp_atomic_add(tlc_interp *it, const tir_stmt *s);
+#endif

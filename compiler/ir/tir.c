@@ -1,0 +1,570 @@
+/* Tile IR basics: targets, dtypes, names, and the expression constructors.
+ * The constructors fold constants eagerly (Python semantics for // and %,
+ * int64 overflow detected, never undefined behaviour) so that every shape
+ * that can be a constant is one by the time sema stores it. */
+#include "tir.h"
+#include <math.h>
+#include <string.h>
+
+/* ---------------- targets ---------------- */
+
+static const char *const arch_names[] = {"sm_80", "sm_86", "sm_89", "sm_90", "sm_90a"};
+
+const char *tlc_arch_name(tlc_arch a) {
+    return (unsigned)a < sizeof arch_names / sizeof *arch_names ? arch_names[a] : "sm_?";
+}
+
+bool tlc_arch_parse(const char *s, tlc_arch *out) {
+    for (unsigned i = 0; i < sizeof arch_names / sizeof *arch_names; i++)
+        if (s && strcmp(s, arch_names[i]) == 0) {
+            *out = (tlc_arch)i;
+            return true;
+        }
+    return false;
+}
+
+int64_t tlc_arch_max_shared_bytes(tlc_arch a) {
+    switch (a) {
+    case TLC_SM80: return 166912;            /* 163 KiB */
+    case TLC_SM86: case TLC_SM89: return 101376; /* 99 KiB */
+    case TLC_SM90: case TLC_SM90A: return 232448; /* 227 KiB */
+    }
+    return 49152;
+}
+
+int tlc_arch_sm(tlc_arch a) {
+    switch (a) {
+    case TLC_SM80: return 80;
+    case TLC_SM86: return 86;
+    case TLC_SM89: return 89;
+    case TLC_SM90: case TLC_SM90A: return 90;
+    }
+    return 0;
+}
+
+/* ---------------- dtypes ---------------- */
+
+static const char *const dtype_names[TIR_DTYPE_COUNT] = {
+    "float16", "bfloat16", "float32", "float8_e4m3", "int8", "int32", "int64", "bool"};
+
+const char *tir_dtype_name(tir_dtype t) {
+    return (unsigned)t < TIR_DTYPE_COUNT ? dtype_names[t] : "?";
+}
+
+bool tir_dtype_parse(const char *s, tir_dtype *out) {
+    static const struct { const char *name; tir_dtype t; } aliases[] = {
+        {"half", TIR_F16}, {"float", TIR_F32}, {"int", TIR_I32},
+    };
+    if (!s) return false;
+    for (int i = 0; i < TIR_DTYPE_COUNT; i++)
+        if (strcmp(s, dtype_names[i]) == 0) {
+            *out = (tir_dtype)i;
+            return true;
+        }
+    for (unsigned i = 0; i < sizeof aliases / sizeof *aliases; i++)
+        if (strcmp(s, aliases[i].name) == 0) {
+            *out = aliases[i].t;
+            return true;
+        }
+    return false;
+}
+
+int tir_dtype_bytes(tir_dtype t) {
+    switch (t) {
+    case TIR_F16: case TIR_BF16: return 2;
+    case TIR_F32: case TIR_I32: return 4;
+    case TIR_I64: return 8;
+    case TIR_F8E4M3: case TIR_I8: case TIR_BOOL: return 1;
+    default: return 0;
+    }
+}
+
+bool tir_dtype_is_float(tir_dtype t) {
+    return t == TIR_F16 || t == TIR_BF16 || t == TIR_F32 || t == TIR_F8E4M3;
+}
+
+static int float_rank(tir_dtype t) {
+    switch (t) {
+    case TIR_F8E4M3: return 0;
+    case TIR_F16: case TIR_BF16: return 1;
+    default: return 2;
+    }
+}
+
+tir_dtype tir_promote(tir_dtype x, tir_dtype y) {
+    bool fx = tir_dtype_is_float(x), fy = tir_dtype_is_float(y);
+    if (fx && fy) {
+        if (x == y) return x;
+        if (float_rank(x) == float_rank(y)) return TIR_F32; /* f16 op bf16 */
+        return float_rank(x) > float_rank(y) ? x : y;
+    }
+    if (fx) return x;
+    if (fy) return y;
+    return (x == TIR_I64 || y == TIR_I64) ? TIR_I64 : TIR_I32;
+}
+
+/* ---------------- names ---------------- */
+
+const char *tir_scope_name(tir_scope s) {
+    static const char *const n[] = {"global", "shared", "fragment", "local", "var"};
+    return (unsigned)s < 5 ? n[s] : "?";
+}
+
+const char *tir_binop_name(tir_binop op) {
+    static const char *const n[] = {"+", "-", "*", "/", "//", "%", "min", "max", "**",
+                                    "<", "<=", ">", ">=", "==", "!=", "and", "or",
+                                    "&", "|", "^", "<<", ">>"};
+    return (unsigned)op < sizeof n / sizeof *n ? n[op] : "?";
+}
+
+const char *tir_unop_name(tir_unop op) {
+    static const char *const n[] = {"-", "not", "~", "exp", "exp2", "log", "log2",
+                                    "rsqrt", "sqrt", "abs"};
+    return (unsigned)op < sizeof n / sizeof *n ? n[op] : "?";
+}
+
+const char *tir_policy_name(tir_gemm_policy p) {
+    static const char *const n[] = {"Square", "FullRow", "FullCol"};
+    return (unsigned)p < 3 ? n[p] : "?";
+}
+
+const char *tir_reduce_name(tir_reduce_kind k) {
+    static const char *const n[] = {"max", "sum", "min", "absmax"};
+    return (unsigned)k < 4 ? n[k] : "?";
+}
+
+/* ---------------- buffers and regions ---------------- */
+
+int64_t tir_buffer_dim(const tir_buffer *b, int i) {
+    if (!b || i < 0 || i >= b->rank || !b->shape[i] || b->shape[i]->kind != TE_INT) return -1;
+    return b->shape[i]->u.ival;
+}
+
+int64_t tir_buffer_elems(const tir_buffer *b) {
+    int64_t n = 1;
+    for (int i = 0; i < b->rank; i++) {
+        int64_t d = tir_buffer_dim(b, i);
+        if (d < 0 || __builtin_mul_overflow(n, d, &n)) return -1;
+    }
+    return n;
+}
+
+int tir_region_shape(const tir_region *r, int64_t out[8]) {
+    int n = 0;
+    for (int i = 0; i < r->rank; i++) {
+        int64_t e;
+        if (!tir_expr_const_int(r->extent[i], &e)) return -1;
+        if (e == 1) continue;
+        if (n == 8) return -1;
+        out[n++] = e;
+    }
+    return n;
+}
+
+int64_t tir_region_elems(const tir_region *r) {
+    int64_t n = 1;
+    for (int i = 0; i < r->rank; i++) {
+        int64_t e;
+        if (!tir_expr_const_int(r->extent[i], &e) || e < 0 || __builtin_mul_overflow(n, e, &n))
+            return -1;
+    }
+    return n;
+}
+
+/* ---------------- expressions ---------------- */
+
+static tir_expr *new_expr(tlc_arena *a, tir_expr_kind k, tir_dtype t, tlc_loc loc) {
+    tir_expr *e = TLC_NEW(a, tir_expr);
+    e->kind = k;
+    e->dtype = t;
+    e->loc = loc;
+    return e;
+}
+
+tir_expr *tir_int(tlc_arena *a, int64_t v, tlc_loc loc) {
+    return tir_int_typed(a, v, (v >= INT32_MIN && v <= INT32_MAX) ? TIR_I32 : TIR_I64, loc);
+}
+
+tir_expr *tir_int_typed(tlc_arena *a, int64_t v, tir_dtype t, tlc_loc loc) {
+    tir_expr *e = new_expr(a, TE_INT, t, loc);
+    e->u.ival = v;
+    return e;
+}
+
+tir_expr *tir_float(tlc_arena *a, double v, tir_dtype t, tlc_loc loc) {
+    tir_expr *e = new_expr(a, TE_FLOAT, t, loc);
+    e->u.fval = v;
+    return e;
+}
+
+tir_expr *tir_var_ref(tlc_arena *a, tir_var *v, tlc_loc loc) {
+    tir_expr *e = new_expr(a, TE_VAR, v->dtype, loc);
+    e->u.var = v;
+    return e;
+}
+
+tir_expr *tir_load(tlc_arena *a, tir_buffer *b, tir_expr **idx, tlc_loc loc) {
+    tir_expr *e = new_expr(a, TE_LOAD, b->dtype, loc);
+    e->u.load.buf = b;
+    e->u.load.idx = idx;
+    return e;
+}
+
+bool tir_expr_const_int(const tir_expr *e, int64_t *out) {
+    if (!e || e->kind != TE_INT) return false;
+    if (out) *out = e->u.ival;
+    return true;
+}
+
+static bool is_const(const tir_expr *e) { return e->kind == TE_INT || e->kind == TE_FLOAT; }
+static double const_as_double(const tir_expr *e) {
+    return e->kind == TE_INT ? (double)e->u.ival : e->u.fval;
+}
+static bool is_int_const(const tir_expr *e, int64_t v) { return e->kind == TE_INT && e->u.ival == v; }
+static bool is_integer_type(tir_dtype t) { return !tir_dtype_is_float(t); }
+
+static bool is_compare(tir_binop op) { return op >= TB_LT && op <= TB_NE; }
+
+static tir_dtype binary_result_type(tir_binop op, tir_dtype x, tir_dtype y) {
+    if (is_compare(op) || op == TB_AND || op == TB_OR) return TIR_BOOL;
+    return tir_promote(x, y);
+}
+
+/* Python floor division / modulo on int64; false on overflow or zero. */
+static bool floordiv64(int64_t a, int64_t b, int64_t *q) {
+    if (b == 0 || (a == INT64_MIN && b == -1)) return false;
+    int64_t d = a / b;
+    if ((a % b != 0) && ((a < 0) != (b < 0))) d--;
+    *q = d;
+    return true;
+}
+static int64_t floormod64(int64_t a, int64_t b) { /* b != 0, not (MIN, -1) */
+    int64_t m = a % b;
+    if (m != 0 && ((m < 0) != (b < 0))) m += b;
+    return m;
+}
+
+static tir_fold_status fold_int(tir_binop op, int64_t a, int64_t b, int64_t *r) {
+    switch (op) {
+    case TB_ADD: return __builtin_add_overflow(a, b, r) ? TIR_FOLD_OVERFLOW : TIR_FOLD_OK;
+    case TB_SUB: return __builtin_sub_overflow(a, b, r) ? TIR_FOLD_OVERFLOW : TIR_FOLD_OK;
+    case TB_MUL: return __builtin_mul_overflow(a, b, r) ? TIR_FOLD_OVERFLOW : TIR_FOLD_OK;
+    case TB_DIV: /* never produced on ints by sema; fold as floor division */
+    case TB_FLOORDIV:
+        if (b == 0) return TIR_FOLD_DIV_ZERO;
+        return floordiv64(a, b, r) ? TIR_FOLD_OK : TIR_FOLD_OVERFLOW;
+    case TB_FLOORMOD:
+        if (b == 0) return TIR_FOLD_DIV_ZERO;
+        *r = (b == -1) ? 0 : floormod64(a, b);
+        return TIR_FOLD_OK;
+    case TB_MIN: *r = a < b ? a : b; return TIR_FOLD_OK;
+    case TB_MAX: *r = a > b ? a : b; return TIR_FOLD_OK;
+    case TB_POW: {
+        if (b < 0) return TIR_FOLD_OVERFLOW; /* caller handles negative exponents */
+        int64_t acc = 1, base = a;
+        while (b > 0) {
+            if (b & 1)
+                if (__builtin_mul_overflow(acc, base, &acc)) return TIR_FOLD_OVERFLOW;
+            b >>= 1;
+            if (b > 0 && __builtin_mul_overflow(base, base, &base)) return TIR_FOLD_OVERFLOW;
+        }
+        *r = acc;
+        return TIR_FOLD_OK;
+    }
+    case TB_LT: *r = a < b; return TIR_FOLD_OK;
+    case TB_LE: *r = a <= b; return TIR_FOLD_OK;
+    case TB_GT: *r = a > b; return TIR_FOLD_OK;
+    case TB_GE: *r = a >= b; return TIR_FOLD_OK;
+    case TB_EQ: *r = a == b; return TIR_FOLD_OK;
+    case TB_NE: *r = a != b; return TIR_FOLD_OK;
+    case TB_AND: *r = a && b; return TIR_FOLD_OK;
+    case TB_OR: *r = a || b; return TIR_FOLD_OK;
+    case TB_BITAND: *r = a & b; return TIR_FOLD_OK;
+    case TB_BITOR: *r = a | b; return TIR_FOLD_OK;
+    case TB_BITXOR: *r = a ^ b; return TIR_FOLD_OK;
+    case TB_SHL:
+        if (b < 0 || b > 63) return TIR_FOLD_BAD_SHIFT;
+        if (a < 0) return TIR_FOLD_OVERFLOW;
+        if (b > 0 && (a >> (63 - b)) != 0) return TIR_FOLD_OVERFLOW;
+        *r = (int64_t)((uint64_t)a << b);
+        return TIR_FOLD_OK;
+    case TB_SHR:
+        if (b < 0) return TIR_FOLD_BAD_SHIFT;
+        *r = b > 63 ? (a < 0 ? -1 : 0) : (a < 0 ? ~(~a >> b) : a >> b);
+        return TIR_FOLD_OK;
+    }
+    return TIR_FOLD_OVERFLOW;
+}
+
+/* Returns false when the op has no float meaning (bit ops): no folding. */
+static bool fold_float(tir_binop op, double a, double b, double *r, tir_fold_status *st) {
+    *st = TIR_FOLD_OK;
+    switch (op) {
+    case TB_ADD: *r = a + b; return true;
+    case TB_SUB: *r = a - b; return true;
+    case TB_MUL: *r = a * b; return true;
+    case TB_DIV:
+        if (b == 0) { *st = TIR_FOLD_DIV_ZERO; return true; }
+        *r = a / b;
+        return true;
+    case TB_FLOORDIV:
+        if (b == 0) { *st = TIR_FOLD_DIV_ZERO; return true; }
+        *r = floor(a / b);
+        return true;
+    case TB_FLOORMOD:
+        if (b == 0) { *st = TIR_FOLD_DIV_ZERO; return true; }
+        *r = a - floor(a / b) * b;
+        return true;
+    case TB_MIN: *r = a < b ? a : b; return true;
+    case TB_MAX: *r = a > b ? a : b; return true;
+    case TB_POW:
+        if (a == 0 && b < 0) { *st = TIR_FOLD_DIV_ZERO; return true; }
+        *r = pow(a, b);
+        return true;
+    case TB_LT: *r = a < b; return true;
+    case TB_LE: *r = a <= b; return true;
+    case TB_GT: *r = a > b; return true;
+    case TB_GE: *r = a >= b; return true;
+    case TB_EQ: *r = a == b; return true;
+    case TB_NE: *r = a != b; return true;
+    case TB_AND: *r = (a != 0) && (b != 0); return true;
+    case TB_OR: *r = (a != 0) || (b != 0); return true;
+    default: return false;
+    }
+}
+
+static tir_expr *new_binary(tlc_arena *a, tir_binop op, tir_expr *x, tir_expr *y, tlc_loc loc) {
+    tir_expr *e = new_expr(a, TE_BINARY, binary_result_type(op, x->dtype, y->dtype), loc);
+    e->u.bin.op = op;
+    e->u.bin.a = x;
+    e->u.bin.b = y;
+    return e;
+}
+
+tir_expr *tir_binary_fold(tlc_arena *a, tir_binop op, tir_expr *x, tir_expr *y, tlc_loc loc,
+                          tir_fold_status *status) {
+    *status = TIR_FOLD_OK;
+    tir_dtype rt = binary_result_type(op, x->dtype, y->dtype);
+    if (x->kind == TE_INT && y->kind == TE_INT) {
+        if (op == TB_POW && y->u.ival < 0) {
+            if (x->u.ival == 0) { *status = TIR_FOLD_DIV_ZERO; return NULL; }
+            return tir_float(a, pow((double)x->u.ival, (double)y->u.ival), TIR_F32, loc);
+        }
+        int64_t r;
+        tir_fold_status st = fold_int(op, x->u.ival, y->u.ival, &r);
+        if (st != TIR_FOLD_OK) { *status = st; return NULL; }
+        if (rt == TIR_BOOL) return tir_int_typed(a, r != 0, TIR_BOOL, loc);
+        if (rt == TIR_I32 && (r < INT32_MIN || r > INT32_MAX)) rt = TIR_I64;
+        return tir_int_typed(a, r, rt, loc);
+    }
+    if (is_const(x) && is_const(y)) {
+        double r;
+        tir_fold_status st;
+        if (fold_float(op, const_as_double(x), const_as_double(y), &r, &st)) {
+            if (st != TIR_FOLD_OK) { *status = st; return NULL; }
+            if (rt == TIR_BOOL) return tir_int_typed(a, r != 0, TIR_BOOL, loc);
+            return tir_float(a, r, rt, loc);
+        }
+    }
+    /* Algebraic identities on integers (operands have no side effects). */
+    if (is_integer_type(rt) && rt != TIR_BOOL) {
+        switch (op) {
+        case TB_ADD:
+            if (is_int_const(y, 0) && x->dtype == rt) return x;
+            if (is_int_const(x, 0) && y->dtype == rt) return y;
+            break;
+        case TB_SUB:
+            if (is_int_const(y, 0) && x->dtype == rt) return x;
+            break;
+        case TB_MUL:
+            if (is_int_const(y, 1) && x->dtype == rt) return x;
+            if (is_int_const(x, 1) && y->dtype == rt) return y;
+            if (is_int_const(x, 0) || is_int_const(y, 0)) return tir_int_typed(a, 0, rt, loc);
+            break;
+        case TB_FLOORDIV:
+            if (is_int_const(y, 1) && x->dtype == rt) return x;
+            if (is_int_const(y, 0)) { *status = TIR_FOLD_DIV_ZERO; return NULL; }
+            break;
+        case TB_FLOORMOD:
+            if (is_int_const(y, 1)) return tir_int_typed(a, 0, rt, loc);
+            if (is_int_const(y, 0)) { *status = TIR_FOLD_DIV_ZERO; return NULL; }
+            break;
+        default: break;
+        }
+    }
+    if ((op == TB_AND || op == TB_OR) && (x->kind == TE_INT || y->kind == TE_INT)) {
+        const tir_expr *c = x->kind == TE_INT ? x : y;
+        tir_expr *other = x->kind == TE_INT ? y : x;
+        bool cv = c->u.ival != 0;
+        if (op == TB_AND) return cv ? other : tir_int_typed(a, 0, TIR_BOOL, loc);
+        return cv ? tir_int_typed(a, 1, TIR_BOOL, loc) : other;
+    }
+    return new_binary(a, op, x, y, loc);
+}
+
+tir_expr *tir_binary(tlc_arena *a, tir_binop op, tir_expr *x, tir_expr *y, tlc_loc loc) {
+    tir_fold_status st;
+    tir_expr *e = tir_binary_fold(a, op, x, y, loc, &st);
+    return e ? e : new_binary(a, op, x, y, loc);
+}
+
+tir_expr *tir_unary(tlc_arena *a, tir_unop op, tir_expr *x, tlc_loc loc) {
+    tir_dtype t = op == TU_NOT ? TIR_BOOL : x->dtype;
+    if (x->kind == TE_INT) {
+        int64_t v = x->u.ival;
+        switch (op) {
+        case TU_NEG:
+            if (v != INT64_MIN) return tir_int_typed(a, -v, (x->dtype == TIR_BOOL) ? TIR_I32 : x->dtype, loc);
+            break;
+        case TU_NOT: return tir_int_typed(a, v == 0, TIR_BOOL, loc);
+        case TU_BITNOT: return tir_int_typed(a, ~v, (x->dtype == TIR_BOOL) ? TIR_I32 : x->dtype, loc);
+        case TU_ABS:
+            if (v != INT64_MIN) return tir_int_typed(a, v < 0 ? -v : v, x->dtype, loc);
+            break;
+        default: break; /* math on integers: sema casts to float first */
+        }
+    } else if (x->kind == TE_FLOAT) {
+        double v = x->u.fval, r;
+        switch (op) {
+        case TU_NEG: r = -v; break;
+        case TU_NOT: return tir_int_typed(a, v == 0, TIR_BOOL, loc);
+        case TU_EXP: r = exp(v); break;
+        case TU_EXP2: r = exp2(v); break;
+        case TU_LOG: r = log(v); break;
+        case TU_LOG2: r = log2(v); break;
+        case TU_RSQRT: r = 1.0 / sqrt(v); break;
+        case TU_SQRT: r = sqrt(v); break;
+        case TU_ABS: r = fabs(v); break;
+        default: goto build;
+        }
+        return tir_float(a, r, x->dtype, loc);
+    } else if (op == TU_NEG && x->kind == TE_UNARY && x->u.un.op == TU_NEG) {
+        return x->u.un.a; /* --x */
+    }
+build:;
+    tir_expr *e = new_expr(a, TE_UNARY, t, loc);
+    e->u.un.op = op;
+    e->u.un.a = x;
+    return e;
+}
+
+tir_expr *tir_cast(tlc_arena *a, tir_expr *x, tir_dtype t, tlc_loc loc) {
+    if (x->dtype == t) return x;
+    if (x->kind == TE_INT) {
+        int64_t v = x->u.ival;
+        switch (t) {
+        case TIR_BOOL: return tir_int_typed(a, v != 0, t, loc);
+        case TIR_I8: return tir_int_typed(a, (int8_t)(uint8_t)(uint64_t)v, t, loc);
+        case TIR_I32: return tir_int_typed(a, (int32_t)(uint32_t)(uint64_t)v, t, loc);
+        case TIR_I64: return tir_int_typed(a, v, t, loc);
+        default: return tir_float(a, (double)v, t, loc);
+        }
+    }
+    if (x->kind == TE_FLOAT) {
+        double v = x->u.fval;
+        if (tir_dtype_is_float(t)) return tir_float(a, v, t, loc);
+        if (t == TIR_BOOL) return tir_int_typed(a, v != 0, t, loc);
+        /* float -> int: fold only when the truncated value is representable */
+        double lim = t == TIR_I8 ? 128.0 : t == TIR_I32 ? 2147483648.0 : 9223372036854775808.0;
+        if (v > -lim - 1 && v < lim) return tir_int_typed(a, (int64_t)v, t, loc);
+    }
+    tir_expr *e = new_expr(a, TE_CAST, t, loc);
+    e->u.cast.a = x;
+    return e;
+}
+
+tir_expr *tir_select(tlc_arena *a, tir_expr *c, tir_expr *x, tir_expr *y, tlc_loc loc) {
+    if (c->kind == TE_INT) return c->u.ival ? x : y;
+    if (c->kind == TE_FLOAT) return c->u.fval != 0 ? x : y;
+    tir_expr *e = new_expr(a, TE_SELECT, x->dtype == y->dtype ? x->dtype : tir_promote(x->dtype, y->dtype), loc);
+    e->u.sel.cond = c;
+    e->u.sel.a = x;
+    e->u.sel.b = y;
+    return e;
+}
+
+bool tir_expr_equal(const tir_expr *x, const tir_expr *y) {
+    if (x == y) return true;
+    if (!x || !y || x->kind != y->kind || x->dtype != y->dtype) return false;
+    switch (x->kind) {
+    case TE_INT: return x->u.ival == y->u.ival;
+    case TE_FLOAT:
+        return x->u.fval == y->u.fval || (isnan(x->u.fval) && isnan(y->u.fval));
+    case TE_VAR: return x->u.var == y->u.var;
+    case TE_LOAD:
+        if (x->u.load.buf != y->u.load.buf) return false;
+        for (int i = 0; i < x->u.load.buf->rank; i++)
+            if (!tir_expr_equal(x->u.load.idx[i], y->u.load.idx[i])) return false;
+        return true;
+    case TE_BINARY:
+        return x->u.bin.op == y->u.bin.op && tir_expr_equal(x->u.bin.a, y->u.bin.a) &&
+               tir_expr_equal(x->u.bin.b, y->u.bin.b);
+    case TE_UNARY: return x->u.un.op == y->u.un.op && tir_expr_equal(x->u.un.a, y->u.un.a);
+    case TE_CAST: return tir_expr_equal(x->u.cast.a, y->u.cast.a);
+    case TE_SELECT:
+        return tir_expr_equal(x->u.sel.cond, y->u.sel.cond) && tir_expr_equal(x->u.sel.a, y->u.sel.a) &&
+               tir_expr_equal(x->u.sel.b, y->u.sel.b);
+    }
+    return false;
+}
+
+/* ---- linear forms: sum(coef * term) + constant, for slice extents ---- */
+
+enum { LIN_MAX_TERMS = 16, LIN_MAX_DEPTH = 64 };
+typedef struct lin_form {
+    const tir_expr *term[LIN_MAX_TERMS];
+    int64_t coef[LIN_MAX_TERMS];
+    int n;
+    int64_t c;
+} lin_form;
+
+static bool lin_add(lin_form *f, const tir_expr *e, int64_t scale, int depth) {
+    if (depth > LIN_MAX_DEPTH) return false;
+    if (e->kind == TE_INT) {
+        int64_t p;
+        return !__builtin_mul_overflow(e->u.ival, scale, &p) && !__builtin_add_overflow(f->c, p, &f->c);
+    }
+    if (e->kind == TE_BINARY && !tir_dtype_is_float(e->dtype)) {
+        const tir_expr *l = e->u.bin.a, *r = e->u.bin.b;
+        int64_t s;
+        switch (e->u.bin.op) {
+        case TB_ADD: return lin_add(f, l, scale, depth + 1) && lin_add(f, r, scale, depth + 1);
+        case TB_SUB:
+            return scale != INT64_MIN && lin_add(f, l, scale, depth + 1) && lin_add(f, r, -scale, depth + 1);
+        case TB_MUL:
+            if (r->kind == TE_INT)
+                return !__builtin_mul_overflow(scale, r->u.ival, &s) && lin_add(f, l, s, depth + 1);
+            if (l->kind == TE_INT)
+                return !__builtin_mul_overflow(scale, l->u.ival, &s) && lin_add(f, r, s, depth + 1);
+            break;
+        default: break;
+        }
+    }
+    if (e->kind == TE_UNARY && e->u.un.op == TU_NEG && !tir_dtype_is_float(e->dtype))
+        return scale != INT64_MIN && lin_add(f, e->u.un.a, -scale, depth + 1);
+    for (int i = 0; i < f->n; i++)
+        if (tir_expr_equal(f->term[i], e)) return !__builtin_add_overflow(f->coef[i], scale, &f->coef[i]);
+    if (f->n == LIN_MAX_TERMS) return false;
+    f->term[f->n] = e;
+    f->coef[f->n++] = scale;
+    return true;
+}
+
+bool tir_const_difference(const tir_expr *hi, const tir_expr *lo, int64_t *out) {
+    lin_form f;
+    memset(&f, 0, sizeof f);
+    if (!lin_add(&f, hi, 1, 0) || !lin_add(&f, lo, -1, 0)) return false;
+    for (int i = 0; i < f.n; i++)
+        if (f.coef[i] != 0) return false;
+    *out = f.c;
+    return true;
+}
+
+/* ---------------- statements ---------------- */
+
+tir_stmt *tir_new_stmt(tlc_arena *a, tir_stmt_kind k, tlc_loc loc) {
+    tir_stmt *s = TLC_NEW(a, tir_stmt);
+    s->kind = k;
+    s->loc = loc;
+    return s;
+}

@@ -1,0 +1,115 @@
+/* atomic_add(dst, value): dst an element (value a scalar) or a region
+ * (value a buffer region of the same shape), in global or shared memory;
+ * lowered to red/atom.add per element. Tile semantics: a scalar
+ * atomic_add outside a Parallel loop happens once per block (thread 0);
+ * inside a Parallel loop once per iteration (replica 0 of its fragment).
+ *
+ * Layout rule: a fragment source nothing else constrains gets a blocked
+ * fragment (free). */
+#include "../transform/lower.h"
+
+bool tlc_atomic_add_infer(tlc_infer *st, const tir_stmt *s, bool free_pass) {
+    tir_buffer *b = s->u.atomic.src.buf;
+    if (!free_pass || !b || b->scope != TIR_SCOPE_FRAGMENT || b->fragment || b->rank > TLC_FRAG_MAX_RANK) return false;
+    int64_t shape[TLC_FRAG_MAX_RANK];
+    for (int d = 0; d < b->rank; d++) shape[d] = tir_buffer_dim(b, d);
+    tlc_fragment *f = tlc_fragment_blocked(st->a, b->rank, shape, st->k->threads, 1);
+    f->origin = "atomic_add source";
+    return tlc_infer_propose(st, b, f, TLC_STRENGTH_FREE, s);
+}
+
+static th_stmt *atomic_at(tlc_lower_ctx *lc, const tir_buffer *dst, th_expr **idx, const int64_t *maxv, th_expr *value) {
+    th_expr *ptr = dst->scope == TIR_SCOPE_GLOBAL ? tlc_global_elem_ptr(lc, dst, idx) : tlc_shared_elem_ptr(lc, dst, idx);
+    th_stmt *st = th_atomic_add(lc->a, ptr, tlc_coerce(lc, value, tlc_mem_type(dst->dtype)));
+    th_expr *mask = dst->scope == TIR_SCOPE_GLOBAL ? tlc_global_in_bounds(lc, dst, idx, maxv) : NULL;
+    return mask ? th_if(lc->a, mask, st, NULL) : st;
+}
+
+void tlc_lower_atomic_add(tlc_lower_ctx *lc, const tir_stmt *s) {
+    tlc_arena *a = lc->a;
+    const tir_region *rd = &s->u.atomic.dst;
+    const tir_buffer *dst = rd->buf;
+    if (dst->scope != TIR_SCOPE_GLOBAL && dst->scope != TIR_SCOPE_SHARED) {
+        tlc_error(lc->diag, s->loc, "atomic_add needs a global or shared destination");
+        return;
+    }
+    if (dst->dtype != TIR_F32 && dst->dtype != TIR_I32 && dst->dtype != TIR_F16 && dst->dtype != TIR_BF16 &&
+        dst->dtype != TIR_I64) {
+        tlc_error(lc->diag, s->loc, "atomic_add on %s is not supported", tir_dtype_name(dst->dtype));
+        return;
+    }
+    if (dst->rank > 8) return;
+    th_expr *idx[8];
+    int64_t maxv[8];
+    if (!s->u.atomic.src.buf) {
+        for (int d = 0; d < dst->rank; d++) {
+            idx[d] = tlc_coerce(lc, tlc_lower_expr(lc, rd->start[d]), th_scalar(TH_I32));
+            int64_t lo, hi;
+            maxv[d] = tlc_expr_range(lc, rd->start[d], &lo, &hi) && lo >= 0 ? hi : -1;
+        }
+        th_expr *v = tlc_lower_expr(lc, s->u.atomic.value);
+        th_stmt *st = atomic_at(lc, dst, idx, maxv, v);
+        th_expr *once = lc->par ? tlc_frag_replica0(lc, lc->par->frag)
+                                : th_cmp(a, THC_EQ, th_read(a, lc->tid), tlc_i32(lc, 0));
+        tlc_emit(lc, once ? th_if(a, once, st, NULL) : st);
+        return;
+    }
+    const tir_region *rs = &s->u.atomic.src;
+    const tir_buffer *src = rs->buf;
+    if (src->scope != TIR_SCOPE_FRAGMENT) {
+        tlc_error(lc->diag, s->loc, "atomic_add from a %s region is not lowered yet: copy it into a fragment first",
+                  tir_scope_name(src->scope));
+        return;
+    }
+    const tlc_fragment *F = src->fragment;
+    /* squeezed dims of both sides line up in order */
+    int sd[8], dd[8], ns = 0, nd = 0;
+    for (int d = 0; d < rs->rank && d < 8; d++) {
+        int64_t e;
+        if (!tir_expr_const_int(rs->extent[d], &e) || e != 1) sd[ns++] = d;
+    }
+    for (int d = 0; d < rd->rank; d++) {
+        int64_t e;
+        if (!tir_expr_const_int(rd->extent[d], &e) || e != 1) dd[nd++] = d;
+    }
+    if (ns != nd) {
+        tlc_error(lc->diag, s->loc, "atomic_add: region shapes do not line up");
+        return;
+    }
+    th_expr *tidx[TLC_FRAG_MAX_RANK];
+    tlc_frag_thread_index(lc, F, tidx);
+    th_expr *rep0 = tlc_let(lc, "rep0", tlc_frag_replica0(lc, F) ? tlc_frag_replica0(lc, F) : th_int(a, TH_I1, 1));
+    for (int64_t slot = 0; slot < F->slots; slot++) {
+        int64_t c[TLC_FRAG_MAX_RANK];
+        tlc_fragment_slot_part(F, slot, c);
+        th_expr *valid = tlc_frag_valid(lc, F, tidx, slot);
+        if (valid && valid->kind == THE_INT && valid->u.ival == 0) continue;
+        th_expr *inreg = NULL;
+        for (int d = 0; d < F->rank; d++) { /* this slot inside the source region? */
+            int64_t s0, e;
+            if (tir_expr_const_int(rs->start[d], &s0) && tir_expr_const_int(rs->extent[d], &e) && s0 == 0 &&
+                e == F->shape[d])
+                continue;
+            th_expr *l = th_bin(a, THB_ADD, tidx[d], tlc_i32(lc, c[d]));
+            th_expr *st = tlc_coerce(lc, tlc_lower_expr(lc, rs->start[d]), th_scalar(TH_I32));
+            th_expr *ex = tlc_coerce(lc, tlc_lower_expr(lc, rs->extent[d]), th_scalar(TH_I32));
+            inreg = tlc_and(lc, inreg, tlc_and(lc, th_cmp(a, THC_GE, l, st), th_cmp(a, THC_LT, l, th_bin(a, THB_ADD, st, ex))));
+        }
+        for (int d = 0; d < dst->rank; d++) {
+            idx[d] = tlc_coerce(lc, tlc_lower_expr(lc, rd->start[d]), th_scalar(TH_I32));
+            maxv[d] = -1;
+        }
+        for (int i = 0; i < nd; i++) {
+            int fdim = sd[i];
+            th_expr *l = th_bin(a, THB_ADD, tidx[fdim], tlc_i32(lc, c[fdim]));
+            th_expr *off = th_bin(a, THB_SUB, l, tlc_coerce(lc, tlc_lower_expr(lc, rs->start[fdim]), th_scalar(TH_I32)));
+            idx[dd[i]] = th_bin(a, THB_ADD, idx[dd[i]], off);
+        }
+        th_expr *v = th_array_read(a, lc->regs[src->id], tlc_i32(lc, slot));
+        th_stmt *st = atomic_at(lc, dst, idx, maxv, v);
+        th_expr *cond = tlc_and(lc, tlc_and(lc, valid, inreg), rep0);
+        if (F->threads < lc->k->threads)
+            cond = tlc_and(lc, cond, th_cmp(a, THC_LT, th_read(a, lc->tid), tlc_i32(lc, F->threads)));
+        tlc_emit(lc, th_if(a, cond, st, NULL));
+    }
+}

@@ -1,0 +1,329 @@
+/* copy(src, dst) between global, shared and fragment regions.
+ *
+ * Layout rule: a fragment copied to or from memory gets (free) a blocked
+ * fragment whose vector is 16 bytes of the memory side's dtype; fragment to
+ * fragment copies propagate one side's layout to the other (common).
+ *
+ * Lowering: one iteration fragment I over the copy (the fragment side's
+ * own layout, else a blocked fragment of the copy shape). Each thread walks
+ * its slots in vector groups: a 16-byte (or narrower) load or store where
+ * the memory side's start column, row length and alignment allow, scalar
+ * otherwise. Global accesses are masked against the tensor's dims (reads
+ * outside give 0, writes outside are dropped); padding holes of I are
+ * skipped; dtypes are converted per element; only replica 0 writes memory.
+ * Fragment to fragment with different layouts goes through shared memory. */
+#include "../transform/lower.h"
+
+static int squeezed_dims(const tir_region *r, int *dims) {
+    int n = 0;
+    for (int d = 0; d < r->rank; d++) {
+        int64_t e;
+        if (!tir_expr_const_int(r->extent[d], &e) || e != 1) dims[n++] = d;
+    }
+    return n;
+}
+
+static void propose_blocked(tlc_infer *st, const tir_stmt *s, tir_buffer *frag, tir_dtype mem_dtype, const char *why) {
+    int64_t shape[TLC_FRAG_MAX_RANK];
+    if (frag->rank > TLC_FRAG_MAX_RANK) return;
+    for (int d = 0; d < frag->rank; d++) shape[d] = tir_buffer_dim(frag, d);
+    tlc_fragment *f = tlc_fragment_blocked(st->a, frag->rank, shape, st->k->threads, tlc_vec_elems(mem_dtype));
+    f->origin = why;
+    tlc_infer_propose(st, frag, f, TLC_STRENGTH_FREE, s);
+}
+
+bool tlc_copy_infer(tlc_infer *st, const tir_stmt *s, bool free_pass) {
+    tir_buffer *src = s->u.copy.src.buf, *dst = s->u.copy.dst.buf;
+    bool fs = src->scope == TIR_SCOPE_FRAGMENT, fd = dst->scope == TIR_SCOPE_FRAGMENT;
+    bool before = st->changed;
+    st->changed = false;
+    if (fs && fd) {
+        bool same_shape = src->rank == dst->rank;
+        for (int d = 0; same_shape && d < src->rank; d++) same_shape = tir_buffer_dim(src, d) == tir_buffer_dim(dst, d);
+        if (same_shape && src->fragment && !dst->fragment) tlc_infer_propose(st, dst, src->fragment, TLC_STRENGTH_COMMON, s);
+        else if (same_shape && dst->fragment && !src->fragment) tlc_infer_propose(st, src, dst->fragment, TLC_STRENGTH_COMMON, s);
+        else if (free_pass && !src->fragment) propose_blocked(st, s, src, src->dtype, tlc_arena_printf(st->a, "copy to %s", dst->name));
+        else if (free_pass && !dst->fragment) propose_blocked(st, s, dst, dst->dtype, tlc_arena_printf(st->a, "copy from %s", src->name));
+    } else if (free_pass && fs && !src->fragment) {
+        propose_blocked(st, s, src, dst->dtype, tlc_arena_printf(st->a, "copy to %s", dst->name));
+    } else if (free_pass && fd && !dst->fragment) {
+        propose_blocked(st, s, dst, src->dtype, tlc_arena_printf(st->a, "copy from %s", src->name));
+    }
+    bool changed = st->changed;
+    st->changed = before || changed;
+    return changed;
+}
+
+/* ---------------- lowering ---------------- */
+typedef struct side {
+    const tir_buffer *b;
+    const tir_region *r;          /* NULL: the whole buffer from 0 (scratch) */
+    int imap[TLC_FRAG_MAX_RANK * 2]; /* buffer dim -> I dim, or -1 (extent-1 dim) */
+    th_expr *start[TLC_FRAG_MAX_RANK * 2];
+    int64_t start_hi[TLC_FRAG_MAX_RANK * 2]; /* -1: unknown */
+} side;
+
+#define MAXR (TLC_FRAG_MAX_RANK * 2)
+
+/* Maps the buffer dims of a side onto I's dims: squeezed dims in order. */
+static bool side_init(tlc_lower_ctx *lc, side *sd, const tir_buffer *b, const tir_region *r, const tlc_fragment *I,
+                      const int *idims, int nidims) {
+    sd->b = b;
+    sd->r = r;
+    if (b->rank > MAXR) return false;
+    int dims[MAXR];
+    int n = r ? squeezed_dims(r, dims) : 0;
+    if (!r) {
+        for (int d = 0; d < b->rank; d++) dims[n++] = d;
+    }
+    if (n != nidims) return false;
+    for (int d = 0; d < b->rank; d++) sd->imap[d] = -1;
+    for (int i = 0; i < n; i++) sd->imap[dims[i]] = idims[i];
+    for (int d = 0; d < b->rank; d++) {
+        if (r) {
+            sd->start[d] = tlc_coerce(lc, tlc_lower_expr(lc, r->start[d]), th_scalar(TH_I32));
+            int64_t lo, hi;
+            sd->start_hi[d] = tlc_expr_range(lc, r->start[d], &lo, &hi) && lo >= 0 ? hi : -1;
+        } else {
+            sd->start[d] = tlc_i32(lc, 0);
+            sd->start_hi[d] = 0;
+        }
+        if (sd->start_hi[d] >= 0 && sd->imap[d] >= 0) sd->start_hi[d] += I->shape[sd->imap[d]] - 1;
+    }
+    return true;
+}
+
+/* Widest vector (elements) this memory side allows along I's last dim. */
+static int64_t side_vec(const side *sd, const tlc_fragment *I, int64_t want) {
+    const tir_buffer *b = sd->b;
+    if (b->scope == TIR_SCOPE_FRAGMENT) return want;
+    int last = b->rank - 1;
+    if (last < 0 || sd->imap[last] != I->rank - 1) return 1;
+    int eb = tir_dtype_bytes(b->dtype);
+    int64_t v = want;
+    while (v > 1 && v * eb > 16) v /= 2;
+    if (sd->r) {
+        int64_t m = tlc_expr_multiple(sd->r->start[last]);
+        while (v > 1 && m % v) v /= 2;
+    }
+    int64_t row = b->scope == TIR_SCOPE_SHARED && b->layout ? b->layout->row_elems : tir_buffer_dim(b, last);
+    if (row < 0) return 1; /* symbolic row length: rows start anywhere */
+    while (v > 1 && row % v) v /= 2;
+    return v;
+}
+
+static void side_index(tlc_lower_ctx *lc, const side *sd, th_expr *const *ilog, th_expr **idx, int64_t *maxv) {
+    for (int d = 0; d < sd->b->rank; d++) {
+        idx[d] = sd->imap[d] >= 0 ? th_bin(lc->a, THB_ADD, sd->start[d], ilog[sd->imap[d]]) : sd->start[d];
+        maxv[d] = sd->start_hi[d];
+    }
+}
+
+/* Emits the copy over iteration fragment I: lanes go from `src` to `dst`.
+ * A fragment side must have I as its layout. */
+static void emit_copy(tlc_lower_ctx *lc, const tlc_fragment *I, const side *src, const side *dst, tlc_loc loc) {
+    tlc_arena *a = lc->a;
+    int64_t vlen = tlc_fragment_vector_len(I);
+    int64_t vw = side_vec(src, I, vlen);
+    int64_t v2 = side_vec(dst, I, vlen);
+    if (v2 < vw) vw = v2;
+    if (vw < 1) vw = 1;
+    th_expr *tidx[TLC_FRAG_MAX_RANK];
+    tlc_frag_thread_index(lc, I, tidx);
+    th_expr *who = NULL;
+    if (I->threads < lc->k->threads) who = th_cmp(a, THC_LT, th_read(a, lc->tid), tlc_i32(lc, I->threads));
+    th_expr *writer = dst->b->scope == TIR_SCOPE_FRAGMENT ? NULL : tlc_frag_replica0(lc, I);
+    if (writer) writer = tlc_let(lc, "rep0", writer);
+    th_type st = tlc_mem_type(src->b->dtype), dt = tlc_mem_type(dst->b->dtype);
+    if (src->b->scope == TIR_SCOPE_FRAGMENT) st = tlc_reg_type(src->b->dtype);
+    if (dst->b->scope == TIR_SCOPE_FRAGMENT) dt = tlc_reg_type(dst->b->dtype);
+    th_var *lanes = tlc_temp(lc, "cv", st, (int)vw);
+    tlc_emit(lc, th_comment(a, tlc_arena_printf(a, "copy %s -> %s: %lld slots per thread, vectors of %lld", src->b->name,
+                                                dst->b->name, (long long)I->slots, (long long)vw)));
+    (void)loc;
+    for (int64_t s0 = 0; s0 < I->slots; s0 += vw) {
+        int64_t c[TLC_FRAG_MAX_RANK];
+        tlc_fragment_slot_part(I, s0, c);
+        th_expr *valid = tlc_frag_valid(lc, I, tidx, s0);
+        if (valid && valid->kind == THE_INT && valid->u.ival == 0) continue;
+        th_expr *ilog[TLC_FRAG_MAX_RANK];
+        for (int d = 0; d < I->rank; d++) ilog[d] = th_bin(a, THB_ADD, tidx[d], tlc_i32(lc, c[d]));
+        th_expr *base_cond = tlc_and(lc, who, valid);
+        tlc_ptrvec *saved = tlc_lower_begin(lc);
+        /* read vw lanes */
+        th_expr *idx[MAXR];
+        int64_t maxv[MAXR];
+        if (src->b->scope == TIR_SCOPE_FRAGMENT) {
+            for (int64_t i = 0; i < vw; i++)
+                tlc_emit(lc, th_assign(a, lanes, tlc_i32(lc, i), th_array_read(a, lc->regs[src->b->id], tlc_i32(lc, s0 + i))));
+        } else {
+            side_index(lc, src, ilog, idx, maxv);
+            th_type mt = tlc_mem_type(src->b->dtype);
+            th_type vt = vw > 1 ? th_vec(mt.base, (int)vw) : mt;
+            int align = (int)(vw * tir_dtype_bytes(src->b->dtype));
+            th_expr *ptr = src->b->scope == TIR_SCOPE_GLOBAL ? tlc_global_elem_ptr(lc, src->b, idx)
+                                                              : tlc_shared_elem_ptr(lc, src->b, idx);
+            th_expr *ld = th_load(a, ptr, vt, align);
+            th_expr *mask = src->b->scope == TIR_SCOPE_GLOBAL ? tlc_global_in_bounds(lc, src->b, idx, maxv) : NULL;
+            th_var *tmp = tlc_temp(lc, "ld", vt, 0);
+            if (mask) {
+                tlc_emit(lc, th_assign(a, tmp, NULL, tlc_zero(lc, vt)));
+                tlc_emit(lc, th_if(a, mask, th_assign(a, tmp, NULL, ld), NULL));
+            } else {
+                tlc_emit(lc, th_assign(a, tmp, NULL, ld));
+            }
+            for (int64_t i = 0; i < vw; i++) {
+                th_expr *lane = vw > 1 ? th_extract(a, th_read(a, tmp), (int)i) : th_read(a, tmp);
+                tlc_emit(lc, th_assign(a, lanes, tlc_i32(lc, i), lane));
+            }
+        }
+        /* convert and write vw lanes */
+        th_expr *conv[16];
+        for (int64_t i = 0; i < vw; i++) {
+            th_expr *x = th_array_read(a, lanes, tlc_i32(lc, i));
+            if ((x->type.base == TH_F16 || x->type.base == TH_BF16) && (dt.base == TH_F16 || dt.base == TH_BF16) &&
+                x->type.base != dt.base)
+                x = th_convert(a, x, th_scalar(TH_F32));
+            conv[i] = tlc_coerce(lc, x, dt);
+        }
+        if (dst->b->scope == TIR_SCOPE_FRAGMENT) {
+            for (int64_t i = 0; i < vw; i++)
+                tlc_emit(lc, th_assign(a, lc->regs[dst->b->id], tlc_i32(lc, s0 + i), conv[i]));
+        } else {
+            side_index(lc, dst, ilog, idx, maxv);
+            th_type vt = vw > 1 ? th_vec(dt.base, (int)vw) : dt;
+            int align = (int)(vw * tir_dtype_bytes(dst->b->dtype));
+            th_expr *ptr = dst->b->scope == TIR_SCOPE_GLOBAL ? tlc_global_elem_ptr(lc, dst->b, idx)
+                                                              : tlc_shared_elem_ptr(lc, dst->b, idx);
+            th_expr *val = vw > 1 ? th_build(a, vt, conv, (int)vw) : conv[0];
+            th_expr *mask = dst->b->scope == TIR_SCOPE_GLOBAL ? tlc_global_in_bounds(lc, dst->b, idx, maxv) : NULL;
+            mask = tlc_and(lc, writer, mask);
+            th_stmt *stst = th_store(a, ptr, val, align);
+            tlc_emit(lc, mask ? th_if(a, mask, stst, NULL) : stst);
+        }
+        th_stmt *body = tlc_lower_end(lc, saved);
+        tlc_emit(lc, base_cond ? th_if(a, base_cond, body, NULL) : body);
+    }
+}
+
+/* Register-to-register copy where every thread already holds its elements. */
+static bool reg_copy(tlc_lower_ctx *lc, const tir_buffer *src, const tir_buffer *dst) {
+    const tlc_fragment *S = src->fragment, *D = dst->fragment;
+    if (S->rank != D->rank) return false;
+    int64_t *map = TLC_NEW_ARRAY(lc->a, int64_t, (size_t)D->slots);
+    int64_t logical[TLC_FRAG_MAX_RANK];
+    for (int64_t s = 0; s < D->slots; s++) {
+        map[s] = -1;
+        for (int64_t t = 0; t < D->threads; t++) {
+            if (!tlc_fragment_inverse(D, t, s, logical, NULL) || tlc_fragment_is_hole(D, logical)) continue;
+            int64_t ss = tlc_fragment_slot_of(S, logical, t);
+            if (ss < 0 || (map[s] >= 0 && map[s] != ss)) return false;
+            map[s] = ss;
+        }
+    }
+    th_type dt = tlc_reg_type(dst->dtype);
+    for (int64_t s = 0; s < D->slots; s++) {
+        if (map[s] < 0) continue;
+        th_expr *x = th_array_read(lc->a, lc->regs[src->id], tlc_i32(lc, map[s]));
+        if ((x->type.base == TH_F16 || x->type.base == TH_BF16) && (dt.base == TH_F16 || dt.base == TH_BF16) &&
+            x->type.base != dt.base)
+            x = th_convert(lc->a, x, th_scalar(TH_F32));
+        tlc_emit(lc, th_assign(lc->a, lc->regs[dst->id], tlc_i32(lc, s), tlc_coerce(lc, x, dt)));
+    }
+    return true;
+}
+
+static bool whole(const tir_region *r) {
+    for (int d = 0; d < r->rank; d++) {
+        int64_t s, e;
+        if (!tir_expr_const_int(r->start[d], &s) || s != 0) return false;
+        if (!tir_expr_const_int(r->extent[d], &e) || e != tir_buffer_dim(r->buf, d)) return false;
+    }
+    return true;
+}
+
+void tlc_lower_copy(tlc_lower_ctx *lc, const tir_stmt *s) {
+    tlc_arena *a = lc->a;
+    const tir_region *rs = &s->u.copy.src, *rd = &s->u.copy.dst;
+    const tir_buffer *src = rs->buf, *dst = rd->buf;
+    bool fs = src->scope == TIR_SCOPE_FRAGMENT, fd = dst->scope == TIR_SCOPE_FRAGMENT;
+    if (src->scope == TIR_SCOPE_LOCAL || src->scope == TIR_SCOPE_VAR || dst->scope == TIR_SCOPE_LOCAL ||
+        dst->scope == TIR_SCOPE_VAR) {
+        tlc_error(lc->diag, s->loc, "copy to or from local buffers is not lowered yet; use element assignments");
+        return;
+    }
+    if ((fs && !whole(rs)) || (fd && !whole(rd))) {
+        tlc_error(lc->diag, s->loc, "copy of part of a fragment is not lowered yet: copy the whole fragment");
+        return;
+    }
+    int idims[MAXR];
+    side a_side, b_side;
+    if (fs && fd) {
+        if (reg_copy(lc, src, dst)) return;
+        /* layouts differ: through shared memory */
+        const tlc_fragment *S = src->fragment;
+        int64_t shape[TLC_FRAG_MAX_RANK];
+        tir_buffer *tmp = TLC_NEW(a, tir_buffer);
+        tmp->name = "conv";
+        tmp->scope = TIR_SCOPE_SHARED;
+        tmp->dtype = src->dtype;
+        tmp->rank = S->rank;
+        tmp->id = -1;
+        tmp->param_index = -1;
+        tmp->shape = TLC_NEW_ARRAY(a, tir_expr *, (size_t)S->rank + 1);
+        for (int d = 0; d < S->rank; d++) {
+            shape[d] = S->shape[d];
+            tmp->shape[d] = tir_int(a, shape[d], s->loc);
+        }
+        tmp->layout = tlc_layout_row_major(a, S->rank, shape, tir_dtype_bytes(src->dtype));
+        tmp->layout->offset = tlc_scratch(lc, tmp->layout->bytes);
+        tlc_emit(lc, th_comment(a, tlc_arena_printf(a, "layout conversion %s -> %s through shared memory", src->name, dst->name)));
+        for (int d = 0; d < S->rank; d++) idims[d] = d;
+        tlc_emit(lc, th_barrier(a));
+        side_init(lc, &a_side, src, rs, S, idims, S->rank);
+        side_init(lc, &b_side, tmp, NULL, S, idims, S->rank);
+        emit_copy(lc, S, &a_side, &b_side, s->loc);
+        tlc_emit(lc, th_barrier(a));
+        const tlc_fragment *D = dst->fragment;
+        side_init(lc, &a_side, tmp, NULL, D, idims, D->rank);
+        side_init(lc, &b_side, dst, rd, D, idims, D->rank);
+        emit_copy(lc, D, &a_side, &b_side, s->loc);
+        return;
+    }
+    const tlc_fragment *I;
+    int nidims = 0;
+    if (fs || fd) {
+        const tir_region *fr = fs ? rs : rd;
+        I = fr->buf->fragment;
+        nidims = squeezed_dims(fr, idims);
+    } else {
+        int64_t shape[MAXR];
+        int n = tir_region_shape(rs, shape);
+        if (n < 0) n = tir_region_shape(rd, shape);
+        if (n < 0 || n > TLC_FRAG_MAX_RANK) {
+            tlc_error(lc->diag, s->loc, "copy between memory regions needs a constant shape of at most %d dims",
+                      TLC_FRAG_MAX_RANK);
+            return;
+        }
+        if (n == 0) shape[n++] = 1;
+        int eb = tir_dtype_bytes(src->dtype) > tir_dtype_bytes(dst->dtype) ? tir_dtype_bytes(src->dtype)
+                                                                            : tir_dtype_bytes(dst->dtype);
+        tlc_fragment *f = tlc_fragment_blocked(a, n, shape, lc->k->threads, 16 / eb);
+        I = f;
+        for (int d = 0; d < n; d++) idims[d] = d;
+        nidims = n;
+        /* a copy of a single element: the squeezed region has no dims */
+        int tmpd[MAXR];
+        if (squeezed_dims(rs, tmpd) == 0 && squeezed_dims(rd, tmpd) == 0) nidims = 0;
+    }
+    if (!I) {
+        tlc_error(lc->diag, s->loc, "internal error: copy fragment has no layout");
+        return;
+    }
+    if (!side_init(lc, &a_side, src, rs, I, idims, fs ? nidims : nidims) ||
+        !side_init(lc, &b_side, dst, rd, I, idims, nidims)) {
+        tlc_error(lc->diag, s->loc, "copy: the regions' shapes do not line up (after dropping extent-1 dims)");
+        return;
+    }
+    emit_copy(lc, I, &a_side, &b_side, s->loc);
+}

@@ -1,0 +1,302 @@
+/* Parallel loops: `for i, j in Parallel(d0, d1): body`, an elementwise
+ * computation over a tile.
+ *
+ * Layout rule (common): the loop iterates over a fragment of shape
+ * (d0, d1, ...): the fragment of a buffer it indexes with exactly its loop
+ * variables in order (x[i, j]); buffers indexed with a subset of them in
+ * order (row[i]) get that fragment reduced over the missing dims, i.e.
+ * replicated over the threads that share a row. A loop that decides nothing
+ * (no fragment known) gets a blocked fragment of its own (free).
+ *
+ * Lowering: each thread runs the body once per slot of the loop fragment
+ * (fully unrolled, so register arrays are indexed by constants and stay in
+ * registers), with the loop variables bound to the logical index of
+ * (thread, slot): a thread-dependent part computed once plus a constant. */
+#include <stdlib.h>
+#include <string.h>
+#include "../transform/lower.h"
+
+/* ---------------- access patterns ---------------- */
+typedef struct access {
+    tir_buffer *buf;
+    tir_expr *const *idx;
+    tlc_loc loc;
+} access;
+
+typedef struct access_list {
+    access *v;
+    int n, cap;
+} access_list;
+
+static void add_access(access_list *l, tir_buffer *b, tir_expr *const *idx, tlc_loc loc) {
+    if (l->n == l->cap) {
+        int cap = l->cap ? l->cap * 2 : 8;
+        access *nv = realloc(l->v, sizeof(access) * (size_t)cap);
+        if (!nv) return;
+        l->v = nv;
+        l->cap = cap;
+    }
+    l->v[l->n++] = (access){b, idx, loc};
+}
+
+static void expr_accesses(const tir_expr *e, access_list *l) {
+    if (!e) return;
+    switch (e->kind) {
+    case TE_LOAD:
+        add_access(l, e->u.load.buf, e->u.load.idx, e->loc);
+        for (int d = 0; d < e->u.load.buf->rank; d++) expr_accesses(e->u.load.idx[d], l);
+        break;
+    case TE_BINARY: expr_accesses(e->u.bin.a, l); expr_accesses(e->u.bin.b, l); break;
+    case TE_UNARY: expr_accesses(e->u.un.a, l); break;
+    case TE_CAST: expr_accesses(e->u.cast.a, l); break;
+    case TE_SELECT:
+        expr_accesses(e->u.sel.cond, l);
+        expr_accesses(e->u.sel.a, l);
+        expr_accesses(e->u.sel.b, l);
+        break;
+    default: break;
+    }
+}
+
+static void stmt_accesses(const tir_stmt *s, access_list *l) {
+    if (!s) return;
+    switch (s->kind) {
+    case TS_SEQ:
+        for (int i = 0; i < s->u.seq.n; i++) stmt_accesses(s->u.seq.stmts[i], l);
+        break;
+    case TS_FOR:
+        for (int i = 0; i < s->u.for_.nvars; i++) {
+            expr_accesses(s->u.for_.start[i], l);
+            expr_accesses(s->u.for_.extent[i], l);
+        }
+        stmt_accesses(s->u.for_.body, l);
+        break;
+    case TS_IF:
+        expr_accesses(s->u.if_.cond, l);
+        stmt_accesses(s->u.if_.then, l);
+        stmt_accesses(s->u.if_.els, l);
+        break;
+    case TS_LET: case TS_ASSIGN: expr_accesses(s->u.let.value, l); break;
+    case TS_STORE:
+        add_access(l, s->u.store.buf, s->u.store.idx, s->loc);
+        for (int d = 0; d < s->u.store.buf->rank; d++) expr_accesses(s->u.store.idx[d], l);
+        expr_accesses(s->u.store.value, l);
+        break;
+    default: break;
+    }
+}
+
+/* Buffer dim d is indexed by loop dim map[d]; true when every index is a
+ * distinct loop variable of `loop`, in increasing loop-dim order. */
+static bool access_map(const tir_stmt *loop, const tir_buffer *b, tir_expr *const *idx, int *map) {
+    int last = -1;
+    for (int d = 0; d < b->rank; d++) {
+        const tir_expr *e = idx[d];
+        if (!e || e->kind != TE_VAR) return false;
+        int m = -1;
+        for (int v = 0; v < loop->u.for_.nvars; v++)
+            if (loop->u.for_.vars[v] == e->u.var) m = v;
+        if (m <= last) return false;
+        map[d] = m;
+        last = m;
+    }
+    return true;
+}
+
+static bool is_full(const tir_stmt *loop, const tir_buffer *b, tir_expr *const *idx) {
+    int map[TLC_FRAG_MAX_RANK];
+    return b->rank == loop->u.for_.nvars && b->rank <= TLC_FRAG_MAX_RANK && access_map(loop, b, idx, map);
+}
+
+static bool loop_shape(const tir_stmt *s, int64_t *shape) {
+    if (s->u.for_.nvars > TLC_FRAG_MAX_RANK) return false;
+    for (int v = 0; v < s->u.for_.nvars; v++)
+        if (!tir_expr_const_int(s->u.for_.extent[v], &shape[v]) || shape[v] < 1) return false;
+    return true;
+}
+
+const tlc_fragment *tlc_parallel_loop_fragment(tlc_arena *a, const tir_kernel *k, const tir_stmt *s,
+                                               bool allow_default) {
+    access_list l = {0};
+    stmt_accesses(s->u.for_.body, &l);
+    const tlc_fragment *f = NULL;
+    int min_bytes = 4;
+    for (int i = 0; i < l.n; i++) {
+        access *x = &l.v[i];
+        int eb = tir_dtype_bytes(x->buf->dtype);
+        if (eb < min_bytes && x->buf->scope != TIR_SCOPE_VAR) min_bytes = eb;
+        if (!f && x->buf->scope == TIR_SCOPE_FRAGMENT && x->buf->fragment && is_full(s, x->buf, x->idx))
+            f = x->buf->fragment;
+    }
+    free(l.v);
+    if (f || !allow_default) return f;
+    int64_t shape[TLC_FRAG_MAX_RANK];
+    if (!loop_shape(s, shape)) return NULL;
+    tlc_fragment *d = tlc_fragment_blocked(a, s->u.for_.nvars, shape, k->threads, 16 / min_bytes);
+    d->origin = "parallel loop";
+    return d;
+}
+
+/* L reduced over the loop dims that `map` does not name. */
+static tlc_fragment *project(tlc_arena *a, const tlc_fragment *L, const int *map, int rank) {
+    const tlc_fragment *f = L;
+    for (int m = L->rank - 1; m >= 0; m--) {
+        bool kept = false;
+        for (int d = 0; d < rank; d++) kept |= map[d] == m;
+        if (!kept) f = tlc_fragment_reduce(a, f, m);
+    }
+    tlc_fragment *r = TLC_NEW(a, tlc_fragment);
+    *r = *f;
+    r->origin = "parallel loop (broadcast)";
+    return r;
+}
+
+/* Slot of b for iteration `slot` of L (same for every thread), -1 if no
+ * thread runs that iteration, -2 if threads would need each other's data. */
+static int64_t access_slot(const tlc_fragment *L, const tlc_fragment *B, const int *map, int brank, int64_t slot) {
+    int64_t r = -1;
+    int64_t logical[TLC_FRAG_MAX_RANK], bl[TLC_FRAG_MAX_RANK];
+    for (int64_t t = 0; t < L->threads; t++) {
+        if (!tlc_fragment_inverse(L, t, slot, logical, NULL) || tlc_fragment_is_hole(L, logical)) continue;
+        for (int d = 0; d < brank; d++) bl[d] = logical[map[d]];
+        int64_t bs = tlc_fragment_slot_of(B, bl, t);
+        if (bs < 0 || (r >= 0 && bs != r)) return -2;
+        r = bs;
+    }
+    return r;
+}
+
+static bool access_compatible(const tlc_fragment *L, const tlc_fragment *B, const int *map, int brank) {
+    if (B->threads < L->threads) return false;
+    for (int64_t s = 0; s < L->slots; s++)
+        if (access_slot(L, B, map, brank, s) == -2) return false;
+    return true;
+}
+
+bool tlc_parallel_infer(tlc_infer *st, const tir_stmt *s, bool free_pass) {
+    if (s->u.for_.kind != TIR_FOR_PARALLEL) return false;
+    const tlc_fragment *L = tlc_parallel_loop_fragment(st->a, st->k, s, false);
+    access_list l = {0};
+    stmt_accesses(s->u.for_.body, &l);
+    bool any_unknown = false;
+    for (int i = 0; i < l.n; i++)
+        if (l.v[i].buf->scope == TIR_SCOPE_FRAGMENT && !l.v[i].buf->fragment) any_unknown = true;
+    bool proposed = false;
+    if (!L && free_pass && any_unknown) L = tlc_parallel_loop_fragment(st->a, st->k, s, true);
+    if (L && any_unknown) {
+        for (int i = 0; i < l.n && !st->failed; i++) {
+            access *x = &l.v[i];
+            int map[TLC_FRAG_MAX_RANK];
+            if (x->buf->scope != TIR_SCOPE_FRAGMENT || x->buf->fragment) continue;
+            if (x->buf->rank > TLC_FRAG_MAX_RANK || !access_map(s, x->buf, x->idx, map)) continue;
+            tlc_fragment *f;
+            if (is_full(s, x->buf, x->idx)) {
+                f = TLC_NEW(st->a, tlc_fragment);
+                *f = *L;
+            } else {
+                f = project(st->a, L, map, x->buf->rank);
+            }
+            proposed |= tlc_infer_propose(st, x->buf, f, free_pass ? TLC_STRENGTH_FREE : TLC_STRENGTH_COMMON, s);
+        }
+    }
+    free(l.v);
+    return proposed;
+}
+
+/* After inference: every fragment access of the loop must be one the
+ * thread can serve from its own registers. */
+bool tlc_parallel_check(tlc_infer *st, const tir_stmt *s) {
+    const tlc_fragment *L = tlc_parallel_loop_fragment(st->a, st->k, s, true);
+    if (!L) {
+        tlc_error(st->diag, s->loc, "Parallel loop extents must be constants (at most %d loop variables)",
+                  TLC_FRAG_MAX_RANK);
+        st->failed = true;
+        return false;
+    }
+    access_list l = {0};
+    stmt_accesses(s->u.for_.body, &l);
+    bool ok = true;
+    for (int i = 0; i < l.n && ok; i++) {
+        access *x = &l.v[i];
+        if (x->buf->scope != TIR_SCOPE_FRAGMENT) continue;
+        int map[TLC_FRAG_MAX_RANK];
+        if (x->buf->rank > TLC_FRAG_MAX_RANK || !access_map(s, x->buf, x->idx, map)) {
+            tlc_error(st->diag, x->loc,
+                      "fragment '%s' must be indexed by the Parallel loop's variables, in order (e.g. %s[i, j])",
+                      x->buf->name, x->buf->name);
+            tlc_note(st->diag, s->loc, "in this Parallel loop");
+            st->failed = true;
+            ok = false;
+        } else if (!x->buf->fragment || !access_compatible(L, x->buf->fragment, map, x->buf->rank)) {
+            tlc_infer_conflict(st, s, x->buf, L,
+                               "a thread of this Parallel loop would read or write elements held by another thread");
+            ok = false;
+        }
+    }
+    free(l.v);
+    return ok;
+}
+
+/* ---------------- lowering ---------------- */
+int64_t tlc_parallel_access_slot(tlc_lower_ctx *lc, const tir_buffer *b, tir_expr *const *idx, tlc_loc loc) {
+    const tlc_par_ctx *p = lc->par;
+    int map[TLC_FRAG_MAX_RANK];
+    if (!p || !b->fragment || b->rank > TLC_FRAG_MAX_RANK || !access_map(p->loop, b, idx, map)) {
+        tlc_error(lc->diag, loc,
+                  "fragment '%s' can be accessed only inside a Parallel loop, indexed by its loop variables",
+                  b->name);
+        return -1;
+    }
+    int64_t r = access_slot(p->frag, b->fragment, map, b->rank, p->slot);
+    if (r == -2) {
+        tlc_error(lc->diag, loc, "fragment '%s': this thread does not hold the element it needs here", b->name);
+        return -1;
+    }
+    return r < 0 ? 0 : r; /* -1: no thread runs this iteration (holes only) */
+}
+
+void tlc_lower_parallel(tlc_lower_ctx *lc, const tir_stmt *s) {
+    if (lc->in_parallel) {
+        tlc_error(lc->diag, s->loc, "nested Parallel loops are not supported; use one Parallel(d0, d1, ...)");
+        return;
+    }
+    const tlc_fragment *L = tlc_parallel_loop_fragment(lc->a, lc->k, s, true);
+    if (!L) {
+        tlc_error(lc->diag, s->loc, "Parallel loop extents must be constants");
+        return;
+    }
+    int n = s->u.for_.nvars;
+    th_expr *tidx[TLC_FRAG_MAX_RANK];
+    tlc_frag_thread_index(lc, L, tidx);
+    th_expr *valid_thread = NULL;
+    if (L->threads < lc->k->threads)
+        valid_thread = th_cmp(lc->a, THC_LT, th_read(lc->a, lc->tid), tlc_i32(lc, L->threads));
+    tlc_emit(lc, th_comment(lc->a, tlc_arena_printf(lc->a, "Parallel loop at line %d: %lld slots per thread",
+                                                    s->loc.line, (long long)L->slots)));
+    lc->in_parallel = true;
+    for (int64_t slot = 0; slot < L->slots; slot++) {
+        int64_t c[TLC_FRAG_MAX_RANK];
+        tlc_fragment_slot_part(L, slot, c);
+        for (int v = 0; v < n; v++) {
+            const tir_var *var = s->u.for_.vars[v];
+            lc->var_expr[var->id] = th_bin(lc->a, THB_ADD, tidx[v], tlc_i32(lc, c[v]));
+            lc->var_lo[var->id] = 0;
+            lc->var_hi[var->id] = L->shape[v] - 1;
+            lc->var_known[var->id] = true;
+        }
+        tlc_par_ctx pc = {s, L, slot};
+        const tlc_par_ctx *saved_par = lc->par;
+        lc->par = &pc;
+        tlc_ptrvec *saved = tlc_lower_begin(lc);
+        tlc_lower_stmt(lc, s->u.for_.body);
+        th_stmt *body = tlc_lower_end(lc, saved);
+        lc->par = saved_par;
+        th_expr *cond = tlc_and(lc, valid_thread, tlc_frag_valid(lc, L, tidx, slot));
+        tlc_emit(lc, cond ? th_if(lc->a, cond, body, NULL) : body);
+    }
+    lc->in_parallel = false;
+    for (int v = 0; v < n; v++) {
+        lc->var_expr[s->u.for_.vars[v]->id] = NULL;
+        lc->var_known[s->u.for_.vars[v]->id] = false;
+    }
+}

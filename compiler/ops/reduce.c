@@ -1,0 +1,197 @@
+/* reduce_max / reduce_sum / reduce_min / reduce_absmax(src, dst, dim, clear).
+ *
+ * Layout rule (common): dst = src's fragment with `dim` reduced: the dim's
+ * slot digits disappear, its thread digits become replication (every thread
+ * that held part of a row holds the row's result).
+ *
+ * Lowering, per thread: (1) a partial over the slots that map to the same
+ * dst slot (a pairwise tree; padding holes contribute the identity);
+ * (2) butterfly shuffles over the dim's thread bits that lie inside a warp;
+ * (3) when the dim's thread digits span warps: partials through shared
+ * memory (one word per thread and dst slot), a barrier, and every thread
+ * combines the partials of its row's warps in the same order, so all
+ * replicas get bitwise-equal results. Arithmetic in f32 (floats) or i32. */
+#include <math.h>
+#include "../transform/lower.h"
+
+bool tlc_reduce_infer(tlc_infer *st, const tir_stmt *s, bool free_pass) {
+    tir_buffer *src = s->u.reduce.src.buf, *dst = s->u.reduce.dst.buf;
+    if (src->scope != TIR_SCOPE_FRAGMENT) return false;
+    if (src->fragment) {
+        if (dst->scope != TIR_SCOPE_FRAGMENT) return false;
+        tlc_fragment *r = tlc_fragment_reduce(st->a, src->fragment, s->u.reduce.dim);
+        r->origin = tlc_arena_printf(st->a, "reduce of %s dim %d", src->name, s->u.reduce.dim);
+        if (!tlc_infer_propose(st, dst, r, TLC_STRENGTH_COMMON, s) && !st->failed)
+            tlc_infer_conflict(st, s, dst, r, "the reduction's result has a different layout");
+        return st->changed;
+    }
+    if (!free_pass) return false;
+    int64_t shape[TLC_FRAG_MAX_RANK];
+    if (src->rank > TLC_FRAG_MAX_RANK) return false;
+    for (int d = 0; d < src->rank; d++) shape[d] = tir_buffer_dim(src, d);
+    tlc_fragment *f = tlc_fragment_blocked(st->a, src->rank, shape, st->k->threads, tlc_vec_elems(src->dtype));
+    f->origin = "reduce input";
+    return tlc_infer_propose(st, src, f, TLC_STRENGTH_FREE, s);
+}
+
+typedef struct rctx {
+    tlc_lower_ctx *lc;
+    tir_reduce_kind kind;
+    th_type ct;
+} rctx;
+
+static th_expr *combine(const rctx *r, th_expr *x, th_expr *y) {
+    tlc_arena *a = r->lc->a;
+    switch (r->kind) {
+    case TIR_REDUCE_SUM: return th_bin(a, THB_ADD, x, y);
+    case TIR_REDUCE_MIN: return th_bin(a, THB_MIN, x, y);
+    default: return th_bin(a, THB_MAX, x, y);
+    }
+}
+
+static th_expr *identity(const rctx *r) {
+    tlc_arena *a = r->lc->a;
+    bool fl = r->ct.base == TH_F32;
+    switch (r->kind) {
+    case TIR_REDUCE_MAX: return fl ? th_float(a, TH_F32, -INFINITY) : th_int(a, r->ct.base, INT32_MIN);
+    case TIR_REDUCE_MIN: return fl ? th_float(a, TH_F32, INFINITY) : th_int(a, r->ct.base, INT32_MAX);
+    default: return fl ? th_float(a, TH_F32, 0.0) : th_int(a, r->ct.base, 0);
+    }
+}
+
+/* Pairwise tree over v[0..n): shorter dependency chains than a left fold. */
+static th_expr *tree(const rctx *r, th_expr **v, int n) {
+    if (n == 1) return v[0];
+    int h = n / 2;
+    return combine(r, tree(r, v, h), tree(r, v + h, n - h));
+}
+
+static bool is_pow2(int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
+
+void tlc_lower_reduce(tlc_lower_ctx *lc, const tir_stmt *s) {
+    tlc_arena *a = lc->a;
+    const tir_buffer *src = s->u.reduce.src.buf, *dst = s->u.reduce.dst.buf;
+    int dim = s->u.reduce.dim;
+    if (src->scope != TIR_SCOPE_FRAGMENT || dst->scope != TIR_SCOPE_FRAGMENT) {
+        tlc_error(lc->diag, s->loc, "reduce from or into %s memory is not lowered yet: copy it into a fragment first",
+                  src->scope != TIR_SCOPE_FRAGMENT ? tir_scope_name(src->scope) : tir_scope_name(dst->scope));
+        return;
+    }
+    const tlc_fragment *F = src->fragment, *R = dst->fragment;
+    tlc_fragment *expect = tlc_fragment_reduce(a, F, dim);
+    if (!tlc_fragment_equal(expect, R)) {
+        tlc_error(lc->diag, s->loc, "reduce: '%s' does not have the layout of '%s' reduced over dim %d", dst->name,
+                  src->name, dim);
+        return;
+    }
+    rctx r = {lc, s->u.reduce.kind, th_scalar(TH_F32)};
+    if (!tir_dtype_is_float(dst->dtype)) {
+        if (tir_dtype_bytes(dst->dtype) > 4) {
+            tlc_error(lc->diag, s->loc, "reduce into %s is not supported (at most 32-bit integers)",
+                      tir_dtype_name(dst->dtype));
+            return;
+        }
+        r.ct = th_scalar(TH_I32);
+    }
+    tlc_emit(lc, th_comment(a, tlc_arena_printf(a, "reduce_%s %s -> %s dim %d", tir_reduce_name(r.kind), src->name,
+                                                dst->name, dim)));
+    th_expr *tidx[TLC_FRAG_MAX_RANK];
+    tlc_frag_thread_index(lc, F, tidx);
+
+    /* (1) per-thread partials */
+    int64_t nd = R->slots;
+    th_var *part = tlc_temp(lc, "red", r.ct, (int)nd);
+    th_expr **vals = TLC_NEW_ARRAY(a, th_expr *, (size_t)F->slots + 1);
+    for (int64_t ds = 0; ds < nd; ds++) {
+        int n = 0;
+        for (int64_t ss = 0; ss < F->slots; ss++) {
+            int64_t c[TLC_FRAG_MAX_RANK], cr[TLC_FRAG_MAX_RANK], t0, rs;
+            tlc_fragment_slot_part(F, ss, c);
+            for (int d = 0, o = 0; d < F->rank; d++)
+                if (d != dim) cr[o++] = c[d];
+            tlc_fragment_forward(R, cr, &t0, &rs);
+            if (rs != ds) continue;
+            th_expr *valid = tlc_frag_valid(lc, F, tidx, ss);
+            if (valid && valid->kind == THE_INT && valid->u.ival == 0) continue;
+            th_expr *v = tlc_coerce(lc, th_array_read(a, lc->regs[src->id], tlc_i32(lc, ss)), r.ct);
+            if (r.kind == TIR_REDUCE_ABSMAX) v = th_un(a, THU_ABS, v);
+            if (valid) v = th_select(a, valid, v, identity(&r));
+            vals[n++] = v;
+        }
+        th_expr *p = n ? tree(&r, vals, n) : identity(&r);
+        tlc_emit(lc, th_assign(a, part, tlc_i32(lc, ds), p));
+    }
+
+    /* (2) shuffles inside warps, (3) shared memory across warps */
+    int64_t cross_ts[TLC_FRAG_MAX_DIGITS], cross_e[TLC_FRAG_MAX_DIGITS];
+    int ncross = 0;
+    for (int i = 0; i < F->ndigits; i++) {
+        const tlc_digit *g = &F->digits[i];
+        if (g->target != TLC_DIGIT_THREAD || g->dim != dim) continue;
+        int64_t ts = g->tstride, e = g->extent;
+        if (is_pow2(ts) && is_pow2(e) && ts < 32) {
+            int64_t in = e;
+            while (ts * in > 32) in /= 2;
+            for (int64_t m = ts; m < ts * in; m *= 2)
+                for (int64_t ds = 0; ds < nd; ds++) {
+                    th_expr *cur = th_array_read(a, part, tlc_i32(lc, ds));
+                    th_expr *args[2] = {cur, tlc_i32(lc, m)};
+                    th_expr *other = th_intrin_call(a, THI_SHFL_BFLY, r.ct, args, 2);
+                    tlc_emit(lc, th_assign(a, part, tlc_i32(lc, ds), combine(&r, cur, other)));
+                }
+            if (in < e) { /* the rest of the digit lies across warps */
+                cross_ts[ncross] = ts * in;
+                cross_e[ncross++] = e / in;
+            }
+        } else {
+            cross_ts[ncross] = ts;
+            cross_e[ncross++] = e;
+        }
+    }
+    if (ncross) {
+        int64_t T = lc->k->threads;
+        int64_t off = tlc_scratch(lc, nd * T * 4);
+        th_expr *tid = th_read(a, lc->tid);
+        tlc_emit(lc, th_barrier(a));
+        for (int64_t ds = 0; ds < nd; ds++) {
+            th_expr *byte = th_bin(a, THB_MUL, th_bin(a, THB_ADD, tid, tlc_i32(lc, ds * T)), tlc_i32(lc, 4));
+            tlc_emit(lc, th_store(a, th_shared_ptr(a, th_bin(a, THB_ADD, byte, tlc_i32(lc, off))),
+                                  th_array_read(a, part, tlc_i32(lc, ds)), 4));
+        }
+        tlc_emit(lc, th_barrier(a));
+        /* this thread with the cross digits cleared */
+        th_expr *base = tid;
+        int64_t combos = 1;
+        for (int i = 0; i < ncross; i++) {
+            th_expr *v = th_bin(a, THB_UREM, th_bin(a, THB_UDIV, tid, tlc_i32(lc, cross_ts[i])), tlc_i32(lc, cross_e[i]));
+            base = th_bin(a, THB_SUB, base, th_bin(a, THB_MUL, v, tlc_i32(lc, cross_ts[i])));
+            combos *= cross_e[i];
+        }
+        base = tlc_let(lc, "rbase", base);
+        for (int64_t ds = 0; ds < nd; ds++) {
+            th_expr **parts = TLC_NEW_ARRAY(a, th_expr *, (size_t)combos);
+            for (int64_t w = 0; w < combos; w++) {
+                int64_t rest = w, add = 0;
+                for (int i = 0; i < ncross; i++) {
+                    add += (rest % cross_e[i]) * cross_ts[i];
+                    rest /= cross_e[i];
+                }
+                th_expr *t = th_bin(a, THB_ADD, base, tlc_i32(lc, add + ds * T));
+                th_expr *byte = th_bin(a, THB_ADD, th_bin(a, THB_MUL, t, tlc_i32(lc, 4)), tlc_i32(lc, off));
+                parts[w] = th_load(a, th_shared_ptr(a, byte), r.ct, 4);
+            }
+            tlc_emit(lc, th_assign(a, part, tlc_i32(lc, ds), tree(&r, parts, (int)combos)));
+        }
+    }
+
+    /* result */
+    th_type dt = tlc_reg_type(dst->dtype);
+    for (int64_t ds = 0; ds < nd; ds++) {
+        th_expr *v = th_array_read(a, part, tlc_i32(lc, ds));
+        if (!s->u.reduce.clear) {
+            th_expr *old = tlc_coerce(lc, th_array_read(a, lc->regs[dst->id], tlc_i32(lc, ds)), r.ct);
+            v = r.kind == TIR_REDUCE_ABSMAX ? th_bin(a, THB_MAX, old, v) : combine(&r, old, v);
+        }
+        tlc_emit(lc, th_assign(a, lc->regs[dst->id], tlc_i32(lc, ds), tlc_coerce(lc, v, dt)));
+    }
+}

@@ -1,0 +1,180 @@
+/* Layout inference (ARCHITECTURE.md section 3): a worklist over the tile
+ * ops of a kernel until nothing changes. Each op proposes fragments for its
+ * buffers from those already known, in three strengths:
+ *   strict  fixed by an instruction (gemm accumulators: the GEMM issue adds
+ *           gemm's rule, which proposes TLC_STRENGTH_STRICT fragments here);
+ *   common  derived from a known layout (a Parallel loop follows the buffers
+ *           it indexes, a reduce derives its output from its input);
+ *   free    a default for what nothing constrains (blocked fragments).
+ * Order: propagate common proposals to a fixed point; when buffers are
+ * still unknown, take ONE free proposal (copies from global memory first,
+ * since they decide the vector width, then other ops in program order) and
+ * propagate again. A conflict is reported at the op, or (fragment to
+ * fragment copies) becomes a conversion through shared memory in lowering. */
+#include <string.h>
+#include "lower.h"
+
+int tlc_vec_elems(tir_dtype t) {
+    int b = tir_dtype_bytes(t);
+    int v = b > 0 ? 16 / b : 1;
+    return v > 8 ? 8 : v < 1 ? 1 : v;
+}
+
+static bool frag_fits(const tir_buffer *b, const tlc_fragment *f) {
+    if (b->rank != f->rank) return false;
+    for (int d = 0; d < b->rank; d++)
+        if (tir_buffer_dim(b, d) != f->shape[d]) return false;
+    return true;
+}
+
+bool tlc_infer_propose(tlc_infer *st, tir_buffer *b, tlc_fragment *f, tlc_strength s, const tir_stmt *by) {
+    if (!b || b->scope != TIR_SCOPE_FRAGMENT || !f || !frag_fits(b, f)) return false;
+    if (!b->fragment || s > st->strength[b->id]) {
+        b->fragment = f;
+        st->strength[b->id] = s;
+        st->setter[b->id] = by;
+        st->changed = true;
+        return true;
+    }
+    return tlc_fragment_equal(b->fragment, f);
+}
+
+void tlc_infer_conflict(tlc_infer *st, const tir_stmt *at, const tir_buffer *b, const tlc_fragment *wanted,
+                        const char *why) {
+    tlc_strbuf x, y;
+    tlc_sb_init(&x);
+    tlc_sb_init(&y);
+    if (b->fragment) tlc_fragment_print(&x, b->fragment);
+    if (wanted) tlc_fragment_print(&y, wanted);
+    tlc_error(st->diag, at->loc, "layout conflict on fragment '%s': %s", b->name, why);
+    if (wanted) tlc_note(st->diag, at->loc, "this op needs %s", tlc_sb_cstr(&y));
+    const tir_stmt *setter = st->setter[b->id];
+    if (setter && b->fragment)
+        tlc_note(st->diag, setter->loc, "'%s' got %s here (%s)", b->name, tlc_sb_cstr(&x),
+                 b->fragment->origin ? b->fragment->origin : "?");
+    else
+        tlc_note(st->diag, b->loc, "'%s' declared here", b->name);
+    tlc_sb_free(&x);
+    tlc_sb_free(&y);
+    st->failed = true;
+}
+
+/* Tile ops in program order (Parallel loops count as one op; their bodies
+ * hold no tile ops). */
+static void collect_ops(const tir_stmt *s, tlc_ptrvec *ops) {
+    if (!s) return;
+    switch (s->kind) {
+    case TS_SEQ:
+        for (int i = 0; i < s->u.seq.n; i++) collect_ops(s->u.seq.stmts[i], ops);
+        break;
+    case TS_FOR:
+        if (s->u.for_.kind == TIR_FOR_PARALLEL) tlc_ptrvec_push(ops, (void *)s);
+        else collect_ops(s->u.for_.body, ops);
+        break;
+    case TS_IF:
+        collect_ops(s->u.if_.then, ops);
+        collect_ops(s->u.if_.els, ops);
+        break;
+    case TS_COPY: case TS_FILL: case TS_GEMM: case TS_REDUCE: case TS_ATOMIC_ADD:
+        tlc_ptrvec_push(ops, (void *)s);
+        break;
+    default: break;
+    }
+}
+
+static bool op_rule(tlc_infer *st, const tir_stmt *s, bool free_pass) {
+    switch (s->kind) {
+    case TS_COPY: return tlc_copy_infer(st, s, free_pass);
+    case TS_FILL: return tlc_fill_infer(st, s, free_pass);
+    case TS_FOR: return tlc_parallel_infer(st, s, free_pass);
+    case TS_REDUCE: return tlc_reduce_infer(st, s, free_pass);
+    case TS_ATOMIC_ADD: return tlc_atomic_add_infer(st, s, free_pass);
+    case TS_GEMM: /* gemm's STRICT accumulator rule arrives with the GEMM issue */ return false;
+    default: return false;
+    }
+}
+
+static bool copy_touches_global(const tir_stmt *s) {
+    return s->kind == TS_COPY &&
+           (s->u.copy.src.buf->scope == TIR_SCOPE_GLOBAL || s->u.copy.dst.buf->scope == TIR_SCOPE_GLOBAL);
+}
+
+static void propagate(tlc_infer *st, void **ops, int n) {
+    for (int guard = 0; guard < 64 && !st->failed; guard++) {
+        st->changed = false;
+        for (int i = 0; i < n && !st->failed; i++) op_rule(st, ops[i], false);
+        if (!st->changed) break;
+    }
+}
+
+static bool infer_kernel(tlc_infer *st, tir_kernel *k) {
+    tlc_ptrvec ops = {0};
+    collect_ops(k->body, &ops);
+    void **v = ops.items;
+    int n = ops.len;
+    for (int round = 0; round < 4096 && !st->failed; round++) {
+        propagate(st, v, n);
+        if (st->failed) break;
+        bool took = false;
+        for (int pass = 0; pass < 2 && !took; pass++)
+            for (int i = 0; i < n && !took; i++) {
+                const tir_stmt *s = v[i];
+                if ((pass == 0) != copy_touches_global(s)) continue;
+                took = op_rule(st, s, true);
+            }
+        if (!took) break;
+    }
+    for (int i = 0; i < n && !st->failed; i++) {
+        const tir_stmt *s = v[i];
+        if (s->kind == TS_FOR) tlc_parallel_check(st, s);
+    }
+    tlc_ptrvec_free(&ops);
+    if (st->failed) return false;
+    /* Fragments no op constrains (declared, maybe only filled): blocked. */
+    for (int i = 0; i < k->nbuffers; i++) {
+        tir_buffer *b = k->buffers[i];
+        if (b->scope == TIR_SCOPE_FRAGMENT && !b->fragment) {
+            int64_t shape[TLC_FRAG_MAX_RANK];
+            if (b->rank > TLC_FRAG_MAX_RANK) {
+                tlc_error(st->diag, b->loc, "fragment '%s' has rank %d; at most %d is supported", b->name, b->rank,
+                          TLC_FRAG_MAX_RANK);
+                return false;
+            }
+            for (int d = 0; d < b->rank; d++) shape[d] = tir_buffer_dim(b, d);
+            b->fragment = tlc_fragment_blocked(st->a, b->rank, shape, k->threads, tlc_vec_elems(b->dtype));
+            st->strength[b->id] = TLC_STRENGTH_FREE;
+        }
+        if (b->scope == TIR_SCOPE_SHARED && !b->layout) {
+            int64_t shape[TLC_FRAG_MAX_RANK];
+            if (b->rank > TLC_FRAG_MAX_RANK) {
+                tlc_error(st->diag, b->loc, "shared buffer '%s' has rank %d; at most %d is supported", b->name,
+                          b->rank, TLC_FRAG_MAX_RANK);
+                return false;
+            }
+            for (int d = 0; d < b->rank; d++) shape[d] = tir_buffer_dim(b, d);
+            int eb = tir_dtype_bytes(b->dtype);
+            b->layout = b->layout_hint == TIR_LAYOUT_HINT_SWIZZLED
+                            ? tlc_layout_swizzled(st->a, b->rank, shape, eb, TLC_SWIZZLE_128B)
+                            : tlc_layout_row_major(st->a, b->rank, shape, eb);
+        }
+    }
+    return true;
+}
+
+bool tlc_layout_infer(tir_module *m, tlc_arena *a, tlc_diag *diag) {
+    bool ok = true;
+    for (int i = 0; i < m->nkernels; i++) {
+        tir_kernel *k = m->kernels[i];
+        tlc_infer st = {.a = a, .diag = diag, .k = k};
+        st.strength = TLC_NEW_ARRAY(a, tlc_strength, (size_t)(k->nbuffers + 1));
+        st.setter = TLC_NEW_ARRAY(a, const tir_stmt *, (size_t)(k->nbuffers + 1));
+        for (int b = 0; b < k->nbuffers; b++)
+            if (k->buffers[b]->id < 0 || k->buffers[b]->id >= k->nbuffers) {
+                tlc_error(diag, k->loc, "internal error: buffer ids are not dense");
+                return false;
+            }
+        if (!infer_kernel(&st, k)) ok = false;
+        if (ok) tlc_shared_alloc(k);
+    }
+    return ok;
+}

@@ -1,0 +1,499 @@
+/* Lowering driver: Tile IR with layouts -> Thread IR, one th_kernel per
+ * kernel. Sets up the kernel (parameters in the runtime's PTX ABI, thread
+ * and block indices with the use_swizzle remap, register arrays), lowers
+ * statements (tile ops through compiler/ops/), inserts barriers between
+ * tile ops that communicate through shared memory, and writes the launch
+ * metadata (include/tlc/metadata.h format). */
+#include <string.h>
+#include "lower.h"
+
+/* ---------------- shared-memory effects and barriers ---------------- */
+typedef struct effects {
+    bool *r, *w; /* per buffer id: read / written */
+    bool any;
+} effects;
+
+static effects effects_new(tlc_lower_ctx *lc) {
+    effects e = {TLC_NEW_ARRAY(lc->a, bool, (size_t)lc->k->nbuffers + 1),
+                 TLC_NEW_ARRAY(lc->a, bool, (size_t)lc->k->nbuffers + 1), false};
+    return e;
+}
+
+static void mark(effects *e, const tir_buffer *b, bool write) {
+    if (!b || b->scope != TIR_SCOPE_SHARED) return;
+    if (write) e->w[b->id] = true;
+    else e->r[b->id] = true;
+    e->any = true;
+}
+
+static void expr_effects(const tir_expr *x, effects *e) {
+    if (!x) return;
+    switch (x->kind) {
+    case TE_LOAD:
+        mark(e, x->u.load.buf, false);
+        for (int d = 0; d < x->u.load.buf->rank; d++) expr_effects(x->u.load.idx[d], e);
+        break;
+    case TE_BINARY: expr_effects(x->u.bin.a, e); expr_effects(x->u.bin.b, e); break;
+    case TE_UNARY: expr_effects(x->u.un.a, e); break;
+    case TE_CAST: expr_effects(x->u.cast.a, e); break;
+    case TE_SELECT: expr_effects(x->u.sel.cond, e); expr_effects(x->u.sel.a, e); expr_effects(x->u.sel.b, e); break;
+    default: break;
+    }
+}
+
+static void stmt_effects(const tir_stmt *s, effects *e) {
+    if (!s) return;
+    switch (s->kind) {
+    case TS_SEQ:
+        for (int i = 0; i < s->u.seq.n; i++) stmt_effects(s->u.seq.stmts[i], e);
+        break;
+    case TS_FOR: stmt_effects(s->u.for_.body, e); break;
+    case TS_IF:
+        expr_effects(s->u.if_.cond, e);
+        stmt_effects(s->u.if_.then, e);
+        stmt_effects(s->u.if_.els, e);
+        break;
+    case TS_LET: case TS_ASSIGN: expr_effects(s->u.let.value, e); break;
+    case TS_STORE:
+        mark(e, s->u.store.buf, true);
+        for (int d = 0; d < s->u.store.buf->rank; d++) expr_effects(s->u.store.idx[d], e);
+        expr_effects(s->u.store.value, e);
+        break;
+    case TS_COPY: mark(e, s->u.copy.src.buf, false); mark(e, s->u.copy.dst.buf, true); break;
+    case TS_FILL: mark(e, s->u.fill.dst.buf, true); break;
+    case TS_GEMM: mark(e, s->u.gemm.a.buf, false); mark(e, s->u.gemm.b.buf, false); break;
+    case TS_REDUCE: mark(e, s->u.reduce.src.buf, false); mark(e, s->u.reduce.dst.buf, true); break;
+    case TS_ATOMIC_ADD:
+        mark(e, s->u.atomic.dst.buf, true);
+        mark(e, s->u.atomic.dst.buf, false);
+        if (s->u.atomic.src.buf) mark(e, s->u.atomic.src.buf, false);
+        break;
+    default: break;
+    }
+}
+
+/* A hazard: `next` reads what `pending` wrote, or writes what it touched. */
+static bool hazard(const tlc_lower_ctx *lc, const effects *pending, const effects *next) {
+    if (!pending->any || !next->any) return false;
+    for (int i = 0; i < lc->k->nbuffers; i++)
+        if ((next->r[i] && pending->w[i]) || (next->w[i] && (pending->r[i] || pending->w[i]))) return true;
+    return false;
+}
+
+static void merge(const tlc_lower_ctx *lc, effects *into, const effects *from) {
+    for (int i = 0; i < lc->k->nbuffers; i++) {
+        into->r[i] |= from->r[i];
+        into->w[i] |= from->w[i];
+    }
+    into->any |= from->any;
+}
+
+static void clear(const tlc_lower_ctx *lc, effects *e) {
+    memset(e->r, 0, sizeof(bool) * (size_t)lc->k->nbuffers);
+    memset(e->w, 0, sizeof(bool) * (size_t)lc->k->nbuffers);
+    e->any = false;
+}
+
+/* Lowers a tile-level statement list, tracking shared-memory accesses since
+ * the last barrier in `pending` (bar.sync whenever a statement would race
+ * with them; every thread reaches tile-level code, so barriers are safe). */
+static void lower_tile_stmt(tlc_lower_ctx *lc, const tir_stmt *s, effects *pending);
+
+static void barrier_if_needed(tlc_lower_ctx *lc, const tir_stmt *s, effects *pending) {
+    effects e = effects_new(lc);
+    stmt_effects(s, &e);
+    if (hazard(lc, pending, &e)) {
+        tlc_emit(lc, th_barrier(lc->a));
+        clear(lc, pending);
+    }
+}
+
+static th_var *loop_slot(tlc_lower_ctx *lc, const tir_var *v) {
+    if (!lc->var_slot[v->id])
+        lc->var_slot[v->id] = th_new_var(lc->a, lc->tk, v->name, th_scalar(TH_I32), 0);
+    return lc->var_slot[v->id];
+}
+
+static void lower_serial_for(tlc_lower_ctx *lc, const tir_stmt *s, effects *pending) {
+    const tir_var *v = s->u.for_.vars[0];
+    th_var *tv = loop_slot(lc, v);
+    th_expr *start = tlc_coerce(lc, tlc_lower_expr(lc, s->u.for_.start[0]), th_scalar(TH_I32));
+    th_expr *count = tlc_coerce(lc, tlc_lower_expr(lc, s->u.for_.extent[0]), th_scalar(TH_I32));
+    int64_t step = s->u.for_.step ? s->u.for_.step : 1;
+    /* Tile IR gives an iteration count; Thread IR wants [start, end) step. */
+    th_expr *end = th_bin(lc->a, THB_ADD, start, th_bin(lc->a, THB_MUL, count, tlc_i32(lc, step)));
+    int64_t c0, n;
+    bool cs = tir_expr_const_int(s->u.for_.start[0], &c0), cn = tir_expr_const_int(s->u.for_.extent[0], &n);
+    if (cs && cn && step > 0) {
+        lc->var_lo[v->id] = c0;
+        lc->var_hi[v->id] = c0 + (n - 1) * step;
+        lc->var_known[v->id] = n > 0;
+    }
+    effects body = effects_new(lc);
+    stmt_effects(s->u.for_.body, &body);
+    if (hazard(lc, pending, &body)) {
+        tlc_emit(lc, th_barrier(lc->a));
+        clear(lc, pending);
+    }
+    effects inner = effects_new(lc);
+    merge(lc, &inner, pending);
+    tlc_ptrvec *saved = tlc_lower_begin(lc);
+    lower_tile_stmt(lc, s->u.for_.body, &inner);
+    /* The next iteration runs the body again after what it left pending. */
+    if (!lc->in_parallel && hazard(lc, &inner, &body)) {
+        tlc_emit(lc, th_barrier(lc->a));
+        clear(lc, &inner);
+    }
+    th_stmt *b = tlc_lower_end(lc, saved);
+    bool unroll = s->u.for_.kind == TIR_FOR_UNROLLED;
+    th_stmt *loop;
+    if (step > 0) {
+        loop = th_for(lc->a, tv, start, end, step, unroll, b);
+    } else {
+        /* negative step: iterate an index upward and map it */
+        th_var *it = tlc_temp(lc, "it", th_scalar(TH_I32), 0);
+        th_stmt *set = th_assign(lc->a, tv, NULL, th_bin(lc->a, THB_ADD, start,
+                                                          th_bin(lc->a, THB_MUL, th_read(lc->a, it), tlc_i32(lc, step))));
+        th_stmt *both[2] = {set, b};
+        loop = th_for(lc->a, it, tlc_i32(lc, 0), count, 1, unroll, th_seq(lc->a, both, 2));
+    }
+    tlc_emit(lc, loop);
+    merge(lc, pending, &inner);
+    lc->var_known[v->id] = false;
+}
+
+static void lower_tile_stmt(tlc_lower_ctx *lc, const tir_stmt *s, effects *pending) {
+    if (!s || tlc_diag_too_many(lc->diag)) return;
+    switch (s->kind) {
+    case TS_SEQ:
+        for (int i = 0; i < s->u.seq.n; i++) lower_tile_stmt(lc, s->u.seq.stmts[i], pending);
+        return;
+    case TS_FOR:
+        if (s->u.for_.kind != TIR_FOR_PARALLEL) {
+            lower_serial_for(lc, s, pending);
+            return;
+        }
+        break;
+    case TS_IF: {
+        if (!lc->in_parallel) barrier_if_needed(lc, s, pending);
+        th_expr *c = tlc_coerce(lc, tlc_lower_expr(lc, s->u.if_.cond), th_scalar(TH_I1));
+        effects e1 = effects_new(lc), e2 = effects_new(lc);
+        merge(lc, &e1, pending);
+        merge(lc, &e2, pending);
+        tlc_ptrvec *saved = tlc_lower_begin(lc);
+        lower_tile_stmt(lc, s->u.if_.then, &e1);
+        th_stmt *t = tlc_lower_end(lc, saved);
+        th_stmt *el = NULL;
+        if (s->u.if_.els) {
+            saved = tlc_lower_begin(lc);
+            lower_tile_stmt(lc, s->u.if_.els, &e2);
+            el = tlc_lower_end(lc, saved);
+        }
+        tlc_emit(lc, th_if(lc->a, c, t, el));
+        clear(lc, pending);
+        merge(lc, pending, &e1);
+        merge(lc, pending, &e2);
+        return;
+    }
+    default: break;
+    }
+    if (!lc->in_parallel) barrier_if_needed(lc, s, pending);
+    tlc_lower_stmt(lc, s);
+    effects e = effects_new(lc);
+    stmt_effects(s, &e);
+    merge(lc, pending, &e);
+}
+
+void tlc_lower_stmt(tlc_lower_ctx *lc, const tir_stmt *s) {
+    if (!s || tlc_diag_too_many(lc->diag)) return;
+    switch (s->kind) {
+    case TS_SEQ:
+        for (int i = 0; i < s->u.seq.n; i++) tlc_lower_stmt(lc, s->u.seq.stmts[i]);
+        break;
+    case TS_FOR:
+        if (s->u.for_.kind == TIR_FOR_PARALLEL) {
+            tlc_lower_parallel(lc, s);
+        } else {
+            effects none = effects_new(lc);
+            lower_serial_for(lc, s, &none);
+        }
+        break;
+    case TS_IF: {
+        th_expr *c = tlc_coerce(lc, tlc_lower_expr(lc, s->u.if_.cond), th_scalar(TH_I1));
+        tlc_ptrvec *saved = tlc_lower_begin(lc);
+        tlc_lower_stmt(lc, s->u.if_.then);
+        th_stmt *t = tlc_lower_end(lc, saved);
+        th_stmt *el = NULL;
+        if (s->u.if_.els) {
+            saved = tlc_lower_begin(lc);
+            tlc_lower_stmt(lc, s->u.if_.els);
+            el = tlc_lower_end(lc, saved);
+        }
+        tlc_emit(lc, th_if(lc->a, c, t, el));
+        break;
+    }
+    case TS_ALLOC: break; /* register arrays are declared up front */
+    case TS_LET:
+    case TS_ASSIGN: {
+        const tir_var *v = s->u.let.var;
+        th_type t = tlc_reg_type(v->dtype);
+        if (!lc->var_slot[v->id]) lc->var_slot[v->id] = th_new_var(lc->a, lc->tk, v->name, t, 0);
+        th_expr *val = tlc_coerce(lc, tlc_lower_expr(lc, s->u.let.value), lc->var_slot[v->id]->type);
+        tlc_emit(lc, th_assign(lc->a, lc->var_slot[v->id], NULL, val));
+        break;
+    }
+    case TS_STORE: {
+        th_expr *val = tlc_lower_expr(lc, s->u.store.value);
+        tlc_lower_store(lc, s->u.store.buf, s->u.store.idx, val, s->loc);
+        break;
+    }
+    case TS_COPY: tlc_lower_copy(lc, s); break;
+    case TS_FILL: tlc_lower_fill(lc, s); break;
+    case TS_REDUCE: tlc_lower_reduce(lc, s); break;
+    case TS_ATOMIC_ADD: tlc_lower_atomic_add(lc, s); break;
+    case TS_GEMM:
+        tlc_error(lc->diag, s->loc, "gemm is not lowered yet (the tensor-core GEMM issue adds it); "
+                                    "--emit=tir and --emit=layout work for this kernel");
+        break;
+    }
+}
+
+/* ---------------- kernel setup ---------------- */
+static th_type scalar_param_type(tir_dtype t) {
+    switch (t) {
+    case TIR_F16: return th_scalar(TH_F16);
+    case TIR_BF16: return th_scalar(TH_BF16);
+    case TIR_F32: return th_scalar(TH_F32);
+    case TIR_I32: return th_scalar(TH_I32);
+    case TIR_I64: return th_scalar(TH_I64);
+    default: return th_scalar(TH_I8);
+    }
+}
+
+/* Block indices. use_swizzle on a 2D grid walks blocks in panels of
+ * `panel` rows (order "row": by varies fastest inside a panel, so blocks
+ * launched together share the same columns of B) or columns ("col"); the
+ * last panel is narrower when the grid does not divide. A bijection. */
+static void block_indices(tlc_lower_ctx *lc, th_expr **out) {
+    static const th_special ctaid[3] = {THS_CTAID_X, THS_CTAID_Y, THS_CTAID_Z};
+    for (int i = 0; i < 3; i++) out[i] = th_special_reg(lc->a, ctaid[i]);
+    const tir_kernel *k = lc->k;
+    if (!k->use_swizzle || k->grid_rank < 2 || k->swizzle_panel <= 1) return;
+    th_expr *gx = th_special_reg(lc->a, THS_NCTAID_X), *gy = th_special_reg(lc->a, THS_NCTAID_Y);
+    th_expr *lin = tlc_let(lc, "blk", th_bin(lc->a, THB_ADD, th_bin(lc->a, THB_MUL, out[1], gx), out[0]));
+    th_expr *p = tlc_i32(lc, k->swizzle_panel);
+    /* order "row": panels of p rows (by); "col": panels of p columns (bx) */
+    th_expr *across = k->swizzle_col ? gy : gx;  /* extent walked inside a panel */
+    th_expr *along = k->swizzle_col ? gx : gy;   /* extent split into panels */
+    th_expr *per_panel = th_bin(lc->a, THB_MUL, p, across);
+    th_expr *panel = tlc_let(lc, "pnl", th_bin(lc->a, THB_UDIV, lin, per_panel));
+    th_expr *idx = tlc_let(lc, "pix", th_bin(lc->a, THB_UREM, lin, per_panel));
+    th_expr *first = th_bin(lc->a, THB_MUL, panel, p);
+    th_expr *h = tlc_let(lc, "pw", th_bin(lc->a, THB_MIN, p, th_bin(lc->a, THB_SUB, along, first)));
+    th_expr *a_idx = tlc_let(lc, "pa", th_bin(lc->a, THB_ADD, first, th_bin(lc->a, THB_UREM, idx, h)));
+    th_expr *b_idx = tlc_let(lc, "pb", th_bin(lc->a, THB_UDIV, idx, h));
+    if (k->swizzle_col) {
+        out[0] = a_idx;
+        out[1] = b_idx;
+    } else {
+        out[1] = a_idx;
+        out[0] = b_idx;
+    }
+}
+
+/* ---------------- metadata ---------------- */
+static const tir_param *scalar_of_var(const tir_kernel *k, const tir_var *v) {
+    for (int i = 0; i < k->nparams; i++)
+        if (k->params[i].kind == TIR_PARAM_SCALAR && k->params[i].var == v) return &k->params[i];
+    return NULL;
+}
+
+static bool meta_expr(tlc_strbuf *sb, const tir_kernel *k, const tir_expr *e) {
+    switch (e->kind) {
+    case TE_INT: tlc_sb_printf(sb, "%lld", (long long)e->u.ival); return true;
+    case TE_VAR:
+        if (e->u.var->kind == TV_SYM_DIM || (e->u.var->kind == TV_SCALAR_PARAM && scalar_of_var(k, e->u.var))) {
+            tlc_sb_puts(sb, e->u.var->name);
+            return true;
+        }
+        return false;
+    case TE_CAST: return meta_expr(sb, k, e->u.cast.a);
+    case TE_BINARY: {
+        const char *op = NULL;
+        switch (e->u.bin.op) {
+        case TB_ADD: op = "+"; break;
+        case TB_SUB: op = "-"; break;
+        case TB_MUL: op = "*"; break;
+        case TB_FLOORDIV: op = "//"; break;
+        case TB_FLOORMOD: op = "%"; break;
+        case TB_MIN: op = "min"; break;
+        case TB_MAX: op = "max"; break;
+        default: return false;
+        }
+        tlc_sb_printf(sb, "(%s ", op);
+        if (!meta_expr(sb, k, e->u.bin.a)) return false;
+        tlc_sb_putc(sb, ' ');
+        if (!meta_expr(sb, k, e->u.bin.b)) return false;
+        tlc_sb_putc(sb, ')');
+        return true;
+    }
+    default: return false;
+    }
+}
+
+static const char *kernel_metadata(tlc_lower_ctx *lc, const tir_module *m, int index) {
+    const tir_kernel *k = lc->k;
+    tlc_strbuf sb;
+    tlc_sb_init(&sb);
+    /* codegen prefixes every line with "// "; the block's header and end
+     * travel with the first and last kernel. */
+    if (index == 0) tlc_sb_printf(&sb, "tlc.meta v1 tlc=%s arch=%s\n", TLC_VERSION, tlc_arch_name(m->arch));
+    tlc_sb_printf(&sb, "tlc.meta kernel %s\n", k->name);
+    for (int i = 0; i < k->nsym; i++) tlc_sb_printf(&sb, "tlc.meta sym %s\n", k->sym_dims[i]->name);
+    for (int i = 0; i < k->nparams; i++) {
+        const tir_param *p = &k->params[i];
+        if (p->kind == TIR_PARAM_TENSOR) {
+            tlc_sb_printf(&sb, "tlc.meta tensor %s %s [", p->name, tir_dtype_name(p->buf->dtype));
+            for (int d = 0; d < p->buf->rank; d++) {
+                if (d) tlc_sb_putc(&sb, ',');
+                const tir_expr *e = p->buf->shape[d];
+                if (e->kind == TE_VAR) tlc_sb_puts(&sb, e->u.var->name);
+                else tlc_sb_printf(&sb, "%lld", (long long)tir_buffer_dim(p->buf, d));
+            }
+            tlc_sb_puts(&sb, "] align=16\n");
+        } else {
+            tlc_sb_printf(&sb, "tlc.meta scalar %s %s\n", p->name, tir_dtype_name(p->var->dtype));
+        }
+    }
+    tlc_sb_puts(&sb, "tlc.meta grid");
+    for (int i = 0; i < 3; i++) {
+        tlc_sb_putc(&sb, ' ');
+        if (i >= k->grid_rank) {
+            tlc_sb_puts(&sb, "1");
+        } else if (!meta_expr(&sb, k, k->grid[i])) {
+            tlc_error(lc->diag, k->loc, "grid dimension %d of kernel '%s' uses something the runtime cannot evaluate "
+                                        "(only constants, symbolic dims, integer scalars, + - * // %% min max)", i,
+                      k->name);
+        }
+    }
+    tlc_sb_printf(&sb, "\ntlc.meta threads %d 1 1\n", k->threads);
+    tlc_sb_printf(&sb, "tlc.meta smem %lld\n", (long long)lc->tk->dyn_shared_bytes);
+    if (index == m->nkernels - 1) tlc_sb_puts(&sb, "tlc.meta end\n");
+    char *r = tlc_arena_strdup(lc->a, tlc_sb_cstr(&sb));
+    tlc_sb_free(&sb);
+    return r;
+}
+
+/* ---------------- kernel ---------------- */
+static th_kernel *lower_kernel(const tir_module *m, int index, tlc_arena *a, tlc_diag *diag) {
+    const tir_kernel *k = m->kernels[index];
+    th_kernel *tk = TLC_NEW(a, th_kernel);
+    tk->name = k->name;
+    tk->threads = k->threads;
+    tlc_lower_ctx lcs = {.a = a, .diag = diag, .k = k, .tk = tk, .arch = m->arch};
+    tlc_lower_ctx *lc = &lcs;
+    size_t nv = (size_t)k->nvars + 1, nb = (size_t)k->nbuffers + 1;
+    lc->var_expr = TLC_NEW_ARRAY(a, th_expr *, nv);
+    lc->var_slot = TLC_NEW_ARRAY(a, th_var *, nv);
+    lc->var_lo = TLC_NEW_ARRAY(a, int64_t, nv);
+    lc->var_hi = TLC_NEW_ARRAY(a, int64_t, nv);
+    lc->var_known = TLC_NEW_ARRAY(a, bool, nv);
+    lc->regs = TLC_NEW_ARRAY(a, th_var *, nb);
+    lc->tensor_param = TLC_NEW_ARRAY(a, int, nb);
+    lc->sym_param = TLC_NEW_ARRAY(a, int, (size_t)k->nsym + 1);
+    for (size_t i = 0; i < nb; i++) lc->tensor_param[i] = -1;
+
+    /* Parameters: tensors, then syms, then scalars (metadata.h's ABI). */
+    int np = 0;
+    tk->params = TLC_NEW_ARRAY(a, th_param, (size_t)k->nparams + (size_t)k->nsym + 1);
+    for (int i = 0; i < k->nparams; i++)
+        if (k->params[i].kind == TIR_PARAM_TENSOR) {
+            lc->tensor_param[k->params[i].buf->id] = np;
+            tk->params[np++] = (th_param){k->params[i].name, th_ptr(TH_AS_GLOBAL), 0};
+        }
+    for (int i = 0; i < k->nsym; i++) {
+        lc->sym_param[i] = np;
+        tk->params[np++] = (th_param){k->sym_dims[i]->name, th_scalar(TH_I64), 0};
+    }
+    int first_scalar = np;
+    for (int i = 0; i < k->nparams; i++)
+        if (k->params[i].kind == TIR_PARAM_SCALAR)
+            tk->params[np++] = (th_param){k->params[i].name, scalar_param_type(k->params[i].var->dtype), 0};
+    tk->nparams = np;
+    for (int i = 0; i < k->nbuffers; i++)
+        if (k->buffers[i]->scope == TIR_SCOPE_GLOBAL && k->buffers[i]->param_index < 0) {
+            tlc_error(diag, k->buffers[i]->loc, "alloc_global workspaces are not lowered yet");
+            return NULL;
+        }
+
+    tlc_ptrvec top = {0};
+    lc->out = &top;
+    lc->tid = th_new_var(a, tk, "tid", th_scalar(TH_I32), 0);
+    tlc_emit(lc, th_assign(a, lc->tid, NULL, th_special_reg(a, THS_TID_X)));
+    for (int i = 0; i < k->nsym; i++)
+        lc->var_expr[k->sym_dims[i]->id] =
+            tlc_let(lc, "sym", th_convert(a, th_param_ref(a, tk, lc->sym_param[i]), th_scalar(TH_I32)));
+    for (int i = 0, si = first_scalar; i < k->nparams; i++)
+        if (k->params[i].kind == TIR_PARAM_SCALAR) {
+            const tir_var *v = k->params[i].var;
+            lc->var_expr[v->id] = tlc_coerce(lc, th_param_ref(a, tk, si++), tlc_reg_type(v->dtype));
+        }
+    th_expr *bidx[3];
+    block_indices(lc, bidx);
+    for (int i = 0; i < 3; i++)
+        if (k->block_idx[i]) lc->var_expr[k->block_idx[i]->id] = bidx[i];
+
+    /* Register arrays and shared memory. */
+    for (int i = 0; i < k->nbuffers; i++) {
+        const tir_buffer *b = k->buffers[i];
+        if (b->scope == TIR_SCOPE_FRAGMENT) {
+            if (!b->fragment) {
+                tlc_error(diag, b->loc, "internal error: fragment '%s' has no layout", b->name);
+                return NULL;
+            }
+            if (b->fragment->slots > 1024) {
+                tlc_error(diag, b->loc, "fragment '%s' needs %lld registers per thread (at most 1024): "
+                                        "use a smaller tile or more threads", b->name, (long long)b->fragment->slots);
+                return NULL;
+            }
+            lc->regs[b->id] = th_new_var(a, tk, b->name, tlc_reg_type(b->dtype), (int)b->fragment->slots);
+        } else if (b->scope == TIR_SCOPE_LOCAL) {
+            int64_t n = tir_buffer_elems(b);
+            if (n < 1 || n > 4096) {
+                tlc_error(diag, b->loc, "local buffer '%s' must have 1..4096 elements", b->name);
+                return NULL;
+            }
+            lc->regs[b->id] = th_new_var(a, tk, b->name, tlc_reg_type(b->dtype), (int)n);
+        } else if (b->scope == TIR_SCOPE_VAR) {
+            lc->regs[b->id] = th_new_var(a, tk, b->name, tlc_reg_type(b->dtype), 0);
+        } else if (b->scope == TIR_SCOPE_SHARED && b->layout) {
+            int64_t end = b->layout->offset + b->layout->bytes * (b->layout->stages > 1 ? b->layout->stages : 1);
+            if (end > lc->smem_top) lc->smem_top = end;
+        }
+    }
+
+    effects pending = effects_new(lc);
+    lower_tile_stmt(lc, k->body, &pending);
+    tk->body = th_seq(a, (th_stmt **)top.items, top.len);
+    tlc_ptrvec_free(&top);
+    tk->dyn_shared_bytes = lc->smem_top;
+    if (lc->smem_top > tlc_arch_max_shared_bytes(m->arch)) {
+        tlc_error(diag, k->loc, "kernel '%s' needs %lld bytes of shared memory (with reduction scratch); %s allows %lld",
+                  k->name, (long long)lc->smem_top, tlc_arch_name(m->arch), (long long)tlc_arch_max_shared_bytes(m->arch));
+        return NULL;
+    }
+    tk->metadata = kernel_metadata(lc, m, index);
+    return diag->errors ? NULL : tk;
+}
+
+th_module *tlc_lower_module(const tir_module *m, tlc_arena *a, tlc_diag *diag) {
+    th_module *tm = TLC_NEW(a, th_module);
+    tm->arch = m->arch;
+    tm->kernels = TLC_NEW_ARRAY(a, th_kernel *, (size_t)m->nkernels + 1);
+    for (int i = 0; i < m->nkernels; i++) {
+        th_kernel *k = lower_kernel(m, i, a, diag);
+        if (!k) return NULL;
+        tm->kernels[tm->nkernels++] = k;
+    }
+    return tm;
+}

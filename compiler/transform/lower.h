@@ -1,0 +1,155 @@
+/* Passes from Tile IR (with layouts) to Thread IR, and what the per-op
+ * files in compiler/ops/ share with them. Internal to libtlc. */
+#ifndef TLC_TRANSFORM_LOWER_H
+#define TLC_TRANSFORM_LOWER_H
+#include "../ir/thread_ir.h"
+#include "../ir/tir.h"
+#include "../layout/fragment.h"
+
+/* ---------------- passes ---------------- */
+/* Layout inference (layout_infer.c): sets buffer->fragment for every
+ * fragment buffer and buffer->layout for every shared buffer. Errors (layout
+ * conflicts) go to diag at the op's source line. */
+bool tlc_layout_infer(tir_module *m, tlc_arena *a, tlc_diag *diag);
+/* Pipeline planning (pipeline_plan.c): records num_stages of Pipelined
+ * loops on the shared layouts they write. Today a Pipelined loop without
+ * gemm is lowered as a serial loop (stages stay 1). */
+bool tlc_pipeline_plan(tir_module *m, tlc_arena *a, tlc_diag *diag);
+/* Shared-memory allocation (shared_alloc.c): offsets in dynamic shared
+ * memory (1024-aligned for swizzled layouts, 128 otherwise). Returns the
+ * bytes used by the kernel's shared buffers. */
+int64_t tlc_shared_alloc(tir_kernel *k);
+/* --emit=layout (layout_print.c). */
+void tlc_layout_print_module(tlc_strbuf *sb, const tir_module *m);
+/* Lowering (lower.c): Tile IR with layouts -> Thread IR. */
+th_module *tlc_lower_module(const tir_module *m, tlc_arena *a, tlc_diag *diag);
+
+/* ---------------- layout inference state (ops' layout rules) ---------------- */
+typedef struct tlc_infer {
+    tlc_arena *a;
+    tlc_diag *diag;
+    const tir_kernel *k;
+    tlc_strength *strength;   /* per buffer id */
+    const tir_stmt **setter;  /* per buffer id: the op whose proposal was taken */
+    bool changed;
+    bool failed;
+} tlc_infer;
+
+/* Offers fragment `f` for `b` with strength s from op `by`. Unknown -> taken;
+ * equal -> kept; a stronger proposal replaces a weaker one. Returns false on
+ * a conflict (a different layout of the same or higher strength), leaving
+ * the buffer as it was: the caller reports it or plans a conversion. */
+bool tlc_infer_propose(tlc_infer *st, tir_buffer *b, tlc_fragment *f, tlc_strength s, const tir_stmt *by);
+/* Reports a conflict on `b` at `at`, with a note where its layout came from. */
+void tlc_infer_conflict(tlc_infer *st, const tir_stmt *at, const tir_buffer *b, const tlc_fragment *wanted,
+                        const char *why);
+/* Default vector length (elements in 16 bytes of dtype, at most 8). */
+int tlc_vec_elems(tir_dtype t);
+
+/* Per-op rules: `free_pass` false -> only propagate from known layouts
+ * (common strength); true -> may also pick a default for an unknown buffer
+ * (free strength). Each returns true if it proposed something new. */
+bool tlc_copy_infer(tlc_infer *st, const tir_stmt *s, bool free_pass);
+bool tlc_fill_infer(tlc_infer *st, const tir_stmt *s, bool free_pass);
+bool tlc_parallel_infer(tlc_infer *st, const tir_stmt *s, bool free_pass);
+bool tlc_reduce_infer(tlc_infer *st, const tir_stmt *s, bool free_pass);
+bool tlc_atomic_add_infer(tlc_infer *st, const tir_stmt *s, bool free_pass);
+
+/* After the fixpoint: every fragment access of a Parallel loop must be
+ * served from the thread's own registers; reports a conflict otherwise. */
+bool tlc_parallel_check(tlc_infer *st, const tir_stmt *s);
+/* The iteration fragment of a Parallel loop: the fragment of a buffer it
+ * indexes with exactly its loop variables, else a blocked fragment of its
+ * own. Deterministic, so inference and lowering agree. NULL only if
+ * `allow_default` is false and no buffer decides it. */
+const tlc_fragment *tlc_parallel_loop_fragment(tlc_arena *a, const tir_kernel *k, const tir_stmt *s,
+                                               bool allow_default);
+
+/* ---------------- lowering context ---------------- */
+typedef struct tlc_par_ctx tlc_par_ctx;
+
+typedef struct tlc_lower_ctx {
+    tlc_arena *a;
+    tlc_diag *diag;
+    const tir_kernel *k;
+    th_kernel *tk;
+    tlc_arch arch;
+    th_var *tid;          /* threadIdx.x */
+    th_expr **var_expr;   /* tir_var id -> value (block idx, sym dims, scalars, Parallel vars) */
+    th_var **var_slot;    /* tir_var id -> mutable slot (lets, serial loop vars) */
+    int64_t *var_lo, *var_hi; bool *var_known; /* constant ranges of loop vars */
+    th_var **regs;        /* buffer id -> register array (fragment / local / var) */
+    int *tensor_param;    /* buffer id -> th param index (global tensors), else -1 */
+    int *sym_param;       /* sym index -> th param index */
+    tlc_ptrvec *out;      /* statements being emitted */
+    const tlc_par_ctx *par; /* inside a Parallel loop body */
+    int ntemp;
+    int64_t smem_top;     /* dynamic shared bytes allocated so far (buffers + scratch) */
+    bool in_parallel;
+} tlc_lower_ctx;
+
+/* Where a Parallel loop body is being emitted: one slot of its fragment. */
+struct tlc_par_ctx {
+    const tir_stmt *loop;
+    const tlc_fragment *frag; /* iteration fragment */
+    int64_t slot;
+};
+
+void tlc_emit(tlc_lower_ctx *lc, th_stmt *s);
+/* Emits into a fresh list; tlc_lower_end returns it as a SEQ. */
+tlc_ptrvec *tlc_lower_begin(tlc_lower_ctx *lc);
+th_stmt *tlc_lower_end(tlc_lower_ctx *lc, tlc_ptrvec *saved);
+th_var *tlc_temp(tlc_lower_ctx *lc, const char *prefix, th_type t, int array_len);
+/* A let: evaluates e once into a fresh scalar slot and returns a read of it. */
+th_expr *tlc_let(tlc_lower_ctx *lc, const char *prefix, th_expr *e);
+
+/* Types. Registers: bool -> i1; memory: th_from_dtype. */
+th_type tlc_reg_type(tir_dtype t);
+th_type tlc_mem_type(tir_dtype t);
+th_expr *tlc_coerce(tlc_lower_ctx *lc, th_expr *e, th_type t); /* numeric conversion (bool aware) */
+th_expr *tlc_i32(tlc_lower_ctx *lc, int64_t v);
+th_expr *tlc_zero(tlc_lower_ctx *lc, th_type t); /* scalar or vector zero */
+th_expr *tlc_i64(tlc_lower_ctx *lc, int64_t v);
+th_expr *tlc_and(tlc_lower_ctx *lc, th_expr *x, th_expr *y); /* NULL = true */
+
+/* Expressions and statements (lower_expr.c / lower.c). */
+th_expr *tlc_lower_expr(tlc_lower_ctx *lc, const tir_expr *e);
+void tlc_lower_stmt(tlc_lower_ctx *lc, const tir_stmt *s);
+
+/* Memory (lower_access.c). idx: one i32 expression per dim. */
+th_expr *tlc_dim_value(tlc_lower_ctx *lc, const tir_buffer *b, int d); /* i64 */
+th_expr *tlc_global_elem_ptr(tlc_lower_ctx *lc, const tir_buffer *b, th_expr **idx);
+th_expr *tlc_shared_elem_ptr(tlc_lower_ctx *lc, const tir_buffer *b, th_expr **idx);
+/* In-bounds condition for a global access (NULL when provably in bounds);
+ * `max_idx[d]` >= 0 is a proven upper bound of idx[d] (or -1 if unknown). */
+th_expr *tlc_global_in_bounds(tlc_lower_ctx *lc, const tir_buffer *b, th_expr **idx, const int64_t *max_idx);
+/* Constant range of a Tile IR index expression; false if unknown. */
+bool tlc_expr_range(const tlc_lower_ctx *lc, const tir_expr *e, int64_t *lo, int64_t *hi);
+/* Largest power of two (<= 1024) that provably divides e (0 counts as any). */
+int64_t tlc_expr_multiple(const tir_expr *e);
+/* Element load / store of any scope at Tile IR indices (fragments: only in
+ * a Parallel loop over them). */
+th_expr *tlc_lower_load(tlc_lower_ctx *lc, const tir_buffer *b, tir_expr *const *idx, tlc_loc loc);
+void tlc_lower_store(tlc_lower_ctx *lc, const tir_buffer *b, tir_expr *const *idx, th_expr *value, tlc_loc loc);
+/* Slot of fragment buffer b holding the element that iteration `slot` of
+ * the Parallel loop's fragment reaches through `idx` (loop variables), the
+ * same for every thread; -1 (with an error) if threads would need each
+ * other's registers. */
+int64_t tlc_parallel_access_slot(tlc_lower_ctx *lc, const tir_buffer *b, tir_expr *const *idx, tlc_loc loc);
+
+/* Thread-dependent part of a fragment's logical index (i32 per dim), the
+ * replica index and the hole condition (NULL if never a hole) for a slot. */
+void tlc_frag_thread_index(tlc_lower_ctx *lc, const tlc_fragment *f, th_expr **out);
+th_expr *tlc_frag_replica0(tlc_lower_ctx *lc, const tlc_fragment *f); /* "is replica 0"; NULL: no replicas */
+th_expr *tlc_frag_valid(tlc_lower_ctx *lc, const tlc_fragment *f, th_expr *const *thread_idx, int64_t slot);
+
+/* Shared scratch (reductions, layout conversions): byte offset. */
+int64_t tlc_scratch(tlc_lower_ctx *lc, int64_t bytes);
+
+/* Per-op lowering (compiler/ops/). */
+void tlc_lower_copy(tlc_lower_ctx *lc, const tir_stmt *s);
+void tlc_lower_fill(tlc_lower_ctx *lc, const tir_stmt *s);
+void tlc_lower_parallel(tlc_lower_ctx *lc, const tir_stmt *s);
+void tlc_lower_reduce(tlc_lower_ctx *lc, const tir_stmt *s);
+void tlc_lower_atomic_add(tlc_lower_ctx *lc, const tir_stmt *s);
+#endif

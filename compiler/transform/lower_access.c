@@ -1,0 +1,379 @@
+/* Lowering helpers for memory: element addresses in global and shared
+ * memory, bounds masks for tails, fragment index arithmetic, constant
+ * range / alignment facts about Tile IR index expressions. */
+#include "lower.h"
+
+/* ---------------- constants and types ---------------- */
+th_expr *tlc_i32(tlc_lower_ctx *lc, int64_t v) { return th_int(lc->a, TH_I32, v); }
+th_expr *tlc_i64(tlc_lower_ctx *lc, int64_t v) { return th_int(lc->a, TH_I64, v); }
+
+th_expr *tlc_and(tlc_lower_ctx *lc, th_expr *x, th_expr *y) {
+    if (!x) return y;
+    if (!y) return x;
+    return th_bin(lc->a, THB_AND, x, y);
+}
+
+th_type tlc_reg_type(tir_dtype t) { return t == TIR_BOOL ? th_scalar(TH_I1) : th_from_dtype(t); }
+th_type tlc_mem_type(tir_dtype t) { return th_from_dtype(t); }
+
+static bool is_float_base(th_base b) { return b == TH_F16 || b == TH_BF16 || b == TH_F32 || b == TH_F64; }
+
+th_expr *tlc_coerce(tlc_lower_ctx *lc, th_expr *e, th_type t) {
+    if (th_type_eq(e->type, t)) return e;
+    if (t.base == TH_I1 && e->type.base != TH_I1) {
+        th_expr *zero = is_float_base(e->type.base) ? th_float(lc->a, e->type.base, 0.0) : th_int(lc->a, e->type.base, 0);
+        return th_cmp(lc->a, THC_NE, e, zero);
+    }
+    if (e->type.base == TH_I1 && t.base != TH_I1) {
+        th_expr *one = is_float_base(t.base) ? th_float(lc->a, t.base, 1.0) : th_int(lc->a, t.base, 1);
+        th_expr *zero = is_float_base(t.base) ? th_float(lc->a, t.base, 0.0) : th_int(lc->a, t.base, 0);
+        return th_select(lc->a, e, one, zero);
+    }
+    return th_convert(lc->a, e, t);
+}
+
+th_expr *tlc_zero(tlc_lower_ctx *lc, th_type t) {
+    th_type s = th_scalar(t.base);
+    th_expr *z = is_float_base(t.base) ? th_float(lc->a, t.base, 0.0) : th_int(lc->a, t.base, 0);
+    if (t.lanes <= 1) return z;
+    th_expr *lanes[16];
+    for (int i = 0; i < t.lanes && i < 16; i++) lanes[i] = z;
+    (void)s;
+    return th_build(lc->a, t, lanes, t.lanes > 16 ? 16 : t.lanes);
+}
+
+/* ---------------- statements and temporaries ---------------- */
+void tlc_emit(tlc_lower_ctx *lc, th_stmt *s) {
+    if (s) tlc_ptrvec_push(lc->out, s);
+}
+
+tlc_ptrvec *tlc_lower_begin(tlc_lower_ctx *lc) {
+    tlc_ptrvec *saved = lc->out;
+    lc->out = TLC_NEW(lc->a, tlc_ptrvec);
+    return saved;
+}
+
+th_stmt *tlc_lower_end(tlc_lower_ctx *lc, tlc_ptrvec *saved) {
+    int n = lc->out->len;
+    void **items = tlc_ptrvec_freeze(lc->out, lc->a);
+    lc->out = saved;
+    return th_seq(lc->a, (th_stmt **)items, n);
+}
+
+th_var *tlc_temp(tlc_lower_ctx *lc, const char *prefix, th_type t, int array_len) {
+    return th_new_var(lc->a, lc->tk, tlc_arena_printf(lc->a, "%s%d", prefix, lc->ntemp++), t, array_len);
+}
+
+th_expr *tlc_let(tlc_lower_ctx *lc, const char *prefix, th_expr *e) {
+    if (e->kind == THE_INT || e->kind == THE_FLOAT || e->kind == THE_VAR || e->kind == THE_PARAM) return e;
+    th_var *v = tlc_temp(lc, prefix, e->type, 0);
+    tlc_emit(lc, th_assign(lc->a, v, NULL, e));
+    return th_read(lc->a, v);
+}
+
+int64_t tlc_scratch(tlc_lower_ctx *lc, int64_t bytes) {
+    int64_t off = (lc->smem_top + 127) / 128 * 128;
+    lc->smem_top = off + bytes;
+    return off;
+}
+
+/* ---------------- fragments ---------------- */
+void tlc_frag_thread_index(tlc_lower_ctx *lc, const tlc_fragment *f, th_expr **out) {
+    th_expr *tid = th_read(lc->a, lc->tid);
+    for (int d = 0; d < f->rank; d++) {
+        th_expr *sum = tlc_i32(lc, 0);
+        for (int i = 0; i < f->ndigits; i++) {
+            const tlc_digit *g = &f->digits[i];
+            if (g->target != TLC_DIGIT_THREAD || g->dim != d) continue;
+            th_expr *v = th_bin(lc->a, THB_UDIV, tid, tlc_i32(lc, g->tstride));
+            if (g->tstride * g->extent < lc->k->threads) v = th_bin(lc->a, THB_UREM, v, tlc_i32(lc, g->extent));
+            sum = th_bin(lc->a, THB_ADD, sum, th_bin(lc->a, THB_MUL, v, tlc_i32(lc, g->lstride)));
+        }
+        out[d] = tlc_let(lc, "ti", sum);
+    }
+}
+
+th_expr *tlc_frag_replica0(tlc_lower_ctx *lc, const tlc_fragment *f) {
+    if (f->replicate <= 1) return NULL;
+    th_expr *tid = th_read(lc->a, lc->tid);
+    th_expr *rep = tlc_i32(lc, 0);
+    for (int i = 0; i < f->ndigits; i++) {
+        const tlc_digit *g = &f->digits[i];
+        if (g->dim >= 0) continue;
+        th_expr *v = th_bin(lc->a, THB_UDIV, tid, tlc_i32(lc, g->tstride));
+        if (g->tstride * g->extent < lc->k->threads) v = th_bin(lc->a, THB_UREM, v, tlc_i32(lc, g->extent));
+        rep = th_bin(lc->a, THB_OR, rep, v);
+    }
+    return th_cmp(lc->a, THC_EQ, rep, tlc_i32(lc, 0));
+}
+
+th_expr *tlc_frag_valid(tlc_lower_ctx *lc, const tlc_fragment *f, th_expr *const *thread_idx, int64_t slot) {
+    int64_t c[TLC_FRAG_MAX_RANK];
+    tlc_fragment_slot_part(f, slot, c);
+    th_expr *cond = NULL;
+    for (int d = 0; d < f->rank; d++) {
+        int64_t tmax = 0;
+        for (int i = 0; i < f->ndigits; i++) {
+            const tlc_digit *g = &f->digits[i];
+            if (g->target == TLC_DIGIT_THREAD && g->dim == d) tmax += (g->extent - 1) * g->lstride;
+        }
+        if (c[d] + tmax < f->shape[d]) continue;      /* never a hole */
+        if (c[d] >= f->shape[d]) return th_int(lc->a, TH_I1, 0); /* always a hole */
+        /* The thread part is a multiple of g (the smallest thread digit
+         * stride of d); when g divides the extent, slot offsets below g do
+         * not change the answer: every slot of a vector shares one test. */
+        int64_t g = 0;
+        for (int i = 0; i < f->ndigits; i++) {
+            const tlc_digit *x = &f->digits[i];
+            if (x->target == TLC_DIGIT_THREAD && x->dim == d && (g == 0 || x->lstride < g)) g = x->lstride;
+        }
+        int64_t ce = g > 0 && f->shape[d] % g == 0 ? c[d] - c[d] % g : c[d];
+        cond = tlc_and(lc, cond, th_cmp(lc->a, THC_LT, th_bin(lc->a, THB_ADD, thread_idx[d], tlc_i32(lc, ce)),
+                                        tlc_i32(lc, f->shape[d])));
+    }
+    return cond;
+}
+
+/* ---------------- Tile IR facts ---------------- */
+bool tlc_expr_range(const tlc_lower_ctx *lc, const tir_expr *e, int64_t *lo, int64_t *hi) {
+    int64_t a0, a1, b0, b1;
+    switch (e->kind) {
+    case TE_INT: *lo = *hi = e->u.ival; return true;
+    case TE_VAR: {
+        const tir_var *v = e->u.var;
+        if (v->kind == TV_BLOCK_IDX) {
+            int64_t g;
+            if (v->axis >= 0 && v->axis < lc->k->grid_rank && tir_expr_const_int(lc->k->grid[v->axis], &g) && g >= 1) {
+                *lo = 0;
+                *hi = g - 1;
+                return true;
+            }
+            return false;
+        }
+        if (v->id >= 0 && v->id < lc->k->nvars && lc->var_known[v->id]) {
+            *lo = lc->var_lo[v->id];
+            *hi = lc->var_hi[v->id];
+            return true;
+        }
+        return false;
+    }
+    case TE_CAST: return tlc_expr_range(lc, e->u.cast.a, lo, hi);
+    case TE_BINARY:
+        if (!tlc_expr_range(lc, e->u.bin.a, &a0, &a1)) {
+            if (e->u.bin.op == TB_FLOORMOD && tir_expr_const_int(e->u.bin.b, &b0) && b0 > 0) {
+                *lo = 0;
+                *hi = b0 - 1;
+                return true;
+            }
+            return false;
+        }
+        if (!tlc_expr_range(lc, e->u.bin.b, &b0, &b1)) return false;
+        if (a0 < -(1LL << 40) || a1 > (1LL << 40) || b0 < -(1LL << 40) || b1 > (1LL << 40)) return false;
+        switch (e->u.bin.op) {
+        case TB_ADD: *lo = a0 + b0; *hi = a1 + b1; return true;
+        case TB_SUB: *lo = a0 - b1; *hi = a1 - b0; return true;
+        case TB_MUL: {
+            int64_t p[4] = {a0 * b0, a0 * b1, a1 * b0, a1 * b1};
+            *lo = *hi = p[0];
+            for (int i = 1; i < 4; i++) {
+                if (p[i] < *lo) *lo = p[i];
+                if (p[i] > *hi) *hi = p[i];
+            }
+            return true;
+        }
+        case TB_FLOORDIV:
+            if (b0 != b1 || b0 <= 0 || a0 < 0) return false;
+            *lo = a0 / b0;
+            *hi = a1 / b0;
+            return true;
+        case TB_FLOORMOD:
+            if (b0 != b1 || b0 <= 0) return false;
+            *lo = 0;
+            *hi = b0 - 1;
+            return true;
+        case TB_MIN: *lo = a0 < b0 ? a0 : b0; *hi = a1 < b1 ? a1 : b1; return true;
+        case TB_MAX: *lo = a0 > b0 ? a0 : b0; *hi = a1 > b1 ? a1 : b1; return true;
+        default: return false;
+        }
+    default: return false;
+    }
+}
+
+static int64_t pow2_factor(int64_t v) {
+    if (v == 0) return 1024;
+    int64_t p = 1;
+    while (p < 1024 && v % (p * 2) == 0) p *= 2;
+    return p;
+}
+
+int64_t tlc_expr_multiple(const tir_expr *e) {
+    if (!e) return 1;
+    switch (e->kind) {
+    case TE_INT: return pow2_factor(e->u.ival);
+    case TE_CAST: return tlc_expr_multiple(e->u.cast.a);
+    case TE_BINARY: {
+        int64_t a = tlc_expr_multiple(e->u.bin.a), b = tlc_expr_multiple(e->u.bin.b);
+        switch (e->u.bin.op) {
+        case TB_ADD: case TB_SUB: return a < b ? a : b;
+        case TB_MUL: return a * b > 1024 ? 1024 : a * b;
+        case TB_SHL: {
+            int64_t s;
+            if (tir_expr_const_int(e->u.bin.b, &s) && s >= 0 && s < 11) return a << s > 1024 ? 1024 : a << s;
+            return a;
+        }
+        default: return 1;
+        }
+    }
+    default: return 1;
+    }
+}
+
+/* ---------------- global and shared memory ---------------- */
+th_expr *tlc_dim_value(tlc_lower_ctx *lc, const tir_buffer *b, int d) {
+    const tir_expr *e = b->shape[d];
+    int64_t c;
+    if (tir_expr_const_int(e, &c)) return tlc_i64(lc, c);
+    if (e->kind == TE_VAR && e->u.var->kind == TV_SYM_DIM) {
+        for (int i = 0; i < lc->k->nsym; i++)
+            if (lc->k->sym_dims[i] == e->u.var) return th_param_ref(lc->a, lc->tk, lc->sym_param[i]);
+    }
+    return tlc_coerce(lc, tlc_lower_expr(lc, e), th_scalar(TH_I64));
+}
+
+th_expr *tlc_global_elem_ptr(tlc_lower_ctx *lc, const tir_buffer *b, th_expr **idx) {
+    th_expr *off = tlc_i64(lc, 0);
+    for (int d = 0; d < b->rank; d++) {
+        if (d) off = th_bin(lc->a, THB_MUL, off, tlc_dim_value(lc, b, d));
+        off = th_bin(lc->a, THB_ADD, off, tlc_coerce(lc, idx[d], th_scalar(TH_I64)));
+    }
+    int pi = lc->tensor_param[b->id];
+    th_expr *base = pi >= 0 ? th_param_ref(lc->a, lc->tk, pi) : th_int(lc->a, TH_I64, 0);
+    return th_ptr_add(lc->a, base, off, tlc_mem_type(b->dtype));
+}
+
+th_expr *tlc_shared_elem_ptr(tlc_lower_ctx *lc, const tir_buffer *b, th_expr **idx) {
+    const tlc_layout *l = b->layout;
+    int eb = tir_dtype_bytes(b->dtype);
+    th_expr *lin = tlc_i32(lc, 0);
+    for (int d = 0; d + 1 < b->rank; d++) {
+        if (d) lin = th_bin(lc->a, THB_MUL, lin, tlc_i32(lc, l ? l->shape[d] : tir_buffer_dim(b, d)));
+        lin = th_bin(lc->a, THB_ADD, lin, tlc_coerce(lc, idx[d], th_scalar(TH_I32)));
+    }
+    if (b->rank) {
+        int64_t row = l ? l->row_elems : tir_buffer_dim(b, b->rank - 1);
+        if (b->rank > 1) lin = th_bin(lc->a, THB_MUL, lin, tlc_i32(lc, row));
+        lin = th_bin(lc->a, THB_ADD, lin, tlc_coerce(lc, idx[b->rank - 1], th_scalar(TH_I32)));
+    }
+    th_expr *byte = th_bin(lc->a, THB_MUL, lin, tlc_i32(lc, eb));
+    if (l && l->swizzle != TLC_SWIZZLE_NONE) {
+        int64_t chunks = (int64_t)l->swizzle / 16;
+        th_expr *rowbits = th_bin(lc->a, THB_AND, th_bin(lc->a, THB_LSHR, byte, tlc_i32(lc, 7)), tlc_i32(lc, chunks - 1));
+        byte = th_bin(lc->a, THB_XOR, byte, th_bin(lc->a, THB_SHL, rowbits, tlc_i32(lc, 4)));
+    }
+    int64_t base = l ? l->offset : 0;
+    return th_shared_ptr(lc->a, th_bin(lc->a, THB_ADD, byte, tlc_i32(lc, base)));
+}
+
+th_expr *tlc_global_in_bounds(tlc_lower_ctx *lc, const tir_buffer *b, th_expr **idx, const int64_t *max_idx) {
+    th_expr *cond = NULL;
+    for (int d = 0; d < b->rank; d++) {
+        int64_t dim = tir_buffer_dim(b, d);
+        if (dim > 0 && max_idx && max_idx[d] >= 0 && max_idx[d] < dim) continue;
+        th_expr *lim = dim > 0 ? tlc_i32(lc, dim) : tlc_coerce(lc, tlc_dim_value(lc, b, d), th_scalar(TH_I32));
+        cond = tlc_and(lc, cond, th_cmp(lc->a, THC_LT, tlc_coerce(lc, idx[d], th_scalar(TH_I32)), lim));
+    }
+    return cond;
+}
+
+/* ---------------- element loads and stores ---------------- */
+static void lower_indices(tlc_lower_ctx *lc, const tir_buffer *b, tir_expr *const *idx, th_expr **out, int64_t *maxv) {
+    for (int d = 0; d < b->rank; d++) {
+        out[d] = tlc_coerce(lc, tlc_lower_expr(lc, idx[d]), th_scalar(TH_I32));
+        int64_t lo, hi;
+        maxv[d] = tlc_expr_range(lc, idx[d], &lo, &hi) && lo >= 0 ? hi : -1;
+    }
+}
+
+static th_expr *local_index(tlc_lower_ctx *lc, const tir_buffer *b, th_expr **idx) {
+    th_expr *lin = tlc_i32(lc, 0);
+    for (int d = 0; d < b->rank; d++) {
+        if (d) lin = th_bin(lc->a, THB_MUL, lin, tlc_i32(lc, tir_buffer_dim(b, d)));
+        lin = th_bin(lc->a, THB_ADD, lin, idx[d]);
+    }
+    return lin;
+}
+
+#define MAX_RANK 8
+
+th_expr *tlc_lower_load(tlc_lower_ctx *lc, const tir_buffer *b, tir_expr *const *idx, tlc_loc loc) {
+    th_type rt = tlc_reg_type(b->dtype);
+    if (b->rank > MAX_RANK) {
+        tlc_error(lc->diag, loc, "buffer '%s': rank %d is not supported", b->name, b->rank);
+        return th_int(lc->a, TH_I32, 0);
+    }
+    th_expr *ix[MAX_RANK];
+    int64_t maxv[MAX_RANK];
+    switch (b->scope) {
+    case TIR_SCOPE_FRAGMENT: {
+        int64_t slot = tlc_parallel_access_slot(lc, b, idx, loc);
+        return th_array_read(lc->a, lc->regs[b->id], tlc_i32(lc, slot < 0 ? 0 : slot));
+    }
+    case TIR_SCOPE_VAR: return th_read(lc->a, lc->regs[b->id]);
+    case TIR_SCOPE_LOCAL:
+        lower_indices(lc, b, idx, ix, maxv);
+        return th_array_read(lc->a, lc->regs[b->id], local_index(lc, b, ix));
+    case TIR_SCOPE_SHARED: {
+        lower_indices(lc, b, idx, ix, maxv);
+        int eb = tir_dtype_bytes(b->dtype);
+        return tlc_coerce(lc, th_load(lc->a, tlc_shared_elem_ptr(lc, b, ix), tlc_mem_type(b->dtype), eb), rt);
+    }
+    case TIR_SCOPE_GLOBAL: {
+        lower_indices(lc, b, idx, ix, maxv);
+        int eb = tir_dtype_bytes(b->dtype);
+        th_expr *ld = th_load(lc->a, tlc_global_elem_ptr(lc, b, ix), tlc_mem_type(b->dtype), eb);
+        th_expr *cond = tlc_global_in_bounds(lc, b, ix, maxv);
+        if (!cond) return tlc_coerce(lc, ld, rt);
+        th_var *t = tlc_temp(lc, "g", tlc_mem_type(b->dtype), 0);
+        tlc_emit(lc, th_assign(lc->a, t, NULL, tlc_zero(lc, tlc_mem_type(b->dtype))));
+        tlc_emit(lc, th_if(lc->a, cond, th_assign(lc->a, t, NULL, ld), NULL));
+        return tlc_coerce(lc, th_read(lc->a, t), rt);
+    }
+    }
+    return th_int(lc->a, TH_I32, 0);
+}
+
+void tlc_lower_store(tlc_lower_ctx *lc, const tir_buffer *b, tir_expr *const *idx, th_expr *value, tlc_loc loc) {
+    if (b->rank > MAX_RANK) {
+        tlc_error(lc->diag, loc, "buffer '%s': rank %d is not supported", b->name, b->rank);
+        return;
+    }
+    th_expr *ix[MAX_RANK];
+    int64_t maxv[MAX_RANK];
+    th_type rt = tlc_reg_type(b->dtype), mt = tlc_mem_type(b->dtype);
+    th_expr *guard = NULL;
+    if (lc->par && (b->scope == TIR_SCOPE_GLOBAL || b->scope == TIR_SCOPE_SHARED))
+        guard = tlc_frag_replica0(lc, lc->par->frag); /* replicas compute the same value: one stores */
+    th_stmt *st = NULL;
+    switch (b->scope) {
+    case TIR_SCOPE_FRAGMENT: {
+        int64_t slot = tlc_parallel_access_slot(lc, b, idx, loc);
+        st = th_assign(lc->a, lc->regs[b->id], tlc_i32(lc, slot < 0 ? 0 : slot), tlc_coerce(lc, value, rt));
+        break;
+    }
+    case TIR_SCOPE_VAR: st = th_assign(lc->a, lc->regs[b->id], NULL, tlc_coerce(lc, value, rt)); break;
+    case TIR_SCOPE_LOCAL:
+        lower_indices(lc, b, idx, ix, maxv);
+        st = th_assign(lc->a, lc->regs[b->id], local_index(lc, b, ix), tlc_coerce(lc, value, rt));
+        break;
+    case TIR_SCOPE_SHARED:
+        lower_indices(lc, b, idx, ix, maxv);
+        st = th_store(lc->a, tlc_shared_elem_ptr(lc, b, ix), tlc_coerce(lc, value, mt), tir_dtype_bytes(b->dtype));
+        break;
+    case TIR_SCOPE_GLOBAL:
+        lower_indices(lc, b, idx, ix, maxv);
+        st = th_store(lc->a, tlc_global_elem_ptr(lc, b, ix), tlc_coerce(lc, value, mt), tir_dtype_bytes(b->dtype));
+        guard = tlc_and(lc, guard, tlc_global_in_bounds(lc, b, ix, maxv));
+        break;
+    }
+    tlc_emit(lc, guard ? th_if(lc->a, guard, st, NULL) : st);
+}

@@ -1,0 +1,138 @@
+/* Lowering of Tile IR scalar expressions to Thread IR. float16 / bfloat16
+ * arithmetic is computed in float32 and rounded back to the expression's
+ * type; exp2 and rsqrt use the hardware approximations (ex2.approx,
+ * rsqrt.approx), exp(x) is ex2.approx(x * log2(e)); division stays IEEE. */
+#include "lower.h"
+
+static bool is_half(tir_dtype t) { return t == TIR_F16 || t == TIR_BF16; }
+
+/* Type arithmetic on dtype t is carried out in. */
+static th_type compute_type(tir_dtype t) {
+    if (is_half(t) || t == TIR_F8E4M3) return th_scalar(TH_F32);
+    return tlc_reg_type(t);
+}
+
+static th_expr *var_value(tlc_lower_ctx *lc, const tir_expr *e) {
+    const tir_var *v = e->u.var;
+    if (v->id >= 0 && v->id < lc->k->nvars) {
+        if (lc->var_expr[v->id]) return lc->var_expr[v->id];
+        if (lc->var_slot[v->id]) return th_read(lc->a, lc->var_slot[v->id]);
+    }
+    tlc_error(lc->diag, e->loc, "internal error: variable '%s' has no value in lowering", v->name);
+    return th_int(lc->a, TH_I32, 0);
+}
+
+static th_binop arith_op(tir_binop op, bool is_float) {
+    switch (op) {
+    case TB_ADD: return THB_ADD;
+    case TB_SUB: return THB_SUB;
+    case TB_MUL: return THB_MUL;
+    case TB_DIV: return THB_DIV;
+    case TB_FLOORDIV: return is_float ? THB_DIV : THB_FLOORDIV;
+    case TB_FLOORMOD: return is_float ? THB_REM : THB_FLOORMOD;
+    case TB_MIN: return THB_MIN;
+    case TB_MAX: return THB_MAX;
+    case TB_POW: return THB_POW;
+    case TB_BITAND: case TB_AND: return THB_AND;
+    case TB_BITOR: case TB_OR: return THB_OR;
+    case TB_BITXOR: return THB_XOR;
+    case TB_SHL: return THB_SHL;
+    case TB_SHR: return THB_SHR;
+    default: return THB_ADD;
+    }
+}
+
+static th_expr *lower_binary(tlc_lower_ctx *lc, const tir_expr *e) {
+    tir_binop op = e->u.bin.op;
+    th_expr *x = tlc_lower_expr(lc, e->u.bin.a);
+    th_expr *y = tlc_lower_expr(lc, e->u.bin.b);
+    if (op >= TB_LT && op <= TB_NE) {
+        tir_dtype pt = tir_promote(e->u.bin.a->dtype, e->u.bin.b->dtype);
+        th_type ct = compute_type(pt);
+        if (ct.base == TH_I1) ct = th_scalar(TH_I32);
+        x = tlc_coerce(lc, x, ct);
+        y = tlc_coerce(lc, y, ct);
+        static const th_cmpop cmp[] = {THC_LT, THC_LE, THC_GT, THC_GE, THC_EQ, THC_NE};
+        return th_cmp(lc->a, cmp[op - TB_LT], x, y);
+    }
+    if (op == TB_AND || op == TB_OR) {
+        x = tlc_coerce(lc, x, th_scalar(TH_I1));
+        y = tlc_coerce(lc, y, th_scalar(TH_I1));
+        return th_bin(lc->a, arith_op(op, false), x, y);
+    }
+    th_type rt = tlc_reg_type(e->dtype);
+    th_type ct = compute_type(e->dtype);
+    bool fl = tir_dtype_is_float(e->dtype);
+    if (op == TB_DIV && !fl) ct = th_scalar(TH_F32); /* true division of ints: sema types it float */
+    if (op == TB_POW && !fl) ct = th_scalar(TH_F32); /* integer power: computed in f32, then rounded */
+    x = tlc_coerce(lc, x, ct);
+    y = tlc_coerce(lc, y, ct);
+    bool cfl = ct.base == TH_F32;
+    th_expr *r = th_bin(lc->a, arith_op(op, cfl), x, y);
+    return tlc_coerce(lc, r, rt);
+}
+
+static th_expr *lower_unary(tlc_lower_ctx *lc, const tir_expr *e) {
+    th_expr *x = tlc_lower_expr(lc, e->u.un.a);
+    th_type rt = tlc_reg_type(e->dtype);
+    th_type ct = compute_type(e->dtype);
+    switch (e->u.un.op) {
+    case TU_NOT: return th_un(lc->a, THU_NOT, tlc_coerce(lc, x, th_scalar(TH_I1)));
+    case TU_BITNOT: return th_un(lc->a, THU_NOT, tlc_coerce(lc, x, rt));
+    case TU_NEG: return tlc_coerce(lc, th_un(lc->a, THU_NEG, tlc_coerce(lc, x, ct)), rt);
+    case TU_ABS: return tlc_coerce(lc, th_un(lc->a, THU_ABS, tlc_coerce(lc, x, ct)), rt);
+    default: break;
+    }
+    /* transcendental: float32 */
+    th_type f = th_scalar(TH_F32);
+    x = tlc_coerce(lc, x, f);
+    th_expr *r;
+    switch (e->u.un.op) {
+    case TU_EXP: r = th_un(lc->a, THU_EXP2_APPROX, th_bin(lc->a, THB_MUL, x, th_float(lc->a, TH_F32, 1.4426950408889634))); break;
+    case TU_EXP2: r = th_un(lc->a, THU_EXP2_APPROX, x); break;
+    case TU_LOG: r = th_un(lc->a, THU_LOG, x); break;
+    case TU_LOG2: r = th_un(lc->a, THU_LOG2, x); break;
+    case TU_RSQRT: r = th_un(lc->a, THU_RSQRT_APPROX, x); break;
+    case TU_SQRT: r = th_un(lc->a, THU_SQRT, x); break;
+    default: r = x; break;
+    }
+    return tlc_coerce(lc, r, rt);
+}
+
+th_expr *tlc_lower_expr(tlc_lower_ctx *lc, const tir_expr *e) {
+    if (!e) return th_int(lc->a, TH_I32, 0);
+    switch (e->kind) {
+    case TE_INT: {
+        th_type t = tlc_reg_type(e->dtype);
+        if (t.base == TH_I1) return th_int(lc->a, TH_I1, e->u.ival != 0);
+        if (t.base == TH_F32 || t.base == TH_F16 || t.base == TH_BF16) return th_float(lc->a, t.base, (double)e->u.ival);
+        return th_int(lc->a, t.base, e->u.ival);
+    }
+    case TE_FLOAT: {
+        th_type t = tlc_reg_type(e->dtype);
+        if (t.base != TH_F32 && t.base != TH_F16 && t.base != TH_BF16) t = th_scalar(TH_F32);
+        return th_float(lc->a, t.base, e->u.fval);
+    }
+    case TE_VAR: return tlc_coerce(lc, var_value(lc, e), tlc_reg_type(e->dtype));
+    case TE_LOAD: return tlc_lower_load(lc, e->u.load.buf, e->u.load.idx, e->loc);
+    case TE_BINARY: return lower_binary(lc, e);
+    case TE_UNARY: return lower_unary(lc, e);
+    case TE_CAST: {
+        th_expr *x = tlc_lower_expr(lc, e->u.cast.a);
+        th_type rt = tlc_reg_type(e->dtype);
+        /* half <-> bfloat16 goes through f32 */
+        if ((rt.base == TH_F16 || rt.base == TH_BF16) && (x->type.base == TH_F16 || x->type.base == TH_BF16) &&
+            x->type.base != rt.base)
+            x = th_convert(lc->a, x, th_scalar(TH_F32));
+        return tlc_coerce(lc, x, rt);
+    }
+    case TE_SELECT: {
+        th_type rt = tlc_reg_type(e->dtype);
+        th_expr *c = tlc_coerce(lc, tlc_lower_expr(lc, e->u.sel.cond), th_scalar(TH_I1));
+        th_expr *x = tlc_coerce(lc, tlc_lower_expr(lc, e->u.sel.a), rt);
+        th_expr *y = tlc_coerce(lc, tlc_lower_expr(lc, e->u.sel.b), rt);
+        return th_select(lc->a, c, x, y);
+    }
+    }
+    return th_int(lc->a, TH_I32, 0);
+}

@@ -1,0 +1,209 @@
+/* Kernel metadata: what the runtime needs to know about a compiled kernel to
+ * check launch arguments, bind symbolic dims, compute the grid and build TMA
+ * descriptors. It travels inside the PTX as comment lines, so one .ptx file
+ * carries both (ptxas and the driver ignore comments).
+ *
+ * ---------------------------------------------------------------------------
+ * Text format, version 1. Every line starts with "// tlc.meta " at column 0;
+ * tokens are separated by single or multiple blanks. The block is contiguous
+ * (other lines in between are ignored, but a second block is an error):
+ *
+ *   // tlc.meta v1 tlc=0.1.0 arch=sm_90a
+ *   // tlc.meta kernel rmsnorm_fwd
+ *   // tlc.meta sym M
+ *   // tlc.meta tensor X float16 [M,4096] align=16
+ *   // tlc.meta tensor Y float16 [M,4096] align=16
+ *   // tlc.meta scalar eps float32
+ *   // tlc.meta tmap X box=[64,64] estrides=[1,1] swizzle=128B l2=128B oob=zero
+ *   // tlc.meta grid (ceildiv M 4) 1 1
+ *   // tlc.meta threads 128 1 1
+ *   // tlc.meta smem 0
+ *   // tlc.meta end
+ *
+ * - header: format version, tlc version, target arch (sm_80 .. sm_90a).
+ * - "kernel NAME" opens a kernel (NAME is the PTX .entry); several kernels may
+ *   follow one another. Inside a kernel: sym lines first, then params (tensor
+ *   and scalar lines, in declaration order), then tmap, grid, threads, smem.
+ * - "sym NAME": a symbolic dim, bound at launch from the tensors' shapes.
+ * - "tensor NAME DTYPE [d0,d1,...] align=A": dims are constants or sym names;
+ *   A is the base pointer alignment in bytes the kernel assumes (power of two,
+ *   default 16). Tensors are row-major contiguous (dims of extent 1 excepted).
+ * - "scalar NAME DTYPE": passed by value.
+ * - "tmap TENSOR box=[..] estrides=[..] swizzle=none|32B|64B|128B
+ *   l2=none|64B|128B|256B oob=zero|nan": a CUtensorMap to build from that
+ *   tensor at launch; box and estrides are listed like the shape (outermost
+ *   dim first); the runtime reverses them for the driver (innermost first).
+ * - "grid E E E": three expressions; an expression is an integer, a sym name,
+ *   an integer scalar param name, or "(OP E E)" with OP one of
+ *   + - * // % ceildiv min max  (// and % floor like Python).
+ * - "threads X Y Z", "smem BYTES" (dynamic shared memory; default 0).
+ * - "end" closes the block; a block without it (a truncated file) is rejected.
+ * dtypes: float16 bfloat16 float32 float8_e4m3 int8 int32 int64 bool.
+ *
+ * ---------------------------------------------------------------------------
+ * PTX parameter ABI (codegen emits the .entry parameter list in this order):
+ *   1. one `.param .u64` per TENSOR param, in declaration order: the global
+ *      address of element 0;
+ *   2. one `.param .s64` per sym, in sym order: its value (0 <= v <= INT32_MAX);
+ *   3. one param per SCALAR param, in declaration order, by value:
+ *        float16, bfloat16 -> .b16 (IEEE half / bfloat16 bits)
+ *        float32 -> .f32   float8_e4m3 -> .b8   int8 -> .s8   bool -> .u8 (0/1)
+ *        int32 -> .s32     int64 -> .s64
+ *   4. one `.param .align 128 .b8 NAME[128]` per tmap, in tmap order: the
+ *      CUtensorMap, used in place: `mov.u64 %rd, NAME; cvta.param.u64 %rd,
+ *      %rd;` gives the generic address cp.async.bulk.tensor takes (without
+ *      the cvta the H100 faults with a misaligned address).
+ * Strides are not passed: tensors are contiguous, so they follow from dims.
+ * ---------------------------------------------------------------------------
+ * Everything here is plain data with no allocation, except tlrt_module_meta's
+ * kernel array. No global state. */
+#ifndef TLC_METADATA_H
+#define TLC_METADATA_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TLRT_META_VERSION 1
+#define TLRT_META_PREFIX "// tlc.meta "
+
+enum {
+    TLRT_MAX_NAME = 64,         /* param / sym names, incl. NUL */
+    TLRT_MAX_KERNEL_NAME = 256, /* PTX entry names, incl. NUL */
+    TLRT_MAX_RANK = 8,
+    TLRT_MAX_TMAP_RANK = 5,
+    TLRT_MAX_PARAMS = 32,
+    TLRT_MAX_SYMS = 16,
+    TLRT_MAX_TMAPS = 8,
+    TLRT_MAX_EXPR = 32,         /* nodes per grid expression */
+    TLRT_MAX_KERNELS = 256,     /* per module */
+};
+
+/* Same order and names as the compiler's tir_dtype. */
+typedef enum {
+    TLRT_F16, TLRT_BF16, TLRT_F32, TLRT_F8E4M3, TLRT_I8, TLRT_I32, TLRT_I64, TLRT_BOOL,
+    TLRT_DTYPE_COUNT
+} tlrt_dtype;
+const char *tlrt_dtype_name(tlrt_dtype t);             /* "float16"; "?" when out of range */
+bool tlrt_dtype_parse(const char *s, tlrt_dtype *out); /* canonical names only */
+int tlrt_dtype_bytes(tlrt_dtype t);                    /* 0 when out of range */
+bool tlrt_dtype_is_int(tlrt_dtype t);                  /* int8 int32 int64 bool */
+
+/* Grid expressions, stored in postfix order. */
+typedef enum {
+    TLRT_EX_INT,    /* value: the constant */
+    TLRT_EX_SYM,    /* value: index into syms */
+    TLRT_EX_SCALAR, /* value: index into params (an integer scalar) */
+    TLRT_EX_ADD, TLRT_EX_SUB, TLRT_EX_MUL, TLRT_EX_FLOORDIV, TLRT_EX_MOD,
+    TLRT_EX_CEILDIV, TLRT_EX_MIN, TLRT_EX_MAX,
+} tlrt_expr_op;
+
+typedef struct tlrt_expr_node {
+    tlrt_expr_op op;
+    int64_t value;
+} tlrt_expr_node;
+
+typedef struct tlrt_expr {
+    int n;
+    tlrt_expr_node nodes[TLRT_MAX_EXPR];
+} tlrt_expr;
+
+typedef enum { TLRT_PARAM_TENSOR, TLRT_PARAM_SCALAR } tlrt_param_kind;
+
+typedef struct tlrt_param_meta {
+    char name[TLRT_MAX_NAME];
+    tlrt_param_kind kind;
+    tlrt_dtype dtype;
+    /* tensors only: */
+    int rank;
+    int64_t dims[TLRT_MAX_RANK]; /* constant extent (>= 1), or -1 when symbolic */
+    int dim_sym[TLRT_MAX_RANK];  /* index into syms, or -1 when constant */
+    int align;                   /* base pointer alignment assumed, bytes */
+} tlrt_param_meta;
+
+typedef enum { TLRT_SWIZZLE_NONE, TLRT_SWIZZLE_32B, TLRT_SWIZZLE_64B, TLRT_SWIZZLE_128B } tlrt_swizzle;
+typedef enum { TLRT_L2_NONE, TLRT_L2_64B, TLRT_L2_128B, TLRT_L2_256B } tlrt_l2_promotion;
+typedef enum { TLRT_OOB_ZERO, TLRT_OOB_NAN } tlrt_oob_fill;
+
+typedef struct tlrt_tmap_meta {
+    int param;                              /* index of a tensor param */
+    int rank;                               /* == that tensor's rank, 1..5 */
+    uint32_t box[TLRT_MAX_TMAP_RANK];       /* outermost first, 1..256 each */
+    uint32_t elem_strides[TLRT_MAX_TMAP_RANK]; /* outermost first, 1..8 each */
+    tlrt_swizzle swizzle;
+    tlrt_l2_promotion l2;
+    tlrt_oob_fill oob;
+} tlrt_tmap_meta;
+
+typedef struct tlrt_kernel_meta {
+    char name[TLRT_MAX_KERNEL_NAME];
+    int nsyms;
+    char syms[TLRT_MAX_SYMS][TLRT_MAX_NAME];
+    int nparams;
+    tlrt_param_meta params[TLRT_MAX_PARAMS];
+    int ntmaps;
+    tlrt_tmap_meta tmaps[TLRT_MAX_TMAPS];
+    tlrt_expr grid[3];
+    int threads[3];
+    int64_t smem_bytes; /* dynamic shared memory */
+} tlrt_kernel_meta;
+
+typedef struct tlrt_module_meta {
+    int version;           /* TLRT_META_VERSION */
+    char tlc_version[32];  /* "0.1.0" */
+    char arch[16];         /* "sm_90a" */
+    int nkernels;
+    tlrt_kernel_meta *kernels; /* malloc'd; tlrt_meta_free */
+} tlrt_module_meta;
+
+/* Parses the metadata block out of `text` (typically a whole PTX file; need
+ * not be NUL-terminated). Returns true and fills *out (free with
+ * tlrt_meta_free) on success. On failure returns false, *out is empty and err
+ * gets "tlc.meta line N: ..." (line numbers count from 1 in `text`). A text
+ * with no metadata line at all fails with "no tlc.meta block". Never crashes
+ * on any input. */
+bool tlrt_meta_parse(const char *text, size_t len, tlrt_module_meta *out, char *err, size_t errlen);
+void tlrt_meta_free(tlrt_module_meta *m);
+
+/* Checks one kernel's metadata for consistency (the parser calls it; codegen
+ * may call it before writing). */
+bool tlrt_meta_validate_kernel(const tlrt_kernel_meta *k, char *err, size_t errlen);
+
+/* Renders the metadata block (every line ends with '\n'). Returns a malloc'd
+ * NUL-terminated string, or NULL with err set when the metadata is invalid. */
+char *tlrt_meta_format(const tlrt_module_meta *m, char *err, size_t errlen);
+
+/* Finds a kernel by name; NULL when absent. */
+const tlrt_kernel_meta *tlrt_meta_find(const tlrt_module_meta *m, const char *name);
+
+/* Helpers for writers (codegen). Names longer than the limits, too many
+ * entries, etc. make them return -1 (else the new index). */
+void tlrt_kernel_meta_init(tlrt_kernel_meta *k, const char *name); /* threads 1 1 1, grid 1 1 1 */
+int tlrt_kernel_meta_add_sym(tlrt_kernel_meta *k, const char *name);
+/* dims: rank entries; a dim >= 1 is a constant, a dim < 0 means sym number (-dim - 1). */
+int tlrt_kernel_meta_add_tensor(tlrt_kernel_meta *k, const char *name, tlrt_dtype dt, int rank,
+                                const int64_t *dims, int align);
+int tlrt_kernel_meta_add_scalar(tlrt_kernel_meta *k, const char *name, tlrt_dtype dt);
+
+/* Expressions: parse "(ceildiv M 4)" against a kernel's syms and params, or
+ * build postfix node by node (push operands, then the operator). */
+bool tlrt_expr_parse(const char *text, const tlrt_kernel_meta *k, tlrt_expr *out, char *err, size_t errlen);
+bool tlrt_expr_push(tlrt_expr *e, tlrt_expr_op op, int64_t value);
+/* Evaluates with sym values and integer scalar values (scalars[i] is param i's
+ * value; only integer scalars are read). Overflow, division by zero or a
+ * malformed expression -> false with err set. */
+bool tlrt_expr_eval(const tlrt_expr *e, const int64_t *syms, const int64_t *scalars, int64_t *out,
+                    char *err, size_t errlen);
+/* Well-formed (one result, operands in range)? */
+bool tlrt_expr_check(const tlrt_expr *e, const tlrt_kernel_meta *k, char *err, size_t errlen);
+
+const char *tlrt_swizzle_name(tlrt_swizzle s);  /* "128B" */
+int tlrt_swizzle_bytes(tlrt_swizzle s);         /* 0, 32, 64, 128 */
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,205 @@
+/* libtlrt: run tlc kernels through the CUDA Driver API.
+ *
+ * libcuda.so.1 is loaded with dlopen when a context is created, so programs
+ * link and run on machines without a GPU; there every call returns
+ * TLRT_ERROR_NO_DRIVER and tlrt_last_error says "no CUDA driver
+ * (libcuda.so.1 not found)".
+ *
+ * No global state: the driver handle and its function table live in the
+ * tlrt_context the caller creates. A context may be used from several threads
+ * (each call makes the CUDA context current on the calling thread); only the
+ * tlrt_last_error text is shared, so when threads share a context and fail at
+ * once, the message of one of them wins.
+ *
+ * Kernels carry metadata (include/tlc/metadata.h, which also documents the
+ * PTX parameter ABI); tlrt_launch checks the arguments against it, binds the
+ * symbolic dims, computes the grid, builds TMA descriptors and launches. */
+#ifndef TLC_RUNTIME_H
+#define TLC_RUNTIME_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "metadata.h"
+
+#ifdef __cplusplus
+#define TLRT_ALIGNAS(n) alignas(n)
+extern "C" {
+#else
+#define TLRT_ALIGNAS(n) _Alignas(n)
+#endif
+
+typedef enum {
+    TLRT_SUCCESS = 0,
+    TLRT_ERROR_NO_DRIVER,        /* libcuda.so.1 missing or unusable */
+    TLRT_ERROR_NO_DEVICE,        /* no GPU, or the device index is out of range */
+    TLRT_ERROR_INVALID_ARGUMENT, /* NULL where an object is needed, bad sizes, ... */
+    TLRT_ERROR_INVALID_METADATA, /* the kernel's tlc.meta block is malformed or missing */
+    TLRT_ERROR_NOT_FOUND,        /* no kernel of that name */
+    TLRT_ERROR_ARG_MISMATCH,     /* launch arguments do not fit the kernel's metadata */
+    TLRT_ERROR_OUT_OF_MEMORY,    /* host or device */
+    TLRT_ERROR_MODULE_LOAD,      /* the driver rejected the PTX / cubin (JIT log in the message) */
+    TLRT_ERROR_LAUNCH,           /* the driver rejected the launch */
+    TLRT_ERROR_UNSUPPORTED,      /* e.g. TMA on a GPU before sm_90, too much shared memory */
+    TLRT_ERROR_DRIVER,           /* any other CUDA error (name and text in the message) */
+} tlrt_status;
+
+const char *tlrt_status_string(tlrt_status s); /* "TLRT_ERROR_NO_DRIVER" */
+
+typedef struct tlrt_context tlrt_context;
+typedef struct tlrt_module tlrt_module;
+typedef struct tlrt_kernel tlrt_kernel;
+typedef struct tlrt_stream tlrt_stream; /* NULL means the legacy default stream */
+typedef struct tlrt_event tlrt_event;
+typedef uint64_t tlrt_devptr;
+
+typedef struct tlrt_device_props {
+    char name[256];
+    int sm;                       /* compute capability major*10 + minor: 90 on an H100 */
+    int sm_count;
+    int max_threads_per_block;
+    int max_smem_per_block_optin; /* bytes, with the dynamic shared memory opt-in */
+    int max_smem_per_sm;
+    int l2_bytes;
+    size_t total_mem;             /* bytes */
+    int clock_khz, mem_clock_khz, mem_bus_bits;
+    int driver_version;           /* e.g. 12040 */
+} tlrt_device_props;
+
+typedef struct tlrt_init_options {
+    int device;              /* < 0: $TLC_DEVICE if set, else 0 */
+    const char *driver_path; /* NULL: "libcuda.so.1" (tests point it at a stand-in) */
+} tlrt_init_options;
+
+/* Creates a context on a device (its primary CUDA context). *out is set even
+ * on failure (unless out of host memory: then NULL) so that tlrt_last_error
+ * explains what went wrong; every call on such a context returns the same
+ * status. Always tlrt_destroy what was returned. */
+tlrt_status tlrt_init(tlrt_context **out, int device);
+tlrt_status tlrt_init_ex(tlrt_context **out, const tlrt_init_options *opt);
+void tlrt_destroy(tlrt_context *ctx);
+/* Message of the last failed call on ctx ("" when none). NULL ctx: a fixed text. */
+const char *tlrt_last_error(const tlrt_context *ctx);
+tlrt_status tlrt_device_properties(tlrt_context *ctx, tlrt_device_props *out);
+/* "sm_90a" for sm 90 (tlc targets the arch-specific variant there), else "sm_86" ... */
+tlrt_status tlrt_device_arch(tlrt_context *ctx, char *buf, size_t len);
+
+/* Device memory. */
+tlrt_status tlrt_malloc(tlrt_context *ctx, size_t bytes, tlrt_devptr *out);
+tlrt_status tlrt_free(tlrt_context *ctx, tlrt_devptr p); /* 0 is a no-op */
+tlrt_status tlrt_memcpy_htod(tlrt_context *ctx, tlrt_devptr dst, const void *src, size_t bytes);
+tlrt_status tlrt_memcpy_dtoh(tlrt_context *ctx, void *dst, tlrt_devptr src, size_t bytes);
+tlrt_status tlrt_memcpy_dtod(tlrt_context *ctx, tlrt_devptr dst, tlrt_devptr src, size_t bytes);
+tlrt_status tlrt_memset_d8(tlrt_context *ctx, tlrt_devptr dst, uint8_t value, size_t bytes);
+
+/* Streams. */
+tlrt_status tlrt_stream_create(tlrt_context *ctx, tlrt_stream **out);
+tlrt_status tlrt_stream_destroy(tlrt_context *ctx, tlrt_stream *s);
+tlrt_status tlrt_stream_synchronize(tlrt_context *ctx, tlrt_stream *s); /* NULL: default stream */
+tlrt_status tlrt_synchronize(tlrt_context *ctx);                        /* the whole context */
+
+/* Modules. PTX text (need not be NUL-terminated) with its tlc.meta block, or
+ * a cubin plus the metadata text separately (e.g. the PTX it came from).
+ * Metadata is optional: without it kernels can only be launched raw. The
+ * driver's JIT error log is part of the error message. */
+tlrt_status tlrt_module_load_ptx(tlrt_context *ctx, const char *ptx, size_t len, tlrt_module **out);
+tlrt_status tlrt_module_load_cubin(tlrt_context *ctx, const void *cubin, size_t len, const char *meta_text,
+                                   size_t meta_len, tlrt_module **out);
+tlrt_status tlrt_module_unload(tlrt_context *ctx, tlrt_module *m);
+/* The kernel belongs to the module (valid until it is unloaded). */
+tlrt_status tlrt_kernel_get(tlrt_module *m, const char *name, tlrt_kernel **out);
+const tlrt_kernel_meta *tlrt_kernel_metadata(const tlrt_kernel *k); /* NULL without metadata */
+
+/* ---- launch arguments ---- */
+typedef enum { TLRT_ARG_TENSOR, TLRT_ARG_SCALAR } tlrt_arg_kind;
+
+typedef struct tlrt_arg {
+    tlrt_arg_kind kind;
+    tlrt_dtype dtype;
+    /* tensor: */
+    tlrt_devptr ptr;
+    int rank;
+    const int64_t *shape;   /* rank entries */
+    const int64_t *strides; /* rank entries, in elements; NULL: row-major contiguous */
+    /* scalar: the value converted to dtype at launch (floats from f, ints from i) */
+    double f;
+    int64_t i;
+} tlrt_arg;
+
+static inline tlrt_arg tlrt_arg_tensor(tlrt_devptr ptr, tlrt_dtype dt, int rank, const int64_t *shape,
+                                       const int64_t *strides) {
+    tlrt_arg a = {TLRT_ARG_TENSOR, dt, ptr, rank, shape, strides, 0.0, 0};
+    return a;
+}
+static inline tlrt_arg tlrt_arg_float(tlrt_dtype dt, double v) {
+    tlrt_arg a = {TLRT_ARG_SCALAR, dt, 0, 0, NULL, NULL, v, 0};
+    return a;
+}
+static inline tlrt_arg tlrt_arg_int(tlrt_dtype dt, int64_t v) {
+    tlrt_arg a = {TLRT_ARG_SCALAR, dt, 0, 0, NULL, NULL, 0.0, v};
+    return a;
+}
+
+/* Checks args against the kernel and launches it on stream (NULL: default).
+ * A grid with a zero extent (e.g. zero rows) launches nothing and succeeds. */
+tlrt_status tlrt_launch(tlrt_kernel *k, const tlrt_arg *args, int nargs, tlrt_stream *stream);
+
+/* Launch without metadata: params as cuLaunchKernel takes them. */
+tlrt_status tlrt_launch_raw(tlrt_kernel *k, const unsigned grid[3], const unsigned block[3], unsigned smem_bytes,
+                            tlrt_stream *stream, void **params);
+
+/* ---- the checking half of tlrt_launch, usable without a GPU ---- */
+typedef struct tlrt_tmap_request {
+    int param;                 /* tensor param it is built from */
+    tlrt_dtype dtype;
+    int rank;
+    tlrt_devptr address;
+    uint64_t global_dim[TLRT_MAX_TMAP_RANK];     /* innermost first, as the driver wants */
+    uint64_t global_strides[TLRT_MAX_TMAP_RANK]; /* bytes, rank-1 entries, for dims 1.. */
+    uint32_t box[TLRT_MAX_TMAP_RANK];            /* innermost first */
+    uint32_t elem_strides[TLRT_MAX_TMAP_RANK];   /* innermost first */
+    tlrt_swizzle swizzle;
+    tlrt_l2_promotion l2;
+    tlrt_oob_fill oob;
+} tlrt_tmap_request;
+
+enum { TLRT_MAX_PTX_PARAMS = TLRT_MAX_PARAMS + TLRT_MAX_SYMS + TLRT_MAX_TMAPS };
+
+typedef struct tlrt_launch_plan {
+    uint32_t grid[3], block[3], smem_bytes;
+    bool empty;                           /* some grid extent is 0: nothing to run */
+    int64_t sym_values[TLRT_MAX_SYMS];
+    int nslots;                           /* PTX params other than tmaps, in ABI order */
+    uint64_t slots[TLRT_MAX_PARAMS + TLRT_MAX_SYMS]; /* each value in the low bytes, little-endian */
+    int ntmaps;
+    tlrt_tmap_request tmaps[TLRT_MAX_TMAPS];
+    TLRT_ALIGNAS(128) unsigned char tmap_storage[TLRT_MAX_TMAPS][128]; /* filled by the launcher */
+} tlrt_launch_plan;
+
+/* Validates args against k (count, kind, dtype, rank, constant dims, symbolic
+ * dims bound consistently, contiguity, alignment, scalar ranges, TMA stride
+ * rules), binds syms, evaluates the grid and packs the param values. On
+ * failure returns TLRT_ERROR_ARG_MISMATCH (or INVALID_ARGUMENT for NULLs) and
+ * a readable message in err. */
+tlrt_status tlrt_plan_launch(const tlrt_kernel_meta *k, const tlrt_arg *args, int nargs, tlrt_launch_plan *plan,
+                             char *err, size_t errlen);
+/* Fills params[] (cuLaunchKernel's kernelParams) pointing into plan; returns
+ * the count. */
+int tlrt_plan_param_pointers(tlrt_launch_plan *plan, void **params);
+
+/* Events (timing). */
+tlrt_status tlrt_event_create(tlrt_context *ctx, tlrt_event **out);
+tlrt_status tlrt_event_destroy(tlrt_context *ctx, tlrt_event *e);
+tlrt_status tlrt_event_record(tlrt_context *ctx, tlrt_event *e, tlrt_stream *s);
+tlrt_status tlrt_event_synchronize(tlrt_context *ctx, tlrt_event *e);
+tlrt_status tlrt_event_elapsed_ms(tlrt_context *ctx, tlrt_event *start, tlrt_event *end, float *ms);
+
+/* Float conversions used to pass half-precision scalars (round to nearest even). */
+uint16_t tlrt_f32_to_f16(float f);
+uint16_t tlrt_f32_to_bf16(float f);
+float tlrt_f16_to_f32(uint16_t h);
+float tlrt_bf16_to_f32(uint16_t h);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

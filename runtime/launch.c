@@ -1,0 +1,96 @@
+/* tlrt_launch: plan (launch_plan.c), then the driver-side work: the dynamic
+ * shared memory opt-in, TMA descriptors, cuLaunchKernel. */
+#include <stdio.h>
+#include <string.h>
+#include "runtime_internal.h"
+
+static int tmap_dtype(tlrt_dtype t) {
+    switch (t) {
+    case TLRT_F16: return CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+    case TLRT_BF16: return CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+    case TLRT_F32: return CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+    case TLRT_I32: return CU_TENSOR_MAP_DATA_TYPE_INT32;
+    case TLRT_I64: return CU_TENSOR_MAP_DATA_TYPE_INT64;
+    default: return CU_TENSOR_MAP_DATA_TYPE_UINT8; /* 1-byte types: fp8, int8, bool */
+    }
+}
+
+static tlrt_status encode_tmaps(tlrt_context *ctx, tlrt_kernel *k, tlrt_launch_plan *plan) {
+    if (!plan->ntmaps) return TLRT_SUCCESS;
+    if (ctx->props.sm < 90)
+        return tlrt_fail(ctx, TLRT_ERROR_UNSUPPORTED, "kernel '%s' uses TMA, which needs sm_90 or newer (device: sm_%d)",
+                         k->name, ctx->props.sm);
+    if (!ctx->cu.cuTensorMapEncodeTiled)
+        return tlrt_fail(ctx, TLRT_ERROR_UNSUPPORTED, "kernel '%s' uses TMA, but the driver lacks cuTensorMapEncodeTiled",
+                         k->name);
+    for (int t = 0; t < plan->ntmaps; t++) {
+        const tlrt_tmap_request *q = &plan->tmaps[t];
+        tlrt_cu_tensor_map map;
+        memset(&map, 0, sizeof map);
+        CUresult r = ctx->cu.cuTensorMapEncodeTiled(
+            &map, tmap_dtype(q->dtype), (unsigned)q->rank, (void *)(uintptr_t)q->address, q->global_dim,
+            q->global_strides, q->box, q->elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, (int)q->swizzle, (int)q->l2,
+            (int)q->oob);
+        if (r != CUDA_SUCCESS) {
+            char what[512];
+            snprintf(what, sizeof what, "kernel '%.200s': building the TMA descriptor of '%s' (cuTensorMapEncodeTiled)",
+                     k->name, k->meta->params[q->param].name);
+            return tlrt_cuda_fail(ctx, r, TLRT_ERROR_ARG_MISMATCH, what);
+        }
+        memcpy(plan->tmap_storage[t], &map, sizeof map);
+    }
+    return TLRT_SUCCESS;
+}
+
+static tlrt_status raise_smem(tlrt_context *ctx, tlrt_kernel *k, unsigned smem) {
+    if (smem <= 48 * 1024 || atomic_load(&k->smem_attr) >= (int)smem) return TLRT_SUCCESS;
+    if ((int)smem > ctx->props.max_smem_per_block_optin)
+        return tlrt_fail(ctx, TLRT_ERROR_UNSUPPORTED,
+                         "kernel '%s' needs %u bytes of dynamic shared memory; %s allows %d per block", k->name, smem,
+                         ctx->props.name, ctx->props.max_smem_per_block_optin);
+    CUresult r = ctx->cu.cuFuncSetAttribute(k->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)smem);
+    if (r != CUDA_SUCCESS) return tlrt_cuda_fail(ctx, r, TLRT_ERROR_LAUNCH, "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
+    atomic_store(&k->smem_attr, (int)smem);
+    return TLRT_SUCCESS;
+}
+
+tlrt_status tlrt_launch(tlrt_kernel *k, const tlrt_arg *args, int nargs, tlrt_stream *stream) {
+    if (!k) return TLRT_ERROR_INVALID_ARGUMENT;
+    tlrt_context *ctx = k->module->ctx;
+    tlrt_status st = tlrt_enter(ctx);
+    if (st != TLRT_SUCCESS) return st;
+    if (!k->meta)
+        return tlrt_fail(ctx, TLRT_ERROR_INVALID_METADATA,
+                         "kernel '%s' has no tlc metadata; launch it with tlrt_launch_raw", k->name);
+    tlrt_launch_plan plan;
+    char err[1024];
+    st = tlrt_plan_launch(k->meta, args, nargs, &plan, err, sizeof err);
+    if (st != TLRT_SUCCESS) return tlrt_fail(ctx, st, "%s", err);
+    if (plan.empty) return TLRT_SUCCESS;
+    if ((st = raise_smem(ctx, k, plan.smem_bytes)) != TLRT_SUCCESS) return st;
+    if ((st = encode_tmaps(ctx, k, &plan)) != TLRT_SUCCESS) return st;
+    void *params[TLRT_MAX_PTX_PARAMS];
+    tlrt_plan_param_pointers(&plan, params);
+    CUresult r = ctx->cu.cuLaunchKernel(k->fn, plan.grid[0], plan.grid[1], plan.grid[2], plan.block[0], plan.block[1],
+                                        plan.block[2], plan.smem_bytes, stream ? stream->s : NULL, params, NULL);
+    if (r != CUDA_SUCCESS) {
+        char what[400];
+        snprintf(what, sizeof what, "launching '%s' (grid %u,%u,%u block %u,%u,%u smem %u)", k->name, plan.grid[0],
+                 plan.grid[1], plan.grid[2], plan.block[0], plan.block[1], plan.block[2], plan.smem_bytes);
+        return tlrt_cuda_fail(ctx, r, TLRT_ERROR_LAUNCH, what);
+    }
+    return TLRT_SUCCESS;
+}
+
+tlrt_status tlrt_launch_raw(tlrt_kernel *k, const unsigned grid[3], const unsigned block[3], unsigned smem_bytes,
+                            tlrt_stream *stream, void **params) {
+    if (!k) return TLRT_ERROR_INVALID_ARGUMENT;
+    tlrt_context *ctx = k->module->ctx;
+    tlrt_status st = tlrt_enter(ctx);
+    if (st != TLRT_SUCCESS) return st;
+    if (!grid || !block) return tlrt_fail(ctx, TLRT_ERROR_INVALID_ARGUMENT, "tlrt_launch_raw: NULL grid or block");
+    if ((st = raise_smem(ctx, k, smem_bytes)) != TLRT_SUCCESS) return st;
+    CUresult r = ctx->cu.cuLaunchKernel(k->fn, grid[0], grid[1], grid[2], block[0], block[1], block[2], smem_bytes,
+                                        stream ? stream->s : NULL, params, NULL);
+    return r == CUDA_SUCCESS ? TLRT_SUCCESS : tlrt_cuda_fail(ctx, r, TLRT_ERROR_LAUNCH, "cuLaunchKernel");
+}

@@ -1,0 +1,166 @@
+/* Consistency rules for one kernel's metadata, shared by the parser (reject
+ * malformed input) and the writer (codegen must not emit nonsense). */
+#include <string.h>
+#include "text_util.h"
+
+static bool name_ok(const char *s, size_t cap) {
+    size_t n = strnlen(s, cap);
+    return n < cap && tlrt_is_ident(s, n);
+}
+
+static bool name_taken(const tlrt_kernel_meta *k, const char *s, int nsyms, int nparams) {
+    for (int i = 0; i < nsyms; i++)
+        if (strcmp(k->syms[i], s) == 0) return true;
+    for (int i = 0; i < nparams; i++)
+        if (strcmp(k->params[i].name, s) == 0) return true;
+    return false;
+}
+
+static bool validate_tmap(const tlrt_kernel_meta *k, int t, char *err, size_t errlen) {
+    const tlrt_tmap_meta *m = &k->tmaps[t];
+    if (m->param < 0 || m->param >= k->nparams || k->params[m->param].kind != TLRT_PARAM_TENSOR) {
+        tlrt_errf(err, errlen, "tmap #%d: param #%d is not a tensor param", t, m->param);
+        return false;
+    }
+    const tlrt_param_meta *p = &k->params[m->param];
+    if (m->rank < 1 || m->rank > TLRT_MAX_TMAP_RANK || m->rank != p->rank) {
+        tlrt_errf(err, errlen, "tmap of '%s': rank %d (must equal the tensor's rank %d, 1..%d)", p->name, m->rank,
+                  p->rank, TLRT_MAX_TMAP_RANK);
+        return false;
+    }
+    for (int d = 0; d < m->rank; d++) {
+        if (m->box[d] < 1 || m->box[d] > 256) {
+            tlrt_errf(err, errlen, "tmap of '%s': box dim %d is %u (1..256 allowed)", p->name, d, m->box[d]);
+            return false;
+        }
+        if (m->elem_strides[d] < 1 || m->elem_strides[d] > 8) {
+            tlrt_errf(err, errlen, "tmap of '%s': element stride %d is %u (1..8 allowed)", p->name, d,
+                      m->elem_strides[d]);
+            return false;
+        }
+    }
+    int64_t inner_bytes = (int64_t)m->box[m->rank - 1] * tlrt_dtype_bytes(p->dtype);
+    if (inner_bytes % 16 != 0) {
+        tlrt_errf(err, errlen, "tmap of '%s': innermost box is %lld bytes, not a multiple of 16", p->name,
+                  (long long)inner_bytes);
+        return false;
+    }
+    if ((int)m->swizzle < 0 || m->swizzle > TLRT_SWIZZLE_128B || (int)m->l2 < 0 || m->l2 > TLRT_L2_256B ||
+        (int)m->oob < 0 || m->oob > TLRT_OOB_NAN) {
+        tlrt_errf(err, errlen, "tmap of '%s': bad swizzle / l2 / oob mode", p->name);
+        return false;
+    }
+    int span = tlrt_swizzle_bytes(m->swizzle);
+    if (span && inner_bytes > span) {
+        tlrt_errf(err, errlen, "tmap of '%s': innermost box is %lld bytes, more than the %s swizzle span", p->name,
+                  (long long)inner_bytes, tlrt_swizzle_name(m->swizzle));
+        return false;
+    }
+    if (m->oob == TLRT_OOB_NAN && !(p->dtype == TLRT_F16 || p->dtype == TLRT_BF16 || p->dtype == TLRT_F32)) {
+        tlrt_errf(err, errlen, "tmap of '%s': oob=nan needs a floating-point tensor", p->name);
+        return false;
+    }
+    return true;
+}
+
+bool tlrt_meta_validate_kernel(const tlrt_kernel_meta *k, char *err, size_t errlen) {
+    size_t kn = strnlen(k->name, sizeof k->name);
+    if (kn >= sizeof k->name || !tlrt_is_entry_name(k->name, kn)) {
+        tlrt_errf(err, errlen, "bad kernel name");
+        return false;
+    }
+    if (k->nsyms < 0 || k->nsyms > TLRT_MAX_SYMS || k->nparams < 0 || k->nparams > TLRT_MAX_PARAMS ||
+        k->ntmaps < 0 || k->ntmaps > TLRT_MAX_TMAPS) {
+        tlrt_errf(err, errlen, "kernel '%s': too many syms, params or tmaps", k->name);
+        return false;
+    }
+    for (int i = 0; i < k->nsyms; i++) {
+        if (!name_ok(k->syms[i], sizeof k->syms[i])) {
+            tlrt_errf(err, errlen, "kernel '%s': sym #%d has a bad name", k->name, i);
+            return false;
+        }
+        if (name_taken(k, k->syms[i], i, 0)) {
+            tlrt_errf(err, errlen, "kernel '%s': sym '%s' declared twice", k->name, k->syms[i]);
+            return false;
+        }
+    }
+    bool sym_used[TLRT_MAX_SYMS] = {0};
+    for (int i = 0; i < k->nparams; i++) {
+        const tlrt_param_meta *p = &k->params[i];
+        if (!name_ok(p->name, sizeof p->name)) {
+            tlrt_errf(err, errlen, "kernel '%s': param #%d has a bad name", k->name, i);
+            return false;
+        }
+        if (name_taken(k, p->name, k->nsyms, i)) {
+            tlrt_errf(err, errlen, "kernel '%s': name '%s' used twice", k->name, p->name);
+            return false;
+        }
+        if ((int)p->dtype < 0 || p->dtype >= TLRT_DTYPE_COUNT) {
+            tlrt_errf(err, errlen, "kernel '%s': param '%s' has a bad dtype", k->name, p->name);
+            return false;
+        }
+        if (p->kind == TLRT_PARAM_SCALAR) continue;
+        if (p->kind != TLRT_PARAM_TENSOR) {
+            tlrt_errf(err, errlen, "kernel '%s': param '%s' has a bad kind", k->name, p->name);
+            return false;
+        }
+        if (p->rank < 0 || p->rank > TLRT_MAX_RANK) {
+            tlrt_errf(err, errlen, "kernel '%s': tensor '%s' has rank %d (0..%d allowed)", k->name, p->name, p->rank,
+                      TLRT_MAX_RANK);
+            return false;
+        }
+        if (p->align < 1 || p->align > 4096 || (p->align & (p->align - 1))) {
+            tlrt_errf(err, errlen, "kernel '%s': tensor '%s' has align=%d (a power of two up to 4096 expected)",
+                      k->name, p->name, p->align);
+            return false;
+        }
+        for (int d = 0; d < p->rank; d++) {
+            if (p->dim_sym[d] >= 0) {
+                if (p->dim_sym[d] >= k->nsyms) {
+                    tlrt_errf(err, errlen, "kernel '%s': tensor '%s' dim %d refers to a missing sym", k->name,
+                              p->name, d);
+                    return false;
+                }
+                sym_used[p->dim_sym[d]] = true;
+            } else if (p->dim_sym[d] != -1 || p->dims[d] < 1 || p->dims[d] > INT32_MAX) {
+                tlrt_errf(err, errlen, "kernel '%s': tensor '%s' dim %d is %lld (1..2^31-1 expected)", k->name,
+                          p->name, d, (long long)p->dims[d]);
+                return false;
+            }
+        }
+    }
+    for (int i = 0; i < k->nsyms; i++)
+        if (!sym_used[i]) {
+            tlrt_errf(err, errlen, "kernel '%s': sym '%s' is not a dim of any tensor param, so it cannot be bound",
+                      k->name, k->syms[i]);
+            return false;
+        }
+    for (int t = 0; t < k->ntmaps; t++)
+        if (!validate_tmap(k, t, err, errlen)) return false;
+    static const char axis[3] = {'x', 'y', 'z'};
+    for (int a = 0; a < 3; a++) {
+        char sub[160];
+        if (!tlrt_expr_check(&k->grid[a], k, sub, sizeof sub)) {
+            tlrt_errf(err, errlen, "kernel '%s': grid %c: %s", k->name, axis[a], sub);
+            return false;
+        }
+    }
+    int64_t nthreads = 1;
+    for (int a = 0; a < 3; a++) {
+        if (k->threads[a] < 1 || k->threads[a] > 1024) {
+            tlrt_errf(err, errlen, "kernel '%s': threads %c is %d (1..1024 allowed)", k->name, axis[a], k->threads[a]);
+            return false;
+        }
+        nthreads *= k->threads[a];
+    }
+    if (nthreads > 1024 || k->threads[2] > 64) {
+        tlrt_errf(err, errlen, "kernel '%s': %lld threads per block (at most 1024, z at most 64)", k->name,
+                  (long long)nthreads);
+        return false;
+    }
+    if (k->smem_bytes < 0 || k->smem_bytes > 256 * 1024) {
+        tlrt_errf(err, errlen, "kernel '%s': smem %lld bytes (0..262144 allowed)", k->name, (long long)k->smem_bytes);
+        return false;
+    }
+    return true;
+}

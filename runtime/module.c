@@ -1,0 +1,179 @@
+/* Modules (PTX through the driver's JIT, or cubin) with their metadata, and
+ * kernel lookup. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "runtime_internal.h"
+#include "text_util.h"
+
+/* Does the module's target arch run on this device? sm_90a only on sm 90. */
+static bool arch_fits(const char *arch, int device_sm, char *why, size_t n) {
+    int sm = atoi(arch + 3);
+    bool specific = arch[strlen(arch) - 1] == 'a';
+    if (specific ? sm != device_sm : sm > device_sm) {
+        tlrt_errf(why, n, "the module targets %s, the device is sm_%d", arch, device_sm);
+        return false;
+    }
+    return true;
+}
+
+static tlrt_status load(tlrt_context *ctx, const void *image, const char *meta_text, size_t meta_len, bool meta_required,
+                        tlrt_module **out) {
+    tlrt_module *m = calloc(1, sizeof *m);
+    if (!m) return tlrt_fail(ctx, TLRT_ERROR_OUT_OF_MEMORY, "out of host memory");
+    m->ctx = ctx;
+    pthread_mutex_init(&m->lock, NULL);
+    if (meta_text) {
+        char err[512];
+        bool any = false;
+        static const char pre[] = "// tlc.meta";
+        for (size_t i = 0; i + sizeof pre - 1 <= meta_len && !any; i++)
+            any = (i == 0 || meta_text[i - 1] == '\n') && memcmp(meta_text + i, pre, sizeof pre - 1) == 0;
+        if (any || meta_required) {
+            if (!tlrt_meta_parse(meta_text, meta_len, &m->meta, err, sizeof err)) {
+                pthread_mutex_destroy(&m->lock);
+                free(m);
+                return tlrt_fail(ctx, TLRT_ERROR_INVALID_METADATA, "kernel metadata: %s", err);
+            }
+            m->has_meta = true;
+            if (!arch_fits(m->meta.arch, ctx->props.sm, err, sizeof err)) {
+                tlrt_meta_free(&m->meta);
+                pthread_mutex_destroy(&m->lock);
+                free(m);
+                return tlrt_fail(ctx, TLRT_ERROR_UNSUPPORTED, "cannot load on %s: %s", ctx->props.name, err);
+            }
+        }
+    }
+    enum { LOG = 16384 };
+    char *errlog = calloc(1, LOG), *infolog = calloc(1, LOG);
+    if (!errlog || !infolog) {
+        free(errlog);
+        free(infolog);
+        tlrt_meta_free(&m->meta);
+        pthread_mutex_destroy(&m->lock);
+        free(m);
+        return tlrt_fail(ctx, TLRT_ERROR_OUT_OF_MEMORY, "out of host memory");
+    }
+    int opts[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, CU_JIT_INFO_LOG_BUFFER,
+                  CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES};
+    void *vals[] = {errlog, (void *)(uintptr_t)(LOG - 1), infolog, (void *)(uintptr_t)(LOG - 1)};
+    CUresult r = ctx->cu.cuModuleLoadDataEx(&m->mod, image, 4, opts, vals);
+    tlrt_status st = TLRT_SUCCESS;
+    if (r != CUDA_SUCCESS) {
+        const char *name = NULL, *text = NULL;
+        ctx->cu.cuGetErrorName(r, &name);
+        ctx->cu.cuGetErrorString(r, &text);
+        errlog[LOG - 1] = 0;
+        st = tlrt_fail(ctx, r == CUDA_ERROR_OUT_OF_MEMORY ? TLRT_ERROR_OUT_OF_MEMORY : TLRT_ERROR_MODULE_LOAD,
+                       "module load failed: %s (%s)%s%s", name ? name : "CUDA error", text ? text : "",
+                       errlog[0] ? "\nJIT log:\n" : "", errlog);
+    }
+    free(errlog);
+    free(infolog);
+    if (st != TLRT_SUCCESS) {
+        tlrt_meta_free(&m->meta);
+        pthread_mutex_destroy(&m->lock);
+        free(m);
+        return st;
+    }
+    *out = m;
+    return TLRT_SUCCESS;
+}
+
+tlrt_status tlrt_module_load_ptx(tlrt_context *ctx, const char *ptx, size_t len, tlrt_module **out) {
+    tlrt_status st = tlrt_enter(ctx);
+    if (st != TLRT_SUCCESS) return st;
+    if (!out || !ptx) return tlrt_fail(ctx, TLRT_ERROR_INVALID_ARGUMENT, "tlrt_module_load_ptx: NULL argument");
+    *out = NULL;
+    if (memchr(ptx, 0, len)) return tlrt_fail(ctx, TLRT_ERROR_INVALID_ARGUMENT, "PTX text contains a NUL byte");
+    char *text = malloc(len + 1); /* the driver wants NUL-terminated PTX */
+    if (!text) return tlrt_fail(ctx, TLRT_ERROR_OUT_OF_MEMORY, "out of host memory");
+    memcpy(text, ptx, len);
+    text[len] = 0;
+    st = load(ctx, text, text, len, false, out);
+    free(text);
+    return st;
+}
+
+tlrt_status tlrt_module_load_cubin(tlrt_context *ctx, const void *cubin, size_t len, const char *meta_text,
+                                   size_t meta_len, tlrt_module **out) {
+    tlrt_status st = tlrt_enter(ctx);
+    if (st != TLRT_SUCCESS) return st;
+    if (!out || !cubin || len < 4)
+        return tlrt_fail(ctx, TLRT_ERROR_INVALID_ARGUMENT, "tlrt_module_load_cubin: NULL or empty image");
+    *out = NULL;
+    if (memcmp(cubin, "\x7f" "ELF", 4) != 0)
+        return tlrt_fail(ctx, TLRT_ERROR_INVALID_ARGUMENT, "tlrt_module_load_cubin: not an ELF cubin");
+    return load(ctx, cubin, meta_text, meta_text ? meta_len : 0, meta_text != NULL, out);
+}
+
+tlrt_status tlrt_module_unload(tlrt_context *ctx, tlrt_module *m) {
+    tlrt_status st = tlrt_enter(ctx);
+    if (st != TLRT_SUCCESS || !m) return st;
+    CUresult r = ctx->cu.cuModuleUnload(m->mod);
+    for (int i = 0; i < m->nkernels; i++) free(m->kernels[i]);
+    free(m->kernels);
+    tlrt_meta_free(&m->meta);
+    pthread_mutex_destroy(&m->lock);
+    free(m);
+    return r == CUDA_SUCCESS ? TLRT_SUCCESS : tlrt_cuda_fail(ctx, r, TLRT_ERROR_DRIVER, "cuModuleUnload");
+}
+
+tlrt_status tlrt_kernel_get(tlrt_module *m, const char *name, tlrt_kernel **out) {
+    if (!m) return TLRT_ERROR_INVALID_ARGUMENT;
+    tlrt_context *ctx = m->ctx;
+    tlrt_status st = tlrt_enter(ctx);
+    if (st != TLRT_SUCCESS) return st;
+    if (!name || !out) return tlrt_fail(ctx, TLRT_ERROR_INVALID_ARGUMENT, "tlrt_kernel_get: NULL argument");
+    *out = NULL;
+    pthread_mutex_lock(&m->lock);
+    for (int i = 0; i < m->nkernels; i++)
+        if (strcmp(m->kernels[i]->name, name) == 0) {
+            *out = m->kernels[i];
+            pthread_mutex_unlock(&m->lock);
+            return TLRT_SUCCESS;
+        }
+    const tlrt_kernel_meta *meta = m->has_meta ? tlrt_meta_find(&m->meta, name) : NULL;
+    if (m->has_meta && !meta) {
+        pthread_mutex_unlock(&m->lock);
+        return tlrt_fail(ctx, TLRT_ERROR_NOT_FOUND, "no kernel '%.200s' in the module's metadata", name);
+    }
+    if (strlen(name) >= TLRT_MAX_KERNEL_NAME) {
+        pthread_mutex_unlock(&m->lock);
+        return tlrt_fail(ctx, TLRT_ERROR_NOT_FOUND, "kernel name too long");
+    }
+    CUfunction fn = NULL;
+    CUresult r = ctx->cu.cuModuleGetFunction(&fn, m->mod, name);
+    if (r != CUDA_SUCCESS) {
+        pthread_mutex_unlock(&m->lock);
+        char what[300];
+        snprintf(what, sizeof what, "no kernel '%.200s' in the module (cuModuleGetFunction)", name);
+        return tlrt_cuda_fail(ctx, r, TLRT_ERROR_NOT_FOUND, what);
+    }
+    if (m->nkernels == m->cap) {
+        int cap = m->cap ? 2 * m->cap : 8;
+        tlrt_kernel **ks = realloc(m->kernels, (size_t)cap * sizeof *ks);
+        if (!ks) {
+            pthread_mutex_unlock(&m->lock);
+            return tlrt_fail(ctx, TLRT_ERROR_OUT_OF_MEMORY, "out of host memory");
+        }
+        m->kernels = ks;
+        m->cap = cap;
+    }
+    tlrt_kernel *k = calloc(1, sizeof *k);
+    if (!k) {
+        pthread_mutex_unlock(&m->lock);
+        return tlrt_fail(ctx, TLRT_ERROR_OUT_OF_MEMORY, "out of host memory");
+    }
+    k->module = m;
+    k->fn = fn;
+    k->meta = meta;
+    memcpy(k->name, name, strlen(name) + 1);
+    atomic_init(&k->smem_attr, 0);
+    m->kernels[m->nkernels++] = k;
+    *out = k;
+    pthread_mutex_unlock(&m->lock);
+    return TLRT_SUCCESS;
+}
+
+const tlrt_kernel_meta *tlrt_kernel_metadata(const tlrt_kernel *k) { return k ? k->meta : NULL; }

@@ -1,0 +1,50 @@
+/* Object layouts shared by the files of libtlrt. */
+#ifndef TLRT_RUNTIME_INTERNAL_H
+#define TLRT_RUNTIME_INTERNAL_H
+#include <pthread.h>
+#include <stdatomic.h>
+#include "cuda_api.h"
+#include "tlc/runtime.h"
+
+enum { TLRT_ERR_CAP = 8192 };
+
+struct tlrt_context {
+    tlrt_cuda cu;
+    tlrt_status init_status; /* TLRT_SUCCESS once usable */
+    char init_error[512];
+    int device_index;
+    CUdevice dev;
+    CUcontext cuctx;
+    tlrt_device_props props;
+    pthread_mutex_t err_lock;
+    char err[TLRT_ERR_CAP];
+};
+
+struct tlrt_kernel {
+    tlrt_module *module;
+    CUfunction fn;
+    const tlrt_kernel_meta *meta; /* into module->meta, or NULL */
+    char name[TLRT_MAX_KERNEL_NAME];
+    atomic_int smem_attr;         /* dynamic smem size the attribute was raised to */
+};
+
+struct tlrt_module {
+    tlrt_context *ctx;
+    CUmodule mod;
+    bool has_meta;
+    tlrt_module_meta meta;
+    pthread_mutex_t lock; /* guards kernels */
+    int nkernels, cap;
+    tlrt_kernel **kernels; /* looked-up kernels, owned */
+};
+
+struct tlrt_stream { CUstream s; };
+struct tlrt_event { CUevent e; };
+
+/* Records a message as ctx's last error and returns st. */
+tlrt_status tlrt_fail(tlrt_context *ctx, tlrt_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Entry check: ctx usable? makes its CUDA context current on this thread. */
+tlrt_status tlrt_enter(tlrt_context *ctx);
+/* Maps a CUDA error to a status and records "what: CUDA_ERROR_X (text)". */
+tlrt_status tlrt_cuda_fail(tlrt_context *ctx, CUresult r, tlrt_status st, const char *what);
+#endif

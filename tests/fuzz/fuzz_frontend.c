@@ -1,0 +1,75 @@
+/* libFuzzer target for the front end: any bytes go through the lexer and
+ * the parser (and the AST printer, and sema when it is built) with a fresh
+ * arena and diagnostics each time. Crashes, hangs, sanitizer reports and
+ * silent failures (no module and no diagnostic) are bugs. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "frontend/ast.h"
+#ifdef TLC_FUZZ_WITH_SEMA
+#include "frontend/sema.h"
+#endif
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void check(int ok, const char *what) {
+    if (!ok) {
+        fprintf(stderr, "fuzz_frontend: invariant broken: %s\n", what);
+        abort();
+    }
+}
+
+static void run_tokens(const tlc_source *src) {
+    tlc_arena arena;
+    tlc_diag diag;
+    tlc_arena_init(&arena);
+    tlc_diag_init(&diag, src);
+    tlc_token *toks = NULL;
+    int n = tlc_tokenize(src, &arena, &diag, &toks);
+    check(n >= 1, "tokenize returns at least ENDMARKER");
+    check(strcmp(toks[n - 1].name, "ENDMARKER") == 0, "the last token is ENDMARKER");
+    tlc_diag_free(&diag);
+    tlc_arena_free(&arena);
+}
+
+static void run_parse(const tlc_source *src) {
+    tlc_arena arena;
+    tlc_diag diag;
+    tlc_arena_init(&arena);
+    tlc_diag_init(&diag, src);
+    ast_module *m = tlc_parse(src, &arena, &diag);
+    check(m != NULL || diag.errors > 0, "a failed parse reports an error");
+    check(m == NULL || diag.errors == 0, "a parse with errors returns NULL");
+    if (m) {
+        tlc_strbuf sb;
+        tlc_sb_init(&sb);
+        ast_print_module(&sb, m);
+        tlc_sb_free(&sb);
+#ifdef TLC_FUZZ_WITH_SEMA
+        tlc_sema_options opt = { .arch = TLC_SM90A };
+        tlc_sema(m, &opt, &arena, &diag);
+#endif
+    }
+    tlc_diag_free(&diag);
+    tlc_arena_free(&arena);
+}
+
+/* One place to add later stages of the pipeline. */
+static void run_frontend(const char *text, size_t len) {
+    tlc_source src = { "fuzz.tl", text, len };
+    run_tokens(&src);
+    run_parse(&src);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    /* sources are NUL-terminated (and may hold NULs before the end) */
+    char *text = malloc(size + 1);
+    if (!text) return 0;
+    if (size) memcpy(text, data, size);
+    text[size] = '\0';
+    run_frontend(text, size);
+    free(text);
+    return 0;
+}

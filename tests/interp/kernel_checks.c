@@ -1,0 +1,288 @@
+#include "kernel_checks.h"
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "interp/float_conv.h"
+#include "interp/random_fill.h"
+#include "tlc/interp.h"
+#include "tlc_ref.h"
+
+const char *kc_status_name(kc_status s) {
+    return s == KC_MATCH ? "matches reference" : s == KC_MISMATCH ? "MISMATCH" : "ERROR";
+}
+
+char *kc_read_file(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap);
+    size_t r;
+    while (buf && (r = fread(buf + n, 1, cap - n - 1, f)) > 0) {
+        n += r;
+        if (cap - n < 2) {
+            char *nb = realloc(buf, cap * 2);
+            if (!nb) { free(buf); buf = NULL; break; }
+            buf = nb;
+            cap *= 2;
+        }
+    }
+    fclose(f);
+    if (!buf) return NULL;
+    buf[n] = 0;
+    if (len) *len = n;
+    return buf;
+}
+
+char *kc_replace(const char *text, const char *from, const char *to, bool all) {
+    size_t fl = strlen(from), tl = strlen(to), count = 0;
+    for (const char *p = strstr(text, from); p; p = all ? strstr(p + fl, from) : NULL) count++;
+    if (!count) return NULL;
+    char *out = malloc(strlen(text) + count * (tl + 1) + 1), *o = out;
+    const char *p = text, *q;
+    size_t done = 0;
+    while ((q = strstr(p, from)) && (all || done == 0)) {
+        memcpy(o, p, (size_t)(q - p));
+        o += q - p;
+        memcpy(o, to, tl);
+        o += tl;
+        p = q + fl;
+        done++;
+    }
+    strcpy(o, p);
+    return out;
+}
+
+static void say(kc_result *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(kc_result *r, const char *fmt, ...) {
+    size_t n = strlen(r->msg);
+    if (n + 1 >= sizeof r->msg) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->msg + n, sizeof r->msg - n, fmt, ap);
+    va_end(ap);
+}
+
+/* A host tensor plus the float view of its (dtype-rounded) values. */
+typedef struct host_t {
+    tlc_interp_tensor t;
+    float *f;
+    int64_t n;
+} host_t;
+
+static void host_init(host_t *h, const char *name, tir_dtype dt, int rank, const int64_t *shape) {
+    memset(h, 0, sizeof *h);
+    h->t.name = name;
+    h->t.dtype = dt;
+    h->t.rank = rank;
+    h->n = 1;
+    for (int d = 0; d < rank; d++) { h->t.shape[d] = shape[d]; h->n *= shape[d]; }
+    h->t.data = calloc((size_t)(h->n ? h->n : 1), (size_t)tir_dtype_bytes(dt));
+    h->f = calloc((size_t)(h->n ? h->n : 1), sizeof(float));
+}
+
+static void host_random(host_t *h, uint64_t *st) {
+    tlc_random_fill(h->t.data, h->t.dtype, h->n, st, 0);
+    for (int64_t i = 0; i < h->n; i++) h->f[i] = (float)tlc_host_load_f(h->t.data, h->t.dtype, i);
+}
+
+/* Outputs start as NaN so elements the kernel never writes show up. */
+static void host_poison(host_t *h) {
+    for (int64_t i = 0; i < h->n; i++) tlc_host_store_f(h->t.data, h->t.dtype, i, NAN);
+}
+
+static void host_free(host_t *h) {
+    free(h->t.data);
+    free(h->f);
+}
+
+/* Compares output h (after the run) with ref (float, rounded to h's dtype
+ * first). |out - ref| <= atol * max|ref| + rtol * |ref|; infinities must agree. */
+static void compare(kc_result *r, const host_t *h, const float *ref, double atol, double rtol) {
+    double mref = 0;
+    for (int64_t i = 0; i < h->n; i++)
+        if (isfinite(ref[i]) && fabs(ref[i]) > mref) mref = fabs(ref[i]);
+    if (mref == 0) mref = 1;
+    int shown = 0;
+    double maxerr = 0;
+    for (int64_t i = 0; i < h->n; i++) {
+        double o = tlc_host_load_f(h->t.data, h->t.dtype, i);
+        double e = tlc_round_to_dtype(h->t.dtype, ref[i]);
+        double err;
+        bool bad;
+        if (isinf(e) || isinf(o)) { err = (o == e) ? 0 : INFINITY; bad = o != e; }
+        else if (isnan(o) || isnan(e)) { err = INFINITY; bad = true; }
+        else { err = fabs(o - e); bad = err > atol * mref + rtol * fabs(e); }
+        if (err > maxerr) maxerr = err;
+        if (bad) {
+            r->bad++;
+            if (shown++ < 4) say(r, "  %s[%lld]: got %.6g, expected %.6g\n", h->t.name, (long long)i, o, e);
+        }
+    }
+    if (maxerr > r->max_abs_err) r->max_abs_err = maxerr;
+    if (maxerr / mref > r->max_rel_err) r->max_rel_err = maxerr / mref;
+    if (r->bad && r->status == KC_MATCH) r->status = KC_MISMATCH;
+}
+
+static bool compile(kc_result *r, tlc_compilation *c, const char *name, const char *text, size_t len,
+                    const tlc_define *defs, int ndefs) {
+    tlc_compile_options co;
+    tlc_compile_options_default(&co);
+    co.defines = defs;
+    co.ndefines = ndefs;
+    if (!tlc_compile_source(c, name, text, len, &co)) {
+        r->status = KC_ERROR;
+        say(r, "%s", tlc_sb_cstr(&c->diag.out));
+        return false;
+    }
+    return true;
+}
+
+static bool run(kc_result *r, tlc_compilation *c, const char *kernel, host_t *hs, int nh,
+                const tlc_interp_scalar *sc, int ns) {
+    tlc_interp_tensor t[16];
+    for (int i = 0; i < nh; i++) t[i] = hs[i].t;
+    tlc_strbuf err;
+    tlc_sb_init(&err);
+    bool ok = tlc_interp_run_module(c->tir, &c->src, kernel, t, nh, sc, ns, &err);
+    if (!ok) {
+        r->status = KC_ERROR;
+        say(r, "%s", tlc_sb_cstr(&err));
+    }
+    tlc_sb_free(&err);
+    return ok;
+}
+
+static int add_defs(tlc_define *defs, int n, const tlc_define *extra, int nextra) {
+    for (int i = 0; i < nextra && n < 32; i++) defs[n++] = extra[i];
+    return n;
+}
+
+kc_result kc_check_gemm(const char *name, const char *text, size_t len, int64_t M, int64_t N, int64_t K,
+                        const char *dtype, bool relu, const tlc_define *extra, int nextra, uint64_t seed) {
+    kc_result r = {0};
+    tir_dtype dt;
+    if (!tir_dtype_parse(dtype, &dt)) { r.status = KC_ERROR; say(&r, "bad dtype %s\n", dtype); return r; }
+    tlc_define defs[32] = {{"dtype", dtype}, {"relu", relu ? "True" : "False"}};
+    int nd = add_defs(defs, 2, extra, nextra);
+    tlc_compilation c;
+    if (!compile(&r, &c, name, text, len, defs, nd)) { tlc_compilation_free(&c); return r; }
+    host_t h[3];
+    host_init(&h[0], "A", dt, 2, (int64_t[]){M, K});
+    host_init(&h[1], "B", dt, 2, (int64_t[]){K, N});
+    host_init(&h[2], "C", dt, 2, (int64_t[]){M, N});
+    uint64_t st = seed;
+    host_random(&h[0], &st);
+    host_random(&h[1], &st);
+    host_poison(&h[2]);
+    if (run(&r, &c, "matmul", h, 3, NULL, 0)) {
+        float *ref = malloc(sizeof(float) * (size_t)(M * N > 0 ? M * N : 1));
+        tlc_ref_gemm(M, N, K, h[0].f, h[1].f, ref, relu);
+        compare(&r, &h[2], ref, 1e-3, dt == TIR_BF16 ? 1.6e-2 : 2e-3);
+        free(ref);
+    }
+    for (int i = 0; i < 3; i++) host_free(&h[i]);
+    tlc_compilation_free(&c);
+    return r;
+}
+
+kc_result kc_check_rmsnorm(const char *name, const char *text, size_t len, const char *kernel, int64_t rows,
+                           int64_t C, const char *dtype, double x_scale, const tlc_define *extra, int nextra,
+                           uint64_t seed) {
+    kc_result r = {0};
+    tir_dtype dt;
+    if (!tir_dtype_parse(dtype, &dt)) { r.status = KC_ERROR; say(&r, "bad dtype %s\n", dtype); return r; }
+    char cbuf[32];
+    snprintf(cbuf, sizeof cbuf, "%lld", (long long)C);
+    tlc_define defs[32] = {{"dtype", dtype}, {"C", cbuf}};
+    int nd = add_defs(defs, 2, extra, nextra);
+    tlc_compilation c;
+    if (!compile(&r, &c, name, text, len, defs, nd)) { tlc_compilation_free(&c); return r; }
+    host_t h[3];
+    host_init(&h[0], "X", dt, 2, (int64_t[]){rows, C});
+    host_init(&h[1], "W", dt, 1, (int64_t[]){C});
+    host_init(&h[2], "Y", dt, 2, (int64_t[]){rows, C});
+    uint64_t st = seed;
+    host_random(&h[0], &st);
+    for (int64_t i = 0; i < h[0].n; i++) {
+        tlc_host_store_f(h[0].t.data, dt, i, h[0].f[i] * x_scale);
+        h[0].f[i] = (float)tlc_host_load_f(h[0].t.data, dt, i);
+    }
+    host_random(&h[1], &st);
+    host_poison(&h[2]);
+    if (run(&r, &c, kernel, h, 3, NULL, 0)) {
+        float *ref = malloc(sizeof(float) * (size_t)(rows * C > 0 ? rows * C : 1));
+        /* eps = 1e-5 as documented: a kernel that drops it must fail */
+        tlc_ref_rmsnorm(rows, C, h[0].f, h[1].f, 1e-5, strstr(kernel, "silu") != NULL, ref);
+        compare(&r, &h[2], ref, 1e-3, dt == TIR_BF16 ? 1.6e-2 : 2e-3);
+        free(ref);
+    }
+    for (int i = 0; i < 3; i++) host_free(&h[i]);
+    tlc_compilation_free(&c);
+    return r;
+}
+
+kc_result kc_check_mla(const char *name, const char *text, size_t len, const kc_mla_cfg *g,
+                       const tlc_define *extra, int nextra) {
+    kc_result r = {0};
+    tir_dtype dt;
+    if (!tir_dtype_parse(g->dtype, &dt)) { r.status = KC_ERROR; say(&r, "bad dtype %s\n", g->dtype); return r; }
+    const int64_t page = 64;
+    char sdv[24], sdpe[24], ssplit[24];
+    snprintf(sdv, sizeof sdv, "%lld", (long long)g->dv);
+    snprintf(sdpe, sizeof sdpe, "%lld", (long long)g->dpe);
+    snprintf(ssplit, sizeof ssplit, "%d", g->num_split);
+    tlc_define defs[32] = {{"dtype", g->dtype}, {"dv", sdv}, {"dpe", sdpe}, {"num_split", ssplit},
+                           {"causal", g->causal ? "True" : "False"}};
+    int nd = add_defs(defs, 5, extra, nextra);
+    tlc_compilation c;
+    if (!compile(&r, &c, name, text, len, defs, nd)) { tlc_compilation_free(&c); return r; }
+
+    int64_t B = g->batch, S = g->s_q, H = g->h_q, ns = g->num_split, max_pages = 1;
+    for (int64_t b = 0; b < B; b++) {
+        int64_t p = (g->seqlens[b] + page - 1) / page;
+        if (p > max_pages) max_pages = p;
+    }
+    int64_t num_pages = B * max_pages + 1; /* + one page nobody uses */
+    host_t h[9];
+    host_init(&h[0], "Q", dt, 4, (int64_t[]){B, S, H, g->dv});
+    host_init(&h[1], "Q_pe", dt, 4, (int64_t[]){B, S, H, g->dpe});
+    host_init(&h[2], "KV", dt, 4, (int64_t[]){num_pages, page, 1, g->dv});
+    host_init(&h[3], "K_pe", dt, 4, (int64_t[]){num_pages, page, 1, g->dpe});
+    host_init(&h[4], "block_table", TIR_I32, 2, (int64_t[]){B, max_pages});
+    host_init(&h[5], "cache_seqlens", TIR_I32, 1, (int64_t[]){B});
+    host_init(&h[6], "Glse", TIR_F32, 4, (int64_t[]){B, S, H, ns});
+    host_init(&h[7], "Output_partial", TIR_F32, 5, (int64_t[]){B, S, H, ns, g->dv});
+    host_init(&h[8], "Output", dt, 4, (int64_t[]){B, S, H, g->dv});
+    uint64_t st = g->seed;
+    for (int i = 0; i < 4; i++) host_random(&h[i], &st);
+    /* Distinct pages in a shuffled order: paging bugs cannot hide. */
+    int32_t *bt = h[4].t.data, *sl = h[5].t.data;
+    for (int64_t i = 0; i < B * max_pages; i++) bt[i] = (int32_t)(num_pages - 1 - i);
+    for (int64_t i = B * max_pages - 1; i > 0; i--) {
+        int64_t j = (int64_t)(tlc_rand_next(&st) % (uint64_t)(i + 1));
+        int32_t x = bt[i]; bt[i] = bt[j]; bt[j] = x;
+    }
+    for (int64_t b = 0; b < B; b++) sl[b] = g->seqlens[b];
+    for (int i = 6; i < 9; i++) host_poison(&h[i]);
+    double sm_scale = 1.0 / sqrt((double)(g->dv + g->dpe));
+    tlc_interp_scalar sc = {.name = "sm_scale", .is_float = true, .f = sm_scale};
+    if (run(&r, &c, NULL, h, 9, &sc, 1)) {
+        tlc_ref_mla_shape s = {B, S, H, g->dv, g->dpe, num_pages, page, max_pages, g->causal};
+        float *out = malloc(sizeof(float) * (size_t)h[8].n);
+        float *glse = malloc(sizeof(float) * (size_t)h[6].n);
+        float *part = malloc(sizeof(float) * (size_t)h[7].n);
+        tlc_ref_mla_decode(&s, h[0].f, h[1].f, h[2].f, h[3].f, bt, sl, sm_scale, out);
+        tlc_ref_mla_split(&s, ns, h[0].f, h[1].f, h[2].f, h[3].f, bt, sl, sm_scale, glse, part);
+        compare(&r, &h[8], out, 2e-3, 1e-2);
+        compare(&r, &h[6], glse, 1e-3, 1e-3);
+        compare(&r, &h[7], part, 2e-3, 1e-2);
+        free(out);
+        free(glse);
+        free(part);
+    }
+    for (int i = 0; i < 9; i++) host_free(&h[i]);
+    tlc_compilation_free(&c);
+    return r;
+}

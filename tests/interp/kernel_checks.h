@@ -1,0 +1,52 @@
+/* Runs the shipped kernels (or mutated copies of their source) in the
+ * interpreter on random inputs and compares with the C references in
+ * tests/ref. Used by the interp tests and by tools/interp_check. */
+#ifndef TLC_KERNEL_CHECKS_H
+#define TLC_KERNEL_CHECKS_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "api/compile.h"
+
+typedef enum { KC_MATCH, KC_MISMATCH, KC_ERROR } kc_status;
+
+typedef struct kc_result {
+    kc_status status;
+    double max_abs_err;  /* over all compared outputs */
+    double max_rel_err;  /* max |out - ref| / max |ref| per output, the largest */
+    int64_t bad;         /* elements outside the tolerance */
+    char msg[4096];      /* errors, or the first mismatches */
+} kc_result;
+
+const char *kc_status_name(kc_status s);
+
+/* gemm.tl's matmul: C[M,N] = A[M,K] @ B[K,N] (relu optional) in dtype
+ * (float16 or bfloat16). Extra -D defines (block sizes) may be given. */
+kc_result kc_check_gemm(const char *name, const char *text, size_t len, int64_t M, int64_t N, int64_t K,
+                        const char *dtype, bool relu, const tlc_define *extra, int nextra, uint64_t seed);
+
+/* rmsnorm.tl's `kernel` (rmsnorm or rmsnorm_silu) on rows x C; X is
+ * normal-ish times x_scale (small scales make eps = 1e-5 matter). */
+kc_result kc_check_rmsnorm(const char *name, const char *text, size_t len, const char *kernel, int64_t rows,
+                           int64_t C, const char *dtype, double x_scale, const tlc_define *extra, int nextra,
+                           uint64_t seed);
+
+/* mla_decode.tl: split kernel then combine kernel. Pages are 64 tokens;
+ * each sequence gets a shuffled set of distinct pages. */
+typedef struct kc_mla_cfg {
+    int64_t batch, s_q, h_q, dv, dpe;
+    int num_split;
+    bool causal;
+    const char *dtype;
+    const int32_t *seqlens; /* batch entries */
+    uint64_t seed;
+} kc_mla_cfg;
+kc_result kc_check_mla(const char *name, const char *text, size_t len, const kc_mla_cfg *cfg,
+                       const tlc_define *extra, int nextra);
+
+/* Reads a whole file (malloc'd, NUL-terminated) or NULL. */
+char *kc_read_file(const char *path, size_t *len);
+/* Copy of text with the first occurrence of `from` replaced by `to` (all of
+ * them when all is true); NULL when `from` does not occur. */
+char *kc_replace(const char *text, const char *from, const char *to, bool all);
+#endif

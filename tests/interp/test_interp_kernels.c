@@ -1,0 +1,106 @@
+/* The shipped kernels (dsl-examples/) in the interpreter against the C
+ * references (tests/ref) on small shapes, tails included. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "kernel_checks.h"
+
+static char *load(const char *name, size_t *len) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/dsl-examples/%s", TLC_SOURCE_DIR, name);
+    char *t = kc_read_file(path, len);
+    if (!t) fail_msg("cannot read %s", path);
+    return t;
+}
+
+static void expect_match(const char *what, kc_result r) {
+    printf("%s: %s (max abs err %.3g, max rel err %.3g)\n", what, kc_status_name(r.status), r.max_abs_err,
+           r.max_rel_err);
+    if (r.status != KC_MATCH) fail_msg("%s: %s, %lld elements off\n%s", what, kc_status_name(r.status),
+                                       (long long)r.bad, r.msg);
+}
+
+static void test_gemm(void **state) {
+    (void)state;
+    size_t len;
+    char *t = load("gemm.tl", &len);
+    static const struct { int64_t m, n, k; const char *dt; bool relu; } g[] = {
+        {64, 64, 64, "float16", false},    {128, 128, 128, "float16", false}, {256, 128, 192, "float16", false},
+        {100, 72, 136, "float16", false},  {100, 72, 136, "float16", true},   {1, 1, 1, "float16", false},
+        {130, 257, 65, "bfloat16", false}, {64, 200, 100, "bfloat16", true},
+    };
+    for (size_t i = 0; i < sizeof g / sizeof g[0]; i++) {
+        char what[128];
+        snprintf(what, sizeof what, "gemm %lldx%lldx%lld %s%s", (long long)g[i].m, (long long)g[i].n,
+                 (long long)g[i].k, g[i].dt, g[i].relu ? " relu" : "");
+        expect_match(what, kc_check_gemm("gemm.tl", t, len, g[i].m, g[i].n, g[i].k, g[i].dt, g[i].relu, NULL, 0, i));
+    }
+    /* other tile sizes: tails in every dim of smaller tiles */
+    tlc_define small[] = {{"block_M", "64"}, {"block_N", "32"}, {"block_K", "32"}, {"num_stages", "2"}};
+    expect_match("gemm 200x96x130 (64x32x32 tiles)",
+                 kc_check_gemm("gemm.tl", t, len, 200, 96, 130, "float16", false, small, 4, 99));
+    free(t);
+}
+
+static void test_rmsnorm(void **state) {
+    (void)state;
+    size_t len;
+    char *t = load("rmsnorm.tl", &len);
+    static const struct { const char *k; int64_t rows, c; const char *dt; double scale; } r[] = {
+        {"rmsnorm", 4, 32, "float16", 1},       {"rmsnorm", 7, 96, "float16", 1},
+        {"rmsnorm", 13, 1024, "float16", 1},    {"rmsnorm", 5, 256, "bfloat16", 1},
+        {"rmsnorm", 3, 128, "float16", 1e-3},   {"rmsnorm_silu", 1, 64, "float16", 1},
+        {"rmsnorm_silu", 9, 640, "float16", 1}, {"rmsnorm_silu", 6, 160, "bfloat16", 2},
+    };
+    for (size_t i = 0; i < sizeof r / sizeof r[0]; i++) {
+        char what[128];
+        snprintf(what, sizeof what, "%s %lldx%lld %s x%g", r[i].k, (long long)r[i].rows, (long long)r[i].c, r[i].dt,
+                 r[i].scale);
+        expect_match(what, kc_check_rmsnorm("rmsnorm.tl", t, len, r[i].k, r[i].rows, r[i].c, r[i].dt, r[i].scale,
+                                            NULL, 0, 100 + i));
+    }
+    free(t);
+}
+
+static void test_mla(void **state) {
+    (void)state;
+    size_t len;
+    char *t = load("mla_decode.tl", &len);
+    static const int32_t sl_a[] = {100, 197}, sl_b[] = {64, 1, 130}, sl_c[] = {300}, sl_d[] = {0, 70};
+    kc_mla_cfg cfgs[] = {
+        /* s_q = 1, several pages, seqlens not multiples of 64, various splits */
+        {2, 1, 16, 128, 32, 1, true, "float16", sl_a, 1},
+        {2, 1, 16, 128, 32, 2, true, "float16", sl_a, 2},
+        {2, 1, 16, 128, 32, 4, true, "float16", sl_a, 3},
+        /* s_q = 2 causal, rows spanning tokens, a 1-token sequence */
+        {3, 2, 8, 128, 32, 2, true, "float16", sl_b, 4},
+        /* s_q * h_q = 80 rows: two head blocks, the second partial */
+        {1, 2, 40, 64, 32, 3, true, "float16", sl_c, 5},
+        /* non-causal s_q = 2, an empty sequence, bf16 */
+        {2, 2, 4, 64, 32, 2, false, "bfloat16", sl_d, 6},
+        /* the real head dims */
+        {1, 1, 16, 512, 64, 2, true, "float16", sl_c, 7},
+    };
+    for (size_t i = 0; i < sizeof cfgs / sizeof cfgs[0]; i++) {
+        kc_mla_cfg *c = &cfgs[i];
+        char what[160];
+        snprintf(what, sizeof what, "mla b=%lld s_q=%lld h_q=%lld dv=%lld dpe=%lld split=%d causal=%d %s",
+                 (long long)c->batch, (long long)c->s_q, (long long)c->h_q, (long long)c->dv, (long long)c->dpe,
+                 c->num_split, c->causal, c->dtype);
+        expect_match(what, kc_check_mla("mla_decode.tl", t, len, c, NULL, 0));
+    }
+    free(t);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_gemm),
+        cmocka_unit_test(test_rmsnorm),
+        cmocka_unit_test(test_mla),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,140 @@
+/* The interpreter tests can fail: mutated copies of the shipped kernels
+ * (text substitutions made here, at test time) must be reported as
+ * MISMATCH by the same comparison that passes the originals. Each mutant
+ * is first checked to differ from the original (the substitution applied). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "kernel_checks.h"
+
+static char *load(const char *name) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/dsl-examples/%s", TLC_SOURCE_DIR, name);
+    char *t = kc_read_file(path, NULL);
+    if (!t) fail_msg("cannot read %s", path);
+    return t;
+}
+
+static char *mutate(const char *text, const char *from, const char *to, bool all) {
+    char *m = kc_replace(text, from, to, all);
+    if (!m) fail_msg("mutation target '%s' not found in the kernel (was it rewritten?)", from);
+    return m;
+}
+
+static void expect_caught(const char *what, kc_result r) {
+    printf("mutant %s: %s (%lld elements off, max rel err %.3g)\n", what, kc_status_name(r.status),
+           (long long)r.bad, r.max_rel_err);
+    if (r.status != KC_MISMATCH)
+        fail_msg("mutant '%s' was not reported as a mismatch: %s\n%s", what, kc_status_name(r.status), r.msg);
+}
+
+static const int32_t mla_seqlens[] = {200, 77};
+static const kc_mla_cfg mla_cfg = {2, 1, 16, 128, 32, 2, true, "float16", mla_seqlens, 21};
+static const int32_t mla_seqlens2[] = {150, 130};
+static const kc_mla_cfg mla_cfg_sq2 = {2, 2, 8, 64, 32, 2, true, "float16", mla_seqlens2, 22};
+
+static void check_mla_mutant(const char *what, const char *from, const char *to, bool all, const kc_mla_cfg *cfg) {
+    char *t = load("mla_decode.tl");
+    kc_result orig = kc_check_mla("mla_decode.tl", t, strlen(t), cfg, NULL, 0);
+    if (orig.status != KC_MATCH) fail_msg("the original MLA kernel does not match:\n%s", orig.msg);
+    char *m = mutate(t, from, to, all);
+    expect_caught(what, kc_check_mla("mla_decode.tl(mutant)", m, strlen(m), cfg, NULL, 0));
+    free(m);
+    free(t);
+}
+
+static void test_mla_exp_instead_of_exp2(void **state) {
+    (void)state;
+    check_mla_mutant("mla: exp instead of exp2 in the online softmax", "acc_s[i, j] = exp2(", "acc_s[i, j] = exp(",
+                     false, &mla_cfg);
+}
+
+static void test_mla_rescale_exp(void **state) {
+    (void)state;
+    check_mla_mutant("mla: exp instead of exp2 in the rescale factor", "scores_scale[i] = exp2(",
+                     "scores_scale[i] = exp(", false, &mla_cfg);
+}
+
+static void test_mla_split_offset(void **state) {
+    (void)state;
+    check_mla_mutant("mla: wrong split offset", "first_page = split * per_split",
+                     "first_page = split * (per_split - 1)", false, &mla_cfg);
+}
+
+static void test_mla_causal_off_by_one(void **state) {
+    (void)state;
+    check_mla_mutant("mla: causal limit off by one", "seqlen - s_q + 1 + (row0 + i) // h_q",
+                     "seqlen - s_q + (row0 + i) // h_q", false, &mla_cfg_sq2);
+}
+
+static void test_mla_combine_weight(void **state) {
+    (void)state;
+    check_mla_mutant("mla combine: exp instead of exp2 in lse_sum", "lse_sum += exp2(", "lse_sum += exp(", false,
+                     &mla_cfg);
+}
+
+static void check_rms_mutant(const char *what, const char *kernel, const char *from, const char *to, double scale) {
+    char *t = load("rmsnorm.tl");
+    kc_result orig = kc_check_rmsnorm("rmsnorm.tl", t, strlen(t), kernel, 7, 96, "float16", scale, NULL, 0, 31);
+    if (orig.status != KC_MATCH) fail_msg("the original %s does not match:\n%s", kernel, orig.msg);
+    char *m = mutate(t, from, to, true);
+    expect_caught(what, kc_check_rmsnorm("rmsnorm.tl(mutant)", m, strlen(m), kernel, 7, 96, "float16", scale, NULL, 0, 31));
+    free(m);
+    free(t);
+}
+
+static void test_rms_no_mean(void **state) {
+    (void)state;
+    check_rms_mutant("rmsnorm: sum instead of mean", "rmsnorm", "sumsq[i] / C + eps", "sumsq[i] + eps", 1.0);
+}
+
+static void test_rms_no_eps(void **state) {
+    (void)state;
+    /* eps only matters for small rows: x ~ 1e-3, mean(x^2) ~ 1e-6 << eps */
+    check_rms_mutant("rmsnorm: eps dropped", "rmsnorm", "sumsq[i] / C + eps", "sumsq[i] / C", 1e-3);
+}
+
+static void test_rms_silu_sign(void **state) {
+    (void)state;
+    check_rms_mutant("rmsnorm_silu: exp(v) instead of exp(-v)", "rmsnorm_silu", "exp(-v)", "exp(v)", 1.0);
+}
+
+static void check_gemm_mutant(const char *what, const char *from, const char *to) {
+    char *t = load("gemm.tl");
+    kc_result orig = kc_check_gemm("gemm.tl", t, strlen(t), 100, 200, 136, "float16", false, NULL, 0, 41);
+    if (orig.status != KC_MATCH) fail_msg("the original gemm does not match:\n%s", orig.msg);
+    char *m = mutate(t, from, to, false);
+    expect_caught(what, kc_check_gemm("gemm.tl(mutant)", m, strlen(m), 100, 200, 136, "float16", false, NULL, 0, 41));
+    free(m);
+    free(t);
+}
+
+static void test_gemm_swapped_block_index(void **state) {
+    (void)state;
+    check_gemm_mutant("gemm: B tile indexed by by", "copy(B[ko * block_K, bx * block_N]", "copy(B[ko * block_K, by * block_N]");
+}
+
+static void test_gemm_no_clear(void **state) {
+    (void)state;
+    check_gemm_mutant("gemm: accumulator not cleared", "clear(C_local)", "pass");
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_mla_exp_instead_of_exp2),
+        cmocka_unit_test(test_mla_rescale_exp),
+        cmocka_unit_test(test_mla_split_offset),
+        cmocka_unit_test(test_mla_causal_off_by_one),
+        cmocka_unit_test(test_mla_combine_weight),
+        cmocka_unit_test(test_rms_no_mean),
+        cmocka_unit_test(test_rms_no_eps),
+        cmocka_unit_test(test_rms_silu_sign),
+        cmocka_unit_test(test_gemm_swapped_block_index),
+        cmocka_unit_test(test_gemm_no_clear),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

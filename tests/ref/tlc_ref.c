@@ -1,0 +1,109 @@
+#include "tlc_ref.h"
+#include <math.h>
+#include <stdlib.h>
+
+void tlc_ref_gemm(int64_t M, int64_t N, int64_t K, const float *A, const float *B, float *C, bool relu) {
+    for (int64_t i = 0; i < M; i++)
+        for (int64_t j = 0; j < N; j++) {
+            double acc = 0;
+            for (int64_t k = 0; k < K; k++) acc += (double)A[i * K + k] * (double)B[k * N + j];
+            if (relu && acc < 0) acc = 0;
+            C[i * N + j] = (float)acc;
+        }
+}
+
+void tlc_ref_rmsnorm(int64_t rows, int64_t C, const float *X, const float *W, double eps, bool silu, float *Y) {
+    for (int64_t r = 0; r < rows; r++) {
+        const float *x = X + r * C;
+        double ss = 0;
+        for (int64_t c = 0; c < C; c++) ss += (double)x[c] * x[c];
+        double inv = 1.0 / sqrt(ss / (double)C + eps);
+        for (int64_t c = 0; c < C; c++) {
+            double v = x[c] * inv * W[c];
+            if (silu) v = v / (1.0 + exp(-v));
+            Y[r * C + c] = (float)v;
+        }
+    }
+}
+
+/* Softmax-weighted sum of the keys [k0, k1) (the ones the query may see) of
+ * one query row; returns log(sum exp(score)) or -inf when no key is visible. */
+static double attend(const tlc_ref_mla_shape *s, const float *q, const float *qpe, const float *KV,
+                     const float *K_pe, const int32_t *bt_row, int64_t k0, int64_t k1, double sm_scale,
+                     double *scores, double *out) {
+    for (int64_t d = 0; d < s->dv; d++) out[d] = 0;
+    if (k1 <= k0) return -INFINITY;
+    double mx = -INFINITY;
+    for (int64_t k = k0; k < k1; k++) {
+        int64_t phys = bt_row[k / s->page], row = k % s->page;
+        const float *kv = KV + (phys * s->page + row) * s->dv;
+        const float *kpe = K_pe + (phys * s->page + row) * s->dpe;
+        double acc = 0;
+        for (int64_t d = 0; d < s->dv; d++) acc += (double)q[d] * kv[d];
+        for (int64_t d = 0; d < s->dpe; d++) acc += (double)qpe[d] * kpe[d];
+        scores[k - k0] = acc * sm_scale;
+        if (scores[k - k0] > mx) mx = scores[k - k0];
+    }
+    double sum = 0;
+    for (int64_t k = k0; k < k1; k++) {
+        double p = exp(scores[k - k0] - mx);
+        sum += p;
+        int64_t phys = bt_row[k / s->page], row = k % s->page;
+        const float *kv = KV + (phys * s->page + row) * s->dv;
+        for (int64_t d = 0; d < s->dv; d++) out[d] += p * kv[d];
+    }
+    for (int64_t d = 0; d < s->dv; d++) out[d] /= sum;
+    return mx + log(sum);
+}
+
+/* Keys visible to query token t: [0, limit). */
+static int64_t visible(const tlc_ref_mla_shape *s, int64_t seqlen, int64_t t) {
+    int64_t lim = s->causal ? seqlen - s->s_q + 1 + t : seqlen;
+    if (lim > seqlen) lim = seqlen;
+    return lim < 0 ? 0 : lim;
+}
+
+void tlc_ref_mla_decode(const tlc_ref_mla_shape *s, const float *Q, const float *Q_pe, const float *KV,
+                        const float *K_pe, const int32_t *block_table, const int32_t *cache_seqlens,
+                        double sm_scale, float *Out) {
+    double *scores = malloc(sizeof(double) * (size_t)(s->max_pages * s->page + 1));
+    double *out = malloc(sizeof(double) * (size_t)s->dv);
+    for (int64_t b = 0; b < s->batch; b++)
+        for (int64_t t = 0; t < s->s_q; t++)
+            for (int64_t h = 0; h < s->h_q; h++) {
+                int64_t row = (b * s->s_q + t) * s->h_q + h;
+                attend(s, Q + row * s->dv, Q_pe + row * s->dpe, KV, K_pe, block_table + b * s->max_pages, 0,
+                       visible(s, cache_seqlens[b], t), sm_scale, scores, out);
+                for (int64_t d = 0; d < s->dv; d++) Out[row * s->dv + d] = (float)out[d];
+            }
+    free(scores);
+    free(out);
+}
+
+void tlc_ref_mla_split(const tlc_ref_mla_shape *s, int64_t num_split, const float *Q, const float *Q_pe,
+                       const float *KV, const float *K_pe, const int32_t *block_table,
+                       const int32_t *cache_seqlens, double sm_scale, float *Glse, float *Partial) {
+    double *scores = malloc(sizeof(double) * (size_t)(s->max_pages * s->page + 1));
+    double *out = malloc(sizeof(double) * (size_t)s->dv);
+    for (int64_t b = 0; b < s->batch; b++) {
+        int64_t seqlen = cache_seqlens[b];
+        int64_t n_pages = (seqlen + s->page - 1) / s->page;
+        int64_t per = (n_pages + num_split - 1) / num_split;
+        for (int64_t t = 0; t < s->s_q; t++)
+            for (int64_t h = 0; h < s->h_q; h++) {
+                int64_t row = (b * s->s_q + t) * s->h_q + h;
+                int64_t lim = visible(s, seqlen, t);
+                for (int64_t i = 0; i < num_split; i++) {
+                    int64_t k0 = i * per * s->page, k1 = (i + 1) * per * s->page;
+                    if (k1 > lim) k1 = lim;
+                    double lse = attend(s, Q + row * s->dv, Q_pe + row * s->dpe, KV, K_pe,
+                                        block_table + b * s->max_pages, k0, k1, sm_scale, scores, out);
+                    Glse[row * num_split + i] = (float)(lse * 1.4426950408889634);
+                    for (int64_t d = 0; d < s->dv; d++)
+                        Partial[(row * num_split + i) * s->dv + d] = (float)out[d];
+                }
+            }
+    }
+    free(scores);
+    free(out);
+}

@@ -1,0 +1,385 @@
+/* The tlc command line, run as a process: exit statuses (0 / 1 / 2), where
+ * output and diagnostics go, every --emit kind, -D, --kernel, --arch, -o
+ * and standard input. The binary is TLC_CLI_PATH (set by
+ * tests/golden/CMakeLists.txt), $TLC_BIN, or ../compiler/tlc next to this
+ * test's own directory. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+static char tlc_path[4096];
+static char work_dir[] = "/tmp/tlc_test_cli_XXXXXX";
+
+typedef struct result {
+    int status;
+    char *out, *err;
+} result;
+
+static char *slurp(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return strdup("");
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = malloc((size_t)n + 1);
+    size_t got = fread(s, 1, (size_t)n, f);
+    s[got] = 0;
+    fclose(f);
+    return s;
+}
+
+static void write_file(const char *name, const char *text) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", work_dir, name);
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* Runs `tlc ARGS` in the work directory; stdin from the file `in` (or
+ * /dev/null). */
+static result run(const char *args, const char *in) {
+    char cmd[9000];
+    snprintf(cmd, sizeof cmd, "cd '%s' && '%s' %s < %s > out.txt 2> err.txt", work_dir, tlc_path, args,
+             in ? in : "/dev/null");
+    int st = system(cmd);
+    result r;
+    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    char path[4200];
+    snprintf(path, sizeof path, "%s/out.txt", work_dir);
+    r.out = slurp(path);
+    snprintf(path, sizeof path, "%s/err.txt", work_dir);
+    r.err = slurp(path);
+    return r;
+}
+
+static void done(result *r) {
+    free(r->out);
+    free(r->err);
+}
+
+#define assert_contains(hay, needle)                                                   \
+    do {                                                                               \
+        if (!strstr((hay), (needle)))                                                  \
+            fail_msg("expected to find '%s' in:\n%s", (needle), (hay));                \
+    } while (0)
+#define assert_lacks(hay, needle)                                                      \
+    do {                                                                               \
+        if (strstr((hay), (needle))) fail_msg("did not expect '%s' in:\n%s", (needle), (hay)); \
+    } while (0)
+
+static const char *kernel_src =
+    "import tilelang.language as T\n"
+    "\n"
+    "@jit(block=64, dtype=float16)\n"
+    "def scale(A: Tensor[(M, 64), dtype], B: Tensor[(M, 64), dtype]):\n"
+    "    with Kernel(ceildiv(M, block), threads=128) as bx:\n"
+    "        S = alloc_shared((block, 64), dtype)\n"
+    "        copy(A[bx * block, 0], S)\n"
+    "        copy(S, B[bx * block, 0])\n"
+    "\n"
+    "def second(X: Tensor[(32,), float32]):\n"
+    "    with Kernel(1, threads=32) as bx:\n"
+    "        F = alloc_fragment((32,), float32)\n"
+    "        copy(X, F)\n"
+    "        copy(F, X)\n";
+
+/* 120 KiB of shared memory: fits sm_80 (163 KiB) and sm_90 (227 KiB), not sm_86 / sm_89 (99 KiB). */
+static const char *big_shared_src =
+    "def big(A: Tensor[(128, 480), float16]):\n"
+    "    with Kernel(1, threads=128) as bx:\n"
+    "        S = alloc_shared((128, 480), float16)\n"
+    "        copy(A, S)\n";
+
+static int setup(void **state) {
+    (void)state;
+    if (!mkdtemp(work_dir)) return -1;
+    write_file("k.tl", kernel_src);
+    write_file("big.tl", big_shared_src);
+    write_file("bad.tl", "def broken(:\n");
+    char sub[4200];
+    snprintf(sub, sizeof sub, "%s/adir.tl", work_dir);
+    mkdir(sub, 0755);
+    return 0;
+}
+
+static int teardown(void **state) {
+    (void)state;
+    char cmd[4200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", work_dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static void test_help(void **state) {
+    (void)state;
+    result r = run("--help", NULL);
+    assert_int_equal(r.status, 0);
+    assert_contains(r.out, "usage: tlc [options] FILE.tl");
+    assert_contains(r.out, "--emit=KIND");
+    assert_contains(r.out, "summary");
+    assert_string_equal(r.err, "");
+    done(&r);
+}
+
+static void test_version(void **state) {
+    (void)state;
+    result r = run("--version", NULL);
+    assert_int_equal(r.status, 0);
+    assert_true(strncmp(r.out, "tlc ", 4) == 0);
+    assert_true(r.out[4] >= '0' && r.out[4] <= '9');
+    done(&r);
+}
+
+static void expect_usage_error(const char *args, const char *msg) {
+    result r = run(args, NULL);
+    assert_int_equal(r.status, 2);
+    assert_string_equal(r.out, "");
+    assert_contains(r.err, "tlc: error: ");
+    assert_contains(r.err, msg);
+    assert_contains(r.err, "tlc --help");
+    done(&r);
+}
+
+static void test_usage_errors(void **state) {
+    (void)state;
+    expect_usage_error("--frobnicate k.tl", "unknown option '--frobnicate'");
+    expect_usage_error("", "no input file");
+    expect_usage_error("k.tl k.tl", "more than one input file");
+    expect_usage_error("--emit=bogus k.tl", "unknown --emit kind 'bogus'");
+    expect_usage_error("--arch=sm_70 k.tl", "unknown --arch 'sm_70'");
+    expect_usage_error("-D k.tl", "-D expects NAME=VALUE, got 'k.tl'");
+    expect_usage_error("-D 1x=2 k.tl", "-D expects NAME=VALUE");
+    expect_usage_error("-Dblock= k.tl", "-D expects NAME=VALUE");
+    expect_usage_error("k.tl -o", "option '-o' needs a value");
+    expect_usage_error("k.tl --kernel", "option '--kernel' needs a value");
+}
+
+static void test_planned_emit(void **state) {
+    (void)state;
+    result r = run("--emit=ptx k.tl", NULL);
+    assert_int_equal(r.status, 1);
+    assert_string_equal(r.out, "");
+    assert_string_equal(r.err, "tlc: error: --emit=ptx is not implemented yet\n");
+    done(&r);
+}
+
+static void test_missing_file(void **state) {
+    (void)state;
+    result r = run("nope.tl", NULL);
+    assert_int_equal(r.status, 1);
+    assert_string_equal(r.err, "tlc: error: cannot open 'nope.tl': No such file or directory\n");
+    done(&r);
+    r = run("adir.tl", NULL);
+    assert_int_equal(r.status, 1);
+    assert_string_equal(r.err, "tlc: error: cannot open 'adir.tl': Is a directory\n");
+    done(&r);
+}
+
+static void test_emit_tokens(void **state) {
+    (void)state;
+    result r = run("--emit=tokens k.tl", NULL);
+    assert_int_equal(r.status, 0);
+    assert_contains(r.out, "1:1 ");
+    assert_contains(r.out, "\"scale\"");
+    assert_contains(r.out, "INDENT");
+    done(&r);
+}
+
+static void test_emit_ast(void **state) {
+    (void)state;
+    result r = run("--emit=ast k.tl", NULL);
+    assert_int_equal(r.status, 0);
+    assert_contains(r.out, "scale");
+    assert_contains(r.out, "second");
+    assert_contains(r.out, "alloc_shared");
+    done(&r);
+}
+
+static void test_emit_tir_default(void **state) {
+    (void)state;
+    result r = run("k.tl", NULL);
+    assert_int_equal(r.status, 0);
+    assert_string_equal(r.err, "");
+    assert_contains(r.out, "# Tile IR of k.tl for sm_90a\n");
+    assert_contains(r.out, "kernel scale\n");
+    assert_contains(r.out, "  param A: global float16[M, 64]\n");
+    assert_contains(r.out, "  const block = 64\n");
+    assert_contains(r.out, "  grid (ceildiv(M, 64)) as (bx)\n");
+    assert_contains(r.out, "alloc S: shared float16[64, 64]");
+    assert_contains(r.out, "copy(A[bx * 64:bx * 64 + 64, 0:64], S[0:64, 0:64])");
+    assert_contains(r.out, "kernel second\n");
+    result r2 = run("--emit=tir k.tl", NULL);
+    assert_int_equal(r2.status, 0);
+    assert_string_equal(r.out, r2.out); /* the default is tir, and the dump is deterministic */
+    done(&r);
+    done(&r2);
+}
+
+static void test_emit_summary(void **state) {
+    (void)state;
+    result r = run("--emit=summary k.tl", NULL);
+    assert_int_equal(r.status, 0);
+    assert_string_equal(r.out,
+                        "k.tl: scale: grid (ceildiv(M, 64)) x 128 threads, shared 8192 B, "
+                        "params A[M, 64] float16, B[M, 64] float16: ok\n"
+                        "k.tl: second: grid (1) x 32 threads, shared 0 B, params X[32] float32: ok\n");
+    done(&r);
+}
+
+static void test_define(void **state) {
+    (void)state;
+    result r = run("-D block=32 k.tl", NULL);
+    assert_int_equal(r.status, 0);
+    assert_contains(r.out, "  const block = 32  # -D\n");
+    assert_contains(r.out, "alloc S: shared float16[32, 64]");
+    assert_contains(r.out, "  grid (ceildiv(M, 32)) as (bx)\n");
+    done(&r);
+    /* attached form, a dtype, and the later of two values wins */
+    r = run("-Dblock=16 -Ddtype=bfloat16 -Dblock=128 --emit=summary k.tl", NULL);
+    assert_int_equal(r.status, 0);
+    assert_contains(r.out, "k.tl: scale: grid (ceildiv(M, 128)) x 128 threads, shared 16384 B, "
+                           "params A[M, 64] bfloat16, B[M, 64] bfloat16: ok\n");
+    done(&r);
+    /* an unknown parameter is a diagnostic, not a usage error */
+    r = run("-D nosuch=3 k.tl", NULL);
+    assert_int_equal(r.status, 1);
+    assert_string_equal(r.out, "");
+    assert_contains(r.err, "nosuch");
+    done(&r);
+}
+
+static void test_kernel_filter(void **state) {
+    (void)state;
+    result r = run("--kernel=second k.tl", NULL);
+    assert_int_equal(r.status, 0);
+    assert_contains(r.out, "kernel second\n");
+    assert_lacks(r.out, "kernel scale");
+    done(&r);
+    r = run("--kernel second --emit=summary k.tl", NULL);
+    assert_int_equal(r.status, 0);
+    assert_string_equal(r.out, "k.tl: second: grid (1) x 32 threads, shared 0 B, params X[32] float32: ok\n");
+    done(&r);
+    r = run("--kernel=nosuch k.tl", NULL);
+    assert_int_equal(r.status, 1);
+    assert_contains(r.err, "nosuch");
+    done(&r);
+}
+
+static void test_arch(void **state) {
+    (void)state;
+    const char *archs[] = {"sm_80", "sm_86", "sm_89", "sm_90", "sm_90a"};
+    for (int i = 0; i < 5; i++) {
+        char args[64], want[64];
+        snprintf(args, sizeof args, "--arch=%s k.tl", archs[i]);
+        snprintf(want, sizeof want, "# Tile IR of k.tl for %s\n", archs[i]);
+        result r = run(args, NULL);
+        assert_int_equal(r.status, 0);
+        assert_contains(r.out, want);
+        done(&r);
+    }
+    /* the shared-memory limit follows the arch */
+    const struct { const char *arch; int status; } lim[] = {
+        {"sm_80", 0}, {"sm_86", 1}, {"sm_89", 1}, {"sm_90", 0}, {"sm_90a", 0}};
+    for (int i = 0; i < 5; i++) {
+        char args[64];
+        snprintf(args, sizeof args, "--arch %s big.tl", lim[i].arch);
+        result r = run(args, NULL);
+        if (r.status != lim[i].status) fail_msg("%s: exit %d, stderr:\n%s", lim[i].arch, r.status, r.err);
+        if (lim[i].status) assert_contains(r.err, "big.tl:3:");
+        done(&r);
+    }
+}
+
+static void test_stdin(void **state) {
+    (void)state;
+    result r = run("--emit=summary -", "k.tl");
+    assert_int_equal(r.status, 0);
+    assert_contains(r.out, "<stdin>: scale: grid (ceildiv(M, 64)) x 128 threads");
+    done(&r);
+    r = run("-", "bad.tl");
+    assert_int_equal(r.status, 1);
+    assert_contains(r.err, "<stdin>:1:");
+    done(&r);
+}
+
+static void test_output_file(void **state) {
+    (void)state;
+    result r = run("-o dump.txt k.tl", NULL);
+    assert_int_equal(r.status, 0);
+    assert_string_equal(r.out, "");
+    done(&r);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/dump.txt", work_dir);
+    char *dump = slurp(path);
+    assert_contains(dump, "kernel scale\n");
+    free(dump);
+    r = run("-o no/such/dir/x.txt k.tl", NULL);
+    assert_int_equal(r.status, 1);
+    assert_contains(r.err, "tlc: error: cannot write 'no/such/dir/x.txt'");
+    done(&r);
+}
+
+static void test_diagnostic_exit(void **state) {
+    (void)state;
+    result r = run("bad.tl", NULL);
+    assert_int_equal(r.status, 1);
+    assert_string_equal(r.out, "");
+    assert_contains(r.err, "bad.tl:1:");
+    assert_contains(r.err, "error: ");
+    done(&r);
+}
+
+int main(int argc, char **argv) {
+    (void)argc;
+    const char *env = getenv("TLC_BIN");
+#ifdef TLC_CLI_PATH
+    const char *configured = TLC_CLI_PATH;
+#else
+    const char *configured = NULL;
+#endif
+    if (env && *env) {
+        snprintf(tlc_path, sizeof tlc_path, "%s", env);
+    } else if (configured) {
+        snprintf(tlc_path, sizeof tlc_path, "%s", configured);
+    } else {
+        char self[2048];
+        snprintf(self, sizeof self, "%s", argv[0]);
+        char *slash = strrchr(self, '/');
+        if (slash) *slash = 0;
+        else snprintf(self, sizeof self, ".");
+        snprintf(tlc_path, sizeof tlc_path, "%s/../compiler/tlc", self);
+    }
+    char resolved[4096];
+    if (realpath(tlc_path, resolved)) snprintf(tlc_path, sizeof tlc_path, "%s", resolved);
+    if (access(tlc_path, X_OK) != 0) {
+        fprintf(stderr, "test_cli: tlc binary not found at '%s' (set TLC_BIN)\n", tlc_path);
+        return 1;
+    }
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_help),
+        cmocka_unit_test(test_version),
+        cmocka_unit_test(test_usage_errors),
+        cmocka_unit_test(test_planned_emit),
+        cmocka_unit_test(test_missing_file),
+        cmocka_unit_test(test_emit_tokens),
+        cmocka_unit_test(test_emit_ast),
+        cmocka_unit_test(test_emit_tir_default),
+        cmocka_unit_test(test_emit_summary),
+        cmocka_unit_test(test_define),
+        cmocka_unit_test(test_kernel_filter),
+        cmocka_unit_test(test_arch),
+        cmocka_unit_test(test_stdin),
+        cmocka_unit_test(test_output_file),
+        cmocka_unit_test(test_diagnostic_exit),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

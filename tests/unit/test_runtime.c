@@ -1,0 +1,523 @@
+/* libtlrt without a GPU: argument checking and parameter packing
+ * (tlrt_plan_launch), float conversions, the behaviour of every entry point
+ * when there is no driver, and the driver-facing code against a stand-in
+ * libcuda (tests/gpu/fake_libcuda.c) when the build provides it. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#ifdef TLRT_FAKE_CUDA
+#include <dlfcn.h>
+#endif
+#include "tlc/runtime.h"
+
+static const char *RMS_META =
+    "// tlc.meta v1 tlc=0.1.0 arch=sm_90a\n"
+    "// tlc.meta kernel rms\n"
+    "// tlc.meta sym M\n"
+    "// tlc.meta tensor X float16 [M,4096] align=16\n"
+    "// tlc.meta tensor Y float16 [M,4096] align=16\n"
+    "// tlc.meta scalar eps float32\n"
+    "// tlc.meta scalar rows int32\n"
+    "// tlc.meta grid (ceildiv M rows) 1 1\n"
+    "// tlc.meta threads 128 1 1\n"
+    "// tlc.meta smem 0\n"
+    "// tlc.meta end\n";
+
+static tlrt_module_meta parse(const char *text) {
+    tlrt_module_meta m;
+    char err[256];
+    if (!tlrt_meta_parse(text, strlen(text), &m, err, sizeof err)) fail_msg("metadata: %s", err);
+    return m;
+}
+
+static void plan_packs_params_in_abi_order(void **state) {
+    (void)state;
+    tlrt_module_meta m = parse(RMS_META);
+    int64_t shape[] = {300, 4096};
+    tlrt_arg args[] = {
+        tlrt_arg_tensor(0x10000, TLRT_F16, 2, shape, NULL),
+        tlrt_arg_tensor(0x20000, TLRT_F16, 2, shape, NULL),
+        tlrt_arg_float(TLRT_F32, 1e-5),
+        tlrt_arg_int(TLRT_I32, 4),
+    };
+    tlrt_launch_plan plan;
+    char err[512];
+    assert_int_equal(tlrt_plan_launch(&m.kernels[0], args, 4, &plan, err, sizeof err), TLRT_SUCCESS);
+    assert_int_equal(plan.grid[0], 75);
+    assert_int_equal(plan.grid[1], 1);
+    assert_int_equal(plan.grid[2], 1);
+    assert_int_equal(plan.block[0], 128);
+    assert_false(plan.empty);
+    assert_int_equal(plan.sym_values[0], 300);
+    /* tensors, syms, scalars */
+    assert_int_equal(plan.nslots, 5);
+    assert_int_equal(plan.slots[0], 0x10000);
+    assert_int_equal(plan.slots[1], 0x20000);
+    assert_int_equal(plan.slots[2], 300);
+    float eps;
+    memcpy(&eps, &plan.slots[3], 4);
+    assert_true(eps == 1e-5f);
+    int32_t rows;
+    memcpy(&rows, &plan.slots[4], 4);
+    assert_int_equal(rows, 4);
+    void *params[TLRT_MAX_PTX_PARAMS];
+    assert_int_equal(tlrt_plan_param_pointers(&plan, params), 5);
+    assert_ptr_equal(params[2], &plan.slots[2]);
+    /* Explicit row-major strides are accepted; so are odd strides on extent-1 dims. */
+    int64_t strides[] = {4096, 1}, one[] = {1, 4096}, odd[] = {7, 1};
+    args[0].strides = strides;
+    assert_int_equal(tlrt_plan_launch(&m.kernels[0], args, 4, &plan, err, sizeof err), TLRT_SUCCESS);
+    args[0].shape = args[1].shape = one;
+    args[0].strides = odd;
+    assert_int_equal(tlrt_plan_launch(&m.kernels[0], args, 4, &plan, err, sizeof err), TLRT_SUCCESS);
+    assert_int_equal(plan.grid[0], 1);
+    /* Zero rows: nothing to launch, not an error. */
+    int64_t none[] = {0, 4096};
+    args[0] = tlrt_arg_tensor(0, TLRT_F16, 2, none, NULL);
+    args[1] = tlrt_arg_tensor(0, TLRT_F16, 2, none, NULL);
+    assert_int_equal(tlrt_plan_launch(&m.kernels[0], args, 4, &plan, err, sizeof err), TLRT_SUCCESS);
+    assert_true(plan.empty);
+    tlrt_meta_free(&m);
+}
+
+typedef struct bad_case {
+    const char *what;
+    void (*edit)(tlrt_arg *args, int *nargs);
+    const char *expect;
+} bad_case;
+
+static int64_t S300[] = {300, 4096}, S301[] = {301, 4096}, S_WIDE[] = {300, 4097}, S_NEG[] = {-1, 4096},
+               S_BIG[] = {(int64_t)1 << 32, 4096}, STR_T[] = {1, 300}, S1[] = {300};
+static void e_count(tlrt_arg *a, int *n) { (void)a; *n = 3; }
+static void e_kind(tlrt_arg *a, int *n) { (void)n; a[2] = tlrt_arg_tensor(0x30000, TLRT_F32, 1, S1, NULL); }
+static void e_kind2(tlrt_arg *a, int *n) { (void)n; a[0] = tlrt_arg_float(TLRT_F16, 1.0); }
+static void e_dtype(tlrt_arg *a, int *n) { (void)n; a[1].dtype = TLRT_BF16; }
+static void e_sdtype(tlrt_arg *a, int *n) { (void)n; a[2].dtype = TLRT_F16; }
+static void e_rank(tlrt_arg *a, int *n) { (void)n; a[1].rank = 1; a[1].shape = S1; }
+static void e_const(tlrt_arg *a, int *n) { (void)n; a[1].shape = S_WIDE; }
+static void e_sym(tlrt_arg *a, int *n) { (void)n; a[1].shape = S301; }
+static void e_neg(tlrt_arg *a, int *n) { (void)n; a[0].shape = S_NEG; }
+static void e_big(tlrt_arg *a, int *n) { (void)n; a[0].shape = a[1].shape = S_BIG; }
+static void e_strides(tlrt_arg *a, int *n) { (void)n; a[0].strides = STR_T; }
+static void e_align(tlrt_arg *a, int *n) { (void)n; a[1].ptr += 8; }
+static void e_null(tlrt_arg *a, int *n) { (void)n; a[0].ptr = 0; }
+static void e_range(tlrt_arg *a, int *n) { (void)n; a[3].i = (int64_t)1 << 40; }
+static void e_zero_rows(tlrt_arg *a, int *n) { (void)n; a[3].i = 0; }
+static void e_neg_grid(tlrt_arg *a, int *n) { (void)n; a[3].i = -1; }
+static void e_badkind(tlrt_arg *a, int *n) { (void)n; a[0].kind = (tlrt_arg_kind)7; }
+
+static void plan_rejects_misuse(void **state) {
+    (void)state;
+    tlrt_module_meta m = parse(RMS_META);
+    static const bad_case cases[] = {
+        {"count", e_count, "takes 4 arguments (float16 X[M,4096], float16 Y[M,4096], float32 eps, int32 rows), got 3"},
+        {"kind", e_kind, "expects a scalar, got a tensor"},
+        {"kind2", e_kind2, "expects a tensor, got a scalar"},
+        {"dtype", e_dtype, "argument 1 ('Y'): dtype bfloat16, but the kernel expects float16"},
+        {"scalar dtype", e_sdtype, "dtype float16, but the kernel expects float32"},
+        {"rank", e_rank, "rank 1, but the kernel expects rank 2"},
+        {"const dim", e_const, "shape [300,4097] does not match float16 Y[M,4096]"},
+        {"sym", e_sym, "dim 0 is 301, but symbolic dim 'M' was bound to 300 by argument 0 ('X') dim 0"},
+        {"negative", e_neg, "dim 0 is negative"},
+        {"int32 sym", e_big, "exceeds 2^31-1"},
+        {"strides", e_strides, "not contiguous: strides [1,300] for shape [300,4096] (the kernel needs row-major [4096,1])"},
+        {"align", e_align, "pointer 0x20008 is not 16-byte aligned"},
+        {"null", e_null, "null device pointer"},
+        {"range", e_range, "out of range for int32"},
+        {"division by zero", e_zero_rows, "grid x: division by zero"},
+        {"negative grid", e_neg_grid, "grid x = (ceildiv M rows) evaluates to -300"},
+        {"bad kind", e_badkind, "bad argument kind"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        tlrt_arg args[] = {
+            tlrt_arg_tensor(0x10000, TLRT_F16, 2, S300, NULL),
+            tlrt_arg_tensor(0x20000, TLRT_F16, 2, S300, NULL),
+            tlrt_arg_float(TLRT_F32, 1e-5),
+            tlrt_arg_int(TLRT_I32, 4),
+        };
+        int n = 4;
+        cases[c].edit(args, &n);
+        tlrt_launch_plan plan;
+        char err[512] = "";
+        tlrt_status st = tlrt_plan_launch(&m.kernels[0], args, n, &plan, err, sizeof err);
+        if (st != TLRT_ERROR_ARG_MISMATCH) fail_msg("%s: status %s (%s)", cases[c].what, tlrt_status_string(st), err);
+        if (!strstr(err, cases[c].expect)) fail_msg("%s: message '%s' lacks '%s'", cases[c].what, err, cases[c].expect);
+        if (!strstr(err, "kernel 'rms'")) fail_msg("%s: message '%s' does not name the kernel", cases[c].what, err);
+    }
+    tlrt_launch_plan plan;
+    char err[128];
+    assert_int_equal(tlrt_plan_launch(NULL, NULL, 0, &plan, err, sizeof err), TLRT_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(tlrt_plan_launch(&m.kernels[0], NULL, 4, &plan, err, sizeof err), TLRT_ERROR_INVALID_ARGUMENT);
+    tlrt_meta_free(&m);
+}
+
+static const char *TMA_META =
+    "// tlc.meta v1 tlc=0.1.0 arch=sm_90a\n"
+    "// tlc.meta kernel tma\n"
+    "// tlc.meta sym M\n"
+    "// tlc.meta sym N\n"
+    "// tlc.meta tensor A bfloat16 [M,N] align=16\n"
+    "// tlc.meta scalar small_ok int8\n"
+    "// tlc.meta scalar flag bool\n"
+    "// tlc.meta scalar h float16\n"
+    "// tlc.meta tmap A box=[128,64] estrides=[1,1] swizzle=128B l2=256B oob=zero\n"
+    "// tlc.meta grid (ceildiv M 128) (ceildiv N 64) 1\n"
+    "// tlc.meta threads 384 1 1\n"
+    "// tlc.meta smem 200000\n"
+    "// tlc.meta end\n";
+
+static void plan_tmap(void **state) {
+    (void)state;
+    tlrt_module_meta m = parse(TMA_META);
+    int64_t shape[] = {1000, 512};
+    tlrt_arg args[] = {tlrt_arg_tensor(0x40000, TLRT_BF16, 2, shape, NULL), tlrt_arg_int(TLRT_I8, -3),
+                       tlrt_arg_int(TLRT_BOOL, 1), tlrt_arg_float(TLRT_F16, 1.5)};
+    tlrt_launch_plan plan;
+    char err[512];
+    assert_int_equal(tlrt_plan_launch(&m.kernels[0], args, 4, &plan, err, sizeof err), TLRT_SUCCESS);
+    assert_int_equal(plan.grid[0], 8);
+    assert_int_equal(plan.grid[1], 8);
+    assert_int_equal(plan.smem_bytes, 200000);
+    assert_int_equal(plan.ntmaps, 1);
+    const tlrt_tmap_request *t = &plan.tmaps[0];
+    assert_int_equal(t->rank, 2);
+    assert_int_equal(t->global_dim[0], 512); /* innermost first */
+    assert_int_equal(t->global_dim[1], 1000);
+    assert_int_equal(t->global_strides[0], 1024);
+    assert_int_equal(t->box[0], 64);
+    assert_int_equal(t->box[1], 128);
+    assert_int_equal(t->swizzle, TLRT_SWIZZLE_128B);
+    assert_int_equal(t->l2, TLRT_L2_256B);
+    assert_int_equal(t->address, 0x40000);
+    /* pointer, M, N, int8, bool, half; then the tmap */
+    assert_int_equal(plan.nslots, 6);
+    assert_int_equal(plan.slots[1], 1000);
+    assert_int_equal(plan.slots[2], 512);
+    assert_int_equal((int8_t)(plan.slots[3] & 0xff), -3);
+    assert_int_equal(plan.slots[4], 1);
+    assert_int_equal(plan.slots[5], 0x3e00); /* 1.5 in half */
+    void *params[TLRT_MAX_PTX_PARAMS];
+    assert_int_equal(tlrt_plan_param_pointers(&plan, params), 7);
+    assert_ptr_equal(params[6], plan.tmap_storage[0]);
+    assert_int_equal((uintptr_t)params[6] % 64, 0);
+    /* A row of 100 bf16 = 200 bytes is not a multiple of 16: TMA cannot describe it. */
+    int64_t odd[] = {1000, 100};
+    args[0].shape = odd;
+    assert_int_equal(tlrt_plan_launch(&m.kernels[0], args, 4, &plan, err, sizeof err), TLRT_ERROR_ARG_MISMATCH);
+    assert_non_null(strstr(err, "TMA needs strides that are multiples of 16 bytes"));
+    assert_non_null(strstr(err, "200 bytes (100 elements of bfloat16)"));
+    args[0].shape = shape;
+    args[2].i = 2;
+    assert_int_equal(tlrt_plan_launch(&m.kernels[0], args, 4, &plan, err, sizeof err), TLRT_ERROR_ARG_MISMATCH);
+    assert_non_null(strstr(err, "out of range for bool"));
+    tlrt_meta_free(&m);
+}
+
+static void float_conversions(void **state) {
+    (void)state;
+    assert_int_equal(tlrt_f32_to_f16(1.0f), 0x3c00);
+    assert_int_equal(tlrt_f32_to_f16(-2.0f), 0xc000);
+    assert_int_equal(tlrt_f32_to_f16(65504.0f), 0x7bff);
+    assert_int_equal(tlrt_f32_to_f16(65520.0f), 0x7c00);
+    assert_int_equal(tlrt_f32_to_f16(5.9604645e-8f), 0x0001); /* 2^-24 */
+    assert_int_equal(tlrt_f32_to_f16(2.0e-8f), 0x0000);
+    assert_int_equal(tlrt_f32_to_f16(1.0f + 1.0f / 2048), 0x3c00); /* tie -> even */
+    assert_int_equal(tlrt_f32_to_f16(1.0f + 3.0f / 2048), 0x3c02);
+    assert_int_equal(tlrt_f32_to_bf16(1.0f), 0x3f80);
+    assert_int_equal(tlrt_f32_to_bf16(-3.0f), 0xc040);
+    for (int h = 0; h < 0x7c00; h += 7) {
+        assert_int_equal(tlrt_f32_to_f16(tlrt_f16_to_f32((uint16_t)h)), h);
+        assert_int_equal(tlrt_f32_to_bf16(tlrt_bf16_to_f32((uint16_t)h)), h);
+    }
+}
+
+/* Every entry point on a context without a driver reports NO_DRIVER. */
+static void check_all_entry_points(tlrt_context *ctx, tlrt_status want) {
+    tlrt_device_props p;
+    char buf[32];
+    tlrt_devptr d = 0x1000;
+    tlrt_stream *s = NULL;
+    tlrt_event *e = NULL;
+    tlrt_module *mod = NULL;
+    float ms;
+    char host[16];
+    assert_int_equal(tlrt_device_properties(ctx, &p), want);
+    assert_int_equal(tlrt_device_arch(ctx, buf, sizeof buf), want);
+    assert_int_equal(tlrt_malloc(ctx, 16, &d), want);
+    assert_int_equal(tlrt_free(ctx, 0x1000), want);
+    assert_int_equal(tlrt_memcpy_htod(ctx, 0x1000, host, 16), want);
+    assert_int_equal(tlrt_memcpy_dtoh(ctx, host, 0x1000, 16), want);
+    assert_int_equal(tlrt_memcpy_dtod(ctx, 0x1000, 0x2000, 16), want);
+    assert_int_equal(tlrt_memset_d8(ctx, 0x1000, 0, 16), want);
+    assert_int_equal(tlrt_stream_create(ctx, &s), want);
+    assert_int_equal(tlrt_stream_destroy(ctx, s), want);
+    assert_int_equal(tlrt_stream_synchronize(ctx, NULL), want);
+    assert_int_equal(tlrt_synchronize(ctx), want);
+    assert_int_equal(tlrt_module_load_ptx(ctx, RMS_META, strlen(RMS_META), &mod), want);
+    assert_null(mod);
+    assert_int_equal(tlrt_module_load_cubin(ctx, "\x7f" "ELF....", 8, NULL, 0, &mod), want);
+    assert_int_equal(tlrt_module_unload(ctx, NULL), want);
+    assert_int_equal(tlrt_event_create(ctx, &e), want);
+    assert_int_equal(tlrt_event_destroy(ctx, e), want);
+    assert_int_equal(tlrt_event_record(ctx, e, NULL), want);
+    assert_int_equal(tlrt_event_synchronize(ctx, e), want);
+    assert_int_equal(tlrt_event_elapsed_ms(ctx, e, e, &ms), want);
+}
+
+static void no_driver(void **state) {
+    (void)state;
+    tlrt_context *ctx = NULL;
+    tlrt_init_options o = {0, "/nonexistent/libcuda.so.1"};
+    assert_int_equal(tlrt_init_ex(&ctx, &o), TLRT_ERROR_NO_DRIVER);
+    assert_non_null(ctx);
+    assert_non_null(strstr(tlrt_last_error(ctx), "no CUDA driver"));
+    check_all_entry_points(ctx, TLRT_ERROR_NO_DRIVER);
+    assert_non_null(strstr(tlrt_last_error(ctx), "no CUDA driver"));
+    tlrt_destroy(ctx);
+
+    /* The real thing: on a machine without libcuda the message is exact. */
+    ctx = NULL;
+    tlrt_status st = tlrt_init(&ctx, 0);
+    if (st == TLRT_ERROR_NO_DRIVER) {
+        assert_string_equal(tlrt_last_error(ctx), "no CUDA driver (libcuda.so.1 not found)");
+        check_all_entry_points(ctx, TLRT_ERROR_NO_DRIVER);
+        assert_string_equal(tlrt_last_error(ctx), "no CUDA driver (libcuda.so.1 not found)");
+    } else {
+        print_message("libcuda.so.1 present here (tlrt_init: %s)\n", tlrt_status_string(st));
+    }
+    tlrt_destroy(ctx);
+
+    /* NULL objects. */
+    assert_int_equal(tlrt_init(NULL, 0), TLRT_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(tlrt_malloc(NULL, 16, NULL), TLRT_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(tlrt_kernel_get(NULL, "k", NULL), TLRT_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(tlrt_launch(NULL, NULL, 0, NULL), TLRT_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(tlrt_launch_raw(NULL, NULL, NULL, 0, NULL, NULL), TLRT_ERROR_INVALID_ARGUMENT);
+    assert_null(tlrt_kernel_metadata(NULL));
+    assert_non_null(tlrt_last_error(NULL));
+    tlrt_destroy(NULL);
+    assert_string_equal(tlrt_status_string(TLRT_ERROR_NO_DRIVER), "TLRT_ERROR_NO_DRIVER");
+    assert_string_equal(tlrt_status_string((tlrt_status)1234), "TLRT_ERROR_UNKNOWN");
+}
+
+static void bad_device_env(void **state) {
+    (void)state;
+    setenv("TLC_DEVICE", "1x", 1);
+    tlrt_context *ctx = NULL;
+    assert_int_equal(tlrt_init(&ctx, -1), TLRT_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(tlrt_last_error(ctx), "TLC_DEVICE='1x'"));
+    assert_int_equal(tlrt_synchronize(ctx), TLRT_ERROR_INVALID_ARGUMENT);
+    tlrt_destroy(ctx);
+    unsetenv("TLC_DEVICE");
+}
+
+#ifdef TLRT_FAKE_CUDA
+typedef struct fake_launch {
+    unsigned grid[3], block[3], smem;
+    int nparams;
+    uint64_t params[64];
+    uint8_t tmap[128];
+    int smem_attr;
+    int launches;
+} fake_launch;
+
+static const char *FAKE_PTX =
+    "// tlc.meta v1 tlc=0.1.0 arch=sm_90a\n"
+    "// tlc.meta kernel rms\n"
+    "// tlc.meta sym M\n"
+    "// tlc.meta tensor X float16 [M,4096] align=16\n"
+    "// tlc.meta tensor Y float16 [M,4096] align=16\n"
+    "// tlc.meta scalar eps float32\n"
+    "// tlc.meta scalar rows int32\n"
+    "// tlc.meta grid (ceildiv M rows) 1 1\n"
+    "// tlc.meta threads 128 1 1\n"
+    "// tlc.meta kernel tma\n"
+    "// tlc.meta sym M\n"
+    "// tlc.meta sym N\n"
+    "// tlc.meta tensor A bfloat16 [M,N] align=16\n"
+    "// tlc.meta tmap A box=[128,64] swizzle=128B\n"
+    "// tlc.meta grid (ceildiv M 128) (ceildiv N 64) 1\n"
+    "// tlc.meta threads 384 1 1\n"
+    "// tlc.meta smem 200000\n"
+    "// tlc.meta end\n"
+    ".version 8.0\n.target sm_90a\n.address_size 64\n"
+    ".visible .entry rms(.param .u64 X, .param .u64 Y, .param .s64 M, .param .f32 eps, .param .s32 rows)\n{ ret; }\n"
+    ".visible .entry tma(.param .u64 A, .param .s64 M, .param .s64 N, .param .align 128 .b8 A_tmap[128])\n{ ret; }\n"
+    ".visible .entry plain(.param .u64 p)\n{ ret; }\n";
+
+static void with_fake_driver(void **state) {
+    (void)state;
+    void *fake = dlopen(TLRT_FAKE_CUDA, RTLD_NOW | RTLD_LOCAL);
+    assert_non_null(fake);
+    const fake_launch *(*last_launch)(void);
+    int (*live_allocs)(void), (*tmap_calls)(void);
+    void *p = dlsym(fake, "fake_last_launch");
+    memcpy(&last_launch, &p, sizeof p);
+    p = dlsym(fake, "fake_live_allocs");
+    memcpy(&live_allocs, &p, sizeof p);
+    p = dlsym(fake, "fake_tmap_calls");
+    memcpy(&tmap_calls, &p, sizeof p);
+    assert_non_null(last_launch);
+
+    tlrt_context *ctx;
+    tlrt_init_options o = {0, TLRT_FAKE_CUDA};
+    assert_int_equal(tlrt_init_ex(&ctx, &o), TLRT_SUCCESS);
+    tlrt_device_props props;
+    assert_int_equal(tlrt_device_properties(ctx, &props), TLRT_SUCCESS);
+    assert_string_equal(props.name, "Fake H100");
+    assert_int_equal(props.sm, 90);
+    assert_int_equal(props.sm_count, 132);
+    assert_int_equal(props.max_smem_per_block_optin, 232448);
+    char arch[16];
+    assert_int_equal(tlrt_device_arch(ctx, arch, sizeof arch), TLRT_SUCCESS);
+    assert_string_equal(arch, "sm_90a");
+
+    /* memory */
+    tlrt_devptr x, y;
+    assert_int_equal(tlrt_malloc(ctx, 300 * 4096 * 2, &x), TLRT_SUCCESS);
+    assert_int_equal(tlrt_malloc(ctx, 300 * 4096 * 2, &y), TLRT_SUCCESS);
+    uint8_t h[64], back[64];
+    for (int i = 0; i < 64; i++) h[i] = (uint8_t)i;
+    assert_int_equal(tlrt_memcpy_htod(ctx, x, h, 64), TLRT_SUCCESS);
+    assert_int_equal(tlrt_memcpy_dtod(ctx, y, x, 64), TLRT_SUCCESS);
+    assert_int_equal(tlrt_memset_d8(ctx, y, 0xee, 8), TLRT_SUCCESS);
+    assert_int_equal(tlrt_memcpy_dtoh(ctx, back, y, 64), TLRT_SUCCESS);
+    assert_int_equal(back[7], 0xee);
+    assert_int_equal(back[8], 8);
+    assert_int_equal(back[63], 63);
+    tlrt_devptr z = 1;
+    assert_int_equal(tlrt_malloc(ctx, 0, &z), TLRT_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(z, 0);
+    assert_int_equal(tlrt_malloc(ctx, (size_t)1 << 50, &z), TLRT_ERROR_OUT_OF_MEMORY);
+    assert_non_null(strstr(tlrt_last_error(ctx), "cuMemAlloc of 1125899906842624 bytes"));
+    assert_int_equal(live_allocs(), 2);
+
+    /* streams and events */
+    tlrt_stream *s;
+    tlrt_event *e0, *e1;
+    assert_int_equal(tlrt_stream_create(ctx, &s), TLRT_SUCCESS);
+    assert_int_equal(tlrt_event_create(ctx, &e0), TLRT_SUCCESS);
+    assert_int_equal(tlrt_event_create(ctx, &e1), TLRT_SUCCESS);
+    assert_int_equal(tlrt_event_record(ctx, e0, s), TLRT_SUCCESS);
+
+    /* module + launch */
+    tlrt_module *mod;
+    assert_int_equal(tlrt_module_load_ptx(ctx, FAKE_PTX, strlen(FAKE_PTX), &mod), TLRT_SUCCESS);
+    tlrt_kernel *k, *k2;
+    assert_int_equal(tlrt_kernel_get(mod, "rms", &k), TLRT_SUCCESS);
+    assert_int_equal(tlrt_kernel_get(mod, "rms", &k2), TLRT_SUCCESS);
+    assert_ptr_equal(k, k2);
+    assert_non_null(tlrt_kernel_metadata(k));
+    assert_int_equal(tlrt_kernel_get(mod, "nope", &k2), TLRT_ERROR_NOT_FOUND);
+    assert_non_null(strstr(tlrt_last_error(ctx), "no kernel 'nope'"));
+    assert_int_equal(tlrt_kernel_get(mod, "plain", &k2), TLRT_ERROR_NOT_FOUND); /* not in the metadata */
+    int64_t shape[] = {300, 4096};
+    tlrt_arg args[] = {tlrt_arg_tensor(x, TLRT_F16, 2, shape, NULL), tlrt_arg_tensor(y, TLRT_F16, 2, shape, NULL),
+                       tlrt_arg_float(TLRT_F32, 0.5), tlrt_arg_int(TLRT_I32, 2)};
+    assert_int_equal(tlrt_launch(k, args, 4, s), TLRT_SUCCESS);
+    const fake_launch *L = last_launch();
+    assert_int_equal(L->launches, 1);
+    assert_int_equal(L->grid[0], 150);
+    assert_int_equal(L->block[0], 128);
+    assert_int_equal(L->nparams, 5);
+    assert_int_equal(L->params[0], x);
+    assert_int_equal(L->params[1], y);
+    assert_int_equal(L->params[2], 300);
+    assert_int_equal(L->params[3] & 0xffffffffu, 0x3f000000u); /* 0.5f */
+    assert_int_equal(L->params[4] & 0xffffffffu, 2);
+    /* misuse: nothing reaches the driver */
+    args[1].dtype = TLRT_BF16;
+    assert_int_equal(tlrt_launch(k, args, 4, s), TLRT_ERROR_ARG_MISMATCH);
+    assert_non_null(strstr(tlrt_last_error(ctx), "dtype bfloat16, but the kernel expects float16"));
+    assert_int_equal(L->launches, 1);
+    args[1].dtype = TLRT_F16;
+    shape[0] = 0; /* empty: success without a launch */
+    assert_int_equal(tlrt_launch(k, args, 4, s), TLRT_SUCCESS);
+    assert_int_equal(L->launches, 1);
+
+    /* TMA + large dynamic shared memory */
+    tlrt_kernel *kt;
+    assert_int_equal(tlrt_kernel_get(mod, "tma", &kt), TLRT_SUCCESS);
+    int64_t ashape[] = {256, 512};
+    tlrt_arg targs[] = {tlrt_arg_tensor(x, TLRT_BF16, 2, ashape, NULL)};
+    assert_int_equal(tlrt_launch(kt, targs, 1, NULL), TLRT_SUCCESS);
+    assert_int_equal(L->launches, 2);
+    assert_int_equal(L->smem, 200000);
+    assert_int_equal(L->smem_attr, 200000);
+    assert_int_equal(L->nparams, 4);
+    assert_int_equal(tmap_calls(), 1);
+    uint64_t addr;
+    memcpy(&addr, L->tmap, 8); /* the fake writes the address into the descriptor */
+    assert_int_equal(addr, x);
+    assert_int_equal(L->tmap[100], 0xab);
+
+    /* raw launch */
+    unsigned grid[3] = {3, 2, 1}, block[3] = {32, 1, 1};
+    void *raw[] = {&x};
+    tlrt_kernel *kp;
+    tlrt_module *mod2;
+    const char *nometa = ".version 8.0\n.visible .entry plain(.param .u64 p)\n{ ret; }\n";
+    assert_int_equal(tlrt_module_load_ptx(ctx, nometa, strlen(nometa), &mod2), TLRT_SUCCESS);
+    assert_int_equal(tlrt_kernel_get(mod2, "plain", &kp), TLRT_SUCCESS);
+    assert_null(tlrt_kernel_metadata(kp));
+    assert_int_equal(tlrt_launch(kp, NULL, 0, NULL), TLRT_ERROR_INVALID_METADATA);
+    assert_non_null(strstr(tlrt_last_error(ctx), "tlrt_launch_raw"));
+    assert_int_equal(tlrt_launch_raw(kp, grid, block, 0, NULL, raw), TLRT_SUCCESS);
+    assert_int_equal(L->grid[0], 3);
+    assert_int_equal(L->grid[1], 2);
+    assert_int_equal(L->params[0], x);
+    assert_int_equal(tlrt_module_unload(ctx, mod2), TLRT_SUCCESS);
+
+    /* module load errors */
+    const char *bad_ptx = "// tlc.meta v1 tlc=0.1.0 arch=sm_90a\n// tlc.meta end\nFAKE_PTX_ERROR\n";
+    assert_int_equal(tlrt_module_load_ptx(ctx, bad_ptx, strlen(bad_ptx), &mod2), TLRT_ERROR_MODULE_LOAD);
+    assert_non_null(strstr(tlrt_last_error(ctx), "CUDA_ERROR_INVALID_PTX"));
+    assert_non_null(strstr(tlrt_last_error(ctx), "JIT log:\nptxas fatal : fake syntax error at line 3"));
+    const char *bad_meta = "// tlc.meta v1 tlc=0.1.0 arch=sm_90a\n// tlc.meta kernel k\n";
+    assert_int_equal(tlrt_module_load_ptx(ctx, bad_meta, strlen(bad_meta), &mod2), TLRT_ERROR_INVALID_METADATA);
+    assert_non_null(strstr(tlrt_last_error(ctx), "truncated"));
+    const char *future = "// tlc.meta v1 tlc=0.1.0 arch=sm_100a\n// tlc.meta end\n";
+    assert_int_equal(tlrt_module_load_ptx(ctx, future, strlen(future), &mod2), TLRT_ERROR_UNSUPPORTED);
+    assert_non_null(strstr(tlrt_last_error(ctx), "targets sm_100a, the device is sm_90"));
+    assert_int_equal(tlrt_module_load_cubin(ctx, "not an elf", 10, NULL, 0, &mod2), TLRT_ERROR_INVALID_ARGUMENT);
+    const char nul_ptx[] = "abc\0def";
+    assert_int_equal(tlrt_module_load_ptx(ctx, nul_ptx, 7, &mod2), TLRT_ERROR_INVALID_ARGUMENT);
+
+    float ms = 0;
+    assert_int_equal(tlrt_event_record(ctx, e1, s), TLRT_SUCCESS);
+    assert_int_equal(tlrt_event_synchronize(ctx, e1), TLRT_SUCCESS);
+    assert_int_equal(tlrt_event_elapsed_ms(ctx, e0, e1, &ms), TLRT_SUCCESS);
+    assert_true(ms == 1.5f);
+    assert_int_equal(tlrt_stream_synchronize(ctx, s), TLRT_SUCCESS);
+    assert_int_equal(tlrt_synchronize(ctx), TLRT_SUCCESS);
+    assert_int_equal(tlrt_event_destroy(ctx, e0), TLRT_SUCCESS);
+    assert_int_equal(tlrt_event_destroy(ctx, e1), TLRT_SUCCESS);
+    assert_int_equal(tlrt_stream_destroy(ctx, s), TLRT_SUCCESS);
+    assert_int_equal(tlrt_module_unload(ctx, mod), TLRT_SUCCESS);
+    assert_int_equal(tlrt_free(ctx, x), TLRT_SUCCESS);
+    assert_int_equal(tlrt_free(ctx, y), TLRT_SUCCESS);
+    assert_int_equal(live_allocs(), 0);
+    tlrt_destroy(ctx);
+    dlclose(fake);
+}
+#endif
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(plan_packs_params_in_abi_order),
+        cmocka_unit_test(plan_rejects_misuse),
+        cmocka_unit_test(plan_tmap),
+        cmocka_unit_test(float_conversions),
+        cmocka_unit_test(no_driver),
+        cmocka_unit_test(bad_device_env),
+#ifdef TLRT_FAKE_CUDA
+        cmocka_unit_test(with_fake_driver),
+#endif
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
