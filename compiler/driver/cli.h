@@ -8,8 +8,10 @@
 
 /* ---- --emit kinds (emit.c) ---- */
 /* Appends the dump of `c` to out. Called only after the pipeline reached
- * the kind's stage without errors. */
-typedef void (*tlc_emit_fn)(tlc_strbuf *out, const tlc_compilation *c);
+ * the kind's stage without errors. A kind past Tile IR runs the rest of
+ * the pipeline here (api/compile_backend.h); it returns false when that
+ * reported an error (in c->diag). */
+typedef bool (*tlc_emit_fn)(tlc_strbuf *out, tlc_compilation *c);
 
 typedef struct tlc_emit_kind {
     const char *name;  /* the word after --emit= */

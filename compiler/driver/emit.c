@@ -3,6 +3,7 @@
  * without a printer are planned: tlc says they are not implemented yet. */
 #include "cli.h"
 #include <string.h>
+#include "api/compile_backend.h"
 
 /* Lexemes may hold anything (NUL, control bytes, a 10 MB line clipped by
  * the lexer): print them as a quoted, escaped, single-line string. */
@@ -23,7 +24,7 @@ static void put_quoted(tlc_strbuf *out, const char *s) {
     tlc_sb_putc(out, '"');
 }
 
-static void emit_tokens(tlc_strbuf *out, const tlc_compilation *c) {
+static bool emit_tokens(tlc_strbuf *out, tlc_compilation *c) {
     for (int i = 0; i < c->ntokens; i++) {
         const tlc_token *t = &c->tokens[i];
         tlc_sb_printf(out, "%d:%d %s", t->loc.line, t->loc.col, t->name ? t->name : "?");
@@ -33,14 +34,21 @@ static void emit_tokens(tlc_strbuf *out, const tlc_compilation *c) {
         }
         tlc_sb_putc(out, '\n');
     }
+    return true;
 }
 
-static void emit_ast(tlc_strbuf *out, const tlc_compilation *c) { ast_print_module(out, c->ast); }
+static bool emit_ast(tlc_strbuf *out, tlc_compilation *c) {
+    ast_print_module(out, c->ast);
+    return true;
+}
 
-static void emit_tir(tlc_strbuf *out, const tlc_compilation *c) { tir_print_module(out, c->tir); }
+static bool emit_tir(tlc_strbuf *out, tlc_compilation *c) {
+    tir_print_module(out, c->tir);
+    return true;
+}
 
 /* One line per kernel: what a user wants to know before launching it. */
-static void emit_summary(tlc_strbuf *out, const tlc_compilation *c) {
+static bool emit_summary(tlc_strbuf *out, tlc_compilation *c) {
     const tir_module *m = c->tir;
     for (int i = 0; i < m->nkernels; i++) {
         const tir_kernel *k = m->kernels[i];
@@ -69,6 +77,32 @@ static void emit_summary(tlc_strbuf *out, const tlc_compilation *c) {
         }
         tlc_sb_puts(out, ": ok\n");
     }
+    return true;
+}
+
+/* Stages past Tile IR run in the back half of the pipeline
+ * (api/compile_backend.h); each appends its own dump. */
+static bool emit_layout(tlc_strbuf *out, tlc_compilation *c) { return tlc_compile_layouts(c, out); }
+
+static bool emit_thread(tlc_strbuf *out, tlc_compilation *c) { return tlc_compile_thread(c, out) != NULL; }
+
+static bool emit_llvm(tlc_strbuf *out, tlc_compilation *c) {
+    char *text = tlc_compile_llvm(c, false);
+    if (text) tlc_sb_puts(out, text);
+    return text != NULL;
+}
+
+static bool emit_ptx(tlc_strbuf *out, tlc_compilation *c) {
+    char *text = tlc_compile_ptx(c, false);
+    if (text) tlc_sb_puts(out, text);
+    return text != NULL;
+}
+
+static bool emit_cubin(tlc_strbuf *out, tlc_compilation *c) {
+    size_t size = 0;
+    unsigned char *bytes = tlc_compile_cubin(c, false, &size);
+    if (bytes) tlc_sb_putn(out, (const char *)bytes, size);
+    return bytes != NULL;
 }
 
 static const tlc_emit_kind kinds[] = {
@@ -76,12 +110,13 @@ static const tlc_emit_kind kinds[] = {
     {"ast", TLC_STAGE_AST, emit_ast, "the syntax tree"},
     {"tir", TLC_STAGE_TIR, emit_tir, "the checked Tile IR (default)"},
     {"summary", TLC_STAGE_TIR, emit_summary, "one line per kernel: grid, threads, shared memory, params"},
-    /* planned stages (later issues) */
-    {"layout", TLC_STAGE_TIR, NULL, "Tile IR with inferred layouts (not implemented yet)"},
-    {"thread", TLC_STAGE_TIR, NULL, "Thread IR (not implemented yet)"},
-    {"llvm", TLC_STAGE_TIR, NULL, "LLVM IR (not implemented yet)"},
-    {"ptx", TLC_STAGE_TIR, NULL, "PTX (not implemented yet)"},
-    {"cubin", TLC_STAGE_TIR, NULL, "cubin (not implemented yet)"},
+    {"layout", TLC_STAGE_TIR, emit_layout, "Tile IR with the inferred layouts and fragments"},
+    {"thread", TLC_STAGE_TIR, emit_thread, "Thread IR (per-thread code after lowering)"},
+    {"llvm", TLC_STAGE_TIR, emit_llvm, "LLVM IR (NVPTX)"},
+    {"ptx", TLC_STAGE_TIR, emit_ptx, "PTX with the launch metadata"},
+    {"cubin", TLC_STAGE_TIR, emit_cubin, "cubin (needs ptxas)"},
+    /* Rows with a NULL printer are planned kinds: tlc answers "--emit=X is
+     * not implemented yet" (exit 1). */
 };
 
 const tlc_emit_kind *tlc_emit_find(const char *name) {

@@ -48,12 +48,16 @@ static int compile_and_emit(const tlc_cli_options *o) {
     bool ok = tlc_compile_source(&c, name, text, len, &co);
     free(text);
     fputs(tlc_sb_cstr(&c.diag.out), stderr);
+    size_t reported = c.diag.out.len;
     int status = EXIT_DIAG;
     if (ok) {
         tlc_strbuf out;
         tlc_sb_init(&out);
-        o->emit->print(&out, &c);
-        status = write_output(o->output, &out);
+        ok = o->emit->print(&out, &c);
+        /* later stages run inside the emitter: print what they reported */
+        if (c.diag.out.len > reported) fputs(c.diag.out.data + reported, stderr);
+        if (ok && c.diag.errors == 0) status = write_output(o->output, &out);
+        else if (c.diag.errors == 0) fputs("tlc: error: internal error: a stage failed without a diagnostic\n", stderr);
         tlc_sb_free(&out);
     }
     tlc_compilation_free(&c);

@@ -481,10 +481,6 @@ static bool tensor_annotation(sema *S, const ast_expr *ann, const ast_expr **sha
         if (ann->u.sub.nindex == 2) {
             *shape = ann->u.sub.index[0];
             *dtype = ann->u.sub.index[1];
-        } else if (ann->u.sub.nindex == 1 && ann->u.sub.index[0]->kind == AE_TUPLE &&
-                   ann->u.sub.index[0]->u.seq.n == 2) {
-            *shape = ann->u.sub.index[0]->u.seq.items[0];
-            *dtype = ann->u.sub.index[0]->u.seq.items[1];
         }
     } else {
         sema_args a;

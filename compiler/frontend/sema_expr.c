@@ -29,7 +29,7 @@ void sema_describe_sv(const sv *v, char *buf, size_t n) {
     switch (v->kind) {
     case SV_ERROR: snprintf(buf, n, "an invalid value"); break;
     case SV_NONE: snprintf(buf, n, "None"); break;
-    case SV_SCALAR: snprintf(buf, n, "a %s value", tir_dtype_name(v->u.e->dtype)); break;
+    case SV_SCALAR: snprintf(buf, n, "a value of type %s", tir_dtype_name(v->u.e->dtype)); break;
     case SV_DTYPE: snprintf(buf, n, "the dtype %s", tir_dtype_name(v->u.dtype)); break;
     case SV_STRING: snprintf(buf, n, "a string"); break;
     case SV_BUFFER: snprintf(buf, n, "the buffer '%s'", v->u.buf->name); break;

@@ -117,6 +117,12 @@ typedef struct tlc_layout {
     int64_t bytes;    /* total size */
     int64_t offset;   /* byte offset in the block's dynamic shared memory (set by allocation) */
     int stages;       /* > 1 when multi-buffered by Pipelined */
+    /* > 0: the tile is stored as column panels of panel_elems columns
+     * (panel_elems * elem_bytes == swizzle bytes), each panel a row-major
+     * [rows, panel_elems] block, panels one after another; the swizzle
+     * applies within panels. What TMA boxes and wgmma descriptors address
+     * when a row is wider than the swizzle (gemm_layouts.h). */
+    int64_t panel_elems;
 } tlc_layout;
 
 tlc_layout *tlc_layout_row_major(tlc_arena *a, int rank, const int64_t *shape, int elem_bytes);

@@ -39,6 +39,10 @@ int64_t tlc_layout_offset(const tlc_layout *l, const int64_t *logical) {
     for (int d = 0; d < l->rank - 1; d++) row = row * l->shape[d] + logical[d];
     int64_t col = logical[l->rank - 1];
     int64_t off = row * l->row_elems + col;
+    if (l->panel_elems > 0) {
+        int64_t rows = l->bytes / l->elem_bytes / l->row_elems;
+        off = (col / l->panel_elems) * rows * l->panel_elems + row * l->panel_elems + col % l->panel_elems;
+    }
     if (l->swizzle == TLC_SWIZZLE_NONE) return off;
     /* The hardware modes (TMA, wgmma descriptors): the 16-byte chunk index
      * inside each `swizzle`-byte segment is XORed with bits 7.. of the byte
@@ -55,8 +59,10 @@ void tlc_layout_print(tlc_strbuf *sb, const tlc_layout *l) {
     tlc_sb_puts(sb, "[");
     for (int d = 0; d < l->rank; d++) tlc_sb_printf(sb, "%s%lld", d ? ", " : "", (long long)l->shape[d]);
     tlc_sb_puts(sb, "] ");
-    if (l->swizzle != TLC_SWIZZLE_NONE) tlc_sb_printf(sb, "swizzle=%dB", (int)l->swizzle);
-    else if (l->rank && l->row_elems != l->shape[l->rank - 1]) tlc_sb_printf(sb, "padded(row=%lld)", (long long)l->row_elems);
+    if (l->swizzle != TLC_SWIZZLE_NONE) {
+        tlc_sb_printf(sb, "swizzle=%dB", (int)l->swizzle);
+        if (l->panel_elems > 0) tlc_sb_printf(sb, " panels=%lld", (long long)l->panel_elems);
+    } else if (l->rank && l->row_elems != l->shape[l->rank - 1]) tlc_sb_printf(sb, "padded(row=%lld)", (long long)l->row_elems);
     else tlc_sb_puts(sb, "row-major");
     tlc_sb_printf(sb, " offset=%lld bytes=%lld stages=%d", (long long)l->offset, (long long)l->bytes, l->stages);
 }

@@ -86,6 +86,8 @@ typedef struct tlc_lower_ctx {
     int ntemp;
     int64_t smem_top;     /* dynamic shared bytes allocated so far (buffers + scratch) */
     bool in_parallel;
+    /* Added with the GEMM issue: */
+    th_expr **stage_off;  /* buffer id -> byte offset of the current pipeline stage (NULL: none) */
 } tlc_lower_ctx;
 
 /* Where a Parallel loop body is being emitted: one slot of its fragment. */

@@ -259,7 +259,15 @@ th_expr *tlc_shared_elem_ptr(tlc_lower_ctx *lc, const tir_buffer *b, th_expr **i
         if (d) lin = th_bin(lc->a, THB_MUL, lin, tlc_i32(lc, l ? l->shape[d] : tir_buffer_dim(b, d)));
         lin = th_bin(lc->a, THB_ADD, lin, tlc_coerce(lc, idx[d], th_scalar(TH_I32)));
     }
-    if (b->rank) {
+    if (b->rank && l && l->panel_elems > 0) {
+        /* column panels (gemm_layouts.h): panel, then row, then column in panel */
+        int64_t p = l->panel_elems, rows = l->bytes / l->elem_bytes / l->row_elems;
+        th_expr *col = tlc_coerce(lc, idx[b->rank - 1], th_scalar(TH_I32));
+        th_expr *panel = th_bin(lc->a, THB_UDIV, col, tlc_i32(lc, p));
+        th_expr *inpanel = th_bin(lc->a, THB_UREM, col, tlc_i32(lc, p));
+        lin = th_bin(lc->a, THB_ADD, th_bin(lc->a, THB_MUL, panel, tlc_i32(lc, rows * p)),
+                     th_bin(lc->a, THB_ADD, th_bin(lc->a, THB_MUL, lin, tlc_i32(lc, p)), inpanel));
+    } else if (b->rank) {
         int64_t row = l ? l->row_elems : tir_buffer_dim(b, b->rank - 1);
         if (b->rank > 1) lin = th_bin(lc->a, THB_MUL, lin, tlc_i32(lc, row));
         lin = th_bin(lc->a, THB_ADD, lin, tlc_coerce(lc, idx[b->rank - 1], th_scalar(TH_I32)));
@@ -271,7 +279,11 @@ th_expr *tlc_shared_elem_ptr(tlc_lower_ctx *lc, const tir_buffer *b, th_expr **i
         byte = th_bin(lc->a, THB_XOR, byte, th_bin(lc->a, THB_SHL, rowbits, tlc_i32(lc, 4)));
     }
     int64_t base = l ? l->offset : 0;
-    return th_shared_ptr(lc->a, th_bin(lc->a, THB_ADD, byte, tlc_i32(lc, base)));
+    th_expr *off = th_bin(lc->a, THB_ADD, byte, tlc_i32(lc, base));
+    /* multi-buffered by a Pipelined loop: the current stage's copy */
+    if (lc->stage_off && b->id >= 0 && b->id < lc->k->nbuffers && lc->stage_off[b->id])
+        off = th_bin(lc->a, THB_ADD, off, lc->stage_off[b->id]);
+    return th_shared_ptr(lc->a, off);
 }
 
 th_expr *tlc_global_in_bounds(tlc_lower_ctx *lc, const tir_buffer *b, th_expr **idx, const int64_t *max_idx) {

@@ -8,7 +8,8 @@
 # it is not appended) and `%nofile` means: append no file name.
 #
 # NAME.expected must hold tlc's standard output, then its standard error,
-# then a line `# exit: N`. On a mismatch the test prints a unified diff and
+# then a line `# exit: N`. Output mentioning "internal error" or a sanitizer
+# report always fails (it is a compiler bug, never an expected result). On a mismatch the test prints a unified diff and
 # fails. With TLC_UPDATE_GOLDEN=1 in the environment it rewrites
 # NAME.expected instead (then review the change with `git diff`).
 set -u
@@ -44,6 +45,13 @@ rc=$?
   cat "$tmp/stdout" "$tmp/stderr"
   echo "# exit: $rc"
 } > "$tmp/actual"
+
+# Never accept a compiler bug or a sanitizer report as expected output.
+if grep -qE "internal error|AddressSanitizer|LeakSanitizer|runtime error:" "$tmp/actual"; then
+  echo "tlc ${argv[*]} in $dir reported a compiler bug or a sanitizer error:"
+  cat "$tmp/actual"
+  exit 1
+fi
 
 if [[ ${TLC_UPDATE_GOLDEN:-0} == 1 ]]; then
   if ! cmp -s "$tmp/actual" "$name.expected"; then

@@ -571,6 +571,67 @@ static void test_type_errors(void **state) {
     done(&c);
 }
 
+static void test_prefixes_and_misc(void **state) {
+    (void)state;
+    ctx c;
+    const char *src =
+        "import tilelang\n"
+        "import tilelang.language as T\n"
+        "from tilelang import language\n"
+        "N = 64\n"
+        "@tilelang.jit(out_dtype=\"bfloat16\")\n"
+        "@T.prim_func\n"
+        "def f(X: T.Buffer((N, N), \"float16\"), Y: tilelang.language.Tensor[(N,), out_dtype], eps: T.float32):\n"
+        "    \"\"\"docstring\"\"\"\n"
+        "    scale = (1.0 / N) ** 0.5\n"
+        "    with tl.Kernel(1, threads=32) as (bx,):\n"
+        "        acc = tilelang.language.alloc_fragment([N], T.float32)\n"
+        "        cnt: int32 = 0\n"
+        "        a, b = 1, 2.5\n"
+        "        for i in T.Parallel(N):\n"
+        "            v = float32(X[i, 0]) if i < 3 and bx == 0 or not (i > 5) else T.cast(X[i, 1], \"float32\")\n"
+        "            acc[i] = T.if_then_else(v > eps, v * scale, -v) + a\n"
+        "        for k in range(N):\n"
+        "            cnt += k % 3\n"
+        "        T.copy(acc, Y)\n";
+    tlc_define d[] = {{"N", "32"}};
+    tlc_sema_options o = {.arch = TLC_SM90A, .defines = d, .ndefines = 1};
+    tir_module *m = run_opts(&c, src, &o);
+    EXPECT_OK(&c);
+    tir_kernel *k = m->kernels[0];
+    assert_int_equal(k->nparams, 3);
+    assert_int_equal(k->params[2].kind, TIR_PARAM_SCALAR);
+    assert_int_equal(k->params[2].var->dtype, TIR_F32);
+    assert_int_equal(tir_buffer_dim(k->buffers[0], 0), 32); /* module constant overridden by -D */
+    assert_int_equal(k->buffers[1]->dtype, TIR_BF16);
+    assert_int_equal(k->nconsts, 1);
+    tir_stmt **s = k->body->u.seq.stmts;
+    assert_int_equal(s[0]->kind, TS_ALLOC);
+    assert_int_equal(s[1]->kind, TS_LET); /* cnt is reassigned below: a variable */
+    assert_int_equal(s[1]->u.let.var->dtype, TIR_I32);
+    assert_int_equal(s[2]->kind, TS_FOR);
+    tir_stmt *let_v = s[2]->u.for_.body->u.seq.stmts[0];
+    assert_int_equal(let_v->kind, TS_LET);
+    assert_int_equal(let_v->u.let.value->kind, TE_SELECT);
+    assert_int_equal(s[3]->kind, TS_FOR);
+    assert_int_equal(s[3]->u.for_.body->u.seq.stmts[0]->kind, TS_ASSIGN);
+    assert_int_equal(s[4]->kind, TS_COPY);
+    done(&c);
+
+    /* a tensor type that is not one, a bad decorator, a bad -D on a dim */
+    const char *bad =
+        "@cuda.jit\n"
+        "def f(X: Tensor[(M, 4)], n: int33):\n"
+        "    with Kernel(1) as bx:\n"
+        "        y = X[0, 0] + n\n";
+    run(&c, bad);
+    expect_diag(&c, "t.tl:1:1: error: unknown decorator 'cuda.jit'");
+    expect_diag(&c, "t.tl:2:10: error: a tensor type is written Tensor[(dims...), dtype]");
+    expect_diag(&c, "t.tl:2:29: error: unknown name 'int33'");
+    assert_int_equal(c.diag.errors, 3);
+    done(&c);
+}
+
 static void test_no_crash_on_odd_input(void **state) {
     (void)state;
     ctx c;
@@ -607,6 +668,7 @@ int main(void) {
         cmocka_unit_test(test_limits),
         cmocka_unit_test(test_assignment_rules),
         cmocka_unit_test(test_type_errors),
+        cmocka_unit_test(test_prefixes_and_misc),
         cmocka_unit_test(test_no_crash_on_odd_input),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

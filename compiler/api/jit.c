@@ -1,0 +1,279 @@
+/* The JIT (include/tlc/tlc.h): DSL source + defines -> PTX for one arch,
+ * through the on-disk cache of jit_cache.h. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "tlc/tlc.h"
+#include "compile_backend.h"
+#include "jit_cache.h"
+
+#ifndef TLC_VERSION
+#define TLC_VERSION "unknown"
+#endif
+
+enum { CACHE_DIR_MAX = 4096, ERR_MAX = 512 };
+
+struct tlc_jit {
+    tlc_arch arch;
+    char arch_name[16];
+    bool use_cache;
+    char cache_dir[CACHE_DIR_MAX];
+    /* The only state that changes after creation. */
+    _Atomic uint64_t hits, misses, corrupt, compile_errors, store_errors;
+};
+
+static char *dup_str(const char *s) {
+    size_t n = strlen(s);
+    char *r = malloc(n + 1);
+    if (r) memcpy(r, s, n + 1);
+    return r;
+}
+
+/* Sets *err (if wanted) to a malloc'd formatted message; returns st. */
+static tlc_status fail(char **err, tlc_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static tlc_status fail(char **err, tlc_status st, const char *fmt, ...) {
+    if (!err) return st;
+    char buf[ERR_MAX + CACHE_DIR_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    *err = dup_str(buf);
+    return st;
+}
+
+const char *tlc_status_string(tlc_status s) {
+    switch (s) {
+    case TLC_OK: return "TLC_OK";
+    case TLC_ERROR_INVALID_ARGUMENT: return "TLC_ERROR_INVALID_ARGUMENT";
+    case TLC_ERROR_OUT_OF_MEMORY: return "TLC_ERROR_OUT_OF_MEMORY";
+    case TLC_ERROR_COMPILE: return "TLC_ERROR_COMPILE";
+    case TLC_ERROR_IO: return "TLC_ERROR_IO";
+    case TLC_ERROR_NO_DEVICE: return "TLC_ERROR_NO_DEVICE";
+    case TLC_ERROR_RUNTIME: return "TLC_ERROR_RUNTIME";
+    }
+    return "TLC_ERROR_?";
+}
+
+const char *tlc_version(void) { return TLC_VERSION; }
+
+void tlc_free(void *p) { free(p); }
+
+/* The arch of a device: tlrt says "sm_90a", "sm_86", ...; GPUs newer than
+ * tlc's targets get sm_90 PTX, which the driver compiles forward. */
+static tlc_status device_arch(tlrt_context *given, tlc_arch *out, char **err) {
+    tlrt_context *ctx = given;
+    if (!ctx) {
+        tlrt_status st = tlrt_init(&ctx, -1);
+        if (st != TLRT_SUCCESS) {
+            tlc_status r = fail(err, TLC_ERROR_NO_DEVICE, "tlc_jit: no arch given and no GPU to ask: %s",
+                                ctx ? tlrt_last_error(ctx) : tlrt_status_string(st));
+            tlrt_destroy(ctx);
+            return r;
+        }
+    }
+    char name[32];
+    tlrt_status st = tlrt_device_arch(ctx, name, sizeof name);
+    tlc_status r = TLC_OK;
+    if (st != TLRT_SUCCESS) {
+        r = fail(err, TLC_ERROR_NO_DEVICE, "tlc_jit: no arch given and no GPU to ask: %s", tlrt_last_error(ctx));
+    } else if (!tlc_arch_parse(name, out)) {
+        int sm = 0;
+        if (sscanf(name, "sm_%d", &sm) == 1 && sm > 90) *out = TLC_SM90;
+        else r = fail(err, TLC_ERROR_NO_DEVICE, "tlc_jit: the GPU's arch %s is not one tlc targets (sm_80 .. sm_90a)", name);
+    }
+    if (!given) tlrt_destroy(ctx);
+    return r;
+}
+
+tlc_status tlc_jit_create(const tlc_jit_options *opt, tlc_jit **out, char **err) {
+    if (err) *err = NULL;
+    if (!out) return fail(err, TLC_ERROR_INVALID_ARGUMENT, "tlc_jit_create: out is NULL");
+    *out = NULL;
+    tlc_jit_options o = {0};
+    if (opt) o = *opt;
+    tlc_jit *j = calloc(1, sizeof *j);
+    if (!j) return fail(err, TLC_ERROR_OUT_OF_MEMORY, "tlc_jit_create: out of memory");
+    tlc_status st = TLC_OK;
+    if (o.arch) {
+        if (!tlc_arch_parse(o.arch, &j->arch))
+            st = fail(err, TLC_ERROR_INVALID_ARGUMENT, "tlc_jit_create: unknown arch '%s' (sm_80, sm_86, sm_89, sm_90, sm_90a)",
+                      o.arch);
+    } else {
+        st = device_arch(o.ctx, &j->arch, err);
+    }
+    if (st == TLC_OK) {
+        snprintf(j->arch_name, sizeof j->arch_name, "%s", tlc_arch_name(j->arch));
+        j->use_cache = !o.disable_cache;
+        if (j->use_cache) {
+            char e[ERR_MAX] = "";
+            if (o.cache_dir) {
+                if (!*o.cache_dir || strlen(o.cache_dir) >= sizeof j->cache_dir - 80)
+                    st = fail(err, TLC_ERROR_INVALID_ARGUMENT, "tlc_jit_create: cache dir is empty or too long");
+                else snprintf(j->cache_dir, sizeof j->cache_dir, "%s", o.cache_dir);
+            } else if (!tlc_jit_cache_default_dir(j->cache_dir, sizeof j->cache_dir - 80, e, sizeof e)) {
+                st = fail(err, TLC_ERROR_IO, "tlc_jit_create: %s", e);
+            }
+        }
+    }
+    if (st != TLC_OK) {
+        free(j);
+        return st;
+    }
+    *out = j;
+    return TLC_OK;
+}
+
+void tlc_jit_destroy(tlc_jit *jit) { free(jit); }
+
+const char *tlc_jit_arch(const tlc_jit *jit) { return jit ? jit->arch_name : ""; }
+
+const char *tlc_jit_cache_dir(const tlc_jit *jit) { return jit && jit->use_cache ? jit->cache_dir : ""; }
+
+void tlc_jit_get_stats(const tlc_jit *jit, tlc_jit_stats *out) {
+    if (!out) return;
+    memset(out, 0, sizeof *out);
+    if (!jit) return;
+    tlc_jit *j = (tlc_jit *)jit; /* atomic loads take non-const pointers in C11 */
+    out->hits = atomic_load(&j->hits);
+    out->misses = atomic_load(&j->misses);
+    out->corrupt = atomic_load(&j->corrupt);
+    out->compile_errors = atomic_load(&j->compile_errors);
+    out->store_errors = atomic_load(&j->store_errors);
+}
+
+tlc_status tlc_jit_compile(tlc_jit *jit, const char *source, size_t len, const char *source_name,
+                           const tlc_jit_define *defines, int ndefines, const char *kernel, char **ptx,
+                           char **errtext) {
+    if (errtext) *errtext = NULL;
+    if (ptx) *ptx = NULL;
+    if (!jit || !ptx || (!source && len) || ndefines < 0 || (ndefines && !defines))
+        return fail(errtext, TLC_ERROR_INVALID_ARGUMENT, "tlc_jit_compile: invalid arguments");
+    for (int i = 0; i < ndefines; i++)
+        if (!defines[i].name || !defines[i].value || !*defines[i].name)
+            return fail(errtext, TLC_ERROR_INVALID_ARGUMENT, "tlc_jit_compile: define %d has no name or value", i);
+    if (!source) source = "";
+    if (!source_name) source_name = "<source>";
+
+    /* The public define type mirrors the compiler's; copy rather than cast. */
+    tlc_define *defs = NULL;
+    if (ndefines) {
+        defs = malloc((size_t)ndefines * sizeof *defs);
+        if (!defs) return fail(errtext, TLC_ERROR_OUT_OF_MEMORY, "tlc_jit_compile: out of memory");
+        for (int i = 0; i < ndefines; i++) defs[i] = (tlc_define){defines[i].name, defines[i].value};
+    }
+
+    tlc_jit_key key;
+    if (jit->use_cache) {
+        tlc_jit_key_input in = {.source = source, .source_len = len, .defines = defs, .ndefines = ndefines,
+                                .kernel = kernel, .arch = jit->arch_name, .compiler_version = TLC_VERSION,
+                                .options = NULL};
+        tlc_jit_key_compute(&in, &key);
+        char e[ERR_MAX];
+        size_t plen = 0;
+        char *payload = NULL;
+        tlc_jit_cache_result r = tlc_jit_cache_lookup(jit->cache_dir, &key, &payload, &plen, e, sizeof e);
+        if (r == TLC_JIT_CACHE_HIT) {
+            atomic_fetch_add(&jit->hits, 1);
+            free(defs);
+            *ptx = payload;
+            return TLC_OK;
+        }
+        free(payload);
+        if (r == TLC_JIT_CACHE_CORRUPT) atomic_fetch_add(&jit->corrupt, 1);
+    }
+
+    atomic_fetch_add(&jit->misses, 1);
+    char *err = NULL;
+    char *out = tlc_compile_to_ptx(source_name, source, len, defs, ndefines, jit->arch, kernel, &err);
+    free(defs);
+    if (!out) {
+        atomic_fetch_add(&jit->compile_errors, 1);
+        if (errtext) *errtext = err ? err : dup_str("tlc_jit_compile: compilation failed");
+        else free(err);
+        return TLC_ERROR_COMPILE;
+    }
+    free(err);
+    if (jit->use_cache) {
+        char e[ERR_MAX];
+        if (!tlc_jit_cache_store(jit->cache_dir, &key, out, strlen(out), e, sizeof e))
+            atomic_fetch_add(&jit->store_errors, 1);
+    }
+    *ptx = out;
+    return TLC_OK;
+}
+
+/* Whole file into a malloc'd buffer. */
+static tlc_status read_file(const char *path, char **text, size_t *len, char **err) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return fail(err, TLC_ERROR_IO, "%s: cannot open: %s", path, strerror(errno));
+    size_t cap = 1 << 14, n = 0;
+    char *buf = malloc(cap);
+    while (buf) {
+        n += fread(buf + n, 1, cap - n, f);
+        if (n < cap) break;
+        char *bigger = cap < ((size_t)1 << 30) ? realloc(buf, cap * 2) : NULL;
+        if (!bigger) {
+            free(buf);
+            buf = NULL;
+            break;
+        }
+        buf = bigger;
+        cap *= 2;
+    }
+    bool bad = ferror(f);
+    fclose(f);
+    if (!buf) return fail(err, TLC_ERROR_OUT_OF_MEMORY, "%s: too large or out of memory", path);
+    if (bad) {
+        free(buf);
+        return fail(err, TLC_ERROR_IO, "%s: read error", path);
+    }
+    *text = buf;
+    *len = n;
+    return TLC_OK;
+}
+
+tlc_status tlc_jit_compile_file(tlc_jit *jit, const char *path, const tlc_jit_define *defines, int ndefines,
+                                const char *kernel, char **ptx, char **errtext) {
+    if (errtext) *errtext = NULL;
+    if (ptx) *ptx = NULL;
+    if (!path) return fail(errtext, TLC_ERROR_INVALID_ARGUMENT, "tlc_jit_compile_file: path is NULL");
+    char *text = NULL;
+    size_t len = 0;
+    tlc_status st = read_file(path, &text, &len, errtext);
+    if (st != TLC_OK) return st;
+    st = tlc_jit_compile(jit, text, len, path, defines, ndefines, kernel, ptx, errtext);
+    free(text);
+    return st;
+}
+
+tlc_status tlc_jit_load_kernel(tlc_jit *jit, tlrt_context *ctx, const char *source, size_t len,
+                               const char *source_name, const tlc_jit_define *defines, int ndefines,
+                               const char *kernel, tlrt_module **module, tlrt_kernel **out, char **errtext) {
+    if (errtext) *errtext = NULL;
+    if (module) *module = NULL;
+    if (out) *out = NULL;
+    if (!ctx || !kernel || !module || !out)
+        return fail(errtext, TLC_ERROR_INVALID_ARGUMENT, "tlc_jit_load_kernel: ctx, kernel, module and out are required");
+    char *ptx = NULL;
+    tlc_status st = tlc_jit_compile(jit, source, len, source_name, defines, ndefines, kernel, &ptx, errtext);
+    if (st != TLC_OK) return st;
+    tlrt_module *m = NULL;
+    tlrt_status rs = tlrt_module_load_ptx(ctx, ptx, strlen(ptx), &m);
+    free(ptx);
+    if (rs != TLRT_SUCCESS)
+        return fail(errtext, TLC_ERROR_RUNTIME, "loading the PTX of %s: %s", kernel, tlrt_last_error(ctx));
+    tlrt_kernel *k = NULL;
+    rs = tlrt_kernel_get(m, kernel, &k);
+    if (rs != TLRT_SUCCESS) {
+        st = fail(errtext, TLC_ERROR_RUNTIME, "kernel %s: %s", kernel, tlrt_last_error(ctx));
+        tlrt_module_unload(ctx, m);
+        return st;
+    }
+    *module = m;
+    *out = k;
+    return TLC_OK;
+}

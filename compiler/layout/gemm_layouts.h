@@ -1,0 +1,46 @@
+/* Layouts fixed by the tensor-core instructions (ARCHITECTURE.md section 3):
+ * how a gemm's M x N tile is split over the block's warps (mma.sync
+ * m16n8k16, one warp per instruction) or warpgroups (wgmma m64nNk16, four
+ * consecutive warps per instruction) under a warp policy, the accumulator
+ * fragment that follows, the A-operand fragment for A held in registers,
+ * and the swizzled shared-memory layouts of operands. */
+#ifndef TLC_GEMM_LAYOUTS_H
+#define TLC_GEMM_LAYOUTS_H
+#include "../ir/tir.h"
+#include "fragment.h"
+
+typedef enum { TLC_INST_MMA_SYNC, TLC_INST_WGMMA } tlc_mma_inst;
+
+typedef struct tlc_gemm_plan {
+    tlc_mma_inst inst;
+    int m, n, k;
+    int units;          /* warps (mma.sync) or warpgroups (wgmma) */
+    int units_m, units_n; /* split of M and N over the units (units_m * units_n == units) */
+    int tile_m, tile_n; /* per unit: m / units_m, n / units_n */
+    int inst_m, inst_n; /* one instruction: 16 x 8 (mma.sync), 64 x inst_n (wgmma) */
+    tir_gemm_policy policy;
+} tlc_gemm_plan;
+
+/* Chooses the instruction (wgmma on sm_90a when the block is whole
+ * warpgroups and the tile splits into m64 pieces; else mma.sync) and the
+ * split. False with a reason in `why` when no split fits. */
+bool tlc_gemm_plan_make(tlc_gemm_plan *p, tlc_arch arch, int threads, int m, int n, int k, tir_gemm_policy policy,
+                        bool allow_wgmma, char *why, int whylen);
+/* Accumulator fragment over [m, n]: per unit, the instruction's tiles
+ * repeated over tile_m x tile_n. Slot of (instruction tile mi, ni, register
+ * r) is tlc_gemm_acc_slot. */
+tlc_fragment *tlc_gemm_acc_fragment(tlc_arena *a, const tlc_gemm_plan *p);
+/* mma.sync: tiles of 16 x 8, r in 0..3. wgmma: tiles of 64 x inst_n, r in 0..inst_n/2-1. */
+int64_t tlc_gemm_acc_slot(const tlc_gemm_plan *p, int mi, int ni, int r);
+/* A operand in registers over [m, k] (mma.sync only): the m16n8k16 A
+ * fragment per warp, replicated over the warps that split N. Slot of
+ * (m tile mi, k tile ki, f16 register r in 0..7) is 8 * (ki + (k/16) * mi) + r. */
+tlc_fragment *tlc_gemm_a_fragment(tlc_arena *a, const tlc_gemm_plan *p);
+
+/* Shared layout for a gemm operand (or any tile that TMA fills): the widest
+ * hardware swizzle (128/64/32 bytes) that divides the row, rows wider than
+ * the swizzle stored as column panels of swizzle bytes (what TMA boxes and
+ * wgmma descriptors address); row-major when the row is under 32 bytes or
+ * the rows do not come in groups of 8. */
+tlc_layout *tlc_layout_gemm_operand(tlc_arena *a, int rank, const int64_t *shape, int elem_bytes);
+#endif

@@ -1,0 +1,325 @@
+/* gpu/rmsnorm: dsl-examples/rmsnorm.tl (rmsnorm and rmsnorm_silu), compiled
+ * through the JIT for this GPU, against a float64 reference on the CPU.
+ *
+ * C in {96 .. 8192} x rows in {1, 7, 4096, 302400} x {float16, bfloat16} x
+ * {plain, fused SiLU}; launch configs from tools/bench/rmsnorm_config.h (the
+ * benchmark's). Random x (each row with its own scale, never all zeros) and
+ * random weights; the output is poisoned with 0xFF bytes (NaN in both
+ * dtypes) before every launch and every element is checked:
+ *   |y - ref| <= 1e-2 * |ref| + atol   (atol 1e-3 for float16, 2e-3 for bfloat16)
+ * The host work runs on all cores (pthreads).
+ *
+ *   test_rmsnorm [path/to/rmsnorm.tl] [--quick]
+ * (--quick: rows up to 4096 only.) Exits 0 when every case passes, 1
+ * otherwise, 77 ("skipped: no CUDA driver") without a GPU. */
+#include <math.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "../../tools/bench/rmsnorm_config.h"
+#include "tlc/tlc.h"
+
+#ifndef TLC_SOURCE_DIR
+#define TLC_SOURCE_DIR "."
+#endif
+
+static const int COLS[] = {96, 160, 192, 256, 320, 384, 512, 640, 1024, 4096, 8192};
+static const int64_t ROWS[] = {1, 7, 4096, 302400};
+enum { NCOLS = sizeof COLS / sizeof COLS[0], NROWS = sizeof ROWS / sizeof ROWS[0], MAX_THREADS = 64 };
+
+/* ---- host helpers ---- */
+
+static uint64_t splitmix(uint64_t *s) {
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+static double unif(uint64_t *s, double lo, double hi) {
+    return lo + (hi - lo) * (double)(splitmix(s) >> 11) / 9007199254740992.0;
+}
+
+typedef struct job {
+    /* inputs */
+    tlrt_dtype dt;
+    int C;
+    int64_t row0, row1;
+    uint64_t seed;
+    uint16_t *x;
+    const uint16_t *w, *y;
+    const float *decode; /* 65536 entries: bits -> float for dt */
+    bool silu;
+    double atol;
+    /* outputs of a check */
+    int64_t bad, first_bad;
+    double first_got, first_ref, max_err_over_tol, err2, ref2;
+} job;
+
+static uint16_t encode(tlrt_dtype dt, float v) { return dt == TLRT_F16 ? tlrt_f32_to_f16(v) : tlrt_f32_to_bf16(v); }
+
+static void *gen_rows(void *p) {
+    job *j = p;
+    for (int64_t r = j->row0; r < j->row1; r++) {
+        uint64_t s = j->seed ^ ((uint64_t)r * 0xd1b54a32d192ed03ull);
+        double scale = exp(unif(&s, log(0.05), log(20.0))); /* rows of very different magnitude */
+        uint16_t *row = j->x + r * j->C;
+        for (int c = 0; c < j->C; c++) row[c] = encode(j->dt, (float)(scale * unif(&s, -1.0, 1.0)));
+        if (j->decode[row[0]] == 0.0f) row[0] = encode(j->dt, (float)scale); /* never an all-zero row */
+    }
+    return NULL;
+}
+
+static void *check_rows(void *p) {
+    job *j = p;
+    j->bad = 0;
+    j->first_bad = -1;
+    j->max_err_over_tol = 0.0;
+    j->err2 = j->ref2 = 0.0;
+    const int C = j->C;
+    for (int64_t r = j->row0; r < j->row1; r++) {
+        const uint16_t *xr = j->x + r * C, *yr = j->y + r * C;
+        double ss = 0.0;
+        for (int c = 0; c < C; c++) {
+            double v = j->decode[xr[c]];
+            ss += v * v;
+        }
+        double inv = 1.0 / sqrt(ss / C + 1e-5);
+        for (int c = 0; c < C; c++) {
+            double ref = j->decode[xr[c]] * inv * j->decode[j->w[c]];
+            if (j->silu) ref = ref / (1.0 + exp(-ref));
+            double got = j->decode[yr[c]];
+            double err = fabs(got - ref), tol = 1e-2 * fabs(ref) + j->atol;
+            j->err2 += err * err;
+            j->ref2 += ref * ref;
+            if (!(err <= tol)) { /* NaN (an unwritten element) lands here too */
+                if (j->first_bad < 0) {
+                    j->first_bad = r * C + c;
+                    j->first_got = got;
+                    j->first_ref = ref;
+                }
+                j->bad++;
+                if (err != err) err = INFINITY;
+            }
+            if (err / tol > j->max_err_over_tol) j->max_err_over_tol = err / tol;
+        }
+    }
+    return NULL;
+}
+
+/* Splits rows over threads, runs fn on each part, leaves the parts in jobs[]. */
+static int run_parallel(void *(*fn)(void *), const job *tmpl, int64_t rows, job *jobs, int nthreads) {
+    pthread_t th[MAX_THREADS];
+    int n = rows < nthreads ? (int)rows : nthreads;
+    for (int i = 0; i < n; i++) {
+        jobs[i] = *tmpl;
+        jobs[i].row0 = rows * i / n;
+        jobs[i].row1 = rows * (i + 1) / n;
+    }
+    int started = 0;
+    for (; started < n; started++)
+        if (pthread_create(&th[started], NULL, fn, &jobs[started]) != 0) break;
+    for (int i = started; i < n; i++) fn(&jobs[i]); /* could not start a thread: do it here */
+    for (int i = 0; i < started; i++) pthread_join(th[i], NULL);
+    return n;
+}
+
+static char *read_text(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    char *buf = NULL;
+    if (fseek(f, 0, SEEK_END) == 0) {
+        long n = ftell(f);
+        if (n >= 0 && fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)n + 1))) {
+            *len = fread(buf, 1, (size_t)n, f);
+            buf[*len] = 0;
+        }
+    }
+    fclose(f);
+    return buf;
+}
+
+/* ---- the test ---- */
+
+typedef struct state {
+    tlrt_context *ctx;
+    tlc_jit *jit;
+    const char *path;
+    char *src;
+    size_t len;
+    int nthreads;
+    float *decode[2]; /* float16, bfloat16 */
+    int cases, failures;
+} state;
+
+static bool load(state *s, const char *kernel, tlrt_dtype dt, int C, tlrt_module **mod, tlrt_kernel **k) {
+    tlc_rmsnorm_config cfg = tlc_rmsnorm_config_for(C);
+    char c[16], bm[16], th[16];
+    snprintf(c, sizeof c, "%d", C);
+    snprintf(bm, sizeof bm, "%d", cfg.block_m);
+    snprintf(th, sizeof th, "%d", cfg.threads);
+    tlc_jit_define d[] = {{"C", c}, {"BLOCK_M", bm}, {"threads", th}, {"dtype", tlrt_dtype_name(dt)}};
+    char *err = NULL;
+    tlc_status st = tlc_jit_load_kernel(s->jit, s->ctx, s->src, s->len, s->path, d, 4, kernel, mod, k, &err);
+    if (st != TLC_OK) {
+        printf("FAIL %s %s C=%d (BLOCK_M=%d threads=%d): %s: %s\n", kernel, tlrt_dtype_name(dt), C, cfg.block_m,
+               cfg.threads, tlc_status_string(st), err ? err : "");
+        tlc_free(err);
+        return false;
+    }
+    return true;
+}
+
+/* One (dtype, C): both kernels at every row count, on one buffer set sized for the most rows. */
+static void test_dtype_cols(state *s, tlrt_dtype dt, int C, int64_t max_rows) {
+    tlrt_module *mods[2] = {NULL, NULL};
+    tlrt_kernel *ks[2] = {NULL, NULL};
+    const char *names[2] = {"rmsnorm", "rmsnorm_silu"};
+    bool loaded[2];
+    for (int i = 0; i < 2; i++) loaded[i] = load(s, names[i], dt, C, &mods[i], &ks[i]);
+
+    size_t bytes = (size_t)max_rows * C * 2;
+    uint16_t *hx = malloc(bytes), *hy = malloc(bytes), *hw = malloc((size_t)C * 2);
+    tlrt_devptr dx = 0, dy = 0, dw = 0;
+    job jobs[MAX_THREADS];
+    if (!hx || !hy || !hw || tlrt_malloc(s->ctx, bytes, &dx) || tlrt_malloc(s->ctx, bytes, &dy) ||
+        tlrt_malloc(s->ctx, (size_t)C * 2, &dw)) {
+        printf("FAIL %s C=%d: out of memory: %s\n", tlrt_dtype_name(dt), C, tlrt_last_error(s->ctx));
+        s->cases++, s->failures++;
+        goto out;
+    }
+    const float *decode = s->decode[dt == TLRT_F16 ? 0 : 1];
+    uint64_t ws = 0x5eed0000u + (uint64_t)C * 31 + dt;
+    for (int c = 0; c < C; c++) hw[c] = encode(dt, (float)unif(&ws, -1.5, 1.5));
+    if (tlrt_memcpy_htod(s->ctx, dw, hw, (size_t)C * 2)) goto device_error;
+
+    for (int ri = 0; ri < NROWS; ri++) {
+        int64_t rows = ROWS[ri];
+        if (rows > max_rows) continue;
+        job tmpl = {.dt = dt, .C = C, .seed = 0xabcdef12345ull * (uint64_t)(ri + 1) + (uint64_t)C * 7 + dt,
+                    .x = hx, .w = hw, .y = hy, .decode = decode, .atol = dt == TLRT_F16 ? 1e-3 : 2e-3};
+        run_parallel(gen_rows, &tmpl, rows, jobs, s->nthreads);
+        size_t nbytes = (size_t)rows * C * 2;
+        if (tlrt_memcpy_htod(s->ctx, dx, hx, nbytes)) goto device_error;
+        int64_t shape[2] = {rows, C}, wshape[1] = {C};
+        tlrt_arg args[3] = {tlrt_arg_tensor(dx, dt, 2, shape, NULL), tlrt_arg_tensor(dw, dt, 1, wshape, NULL),
+                            tlrt_arg_tensor(dy, dt, 2, shape, NULL)};
+        for (int ki = 0; ki < 2; ki++) {
+            s->cases++;
+            if (!loaded[ki]) {
+                s->failures++;
+                continue;
+            }
+            if (tlrt_memset_d8(s->ctx, dy, 0xff, nbytes)) goto device_error;
+            if (tlrt_launch(ks[ki], args, 3, NULL) != TLRT_SUCCESS || tlrt_synchronize(s->ctx) != TLRT_SUCCESS) {
+                printf("FAIL %-12s %-8s C=%-5d rows=%-6lld launch: %s\n", names[ki], tlrt_dtype_name(dt), C,
+                       (long long)rows, tlrt_last_error(s->ctx));
+                s->failures++;
+                continue;
+            }
+            if (tlrt_memcpy_dtoh(s->ctx, hy, dy, nbytes)) goto device_error;
+            tmpl.silu = ki == 1;
+            int n = run_parallel(check_rows, &tmpl, rows, jobs, s->nthreads);
+            int64_t bad = 0, first = -1;
+            double worst = 0, err2 = 0, ref2 = 0, got = 0, ref = 0;
+            for (int i = 0; i < n; i++) {
+                bad += jobs[i].bad;
+                err2 += jobs[i].err2;
+                ref2 += jobs[i].ref2;
+                if (jobs[i].max_err_over_tol > worst) worst = jobs[i].max_err_over_tol;
+                if (first < 0 && jobs[i].first_bad >= 0) {
+                    first = jobs[i].first_bad;
+                    got = jobs[i].first_got;
+                    ref = jobs[i].first_ref;
+                }
+            }
+            double rel = sqrt(err2 / (ref2 > 0 ? ref2 : 1));
+            if (bad) {
+                s->failures++;
+                printf("FAIL %-12s %-8s C=%-5d rows=%-6lld %lld of %lld wrong; first y[%lld,%lld] = %g, expected %g\n",
+                       names[ki], tlrt_dtype_name(dt), C, (long long)rows, (long long)bad, (long long)(rows * C),
+                       (long long)(first / C), (long long)(first % C), got, ref);
+            } else {
+                printf("ok   %-12s %-8s C=%-5d rows=%-6lld rel_l2=%.2e max_err/tol=%.3f\n", names[ki],
+                       tlrt_dtype_name(dt), C, (long long)rows, rel, worst);
+            }
+            fflush(stdout);
+        }
+    }
+    goto out;
+device_error:
+    printf("FAIL %s C=%d: device error: %s\n", tlrt_dtype_name(dt), C, tlrt_last_error(s->ctx));
+    s->cases++, s->failures++;
+out:
+    tlrt_free(s->ctx, dx);
+    tlrt_free(s->ctx, dy);
+    tlrt_free(s->ctx, dw);
+    for (int i = 0; i < 2; i++)
+        if (mods[i]) tlrt_module_unload(s->ctx, mods[i]);
+    free(hx);
+    free(hy);
+    free(hw);
+}
+
+int main(int argc, char **argv) {
+    state s = {0};
+    bool quick = false;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--quick")) quick = true;
+        else s.path = argv[i];
+    }
+    if (!s.path) s.path = access("dsl-examples/rmsnorm.tl", R_OK) == 0 ? "dsl-examples/rmsnorm.tl"
+                                                                       : TLC_SOURCE_DIR "/dsl-examples/rmsnorm.tl";
+    tlrt_status rs = tlrt_init(&s.ctx, -1);
+    if (rs == TLRT_ERROR_NO_DRIVER || rs == TLRT_ERROR_NO_DEVICE) {
+        printf("skipped: no CUDA driver (%s)\n", tlrt_last_error(s.ctx));
+        tlrt_destroy(s.ctx);
+        return 77;
+    }
+    int rc = 1;
+    char *err = NULL;
+    if (rs != TLRT_SUCCESS) {
+        printf("FAIL tlrt_init: %s\n", tlrt_last_error(s.ctx));
+        goto out;
+    }
+    if (!(s.src = read_text(s.path, &s.len))) {
+        printf("FAIL %s: cannot read\n", s.path);
+        goto out;
+    }
+    tlc_jit_options opt = {.ctx = s.ctx};
+    if (tlc_jit_create(&opt, &s.jit, &err) != TLC_OK) {
+        printf("FAIL tlc_jit_create: %s\n", err);
+        goto out;
+    }
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    s.nthreads = ncpu < 1 ? 1 : ncpu > MAX_THREADS ? MAX_THREADS : (int)ncpu;
+    for (int d = 0; d < 2; d++) {
+        if (!(s.decode[d] = malloc(sizeof(float) * 65536))) goto out;
+        for (uint32_t b = 0; b < 65536; b++)
+            s.decode[d][b] = d == 0 ? tlrt_f16_to_f32((uint16_t)b) : tlrt_bf16_to_f32((uint16_t)b);
+    }
+    tlrt_device_props props;
+    if (tlrt_device_properties(s.ctx, &props) == TLRT_SUCCESS)
+        printf("test_rmsnorm on %s (%s), %d host threads\n", props.name, tlc_jit_arch(s.jit), s.nthreads);
+
+    int64_t max_rows = quick ? 4096 : ROWS[NROWS - 1];
+    const tlrt_dtype dts[2] = {TLRT_F16, TLRT_BF16};
+    for (int d = 0; d < 2; d++)
+        for (int ci = 0; ci < NCOLS; ci++) test_dtype_cols(&s, dts[d], COLS[ci], max_rows);
+
+    tlc_jit_stats st;
+    tlc_jit_get_stats(s.jit, &st);
+    printf("test_rmsnorm: %d cases, %d failed (JIT: %llu cache hits, %llu compiles)\n", s.cases, s.failures,
+           (unsigned long long)st.hits, (unsigned long long)st.misses);
+    rc = s.failures || s.cases == 0 ? 1 : 0;
+out:
+    tlc_free(err);
+    tlc_jit_destroy(s.jit);
+    free(s.src);
+    free(s.decode[0]);
+    free(s.decode[1]);
+    tlrt_destroy(s.ctx);
+    return rc;
+}

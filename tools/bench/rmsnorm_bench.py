@@ -1,0 +1,269 @@
+#!/usr/bin/env python3
+"""RMSNorm: tlc's kernel (dsl-examples/rmsnorm.tl through the JIT in libtlc.so,
+launched with libtlrt on torch's tensors) against torch.nn.functional.rms_norm,
+in one process, on the same data, on the same GPU.
+
+    python3 tools/bench/rmsnorm_bench.py [--lib gpu-build/carry/libtlc.so]
+        [--quick] [--sweep] [--out DIR]
+
+Timing: triton.testing.do_bench, median (it clears the L2 cache before every
+call, so data that fits in L2 is not measured from L2). Bandwidth counts the
+bytes that must move: read x + write y (the weight is negligible). The
+device's copy bandwidth is measured in the same run (a torch device-to-device
+copy of 2 GiB, bytes read + written) and each bandwidth is also given as a
+percentage of it. Every tlc result is checked against torch's before timing.
+
+--sweep first tries several (BLOCK_M, threads) per C at the largest row count
+and uses the fastest (printing it, for tools/bench/rmsnorm_config.h);
+otherwise the configs of tools/bench/rmsnorm_config.h are used.
+"""
+import argparse
+import ctypes
+import json
+import os
+import re
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+from triton.testing import do_bench
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+EPS = 1e-5
+
+
+# ---------------------------------------------------------------- libtlc via ctypes
+class JitOptions(ctypes.Structure):
+    _fields_ = [("cache_dir", ctypes.c_char_p), ("arch", ctypes.c_char_p),
+                ("ctx", ctypes.c_void_p), ("disable_cache", ctypes.c_bool)]
+
+
+class JitDefine(ctypes.Structure):
+    _fields_ = [("name", ctypes.c_char_p), ("value", ctypes.c_char_p)]
+
+
+class Arg(ctypes.Structure):  # tlrt_arg (include/tlc/runtime.h)
+    _fields_ = [("kind", ctypes.c_int), ("dtype", ctypes.c_int), ("ptr", ctypes.c_uint64),
+                ("rank", ctypes.c_int), ("shape", ctypes.POINTER(ctypes.c_int64)),
+                ("strides", ctypes.POINTER(ctypes.c_int64)), ("f", ctypes.c_double), ("i", ctypes.c_int64)]
+
+
+TLRT_DTYPE = {torch.float16: 0, torch.bfloat16: 1}
+DTYPE_NAME = {torch.float16: "float16", torch.bfloat16: "bfloat16"}
+
+
+class Tlc:
+    def __init__(self, path):
+        self.lib = lib = ctypes.CDLL(path)
+        P = ctypes.POINTER
+        lib.tlrt_init.argtypes = [P(ctypes.c_void_p), ctypes.c_int]
+        lib.tlrt_last_error.restype = ctypes.c_char_p
+        lib.tlrt_last_error.argtypes = [ctypes.c_void_p]
+        lib.tlc_jit_create.argtypes = [P(JitOptions), P(ctypes.c_void_p), P(ctypes.c_void_p)]
+        lib.tlc_jit_load_kernel.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t,
+                                            ctypes.c_char_p, P(JitDefine), ctypes.c_int, ctypes.c_char_p,
+                                            P(ctypes.c_void_p), P(ctypes.c_void_p), P(ctypes.c_void_p)]
+        lib.tlc_jit_arch.restype = ctypes.c_char_p
+        lib.tlc_jit_arch.argtypes = [ctypes.c_void_p]
+        lib.tlc_free.argtypes = [ctypes.c_void_p]
+        lib.tlrt_launch.argtypes = [ctypes.c_void_p, P(Arg), ctypes.c_int, ctypes.c_void_p]
+        lib.tlrt_status_string.restype = ctypes.c_char_p
+        self.ctx = ctypes.c_void_p()
+        torch.cuda.init()  # torch and tlrt share the device's primary context
+        st = lib.tlrt_init(ctypes.byref(self.ctx), torch.cuda.current_device())
+        if st != 0:
+            raise RuntimeError("tlrt_init: " + lib.tlrt_last_error(self.ctx).decode())
+        self.jit = ctypes.c_void_p()
+        err = ctypes.c_void_p()
+        opt = JitOptions(None, None, self.ctx, False)
+        if lib.tlc_jit_create(ctypes.byref(opt), ctypes.byref(self.jit), ctypes.byref(err)) != 0:
+            raise RuntimeError("tlc_jit_create: " + self._take(err))
+        self.arch = lib.tlc_jit_arch(self.jit).decode()
+        self.keep = []  # modules stay loaded for the process
+
+    def _take(self, err):
+        s = ctypes.string_at(err.value).decode() if err.value else ""
+        self.lib.tlc_free(err)
+        return s
+
+    def kernel(self, src, name, defines):
+        defs = (JitDefine * len(defines))(*[JitDefine(k.encode(), str(v).encode()) for k, v in defines.items()])
+        mod, k, err = ctypes.c_void_p(), ctypes.c_void_p(), ctypes.c_void_p()
+        data = src.encode()
+        st = self.lib.tlc_jit_load_kernel(self.jit, self.ctx, data, len(data), b"rmsnorm.tl", defs, len(defines),
+                                          name.encode(), ctypes.byref(mod), ctypes.byref(k), ctypes.byref(err))
+        if st != 0:
+            raise RuntimeError(f"{name} {defines}: " + self._take(err))
+        self.keep.append(mod)
+        return k
+
+    def launcher(self, k, x, w, y):
+        """A no-argument callable that launches k on (x, w, y), args packed once."""
+        shape = (ctypes.c_int64 * 2)(*x.shape)
+        wshape = (ctypes.c_int64 * 1)(w.shape[0])
+        dt = TLRT_DTYPE[x.dtype]
+        args = (Arg * 3)(Arg(0, dt, x.data_ptr(), 2, shape, None, 0.0, 0),
+                         Arg(0, dt, w.data_ptr(), 1, wshape, None, 0.0, 0),
+                         Arg(0, dt, y.data_ptr(), 2, shape, None, 0.0, 0))
+        launch, ctx, lib = self.lib.tlrt_launch, self.ctx, self.lib
+        keep = (shape, wshape, args)
+
+        def run():
+            st = launch(k, args, 3, None)  # NULL stream: the legacy default stream, torch's current one here
+            if st != 0:
+                raise RuntimeError("tlrt_launch: " + lib.tlrt_last_error(ctx).decode())
+        run.keep = keep
+        return run
+
+
+# ---------------------------------------------------------------- configs
+def table_configs():
+    text = open(os.path.join(ROOT, "tools/bench/rmsnorm_config.h")).read()
+    return {int(c): (int(bm), int(t)) for c, bm, t in
+            re.findall(r"\{\s*(\d+),\s*(\d+),\s*(\d+)\s*\},\s*/\*\s*RMSNORM_CONFIG", text)}
+
+
+def candidates(C, table):
+    out = [table[C]] if C in table else []
+    for thr in (64, 128, 256, 512, 1024):
+        for per_thread in (8, 16, 32):
+            if (per_thread * thr) % C == 0:
+                bm = per_thread * thr // C
+                if 1 <= bm <= 64 and (bm, thr) not in out:
+                    out.append((bm, thr))
+    return out[:9]
+
+
+# ---------------------------------------------------------------- measuring
+def bench_ms(fn, quick):
+    return do_bench(fn, warmup=10 if quick else 25, rep=40 if quick else 100, return_mode="median")
+
+
+def copy_bandwidth():
+    n = 1 << 30  # 1 Gi halves = 2 GiB
+    a = torch.randn(n, device="cuda", dtype=torch.float16)
+    b = torch.empty_like(a)
+    ms = bench_ms(lambda: b.copy_(a), False)
+    del a, b
+    return 2 * n * 2 / (ms * 1e-3) / 1e9
+
+
+def make_inputs(rows, C, dtype, seed):
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    scale = torch.exp(torch.empty(rows, 1, device="cuda").uniform_(-3.0, 3.0, generator=g))
+    x = (torch.randn(rows, C, device="cuda", generator=g) * scale).to(dtype)
+    w = torch.empty(C, device="cuda").uniform_(-1.5, 1.5, generator=g).to(dtype)
+    return x, w
+
+
+def check(y, ref):
+    yf, rf = y.float(), ref.float()
+    bad = ((yf - rf).abs() > 1.5e-2 * rf.abs() + 4e-3) | torch.isnan(yf)
+    return int(bad.sum().item()), float((yf - rf).norm() / rf.norm().clamp_min(1e-30))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--lib", default=os.path.join(ROOT, "gpu-build/carry/libtlc.so"))
+    ap.add_argument("--src", default=os.path.join(ROOT, "dsl-examples/rmsnorm.tl"))
+    ap.add_argument("--quick", action="store_true", help="shorter timing; skip the bfloat16 item-6 grid")
+    ap.add_argument("--sweep", action="store_true", help="try several (BLOCK_M, threads) per C first")
+    ap.add_argument("--out", default=os.environ.get("OUT"))
+    a = ap.parse_args()
+
+    tlc = Tlc(a.lib)
+    src = open(a.src).read()
+    props = torch.cuda.get_device_properties(0)
+    copy_gbs = copy_bandwidth()
+    print(f"device: {props.name}, {props.multi_processor_count} SMs, tlc arch {tlc.arch}, torch {torch.__version__}")
+    print(f"device-to-device copy (torch, 2 GiB, read + write): {copy_gbs:.0f} GB/s")
+
+    table = table_configs()
+    configs = dict(table)
+    t0 = time.time()
+    if a.sweep:
+        print("\nconfig sweep (float16, rmsnorm): C rows | BLOCK_M threads: us ...")
+        for C in sorted(table):
+            rows = 16384 if C >= 4096 else 302400
+            x, w = make_inputs(rows, C, torch.float16, 1)
+            y = torch.empty_like(x)
+            ref = F.rms_norm(x, (C,), w, EPS)
+            best, res = None, []
+            for bm, thr in candidates(C, table):
+                try:
+                    k = tlc.kernel(src, "rmsnorm", {"C": C, "BLOCK_M": bm, "threads": thr, "dtype": "float16"})
+                    run = tlc.launcher(k, x, w, y)
+                    y.fill_(float("nan"))
+                    run()
+                    bad, _ = check(y, ref)
+                    if bad:
+                        res.append(f"{bm}x{thr}: WRONG({bad})")
+                        continue
+                    us = bench_ms(run, True) * 1e3
+                    res.append(f"{bm}x{thr}: {us:.1f}")
+                    if best is None or us < best[0]:
+                        best = (us, bm, thr)
+                except RuntimeError as e:
+                    res.append(f"{bm}x{thr}: ERROR({str(e).splitlines()[0][:80]})")
+            print(f"  C={C} rows={rows} | " + " | ".join(res))
+            if best:
+                configs[C] = (best[1], best[2])
+            del x, w, y, ref
+        print("best: " + ", ".join(f"{{{C}, {bm}, {t}}}" for C, (bm, t) in sorted(configs.items())))
+        print(f"(sweep took {time.time() - t0:.0f} s)")
+
+    headline = [(16384, 4096), (16384, 8192), (302400, 160), (302400, 320), (302400, 640), (302400, 1024)]
+    item6 = [(r, C) for C in sorted(table) for r in (1, 7, 4096, 302400)]
+    jobs = [(r, C, torch.float16, s) for (r, C) in headline for s in (False, True)]
+    jobs += [(r, C, torch.bfloat16, False) for (r, C) in headline]
+    jobs += [(r, C, torch.float16, s) for (r, C) in item6 if (r, C) not in headline for s in (False, True)]
+    if not a.quick:
+        jobs += [(r, C, torch.bfloat16, s) for (r, C) in item6 for s in (False, True) if not ((r, C) in headline and not s)]
+
+    rows_out = []
+    hdr = "| rows x C | dtype | op | BLOCK_M x threads | tlc us | tlc GB/s | % copy | torch us | torch GB/s | torch/tlc | check |"
+    print("\n" + hdr + "\n" + "|---" * 11 + "|")
+    kcache = {}
+    for rows, C, dtype, silu in jobs:
+        bm, thr = configs.get(C, (1, 128))
+        name = "rmsnorm_silu" if silu else "rmsnorm"
+        key = (name, C, dtype)
+        try:
+            if key not in kcache:
+                kcache[key] = tlc.kernel(src, name, {"C": C, "BLOCK_M": bm, "threads": thr, "dtype": DTYPE_NAME[dtype]})
+            x, w = make_inputs(rows, C, dtype, rows * 131 + C)
+            y = torch.full_like(x, float("nan"))
+            run = tlc.launcher(kcache[key], x, w, y)
+            torch_fn = (lambda: F.silu(F.rms_norm(x, (C,), w, EPS))) if silu else (lambda: F.rms_norm(x, (C,), w, EPS))
+            run()
+            ref = torch_fn()
+            bad, rel = check(y, ref)
+            t_us = bench_ms(run, a.quick) * 1e3
+            r_us = bench_ms(torch_fn, a.quick) * 1e3
+        except RuntimeError as e:
+            print(f"| {rows} x {C} | {DTYPE_NAME[dtype]} | {name} | {bm} x {thr} | ERROR: {str(e).splitlines()[0][:200]} |")
+            rows_out.append(dict(rows=rows, C=C, dtype=DTYPE_NAME[dtype], op=name, error=str(e)[:2000]))
+            continue
+        nbytes = 2 * rows * C * x.element_size()
+        t_gbs, r_gbs = nbytes / (t_us * 1e-6) / 1e9, nbytes / (r_us * 1e-6) / 1e9
+        status = "ok" if bad == 0 else f"WRONG {bad}"
+        print(f"| {rows} x {C} | {DTYPE_NAME[dtype]} | {'rmsnorm+silu' if silu else 'rmsnorm'} | {bm} x {thr} | "
+              f"{t_us:.1f} | {t_gbs:.0f} | {100 * t_gbs / copy_gbs:.0f}% | {r_us:.1f} | {r_gbs:.0f} | "
+              f"{r_us / t_us:.2f} | {status} (rel {rel:.1e}) |", flush=True)
+        rows_out.append(dict(rows=rows, C=C, dtype=DTYPE_NAME[dtype], op=name, block_m=bm, threads=thr,
+                             tlc_us=t_us, tlc_gbs=t_gbs, torch_us=r_us, torch_gbs=r_gbs, wrong=bad, rel_l2=rel))
+        del x, w, y, ref
+    torch.cuda.synchronize()
+    if a.out:
+        with open(os.path.join(a.out, "rmsnorm_bench.json"), "w") as f:
+            json.dump(dict(device=props.name, copy_gbs=copy_gbs, arch=tlc.arch, torch=torch.__version__,
+                           configs={str(k): v for k, v in configs.items()}, results=rows_out), f, indent=1)
+    wrong = sum(1 for r in rows_out if r.get("wrong") or r.get("error"))
+    slower = [r for r in rows_out if "tlc_us" in r and r["tlc_us"] > r["torch_us"]]
+    print(f"\nrmsnorm_bench: {len(rows_out)} shapes, {wrong} wrong or failed, tlc slower than torch at {len(slower)}")
+    return 1 if wrong else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
