@@ -18,6 +18,7 @@ typedef struct tlc_emit_kind {
     tlc_stage stage;   /* run the pipeline up to this stage */
     tlc_emit_fn print; /* NULL: planned but not implemented yet */
     const char *help;  /* one line for --help */
+    bool binary;       /* not text: never written to a terminal */
 } tlc_emit_kind;
 
 /* Looks up an --emit kind by name; NULL when the name is unknown. */

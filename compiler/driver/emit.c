@@ -106,15 +106,15 @@ static bool emit_cubin(tlc_strbuf *out, tlc_compilation *c) {
 }
 
 static const tlc_emit_kind kinds[] = {
-    {"tokens", TLC_STAGE_TOKENS, emit_tokens, "the token stream (INDENT/DEDENT/NEWLINE included)"},
-    {"ast", TLC_STAGE_AST, emit_ast, "the syntax tree"},
-    {"tir", TLC_STAGE_TIR, emit_tir, "the checked Tile IR (default)"},
-    {"summary", TLC_STAGE_TIR, emit_summary, "one line per kernel: grid, threads, shared memory, params"},
-    {"layout", TLC_STAGE_TIR, emit_layout, "Tile IR with the inferred layouts and fragments"},
-    {"thread", TLC_STAGE_TIR, emit_thread, "Thread IR (per-thread code after lowering)"},
-    {"llvm", TLC_STAGE_TIR, emit_llvm, "LLVM IR (NVPTX)"},
-    {"ptx", TLC_STAGE_TIR, emit_ptx, "PTX with the launch metadata"},
-    {"cubin", TLC_STAGE_TIR, emit_cubin, "cubin (needs ptxas)"},
+    {"tokens", TLC_STAGE_TOKENS, emit_tokens, "the token stream (INDENT/DEDENT/NEWLINE included)", false},
+    {"ast", TLC_STAGE_AST, emit_ast, "the syntax tree", false},
+    {"tir", TLC_STAGE_TIR, emit_tir, "the checked Tile IR (default)", false},
+    {"summary", TLC_STAGE_TIR, emit_summary, "one line per kernel: grid, threads, shared memory, params", false},
+    {"layout", TLC_STAGE_TIR, emit_layout, "Tile IR with the inferred layouts and fragments", false},
+    {"thread", TLC_STAGE_TIR, emit_thread, "Thread IR (per-thread code after lowering)", false},
+    {"llvm", TLC_STAGE_TIR, emit_llvm, "LLVM IR (NVPTX)", false},
+    {"ptx", TLC_STAGE_TIR, emit_ptx, "PTX with the launch metadata", false},
+    {"cubin", TLC_STAGE_TIR, emit_cubin, "cubin (needs ptxas; binary: use -o FILE)", true},
     /* Rows with a NULL printer are planned kinds: tlc answers "--emit=X is
      * not implemented yet" (exit 1). */
 };

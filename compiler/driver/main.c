@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "cli.h"
 #if __has_include("tlc_run.h")
 #include "tlc_run.h"
@@ -29,6 +30,11 @@ static int write_output(const char *path, const tlc_strbuf *sb) {
 }
 
 static int compile_and_emit(const tlc_cli_options *o) {
+    if (o->emit->binary && !o->output && isatty(STDOUT_FILENO)) {
+        fprintf(stderr, "tlc: error: --emit=%s writes binary data: use -o FILE or redirect standard output\n",
+                o->emit->name);
+        return EXIT_DIAG;
+    }
     size_t len = 0;
     char *text = tlc_read_input(o->input, &len);
     if (!text) {
