@@ -3,7 +3,8 @@
  *
  * C in {96 .. 8192} x rows in {1, 7, 4096, 302400} x {float16, bfloat16} x
  * {plain, fused SiLU}; launch configs from tools/bench/rmsnorm_config.h (the
- * benchmark's). Random x (each row with its own scale, never all zeros) and
+ * benchmark's), or from $TLC_RMSNORM_CONFIGS ("C:BLOCK_M:threads,...", as the
+ * benchmark's --sweep writes them). Random x (each row with its own scale, never all zeros) and
  * random weights; the output is poisoned with 0xFF bytes (NaN in both
  * dtypes) before every launch and every element is checked:
  *   |y - ref| <= 1e-2 * |ref| + atol   (atol 1e-3 for float16, 2e-3 for bfloat16)
@@ -154,8 +155,22 @@ typedef struct state {
     int cases, failures;
 } state;
 
-static bool load(state *s, const char *kernel, tlrt_dtype dt, int C, tlrt_module **mod, tlrt_kernel **k) {
+/* The header's config for C, unless $TLC_RMSNORM_CONFIGS names C. */
+static tlc_rmsnorm_config config_for(int C) {
     tlc_rmsnorm_config cfg = tlc_rmsnorm_config_for(C);
+    const char *env = getenv("TLC_RMSNORM_CONFIGS");
+    for (const char *p = env; p && *p;) {
+        int c, bm, th, n = 0;
+        if (sscanf(p, "%d:%d:%d%n", &c, &bm, &th, &n) != 3 || n == 0) break;
+        if (c == C && bm > 0 && th > 0) cfg = (tlc_rmsnorm_config){C, bm, th};
+        p += n;
+        while (*p == ',' || *p == ' ' || *p == '\n') p++;
+    }
+    return cfg;
+}
+
+static bool load(state *s, const char *kernel, tlrt_dtype dt, int C, tlrt_module **mod, tlrt_kernel **k) {
+    tlc_rmsnorm_config cfg = config_for(C);
     char c[16], bm[16], th[16];
     snprintf(c, sizeof c, "%d", C);
     snprintf(bm, sizeof bm, "%d", cfg.block_m);
@@ -242,8 +257,9 @@ static void test_dtype_cols(state *s, tlrt_dtype dt, int C, int64_t max_rows) {
                        names[ki], tlrt_dtype_name(dt), C, (long long)rows, (long long)bad, (long long)(rows * C),
                        (long long)(first / C), (long long)(first % C), got, ref);
             } else {
-                printf("ok   %-12s %-8s C=%-5d rows=%-6lld rel_l2=%.2e max_err/tol=%.3f\n", names[ki],
-                       tlrt_dtype_name(dt), C, (long long)rows, rel, worst);
+                tlc_rmsnorm_config cfg = config_for(C);
+                printf("ok   %-12s %-8s C=%-5d rows=%-6lld (%dx%d) rel_l2=%.2e max_err/tol=%.3f\n", names[ki],
+                       tlrt_dtype_name(dt), C, (long long)rows, cfg.block_m, cfg.threads, rel, worst);
             }
             fflush(stdout);
         }

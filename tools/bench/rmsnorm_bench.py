@@ -14,8 +14,11 @@ copy of 2 GiB, bytes read + written) and each bandwidth is also given as a
 percentage of it. Every tlc result is checked against torch's before timing.
 
 --sweep first tries several (BLOCK_M, threads) per C at the largest row count
-and uses the fastest (printing it, for tools/bench/rmsnorm_config.h);
-otherwise the configs of tools/bench/rmsnorm_config.h are used.
+(both kernels, float16) and uses the fastest (least sum of the two): it is
+printed, for tools/bench/rmsnorm_config.h, and written to
+OUT/rmsnorm_configs.txt in the format of $TLC_RMSNORM_CONFIGS
+("C:BLOCK_M:threads,..."), which tests/gpu/test_rmsnorm.c also reads.
+Otherwise the configs of tools/bench/rmsnorm_config.h are used.
 """
 import argparse
 import ctypes
@@ -125,14 +128,22 @@ def table_configs():
 
 
 def candidates(C, table):
+    """The table's config, then power-of-two block shapes with 4..40 elements per thread."""
     out = [table[C]] if C in table else []
     for thr in (64, 128, 256, 512, 1024):
-        for per_thread in (8, 16, 32):
-            if (per_thread * thr) % C == 0:
-                bm = per_thread * thr // C
-                if 1 <= bm <= 64 and (bm, thr) not in out:
-                    out.append((bm, thr))
-    return out[:9]
+        for bm in (1, 2, 4, 8, 16, 32, 64):
+            if 4 <= bm * C / thr <= 40 and (bm, thr) not in out:
+                out.append((bm, thr))
+    return out
+
+
+def parse_configs(text):
+    """ "96:32:192,160:16:160" -> {96: (32, 192), 160: (16, 160)} (the format of $TLC_RMSNORM_CONFIGS) """
+    out = {}
+    for item in filter(None, text.replace(" ", "").split(",")):
+        C, bm, thr = (int(v) for v in item.split(":"))
+        out[C] = (bm, thr)
+    return out
 
 
 # ---------------------------------------------------------------- measuring
@@ -169,6 +180,8 @@ def main():
     ap.add_argument("--src", default=os.path.join(ROOT, "dsl-examples/rmsnorm.tl"))
     ap.add_argument("--quick", action="store_true", help="shorter timing; skip the bfloat16 item-6 grid")
     ap.add_argument("--sweep", action="store_true", help="try several (BLOCK_M, threads) per C first")
+    ap.add_argument("--configs", default=os.environ.get("TLC_RMSNORM_CONFIGS", ""),
+                    help="override configs: C:BLOCK_M:threads,... (default $TLC_RMSNORM_CONFIGS)")
     ap.add_argument("--out", default=os.environ.get("OUT"))
     a = ap.parse_args()
 
@@ -182,36 +195,46 @@ def main():
     table = table_configs()
     configs = dict(table)
     t0 = time.time()
+    if a.configs:
+        configs.update(parse_configs(a.configs))
     if a.sweep:
-        print("\nconfig sweep (float16, rmsnorm): C rows | BLOCK_M threads: us ...")
+        print("\nconfig sweep (float16): C rows | BLOCK_M x threads: rmsnorm us / rmsnorm+silu us ...")
         for C in sorted(table):
             rows = 16384 if C >= 4096 else 302400
             x, w = make_inputs(rows, C, torch.float16, 1)
             y = torch.empty_like(x)
-            ref = F.rms_norm(x, (C,), w, EPS)
+            refs = {"rmsnorm": F.rms_norm(x, (C,), w, EPS)}
+            refs["rmsnorm_silu"] = F.silu(refs["rmsnorm"])
             best, res = None, []
             for bm, thr in candidates(C, table):
+                total, cell = 0.0, []
                 try:
-                    k = tlc.kernel(src, "rmsnorm", {"C": C, "BLOCK_M": bm, "threads": thr, "dtype": "float16"})
-                    run = tlc.launcher(k, x, w, y)
-                    y.fill_(float("nan"))
-                    run()
-                    bad, _ = check(y, ref)
-                    if bad:
-                        res.append(f"{bm}x{thr}: WRONG({bad})")
-                        continue
-                    us = bench_ms(run, True) * 1e3
-                    res.append(f"{bm}x{thr}: {us:.1f}")
-                    if best is None or us < best[0]:
-                        best = (us, bm, thr)
+                    for name in ("rmsnorm", "rmsnorm_silu"):
+                        k = tlc.kernel(src, name, {"C": C, "BLOCK_M": bm, "threads": thr, "dtype": "float16"})
+                        run = tlc.launcher(k, x, w, y)
+                        y.fill_(float("nan"))
+                        run()
+                        bad, _ = check(y, refs[name])
+                        if bad:
+                            raise RuntimeError(f"WRONG({bad})")
+                        us = bench_ms(run, True) * 1e3
+                        total += us
+                        cell.append(f"{us:.1f}")
                 except RuntimeError as e:
-                    res.append(f"{bm}x{thr}: ERROR({str(e).splitlines()[0][:80]})")
+                    res.append(f"{bm}x{thr}: {str(e).splitlines()[0][:80]}")
+                    continue
+                res.append(f"{bm}x{thr}: " + "/".join(cell))
+                if best is None or total < best[0]:
+                    best = (total, bm, thr)
             print(f"  C={C} rows={rows} | " + " | ".join(res))
             if best:
                 configs[C] = (best[1], best[2])
-            del x, w, y, ref
+            del x, w, y, refs
         print("best: " + ", ".join(f"{{{C}, {bm}, {t}}}" for C, (bm, t) in sorted(configs.items())))
         print(f"(sweep took {time.time() - t0:.0f} s)")
+        if a.out:
+            with open(os.path.join(a.out, "rmsnorm_configs.txt"), "w") as f:
+                f.write(",".join(f"{C}:{bm}:{t}" for C, (bm, t) in sorted(configs.items())) + "\n")
 
     headline = [(16384, 4096), (16384, 8192), (302400, 160), (302400, 320), (302400, 640), (302400, 1024)]
     item6 = [(r, C) for C in sorted(table) for r in (1, 7, 4096, 302400)]

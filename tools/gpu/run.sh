@@ -30,10 +30,16 @@ step() { # step NAME TIMEOUT_S COMMAND... : runs it, logs it, records PASS/FAIL/
 
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader | tee "$logs/gpu.txt"
 step jit_example 60 "$carry/jit_example" dsl-examples/rmsnorm.tl
-step runtime_smoke 60 "$carry/test_runtime_smoke"
+for t in "$carry"/test_*; do # every GPU test program but test_rmsnorm (below)
+    n=$(basename "$t")
+    [ "$n" = test_rmsnorm ] || step "${n#test_}" 120 "$t"
+done
 step jit_bench 60 taskset -c 0 "$carry/jit_bench" dsl-examples/rmsnorm.tl --cold 20 --hits 2000
-step test_rmsnorm 220 "$carry/test_rmsnorm" dsl-examples/rmsnorm.tl
+# The benchmark's --sweep picks a (BLOCK_M, threads) per C (rmsnorm_configs.txt);
+# the correctness test then runs exactly those configs.
 step rmsnorm_bench 300 python3 tools/bench/rmsnorm_bench.py --lib "$carry/libtlc.so" --sweep --out "$logs" $quick
+export TLC_RMSNORM_CONFIGS=$(cat "$logs/rmsnorm_configs.txt" 2>/dev/null)
+step test_rmsnorm 180 "$carry/test_rmsnorm" dsl-examples/rmsnorm.tl
 
 echo
 echo "| step | result |"
@@ -41,3 +47,4 @@ echo "| --- | --- |"
 for i in "${!names[@]}"; do echo "| ${names[$i]} | ${results[$i]} |"; done
 grep -h "^| " "$logs/jit_bench.log" 2>/dev/null
 grep -h "test_rmsnorm:\|^FAIL" "$logs/test_rmsnorm.log" 2>/dev/null | head -20
+grep -h "^best:\|^rmsnorm_bench:\|^device" "$logs/rmsnorm_bench.log" 2>/dev/null

@@ -1,0 +1,370 @@
+/* The JIT (include/tlc/tlc.h) without a GPU: cache hits and misses counted
+ * on the jit object, a corrupted or truncated cache entry recompiled, compile
+ * errors returned as file:line:col text, bad arguments refused, and 8
+ * threads compiling the same and different sources through one jit object
+ * and one cache dir getting exactly the PTX of a single-threaded compile. */
+#include <dirent.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include "tlc/tlc.h"
+
+typedef struct fixture {
+    char dir[64];
+    char *src;
+    size_t len;
+} fixture;
+
+static char *read_text(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    if (buf) {
+        *len = fread(buf, 1, (size_t)n, f);
+        buf[*len] = 0;
+    }
+    fclose(f);
+    return buf;
+}
+
+static void remove_tree(const char *dir) {
+    DIR *d = opendir(dir);
+    if (!d) return;
+    struct dirent *e;
+    char path[512];
+    while ((e = readdir(d))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        unlink(path);
+    }
+    closedir(d);
+    rmdir(dir);
+}
+
+/* Paths of the cache entries (*.tlcjit) in dir; returns how many. */
+static int list_entries(const char *dir, char paths[][512], int max) {
+    DIR *d = opendir(dir);
+    if (!d) return 0;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        size_t l = strlen(e->d_name);
+        if (l > 7 && !strcmp(e->d_name + l - 7, ".tlcjit") && n < max)
+            snprintf(paths[n++], 512, "%s/%s", dir, e->d_name);
+    }
+    closedir(d);
+    return n;
+}
+
+/* Every file in dir, temporaries (".tmp-...") included. */
+static int count_files(const char *dir) {
+    DIR *d = opendir(dir);
+    if (!d) return 0;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) n++;
+    closedir(d);
+    return n;
+}
+
+static int setup(void **state) {
+    fixture *f = calloc(1, sizeof *f);
+    snprintf(f->dir, sizeof f->dir, "/tmp/tlc-test-jit-XXXXXX");
+    if (!mkdtemp(f->dir)) return -1;
+    f->src = read_text(TLC_SOURCE_DIR "/dsl-examples/rmsnorm.tl", &f->len);
+    if (!f->src) return -1;
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state) {
+    fixture *f = *state;
+    remove_tree(f->dir);
+    free(f->src);
+    free(f);
+    return 0;
+}
+
+static tlc_jit *make_jit(const char *dir, bool disable_cache) {
+    tlc_jit_options o = {.cache_dir = dir, .arch = "sm_90a", .disable_cache = disable_cache};
+    tlc_jit *j = NULL;
+    char *err = NULL;
+    tlc_status st = tlc_jit_create(&o, &j, &err);
+    if (st != TLC_OK) fail_msg("tlc_jit_create: %s", err);
+    return j;
+}
+
+static const tlc_jit_define DEFS[] = {{"C", "256"}, {"BLOCK_M", "4"}, {"dtype", "bfloat16"}};
+
+static void second_compile_is_a_cache_hit(void **state) {
+    fixture *f = *state;
+    tlc_jit *j = make_jit(f->dir, false);
+    assert_string_equal(tlc_jit_arch(j), "sm_90a");
+    assert_string_equal(tlc_jit_cache_dir(j), f->dir);
+    char *p1 = NULL, *p2 = NULL, *err = NULL;
+    assert_int_equal(tlc_jit_compile(j, f->src, f->len, "rmsnorm.tl", DEFS, 3, NULL, &p1, &err), TLC_OK);
+    assert_null(err);
+    char header[64];
+    snprintf(header, sizeof header, "// tlc.meta v1 tlc=%s arch=sm_90a\n", tlc_version());
+    assert_non_null(strstr(p1, header));
+    assert_non_null(strstr(p1, "// tlc.meta kernel rmsnorm\n"));
+    assert_non_null(strstr(p1, "// tlc.meta tensor X bfloat16 [M,256]"));
+    assert_non_null(strstr(p1, ".entry rmsnorm_silu("));
+    tlc_jit_stats s;
+    tlc_jit_get_stats(j, &s);
+    assert_int_equal(s.hits, 0);
+    assert_int_equal(s.misses, 1);
+    char entries[4][512];
+    assert_int_equal(list_entries(f->dir, entries, 4), 1);
+
+    /* Same inputs, defines in another order: the same key, served from the cache. */
+    tlc_jit_define reordered[] = {DEFS[2], DEFS[0], DEFS[1]};
+    assert_int_equal(tlc_jit_compile(j, f->src, f->len, "rmsnorm.tl", reordered, 3, NULL, &p2, &err), TLC_OK);
+    tlc_jit_get_stats(j, &s);
+    assert_int_equal(s.hits, 1);
+    assert_int_equal(s.misses, 1);
+    assert_string_equal(p1, p2);
+    tlc_free(p2);
+
+    /* Another jit object (as another process would) on the same dir hits too. */
+    tlc_jit *j2 = make_jit(f->dir, false);
+    assert_int_equal(tlc_jit_compile(j2, f->src, f->len, "x.tl", DEFS, 3, NULL, &p2, &err), TLC_OK);
+    tlc_jit_get_stats(j2, &s);
+    assert_int_equal(s.hits, 1);
+    assert_string_equal(p1, p2);
+    tlc_free(p2);
+
+    /* A different define, kernel filter or arch is a different entry. */
+    tlc_jit_define other[] = {{"C", "512"}};
+    assert_int_equal(tlc_jit_compile(j, f->src, f->len, "rmsnorm.tl", other, 1, NULL, &p2, &err), TLC_OK);
+    assert_non_null(strstr(p2, "[M,512]"));
+    tlc_free(p2);
+    assert_int_equal(tlc_jit_compile(j, f->src, f->len, "rmsnorm.tl", DEFS, 3, "rmsnorm", &p2, &err), TLC_OK);
+    assert_null(strstr(p2, "rmsnorm_silu"));
+    tlc_free(p2);
+    tlc_jit_get_stats(j, &s);
+    assert_int_equal(s.misses, 3);
+    assert_int_equal(list_entries(f->dir, entries, 4), 3);
+
+    /* With the cache disabled nothing is read or written. */
+    tlc_jit *nc = make_jit(f->dir, true);
+    assert_string_equal(tlc_jit_cache_dir(nc), "");
+    assert_int_equal(tlc_jit_compile(nc, f->src, f->len, "rmsnorm.tl", DEFS, 3, NULL, &p2, &err), TLC_OK);
+    assert_string_equal(p1, p2);
+    tlc_jit_get_stats(nc, &s);
+    assert_int_equal(s.hits, 0);
+    assert_int_equal(s.misses, 1);
+    tlc_free(p2);
+    tlc_free(p1);
+    tlc_jit_destroy(nc);
+    tlc_jit_destroy(j2);
+    tlc_jit_destroy(j);
+}
+
+static void corrupt_entry(const char *path, bool truncate_it) {
+    FILE *fp = fopen(path, "r+b");
+    assert_non_null(fp);
+    if (truncate_it) {
+        assert_int_equal(ftruncate(fileno(fp), 100), 0);
+    } else {
+        assert_int_equal(fseek(fp, 500, SEEK_SET), 0); /* inside the PTX payload */
+        int c = fgetc(fp);
+        assert_int_equal(fseek(fp, 500, SEEK_SET), 0);
+        fputc(c ^ 0x20, fp);
+    }
+    fclose(fp);
+}
+
+static void corrupted_entry_is_recompiled(void **state) {
+    fixture *f = *state;
+    tlc_jit *j = make_jit(f->dir, false);
+    char *good = NULL, *p = NULL, *err = NULL;
+    assert_int_equal(tlc_jit_compile(j, f->src, f->len, "rmsnorm.tl", DEFS, 3, "rmsnorm", &good, &err), TLC_OK);
+    char entries[4][512];
+    assert_int_equal(list_entries(f->dir, entries, 4), 1);
+
+    for (int round = 0; round < 2; round++) {
+        corrupt_entry(entries[0], round == 1);
+        assert_int_equal(tlc_jit_compile(j, f->src, f->len, "rmsnorm.tl", DEFS, 3, "rmsnorm", &p, &err), TLC_OK);
+        assert_string_equal(p, good); /* recompiled, never the damaged bytes */
+        tlc_free(p);
+        tlc_jit_stats s;
+        tlc_jit_get_stats(j, &s);
+        assert_int_equal(s.corrupt, 1);
+        assert_int_equal(s.misses, round == 0 ? 2 : 1); /* round 0's jit also made the first entry */
+        assert_int_equal(s.hits, 0);
+        /* ... and stored again: the next compile is a hit. */
+        assert_int_equal(tlc_jit_compile(j, f->src, f->len, "rmsnorm.tl", DEFS, 3, "rmsnorm", &p, &err), TLC_OK);
+        assert_string_equal(p, good);
+        tlc_free(p);
+        tlc_jit_get_stats(j, &s);
+        assert_int_equal(s.hits, 1);
+        tlc_jit_destroy(j);
+        j = make_jit(f->dir, false); /* fresh counters for the next round */
+    }
+    tlc_free(good);
+    tlc_jit_destroy(j);
+}
+
+static void compile_error_has_location(void **state) {
+    fixture *f = *state;
+    tlc_jit *j = make_jit(f->dir, false);
+    const char *bad = "@jit(C=64)\ndef k(X: Tensor[(M, C), float16]):\n    with Kernel(1, threads=32) as bx:\n        y = undefined_name + 1\n";
+    char *p = (char *)"untouched", *err = NULL;
+    assert_int_equal(tlc_jit_compile(j, bad, strlen(bad), "bad.tl", NULL, 0, NULL, &p, &err), TLC_ERROR_COMPILE);
+    assert_null(p);
+    assert_non_null(err);
+    assert_non_null(strstr(err, "bad.tl:4:"));
+    assert_non_null(strstr(err, "error"));
+    tlc_free(err);
+    /* An unknown kernel and an unknown define are compile errors too, with text. */
+    assert_int_equal(tlc_jit_compile(j, f->src, f->len, "rmsnorm.tl", NULL, 0, "nope", &p, &err), TLC_ERROR_COMPILE);
+    assert_non_null(strstr(err, "nope"));
+    tlc_free(err);
+    tlc_jit_stats s;
+    tlc_jit_get_stats(j, &s);
+    assert_int_equal(s.compile_errors, 2);
+    char entries[4][512];
+    assert_int_equal(list_entries(f->dir, entries, 4), 0); /* failures are not cached */
+    /* Empty source: no kernels is fine or an error, but never a crash. */
+    tlc_status st = tlc_jit_compile(j, "", 0, NULL, NULL, 0, NULL, &p, &err);
+    assert_true(st == TLC_OK || st == TLC_ERROR_COMPILE);
+    tlc_free(p);
+    tlc_free(err);
+    tlc_jit_destroy(j);
+}
+
+static void bad_arguments_are_refused(void **state) {
+    fixture *f = *state;
+    tlc_jit *j = NULL;
+    char *err = NULL, *p = NULL;
+    tlc_jit_options o = {.arch = "sm_75", .cache_dir = f->dir};
+    assert_int_equal(tlc_jit_create(&o, &j, &err), TLC_ERROR_INVALID_ARGUMENT);
+    assert_null(j);
+    assert_non_null(strstr(err, "sm_75"));
+    tlc_free(err);
+    /* No arch and no GPU here (the unit tests run without one): a clear status. */
+    tlc_jit_options noarch = {.cache_dir = f->dir};
+    tlc_status st = tlc_jit_create(&noarch, &j, &err);
+    if (st != TLC_OK) {
+        assert_int_equal(st, TLC_ERROR_NO_DEVICE);
+        assert_non_null(err);
+        tlc_free(err);
+    } else {
+        tlc_jit_destroy(j);
+    }
+    j = make_jit(f->dir, false);
+    assert_int_equal(tlc_jit_compile(NULL, f->src, f->len, "x", NULL, 0, NULL, &p, &err), TLC_ERROR_INVALID_ARGUMENT);
+    tlc_free(err);
+    tlc_jit_define noval[] = {{"C", NULL}};
+    assert_int_equal(tlc_jit_compile(j, f->src, f->len, "x", noval, 1, NULL, &p, &err), TLC_ERROR_INVALID_ARGUMENT);
+    assert_null(p);
+    tlc_free(err);
+    assert_int_equal(tlc_jit_compile(j, NULL, 5, "x", NULL, 0, NULL, &p, NULL), TLC_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(tlc_jit_compile_file(j, "/nonexistent/x.tl", NULL, 0, NULL, &p, &err), TLC_ERROR_IO);
+    assert_non_null(strstr(err, "/nonexistent/x.tl"));
+    tlc_free(err);
+    assert_int_equal(tlc_jit_load_kernel(j, NULL, f->src, f->len, "x", NULL, 0, "rmsnorm", NULL, NULL, &err),
+                     TLC_ERROR_INVALID_ARGUMENT);
+    tlc_free(err);
+    assert_string_equal(tlc_status_string(TLC_ERROR_COMPILE), "TLC_ERROR_COMPILE");
+    assert_true(strlen(tlc_version()) > 0);
+    tlc_jit_destroy(j);
+}
+
+/* ---- 8 threads, one jit object, one cache dir ---- */
+
+enum { NTHREADS = 8, ROUNDS = 3 };
+
+typedef struct worker {
+    tlc_jit *jit;
+    const char *src[2];
+    size_t len[2];
+    const char *want[2];
+    int id;
+    int mismatches, errors;
+} worker;
+
+static const tlc_jit_define C320[] = {{"C", "320"}, {"BLOCK_M", "2"}};
+
+static void *work(void *arg) {
+    worker *w = arg;
+    for (int r = 0; r < ROUNDS; r++) {
+        int which = (w->id + r) % 2; /* half the threads on each source, swapping */
+        char *p = NULL, *err = NULL;
+        if (tlc_jit_compile(w->jit, w->src[which], w->len[which], "rmsnorm.tl", which ? C320 : DEFS, which ? 2 : 3,
+                            "rmsnorm", &p, &err) != TLC_OK)
+            w->errors++;
+        else if (strcmp(p, w->want[which]) != 0)
+            w->mismatches++;
+        tlc_free(p);
+        tlc_free(err);
+    }
+    return NULL;
+}
+
+static void concurrent_compiles_agree(void **state) {
+    fixture *f = *state;
+    /* A second, different source: the same file with a comment appended. */
+    size_t len2 = f->len + 32;
+    char *src2 = malloc(len2 + 1);
+    memcpy(src2, f->src, f->len);
+    snprintf(src2 + f->len, 33, "\n# a different source text ...\n");
+    len2 = strlen(src2);
+
+    tlc_jit *ref = make_jit(f->dir, true);
+    char *want[2] = {NULL, NULL}, *err = NULL;
+    assert_int_equal(tlc_jit_compile(ref, f->src, f->len, "rmsnorm.tl", DEFS, 3, "rmsnorm", &want[0], &err), TLC_OK);
+    assert_int_equal(tlc_jit_compile(ref, src2, len2, "rmsnorm.tl", C320, 2, "rmsnorm", &want[1], &err), TLC_OK);
+    assert_string_not_equal(want[0], want[1]);
+
+    tlc_jit *j = make_jit(f->dir, false);
+    worker w[NTHREADS];
+    pthread_t th[NTHREADS];
+    for (int i = 0; i < NTHREADS; i++) {
+        w[i] = (worker){j, {f->src, src2}, {f->len, len2}, {want[0], want[1]}, i, 0, 0};
+        assert_int_equal(pthread_create(&th[i], NULL, work, &w[i]), 0);
+    }
+    for (int i = 0; i < NTHREADS; i++) pthread_join(th[i], NULL);
+    for (int i = 0; i < NTHREADS; i++) {
+        assert_int_equal(w[i].errors, 0);
+        assert_int_equal(w[i].mismatches, 0);
+    }
+    tlc_jit_stats s;
+    tlc_jit_get_stats(j, &s);
+    assert_int_equal(s.hits + s.misses, NTHREADS * ROUNDS);
+    assert_true(s.misses >= 2);  /* each source compiled at least once */
+    assert_true(s.hits >= 1);
+    assert_int_equal(s.corrupt, 0); /* no reader ever saw a half-written entry */
+    char entries[4][512];
+    assert_int_equal(list_entries(f->dir, entries, 4), 2);
+    assert_int_equal(count_files(f->dir), 2); /* no temporary files left behind */
+    tlc_free(want[0]);
+    tlc_free(want[1]);
+    free(src2);
+    tlc_jit_destroy(j);
+    tlc_jit_destroy(ref);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(second_compile_is_a_cache_hit, setup, teardown),
+        cmocka_unit_test_setup_teardown(corrupted_entry_is_recompiled, setup, teardown),
+        cmocka_unit_test_setup_teardown(compile_error_has_location, setup, teardown),
+        cmocka_unit_test_setup_teardown(bad_arguments_are_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(concurrent_compiles_agree, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
