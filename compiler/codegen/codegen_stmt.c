@@ -177,9 +177,11 @@ static void asm_stmt(cg_ctx *cg, const th_stmt *s) {
                  s->u.asm_.constraints ? s->u.asm_.constraints : "", nouts, nargs);
         return;
     }
-    if (nargs > 64 || nouts > 64) { cg_error(cg, "inline asm with too many operands"); return; }
-    LLVMValueRef args[64];
-    LLVMTypeRef atys[64], otys[64];
+    /* wgmma m64n256k16 has 128 accumulator outputs and 130 inputs */
+    enum { MAX_ASM_OPERANDS = 320 };
+    if (nargs > MAX_ASM_OPERANDS || nouts > MAX_ASM_OPERANDS) { cg_error(cg, "inline asm with too many operands"); return; }
+    LLVMValueRef args[MAX_ASM_OPERANDS];
+    LLVMTypeRef atys[MAX_ASM_OPERANDS], otys[MAX_ASM_OPERANDS];
     for (int i = 0; i < nargs; i++) {
         if (!s->u.asm_.args[i]) { cg_error(cg, "inline asm with a missing operand"); return; }
         args[i] = cg_expr(cg, s->u.asm_.args[i]);

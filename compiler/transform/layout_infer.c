@@ -89,7 +89,7 @@ static bool op_rule(tlc_infer *st, const tir_stmt *s, bool free_pass) {
     case TS_FOR: return tlc_parallel_infer(st, s, free_pass);
     case TS_REDUCE: return tlc_reduce_infer(st, s, free_pass);
     case TS_ATOMIC_ADD: return tlc_atomic_add_infer(st, s, free_pass);
-    case TS_GEMM: /* gemm's STRICT accumulator rule arrives with the GEMM issue */ return false;
+    case TS_GEMM: return tlc_gemm_infer(st, s, free_pass);
     default: return false;
     }
 }
@@ -165,7 +165,7 @@ bool tlc_layout_infer(tir_module *m, tlc_arena *a, tlc_diag *diag) {
     bool ok = true;
     for (int i = 0; i < m->nkernels; i++) {
         tir_kernel *k = m->kernels[i];
-        tlc_infer st = {.a = a, .diag = diag, .k = k};
+        tlc_infer st = {.a = a, .diag = diag, .k = k, .arch = m->arch};
         st.strength = TLC_NEW_ARRAY(a, tlc_strength, (size_t)(k->nbuffers + 1));
         st.setter = TLC_NEW_ARRAY(a, const tir_stmt *, (size_t)(k->nbuffers + 1));
         for (int b = 0; b < k->nbuffers; b++)

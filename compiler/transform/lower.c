@@ -114,7 +114,55 @@ static th_var *loop_slot(tlc_lower_ctx *lc, const tir_var *v) {
     return lc->var_slot[v->id];
 }
 
+/* A Pipelined loop with a plan (pipeline_plan.c): prologue loads of the
+ * first stages-1 iterations, then per iteration: wait for the oldest loads,
+ * a barrier (its stage is visible, and everyone is done with the stage the
+ * next loads overwrite), the loads of iteration ko+stages-1, and the body
+ * without its pipelined copies, reading stage ko % stages. */
+static void lower_pipelined_for(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_pipe_plan *pp, effects *pending) {
+    tlc_arena *a = lc->a;
+    const tir_var *v = s->u.for_.vars[0];
+    th_var *tv = loop_slot(lc, v);
+    int S = pp->stages;
+    tlc_emit(lc, th_comment(a, tlc_arena_printf(a, "Pipelined loop over %s: %d stages, %d copies by %s", v->name, S,
+                                                pp->ncopies, pp->tma ? "TMA" : "cp.async")));
+    tlc_emit(lc, th_barrier(a));
+    clear(lc, pending);
+    tlc_pipe_state ps = {.plan = pp, .loop = s};
+    ps.n = tlc_let(lc, "pn", tlc_coerce(lc, tlc_lower_expr(lc, s->u.for_.extent[0]), th_scalar(TH_I32)));
+    tlc_pipe_begin(lc, &ps);
+    for (int st = 0; st < S - 1; st++) tlc_pipe_issue(lc, &ps, tlc_i32(lc, st), tlc_i32(lc, st));
+
+    tlc_ptrvec *saved = tlc_lower_begin(lc);
+    th_expr *ko = th_read(a, tv);
+    th_expr *stage = tlc_let(lc, "stage", th_bin(a, THB_UREM, ko, tlc_i32(lc, S)));
+    if (!pp->tma) tlc_pipe_wait(lc, &ps, ko, stage);
+    tlc_emit(lc, th_barrier(a));
+    th_expr *next = th_bin(a, THB_ADD, ko, tlc_i32(lc, S - 1));
+    tlc_pipe_issue(lc, &ps, next, th_bin(a, THB_UREM, next, tlc_i32(lc, S)));
+    if (pp->tma) tlc_pipe_wait(lc, &ps, ko, stage);
+    tlc_pipe_set_stage(lc, pp, stage);
+    effects inner = effects_new(lc);
+    const tir_stmt *body = s->u.for_.body;
+    int n = body->kind == TS_SEQ ? body->u.seq.n : 1;
+    for (int i = 0; i < n; i++) {
+        const tir_stmt *x = body->kind == TS_SEQ ? body->u.seq.stmts[i] : body;
+        bool pipelined = false;
+        for (int c = 0; c < pp->ncopies; c++) pipelined |= pp->copies[c] == x;
+        if (!pipelined) lower_tile_stmt(lc, x, &inner);
+    }
+    tlc_pipe_set_stage(lc, pp, NULL);
+    th_stmt *b = tlc_lower_end(lc, saved);
+    tlc_emit(lc, th_for(a, tv, tlc_i32(lc, 0), ps.n, 1, false, b));
+    tlc_pipe_end(lc, &ps);
+}
+
 static void lower_serial_for(tlc_lower_ctx *lc, const tir_stmt *s, effects *pending) {
+    tlc_pipe_plan pp;
+    if (!lc->in_parallel && tlc_pipeline_loop_plan(lc->k, lc->arch, s, &pp)) {
+        lower_pipelined_for(lc, s, &pp, pending);
+        return;
+    }
     const tir_var *v = s->u.for_.vars[0];
     th_var *tv = loop_slot(lc, v);
     th_expr *start = tlc_coerce(lc, tlc_lower_expr(lc, s->u.for_.start[0]), th_scalar(TH_I32));
@@ -251,10 +299,7 @@ void tlc_lower_stmt(tlc_lower_ctx *lc, const tir_stmt *s) {
     case TS_FILL: tlc_lower_fill(lc, s); break;
     case TS_REDUCE: tlc_lower_reduce(lc, s); break;
     case TS_ATOMIC_ADD: tlc_lower_atomic_add(lc, s); break;
-    case TS_GEMM:
-        tlc_error(lc->diag, s->loc, "gemm is not lowered yet (the tensor-core GEMM issue adds it); "
-                                    "--emit=tir and --emit=layout work for this kernel");
-        break;
+    case TS_GEMM: tlc_lower_gemm(lc, s); break;
     }
 }
 
@@ -365,6 +410,7 @@ static const char *kernel_metadata(tlc_lower_ctx *lc, const tir_module *m, int i
             tlc_sb_printf(&sb, "tlc.meta scalar %s %s\n", p->name, tir_dtype_name(p->var->dtype));
         }
     }
+    tlc_pipe_meta_lines(lc, &sb);
     tlc_sb_puts(&sb, "tlc.meta grid");
     for (int i = 0; i < 3; i++) {
         tlc_sb_putc(&sb, ' ');
@@ -405,7 +451,7 @@ static th_kernel *lower_kernel(const tir_module *m, int index, tlc_arena *a, tlc
 
     /* Parameters: tensors, then syms, then scalars (metadata.h's ABI). */
     int np = 0;
-    tk->params = TLC_NEW_ARRAY(a, th_param, (size_t)k->nparams + (size_t)k->nsym + 1);
+    tk->params = TLC_NEW_ARRAY(a, th_param, (size_t)k->nparams + (size_t)k->nsym + 1 + TLC_PIPE_MAX_COPIES * 16);
     for (int i = 0; i < k->nparams; i++)
         if (k->params[i].kind == TIR_PARAM_TENSOR) {
             lc->tensor_param[k->params[i].buf->id] = np;
@@ -419,6 +465,7 @@ static th_kernel *lower_kernel(const tir_module *m, int index, tlc_arena *a, tlc
     for (int i = 0; i < k->nparams; i++)
         if (k->params[i].kind == TIR_PARAM_SCALAR)
             tk->params[np++] = (th_param){k->params[i].name, scalar_param_type(k->params[i].var->dtype), 0};
+    tlc_pipe_collect_tmaps(lc, &np); /* TMA descriptors: after the scalars */
     tk->nparams = np;
     for (int i = 0; i < k->nbuffers; i++)
         if (k->buffers[i]->scope == TIR_SCOPE_GLOBAL && k->buffers[i]->param_index < 0) {

@@ -15,6 +15,19 @@ bool tlc_layout_infer(tir_module *m, tlc_arena *a, tlc_diag *diag);
  * loops on the shared layouts they write. Today a Pipelined loop without
  * gemm is lowered as a serial loop (stages stay 1). */
 bool tlc_pipeline_plan(tir_module *m, tlc_arena *a, tlc_diag *diag);
+/* The plan of one Pipelined loop (pipeline_plan.c), the same in planning
+ * and lowering: the copies global -> shared at the top of its body (after
+ * at most some lets they use) that get one buffer per stage, and whether
+ * they are TMA loads (sm_90 / sm_90a) or cp.async (sm_80 ..). */
+#define TLC_PIPE_MAX_COPIES 8
+typedef struct tlc_pipe_plan {
+    int stages;
+    int ncopies;
+    const tir_stmt *copies[TLC_PIPE_MAX_COPIES];
+    int nprefix; /* body statements up to the last pipelined copy (lets and those copies) */
+    bool tma;
+} tlc_pipe_plan;
+bool tlc_pipeline_loop_plan(const tir_kernel *k, tlc_arch arch, const tir_stmt *loop, tlc_pipe_plan *out);
 /* Shared-memory allocation (shared_alloc.c): offsets in dynamic shared
  * memory (1024-aligned for swizzled layouts, 128 otherwise). Returns the
  * bytes used by the kernel's shared buffers. */
@@ -33,6 +46,7 @@ typedef struct tlc_infer {
     const tir_stmt **setter;  /* per buffer id: the op whose proposal was taken */
     bool changed;
     bool failed;
+    tlc_arch arch; /* added with the GEMM issue: gemm's rule depends on the target */
 } tlc_infer;
 
 /* Offers fragment `f` for `b` with strength s from op `by`. Unknown -> taken;
@@ -54,6 +68,7 @@ bool tlc_fill_infer(tlc_infer *st, const tir_stmt *s, bool free_pass);
 bool tlc_parallel_infer(tlc_infer *st, const tir_stmt *s, bool free_pass);
 bool tlc_reduce_infer(tlc_infer *st, const tir_stmt *s, bool free_pass);
 bool tlc_atomic_add_infer(tlc_infer *st, const tir_stmt *s, bool free_pass);
+bool tlc_gemm_infer(tlc_infer *st, const tir_stmt *s, bool free_pass);
 
 /* After the fixpoint: every fragment access of a Parallel loop must be
  * served from the thread's own registers; reports a conflict otherwise. */
@@ -88,6 +103,8 @@ typedef struct tlc_lower_ctx {
     bool in_parallel;
     /* Added with the GEMM issue: */
     th_expr **stage_off;  /* buffer id -> byte offset of the current pipeline stage (NULL: none) */
+    bool *async_written;  /* buffer id -> filled only by TMA (async proxy) in the current Pipelined loop */
+    struct tlc_tmap_use *tmaps; int ntmaps; /* TMA descriptors (kernel params after the scalars) */
 } tlc_lower_ctx;
 
 /* Where a Parallel loop body is being emitted: one slot of its fragment. */
@@ -154,4 +171,39 @@ void tlc_lower_fill(tlc_lower_ctx *lc, const tir_stmt *s);
 void tlc_lower_parallel(tlc_lower_ctx *lc, const tir_stmt *s);
 void tlc_lower_reduce(tlc_lower_ctx *lc, const tir_stmt *s);
 void tlc_lower_atomic_add(tlc_lower_ctx *lc, const tir_stmt *s);
+void tlc_lower_gemm(tlc_lower_ctx *lc, const tir_stmt *s);
+
+/* ---------------- Pipelined loops (lower_pipeline.c) ---------------- */
+/* A TMA descriptor one pipelined copy uses: built by the runtime from the
+ * tensor argument (metadata `tmap` line), passed as a 128-byte .param. */
+typedef struct tlc_tmap_use {
+    const tir_stmt *copy;
+    const tir_buffer *tensor;
+    int param;                          /* th param index */
+    int rank;
+    int64_t box[TLC_FRAG_MAX_RANK * 2]; /* outermost first */
+    int row_dim;                        /* the tensor dim that fills the tile's rows */
+    int64_t inner;                      /* box of the last dim (a panel, or the whole row) */
+    int npanels;
+    tlc_swizzle swizzle;
+} tlc_tmap_use;
+/* Before the kernel body is lowered: one tmap per TMA copy of every
+ * pipelined loop, appended to the kernel parameters. */
+void tlc_pipe_collect_tmaps(tlc_lower_ctx *lc, int *nparams);
+void tlc_pipe_meta_lines(tlc_lower_ctx *lc, tlc_strbuf *sb);
+/* Pieces of a pipelined loop (lower.c strings them together):
+ * begin (barrier init), issue (the loads of iteration `it` into stage
+ * `stage`, guarded by it < n), wait (stage data ready), end (drain). */
+typedef struct tlc_pipe_state {
+    const tlc_pipe_plan *plan;
+    const tir_stmt *loop;
+    int64_t mbar;      /* TMA: byte offset of the stages' mbarriers */
+    th_expr *n;        /* iteration count */
+} tlc_pipe_state;
+void tlc_pipe_begin(tlc_lower_ctx *lc, tlc_pipe_state *ps);
+void tlc_pipe_issue(tlc_lower_ctx *lc, tlc_pipe_state *ps, th_expr *it, th_expr *stage);
+void tlc_pipe_wait(tlc_lower_ctx *lc, tlc_pipe_state *ps, th_expr *it, th_expr *stage);
+void tlc_pipe_end(tlc_lower_ctx *lc, tlc_pipe_state *ps);
+/* stage_off / async_written for the plan's buffers at `stage` (NULL: clear). */
+void tlc_pipe_set_stage(tlc_lower_ctx *lc, const tlc_pipe_plan *pp, th_expr *stage);
 #endif

@@ -1,24 +1,125 @@
-/* Pipeline planning (ARCHITECTURE.md section 4). A Pipelined loop will
- * multiply the shared buffers it writes by num_stages and overlap the loads
- * of iteration i+s-1 with the compute of iteration i (cp.async on sm_80, TMA
- * on sm_90); that comes with the GEMM issue. Today a Pipelined loop is
- * lowered as a serial loop, so this pass only checks the loops it will plan
- * and leaves every shared layout single-staged. */
+/* Pipeline planning (ARCHITECTURE.md section 4). A Pipelined(n,
+ * num_stages=s) loop multi-buffers the shared buffers that the copies from
+ * global memory at the top of its body write (only those: a shared buffer
+ * produced and consumed inside one iteration, like MLA's S_shared, keeps
+ * one copy), so that the loads of iteration i+s-1 overlap the compute of
+ * iteration i. The loads become cp.async (16 bytes, commit / wait groups)
+ * on sm_80..sm_89 and TMA (cp.async.bulk.tensor on mbarriers) on sm_90 /
+ * sm_90a when every one of them fits a tensor map box.
+ *
+ * A loop qualifies when its body starts with lets and such copies (the
+ * lets are re-evaluated for the prefetched iteration). Anything else stays
+ * a serial loop with single-buffered shared memory. */
 #include "lower.h"
 
-static void visit(const tir_stmt *s, int *pipelined) {
+static int squeezed(const tir_region *r, int *dims) {
+    int n = 0;
+    for (int d = 0; d < r->rank; d++) {
+        int64_t e;
+        if (!tir_expr_const_int(r->extent[d], &e) || e != 1) dims[n++] = d;
+    }
+    return n;
+}
+
+/* A copy global -> whole 2-d shared buffer, rows along some dim of the
+ * tensor and columns along its contiguous last dim, same dtype. */
+static bool pipelinable_copy(const tir_stmt *s) {
+    if (s->kind != TS_COPY) return false;
+    const tir_region *src = &s->u.copy.src, *dst = &s->u.copy.dst;
+    const tir_buffer *g = src->buf, *b = dst->buf;
+    if (g->scope != TIR_SCOPE_GLOBAL || b->scope != TIR_SCOPE_SHARED || g->dtype != b->dtype) return false;
+    if (b->rank != 2 || !b->layout || g->rank > TLC_FRAG_MAX_RANK * 2) return false;
+    int dims[16];
+    if (squeezed(src, dims) != 2 || dims[1] != g->rank - 1) return false;
+    for (int d = 0; d < 2; d++) {
+        int64_t e, s0;
+        if (!tir_expr_const_int(src->extent[dims[d]], &e) || e != tir_buffer_dim(b, d)) return false;
+        if (!tir_expr_const_int(dst->start[d], &s0) || s0 != 0) return false;
+        if (!tir_expr_const_int(dst->extent[d], &e) || e != tir_buffer_dim(b, d)) return false;
+    }
+    int eb = tir_dtype_bytes(b->dtype);
+    if ((tir_buffer_dim(b, 1) * eb) % 16) return false;
+    if (b->layout->panel_elems > 0 && (b->layout->panel_elems * eb) % 16) return false;
+    return true;
+}
+
+/* Fits a TMA box: rows <= 256, the inner box (a panel, or the row) <= 256
+ * elements and a multiple of 16 bytes, at most 5 dims. */
+static bool tma_copy(const tir_stmt *s) {
+    const tir_buffer *g = s->u.copy.src.buf, *b = s->u.copy.dst.buf;
+    const tlc_layout *l = b->layout;
+    if (g->rank > 5 || tir_buffer_dim(b, 0) > 256) return false;
+    int64_t inner = l->panel_elems > 0 ? l->panel_elems : tir_buffer_dim(b, 1);
+    int eb = tir_dtype_bytes(b->dtype);
+    if (inner > 256 || (inner * eb) % 16) return false;
+    if (l->swizzle != TLC_SWIZZLE_NONE && inner * eb != (int64_t)l->swizzle) return false;
+    return true;
+}
+
+static bool written_elsewhere(const tir_stmt *s, const tir_buffer *b, const tir_stmt *except);
+
+bool tlc_pipeline_loop_plan(const tir_kernel *k, tlc_arch arch, const tir_stmt *loop, tlc_pipe_plan *out) {
+    *out = (tlc_pipe_plan){0};
+    if (loop->kind != TS_FOR || loop->u.for_.kind != TIR_FOR_PIPELINED || loop->u.for_.num_stages < 2) return false;
+    if (loop->u.for_.nvars != 1 || loop->u.for_.step != 1) return false;
+    const tir_stmt *body = loop->u.for_.body;
+    tir_stmt *const *items = body && body->kind == TS_SEQ ? body->u.seq.stmts : (tir_stmt *const *)&loop->u.for_.body;
+    int n = body && body->kind == TS_SEQ ? body->u.seq.n : 1;
+    out->stages = loop->u.for_.num_stages;
+    out->tma = arch == TLC_SM90 || arch == TLC_SM90A;
+    for (int i = 0; i < n; i++) {
+        const tir_stmt *s = items[i];
+        if (s->kind == TS_LET) continue;
+        if (!pipelinable_copy(s) || out->ncopies >= TLC_PIPE_MAX_COPIES) break;
+        const tir_buffer *b = s->u.copy.dst.buf;
+        bool dup = false;
+        for (int j = 0; j < out->ncopies; j++) dup |= out->copies[j]->u.copy.dst.buf == b;
+        if (dup || written_elsewhere(body, b, s)) break;
+        out->copies[out->ncopies++] = s;
+        out->nprefix = i + 1;
+        if (!tma_copy(s)) out->tma = false;
+    }
+    (void)k;
+    return out->ncopies > 0;
+}
+
+static bool written_elsewhere(const tir_stmt *s, const tir_buffer *b, const tir_stmt *except) {
+    if (!s || s == except) return false;
+    switch (s->kind) {
+    case TS_SEQ:
+        for (int i = 0; i < s->u.seq.n; i++)
+            if (written_elsewhere(s->u.seq.stmts[i], b, except)) return true;
+        return false;
+    case TS_FOR: return written_elsewhere(s->u.for_.body, b, except);
+    case TS_IF: return written_elsewhere(s->u.if_.then, b, except) || written_elsewhere(s->u.if_.els, b, except);
+    case TS_STORE: return s->u.store.buf == b;
+    case TS_COPY: return s->u.copy.dst.buf == b;
+    case TS_FILL: return s->u.fill.dst.buf == b;
+    case TS_REDUCE: return s->u.reduce.dst.buf == b;
+    case TS_ATOMIC_ADD: return s->u.atomic.dst.buf == b;
+    default: return false;
+    }
+}
+
+static void visit(const tir_kernel *k, tlc_arch arch, const tir_stmt *s) {
     if (!s) return;
     switch (s->kind) {
     case TS_SEQ:
-        for (int i = 0; i < s->u.seq.n; i++) visit(s->u.seq.stmts[i], pipelined);
+        for (int i = 0; i < s->u.seq.n; i++) visit(k, arch, s->u.seq.stmts[i]);
         break;
-    case TS_FOR:
-        if (s->u.for_.kind == TIR_FOR_PIPELINED) (*pipelined)++;
-        visit(s->u.for_.body, pipelined);
+    case TS_FOR: {
+        tlc_pipe_plan p;
+        if (tlc_pipeline_loop_plan(k, arch, s, &p))
+            for (int i = 0; i < p.ncopies; i++) {
+                tlc_layout *l = p.copies[i]->u.copy.dst.buf->layout;
+                if (l->stages < p.stages) l->stages = p.stages;
+            }
+        visit(k, arch, s->u.for_.body);
         break;
+    }
     case TS_IF:
-        visit(s->u.if_.then, pipelined);
-        visit(s->u.if_.els, pipelined);
+        visit(k, arch, s->u.if_.then);
+        visit(k, arch, s->u.if_.els);
         break;
     default: break;
     }
@@ -28,9 +129,8 @@ bool tlc_pipeline_plan(tir_module *m, tlc_arena *a, tlc_diag *diag) {
     (void)a;
     (void)diag;
     for (int i = 0; i < m->nkernels; i++) {
-        int pipelined = 0;
-        visit(m->kernels[i]->body, &pipelined);
-        (void)pipelined; /* stages stay 1 until pipelining is implemented */
+        visit(m->kernels[i], m->arch, m->kernels[i]->body);
+        tlc_shared_alloc(m->kernels[i]); /* stage copies change the offsets */
     }
     return true;
 }

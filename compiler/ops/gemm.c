@@ -1,0 +1,401 @@
+/* gemm(A, B, C, transpose_A, transpose_B, policy, clear_accum): C += A @ B
+ * on the tensor cores, fp16 / bf16 operands, float32 accumulator.
+ *
+ * Layout rule (strict): C's fragment is fixed by the instruction and the
+ * warp policy (layout/gemm_layouts.h); shared operands get swizzled panel
+ * layouts (tlc_layout_gemm_operand), which annotate_layout's
+ * make_swizzled_layout also means; an A operand in registers gets the
+ * m16n8k16 A fragment.
+ *
+ * Lowering:
+ *   sm_90a, whole warpgroups, operands in swizzled shared memory: each
+ *     warpgroup issues wgmma.mma_async m64nNk16 with shared-memory matrix
+ *     descriptors, between wgmma.fence and commit_group / wait_group 0.
+ *     Operands written through the generic proxy (ordinary stores) get a
+ *     fence.proxy.async and a barrier first; TMA-filled stage buffers do not.
+ *   otherwise: each warp loads its operand tiles with ldmatrix (.trans for
+ *     MN-major operands) and issues mma.sync m16n8k16 per 16 x 8 tile. */
+#include <stdio.h>
+#include <string.h>
+#include "../layout/gemm_layouts.h"
+#include "../transform/lower.h"
+
+static bool is_mma_dtype(tir_dtype t) { return t == TIR_F16 || t == TIR_BF16; }
+
+static tlc_layout *operand_layout(tlc_arena *a, const tir_buffer *b) {
+    if (b->layout) return b->layout;
+    int64_t shape[TLC_FRAG_MAX_RANK];
+    for (int d = 0; d < b->rank && d < TLC_FRAG_MAX_RANK; d++) shape[d] = tir_buffer_dim(b, d);
+    return tlc_layout_gemm_operand(a, b->rank, shape, tir_dtype_bytes(b->dtype));
+}
+
+/* Can wgmma read this operand through a descriptor? K-major: any swizzle
+ * (a k16 step is 32 bytes, inside every swizzle row). MN-major: the
+ * instruction's MN extent and every MN offset used must be whole swizzle
+ * atoms. */
+static bool wgmma_operand_ok(const tlc_layout *l, bool k_major, int mn_extent, int mn_step) {
+    if (!l || l->rank != 2 || l->swizzle == TLC_SWIZZLE_NONE) return false;
+    int64_t atom = (int64_t)l->swizzle / l->elem_bytes;
+    if (l->panel_elems == 0 && l->shape[1] != atom) return false;
+    if (k_major) return true;
+    return mn_extent % atom == 0 && mn_step % atom == 0;
+}
+
+/* The plan a gemm statement gets (the same in inference and lowering). */
+static bool gemm_plan(tlc_arena *a, const tir_kernel *k, tlc_arch arch, const tir_stmt *s, tlc_gemm_plan *p,
+                      char *why, int whylen) {
+    const tir_buffer *A = s->u.gemm.a.buf, *B = s->u.gemm.b.buf, *C = s->u.gemm.c.buf;
+    if (!is_mma_dtype(A->dtype) || A->dtype != B->dtype || C->dtype != TIR_F32) {
+        snprintf(why, (size_t)whylen, "the tensor cores take float16 or bfloat16 operands and a float32 accumulator "
+                                      "(here %s x %s -> %s)", tir_dtype_name(A->dtype), tir_dtype_name(B->dtype),
+                 tir_dtype_name(C->dtype));
+        return false;
+    }
+    if (A->rank != 2 || B->rank != 2 || C->rank != 2) {
+        snprintf(why, (size_t)whylen, "gemm operands must be 2-d buffers");
+        return false;
+    }
+    int m = s->u.gemm.m, n = s->u.gemm.n, kk = s->u.gemm.k;
+    bool shared_ops = A->scope == TIR_SCOPE_SHARED && B->scope == TIR_SCOPE_SHARED;
+    if (B->scope != TIR_SCOPE_SHARED) {
+        snprintf(why, (size_t)whylen, "operand B must be in shared memory");
+        return false;
+    }
+    if (shared_ops && arch == TLC_SM90A &&
+        tlc_gemm_plan_make(p, arch, k->threads, m, n, kk, s->u.gemm.policy, true, why, whylen) &&
+        p->inst == TLC_INST_WGMMA) {
+        bool ok = wgmma_operand_ok(operand_layout(a, A), !s->u.gemm.trans_a, 64, p->tile_m) &&
+                  wgmma_operand_ok(operand_layout(a, B), s->u.gemm.trans_b, p->inst_n, p->inst_n) &&
+                  wgmma_operand_ok(operand_layout(a, B), s->u.gemm.trans_b, p->inst_n, p->tile_n);
+        if (ok) return true;
+    }
+    if (!tlc_gemm_plan_make(p, arch, k->threads, m, n, kk, s->u.gemm.policy, false, why, whylen)) return false;
+    if (A->scope == TIR_SCOPE_FRAGMENT && s->u.gemm.trans_a) {
+        snprintf(why, (size_t)whylen, "an A operand in registers cannot be transposed");
+        return false;
+    }
+    return true;
+}
+
+static const char *plan_name(tlc_arena *a, const tlc_gemm_plan *p) {
+    const char *pol = tir_policy_name(p->policy);
+    if (p->inst == TLC_INST_WGMMA)
+        return tlc_arena_printf(a, "gemm accumulator (wgmma m64n%dk16, %s, %d x %d warpgroups of %d x %d)", p->inst_n,
+                                pol, p->units_m, p->units_n, p->tile_m, p->tile_n);
+    return tlc_arena_printf(a, "gemm accumulator (mma.sync m16n8k16, %s, %d x %d warps of %d x %d)", pol, p->units_m,
+                            p->units_n, p->tile_m, p->tile_n);
+}
+
+bool tlc_gemm_infer(tlc_infer *st, const tir_stmt *s, bool free_pass) {
+    (void)free_pass;
+    tir_buffer *A = s->u.gemm.a.buf, *B = s->u.gemm.b.buf, *C = s->u.gemm.c.buf;
+    bool before = st->changed;
+    st->changed = false;
+    /* shared operands: swizzled panels (also what make_swizzled_layout asks for) */
+    tir_buffer *ops[2] = {A, B};
+    for (int i = 0; i < 2; i++)
+        if (ops[i]->scope == TIR_SCOPE_SHARED && !ops[i]->layout && ops[i]->rank <= TLC_FRAG_MAX_RANK) {
+            ops[i]->layout = operand_layout(st->a, ops[i]);
+            st->changed = true;
+        }
+    tlc_gemm_plan p;
+    char why[256];
+    if (!gemm_plan(st->a, st->k, st->arch, s, &p, why, sizeof why)) {
+        tlc_error(st->diag, s->loc, "gemm cannot be mapped to the tensor cores: %s", why);
+        st->failed = true;
+        return false;
+    }
+    tlc_fragment *f = tlc_gemm_acc_fragment(st->a, &p);
+    f->origin = plan_name(st->a, &p);
+    if (!tlc_infer_propose(st, C, f, TLC_STRENGTH_STRICT, s))
+        tlc_infer_conflict(st, s, C, f, "the gemm accumulator's layout is fixed by the instruction and the warp policy");
+    if (A->scope == TIR_SCOPE_FRAGMENT) {
+        tlc_fragment *fa = tlc_gemm_a_fragment(st->a, &p);
+        fa->origin = tlc_arena_printf(st->a, "gemm operand A in registers (mma.sync m16n8k16, %s)",
+                                      tir_policy_name(p.policy));
+        if (!tlc_infer_propose(st, A, fa, TLC_STRENGTH_STRICT, s))
+            tlc_infer_conflict(st, s, A, fa, "an A operand in registers must have the mma.sync A layout");
+    }
+    bool changed = st->changed;
+    st->changed = before || changed;
+    return changed;
+}
+
+/* ---------------- lowering helpers ---------------- */
+static th_var *scalar_tmp(tlc_lower_ctx *lc, const char *name, th_base b) { return tlc_temp(lc, name, th_scalar(b), 0); }
+
+/* i32 shared address of the buffer's first byte (current stage). */
+static th_expr *shared_base32(tlc_lower_ctx *lc, const tir_buffer *b) {
+    th_expr *off = tlc_i32(lc, b->layout->offset);
+    if (lc->stage_off && lc->stage_off[b->id]) off = th_bin(lc->a, THB_ADD, off, lc->stage_off[b->id]);
+    return th_convert(lc->a, th_shared_ptr(lc->a, off), th_scalar(TH_I32));
+}
+
+/* Byte offset of element (row, col) before the swizzle (what a wgmma
+ * descriptor's start address holds: the hardware swizzles the rest). */
+static int64_t linear_byte(const tlc_layout *l, int64_t row, int64_t col) {
+    int64_t eb = l->elem_bytes;
+    if (l->panel_elems > 0) {
+        int64_t p = l->panel_elems;
+        return ((col / p) * l->shape[0] * p + row * p + col % p) * eb;
+    }
+    return (row * l->row_elems + col) * eb;
+}
+
+static void emit_asm(tlc_lower_ctx *lc, const char *text, const char *cons, th_expr **args, int nargs, th_var **outs,
+                     int nouts) {
+    tlc_emit(lc, th_asm(lc->a, text, cons, args, nargs, outs, nouts, true));
+}
+
+static void clear_acc(tlc_lower_ctx *lc, const tir_buffer *C) {
+    th_var *acc = lc->regs[C->id];
+    for (int64_t i = 0; i < C->fragment->slots; i++)
+        tlc_emit(lc, th_assign(lc->a, acc, tlc_i32(lc, i), th_float(lc->a, TH_F32, 0.0)));
+}
+
+/* ---------------- sm_80: ldmatrix + mma.sync ---------------- */
+/* Per-thread ldmatrix addresses without per-instruction swizzle math. A
+ * lane's row is row_lane + R0 and its 16-byte chunk chunk_lane + C0 / 8,
+ * with R0 and C0 compile-time multiples of 8. Swizzled rows repeat every 8
+ * rows, so the XOR term depends on the lane only, and the chunk's place
+ * within a panel only on C0 / 8 modulo the chunks per swizzle row: one
+ * precomputed offset per residue. */
+typedef struct ldm_addr {
+    th_expr *base;  /* i32: shared address of the buffer (stage) + the lane's row */
+    th_expr *x[16]; /* per chunk residue: panel step + swizzled chunk, bytes */
+    int cn;
+    int64_t rowbytes, panel_bytes;
+} ldm_addr;
+
+static void ldm_init(tlc_lower_ctx *lc, ldm_addr *L, const tir_buffer *b, th_expr *row_lane, th_expr *chunk_lane) {
+    tlc_arena *a = lc->a;
+    const tlc_layout *l = b->layout;
+    int64_t eb = l->elem_bytes;
+    L->rowbytes = (l->panel_elems > 0 ? l->panel_elems : l->row_elems) * eb;
+    L->cn = l->swizzle == TLC_SWIZZLE_NONE ? 1 : (int)l->swizzle / 16;
+    L->panel_bytes = l->swizzle == TLC_SWIZZLE_NONE ? 16 : l->shape[0] * L->rowbytes;
+    L->base = tlc_let(lc, "lmb", th_bin(a, THB_ADD, shared_base32(lc, b), th_bin(a, THB_MUL, row_lane, tlc_i32(lc, L->rowbytes))));
+    th_expr *xorv = L->cn == 1 ? tlc_i32(lc, 0)
+                               : th_bin(a, THB_UREM, th_bin(a, THB_UDIV, th_bin(a, THB_MUL, row_lane, tlc_i32(lc, L->rowbytes)),
+                                                             tlc_i32(lc, 128)), tlc_i32(lc, L->cn));
+    for (int c = 0; c < L->cn; c++) {
+        th_expr *ch = th_bin(a, THB_ADD, chunk_lane, tlc_i32(lc, c));
+        th_expr *pan = th_bin(a, THB_MUL, th_bin(a, THB_UDIV, ch, tlc_i32(lc, L->cn)), tlc_i32(lc, L->panel_bytes));
+        th_expr *in = th_bin(a, THB_MUL, th_bin(a, THB_XOR, th_bin(a, THB_UREM, ch, tlc_i32(lc, L->cn)), xorv), tlc_i32(lc, 16));
+        L->x[c] = tlc_let(lc, "lmx", th_bin(a, THB_ADD, pan, in));
+    }
+}
+
+static th_expr *ldm_at(tlc_lower_ctx *lc, const ldm_addr *L, int64_t r0, int64_t c0) {
+    int64_t q = c0 / 8;
+    int64_t k = r0 * L->rowbytes + (q / L->cn) * L->panel_bytes;
+    return th_bin(lc->a, THB_ADD, th_bin(lc->a, THB_ADD, L->base, L->x[q % L->cn]), tlc_i32(lc, k));
+}
+
+static void ldmatrix(tlc_lower_ctx *lc, bool trans, int num, th_expr *addr, th_var **outs) {
+    const char *text = num == 4 ? (trans ? "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {$0, $1, $2, $3}, [$4];"
+                                         : "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {$0, $1, $2, $3}, [$4];")
+                                : (trans ? "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {$0, $1}, [$2];"
+                                         : "ldmatrix.sync.aligned.m8n8.x2.shared.b16 {$0, $1}, [$2];");
+    const char *cons = num == 4 ? "=r,=r,=r,=r,r" : "=r,=r,r";
+    th_expr *args[1] = {addr};
+    emit_asm(lc, text, cons, args, 1, outs, num);
+}
+
+static void lower_mma_sync(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_gemm_plan *p) {
+    tlc_arena *a = lc->a;
+    const tir_buffer *A = s->u.gemm.a.buf, *B = s->u.gemm.b.buf, *C = s->u.gemm.c.buf;
+    bool ta = s->u.gemm.trans_a, tb = s->u.gemm.trans_b;
+    bool bf = A->dtype == TIR_BF16;
+    int mtiles = p->tile_m / 16, ntiles = p->tile_n / 8, ksteps = p->k / 16;
+    th_var *acc = lc->regs[C->id];
+    th_expr *tid = th_read(a, lc->tid);
+    th_expr *warp = tlc_let(lc, "warp", th_bin(a, THB_UDIV, tid, tlc_i32(lc, 32)));
+    th_expr *lane = tlc_let(lc, "lane", th_bin(a, THB_UREM, tid, tlc_i32(lc, 32)));
+    th_expr *row0 = tlc_let(lc, "wrow", th_bin(a, THB_MUL, th_bin(a, THB_UREM, warp, tlc_i32(lc, p->units_m)),
+                                              tlc_i32(lc, p->tile_m)));
+    th_expr *col0 = tlc_let(lc, "wcol", th_bin(a, THB_MUL, th_bin(a, THB_UDIV, warp, tlc_i32(lc, p->units_m)),
+                                              tlc_i32(lc, p->tile_n)));
+    /* lane -> (matrix j, row r) of an x4 ldmatrix */
+    th_expr *lj = tlc_let(lc, "lj", th_bin(a, THB_UDIV, lane, tlc_i32(lc, 8)));
+    th_expr *lr = tlc_let(lc, "lr", th_bin(a, THB_UREM, lane, tlc_i32(lc, 8)));
+    /* (row, chunk) of the lane's ldmatrix row address, rows and 8-element chunks of the stored buffer */
+    ldm_addr la, lb;
+    th_expr *jl = th_bin(a, THB_UREM, lj, tlc_i32(lc, 2)), *jh = th_bin(a, THB_UDIV, lj, tlc_i32(lc, 2));
+    if (A->scope == TIR_SCOPE_SHARED) {
+        if (!ta) /* A[m][k]: matrices (m 0-7, k 0-7), (m 8-15, k 0-7), (m 0-7, k 8-15), (m 8-15, k 8-15) */
+            ldm_init(lc, &la, A, th_bin(a, THB_ADD, row0, th_bin(a, THB_ADD, lr, th_bin(a, THB_MUL, jl, tlc_i32(lc, 8)))), jh);
+        else /* A stored [k][m], .trans: the same matrices, transposed */
+            ldm_init(lc, &la, A, th_bin(a, THB_ADD, lr, th_bin(a, THB_MUL, jh, tlc_i32(lc, 8))),
+                     th_bin(a, THB_ADD, th_bin(a, THB_UDIV, row0, tlc_i32(lc, 8)), jl));
+    }
+    if (!tb) /* B stored [k][n], .trans: matrices (k 0-7, n 0-7), (k 8-15, n 0-7), (k 0-7, n 8-15), (k 8-15, n 8-15) */
+        ldm_init(lc, &lb, B, th_bin(a, THB_ADD, lr, th_bin(a, THB_MUL, jl, tlc_i32(lc, 8))),
+                 th_bin(a, THB_ADD, th_bin(a, THB_UDIV, col0, tlc_i32(lc, 8)), jh));
+    else /* B stored [n][k]: matrices (n 0-7, k 0-7), (n 0-7, k 8-15), (n 8-15, k 0-7), (n 8-15, k 8-15) */
+        ldm_init(lc, &lb, B, th_bin(a, THB_ADD, col0, th_bin(a, THB_ADD, lr, th_bin(a, THB_MUL, jh, tlc_i32(lc, 8)))), jl);
+    th_var **af = TLC_NEW_ARRAY(a, th_var *, (size_t)mtiles * 4);
+    th_var **bfr = TLC_NEW_ARRAY(a, th_var *, (size_t)(ntiles + 1) * 2);
+    for (int i = 0; i < mtiles * 4; i++) af[i] = scalar_tmp(lc, "af", TH_I32);
+    for (int i = 0; i < (ntiles + 1) * 2; i++) bfr[i] = scalar_tmp(lc, "bf", TH_I32);
+    th_var *d[4];
+    for (int i = 0; i < 4; i++) d[i] = scalar_tmp(lc, "d", TH_F32);
+    const char *mma = bf ? "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {$0, $1, $2, $3}, {$4, $5, $6, $7}, "
+                           "{$8, $9}, {$10, $11, $12, $13};"
+                         : "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {$0, $1, $2, $3}, {$4, $5, $6, $7}, "
+                           "{$8, $9}, {$10, $11, $12, $13};";
+    th_type h2 = th_vec(bf ? TH_BF16 : TH_F16, 2);
+    for (int ks = 0; ks < ksteps; ks++) {
+        /* A tiles */
+        for (int mi = 0; mi < mtiles; mi++) {
+            if (A->scope == TIR_SCOPE_SHARED) {
+                th_expr *ad = !ta ? ldm_at(lc, &la, mi * 16, ks * 16) : ldm_at(lc, &la, ks * 16, mi * 16);
+                ldmatrix(lc, ta, 4, ad, &af[mi * 4]);
+            } else { /* registers: slots 8 * (ks + ksteps * mi) + r, pairs packed */
+                th_var *ar = lc->regs[A->id];
+                for (int q = 0; q < 4; q++) {
+                    int64_t sl = 8 * ((int64_t)ks + (int64_t)ksteps * mi) + 2 * q;
+                    th_type rt = tlc_reg_type(A->dtype);
+                    th_expr *l2[2] = {tlc_coerce(lc, th_array_read(a, ar, tlc_i32(lc, sl)), rt),
+                                      tlc_coerce(lc, th_array_read(a, ar, tlc_i32(lc, sl + 1)), rt)};
+                    tlc_emit(lc, th_assign(a, af[mi * 4 + q], NULL,
+                                           th_bitcast(a, th_build(a, h2, l2, 2), th_scalar(TH_I32))));
+                }
+            }
+        }
+        /* B tiles, two n8 tiles per x4 */
+        for (int ni = 0; ni < ntiles; ni += 2) {
+            int num = ni + 1 < ntiles ? 4 : 2;
+            th_expr *ad = !tb ? ldm_at(lc, &lb, ks * 16, ni * 8) : ldm_at(lc, &lb, ni * 8, ks * 16);
+            ldmatrix(lc, !tb, num, ad, &bfr[ni * 2]);
+        }
+        for (int mi = 0; mi < mtiles; mi++)
+            for (int ni = 0; ni < ntiles; ni++) {
+                int64_t base = tlc_gemm_acc_slot(p, mi, ni, 0);
+                th_expr *args[14];
+                for (int q = 0; q < 4; q++) args[q] = th_read(a, af[mi * 4 + q]);
+                args[4] = th_read(a, bfr[ni * 2]);
+                args[5] = th_read(a, bfr[ni * 2 + 1]);
+                for (int q = 0; q < 4; q++) args[6 + q] = th_array_read(a, acc, tlc_i32(lc, base + q));
+                emit_asm(lc, mma, "=f,=f,=f,=f,r,r,r,r,r,r,0,1,2,3", args, 10, d, 4);
+                for (int q = 0; q < 4; q++) tlc_emit(lc, th_assign(a, acc, tlc_i32(lc, base + q), th_read(a, d[q])));
+            }
+    }
+}
+
+/* ---------------- sm_90a: wgmma ---------------- */
+static int swizzle_code(tlc_swizzle s) {
+    switch (s) {
+    case TLC_SWIZZLE_128B: return 1;
+    case TLC_SWIZZLE_64B: return 2;
+    case TLC_SWIZZLE_32B: return 3;
+    default: return 0;
+    }
+}
+
+/* Descriptor bits other than the start address (PTX ISA "Matrix
+ * Descriptor Format"): LBO bits 16-29, SBO bits 32-45, swizzle 62-63.
+ * K-major swizzled: SBO = 8 rows of the swizzle width, LBO unused (1).
+ * MN-major: LBO = from one swizzle atom column (panel) to the next along
+ * MN, SBO = from 8 K rows to the next 8. */
+static uint64_t desc_bits(const tlc_layout *l, bool k_major) {
+    uint64_t sw = (uint64_t)l->swizzle;
+    uint64_t sbo = 8 * sw, lbo = 16;
+    if (!k_major) lbo = (uint64_t)(l->panel_elems > 0 ? l->shape[0] * l->panel_elems * l->elem_bytes : 16);
+    return ((lbo >> 4) & 0x3FFF) << 16 | ((sbo >> 4) & 0x3FFF) << 32 | (uint64_t)swizzle_code(l->swizzle) << 62;
+}
+
+static th_expr *desc_base(tlc_lower_ctx *lc, const tir_buffer *b, bool k_major) {
+    th_expr *addr = th_convert(lc->a, shared_base32(lc, b), th_scalar(TH_I64));
+    th_expr *enc = th_bin(lc->a, THB_AND, th_bin(lc->a, THB_LSHR, addr, th_int(lc->a, TH_I64, 4)),
+                          th_int(lc->a, TH_I64, 0x3FFF));
+    return tlc_let(lc, "desc", th_bin(lc->a, THB_OR, enc, th_int(lc->a, TH_I64, (int64_t)desc_bits(b->layout, k_major))));
+}
+
+static void lower_wgmma(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_gemm_plan *p) {
+    tlc_arena *a = lc->a;
+    const tir_buffer *A = s->u.gemm.a.buf, *B = s->u.gemm.b.buf, *C = s->u.gemm.c.buf;
+    bool ta = s->u.gemm.trans_a, tb = s->u.gemm.trans_b;
+    bool a_kmajor = !ta, b_kmajor = tb;
+    const char *ty = A->dtype == TIR_BF16 ? "bf16" : "f16";
+    th_var *acc = lc->regs[C->id];
+    /* operands written by ordinary stores must be made visible to the async proxy */
+    bool need_fence = !(lc->async_written && lc->async_written[A->id] && lc->async_written[B->id]);
+    if (need_fence) {
+        emit_asm(lc, "fence.proxy.async.shared::cta;", "", NULL, 0, NULL, 0);
+        tlc_emit(lc, th_barrier(a));
+    }
+    th_expr *tid = th_read(a, lc->tid);
+    th_expr *wg = tlc_let(lc, "wg", th_bin(a, THB_UDIV, tid, tlc_i32(lc, 128)));
+    th_expr *um = th_bin(a, THB_UREM, wg, tlc_i32(lc, p->units_m)), *un = th_bin(a, THB_UDIV, wg, tlc_i32(lc, p->units_m));
+    th_expr *da = desc_base(lc, A, a_kmajor), *db = desc_base(lc, B, b_kmajor);
+    /* the warpgroup's tile offset, in descriptor units (16 bytes); the
+     * layouts make it linear in the unit index (panels are whole atoms) */
+    const tlc_layout *la = A->layout, *lb = B->layout;
+    int64_t a_unit = !ta ? linear_byte(la, p->tile_m, 0) : linear_byte(la, 0, p->tile_m);
+    int64_t b_unit = tb ? linear_byte(lb, p->tile_n, 0) : linear_byte(lb, 0, p->tile_n);
+    if (p->units_m > 1) da = tlc_let(lc, "desca", th_bin(a, THB_ADD, da, th_convert(a, th_bin(a, THB_MUL, um, tlc_i32(lc, a_unit >> 4)), th_scalar(TH_I64))));
+    if (p->units_n > 1) db = tlc_let(lc, "descb", th_bin(a, THB_ADD, db, th_convert(a, th_bin(a, THB_MUL, un, tlc_i32(lc, b_unit >> 4)), th_scalar(TH_I64))));
+    int nregs = p->inst_n / 2;
+    tlc_strbuf sb;
+    tlc_sb_init(&sb);
+    tlc_sb_printf(&sb, "wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {", p->inst_n, ty, ty);
+    for (int i = 0; i < nregs; i++) tlc_sb_printf(&sb, "%s$%d", i ? ", " : "", i);
+    tlc_sb_printf(&sb, "}, $%d, $%d, 1, 1, 1, %d, %d;", nregs, nregs + 1, ta ? 1 : 0, tb ? 0 : 1);
+    const char *text = tlc_arena_strdup(a, tlc_sb_cstr(&sb));
+    tlc_sb_free(&sb);
+    tlc_sb_init(&sb);
+    for (int i = 0; i < nregs; i++) tlc_sb_puts(&sb, "=f,");
+    tlc_sb_puts(&sb, "l,l");
+    for (int i = 0; i < nregs; i++) tlc_sb_printf(&sb, ",%d", i);
+    const char *cons = tlc_arena_strdup(a, tlc_sb_cstr(&sb));
+    tlc_sb_free(&sb);
+    th_var **d = TLC_NEW_ARRAY(a, th_var *, (size_t)nregs);
+    for (int i = 0; i < nregs; i++) d[i] = scalar_tmp(lc, "d", TH_F32);
+    th_expr **args = TLC_NEW_ARRAY(a, th_expr *, (size_t)nregs + 2);
+
+    emit_asm(lc, "wgmma.fence.sync.aligned;", "", NULL, 0, NULL, 0);
+    int mreps = p->tile_m / 64, chunks = p->tile_n / p->inst_n, ksteps = p->k / 16;
+    for (int ks = 0; ks < ksteps; ks++)
+        for (int mi = 0; mi < mreps; mi++)
+            for (int c = 0; c < chunks; c++) {
+                int64_t ao = a_kmajor ? linear_byte(la, (int64_t)mi * 64, (int64_t)ks * 16)
+                                      : linear_byte(la, (int64_t)ks * 16, (int64_t)mi * 64);
+                int64_t bo = b_kmajor ? linear_byte(lb, (int64_t)c * p->inst_n, (int64_t)ks * 16)
+                                      : linear_byte(lb, (int64_t)ks * 16, (int64_t)c * p->inst_n);
+                args[0] = th_bin(a, THB_ADD, da, th_int(a, TH_I64, ao >> 4));
+                args[1] = th_bin(a, THB_ADD, db, th_int(a, TH_I64, bo >> 4));
+                int64_t base = tlc_gemm_acc_slot(p, mi, c, 0);
+                for (int i = 0; i < nregs; i++) args[2 + i] = th_array_read(a, acc, tlc_i32(lc, base + i));
+                emit_asm(lc, text, cons, args, nregs + 2, d, nregs);
+                for (int i = 0; i < nregs; i++) tlc_emit(lc, th_assign(a, acc, tlc_i32(lc, base + i), th_read(a, d[i])));
+            }
+    emit_asm(lc, "wgmma.commit_group.sync.aligned;", "", NULL, 0, NULL, 0);
+    emit_asm(lc, "wgmma.wait_group.sync.aligned 0;", "", NULL, 0, NULL, 0);
+}
+
+void tlc_lower_gemm(tlc_lower_ctx *lc, const tir_stmt *s) {
+    const tir_buffer *A = s->u.gemm.a.buf, *B = s->u.gemm.b.buf, *C = s->u.gemm.c.buf;
+    tlc_gemm_plan p;
+    char why[256];
+    if (!gemm_plan(lc->a, lc->k, lc->arch, s, &p, why, sizeof why)) {
+        tlc_error(lc->diag, s->loc, "gemm cannot be mapped to the tensor cores: %s", why);
+        return;
+    }
+    tlc_fragment *want = tlc_gemm_acc_fragment(lc->a, &p);
+    if (!C->fragment || !tlc_fragment_equal(C->fragment, want) || (A->scope == TIR_SCOPE_SHARED && !A->layout) ||
+        !B->layout) {
+        tlc_error(lc->diag, s->loc, "internal error: gemm operands do not have the layouts inference chose");
+        return;
+    }
+    if (A->scope == TIR_SCOPE_FRAGMENT &&
+        (!A->fragment || !tlc_fragment_equal(A->fragment, tlc_gemm_a_fragment(lc->a, &p)))) {
+        tlc_error(lc->diag, s->loc, "internal error: gemm operand A in registers has the wrong layout");
+        return;
+    }
+    tlc_emit(lc, th_comment(lc->a, tlc_arena_printf(lc->a, "gemm %s x %s -> %s: %s", A->name, B->name, C->name,
+                                                    plan_name(lc->a, &p))));
+    if (s->u.gemm.clear_accum) clear_acc(lc, C);
+    if (p.inst == TLC_INST_WGMMA) lower_wgmma(lc, s, &p);
+    else lower_mma_sync(lc, s, &p);
+}

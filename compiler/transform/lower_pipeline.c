@@ -1,0 +1,313 @@
+/* Lowering the loads of Pipelined loops (plan: pipeline_plan.c; the loop
+ * skeleton is in lower.c):
+ *
+ *   cp.async (sm_80..sm_89): every thread copies 16-byte chunks of the tile
+ *     with cp.async.cg (src-size 0..16 zero-fills what lies past the
+ *     tensor's edge), one commit group per iteration; a stage is ready
+ *     after cp.async.wait_group(stages-2) and a barrier.
+ *   TMA (sm_90 / sm_90a): thread 0 arms the stage's mbarrier with the
+ *     tile's bytes (mbarrier.arrive.expect_tx) and issues one
+ *     cp.async.bulk.tensor per swizzle panel; out-of-bounds parts of the box
+ *     are zero-filled by the hardware. Consumers wait on the mbarrier's
+ *     phase parity (iteration / stages) & 1. The tensor maps are kernel
+ *     parameters the runtime encodes from the `tmap` metadata lines.
+ * Copies that cannot use 16-byte chunks at run time (a symbolic row length
+ * that is not a multiple of 8 elements) fall back to ordinary loads into
+ * the same stage buffer. */
+#include <string.h>
+#include "lower.h"
+
+static int squeezed(const tir_region *r, int *dims) {
+    int n = 0;
+    for (int d = 0; d < r->rank; d++) {
+        int64_t e;
+        if (!tir_expr_const_int(r->extent[d], &e) || e != 1) dims[n++] = d;
+    }
+    return n;
+}
+
+static void asm0(tlc_lower_ctx *lc, const char *text, const char *cons, th_expr **args, int nargs) {
+    tlc_emit(lc, th_asm(lc->a, text, cons, args, nargs, NULL, 0, true));
+}
+
+static th_expr *tid_is0(tlc_lower_ctx *lc) { return th_cmp(lc->a, THC_EQ, th_read(lc->a, lc->tid), tlc_i32(lc, 0)); }
+
+/* ---------------- tensor maps ---------------- */
+static void collect(tlc_lower_ctx *lc, const tir_stmt *s, tlc_ptrvec *out) {
+    if (!s) return;
+    switch (s->kind) {
+    case TS_SEQ:
+        for (int i = 0; i < s->u.seq.n; i++) collect(lc, s->u.seq.stmts[i], out);
+        break;
+    case TS_FOR: {
+        tlc_pipe_plan p;
+        if (tlc_pipeline_loop_plan(lc->k, lc->arch, s, &p) && p.tma)
+            for (int i = 0; i < p.ncopies; i++) tlc_ptrvec_push(out, (void *)p.copies[i]);
+        collect(lc, s->u.for_.body, out);
+        break;
+    }
+    case TS_IF:
+        collect(lc, s->u.if_.then, out);
+        collect(lc, s->u.if_.els, out);
+        break;
+    default: break;
+    }
+}
+
+void tlc_pipe_collect_tmaps(tlc_lower_ctx *lc, int *nparams) {
+    tlc_ptrvec copies = {0};
+    collect(lc, lc->k->body, &copies);
+    lc->ntmaps = 0;
+    if (copies.len > 8) { /* the runtime's limit (TLRT_MAX_TMAPS) */
+        tlc_error(lc->diag, lc->k->loc, "kernel '%s' would need %d TMA descriptors; at most 8 are supported",
+                  lc->k->name, copies.len);
+        copies.len = 0;
+    }
+    lc->tmaps = TLC_NEW_ARRAY(lc->a, tlc_tmap_use, (size_t)copies.len + 1);
+    for (int i = 0; i < copies.len; i++) {
+        const tir_stmt *s = copies.items[i];
+        const tir_region *src = &s->u.copy.src;
+        const tir_buffer *b = s->u.copy.dst.buf;
+        tlc_tmap_use *t = &lc->tmaps[lc->ntmaps++];
+        int dims[16];
+        squeezed(src, dims);
+        t->copy = s;
+        t->tensor = src->buf;
+        t->rank = src->buf->rank;
+        t->row_dim = dims[0];
+        t->swizzle = b->layout->swizzle;
+        t->inner = b->layout->panel_elems > 0 ? b->layout->panel_elems : tir_buffer_dim(b, 1);
+        t->npanels = (int)(tir_buffer_dim(b, 1) / t->inner);
+        for (int d = 0; d < t->rank; d++) t->box[d] = 1;
+        t->box[t->row_dim] = tir_buffer_dim(b, 0);
+        t->box[t->rank - 1] = t->inner;
+        t->param = (*nparams)++;
+        lc->tk->params[t->param] =
+            (th_param){tlc_arena_printf(lc->a, "tmap%d_%s", i, src->buf->name), th_ptr(TH_AS_GENERIC), 128};
+    }
+    tlc_ptrvec_free(&copies);
+}
+
+void tlc_pipe_meta_lines(tlc_lower_ctx *lc, tlc_strbuf *sb) {
+    for (int i = 0; i < lc->ntmaps; i++) {
+        const tlc_tmap_use *t = &lc->tmaps[i];
+        tlc_sb_printf(sb, "tlc.meta tmap %s box=[", t->tensor->name);
+        for (int d = 0; d < t->rank; d++) tlc_sb_printf(sb, "%s%lld", d ? "," : "", (long long)t->box[d]);
+        tlc_sb_puts(sb, "] estrides=[");
+        for (int d = 0; d < t->rank; d++) tlc_sb_printf(sb, "%s1", d ? "," : "");
+        const char *sw = t->swizzle == TLC_SWIZZLE_128B ? "128B" : t->swizzle == TLC_SWIZZLE_64B ? "64B"
+                         : t->swizzle == TLC_SWIZZLE_32B ? "32B" : "none";
+        tlc_sb_printf(sb, "] swizzle=%s l2=128B oob=zero\n", sw);
+    }
+}
+
+static const tlc_tmap_use *tmap_of(const tlc_lower_ctx *lc, const tir_stmt *copy) {
+    for (int i = 0; i < lc->ntmaps; i++)
+        if (lc->tmaps[i].copy == copy) return &lc->tmaps[i];
+    return NULL;
+}
+
+/* ---------------- stages ---------------- */
+void tlc_pipe_set_stage(tlc_lower_ctx *lc, const tlc_pipe_plan *pp, th_expr *stage) {
+    if (!lc->stage_off) {
+        lc->stage_off = TLC_NEW_ARRAY(lc->a, th_expr *, (size_t)lc->k->nbuffers + 1);
+        lc->async_written = TLC_NEW_ARRAY(lc->a, bool, (size_t)lc->k->nbuffers + 1);
+    }
+    for (int i = 0; i < pp->ncopies; i++) {
+        const tir_buffer *b = pp->copies[i]->u.copy.dst.buf;
+        lc->stage_off[b->id] = stage ? th_bin(lc->a, THB_MUL, stage, tlc_i32(lc, b->layout->bytes)) : NULL;
+        lc->async_written[b->id] = stage && pp->tma;
+    }
+}
+
+static th_expr *mbar_addr(tlc_lower_ctx *lc, tlc_pipe_state *ps, th_expr *stage) {
+    th_expr *off = th_bin(lc->a, THB_ADD, tlc_i32(lc, ps->mbar), th_bin(lc->a, THB_MUL, stage, tlc_i32(lc, 8)));
+    return th_convert(lc->a, th_shared_ptr(lc->a, off), th_scalar(TH_I32));
+}
+
+void tlc_pipe_begin(tlc_lower_ctx *lc, tlc_pipe_state *ps) {
+    const tlc_pipe_plan *pp = ps->plan;
+    if (!pp->tma) return;
+    ps->mbar = tlc_scratch(lc, 8 * (int64_t)pp->stages);
+    tlc_ptrvec *saved = tlc_lower_begin(lc);
+    for (int s = 0; s < pp->stages; s++) {
+        th_expr *args[1] = {mbar_addr(lc, ps, tlc_i32(lc, s))};
+        asm0(lc, "mbarrier.init.shared::cta.b64 [$0], 1;", "r", args, 1);
+    }
+    asm0(lc, "fence.mbarrier_init.release.cluster;", "", NULL, 0);
+    th_stmt *init = tlc_lower_end(lc, saved);
+    tlc_emit(lc, th_if(lc->a, tid_is0(lc), init, NULL));
+    tlc_emit(lc, th_barrier(lc->a));
+}
+
+/* Indices of the copy's global region for tile element (row, col). */
+static void global_idx(tlc_lower_ctx *lc, const tir_region *src, const int *dims, th_expr *row, th_expr *col,
+                       th_expr **idx) {
+    for (int d = 0; d < src->rank; d++) {
+        idx[d] = tlc_coerce(lc, tlc_lower_expr(lc, src->start[d]), th_scalar(TH_I32));
+        if (d == dims[0]) idx[d] = th_bin(lc->a, THB_ADD, idx[d], row);
+        if (d == dims[1]) idx[d] = th_bin(lc->a, THB_ADD, idx[d], col);
+    }
+}
+
+static void issue_cp_async(tlc_lower_ctx *lc, const tir_stmt *s) {
+    tlc_arena *a = lc->a;
+    const tir_region *src = &s->u.copy.src;
+    const tir_buffer *g = src->buf, *b = s->u.copy.dst.buf;
+    int dims[16];
+    squeezed(src, dims);
+    int eb = tir_dtype_bytes(b->dtype);
+    int64_t vec = 16 / eb, rows = tir_buffer_dim(b, 0), cols = tir_buffer_dim(b, 1);
+    int64_t cpr = cols / vec, total = rows * cpr, threads = lc->k->threads;
+    int last = g->rank - 1;
+    int64_t lastdim = tir_buffer_dim(g, last);
+    /* 16-byte chunks need 16-byte aligned rows and column starts */
+    th_expr *aligned = NULL;
+    if (tlc_expr_multiple(src->start[last]) % vec) {
+        tlc_lower_copy(lc, s);
+        return;
+    }
+    if (lastdim < 0)
+        aligned = tlc_let(lc, "al16", th_cmp(a, THC_EQ, th_bin(a, THB_UREM, tlc_coerce(lc, tlc_dim_value(lc, g, last), th_scalar(TH_I32)),
+                                                               tlc_i32(lc, vec)), tlc_i32(lc, 0)));
+    else if (lastdim % vec) {
+        tlc_lower_copy(lc, s);
+        return;
+    }
+    tlc_ptrvec *saved = tlc_lower_begin(lc);
+    th_expr *tid = th_read(a, lc->tid);
+    th_expr *lim = tlc_let(lc, "lim", tlc_coerce(lc, tlc_dim_value(lc, g, last), th_scalar(TH_I32)));
+    for (int64_t i = 0; i * threads < total; i++) {
+        th_expr *q = th_bin(a, THB_ADD, tid, tlc_i32(lc, i * threads));
+        th_expr *row, *col;
+        if (threads % cpr == 0) { /* the same column every time: rows step by threads / cpr */
+            row = th_bin(a, THB_ADD, th_bin(a, THB_UDIV, tid, tlc_i32(lc, cpr)), tlc_i32(lc, i * (threads / cpr)));
+            col = th_bin(a, THB_MUL, th_bin(a, THB_UREM, tid, tlc_i32(lc, cpr)), tlc_i32(lc, vec));
+        } else {
+            row = tlc_let(lc, "cr", th_bin(a, THB_UDIV, q, tlc_i32(lc, cpr)));
+            col = tlc_let(lc, "cc", th_bin(a, THB_MUL, th_bin(a, THB_UREM, q, tlc_i32(lc, cpr)), tlc_i32(lc, vec)));
+        }
+        th_expr *idx[16];
+        global_idx(lc, src, dims, row, col, idx);
+        th_expr *valid = tlc_global_in_bounds(lc, g, idx, NULL);
+        th_expr *left = th_bin(a, THB_SUB, lim, idx[last]);
+        th_expr *bytes = th_bin(a, THB_MUL, th_bin(a, THB_MIN, left, tlc_i32(lc, vec)), tlc_i32(lc, eb));
+        if (valid) bytes = th_select(a, valid, bytes, tlc_i32(lc, 0));
+        th_expr *gp = tlc_global_elem_ptr(lc, g, idx);
+        if (valid) gp = th_select(a, valid, gp, th_param_ref(a, lc->tk, lc->tensor_param[g->id]));
+        th_expr *sidx[2] = {row, col};
+        th_expr *sp = th_convert(a, tlc_shared_elem_ptr(lc, b, sidx), th_scalar(TH_I32));
+        th_expr *args[3] = {sp, gp, bytes};
+        th_stmt *cp = th_asm(a, "cp.async.cg.shared.global [$0], [$1], 16, $2;", "r,l,r", args, 3, NULL, 0, true);
+        tlc_emit(lc, total % threads && (i + 1) * threads > total
+                         ? th_if(a, th_cmp(a, THC_LT, q, tlc_i32(lc, total)), cp, NULL)
+                         : cp);
+    }
+    th_stmt *fast = tlc_lower_end(lc, saved);
+    if (!aligned) {
+        tlc_emit(lc, fast);
+        return;
+    }
+    saved = tlc_lower_begin(lc);
+    tlc_lower_copy(lc, s);
+    th_stmt *slow = tlc_lower_end(lc, saved);
+    tlc_emit(lc, th_if(a, aligned, fast, slow));
+}
+
+static void issue_tma(tlc_lower_ctx *lc, tlc_pipe_state *ps, const tir_stmt *s, th_expr *stage) {
+    tlc_arena *a = lc->a;
+    const tlc_tmap_use *t = tmap_of(lc, s);
+    const tir_region *src = &s->u.copy.src;
+    const tir_buffer *b = s->u.copy.dst.buf;
+    if (!t) {
+        tlc_error(lc->diag, s->loc, "internal error: no tensor map for this pipelined copy");
+        return;
+    }
+    int eb = tir_dtype_bytes(b->dtype);
+    int64_t panel_bytes = tir_buffer_dim(b, 0) * t->inner * eb;
+    th_expr *base = th_bin(a, THB_ADD, tlc_i32(lc, b->layout->offset), th_bin(a, THB_MUL, stage, tlc_i32(lc, b->layout->bytes)));
+    th_expr *bar = mbar_addr(lc, ps, stage);
+    th_expr *tmap = th_param_ref(a, lc->tk, t->param);
+    for (int p = 0; p < t->npanels; p++) {
+        tlc_strbuf sb, cons;
+        tlc_sb_init(&sb);
+        tlc_sb_init(&cons);
+        tlc_sb_printf(&sb, "cp.async.bulk.tensor.%dd.shared::cluster.global.mbarrier::complete_tx::bytes [$0], [$1, {", t->rank);
+        tlc_sb_puts(&cons, "r,l");
+        th_expr *args[8];
+        int na = 0;
+        args[na++] = th_convert(a, th_shared_ptr(a, th_bin(a, THB_ADD, base, tlc_i32(lc, p * panel_bytes))), th_scalar(TH_I32));
+        args[na++] = tmap;
+        /* coordinates, innermost dim first */
+        for (int d = t->rank - 1; d >= 0; d--) {
+            th_expr *c = tlc_coerce(lc, tlc_lower_expr(lc, src->start[d]), th_scalar(TH_I32));
+            if (d == t->rank - 1) c = th_bin(a, THB_ADD, c, tlc_i32(lc, p * t->inner));
+            tlc_sb_printf(&sb, "%s$%d", d == t->rank - 1 ? "" : ", ", na);
+            tlc_sb_puts(&cons, ",r");
+            args[na++] = c;
+        }
+        tlc_sb_printf(&sb, "}], [$%d];", na);
+        tlc_sb_puts(&cons, ",r");
+        args[na++] = bar;
+        asm0(lc, tlc_arena_strdup(a, tlc_sb_cstr(&sb)), tlc_arena_strdup(a, tlc_sb_cstr(&cons)), args, na);
+        tlc_sb_free(&sb);
+        tlc_sb_free(&cons);
+    }
+}
+
+void tlc_pipe_issue(tlc_lower_ctx *lc, tlc_pipe_state *ps, th_expr *it, th_expr *stage) {
+    tlc_arena *a = lc->a;
+    const tlc_pipe_plan *pp = ps->plan;
+    const tir_var *v = ps->loop->u.for_.vars[0];
+    const tir_stmt *body = ps->loop->u.for_.body;
+    tir_stmt *const *items = body->kind == TS_SEQ ? body->u.seq.stmts : (tir_stmt *const *)&ps->loop->u.for_.body;
+    th_expr *saved_var = lc->var_expr[v->id];
+    bool saved_known = lc->var_known[v->id];
+    it = tlc_let(lc, "pit", it);
+    stage = tlc_let(lc, "pst", stage);
+    lc->var_expr[v->id] = it;
+    lc->var_known[v->id] = false;
+    tlc_pipe_set_stage(lc, pp, stage);
+    tlc_ptrvec *saved = tlc_lower_begin(lc);
+    for (int i = 0; i < pp->nprefix; i++)
+        if (items[i]->kind == TS_LET) tlc_lower_stmt(lc, items[i]);
+    if (pp->tma) {
+        int64_t bytes = 0;
+        for (int i = 0; i < pp->ncopies; i++) bytes += pp->copies[i]->u.copy.dst.buf->layout->bytes;
+        tlc_ptrvec *inner = tlc_lower_begin(lc);
+        th_expr *args[2] = {mbar_addr(lc, ps, stage), tlc_i32(lc, bytes)};
+        asm0(lc, "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;", "r,r", args, 2);
+        for (int i = 0; i < pp->ncopies; i++) issue_tma(lc, ps, pp->copies[i], stage);
+        th_stmt *one = tlc_lower_end(lc, inner);
+        tlc_emit(lc, th_if(a, tid_is0(lc), one, NULL));
+    } else {
+        for (int i = 0; i < pp->ncopies; i++) issue_cp_async(lc, pp->copies[i]);
+    }
+    th_stmt *loads = tlc_lower_end(lc, saved);
+    tlc_emit(lc, th_if(a, th_cmp(a, THC_LT, it, ps->n), loads, NULL));
+    /* one group per iteration, empty ones too, so wait_group counts iterations */
+    if (!pp->tma) asm0(lc, "cp.async.commit_group;", "", NULL, 0);
+    tlc_pipe_set_stage(lc, pp, NULL);
+    lc->var_expr[v->id] = saved_var;
+    lc->var_known[v->id] = saved_known;
+}
+
+void tlc_pipe_wait(tlc_lower_ctx *lc, tlc_pipe_state *ps, th_expr *it, th_expr *stage) {
+    const tlc_pipe_plan *pp = ps->plan;
+    if (!pp->tma) {
+        /* groups of iterations > it may stay in flight; the caller's barrier follows */
+        const char *txt = tlc_arena_printf(lc->a, "cp.async.wait_group %d;", pp->stages - 2);
+        asm0(lc, txt, "", NULL, 0);
+        return;
+    }
+    th_expr *parity = th_bin(lc->a, THB_AND, th_bin(lc->a, THB_UDIV, it, tlc_i32(lc, pp->stages)), tlc_i32(lc, 1));
+    th_expr *args[2] = {mbar_addr(lc, ps, stage), parity};
+    asm0(lc, "{\n\t.reg .pred tlc_p;\n\tTLC_WAIT${:uid}:\n\tmbarrier.try_wait.parity.shared::cta.b64 tlc_p, [$0], $1;\n"
+             "\t@!tlc_p bra TLC_WAIT${:uid};\n\t}",
+         "r,r", args, 2);
+}
+
+void tlc_pipe_end(tlc_lower_ctx *lc, tlc_pipe_state *ps) {
+    if (!ps->plan->tma) asm0(lc, "cp.async.wait_group 0;", "", NULL, 0);
+    tlc_emit(lc, th_barrier(lc->a));
+}

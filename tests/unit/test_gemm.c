@@ -1,0 +1,279 @@
+/* The tensor-core GEMM (layout/gemm_layouts.c, ops/gemm.c, the Pipelined
+ * loop lowering): accumulator fragments against the PTX ISA's tables, warp
+ * policies (the MLA split of section 3 of ARCHITECTURE.md), swizzled panel
+ * layouts, and dsl-examples/gemm.tl compiled for both paths with the
+ * instructions each must use, assembled by ptxas when it is around. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#include "api/compile_backend.h"
+#include "layout/gemm_layouts.h"
+
+static char *read_file(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *t = malloc((size_t)n + 1);
+    *len = fread(t, 1, (size_t)n, f);
+    t[*len] = 0;
+    fclose(f);
+    return t;
+}
+
+static int count(const char *hay, const char *needle) {
+    int n = 0;
+    for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle)) n++;
+    return n;
+}
+
+/* mma.sync m16n8k16 / wgmma m64nNk16 accumulator tables (PTX ISA). */
+static void check_acc(const tlc_gemm_plan *p, const tlc_fragment *f) {
+    char why[200];
+    assert_true(tlc_fragment_is_valid(f, why, sizeof why));
+    int unit_threads = p->inst == TLC_INST_WGMMA ? 128 : 32;
+    int mt = p->tile_m / p->inst_m, nt = p->inst == TLC_INST_WGMMA ? p->tile_n / p->inst_n : p->tile_n / 8;
+    int regs = p->inst == TLC_INST_WGMMA ? p->inst_n / 2 : 4;
+    for (int t = 0; t < p->units * unit_threads; t++) {
+        int unit = t / unit_threads, lane = t % 32, warp = (t % unit_threads) / 32;
+        int um = unit % p->units_m, un = unit / p->units_m;
+        for (int mi = 0; mi < mt; mi++)
+            for (int ni = 0; ni < nt; ni++)
+                for (int r = 0; r < regs; r++) {
+                    int64_t row, col;
+                    if (p->inst == TLC_INST_WGMMA) {
+                        row = 16 * warp + 8 * ((r / 2) % 2) + lane / 4 + 64 * mi;
+                        col = 8 * (r / 4) + 2 * (lane % 4) + r % 2 + (int64_t)p->inst_n * ni;
+                    } else {
+                        row = lane / 4 + 8 * (r / 2) + 16 * mi;
+                        col = 2 * (lane % 4) + r % 2 + 8 * ni;
+                    }
+                    int64_t lg[2];
+                    int64_t slot = tlc_gemm_acc_slot(p, mi, ni, r);
+                    assert_true(tlc_fragment_inverse(f, t, slot, lg, NULL));
+                    assert_int_equal(lg[0], row + (int64_t)um * p->tile_m);
+                    assert_int_equal(lg[1], col + (int64_t)un * p->tile_n);
+                }
+    }
+}
+
+static void test_plans_and_fragments(void **state) {
+    (void)state;
+    tlc_arena a;
+    tlc_arena_init(&a);
+    char why[256];
+    tlc_gemm_plan p;
+    /* gemm.tl defaults on sm_80: 4 warps, Square -> 2 x 2 warps of 64 x 64 */
+    assert_true(tlc_gemm_plan_make(&p, TLC_SM80, 128, 128, 128, 64, TIR_POLICY_SQUARE, true, why, sizeof why));
+    assert_int_equal(p.inst, TLC_INST_MMA_SYNC);
+    assert_int_equal(p.units_m, 2);
+    assert_int_equal(p.units_n, 2);
+    check_acc(&p, tlc_gemm_acc_fragment(&a, &p));
+    /* on sm_90a: one warpgroup, m64n128k16 twice along M */
+    assert_true(tlc_gemm_plan_make(&p, TLC_SM90A, 128, 128, 128, 64, TIR_POLICY_SQUARE, true, why, sizeof why));
+    assert_int_equal(p.inst, TLC_INST_WGMMA);
+    assert_int_equal(p.inst_n, 128);
+    assert_int_equal(p.tile_m, 128);
+    tlc_fragment *f = tlc_gemm_acc_fragment(&a, &p);
+    assert_int_equal(f->slots, 128);
+    check_acc(&p, f);
+    /* MLA (section 3): 256 threads, FullCol: the warpgroups split N, 64 x 32 each */
+    assert_true(tlc_gemm_plan_make(&p, TLC_SM90A, 256, 64, 64, 512, TIR_POLICY_FULLCOL, true, why, sizeof why));
+    assert_int_equal(p.inst, TLC_INST_WGMMA);
+    assert_int_equal(p.units_m, 1);
+    assert_int_equal(p.units_n, 2);
+    assert_int_equal(p.tile_n, 32);
+    assert_int_equal(p.inst_n, 32);
+    f = tlc_gemm_acc_fragment(&a, &p);
+    assert_int_equal(f->slots, 16);
+    check_acc(&p, f);
+    /* acc_o: 64 x 512 -> two m64n256k16 halves */
+    assert_true(tlc_gemm_plan_make(&p, TLC_SM90A, 256, 64, 512, 64, TIR_POLICY_FULLCOL, true, why, sizeof why));
+    assert_int_equal(p.inst_n, 256);
+    check_acc(&p, tlc_gemm_acc_fragment(&a, &p));
+    /* FullRow on sm_80 with 8 warps: all along M */
+    assert_true(tlc_gemm_plan_make(&p, TLC_SM80, 256, 128, 64, 32, TIR_POLICY_FULLROW, true, why, sizeof why));
+    assert_int_equal(p.units_m, 8);
+    check_acc(&p, tlc_gemm_acc_fragment(&a, &p));
+    /* the A fragment in registers is a valid layout with replicas over the N warps */
+    assert_true(tlc_gemm_plan_make(&p, TLC_SM80, 128, 64, 64, 32, TIR_POLICY_SQUARE, false, why, sizeof why));
+    tlc_fragment *fa = tlc_gemm_a_fragment(&a, &p);
+    assert_true(tlc_fragment_is_valid(fa, why, sizeof why));
+    assert_int_equal(fa->replicate, p.units_n);
+    /* no split: K not a multiple of 16, M too small */
+    assert_false(tlc_gemm_plan_make(&p, TLC_SM80, 128, 64, 64, 40, TIR_POLICY_SQUARE, true, why, sizeof why));
+    assert_false(tlc_gemm_plan_make(&p, TLC_SM80, 128, 8, 64, 32, TIR_POLICY_FULLROW, true, why, sizeof why) &&
+                 p.tile_m < 16);
+    tlc_arena_free(&a);
+}
+
+static void test_operand_layouts(void **state) {
+    (void)state;
+    tlc_arena a;
+    tlc_arena_init(&a);
+    int64_t s1[2] = {128, 64}, s2[2] = {64, 128}, s3[2] = {64, 16}, s4[2] = {64, 8};
+    tlc_layout *l = tlc_layout_gemm_operand(&a, 2, s1, 2);
+    assert_int_equal(l->swizzle, TLC_SWIZZLE_128B);
+    assert_int_equal(l->panel_elems, 0);
+    l = tlc_layout_gemm_operand(&a, 2, s2, 2);
+    assert_int_equal(l->swizzle, TLC_SWIZZLE_128B);
+    assert_int_equal(l->panel_elems, 64);
+    /* panels: column 64 starts the second [64, 64] block; rows swizzle by row % 8 */
+    int64_t x[2] = {0, 64}, y[2] = {1, 0}, z[2] = {9, 70};
+    assert_int_equal(tlc_layout_offset(l, x), 64 * 64);
+    assert_int_equal(tlc_layout_offset(l, y), 64 + 8);
+    assert_int_equal(tlc_layout_offset(l, z), 64 * 64 + 9 * 64 + ((0 ^ 1) * 8) + 6);
+    /* a bijection */
+    char *hit = calloc(64 * 128, 1);
+    for (int r = 0; r < 64; r++)
+        for (int c = 0; c < 128; c++) {
+            int64_t q[2] = {r, c};
+            hit[tlc_layout_offset(l, q)]++;
+        }
+    for (int i = 0; i < 64 * 128; i++) assert_int_equal(hit[i], 1);
+    free(hit);
+    assert_int_equal(tlc_layout_gemm_operand(&a, 2, s3, 2)->swizzle, TLC_SWIZZLE_32B);
+    assert_int_equal(tlc_layout_gemm_operand(&a, 2, s4, 2)->swizzle, TLC_SWIZZLE_NONE);
+    tlc_arena_free(&a);
+}
+
+static char *compile(const char *src, size_t len, const tlc_define *d, int nd, tlc_arch arch) {
+    char *err = NULL;
+    char *ptx = tlc_compile_to_ptx("gemm.tl", src, len, d, nd, arch, NULL, &err);
+    if (!ptx) fail_msg("compile failed: %s", err ? err : "?");
+    free(err);
+    assert_int_equal(count(ptx, ".local"), 0);
+    if (tlc_ptxas_available()) {
+        tlc_arena a;
+        tlc_arena_init(&a);
+        tlc_source s = {"gemm.ptx", ptx, strlen(ptx)};
+        tlc_diag dg;
+        tlc_diag_init(&dg, &s);
+        size_t size = 0;
+        if (!tlc_ptxas_assemble(ptx, arch, &size, &a, &dg)) fail_msg("ptxas rejected the PTX: %s", tlc_sb_cstr(&dg.out));
+        tlc_diag_free(&dg);
+        tlc_arena_free(&a);
+    }
+    return ptx;
+}
+
+static void test_gemm_tl(void **state) {
+    (void)state;
+    size_t len = 0;
+    char *src = read_file(TLC_SOURCE_DIR "/dsl-examples/gemm.tl", &len);
+    assert_non_null(src);
+    /* sm_90a: TMA into 3 stages, wgmma m64n128k16 with descriptors, tensor maps in the metadata */
+    char *ptx = compile(src, len, NULL, 0, TLC_SM90A);
+    assert_int_equal(count(ptx, "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16"), 8);
+    assert_true(count(ptx, "wgmma.fence.sync.aligned") >= 1);
+    assert_true(count(ptx, "wgmma.commit_group.sync.aligned") >= 1);
+    assert_true(count(ptx, "wgmma.wait_group.sync.aligned") >= 1);
+    assert_true(count(ptx, "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes") >= 3);
+    assert_true(count(ptx, "mbarrier.try_wait.parity") >= 1);
+    assert_int_equal(count(ptx, "mbarrier.init.shared::cta.b64"), 3);
+    assert_non_null(strstr(ptx, "// tlc.meta tmap A box=[128,64] estrides=[1,1] swizzle=128B l2=128B oob=zero"));
+    assert_non_null(strstr(ptx, "// tlc.meta tmap B box=[64,64] estrides=[1,1] swizzle=128B l2=128B oob=zero"));
+    assert_non_null(strstr(ptx, ".param .align 64 .b8"));
+    assert_non_null(strstr(ptx, "cvta.param"));
+    assert_int_equal(count(ptx, "ld.global"), 0); /* operands only through TMA */
+    free(ptx);
+    /* bfloat16 + ReLU on sm_90a */
+    tlc_define bf[2] = {{"dtype", "bfloat16"}, {"relu", "True"}};
+    ptx = compile(src, len, bf, 2, TLC_SM90A);
+    assert_true(count(ptx, "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16") == 8);
+    assert_true(count(ptx, "max.f32") > 0);
+    free(ptx);
+    /* sm_80: cp.async 16-byte chunks with commit / wait groups, ldmatrix (.trans for B), mma.sync */
+    tlc_define d80[3] = {{"threads", "256"}, {"block_K", "32"}, {"num_stages", "4"}};
+    ptx = compile(src, len, d80, 3, TLC_SM80);
+    assert_true(count(ptx, "cp.async.cg.shared.global") >= 4);
+    assert_true(count(ptx, "cp.async.commit_group") >= 2);
+    assert_non_null(strstr(ptx, "cp.async.wait_group 2"));
+    assert_true(count(ptx, "ldmatrix.sync.aligned.m8n8.x4.shared.b16") > 0);
+    assert_true(count(ptx, "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16") > 0);
+    /* 8 warps of 64 x 32 (2 x 4), K step 32: 4 x 4 tiles x 2 k16 steps */
+    assert_int_equal(count(ptx, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"), 32);
+    assert_int_equal(count(ptx, "wgmma"), 0);
+    assert_null(strstr(ptx, "tlc.meta tmap"));
+    free(ptx);
+    /* the sm_80 path on sm_90a too (a block that is not whole warpgroups) */
+    tlc_define d64[3] = {{"threads", "64"}, {"block_M", "64"}, {"block_N", "64"}};
+    ptx = compile(src, len, d64, 3, TLC_SM90A);
+    assert_true(count(ptx, "mma.sync.aligned.m16n8k16") > 0);
+    free(ptx);
+    free(src);
+}
+
+/* transpose_A / transpose_B and A from registers compile on both paths. */
+static void test_transposes(void **state) {
+    (void)state;
+    const char *fmt =
+        "def g(A: Tensor[(%s), float16], B: Tensor[(%s), float16], C: Tensor[(64, 64), float16]):\n"
+        "    with Kernel(1, threads=128) as bx:\n"
+        "        a = alloc_shared((%s), float16)\n"
+        "        b = alloc_shared((%s), float16)\n"
+        "        c = alloc_fragment((64, 64), float32)\n"
+        "        copy(A, a)\n"
+        "        copy(B, b)\n"
+        "        gemm(a, b, c, transpose_A=%s, transpose_B=%s, clear_accum=True)\n"
+        "        copy(c, C)\n";
+    for (int ta = 0; ta < 2; ta++)
+        for (int tb = 0; tb < 2; tb++)
+            for (int arch = 0; arch < 2; arch++) {
+                char src[2048];
+                const char *as = ta ? "32, 64" : "64, 32", *bs = tb ? "64, 32" : "32, 64";
+                snprintf(src, sizeof src, fmt, as, bs, as, bs, ta ? "True" : "False", tb ? "True" : "False");
+                char *ptx = compile(src, strlen(src), NULL, 0, arch ? TLC_SM90A : TLC_SM80);
+                if (arch) assert_true(count(ptx, "wgmma.mma_async") > 0);
+                else assert_true(count(ptx, "mma.sync.aligned") > 0);
+                free(ptx);
+            }
+    const char *reg =
+        "def g(A: Tensor[(64, 32), float16], B: Tensor[(32, 64), float16], C: Tensor[(64, 64), float32]):\n"
+        "    with Kernel(1, threads=128) as bx:\n"
+        "        a = alloc_fragment((64, 32), float16)\n"
+        "        b = alloc_shared((32, 64), float16)\n"
+        "        c = alloc_fragment((64, 64), float32)\n"
+        "        copy(A, a)\n"
+        "        copy(B, b)\n"
+        "        clear(c)\n"
+        "        gemm(a, b, c)\n"
+        "        copy(c, C)\n";
+    char *ptx = compile(reg, strlen(reg), NULL, 0, TLC_SM90A);
+    assert_true(count(ptx, "mma.sync.aligned.m16n8k16") > 0);
+    free(ptx);
+}
+
+static void test_errors(void **state) {
+    (void)state;
+    const char *bad =
+        "def g(A: Tensor[(64, 24), float16], B: Tensor[(24, 64), float16], C: Tensor[(64, 64), float32]):\n"
+        "    with Kernel(1, threads=128) as bx:\n"
+        "        a = alloc_shared((64, 24), float16)\n"
+        "        b = alloc_shared((24, 64), float16)\n"
+        "        c = alloc_fragment((64, 64), float32)\n"
+        "        copy(A, a)\n"
+        "        copy(B, b)\n"
+        "        gemm(a, b, c)\n"
+        "        copy(c, C)\n";
+    char *err = NULL;
+    char *ptx = tlc_compile_to_ptx("g.tl", bad, strlen(bad), NULL, 0, TLC_SM90A, NULL, &err);
+    assert_null(ptx);
+    assert_non_null(strstr(err, "g.tl:8:9: error: gemm cannot be mapped to the tensor cores: K (24)"));
+    free(err);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_plans_and_fragments), cmocka_unit_test(test_operand_layouts),
+        cmocka_unit_test(test_gemm_tl),             cmocka_unit_test(test_transposes),
+        cmocka_unit_test(test_errors),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

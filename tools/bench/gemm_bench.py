@@ -1,0 +1,197 @@
+#!/usr/bin/env python3
+"""GEMM: tlc's kernel (dsl-examples/gemm.tl through the JIT in libtlc.so,
+launched with libtlrt on torch's tensors) against torch.matmul (cuBLAS), in
+one process, on the same data, on the same GPU. Both tlc code paths: sm_90a
+(TMA + wgmma) and sm_80 (cp.async + ldmatrix + mma.sync; the driver compiles
+its PTX for the Hopper GPU).
+
+    python3 tools/bench/gemm_bench.py [--lib gpu-build/carry/libtlc.so] [--quick]
+
+Timing: triton.testing.do_bench, median. TFLOP/s counts 2*M*N*K. Every tlc
+result is checked against torch's before it is timed.
+"""
+import argparse
+import ctypes
+import os
+import sys
+
+import torch
+from triton.testing import do_bench
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+class JitOptions(ctypes.Structure):
+    _fields_ = [("cache_dir", ctypes.c_char_p), ("arch", ctypes.c_char_p),
+                ("ctx", ctypes.c_void_p), ("disable_cache", ctypes.c_bool)]
+
+
+class JitDefine(ctypes.Structure):
+    _fields_ = [("name", ctypes.c_char_p), ("value", ctypes.c_char_p)]
+
+
+class Arg(ctypes.Structure):  # tlrt_arg (include/tlc/runtime.h)
+    _fields_ = [("kind", ctypes.c_int), ("dtype", ctypes.c_int), ("ptr", ctypes.c_uint64),
+                ("rank", ctypes.c_int), ("shape", ctypes.POINTER(ctypes.c_int64)),
+                ("strides", ctypes.POINTER(ctypes.c_int64)), ("f", ctypes.c_double), ("i", ctypes.c_int64)]
+
+
+TLRT_DTYPE = {torch.float16: 0, torch.bfloat16: 1}
+DTYPE_NAME = {torch.float16: "float16", torch.bfloat16: "bfloat16"}
+
+# (arch, label, defines): the configurations the benchmark times
+PATHS = [  # the fastest of the --sweep configurations measured on an H100 (see the report in docs)
+    ("sm_90a", "sm_90a wgmma+TMA 128x128", {"threads": 128, "block_M": 128, "block_N": 128, "block_K": 64,
+                                             "num_stages": 4}),
+    ("sm_90a", "sm_90a wgmma+TMA 256x128", {"threads": 256, "block_M": 256, "block_N": 128, "block_K": 64,
+                                             "num_stages": 4}),
+    ("sm_80", "sm_80 mma.sync+cp.async 256x128", {"threads": 256, "block_M": 256, "block_N": 128, "block_K": 32,
+                                                  "num_stages": 3}),
+]
+SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (8192, 7168, 2048)]
+
+
+class Tlc:
+    def __init__(self, path):
+        self.lib = lib = ctypes.CDLL(path)
+        P = ctypes.POINTER
+        lib.tlrt_init.argtypes = [P(ctypes.c_void_p), ctypes.c_int]
+        lib.tlrt_last_error.restype = ctypes.c_char_p
+        lib.tlrt_last_error.argtypes = [ctypes.c_void_p]
+        lib.tlc_jit_create.argtypes = [P(JitOptions), P(ctypes.c_void_p), P(ctypes.c_void_p)]
+        lib.tlc_jit_load_kernel.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t,
+                                            ctypes.c_char_p, P(JitDefine), ctypes.c_int, ctypes.c_char_p,
+                                            P(ctypes.c_void_p), P(ctypes.c_void_p), P(ctypes.c_void_p)]
+        lib.tlc_free.argtypes = [ctypes.c_void_p]
+        lib.tlrt_launch.argtypes = [ctypes.c_void_p, P(Arg), ctypes.c_int, ctypes.c_void_p]
+        self.ctx = ctypes.c_void_p()
+        torch.cuda.init()  # torch and tlrt share the device's primary context
+        if lib.tlrt_init(ctypes.byref(self.ctx), torch.cuda.current_device()) != 0:
+            raise RuntimeError("tlrt_init: " + lib.tlrt_last_error(self.ctx).decode())
+        self.jits = {}
+        self.keep = []
+
+    def _take(self, err):
+        s = ctypes.string_at(err.value).decode() if err.value else ""
+        self.lib.tlc_free(err)
+        return s
+
+    def jit(self, arch):
+        if arch not in self.jits:
+            j, err = ctypes.c_void_p(), ctypes.c_void_p()
+            opt = JitOptions(None, arch.encode(), self.ctx, False)
+            if self.lib.tlc_jit_create(ctypes.byref(opt), ctypes.byref(j), ctypes.byref(err)) != 0:
+                raise RuntimeError("tlc_jit_create: " + self._take(err))
+            self.jits[arch] = j
+        return self.jits[arch]
+
+    def kernel(self, src, arch, defines):
+        defs = (JitDefine * len(defines))(*[JitDefine(k.encode(), str(v).encode()) for k, v in defines.items()])
+        mod, k, err = ctypes.c_void_p(), ctypes.c_void_p(), ctypes.c_void_p()
+        data = src.encode()
+        st = self.lib.tlc_jit_load_kernel(self.jit(arch), self.ctx, data, len(data), b"gemm.tl", defs, len(defines),
+                                          b"matmul", ctypes.byref(mod), ctypes.byref(k), ctypes.byref(err))
+        if st != 0:
+            raise RuntimeError(f"{arch} {defines}: " + self._take(err))
+        self.keep.append(mod)
+        return k
+
+    def launcher(self, k, a, b, c):
+        dt = TLRT_DTYPE[a.dtype]
+        shapes = [(ctypes.c_int64 * 2)(*t.shape) for t in (a, b, c)]
+        args = (Arg * 3)(*[Arg(0, dt, t.data_ptr(), 2, s, None, 0.0, 0) for t, s in zip((a, b, c), shapes)])
+        launch, ctx, lib = self.lib.tlrt_launch, self.ctx, self.lib
+
+        def run():
+            if launch(k, args, 3, None) != 0:
+                raise RuntimeError("tlrt_launch: " + lib.tlrt_last_error(ctx).decode())
+        run.keep = (shapes, args)
+        return run
+
+
+SWEEP = [
+    ("sm_90a", dict(threads=128, block_M=128, block_N=128, block_K=64, num_stages=4)),
+    ("sm_90a", dict(threads=256, block_M=128, block_N=256, block_K=64, num_stages=4)),
+    ("sm_90a", dict(threads=256, block_M=256, block_N=128, block_K=64, num_stages=4)),
+    ("sm_90a", dict(threads=128, block_M=128, block_N=256, block_K=64, num_stages=3)),
+    ("sm_90a", dict(threads=256, block_M=128, block_N=256, block_K=32, num_stages=6)),
+    ("sm_80", dict(threads=256, block_M=128, block_N=128, block_K=32, num_stages=4)),
+    ("sm_80", dict(threads=256, block_M=128, block_N=128, block_K=64, num_stages=3)),
+    ("sm_80", dict(threads=256, block_M=128, block_N=256, block_K=32, num_stages=3)),
+    ("sm_80", dict(threads=128, block_M=128, block_N=128, block_K=32, num_stages=4)),
+    ("sm_80", dict(threads=256, block_M=256, block_N=128, block_K=32, num_stages=3)),
+    ("sm_80", dict(threads=128, block_M=64, block_N=128, block_K=32, num_stages=4)),
+]
+
+
+def sweep(tlc, src):
+    M = N = K = 4096
+    A = torch.empty(M, K, device="cuda").uniform_(-1, 1).half()
+    B = torch.empty(K, N, device="cuda").uniform_(-1, 1).half()
+    ref = torch.matmul(A, B)
+    for arch, defs in SWEEP:
+        try:
+            k = tlc.kernel(src, arch, dict(defs, dtype="float16"))
+        except RuntimeError as e:
+            print(f"sweep {arch} {defs}: {e}".splitlines()[0])
+            continue
+        C = torch.full((M, N), float("nan"), device="cuda", dtype=torch.float16)
+        run = tlc.launcher(k, A, B, C)
+        run()
+        torch.cuda.synchronize()
+        ok = bool(((C.float() - ref.float()).abs() <= 2e-2 * ref.float().abs() + 0.2).all().item())
+        t = do_bench(run, warmup=10, rep=50, return_mode="median")
+        print(f"sweep {arch} {defs}: {2.0 * M * N * K / t / 1e9:.1f} TFLOP/s {'ok' if ok else 'WRONG'}", flush=True)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--lib", default=os.path.join(ROOT, "gpu-build/carry/libtlc.so"))
+    ap.add_argument("--src", default=os.path.join(ROOT, "dsl-examples/gemm.tl"))
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--sweep", action="store_true", help="time tile configurations of both paths at 4096^3 first")
+    a = ap.parse_args()
+    tlc = Tlc(a.lib)
+    src = open(a.src).read()
+    if a.sweep:
+        sweep(tlc, src)
+    props = torch.cuda.get_device_properties(0)
+    print(f"device: {props.name}, {props.multi_processor_count} SMs, torch {torch.__version__}")
+    rows = []
+    for dtype in (torch.float16, torch.bfloat16):
+        for (M, N, K) in SHAPES:
+            g = torch.Generator(device="cuda").manual_seed(M + N + K)
+            A = torch.empty(M, K, device="cuda").uniform_(-1, 1, generator=g).to(dtype)
+            B = torch.empty(K, N, device="cuda").uniform_(-1, 1, generator=g).to(dtype)
+            ref = torch.matmul(A, B)
+            t_ref = do_bench(lambda: torch.matmul(A, B), warmup=25, rep=100, return_mode="median")
+            flops = 2.0 * M * N * K
+            for arch, label, defs in PATHS:
+                d = dict(defs, dtype=DTYPE_NAME[dtype])
+                try:
+                    k = tlc.kernel(src, arch, d)
+                except RuntimeError as e:
+                    print(f"{label}: {e}")
+                    continue
+                C = torch.full((M, N), float("nan"), device="cuda", dtype=dtype)
+                run = tlc.launcher(k, A, B, C)
+                run()
+                torch.cuda.synchronize()
+                err = ((C.float() - ref.float()).abs() > 2e-2 * ref.float().abs() + 0.05 * (K / 3) ** 0.5 * 0.1)
+                nbad = int(err.sum().item()) + int(torch.isnan(C).sum().item())
+                t = do_bench(run, warmup=25, rep=100, return_mode="median")
+                rows.append((DTYPE_NAME[dtype], f"{M}x{N}x{K}", label, flops / t / 1e9, flops / t_ref / 1e9,
+                             t_ref / t, nbad))
+                print(f"{DTYPE_NAME[dtype]:9} {M}x{N}x{K:<6} {label:28} tlc {flops / t / 1e9:7.1f} TFLOP/s  "
+                      f"cuBLAS {flops / t_ref / 1e9:7.1f} TFLOP/s  ratio {t_ref / t:6.1%}  "
+                      f"{'ok' if nbad == 0 else f'WRONG ({nbad} elements)'}", flush=True)
+            del A, B, ref
+    print("\n| dtype | M x N x K | tlc path | tlc TFLOP/s | cuBLAS TFLOP/s | tlc / cuBLAS | check |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    for r in rows:
+        print(f"| {r[0]} | {r[1]} | {r[2]} | {r[3]:.1f} | {r[4]:.1f} | {r[5]:.1%} | {'ok' if r[6] == 0 else 'WRONG'} |")
+    return 0 if all(r[6] == 0 for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
