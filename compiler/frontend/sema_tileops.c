@@ -124,10 +124,35 @@ static bool resolve_point(sema *S, pregion *p, const int64_t *shape, int n, cons
     return true;
 }
 
+/* Regions of global tensors may run past the end of a dim: that is a tail,
+ * masked by every backend (reads give 0, writes are dropped), e.g. a 128-row
+ * tile over a tensor specialized to 64 rows. They must still start inside.
+ * Regions of on-chip buffers must fit exactly. */
 static bool check_bounds(sema *S, const pregion *p) {
     const tir_region *r = &p->r;
+    bool masked_tail = r->buf->scope == TIR_SCOPE_GLOBAL;
     for (int i = 0; i < r->rank; i++) {
         int64_t s, e, d = tir_buffer_dim(r->buf, i);
+        if (masked_tail) {
+            if (d < 0 || !tir_expr_const_int(r->start[i], &s)) continue;
+            /* A constant start with a constant extent is not a tail but a
+             * region known to overrun: an error like any other. */
+            if (tir_expr_const_int(r->extent[i], &e) && s >= 0 && s < d && e > d - s) {
+                tlc_loc at = p->dim_ast && p->dim_ast[i] ? p->dim_ast[i]->loc : p->ast->loc;
+                tlc_error(S->diag, at, "region [%lld:%lld] is out of range for dimension %d of '%s' (size %lld)",
+                          (long long)s, (long long)(s + e), i, r->buf->name, (long long)d);
+                sema_note_decl(S, r->buf);
+                return false;
+            }
+            if (s < 0 || s >= d) {
+                tlc_loc at = p->dim_ast && p->dim_ast[i] ? p->dim_ast[i]->loc : p->ast->loc;
+                tlc_error(S->diag, at, "index %lld is out of range for dimension %d of '%s' (size %lld)",
+                          (long long)s, i, r->buf->name, (long long)d);
+                sema_note_decl(S, r->buf);
+                return false;
+            }
+            continue;
+        }
         if (d >= 0 && tir_expr_const_int(r->extent[i], &e) && e > d) { /* too big wherever it starts */
             tlc_loc at = p->dim_ast && p->dim_ast[i] ? p->dim_ast[i]->loc : p->ast->loc;
             tlc_error(S->diag, at, "a region of extent %lld does not fit in dimension %d of '%s' (size %lld)",
