@@ -640,6 +640,15 @@ void sema_kernel_with(sema *S, const ast_stmt *s) {
     if (k->grid_rank == 0) k->grid_rank = 1, k->grid[0] = tir_int(S->arena, 1, call->loc);
     for (int i = 0; i < k->grid_rank; i++)
         if (!k->grid[i]) k->grid[i] = tir_int(S->arena, 1, call->loc);
+    /* `with Kernel(...)` without `as` (or with fewer names): the block
+     * indices still exist, they just have no name in the source. */
+    for (int i = 0; i < k->grid_rank; i++)
+        if (!k->block_idx[i]) {
+            static const char *const anon[3] = {"blockIdx.x", "blockIdx.y", "blockIdx.z"};
+            tir_var *v = sema_new_var(S, anon[i], TV_BLOCK_IDX, TIR_I32, call->loc);
+            v->axis = i;
+            k->block_idx[i] = v;
+        }
     S->in_kernel = true;
     tlc_ptrvec body;
     memset(&body, 0, sizeof body);
@@ -708,6 +717,8 @@ static tir_kernel *sema_kernel(sema *S, const ast_funcdef *f) {
     k->loc = f->loc;
     S->k = k;
     S->kernel_with = NULL;
+    S->swizzle_loc = (tlc_loc){0, 0};
+    S->parallel_loc = (tlc_loc){0, 0};
     S->in_kernel = false;
     memset(&S->buffers, 0, sizeof S->buffers);
     memset(&S->sym_dims, 0, sizeof S->sym_dims);

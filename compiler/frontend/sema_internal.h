@@ -125,7 +125,13 @@ typedef struct sema {
     bool allow_dynamic;       /* evaluating a @jit default */
     sema_map assign_count;    /* name -> number of assignments in the kernel body */
     int depth;                /* expression / block nesting */
+    tlc_loc parallel_loc;     /* innermost enclosing Parallel loop (line 0: none) */
+    tlc_loc swizzle_loc;      /* the kernel's use_swizzle (line 0: none yet) */
 } sema;
+/* Parallel bodies are elementwise: tile ops, allocations and nested
+ * Parallel / Pipelined loops are not allowed there. Reports and returns
+ * false when `what` appears inside one. */
+bool sema_check_not_in_parallel(sema *S, tlc_loc at, const char *what);
 
 /* sema.c: symbols */
 void sema_push_scope(sema *S);

@@ -77,7 +77,19 @@ static int assignments_of(sema *S, const char *name) {
 
 /* ---------------- allocation ---------------- */
 
+bool sema_check_not_in_parallel(sema *S, tlc_loc at, const char *what) {
+    if (S->parallel_loc.line <= 0) return true;
+    tlc_error(S->diag, at, "%s cannot appear inside a Parallel loop: its body is elementwise "
+              "(use element accesses such as A[i, j] there)", what);
+    tlc_note(S->diag, S->parallel_loc, "inside this Parallel loop");
+    return false;
+}
+
 static void alloc_stmt(sema *S, const ast_expr *target, const ast_expr *call, const builtin_spec *b) {
+    if (!sema_check_not_in_parallel(S, call->loc, "an allocation")) {
+        if (target->kind == AE_NAME) sema_declare_error(S, target->u.name, target->loc);
+        return;
+    }
     if (!S->in_kernel) {
         tlc_error(S->diag, call->loc, "'%s' must be inside 'with Kernel(...)'", b->name);
         return;
@@ -376,6 +388,9 @@ static void for_stmt(sema *S, const ast_stmt *s) {
         tlc_error(S->diag, s->loc, "loops must be inside 'with Kernel(...)'");
         return;
     }
+    if ((b->id == B_PARALLEL || b->id == B_PIPELINED) &&
+        !sema_check_not_in_parallel(S, it->loc, b->id == B_PARALLEL ? "a Parallel loop" : "a Pipelined loop"))
+        return;
     const ast_expr *tgt = s->u.for_.target;
     const ast_expr *const *names = &tgt;
     int nnames = 1;
@@ -479,6 +494,8 @@ static void for_stmt(sema *S, const ast_stmt *s) {
         sym *sy = sema_declare(S, names[i]->u.name, SYM_VAR, names[i]->loc);
         sy->var = v;
     }
+    tlc_loc outer_parallel = S->parallel_loc;
+    if (b->id == B_PARALLEL) S->parallel_loc = s->loc;
     if (ok) {
         st->u.for_.body = sema_block_stmt(S, &s->u.for_.body, s->loc);
         sema_emit(S, st);
@@ -486,6 +503,7 @@ static void for_stmt(sema *S, const ast_stmt *s) {
         /* still check the body, for its own errors */
         sema_block_stmt(S, &s->u.for_.body, s->loc);
     }
+    S->parallel_loc = outer_parallel;
     sema_pop_scope(S);
 }
 

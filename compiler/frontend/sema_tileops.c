@@ -478,6 +478,12 @@ static void op_use_swizzle(sema *S, const sema_args *a) {
         }
         col = strcmp(o.u.str, "col") == 0;
     }
+    if (S->swizzle_loc.line > 0) {
+        tlc_error(S->diag, a->arg[0]->loc, "use_swizzle is given twice in one kernel");
+        tlc_note(S->diag, S->swizzle_loc, "the first use_swizzle is here");
+        return;
+    }
+    S->swizzle_loc = a->arg[0]->loc;
     S->k->use_swizzle = true;
     S->k->swizzle_panel = (int)panel;
     S->k->swizzle_col = col;
@@ -519,6 +525,12 @@ static void op_annotate_layout(sema *S, const sema_args *a) {
 }
 
 void sema_tile_op(sema *S, const builtin_spec *b, const ast_expr *call) {
+    /* atomic_add of one element is a scalar operation, fine per element. */
+    if (b->id != B_ATOMIC_ADD) {
+        char what[80];
+        snprintf(what, sizeof what, "'%s'", b->name);
+        if (!sema_check_not_in_parallel(S, call->loc, what)) return;
+    }
     sema_args a;
     if (!sema_bind_args(S, b, call, &a)) return;
     switch (b->id) {
