@@ -189,7 +189,7 @@ static LLVMValueRef bin_expr(cg_ctx *cg, const th_expr *e) {
         case THB_ADD: r = LLVMBuildFAdd(B, a, b, ""); break;
         case THB_SUB: r = LLVMBuildFSub(B, a, b, ""); break;
         case THB_MUL: r = LLVMBuildFMul(B, a, b, ""); break;
-        case THB_DIV: r = LLVMBuildFDiv(B, a, b, ""); break;
+        case THB_DIV: return cg_fdiv(cg, a, b, t);
         case THB_REM: r = LLVMBuildFRem(B, a, b, ""); break;
         case THB_MIN: return float_math2(cg, "llvm.minnum", a, b, t);
         case THB_MAX: return float_math2(cg, "llvm.maxnum", a, b, t);

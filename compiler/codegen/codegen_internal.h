@@ -68,6 +68,8 @@ LLVMValueRef cg_special_reg(cg_ctx *cg, th_special s);
 void cg_barrier(cg_ctx *cg, int id, int nthreads);
 LLVMValueRef cg_shuffle(cg_ctx *cg, bool bfly, LLVMValueRef value, th_type t, LLVMValueRef lane_arg, int width);
 LLVMValueRef cg_unary_math(cg_ctx *cg, th_unop op, LLVMValueRef x, th_type t);
+/* Float division a / b of type t (see codegen_intrinsics.c: div.full.f32 for f32). */
+LLVMValueRef cg_fdiv(cg_ctx *cg, LLVMValueRef a, LLVMValueRef b, th_type t);
 LLVMValueRef cg_pow(cg_ctx *cg, const th_expr *base, const th_expr *exponent, th_type t);
 void cg_set_fp_flags(cg_ctx *cg, LLVMValueRef inst);
 

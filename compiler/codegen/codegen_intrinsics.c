@@ -16,6 +16,11 @@
  *   THU_RSQRT         1 / sqrt(x)          sqrt.rn + div.rn
  *   THU_RSQRT_APPROX  nvvm.rsqrt.approx.ftz.f
  *   THU_RCP_APPROX    nvvm.rcp.approx.ftz.f
+ *   x / y (f32)       nvvm.div.full        div.full.f32: at most 2 ulp over the
+ *                     whole range, no slow path (Triton's `/` on f32 does the
+ *                     same); with fast_math nvvm.div.approx.f (div.approx.f32,
+ *                     2 ulp for |y| in [2^-126, 2^126], else 0), like nvcc's
+ *                     --use_fast_math. Other float types: IEEE fdiv.
  *   pow(x, y)         integer constant y: multiplications; y = 0.5: sqrt;
  *                     otherwise exp2(y * log2(x)) (NaN for x < 0). */
 #include "codegen_internal.h"
@@ -174,6 +179,27 @@ static LLVMValueRef call_f32(cg_ctx *cg, const char *name, bool overloaded, LLVM
 static LLVMValueRef fmul(cg_ctx *cg, LLVMValueRef a, LLVMValueRef b) {
     LLVMValueRef r = LLVMBuildFMul(cg->b, a, b, "");
     cg_set_fp_flags(cg, r);
+    return r;
+}
+
+LLVMValueRef cg_fdiv(cg_ctx *cg, LLVMValueRef a, LLVMValueRef b, th_type t) {
+    if (t.base != TH_F32) {
+        LLVMValueRef r = LLVMBuildFDiv(cg->b, a, b, "");
+        cg_set_fp_flags(cg, r);
+        return r;
+    }
+    const char *name = cg->opt && cg->opt->fast_math ? "llvm.nvvm.div.approx.f" : "llvm.nvvm.div.full";
+    LLVMTypeRef f32 = LLVMFloatTypeInContext(cg->ctx);
+    if (t.lanes <= 1) {
+        LLVMValueRef args[2] = {a, b};
+        return cg_call_intrinsic(cg, name, NULL, 0, args, 2, f32);
+    }
+    LLVMValueRef r = LLVMGetUndef(LLVMTypeOf(a));
+    for (int i = 0; i < t.lanes; i++) {
+        LLVMValueRef idx = LLVMConstInt(LLVMInt32TypeInContext(cg->ctx), (unsigned long long)i, 0);
+        LLVMValueRef args[2] = {LLVMBuildExtractElement(cg->b, a, idx, ""), LLVMBuildExtractElement(cg->b, b, idx, "")};
+        r = LLVMBuildInsertElement(cg->b, r, cg_call_intrinsic(cg, name, NULL, 0, args, 2, f32), idx, "");
+    }
     return r;
 }
 

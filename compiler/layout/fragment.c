@@ -56,7 +56,9 @@ static void add_digit(tlc_fragment *f, int dim, int64_t extent, int64_t lstride,
     f->digits[f->ndigits++] = (tlc_digit){dim, extent, lstride, target, tstride};
 }
 
-tlc_fragment *tlc_fragment_blocked(tlc_arena *a, int rank, const int64_t *shape, int64_t threads, int vec) {
+/* The blocked fragment with at most `row_lanes` lanes along the last dim. */
+static tlc_fragment *blocked_with(tlc_arena *a, int rank, const int64_t *shape, int64_t threads, int vec,
+                                  int64_t row_lanes) {
     tlc_fragment *f = TLC_NEW(a, tlc_fragment);
     f->rank = rank;
     for (int d = 0; d < rank; d++) f->shape[d] = shape[d];
@@ -92,6 +94,7 @@ tlc_fragment *tlc_fragment_blocked(tlc_arena *a, int rank, const int64_t *shape,
     for (int d = inner; d >= 0 && lanes_left > 1; d--) {
         int64_t t = pow2_ceil(rem[d]);
         if (t > lanes_left || lanes_left % t) t = lanes_left;
+        if (d == inner && t > row_lanes) t = row_lanes;
         lanes[d] = t;
         rem[d] = ceil_div(rem[d], t);
         lanes_left /= t;
@@ -148,6 +151,25 @@ tlc_fragment *tlc_fragment_blocked(tlc_arena *a, int rank, const int64_t *shape,
     }
     tlc_fragment_canonicalize(f);
     return f;
+}
+
+/* The lanes of a warp go along the row first; but when the warps cannot all
+ * be placed (their count has no divisor that fits what is left of the dims,
+ * e.g. 5 warps over 4 rows of 80 vectors padded to 3 x 32), they become
+ * replicas that repeat the same work, and padding a row of 20 vectors to 32
+ * lanes idles 12 of them. Fewer lanes along the row leave a remainder the
+ * warps can split (16 lanes x 5 warps = 80 vectors; 4 lanes x 5 warps = 20),
+ * so the lane counts 32, 16, ..., 2 are tried (2 lanes of 16-byte vectors
+ * still fill a 32-byte sector) and the one with the fewest slots per thread
+ * (then the fewest replicas) is kept; ties keep the most lanes. */
+tlc_fragment *tlc_fragment_blocked(tlc_arena *a, int rank, const int64_t *shape, int64_t threads, int vec) {
+    tlc_fragment *best = blocked_with(a, rank, shape, threads, vec, 32);
+    if (rank == 0) return best;
+    for (int64_t lanes = 16; lanes >= 2 && (best->replicate > 1 || tlc_fragment_has_padding(best)); lanes /= 2) {
+        tlc_fragment *f = blocked_with(a, rank, shape, threads, vec, lanes);
+        if (f->slots < best->slots || (f->slots == best->slots && f->replicate < best->replicate)) best = f;
+    }
+    return best;
 }
 
 tlc_fragment *tlc_fragment_reduce(tlc_arena *a, const tlc_fragment *src, int dim) {

@@ -14,13 +14,26 @@
 static int64_t imin(int64_t a, int64_t b) { return a < b ? a : b; }
 
 /* How good a split is (lower is better). FullRow: units along M as much
- * as possible; FullCol: along N; Square: the per-unit tile closest to
- * square (fewest operand bytes per unit), ties to more units along M. */
-static int64_t split_cost(tir_gemm_policy pol, int64_t um, int64_t un, int64_t m, int64_t n) {
+ * as possible; FullCol: along N; Square: fewest operand bytes per unit
+ * (mma.sync: the per-unit tile closest to square; wgmma: the bytes its
+ * instructions read from shared memory), ties to more units along M. */
+static int64_t wgmma_n(int64_t tile_n) {
+    int64_t w = imin(tile_n, 256);
+    while (w > 8 && (tile_n % w || w % 8)) w -= 8;
+    return w;
+}
+
+static int64_t split_cost(tir_gemm_policy pol, int64_t um, int64_t un, int64_t m, int64_t n, bool wg) {
     switch (pol) {
     case TIR_POLICY_FULLROW: return un;
     case TIR_POLICY_FULLCOL: return um;
-    default: return (m / um + n / un) * 1024 + un;
+    default:
+        if (wg) { /* shared-memory bytes the unit's wgmmas read per k16: A once per
+                   * n chunk, B once per m64 row block (wide n chunks win) */
+            int64_t tm = m / um, tn = n / un;
+            return ((tn / wgmma_n(tn)) * tm + (tm / 64) * tn) * 1024 + un;
+        }
+        return (m / um + n / un) * 1024 + un;
     }
 }
 
@@ -48,7 +61,7 @@ bool tlc_gemm_plan_make(tlc_gemm_plan *p, tlc_arch arch, int threads, int m, int
             if (units % um) continue;
             int un = units / um;
             if (m % (um * im) || n % (un * in)) continue;
-            int64_t c = split_cost(policy, um, un, m, n);
+            int64_t c = split_cost(policy, um, un, m, n, use_wg);
             if (best < 0 || c < best) {
                 best = c;
                 bm = um;
@@ -66,9 +79,7 @@ bool tlc_gemm_plan_make(tlc_gemm_plan *p, tlc_arch arch, int threads, int m, int
         p->inst_n = in;
         if (use_wg) {
             /* the widest wgmma N (multiple of 8, at most 256) dividing the unit's N */
-            int w = (int)imin(p->tile_n, 256);
-            while (w > 8 && (p->tile_n % w || w % 8)) w -= 8;
-            p->inst_n = w;
+            p->inst_n = (int)wgmma_n(p->tile_n);
         }
         return true;
     }

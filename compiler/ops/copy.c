@@ -124,6 +124,7 @@ static void side_index(tlc_lower_ctx *lc, const side *sd, th_expr *const *ilog, 
 static void emit_copy(tlc_lower_ctx *lc, const tlc_fragment *I, const side *src, const side *dst, tlc_loc loc) {
     tlc_arena *a = lc->a;
     int64_t vlen = tlc_fragment_vector_len(I);
+    vlen &= -vlen; /* a run of 24 consecutive slots is copied as vectors of 8 */
     int64_t vw = side_vec(src, I, vlen);
     int64_t v2 = side_vec(dst, I, vlen);
     if (v2 < vw) vw = v2;

@@ -312,6 +312,20 @@ static th_expr *desc_base(tlc_lower_ctx *lc, const tir_buffer *b, bool k_major) 
     return tlc_let(lc, "desc", th_bin(lc->a, THB_OR, enc, th_int(lc->a, TH_I64, (int64_t)desc_bits(b->layout, k_major))));
 }
 
+/* An empty asm that takes and returns every accumulator register: LLVM
+ * cannot move ordinary reads or writes of the accumulators across it, so
+ * none lands between a wgmma and the wait_group that retires it (ptxas
+ * would serialize every wgmma of the kernel, C7514). */
+static void fence_acc(tlc_lower_ctx *lc, const tir_buffer *C) {
+    th_var *acc = lc->regs[C->id];
+    for (int64_t i = 0; i < C->fragment->slots; i++) {
+        th_var *d = scalar_tmp(lc, "fa", TH_F32);
+        th_expr *args[1] = {th_array_read(lc->a, acc, tlc_i32(lc, i))};
+        emit_asm(lc, "", "=f,0", args, 1, &d, 1);
+        tlc_emit(lc, th_assign(lc->a, acc, tlc_i32(lc, i), th_read(lc->a, d)));
+    }
+}
+
 static void lower_wgmma(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_gemm_plan *p) {
     tlc_arena *a = lc->a;
     const tir_buffer *A = s->u.gemm.a.buf, *B = s->u.gemm.b.buf, *C = s->u.gemm.c.buf;
@@ -354,6 +368,7 @@ static void lower_wgmma(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_gemm_pla
     for (int i = 0; i < nregs; i++) d[i] = scalar_tmp(lc, "d", TH_F32);
     th_expr **args = TLC_NEW_ARRAY(a, th_expr *, (size_t)nregs + 2);
 
+    fence_acc(lc, C);
     emit_asm(lc, "wgmma.fence.sync.aligned;", "", NULL, 0, NULL, 0);
     int mreps = p->tile_m / 64, chunks = p->tile_n / p->inst_n, ksteps = p->k / 16;
     for (int ks = 0; ks < ksteps; ks++)
@@ -371,7 +386,21 @@ static void lower_wgmma(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_gemm_pla
                 for (int i = 0; i < nregs; i++) tlc_emit(lc, th_assign(a, acc, tlc_i32(lc, base + i), th_read(a, d[i])));
             }
     emit_asm(lc, "wgmma.commit_group.sync.aligned;", "", NULL, 0, NULL, 0);
-    emit_asm(lc, "wgmma.wait_group.sync.aligned 0;", "", NULL, 0, NULL, 0);
+    /* a warp-specialized consumer keeps the last group in flight while it
+     * waits for the next stage (warp_specialize.c drains it) */
+    tlc_wgmma_wait(lc, C, lc->wgmma_inflight);
+}
+
+void tlc_wgmma_wait(tlc_lower_ctx *lc, const tir_buffer *C, int pending) {
+    emit_asm(lc, tlc_arena_printf(lc->a, "wgmma.wait_group.sync.aligned %d;", pending), "", NULL, 0, NULL, 0);
+    fence_acc(lc, C);
+}
+
+int tlc_gemm_wgmma_n(tlc_arena *a, const tir_kernel *k, tlc_arch arch, const tir_stmt *s) {
+    tlc_gemm_plan p;
+    char why[256];
+    if (s->kind != TS_GEMM || !gemm_plan(a, k, arch, s, &p, why, sizeof why) || p.inst != TLC_INST_WGMMA) return 0;
+    return p.inst_n;
 }
 
 void tlc_lower_gemm(tlc_lower_ctx *lc, const tir_stmt *s) {
@@ -396,6 +425,16 @@ void tlc_lower_gemm(tlc_lower_ctx *lc, const tir_stmt *s) {
     tlc_emit(lc, th_comment(lc->a, tlc_arena_printf(lc->a, "gemm %s x %s -> %s: %s", A->name, B->name, C->name,
                                                     plan_name(lc->a, &p))));
     if (s->u.gemm.clear_accum) clear_acc(lc, C);
-    if (p.inst == TLC_INST_WGMMA) lower_wgmma(lc, s, &p);
-    else lower_mma_sync(lc, s, &p);
+    if (p.inst == TLC_INST_WGMMA) {
+        lower_wgmma(lc, s, &p);
+    } else {
+        lower_mma_sync(lc, s, &p);
+        /* Two blocks per SM hide each other's barriers, cp.async waits and
+         * epilogues. minnctapersm 2 holds ptxas to 65536 / (2 x threads)
+         * registers: enough (>= 128) when the accumulators take at most 64. */
+        int64_t smem = lc->smem_top + 1024;
+        if (lc->k->threads * 2 <= 512 && C->fragment->slots <= 64 && 2 * smem <= tlc_arch_max_shared_bytes(lc->arch) &&
+            lc->tk->min_blocks_per_sm < 2)
+            lc->tk->min_blocks_per_sm = 2;
+    }
 }

@@ -119,7 +119,8 @@ static th_var *loop_slot(tlc_lower_ctx *lc, const tir_var *v) {
  * a barrier (its stage is visible, and everyone is done with the stage the
  * next loads overwrite), the loads of iteration ko+stages-1, and the body
  * without its pipelined copies, reading stage ko % stages. */
-static void lower_pipelined_for(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_pipe_plan *pp, effects *pending) {
+static void lower_pipelined_version(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_pipe_plan *pp, effects *pending,
+                                    int align_mode) {
     tlc_arena *a = lc->a;
     const tir_var *v = s->u.for_.vars[0];
     th_var *tv = loop_slot(lc, v);
@@ -128,7 +129,7 @@ static void lower_pipelined_for(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_
                                                 pp->ncopies, pp->tma ? "TMA" : "cp.async")));
     tlc_emit(lc, th_barrier(a));
     clear(lc, pending);
-    tlc_pipe_state ps = {.plan = pp, .loop = s};
+    tlc_pipe_state ps = {.plan = pp, .loop = s, .align_mode = align_mode};
     ps.n = tlc_let(lc, "pn", tlc_coerce(lc, tlc_lower_expr(lc, s->u.for_.extent[0]), th_scalar(TH_I32)));
     tlc_pipe_begin(lc, &ps);
     for (int st = 0; st < S - 1; st++) tlc_pipe_issue(lc, &ps, tlc_i32(lc, st), tlc_i32(lc, st));
@@ -157,8 +158,31 @@ static void lower_pipelined_for(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_
     tlc_pipe_end(lc, &ps);
 }
 
+/* Copies over symbolic row lengths: one version of the loop for 16-byte
+ * aligned rows (cp.async only), one for the rest (lower_pipeline.c). */
+static void lower_pipelined_for(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_pipe_plan *pp, effects *pending) {
+    th_expr *aligned = tlc_pipe_aligned_cond(lc, pp);
+    if (!aligned) {
+        lower_pipelined_version(lc, s, pp, pending, TLC_PIPE_ALIGN_CHECK);
+        return;
+    }
+    aligned = tlc_let(lc, "al16", aligned);
+    tlc_ptrvec *saved = tlc_lower_begin(lc);
+    lower_pipelined_version(lc, s, pp, pending, TLC_PIPE_ALIGN_ASSUMED);
+    th_stmt *fast = tlc_lower_end(lc, saved);
+    saved = tlc_lower_begin(lc);
+    lower_pipelined_version(lc, s, pp, pending, TLC_PIPE_ALIGN_FALLBACK);
+    th_stmt *slow = tlc_lower_end(lc, saved);
+    tlc_emit(lc, th_if(lc->a, aligned, fast, slow));
+}
+
 static void lower_serial_for(tlc_lower_ctx *lc, const tir_stmt *s, effects *pending) {
     tlc_pipe_plan pp;
+    if (!lc->in_parallel && tlc_ws_owns_loop(lc, s)) { /* warp_specialize.c; it ends with a barrier */
+        tlc_ws_lower_consumer_loop(lc, s);
+        clear(lc, pending);
+        return;
+    }
     if (!lc->in_parallel && tlc_pipeline_loop_plan(lc->k, lc->arch, s, &pp)) {
         lower_pipelined_for(lc, s, &pp, pending);
         return;
@@ -422,7 +446,7 @@ static const char *kernel_metadata(tlc_lower_ctx *lc, const tir_module *m, int i
                       k->name);
         }
     }
-    tlc_sb_printf(&sb, "\ntlc.meta threads %d 1 1\n", k->threads);
+    tlc_sb_printf(&sb, "\ntlc.meta threads %d 1 1\n", lc->tk->threads); /* warp specialization may add some */
     tlc_sb_printf(&sb, "tlc.meta smem %lld\n", (long long)lc->tk->dyn_shared_bytes);
     if (index == m->nkernels - 1) tlc_sb_puts(&sb, "tlc.meta end\n");
     char *r = tlc_arena_strdup(lc->a, tlc_sb_cstr(&sb));
@@ -520,7 +544,13 @@ static th_kernel *lower_kernel(const tir_module *m, int index, tlc_arena *a, tlc
     }
 
     effects pending = effects_new(lc);
-    lower_tile_stmt(lc, k->body, &pending);
+    if (tlc_ws_begin(lc)) { /* producer / consumer warpgroups (warp_specialize.c) */
+        tlc_ptrvec *consumers = tlc_lower_begin(lc);
+        lower_tile_stmt(lc, k->body, &pending);
+        tlc_ws_finish(lc, tlc_lower_end(lc, consumers));
+    } else {
+        lower_tile_stmt(lc, k->body, &pending);
+    }
     tk->body = th_seq(a, (th_stmt **)top.items, top.len);
     tlc_ptrvec_free(&top);
     tk->dyn_shared_bytes = lc->smem_top;

@@ -105,6 +105,9 @@ typedef struct tlc_lower_ctx {
     th_expr **stage_off;  /* buffer id -> byte offset of the current pipeline stage (NULL: none) */
     bool *async_written;  /* buffer id -> filled only by TMA (async proxy) in the current Pipelined loop */
     struct tlc_tmap_use *tmaps; int ntmaps; /* TMA descriptors (kernel params after the scalars) */
+    /* Added with warp specialization (warp_specialize.c): */
+    struct tlc_ws_plan *ws; /* non-NULL: the kernel is split into producer / consumer warpgroups */
+    int wgmma_inflight;     /* wgmma groups a gemm may leave in flight (wait_group N at its end) */
 } tlc_lower_ctx;
 
 /* Where a Parallel loop body is being emitted: one slot of its fragment. */
@@ -199,11 +202,36 @@ typedef struct tlc_pipe_state {
     const tir_stmt *loop;
     int64_t mbar;      /* TMA: byte offset of the stages' mbarriers */
     th_expr *n;        /* iteration count */
+    bool in_issuer;    /* already in the one thread that issues TMA (warp specialization) */
+    int align_mode;    /* cp.async copies over a symbolic row length: TLC_PIPE_ALIGN_* */
 } tlc_pipe_state;
+enum { TLC_PIPE_ALIGN_CHECK, TLC_PIPE_ALIGN_ASSUMED, TLC_PIPE_ALIGN_FALLBACK };
+/* All cp.async copies of the plan may use 16-byte chunks (NULL: nothing to
+ * test at run time). */
+th_expr *tlc_pipe_aligned_cond(tlc_lower_ctx *lc, const tlc_pipe_plan *pp);
 void tlc_pipe_begin(tlc_lower_ctx *lc, tlc_pipe_state *ps);
 void tlc_pipe_issue(tlc_lower_ctx *lc, tlc_pipe_state *ps, th_expr *it, th_expr *stage);
 void tlc_pipe_wait(tlc_lower_ctx *lc, tlc_pipe_state *ps, th_expr *it, th_expr *stage);
 void tlc_pipe_end(tlc_lower_ctx *lc, tlc_pipe_state *ps);
 /* stage_off / async_written for the plan's buffers at `stage` (NULL: clear). */
 void tlc_pipe_set_stage(tlc_lower_ctx *lc, const tlc_pipe_plan *pp, th_expr *stage);
+
+/* ---------------- warp specialization (warp_specialize.c) ---------------- */
+/* On sm_90a, a kernel whose top level holds a Pipelined loop of TMA loads
+ * feeding only wgmma gemms gets one producer warpgroup more than the
+ * user's threads (which become the consumers). tlc_ws_begin decides (sets
+ * lc->ws, the launch threads, minnctapersm); the body is then lowered into
+ * a list and tlc_ws_finish wraps it: mbarrier init, then
+ * if (tid >= threads) producer else consumers. */
+typedef struct tlc_ws_plan tlc_ws_plan;
+bool tlc_ws_begin(tlc_lower_ctx *lc);
+bool tlc_ws_owns_loop(const tlc_lower_ctx *lc, const tir_stmt *loop);
+void tlc_ws_lower_consumer_loop(tlc_lower_ctx *lc, const tir_stmt *loop);
+void tlc_ws_finish(tlc_lower_ctx *lc, th_stmt *consumer_body);
+/* gemm.c: the N of the wgmma a gemm statement lowers to (sm_90a), 0 when
+ * it does not lower to wgmma. */
+int tlc_gemm_wgmma_n(tlc_arena *a, const tir_kernel *k, tlc_arch arch, const tir_stmt *s);
+/* gemm.c: wgmma.wait_group `pending`, then C's registers fenced so that no
+ * access to them moves above the wait. */
+void tlc_wgmma_wait(tlc_lower_ctx *lc, const tir_buffer *C, int pending);
 #endif

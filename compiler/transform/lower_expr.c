@@ -1,7 +1,12 @@
 /* Lowering of Tile IR scalar expressions to Thread IR. float16 / bfloat16
  * arithmetic is computed in float32 and rounded back to the expression's
  * type; exp2 and rsqrt use the hardware approximations (ex2.approx,
- * rsqrt.approx), exp(x) is ex2.approx(x * log2(e)); division stays IEEE. */
+ * rsqrt.approx), exp(x) is ex2.approx(x * log2(e)). Float32 division by a
+ * constant c is a multiplication by 1/c (rounded once to float32): exact
+ * when c is a power of two, otherwise within 2^-23 relative of x / c (about
+ * 1 ulp), where an IEEE division would be 0.5 ulp. Other float32 divisions
+ * become div.full.f32 in codegen (at most 2 ulp). */
+#include <math.h>
 #include "lower.h"
 
 static bool is_half(tir_dtype t) { return t == TIR_F16 || t == TIR_BF16; }
@@ -42,6 +47,18 @@ static th_binop arith_op(tir_binop op, bool is_float) {
     }
 }
 
+/* The value of a constant operand as the float32 it becomes (sema folds
+ * literals and compile-time parameters into TE_INT / TE_FLOAT). */
+static bool const_f32(const tir_expr *e, double *v) {
+    double d;
+    if (e && e->kind == TE_FLOAT) d = e->u.fval;
+    else if (e && e->kind == TE_INT) d = (double)e->u.ival;
+    else return false;
+    if (!(fabs(d) <= 0x1p126)) return false; /* NaN, inf, or no normal float32 reciprocal */
+    *v = (double)(float)d;
+    return true;
+}
+
 static th_expr *lower_binary(tlc_lower_ctx *lc, const tir_expr *e) {
     tir_binop op = e->u.bin.op;
     th_expr *x = tlc_lower_expr(lc, e->u.bin.a);
@@ -68,6 +85,9 @@ static th_expr *lower_binary(tlc_lower_ctx *lc, const tir_expr *e) {
     x = tlc_coerce(lc, x, ct);
     y = tlc_coerce(lc, y, ct);
     bool cfl = ct.base == TH_F32;
+    double c;
+    if (op == TB_DIV && cfl && const_f32(e->u.bin.b, &c) && fabs(c) >= 0x1p-126) /* 1/c: a normal float32 */
+        return tlc_coerce(lc, th_bin(lc->a, THB_MUL, x, th_float(lc->a, TH_F32, (double)(float)(1.0 / c))), rt);
     th_expr *r = th_bin(lc->a, arith_op(op, cfl), x, y);
     return tlc_coerce(lc, r, rt);
 }

@@ -13,7 +13,10 @@
  *     parameters the runtime encodes from the `tmap` metadata lines.
  * Copies that cannot use 16-byte chunks at run time (a symbolic row length
  * that is not a multiple of 8 elements) fall back to ordinary loads into
- * the same stage buffer. */
+ * the same stage buffer: lower.c lowers such a loop twice, under
+ * tlc_pipe_aligned_cond (cp.async only) and its negation (ordinary loads
+ * only), so that the loop body carries neither the test nor the other
+ * version's code. */
 #include <string.h>
 #include "lower.h"
 
@@ -150,7 +153,29 @@ static void global_idx(tlc_lower_ctx *lc, const tir_region *src, const int *dims
     }
 }
 
-static void issue_cp_async(tlc_lower_ctx *lc, const tir_stmt *s) {
+/* Row length of the copy's tensor when it is symbolic and the copy could
+ * use 16-byte chunks if it divides by them (else NULL). */
+static th_expr *symbolic_row_check(tlc_lower_ctx *lc, const tir_stmt *s) {
+    const tir_region *src = &s->u.copy.src;
+    const tir_buffer *g = src->buf;
+    int64_t vec = 16 / tir_dtype_bytes(s->u.copy.dst.buf->dtype);
+    int last = g->rank - 1;
+    if (tlc_expr_multiple(src->start[last]) % vec || tir_buffer_dim(g, last) >= 0) return NULL;
+    return th_cmp(lc->a, THC_EQ, th_bin(lc->a, THB_UREM, tlc_coerce(lc, tlc_dim_value(lc, g, last), th_scalar(TH_I32)),
+                                        tlc_i32(lc, vec)), tlc_i32(lc, 0));
+}
+
+th_expr *tlc_pipe_aligned_cond(tlc_lower_ctx *lc, const tlc_pipe_plan *pp) {
+    if (pp->tma) return NULL;
+    th_expr *all = NULL;
+    for (int i = 0; i < pp->ncopies; i++) {
+        th_expr *c = symbolic_row_check(lc, pp->copies[i]);
+        if (c) all = tlc_and(lc, all, c);
+    }
+    return all;
+}
+
+static void issue_cp_async(tlc_lower_ctx *lc, const tlc_pipe_state *ps, const tir_stmt *s) {
     tlc_arena *a = lc->a;
     const tir_region *src = &s->u.copy.src;
     const tir_buffer *g = src->buf, *b = s->u.copy.dst.buf;
@@ -167,10 +192,14 @@ static void issue_cp_async(tlc_lower_ctx *lc, const tir_stmt *s) {
         tlc_lower_copy(lc, s);
         return;
     }
-    if (lastdim < 0)
+    if (lastdim < 0 && ps->align_mode == TLC_PIPE_ALIGN_FALLBACK) {
+        tlc_lower_copy(lc, s);
+        return;
+    }
+    if (lastdim < 0 && ps->align_mode == TLC_PIPE_ALIGN_CHECK)
         aligned = tlc_let(lc, "al16", th_cmp(a, THC_EQ, th_bin(a, THB_UREM, tlc_coerce(lc, tlc_dim_value(lc, g, last), th_scalar(TH_I32)),
                                                                tlc_i32(lc, vec)), tlc_i32(lc, 0)));
-    else if (lastdim % vec) {
+    else if (lastdim >= 0 && lastdim % vec) {
         tlc_lower_copy(lc, s);
         return;
     }
@@ -279,9 +308,9 @@ void tlc_pipe_issue(tlc_lower_ctx *lc, tlc_pipe_state *ps, th_expr *it, th_expr 
         asm0(lc, "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;", "r,r", args, 2);
         for (int i = 0; i < pp->ncopies; i++) issue_tma(lc, ps, pp->copies[i], stage);
         th_stmt *one = tlc_lower_end(lc, inner);
-        tlc_emit(lc, th_if(a, tid_is0(lc), one, NULL));
+        tlc_emit(lc, ps->in_issuer ? one : th_if(a, tid_is0(lc), one, NULL));
     } else {
-        for (int i = 0; i < pp->ncopies; i++) issue_cp_async(lc, pp->copies[i]);
+        for (int i = 0; i < pp->ncopies; i++) issue_cp_async(lc, ps, pp->copies[i]);
     }
     th_stmt *loads = tlc_lower_end(lc, saved);
     tlc_emit(lc, th_if(a, th_cmp(a, THC_LT, it, ps->n), loads, NULL));

@@ -45,7 +45,12 @@ typedef struct path {
     int ndefs;
 } path;
 static const path PATHS[] = {
-    {"sm_90a", "sm_90a (TMA + wgmma)", {{"threads", "128"}}, 1},
+    /* warp-specialized: 2 consumer warpgroups of 64 x 256 + a TMA producer, 1 block per SM */
+    {"sm_90a", "sm_90a (TMA + wgmma, WS 128x256)",
+     {{"threads", "256"}, {"block_M", "128"}, {"block_N", "256"}, {"num_stages", "4"}}, 4},
+    /* warp-specialized: 1 consumer warpgroup of 128 x 128, 2 blocks per SM */
+    {"sm_90a", "sm_90a (TMA + wgmma, WS 128x128)",
+     {{"threads", "128"}, {"block_M", "128"}, {"block_N", "128"}, {"num_stages", "3"}}, 4},
     {"sm_80", "sm_80 (cp.async + mma.sync)", {{"threads", "256"}, {"block_K", "32"}, {"num_stages", "4"}}, 3},
 };
 

@@ -2,9 +2,11 @@
  * through the JIT for this GPU, against a float64 reference on the CPU.
  *
  * C in {96 .. 8192} x rows in {1, 7, 4096, 302400} x {float16, bfloat16} x
- * {plain, fused SiLU}; launch configs from tools/bench/rmsnorm_config.h (the
- * benchmark's), or from $TLC_RMSNORM_CONFIGS ("C:BLOCK_M:threads,...", as the
- * benchmark's --sweep writes them). Random x (each row with its own scale, never all zeros) and
+ * {plain, fused SiLU}; launch configs per (C, rows) from
+ * tools/bench/rmsnorm_config.h (tlc_rmsnorm_config_rows, the benchmark's
+ * rule), with the many-rows and few-rows tables overridden by
+ * $TLC_RMSNORM_CONFIGS and $TLC_RMSNORM_SMALL_CONFIGS ("C:BLOCK_M:threads,...",
+ * as the benchmark's --sweep writes them). Random x (each row with its own scale, never all zeros) and
  * random weights; the output is poisoned with 0xFF bytes (NaN in both
  * dtypes) before every launch and every element is checked:
  *   |y - ref| <= 1e-2 * |ref| + atol   (atol 1e-3 for float16, 2e-3 for bfloat16)
@@ -155,22 +157,29 @@ typedef struct state {
     int cases, failures;
 } state;
 
-/* The header's config for C, unless $TLC_RMSNORM_CONFIGS names C. */
-static tlc_rmsnorm_config config_for(int C) {
-    tlc_rmsnorm_config cfg = tlc_rmsnorm_config_for(C);
-    const char *env = getenv("TLC_RMSNORM_CONFIGS");
-    for (const char *p = env; p && *p;) {
+/* `cfg`, unless the list in $env ("C:BLOCK_M:threads,...") names C. */
+static tlc_rmsnorm_config env_override(tlc_rmsnorm_config cfg, const char *env) {
+    const char *p = getenv(env);
+    while (p && *p) {
         int c, bm, th, n = 0;
         if (sscanf(p, "%d:%d:%d%n", &c, &bm, &th, &n) != 3 || n == 0) break;
-        if (c == C && bm > 0 && th > 0) cfg = (tlc_rmsnorm_config){C, bm, th};
+        if (c == cfg.C && bm > 0 && th > 0) cfg = (tlc_rmsnorm_config){c, bm, th};
         p += n;
         while (*p == ',' || *p == ' ' || *p == '\n') p++;
     }
     return cfg;
 }
 
-static bool load(state *s, const char *kernel, tlrt_dtype dt, int C, tlrt_module **mod, tlrt_kernel **k) {
-    tlc_rmsnorm_config cfg = config_for(C);
+/* The header's rule for rows x C (tlc_rmsnorm_config_rows), tables overridden from the environment. */
+static tlc_rmsnorm_config config_for(int C, int64_t rows) {
+    tlc_rmsnorm_config big = env_override(tlc_rmsnorm_config_for(C), "TLC_RMSNORM_CONFIGS");
+    tlc_rmsnorm_config small = env_override(tlc_rmsnorm_small_config_or(C, big), "TLC_RMSNORM_SMALL_CONFIGS");
+    return tlc_rmsnorm_pick(big, small, rows);
+}
+
+static bool load(state *s, const char *kernel, tlrt_dtype dt, tlc_rmsnorm_config cfg, tlrt_module **mod,
+                 tlrt_kernel **k) {
+    int C = cfg.C;
     char c[16], bm[16], th[16];
     snprintf(c, sizeof c, "%d", C);
     snprintf(bm, sizeof bm, "%d", cfg.block_m);
@@ -187,13 +196,14 @@ static bool load(state *s, const char *kernel, tlrt_dtype dt, int C, tlrt_module
     return true;
 }
 
-/* One (dtype, C): both kernels at every row count, on one buffer set sized for the most rows. */
+/* One (dtype, C): both kernels at every row count (each with its row
+ * count's config), on one buffer set sized for the most rows. */
 static void test_dtype_cols(state *s, tlrt_dtype dt, int C, int64_t max_rows) {
     tlrt_module *mods[2] = {NULL, NULL};
     tlrt_kernel *ks[2] = {NULL, NULL};
     const char *names[2] = {"rmsnorm", "rmsnorm_silu"};
-    bool loaded[2];
-    for (int i = 0; i < 2; i++) loaded[i] = load(s, names[i], dt, C, &mods[i], &ks[i]);
+    bool loaded[2] = {false, false};
+    tlc_rmsnorm_config have = {0, 0, 0}; /* config of the loaded kernels */
 
     size_t bytes = (size_t)max_rows * C * 2;
     uint16_t *hx = malloc(bytes), *hy = malloc(bytes), *hw = malloc((size_t)C * 2);
@@ -213,6 +223,15 @@ static void test_dtype_cols(state *s, tlrt_dtype dt, int C, int64_t max_rows) {
     for (int ri = 0; ri < NROWS; ri++) {
         int64_t rows = ROWS[ri];
         if (rows > max_rows) continue;
+        tlc_rmsnorm_config cfg = config_for(C, rows);
+        if (cfg.block_m != have.block_m || cfg.threads != have.threads) {
+            for (int i = 0; i < 2; i++) {
+                if (mods[i]) tlrt_module_unload(s->ctx, mods[i]);
+                mods[i] = NULL;
+                loaded[i] = load(s, names[i], dt, cfg, &mods[i], &ks[i]);
+            }
+            have = cfg;
+        }
         job tmpl = {.dt = dt, .C = C, .seed = 0xabcdef12345ull * (uint64_t)(ri + 1) + (uint64_t)C * 7 + dt,
                     .x = hx, .w = hw, .y = hy, .decode = decode, .atol = dt == TLRT_F16 ? 1e-3 : 2e-3};
         run_parallel(gen_rows, &tmpl, rows, jobs, s->nthreads);
@@ -257,7 +276,6 @@ static void test_dtype_cols(state *s, tlrt_dtype dt, int C, int64_t max_rows) {
                        names[ki], tlrt_dtype_name(dt), C, (long long)rows, (long long)bad, (long long)(rows * C),
                        (long long)(first / C), (long long)(first % C), got, ref);
             } else {
-                tlc_rmsnorm_config cfg = config_for(C);
                 printf("ok   %-12s %-8s C=%-5d rows=%-6lld (%dx%d) rel_l2=%.2e max_err/tol=%.3f\n", names[ki],
                        tlrt_dtype_name(dt), C, (long long)rows, cfg.block_m, cfg.threads, rel, worst);
             }

@@ -168,25 +168,60 @@ static void test_gemm_tl(void **state) {
     size_t len = 0;
     char *src = read_file(TLC_SOURCE_DIR "/dsl-examples/gemm.tl", &len);
     assert_non_null(src);
-    /* sm_90a: TMA into 3 stages, wgmma m64n128k16 with descriptors, tensor maps in the metadata */
-    char *ptx = compile(src, len, NULL, 0, TLC_SM90A);
-    assert_int_equal(count(ptx, "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16"), 8);
+    /* sm_90a, 128 x 128 x 64 over one warpgroup, 3 stages: warp-specialized
+     * (warp_specialize.c): a producer warpgroup issues TMA into the stages,
+     * the user's 128 threads consume them with wgmma m64n128k16 (2 x 4 per
+     * K tile; LLVM may peel the first iteration, so a multiple of 8) */
+    tlc_define d90[4] = {{"block_M", "128"}, {"block_N", "128"}, {"threads", "128"}, {"num_stages", "3"}};
+    char *ptx = compile(src, len, d90, 4, TLC_SM90A);
+    int nw = count(ptx, "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16");
+    assert_true(nw >= 8 && nw % 8 == 0);
     assert_true(count(ptx, "wgmma.fence.sync.aligned") >= 1);
     assert_true(count(ptx, "wgmma.commit_group.sync.aligned") >= 1);
-    assert_true(count(ptx, "wgmma.wait_group.sync.aligned") >= 1);
+    assert_true(count(ptx, "wgmma.wait_group.sync.aligned 1;") >= 1); /* one group stays in flight */
+    assert_true(count(ptx, "wgmma.wait_group.sync.aligned 0;") >= 1); /* drained before the epilogue */
     assert_true(count(ptx, "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes") >= 3);
-    assert_true(count(ptx, "mbarrier.try_wait.parity") >= 1);
-    assert_int_equal(count(ptx, "mbarrier.init.shared::cta.b64"), 3);
+    assert_true(count(ptx, "mbarrier.try_wait.parity") >= 2);         /* consumers on full, producer on empty */
+    assert_int_equal(count(ptx, "mbarrier.init.shared::cta.b64"), 6); /* full + empty per stage */
+    assert_true(count(ptx, "mbarrier.arrive.shared::cta.b64") >= 1);  /* consumers release a stage */
+    assert_int_equal(count(ptx, "setmaxnreg.dec.sync.aligned.u32 40;"), 1);
+    assert_int_equal(count(ptx, "setmaxnreg.inc.sync.aligned.u32 "), 1);
+    assert_non_null(strstr(ptx, ".maxntid 256"));
+    assert_non_null(strstr(ptx, ".minnctapersm"));
+    assert_non_null(strstr(ptx, "// tlc.meta threads 256 1 1"));
+    assert_non_null(strstr(ptx, "bar.sync \t1, 128;")); /* consumer barriers leave the producer out */
     assert_non_null(strstr(ptx, "// tlc.meta tmap A box=[128,64] estrides=[1,1] swizzle=128B l2=128B oob=zero"));
     assert_non_null(strstr(ptx, "// tlc.meta tmap B box=[64,64] estrides=[1,1] swizzle=128B l2=128B oob=zero"));
     assert_non_null(strstr(ptx, ".param .align 64 .b8"));
     assert_non_null(strstr(ptx, "cvta.param"));
     assert_int_equal(count(ptx, "ld.global"), 0); /* operands only through TMA */
     free(ptx);
+    /* 128 x 256 over two consumer warpgroups: one m64n256k16 per warpgroup
+     * and k16 step (the Square split that reads the least shared memory),
+     * the 64K registers split 40 (producer) / 232 (consumers) */
+    tlc_define d256[4] = {{"block_M", "128"}, {"block_N", "256"}, {"threads", "256"}, {"num_stages", "4"}};
+    ptx = compile(src, len, d256, 4, TLC_SM90A);
+    nw = count(ptx, "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16");
+    assert_true(nw >= 4 && nw % 4 == 0);
+    assert_int_equal(count(ptx, "setmaxnreg.inc.sync.aligned.u32 232;"), 1);
+    assert_non_null(strstr(ptx, ".maxntid 384"));
+    assert_non_null(strstr(ptx, "// tlc.meta threads 384 1 1"));
+    assert_int_equal(count(ptx, "mbarrier.init.shared::cta.b64"), 8);
+    free(ptx);
+    /* 3 consumer warpgroups of m64n256 would leave 128 registers at entry
+     * (64K / 512 threads), under what the instruction needs: the plain
+     * pipeline instead, which ptxas accepts (compile() assembles it) */
+    tlc_define d384[4] = {{"block_M", "192"}, {"block_N", "256"}, {"threads", "384"}, {"num_stages", "4"}};
+    ptx = compile(src, len, d384, 4, TLC_SM90A);
+    assert_true(count(ptx, "wgmma.mma_async.sync.aligned.m64n256k16") > 0);
+    assert_int_equal(count(ptx, "setmaxnreg"), 0);
+    assert_non_null(strstr(ptx, "// tlc.meta threads 384 1 1"));
+    free(ptx);
     /* bfloat16 + ReLU on sm_90a */
-    tlc_define bf[2] = {{"dtype", "bfloat16"}, {"relu", "True"}};
-    ptx = compile(src, len, bf, 2, TLC_SM90A);
-    assert_true(count(ptx, "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16") == 8);
+    tlc_define bf[6] = {{"dtype", "bfloat16"}, {"relu", "True"}, d90[0], d90[1], d90[2], d90[3]};
+    ptx = compile(src, len, bf, 6, TLC_SM90A);
+    nw = count(ptx, "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16");
+    assert_true(nw >= 8 && nw % 8 == 0);
     assert_true(count(ptx, "max.f32") > 0);
     free(ptx);
     /* sm_80: cp.async 16-byte chunks with commit / wait groups, ldmatrix (.trans for B), mma.sync */
@@ -197,8 +232,14 @@ static void test_gemm_tl(void **state) {
     assert_non_null(strstr(ptx, "cp.async.wait_group 2"));
     assert_true(count(ptx, "ldmatrix.sync.aligned.m8n8.x4.shared.b16") > 0);
     assert_true(count(ptx, "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16") > 0);
-    /* 8 warps of 64 x 32 (2 x 4), K step 32: 4 x 4 tiles x 2 k16 steps */
-    assert_int_equal(count(ptx, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"), 32);
+    /* 8 warps of 64 x 32 (2 x 4), K step 32: 4 x 4 tiles x 2 k16 steps, in
+     * each of the loop's two versions (K and N multiples of 8 at run time:
+     * cp.async only; otherwise ordinary loads only) */
+    assert_int_equal(count(ptx, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"), 64);
+    assert_true(count(ptx, "ld.global.nc.u16") + count(ptx, "ld.global.u16") + count(ptx, "ld.global.nc.b16") +
+                    count(ptx, "ld.global.b16") > 0);
+    /* 64 accumulators per thread: two blocks per SM (ptxas keeps to 128 registers) */
+    assert_non_null(strstr(ptx, ".minnctapersm 2"));
     assert_int_equal(count(ptx, "wgmma"), 0);
     assert_null(strstr(ptx, "tlc.meta tmap"));
     free(ptx);
@@ -250,6 +291,33 @@ static void test_transposes(void **state) {
     free(ptx);
 }
 
+/* A Pipelined loop whose body does more than gemm keeps the single-role
+ * pipeline (no producer warpgroup): the consumers would have to compute
+ * what the producer cannot see. */
+static void test_not_warp_specialized(void **state) {
+    (void)state;
+    const char *src =
+        "def g(A: Tensor[(M, K), float16], B: Tensor[(K, N), float16], C: Tensor[(M, N), float16]):\n"
+        "    with Kernel(ceildiv(N, 128), ceildiv(M, 128), threads=128) as (bx, by):\n"
+        "        a = alloc_shared((128, 64), float16)\n"
+        "        b = alloc_shared((64, 128), float16)\n"
+        "        c = alloc_fragment((128, 128), float32)\n"
+        "        clear(c)\n"
+        "        for ko in Pipelined(ceildiv(K, 64), num_stages=3):\n"
+        "            copy(A[by * 128, ko * 64], a)\n"
+        "            copy(B[ko * 64, bx * 128], b)\n"
+        "            gemm(a, b, c)\n"
+        "            for i, j in Parallel(128, 128):\n"
+        "                c[i, j] = c[i, j] * 0.5\n"
+        "        copy(c, C[by * 128, bx * 128])\n";
+    char *ptx = compile(src, strlen(src), NULL, 0, TLC_SM90A);
+    assert_true(count(ptx, "wgmma.mma_async") > 0);
+    assert_int_equal(count(ptx, "setmaxnreg"), 0);
+    assert_int_equal(count(ptx, "mbarrier.init.shared::cta.b64"), 3);
+    assert_non_null(strstr(ptx, "// tlc.meta threads 128 1 1"));
+    free(ptx);
+}
+
 static void test_errors(void **state) {
     (void)state;
     const char *bad =
@@ -273,6 +341,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_plans_and_fragments), cmocka_unit_test(test_operand_layouts),
         cmocka_unit_test(test_gemm_tl),             cmocka_unit_test(test_transposes),
+        cmocka_unit_test(test_not_warp_specialized),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -79,11 +79,57 @@ static void test_rmsnorm(void **state) {
                 assert_true(count(ptx, "st.global.v4") >= 1);
                 assert_true(count(ptx, "shfl.sync.bfly") >= 4); /* 96 halves: 12 vectors on 16 lanes */
                 assert_non_null(strstr(ptx, "rsqrt.approx"));
-                /* one barrier for the weight in shared memory, two more when rows span warps */
-                assert_int_equal(count(ptx, "bar.sync"), cfg[i].cross_warp ? 3 : 1);
+                /* the weight lives in registers (no shared memory, no barrier); the
+                 * row sums need two barriers only when rows span warps */
+                assert_int_equal(count(ptx, "bar.sync"), cfg[i].cross_warp ? 2 : 0);
+                assert_int_equal(count(ptx, "st.shared"), cfg[i].cross_warp ? 1 : 0);
+                /* mean: a multiply by 1/C; SiLU: div.full.f32, never the IEEE div.rn.f32 */
+                assert_int_equal(count(ptx, "div.rn.f32"), 0);
+                assert_int_equal(count(ptx, "div.full.f32") > 0, k == 1);
                 free(ptx);
             }
     free(src);
+}
+
+/* A block whose threads do not split its rows into whole warps (4 rows of
+ * 640 over 160 threads = 5 warps): every thread holds 2 of the block's 320
+ * 16-byte vectors, so it loads 2 of X, 1 of W (its 8 columns) and stores 2;
+ * no warp repeats another's work. */
+static void test_rmsnorm_odd_warps(void **state) {
+    (void)state;
+    size_t len;
+    char *src = read_file(TLC_SOURCE_DIR "/dsl-examples/rmsnorm.tl", &len);
+    if (!src) skip();
+    static const char *kernels[] = {"rmsnorm", "rmsnorm_silu"};
+    for (int k = 0; k < 2; k++) {
+        tlc_define defs[3] = {{"C", "640"}, {"BLOCK_M", "4"}, {"threads", "160"}};
+        char *ptx = ptx_of(src, len, defs, 3, TLC_SM90A, kernels[k]);
+        assert_int_equal(count(ptx, "st.global"), 2);
+        assert_int_equal(count(ptx, "st.global.v4.b32"), 2);
+        assert_int_equal(count(ptx, "ld.global"), 3);
+        assert_int_equal(count(ptx, "ld.global.nc.v4.b32"), 3);
+        free(ptx);
+    }
+    free(src);
+}
+
+/* Float division: by a constant it is a multiply by the reciprocal; else div.full.f32. */
+static void test_division(void **state) {
+    (void)state;
+    const char *div =
+        "def div(A: Tensor[(M, 128), float32], B: Tensor[(M, 128), float32]):\n"
+        "    with Kernel(M, threads=128) as bx:\n"
+        "        a = alloc_fragment((1, 128), float32)\n"
+        "        copy(A[bx, 0], a)\n"
+        "        for i, j in Parallel(1, 128):\n"
+        "            a[i, j] = a[i, j] / 3.0 + a[i, j] / 0.25 + 1.0 / (a[i, j] + 2.0)\n"
+        "        copy(a, B[bx, 0])\n";
+    char *ptx = ptx_of(div, strlen(div), NULL, 0, TLC_SM90A, NULL);
+    assert_int_equal(count(ptx, "div.full.f32"), 4); /* 1.0 / (a + 2.0) on 4 slots */
+    assert_int_equal(count(ptx, "div.rn"), 0);
+    assert_non_null(strstr(ptx, "0f3EAAAAAB")); /* (float)(1/3) */
+    assert_non_null(strstr(ptx, "0f40800000")); /* 1 / 0.25 = 4 */
+    free(ptx);
 }
 
 static const char *rowmax =
@@ -189,6 +235,8 @@ static void test_thread_dump_and_errors(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rmsnorm),
+        cmocka_unit_test(test_rmsnorm_odd_warps),
+        cmocka_unit_test(test_division),
         cmocka_unit_test(test_small_kernels),
         cmocka_unit_test(test_thread_dump_and_errors),
     };

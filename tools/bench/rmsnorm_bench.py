@@ -7,18 +7,24 @@ in one process, on the same data, on the same GPU.
         [--quick] [--sweep] [--out DIR]
 
 Timing: triton.testing.do_bench, median (it clears the L2 cache before every
-call, so data that fits in L2 is not measured from L2). Bandwidth counts the
+call, so data that fits in L2 is not measured from L2); shapes of at most
+4096 x 1024 elements (a few us, where one median moves by a few tenths of a
+us from call to call) are timed ROUNDS times, tlc and torch alternately, and
+each side's median of those is kept. Bandwidth counts the
 bytes that must move: read x + write y (the weight is negligible). The
 device's copy bandwidth is measured in the same run (a torch device-to-device
 copy of 2 GiB, bytes read + written) and each bandwidth is also given as a
 percentage of it. Every tlc result is checked against torch's before timing.
 
---sweep first tries several (BLOCK_M, threads) per C at the largest row count
-(both kernels, float16) and uses the fastest (least sum of the two): it is
-printed, for tools/bench/rmsnorm_config.h, and written to
-OUT/rmsnorm_configs.txt in the format of $TLC_RMSNORM_CONFIGS
-("C:BLOCK_M:threads,..."), which tests/gpu/test_rmsnorm.c also reads.
-Otherwise the configs of tools/bench/rmsnorm_config.h are used.
+Launch configs: tools/bench/rmsnorm_config.h's rule (tlc_rmsnorm_config_rows,
+mirrored in Configs below): a many-rows table, and a few-rows table for
+launches of fewer than TLC_RMSNORM_SMALL_BLOCKS blocks. --sweep first tries
+several (BLOCK_M, threads) per C at the largest row count and several
+one-row-per-block configs at 1 and 7 rows (both kernels, float16), and uses
+the fastest: they are printed, for the header, and written to
+OUT/rmsnorm_configs.txt and OUT/rmsnorm_small_configs.txt in the format of
+$TLC_RMSNORM_CONFIGS / $TLC_RMSNORM_SMALL_CONFIGS ("C:BLOCK_M:threads,..."),
+which tests/gpu/test_rmsnorm.c also reads.
 """
 import argparse
 import ctypes
@@ -34,6 +40,7 @@ from triton.testing import do_bench
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 EPS = 1e-5
+ROUNDS = 3  # alternating tlc / torch timings per small shape (median of each)
 
 
 # ---------------------------------------------------------------- libtlc via ctypes
@@ -121,19 +128,61 @@ class Tlc:
 
 
 # ---------------------------------------------------------------- configs
-def table_configs():
-    text = open(os.path.join(ROOT, "tools/bench/rmsnorm_config.h")).read()
-    return {int(c): (int(bm), int(t)) for c, bm, t in
-            re.findall(r"\{\s*(\d+),\s*(\d+),\s*(\d+)\s*\},\s*/\*\s*RMSNORM_CONFIG", text)}
+HEADER = os.path.join(ROOT, "tools/bench/rmsnorm_config.h")
 
 
-def candidates(C, table):
-    """The table's config, then power-of-two block shapes with 4..40 elements per thread."""
-    out = [table[C]] if C in table else []
-    for thr in (64, 128, 256, 512, 1024):
-        for bm in (1, 2, 4, 8, 16, 32, 64):
-            if 4 <= bm * C / thr <= 40 and (bm, thr) not in out:
+def header_tables():
+    """The tables of tools/bench/rmsnorm_config.h: (many-rows {C: (BLOCK_M, threads)}, few-rows {...}, small_blocks)."""
+    text = open(HEADER).read()
+
+    def table(mark):
+        return {int(c): (int(bm), int(t)) for c, bm, t in
+                re.findall(r"\{\s*(\d+),\s*(\d+),\s*(\d+)\s*\},\s*/\*\s*" + mark + r"\s*\*/", text)}
+    blocks = int(re.search(r"#define\s+TLC_RMSNORM_SMALL_BLOCKS\s+(\d+)", text).group(1))
+    return table("RMSNORM_CONFIG"), table("RMSNORM_SMALL_CONFIG"), blocks
+
+
+def big_fallback(C):  # tlc_rmsnorm_config_for's rule for a C the table lacks
+    bm, thr = 1, (256 if C >= 2048 else 128)
+    while bm < 64 and bm * C < 8 * thr:
+        bm *= 2
+    return (bm, thr)
+
+
+class Configs:
+    """tlc_rmsnorm_config_rows of the header, on tables that --sweep or --configs may change."""
+
+    def __init__(self):
+        self.big, self.small, self.small_blocks = header_tables()
+
+    def big_for(self, C):
+        return self.big.get(C) or big_fallback(C)
+
+    def small_for(self, C):
+        return self.small.get(C) or self.big_for(C)
+
+    def for_rows(self, C, rows):
+        b = self.big_for(C)
+        return self.small_for(C) if rows < self.small_blocks * b[0] else b
+
+
+def candidates(C, first):
+    """`first`, then block shapes with 5..32 elements per thread (powers of two, and
+    thread counts of 3, 5 or 6 warps, which split rows of 96, 160 or 192 elements evenly)."""
+    out = [first]
+    for thr in (64, 96, 128, 160, 192, 256, 512):
+        for bm in (1, 2, 4, 8, 16, 32):
+            if 5 <= bm * C / thr <= 32 and (bm, thr) not in out:
                 out.append((bm, thr))
+    return out
+
+
+def small_candidates(C, cfg):
+    """One row per block, 32..256 threads (at most 64 elements per thread), and the current configs."""
+    out = [cfg.small_for(C)]
+    for cand in [(1, t) for t in (32, 64, 128, 256)] + [cfg.big_for(C)]:
+        if cand not in out and C * cand[0] / cand[1] <= 64:
+            out.append(cand)
     return out
 
 
@@ -144,6 +193,10 @@ def parse_configs(text):
         C, bm, thr = (int(v) for v in item.split(":"))
         out[C] = (bm, thr)
     return out
+
+
+def format_configs(table):
+    return ",".join(f"{C}:{bm}:{t}" for C, (bm, t) in sorted(table.items()))
 
 
 # ---------------------------------------------------------------- measuring
@@ -174,6 +227,98 @@ def check(y, ref):
     return int(bad.sum().item()), float((yf - rf).norm() / rf.norm().clamp_min(1e-30))
 
 
+def time_config(tlc, src, x, w, y, refs, bm, thr, dtype, quick=True):
+    """tlc's times (us) of both kernels with (BLOCK_M, threads) on x, after checking them; raises RuntimeError."""
+    out = []
+    for name in ("rmsnorm", "rmsnorm_silu"):
+        k = tlc.kernel(src, name, {"C": x.shape[1], "BLOCK_M": bm, "threads": thr, "dtype": DTYPE_NAME[dtype]})
+        run = tlc.launcher(k, x, w, y)
+        y.fill_(float("nan"))
+        run()
+        bad, _ = check(y, refs[name])
+        if bad:
+            raise RuntimeError(f"WRONG({bad})")
+        out.append(bench_ms(run, quick) * 1e3)
+    return out
+
+
+def sweep(tlc, src, cfg, Cs):
+    """Many rows: the fastest (BLOCK_M, threads) per C at 302400 rows (16384 for C >= 4096),
+    by the sum of both kernels' times, float16."""
+    print("\nconfig sweep, many rows (float16): C rows | BLOCK_M x threads: rmsnorm us / rmsnorm+silu us ...")
+    for C in Cs:
+        rows = 16384 if C >= 4096 else 302400
+        x, w = make_inputs(rows, C, torch.float16, 1)
+        y = torch.empty_like(x)
+        refs = {"rmsnorm": F.rms_norm(x, (C,), w, EPS)}
+        refs["rmsnorm_silu"] = F.silu(refs["rmsnorm"])
+        best, res = None, []
+        for bm, thr in candidates(C, cfg.big_for(C)):
+            try:
+                t = time_config(tlc, src, x, w, y, refs, bm, thr, torch.float16)
+            except RuntimeError as e:
+                res.append(f"{bm}x{thr}: {str(e).splitlines()[0][:80]}")
+                continue
+            res.append(f"{bm}x{thr}: {t[0]:.1f}/{t[1]:.1f}")
+            if best is None or sum(t) < best[0]:
+                best = (sum(t), bm, thr)
+        print(f"  C={C} rows={rows} | " + " | ".join(res), flush=True)
+        if best:
+            cfg.big[C] = (best[1], best[2])
+        del x, w, y, refs
+    print("best (many rows): " + ", ".join(f"{{{C}, {bm}, {t}}}" for C, (bm, t) in sorted(cfg.big.items())))
+
+
+def sweep_small(tlc, src, cfg, Cs):
+    """Few rows: the fastest one-row-per-block config per C at 1 and 7 rows (sum of the
+    four times: both kernels, both row counts), float16."""
+    print("\nconfig sweep, few rows (float16): C | BLOCK_M x threads: us at rows=1 (rmsnorm/silu), rows=7 ...")
+    for C in Cs:
+        data = []
+        for rows in (1, 7):
+            x, w = make_inputs(rows, C, torch.float16, 2 + rows)
+            y = torch.empty_like(x)
+            refs = {"rmsnorm": F.rms_norm(x, (C,), w, EPS)}
+            refs["rmsnorm_silu"] = F.silu(refs["rmsnorm"])
+            data.append((x, w, y, refs))
+        best, res = None, []
+        for bm, thr in small_candidates(C, cfg):
+            try:
+                t = [v for (x, w, y, refs) in data
+                     for v in time_config(tlc, src, x, w, y, refs, bm, thr, torch.float16, quick=False)]
+            except RuntimeError as e:
+                res.append(f"{bm}x{thr}: {str(e).splitlines()[0][:80]}")
+                continue
+            res.append(f"{bm}x{thr}: {t[0]:.2f}/{t[1]:.2f}, {t[2]:.2f}/{t[3]:.2f}")
+            if best is None or sum(t) < best[0]:
+                best = (sum(t), bm, thr)
+        print(f"  C={C} | " + " | ".join(res), flush=True)
+        if best:
+            cfg.small[C] = (best[1], best[2])
+    print("best (few rows): " + ", ".join(f"{{{C}, {bm}, {t}}}" for C, (bm, t) in sorted(cfg.small.items())))
+
+
+def item6_grid(results, dtype, Cs):
+    """Markdown: tlc us / torch us per (C, rows), rmsnorm; rmsnorm+silu; bold where tlc is slower."""
+    by = {(r["C"], r["rows"], r["op"]): r for r in results if r["dtype"] == dtype and "tlc_us" in r}
+    lines = [f"{dtype}: tlc us / torch us (rmsnorm; rmsnorm+silu)", "", "| C | rows=1 | rows=7 | rows=4096 | rows=302400 |",
+             "| --- | --- | --- | --- | --- |"]
+    for C in Cs:
+        cells = []
+        for rows in (1, 7, 4096, 302400):
+            parts = []
+            for op in ("rmsnorm", "rmsnorm_silu"):
+                r = by.get((C, rows, op))
+                if r is None:
+                    parts.append("-")
+                else:
+                    t = f"{r['tlc_us']:.1f}"
+                    parts.append(f"{'**' + t + '**' if r['tlc_us'] > r['torch_us'] else t}/{r['torch_us']:.1f}")
+            cells.append("; ".join(parts))
+        lines.append(f"| {C} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--lib", default=os.path.join(ROOT, "gpu-build/carry/libtlc.so"))
@@ -181,7 +326,9 @@ def main():
     ap.add_argument("--quick", action="store_true", help="shorter timing; skip the bfloat16 item-6 grid")
     ap.add_argument("--sweep", action="store_true", help="try several (BLOCK_M, threads) per C first")
     ap.add_argument("--configs", default=os.environ.get("TLC_RMSNORM_CONFIGS", ""),
-                    help="override configs: C:BLOCK_M:threads,... (default $TLC_RMSNORM_CONFIGS)")
+                    help="override many-rows configs: C:BLOCK_M:threads,... (default $TLC_RMSNORM_CONFIGS)")
+    ap.add_argument("--small-configs", default=os.environ.get("TLC_RMSNORM_SMALL_CONFIGS", ""),
+                    help="override few-rows configs (default $TLC_RMSNORM_SMALL_CONFIGS)")
     ap.add_argument("--out", default=os.environ.get("OUT"))
     a = ap.parse_args()
 
@@ -192,66 +339,37 @@ def main():
     print(f"device: {props.name}, {props.multi_processor_count} SMs, tlc arch {tlc.arch}, torch {torch.__version__}")
     print(f"device-to-device copy (torch, 2 GiB, read + write): {copy_gbs:.0f} GB/s")
 
-    table = table_configs()
-    configs = dict(table)
-    t0 = time.time()
-    if a.configs:
-        configs.update(parse_configs(a.configs))
+    cfg = Configs()
+    Cs = sorted(cfg.big)
+    cfg.big.update(parse_configs(a.configs))
+    cfg.small.update(parse_configs(a.small_configs))
     if a.sweep:
-        print("\nconfig sweep (float16): C rows | BLOCK_M x threads: rmsnorm us / rmsnorm+silu us ...")
-        for C in sorted(table):
-            rows = 16384 if C >= 4096 else 302400
-            x, w = make_inputs(rows, C, torch.float16, 1)
-            y = torch.empty_like(x)
-            refs = {"rmsnorm": F.rms_norm(x, (C,), w, EPS)}
-            refs["rmsnorm_silu"] = F.silu(refs["rmsnorm"])
-            best, res = None, []
-            for bm, thr in candidates(C, table):
-                total, cell = 0.0, []
-                try:
-                    for name in ("rmsnorm", "rmsnorm_silu"):
-                        k = tlc.kernel(src, name, {"C": C, "BLOCK_M": bm, "threads": thr, "dtype": "float16"})
-                        run = tlc.launcher(k, x, w, y)
-                        y.fill_(float("nan"))
-                        run()
-                        bad, _ = check(y, refs[name])
-                        if bad:
-                            raise RuntimeError(f"WRONG({bad})")
-                        us = bench_ms(run, True) * 1e3
-                        total += us
-                        cell.append(f"{us:.1f}")
-                except RuntimeError as e:
-                    res.append(f"{bm}x{thr}: {str(e).splitlines()[0][:80]}")
-                    continue
-                res.append(f"{bm}x{thr}: " + "/".join(cell))
-                if best is None or total < best[0]:
-                    best = (total, bm, thr)
-            print(f"  C={C} rows={rows} | " + " | ".join(res))
-            if best:
-                configs[C] = (best[1], best[2])
-            del x, w, y, refs
-        print("best: " + ", ".join(f"{{{C}, {bm}, {t}}}" for C, (bm, t) in sorted(configs.items())))
-        print(f"(sweep took {time.time() - t0:.0f} s)")
+        t0 = time.time()
+        sweep(tlc, src, cfg, Cs)
+        sweep_small(tlc, src, cfg, Cs)
+        print(f"(sweeps took {time.time() - t0:.0f} s)")
         if a.out:
             with open(os.path.join(a.out, "rmsnorm_configs.txt"), "w") as f:
-                f.write(",".join(f"{C}:{bm}:{t}" for C, (bm, t) in sorted(configs.items())) + "\n")
+                f.write(format_configs(cfg.big) + "\n")
+            with open(os.path.join(a.out, "rmsnorm_small_configs.txt"), "w") as f:
+                f.write(format_configs(cfg.small) + "\n")
 
     headline = [(16384, 4096), (16384, 8192), (302400, 160), (302400, 320), (302400, 640), (302400, 1024)]
-    item6 = [(r, C) for C in sorted(table) for r in (1, 7, 4096, 302400)]
+    item6 = [(r, C) for C in Cs for r in (1, 7, 4096, 302400)]
     jobs = [(r, C, torch.float16, s) for (r, C) in headline for s in (False, True)]
-    jobs += [(r, C, torch.bfloat16, False) for (r, C) in headline]
+    jobs += [(r, C, torch.bfloat16, s) for (r, C) in headline for s in (False, True)]
     jobs += [(r, C, torch.float16, s) for (r, C) in item6 if (r, C) not in headline for s in (False, True)]
     if not a.quick:
-        jobs += [(r, C, torch.bfloat16, s) for (r, C) in item6 for s in (False, True) if not ((r, C) in headline and not s)]
+        jobs += [(r, C, torch.bfloat16, s) for (r, C) in item6 if (r, C) not in headline for s in (False, True)]
 
     rows_out = []
     hdr = "| rows x C | dtype | op | BLOCK_M x threads | tlc us | tlc GB/s | % copy | torch us | torch GB/s | torch/tlc | check |"
     print("\n" + hdr + "\n" + "|---" * 11 + "|")
     kcache = {}
     for rows, C, dtype, silu in jobs:
-        bm, thr = configs.get(C, (1, 128))
+        bm, thr = cfg.for_rows(C, rows)
         name = "rmsnorm_silu" if silu else "rmsnorm"
-        key = (name, C, dtype)
+        key = (name, C, dtype, bm, thr)
         try:
             if key not in kcache:
                 kcache[key] = tlc.kernel(src, name, {"C": C, "BLOCK_M": bm, "threads": thr, "dtype": DTYPE_NAME[dtype]})
@@ -262,8 +380,14 @@ def main():
             run()
             ref = torch_fn()
             bad, rel = check(y, ref)
-            t_us = bench_ms(run, a.quick) * 1e3
-            r_us = bench_ms(torch_fn, a.quick) * 1e3
+            # Small shapes take ~5 us, where one median moves by a few tenths between
+            # calls: time tlc and torch alternately ROUNDS times, keep each one's median.
+            rounds = 1 if rows * C > 4096 * 1024 else ROUNDS
+            ts, rs = [], []
+            for _ in range(rounds):
+                ts.append(bench_ms(run, a.quick) * 1e3)
+                rs.append(bench_ms(torch_fn, a.quick) * 1e3)
+            t_us, r_us = sorted(ts)[rounds // 2], sorted(rs)[rounds // 2]
         except RuntimeError as e:
             print(f"| {rows} x {C} | {DTYPE_NAME[dtype]} | {name} | {bm} x {thr} | ERROR: {str(e).splitlines()[0][:200]} |")
             rows_out.append(dict(rows=rows, C=C, dtype=DTYPE_NAME[dtype], op=name, error=str(e)[:2000]))
@@ -278,13 +402,22 @@ def main():
                              tlc_us=t_us, tlc_gbs=t_gbs, torch_us=r_us, torch_gbs=r_gbs, wrong=bad, rel_l2=rel))
         del x, w, y, ref
     torch.cuda.synchronize()
+    grids = "\n\n".join(item6_grid(rows_out, d, Cs) for d in ("float16", "bfloat16"))
     if a.out:
         with open(os.path.join(a.out, "rmsnorm_bench.json"), "w") as f:
             json.dump(dict(device=props.name, copy_gbs=copy_gbs, arch=tlc.arch, torch=torch.__version__,
-                           configs={str(k): v for k, v in configs.items()}, results=rows_out), f, indent=1)
+                           configs={str(k): v for k, v in cfg.big.items()},
+                           small_configs={str(k): v for k, v in cfg.small.items()}, results=rows_out), f, indent=1)
+        with open(os.path.join(a.out, "rmsnorm_item6.md"), "w") as f:
+            f.write(grids + "\n")
     wrong = sum(1 for r in rows_out if r.get("wrong") or r.get("error"))
     slower = [r for r in rows_out if "tlc_us" in r and r["tlc_us"] > r["torch_us"]]
-    print(f"\nrmsnorm_bench: {len(rows_out)} shapes, {wrong} wrong or failed, tlc slower than torch at {len(slower)}")
+    print("\n" + grids)
+    for r in slower:
+        print(f"slower: {r['rows']} x {r['C']} {r['dtype']} {r['op']} ({r['block_m']} x {r['threads']}): "
+              f"tlc {r['tlc_us']:.2f} us, torch {r['torch_us']:.2f} us")
+    print(f"\nrmsnorm_bench: {len(rows_out)} shapes, {wrong} wrong or failed, tlc slower than torch at {len(slower)}; "
+          f"copy {copy_gbs:.0f} GB/s")
     return 1 if wrong else 0
 
 

@@ -1,0 +1,288 @@
+/* Warp specialization of a TMA-fed wgmma main loop (ARCHITECTURE.md
+ * section 4), sm_90a only.
+ *
+ * Which kernels: the kernel body's top level (through sequences only) holds
+ * a Pipelined loop whose plan is TMA, whose body after the pipelined copies
+ * is nothing but gemms that lower to wgmma, and whose trip count and copy
+ * coordinates use only block indices, symbolic dims, scalar parameters, the
+ * loop variable and the loop's own leading lets (what the producer can
+ * compute without the rest of the body). Anything else keeps the
+ * single-role pipeline of lower_pipeline.c.
+ *
+ * The split: the user's `threads` become the consumer warpgroups (so every
+ * fragment layout, which is a function of tid, is unchanged) and one
+ * producer warpgroup is added after them: the kernel is launched with
+ * threads + 128 and minnctapersm set, so that setmaxnreg is honoured.
+ *
+ *   all:       thread 0 inits full[s] (count 1) and empty[s] (count threads);
+ *              bar.sync 0
+ *   producer:  setmaxnreg.dec; thread `threads` alone, for it in 0..n:
+ *              wait empty[it % S] (from it >= S on), arrive.expect_tx on
+ *              full[it % S], issue the stage's TMA loads
+ *   consumers: setmaxnreg.inc; the rest of the body, with the loop as:
+ *              wait full[ko % S]; wgmma (fence, mma_async..., commit,
+ *              wait_group 1); arrive on empty[(ko - 1) % S], whose wgmmas
+ *              wait_group 1 just retired. After the loop wait_group 0.
+ *              Block barriers become bar.sync 1, threads (the producer
+ *              never reaches them).
+ * Register budget: the producer keeps 40 (24 with 3 consumer warpgroups),
+ * the consumers split the rest of the 64K registers of the blocks that fit
+ * on an SM, in multiples of 8, at most 240. */
+#include <string.h>
+#include "lower.h"
+
+struct tlc_ws_plan {
+    const tir_stmt *loop;
+    tlc_pipe_plan pipe;
+    int consumers; /* consumer threads: the user's block */
+    int blocks_per_sm;
+    int dec, inc;  /* setmaxnreg counts */
+    int64_t full, empty; /* byte offsets of the stages' mbarriers */
+};
+
+/* Vars the producer may use: defined before the body runs, or the loop's own. */
+static bool producer_expr(const tir_expr *e, const tir_var *loopvar, const tlc_pipe_plan *pp, const tir_stmt *loop) {
+    if (!e) return true;
+    switch (e->kind) {
+    case TE_INT: case TE_FLOAT: return true;
+    case TE_VAR: {
+        const tir_var *v = e->u.var;
+        if (v == loopvar || v->kind == TV_BLOCK_IDX || v->kind == TV_SYM_DIM || v->kind == TV_SCALAR_PARAM) return true;
+        if (v->kind != TV_LET) return false;
+        const tir_stmt *body = loop->u.for_.body;
+        tir_stmt *const *items = body->kind == TS_SEQ ? body->u.seq.stmts : (tir_stmt *const *)&loop->u.for_.body;
+        for (int i = 0; i < pp->nprefix; i++)
+            if (items[i]->kind == TS_LET && items[i]->u.let.var == v) return true;
+        return false;
+    }
+    case TE_LOAD: return false;
+    case TE_BINARY:
+        return producer_expr(e->u.bin.a, loopvar, pp, loop) && producer_expr(e->u.bin.b, loopvar, pp, loop);
+    case TE_UNARY: return producer_expr(e->u.un.a, loopvar, pp, loop);
+    case TE_CAST: return producer_expr(e->u.cast.a, loopvar, pp, loop);
+    case TE_SELECT:
+        return producer_expr(e->u.sel.cond, loopvar, pp, loop) && producer_expr(e->u.sel.a, loopvar, pp, loop) &&
+               producer_expr(e->u.sel.b, loopvar, pp, loop);
+    }
+    return false;
+}
+
+static bool is_stage_buffer(const tlc_pipe_plan *pp, const tir_buffer *b) {
+    for (int i = 0; i < pp->ncopies; i++)
+        if (pp->copies[i]->u.copy.dst.buf == b) return true;
+    return false;
+}
+
+/* The loop qualifies (see the file comment). */
+static bool loop_qualifies(tlc_lower_ctx *lc, const tir_stmt *s, tlc_pipe_plan *pp, int *max_n) {
+    if (!tlc_pipeline_loop_plan(lc->k, lc->arch, s, pp) || !pp->tma) return false;
+    const tir_var *v = s->u.for_.vars[0];
+    if (!producer_expr(s->u.for_.extent[0], NULL, pp, s)) return false;
+    const tir_stmt *body = s->u.for_.body;
+    tir_stmt *const *items = body->kind == TS_SEQ ? body->u.seq.stmts : (tir_stmt *const *)&s->u.for_.body;
+    int n = body->kind == TS_SEQ ? body->u.seq.n : 1;
+    for (int i = 0; i < pp->nprefix; i++) {
+        const tir_stmt *x = items[i];
+        if (x->kind == TS_LET) {
+            if (!producer_expr(x->u.let.value, v, pp, s)) return false;
+            continue;
+        }
+        const tir_region *src = &x->u.copy.src;
+        for (int d = 0; d < src->rank; d++)
+            if (!producer_expr(src->start[d], v, pp, s)) return false;
+    }
+    int gemms = 0;
+    *max_n = 0;
+    for (int i = pp->nprefix; i < n; i++) {
+        const tir_stmt *x = items[i];
+        int wn = tlc_gemm_wgmma_n(lc->a, lc->k, lc->arch, x);
+        if (!wn) return false;
+        if (!is_stage_buffer(pp, x->u.gemm.a.buf) || !is_stage_buffer(pp, x->u.gemm.b.buf)) return false;
+        if (wn > *max_n) *max_n = wn;
+        gemms++;
+    }
+    return gemms > 0;
+}
+
+/* The first qualifying Pipelined loop reached through sequences only. */
+static const tir_stmt *find_loop(tlc_lower_ctx *lc, const tir_stmt *s, tlc_pipe_plan *pp, int *max_n) {
+    if (!s) return NULL;
+    if (s->kind == TS_SEQ) {
+        for (int i = 0; i < s->u.seq.n; i++) {
+            const tir_stmt *r = find_loop(lc, s->u.seq.stmts[i], pp, max_n);
+            if (r) return r;
+        }
+        return NULL;
+    }
+    if (s->kind == TS_FOR && s->u.for_.kind == TIR_FOR_PIPELINED && loop_qualifies(lc, s, pp, max_n)) return s;
+    return NULL;
+}
+
+bool tlc_ws_begin(tlc_lower_ctx *lc) {
+    lc->ws = NULL;
+    const tir_kernel *k = lc->k;
+    if (lc->arch != TLC_SM90A || k->threads % 128 || k->threads < 128 || k->threads > 384) return false;
+    tlc_ws_plan *w = TLC_NEW(lc->a, tlc_ws_plan);
+    int max_n = 0;
+    w->loop = find_loop(lc, k->body, &w->pipe, &max_n);
+    if (!w->loop) return false;
+    w->consumers = k->threads;
+    int total = k->threads + 128;
+    /* ptxas holds the whole kernel to the register cap at entry (64K over
+     * the block's threads and blocks per SM); a wgmma m64nN needs about
+     * N / 2 + 32 of them. Without room, no specialization (the plain
+     * pipeline has fewer threads, so a higher cap). */
+    int need = max_n / 2 + 32;
+    if (65536 / total < need) return false;
+    /* blocks per SM that the shared memory allows (1 KiB per block is the
+     * hardware's reserve), at most 2 */
+    int64_t smem = lc->smem_top + 16 * (int64_t)w->pipe.stages + 1024 + 128;
+    w->blocks_per_sm = smem * 2 <= 228 * 1024 && total * 2 <= 1024 && 65536 / (2 * total) >= need ? 2 : 1;
+    int regs = 65536 / w->blocks_per_sm;
+    w->dec = k->threads == 384 ? 24 : 40;
+    int inc = (regs - 128 * w->dec) / k->threads / 8 * 8;
+    w->inc = inc > 240 ? 240 : inc;
+    w->full = tlc_scratch(lc, 8 * (int64_t)w->pipe.stages);
+    w->empty = tlc_scratch(lc, 8 * (int64_t)w->pipe.stages);
+    lc->tk->threads = total;
+    lc->tk->min_blocks_per_sm = w->blocks_per_sm;
+    lc->ws = w;
+    return true;
+}
+
+bool tlc_ws_owns_loop(const tlc_lower_ctx *lc, const tir_stmt *loop) { return lc->ws && lc->ws->loop == loop; }
+
+static void asm0(tlc_lower_ctx *lc, const char *text, const char *cons, th_expr **args, int nargs) {
+    tlc_emit(lc, th_asm(lc->a, text, cons, args, nargs, NULL, 0, true));
+}
+
+static th_expr *bar_addr(tlc_lower_ctx *lc, int64_t base, th_expr *stage) {
+    th_expr *off = th_bin(lc->a, THB_ADD, tlc_i32(lc, base), th_bin(lc->a, THB_MUL, stage, tlc_i32(lc, 8)));
+    return th_convert(lc->a, th_shared_ptr(lc->a, off), th_scalar(TH_I32));
+}
+
+static void wait_parity(tlc_lower_ctx *lc, th_expr *bar, th_expr *parity) {
+    th_expr *args[2] = {bar, parity};
+    asm0(lc, "{\n\t.reg .pred tlc_p;\n\tTLC_WSWAIT${:uid}:\n\tmbarrier.try_wait.parity.shared::cta.b64 tlc_p, [$0], $1;\n"
+             "\t@!tlc_p bra TLC_WSWAIT${:uid};\n\t}",
+         "r,r", args, 2);
+}
+
+static th_var *loop_var_slot(tlc_lower_ctx *lc, const tir_var *v) {
+    if (!lc->var_slot[v->id]) lc->var_slot[v->id] = th_new_var(lc->a, lc->tk, v->name, th_scalar(TH_I32), 0);
+    return lc->var_slot[v->id];
+}
+
+void tlc_ws_lower_consumer_loop(tlc_lower_ctx *lc, const tir_stmt *s) {
+    tlc_arena *a = lc->a;
+    const tlc_ws_plan *w = lc->ws;
+    const tlc_pipe_plan *pp = &w->pipe;
+    int S = pp->stages;
+    const tir_var *v = s->u.for_.vars[0];
+    th_var *tv = loop_var_slot(lc, v);
+    tlc_emit(lc, th_comment(a, tlc_arena_printf(a, "Pipelined loop over %s, consumers of a warp-specialized "
+                                                   "pipeline: %d stages filled by TMA from the producer warpgroup",
+                                                v->name, S)));
+    th_expr *n = tlc_let(lc, "pn", tlc_coerce(lc, tlc_lower_expr(lc, s->u.for_.extent[0]), th_scalar(TH_I32)));
+    tlc_ptrvec *saved = tlc_lower_begin(lc);
+    th_expr *ko = th_read(a, tv);
+    th_expr *stage = tlc_let(lc, "stage", th_bin(a, THB_UREM, ko, tlc_i32(lc, S)));
+    wait_parity(lc, bar_addr(lc, w->full, stage), th_bin(a, THB_AND, th_bin(a, THB_UDIV, ko, tlc_i32(lc, S)), tlc_i32(lc, 1)));
+    tlc_pipe_set_stage(lc, pp, stage);
+    const tir_stmt *body = s->u.for_.body;
+    tir_stmt *const *items = body->kind == TS_SEQ ? body->u.seq.stmts : (tir_stmt *const *)&s->u.for_.body;
+    int nitems = body->kind == TS_SEQ ? body->u.seq.n : 1;
+    lc->wgmma_inflight = 1;
+    for (int i = pp->nprefix; i < nitems; i++) tlc_lower_stmt(lc, items[i]);
+    lc->wgmma_inflight = 0;
+    tlc_pipe_set_stage(lc, pp, NULL);
+    /* the previous iteration's wgmmas have retired: its stage may be refilled */
+    tlc_ptrvec *rel = tlc_lower_begin(lc);
+    th_expr *prev = th_bin(a, THB_UREM, th_bin(a, THB_ADD, ko, tlc_i32(lc, S - 1)), tlc_i32(lc, S));
+    th_expr *args[1] = {bar_addr(lc, w->empty, prev)};
+    asm0(lc, "mbarrier.arrive.shared::cta.b64 _, [$0];", "r", args, 1);
+    th_stmt *release = tlc_lower_end(lc, rel);
+    tlc_emit(lc, th_if(a, th_cmp(a, THC_GT, ko, tlc_i32(lc, 0)), release, NULL));
+    th_stmt *b = tlc_lower_end(lc, saved);
+    tlc_emit(lc, th_for(a, tv, tlc_i32(lc, 0), n, 1, false, b));
+    for (int i = pp->nprefix; i < nitems; i++) tlc_wgmma_wait(lc, items[i]->u.gemm.c.buf, 0);
+    tlc_emit(lc, th_barrier(a));
+}
+
+/* Consumer barriers: only the consumer warpgroups take part. */
+static void retarget_barriers(th_stmt *s, int nthreads) {
+    if (!s) return;
+    switch (s->kind) {
+    case THS_SEQ:
+        for (int i = 0; i < s->u.seq.n; i++) retarget_barriers(s->u.seq.stmts[i], nthreads);
+        break;
+    case THS_FOR: retarget_barriers(s->u.for_.body, nthreads); break;
+    case THS_IF:
+        retarget_barriers(s->u.if_.then, nthreads);
+        retarget_barriers(s->u.if_.els, nthreads);
+        break;
+    case THS_BARRIER:
+        if (s->u.barrier.id == 0 && s->u.barrier.nthreads == 0) {
+            s->u.barrier.id = 1;
+            s->u.barrier.nthreads = nthreads;
+        }
+        break;
+    default: break;
+    }
+}
+
+static th_stmt *producer(tlc_lower_ctx *lc) {
+    tlc_arena *a = lc->a;
+    const tlc_ws_plan *w = lc->ws;
+    const tlc_pipe_plan *pp = &w->pipe;
+    int S = pp->stages;
+    const tir_stmt *s = w->loop;
+    tlc_ptrvec *saved = tlc_lower_begin(lc);
+    asm0(lc, tlc_arena_printf(a, "setmaxnreg.dec.sync.aligned.u32 %d;", w->dec), "", NULL, 0);
+    tlc_ptrvec *one = tlc_lower_begin(lc);
+    tlc_pipe_state ps = {.plan = pp, .loop = s, .mbar = w->full, .in_issuer = true};
+    ps.n = tlc_let(lc, "pn", tlc_coerce(lc, tlc_lower_expr(lc, s->u.for_.extent[0]), th_scalar(TH_I32)));
+    th_var *it = tlc_temp(lc, "pit", th_scalar(TH_I32), 0);
+    tlc_ptrvec *body = tlc_lower_begin(lc);
+    th_expr *i = th_read(a, it);
+    th_expr *stage = tlc_let(lc, "pst", th_bin(a, THB_UREM, i, tlc_i32(lc, S)));
+    /* round r = i / S refills a stage the consumers released in round r - 1 */
+    tlc_ptrvec *wt = tlc_lower_begin(lc);
+    wait_parity(lc, bar_addr(lc, w->empty, stage),
+                th_bin(a, THB_AND, th_bin(a, THB_ADD, th_bin(a, THB_UDIV, i, tlc_i32(lc, S)), tlc_i32(lc, 1)), tlc_i32(lc, 1)));
+    th_stmt *wait = tlc_lower_end(lc, wt);
+    tlc_emit(lc, th_if(a, th_cmp(a, THC_GE, i, tlc_i32(lc, S)), wait, NULL));
+    tlc_pipe_issue(lc, &ps, i, stage);
+    th_stmt *b = tlc_lower_end(lc, body);
+    tlc_emit(lc, th_for(a, it, tlc_i32(lc, 0), ps.n, 1, false, b));
+    th_stmt *issuer = tlc_lower_end(lc, one);
+    tlc_emit(lc, th_if(a, th_cmp(a, THC_EQ, th_read(a, lc->tid), tlc_i32(lc, w->consumers)), issuer, NULL));
+    return tlc_lower_end(lc, saved);
+}
+
+void tlc_ws_finish(tlc_lower_ctx *lc, th_stmt *consumer_body) {
+    tlc_arena *a = lc->a;
+    const tlc_ws_plan *w = lc->ws;
+    int S = w->pipe.stages;
+    retarget_barriers(consumer_body, w->consumers);
+    tlc_emit(lc, th_comment(a, tlc_arena_printf(a, "warp specialization: %d consumer threads, 1 producer warpgroup, "
+                                                   "setmaxnreg %d / %d, %d block(s) per SM", w->consumers, w->inc,
+                                                w->dec, w->blocks_per_sm)));
+    tlc_ptrvec *saved = tlc_lower_begin(lc);
+    for (int st = 0; st < S; st++) {
+        th_expr *f[1] = {bar_addr(lc, w->full, tlc_i32(lc, st))};
+        asm0(lc, "mbarrier.init.shared::cta.b64 [$0], 1;", "r", f, 1);
+        th_expr *e[2] = {bar_addr(lc, w->empty, tlc_i32(lc, st)), tlc_i32(lc, w->consumers)};
+        asm0(lc, "mbarrier.init.shared::cta.b64 [$0], $1;", "r,r", e, 2);
+    }
+    asm0(lc, "fence.mbarrier_init.release.cluster;", "", NULL, 0);
+    th_stmt *init = tlc_lower_end(lc, saved);
+    tlc_emit(lc, th_if(a, th_cmp(a, THC_EQ, th_read(a, lc->tid), tlc_i32(lc, 0)), init, NULL));
+    tlc_emit(lc, th_barrier(a));
+    th_stmt *prod = producer(lc);
+    saved = tlc_lower_begin(lc);
+    asm0(lc, tlc_arena_printf(a, "setmaxnreg.inc.sync.aligned.u32 %d;", w->inc), "", NULL, 0);
+    tlc_emit(lc, consumer_body);
+    th_stmt *cons = tlc_lower_end(lc, saved);
+    tlc_emit(lc, th_if(a, th_cmp(a, THC_GE, th_read(a, lc->tid), tlc_i32(lc, w->consumers)), prod, cons));
+}

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# GEMM on the GPU machine, from the repository root, with gpu-build/carry
+# (tools/gpu/build.sh, plus gemm_*.cubin made by `tlc --emit=cubin`)
+# carried: correctness on both paths (test_gemm_gpu --quick), the HGMMA check
+# of the sm_90a SASS, and the benchmark against cuBLAS. Logs go to $OUT (or
+# gpu-build/logs); the benchmark's table is printed last.
+#
+#   tools/bench/gemm_device.sh [gemm_bench.py options]
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+carry=gpu-build/carry
+logs=${OUT:-gpu-build/logs}
+mkdir -p "$logs"
+export TLC_CACHE_DIR=${TLC_CACHE_DIR:-/tmp/tlc-cache}
+export PYTHONUNBUFFERED=1
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader | tee "$logs/gpu.txt"
+t0=$SECONDS
+timeout 240 "$carry/test_gemm_gpu" dsl-examples/gemm.tl --quick >"$logs/test_gemm_gpu.log" 2>&1
+echo "test_gemm_gpu --quick: rc=$? $((SECONDS - t0))s"
+grep -E "^FAIL|^perf|^test_gemm:" "$logs/test_gemm_gpu.log" | tail -n 14
+for c in "$carry"/gemm_*.cubin; do
+    [ -f "$c" ] || continue
+    cuobjdump -sass "$c" >"$logs/$(basename "$c" .cubin).sass" 2>&1
+    echo "$(basename "$c"): HGMMA $(grep -c HGMMA "$logs/$(basename "$c" .cubin).sass")," \
+         "HMMA $(grep -c 'HMMA\.' "$logs/$(basename "$c" .cubin).sass")," \
+         "LDL/STL $(grep -cE 'LDL|STL' "$logs/$(basename "$c" .cubin).sass")"
+done
+t0=$SECONDS
+timeout 420 python3 tools/bench/gemm_bench.py --lib "$carry/libtlc.so" "$@" >"$logs/gemm_bench.log" 2>&1
+echo "gemm_bench: rc=$? $((SECONDS - t0))s"
+grep -E "^device|WRONG|Error|error" "$logs/gemm_bench.log" | head -n 8
+sed -n '/^| dtype/,$p' "$logs/gemm_bench.log"
