@@ -56,9 +56,11 @@ static void add_digit(tlc_fragment *f, int dim, int64_t extent, int64_t lstride,
     f->digits[f->ndigits++] = (tlc_digit){dim, extent, lstride, target, tstride};
 }
 
-/* The blocked fragment with at most `row_lanes` lanes along the last dim. */
+/* The blocked fragment with at most `row_lanes` lanes along the last dim;
+ * `pad_warps`: warps that no dim can take evenly go along the last dim,
+ * past its end (whole warps of holes), instead of repeating other warps. */
 static tlc_fragment *blocked_with(tlc_arena *a, int rank, const int64_t *shape, int64_t threads, int vec,
-                                  int64_t row_lanes) {
+                                  int64_t row_lanes, bool pad_warps) {
     tlc_fragment *f = TLC_NEW(a, tlc_fragment);
     f->rank = rank;
     for (int d = 0; d < rank; d++) f->shape[d] = shape[d];
@@ -111,12 +113,18 @@ static tlc_fragment *blocked_with(tlc_arena *a, int rank, const int64_t *shape, 
         order[norder++] = inner;
         for (int d = inner - 1; d >= 0; d--) order[norder++] = d;
     }
+    int64_t inner_rem = rem[inner];
     for (int i = 0; i < norder && warps_left > 1; i++) {
         int d = order[i];
         int64_t t = divisor_at_most(warps_left, rem[d]);
         warps[d] = t;
         rem[d] = ceil_div(rem[d], t);
         warps_left /= t;
+    }
+    if (pad_warps && warps_left > 1) {
+        warps[inner] *= warps_left;
+        rem[inner] = ceil_div(inner_rem, warps[inner]);
+        warps_left = 1;
     }
 
     /* Digits per dim, by logical stride: [vector] [lanes] [repeats] [warps]. */
@@ -160,15 +168,23 @@ static tlc_fragment *blocked_with(tlc_arena *a, int rank, const int64_t *shape, 
  * lanes idles 12 of them. Fewer lanes along the row leave a remainder the
  * warps can split (16 lanes x 5 warps = 80 vectors; 4 lanes x 5 warps = 20),
  * so the lane counts 32, 16, ..., 2 are tried (2 lanes of 16-byte vectors
- * still fill a 32-byte sector) and the one with the fewest slots per thread
- * (then the fewest replicas) is kept; ties keep the most lanes. */
+ * still fill a 32-byte sector), each also with the leftover warps padding
+ * the row instead of repeating it (1 row of 80 vectors over 4 warps: 32
+ * lanes x 4 warps, 1.5 warps of holes, rather than 2 warps doing the same
+ * work twice), and the one with the fewest slots per thread (then, without
+ * padded warps, the fewest replicas) is kept; ties keep the earlier (the
+ * most lanes). */
 tlc_fragment *tlc_fragment_blocked(tlc_arena *a, int rank, const int64_t *shape, int64_t threads, int vec) {
-    tlc_fragment *best = blocked_with(a, rank, shape, threads, vec, 32);
+    tlc_fragment *best = blocked_with(a, rank, shape, threads, vec, 32, false);
     if (rank == 0) return best;
-    for (int64_t lanes = 16; lanes >= 2 && (best->replicate > 1 || tlc_fragment_has_padding(best)); lanes /= 2) {
-        tlc_fragment *f = blocked_with(a, rank, shape, threads, vec, lanes);
-        if (f->slots < best->slots || (f->slots == best->slots && f->replicate < best->replicate)) best = f;
-    }
+    for (int64_t lanes = 32; lanes >= 2 && (best->replicate > 1 || tlc_fragment_has_padding(best)); lanes /= 2)
+        for (int pad = lanes == 32; pad < 2; pad++) {
+            tlc_fragment *f = blocked_with(a, rank, shape, threads, vec, lanes, pad);
+            /* padding warps splits rows over more warps (a reduction through
+             * shared memory): only worth it for fewer slots */
+            if (f->slots < best->slots || (!pad && f->slots == best->slots && f->replicate < best->replicate))
+                best = f;
+        }
     return best;
 }
 

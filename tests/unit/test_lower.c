@@ -91,10 +91,10 @@ static void test_rmsnorm(void **state) {
     free(src);
 }
 
-/* A block whose threads do not split its rows into whole warps (4 rows of
- * 640 over 160 threads = 5 warps): every thread holds 2 of the block's 320
- * 16-byte vectors, so it loads 2 of X, 1 of W (its 8 columns) and stores 2;
- * no warp repeats another's work. */
+/* Blocks whose warps cannot split the rows evenly: no warp repeats another's
+ * loads and stores. 4 rows of 640 over 160 threads (5 warps): every thread
+ * holds 2 of the block's 320 16-byte vectors, so it loads 2 of X, 1 of W
+ * (its 8 columns) and stores 2. */
 static void test_rmsnorm_odd_warps(void **state) {
     (void)state;
     size_t len;
@@ -108,6 +108,14 @@ static void test_rmsnorm_odd_warps(void **state) {
         assert_int_equal(count(ptx, "st.global.v4.b32"), 2);
         assert_int_equal(count(ptx, "ld.global"), 3);
         assert_int_equal(count(ptx, "ld.global.nc.v4.b32"), 3);
+        free(ptx);
+        /* 1 row of 640 (80 vectors) over 4 warps: 32 lanes x 4 warps with the
+         * last 48 vectors holes, not 2 warps repeating the other 2: one
+         * vector of X, one of W and one store per thread */
+        tlc_define one[3] = {{"C", "640"}, {"BLOCK_M", "1"}, {"threads", "128"}};
+        ptx = ptx_of(src, len, one, 3, TLC_SM90A, kernels[k]);
+        assert_int_equal(count(ptx, "ld.global"), 2);
+        assert_int_equal(count(ptx, "st.global"), 1);
         free(ptx);
     }
     free(src);

@@ -7,16 +7,17 @@
  *
  * Many rows (TLC_RMSNORM_CONFIGS): what `rmsnorm_bench.py --sweep` picked
  * on an H100 (least sum of the rmsnorm and rmsnorm_silu times at 302400
- * rows, 16384 for C >= 4096; docs/benchmarks.md): 5..32 elements per
- * thread; thread counts of 3 or 5 warps (96, 160) where they split a
- * block's rows evenly (a row of 160 halves is 20 vectors: 4 lanes x 5 warps).
+ * rows, 16384 for C >= 4096; docs/benchmarks.md): 6..32 (mostly 8) elements per
+ * thread, and thread counts of 3, 5 or 6 warps where they split a block's
+ * rows evenly (a row of 160 halves is 20 vectors: 4 lanes x 5 warps).
  *
  * Few rows (TLC_RMSNORM_SMALL_CONFIGS, used below TLC_RMSNORM_SMALL_BLOCKS
  * blocks of the many-rows BLOCK_M, when the launch cannot fill an H100's
- * 132 SMs and the time is latency, ~5 us): the sweep's pick at 1 and 7 rows
- * among one row per block with 32..256 threads and the many-rows config.
- * One warp per row (no barrier at all) was not faster: the many-rows
- * configs, with fewer elements per thread, won or tied at most C. */
+ * 132 SMs and the time is latency, 4.4..6 us): the same sweep's pick at 1
+ * and 7 rows among one row per block with 32..256 threads and the
+ * many-rows config. At these sizes the configs differ by less than the
+ * spread between runs (+-0.5 us); one warp per row (no barrier at all) was
+ * not faster than blocks of several warps. */
 #ifndef TLC_BENCH_RMSNORM_CONFIG_H
 #define TLC_BENCH_RMSNORM_CONFIG_H
 #include <stdint.h>
@@ -26,33 +27,33 @@ typedef struct tlc_rmsnorm_config {
 } tlc_rmsnorm_config;
 
 static const tlc_rmsnorm_config TLC_RMSNORM_CONFIGS[] = {
-    {96, 16, 96},     /* RMSNORM_CONFIG */
-    {160, 16, 160},   /* RMSNORM_CONFIG */
-    {192, 8, 96},     /* RMSNORM_CONFIG */
+    {96, 8, 128},     /* RMSNORM_CONFIG */
+    {160, 8, 160},    /* RMSNORM_CONFIG */
+    {192, 4, 96},     /* RMSNORM_CONFIG */
     {256, 4, 64},     /* RMSNORM_CONFIG */
-    {320, 8, 160},    /* RMSNORM_CONFIG */
-    {384, 4, 96},     /* RMSNORM_CONFIG */
-    {512, 4, 64},     /* RMSNORM_CONFIG */
-    {640, 4, 160},    /* RMSNORM_CONFIG */
-    {1024, 2, 128},   /* RMSNORM_CONFIG */
-    {4096, 2, 256},   /* RMSNORM_CONFIG */
-    {8192, 1, 512},   /* RMSNORM_CONFIG */
+    {320, 4, 160},    /* RMSNORM_CONFIG */
+    {384, 4, 192},    /* RMSNORM_CONFIG */
+    {512, 4, 256},    /* RMSNORM_CONFIG */
+    {640, 2, 160},    /* RMSNORM_CONFIG */
+    {1024, 2, 256},   /* RMSNORM_CONFIG */
+    {4096, 2, 512},   /* RMSNORM_CONFIG */
+    {8192, 2, 512},   /* RMSNORM_CONFIG */
 };
 
 #define TLC_RMSNORM_SMALL_BLOCKS 132 /* RMSNORM_SMALL_BLOCKS */
 
 static const tlc_rmsnorm_config TLC_RMSNORM_SMALL_CONFIGS[] = {
-    {96, 16, 96},     /* RMSNORM_SMALL_CONFIG */
+    {96, 8, 128},     /* RMSNORM_SMALL_CONFIG */
     {160, 16, 160},   /* RMSNORM_SMALL_CONFIG */
     {192, 8, 96},     /* RMSNORM_SMALL_CONFIG */
-    {256, 1, 256},    /* RMSNORM_SMALL_CONFIG */
-    {320, 8, 160},    /* RMSNORM_SMALL_CONFIG */
+    {256, 4, 64},     /* RMSNORM_SMALL_CONFIG */
+    {320, 1, 64},     /* RMSNORM_SMALL_CONFIG */
     {384, 4, 96},     /* RMSNORM_SMALL_CONFIG */
     {512, 4, 64},     /* RMSNORM_SMALL_CONFIG */
     {640, 4, 160},    /* RMSNORM_SMALL_CONFIG */
     {1024, 2, 128},   /* RMSNORM_SMALL_CONFIG */
-    {4096, 2, 256},   /* RMSNORM_SMALL_CONFIG */
-    {8192, 1, 512},   /* RMSNORM_SMALL_CONFIG */
+    {4096, 2, 512},   /* RMSNORM_SMALL_CONFIG */
+    {8192, 2, 512},   /* RMSNORM_SMALL_CONFIG */
 };
 
 #define TLC_RMSNORM_NCONFIGS(t) (sizeof(t) / sizeof((t)[0]))
