@@ -93,6 +93,7 @@ enum { TLRT_CUDA_CONSTANTS(TLRT_CUDA_ENUMERATOR) };
     X(1, cuStreamCreate, "cuStreamCreate", CUresult, (CUstream * s, unsigned flags))                       \
     X(1, cuStreamDestroy, "cuStreamDestroy_v2", CUresult, (CUstream s))                                    \
     X(1, cuStreamSynchronize, "cuStreamSynchronize", CUresult, (CUstream s))                               \
+    X(0, cuStreamGetCtx, "cuStreamGetCtx", CUresult, (CUstream s, CUcontext * c))                          \
     X(1, cuModuleLoadDataEx, "cuModuleLoadDataEx", CUresult,                                               \
       (CUmodule * m, const void *image, unsigned n, int *options, void **values))                          \
     X(1, cuModuleUnload, "cuModuleUnload", CUresult, (CUmodule m))                                         \

@@ -1,5 +1,6 @@
 /* tlrt_launch: plan (launch_plan.c), then the driver-side work: the dynamic
- * shared memory opt-in, TMA descriptors, cuLaunchKernel. */
+ * shared memory opt-in, TMA descriptors, a persistent kernel's grid folded
+ * onto the SMs, cuLaunchKernel. */
 #include <stdio.h>
 #include <string.h>
 #include "runtime_internal.h"
@@ -69,6 +70,12 @@ tlrt_status tlrt_launch(tlrt_kernel *k, const tlrt_arg *args, int nargs, tlrt_st
     if (plan.empty) return TLRT_SUCCESS;
     if ((st = raise_smem(ctx, k, plan.smem_bytes)) != TLRT_SUCCESS) return st;
     if ((st = encode_tmaps(ctx, k, &plan)) != TLRT_SUCCESS) return st;
+    if (k->meta->persistent) { /* persistent: at most the blocks that fit at once; each walks the tiles */
+        uint64_t tiles = (uint64_t)plan.grid[0] * plan.grid[1] * plan.grid[2];
+        uint64_t fit = (uint64_t)(ctx->props.sm_count > 0 ? ctx->props.sm_count : 1) * (uint64_t)k->meta->persistent;
+        plan.grid[0] = (uint32_t)(tiles < fit ? tiles : fit);
+        plan.grid[1] = plan.grid[2] = 1;
+    }
     void *params[TLRT_MAX_PTX_PARAMS];
     tlrt_plan_param_pointers(&plan, params);
     CUresult r = ctx->cu.cuLaunchKernel(k->fn, plan.grid[0], plan.grid[1], plan.grid[2], plan.block[0], plan.block[1],

@@ -1,6 +1,7 @@
 /* The checking half of a launch: arguments against metadata, symbolic dims,
  * grid, packed parameter values and TMA descriptor requests. Pure (no
  * driver), so it is unit-tested on machines without a GPU. */
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include "float_convert.h"
@@ -33,7 +34,7 @@ static void format_dims(char *buf, size_t n, const int64_t *v, int rank) {
 }
 
 static tlrt_status mismatch(checker *c, int i, const char *fmt, const char *a, const char *b) {
-    char msg[400];
+    char msg[600]; /* holds the 512-byte messages of check_tensor */
     snprintf(msg, sizeof msg, fmt, a ? a : "", b ? b : "");
     if (i >= 0)
         tlrt_errf(c->err, c->errlen, "kernel '%s', argument %d ('%s'): %s", c->k->name, i, c->k->params[i].name, msg);
@@ -192,8 +193,17 @@ tlrt_status tlrt_plan_launch(const tlrt_kernel_meta *k, const tlrt_arg *args, in
         tlrt_errf(err, errlen, "tlrt_plan_launch: NULL kernel metadata, plan or arguments");
         return TLRT_ERROR_INVALID_ARGUMENT;
     }
+    if (k->nparams < 0 || k->nparams > TLRT_MAX_PARAMS || k->nsyms < 0 || k->nsyms > TLRT_MAX_SYMS ||
+        k->ntmaps < 0 || k->ntmaps > TLRT_MAX_TMAPS) {
+        tlrt_errf(err, errlen, "kernel metadata with %d params, %d syms, %d tmaps (at most %d, %d, %d)", k->nparams,
+                  k->nsyms, k->ntmaps, TLRT_MAX_PARAMS, TLRT_MAX_SYMS, TLRT_MAX_TMAPS);
+        return TLRT_ERROR_INVALID_METADATA;
+    }
     checker c = {k, err, errlen};
-    memset(plan, 0, sizeof *plan);
+    /* Every field before tmaps is zeroed; a tmap request is cleared when it
+     * is filled (plan_tmap) and tmap_storage is the launcher's, so the 2.3 KB
+     * of those two arrays are not cleared on every launch. */
+    memset(plan, 0, offsetof(tlrt_launch_plan, tmaps));
     if (nargs != k->nparams) {
         char list[1200], one[200];
         size_t len = 0;
@@ -207,8 +217,8 @@ tlrt_status tlrt_plan_launch(const tlrt_kernel_meta *k, const tlrt_arg *args, in
     }
     int sym_src[TLRT_MAX_SYMS];
     for (int s = 0; s < TLRT_MAX_SYMS; s++) sym_src[s] = -1;
-    int64_t scalar_ints[TLRT_MAX_PARAMS] = {0};
-    uint64_t scalar_slots[TLRT_MAX_PARAMS] = {0};
+    int64_t scalar_ints[TLRT_MAX_PARAMS] = {0}; /* the grid may read any of them */
+    uint64_t scalar_slots[TLRT_MAX_PARAMS];     /* written before read, for i < nparams */
     tlrt_status st;
     for (int i = 0; i < k->nparams; i++) {
         const tlrt_param_meta *p = &k->params[i];
@@ -233,6 +243,27 @@ tlrt_status tlrt_plan_launch(const tlrt_kernel_meta *k, const tlrt_arg *args, in
             return TLRT_ERROR_INVALID_METADATA;
         }
         memcpy(&plan->slots[plan->nslots++], &plan->sym_values[s], 8);
+    }
+    /* "divisible" facts: the kernel's code relies on them (vector stores
+     * along a symbolic row length, TMA row strides) */
+    for (int s = 0; s < k->nsyms; s++) {
+        int64_t m = k->sym_multiple[s];
+        if (m <= 1 || plan->sym_values[s] % m == 0) continue;
+        char users[300];
+        size_t len = 0;
+        users[0] = 0;
+        for (int i = 0; i < k->nparams && len < sizeof users; i++) {
+            const tlrt_param_meta *p = &k->params[i];
+            bool uses = false;
+            for (int d = 0; p->kind == TLRT_PARAM_TENSOR && d < p->rank; d++) uses |= p->dim_sym[d] == s;
+            if (uses) len += (size_t)snprintf(users + len, sizeof users - len, "%s'%s'", len ? ", " : "", p->name);
+        }
+        tlrt_errf(err, errlen,
+                  "kernel '%s': symbolic dim '%s' = %lld must be a multiple of %lld: the kernel was compiled assuming "
+                  "it (16-byte row strides for TMA, vector accesses) for tensor%s %s",
+                  k->name, k->syms[s], (long long)plan->sym_values[s], (long long)m, strchr(users, ',') ? "s" : "",
+                  users);
+        return TLRT_ERROR_ARG_MISMATCH;
     }
     for (int i = 0; i < k->nparams; i++)
         if (k->params[i].kind == TLRT_PARAM_SCALAR) plan->slots[plan->nslots++] = scalar_slots[i];
@@ -267,6 +298,14 @@ tlrt_status tlrt_plan_launch(const tlrt_kernel_meta *k, const tlrt_arg *args, in
         plan->block[a] = (uint32_t)k->threads[a];
     }
     plan->smem_bytes = (uint32_t)k->smem_bytes;
+    if (k->persistent) { /* the grid stays logical here; launch.c folds it onto the SMs */
+        int64_t tiles = (int64_t)plan->grid[0] * plan->grid[1] * plan->grid[2];
+        if (tiles >= ((int64_t)1 << 30)) {
+            tlrt_errf(err, errlen, "kernel '%s': %lld tiles for a persistent kernel (below 2^30 allowed)", k->name,
+                      (long long)tiles);
+            return TLRT_ERROR_ARG_MISMATCH;
+        }
+    }
     return TLRT_SUCCESS;
 }
 

@@ -32,6 +32,9 @@ static void format_kernel(tlrt_buf *b, const tlrt_kernel_meta *k) {
         tlrt_buf_printf(b, "] swizzle=%s l2=%s oob=%s\n", tlrt_swizzle_name(m->swizzle), l2[m->l2],
                         m->oob == TLRT_OOB_NAN ? "nan" : "zero");
     }
+    for (int i = 0; i < k->nsyms; i++)
+        if (k->sym_multiple[i] > 1)
+            tlrt_buf_printf(b, TLRT_META_PREFIX "divisible %s %lld\n", k->syms[i], (long long)k->sym_multiple[i]);
     tlrt_buf_printf(b, TLRT_META_PREFIX "grid");
     for (int a = 0; a < 3; a++) {
         tlrt_buf_printf(b, " ");
@@ -39,6 +42,7 @@ static void format_kernel(tlrt_buf *b, const tlrt_kernel_meta *k) {
     }
     tlrt_buf_printf(b, "\n" TLRT_META_PREFIX "threads %d %d %d\n", k->threads[0], k->threads[1], k->threads[2]);
     tlrt_buf_printf(b, TLRT_META_PREFIX "smem %lld\n", (long long)k->smem_bytes);
+    if (k->persistent) tlrt_buf_printf(b, TLRT_META_PREFIX "persistent %d\n", k->persistent);
 }
 
 char *tlrt_meta_format(const tlrt_module_meta *m, char *err, size_t errlen) {

@@ -328,6 +328,26 @@ static bool do_smem(parser *ps, char **w, int nw) {
     return true;
 }
 
+static bool do_divisible(parser *ps, char **w, int nw) {
+    tlrt_kernel_meta *k = ps->k;
+    int64_t m;
+    if (nw != 2) return fail(ps, "expected 'divisible SYM MULTIPLE'", NULL, NULL);
+    int s = find_sym(k, w[0]);
+    if (s < 0) return fail(ps, "divisible: no sym '%.60s'", w[0], NULL);
+    if (!parse_i64(w[1], 1, 65536, &m)) return fail(ps, "divisible %s: bad multiple '%.20s' (1..65536)", w[0], w[1]);
+    if (k->sym_multiple[s] > 1) return fail(ps, "second divisible line for sym '%s'", w[0], NULL);
+    k->sym_multiple[s] = m;
+    return true;
+}
+
+static bool do_persistent(parser *ps, char **w, int nw) {
+    int64_t b;
+    if (ps->k->persistent) return fail(ps, "second persistent line", NULL, NULL);
+    if (nw != 1 || !parse_i64(w[0], 1, 32, &b)) return fail(ps, "expected 'persistent BLOCKS_PER_SM' (1..32)", NULL, NULL);
+    ps->k->persistent = (int)b;
+    return true;
+}
+
 /* One metadata line (prefix removed, NUL-terminated). Returns 1 at "end". */
 static int do_line(parser *ps, char *text, bool first) {
     char rest_copy[MAX_LINE];
@@ -360,6 +380,8 @@ static int do_line(parser *ps, char *text, bool first) {
         ok = do_grid(ps, r);
     } else if (strcmp(d, "threads") == 0) ok = do_threads(ps, w + 1, nw - 1);
     else if (strcmp(d, "smem") == 0) ok = do_smem(ps, w + 1, nw - 1);
+    else if (strcmp(d, "divisible") == 0) ok = do_divisible(ps, w + 1, nw - 1);
+    else if (strcmp(d, "persistent") == 0) ok = do_persistent(ps, w + 1, nw - 1);
     else ok = fail(ps, "unknown directive '%.40s'", d, NULL);
     return ok ? 0 : -1;
 }

@@ -162,5 +162,15 @@ bool tlrt_meta_validate_kernel(const tlrt_kernel_meta *k, char *err, size_t errl
         tlrt_errf(err, errlen, "kernel '%s': smem %lld bytes (0..262144 allowed)", k->name, (long long)k->smem_bytes);
         return false;
     }
+    for (int i = 0; i < TLRT_MAX_SYMS; i++)
+        if (k->sym_multiple[i] < 0 || k->sym_multiple[i] > 65536 || (i >= k->nsyms && k->sym_multiple[i] > 1)) {
+            tlrt_errf(err, errlen, "kernel '%s': divisible fact #%d is %lld (1..65536 for a declared sym)", k->name, i,
+                      (long long)k->sym_multiple[i]);
+            return false;
+        }
+    if (k->persistent < 0 || k->persistent > 32) {
+        tlrt_errf(err, errlen, "kernel '%s': persistent %d (0..32 allowed)", k->name, k->persistent);
+        return false;
+    }
     return true;
 }

@@ -38,7 +38,10 @@ struct tlrt_module {
     tlrt_kernel **kernels; /* looked-up kernels, owned */
 };
 
-struct tlrt_stream { CUstream s; };
+struct tlrt_stream {
+    CUstream s;
+    bool owned; /* made by tlrt_stream_create; false for tlrt_stream_from_handle's wrappers */
+};
 struct tlrt_event { CUevent e; };
 
 /* Records a message as ctx's last error and returns st. */

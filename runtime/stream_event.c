@@ -14,6 +14,32 @@ tlrt_status tlrt_stream_create(tlrt_context *ctx, tlrt_stream **out) {
         free(s);
         return tlrt_cuda_fail(ctx, r, TLRT_ERROR_DRIVER, "cuStreamCreate");
     }
+    s->owned = true;
+    *out = s;
+    return TLRT_SUCCESS;
+}
+
+tlrt_status tlrt_stream_from_handle(tlrt_context *ctx, void *cu_stream, tlrt_stream **out) {
+    tlrt_status st = tlrt_enter(ctx);
+    if (st != TLRT_SUCCESS) return st;
+    if (!out) return tlrt_fail(ctx, TLRT_ERROR_INVALID_ARGUMENT, "tlrt_stream_from_handle: NULL output");
+    *out = NULL;
+    /* A stream of another CUDA context would only fail later, at a launch,
+     * with a less helpful message; drivers without cuStreamGetCtx skip this. */
+    if (ctx->cu.cuStreamGetCtx) {
+        CUcontext owner = NULL;
+        CUresult r = ctx->cu.cuStreamGetCtx((CUstream)cu_stream, &owner);
+        if (r != CUDA_SUCCESS) return tlrt_cuda_fail(ctx, r, TLRT_ERROR_INVALID_ARGUMENT, "tlrt_stream_from_handle: cuStreamGetCtx");
+        if (owner != ctx->cuctx)
+            return tlrt_fail(ctx, TLRT_ERROR_INVALID_ARGUMENT,
+                             "tlrt_stream_from_handle: the stream belongs to another CUDA context than device %d's "
+                             "primary context",
+                             ctx->device_index);
+    }
+    tlrt_stream *s = calloc(1, sizeof *s);
+    if (!s) return tlrt_fail(ctx, TLRT_ERROR_OUT_OF_MEMORY, "out of host memory");
+    s->s = (CUstream)cu_stream;
+    s->owned = false;
     *out = s;
     return TLRT_SUCCESS;
 }
@@ -21,7 +47,7 @@ tlrt_status tlrt_stream_create(tlrt_context *ctx, tlrt_stream **out) {
 tlrt_status tlrt_stream_destroy(tlrt_context *ctx, tlrt_stream *s) {
     tlrt_status st = tlrt_enter(ctx);
     if (st != TLRT_SUCCESS || !s) return st;
-    CUresult r = ctx->cu.cuStreamDestroy(s->s);
+    CUresult r = s->owned ? ctx->cu.cuStreamDestroy(s->s) : CUDA_SUCCESS; /* a wrapped stream stays its owner's */
     free(s);
     return r == CUDA_SUCCESS ? TLRT_SUCCESS : tlrt_cuda_fail(ctx, r, TLRT_ERROR_DRIVER, "cuStreamDestroy");
 }

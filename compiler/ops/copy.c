@@ -8,9 +8,12 @@
  * own layout, else a blocked fragment of the copy shape). Each thread walks
  * its slots in vector groups: a 16-byte (or narrower) load or store where
  * the memory side's start column, row length and alignment allow, scalar
- * otherwise. Global accesses are masked against the tensor's dims (reads
+ * otherwise (a symbolic row length counts as a multiple of what the kernel
+ * records about its sym: lower.h's sym_multiple, checked at launch). Global accesses are masked against the tensor's dims (reads
  * outside give 0, writes outside are dropped); padding holes of I are
  * skipped; dtypes are converted per element; only replica 0 writes memory.
+ * A large fragment -> global store (a gemm epilogue) is emitted twice: for
+ * a region wholly inside the tensor without masks, else masked.
  * Fragment to fragment with different layouts goes through shared memory. */
 #include "../transform/lower.h"
 
@@ -94,7 +97,7 @@ static bool side_init(tlc_lower_ctx *lc, side *sd, const tir_buffer *b, const ti
 }
 
 /* Widest vector (elements) this memory side allows along I's last dim. */
-static int64_t side_vec(const side *sd, const tlc_fragment *I, int64_t want) {
+static int64_t side_vec(const tlc_lower_ctx *lc, const side *sd, const tlc_fragment *I, int64_t want) {
     const tir_buffer *b = sd->b;
     if (b->scope == TIR_SCOPE_FRAGMENT) return want;
     int last = b->rank - 1;
@@ -107,7 +110,9 @@ static int64_t side_vec(const side *sd, const tlc_fragment *I, int64_t want) {
         while (v > 1 && m % v) v /= 2;
     }
     int64_t row = b->scope == TIR_SCOPE_SHARED && b->layout ? b->layout->row_elems : tir_buffer_dim(b, last);
-    if (row < 0) return 1; /* symbolic row length: rows start anywhere */
+    /* A symbolic row length: rows start anywhere unless a recorded fact (a
+     * TMA map's 16-byte strides, checked at launch) says it divides. */
+    if (row < 0) row = tlc_dim_multiple(lc, b->shape[last]);
     while (v > 1 && row % v) v /= 2;
     return v;
 }
@@ -121,12 +126,13 @@ static void side_index(tlc_lower_ctx *lc, const side *sd, th_expr *const *ilog, 
 
 /* Emits the copy over iteration fragment I: lanes go from `src` to `dst`.
  * A fragment side must have I as its layout. */
-static void emit_copy(tlc_lower_ctx *lc, const tlc_fragment *I, const side *src, const side *dst, tlc_loc loc) {
+static void emit_copy(tlc_lower_ctx *lc, const tlc_fragment *I, const side *src, const side *dst, bool unmasked,
+                      tlc_loc loc) {
     tlc_arena *a = lc->a;
     int64_t vlen = tlc_fragment_vector_len(I);
     vlen &= -vlen; /* a run of 24 consecutive slots is copied as vectors of 8 */
-    int64_t vw = side_vec(src, I, vlen);
-    int64_t v2 = side_vec(dst, I, vlen);
+    int64_t vw = side_vec(lc, src, I, vlen);
+    int64_t v2 = side_vec(lc, dst, I, vlen);
     if (v2 < vw) vw = v2;
     if (vw < 1) vw = 1;
     th_expr *tidx[TLC_FRAG_MAX_RANK];
@@ -165,7 +171,7 @@ static void emit_copy(tlc_lower_ctx *lc, const tlc_fragment *I, const side *src,
             th_expr *ptr = src->b->scope == TIR_SCOPE_GLOBAL ? tlc_global_elem_ptr(lc, src->b, idx)
                                                               : tlc_shared_elem_ptr(lc, src->b, idx);
             th_expr *ld = th_load(a, ptr, vt, align);
-            th_expr *mask = src->b->scope == TIR_SCOPE_GLOBAL ? tlc_global_in_bounds(lc, src->b, idx, maxv) : NULL;
+            th_expr *mask = src->b->scope == TIR_SCOPE_GLOBAL && !unmasked ? tlc_global_in_bounds(lc, src->b, idx, maxv) : NULL;
             th_var *tmp = tlc_temp(lc, "ld", vt, 0);
             if (mask) {
                 tlc_emit(lc, th_assign(a, tmp, NULL, tlc_zero(lc, vt)));
@@ -197,7 +203,7 @@ static void emit_copy(tlc_lower_ctx *lc, const tlc_fragment *I, const side *src,
             th_expr *ptr = dst->b->scope == TIR_SCOPE_GLOBAL ? tlc_global_elem_ptr(lc, dst->b, idx)
                                                               : tlc_shared_elem_ptr(lc, dst->b, idx);
             th_expr *val = vw > 1 ? th_build(a, vt, conv, (int)vw) : conv[0];
-            th_expr *mask = dst->b->scope == TIR_SCOPE_GLOBAL ? tlc_global_in_bounds(lc, dst->b, idx, maxv) : NULL;
+            th_expr *mask = dst->b->scope == TIR_SCOPE_GLOBAL && !unmasked ? tlc_global_in_bounds(lc, dst->b, idx, maxv) : NULL;
             mask = tlc_and(lc, writer, mask);
             th_stmt *stst = th_store(a, ptr, val, align);
             tlc_emit(lc, mask ? th_if(a, mask, stst, NULL) : stst);
@@ -205,6 +211,22 @@ static void emit_copy(tlc_lower_ctx *lc, const tlc_fragment *I, const side *src,
         th_stmt *body = tlc_lower_end(lc, saved);
         tlc_emit(lc, base_cond ? th_if(a, base_cond, body, NULL) : body);
     }
+}
+
+/* Fragment -> global stores of many slots per thread (a gemm epilogue):
+ * the condition that the whole region lies inside the tensor, when some dim
+ * needs a run-time mask; NULL otherwise (nothing to gain). */
+static th_expr *whole_tile_cond(tlc_lower_ctx *lc, const side *g, const tlc_fragment *I) {
+    if (I->slots < 32 || !g->r) return NULL;
+    th_expr *cond = NULL;
+    for (int d = 0; d < g->b->rank; d++) {
+        int64_t dim = tir_buffer_dim(g->b, d);
+        if (dim > 0 && g->start_hi[d] >= 0 && g->start_hi[d] < dim) continue;
+        int64_t ext = g->imap[d] >= 0 ? I->shape[g->imap[d]] : 1;
+        th_expr *lim = dim > 0 ? tlc_i32(lc, dim) : tlc_coerce(lc, tlc_dim_value(lc, g->b, d), th_scalar(TH_I32));
+        cond = tlc_and(lc, cond, th_cmp(lc->a, THC_LE, th_bin(lc->a, THB_ADD, g->start[d], tlc_i32(lc, ext)), lim));
+    }
+    return cond;
 }
 
 /* Register-to-register copy where every thread already holds its elements. */
@@ -283,12 +305,12 @@ void tlc_lower_copy(tlc_lower_ctx *lc, const tir_stmt *s) {
         tlc_emit(lc, th_barrier(a));
         side_init(lc, &a_side, src, rs, S, idims, S->rank);
         side_init(lc, &b_side, tmp, NULL, S, idims, S->rank);
-        emit_copy(lc, S, &a_side, &b_side, s->loc);
+        emit_copy(lc, S, &a_side, &b_side, false, s->loc);
         tlc_emit(lc, th_barrier(a));
         const tlc_fragment *D = dst->fragment;
         side_init(lc, &a_side, tmp, NULL, D, idims, D->rank);
         side_init(lc, &b_side, dst, rd, D, idims, D->rank);
-        emit_copy(lc, D, &a_side, &b_side, s->loc);
+        emit_copy(lc, D, &a_side, &b_side, false, s->loc);
         return;
     }
     const tlc_fragment *I;
@@ -326,5 +348,19 @@ void tlc_lower_copy(tlc_lower_ctx *lc, const tir_stmt *s) {
         tlc_error(lc->diag, s->loc, "copy: the regions' shapes do not line up (after dropping extent-1 dims)");
         return;
     }
-    emit_copy(lc, I, &a_side, &b_side, s->loc);
+    th_expr *whole = fs && dst->scope == TIR_SCOPE_GLOBAL ? whole_tile_cond(lc, &b_side, I) : NULL;
+    if (!whole) {
+        emit_copy(lc, I, &a_side, &b_side, false, s->loc);
+        return;
+    }
+    /* a tile wholly inside the tensor (all but the edge tiles) stores
+     * without per-element masks */
+    whole = tlc_let(lc, "whole", whole);
+    tlc_ptrvec *saved = tlc_lower_begin(lc);
+    emit_copy(lc, I, &a_side, &b_side, true, s->loc);
+    th_stmt *fast = tlc_lower_end(lc, saved);
+    saved = tlc_lower_begin(lc);
+    emit_copy(lc, I, &a_side, &b_side, false, s->loc);
+    th_stmt *edge = tlc_lower_end(lc, saved);
+    tlc_emit(lc, th_if(a, whole, fast, edge));
 }

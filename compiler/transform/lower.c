@@ -8,14 +8,19 @@
 #include "lower.h"
 
 /* ---------------- shared-memory effects and barriers ---------------- */
+/* Effects are kept per buffer id and per planned scratch (id nbuffers + i,
+ * shared_alloc.c); two ids conflict when their bytes overlap (the same
+ * buffer, or reused bytes: lc->smem's alias lists). */
 typedef struct effects {
-    bool *r, *w; /* per buffer id: read / written */
+    bool *r, *w; /* per id: read / written */
     bool any;
 } effects;
 
+static int effect_ids(const tlc_lower_ctx *lc) { return lc->k->nbuffers + (lc->smem ? lc->smem->nscratch : 0); }
+
 static effects effects_new(tlc_lower_ctx *lc) {
-    effects e = {TLC_NEW_ARRAY(lc->a, bool, (size_t)lc->k->nbuffers + 1),
-                 TLC_NEW_ARRAY(lc->a, bool, (size_t)lc->k->nbuffers + 1), false};
+    effects e = {TLC_NEW_ARRAY(lc->a, bool, (size_t)effect_ids(lc) + 1),
+                 TLC_NEW_ARRAY(lc->a, bool, (size_t)effect_ids(lc) + 1), false};
     return e;
 }
 
@@ -41,13 +46,30 @@ static void expr_effects(const tir_expr *x, effects *e) {
     }
 }
 
+/* A tile op's region: the buffer, and loads in its start / extent. */
+static void region_effects(const tir_region *r, effects *e, bool read, bool write) {
+    if (!r->buf) return;
+    if (read) mark(e, r->buf, false);
+    if (write) mark(e, r->buf, true);
+    for (int d = 0; d < r->rank; d++) {
+        expr_effects(r->start[d], e);
+        expr_effects(r->extent[d], e);
+    }
+}
+
 static void stmt_effects(const tir_stmt *s, effects *e) {
     if (!s) return;
     switch (s->kind) {
     case TS_SEQ:
         for (int i = 0; i < s->u.seq.n; i++) stmt_effects(s->u.seq.stmts[i], e);
         break;
-    case TS_FOR: stmt_effects(s->u.for_.body, e); break;
+    case TS_FOR:
+        for (int i = 0; i < s->u.for_.nvars; i++) {
+            expr_effects(s->u.for_.start[i], e);
+            expr_effects(s->u.for_.extent[i], e);
+        }
+        stmt_effects(s->u.for_.body, e);
+        break;
     case TS_IF:
         expr_effects(s->u.if_.cond, e);
         stmt_effects(s->u.if_.then, e);
@@ -59,29 +81,39 @@ static void stmt_effects(const tir_stmt *s, effects *e) {
         for (int d = 0; d < s->u.store.buf->rank; d++) expr_effects(s->u.store.idx[d], e);
         expr_effects(s->u.store.value, e);
         break;
-    case TS_COPY: mark(e, s->u.copy.src.buf, false); mark(e, s->u.copy.dst.buf, true); break;
-    case TS_FILL: mark(e, s->u.fill.dst.buf, true); break;
-    case TS_GEMM: mark(e, s->u.gemm.a.buf, false); mark(e, s->u.gemm.b.buf, false); break;
-    case TS_REDUCE: mark(e, s->u.reduce.src.buf, false); mark(e, s->u.reduce.dst.buf, true); break;
+    case TS_COPY: region_effects(&s->u.copy.src, e, true, false); region_effects(&s->u.copy.dst, e, false, true); break;
+    case TS_FILL: region_effects(&s->u.fill.dst, e, false, true); expr_effects(s->u.fill.value, e); break;
+    case TS_GEMM: region_effects(&s->u.gemm.a, e, true, false); region_effects(&s->u.gemm.b, e, true, false); break;
+    case TS_REDUCE:
+        region_effects(&s->u.reduce.src, e, true, false);
+        region_effects(&s->u.reduce.dst, e, false, true);
+        break;
     case TS_ATOMIC_ADD:
-        mark(e, s->u.atomic.dst.buf, true);
-        mark(e, s->u.atomic.dst.buf, false);
-        if (s->u.atomic.src.buf) mark(e, s->u.atomic.src.buf, false);
+        region_effects(&s->u.atomic.dst, e, true, true);
+        region_effects(&s->u.atomic.src, e, true, false);
+        expr_effects(s->u.atomic.value, e);
         break;
     default: break;
     }
 }
 
-/* A hazard: `next` reads what `pending` wrote, or writes what it touched. */
+static bool conflicts(const effects *pending, int j, bool write) { return pending->w[j] || (write && pending->r[j]); }
+
+/* A hazard: `next` reads bytes `pending` wrote, or writes bytes it touched. */
 static bool hazard(const tlc_lower_ctx *lc, const effects *pending, const effects *next) {
     if (!pending->any || !next->any) return false;
-    for (int i = 0; i < lc->k->nbuffers; i++)
-        if ((next->r[i] && pending->w[i]) || (next->w[i] && (pending->r[i] || pending->w[i]))) return true;
+    for (int i = 0, n = effect_ids(lc); i < n; i++) {
+        if (!next->r[i] && !next->w[i]) continue;
+        if (conflicts(pending, i, next->w[i])) return true;
+        if (lc->smem)
+            for (int j = 0; j < lc->smem->nalias[i]; j++)
+                if (conflicts(pending, lc->smem->alias[i][j], next->w[i])) return true;
+    }
     return false;
 }
 
 static void merge(const tlc_lower_ctx *lc, effects *into, const effects *from) {
-    for (int i = 0; i < lc->k->nbuffers; i++) {
+    for (int i = 0, n = effect_ids(lc); i < n; i++) {
         into->r[i] |= from->r[i];
         into->w[i] |= from->w[i];
     }
@@ -89,8 +121,8 @@ static void merge(const tlc_lower_ctx *lc, effects *into, const effects *from) {
 }
 
 static void clear(const tlc_lower_ctx *lc, effects *e) {
-    memset(e->r, 0, sizeof(bool) * (size_t)lc->k->nbuffers);
-    memset(e->w, 0, sizeof(bool) * (size_t)lc->k->nbuffers);
+    memset(e->r, 0, sizeof(bool) * (size_t)effect_ids(lc));
+    memset(e->w, 0, sizeof(bool) * (size_t)effect_ids(lc));
     e->any = false;
 }
 
@@ -156,6 +188,7 @@ static void lower_pipelined_version(tlc_lower_ctx *lc, const tir_stmt *s, const 
     th_stmt *b = tlc_lower_end(lc, saved);
     tlc_emit(lc, th_for(a, tv, tlc_i32(lc, 0), ps.n, 1, false, b));
     tlc_pipe_end(lc, &ps);
+    merge(lc, pending, &inner); /* what the last iteration left unsynchronized */
 }
 
 /* Copies over symbolic row lengths: one version of the loop for 16-byte
@@ -270,9 +303,18 @@ static void lower_tile_stmt(tlc_lower_ctx *lc, const tir_stmt *s, effects *pendi
     default: break;
     }
     if (!lc->in_parallel) barrier_if_needed(lc, s, pending);
+    lc->scratch_hit = -1;
     tlc_lower_stmt(lc, s);
     effects e = effects_new(lc);
     stmt_effects(s, &e);
+    if (lc->scratch_hit >= 0 && !lc->in_parallel) {
+        /* The op barriered before writing its planned scratch, and read it
+         * after a second barrier: only those reads are left unsynchronized. */
+        clear(lc, pending);
+        e.r[lc->k->nbuffers + lc->scratch_hit] = true;
+        e.any = true;
+    }
+    lc->scratch_hit = -1;
     merge(lc, pending, &e);
 }
 
@@ -319,9 +361,17 @@ void tlc_lower_stmt(tlc_lower_ctx *lc, const tir_stmt *s) {
         tlc_lower_store(lc, s->u.store.buf, s->u.store.idx, val, s->loc);
         break;
     }
-    case TS_COPY: tlc_lower_copy(lc, s); break;
+    case TS_COPY:
+        lc->scratch_op = s;
+        tlc_lower_copy(lc, s);
+        lc->scratch_op = NULL;
+        break;
     case TS_FILL: tlc_lower_fill(lc, s); break;
-    case TS_REDUCE: tlc_lower_reduce(lc, s); break;
+    case TS_REDUCE:
+        lc->scratch_op = s;
+        tlc_lower_reduce(lc, s);
+        lc->scratch_op = NULL;
+        break;
     case TS_ATOMIC_ADD: tlc_lower_atomic_add(lc, s); break;
     case TS_GEMM: tlc_lower_gemm(lc, s); break;
     }
@@ -343,13 +393,9 @@ static th_type scalar_param_type(tir_dtype t) {
  * `panel` rows (order "row": by varies fastest inside a panel, so blocks
  * launched together share the same columns of B) or columns ("col"); the
  * last panel is narrower when the grid does not divide. A bijection. */
-static void block_indices(tlc_lower_ctx *lc, th_expr **out) {
-    static const th_special ctaid[3] = {THS_CTAID_X, THS_CTAID_Y, THS_CTAID_Z};
-    for (int i = 0; i < 3; i++) out[i] = th_special_reg(lc->a, ctaid[i]);
+void tlc_block_swizzle(tlc_lower_ctx *lc, th_expr *lin, th_expr *gx, th_expr *gy, th_expr **out) {
     const tir_kernel *k = lc->k;
-    if (!k->use_swizzle || k->grid_rank < 2 || k->swizzle_panel <= 1) return;
-    th_expr *gx = th_special_reg(lc->a, THS_NCTAID_X), *gy = th_special_reg(lc->a, THS_NCTAID_Y);
-    th_expr *lin = tlc_let(lc, "blk", th_bin(lc->a, THB_ADD, th_bin(lc->a, THB_MUL, out[1], gx), out[0]));
+    lin = tlc_let(lc, "blk", lin);
     th_expr *p = tlc_i32(lc, k->swizzle_panel);
     /* order "row": panels of p rows (by); "col": panels of p columns (bx) */
     th_expr *across = k->swizzle_col ? gy : gx;  /* extent walked inside a panel */
@@ -368,6 +414,15 @@ static void block_indices(tlc_lower_ctx *lc, th_expr **out) {
         out[1] = a_idx;
         out[0] = b_idx;
     }
+}
+
+static void block_indices(tlc_lower_ctx *lc, th_expr **out) {
+    static const th_special ctaid[3] = {THS_CTAID_X, THS_CTAID_Y, THS_CTAID_Z};
+    for (int i = 0; i < 3; i++) out[i] = th_special_reg(lc->a, ctaid[i]);
+    const tir_kernel *k = lc->k;
+    if (!k->use_swizzle || k->grid_rank < 2 || k->swizzle_panel <= 1) return;
+    th_expr *gx = th_special_reg(lc->a, THS_NCTAID_X), *gy = th_special_reg(lc->a, THS_NCTAID_Y);
+    tlc_block_swizzle(lc, th_bin(lc->a, THB_ADD, th_bin(lc->a, THB_MUL, out[1], gx), out[0]), gx, gy, out);
 }
 
 /* ---------------- metadata ---------------- */
@@ -448,6 +503,7 @@ static const char *kernel_metadata(tlc_lower_ctx *lc, const tir_module *m, int i
     }
     tlc_sb_printf(&sb, "\ntlc.meta threads %d 1 1\n", lc->tk->threads); /* warp specialization may add some */
     tlc_sb_printf(&sb, "tlc.meta smem %lld\n", (long long)lc->tk->dyn_shared_bytes);
+    if (tlc_ws_persistent_blocks(lc)) tlc_sb_printf(&sb, "tlc.meta persistent %d\n", tlc_ws_persistent_blocks(lc));
     if (index == m->nkernels - 1) tlc_sb_puts(&sb, "tlc.meta end\n");
     char *r = tlc_arena_strdup(lc->a, tlc_sb_cstr(&sb));
     tlc_sb_free(&sb);
@@ -462,6 +518,8 @@ static th_kernel *lower_kernel(const tir_module *m, int index, tlc_arena *a, tlc
     tk->threads = k->threads;
     tlc_lower_ctx lcs = {.a = a, .diag = diag, .k = k, .tk = tk, .arch = m->arch};
     tlc_lower_ctx *lc = &lcs;
+    lc->smem = tlc_shared_plan(k, a); /* before any effects are made: they are sized by it */
+    lc->scratch_hit = -1;
     size_t nv = (size_t)k->nvars + 1, nb = (size_t)k->nbuffers + 1;
     lc->var_expr = TLC_NEW_ARRAY(a, th_expr *, nv);
     lc->var_slot = TLC_NEW_ARRAY(a, th_var *, nv);
@@ -490,6 +548,7 @@ static th_kernel *lower_kernel(const tir_module *m, int index, tlc_arena *a, tlc
         if (k->params[i].kind == TIR_PARAM_SCALAR)
             tk->params[np++] = (th_param){k->params[i].name, scalar_param_type(k->params[i].var->dtype), 0};
     tlc_pipe_collect_tmaps(lc, &np); /* TMA descriptors: after the scalars */
+    tlc_pipe_sym_facts(lc);
     tk->nparams = np;
     for (int i = 0; i < k->nbuffers; i++)
         if (k->buffers[i]->scope == TIR_SCOPE_GLOBAL && k->buffers[i]->param_index < 0) {
@@ -542,6 +601,7 @@ static th_kernel *lower_kernel(const tir_module *m, int index, tlc_arena *a, tlc
             if (end > lc->smem_top) lc->smem_top = end;
         }
     }
+    if (lc->smem->top > lc->smem_top) lc->smem_top = lc->smem->top; /* planned scratch */
 
     effects pending = effects_new(lc);
     if (tlc_ws_begin(lc)) { /* producer / consumer warpgroups (warp_specialize.c) */

@@ -32,6 +32,21 @@ bool tlc_pipeline_loop_plan(const tir_kernel *k, tlc_arch arch, const tir_stmt *
  * memory (1024-aligned for swizzled layouts, 128 otherwise). Returns the
  * bytes used by the kernel's shared buffers. */
 int64_t tlc_shared_alloc(tir_kernel *k);
+/* The same allocation as lowering needs it (shared_alloc.c): where the
+ * scratch of tile ops goes (live only at its op), and per buffer id
+ * (0..nbuffers-1) or scratch (nbuffers + i) the others whose bytes overlap
+ * it, so that barriers are keyed by bytes, not by buffer. */
+typedef struct tlc_smem_scratch {
+    const tir_stmt *op;
+    int64_t offset, bytes;
+} tlc_smem_scratch;
+typedef struct tlc_smem_plan {
+    int nbuffers;
+    tlc_smem_scratch *scratch; int nscratch;
+    int64_t top;          /* end of the buffers and the planned scratch */
+    int **alias; int *nalias;
+} tlc_smem_plan;
+const tlc_smem_plan *tlc_shared_plan(const tir_kernel *k, tlc_arena *a);
 /* --emit=layout (layout_print.c). */
 void tlc_layout_print_module(tlc_strbuf *sb, const tir_module *m);
 /* Lowering (lower.c): Tile IR with layouts -> Thread IR. */
@@ -108,6 +123,15 @@ typedef struct tlc_lower_ctx {
     /* Added with warp specialization (warp_specialize.c): */
     struct tlc_ws_plan *ws; /* non-NULL: the kernel is split into producer / consumer warpgroups */
     int wgmma_inflight;     /* wgmma groups a gemm may leave in flight (wait_group N at its end) */
+    /* Added for dynamic-shape epilogues: per sym index, a power of two the
+     * sym's value is known to be a multiple of (1: nothing known). Facts
+     * come from TMA maps (16-byte row strides), are written to the metadata
+     * (`divisible` lines) and checked by the runtime at every launch. */
+    int64_t *sym_multiple;
+    /* Added with shared-memory reuse (shared_alloc.c): */
+    const tlc_smem_plan *smem;
+    const tir_stmt *scratch_op; /* the tile op being lowered, whose scratch may be planned */
+    int scratch_hit;            /* the planned scratch it took (-1: none) */
 } tlc_lower_ctx;
 
 /* Where a Parallel loop body is being emitted: one slot of its fragment. */
@@ -149,6 +173,9 @@ th_expr *tlc_global_in_bounds(tlc_lower_ctx *lc, const tir_buffer *b, th_expr **
 bool tlc_expr_range(const tlc_lower_ctx *lc, const tir_expr *e, int64_t *lo, int64_t *hi);
 /* Largest power of two (<= 1024) that provably divides e (0 counts as any). */
 int64_t tlc_expr_multiple(const tir_expr *e);
+/* A power of two a tensor dim is known to be a multiple of: the constant's
+ * factor, a sym's recorded fact (lc->sym_multiple), else 1. */
+int64_t tlc_dim_multiple(const tlc_lower_ctx *lc, const tir_expr *dim);
 /* Element load / store of any scope at Tile IR indices (fragments: only in
  * a Parallel loop over them). */
 th_expr *tlc_lower_load(tlc_lower_ctx *lc, const tir_buffer *b, tir_expr *const *idx, tlc_loc loc);
@@ -165,8 +192,13 @@ void tlc_frag_thread_index(tlc_lower_ctx *lc, const tlc_fragment *f, th_expr **o
 th_expr *tlc_frag_replica0(tlc_lower_ctx *lc, const tlc_fragment *f); /* "is replica 0"; NULL: no replicas */
 th_expr *tlc_frag_valid(tlc_lower_ctx *lc, const tlc_fragment *f, th_expr *const *thread_idx, int64_t slot);
 
-/* Shared scratch (reductions, layout conversions): byte offset. */
+/* Shared scratch (reductions, layout conversions): byte offset. The
+ * scratch planned for lc->scratch_op if there is one (its op must start
+ * with a block barrier before writing it), else new bytes after the rest. */
 int64_t tlc_scratch(tlc_lower_ctx *lc, int64_t bytes);
+/* shared_alloc.c: the planned scratch of lc->scratch_op (sets
+ * lc->scratch_hit), -1 if none fits. */
+int64_t tlc_shared_scratch_planned(tlc_lower_ctx *lc, int64_t bytes);
 
 /* Per-op lowering (compiler/ops/). */
 void tlc_lower_copy(tlc_lower_ctx *lc, const tir_stmt *s);
@@ -193,6 +225,10 @@ typedef struct tlc_tmap_use {
 /* Before the kernel body is lowered: one tmap per TMA copy of every
  * pipelined loop, appended to the kernel parameters. */
 void tlc_pipe_collect_tmaps(tlc_lower_ctx *lc, int *nparams);
+/* After tlc_pipe_collect_tmaps: a TMA map needs 16-byte strides, so a
+ * symbolic last dim of a mapped tensor is a multiple of 16 bytes' worth of
+ * elements (lc->sym_multiple; the runtime refuses launches otherwise). */
+void tlc_pipe_sym_facts(tlc_lower_ctx *lc);
 void tlc_pipe_meta_lines(tlc_lower_ctx *lc, tlc_strbuf *sb);
 /* Pieces of a pipelined loop (lower.c strings them together):
  * begin (barrier init), issue (the loads of iteration `it` into stage
@@ -228,6 +264,13 @@ bool tlc_ws_begin(tlc_lower_ctx *lc);
 bool tlc_ws_owns_loop(const tlc_lower_ctx *lc, const tir_stmt *loop);
 void tlc_ws_lower_consumer_loop(tlc_lower_ctx *lc, const tir_stmt *loop);
 void tlc_ws_finish(tlc_lower_ctx *lc, th_stmt *consumer_body);
+/* Warp-specialized kernels are persistent: the runtime launches at most
+ * (SMs x this) blocks (metadata `persistent` line) and each walks the
+ * logical grid's tiles; 0 when the kernel is not. */
+int tlc_ws_persistent_blocks(const tlc_lower_ctx *lc);
+/* lower.c: block indices of linear block `lin` of a gx x gy grid with the
+ * kernel's use_swizzle remap (out[0] = x, out[1] = y). */
+void tlc_block_swizzle(tlc_lower_ctx *lc, th_expr *lin, th_expr *gx, th_expr *gy, th_expr **out);
 /* gemm.c: the N of the wgmma a gemm statement lowers to (sm_90a), 0 when
  * it does not lower to wgmma. */
 int tlc_gemm_wgmma_n(tlc_arena *a, const tir_kernel *k, tlc_arch arch, const tir_stmt *s);

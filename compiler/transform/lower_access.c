@@ -72,6 +72,8 @@ th_expr *tlc_let(tlc_lower_ctx *lc, const char *prefix, th_expr *e) {
 }
 
 int64_t tlc_scratch(tlc_lower_ctx *lc, int64_t bytes) {
+    int64_t planned = tlc_shared_scratch_planned(lc, bytes);
+    if (planned >= 0) return planned;
     int64_t off = (lc->smem_top + 127) / 128 * 128;
     lc->smem_top = off + bytes;
     return off;
@@ -226,6 +228,15 @@ int64_t tlc_expr_multiple(const tir_expr *e) {
     }
     default: return 1;
     }
+}
+
+int64_t tlc_dim_multiple(const tlc_lower_ctx *lc, const tir_expr *dim) {
+    int64_t c;
+    if (tir_expr_const_int(dim, &c)) return c > 0 ? pow2_factor(c) : 1;
+    if (dim && dim->kind == TE_VAR && dim->u.var->kind == TV_SYM_DIM && lc->sym_multiple)
+        for (int i = 0; i < lc->k->nsym; i++)
+            if (lc->k->sym_dims[i] == dim->u.var) return lc->sym_multiple[i] > 1 ? lc->sym_multiple[i] : 1;
+    return 1;
 }
 
 /* ---------------- global and shared memory ---------------- */

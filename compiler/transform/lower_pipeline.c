@@ -91,6 +91,21 @@ void tlc_pipe_collect_tmaps(tlc_lower_ctx *lc, int *nparams) {
     tlc_ptrvec_free(&copies);
 }
 
+void tlc_pipe_sym_facts(tlc_lower_ctx *lc) {
+    const tir_kernel *k = lc->k;
+    lc->sym_multiple = TLC_NEW_ARRAY(lc->a, int64_t, (size_t)k->nsym + 1);
+    for (int i = 0; i < k->nsym; i++) lc->sym_multiple[i] = 1;
+    for (int t = 0; t < lc->ntmaps; t++) {
+        const tir_buffer *g = lc->tmaps[t].tensor;
+        if (g->rank < 2) continue; /* a 1-d map has no stride */
+        const tir_expr *row = g->shape[g->rank - 1];
+        if (!row || row->kind != TE_VAR || row->u.var->kind != TV_SYM_DIM) continue;
+        int64_t m = 16 / tir_dtype_bytes(g->dtype);
+        for (int i = 0; i < k->nsym; i++)
+            if (k->sym_dims[i] == row->u.var && m > lc->sym_multiple[i]) lc->sym_multiple[i] = m;
+    }
+}
+
 void tlc_pipe_meta_lines(tlc_lower_ctx *lc, tlc_strbuf *sb) {
     for (int i = 0; i < lc->ntmaps; i++) {
         const tlc_tmap_use *t = &lc->tmaps[i];
@@ -102,6 +117,10 @@ void tlc_pipe_meta_lines(tlc_lower_ctx *lc, tlc_strbuf *sb) {
                          : t->swizzle == TLC_SWIZZLE_32B ? "32B" : "none";
         tlc_sb_printf(sb, "] swizzle=%s l2=128B oob=zero\n", sw);
     }
+    /* what the kernel assumes about syms; the runtime checks it at launch */
+    for (int i = 0; lc->sym_multiple && i < lc->k->nsym; i++)
+        if (lc->sym_multiple[i] > 1)
+            tlc_sb_printf(sb, "tlc.meta divisible %s %lld\n", lc->k->sym_dims[i]->name, (long long)lc->sym_multiple[i]);
 }
 
 static const tlc_tmap_use *tmap_of(const tlc_lower_ctx *lc, const tir_stmt *copy) {

@@ -1,22 +1,471 @@
-/* Shared-memory allocation: every shared buffer of a kernel gets a byte
- * offset in the block's dynamic shared memory, in declaration order, with
- * no reuse between buffers (lifetimes are the whole kernel today).
- * Swizzled layouts start on 1024 bytes (the 128-byte swizzle pattern repeats
- * every 8 rows of 128 bytes, and TMA / wgmma need that alignment); others
- * on 128 bytes, which keeps every 16-byte vector access aligned. */
+/* Shared-memory allocation by liveness: every shared buffer of a kernel,
+ * and the shared scratch that lowering gives some tile ops (the cross-warp
+ * exchange of a reduce, a fragment -> fragment layout conversion), gets a
+ * byte offset in the block's dynamic shared memory; two of them may share
+ * bytes when their live ranges do not overlap.
+ *
+ * Live ranges are intervals of program positions (one per tile-level
+ * statement, a Parallel loop counting as one; a serial or Pipelined loop and
+ * an `if` also take a position for their header):
+ *   - a buffer lives from its first to its last use;
+ *   - a buffer used inside a loop lives over the whole loop, unless its
+ *     value never crosses an iteration: every use is inside the loop body
+ *     and the first one, at the body's top level, overwrites all of it
+ *     (a copy or fill of the whole buffer). MLA's S_shared is such a buffer;
+ *   - the stage buffers of a Pipelined loop (pipeline_plan.c) live from the
+ *     kernel's start to the loop's end: asynchronous loads fill them ahead
+ *     of the iteration that reads them;
+ *   - a buffer never used lives over the whole kernel (no surprise offsets);
+ *   - an op's scratch lives only at the op: the op itself begins with a
+ *     block barrier before it writes the scratch (ops/reduce.c, ops/copy.c);
+ *   - a kernel that warp specialization may split (warp_specialize.c: a
+ *     top-level Pipelined loop of loads and gemms only) gets no reuse at
+ *     all: its producer runs ahead of the consumers, across tiles.
+ * Placement is first fit in declaration order (then the scratch in program
+ * order): the lowest offset, aligned, that overlaps no placed object whose
+ * range overlaps. Swizzled layouts start on 1024 bytes (the 128-byte
+ * swizzle repeats every 8 rows of 128 bytes; TMA and wgmma need it), the
+ * rest on 128, which keeps every 16-byte vector access aligned. mbarriers
+ * are not planned here: lowering appends them after everything (never
+ * reused).
+ *
+ * Lowering (lower.c) keys its barriers by bytes, not by buffer: the plan
+ * lists, per buffer or scratch, the others that overlap it, so a write to
+ * reused bytes waits for the last reads of their previous owner. */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
 #include "lower.h"
 
 static int64_t align_up(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
 
-int64_t tlc_shared_alloc(tir_kernel *k) {
+typedef struct use {
+    int pos, id; /* position, buffer id */
+    bool write;
+} use;
+
+typedef struct loop_span {
+    const tir_stmt *s;
+    int start, end; /* header position, last position of the body */
+} loop_span;
+
+typedef struct scratch_req {
+    const tir_stmt *op;
+    int pos;
+    int64_t bytes;
+} scratch_req;
+
+/* Program positions and what happens at them. */
+typedef struct walk {
+    tlc_arena *a;
+    const tir_kernel *k;
+    int npos;
+    const tir_stmt **leaf, **encl; int cap_pos; /* per position: statement, innermost enclosing loop / if */
+    use *uses; int nuses, cap_uses;
+    loop_span *loops; int nloops, cap_loops;
+    scratch_req *scr; int nscr, cap_scr;
+} walk;
+
+/* Arena arrays that double when full (the old copy is left in the arena). */
+static void *grow(tlc_arena *a, void *old, int n, int *cap, size_t elem) {
+    if (n < *cap) return old;
+    int nc = *cap ? *cap * 2 : 64;
+    char *p = tlc_arena_calloc(a, (size_t)nc, elem);
+    if (old) memcpy(p, old, (size_t)n * elem);
+    *cap = nc;
+    return p;
+}
+
+static int new_pos(walk *w, const tir_stmt *s, const tir_stmt *encl) {
+    int cap = w->cap_pos;
+    w->leaf = grow(w->a, w->leaf, w->npos, &cap, sizeof *w->leaf);
+    w->encl = grow(w->a, w->encl, w->npos, &w->cap_pos, sizeof *w->encl);
+    w->leaf[w->npos] = s;
+    w->encl[w->npos] = encl;
+    return w->npos++;
+}
+
+static void add_use(walk *w, int pos, const tir_buffer *b, bool write) {
+    if (!b || b->scope != TIR_SCOPE_SHARED || !b->layout || b->id < 0 || b->id >= w->k->nbuffers) return;
+    w->uses = grow(w->a, w->uses, w->nuses, &w->cap_uses, sizeof *w->uses);
+    w->uses[w->nuses++] = (use){pos, b->id, write};
+}
+
+static void expr_uses(walk *w, int pos, const tir_expr *e) {
+    if (!e) return;
+    switch (e->kind) {
+    case TE_LOAD:
+        add_use(w, pos, e->u.load.buf, false);
+        for (int d = 0; d < e->u.load.buf->rank; d++) expr_uses(w, pos, e->u.load.idx[d]);
+        break;
+    case TE_BINARY: expr_uses(w, pos, e->u.bin.a); expr_uses(w, pos, e->u.bin.b); break;
+    case TE_UNARY: expr_uses(w, pos, e->u.un.a); break;
+    case TE_CAST: expr_uses(w, pos, e->u.cast.a); break;
+    case TE_SELECT:
+        expr_uses(w, pos, e->u.sel.cond);
+        expr_uses(w, pos, e->u.sel.a);
+        expr_uses(w, pos, e->u.sel.b);
+        break;
+    default: break;
+    }
+}
+
+static void region_uses(walk *w, int pos, const tir_region *r, bool read, bool write) {
+    if (!r->buf) return;
+    if (read) add_use(w, pos, r->buf, false);
+    if (write) add_use(w, pos, r->buf, true);
+    for (int d = 0; d < r->rank; d++) {
+        expr_uses(w, pos, r->start[d]);
+        expr_uses(w, pos, r->extent[d]);
+    }
+}
+
+/* Every access of `s` (and of whatever it contains) at position `pos`. */
+static void stmt_uses(walk *w, int pos, const tir_stmt *s) {
+    if (!s) return;
+    switch (s->kind) {
+    case TS_SEQ:
+        for (int i = 0; i < s->u.seq.n; i++) stmt_uses(w, pos, s->u.seq.stmts[i]);
+        break;
+    case TS_FOR:
+        for (int i = 0; i < s->u.for_.nvars; i++) {
+            expr_uses(w, pos, s->u.for_.start[i]);
+            expr_uses(w, pos, s->u.for_.extent[i]);
+        }
+        stmt_uses(w, pos, s->u.for_.body);
+        break;
+    case TS_IF:
+        expr_uses(w, pos, s->u.if_.cond);
+        stmt_uses(w, pos, s->u.if_.then);
+        stmt_uses(w, pos, s->u.if_.els);
+        break;
+    case TS_LET: case TS_ASSIGN: expr_uses(w, pos, s->u.let.value); break;
+    case TS_STORE:
+        add_use(w, pos, s->u.store.buf, true);
+        for (int d = 0; d < s->u.store.buf->rank; d++) expr_uses(w, pos, s->u.store.idx[d]);
+        expr_uses(w, pos, s->u.store.value);
+        break;
+    case TS_COPY:
+        region_uses(w, pos, &s->u.copy.src, true, false);
+        region_uses(w, pos, &s->u.copy.dst, false, true);
+        break;
+    case TS_FILL:
+        region_uses(w, pos, &s->u.fill.dst, false, true);
+        expr_uses(w, pos, s->u.fill.value);
+        break;
+    case TS_GEMM:
+        region_uses(w, pos, &s->u.gemm.a, true, false);
+        region_uses(w, pos, &s->u.gemm.b, true, false);
+        region_uses(w, pos, &s->u.gemm.c, true, true);
+        break;
+    case TS_REDUCE:
+        region_uses(w, pos, &s->u.reduce.src, true, false);
+        region_uses(w, pos, &s->u.reduce.dst, true, true);
+        break;
+    case TS_ATOMIC_ADD:
+        region_uses(w, pos, &s->u.atomic.dst, true, true);
+        region_uses(w, pos, &s->u.atomic.src, true, false);
+        expr_uses(w, pos, s->u.atomic.value);
+        break;
+    default: break;
+    }
+}
+
+static bool is_pow2(int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
+
+/* Bytes of shared scratch the op's lowering asks for (0: none). Mirrors
+ * ops/reduce.c (partials of thread digits that span warps: one f32 word per
+ * thread and destination slot) and ops/copy.c (a fragment -> fragment copy
+ * between different layouts: the whole tile, row-major). A request the plan
+ * did not foresee, or a larger one, is still served (after everything). */
+static int64_t scratch_bytes(const tir_kernel *k, const tir_stmt *s) {
+    if (s->kind == TS_REDUCE) {
+        const tir_buffer *src = s->u.reduce.src.buf, *dst = s->u.reduce.dst.buf;
+        if (src->scope != TIR_SCOPE_FRAGMENT || dst->scope != TIR_SCOPE_FRAGMENT || !src->fragment || !dst->fragment)
+            return 0;
+        const tlc_fragment *F = src->fragment;
+        bool cross = false;
+        for (int i = 0; i < F->ndigits; i++) {
+            const tlc_digit *g = &F->digits[i];
+            if (g->target != TLC_DIGIT_THREAD || g->dim != s->u.reduce.dim) continue;
+            if (!is_pow2(g->tstride) || !is_pow2(g->extent) || g->tstride >= 32 || g->tstride * g->extent > 32)
+                cross = true;
+        }
+        return cross ? dst->fragment->slots * (int64_t)k->threads * 4 : 0;
+    }
+    if (s->kind == TS_COPY) {
+        const tir_buffer *src = s->u.copy.src.buf, *dst = s->u.copy.dst.buf;
+        if (src->scope != TIR_SCOPE_FRAGMENT || dst->scope != TIR_SCOPE_FRAGMENT || !src->fragment || !dst->fragment ||
+            tlc_fragment_equal(src->fragment, dst->fragment))
+            return 0;
+        int64_t n = tir_dtype_bytes(src->dtype);
+        for (int d = 0; d < src->fragment->rank; d++) n *= src->fragment->shape[d];
+        return n;
+    }
+    return 0;
+}
+
+/* Numbers the statements (see the file comment). */
+static void walk_stmt(walk *w, const tir_stmt *s, const tir_stmt *encl) {
+    if (!s) return;
+    switch (s->kind) {
+    case TS_SEQ:
+        for (int i = 0; i < s->u.seq.n; i++) walk_stmt(w, s->u.seq.stmts[i], encl);
+        return;
+    case TS_FOR:
+        if (s->u.for_.kind == TIR_FOR_PARALLEL) break;
+        {
+            int p = new_pos(w, s, encl);
+            for (int i = 0; i < s->u.for_.nvars; i++) {
+                expr_uses(w, p, s->u.for_.start[i]);
+                expr_uses(w, p, s->u.for_.extent[i]);
+            }
+            walk_stmt(w, s->u.for_.body, s);
+            w->loops = grow(w->a, w->loops, w->nloops, &w->cap_loops, sizeof *w->loops);
+            w->loops[w->nloops++] = (loop_span){s, p, w->npos - 1};
+        }
+        return;
+    case TS_IF: {
+        int p = new_pos(w, s, encl);
+        expr_uses(w, p, s->u.if_.cond);
+        walk_stmt(w, s->u.if_.then, s);
+        walk_stmt(w, s->u.if_.els, s);
+        return;
+    }
+    case TS_ALLOC: return;
+    default: break;
+    }
+    int p = new_pos(w, s, encl);
+    stmt_uses(w, p, s);
+    int64_t sb = scratch_bytes(w->k, s);
+    if (sb > 0) {
+        w->scr = grow(w->a, w->scr, w->nscr, &w->cap_scr, sizeof *w->scr);
+        w->scr[w->nscr++] = (scratch_req){s, p, sb};
+    }
+}
+
+static bool whole_region(const tir_region *r) {
+    for (int d = 0; d < r->rank; d++) {
+        int64_t s, e;
+        if (!tir_expr_const_int(r->start[d], &s) || s != 0) return false;
+        if (!tir_expr_const_int(r->extent[d], &e) || e != tir_buffer_dim(r->buf, d)) return false;
+    }
+    return true;
+}
+
+/* The statement at `pos`, at the top level of loop L's body, overwrites all
+ * of buffer `id` and reads none of it. */
+static bool kills(const walk *w, const loop_span *L, int id, int pos) {
+    const tir_stmt *s = w->leaf[pos];
+    if (w->encl[pos] != L->s) return false;
+    const tir_region *dst = s->kind == TS_COPY ? &s->u.copy.dst : s->kind == TS_FILL ? &s->u.fill.dst : NULL;
+    if (!dst || !dst->buf || dst->buf->id != id || !whole_region(dst)) return false;
+    for (int i = 0; i < w->nuses; i++)
+        if (w->uses[i].pos == pos && w->uses[i].id == id && !w->uses[i].write) return false;
+    return true;
+}
+
+/* A Pipelined loop's stage buffers (arch-independent: only TMA-ness
+ * depends on the arch). */
+static bool stage_buffer(const tir_kernel *k, const tir_stmt *loop, int id) {
+    tlc_pipe_plan pp;
+    if (!tlc_pipeline_loop_plan(k, TLC_SM80, loop, &pp)) return false;
+    for (int i = 0; i < pp.ncopies; i++)
+        if (pp.copies[i]->u.copy.dst.buf->id == id) return true;
+    return false;
+}
+
+/* A top-level Pipelined loop whose body is its loads and gemms only: what
+ * warp specialization may take over (see the file comment). */
+static bool may_warp_specialize(const tir_kernel *k, const tir_stmt *s) {
+    if (!s) return false;
+    if (s->kind == TS_SEQ) {
+        for (int i = 0; i < s->u.seq.n; i++)
+            if (may_warp_specialize(k, s->u.seq.stmts[i])) return true;
+        return false;
+    }
+    tlc_pipe_plan pp;
+    if (s->kind != TS_FOR || !tlc_pipeline_loop_plan(k, TLC_SM80, s, &pp)) return false;
+    const tir_stmt *body = s->u.for_.body;
+    if (body->kind != TS_SEQ) return true;
+    for (int i = pp.nprefix; i < body->u.seq.n; i++)
+        if (body->u.seq.stmts[i]->kind != TS_GEMM) return false;
+    return true;
+}
+
+typedef struct obj {
+    int first, last;
+    int64_t bytes, align, offset;
+    int64_t claim; /* start of the bytes it holds: its offset less the alignment padding in front */
+} obj;
+
+static int by_claim(const void *x, const void *y) {
+    const obj *a = *(const obj *const *)x, *b = *(const obj *const *)y;
+    return a->claim < b->claim ? -1 : a->claim > b->claim;
+}
+
+/* First fit: the lowest aligned offset clear of every placed object whose
+ * live range overlaps. The alignment padding in front of an object stays
+ * with it, so objects that are all live at once keep the declaration-order
+ * offsets of a plain bump allocation. Returns the end of the last object. */
+static int64_t place(tlc_arena *a, obj *o, int n) {
+    const obj **live = TLC_NEW_ARRAY(a, const obj *, (size_t)n + 1);
     int64_t top = 0;
-    for (int i = 0; i < k->nbuffers; i++) {
-        tir_buffer *b = k->buffers[i];
-        if (b->scope != TIR_SCOPE_SHARED || !b->layout) continue;
-        tlc_layout *l = b->layout;
-        top = align_up(top, l->swizzle != TLC_SWIZZLE_NONE ? 1024 : 128);
-        l->offset = top;
-        top += l->bytes * (l->stages > 1 ? l->stages : 1);
+    for (int i = 0; i < n; i++) {
+        if (o[i].bytes <= 0) continue; /* not in shared memory */
+        int nl = 0;
+        for (int j = 0; j < i; j++)
+            if (o[j].bytes > 0 && o[j].first <= o[i].last && o[i].first <= o[j].last) live[nl++] = &o[j];
+        qsort(live, (size_t)nl, sizeof *live, by_claim);
+        int64_t u = 0; /* lowest free byte so far, before alignment */
+        for (int j = 0; j < nl; j++) {
+            int64_t end = live[j]->offset + live[j]->bytes;
+            if (end <= u) continue;
+            if (live[j]->claim >= align_up(u, o[i].align) + o[i].bytes) break;
+            u = end;
+        }
+        o[i].claim = u;
+        o[i].offset = align_up(u, o[i].align);
+        if (o[i].offset + o[i].bytes > top) top = o[i].offset + o[i].bytes;
     }
     return top;
+}
+
+static int64_t buffer_bytes(const tlc_layout *l) { return l->bytes * (l->stages > 1 ? l->stages : 1); }
+
+/* The plan without aliasing lists; buffer offsets in offs[id] (-1: not shared). */
+static tlc_smem_plan *plan_offsets(const tir_kernel *k, tlc_arena *a, int64_t *offs) {
+    walk w = {.a = a, .k = k};
+    walk_stmt(&w, k->body, NULL);
+    int nb = k->nbuffers, whole_last = w.npos > 0 ? w.npos - 1 : 0;
+    bool no_reuse = may_warp_specialize(k, k->body);
+    obj *o = TLC_NEW_ARRAY(a, obj, (size_t)(nb + w.nscr) + 1);
+    for (int i = 0; i < nb; i++) {
+        o[i].first = INT_MAX;
+        o[i].last = -1;
+        offs[i] = -1;
+        const tir_buffer *b = k->buffers[i];
+        if (b->scope == TIR_SCOPE_SHARED && b->layout) {
+            o[i].bytes = buffer_bytes(b->layout);
+            o[i].align = b->layout->swizzle != TLC_SWIZZLE_NONE ? 1024 : 128;
+        }
+    }
+    for (int u = 0; u < w.nuses; u++) {
+        obj *x = &o[w.uses[u].id];
+        if (w.uses[u].pos < x->first) x->first = w.uses[u].pos;
+        if (w.uses[u].pos > x->last) x->last = w.uses[u].pos;
+    }
+    /* loops: a value that may cross an iteration keeps its bytes over the whole loop */
+    for (int l = 0; l < w.nloops; l++) {
+        const loop_span *L = &w.loops[l];
+        for (int i = 0; i < nb; i++) {
+            if (!o[i].bytes) continue;
+            int first_in = INT_MAX;
+            bool outside = false;
+            for (int u = 0; u < w.nuses; u++) {
+                if (w.uses[u].id != i) continue;
+                if (w.uses[u].pos > L->start && w.uses[u].pos <= L->end) {
+                    if (w.uses[u].pos < first_in) first_in = w.uses[u].pos;
+                } else {
+                    outside = true;
+                }
+            }
+            if (first_in == INT_MAX) continue;
+            if (stage_buffer(k, L->s, i)) {
+                o[i].first = 0;
+                if (L->end > o[i].last) o[i].last = L->end;
+                continue;
+            }
+            if (!outside && kills(&w, L, i, first_in)) continue;
+            if (L->start < o[i].first) o[i].first = L->start;
+            if (L->end > o[i].last) o[i].last = L->end;
+        }
+    }
+    for (int i = 0; i < nb; i++)
+        if (no_reuse || o[i].last < 0) {
+            o[i].first = 0;
+            o[i].last = whole_last;
+        }
+    tlc_smem_plan *p = TLC_NEW(a, tlc_smem_plan);
+    p->nbuffers = nb;
+    p->nscratch = w.nscr;
+    p->scratch = TLC_NEW_ARRAY(a, tlc_smem_scratch, (size_t)w.nscr + 1);
+    for (int s = 0; s < w.nscr; s++) {
+        obj *x = &o[nb + s];
+        x->first = x->last = w.scr[s].pos;
+        if (no_reuse) {
+            x->first = 0;
+            x->last = whole_last;
+        }
+        x->bytes = w.scr[s].bytes;
+        x->align = 128;
+    }
+    p->top = place(a, o, nb + w.nscr);
+    for (int i = 0; i < nb; i++)
+        if (o[i].bytes) offs[i] = o[i].offset;
+    for (int s = 0; s < w.nscr; s++)
+        p->scratch[s] = (tlc_smem_scratch){w.scr[s].op, o[nb + s].offset, o[nb + s].bytes};
+    return p;
+}
+
+int64_t tlc_shared_alloc(tir_kernel *k) {
+    tlc_arena a;
+    tlc_arena_init(&a);
+    int64_t *offs = TLC_NEW_ARRAY(&a, int64_t, (size_t)k->nbuffers + 1);
+    tlc_smem_plan *p = plan_offsets(k, &a, offs);
+    for (int i = 0; i < k->nbuffers; i++)
+        if (offs[i] >= 0) k->buffers[i]->layout->offset = offs[i];
+    int64_t top = p->top;
+    tlc_arena_free(&a);
+    return top;
+}
+
+const tlc_smem_plan *tlc_shared_plan(const tir_kernel *k, tlc_arena *a) {
+    int nb = k->nbuffers;
+    int64_t *offs = TLC_NEW_ARRAY(a, int64_t, (size_t)nb + 1);
+    tlc_smem_plan *p = plan_offsets(k, a, offs);
+    /* The offsets lowering uses are the layouts'; a plan that disagrees with
+     * them (layouts set by hand, no allocation run) keeps no scratch. */
+    for (int i = 0; i < nb; i++)
+        if (offs[i] >= 0 && offs[i] != k->buffers[i]->layout->offset) p->nscratch = 0;
+    int n = nb + p->nscratch;
+    int64_t *lo = TLC_NEW_ARRAY(a, int64_t, (size_t)n + 1), *hi = TLC_NEW_ARRAY(a, int64_t, (size_t)n + 1);
+    for (int i = 0; i < n; i++) {
+        if (i < nb) {
+            const tir_buffer *b = k->buffers[i];
+            if (b->scope != TIR_SCOPE_SHARED || !b->layout) continue;
+            lo[i] = b->layout->offset;
+            hi[i] = lo[i] + buffer_bytes(b->layout);
+        } else {
+            lo[i] = p->scratch[i - nb].offset;
+            hi[i] = lo[i] + p->scratch[i - nb].bytes;
+        }
+    }
+    p->nalias = TLC_NEW_ARRAY(a, int, (size_t)n + 1);
+    p->alias = TLC_NEW_ARRAY(a, int *, (size_t)n + 1);
+    for (int i = 0; i < n; i++) {
+        if (hi[i] <= lo[i]) continue;
+        for (int j = 0; j < n; j++)
+            if (j != i && hi[j] > lo[j] && lo[i] < hi[j] && lo[j] < hi[i]) p->nalias[i]++;
+        p->alias[i] = TLC_NEW_ARRAY(a, int, (size_t)p->nalias[i] + 1);
+        int m = 0;
+        for (int j = 0; j < n; j++)
+            if (j != i && hi[j] > lo[j] && lo[i] < hi[j] && lo[j] < hi[i]) p->alias[i][m++] = j;
+    }
+    p->top = 0;
+    for (int i = 0; i < n; i++)
+        if (hi[i] > p->top) p->top = hi[i];
+    return p;
+}
+
+int64_t tlc_shared_scratch_planned(tlc_lower_ctx *lc, int64_t bytes) {
+    const tlc_smem_plan *p = lc->smem;
+    if (!p || !lc->scratch_op || lc->scratch_hit >= 0) return -1;
+    for (int i = 0; i < p->nscratch; i++)
+        if (p->scratch[i].op == lc->scratch_op) {
+            if (bytes > p->scratch[i].bytes) return -1;
+            lc->scratch_hit = i;
+            return p->scratch[i].offset;
+        }
+    return -1;
 }

@@ -27,7 +27,15 @@
  *              never reaches them).
  * Register budget: the producer keeps 40 (24 with 3 consumer warpgroups),
  * the consumers split the rest of the 64K registers of the blocks that fit
- * on an SM, in multiples of 8, at most 240. */
+ * on an SM, in multiples of 8, at most 240.
+ *
+ * Persistent: the runtime launches min(tiles, SMs x blocks per SM) blocks
+ * (metadata `persistent`), and both roles walk the logical grid's tiles
+ * t = ctaid.x, ctaid.x + nctaid.x, ... (block indices from t with the
+ * use_swizzle remap), so the producer loads the next tile's first stages
+ * while the consumers run the epilogue. Stage and phase count iterations
+ * over all tiles of the block (`base` + ko); the consumers release a
+ * tile's last stage after its final wait_group 0. */
 #include <string.h>
 #include "lower.h"
 
@@ -38,6 +46,10 @@ struct tlc_ws_plan {
     int blocks_per_sm;
     int dec, inc;  /* setmaxnreg counts */
     int64_t full, empty; /* byte offsets of the stages' mbarriers */
+    bool persistent;
+    th_var *blk[3];      /* block indices, assigned per tile (persistent) */
+    th_expr *grid[3], *ntiles; /* the logical grid */
+    th_var *base;        /* consumers: pipeline iterations of earlier tiles */
 };
 
 /* Vars the producer may use: defined before the body runs, or the loop's own. */
@@ -147,7 +159,61 @@ bool tlc_ws_begin(tlc_lower_ctx *lc) {
     lc->tk->threads = total;
     lc->tk->min_blocks_per_sm = w->blocks_per_sm;
     lc->ws = w;
+    /* persistent tiles: the logical grid (evaluated once, before the role
+     * split) and block indices that each tile assigns */
+    w->persistent = k->grid_rank >= 1;
+    if (w->persistent) {
+        th_expr *n = tlc_i32(lc, 1);
+        for (int i = 0; i < 3; i++) {
+            w->grid[i] = i < k->grid_rank ? tlc_let(lc, "gdim", tlc_coerce(lc, tlc_lower_expr(lc, k->grid[i]), th_scalar(TH_I32)))
+                                          : tlc_i32(lc, 1);
+            n = th_bin(lc->a, THB_MUL, n, w->grid[i]);
+            if (k->block_idx[i]) {
+                w->blk[i] = th_new_var(lc->a, lc->tk, k->block_idx[i]->name, th_scalar(TH_I32), 0);
+                lc->var_expr[k->block_idx[i]->id] = th_read(lc->a, w->blk[i]);
+            }
+        }
+        w->ntiles = tlc_let(lc, "ntiles", n);
+        w->base = tlc_temp(lc, "wsbase", th_scalar(TH_I32), 0);
+    }
     return true;
+}
+
+int tlc_ws_persistent_blocks(const tlc_lower_ctx *lc) { return lc->ws && lc->ws->persistent ? lc->ws->blocks_per_sm : 0; }
+
+/* Persistent tile loop: `for j: t = ctaid.x + j * nctaid.x; block indices
+ * of t; body`. Begin returns the saved emission list; end wraps the body. */
+static tlc_ptrvec *tile_loop_begin(tlc_lower_ctx *lc, th_var **jv) {
+    tlc_arena *a = lc->a;
+    const tlc_ws_plan *w = lc->ws;
+    const tir_kernel *k = lc->k;
+    *jv = tlc_temp(lc, "tile_it", th_scalar(TH_I32), 0);
+    tlc_ptrvec *saved = tlc_lower_begin(lc);
+    th_expr *t = tlc_let(lc, "tile", th_bin(a, THB_ADD, th_special_reg(a, THS_CTAID_X),
+                                             th_bin(a, THB_MUL, th_read(a, *jv), th_special_reg(a, THS_NCTAID_X))));
+    th_expr *plane = th_bin(a, THB_MUL, w->grid[0], w->grid[1]);
+    th_expr *out[3];
+    th_expr *lin = th_bin(a, THB_UREM, t, plane);
+    out[2] = th_bin(a, THB_UDIV, t, plane);
+    if (k->use_swizzle && k->grid_rank >= 2 && k->swizzle_panel > 1) {
+        tlc_block_swizzle(lc, lin, w->grid[0], w->grid[1], out);
+    } else {
+        out[0] = th_bin(a, THB_UREM, lin, w->grid[0]);
+        out[1] = th_bin(a, THB_UDIV, lin, w->grid[0]);
+    }
+    for (int i = 0; i < 3; i++)
+        if (w->blk[i]) tlc_emit(lc, th_assign(a, w->blk[i], NULL, out[i]));
+    return saved;
+}
+
+static void tile_loop_end(tlc_lower_ctx *lc, tlc_ptrvec *saved, th_var *jv) {
+    tlc_arena *a = lc->a;
+    th_stmt *body = tlc_lower_end(lc, saved);
+    /* ctaid.x < nctaid.x, so the numerator is >= 0 */
+    th_expr *nct = th_special_reg(a, THS_NCTAID_X);
+    th_expr *num = th_bin(a, THB_SUB, th_bin(a, THB_ADD, lc->ws->ntiles, nct), th_bin(a, THB_ADD, th_special_reg(a, THS_CTAID_X), tlc_i32(lc, 1)));
+    th_expr *count = tlc_let(lc, "ntile_it", th_bin(a, THB_UDIV, num, nct));
+    tlc_emit(lc, th_for(a, jv, tlc_i32(lc, 0), count, 1, false, body));
 }
 
 bool tlc_ws_owns_loop(const tlc_lower_ctx *lc, const tir_stmt *loop) { return lc->ws && lc->ws->loop == loop; }
@@ -184,10 +250,12 @@ void tlc_ws_lower_consumer_loop(tlc_lower_ctx *lc, const tir_stmt *s) {
                                                    "pipeline: %d stages filled by TMA from the producer warpgroup",
                                                 v->name, S)));
     th_expr *n = tlc_let(lc, "pn", tlc_coerce(lc, tlc_lower_expr(lc, s->u.for_.extent[0]), th_scalar(TH_I32)));
+    th_expr *base = w->persistent ? tlc_let(lc, "base", th_read(a, w->base)) : NULL;
     tlc_ptrvec *saved = tlc_lower_begin(lc);
     th_expr *ko = th_read(a, tv);
-    th_expr *stage = tlc_let(lc, "stage", th_bin(a, THB_UREM, ko, tlc_i32(lc, S)));
-    wait_parity(lc, bar_addr(lc, w->full, stage), th_bin(a, THB_AND, th_bin(a, THB_UDIV, ko, tlc_i32(lc, S)), tlc_i32(lc, 1)));
+    th_expr *g = base ? tlc_let(lc, "git", th_bin(a, THB_ADD, base, ko)) : ko; /* iteration over all tiles */
+    th_expr *stage = tlc_let(lc, "stage", th_bin(a, THB_UREM, g, tlc_i32(lc, S)));
+    wait_parity(lc, bar_addr(lc, w->full, stage), th_bin(a, THB_AND, th_bin(a, THB_UDIV, g, tlc_i32(lc, S)), tlc_i32(lc, 1)));
     tlc_pipe_set_stage(lc, pp, stage);
     const tir_stmt *body = s->u.for_.body;
     tir_stmt *const *items = body->kind == TS_SEQ ? body->u.seq.stmts : (tir_stmt *const *)&s->u.for_.body;
@@ -198,7 +266,7 @@ void tlc_ws_lower_consumer_loop(tlc_lower_ctx *lc, const tir_stmt *s) {
     tlc_pipe_set_stage(lc, pp, NULL);
     /* the previous iteration's wgmmas have retired: its stage may be refilled */
     tlc_ptrvec *rel = tlc_lower_begin(lc);
-    th_expr *prev = th_bin(a, THB_UREM, th_bin(a, THB_ADD, ko, tlc_i32(lc, S - 1)), tlc_i32(lc, S));
+    th_expr *prev = th_bin(a, THB_UREM, th_bin(a, THB_ADD, g, tlc_i32(lc, S - 1)), tlc_i32(lc, S));
     th_expr *args[1] = {bar_addr(lc, w->empty, prev)};
     asm0(lc, "mbarrier.arrive.shared::cta.b64 _, [$0];", "r", args, 1);
     th_stmt *release = tlc_lower_end(lc, rel);
@@ -206,6 +274,16 @@ void tlc_ws_lower_consumer_loop(tlc_lower_ctx *lc, const tir_stmt *s) {
     th_stmt *b = tlc_lower_end(lc, saved);
     tlc_emit(lc, th_for(a, tv, tlc_i32(lc, 0), n, 1, false, b));
     for (int i = pp->nprefix; i < nitems; i++) tlc_wgmma_wait(lc, items[i]->u.gemm.c.buf, 0);
+    if (base) {
+        /* the tile's last stage is free now; the next tile goes on from here */
+        th_expr *last = th_bin(a, THB_UREM, th_bin(a, THB_ADD, base, th_bin(a, THB_SUB, n, tlc_i32(lc, 1))), tlc_i32(lc, S));
+        th_expr *args2[1] = {bar_addr(lc, w->empty, last)};
+        tlc_ptrvec *fin = tlc_lower_begin(lc);
+        asm0(lc, "mbarrier.arrive.shared::cta.b64 _, [$0];", "r", args2, 1);
+        th_stmt *fr = tlc_lower_end(lc, fin);
+        tlc_emit(lc, th_if(a, th_cmp(a, THC_GT, n, tlc_i32(lc, 0)), fr, NULL));
+        tlc_emit(lc, th_assign(a, w->base, NULL, th_bin(a, THB_ADD, base, n)));
+    }
     tlc_emit(lc, th_barrier(a));
 }
 
@@ -240,21 +318,34 @@ static th_stmt *producer(tlc_lower_ctx *lc) {
     tlc_ptrvec *saved = tlc_lower_begin(lc);
     asm0(lc, tlc_arena_printf(a, "setmaxnreg.dec.sync.aligned.u32 %d;", w->dec), "", NULL, 0);
     tlc_ptrvec *one = tlc_lower_begin(lc);
+    th_var *pbase = NULL, *jv = NULL;
+    tlc_ptrvec *tiles = NULL;
+    if (w->persistent) {
+        pbase = tlc_temp(lc, "pbase", th_scalar(TH_I32), 0);
+        tlc_emit(lc, th_assign(a, pbase, NULL, tlc_i32(lc, 0)));
+        tiles = tile_loop_begin(lc, &jv);
+    }
     tlc_pipe_state ps = {.plan = pp, .loop = s, .mbar = w->full, .in_issuer = true};
     ps.n = tlc_let(lc, "pn", tlc_coerce(lc, tlc_lower_expr(lc, s->u.for_.extent[0]), th_scalar(TH_I32)));
+    th_expr *b0 = pbase ? tlc_let(lc, "pb0", th_read(a, pbase)) : NULL;
     th_var *it = tlc_temp(lc, "pit", th_scalar(TH_I32), 0);
     tlc_ptrvec *body = tlc_lower_begin(lc);
     th_expr *i = th_read(a, it);
-    th_expr *stage = tlc_let(lc, "pst", th_bin(a, THB_UREM, i, tlc_i32(lc, S)));
-    /* round r = i / S refills a stage the consumers released in round r - 1 */
+    th_expr *g = b0 ? tlc_let(lc, "pg", th_bin(a, THB_ADD, b0, i)) : i; /* iteration over all tiles */
+    th_expr *stage = tlc_let(lc, "pst", th_bin(a, THB_UREM, g, tlc_i32(lc, S)));
+    /* round r = g / S refills a stage the consumers released in round r - 1 */
     tlc_ptrvec *wt = tlc_lower_begin(lc);
     wait_parity(lc, bar_addr(lc, w->empty, stage),
-                th_bin(a, THB_AND, th_bin(a, THB_ADD, th_bin(a, THB_UDIV, i, tlc_i32(lc, S)), tlc_i32(lc, 1)), tlc_i32(lc, 1)));
+                th_bin(a, THB_AND, th_bin(a, THB_ADD, th_bin(a, THB_UDIV, g, tlc_i32(lc, S)), tlc_i32(lc, 1)), tlc_i32(lc, 1)));
     th_stmt *wait = tlc_lower_end(lc, wt);
-    tlc_emit(lc, th_if(a, th_cmp(a, THC_GE, i, tlc_i32(lc, S)), wait, NULL));
+    tlc_emit(lc, th_if(a, th_cmp(a, THC_GE, g, tlc_i32(lc, S)), wait, NULL));
     tlc_pipe_issue(lc, &ps, i, stage);
     th_stmt *b = tlc_lower_end(lc, body);
     tlc_emit(lc, th_for(a, it, tlc_i32(lc, 0), ps.n, 1, false, b));
+    if (w->persistent) {
+        tlc_emit(lc, th_assign(a, pbase, NULL, th_bin(a, THB_ADD, b0, ps.n)));
+        tile_loop_end(lc, tiles, jv);
+    }
     th_stmt *issuer = tlc_lower_end(lc, one);
     tlc_emit(lc, th_if(a, th_cmp(a, THC_EQ, th_read(a, lc->tid), tlc_i32(lc, w->consumers)), issuer, NULL));
     return tlc_lower_end(lc, saved);
@@ -266,8 +357,8 @@ void tlc_ws_finish(tlc_lower_ctx *lc, th_stmt *consumer_body) {
     int S = w->pipe.stages;
     retarget_barriers(consumer_body, w->consumers);
     tlc_emit(lc, th_comment(a, tlc_arena_printf(a, "warp specialization: %d consumer threads, 1 producer warpgroup, "
-                                                   "setmaxnreg %d / %d, %d block(s) per SM", w->consumers, w->inc,
-                                                w->dec, w->blocks_per_sm)));
+                                                   "setmaxnreg %d / %d, %d block(s) per SM%s", w->consumers, w->inc,
+                                                w->dec, w->blocks_per_sm, w->persistent ? ", persistent tiles" : "")));
     tlc_ptrvec *saved = tlc_lower_begin(lc);
     for (int st = 0; st < S; st++) {
         th_expr *f[1] = {bar_addr(lc, w->full, tlc_i32(lc, st))};
@@ -282,7 +373,15 @@ void tlc_ws_finish(tlc_lower_ctx *lc, th_stmt *consumer_body) {
     th_stmt *prod = producer(lc);
     saved = tlc_lower_begin(lc);
     asm0(lc, tlc_arena_printf(a, "setmaxnreg.inc.sync.aligned.u32 %d;", w->inc), "", NULL, 0);
-    tlc_emit(lc, consumer_body);
+    if (w->persistent) {
+        tlc_emit(lc, th_assign(a, w->base, NULL, tlc_i32(lc, 0)));
+        th_var *jv;
+        tlc_ptrvec *tiles = tile_loop_begin(lc, &jv);
+        tlc_emit(lc, consumer_body);
+        tile_loop_end(lc, tiles, jv);
+    } else {
+        tlc_emit(lc, consumer_body);
+    }
     th_stmt *cons = tlc_lower_end(lc, saved);
     tlc_emit(lc, th_if(a, th_cmp(a, THC_GE, th_read(a, lc->tid), tlc_i32(lc, w->consumers)), prod, cons));
 }

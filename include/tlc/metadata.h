@@ -37,6 +37,15 @@
  *   an integer scalar param name, or "(OP E E)" with OP one of
  *   + - * // % ceildiv min max  (// and % floor like Python).
  * - "threads X Y Z", "smem BYTES" (dynamic shared memory; default 0).
+ * - "divisible SYM M" (optional, after the sym line; added for dynamic-shape
+ *   GEMM epilogues): the kernel assumes SYM's value is a multiple of M
+ *   (1..65536), e.g. because a TMA map needs 16-byte row strides and the
+ *   kernel stores rows of SYM elements in vectors. The runtime refuses a
+ *   launch that binds SYM to anything else, naming the tensors with that dim.
+ * - "persistent B" (optional, 1..32; added with persistent GEMM kernels): the
+ *   grid line is the logical grid of tiles; the runtime launches
+ *   (min(tiles, SMs x B), 1, 1) blocks, and each block walks tiles
+ *   ctaid.x, ctaid.x + nctaid.x, ... itself. The tile count must be below 2^30.
  * - "end" closes the block; a block without it (a truncated file) is rejected.
  * dtypes: float16 bfloat16 float32 float8_e4m3 int8 int32 int64 bool.
  *
@@ -149,6 +158,9 @@ typedef struct tlrt_kernel_meta {
     tlrt_expr grid[3];
     int threads[3];
     int64_t smem_bytes; /* dynamic shared memory */
+    /* Added after v1's first release (lines optional, so old blocks read the same): */
+    int64_t sym_multiple[TLRT_MAX_SYMS]; /* "divisible": 0 or 1 = nothing assumed */
+    int persistent;                      /* "persistent B": blocks per SM; 0 = an ordinary grid */
 } tlrt_kernel_meta;
 
 typedef struct tlrt_module_meta {

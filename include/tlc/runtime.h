@@ -93,6 +93,17 @@ tlrt_status tlrt_memset_d8(tlrt_context *ctx, tlrt_devptr dst, uint8_t value, si
 
 /* Streams. */
 tlrt_status tlrt_stream_create(tlrt_context *ctx, tlrt_stream **out);
+/* Wraps a CUstream made elsewhere (e.g. PyTorch's
+ * torch.cuda.current_stream().cuda_stream, also while it captures a CUDA
+ * graph), so that tlrt_launch and the event calls can use it. cu_stream is a
+ * CUstream of the context's CUDA context (the device's primary context);
+ * NULL is the legacy default stream. Where the driver has cuStreamGetCtx, a
+ * stream of another context is refused (TLRT_ERROR_INVALID_ARGUMENT). The
+ * wrapper does not own the stream: tlrt_stream_destroy frees only the
+ * wrapper, and the stream must outlive every use of it. */
+tlrt_status tlrt_stream_from_handle(tlrt_context *ctx, void *cu_stream, tlrt_stream **out);
+/* Destroys a stream made by tlrt_stream_create; for tlrt_stream_from_handle's
+ * wrappers only the wrapper is freed. NULL is a no-op. */
 tlrt_status tlrt_stream_destroy(tlrt_context *ctx, tlrt_stream *s);
 tlrt_status tlrt_stream_synchronize(tlrt_context *ctx, tlrt_stream *s); /* NULL: default stream */
 tlrt_status tlrt_synchronize(tlrt_context *ctx);                        /* the whole context */

@@ -20,6 +20,7 @@ typedef struct fake_launch {
     uint8_t tmap[128];     /* bytes of the last param when it is a 128-byte block */
     int smem_attr;
     int launches;
+    void *stream;          /* the CUstream of the last launch */
 } fake_launch;
 
 typedef struct fake_module { char *text; } fake_module;
@@ -86,10 +87,28 @@ CUresult cuMemcpyDtoD_v2(unsigned long long d, unsigned long long s, size_t n) {
     return OK;
 }
 CUresult cuMemsetD8_v2(unsigned long long d, unsigned char v, size_t n) { memset((void *)(uintptr_t)d, v, n); return OK; }
-static int stream_obj, event_obj;
+/* stream_obj: what cuStreamCreate makes; external_stream_obj: a stream some
+ * other library (PyTorch) made in the same context; foreign_stream_obj: one
+ * of another context. */
+static int stream_obj, external_stream_obj, foreign_stream_obj, foreign_ctx, event_obj;
+static int stream_destroys;
+void *fake_external_stream(void) { return &external_stream_obj; }
+void *fake_foreign_stream(void) { return &foreign_stream_obj; }
+int fake_stream_destroys(void) { return stream_destroys; }
+static bool known_stream(void *s) { return !s || s == &stream_obj || s == &external_stream_obj; }
 CUresult cuStreamCreate(void **s, unsigned f) { (void)f; *s = &stream_obj; return OK; }
-CUresult cuStreamDestroy_v2(void *s) { return s == &stream_obj ? OK : INVALID_VALUE; }
-CUresult cuStreamSynchronize(void *s) { return !s || s == &stream_obj ? OK : INVALID_VALUE; }
+CUresult cuStreamDestroy_v2(void *s) {
+    if (s != &stream_obj && s != &external_stream_obj) return INVALID_VALUE;
+    stream_destroys++;
+    return OK;
+}
+CUresult cuStreamSynchronize(void *s) { return known_stream(s) ? OK : INVALID_VALUE; }
+CUresult cuStreamGetCtx(void *s, void **c) {
+    if (s == &foreign_stream_obj) *c = &foreign_ctx;
+    else if (known_stream(s)) *c = &primary_ctx;
+    else return INVALID_VALUE;
+    return OK;
+}
 CUresult cuModuleLoadDataEx(void **m, const void *image, unsigned n, int *opts, void **vals) {
     const char *text = image;
     if (strstr(text, "FAKE_PTX_ERROR")) {
@@ -137,9 +156,10 @@ CUresult cuFuncSetAttribute(void *f, int attr, int value) {
 }
 CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                         unsigned smem, void *s, void **params, void **extra) {
-    (void)s;
     (void)extra;
     fake_func *fn = f;
+    if (!known_stream(s)) return INVALID_VALUE;
+    last.stream = s;
     if (smem > 48 * 1024 && (int)smem > smem_attr_value) return INVALID_VALUE;
     last.grid[0] = gx; last.grid[1] = gy; last.grid[2] = gz;
     last.block[0] = bx; last.block[1] = by; last.block[2] = bz;
@@ -153,7 +173,7 @@ CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned
 }
 CUresult cuEventCreate(void **e, unsigned f) { (void)f; *e = &event_obj; return OK; }
 CUresult cuEventDestroy_v2(void *e) { return e == &event_obj ? OK : INVALID_VALUE; }
-CUresult cuEventRecord(void *e, void *s) { (void)s; return e == &event_obj ? OK : INVALID_VALUE; }
+CUresult cuEventRecord(void *e, void *s) { return e == &event_obj && known_stream(s) ? OK : INVALID_VALUE; }
 CUresult cuEventSynchronize(void *e) { return e == &event_obj ? OK : INVALID_VALUE; }
 CUresult cuEventElapsedTime(float *ms, void *a, void *b) { (void)a; (void)b; *ms = 1.5f; return OK; }
 CUresult cuTensorMapEncodeTiled(void *map, int dtype, unsigned rank, void *addr, const uint64_t *dims,

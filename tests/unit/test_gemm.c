@@ -13,6 +13,7 @@
 #include <cmocka.h>
 #include "api/compile_backend.h"
 #include "layout/gemm_layouts.h"
+#include "tlc/runtime.h"
 
 static char *read_file(const char *path, size_t *len) {
     FILE *f = fopen(path, "rb");
@@ -195,6 +196,17 @@ static void test_gemm_tl(void **state) {
     assert_non_null(strstr(ptx, ".param .align 64 .b8"));
     assert_non_null(strstr(ptx, "cvta.param"));
     assert_int_equal(count(ptx, "ld.global"), 0); /* operands only through TMA */
+    /* N and K are row lengths of TMA-mapped tensors (16-byte strides), so the
+     * kernel may assume N % 8 == 0: the dynamic-shape epilogue stores f16x2
+     * (64 per thread for 128 accumulators), never single halves */
+    assert_non_null(strstr(ptx, "// tlc.meta divisible N 8\n"));
+    assert_non_null(strstr(ptx, "// tlc.meta divisible K 8\n"));
+    assert_null(strstr(ptx, "divisible M"));
+    assert_int_equal(count(ptx, "st.global.b16"), 0);
+    assert_true(count(ptx, "st.global.b32") >= 64);
+    /* persistent: 2 blocks per SM walk the tiles */
+    assert_non_null(strstr(ptx, "// tlc.meta persistent 2\n"));
+    assert_true(count(ptx, "%nctaid.x") >= 1); /* the roles step over the tiles by the launched grid */
     free(ptx);
     /* 128 x 256 over two consumer warpgroups: one m64n256k16 per warpgroup
      * and k16 step (the Square split that reads the least shared memory),
@@ -242,6 +254,9 @@ static void test_gemm_tl(void **state) {
     assert_non_null(strstr(ptx, ".minnctapersm 2"));
     assert_int_equal(count(ptx, "wgmma"), 0);
     assert_null(strstr(ptx, "tlc.meta tmap"));
+    /* no TMA: nothing is assumed about N, nothing is persistent */
+    assert_null(strstr(ptx, "tlc.meta divisible"));
+    assert_null(strstr(ptx, "tlc.meta persistent"));
     free(ptx);
     /* the sm_80 path on sm_90a too (a block that is not whole warpgroups) */
     tlc_define d64[3] = {{"threads", "64"}, {"block_M", "64"}, {"block_N", "64"}};
@@ -318,6 +333,62 @@ static void test_not_warp_specialized(void **state) {
     free(ptx);
 }
 
+/* The runtime side of "divisible" and "persistent": parsed, written back
+ * the same, and a launch binding N to a non-multiple refused with the
+ * tensors named. */
+static void test_divisible_and_persistent_metadata(void **state) {
+    (void)state;
+    const char *text = "// tlc.meta v1 tlc=0.1.0 arch=sm_90a\n"
+                       "// tlc.meta kernel matmul\n"
+                       "// tlc.meta sym M\n"
+                       "// tlc.meta sym N\n"
+                       "// tlc.meta tensor B float16 [64,N] align=16\n"
+                       "// tlc.meta tensor C float16 [M,N] align=16\n"
+                       "// tlc.meta divisible N 8\n"
+                       "// tlc.meta grid (// (+ N 127) 128) (// (+ M 127) 128) 1\n"
+                       "// tlc.meta threads 384 1 1\n"
+                       "// tlc.meta smem 1024\n"
+                       "// tlc.meta persistent 1\n"
+                       "// tlc.meta end\n";
+    tlrt_module_meta m;
+    char err[512];
+    assert_true(tlrt_meta_parse(text, strlen(text), &m, err, sizeof err));
+    const tlrt_kernel_meta *k = &m.kernels[0];
+    assert_int_equal(k->sym_multiple[1], 8);
+    assert_true(k->sym_multiple[0] <= 1);
+    assert_int_equal(k->persistent, 1);
+    char *out = tlrt_meta_format(&m, err, sizeof err);
+    assert_non_null(out);
+    assert_string_equal(out, text);
+    free(out);
+    int64_t sb[2] = {64, 1000}, sc[2] = {300, 1000};
+    tlrt_arg args[2] = {tlrt_arg_tensor(0x1000, TLRT_F16, 2, sb, NULL), tlrt_arg_tensor(0x2000, TLRT_F16, 2, sc, NULL)};
+    tlrt_launch_plan *plan = malloc(sizeof *plan);
+    assert_int_equal(tlrt_plan_launch(k, args, 2, plan, err, sizeof err), TLRT_SUCCESS);
+    /* the grid stays logical; tlrt_launch folds it onto the SMs */
+    assert_int_equal(plan->grid[0], 8);
+    assert_int_equal(plan->grid[1], 3);
+    sb[1] = sc[1] = 1001;
+    assert_int_equal(tlrt_plan_launch(k, args, 2, plan, err, sizeof err), TLRT_ERROR_ARG_MISMATCH);
+    assert_non_null(strstr(err, "symbolic dim 'N' = 1001 must be a multiple of 8"));
+    assert_non_null(strstr(err, "tensors 'B', 'C'"));
+    free(plan);
+    tlrt_meta_free(&m);
+    /* bad lines */
+    const char *bad[] = {"// tlc.meta divisible Q 8\n", "// tlc.meta divisible N 0\n", "// tlc.meta divisible N\n",
+                         "// tlc.meta persistent 0\n", "// tlc.meta persistent 99\n"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char t[1024];
+        snprintf(t, sizeof t,
+                 "// tlc.meta v1 tlc=0.1.0 arch=sm_90a\n// tlc.meta kernel g\n// tlc.meta sym N\n"
+                 "// tlc.meta tensor C float16 [N] align=16\n%s// tlc.meta grid 1 1 1\n// tlc.meta threads 32 1 1\n"
+                 "// tlc.meta end\n",
+                 bad[i]);
+        assert_false(tlrt_meta_parse(t, strlen(t), &m, err, sizeof err));
+        assert_non_null(strstr(err, "tlc.meta line 5"));
+    }
+}
+
 static void test_errors(void **state) {
     (void)state;
     const char *bad =
@@ -342,6 +413,7 @@ int main(void) {
         cmocka_unit_test(test_plans_and_fragments), cmocka_unit_test(test_operand_layouts),
         cmocka_unit_test(test_gemm_tl),             cmocka_unit_test(test_transposes),
         cmocka_unit_test(test_not_warp_specialized),
+        cmocka_unit_test(test_divisible_and_persistent_metadata),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -256,6 +256,7 @@ static void check_all_entry_points(tlrt_context *ctx, tlrt_status want) {
     assert_int_equal(tlrt_memset_d8(ctx, 0x1000, 0, 16), want);
     assert_int_equal(tlrt_stream_create(ctx, &s), want);
     assert_int_equal(tlrt_stream_destroy(ctx, s), want);
+    assert_int_equal(tlrt_stream_from_handle(ctx, NULL, &s), want);
     assert_int_equal(tlrt_stream_synchronize(ctx, NULL), want);
     assert_int_equal(tlrt_synchronize(ctx), want);
     assert_int_equal(tlrt_module_load_ptx(ctx, RMS_META, strlen(RMS_META), &mod), want);
@@ -324,6 +325,7 @@ typedef struct fake_launch {
     uint8_t tmap[128];
     int smem_attr;
     int launches;
+    void *stream;
 } fake_launch;
 
 static const char *FAKE_PTX =
@@ -505,6 +507,92 @@ static void with_fake_driver(void **state) {
     tlrt_destroy(ctx);
     dlclose(fake);
 }
+
+static void *fake_sym(void *lib, const char *name) {
+    void *p = dlsym(lib, name);
+    assert_non_null(p);
+    return p;
+}
+
+/* tlrt_stream_from_handle: launches and events go to the wrapped stream, and
+ * destroying the wrapper leaves the stream alone. */
+static void external_stream(void **state) {
+    (void)state;
+    void *fake = dlopen(TLRT_FAKE_CUDA, RTLD_NOW | RTLD_LOCAL);
+    assert_non_null(fake);
+    const fake_launch *(*last_launch)(void);
+    void *(*external)(void), *(*foreign)(void);
+    int (*destroys)(void);
+    void *p = fake_sym(fake, "fake_last_launch");
+    memcpy(&last_launch, &p, sizeof p);
+    p = fake_sym(fake, "fake_external_stream");
+    memcpy(&external, &p, sizeof p);
+    p = fake_sym(fake, "fake_foreign_stream");
+    memcpy(&foreign, &p, sizeof p);
+    p = fake_sym(fake, "fake_stream_destroys");
+    memcpy(&destroys, &p, sizeof p);
+
+    tlrt_context *ctx;
+    tlrt_init_options o = {0, TLRT_FAKE_CUDA};
+    assert_int_equal(tlrt_init_ex(&ctx, &o), TLRT_SUCCESS);
+    tlrt_module *mod;
+    assert_int_equal(tlrt_module_load_ptx(ctx, FAKE_PTX, strlen(FAKE_PTX), &mod), TLRT_SUCCESS);
+    tlrt_kernel *k;
+    assert_int_equal(tlrt_kernel_get(mod, "rms", &k), TLRT_SUCCESS);
+    tlrt_devptr x, y;
+    assert_int_equal(tlrt_malloc(ctx, 16 * 4096 * 2, &x), TLRT_SUCCESS);
+    assert_int_equal(tlrt_malloc(ctx, 16 * 4096 * 2, &y), TLRT_SUCCESS);
+    int64_t shape[] = {16, 4096};
+    tlrt_arg args[] = {tlrt_arg_tensor(x, TLRT_F16, 2, shape, NULL), tlrt_arg_tensor(y, TLRT_F16, 2, shape, NULL),
+                       tlrt_arg_float(TLRT_F32, 0.5), tlrt_arg_int(TLRT_I32, 4)};
+
+    tlrt_stream *ws = NULL;
+    int launches0 = last_launch()->launches;
+    assert_int_equal(tlrt_stream_from_handle(ctx, external(), &ws), TLRT_SUCCESS);
+    assert_non_null(ws);
+    assert_int_equal(tlrt_launch(k, args, 4, ws), TLRT_SUCCESS);
+    const fake_launch *L = last_launch();
+    assert_ptr_equal(L->stream, external());
+    assert_int_equal(L->grid[0], 4);
+    tlrt_event *e;
+    assert_int_equal(tlrt_event_create(ctx, &e), TLRT_SUCCESS);
+    assert_int_equal(tlrt_event_record(ctx, e, ws), TLRT_SUCCESS);
+    assert_int_equal(tlrt_stream_synchronize(ctx, ws), TLRT_SUCCESS);
+    int before = destroys();
+    assert_int_equal(tlrt_stream_destroy(ctx, ws), TLRT_SUCCESS);
+    assert_int_equal(destroys(), before); /* not owned: the driver's stream lives on */
+
+    /* NULL wraps the legacy default stream. */
+    assert_int_equal(tlrt_stream_from_handle(ctx, NULL, &ws), TLRT_SUCCESS);
+    assert_int_equal(tlrt_launch(k, args, 4, ws), TLRT_SUCCESS);
+    assert_null(L->stream);
+    assert_int_equal(tlrt_stream_destroy(ctx, ws), TLRT_SUCCESS);
+    assert_int_equal(destroys(), before);
+
+    /* An owned stream is still destroyed with its wrapper. */
+    tlrt_stream *own;
+    assert_int_equal(tlrt_stream_create(ctx, &own), TLRT_SUCCESS);
+    assert_int_equal(tlrt_stream_destroy(ctx, own), TLRT_SUCCESS);
+    assert_int_equal(destroys(), before + 1);
+
+    /* Misuse: another context's stream, a handle the driver does not know, no output. */
+    ws = (tlrt_stream *)&ws;
+    assert_int_equal(tlrt_stream_from_handle(ctx, foreign(), &ws), TLRT_ERROR_INVALID_ARGUMENT);
+    assert_null(ws);
+    assert_non_null(strstr(tlrt_last_error(ctx), "another CUDA context"));
+    int bogus;
+    assert_int_equal(tlrt_stream_from_handle(ctx, &bogus, &ws), TLRT_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(tlrt_last_error(ctx), "cuStreamGetCtx"));
+    assert_int_equal(tlrt_stream_from_handle(ctx, external(), NULL), TLRT_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(L->launches, launches0 + 2);
+
+    assert_int_equal(tlrt_event_destroy(ctx, e), TLRT_SUCCESS);
+    assert_int_equal(tlrt_module_unload(ctx, mod), TLRT_SUCCESS);
+    assert_int_equal(tlrt_free(ctx, x), TLRT_SUCCESS);
+    assert_int_equal(tlrt_free(ctx, y), TLRT_SUCCESS);
+    tlrt_destroy(ctx);
+    dlclose(fake);
+}
 #endif
 
 int main(void) {
@@ -517,6 +605,7 @@ int main(void) {
         cmocka_unit_test(bad_device_env),
 #ifdef TLRT_FAKE_CUDA
         cmocka_unit_test(with_fake_driver),
+        cmocka_unit_test(external_stream),
 #endif
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -44,14 +44,13 @@ DTYPE_NAME = {torch.float16: "float16", torch.bfloat16: "bfloat16"}
 
 # Tile configurations each path tries at every shape (the table keeps the
 # fastest, like a library's per-shape choice). sm_90a kernels are
-# warp-specialized (one producer warpgroup more than `threads`).
+# warp-specialized (one producer warpgroup more than `threads`) and
+# persistent (the runtime launches at most SMs x blocks-per-SM blocks).
 CANDIDATES = {
-    "sm_90a": [dict(threads=256, block_M=128, block_N=256, block_K=64, num_stages=4),
-               dict(threads=256, block_M=256, block_N=128, block_K=64, num_stages=4),
-               dict(threads=256, block_M=128, block_N=256, block_K=64, num_stages=3),
-               dict(threads=128, block_M=128, block_N=128, block_K=64, num_stages=3),
+    "sm_90a": [dict(threads=256, block_M=256, block_N=128, block_K=64, num_stages=4),
+               dict(threads=256, block_M=256, block_N=128, block_K=64, num_stages=4, panel_size=8),
                dict(threads=256, block_M=128, block_N=256, block_K=64, num_stages=4, panel_size=8),
-               dict(threads=256, block_M=256, block_N=128, block_K=64, num_stages=4, panel_size=8)],
+               dict(threads=128, block_M=128, block_N=128, block_K=64, num_stages=3)],
     "sm_80": [dict(threads=256, block_M=256, block_N=128, block_K=32, num_stages=3),
               dict(threads=256, block_M=128, block_N=128, block_K=32, num_stages=4),
               dict(threads=256, block_M=128, block_N=256, block_K=32, num_stages=3)],

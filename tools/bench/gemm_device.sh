@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # GEMM on the GPU machine, from the repository root, with gpu-build/carry
-# (tools/gpu/build.sh, plus gemm_*.cubin made by `tlc --emit=cubin`)
+# (tools/gpu/build.sh, plus gemm_*.cubin made by `tlc --emit=cubin`; TLC_CARRY
+# names another folder)
 # carried: correctness on both paths (test_gemm_gpu --quick), the HGMMA check
 # of the sm_90a SASS, and the benchmark against cuBLAS. Logs go to $OUT (or
 # gpu-build/logs); the benchmark's table is printed last.
@@ -8,7 +9,7 @@
 #   tools/bench/gemm_device.sh [gemm_bench.py options]
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-carry=gpu-build/carry
+carry=${TLC_CARRY:-gpu-build/carry}
 logs=${OUT:-gpu-build/logs}
 mkdir -p "$logs"
 export TLC_CACHE_DIR=${TLC_CACHE_DIR:-/tmp/tlc-cache}

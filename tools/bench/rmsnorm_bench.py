@@ -6,15 +6,34 @@ in one process, on the same data, on the same GPU.
     python3 tools/bench/rmsnorm_bench.py [--lib gpu-build/carry/libtlc.so]
         [--quick] [--sweep] [--out DIR]
 
-Timing: triton.testing.do_bench, median (it clears the L2 cache before every
-call, so data that fits in L2 is not measured from L2); shapes of at most
-4096 x 1024 elements (a few us, where one median moves by a few tenths of a
-us from call to call) are timed ROUNDS times, tlc and torch alternately, and
-each side's median of those is kept. Bandwidth counts the
-bytes that must move: read x + write y (the weight is negligible). The
-device's copy bandwidth is measured in the same run (a torch device-to-device
-copy of 2 GiB, bytes read + written) and each bandwidth is also given as a
-percentage of it. Every tlc result is checked against torch's before timing.
+tlc launches on torch's current stream (tlrt_stream_from_handle on
+torch.cuda.current_stream().cuda_stream), so both sides share one stream.
+
+Two timings per shape, both with CUDA events, both reported:
+- do_bench: triton.testing.do_bench, median. It clears the L2 cache before
+  every call and times each call alone (one launch between two events), so
+  a kernel of a few us is mostly launch latency. Shapes of at most
+  4096 x 1024 elements are timed ROUNDS times, tlc and torch alternately,
+  keeping each side's median.
+- graph: GRAPH_LAUNCHES back-to-back launches of the operation (8 when one
+  input + output set is 256 MiB or more) captured in one torch.cuda.CUDAGraph
+  (tlc through ctypes on the capture stream; torch's F.rms_norm likewise in a
+  graph of its own), replayed until a timed region lasts GRAPH_MIN_MS, the
+  median of GRAPH_REPEATS regions divided by the launches: the per-kernel
+  GPU time, without per-launch host cost or launch gaps. Where one input +
+  output set is under twice the L2 cache, the launches rotate over K sets
+  (K x set >= 3 x L2, at most one set per launch), so a launch finds its
+  input evicted by the others'; where even K = GRAPH_LAUNCHES sets fit in L2
+  (every shape with 1 or 7 rows) the data is L2-resident whatever is done,
+  and the table says so ("L2" column). Every captured tlc launch's output
+  (poisoned first) and every torch graph output is checked against eager
+  torch.
+
+Bandwidth counts the bytes that must move: read x + write y (the weight is
+negligible). The device's copy bandwidth is measured in the same run (a
+torch device-to-device copy of 2 GiB, bytes read + written) and each
+bandwidth is also given as a percentage of it. Every tlc result is checked
+against torch's before timing.
 
 Launch configs: tools/bench/rmsnorm_config.h's rule (tlc_rmsnorm_config_rows,
 mirrored in Configs below): a many-rows table, and a few-rows table for
@@ -29,6 +48,7 @@ which tests/gpu/test_rmsnorm.c also reads.
 import argparse
 import ctypes
 import json
+import math
 import os
 import re
 import sys
@@ -41,6 +61,9 @@ from triton.testing import do_bench
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 EPS = 1e-5
 ROUNDS = 3  # alternating tlc / torch timings per small shape (median of each)
+GRAPH_LAUNCHES = 32  # launches per captured graph (8 for sets of 256 MiB or more)
+GRAPH_MIN_MS = 2.0  # each timed region replays the graph at least this long
+GRAPH_REPEATS = 5  # timed regions per graph measurement (median)
 
 
 # ---------------------------------------------------------------- libtlc via ctypes
@@ -78,6 +101,8 @@ class Tlc:
         lib.tlc_jit_arch.argtypes = [ctypes.c_void_p]
         lib.tlc_free.argtypes = [ctypes.c_void_p]
         lib.tlrt_launch.argtypes = [ctypes.c_void_p, P(Arg), ctypes.c_int, ctypes.c_void_p]
+        lib.tlrt_stream_from_handle.argtypes = [ctypes.c_void_p, ctypes.c_void_p, P(ctypes.c_void_p)]
+        lib.tlrt_stream_destroy.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
         lib.tlrt_status_string.restype = ctypes.c_char_p
         self.ctx = ctypes.c_void_p()
         torch.cuda.init()  # torch and tlrt share the device's primary context
@@ -91,6 +116,17 @@ class Tlc:
             raise RuntimeError("tlc_jit_create: " + self._take(err))
         self.arch = lib.tlc_jit_arch(self.jit).decode()
         self.keep = []  # modules stay loaded for the process
+        self.streams = {}  # CUstream handle -> tlrt_stream wrapper (not owned; kept for the process)
+
+    def stream(self, torch_stream=None):
+        """tlrt's wrapper of a torch stream (default: the current one)."""
+        handle = (torch.cuda.current_stream() if torch_stream is None else torch_stream).cuda_stream
+        if handle not in self.streams:
+            w = ctypes.c_void_p()
+            if self.lib.tlrt_stream_from_handle(self.ctx, ctypes.c_void_p(handle), ctypes.byref(w)) != 0:
+                raise RuntimeError("tlrt_stream_from_handle: " + self.lib.tlrt_last_error(self.ctx).decode())
+            self.streams[handle] = w
+        return self.streams[handle]
 
     def _take(self, err):
         s = ctypes.string_at(err.value).decode() if err.value else ""
@@ -108,19 +144,20 @@ class Tlc:
         self.keep.append(mod)
         return k
 
-    def launcher(self, k, x, w, y):
-        """A no-argument callable that launches k on (x, w, y), args packed once."""
+    def launcher(self, k, x, w, y, torch_stream=None):
+        """A no-argument callable that launches k on (x, w, y) on torch_stream (default:
+        torch's current stream when the launcher is made), args packed once."""
         shape = (ctypes.c_int64 * 2)(*x.shape)
         wshape = (ctypes.c_int64 * 1)(w.shape[0])
         dt = TLRT_DTYPE[x.dtype]
         args = (Arg * 3)(Arg(0, dt, x.data_ptr(), 2, shape, None, 0.0, 0),
                          Arg(0, dt, w.data_ptr(), 1, wshape, None, 0.0, 0),
                          Arg(0, dt, y.data_ptr(), 2, shape, None, 0.0, 0))
-        launch, ctx, lib = self.lib.tlrt_launch, self.ctx, self.lib
+        launch, ctx, lib, stream = self.lib.tlrt_launch, self.ctx, self.lib, self.stream(torch_stream)
         keep = (shape, wshape, args)
 
         def run():
-            st = launch(k, args, 3, None)  # NULL stream: the legacy default stream, torch's current one here
+            st = launch(k, args, 3, stream)
             if st != 0:
                 raise RuntimeError("tlrt_launch: " + lib.tlrt_last_error(ctx).decode())
         run.keep = keep
@@ -227,6 +264,93 @@ def check(y, ref):
     return int(bad.sum().item()), float((yf - rf).norm() / rf.norm().clamp_min(1e-30))
 
 
+def replay_us(g, launches):
+    """Per-launch GPU time (us) of graph g holding `launches` launches: replays back to
+    back until a region lasts GRAPH_MIN_MS, median of GRAPH_REPEATS regions."""
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    g.replay()  # warm-up, then one replay alone to size the regions
+    start.record()
+    g.replay()
+    end.record()
+    end.synchronize()
+    reps = max(1, math.ceil(GRAPH_MIN_MS / max(start.elapsed_time(end), 1e-3)))
+    per = []
+    for _ in range(GRAPH_REPEATS):
+        start.record()
+        for _ in range(reps):
+            g.replay()
+        end.record()
+        end.synchronize()
+        per.append(start.elapsed_time(end) * 1e3 / (reps * launches))
+    return sorted(per)[len(per) // 2]
+
+
+def graph_sets(rows, C, set_bytes, l2_bytes):
+    """(launches per graph, input/output sets rotated over, whether all of it stays in L2)."""
+    n = GRAPH_LAUNCHES if set_bytes < (256 << 20) else 8
+    k = 1 if set_bytes >= 2 * l2_bytes else min(n, -(-3 * l2_bytes // set_bytes))
+    return n, k, k * set_bytes <= l2_bytes
+
+
+class GraphPair:
+    """tlc's kernel and torch's op on the same rotating inputs, each captured as `n`
+    back-to-back launches in a CUDA graph of its own on side stream `side`."""
+
+    def __init__(self, tlc, k, x, w, op, dtype, seed, side, l2_bytes):
+        rows, C = x.shape
+        self.n, self.k, self.l2 = graph_sets(rows, C, 2 * x.numel() * x.element_size() + 2 * C, l2_bytes)
+        self.xs, self.ws = [x], [w]
+        for j in range(1, self.k):
+            xj, wj = make_inputs(rows, C, dtype, seed + 7919 * j)
+            self.xs.append(xj)
+            self.ws.append(wj)
+        self.ys = [torch.full_like(x, float("nan")) for _ in range(self.k)]
+        self.op = op
+        runs = [tlc.launcher(k, self.xs[j], self.ws[j], self.ys[j], side) for j in range(self.k)]
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):  # torch's warm-up before capture, as its docs ask
+            op(x, w)
+        torch.cuda.current_stream().wait_stream(side)
+        self.tlc_graph, self.torch_graph = torch.cuda.CUDAGraph(), torch.cuda.CUDAGraph()
+        with torch.cuda.graph(self.tlc_graph, stream=side):
+            for i in range(self.n):
+                runs[i % self.k]()
+        self.outs = [None] * self.k  # torch's outputs, one live per set (the graph pool reuses the rest)
+        with torch.cuda.graph(self.torch_graph, stream=side):
+            for i in range(self.n):
+                self.outs[i % self.k] = op(self.xs[i % self.k], self.ws[i % self.k])
+        self.keep = runs
+
+    def check(self):
+        """Replays both graphs once (tlc's outputs poisoned first); counts bad elements."""
+        for y in self.ys:
+            y.fill_(float("nan"))
+        self.tlc_graph.replay()
+        self.torch_graph.replay()
+        torch.cuda.synchronize()
+        bad = 0
+        for j in range(self.k):
+            ref = self.op(self.xs[j], self.ws[j])
+            bad += check(self.ys[j], ref)[0] + check(self.outs[j], ref)[0]
+        return bad
+
+
+def host_us(fn, n=200, repeats=5):
+    """Host time (us) of one call of fn: median over `repeats` loops of n calls, the
+    stream synchronized between loops (n is small enough that the launch queue never
+    fills, so this is the calling thread's time, not the GPU's)."""
+    fn()
+    per = []
+    for _ in range(repeats):
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        for _ in range(n):
+            fn()
+        per.append((time.perf_counter() - t0) / n * 1e6)
+    torch.cuda.synchronize()
+    return sorted(per)[repeats // 2]
+
+
 def time_config(tlc, src, x, w, y, refs, bm, thr, dtype, quick=True):
     """tlc's times (us) of both kernels with (BLOCK_M, threads) on x, after checking them; raises RuntimeError."""
     out = []
@@ -298,11 +422,13 @@ def sweep_small(tlc, src, cfg, Cs):
     print("best (few rows): " + ", ".join(f"{{{C}, {bm}, {t}}}" for C, (bm, t) in sorted(cfg.small.items())))
 
 
-def item6_grid(results, dtype, Cs):
-    """Markdown: tlc us / torch us per (C, rows), rmsnorm; rmsnorm+silu; bold where tlc is slower."""
-    by = {(r["C"], r["rows"], r["op"]): r for r in results if r["dtype"] == dtype and "tlc_us" in r}
-    lines = [f"{dtype}: tlc us / torch us (rmsnorm; rmsnorm+silu)", "", "| C | rows=1 | rows=7 | rows=4096 | rows=302400 |",
-             "| --- | --- | --- | --- | --- |"]
+def item6_grid(results, dtype, Cs, method):
+    """Markdown: tlc us / torch us per (C, rows), rmsnorm; rmsnorm+silu; bold where tlc is
+    slower. method: "do_bench" or "graph"."""
+    tk, rk = ("tlc_us", "torch_us") if method == "do_bench" else ("tlc_graph_us", "torch_graph_us")
+    by = {(r["C"], r["rows"], r["op"]): r for r in results if r["dtype"] == dtype and tk in r}
+    lines = [f"{dtype}, {method}: tlc us / torch us (rmsnorm; rmsnorm+silu)", "",
+             "| C | rows=1 | rows=7 | rows=4096 | rows=302400 |", "| --- | --- | --- | --- | --- |"]
     for C in Cs:
         cells = []
         for rows in (1, 7, 4096, 302400):
@@ -311,12 +437,26 @@ def item6_grid(results, dtype, Cs):
                 r = by.get((C, rows, op))
                 if r is None:
                     parts.append("-")
-                else:
-                    t = f"{r['tlc_us']:.1f}"
-                    parts.append(f"{'**' + t + '**' if r['tlc_us'] > r['torch_us'] else t}/{r['torch_us']:.1f}")
+                    continue
+                prec = 2 if max(r[tk], r[rk]) < 20 else 1
+                t = f"{r[tk]:.{prec}f}"
+                parts.append(f"{'**' + t + '**' if r[tk] > r[rk] else t}/{r[rk]:.{prec}f}")
             cells.append("; ".join(parts))
         lines.append(f"| {C} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def launch_floors(side):
+    """What the two methods measure for a kernel that does (almost) nothing: torch's fill
+    of one element, by do_bench and per launch in a graph of GRAPH_LAUNCHES."""
+    t = torch.zeros(1, device="cuda")
+    db = do_bench(lambda: t.fill_(1.0), warmup=25, rep=100, return_mode="median") * 1e3
+    g = torch.cuda.CUDAGraph()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.graph(g, stream=side):
+        for _ in range(GRAPH_LAUNCHES):
+            t.fill_(1.0)
+    return db, replay_us(g, GRAPH_LAUNCHES)
 
 
 def main():
@@ -330,6 +470,7 @@ def main():
     ap.add_argument("--small-configs", default=os.environ.get("TLC_RMSNORM_SMALL_CONFIGS", ""),
                     help="override few-rows configs (default $TLC_RMSNORM_SMALL_CONFIGS)")
     ap.add_argument("--out", default=os.environ.get("OUT"))
+    ap.add_argument("--max-jobs", type=int, default=0, help="measure only the first N shapes (a smoke test)")
     a = ap.parse_args()
 
     tlc = Tlc(a.lib)
@@ -361,22 +502,34 @@ def main():
     jobs += [(r, C, torch.float16, s) for (r, C) in item6 if (r, C) not in headline for s in (False, True)]
     if not a.quick:
         jobs += [(r, C, torch.bfloat16, s) for (r, C) in item6 if (r, C) not in headline for s in (False, True)]
+    if a.max_jobs > 0:  # smoke test: a few of each kind (big first, then 1 and 7 rows)
+        jobs = jobs[:a.max_jobs // 2] + [j for j in jobs if j[0] < 4096][:a.max_jobs - a.max_jobs // 2]
+
+    side = torch.cuda.Stream()  # the graphs' capture stream
+    l2_bytes = props.L2_cache_size
+    floor_db, floor_graph = launch_floors(side)
+    print(f"L2 cache: {l2_bytes >> 20} MiB. Launch floor (torch fill of 1 element): do_bench {floor_db:.2f} us, "
+          f"graph {floor_graph:.2f} us per launch")
 
     rows_out = []
-    hdr = "| rows x C | dtype | op | BLOCK_M x threads | tlc us | tlc GB/s | % copy | torch us | torch GB/s | torch/tlc | check |"
-    print("\n" + hdr + "\n" + "|---" * 11 + "|")
+    hdr = ("| rows x C | dtype | op | BLOCK_M x threads | tlc us | torch us | torch/tlc | tlc us graph | "
+           "torch us graph | torch/tlc graph | tlc GB/s graph | % copy | sets x launches (L2) | check |")
+    print("\n(us: do_bench median; graph: per launch in a replayed CUDA graph)\n" + hdr + "\n" + "|---" * 14 + "|")
     kcache = {}
+    host = None
     for rows, C, dtype, silu in jobs:
         bm, thr = cfg.for_rows(C, rows)
         name = "rmsnorm_silu" if silu else "rmsnorm"
         key = (name, C, dtype, bm, thr)
+        seed = rows * 131 + C
         try:
             if key not in kcache:
                 kcache[key] = tlc.kernel(src, name, {"C": C, "BLOCK_M": bm, "threads": thr, "dtype": DTYPE_NAME[dtype]})
-            x, w = make_inputs(rows, C, dtype, rows * 131 + C)
+            x, w = make_inputs(rows, C, dtype, seed)
             y = torch.full_like(x, float("nan"))
-            run = tlc.launcher(kcache[key], x, w, y)
-            torch_fn = (lambda: F.silu(F.rms_norm(x, (C,), w, EPS))) if silu else (lambda: F.rms_norm(x, (C,), w, EPS))
+            run = tlc.launcher(kcache[key], x, w, y)  # on torch's current stream
+            op = (lambda a, b: F.silu(F.rms_norm(a, (C,), b, EPS))) if silu else (lambda a, b: F.rms_norm(a, (C,), b, EPS))
+            torch_fn = lambda: op(x, w)  # noqa: E731
             run()
             ref = torch_fn()
             bad, rel = check(y, ref)
@@ -388,36 +541,67 @@ def main():
                 ts.append(bench_ms(run, a.quick) * 1e3)
                 rs.append(bench_ms(torch_fn, a.quick) * 1e3)
             t_us, r_us = sorted(ts)[rounds // 2], sorted(rs)[rounds // 2]
+            if host is None and rows == 7 and dtype == torch.bfloat16 and not silu:
+                host = (rows, C, host_us(run), host_us(torch_fn))
+            try:  # a failure here keeps the do_bench numbers
+                gp = GraphPair(tlc, kcache[key], x, w, op, dtype, seed, side, l2_bytes)
+                gbad = gp.check()
+                tg, rg = [], []
+                for _ in range(rounds):
+                    tg.append(replay_us(gp.tlc_graph, gp.n))
+                    rg.append(replay_us(gp.torch_graph, gp.n))
+                tg_us, rg_us = sorted(tg)[rounds // 2], sorted(rg)[rounds // 2]
+                sets = (gp.k, gp.n, gp.l2)
+                del gp
+            except Exception as e:  # noqa: BLE001 (torch raises several kinds from a capture)
+                print(f"graph timing of {rows} x {C} {DTYPE_NAME[dtype]} {name} failed: {type(e).__name__}: "
+                      f"{str(e).splitlines()[0][:300] if str(e) else ''}", flush=True)
+                gbad, tg_us, rg_us, sets = 1, float("nan"), float("nan"), (0, 0, False)
+                torch.cuda.synchronize()
         except RuntimeError as e:
             print(f"| {rows} x {C} | {DTYPE_NAME[dtype]} | {name} | {bm} x {thr} | ERROR: {str(e).splitlines()[0][:200]} |")
             rows_out.append(dict(rows=rows, C=C, dtype=DTYPE_NAME[dtype], op=name, error=str(e)[:2000]))
             continue
         nbytes = 2 * rows * C * x.element_size()
-        t_gbs, r_gbs = nbytes / (t_us * 1e-6) / 1e9, nbytes / (r_us * 1e-6) / 1e9
-        status = "ok" if bad == 0 else f"WRONG {bad}"
+        gbs = lambda us: nbytes / (us * 1e-6) / 1e9  # noqa: E731
+        status = "ok" if bad == 0 and gbad == 0 else f"WRONG {bad} eager, {gbad} graph"
         print(f"| {rows} x {C} | {DTYPE_NAME[dtype]} | {'rmsnorm+silu' if silu else 'rmsnorm'} | {bm} x {thr} | "
-              f"{t_us:.1f} | {t_gbs:.0f} | {100 * t_gbs / copy_gbs:.0f}% | {r_us:.1f} | {r_gbs:.0f} | "
-              f"{r_us / t_us:.2f} | {status} (rel {rel:.1e}) |", flush=True)
+              f"{t_us:.2f} | {r_us:.2f} | {r_us / t_us:.2f} | {tg_us:.2f} | {rg_us:.2f} | {rg_us / tg_us:.2f} | "
+              f"{gbs(tg_us):.0f} | {100 * gbs(tg_us) / copy_gbs:.0f}% | {sets[0]} x {sets[1]}{' (L2)' if sets[2] else ''} | "
+              f"{status} (rel {rel:.1e}) |", flush=True)
         rows_out.append(dict(rows=rows, C=C, dtype=DTYPE_NAME[dtype], op=name, block_m=bm, threads=thr,
-                             tlc_us=t_us, tlc_gbs=t_gbs, torch_us=r_us, torch_gbs=r_gbs, wrong=bad, rel_l2=rel))
+                             tlc_us=t_us, tlc_gbs=gbs(t_us), torch_us=r_us, torch_gbs=gbs(r_us),
+                             tlc_graph_us=tg_us, tlc_graph_gbs=gbs(tg_us), torch_graph_us=rg_us,
+                             torch_graph_gbs=gbs(rg_us), graph_sets=sets[0], graph_launches=sets[1],
+                             l2_resident=sets[2], wrong=bad, wrong_graph=gbad, rel_l2=rel))
         del x, w, y, ref
+        if rows * C >= 302400 * 1024:
+            torch.cuda.empty_cache()
     torch.cuda.synchronize()
-    grids = "\n\n".join(item6_grid(rows_out, d, Cs) for d in ("float16", "bfloat16"))
+    grids = "\n\n".join(item6_grid(rows_out, d, Cs, m) for m in ("graph", "do_bench") for d in ("float16", "bfloat16"))
     if a.out:
         with open(os.path.join(a.out, "rmsnorm_bench.json"), "w") as f:
             json.dump(dict(device=props.name, copy_gbs=copy_gbs, arch=tlc.arch, torch=torch.__version__,
-                           configs={str(k): v for k, v in cfg.big.items()},
+                           l2_bytes=l2_bytes, launch_floor_do_bench_us=floor_db, launch_floor_graph_us=floor_graph,
+                           host_us=host, configs={str(k): v for k, v in cfg.big.items()},
                            small_configs={str(k): v for k, v in cfg.small.items()}, results=rows_out), f, indent=1)
         with open(os.path.join(a.out, "rmsnorm_item6.md"), "w") as f:
             f.write(grids + "\n")
-    wrong = sum(1 for r in rows_out if r.get("wrong") or r.get("error"))
-    slower = [r for r in rows_out if "tlc_us" in r and r["tlc_us"] > r["torch_us"]]
-    print("\n" + grids)
-    for r in slower:
-        print(f"slower: {r['rows']} x {r['C']} {r['dtype']} {r['op']} ({r['block_m']} x {r['threads']}): "
-              f"tlc {r['tlc_us']:.2f} us, torch {r['torch_us']:.2f} us")
-    print(f"\nrmsnorm_bench: {len(rows_out)} shapes, {wrong} wrong or failed, tlc slower than torch at {len(slower)}; "
-          f"copy {copy_gbs:.0f} GB/s")
+    wrong = sum(1 for r in rows_out if r.get("wrong") or r.get("wrong_graph") or r.get("error"))
+    print("\n" + grids + "\n")
+    counts = {}
+    for method, tk, rk in (("do_bench", "tlc_us", "torch_us"), ("graph", "tlc_graph_us", "torch_graph_us")):
+        slower = [r for r in rows_out if tk in r and r[tk] > r[rk]]
+        counts[method] = len(slower)
+        for r in slower:
+            print(f"slower ({method}): {r['rows']} x {r['C']} {r['dtype']} {r['op']} ({r['block_m']} x {r['threads']}): "
+                  f"tlc {r[tk]:.2f} us, torch {r[rk]:.2f} us")
+    if host:
+        print(f"host time per call ({host[0]} x {host[1]} bfloat16 rmsnorm, Python loop): tlc launcher "
+              f"{host[2]:.2f} us, torch F.rms_norm {host[3]:.2f} us")
+    print(f"launch floor (1-element fill): do_bench {floor_db:.2f} us, graph {floor_graph:.2f} us per launch")
+    print(f"\nrmsnorm_bench: {len(rows_out)} shapes, {wrong} wrong or failed, tlc slower than torch at "
+          f"{counts['do_bench']} (do_bench) and {counts['graph']} (graph); copy {copy_gbs:.0f} GB/s")
     return 1 if wrong else 0
 
 

@@ -4,11 +4,16 @@
 # it in gpu-build/carry/: libtlc.so, the GPU test programs, jit_example and
 # jit_bench, all stripped and finding libtlc.so beside themselves ($ORIGIN).
 #
+# It also builds tools/bench/launch_bench (host cost of tlrt_launch) into
+# the carry, against libtlc.so.
+#
 #   tools/gpu/build.sh            # then carry gpu-build/carry and run tools/gpu/run.sh there
 #   JOBS=8 tools/gpu/build.sh     # parallel build (default 2)
+#   TLC_GPU_BUILD=build-gpu-x tools/gpu/build.sh   # another build folder (relative to the repo
+#                                 # root; keep it git-ignored, e.g. build*/), carry in it
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
-build=$root/gpu-build
+build=$root/${TLC_GPU_BUILD:-gpu-build}
 carry=$build/carry
 # Every executable that tests/gpu/CMakeLists.txt defines, plus the JIT tools.
 mapfile -t gpu_tests < <(sed -n 's/^ *add_executable(\(test_[A-Za-z0-9][A-Za-z0-9_]*\).*/\1/p' "$root/tests/gpu/CMakeLists.txt")
@@ -16,8 +21,9 @@ mapfile -t gpu_tests < <(sed -n 's/^ *add_executable(\(test_[A-Za-z0-9][A-Za-z0-
 mapfile -t -O "${#gpu_tests[@]}" gpu_tests < <(sed -n 's/^ *tlc_add_gpu_test(\([A-Za-z0-9_]*\).*/test_\1/p' "$root/tests/gpu/CMakeLists.txt")
 programs=("${gpu_tests[@]}" jit_example jit_bench)
 
+mkdir -p "$build"
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DTLC_STATIC_LLVM=ON -DTLC_SANITIZE=OFF \
-      -DTLC_BUILD_TESTS=ON >"$build.cmake.log" 2>&1 || { cat "$build.cmake.log"; exit 1; }
+      -DTLC_BUILD_TESTS=ON >"$build/configure.log" 2>&1 || { cat "$build/configure.log"; exit 1; }
 required=(tlc_shared test_rmsnorm test_runtime_smoke jit_example jit_bench)
 cmake --build "$build" -j"${JOBS:-2}" --target "${required[@]}"
 built=()
@@ -33,6 +39,9 @@ cp "$build/dsl-examples/libtlc.so" "$carry/"
 for p in "${programs[@]}"; do
     cp "$(find "$build" -type f -name "$p" -perm -u+x | head -1)" "$carry/"
 done
+# launch_bench uses only the public API: built here against libtlc.so.
+cc -O2 -std=c11 -Wall -Wextra -Werror -I"$root/include" "$root/tools/bench/launch_bench.c" -o "$carry/launch_bench" \
+   -L"$carry" -ltlc -Wl,-rpath,'$ORIGIN'
 strip --strip-unneeded "$carry"/*
 
 # Nothing but the C library, libstdc++, libm, zlib/zstd and the loader may be needed there.
