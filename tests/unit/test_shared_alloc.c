@@ -151,7 +151,8 @@ static void test_loops(void **state) {
 }
 
 /* A swizzled buffer reusing the bytes of a dead row-major one keeps its
- * 1024-byte alignment; x, live throughout, is never overlapped. */
+ * 1024-byte alignment (small sits at 512, right after x; s at 1024, inside
+ * small's old bytes); x, live throughout, is never overlapped. */
 static void test_alignment(void **state) {
     (void)state;
     tlc_compilation c;
@@ -159,13 +160,13 @@ static void test_alignment(void **state) {
                     "def k(A: Tensor[(64, 64), float16], S: Tensor[(3, 40), float32], B: Tensor[(64, 64), float16]):\n"
                     "    with Kernel(1, threads=128) as bx:\n"
                     "        x = alloc_shared((3, 40), float32)\n"
-                    "        small = alloc_shared((3, 40), float32)\n"
+                    "        small = alloc_shared((64, 64), float16)\n"
                     "        s = alloc_shared((64, 64), float16)\n"
                     "        annotate_layout({s: make_swizzled_layout(s)})\n"
                     "        f = alloc_fragment((64, 64), float16)\n"
                     "        copy(S, x)\n"
-                    "        copy(S, small)\n"
-                    "        copy(small, S)\n"
+                    "        copy(A, small)\n"
+                    "        copy(small, B)\n"
                     "        copy(A, s)\n"
                     "        copy(s, f)\n"
                     "        copy(f, B)\n"
@@ -219,9 +220,10 @@ static void test_reduce_scratch_reuse(void **state) {
     assert_true(listed);
     tlc_arena_free(&a);
     char *t = thread_text(&c);
-    char needle[64];
-    snprintf(needle, sizeof needle, "+ %lld)]", (long long)so);
-    assert_non_null(strstr(t, needle)); /* the reduce addresses the planned bytes */
+    char needle[80];
+    if (so == 0) snprintf(needle, sizeof needle, "store.a4[smem+(tid.0 * 4)]");
+    else snprintf(needle, sizeof needle, "store.a4[smem+((tid.0 * 4) + %lld)]", (long long)so);
+    assert_non_null(strstr(t, needle)); /* the reduce's partials go to the planned bytes */
     assert_true(barrier_between(t, "// reduce_sum x -> s", "// copy x -> u"));
     /* and the barrier comes after the reduce's last read of the scratch */
     const char *r = strstr(t, "// reduce_sum x -> s"), *cp = strstr(t, "// copy x -> u");
@@ -317,6 +319,19 @@ static void test_mla_split_fits_sm90a(void **state) {
     assert_false(share_bytes(Q, S));
     assert_true(p->top <= 229376);
     tlc_arena_free(&a);
+    /* reduce_sum's last read of its scratch (S_shared's bytes), then a
+     * barrier, then the copy that writes S_shared */
+    char *t = thread_text(&c);
+    const char *r = strstr(t, "// reduce_sum acc_s -> scores_sum"), *cp = strstr(t, "// copy acc_s -> S_shared");
+    assert_non_null(r);
+    assert_non_null(cp);
+    assert_true(r < cp);
+    const char *last_load = NULL;
+    for (const char *q = strstr(r, "load.f32.a4[smem+"); q && q < cp; q = strstr(q + 1, "load.f32.a4[smem+")) last_load = q;
+    assert_non_null(last_load);
+    const char *bar = strstr(last_load, "bar.sync");
+    assert_true(bar && bar < cp);
+    free(t);
     tlc_compilation_free(&c);
     free(src);
 }
