@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Compiles every kernel of every shipped .tl file in dsl-examples/ to PTX for
+# each supported arch and assembles the PTX with ptxas for that arch.
+# A kernel may fail to lower on an arch for exactly one reason: it needs
+# more shared memory than that arch has (mla_decode_split on sm_80..sm_89);
+# any other failure, and any ptxas failure, fails the test. On sm_90a, the
+# primary target, every shipped kernel must lower.
+# usage: check_shipped_ptx.sh TLC EXAMPLES_DIR [PTXAS]; exit 77 without ptxas.
+set -u
+tlc=$1 examples=$2 ptxas=${3:-}
+[[ -x $ptxas ]] || ptxas=$(command -v ptxas || true)
+[[ -x ${ptxas:-} ]] || ptxas=/usr/local/cuda/bin/ptxas
+if [[ ! -x $ptxas ]]; then echo "skipped: ptxas not found"; exit 77; fi
+tmp=$(mktemp -d); trap 'rm -rf -- "$tmp"' EXIT
+fail=0 assembled=0 too_big=0
+for f in "$examples"/*.tl; do
+  kernels=$("$tlc" --emit=summary "$f" | sed -E 's/^[^:]+: ([^:]+):.*/\1/') || { echo "FAIL: $f does not check"; fail=1; continue; }
+  for k in $kernels; do
+    for arch in sm_80 sm_86 sm_89 sm_90 sm_90a; do
+      what="$(basename "$f") $k $arch"
+      if "$tlc" --emit=ptx --arch=$arch --kernel="$k" -o "$tmp/k.ptx" "$f" 2>"$tmp/err"; then
+        if "$ptxas" -arch=$arch -o "$tmp/k.cubin" "$tmp/k.ptx" 2>"$tmp/ptxas.err"; then
+          echo "ok: $what"; assembled=$((assembled + 1))
+        else
+          echo "FAIL: $what: ptxas: $(head -3 "$tmp/ptxas.err")"; fail=1
+        fi
+      elif [[ $arch != sm_90a ]] && grep -Eq "bytes of shared memory.*(allows|limit of)" "$tmp/err" && ! grep -q "internal error" "$tmp/err"; then
+        echo "ok (does not fit): $what: $(grep -m1 -o 'needs.*' "$tmp/err")"; too_big=$((too_big + 1))
+      else
+        echo "FAIL: $what: $(grep -m1 'error' "$tmp/err")"; fail=1
+      fi
+    done
+  done
+done
+echo "shipped kernels: $assembled assembled by ptxas, $too_big over an arch's shared memory"
+[[ $assembled -gt 0 ]] || fail=1
+exit $fail
