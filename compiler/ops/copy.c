@@ -229,6 +229,139 @@ static th_expr *whole_tile_cond(tlc_lower_ctx *lc, const side *g, const tlc_frag
     return cond;
 }
 
+/* Shared address of 16-byte chunk `ch` of row `r` in a scratch buffer of 8
+ * rows x 64 bytes: r * 64 + (ch ^ (r / 2 % 4)) * 16. */
+static th_expr *swizzled_chunk(tlc_lower_ctx *lc, th_expr *base, th_expr *r, th_expr *ch) {
+    tlc_arena *a = lc->a;
+    th_expr *sw = th_bin(a, THB_UREM, th_bin(a, THB_UDIV, r, tlc_i32(lc, 2)), tlc_i32(lc, 4));
+    th_expr *off = th_bin(a, THB_ADD, th_bin(a, THB_MUL, r, tlc_i32(lc, 64)),
+                          th_bin(a, THB_MUL, th_bin(a, THB_XOR, ch, sw), tlc_i32(lc, 16)));
+    return th_bin(a, THB_ADD, base, off);
+}
+
+/* sm_90: an accumulator in the mma layout (per warp and slot group: lane l
+ * holds row R + l/4, columns C + 8m + 2(l%4) and the next, m = 0..3, in four
+ * pairs of slots) stored to global memory with the stores' masks proven
+ * unneeded goes through stmatrix into a per-warp shared scratch (two 8 x 64
+ * byte buffers, 16-byte chunks swizzled by row/2 so stmatrix is
+ * conflict-free) and comes back as one 16-byte row chunk per lane: a warp's
+ * store then covers 8 rows x 64 contiguous bytes instead of 8 x 16 bytes,
+ * a quarter of the store instructions with whole sectors. Returns false,
+ * emitting nothing, when the fragment or the copy does not fit. */
+static bool stmatrix_store(tlc_lower_ctx *lc, const tlc_fragment *I, const side *src, const side *dst) {
+    tlc_arena *a = lc->a;
+    if ((lc->arch != TLC_SM90 && lc->arch != TLC_SM90A) || I->rank != 2 || src->b->scope != TIR_SCOPE_FRAGMENT ||
+        dst->b->scope != TIR_SCOPE_GLOBAL || tir_dtype_bytes(dst->b->dtype) != 2)
+        return false;
+    if (I->threads != lc->k->threads || I->threads % 32 || I->replicate > 1 || tlc_fragment_has_padding(I) ||
+        I->slots % 8 || I->slots > 4096)
+        return false;
+    if (side_vec(lc, dst, I, 8) != 8) return false; /* 16-byte row chunks: start and row length multiples of 8 */
+    /* groups of four slot pairs: slot parts (i, j + 8m), (i, j + 8m + 1) */
+    int64_t ngroups = I->slots / 8;
+    int64_t *grp = TLC_NEW_ARRAY(a, int64_t, (size_t)I->slots / 2); /* pair -> group * 4 + m, -1 free */
+    int64_t *first = TLC_NEW_ARRAY(a, int64_t, (size_t)ngroups * 4); /* group * 4 + m -> pair's first slot */
+    for (int64_t p = 0; p < I->slots / 2; p++) grp[p] = -1;
+    int64_t g = 0;
+    for (int64_t p = 0; p < I->slots / 2; p++) {
+        if (grp[p] >= 0) continue;
+        int64_t c0[TLC_FRAG_MAX_RANK], c1[TLC_FRAG_MAX_RANK];
+        tlc_fragment_slot_part(I, 2 * p, c0);
+        if (c0[1] % 8 || g >= ngroups) return false;
+        for (int m = 0; m < 4; m++) {
+            int64_t found = -1;
+            for (int64_t q = p; q < I->slots / 2 && found < 0; q++) {
+                if (grp[q] >= 0) continue;
+                tlc_fragment_slot_part(I, 2 * q, c1);
+                if (c1[0] != c0[0] || c1[1] != c0[1] + 8 * m) continue;
+                tlc_fragment_slot_part(I, 2 * q + 1, c1);
+                if (c1[0] == c0[0] && c1[1] == c0[1] + 8 * m + 1) found = q;
+            }
+            if (found < 0) return false;
+            grp[found] = g * 4 + m;
+            first[g * 4 + m] = 2 * found;
+        }
+        g++;
+    }
+    /* thread parts: (R + l/4, C + 2(l%4)) with R, C those of the warp's lane 0 */
+    for (int64_t t = 0; t < I->threads; t++) {
+        int64_t tp[TLC_FRAG_MAX_RANK], t0[TLC_FRAG_MAX_RANK];
+        tlc_fragment_thread_part(I, t, tp);
+        tlc_fragment_thread_part(I, t - t % 32, t0);
+        int64_t l = t % 32;
+        if (t0[1] % 8 || tp[0] != t0[0] + l / 4 || tp[1] != t0[1] + 2 * (l % 4)) return false;
+    }
+    int64_t scratch_bytes = I->threads / 32 * 1024;
+    if ((lc->smem_top + 127) / 128 * 128 + scratch_bytes > tlc_arch_max_shared_bytes(lc->arch)) return false;
+    /* fresh bytes: the producer may refill the pipeline's stages meanwhile */
+    const tir_stmt *op = lc->scratch_op;
+    lc->scratch_op = NULL;
+    int64_t off = tlc_scratch(lc, scratch_bytes);
+    lc->scratch_op = op;
+    tlc_emit(lc, th_comment(a, tlc_arena_printf(a, "copy %s -> %s: stmatrix through %lld bytes of shared scratch, "
+                                                   "16-byte row chunks", src->b->name, dst->b->name,
+                                                (long long)scratch_bytes)));
+    th_expr *tid = th_read(a, lc->tid);
+    th_expr *lane = tlc_let(lc, "sl", th_bin(a, THB_UREM, tid, tlc_i32(lc, 32)));
+    th_expr *wbase = th_bin(a, THB_ADD, th_convert(a, th_shared_ptr(a, tlc_i32(lc, off)), th_scalar(TH_I32)),
+                            th_bin(a, THB_MUL, th_bin(a, THB_UDIV, tid, tlc_i32(lc, 32)), tlc_i32(lc, 1024)));
+    wbase = tlc_let(lc, "swb", wbase);
+    /* stmatrix: lane l gives row l % 8 of matrix l / 8; the read back: lane
+     * l takes chunk l % 4 of row l / 4 */
+    th_expr *st_addr = tlc_let(lc, "sta", swizzled_chunk(lc, wbase, th_bin(a, THB_UREM, lane, tlc_i32(lc, 8)),
+                                                         th_bin(a, THB_UDIV, lane, tlc_i32(lc, 8))));
+    th_expr *lq = th_bin(a, THB_UREM, lane, tlc_i32(lc, 4));
+    th_expr *ld_addr = tlc_let(lc, "lda", swizzled_chunk(lc, wbase, th_bin(a, THB_UDIV, lane, tlc_i32(lc, 4)), lq));
+    th_expr *tidx[TLC_FRAG_MAX_RANK];
+    tlc_frag_thread_index(lc, I, tidx);
+    /* the lane's chunk starts 6 (l % 4) columns right of its own first pair */
+    th_expr *col = tlc_let(lc, "scol", th_bin(a, THB_ADD, tidx[1], th_bin(a, THB_MUL, lq, tlc_i32(lc, 6))));
+    th_type dt = tlc_reg_type(dst->b->dtype);
+    th_type h2 = th_vec(dt.base, 2);
+    th_type v4 = th_vec(TH_I32, 4);
+    for (int64_t gi = 0; gi < ngroups; gi++) {
+        th_expr *buf = th_bin(a, THB_ADD, st_addr, tlc_i32(lc, (gi % 2) * 512));
+        th_expr *args[5] = {buf};
+        for (int m = 0; m < 4; m++) {
+            th_expr *x[2];
+            for (int e = 0; e < 2; e++) {
+                th_expr *v = th_array_read(a, lc->regs[src->b->id], tlc_i32(lc, first[gi * 4 + m] + e));
+                if ((v->type.base == TH_F16 || v->type.base == TH_BF16) && v->type.base != dt.base)
+                    v = th_convert(a, v, th_scalar(TH_F32));
+                x[e] = tlc_coerce(lc, v, dt);
+            }
+            args[1 + m] = th_bitcast(a, th_build(a, h2, x, 2), th_scalar(TH_I32));
+        }
+        tlc_emit(lc, th_asm(a, "stmatrix.sync.aligned.m8n8.x4.shared.b16 [$0], {$1, $2, $3, $4};", "r,r,r,r,r", args, 5,
+                            NULL, 0, true));
+        tlc_emit(lc, th_asm(a, "bar.warp.sync -1;", "", NULL, 0, NULL, 0, true));
+        th_var *w[4];
+        for (int m = 0; m < 4; m++) w[m] = tlc_temp(lc, "sw", th_scalar(TH_I32), 0);
+        th_expr *la[1] = {th_bin(a, THB_ADD, ld_addr, tlc_i32(lc, (gi % 2) * 512))};
+        tlc_emit(lc, th_asm(a, "ld.shared.v4.b32 {$0, $1, $2, $3}, [$4];", "=r,=r,=r,=r,r", la, 1, w, 4, true));
+        int64_t c[TLC_FRAG_MAX_RANK];
+        tlc_fragment_slot_part(I, first[gi * 4], c);
+        th_expr *ilog[2] = {th_bin(a, THB_ADD, tidx[0], tlc_i32(lc, c[0])), th_bin(a, THB_ADD, col, tlc_i32(lc, c[1]))};
+        th_expr *idx[MAXR];
+        int64_t maxv[MAXR];
+        side_index(lc, dst, ilog, idx, maxv);
+        th_expr *lanes[4];
+        for (int m = 0; m < 4; m++) lanes[m] = th_read(a, w[m]);
+        tlc_emit(lc, th_store(a, tlc_global_elem_ptr(lc, dst->b, idx), th_build(a, v4, lanes, 4), 16));
+    }
+    return true;
+}
+
+/* Every dim of a memory side provably inside its buffer (no masks). */
+static bool in_bounds(const side *g) {
+    if (!g->r) return false;
+    for (int d = 0; d < g->b->rank; d++) {
+        int64_t dim = tir_buffer_dim(g->b, d);
+        if (dim <= 0 || g->start_hi[d] < 0 || g->start_hi[d] >= dim) return false;
+    }
+    return true;
+}
+
 /* Register-to-register copy where every thread already holds its elements. */
 static bool reg_copy(tlc_lower_ctx *lc, const tir_buffer *src, const tir_buffer *dst) {
     const tlc_fragment *S = src->fragment, *D = dst->fragment;
@@ -350,6 +483,8 @@ void tlc_lower_copy(tlc_lower_ctx *lc, const tir_stmt *s) {
     }
     th_expr *whole = fs && dst->scope == TIR_SCOPE_GLOBAL ? whole_tile_cond(lc, &b_side, I) : NULL;
     if (!whole) {
+        if (fs && dst->scope == TIR_SCOPE_GLOBAL && in_bounds(&b_side) && stmatrix_store(lc, I, &a_side, &b_side))
+            return;
         emit_copy(lc, I, &a_side, &b_side, false, s->loc);
         return;
     }
@@ -357,7 +492,7 @@ void tlc_lower_copy(tlc_lower_ctx *lc, const tir_stmt *s) {
      * without per-element masks */
     whole = tlc_let(lc, "whole", whole);
     tlc_ptrvec *saved = tlc_lower_begin(lc);
-    emit_copy(lc, I, &a_side, &b_side, true, s->loc);
+    if (!stmatrix_store(lc, I, &a_side, &b_side)) emit_copy(lc, I, &a_side, &b_side, true, s->loc);
     th_stmt *fast = tlc_lower_end(lc, saved);
     saved = tlc_lower_begin(lc);
     emit_copy(lc, I, &a_side, &b_side, false, s->loc);

@@ -14,14 +14,14 @@
  * producer warpgroup is added after them: the kernel is launched with
  * threads + 128 and minnctapersm set, so that setmaxnreg is honoured.
  *
- *   all:       thread 0 inits full[s] (count 1) and empty[s] (count threads);
+ *   all:       thread 0 inits full[s] (count 1) and empty[s] (count: consumer warps);
  *              bar.sync 0
  *   producer:  setmaxnreg.dec; thread `threads` alone, for it in 0..n:
  *              wait empty[it % S] (from it >= S on), arrive.expect_tx on
  *              full[it % S], issue the stage's TMA loads
  *   consumers: setmaxnreg.inc; the rest of the body, with the loop as:
  *              wait full[ko % S]; wgmma (fence, mma_async..., commit,
- *              wait_group 1); arrive on empty[(ko - 1) % S], whose wgmmas
+ *              wait_group 1); lane 0 of each warp arrives on empty[(ko - 1) % S], whose wgmmas
  *              wait_group 1 just retired. After the loop wait_group 0.
  *              Block barriers become bar.sync 1, threads (the producer
  *              never reaches them).
@@ -251,6 +251,10 @@ void tlc_ws_lower_consumer_loop(tlc_lower_ctx *lc, const tir_stmt *s) {
                                                 v->name, S)));
     th_expr *n = tlc_let(lc, "pn", tlc_coerce(lc, tlc_lower_expr(lc, s->u.for_.extent[0]), th_scalar(TH_I32)));
     th_expr *base = w->persistent ? tlc_let(lc, "base", th_read(a, w->base)) : NULL;
+    /* one arrival per warp on `empty`: wgmma.wait_group is warp-aligned, so
+     * when lane 0 passes it the whole warp's wgmmas have retired */
+    th_expr *lane = th_bin(a, THB_UREM, th_read(a, lc->tid), tlc_i32(lc, 32));
+    th_expr *lane0 = tlc_let(lc, "lane0", th_cmp(a, THC_EQ, lane, tlc_i32(lc, 0)));
     tlc_ptrvec *saved = tlc_lower_begin(lc);
     th_expr *ko = th_read(a, tv);
     th_expr *g = base ? tlc_let(lc, "git", th_bin(a, THB_ADD, base, ko)) : ko; /* iteration over all tiles */
@@ -270,7 +274,7 @@ void tlc_ws_lower_consumer_loop(tlc_lower_ctx *lc, const tir_stmt *s) {
     th_expr *args[1] = {bar_addr(lc, w->empty, prev)};
     asm0(lc, "mbarrier.arrive.shared::cta.b64 _, [$0];", "r", args, 1);
     th_stmt *release = tlc_lower_end(lc, rel);
-    tlc_emit(lc, th_if(a, th_cmp(a, THC_GT, ko, tlc_i32(lc, 0)), release, NULL));
+    tlc_emit(lc, th_if(a, tlc_and(lc, th_cmp(a, THC_GT, ko, tlc_i32(lc, 0)), lane0), release, NULL));
     th_stmt *b = tlc_lower_end(lc, saved);
     tlc_emit(lc, th_for(a, tv, tlc_i32(lc, 0), n, 1, false, b));
     for (int i = pp->nprefix; i < nitems; i++) tlc_wgmma_wait(lc, items[i]->u.gemm.c.buf, 0);
@@ -281,7 +285,7 @@ void tlc_ws_lower_consumer_loop(tlc_lower_ctx *lc, const tir_stmt *s) {
         tlc_ptrvec *fin = tlc_lower_begin(lc);
         asm0(lc, "mbarrier.arrive.shared::cta.b64 _, [$0];", "r", args2, 1);
         th_stmt *fr = tlc_lower_end(lc, fin);
-        tlc_emit(lc, th_if(a, th_cmp(a, THC_GT, n, tlc_i32(lc, 0)), fr, NULL));
+        tlc_emit(lc, th_if(a, tlc_and(lc, th_cmp(a, THC_GT, n, tlc_i32(lc, 0)), lane0), fr, NULL));
         tlc_emit(lc, th_assign(a, w->base, NULL, th_bin(a, THB_ADD, base, n)));
     }
     tlc_emit(lc, th_barrier(a));
@@ -363,7 +367,7 @@ void tlc_ws_finish(tlc_lower_ctx *lc, th_stmt *consumer_body) {
     for (int st = 0; st < S; st++) {
         th_expr *f[1] = {bar_addr(lc, w->full, tlc_i32(lc, st))};
         asm0(lc, "mbarrier.init.shared::cta.b64 [$0], 1;", "r", f, 1);
-        th_expr *e[2] = {bar_addr(lc, w->empty, tlc_i32(lc, st)), tlc_i32(lc, w->consumers)};
+        th_expr *e[2] = {bar_addr(lc, w->empty, tlc_i32(lc, st)), tlc_i32(lc, w->consumers / 32)};
         asm0(lc, "mbarrier.init.shared::cta.b64 [$0], $1;", "r,r", e, 2);
     }
     asm0(lc, "fence.mbarrier_init.release.cluster;", "", NULL, 0);

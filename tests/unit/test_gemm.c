@@ -204,6 +204,12 @@ static void test_gemm_tl(void **state) {
     assert_null(strstr(ptx, "divisible M"));
     assert_int_equal(count(ptx, "st.global.b16"), 0);
     assert_true(count(ptx, "st.global.b32") >= 64);
+    /* tiles wholly inside C: the accumulator goes through stmatrix (4 pairs
+     * of slots each, so 16 for 128 accumulators) into a per-warp scratch and
+     * out as one 16-byte row chunk per lane and group */
+    assert_int_equal(count(ptx, "stmatrix.sync.aligned.m8n8.x4.shared.b16"), 16);
+    assert_int_equal(count(ptx, "st.global.v4.b32"), 16);
+    assert_int_equal(count(ptx, "ld.shared.v4.b32"), 16);
     /* persistent: 2 blocks per SM walk the tiles */
     assert_non_null(strstr(ptx, "// tlc.meta persistent 2\n"));
     assert_true(count(ptx, "%nctaid.x") >= 1); /* the roles step over the tiles by the launched grid */
@@ -253,6 +259,7 @@ static void test_gemm_tl(void **state) {
     /* 64 accumulators per thread: two blocks per SM (ptxas keeps to 128 registers) */
     assert_non_null(strstr(ptx, ".minnctapersm 2"));
     assert_int_equal(count(ptx, "wgmma"), 0);
+    assert_int_equal(count(ptx, "stmatrix"), 0); /* sm_90 and later only */
     assert_null(strstr(ptx, "tlc.meta tmap"));
     /* no TMA: nothing is assumed about N, nothing is persistent */
     assert_null(strstr(ptx, "tlc.meta divisible"));

@@ -50,10 +50,14 @@ CANDIDATES = {
     "sm_90a": [dict(threads=256, block_M=256, block_N=128, block_K=64, num_stages=4),
                dict(threads=256, block_M=256, block_N=128, block_K=64, num_stages=4, panel_size=8),
                dict(threads=256, block_M=128, block_N=256, block_K=64, num_stages=4, panel_size=8),
+               dict(threads=256, block_M=128, block_N=256, block_K=64, num_stages=4, panel_size=16),
+               dict(threads=256, block_M=256, block_N=128, block_K=64, num_stages=4, panel_size=16),
                dict(threads=128, block_M=128, block_N=128, block_K=64, num_stages=3)],
     "sm_80": [dict(threads=256, block_M=256, block_N=128, block_K=32, num_stages=3),
               dict(threads=256, block_M=128, block_N=128, block_K=32, num_stages=4),
-              dict(threads=256, block_M=128, block_N=256, block_K=32, num_stages=3)],
+              dict(threads=256, block_M=128, block_N=256, block_K=32, num_stages=3),
+              dict(threads=256, block_M=128, block_N=256, block_K=64, num_stages=3),
+              dict(threads=256, block_M=128, block_N=128, block_K=64, num_stages=3)],
 }
 PATH_LABEL = {"sm_90a": "sm_90a wgmma+TMA (WS)", "sm_80": "sm_80 mma.sync+cp.async"}
 SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (8192, 7168, 2048)]
