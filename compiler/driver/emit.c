@@ -110,7 +110,7 @@ static const tlc_emit_kind kinds[] = {
     {"ast", TLC_STAGE_AST, emit_ast, "the syntax tree", false},
     {"tir", TLC_STAGE_TIR, emit_tir, "the checked Tile IR (default)", false},
     {"summary", TLC_STAGE_TIR, emit_summary, "one line per kernel: grid, threads, shared memory, params", false},
-    {"layout", TLC_STAGE_TIR, emit_layout, "Tile IR with the inferred layouts and fragments", false},
+    {"layout", TLC_STAGE_TIR, emit_layout, "every buffer's inferred layout: fragments (thread/slot digits) and shared layouts", false},
     {"thread", TLC_STAGE_TIR, emit_thread, "Thread IR (per-thread code after lowering)", false},
     {"llvm", TLC_STAGE_TIR, emit_llvm, "LLVM IR (NVPTX)", false},
     {"ptx", TLC_STAGE_TIR, emit_ptx, "PTX with the launch metadata", false},
