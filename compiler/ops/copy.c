@@ -250,7 +250,7 @@ static th_expr *swizzled_chunk(tlc_lower_ctx *lc, th_expr *base, th_expr *r, th_
  * emitting nothing, when the fragment or the copy does not fit. */
 static bool stmatrix_store(tlc_lower_ctx *lc, const tlc_fragment *I, const side *src, const side *dst) {
     tlc_arena *a = lc->a;
-    if ((lc->arch != TLC_SM90 && lc->arch != TLC_SM90A) || I->rank != 2 || src->b->scope != TIR_SCOPE_FRAGMENT ||
+    if (I->rank != 2 || src->b->scope != TIR_SCOPE_FRAGMENT ||
         dst->b->scope != TIR_SCOPE_GLOBAL || tir_dtype_bytes(dst->b->dtype) != 2)
         return false;
     if (I->threads != lc->k->threads || I->threads % 32 || I->replicate > 1 || tlc_fragment_has_padding(I) ||
@@ -298,8 +298,10 @@ static bool stmatrix_store(tlc_lower_ctx *lc, const tlc_fragment *I, const side 
     lc->scratch_op = NULL;
     int64_t off = tlc_scratch(lc, scratch_bytes);
     lc->scratch_op = op;
-    tlc_emit(lc, th_comment(a, tlc_arena_printf(a, "copy %s -> %s: stmatrix through %lld bytes of shared scratch, "
+    bool has_stmatrix = lc->arch == TLC_SM90 || lc->arch == TLC_SM90A;
+    tlc_emit(lc, th_comment(a, tlc_arena_printf(a, "copy %s -> %s: %s through %lld bytes of shared scratch, "
                                                    "16-byte row chunks", src->b->name, dst->b->name,
+                                                has_stmatrix ? "stmatrix" : "st.shared.b32",
                                                 (long long)scratch_bytes)));
     th_expr *tid = th_read(a, lc->tid);
     th_expr *lane = tlc_let(lc, "sl", th_bin(a, THB_UREM, tid, tlc_i32(lc, 32)));
@@ -311,6 +313,13 @@ static bool stmatrix_store(tlc_lower_ctx *lc, const tlc_fragment *I, const side 
     th_expr *st_addr = tlc_let(lc, "sta", swizzled_chunk(lc, wbase, th_bin(a, THB_UREM, lane, tlc_i32(lc, 8)),
                                                          th_bin(a, THB_UDIV, lane, tlc_i32(lc, 8))));
     th_expr *lq = th_bin(a, THB_UREM, lane, tlc_i32(lc, 4));
+    /* no stmatrix (sm_80): the lane writes its word m where stmatrix would
+     * put it, byte 4 (l % 4) of row l / 4 of matrix m; still conflict-free */
+    th_expr *st_word[4] = {NULL, NULL, NULL, NULL};
+    for (int m = 0; m < 4 && !has_stmatrix; m++)
+        st_word[m] = tlc_let(lc, "stw", th_bin(a, THB_ADD, th_bin(a, THB_MUL, lq, tlc_i32(lc, 4)),
+                                               swizzled_chunk(lc, wbase, th_bin(a, THB_UDIV, lane, tlc_i32(lc, 4)),
+                                                              tlc_i32(lc, m))));
     th_expr *ld_addr = tlc_let(lc, "lda", swizzled_chunk(lc, wbase, th_bin(a, THB_UDIV, lane, tlc_i32(lc, 4)), lq));
     th_expr *tidx[TLC_FRAG_MAX_RANK];
     tlc_frag_thread_index(lc, I, tidx);
@@ -332,8 +341,15 @@ static bool stmatrix_store(tlc_lower_ctx *lc, const tlc_fragment *I, const side 
             }
             args[1 + m] = th_bitcast(a, th_build(a, h2, x, 2), th_scalar(TH_I32));
         }
-        tlc_emit(lc, th_asm(a, "stmatrix.sync.aligned.m8n8.x4.shared.b16 [$0], {$1, $2, $3, $4};", "r,r,r,r,r", args, 5,
-                            NULL, 0, true));
+        if (has_stmatrix) {
+            tlc_emit(lc, th_asm(a, "stmatrix.sync.aligned.m8n8.x4.shared.b16 [$0], {$1, $2, $3, $4};", "r,r,r,r,r",
+                                args, 5, NULL, 0, true));
+        } else {
+            for (int m = 0; m < 4; m++) {
+                th_expr *wa[2] = {th_bin(a, THB_ADD, st_word[m], tlc_i32(lc, (gi % 2) * 512)), args[1 + m]};
+                tlc_emit(lc, th_asm(a, "st.shared.b32 [$0], $1;", "r,r", wa, 2, NULL, 0, true));
+            }
+        }
         tlc_emit(lc, th_asm(a, "bar.warp.sync -1;", "", NULL, 0, NULL, 0, true));
         th_var *w[4];
         for (int m = 0; m < 4; m++) w[m] = tlc_temp(lc, "sw", th_scalar(TH_I32), 0);
@@ -387,6 +403,24 @@ static bool reg_copy(tlc_lower_ctx *lc, const tir_buffer *src, const tir_buffer 
         tlc_emit(lc, th_assign(lc->a, lc->regs[dst->id], tlc_i32(lc, s), tlc_coerce(lc, x, dt)));
     }
     return true;
+}
+
+/* A global side whose row length is a sym not known to divide by 16-byte
+ * chunks: the sym's index, and in *cond the run-time check that it does
+ * (the fast version of a whole-tile store may then assume it); else -1. */
+static int row_chunk_check(tlc_lower_ctx *lc, const side *g, int64_t vec, th_expr **cond) {
+    int last = g->b->rank - 1;
+    if (last < 0 || !g->r || tir_buffer_dim(g->b, last) >= 0 || tlc_expr_multiple(g->r->start[last]) % vec) return -1;
+    const tir_expr *row = g->b->shape[last];
+    if (!row || row->kind != TE_VAR || row->u.var->kind != TV_SYM_DIM || tlc_dim_multiple(lc, row) % vec == 0)
+        return -1;
+    for (int i = 0; i < lc->k->nsym; i++) {
+        if (lc->k->sym_dims[i] != row->u.var) continue;
+        th_expr *n = tlc_coerce(lc, tlc_dim_value(lc, g->b, last), th_scalar(TH_I32));
+        *cond = th_cmp(lc->a, THC_EQ, th_bin(lc->a, THB_UREM, n, tlc_i32(lc, vec)), tlc_i32(lc, 0));
+        return i;
+    }
+    return -1;
 }
 
 static bool whole(const tir_region *r) {
@@ -489,11 +523,23 @@ void tlc_lower_copy(tlc_lower_ctx *lc, const tir_stmt *s) {
         return;
     }
     /* a tile wholly inside the tensor (all but the edge tiles) stores
-     * without per-element masks */
+     * without per-element masks; with a symbolic row length (no TMA map
+     * vouches for it, as on sm_80), also only when rows keep 16-byte
+     * chunks aligned, so the stores can be vectors */
+    th_expr *rows_ok = NULL;
+    int sym = row_chunk_check(lc, &b_side, 16 / tir_dtype_bytes(dst->dtype), &rows_ok);
+    if (sym >= 0) whole = tlc_and(lc, whole, rows_ok);
     whole = tlc_let(lc, "whole", whole);
+    if (sym >= 0 && !lc->sym_multiple) {
+        lc->sym_multiple = TLC_NEW_ARRAY(a, int64_t, (size_t)lc->k->nsym + 1);
+        for (int i = 0; i < lc->k->nsym; i++) lc->sym_multiple[i] = 1;
+    }
+    int64_t known = sym >= 0 ? lc->sym_multiple[sym] : 0;
+    if (sym >= 0) lc->sym_multiple[sym] = 16 / tir_dtype_bytes(dst->dtype);
     tlc_ptrvec *saved = tlc_lower_begin(lc);
     if (!stmatrix_store(lc, I, &a_side, &b_side)) emit_copy(lc, I, &a_side, &b_side, true, s->loc);
     th_stmt *fast = tlc_lower_end(lc, saved);
+    if (sym >= 0) lc->sym_multiple[sym] = known;
     saved = tlc_lower_begin(lc);
     emit_copy(lc, I, &a_side, &b_side, false, s->loc);
     th_stmt *edge = tlc_lower_end(lc, saved);

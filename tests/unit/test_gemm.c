@@ -260,6 +260,14 @@ static void test_gemm_tl(void **state) {
     assert_non_null(strstr(ptx, ".minnctapersm 2"));
     assert_int_equal(count(ptx, "wgmma"), 0);
     assert_int_equal(count(ptx, "stmatrix"), 0); /* sm_90 and later only */
+    /* the epilogue of a whole tile whose rows keep 16-byte chunks aligned
+     * (N % 8 == 0, checked at run time): 32 words per warp and 8-row band
+     * through a shared scratch (st.shared.b32 where stmatrix would write),
+     * back as 16-byte row chunks; other tiles: masked single halves */
+    assert_int_equal(count(ptx, "st.shared.b32"), 4 * 8);
+    assert_int_equal(count(ptx, "ld.shared.v4.b32"), 8);
+    assert_int_equal(count(ptx, "st.global.v4.b32"), 8);
+    assert_int_equal(count(ptx, "st.global.b16"), 64);
     assert_null(strstr(ptx, "tlc.meta tmap"));
     /* no TMA: nothing is assumed about N, nothing is persistent */
     assert_null(strstr(ptx, "tlc.meta divisible"));
