@@ -11,28 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
+#include "test_support.h"
 #include "api/compile_backend.h"
 #include "layout/gemm_layouts.h"
 #include "tlc/runtime.h"
-
-static char *read_file(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *t = malloc((size_t)n + 1);
-    *len = fread(t, 1, (size_t)n, f);
-    t[*len] = 0;
-    fclose(f);
-    return t;
-}
-
-static int count(const char *hay, const char *needle) {
-    int n = 0;
-    for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle)) n++;
-    return n;
-}
 
 /* mma.sync m16n8k16 / wgmma m64nNk16 accumulator tables (PTX ISA). */
 static void check_acc(const tlc_gemm_plan *p, const tlc_fragment *f) {
@@ -149,25 +131,15 @@ static char *compile(const char *src, size_t len, const tlc_define *d, int nd, t
     char *ptx = tlc_compile_to_ptx("gemm.tl", src, len, d, nd, arch, NULL, &err);
     if (!ptx) fail_msg("compile failed: %s", err ? err : "?");
     free(err);
-    assert_int_equal(count(ptx, ".local"), 0);
-    if (tlc_ptxas_available()) {
-        tlc_arena a;
-        tlc_arena_init(&a);
-        tlc_source s = {"gemm.ptx", ptx, strlen(ptx)};
-        tlc_diag dg;
-        tlc_diag_init(&dg, &s);
-        size_t size = 0;
-        if (!tlc_ptxas_assemble(ptx, arch, &size, &a, &dg)) fail_msg("ptxas rejected the PTX: %s", tlc_sb_cstr(&dg.out));
-        tlc_diag_free(&dg);
-        tlc_arena_free(&a);
-    }
+    assert_int_equal(tst_count(ptx, ".local"), 0);
+    tst_assemble_ptx(ptx, arch, "the PTX");
     return ptx;
 }
 
 static void test_gemm_tl(void **state) {
     (void)state;
     size_t len = 0;
-    char *src = read_file(TLC_SOURCE_DIR "/dsl-examples/gemm.tl", &len);
+    char *src = tst_read_file(TLC_SOURCE_DIR "/dsl-examples/gemm.tl", &len);
     assert_non_null(src);
     /* sm_90a, 128 x 128 x 64 over one warpgroup, 3 stages: warp-specialized
      * (warp_specialize.c): a producer warpgroup issues TMA into the stages,
@@ -175,18 +147,18 @@ static void test_gemm_tl(void **state) {
      * K tile; LLVM may peel the first iteration, so a multiple of 8) */
     tlc_define d90[4] = {{"block_M", "128"}, {"block_N", "128"}, {"threads", "128"}, {"num_stages", "3"}};
     char *ptx = compile(src, len, d90, 4, TLC_SM90A);
-    int nw = count(ptx, "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16");
+    int nw = tst_count(ptx, "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16");
     assert_true(nw >= 8 && nw % 8 == 0);
-    assert_true(count(ptx, "wgmma.fence.sync.aligned") >= 1);
-    assert_true(count(ptx, "wgmma.commit_group.sync.aligned") >= 1);
-    assert_true(count(ptx, "wgmma.wait_group.sync.aligned 1;") >= 1); /* one group stays in flight */
-    assert_true(count(ptx, "wgmma.wait_group.sync.aligned 0;") >= 1); /* drained before the epilogue */
-    assert_true(count(ptx, "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes") >= 3);
-    assert_true(count(ptx, "mbarrier.try_wait.parity") >= 2);         /* consumers on full, producer on empty */
-    assert_int_equal(count(ptx, "mbarrier.init.shared::cta.b64"), 6); /* full + empty per stage */
-    assert_true(count(ptx, "mbarrier.arrive.shared::cta.b64") >= 1);  /* consumers release a stage */
-    assert_int_equal(count(ptx, "setmaxnreg.dec.sync.aligned.u32 40;"), 1);
-    assert_int_equal(count(ptx, "setmaxnreg.inc.sync.aligned.u32 "), 1);
+    assert_true(tst_count(ptx, "wgmma.fence.sync.aligned") >= 1);
+    assert_true(tst_count(ptx, "wgmma.commit_group.sync.aligned") >= 1);
+    assert_true(tst_count(ptx, "wgmma.wait_group.sync.aligned 1;") >= 1); /* one group stays in flight */
+    assert_true(tst_count(ptx, "wgmma.wait_group.sync.aligned 0;") >= 1); /* drained before the epilogue */
+    assert_true(tst_count(ptx, "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes") >= 3);
+    assert_true(tst_count(ptx, "mbarrier.try_wait.parity") >= 2);         /* consumers on full, producer on empty */
+    assert_int_equal(tst_count(ptx, "mbarrier.init.shared::cta.b64"), 6); /* full + empty per stage */
+    assert_true(tst_count(ptx, "mbarrier.arrive.shared::cta.b64") >= 1);  /* consumers release a stage */
+    assert_int_equal(tst_count(ptx, "setmaxnreg.dec.sync.aligned.u32 40;"), 1);
+    assert_int_equal(tst_count(ptx, "setmaxnreg.inc.sync.aligned.u32 "), 1);
     assert_non_null(strstr(ptx, ".maxntid 256"));
     assert_non_null(strstr(ptx, ".minnctapersm"));
     assert_non_null(strstr(ptx, "// tlc.meta threads 256 1 1"));
@@ -195,79 +167,79 @@ static void test_gemm_tl(void **state) {
     assert_non_null(strstr(ptx, "// tlc.meta tmap B box=[64,64] estrides=[1,1] swizzle=128B l2=128B oob=zero"));
     assert_non_null(strstr(ptx, ".param .align 64 .b8"));
     assert_non_null(strstr(ptx, "cvta.param"));
-    assert_int_equal(count(ptx, "ld.global"), 0); /* operands only through TMA */
+    assert_int_equal(tst_count(ptx, "ld.global"), 0); /* operands only through TMA */
     /* N and K are row lengths of TMA-mapped tensors (16-byte strides), so the
      * kernel may assume N % 8 == 0: the dynamic-shape epilogue stores f16x2
      * (64 per thread for 128 accumulators), never single halves */
     assert_non_null(strstr(ptx, "// tlc.meta divisible N 8\n"));
     assert_non_null(strstr(ptx, "// tlc.meta divisible K 8\n"));
     assert_null(strstr(ptx, "divisible M"));
-    assert_int_equal(count(ptx, "st.global.b16"), 0);
-    assert_true(count(ptx, "st.global.b32") >= 64);
+    assert_int_equal(tst_count(ptx, "st.global.b16"), 0);
+    assert_true(tst_count(ptx, "st.global.b32") >= 64);
     /* tiles wholly inside C: the accumulator goes through stmatrix (4 pairs
      * of slots each, so 16 for 128 accumulators) into a per-warp scratch and
      * out as one 16-byte row chunk per lane and group */
-    assert_int_equal(count(ptx, "stmatrix.sync.aligned.m8n8.x4.shared.b16"), 16);
-    assert_int_equal(count(ptx, "st.global.v4.b32"), 16);
-    assert_int_equal(count(ptx, "ld.shared.v4.b32"), 16);
+    assert_int_equal(tst_count(ptx, "stmatrix.sync.aligned.m8n8.x4.shared.b16"), 16);
+    assert_int_equal(tst_count(ptx, "st.global.v4.b32"), 16);
+    assert_int_equal(tst_count(ptx, "ld.shared.v4.b32"), 16);
     /* persistent: 2 blocks per SM walk the tiles */
     assert_non_null(strstr(ptx, "// tlc.meta persistent 2\n"));
-    assert_true(count(ptx, "%nctaid.x") >= 1); /* the roles step over the tiles by the launched grid */
+    assert_true(tst_count(ptx, "%nctaid.x") >= 1); /* the roles step over the tiles by the launched grid */
     free(ptx);
     /* 128 x 256 over two consumer warpgroups: one m64n256k16 per warpgroup
      * and k16 step (the Square split that reads the least shared memory),
      * the 64K registers split 40 (producer) / 232 (consumers) */
     tlc_define d256[4] = {{"block_M", "128"}, {"block_N", "256"}, {"threads", "256"}, {"num_stages", "4"}};
     ptx = compile(src, len, d256, 4, TLC_SM90A);
-    nw = count(ptx, "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16");
+    nw = tst_count(ptx, "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16");
     assert_true(nw >= 4 && nw % 4 == 0);
-    assert_int_equal(count(ptx, "setmaxnreg.inc.sync.aligned.u32 232;"), 1);
+    assert_int_equal(tst_count(ptx, "setmaxnreg.inc.sync.aligned.u32 232;"), 1);
     assert_non_null(strstr(ptx, ".maxntid 384"));
     assert_non_null(strstr(ptx, "// tlc.meta threads 384 1 1"));
-    assert_int_equal(count(ptx, "mbarrier.init.shared::cta.b64"), 8);
+    assert_int_equal(tst_count(ptx, "mbarrier.init.shared::cta.b64"), 8);
     free(ptx);
     /* 3 consumer warpgroups of m64n256 would leave 128 registers at entry
      * (64K / 512 threads), under what the instruction needs: the plain
      * pipeline instead, which ptxas accepts (compile() assembles it) */
     tlc_define d384[4] = {{"block_M", "192"}, {"block_N", "256"}, {"threads", "384"}, {"num_stages", "4"}};
     ptx = compile(src, len, d384, 4, TLC_SM90A);
-    assert_true(count(ptx, "wgmma.mma_async.sync.aligned.m64n256k16") > 0);
-    assert_int_equal(count(ptx, "setmaxnreg"), 0);
+    assert_true(tst_count(ptx, "wgmma.mma_async.sync.aligned.m64n256k16") > 0);
+    assert_int_equal(tst_count(ptx, "setmaxnreg"), 0);
     assert_non_null(strstr(ptx, "// tlc.meta threads 384 1 1"));
     free(ptx);
     /* bfloat16 + ReLU on sm_90a */
     tlc_define bf[6] = {{"dtype", "bfloat16"}, {"relu", "True"}, d90[0], d90[1], d90[2], d90[3]};
     ptx = compile(src, len, bf, 6, TLC_SM90A);
-    nw = count(ptx, "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16");
+    nw = tst_count(ptx, "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16");
     assert_true(nw >= 8 && nw % 8 == 0);
-    assert_true(count(ptx, "max.f32") > 0);
+    assert_true(tst_count(ptx, "max.f32") > 0);
     free(ptx);
     /* sm_80: cp.async 16-byte chunks with commit / wait groups, ldmatrix (.trans for B), mma.sync */
     tlc_define d80[3] = {{"threads", "256"}, {"block_K", "32"}, {"num_stages", "4"}};
     ptx = compile(src, len, d80, 3, TLC_SM80);
-    assert_true(count(ptx, "cp.async.cg.shared.global") >= 4);
-    assert_true(count(ptx, "cp.async.commit_group") >= 2);
+    assert_true(tst_count(ptx, "cp.async.cg.shared.global") >= 4);
+    assert_true(tst_count(ptx, "cp.async.commit_group") >= 2);
     assert_non_null(strstr(ptx, "cp.async.wait_group 2"));
-    assert_true(count(ptx, "ldmatrix.sync.aligned.m8n8.x4.shared.b16") > 0);
-    assert_true(count(ptx, "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16") > 0);
+    assert_true(tst_count(ptx, "ldmatrix.sync.aligned.m8n8.x4.shared.b16") > 0);
+    assert_true(tst_count(ptx, "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16") > 0);
     /* 8 warps of 64 x 32 (2 x 4), K step 32: 4 x 4 tiles x 2 k16 steps, in
      * each of the loop's two versions (K and N multiples of 8 at run time:
      * cp.async only; otherwise ordinary loads only) */
-    assert_int_equal(count(ptx, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"), 64);
-    assert_true(count(ptx, "ld.global.nc.u16") + count(ptx, "ld.global.u16") + count(ptx, "ld.global.nc.b16") +
-                    count(ptx, "ld.global.b16") > 0);
+    assert_int_equal(tst_count(ptx, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"), 64);
+    assert_true(tst_count(ptx, "ld.global.nc.u16") + tst_count(ptx, "ld.global.u16") + tst_count(ptx, "ld.global.nc.b16") +
+                    tst_count(ptx, "ld.global.b16") > 0);
     /* 64 accumulators per thread: two blocks per SM (ptxas keeps to 128 registers) */
     assert_non_null(strstr(ptx, ".minnctapersm 2"));
-    assert_int_equal(count(ptx, "wgmma"), 0);
-    assert_int_equal(count(ptx, "stmatrix"), 0); /* sm_90 and later only */
+    assert_int_equal(tst_count(ptx, "wgmma"), 0);
+    assert_int_equal(tst_count(ptx, "stmatrix"), 0); /* sm_90 and later only */
     /* the epilogue of a whole tile whose rows keep 16-byte chunks aligned
      * (N % 8 == 0, checked at run time): 32 words per warp and 8-row band
      * through a shared scratch (st.shared.b32 where stmatrix would write),
      * back as 16-byte row chunks; other tiles: masked single halves */
-    assert_int_equal(count(ptx, "st.shared.b32"), 4 * 8);
-    assert_int_equal(count(ptx, "ld.shared.v4.b32"), 8);
-    assert_int_equal(count(ptx, "st.global.v4.b32"), 8);
-    assert_int_equal(count(ptx, "st.global.b16"), 64);
+    assert_int_equal(tst_count(ptx, "st.shared.b32"), 4 * 8);
+    assert_int_equal(tst_count(ptx, "ld.shared.v4.b32"), 8);
+    assert_int_equal(tst_count(ptx, "st.global.v4.b32"), 8);
+    assert_int_equal(tst_count(ptx, "st.global.b16"), 64);
     assert_null(strstr(ptx, "tlc.meta tmap"));
     /* no TMA: nothing is assumed about N, nothing is persistent */
     assert_null(strstr(ptx, "tlc.meta divisible"));
@@ -276,7 +248,7 @@ static void test_gemm_tl(void **state) {
     /* the sm_80 path on sm_90a too (a block that is not whole warpgroups) */
     tlc_define d64[3] = {{"threads", "64"}, {"block_M", "64"}, {"block_N", "64"}};
     ptx = compile(src, len, d64, 3, TLC_SM90A);
-    assert_true(count(ptx, "mma.sync.aligned.m16n8k16") > 0);
+    assert_true(tst_count(ptx, "mma.sync.aligned.m16n8k16") > 0);
     free(ptx);
     free(src);
 }
@@ -301,8 +273,8 @@ static void test_transposes(void **state) {
                 const char *as = ta ? "32, 64" : "64, 32", *bs = tb ? "64, 32" : "32, 64";
                 snprintf(src, sizeof src, fmt, as, bs, as, bs, ta ? "True" : "False", tb ? "True" : "False");
                 char *ptx = compile(src, strlen(src), NULL, 0, arch ? TLC_SM90A : TLC_SM80);
-                if (arch) assert_true(count(ptx, "wgmma.mma_async") > 0);
-                else assert_true(count(ptx, "mma.sync.aligned") > 0);
+                if (arch) assert_true(tst_count(ptx, "wgmma.mma_async") > 0);
+                else assert_true(tst_count(ptx, "mma.sync.aligned") > 0);
                 free(ptx);
             }
     const char *reg =
@@ -317,7 +289,7 @@ static void test_transposes(void **state) {
         "        gemm(a, b, c)\n"
         "        copy(c, C)\n";
     char *ptx = compile(reg, strlen(reg), NULL, 0, TLC_SM90A);
-    assert_true(count(ptx, "mma.sync.aligned.m16n8k16") > 0);
+    assert_true(tst_count(ptx, "mma.sync.aligned.m16n8k16") > 0);
     free(ptx);
 }
 
@@ -341,9 +313,9 @@ static void test_not_warp_specialized(void **state) {
         "                c[i, j] = c[i, j] * 0.5\n"
         "        copy(c, C[by * 128, bx * 128])\n";
     char *ptx = compile(src, strlen(src), NULL, 0, TLC_SM90A);
-    assert_true(count(ptx, "wgmma.mma_async") > 0);
-    assert_int_equal(count(ptx, "setmaxnreg"), 0);
-    assert_int_equal(count(ptx, "mbarrier.init.shared::cta.b64"), 3);
+    assert_true(tst_count(ptx, "wgmma.mma_async") > 0);
+    assert_int_equal(tst_count(ptx, "setmaxnreg"), 0);
+    assert_int_equal(tst_count(ptx, "mbarrier.init.shared::cta.b64"), 3);
     assert_non_null(strstr(ptx, "// tlc.meta threads 128 1 1"));
     free(ptx);
 }

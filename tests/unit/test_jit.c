@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include "test_support.h"
 #include "tlc/tlc.h"
 
 typedef struct fixture {
@@ -22,21 +23,6 @@ typedef struct fixture {
     char *src;
     size_t len;
 } fixture;
-
-static char *read_text(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = n >= 0 ? malloc((size_t)n + 1) : NULL;
-    if (buf) {
-        *len = fread(buf, 1, (size_t)n, f);
-        buf[*len] = 0;
-    }
-    fclose(f);
-    return buf;
-}
 
 static void remove_tree(const char *dir) {
     DIR *d = opendir(dir);
@@ -83,7 +69,7 @@ static int setup(void **state) {
     fixture *f = calloc(1, sizeof *f);
     snprintf(f->dir, sizeof f->dir, "/tmp/tlc-test-jit-XXXXXX");
     if (!mkdtemp(f->dir)) return -1;
-    f->src = read_text(TLC_SOURCE_DIR "/dsl-examples/rmsnorm.tl", &f->len);
+    f->src = tst_read_file(TLC_SOURCE_DIR "/dsl-examples/rmsnorm.tl", &f->len);
     if (!f->src) return -1;
     *state = f;
     return 0;

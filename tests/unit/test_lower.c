@@ -11,26 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
+#include "test_support.h"
 #include "api/compile_backend.h"
-
-static char *read_file(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *t = malloc((size_t)n + 1);
-    *len = fread(t, 1, (size_t)n, f);
-    t[*len] = 0;
-    fclose(f);
-    return t;
-}
-
-static int count(const char *hay, const char *needle) {
-    int n = 0;
-    for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle)) n++;
-    return n;
-}
 
 /* Compiles to PTX (asserting success), checks the common properties, and
  * assembles it when ptxas is around. Returns the malloc'd PTX. */
@@ -39,29 +21,17 @@ static char *ptx_of(const char *src, size_t len, const tlc_define *defs, int nd,
     char *ptx = tlc_compile_to_ptx("k.tl", src, len, defs, nd, arch, kernel, &err);
     if (!ptx) fail_msg("compile failed: %s", err ? err : "?");
     free(err);
-    assert_int_equal(count(ptx, ".local"), 0); /* register arrays stayed in registers */
+    assert_int_equal(tst_count(ptx, ".local"), 0); /* register arrays stayed in registers */
     assert_non_null(strstr(ptx, "// tlc.meta v1"));
     assert_non_null(strstr(ptx, "// tlc.meta end"));
-    if (tlc_ptxas_available()) {
-        tlc_arena a;
-        tlc_arena_init(&a);
-        tlc_source s = {"k.ptx", ptx, strlen(ptx)};
-        tlc_diag d;
-        tlc_diag_init(&d, &s);
-        size_t size = 0;
-        unsigned char *cubin = tlc_ptxas_assemble(ptx, arch, &size, &a, &d);
-        if (!cubin) fail_msg("ptxas rejected the PTX: %s", tlc_sb_cstr(&d.out));
-        assert_true(size > 0);
-        tlc_diag_free(&d);
-        tlc_arena_free(&a);
-    }
+    tst_assemble_ptx(ptx, arch, "the PTX");
     return ptx;
 }
 
 static void test_rmsnorm(void **state) {
     (void)state;
     size_t len;
-    char *src = read_file(TLC_SOURCE_DIR "/dsl-examples/rmsnorm.tl", &len);
+    char *src = tst_read_file(TLC_SOURCE_DIR "/dsl-examples/rmsnorm.tl", &len);
     if (!src) skip();
     if (!tlc_ptxas_available()) print_message("note: ptxas not found; PTX is checked but not assembled\n");
     static const struct { const char *c, *bm; bool cross_warp; } cfg[] = {
@@ -75,17 +45,17 @@ static void test_rmsnorm(void **state) {
             for (int ar = 0; ar < 2; ar++) {
                 tlc_define defs[2] = {{"C", cfg[i].c}, {"BLOCK_M", cfg[i].bm}};
                 char *ptx = ptx_of(src, len, defs, 2, arches[ar], kernels[k]);
-                assert_true(count(ptx, "ld.global.nc.v4") + count(ptx, "ld.global.v4") >= 1);
-                assert_true(count(ptx, "st.global.v4") >= 1);
-                assert_true(count(ptx, "shfl.sync.bfly") >= 4); /* 96 halves: 12 vectors on 16 lanes */
+                assert_true(tst_count(ptx, "ld.global.nc.v4") + tst_count(ptx, "ld.global.v4") >= 1);
+                assert_true(tst_count(ptx, "st.global.v4") >= 1);
+                assert_true(tst_count(ptx, "shfl.sync.bfly") >= 4); /* 96 halves: 12 vectors on 16 lanes */
                 assert_non_null(strstr(ptx, "rsqrt.approx"));
                 /* the weight lives in registers (no shared memory, no barrier); the
                  * row sums need two barriers only when rows span warps */
-                assert_int_equal(count(ptx, "bar.sync"), cfg[i].cross_warp ? 2 : 0);
-                assert_int_equal(count(ptx, "st.shared"), cfg[i].cross_warp ? 1 : 0);
+                assert_int_equal(tst_count(ptx, "bar.sync"), cfg[i].cross_warp ? 2 : 0);
+                assert_int_equal(tst_count(ptx, "st.shared"), cfg[i].cross_warp ? 1 : 0);
                 /* mean: a multiply by 1/C; SiLU: div.full.f32, never the IEEE div.rn.f32 */
-                assert_int_equal(count(ptx, "div.rn.f32"), 0);
-                assert_int_equal(count(ptx, "div.full.f32") > 0, k == 1);
+                assert_int_equal(tst_count(ptx, "div.rn.f32"), 0);
+                assert_int_equal(tst_count(ptx, "div.full.f32") > 0, k == 1);
                 free(ptx);
             }
     free(src);
@@ -98,24 +68,24 @@ static void test_rmsnorm(void **state) {
 static void test_rmsnorm_odd_warps(void **state) {
     (void)state;
     size_t len;
-    char *src = read_file(TLC_SOURCE_DIR "/dsl-examples/rmsnorm.tl", &len);
+    char *src = tst_read_file(TLC_SOURCE_DIR "/dsl-examples/rmsnorm.tl", &len);
     if (!src) skip();
     static const char *kernels[] = {"rmsnorm", "rmsnorm_silu"};
     for (int k = 0; k < 2; k++) {
         tlc_define defs[3] = {{"C", "640"}, {"BLOCK_M", "4"}, {"threads", "160"}};
         char *ptx = ptx_of(src, len, defs, 3, TLC_SM90A, kernels[k]);
-        assert_int_equal(count(ptx, "st.global"), 2);
-        assert_int_equal(count(ptx, "st.global.v4.b32"), 2);
-        assert_int_equal(count(ptx, "ld.global"), 3);
-        assert_int_equal(count(ptx, "ld.global.nc.v4.b32"), 3);
+        assert_int_equal(tst_count(ptx, "st.global"), 2);
+        assert_int_equal(tst_count(ptx, "st.global.v4.b32"), 2);
+        assert_int_equal(tst_count(ptx, "ld.global"), 3);
+        assert_int_equal(tst_count(ptx, "ld.global.nc.v4.b32"), 3);
         free(ptx);
         /* 1 row of 640 (80 vectors) over 4 warps: 32 lanes x 4 warps with the
          * last 48 vectors holes, not 2 warps repeating the other 2: one
          * vector of X, one of W and one store per thread */
         tlc_define one[3] = {{"C", "640"}, {"BLOCK_M", "1"}, {"threads", "128"}};
         ptx = ptx_of(src, len, one, 3, TLC_SM90A, kernels[k]);
-        assert_int_equal(count(ptx, "ld.global"), 2);
-        assert_int_equal(count(ptx, "st.global"), 1);
+        assert_int_equal(tst_count(ptx, "ld.global"), 2);
+        assert_int_equal(tst_count(ptx, "st.global"), 1);
         free(ptx);
     }
     free(src);
@@ -133,8 +103,8 @@ static void test_division(void **state) {
         "            a[i, j] = a[i, j] / 3.0 + a[i, j] / 0.25 + 1.0 / (a[i, j] + 2.0)\n"
         "        copy(a, B[bx, 0])\n";
     char *ptx = ptx_of(div, strlen(div), NULL, 0, TLC_SM90A, NULL);
-    assert_int_equal(count(ptx, "div.full.f32"), 4); /* 1.0 / (a + 2.0) on 4 slots */
-    assert_int_equal(count(ptx, "div.rn"), 0);
+    assert_int_equal(tst_count(ptx, "div.full.f32"), 4); /* 1.0 / (a + 2.0) on 4 slots */
+    assert_int_equal(tst_count(ptx, "div.rn"), 0);
     assert_non_null(strstr(ptx, "0f3EAAAAAB")); /* (float)(1/3) */
     assert_non_null(strstr(ptx, "0f40800000")); /* 1 / 0.25 = 4 */
     free(ptx);
@@ -188,17 +158,17 @@ static void test_small_kernels(void **state) {
     for (int ar = 0; ar < 2; ar++) {
         char *p = ptx_of(rowmax, strlen(rowmax), NULL, 0, arches[ar], NULL);
         /* 2048 halves over 256 threads: 8 warps per row -> shuffles, then shared memory */
-        assert_true(count(p, "shfl.sync.bfly") >= 5);
-        assert_int_equal(count(p, "bar.sync"), 2);
+        assert_true(tst_count(p, "shfl.sync.bfly") >= 5);
+        assert_int_equal(tst_count(p, "bar.sync"), 2);
         assert_non_null(strstr(p, "// tlc.meta grid (// (+ M 1) 2) 1 1"));
         free(p);
         p = ptx_of(staging, strlen(staging), NULL, 0, arches[ar], NULL);
-        assert_true(count(p, "ex2.approx") >= 1);
-        assert_true(count(p, "st.shared.v4") >= 1); /* 8 bf16 per store */
-        assert_true(count(p, "bar.sync") >= 1);     /* between the shared write and read */
+        assert_true(tst_count(p, "ex2.approx") >= 1);
+        assert_true(tst_count(p, "st.shared.v4") >= 1); /* 8 bf16 per store */
+        assert_true(tst_count(p, "bar.sync") >= 1);     /* between the shared write and read */
         free(p);
         p = ptx_of(misc, strlen(misc), NULL, 0, arches[ar], NULL);
-        assert_true(count(p, "atom.global.add.f32") + count(p, "red.global.add.f32") >= 33);
+        assert_true(tst_count(p, "atom.global.add.f32") + tst_count(p, "red.global.add.f32") >= 33);
         assert_non_null(strstr(p, "%nctaid.y")); /* use_swizzle remap */
         free(p);
     }

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
+#include "test_support.h"
 #include "api/compile_backend.h"
 #include "layout/fragment.h"
 #include "transform/lower.h"
@@ -237,26 +238,13 @@ static void test_reduce_scratch_reuse(void **state) {
     tlc_compilation_free(&c);
 }
 
-static char *read_file(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *t = malloc((size_t)n + 1);
-    *len = fread(t, 1, (size_t)n, f);
-    t[*len] = 0;
-    fclose(f);
-    return t;
-}
-
 /* dsl-examples/mla_decode.tl's split kernel at its defaults (num_stages=2)
  * fits sm_90a's 232448 bytes: S_shared and both reductions' scratch share
  * bytes, the stage buffers and Q keep theirs; the PTX assembles. */
 static void test_mla_split_fits_sm90a(void **state) {
     (void)state;
     size_t len;
-    char *src = read_file(TLC_SOURCE_DIR "/dsl-examples/mla_decode.tl", &len);
+    char *src = tst_read_file(TLC_SOURCE_DIR "/dsl-examples/mla_decode.tl", &len);
     if (!src) skip();
     static const char *dtypes[] = {"float16", "bfloat16"};
     for (int d = 0; d < 2; d++) {
@@ -272,21 +260,8 @@ static void test_mla_split_fits_sm90a(void **state) {
         assert_null(strstr(ptx, ".local")); /* no register arrays in local memory */
         assert_non_null(strstr(ptx, "wgmma.mma_async"));
         assert_non_null(strstr(ptx, "cp.async.bulk.tensor"));
-        if (tlc_ptxas_available()) {
-            tlc_arena a;
-            tlc_arena_init(&a);
-            tlc_source s = {"mla.ptx", ptx, strlen(ptx)};
-            tlc_diag dg;
-            tlc_diag_init(&dg, &s);
-            size_t size = 0;
-            unsigned char *cubin = tlc_ptxas_assemble(ptx, TLC_SM90A, &size, &a, &dg);
-            if (!cubin) fail_msg("ptxas rejected the MLA split kernel: %s", tlc_sb_cstr(&dg.out));
-            assert_true(size > 0);
-            tlc_diag_free(&dg);
-            tlc_arena_free(&a);
-        } else {
+        if (!tst_assemble_ptx(ptx, TLC_SM90A, "the MLA split kernel"))
             print_message("note: ptxas not found; the MLA PTX is checked but not assembled\n");
-        }
         free(ptx);
     }
 

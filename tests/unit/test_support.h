@@ -1,0 +1,55 @@
+/* Small helpers shared by the unit tests that compile real kernels:
+ * reading a source file, counting instructions in PTX, and checking that
+ * ptxas accepts a PTX text (where ptxas is installed). Include after
+ * <cmocka.h>. */
+#ifndef TLC_TEST_SUPPORT_H
+#define TLC_TEST_SUPPORT_H
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "ir/thread_ir.h"
+#include "support/arena.h"
+#include "support/diag.h"
+
+/* Whole file, NUL-terminated, malloc'd; NULL if it cannot be read. */
+static inline char *tst_read_file(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *t = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    if (t) {
+        *len = fread(t, 1, (size_t)n, f);
+        t[*len] = 0;
+    }
+    fclose(f);
+    return t;
+}
+
+/* Occurrences of needle in hay (overlapping ones included). */
+static inline int tst_count(const char *hay, const char *needle) {
+    int n = 0;
+    for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle)) n++;
+    return n;
+}
+
+/* Fails the test unless ptxas assembles `ptx` for `arch`. Returns false
+ * (and checks nothing) when ptxas is not installed. */
+static inline bool tst_assemble_ptx(const char *ptx, tlc_arch arch, const char *what) {
+    if (!tlc_ptxas_available()) return false;
+    tlc_arena a;
+    tlc_arena_init(&a);
+    tlc_source s = {what, ptx, strlen(ptx)};
+    tlc_diag d;
+    tlc_diag_init(&d, &s);
+    size_t size = 0;
+    unsigned char *cubin = tlc_ptxas_assemble(ptx, arch, &size, &a, &d);
+    if (!cubin) fail_msg("ptxas rejected %s: %s", what, tlc_sb_cstr(&d.out));
+    assert_true(size > 0);
+    tlc_diag_free(&d);
+    tlc_arena_free(&a);
+    return true;
+}
+#endif
