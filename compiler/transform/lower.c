@@ -97,6 +97,17 @@ static void stmt_effects(const tir_stmt *s, effects *e) {
     }
 }
 
+/* The effects of s without those of statement `skip` (reached through
+ * sequences). */
+static void stmt_effects_except(const tir_stmt *s, const tir_stmt *skip, effects *e) {
+    if (!s || s == skip) return;
+    if (s->kind != TS_SEQ) {
+        stmt_effects(s, e);
+        return;
+    }
+    for (int i = 0; i < s->u.seq.n; i++) stmt_effects_except(s->u.seq.stmts[i], skip, e);
+}
+
 static bool conflicts(const effects *pending, int j, bool write) { return pending->w[j] || (write && pending->r[j]); }
 
 /* A hazard: `next` reads bytes `pending` wrote, or writes bytes it touched. */
@@ -193,7 +204,7 @@ static void lower_pipelined_version(tlc_lower_ctx *lc, const tir_stmt *s, const 
 
 /* Copies over symbolic row lengths: one version of the loop for 16-byte
  * aligned rows (cp.async only), one for the rest (lower_pipeline.c). */
-static void lower_pipelined_for(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_pipe_plan *pp, effects *pending) {
+static void lower_pipelined_masked(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_pipe_plan *pp, effects *pending) {
     th_expr *aligned = tlc_pipe_aligned_cond(lc, pp);
     if (!aligned) {
         lower_pipelined_version(lc, s, pp, pending, TLC_PIPE_ALIGN_CHECK);
@@ -209,10 +220,44 @@ static void lower_pipelined_for(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_
     tlc_emit(lc, th_if(lc->a, aligned, fast, slow));
 }
 
+/* cp.async loops get one more version, first: blocks whose tiles lie wholly
+ * inside the tensors at every iteration (all blocks but the edge ones) run
+ * a loop without bounds checks, byte counts or address selects. */
+static void lower_pipelined_for(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_pipe_plan *pp, effects *pending) {
+    th_expr *interior = tlc_pipe_interior_cond(lc, pp, s);
+    if (!interior) {
+        lower_pipelined_masked(lc, s, pp, pending);
+        return;
+    }
+    th_expr *aligned = tlc_pipe_aligned_cond(lc, pp);
+    interior = tlc_let(lc, "interior", tlc_and(lc, interior, aligned));
+    effects before = effects_new(lc);
+    merge(lc, &before, pending);
+    tlc_ptrvec *saved = tlc_lower_begin(lc);
+    lower_pipelined_version(lc, s, pp, pending, TLC_PIPE_INTERIOR);
+    th_stmt *fast = tlc_lower_end(lc, saved);
+    effects after_fast = effects_new(lc);
+    merge(lc, &after_fast, pending);
+    clear(lc, pending);
+    merge(lc, pending, &before);
+    saved = tlc_lower_begin(lc);
+    lower_pipelined_masked(lc, s, pp, pending);
+    th_stmt *edge = tlc_lower_end(lc, saved);
+    merge(lc, pending, &after_fast);
+    tlc_emit(lc, th_if(lc->a, interior, fast, edge));
+}
+
 static void lower_serial_for(tlc_lower_ctx *lc, const tir_stmt *s, effects *pending) {
     tlc_pipe_plan pp;
-    if (!lc->in_parallel && tlc_ws_owns_loop(lc, s)) { /* warp_specialize.c; it ends with a barrier */
+    if (!lc->in_parallel && tlc_ws_owns_loop(lc, s)) { /* warp_specialize.c */
         tlc_ws_lower_consumer_loop(lc, s);
+        /* The loop's own shared memory (its stages) is ordered by the
+         * mbarriers. A barrier after it is needed only when the rest of the
+         * body uses shared memory too: then it also keeps one persistent
+         * tile's accesses from racing the next tile's. */
+        effects rest = effects_new(lc);
+        stmt_effects_except(lc->k->body, s, &rest);
+        if (rest.any) tlc_emit(lc, th_barrier(lc->a));
         clear(lc, pending);
         return;
     }

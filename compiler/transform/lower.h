@@ -241,10 +241,17 @@ typedef struct tlc_pipe_state {
     bool in_issuer;    /* already in the one thread that issues TMA (warp specialization) */
     int align_mode;    /* cp.async copies over a symbolic row length: TLC_PIPE_ALIGN_* */
 } tlc_pipe_state;
-enum { TLC_PIPE_ALIGN_CHECK, TLC_PIPE_ALIGN_ASSUMED, TLC_PIPE_ALIGN_FALLBACK };
+/* INTERIOR: every chunk of every iteration lies inside its tensor and rows
+ * are 16-byte aligned (tlc_pipe_interior_cond held), so no masks at all. */
+enum { TLC_PIPE_ALIGN_CHECK, TLC_PIPE_ALIGN_ASSUMED, TLC_PIPE_ALIGN_FALLBACK, TLC_PIPE_INTERIOR };
 /* All cp.async copies of the plan may use 16-byte chunks (NULL: nothing to
  * test at run time). */
 th_expr *tlc_pipe_aligned_cond(tlc_lower_ctx *lc, const tlc_pipe_plan *pp);
+/* cp.async plans whose copy starts are affine in the loop variable: the
+ * run-time condition that every iteration's tiles lie wholly inside their
+ * tensors (checked at the first and the last iteration); NULL when the
+ * starts are not of that form. */
+th_expr *tlc_pipe_interior_cond(tlc_lower_ctx *lc, const tlc_pipe_plan *pp, const tir_stmt *loop);
 void tlc_pipe_begin(tlc_lower_ctx *lc, tlc_pipe_state *ps);
 void tlc_pipe_issue(tlc_lower_ctx *lc, tlc_pipe_state *ps, th_expr *it, th_expr *stage);
 void tlc_pipe_wait(tlc_lower_ctx *lc, tlc_pipe_state *ps, th_expr *it, th_expr *stage);

@@ -194,6 +194,86 @@ th_expr *tlc_pipe_aligned_cond(tlc_lower_ctx *lc, const tlc_pipe_plan *pp) {
     return all;
 }
 
+/* e is affine in v with loop-invariant parts: constants, block indices,
+ * symbolic dims, scalar parameters and v itself, under + - and * by a
+ * v-free factor (then its extremes over an interval are at the ends). */
+static bool invariant_leaf(const tir_expr *e) {
+    if (e->kind == TE_INT) return true;
+    if (e->kind != TE_VAR) return false;
+    tir_var_kind k = e->u.var->kind;
+    return k == TV_BLOCK_IDX || k == TV_SYM_DIM || k == TV_SCALAR_PARAM;
+}
+
+static bool uses_var(const tir_expr *e, const tir_var *v) {
+    if (!e) return false;
+    switch (e->kind) {
+    case TE_VAR: return e->u.var == v;
+    case TE_BINARY: return uses_var(e->u.bin.a, v) || uses_var(e->u.bin.b, v);
+    case TE_UNARY: return uses_var(e->u.un.a, v);
+    case TE_CAST: return uses_var(e->u.cast.a, v);
+    case TE_SELECT: return uses_var(e->u.sel.cond, v) || uses_var(e->u.sel.a, v) || uses_var(e->u.sel.b, v);
+    default: return false;
+    }
+}
+
+static bool invariant(const tir_expr *e, const tir_var *v) {
+    switch (e->kind) {
+    case TE_INT: return true;
+    case TE_VAR: return invariant_leaf(e) && e->u.var != v;
+    case TE_BINARY: return invariant(e->u.bin.a, v) && invariant(e->u.bin.b, v);
+    case TE_UNARY: return invariant(e->u.un.a, v);
+    default: return false;
+    }
+}
+
+static bool affine_in(const tir_expr *e, const tir_var *v) {
+    if (e->kind == TE_VAR && e->u.var == v) return true;
+    if (!uses_var(e, v)) return invariant(e, v);
+    if (e->kind != TE_BINARY) return false;
+    switch (e->u.bin.op) {
+    case TB_ADD: case TB_SUB: return affine_in(e->u.bin.a, v) && affine_in(e->u.bin.b, v);
+    case TB_MUL:
+        return (affine_in(e->u.bin.a, v) && !uses_var(e->u.bin.b, v) && invariant(e->u.bin.b, v)) ||
+               (affine_in(e->u.bin.b, v) && !uses_var(e->u.bin.a, v) && invariant(e->u.bin.a, v));
+    default: return false;
+    }
+}
+
+th_expr *tlc_pipe_interior_cond(tlc_lower_ctx *lc, const tlc_pipe_plan *pp, const tir_stmt *loop) {
+    if (pp->tma) return NULL;
+    tlc_arena *a = lc->a;
+    const tir_var *v = loop->u.for_.vars[0];
+    for (int i = 0; i < pp->ncopies; i++) {
+        const tir_region *src = &pp->copies[i]->u.copy.src;
+        for (int d = 0; d < src->rank; d++)
+            if (!affine_in(src->start[d], v) || !tir_expr_const_int(src->extent[d], &(int64_t){0})) return NULL;
+    }
+    th_expr *n = tlc_coerce(lc, tlc_lower_expr(lc, loop->u.for_.extent[0]), th_scalar(TH_I32));
+    th_expr *ends[2] = {tlc_i32(lc, 0), th_bin(a, THB_SUB, n, tlc_i32(lc, 1))};
+    th_expr *saved_var = lc->var_expr[v->id];
+    bool saved_known = lc->var_known[v->id];
+    lc->var_known[v->id] = false;
+    th_expr *all = th_cmp(a, THC_GT, n, tlc_i32(lc, 0));
+    for (int e = 0; e < 2; e++) {
+        lc->var_expr[v->id] = ends[e];
+        for (int i = 0; i < pp->ncopies; i++) {
+            const tir_region *src = &pp->copies[i]->u.copy.src;
+            for (int d = 0; d < src->rank; d++) {
+                int64_t ext;
+                tir_expr_const_int(src->extent[d], &ext);
+                int64_t dim = tir_buffer_dim(src->buf, d);
+                th_expr *lim = dim > 0 ? tlc_i32(lc, dim) : tlc_coerce(lc, tlc_dim_value(lc, src->buf, d), th_scalar(TH_I32));
+                th_expr *start = tlc_coerce(lc, tlc_lower_expr(lc, src->start[d]), th_scalar(TH_I32));
+                all = tlc_and(lc, all, th_cmp(a, THC_GE, start, tlc_i32(lc, 0)));
+                all = tlc_and(lc, all, th_cmp(a, THC_LE, th_bin(a, THB_ADD, start, tlc_i32(lc, ext)), lim));
+            }
+        }
+    }
+    lc->var_expr[v->id] = saved_var;
+    lc->var_known[v->id] = saved_known;
+    return all;
+}
+
 static void issue_cp_async(tlc_lower_ctx *lc, const tlc_pipe_state *ps, const tir_stmt *s) {
     tlc_arena *a = lc->a;
     const tir_region *src = &s->u.copy.src;
@@ -237,6 +317,16 @@ static void issue_cp_async(tlc_lower_ctx *lc, const tlc_pipe_state *ps, const ti
         }
         th_expr *idx[16];
         global_idx(lc, src, dims, row, col, idx);
+        if (ps->align_mode == TLC_PIPE_INTERIOR) { /* no masks: tlc_pipe_interior_cond held */
+            th_expr *sidx[2] = {row, col};
+            th_expr *args[2] = {th_convert(a, tlc_shared_elem_ptr(lc, b, sidx), th_scalar(TH_I32)),
+                                tlc_global_elem_ptr(lc, g, idx)};
+            th_stmt *cp = th_asm(a, "cp.async.cg.shared.global [$0], [$1], 16;", "r,l", args, 2, NULL, 0, true);
+            tlc_emit(lc, total % threads && (i + 1) * threads > total
+                             ? th_if(a, th_cmp(a, THC_LT, q, tlc_i32(lc, total)), cp, NULL)
+                             : cp);
+            continue;
+        }
         th_expr *valid = tlc_global_in_bounds(lc, g, idx, NULL);
         th_expr *left = th_bin(a, THB_SUB, lim, idx[last]);
         th_expr *bytes = th_bin(a, THB_MUL, th_bin(a, THB_MIN, left, tlc_i32(lc, vec)), tlc_i32(lc, eb));

@@ -22,7 +22,10 @@
  *   consumers: setmaxnreg.inc; the rest of the body, with the loop as:
  *              wait full[ko % S]; wgmma (fence, mma_async..., commit,
  *              wait_group 1); lane 0 of each warp arrives on empty[(ko - 1) % S], whose wgmmas
- *              wait_group 1 just retired. After the loop wait_group 0.
+ *              wait_group 1 just retired. After the loop wait_group 0
+ *              and no barrier unless the rest of the body uses shared
+ *              memory (lower.c), so the consumer warps go on to their
+ *              epilogue each as soon as its own wgmmas are done.
  *              Block barriers become bar.sync 1, threads (the producer
  *              never reaches them).
  * Register budget: the producer keeps 40 (24 with 3 consumer warpgroups),
@@ -288,7 +291,6 @@ void tlc_ws_lower_consumer_loop(tlc_lower_ctx *lc, const tir_stmt *s) {
         tlc_emit(lc, th_if(a, tlc_and(lc, th_cmp(a, THC_GT, n, tlc_i32(lc, 0)), lane0), fr, NULL));
         tlc_emit(lc, th_assign(a, w->base, NULL, th_bin(a, THB_ADD, base, n)));
     }
-    tlc_emit(lc, th_barrier(a));
 }
 
 /* Consumer barriers: only the consumer warpgroups take part. */

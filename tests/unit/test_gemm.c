@@ -136,6 +136,33 @@ static char *compile(const char *src, size_t len, const tlc_define *d, int nd, t
     return ptx;
 }
 
+/* A warp-specialized gemm whose epilogue goes through shared memory: the
+ * consumers synchronise among themselves (bar.sync 1, 128; the producer
+ * warpgroup never reaches it), after the loop too, so that one persistent
+ * tile's reads of C_shared do not race the next tile's writes. */
+static void test_ws_staged_epilogue(void **state) {
+    (void)state;
+    const char *src =
+        "@jit(dtype=float16)\n"
+        "def mm(A: Tensor[(M, K), dtype], B: Tensor[(K, N), dtype], C: Tensor[(M, N), dtype]):\n"
+        "    with Kernel(ceildiv(N, 128), ceildiv(M, 128), threads=128) as (bx, by):\n"
+        "        A_s = alloc_shared((128, 64), dtype)\n"
+        "        B_s = alloc_shared((64, 128), dtype)\n"
+        "        C_s = alloc_shared((128, 128), dtype)\n"
+        "        C_l = alloc_fragment((128, 128), float32)\n"
+        "        clear(C_l)\n"
+        "        for ko in Pipelined(ceildiv(K, 64), num_stages=3):\n"
+        "            copy(A[by * 128, ko * 64], A_s)\n"
+        "            copy(B[ko * 64, bx * 128], B_s)\n"
+        "            gemm(A_s, B_s, C_l)\n"
+        "        copy(C_l, C_s)\n"
+        "        copy(C_s, C[by * 128, bx * 128])\n";
+    char *ptx = compile(src, strlen(src), NULL, 0, TLC_SM90A);
+    assert_non_null(strstr(ptx, "setmaxnreg.dec"));
+    assert_true(tst_count(ptx, "bar.sync \t1, 128;") >= 2);
+    free(ptx);
+}
+
 static void test_gemm_tl(void **state) {
     (void)state;
     size_t len = 0;
@@ -162,7 +189,9 @@ static void test_gemm_tl(void **state) {
     assert_non_null(strstr(ptx, ".maxntid 256"));
     assert_non_null(strstr(ptx, ".minnctapersm"));
     assert_non_null(strstr(ptx, "// tlc.meta threads 256 1 1"));
-    assert_non_null(strstr(ptx, "bar.sync \t1, 128;")); /* consumer barriers leave the producer out */
+    /* nothing after the loop uses shared memory: no consumer barrier at all
+     * (each warp starts its epilogue when its own wgmmas are done) */
+    assert_null(strstr(ptx, "bar.sync \t1,"));
     assert_non_null(strstr(ptx, "// tlc.meta tmap A box=[128,64] estrides=[1,1] swizzle=128B l2=128B oob=zero"));
     assert_non_null(strstr(ptx, "// tlc.meta tmap B box=[64,64] estrides=[1,1] swizzle=128B l2=128B oob=zero"));
     assert_non_null(strstr(ptx, ".param .align 64 .b8"));
@@ -223,9 +252,14 @@ static void test_gemm_tl(void **state) {
     assert_true(tst_count(ptx, "ldmatrix.sync.aligned.m8n8.x4.shared.b16") > 0);
     assert_true(tst_count(ptx, "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16") > 0);
     /* 8 warps of 64 x 32 (2 x 4), K step 32: 4 x 4 tiles x 2 k16 steps, in
-     * each of the loop's two versions (K and N multiples of 8 at run time:
-     * cp.async only; otherwise ordinary loads only) */
-    assert_int_equal(tst_count(ptx, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"), 64);
+     * each of the loop's three versions (every tile inside A and B at every
+     * iteration: cp.async without masks; K and N multiples of 8 at run
+     * time: masked cp.async only; otherwise ordinary loads only) */
+    assert_int_equal(tst_count(ptx, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"), 96);
+    /* (A: 128 x 32, B: 32 x 128 in 16-byte chunks over 256 threads: 4 per
+     * iteration, 3 prologue stages + the loop's: 16 of each form) */
+    assert_int_equal(tst_count(ptx, "], 16;"), 16);
+    assert_int_equal(tst_count(ptx, "], 16, %r"), 16);
     assert_true(tst_count(ptx, "ld.global.nc.u16") + tst_count(ptx, "ld.global.u16") + tst_count(ptx, "ld.global.nc.b16") +
                     tst_count(ptx, "ld.global.b16") > 0);
     /* 64 accumulators per thread: two blocks per SM (ptxas keeps to 128 registers) */
@@ -398,7 +432,9 @@ static void test_errors(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_plans_and_fragments), cmocka_unit_test(test_operand_layouts),
-        cmocka_unit_test(test_gemm_tl),             cmocka_unit_test(test_transposes),
+        cmocka_unit_test(test_gemm_tl),
+        cmocka_unit_test(test_ws_staged_epilogue),
+        cmocka_unit_test(test_transposes),
         cmocka_unit_test(test_not_warp_specialized),
         cmocka_unit_test(test_divisible_and_persistent_metadata),
         cmocka_unit_test(test_errors),

@@ -7,11 +7,17 @@ its PTX for the Hopper GPU).
 
     python3 tools/bench/gemm_bench.py [--lib gpu-build/carry/libtlc.so] [--quick] [--static]
 
-Each path tries the tile configurations in CANDIDATES at every shape and
-reports the fastest correct one (every candidate's time is printed first).
-Timing: triton.testing.do_bench, median (it clears L2 before each call).
-TFLOP/s counts 2*M*N*K. Every tlc result is checked against torch's before
-it is timed (C poisoned with NaN first). --quick: 4096^3 only.
+Each path tries the tile configurations in CANDIDATES at every shape (each
+timed right after a cuBLAS time, printed as "screen"), keeps the fastest
+correct one (by its ratio to that cuBLAS time), then times cuBLAS and the
+kept kernels interleaved, call by call (--calls each, L2 cleared before
+every call), so that the GPU's clock drift moves both sides alike: the
+table gives TFLOP/s and ratio from the medians, the ratio's spread over
+--rounds chunks of the calls, and the same ratio without clearing L2.
+Screening times with triton.testing.do_bench (median; it clears L2 before
+each call). TFLOP/s counts 2*M*N*K. Every tlc result is checked against
+torch's before it is timed (C poisoned with NaN first). --quick: 4096^3
+only.
 """
 import argparse
 import ctypes
@@ -132,6 +138,34 @@ def check(C, ref, K):
     return int(err.sum().item()) + int(torch.isnan(C).sum().item())
 
 
+def interleaved(fns, calls, flush=True):
+    """Times fns in turn, call by call: for each of `calls` rounds, every fn
+    once (L2 cleared before each call when `flush`, like do_bench), each
+    call between two CUDA events. Returns per fn the list of times (ms).
+    Neighbouring calls of different kernels see the same clock and
+    temperature, which separate do_bench runs do not."""
+    cache = torch.empty(256 << 20, dtype=torch.int8, device="cuda")
+    for f in fns:  # warm-up
+        f()
+    ev = [[(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(calls)]
+          for _ in fns]
+    for c in range(calls):
+        for i, f in enumerate(fns):
+            if flush:
+                cache.zero_()
+            ev[i][c][0].record()
+            f()
+            ev[i][c][1].record()
+    torch.cuda.synchronize()
+    return [[s.elapsed_time(e) for s, e in row] for row in ev]
+
+
+def med(xs):
+    xs = sorted(xs)
+    n = len(xs)
+    return xs[n // 2] if n % 2 else 0.5 * (xs[n // 2 - 1] + xs[n // 2])
+
+
 def time_config(tlc, src, arch, defs, A, B, ref, log):
     M, K = A.shape
     N = B.shape[1]
@@ -146,7 +180,7 @@ def time_config(tlc, src, arch, defs, A, B, ref, log):
     torch.cuda.synchronize()
     nbad = check(C, ref, K)
     t = do_bench(run, warmup=25, rep=100, return_mode="median")
-    return t, nbad
+    return t, nbad, run
 
 
 def main():
@@ -156,6 +190,10 @@ def main():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--static", action="store_true",
                     help="also time each configuration compiled for the exact shape (-D M=.. N=.. K=..)")
+    ap.add_argument("--calls", type=int, default=200,
+                    help="interleaved calls of cuBLAS and of each kept kernel per shape")
+    ap.add_argument("--rounds", type=int, default=5, help="chunks of the calls for the ratio's spread")
+    ap.add_argument("--paths", default="sm_90a,sm_80")
     a = ap.parse_args()
     tlc = Tlc(a.lib)
     src = open(a.src).read()
@@ -164,45 +202,70 @@ def main():
     rows = []
     log = lambda m: print(m, flush=True)
     shapes = SHAPES[:1] if a.quick else SHAPES
+    paths = a.paths.split(",")
+    bench = lambda f: do_bench(f, warmup=25, rep=100, return_mode="median")
     for dtype in (torch.float16, torch.bfloat16):
         for (M, N, K) in shapes:
             g = torch.Generator(device="cuda").manual_seed(M + N + K)
             A = torch.empty(M, K, device="cuda").uniform_(-1, 1, generator=g).to(dtype)
             B = torch.empty(K, N, device="cuda").uniform_(-1, 1, generator=g).to(dtype)
             ref = torch.matmul(A, B)
-            t_ref = do_bench(lambda: torch.matmul(A, B), warmup=25, rep=100, return_mode="median")
+            cublas = lambda: torch.matmul(A, B)
             flops = 2.0 * M * N * K
-            for arch in ("sm_90a", "sm_80"):
-                best = None
-                for cand in CANDIDATES[arch]:
-                    for static in ((False, True) if a.static else (False,)):
+            shape = f"{M}x{N}x{K}"
+            # Screening: every candidate once (checked first), against a
+            # cuBLAS time taken just before it, so that drift in the GPU's
+            # clock moves both. The fastest correct one per path and kind
+            # (dynamic / shape-specialized) goes on to the paired rounds.
+            chosen = []  # (arch, static, name, run)
+            for arch in paths:
+                for static in ((False, True) if a.static else (False,)):
+                    best = None
+                    for cand in CANDIDATES[arch]:
                         d = dict(cand, dtype=DTYPE_NAME[dtype])
                         if static:
                             d.update(M=M, N=N, K=K)
                         r = time_config(tlc, src, arch, d, A, B, ref, log)
                         if r is None:
                             continue
-                        t, nbad = r
+                        t, nbad, run = r
+                        t_ref = bench(cublas)
                         name = cfg_name(cand) + (" static" if static else "")
-                        log(f"  {DTYPE_NAME[dtype]} {M}x{N}x{K} {arch} {name}: {flops / t / 1e9:.1f} TFLOP/s "
+                        log(f"  screen {DTYPE_NAME[dtype]} {shape} {arch} {name}: {flops / t / 1e9:.1f} TFLOP/s "
                             f"({t_ref / t:.1%} of cuBLAS) {'ok' if nbad == 0 else f'WRONG ({nbad})'}")
                         if nbad:
-                            rows.append((DTYPE_NAME[dtype], f"{M}x{N}x{K}", PATH_LABEL[arch], name, flops / t / 1e9,
-                                         flops / t_ref / 1e9, t_ref / t, nbad))
-                        elif best is None or t < best[0]:
-                            best = (t, name)
-                if best:
-                    t, name = best
-                    rows.append((DTYPE_NAME[dtype], f"{M}x{N}x{K}", PATH_LABEL[arch], name, flops / t / 1e9,
-                                 flops / t_ref / 1e9, t_ref / t, 0))
+                            rows.append((DTYPE_NAME[dtype], shape, PATH_LABEL[arch], name, flops / t / 1e9,
+                                         flops / t_ref / 1e9, t_ref / t, t_ref / t, t_ref / t, nbad, 0.0, 0.0))
+                        elif best is None or t / t_ref < best[0]:
+                            best = (t / t_ref, name, run)
+                    if best:
+                        chosen.append((arch, static, best[1], best[2]))
+            # Paired timing: cuBLAS and the chosen kernels called in turn
+            # (interleaved), a.calls calls each, in `rounds` chunks; the
+            # ratio per chunk is of medians. Once with L2 cleared before each
+            # call (the table), once without ("hot", back to back).
+            fns = [cublas] + [c[3] for c in chosen]
+            cold = interleaved(fns, a.calls)
+            hot = interleaved(fns, a.calls, flush=False)
+            k = max(1, a.calls // a.rounds)
+            for n, (arch, static, name, run) in enumerate(chosen, start=1):
+                ratios = [med(cold[0][c:c + k]) / med(cold[n][c:c + k]) for c in range(0, a.calls - k + 1, k)]
+                log(f"  {DTYPE_NAME[dtype]} {shape} {arch} {name}: per-chunk ratios " +
+                    " ".join(f"{r:.1%}" for r in ratios))
+                rows.append((DTYPE_NAME[dtype], shape, PATH_LABEL[arch], name, flops / med(cold[n]) / 1e9,
+                             flops / med(cold[0]) / 1e9, med(cold[0]) / med(cold[n]), min(ratios), max(ratios), 0,
+                             med(hot[0]) / med(hot[n]), flops / med(hot[n]) / 1e9))
             del A, B, ref
+    print(f"\nInterleaved timing: {a.calls} calls of each kernel in turn, L2 cleared before each call; TFLOP/s "
+          f"and the ratio from medians; (min-max): the ratio in {a.rounds} chunks of the calls; hot: the same "
+          "without clearing L2")
     print("\n| dtype | M x N x K | tlc path | tile (M x N x K, threads, stages) | tlc TFLOP/s | cuBLAS TFLOP/s "
-          "| tlc / cuBLAS | check |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+          "| tlc / cuBLAS (min-max) | hot: tlc TFLOP/s, / cuBLAS | check |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for r in rows:
-        print(f"| {r[0]} | {r[1]} | {r[2]} | {r[3]} | {r[4]:.1f} | {r[5]:.1f} | {r[6]:.1%} | "
-              f"{'ok' if r[7] == 0 else f'WRONG ({r[7]})'} |")
-    return 0 if all(r[7] == 0 for r in rows) else 1
+        print(f"| {r[0]} | {r[1]} | {r[2]} | {r[3]} | {r[4]:.1f} | {r[5]:.1f} | {r[6]:.1%} ({r[7]:.1%}-{r[8]:.1%}) | "
+              f"{r[11]:.1f}, {r[10]:.1%} | {'ok' if r[9] == 0 else f'WRONG ({r[9]})'} |")
+    return 0 if all(r[9] == 0 for r in rows) else 1
 
 
 if __name__ == "__main__":
