@@ -7,17 +7,19 @@ its PTX for the Hopper GPU).
 
     python3 tools/bench/gemm_bench.py [--lib gpu-build/carry/libtlc.so] [--quick] [--static]
 
-Each path tries the tile configurations in CANDIDATES at every shape (each
-timed right after a cuBLAS time, printed as "screen"), keeps the fastest
-correct one (by its ratio to that cuBLAS time), then times cuBLAS and the
-kept kernels interleaved, call by call (--calls each, L2 cleared before
-every call), so that the GPU's clock drift moves both sides alike: the
-table gives TFLOP/s and ratio from the medians, the ratio's spread over
---rounds chunks of the calls, and the same ratio without clearing L2.
-Screening times with triton.testing.do_bench (median; it clears L2 before
-each call). TFLOP/s counts 2*M*N*K. Every tlc result is checked against
-torch's before it is timed (C poisoned with NaN first). --quick: 4096^3
-only.
+Each path tries the tile configurations in CANDIDATES at every shape
+(each checked first, then all timed interleaved with cuBLAS, printed as
+"screen") and keeps the fastest. The kept kernels and cuBLAS are then timed
+two ways:
+  interleaved: call by call in turn (--calls each, L2 cleared before every
+    call like do_bench; "hot": again without clearing), so that every
+    kernel sees the same clock: the ratio is work per clock, and the GPU's
+    clock drift moves both sides alike;
+  alone: triton.testing.do_bench of each kernel on its own (median of
+    ~100 ms), --rounds rounds in alternating order, median of the rounds'
+    ratios: each kernel runs at the clock its own power draw allows.
+TFLOP/s counts 2*M*N*K. Every tlc result is checked against torch's
+before it is timed (C poisoned with NaN first). --quick: 4096^3 only.
 """
 import argparse
 import ctypes
@@ -123,7 +125,7 @@ class Tlc:
         def run():
             if launch(k, args, 3, None) != 0:
                 raise RuntimeError("tlrt_launch: " + lib.tlrt_last_error(ctx).decode())
-        run.keep = (shapes, args)
+        run.keep = (shapes, args, a, b, c)  # the tensors live as long as the launcher
         return run
 
 
@@ -166,7 +168,8 @@ def med(xs):
     return xs[n // 2] if n % 2 else 0.5 * (xs[n // 2 - 1] + xs[n // 2])
 
 
-def time_config(tlc, src, arch, defs, A, B, ref, log):
+def check_config(tlc, src, arch, defs, A, B, ref, log):
+    """Compiles one configuration and checks it once; (bad elements, launcher), or None."""
     M, K = A.shape
     N = B.shape[1]
     try:
@@ -178,9 +181,7 @@ def time_config(tlc, src, arch, defs, A, B, ref, log):
     run = tlc.launcher(k, A, B, C)
     run()
     torch.cuda.synchronize()
-    nbad = check(C, ref, K)
-    t = do_bench(run, warmup=25, rep=100, return_mode="median")
-    return t, nbad, run
+    return check(C, ref, K), run
 
 
 def main():
@@ -190,9 +191,11 @@ def main():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--static", action="store_true",
                     help="also time each configuration compiled for the exact shape (-D M=.. N=.. K=..)")
-    ap.add_argument("--calls", type=int, default=200,
+    ap.add_argument("--calls", type=int, default=300,
                     help="interleaved calls of cuBLAS and of each kept kernel per shape")
-    ap.add_argument("--rounds", type=int, default=5, help="chunks of the calls for the ratio's spread")
+    ap.add_argument("--screen-calls", type=int, default=40,
+                    help="interleaved calls per candidate when choosing each path's tile configuration")
+    ap.add_argument("--rounds", type=int, default=7, help="alone-timing rounds (and chunks of the interleaved calls)")
     ap.add_argument("--paths", default="sm_90a,sm_80")
     a = ap.parse_args()
     tlc = Tlc(a.lib)
@@ -203,7 +206,7 @@ def main():
     log = lambda m: print(m, flush=True)
     shapes = SHAPES[:1] if a.quick else SHAPES
     paths = a.paths.split(",")
-    bench = lambda f: do_bench(f, warmup=25, rep=100, return_mode="median")
+    alone = lambda f: do_bench(f, warmup=25, rep=100, return_mode="median")
     for dtype in (torch.float16, torch.bfloat16):
         for (M, N, K) in shapes:
             g = torch.Generator(device="cuda").manual_seed(M + N + K)
@@ -213,59 +216,73 @@ def main():
             cublas = lambda: torch.matmul(A, B)
             flops = 2.0 * M * N * K
             shape = f"{M}x{N}x{K}"
-            # Screening: every candidate once (checked first), against a
-            # cuBLAS time taken just before it, so that drift in the GPU's
-            # clock moves both. The fastest correct one per path and kind
-            # (dynamic / shape-specialized) goes on to the paired rounds.
-            chosen = []  # (arch, static, name, run)
+            tag = f"{DTYPE_NAME[dtype]} {shape}"
+            # Choosing: per path and kind (dynamic / shape-specialized), every
+            # candidate is checked, then all of them are timed interleaved
+            # with cuBLAS; the fastest by median goes on.
+            chosen = []  # (arch, name, run)
             for arch in paths:
                 for static in ((False, True) if a.static else (False,)):
-                    best = None
+                    cands = []
                     for cand in CANDIDATES[arch]:
                         d = dict(cand, dtype=DTYPE_NAME[dtype])
                         if static:
                             d.update(M=M, N=N, K=K)
-                        r = time_config(tlc, src, arch, d, A, B, ref, log)
+                        name = cfg_name(cand) + (" static" if static else "")
+                        r = check_config(tlc, src, arch, d, A, B, ref, log)
                         if r is None:
                             continue
-                        t, nbad, run = r
-                        t_ref = bench(cublas)
-                        name = cfg_name(cand) + (" static" if static else "")
-                        log(f"  screen {DTYPE_NAME[dtype]} {shape} {arch} {name}: {flops / t / 1e9:.1f} TFLOP/s "
-                            f"({t_ref / t:.1%} of cuBLAS) {'ok' if nbad == 0 else f'WRONG ({nbad})'}")
+                        nbad, run = r
                         if nbad:
-                            rows.append((DTYPE_NAME[dtype], shape, PATH_LABEL[arch], name, flops / t / 1e9,
-                                         flops / t_ref / 1e9, t_ref / t, t_ref / t, t_ref / t, nbad, 0.0, 0.0))
-                        elif best is None or t / t_ref < best[0]:
-                            best = (t / t_ref, name, run)
-                    if best:
-                        chosen.append((arch, static, best[1], best[2]))
-            # Paired timing: cuBLAS and the chosen kernels called in turn
-            # (interleaved), a.calls calls each, in `rounds` chunks; the
-            # ratio per chunk is of medians. Once with L2 cleared before each
-            # call (the table), once without ("hot", back to back).
-            fns = [cublas] + [c[3] for c in chosen]
+                            log(f"  {tag} {arch} {name}: WRONG ({nbad})")
+                            rows.append((DTYPE_NAME[dtype], shape, PATH_LABEL[arch], name) + (0.0,) * 9 + (nbad,))
+                        else:
+                            cands.append((name, run))
+                    if not cands:
+                        continue
+                    t = interleaved([cublas] + [c[1] for c in cands], a.screen_calls)
+                    for n, (name, _) in enumerate(cands, start=1):
+                        log(f"  screen {tag} {arch} {name}: {flops / med(t[n]) / 1e9:.1f} TFLOP/s "
+                            f"({med(t[0]) / med(t[n]):.1%} of cuBLAS)")
+                    best = min(range(1, len(t)), key=lambda n: med(t[n]))
+                    chosen.append((arch, cands[best - 1][0], cands[best - 1][1]))
+            if not chosen:
+                continue
+            fns = [cublas] + [c[2] for c in chosen]
+            # 1. Interleaved: call by call in turn, L2 cleared before each call
+            # (cold) and not (hot); the same clock for every kernel.
             cold = interleaved(fns, a.calls)
             hot = interleaved(fns, a.calls, flush=False)
+            # 2. Alone: each kernel by do_bench on its own (~100 ms), so at
+            # the clock its own power draw allows; `rounds` rounds, the
+            # order reversed every other round; per-round ratios.
+            solo = [[] for _ in fns]
+            for rnd in range(a.rounds):
+                order = range(len(fns)) if rnd % 2 == 0 else reversed(range(len(fns)))
+                for n in order:
+                    solo[n].append(alone(fns[n]))
             k = max(1, a.calls // a.rounds)
-            for n, (arch, static, name, run) in enumerate(chosen, start=1):
-                ratios = [med(cold[0][c:c + k]) / med(cold[n][c:c + k]) for c in range(0, a.calls - k + 1, k)]
-                log(f"  {DTYPE_NAME[dtype]} {shape} {arch} {name}: per-chunk ratios " +
-                    " ".join(f"{r:.1%}" for r in ratios))
-                rows.append((DTYPE_NAME[dtype], shape, PATH_LABEL[arch], name, flops / med(cold[n]) / 1e9,
-                             flops / med(cold[0]) / 1e9, med(cold[0]) / med(cold[n]), min(ratios), max(ratios), 0,
-                             med(hot[0]) / med(hot[n]), flops / med(hot[n]) / 1e9))
+            for n, (arch, name, _) in enumerate(chosen, start=1):
+                chunks = [med(cold[0][c:c + k]) / med(cold[n][c:c + k]) for c in range(0, a.calls - k + 1, k)]
+                rounds = [r / t for r, t in zip(solo[0], solo[n])]
+                log(f"  {tag} {arch} {name}: interleaved chunks " + " ".join(f"{r:.1%}" for r in chunks) +
+                    "; alone rounds " + " ".join(f"{r:.1%}" for r in rounds))
+                rows.append((DTYPE_NAME[dtype], shape, PATH_LABEL[arch], name,
+                             flops / med(cold[n]) / 1e9, flops / med(cold[0]) / 1e9, med(cold[0]) / med(cold[n]),
+                             min(chunks), max(chunks), flops / med(hot[n]) / 1e9, med(hot[0]) / med(hot[n]),
+                             flops / med(solo[n]) / 1e9, med(rounds), 0))
             del A, B, ref
-    print(f"\nInterleaved timing: {a.calls} calls of each kernel in turn, L2 cleared before each call; TFLOP/s "
-          f"and the ratio from medians; (min-max): the ratio in {a.rounds} chunks of the calls; hot: the same "
-          "without clearing L2")
+    print(f"\ninterleaved: {a.calls} calls of cuBLAS and of each kernel in turn, L2 cleared before each call; "
+          f"TFLOP/s and ratio from the medians; (min-max): the ratio over {a.rounds} chunks of the calls. "
+          f"hot: the same without clearing L2. alone: do_bench of each kernel on its own, median of {a.rounds} "
+          "rounds' ratios (each kernel at the clock its own power draw allows)")
     print("\n| dtype | M x N x K | tlc path | tile (M x N x K, threads, stages) | tlc TFLOP/s | cuBLAS TFLOP/s "
-          "| tlc / cuBLAS (min-max) | hot: tlc TFLOP/s, / cuBLAS | check |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+          "| tlc / cuBLAS interleaved (min-max) | hot: tlc TFLOP/s, / cuBLAS | alone: tlc TFLOP/s, / cuBLAS | check |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for r in rows:
         print(f"| {r[0]} | {r[1]} | {r[2]} | {r[3]} | {r[4]:.1f} | {r[5]:.1f} | {r[6]:.1%} ({r[7]:.1%}-{r[8]:.1%}) | "
-              f"{r[11]:.1f}, {r[10]:.1%} | {'ok' if r[9] == 0 else f'WRONG ({r[9]})'} |")
-    return 0 if all(r[9] == 0 for r in rows) else 1
+              f"{r[9]:.1f}, {r[10]:.1%} | {r[11]:.1f}, {r[12]:.1%} | {'ok' if r[13] == 0 else f'WRONG ({r[13]})'} |")
+    return 0 if all(r[13] == 0 for r in rows) else 1
 
 
 if __name__ == "__main__":
