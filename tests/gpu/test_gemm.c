@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "gpu_test_support.h"
 #include "tlc/tlc.h"
 
 #ifndef TLC_SOURCE_DIR
@@ -62,28 +63,7 @@ static const path PATHS[] = {
     {"sm_80", "sm_80 (cp.async + mma.sync)", {{"threads", "256"}, {"block_K", "32"}, {"num_stages", "4"}}, 3},
 };
 
-static uint64_t splitmix(uint64_t *s) {
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-static double unif(uint64_t *s) { return -1.0 + 2.0 * (double)(splitmix(s) >> 11) / 9007199254740992.0; }
-
-static char *read_text(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    char *buf = NULL;
-    if (fseek(f, 0, SEEK_END) == 0) {
-        long n = ftell(f);
-        if (n >= 0 && fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)n + 1))) {
-            *len = fread(buf, 1, (size_t)n, f);
-            buf[*len] = 0;
-        }
-    }
-    fclose(f);
-    return buf;
-}
+static double unif(uint64_t *s) { return gts_unif(s, -1.0, 1.0); }
 
 typedef struct state {
     tlrt_context *ctx;
@@ -93,7 +73,6 @@ typedef struct state {
     int cases, failures;
 } state;
 
-static uint16_t encode(tlrt_dtype dt, float v) { return dt == TLRT_F16 ? tlrt_f32_to_f16(v) : tlrt_f32_to_bf16(v); }
 
 /* Loads matmul for a path, dtype and relu; NULL (reported) on failure. */
 static tlrt_kernel *load(state *s, tlc_jit *jit, const path *p, tlrt_dtype dt, bool relu, tlrt_module **mod) {
@@ -127,8 +106,8 @@ static void run_case(state *s, tlrt_kernel *k, const path *p, tlrt_dtype dt, con
     }
     const float *dec = s->decode[dt == TLRT_F16 ? 0 : 1];
     uint64_t seed = 0x1234567ull ^ (uint64_t)(M * 31 + N * 7 + K) ^ ((uint64_t)dt << 40);
-    for (size_t i = 0; i < na; i++) ha[i] = encode(dt, (float)unif(&seed));
-    for (size_t i = 0; i < nb; i++) hb[i] = encode(dt, (float)unif(&seed));
+    for (size_t i = 0; i < na; i++) ha[i] = gts_encode(dt, (float)unif(&seed));
+    for (size_t i = 0; i < nb; i++) hb[i] = gts_encode(dt, (float)unif(&seed));
     if (tlrt_memcpy_htod(s->ctx, da, ha, na * 2) || tlrt_memcpy_htod(s->ctx, db, hb, nb * 2) ||
         tlrt_memset_d8(s->ctx, dc, 0xff, nc * 2))
         goto device_error;
@@ -172,8 +151,8 @@ static void run_case(state *s, tlrt_kernel *k, const path *p, tlrt_dtype dt, con
                 i = (t & 1) ? M - 1 : 0;
                 j = (t & 2) ? N - 1 : 0;
             } else {
-                i = (int64_t)(splitmix(&rs) % (uint64_t)M);
-                j = (int64_t)(splitmix(&rs) % (uint64_t)N);
+                i = (int64_t)(gts_splitmix(&rs) % (uint64_t)M);
+                j = (int64_t)(gts_splitmix(&rs) % (uint64_t)N);
             }
             double ref = 0.0;
             for (int64_t q = 0; q < K; q++) ref += (double)dec[ha[i * K + q]] * (double)dec[hb[q * N + j]];
@@ -270,7 +249,7 @@ int main(int argc, char **argv) {
         printf("FAIL tlrt_init: %s\n", tlrt_last_error(s.ctx));
         goto out;
     }
-    if (!(s.src = read_text(file, &s.len))) {
+    if (!(s.src = gts_read_text(file, &s.len))) {
         printf("FAIL %s: cannot read\n", file);
         goto out;
     }

@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "gpu_test_support.h"
 #include "tlc/tlc.h"
 #include "tlc_ref.h"
 
@@ -63,28 +64,7 @@ static const mla_case CASES[] = {
 };
 enum { NCASES = sizeof CASES / sizeof CASES[0] };
 
-static uint64_t splitmix(uint64_t *s) {
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-static double unif(uint64_t *s) { return -1.0 + 2.0 * (double)(splitmix(s) >> 11) / 9007199254740992.0; }
-
-static char *read_text(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    char *buf = NULL;
-    if (fseek(f, 0, SEEK_END) == 0) {
-        long n = ftell(f);
-        if (n >= 0 && fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)n + 1))) {
-            *len = fread(buf, 1, (size_t)n, f);
-            buf[*len] = 0;
-        }
-    }
-    fclose(f);
-    return buf;
-}
+static double unif(uint64_t *s) { return gts_unif(s, -1.0, 1.0); }
 
 typedef struct state {
     tlrt_context *ctx;
@@ -94,8 +74,6 @@ typedef struct state {
     int cases, failures;
 } state;
 
-static uint16_t encode(tlrt_dtype dt, float v) { return dt == TLRT_F16 ? tlrt_f32_to_f16(v) : tlrt_f32_to_bf16(v); }
-static float decode(tlrt_dtype dt, uint16_t v) { return dt == TLRT_F16 ? tlrt_f16_to_f32(v) : tlrt_bf16_to_f32(v); }
 
 /* A kernel pair for (dtype, num_split, causal); false (reported) on failure. */
 typedef struct pair {
@@ -184,8 +162,8 @@ static void run_case(state *s, const pair *p, tlrt_dtype dt, const mla_case *mc,
     uint64_t st = seed;
     int32_t *sl = malloc(sizeof(int32_t) * (size_t)pr.B);
     for (int64_t b = 0; b < pr.B; b++) {
-        int64_t len = 1 + (int64_t)(splitmix(&st) % (uint64_t)mc->max_len);
-        if (b == 1) len = 1 + (int64_t)(splitmix(&st) % 63);     /* shorter than a page */
+        int64_t len = 1 + (int64_t)(gts_splitmix(&st) % (uint64_t)mc->max_len);
+        if (b == 1) len = 1 + (int64_t)(gts_splitmix(&st) % 63);     /* shorter than a page */
         if (len % PAGE == 0) len++;                               /* a partial last page */
         if (mc->seqlen_one && b == 0) len = 1;
         sl[b] = (int32_t)len;
@@ -217,13 +195,13 @@ static void run_case(state *s, const pair *p, tlrt_dtype dt, const mla_case *mc,
     struct { uint16_t *h; float *f; size_t n; } in[4] = {{hq, fq, nq}, {hqpe, fqpe, nqpe}, {hkv, fkv, nkv}, {hkpe, fkpe, nkpe}};
     for (int i = 0; i < 4; i++)
         for (size_t j = 0; j < in[i].n; j++) {
-            in[i].h[j] = encode(dt, (float)unif(&st));
-            in[i].f[j] = decode(dt, in[i].h[j]);
+            in[i].h[j] = gts_encode(dt, (float)unif(&st));
+            in[i].f[j] = gts_decode(dt, in[i].h[j]);
         }
     /* distinct pages, shuffled */
     for (size_t i = 0; i < nbt; i++) bt[i] = (int32_t)(pr.num_pages - 1 - (int64_t)i);
     for (size_t i = nbt - 1; i > 0; i--) {
-        size_t j = (size_t)(splitmix(&st) % (uint64_t)(i + 1));
+        size_t j = (size_t)(gts_splitmix(&st) % (uint64_t)(i + 1));
         int32_t x = bt[i];
         bt[i] = bt[j];
         bt[j] = x;
@@ -249,12 +227,12 @@ static void run_case(state *s, const pair *p, tlrt_dtype dt, const mla_case *mc,
     if (tlrt_memcpy_dtoh(s->ctx, glse, pr.glse, ng * 4) || tlrt_memcpy_dtoh(s->ctx, part, pr.part, np * 4) ||
         tlrt_memcpy_dtoh(s->ctx, hout, pr.out, nq * 2))
         goto device_error;
-    for (size_t i = 0; i < nq; i++) out[i] = decode(dt, hout[i]);
+    for (size_t i = 0; i < nq; i++) out[i] = gts_decode(dt, hout[i]);
     {
         tlc_ref_mla_shape sh = {pr.B, pr.S, pr.H, DV, DPE, pr.num_pages, PAGE, pr.max_pages, mc->causal};
         tlc_ref_mla_split(&sh, ns, fq, fqpe, fkv, fkpe, bt, sl, sm_scale, rglse, rpart);
         tlc_ref_mla_decode(&sh, fq, fqpe, fkv, fkpe, bt, sl, sm_scale, rout);
-        for (size_t i = 0; i < nq; i++) rout[i] = decode(dt, encode(dt, rout[i])); /* the output's rounding */
+        for (size_t i = 0; i < nq; i++) rout[i] = gts_decode(dt, gts_encode(dt, rout[i])); /* the output's rounding */
         double atol = dt == TLRT_F16 ? 2e-3 : 8e-3, rtol = dt == TLRT_F16 ? 1e-2 : 2e-2, worst = 0;
         int64_t bad = compare("Glse", glse, rglse, (int64_t)ng, 2e-3, 1e-3, &worst);
         bad += compare("Output_partial", part, rpart, (int64_t)np, atol, rtol, &worst);
@@ -363,7 +341,7 @@ int main(int argc, char **argv) {
         rc = 77;
         goto done;
     }
-    if (!(s.src = read_text(file, &s.len))) {
+    if (!(s.src = gts_read_text(file, &s.len))) {
         printf("FAIL %s: cannot read\n", file);
         goto done;
     }

@@ -23,6 +23,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "../../tools/bench/rmsnorm_config.h"
+#include "gpu_test_support.h"
 #include "tlc/tlc.h"
 
 #ifndef TLC_SOURCE_DIR
@@ -35,15 +36,6 @@ enum { NCOLS = sizeof COLS / sizeof COLS[0], NROWS = sizeof ROWS / sizeof ROWS[0
 
 /* ---- host helpers ---- */
 
-static uint64_t splitmix(uint64_t *s) {
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-static double unif(uint64_t *s, double lo, double hi) {
-    return lo + (hi - lo) * (double)(splitmix(s) >> 11) / 9007199254740992.0;
-}
 
 typedef struct job {
     /* inputs */
@@ -61,16 +53,15 @@ typedef struct job {
     double first_got, first_ref, max_err_over_tol, err2, ref2;
 } job;
 
-static uint16_t encode(tlrt_dtype dt, float v) { return dt == TLRT_F16 ? tlrt_f32_to_f16(v) : tlrt_f32_to_bf16(v); }
 
 static void *gen_rows(void *p) {
     job *j = p;
     for (int64_t r = j->row0; r < j->row1; r++) {
         uint64_t s = j->seed ^ ((uint64_t)r * 0xd1b54a32d192ed03ull);
-        double scale = exp(unif(&s, log(0.05), log(20.0))); /* rows of very different magnitude */
+        double scale = exp(gts_unif(&s, log(0.05), log(20.0))); /* rows of very different magnitude */
         uint16_t *row = j->x + r * j->C;
-        for (int c = 0; c < j->C; c++) row[c] = encode(j->dt, (float)(scale * unif(&s, -1.0, 1.0)));
-        if (j->decode[row[0]] == 0.0f) row[0] = encode(j->dt, (float)scale); /* never an all-zero row */
+        for (int c = 0; c < j->C; c++) row[c] = gts_encode(j->dt, (float)(scale * gts_unif(&s, -1.0, 1.0)));
+        if (j->decode[row[0]] == 0.0f) row[0] = gts_encode(j->dt, (float)scale); /* never an all-zero row */
     }
     return NULL;
 }
@@ -127,21 +118,6 @@ static int run_parallel(void *(*fn)(void *), const job *tmpl, int64_t rows, job 
     for (int i = started; i < n; i++) fn(&jobs[i]); /* could not start a thread: do it here */
     for (int i = 0; i < started; i++) pthread_join(th[i], NULL);
     return n;
-}
-
-static char *read_text(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    char *buf = NULL;
-    if (fseek(f, 0, SEEK_END) == 0) {
-        long n = ftell(f);
-        if (n >= 0 && fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)n + 1))) {
-            *len = fread(buf, 1, (size_t)n, f);
-            buf[*len] = 0;
-        }
-    }
-    fclose(f);
-    return buf;
 }
 
 /* ---- the test ---- */
@@ -217,7 +193,7 @@ static void test_dtype_cols(state *s, tlrt_dtype dt, int C, int64_t max_rows) {
     }
     const float *decode = s->decode[dt == TLRT_F16 ? 0 : 1];
     uint64_t ws = 0x5eed0000u + (uint64_t)C * 31 + dt;
-    for (int c = 0; c < C; c++) hw[c] = encode(dt, (float)unif(&ws, -1.5, 1.5));
+    for (int c = 0; c < C; c++) hw[c] = gts_encode(dt, (float)gts_unif(&ws, -1.5, 1.5));
     if (tlrt_memcpy_htod(s->ctx, dw, hw, (size_t)C * 2)) goto device_error;
 
     for (int ri = 0; ri < NROWS; ri++) {
@@ -318,7 +294,7 @@ int main(int argc, char **argv) {
         printf("FAIL tlrt_init: %s\n", tlrt_last_error(s.ctx));
         goto out;
     }
-    if (!(s.src = read_text(s.path, &s.len))) {
+    if (!(s.src = gts_read_text(s.path, &s.len))) {
         printf("FAIL %s: cannot read\n", s.path);
         goto out;
     }
