@@ -202,10 +202,11 @@ static void lower_pipelined_version(tlc_lower_ctx *lc, const tir_stmt *s, const 
     merge(lc, pending, &inner); /* what the last iteration left unsynchronized */
 }
 
-/* Copies over symbolic row lengths: one version of the loop for 16-byte
- * aligned rows (cp.async only), one for the rest (lower_pipeline.c). */
-static void lower_pipelined_masked(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_pipe_plan *pp, effects *pending) {
-    th_expr *aligned = tlc_pipe_aligned_cond(lc, pp);
+/* Copies over symbolic row lengths (`aligned`: tlc_pipe_aligned_cond): one
+ * version of the loop for 16-byte aligned rows (cp.async only), one for the
+ * rest (lower_pipeline.c). */
+static void lower_pipelined_masked(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_pipe_plan *pp, effects *pending,
+                                   th_expr *aligned) {
     if (!aligned) {
         lower_pipelined_version(lc, s, pp, pending, TLC_PIPE_ALIGN_CHECK);
         return;
@@ -222,28 +223,22 @@ static void lower_pipelined_masked(tlc_lower_ctx *lc, const tir_stmt *s, const t
 
 /* cp.async loops get one more version, first: blocks whose tiles lie wholly
  * inside the tensors at every iteration (all blocks but the edge ones) run
- * a loop without bounds checks, byte counts or address selects. */
+ * a loop without bounds checks, byte counts or address selects. Every
+ * version starts with a barrier and leaves the same effects pending. */
 static void lower_pipelined_for(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_pipe_plan *pp, effects *pending) {
+    th_expr *aligned = tlc_pipe_aligned_cond(lc, pp);
     th_expr *interior = tlc_pipe_interior_cond(lc, pp, s);
     if (!interior) {
-        lower_pipelined_masked(lc, s, pp, pending);
+        lower_pipelined_masked(lc, s, pp, pending, aligned);
         return;
     }
-    th_expr *aligned = tlc_pipe_aligned_cond(lc, pp);
     interior = tlc_let(lc, "interior", tlc_and(lc, interior, aligned));
-    effects before = effects_new(lc);
-    merge(lc, &before, pending);
     tlc_ptrvec *saved = tlc_lower_begin(lc);
     lower_pipelined_version(lc, s, pp, pending, TLC_PIPE_INTERIOR);
     th_stmt *fast = tlc_lower_end(lc, saved);
-    effects after_fast = effects_new(lc);
-    merge(lc, &after_fast, pending);
-    clear(lc, pending);
-    merge(lc, pending, &before);
     saved = tlc_lower_begin(lc);
-    lower_pipelined_masked(lc, s, pp, pending);
+    lower_pipelined_masked(lc, s, pp, pending, aligned);
     th_stmt *edge = tlc_lower_end(lc, saved);
-    merge(lc, pending, &after_fast);
     tlc_emit(lc, th_if(lc->a, interior, fast, edge));
 }
 

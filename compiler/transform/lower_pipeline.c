@@ -194,47 +194,31 @@ th_expr *tlc_pipe_aligned_cond(tlc_lower_ctx *lc, const tlc_pipe_plan *pp) {
     return all;
 }
 
-/* e is affine in v with loop-invariant parts: constants, block indices,
- * symbolic dims, scalar parameters and v itself, under + - and * by a
- * v-free factor (then its extremes over an interval are at the ends). */
-static bool invariant_leaf(const tir_expr *e) {
-    if (e->kind == TE_INT) return true;
-    if (e->kind != TE_VAR) return false;
-    tir_var_kind k = e->u.var->kind;
-    return k == TV_BLOCK_IDX || k == TV_SYM_DIM || k == TV_SCALAR_PARAM;
-}
-
-static bool uses_var(const tir_expr *e, const tir_var *v) {
-    if (!e) return false;
-    switch (e->kind) {
-    case TE_VAR: return e->u.var == v;
-    case TE_BINARY: return uses_var(e->u.bin.a, v) || uses_var(e->u.bin.b, v);
-    case TE_UNARY: return uses_var(e->u.un.a, v);
-    case TE_CAST: return uses_var(e->u.cast.a, v);
-    case TE_SELECT: return uses_var(e->u.sel.cond, v) || uses_var(e->u.sel.a, v) || uses_var(e->u.sel.b, v);
-    default: return false;
-    }
-}
-
+/* e does not change over the loop over v: constants, block indices,
+ * symbolic dims and scalar parameters under unary and binary operators. */
 static bool invariant(const tir_expr *e, const tir_var *v) {
     switch (e->kind) {
     case TE_INT: return true;
-    case TE_VAR: return invariant_leaf(e) && e->u.var != v;
+    case TE_VAR: {
+        tir_var_kind k = e->u.var->kind;
+        return e->u.var != v && (k == TV_BLOCK_IDX || k == TV_SYM_DIM || k == TV_SCALAR_PARAM);
+    }
     case TE_BINARY: return invariant(e->u.bin.a, v) && invariant(e->u.bin.b, v);
     case TE_UNARY: return invariant(e->u.un.a, v);
     default: return false;
     }
 }
 
+/* e is affine in v: invariant parts and v under + - and * by an invariant
+ * factor (so its extremes over an interval of v are at the ends). */
 static bool affine_in(const tir_expr *e, const tir_var *v) {
-    if (e->kind == TE_VAR && e->u.var == v) return true;
-    if (!uses_var(e, v)) return invariant(e, v);
+    if (invariant(e, v)) return true;
+    if (e->kind == TE_VAR) return e->u.var == v;
     if (e->kind != TE_BINARY) return false;
+    const tir_expr *x = e->u.bin.a, *y = e->u.bin.b;
     switch (e->u.bin.op) {
-    case TB_ADD: case TB_SUB: return affine_in(e->u.bin.a, v) && affine_in(e->u.bin.b, v);
-    case TB_MUL:
-        return (affine_in(e->u.bin.a, v) && !uses_var(e->u.bin.b, v) && invariant(e->u.bin.b, v)) ||
-               (affine_in(e->u.bin.b, v) && !uses_var(e->u.bin.a, v) && invariant(e->u.bin.a, v));
+    case TB_ADD: case TB_SUB: return affine_in(x, v) && affine_in(y, v);
+    case TB_MUL: return (affine_in(x, v) && invariant(y, v)) || (invariant(x, v) && affine_in(y, v));
     default: return false;
     }
 }
@@ -317,26 +301,20 @@ static void issue_cp_async(tlc_lower_ctx *lc, const tlc_pipe_state *ps, const ti
         }
         th_expr *idx[16];
         global_idx(lc, src, dims, row, col, idx);
-        if (ps->align_mode == TLC_PIPE_INTERIOR) { /* no masks: tlc_pipe_interior_cond held */
-            th_expr *sidx[2] = {row, col};
-            th_expr *args[2] = {th_convert(a, tlc_shared_elem_ptr(lc, b, sidx), th_scalar(TH_I32)),
-                                tlc_global_elem_ptr(lc, g, idx)};
-            th_stmt *cp = th_asm(a, "cp.async.cg.shared.global [$0], [$1], 16;", "r,l", args, 2, NULL, 0, true);
-            tlc_emit(lc, total % threads && (i + 1) * threads > total
-                             ? th_if(a, th_cmp(a, THC_LT, q, tlc_i32(lc, total)), cp, NULL)
-                             : cp);
-            continue;
+        th_expr *valid = NULL, *bytes = NULL;
+        if (ps->align_mode != TLC_PIPE_INTERIOR) { /* INTERIOR: no masks, tlc_pipe_interior_cond held */
+            valid = tlc_global_in_bounds(lc, g, idx, NULL);
+            th_expr *left = th_bin(a, THB_SUB, lim, idx[last]);
+            bytes = th_bin(a, THB_MUL, th_bin(a, THB_MIN, left, tlc_i32(lc, vec)), tlc_i32(lc, eb));
+            if (valid) bytes = th_select(a, valid, bytes, tlc_i32(lc, 0));
         }
-        th_expr *valid = tlc_global_in_bounds(lc, g, idx, NULL);
-        th_expr *left = th_bin(a, THB_SUB, lim, idx[last]);
-        th_expr *bytes = th_bin(a, THB_MUL, th_bin(a, THB_MIN, left, tlc_i32(lc, vec)), tlc_i32(lc, eb));
-        if (valid) bytes = th_select(a, valid, bytes, tlc_i32(lc, 0));
         th_expr *gp = tlc_global_elem_ptr(lc, g, idx);
         if (valid) gp = th_select(a, valid, gp, th_param_ref(a, lc->tk, lc->tensor_param[g->id]));
         th_expr *sidx[2] = {row, col};
         th_expr *sp = th_convert(a, tlc_shared_elem_ptr(lc, b, sidx), th_scalar(TH_I32));
         th_expr *args[3] = {sp, gp, bytes};
-        th_stmt *cp = th_asm(a, "cp.async.cg.shared.global [$0], [$1], 16, $2;", "r,l,r", args, 3, NULL, 0, true);
+        th_stmt *cp = bytes ? th_asm(a, "cp.async.cg.shared.global [$0], [$1], 16, $2;", "r,l,r", args, 3, NULL, 0, true)
+                            : th_asm(a, "cp.async.cg.shared.global [$0], [$1], 16;", "r,l", args, 2, NULL, 0, true);
         tlc_emit(lc, total % threads && (i + 1) * threads > total
                          ? th_if(a, th_cmp(a, THC_LT, q, tlc_i32(lc, total)), cp, NULL)
                          : cp);

@@ -63,7 +63,6 @@ static const path PATHS[] = {
     {"sm_80", "sm_80 (cp.async + mma.sync)", {{"threads", "256"}, {"block_K", "32"}, {"num_stages", "4"}}, 3},
 };
 
-static double unif(uint64_t *s) { return gts_unif(s, -1.0, 1.0); }
 
 typedef struct state {
     tlrt_context *ctx;
@@ -106,8 +105,8 @@ static void run_case(state *s, tlrt_kernel *k, const path *p, tlrt_dtype dt, con
     }
     const float *dec = s->decode[dt == TLRT_F16 ? 0 : 1];
     uint64_t seed = 0x1234567ull ^ (uint64_t)(M * 31 + N * 7 + K) ^ ((uint64_t)dt << 40);
-    for (size_t i = 0; i < na; i++) ha[i] = gts_encode(dt, (float)unif(&seed));
-    for (size_t i = 0; i < nb; i++) hb[i] = gts_encode(dt, (float)unif(&seed));
+    for (size_t i = 0; i < na; i++) ha[i] = gts_encode(dt, (float)gts_unif(&seed, -1.0, 1.0));
+    for (size_t i = 0; i < nb; i++) hb[i] = gts_encode(dt, (float)gts_unif(&seed, -1.0, 1.0));
     if (tlrt_memcpy_htod(s->ctx, da, ha, na * 2) || tlrt_memcpy_htod(s->ctx, db, hb, nb * 2) ||
         tlrt_memset_d8(s->ctx, dc, 0xff, nc * 2))
         goto device_error;

@@ -64,7 +64,6 @@ static const mla_case CASES[] = {
 };
 enum { NCASES = sizeof CASES / sizeof CASES[0] };
 
-static double unif(uint64_t *s) { return gts_unif(s, -1.0, 1.0); }
 
 typedef struct state {
     tlrt_context *ctx;
@@ -195,7 +194,7 @@ static void run_case(state *s, const pair *p, tlrt_dtype dt, const mla_case *mc,
     struct { uint16_t *h; float *f; size_t n; } in[4] = {{hq, fq, nq}, {hqpe, fqpe, nqpe}, {hkv, fkv, nkv}, {hkpe, fkpe, nkpe}};
     for (int i = 0; i < 4; i++)
         for (size_t j = 0; j < in[i].n; j++) {
-            in[i].h[j] = gts_encode(dt, (float)unif(&st));
+            in[i].h[j] = gts_encode(dt, (float)gts_unif(&st, -1.0, 1.0));
             in[i].f[j] = gts_decode(dt, in[i].h[j]);
         }
     /* distinct pages, shuffled */
