@@ -3,6 +3,7 @@
  * unwind with longjmp to tlc_interp_run; every allocation is owned by the
  * interpreter object so nothing leaks on that path. */
 #include "interp/interp_internal.h"
+#include "ir/tir_access.h"
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -382,27 +383,8 @@ bool tlc_interp_run(tlc_interp *it) {
 
 /* ---------------- which parameters a kernel writes ---------------- */
 
-static bool writes(const tir_stmt *s, const tir_buffer *b) {
-    if (!s) return false;
-    switch (s->kind) {
-    case TS_SEQ:
-        for (int i = 0; i < s->u.seq.n; i++)
-            if (writes(s->u.seq.stmts[i], b)) return true;
-        return false;
-    case TS_FOR: return writes(s->u.for_.body, b);
-    case TS_IF: return writes(s->u.if_.then, b) || writes(s->u.if_.els, b);
-    case TS_STORE: return s->u.store.buf == b;
-    case TS_COPY: return s->u.copy.dst.buf == b;
-    case TS_FILL: return s->u.fill.dst.buf == b;
-    case TS_GEMM: return s->u.gemm.c.buf == b;
-    case TS_REDUCE: return s->u.reduce.dst.buf == b;
-    case TS_ATOMIC_ADD: return s->u.atomic.dst.buf == b;
-    default: return false;
-    }
-}
-
 bool tlc_interp_param_written(const tir_kernel *k, int param_index) {
     if (param_index < 0 || param_index >= k->nparams) return false;
     const tir_param *p = &k->params[param_index];
-    return p->kind == TIR_PARAM_TENSOR && writes(k->body, p->buf);
+    return p->kind == TIR_PARAM_TENSOR && tir_stmt_writes(k->body, p->buf);
 }

@@ -14,77 +14,12 @@
  * (thread, slot): a thread-dependent part computed once plus a constant. */
 #include <stdlib.h>
 #include <string.h>
+#include "../ir/tir_access.h"
 #include "../transform/lower.h"
 
 /* ---------------- access patterns ---------------- */
-typedef struct access {
-    tir_buffer *buf;
-    tir_expr *const *idx;
-    tlc_loc loc;
-} access;
-
-typedef struct access_list {
-    access *v;
-    int n, cap;
-} access_list;
-
-static void add_access(access_list *l, tir_buffer *b, tir_expr *const *idx, tlc_loc loc) {
-    if (l->n == l->cap) {
-        int cap = l->cap ? l->cap * 2 : 8;
-        access *nv = realloc(l->v, sizeof(access) * (size_t)cap);
-        if (!nv) return;
-        l->v = nv;
-        l->cap = cap;
-    }
-    l->v[l->n++] = (access){b, idx, loc};
-}
-
-static void expr_accesses(const tir_expr *e, access_list *l) {
-    if (!e) return;
-    switch (e->kind) {
-    case TE_LOAD:
-        add_access(l, e->u.load.buf, e->u.load.idx, e->loc);
-        for (int d = 0; d < e->u.load.buf->rank; d++) expr_accesses(e->u.load.idx[d], l);
-        break;
-    case TE_BINARY: expr_accesses(e->u.bin.a, l); expr_accesses(e->u.bin.b, l); break;
-    case TE_UNARY: expr_accesses(e->u.un.a, l); break;
-    case TE_CAST: expr_accesses(e->u.cast.a, l); break;
-    case TE_SELECT:
-        expr_accesses(e->u.sel.cond, l);
-        expr_accesses(e->u.sel.a, l);
-        expr_accesses(e->u.sel.b, l);
-        break;
-    default: break;
-    }
-}
-
-static void stmt_accesses(const tir_stmt *s, access_list *l) {
-    if (!s) return;
-    switch (s->kind) {
-    case TS_SEQ:
-        for (int i = 0; i < s->u.seq.n; i++) stmt_accesses(s->u.seq.stmts[i], l);
-        break;
-    case TS_FOR:
-        for (int i = 0; i < s->u.for_.nvars; i++) {
-            expr_accesses(s->u.for_.start[i], l);
-            expr_accesses(s->u.for_.extent[i], l);
-        }
-        stmt_accesses(s->u.for_.body, l);
-        break;
-    case TS_IF:
-        expr_accesses(s->u.if_.cond, l);
-        stmt_accesses(s->u.if_.then, l);
-        stmt_accesses(s->u.if_.els, l);
-        break;
-    case TS_LET: case TS_ASSIGN: expr_accesses(s->u.let.value, l); break;
-    case TS_STORE:
-        add_access(l, s->u.store.buf, s->u.store.idx, s->loc);
-        for (int d = 0; d < s->u.store.buf->rank; d++) expr_accesses(s->u.store.idx[d], l);
-        expr_accesses(s->u.store.value, l);
-        break;
-    default: break;
-    }
-}
+/* A Parallel body holds no tile ops: its accesses (tir_access.h) are all
+ * element loads and stores. */
 
 /* Buffer dim d is indexed by loop dim map[d]; true when every index is a
  * distinct loop variable of `loop`, in increasing loop-dim order. */
@@ -117,18 +52,18 @@ static bool loop_shape(const tir_stmt *s, int64_t *shape) {
 
 const tlc_fragment *tlc_parallel_loop_fragment(tlc_arena *a, const tir_kernel *k, const tir_stmt *s,
                                                bool allow_default) {
-    access_list l = {0};
-    stmt_accesses(s->u.for_.body, &l);
+    tir_access_list l = {0};
+    tir_access_list_collect(s->u.for_.body, &l);
     const tlc_fragment *f = NULL;
     int min_bytes = 4;
     for (int i = 0; i < l.n; i++) {
-        access *x = &l.v[i];
+        const tir_access *x = &l.v[i];
         int eb = tir_dtype_bytes(x->buf->dtype);
         if (eb < min_bytes && x->buf->scope != TIR_SCOPE_VAR) min_bytes = eb;
         if (!f && x->buf->scope == TIR_SCOPE_FRAGMENT && x->buf->fragment && is_full(s, x->buf, x->idx))
             f = x->buf->fragment;
     }
-    free(l.v);
+    tir_access_list_free(&l);
     if (f || !allow_default) return f;
     int64_t shape[TLC_FRAG_MAX_RANK];
     if (!loop_shape(s, shape)) return NULL;
@@ -176,8 +111,8 @@ static bool access_compatible(const tlc_fragment *L, const tlc_fragment *B, cons
 bool tlc_parallel_infer(tlc_infer *st, const tir_stmt *s, bool free_pass) {
     if (s->u.for_.kind != TIR_FOR_PARALLEL) return false;
     const tlc_fragment *L = tlc_parallel_loop_fragment(st->a, st->k, s, false);
-    access_list l = {0};
-    stmt_accesses(s->u.for_.body, &l);
+    tir_access_list l = {0};
+    tir_access_list_collect(s->u.for_.body, &l);
     bool any_unknown = false;
     for (int i = 0; i < l.n; i++)
         if (l.v[i].buf->scope == TIR_SCOPE_FRAGMENT && !l.v[i].buf->fragment) any_unknown = true;
@@ -185,7 +120,7 @@ bool tlc_parallel_infer(tlc_infer *st, const tir_stmt *s, bool free_pass) {
     if (!L && free_pass && any_unknown) L = tlc_parallel_loop_fragment(st->a, st->k, s, true);
     if (L && any_unknown) {
         for (int i = 0; i < l.n && !st->failed; i++) {
-            access *x = &l.v[i];
+            const tir_access *x = &l.v[i];
             int map[TLC_FRAG_MAX_RANK];
             if (x->buf->scope != TIR_SCOPE_FRAGMENT || x->buf->fragment) continue;
             if (x->buf->rank > TLC_FRAG_MAX_RANK || !access_map(s, x->buf, x->idx, map)) continue;
@@ -199,7 +134,7 @@ bool tlc_parallel_infer(tlc_infer *st, const tir_stmt *s, bool free_pass) {
             proposed |= tlc_infer_propose(st, x->buf, f, free_pass ? TLC_STRENGTH_FREE : TLC_STRENGTH_COMMON, s);
         }
     }
-    free(l.v);
+    tir_access_list_free(&l);
     return proposed;
 }
 
@@ -213,11 +148,11 @@ bool tlc_parallel_check(tlc_infer *st, const tir_stmt *s) {
         st->failed = true;
         return false;
     }
-    access_list l = {0};
-    stmt_accesses(s->u.for_.body, &l);
+    tir_access_list l = {0};
+    tir_access_list_collect(s->u.for_.body, &l);
     bool ok = true;
     for (int i = 0; i < l.n && ok; i++) {
-        access *x = &l.v[i];
+        const tir_access *x = &l.v[i];
         if (x->buf->scope != TIR_SCOPE_FRAGMENT) continue;
         int map[TLC_FRAG_MAX_RANK];
         if (x->buf->rank > TLC_FRAG_MAX_RANK || !access_map(s, x->buf, x->idx, map)) {
@@ -233,7 +168,7 @@ bool tlc_parallel_check(tlc_infer *st, const tir_stmt *s) {
             ok = false;
         }
     }
-    free(l.v);
+    tir_access_list_free(&l);
     return ok;
 }
 

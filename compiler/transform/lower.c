@@ -5,6 +5,7 @@
  * tile ops that communicate through shared memory, and writes the launch
  * metadata (include/tlc/metadata.h format). */
 #include <string.h>
+#include "../ir/tir_access.h"
 #include "lower.h"
 
 /* ---------------- shared-memory effects and barriers ---------------- */
@@ -24,78 +25,15 @@ static effects effects_new(tlc_lower_ctx *lc) {
     return e;
 }
 
-static void mark(effects *e, const tir_buffer *b, bool write) {
-    if (!b || b->scope != TIR_SCOPE_SHARED) return;
-    if (write) e->w[b->id] = true;
-    else e->r[b->id] = true;
+static void mark_access(const tir_access *acc, void *ctx) {
+    effects *e = ctx;
+    if (acc->buf->scope != TIR_SCOPE_SHARED) return;
+    if (acc->mode & TIR_ACCESS_READ) e->r[acc->buf->id] = true;
+    if (acc->mode & TIR_ACCESS_WRITE) e->w[acc->buf->id] = true;
     e->any = true;
 }
 
-static void expr_effects(const tir_expr *x, effects *e) {
-    if (!x) return;
-    switch (x->kind) {
-    case TE_LOAD:
-        mark(e, x->u.load.buf, false);
-        for (int d = 0; d < x->u.load.buf->rank; d++) expr_effects(x->u.load.idx[d], e);
-        break;
-    case TE_BINARY: expr_effects(x->u.bin.a, e); expr_effects(x->u.bin.b, e); break;
-    case TE_UNARY: expr_effects(x->u.un.a, e); break;
-    case TE_CAST: expr_effects(x->u.cast.a, e); break;
-    case TE_SELECT: expr_effects(x->u.sel.cond, e); expr_effects(x->u.sel.a, e); expr_effects(x->u.sel.b, e); break;
-    default: break;
-    }
-}
-
-/* A tile op's region: the buffer, and loads in its start / extent. */
-static void region_effects(const tir_region *r, effects *e, bool read, bool write) {
-    if (!r->buf) return;
-    if (read) mark(e, r->buf, false);
-    if (write) mark(e, r->buf, true);
-    for (int d = 0; d < r->rank; d++) {
-        expr_effects(r->start[d], e);
-        expr_effects(r->extent[d], e);
-    }
-}
-
-static void stmt_effects(const tir_stmt *s, effects *e) {
-    if (!s) return;
-    switch (s->kind) {
-    case TS_SEQ:
-        for (int i = 0; i < s->u.seq.n; i++) stmt_effects(s->u.seq.stmts[i], e);
-        break;
-    case TS_FOR:
-        for (int i = 0; i < s->u.for_.nvars; i++) {
-            expr_effects(s->u.for_.start[i], e);
-            expr_effects(s->u.for_.extent[i], e);
-        }
-        stmt_effects(s->u.for_.body, e);
-        break;
-    case TS_IF:
-        expr_effects(s->u.if_.cond, e);
-        stmt_effects(s->u.if_.then, e);
-        stmt_effects(s->u.if_.els, e);
-        break;
-    case TS_LET: case TS_ASSIGN: expr_effects(s->u.let.value, e); break;
-    case TS_STORE:
-        mark(e, s->u.store.buf, true);
-        for (int d = 0; d < s->u.store.buf->rank; d++) expr_effects(s->u.store.idx[d], e);
-        expr_effects(s->u.store.value, e);
-        break;
-    case TS_COPY: region_effects(&s->u.copy.src, e, true, false); region_effects(&s->u.copy.dst, e, false, true); break;
-    case TS_FILL: region_effects(&s->u.fill.dst, e, false, true); expr_effects(s->u.fill.value, e); break;
-    case TS_GEMM: region_effects(&s->u.gemm.a, e, true, false); region_effects(&s->u.gemm.b, e, true, false); break;
-    case TS_REDUCE:
-        region_effects(&s->u.reduce.src, e, true, false);
-        region_effects(&s->u.reduce.dst, e, false, true);
-        break;
-    case TS_ATOMIC_ADD:
-        region_effects(&s->u.atomic.dst, e, true, true);
-        region_effects(&s->u.atomic.src, e, true, false);
-        expr_effects(s->u.atomic.value, e);
-        break;
-    default: break;
-    }
-}
+static void stmt_effects(const tir_stmt *s, effects *e) { tir_stmt_accesses(s, mark_access, e); }
 
 /* The effects of s without those of statement `skip` (reached through
  * sequences). */

@@ -10,6 +10,7 @@
  * A loop qualifies when its body starts with lets and such copies (the
  * lets are re-evaluated for the prefetched iteration). Anything else stays
  * a serial loop with single-buffered shared memory. */
+#include "../ir/tir_access.h"
 #include "lower.h"
 
 static int squeezed(const tir_region *r, int *dims) {
@@ -56,7 +57,23 @@ static bool tma_copy(const tir_stmt *s) {
     return true;
 }
 
-static bool written_elsewhere(const tir_stmt *s, const tir_buffer *b, const tir_stmt *except);
+typedef struct other_writes {
+    const tir_buffer *b;
+    const tir_stmt *except;
+    bool found;
+} other_writes;
+
+static void note_other_write(const tir_access *acc, void *ctx) {
+    other_writes *q = ctx;
+    if (acc->buf == q->b && acc->stmt != q->except && (acc->mode & TIR_ACCESS_WRITE)) q->found = true;
+}
+
+/* Something in s other than statement `except` writes b. */
+static bool written_elsewhere(const tir_stmt *s, const tir_buffer *b, const tir_stmt *except) {
+    other_writes q = {b, except, false};
+    tir_stmt_accesses(s, note_other_write, &q);
+    return q.found;
+}
 
 bool tlc_pipeline_loop_plan(const tir_kernel *k, tlc_arch arch, const tir_stmt *loop, tlc_pipe_plan *out) {
     *out = (tlc_pipe_plan){0};
@@ -81,24 +98,6 @@ bool tlc_pipeline_loop_plan(const tir_kernel *k, tlc_arch arch, const tir_stmt *
     }
     (void)k;
     return out->ncopies > 0;
-}
-
-static bool written_elsewhere(const tir_stmt *s, const tir_buffer *b, const tir_stmt *except) {
-    if (!s || s == except) return false;
-    switch (s->kind) {
-    case TS_SEQ:
-        for (int i = 0; i < s->u.seq.n; i++)
-            if (written_elsewhere(s->u.seq.stmts[i], b, except)) return true;
-        return false;
-    case TS_FOR: return written_elsewhere(s->u.for_.body, b, except);
-    case TS_IF: return written_elsewhere(s->u.if_.then, b, except) || written_elsewhere(s->u.if_.els, b, except);
-    case TS_STORE: return s->u.store.buf == b;
-    case TS_COPY: return s->u.copy.dst.buf == b;
-    case TS_FILL: return s->u.fill.dst.buf == b;
-    case TS_REDUCE: return s->u.reduce.dst.buf == b;
-    case TS_ATOMIC_ADD: return s->u.atomic.dst.buf == b;
-    default: return false;
-    }
 }
 
 static void visit(const tir_kernel *k, tlc_arch arch, const tir_stmt *s) {

@@ -35,6 +35,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include "../ir/tir_access.h"
 #include "lower.h"
 
 static int64_t align_up(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
@@ -91,84 +92,23 @@ static void add_use(walk *w, int pos, const tir_buffer *b, bool write) {
     w->uses[w->nuses++] = (use){pos, b->id, write};
 }
 
-static void expr_uses(walk *w, int pos, const tir_expr *e) {
-    if (!e) return;
-    switch (e->kind) {
-    case TE_LOAD:
-        add_use(w, pos, e->u.load.buf, false);
-        for (int d = 0; d < e->u.load.buf->rank; d++) expr_uses(w, pos, e->u.load.idx[d]);
-        break;
-    case TE_BINARY: expr_uses(w, pos, e->u.bin.a); expr_uses(w, pos, e->u.bin.b); break;
-    case TE_UNARY: expr_uses(w, pos, e->u.un.a); break;
-    case TE_CAST: expr_uses(w, pos, e->u.cast.a); break;
-    case TE_SELECT:
-        expr_uses(w, pos, e->u.sel.cond);
-        expr_uses(w, pos, e->u.sel.a);
-        expr_uses(w, pos, e->u.sel.b);
-        break;
-    default: break;
-    }
+typedef struct use_sink {
+    walk *w;
+    int pos;
+} use_sink;
+
+static void note_use(const tir_access *acc, void *ctx) {
+    use_sink *u = ctx;
+    if (acc->mode & TIR_ACCESS_READ) add_use(u->w, u->pos, acc->buf, false);
+    if (acc->mode & TIR_ACCESS_WRITE) add_use(u->w, u->pos, acc->buf, true);
 }
 
-static void region_uses(walk *w, int pos, const tir_region *r, bool read, bool write) {
-    if (!r->buf) return;
-    if (read) add_use(w, pos, r->buf, false);
-    if (write) add_use(w, pos, r->buf, true);
-    for (int d = 0; d < r->rank; d++) {
-        expr_uses(w, pos, r->start[d]);
-        expr_uses(w, pos, r->extent[d]);
-    }
-}
-
-/* Every access of `s` (and of whatever it contains) at position `pos`. */
-static void stmt_uses(walk *w, int pos, const tir_stmt *s) {
-    if (!s) return;
-    switch (s->kind) {
-    case TS_SEQ:
-        for (int i = 0; i < s->u.seq.n; i++) stmt_uses(w, pos, s->u.seq.stmts[i]);
-        break;
-    case TS_FOR:
-        for (int i = 0; i < s->u.for_.nvars; i++) {
-            expr_uses(w, pos, s->u.for_.start[i]);
-            expr_uses(w, pos, s->u.for_.extent[i]);
-        }
-        stmt_uses(w, pos, s->u.for_.body);
-        break;
-    case TS_IF:
-        expr_uses(w, pos, s->u.if_.cond);
-        stmt_uses(w, pos, s->u.if_.then);
-        stmt_uses(w, pos, s->u.if_.els);
-        break;
-    case TS_LET: case TS_ASSIGN: expr_uses(w, pos, s->u.let.value); break;
-    case TS_STORE:
-        add_use(w, pos, s->u.store.buf, true);
-        for (int d = 0; d < s->u.store.buf->rank; d++) expr_uses(w, pos, s->u.store.idx[d]);
-        expr_uses(w, pos, s->u.store.value);
-        break;
-    case TS_COPY:
-        region_uses(w, pos, &s->u.copy.src, true, false);
-        region_uses(w, pos, &s->u.copy.dst, false, true);
-        break;
-    case TS_FILL:
-        region_uses(w, pos, &s->u.fill.dst, false, true);
-        expr_uses(w, pos, s->u.fill.value);
-        break;
-    case TS_GEMM:
-        region_uses(w, pos, &s->u.gemm.a, true, false);
-        region_uses(w, pos, &s->u.gemm.b, true, false);
-        region_uses(w, pos, &s->u.gemm.c, true, true);
-        break;
-    case TS_REDUCE:
-        region_uses(w, pos, &s->u.reduce.src, true, false);
-        region_uses(w, pos, &s->u.reduce.dst, true, true);
-        break;
-    case TS_ATOMIC_ADD:
-        region_uses(w, pos, &s->u.atomic.dst, true, true);
-        region_uses(w, pos, &s->u.atomic.src, true, false);
-        expr_uses(w, pos, s->u.atomic.value);
-        break;
-    default: break;
-    }
+/* The accesses of s at position `pos`: all of them (`own` false) or a loop
+ * header's and an if's own (its bounds, its condition). */
+static void stmt_uses(walk *w, int pos, const tir_stmt *s, bool own) {
+    use_sink u = {w, pos};
+    if (own) tir_stmt_own_accesses(s, note_use, &u);
+    else tir_stmt_accesses(s, note_use, &u);
 }
 
 static bool is_pow2(int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
@@ -216,10 +156,7 @@ static void walk_stmt(walk *w, const tir_stmt *s, const tir_stmt *encl) {
         if (s->u.for_.kind == TIR_FOR_PARALLEL) break;
         {
             int p = new_pos(w, s, encl);
-            for (int i = 0; i < s->u.for_.nvars; i++) {
-                expr_uses(w, p, s->u.for_.start[i]);
-                expr_uses(w, p, s->u.for_.extent[i]);
-            }
+            stmt_uses(w, p, s, true);
             walk_stmt(w, s->u.for_.body, s);
             w->loops = grow(w->a, w->loops, w->nloops, &w->cap_loops, sizeof *w->loops);
             w->loops[w->nloops++] = (loop_span){s, p, w->npos - 1};
@@ -227,7 +164,7 @@ static void walk_stmt(walk *w, const tir_stmt *s, const tir_stmt *encl) {
         return;
     case TS_IF: {
         int p = new_pos(w, s, encl);
-        expr_uses(w, p, s->u.if_.cond);
+        stmt_uses(w, p, s, true);
         walk_stmt(w, s->u.if_.then, s);
         walk_stmt(w, s->u.if_.els, s);
         return;
@@ -236,7 +173,7 @@ static void walk_stmt(walk *w, const tir_stmt *s, const tir_stmt *encl) {
     default: break;
     }
     int p = new_pos(w, s, encl);
-    stmt_uses(w, p, s);
+    stmt_uses(w, p, s, false);
     int64_t sb = scratch_bytes(w->k, s);
     if (sb > 0) {
         w->scr = grow(w->a, w->scr, w->nscr, &w->cap_scr, sizeof *w->scr);

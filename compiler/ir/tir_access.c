@@ -1,0 +1,152 @@
+/* The access-region query (tir_access.h). */
+#include "tir_access.h"
+#include <stdio.h>
+#include <stdlib.h>
+
+typedef struct walker {
+    tir_access_fn fn;
+    void *ctx;
+} walker;
+
+static void expr_walk(const walker *w, const tir_expr *e, const tir_stmt *in) {
+    if (!e) return;
+    switch (e->kind) {
+    case TE_LOAD: {
+        tir_access acc = {e->u.load.buf, TIR_ACCESS_READ, NULL, e->u.load.idx, in, e->loc};
+        w->fn(&acc, w->ctx);
+        for (int d = 0; d < e->u.load.buf->rank; d++) expr_walk(w, e->u.load.idx[d], in);
+        break;
+    }
+    case TE_BINARY: expr_walk(w, e->u.bin.a, in); expr_walk(w, e->u.bin.b, in); break;
+    case TE_UNARY: expr_walk(w, e->u.un.a, in); break;
+    case TE_CAST: expr_walk(w, e->u.cast.a, in); break;
+    case TE_SELECT:
+        expr_walk(w, e->u.sel.cond, in);
+        expr_walk(w, e->u.sel.a, in);
+        expr_walk(w, e->u.sel.b, in);
+        break;
+    default: break;
+    }
+}
+
+static void region_walk(const walker *w, const tir_region *r, tir_access_mode mode, const tir_stmt *in) {
+    if (!r->buf) return;
+    tir_access acc = {r->buf, mode, r, NULL, in, r->loc};
+    w->fn(&acc, w->ctx);
+    for (int d = 0; d < r->rank; d++) {
+        expr_walk(w, r->start[d], in);
+        expr_walk(w, r->extent[d], in);
+    }
+}
+
+static void own_walk(const walker *w, const tir_stmt *s) {
+    switch (s->kind) {
+    case TS_FOR:
+        for (int i = 0; i < s->u.for_.nvars; i++) {
+            expr_walk(w, s->u.for_.start[i], s);
+            expr_walk(w, s->u.for_.extent[i], s);
+        }
+        break;
+    case TS_IF: expr_walk(w, s->u.if_.cond, s); break;
+    case TS_LET: case TS_ASSIGN: expr_walk(w, s->u.let.value, s); break;
+    case TS_STORE: {
+        tir_access acc = {s->u.store.buf, TIR_ACCESS_WRITE, NULL, s->u.store.idx, s, s->loc};
+        w->fn(&acc, w->ctx);
+        for (int d = 0; d < s->u.store.buf->rank; d++) expr_walk(w, s->u.store.idx[d], s);
+        expr_walk(w, s->u.store.value, s);
+        break;
+    }
+    case TS_COPY:
+        region_walk(w, &s->u.copy.src, TIR_ACCESS_READ, s);
+        region_walk(w, &s->u.copy.dst, TIR_ACCESS_WRITE, s);
+        break;
+    case TS_FILL:
+        region_walk(w, &s->u.fill.dst, TIR_ACCESS_WRITE, s);
+        expr_walk(w, s->u.fill.value, s);
+        break;
+    case TS_GEMM:
+        region_walk(w, &s->u.gemm.a, TIR_ACCESS_READ, s);
+        region_walk(w, &s->u.gemm.b, TIR_ACCESS_READ, s);
+        region_walk(w, &s->u.gemm.c, s->u.gemm.clear_accum ? TIR_ACCESS_WRITE : TIR_ACCESS_READ_WRITE, s);
+        break;
+    case TS_REDUCE:
+        region_walk(w, &s->u.reduce.src, TIR_ACCESS_READ, s);
+        region_walk(w, &s->u.reduce.dst, s->u.reduce.clear ? TIR_ACCESS_WRITE : TIR_ACCESS_READ_WRITE, s);
+        break;
+    case TS_ATOMIC_ADD:
+        region_walk(w, &s->u.atomic.dst, TIR_ACCESS_READ_WRITE, s);
+        region_walk(w, &s->u.atomic.src, TIR_ACCESS_READ, s);
+        expr_walk(w, s->u.atomic.value, s);
+        break;
+    case TS_SEQ: case TS_ALLOC: break;
+    }
+}
+
+static void deep_walk(const walker *w, const tir_stmt *s) {
+    if (!s) return;
+    own_walk(w, s);
+    switch (s->kind) {
+    case TS_SEQ:
+        for (int i = 0; i < s->u.seq.n; i++) deep_walk(w, s->u.seq.stmts[i]);
+        break;
+    case TS_FOR: deep_walk(w, s->u.for_.body); break;
+    case TS_IF:
+        deep_walk(w, s->u.if_.then);
+        deep_walk(w, s->u.if_.els);
+        break;
+    default: break;
+    }
+}
+
+void tir_stmt_accesses(const tir_stmt *s, tir_access_fn fn, void *ctx) {
+    walker w = {fn, ctx};
+    deep_walk(&w, s);
+}
+
+void tir_stmt_own_accesses(const tir_stmt *s, tir_access_fn fn, void *ctx) {
+    walker w = {fn, ctx};
+    if (s) own_walk(&w, s);
+}
+
+void tir_expr_accesses(const tir_expr *e, const tir_stmt *in, tir_access_fn fn, void *ctx) {
+    walker w = {fn, ctx};
+    expr_walk(&w, e, in);
+}
+
+static void append(const tir_access *acc, void *ctx) {
+    tir_access_list *l = ctx;
+    if (l->n == l->cap) {
+        int cap = l->cap ? l->cap * 2 : 8;
+        tir_access *nv = realloc(l->v, sizeof *nv * (size_t)cap);
+        if (!nv) {
+            fputs("tlc: fatal: out of memory\n", stderr);
+            abort();
+        }
+        l->v = nv;
+        l->cap = cap;
+    }
+    l->v[l->n++] = *acc;
+}
+
+void tir_access_list_collect(const tir_stmt *s, tir_access_list *out) { tir_stmt_accesses(s, append, out); }
+
+void tir_access_list_free(tir_access_list *l) {
+    free(l->v);
+    *l = (tir_access_list){0};
+}
+
+typedef struct writes_query {
+    const tir_buffer *b;
+    bool found;
+} writes_query;
+
+static void note_write(const tir_access *acc, void *ctx) {
+    writes_query *q = ctx;
+    if (acc->buf == q->b && (acc->mode & TIR_ACCESS_WRITE)) q->found = true;
+}
+
+bool tir_stmt_writes(const tir_stmt *s, const tir_buffer *b) {
+    writes_query q = {b, false};
+    tir_stmt_accesses(s, note_write, &q);
+    return q.found;
+}

@@ -1,0 +1,53 @@
+/* What a Tile IR statement reads and writes: the one answer every pass and
+ * the interpreter use (barrier placement, shared-memory liveness, pipeline
+ * planning, Parallel-loop layouts, which parameters a kernel writes).
+ *
+ * An access is one buffer touched by one statement, either a tile op's
+ * operand (a region) or one element (a load in an expression, an element
+ * store). Tile-op operands:
+ *   copy        src read, dst written
+ *   fill        dst written
+ *   gemm        A and B read; C written with clear_accum, else read and written
+ *   reduce      src read; dst written with clear, else read and written
+ *   atomic_add  dst read and written; src read
+ * Loads inside indices, region starts and extents, loop bounds, conditions
+ * and values are reads. Accesses come in program order: a region's buffer
+ * before the loads in its starts and extents, an element store before the
+ * loads in its indices and value, a loop's bounds before its body. */
+#ifndef TLC_TIR_ACCESS_H
+#define TLC_TIR_ACCESS_H
+#include "tir.h"
+
+typedef enum { TIR_ACCESS_READ = 1, TIR_ACCESS_WRITE = 2, TIR_ACCESS_READ_WRITE = 3 } tir_access_mode;
+
+typedef struct tir_access {
+    tir_buffer *buf;
+    tir_access_mode mode;
+    const tir_region *region; /* a tile op's operand; NULL for one element */
+    tir_expr *const *idx;     /* one element: buf->rank indices (none for var scope); NULL for a region */
+    const tir_stmt *stmt;     /* the innermost statement the access belongs to */
+    tlc_loc loc;
+} tir_access;
+
+typedef void (*tir_access_fn)(const tir_access *acc, void *ctx);
+
+/* Every access of s and of the statements inside it. */
+void tir_stmt_accesses(const tir_stmt *s, tir_access_fn fn, void *ctx);
+/* The accesses of s itself, not of the statements nested in it: a loop's
+ * bounds, an if's condition; for every other statement the same as
+ * tir_stmt_accesses (a sequence has none). */
+void tir_stmt_own_accesses(const tir_stmt *s, tir_access_fn fn, void *ctx);
+/* The loads in e (as reads of statement `in`). */
+void tir_expr_accesses(const tir_expr *e, const tir_stmt *in, tir_access_fn fn, void *ctx);
+
+/* Collected accesses (heap memory: tir_access_list_free). */
+typedef struct tir_access_list {
+    tir_access *v;
+    int n, cap;
+} tir_access_list;
+void tir_access_list_collect(const tir_stmt *s, tir_access_list *out); /* appends tir_stmt_accesses(s) */
+void tir_access_list_free(tir_access_list *l);
+
+/* Whether s (or anything in it) writes buffer b. */
+bool tir_stmt_writes(const tir_stmt *s, const tir_buffer *b);
+#endif
