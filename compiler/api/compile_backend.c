@@ -4,15 +4,10 @@
 #include <string.h>
 #include "../transform/lower.h"
 
-static bool layouts_done(const tir_module *m) {
-    for (int i = 0; i < m->nkernels; i++) {
-        const tir_kernel *k = m->kernels[i];
-        for (int b = 0; b < k->nbuffers; b++) {
-            const tir_buffer *buf = k->buffers[b];
-            if ((buf->scope == TIR_SCOPE_FRAGMENT && !buf->fragment) || (buf->scope == TIR_SCOPE_SHARED && !buf->layout))
-                return false;
-        }
-    }
+/* Layout inference and planning ran (planning is their last step). */
+static bool planned(const tir_module *m) {
+    for (int i = 0; i < m->nkernels; i++)
+        if (!m->kernels[i]->plan) return false;
     return true;
 }
 
@@ -24,9 +19,9 @@ static bool have_tir(tlc_compilation *c) {
 
 bool tlc_compile_layouts(tlc_compilation *c, tlc_strbuf *dump) {
     if (!have_tir(c)) return false;
-    if (!layouts_done(c->tir)) {
+    if (!planned(c->tir)) {
         if (!tlc_layout_infer(c->tir, &c->arena, &c->diag) || c->diag.errors) return false;
-        if (!tlc_pipeline_plan(c->tir, &c->arena, &c->diag) || c->diag.errors) return false;
+        if (!tlc_plan_module(c->tir, &c->arena, &c->diag) || c->diag.errors) return false;
     }
     if (dump) tlc_layout_print_module(dump, c->tir);
     return true;

@@ -61,6 +61,7 @@ typedef enum { TIR_LAYOUT_HINT_NONE, TIR_LAYOUT_HINT_SWIZZLED } tir_layout_hint;
 
 struct tlc_layout;   /* shared-memory layout (compiler/layout), set by layout inference */
 struct tlc_fragment; /* register fragment (compiler/layout), set by layout inference */
+struct tlc_kernel_plan; /* the kernel's plan (compiler/lowerkit/plan.h), set by planning */
 
 typedef struct tir_expr tir_expr;
 
@@ -276,6 +277,7 @@ typedef struct tir_kernel {
     tir_buffer **buffers; int nbuffers; /* every buffer: params first, then allocs in order */
     int nvars;                      /* ids of tir_var are < nvars */
     int64_t shared_bytes;           /* sum of shared buffers (before pipelining) */
+    struct tlc_kernel_plan *plan;   /* filled by planning; NULL after sema */
 } tir_kernel;
 
 typedef struct tir_module {

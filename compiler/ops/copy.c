@@ -294,10 +294,7 @@ static bool stmatrix_store(tlc_lower_ctx *lc, const tlc_fragment *I, const side 
     int64_t scratch_bytes = I->threads / 32 * 1024;
     if ((lc->smem_top + 127) / 128 * 128 + scratch_bytes > tlc_arch_max_shared_bytes(lc->arch)) return false;
     /* fresh bytes: the producer may refill the pipeline's stages meanwhile */
-    const tir_stmt *op = lc->scratch_op;
-    lc->scratch_op = NULL;
     int64_t off = tlc_scratch(lc, scratch_bytes);
-    lc->scratch_op = op;
     bool has_stmatrix = lc->arch == TLC_SM90 || lc->arch == TLC_SM90A;
     tlc_emit(lc, th_comment(a, tlc_arena_printf(a, "copy %s -> %s: %s through %lld bytes of shared scratch, "
                                                    "16-byte row chunks", src->b->name, dst->b->name,
@@ -432,6 +429,19 @@ static bool whole(const tir_region *r) {
     return true;
 }
 
+/* Shared scratch of a fragment -> fragment copy between different
+ * layouts: the whole tile, row-major (the conversion in tlc_lower_copy). */
+int64_t tlc_copy_scratch_bytes(const tir_kernel *k, const tir_stmt *s) {
+    (void)k;
+    const tir_buffer *src = s->u.copy.src.buf, *dst = s->u.copy.dst.buf;
+    if (src->scope != TIR_SCOPE_FRAGMENT || dst->scope != TIR_SCOPE_FRAGMENT || !src->fragment || !dst->fragment ||
+        tlc_fragment_equal(src->fragment, dst->fragment))
+        return 0;
+    int64_t n = tir_dtype_bytes(src->dtype);
+    for (int d = 0; d < src->fragment->rank; d++) n *= src->fragment->shape[d];
+    return n;
+}
+
 void tlc_lower_copy(tlc_lower_ctx *lc, const tir_stmt *s) {
     tlc_arena *a = lc->a;
     const tir_region *rs = &s->u.copy.src, *rd = &s->u.copy.dst;
@@ -466,7 +476,7 @@ void tlc_lower_copy(tlc_lower_ctx *lc, const tir_stmt *s) {
             tmp->shape[d] = tir_int(a, shape[d], s->loc);
         }
         tmp->layout = tlc_layout_row_major(a, S->rank, shape, tir_dtype_bytes(src->dtype));
-        tmp->layout->offset = tlc_scratch(lc, tmp->layout->bytes);
+        tmp->layout->offset = tlc_op_scratch(lc, s, tmp->layout->bytes);
         tlc_emit(lc, th_comment(a, tlc_arena_printf(a, "layout conversion %s -> %s through shared memory", src->name, dst->name)));
         for (int d = 0; d < S->rank; d++) idims[d] = d;
         tlc_emit(lc, th_barrier(a));

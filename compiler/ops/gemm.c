@@ -41,9 +41,8 @@ static bool wgmma_operand_ok(const tlc_layout *l, bool k_major, int mn_extent, i
     return mn_extent % atom == 0 && mn_step % atom == 0;
 }
 
-/* The plan a gemm statement gets (the same in inference and lowering). */
-static bool gemm_plan(tlc_arena *a, const tir_kernel *k, tlc_arch arch, const tir_stmt *s, tlc_gemm_plan *p,
-                      char *why, int whylen) {
+bool tlc_gemm_choose(tlc_arena *a, const tir_kernel *k, tlc_arch arch, const tir_stmt *s, tlc_gemm_plan *p,
+                     char *why, int whylen) {
     const tir_buffer *A = s->u.gemm.a.buf, *B = s->u.gemm.b.buf, *C = s->u.gemm.c.buf;
     if (!is_mma_dtype(A->dtype) || A->dtype != B->dtype || C->dtype != TIR_F32) {
         snprintf(why, (size_t)whylen, "the tensor cores take float16 or bfloat16 operands and a float32 accumulator "
@@ -100,7 +99,7 @@ bool tlc_gemm_infer(tlc_infer *st, const tir_stmt *s, bool free_pass) {
         }
     tlc_gemm_plan p;
     char why[256];
-    if (!gemm_plan(st->a, st->k, st->arch, s, &p, why, sizeof why)) {
+    if (!tlc_gemm_choose(st->a, st->k, st->arch, s, &p, why, sizeof why)) {
         tlc_error(st->diag, s->loc, "gemm cannot be mapped to the tensor cores: %s", why);
         st->failed = true;
         return false;
@@ -396,21 +395,14 @@ void tlc_wgmma_wait(tlc_lower_ctx *lc, const tir_buffer *C, int pending) {
     fence_acc(lc, C);
 }
 
-int tlc_gemm_wgmma_n(tlc_arena *a, const tir_kernel *k, tlc_arch arch, const tir_stmt *s) {
-    tlc_gemm_plan p;
-    char why[256];
-    if (s->kind != TS_GEMM || !gemm_plan(a, k, arch, s, &p, why, sizeof why) || p.inst != TLC_INST_WGMMA) return 0;
-    return p.inst_n;
-}
-
 void tlc_lower_gemm(tlc_lower_ctx *lc, const tir_stmt *s) {
     const tir_buffer *A = s->u.gemm.a.buf, *B = s->u.gemm.b.buf, *C = s->u.gemm.c.buf;
-    tlc_gemm_plan p;
-    char why[256];
-    if (!gemm_plan(lc->a, lc->k, lc->arch, s, &p, why, sizeof why)) {
-        tlc_error(lc->diag, s->loc, "gemm cannot be mapped to the tensor cores: %s", why);
+    const tlc_gemm_plan *planned = tlc_plan_gemm(lc->plan, s);
+    if (!planned) {
+        tlc_error(lc->diag, s->loc, "internal error: gemm has no plan");
         return;
     }
+    tlc_gemm_plan p = *planned;
     tlc_fragment *want = tlc_gemm_acc_fragment(lc->a, &p);
     if (!C->fragment || !tlc_fragment_equal(C->fragment, want) || (A->scope == TIR_SCOPE_SHARED && !A->layout) ||
         !B->layout) {

@@ -68,6 +68,24 @@ static th_expr *tree(const rctx *r, th_expr **v, int n) {
 
 static bool is_pow2(int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
 
+/* Shared scratch for the partials of thread digits that span warps (what
+ * tlc_lower_reduce exchanges through shared memory): one f32 word per thread
+ * and destination slot. */
+int64_t tlc_reduce_scratch_bytes(const tir_kernel *k, const tir_stmt *s) {
+    const tir_buffer *src = s->u.reduce.src.buf, *dst = s->u.reduce.dst.buf;
+    if (src->scope != TIR_SCOPE_FRAGMENT || dst->scope != TIR_SCOPE_FRAGMENT || !src->fragment || !dst->fragment)
+        return 0;
+    const tlc_fragment *F = src->fragment;
+    bool cross = false;
+    for (int i = 0; i < F->ndigits; i++) {
+        const tlc_digit *g = &F->digits[i];
+        if (g->target != TLC_DIGIT_THREAD || g->dim != s->u.reduce.dim) continue;
+        if (!is_pow2(g->tstride) || !is_pow2(g->extent) || g->tstride >= 32 || g->tstride * g->extent > 32)
+            cross = true;
+    }
+    return cross ? dst->fragment->slots * (int64_t)k->threads * 4 : 0;
+}
+
 void tlc_lower_reduce(tlc_lower_ctx *lc, const tir_stmt *s) {
     tlc_arena *a = lc->a;
     const tir_buffer *src = s->u.reduce.src.buf, *dst = s->u.reduce.dst.buf;
@@ -150,7 +168,7 @@ void tlc_lower_reduce(tlc_lower_ctx *lc, const tir_stmt *s) {
     }
     if (ncross) {
         int64_t T = lc->k->threads;
-        int64_t off = tlc_scratch(lc, nd * T * 4);
+        int64_t off = tlc_op_scratch(lc, s, nd * T * 4);
         th_expr *tid = th_read(a, lc->tid);
         tlc_emit(lc, th_barrier(a));
         for (int64_t ds = 0; ds < nd; ds++) {

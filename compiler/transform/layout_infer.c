@@ -12,6 +12,7 @@
  * propagate again. A conflict is reported at the op, or (fragment to
  * fragment copies) becomes a conversion through shared memory in lowering. */
 #include <string.h>
+#include "../ops/op_table.h"
 #include "lower.h"
 
 int tlc_vec_elems(tir_dtype t) {
@@ -83,15 +84,8 @@ static void collect_ops(const tir_stmt *s, tlc_ptrvec *ops) {
 }
 
 static bool op_rule(tlc_infer *st, const tir_stmt *s, bool free_pass) {
-    switch (s->kind) {
-    case TS_COPY: return tlc_copy_infer(st, s, free_pass);
-    case TS_FILL: return tlc_fill_infer(st, s, free_pass);
-    case TS_FOR: return tlc_parallel_infer(st, s, free_pass);
-    case TS_REDUCE: return tlc_reduce_infer(st, s, free_pass);
-    case TS_ATOMIC_ADD: return tlc_atomic_add_infer(st, s, free_pass);
-    case TS_GEMM: return tlc_gemm_infer(st, s, free_pass);
-    default: return false;
-    }
+    const tlc_op_desc *d = tlc_op_of(s);
+    return d && d->infer(st, s, free_pass);
 }
 
 static bool copy_touches_global(const tir_stmt *s) {
@@ -174,7 +168,6 @@ bool tlc_layout_infer(tir_module *m, tlc_arena *a, tlc_diag *diag) {
                 return false;
             }
         if (!infer_kernel(&st, k)) ok = false;
-        if (ok) tlc_shared_alloc(k);
     }
     return ok;
 }

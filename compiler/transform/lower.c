@@ -6,6 +6,7 @@
  * metadata (include/tlc/metadata.h format). */
 #include <string.h>
 #include "../ir/tir_access.h"
+#include "../ops/op_table.h"
 #include "lower.h"
 
 /* ---------------- shared-memory effects and barriers ---------------- */
@@ -181,7 +182,6 @@ static void lower_pipelined_for(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_
 }
 
 static void lower_serial_for(tlc_lower_ctx *lc, const tir_stmt *s, effects *pending) {
-    tlc_pipe_plan pp;
     if (!lc->in_parallel && tlc_ws_owns_loop(lc, s)) { /* warp_specialize.c */
         tlc_ws_lower_consumer_loop(lc, s);
         /* The loop's own shared memory (its stages) is ordered by the
@@ -194,8 +194,9 @@ static void lower_serial_for(tlc_lower_ctx *lc, const tir_stmt *s, effects *pend
         clear(lc, pending);
         return;
     }
-    if (!lc->in_parallel && tlc_pipeline_loop_plan(lc->k, lc->arch, s, &pp)) {
-        lower_pipelined_for(lc, s, &pp, pending);
+    const tlc_pipe_plan *pp = lc->in_parallel ? NULL : tlc_plan_pipe(lc->plan, s);
+    if (pp) {
+        lower_pipelined_for(lc, s, pp, pending);
         return;
     }
     const tir_var *v = s->u.for_.vars[0];
@@ -304,7 +305,7 @@ void tlc_lower_stmt(tlc_lower_ctx *lc, const tir_stmt *s) {
         break;
     case TS_FOR:
         if (s->u.for_.kind == TIR_FOR_PARALLEL) {
-            tlc_lower_parallel(lc, s);
+            tlc_op_of(s)->lower(lc, s);
         } else {
             effects none = effects_new(lc);
             lower_serial_for(lc, s, &none);
@@ -339,19 +340,7 @@ void tlc_lower_stmt(tlc_lower_ctx *lc, const tir_stmt *s) {
         tlc_lower_store(lc, s->u.store.buf, s->u.store.idx, val, s->loc);
         break;
     }
-    case TS_COPY:
-        lc->scratch_op = s;
-        tlc_lower_copy(lc, s);
-        lc->scratch_op = NULL;
-        break;
-    case TS_FILL: tlc_lower_fill(lc, s); break;
-    case TS_REDUCE:
-        lc->scratch_op = s;
-        tlc_lower_reduce(lc, s);
-        lc->scratch_op = NULL;
-        break;
-    case TS_ATOMIC_ADD: tlc_lower_atomic_add(lc, s); break;
-    case TS_GEMM: tlc_lower_gemm(lc, s); break;
+    case TS_COPY: case TS_FILL: case TS_REDUCE: case TS_ATOMIC_ADD: case TS_GEMM: tlc_op_of(s)->lower(lc, s); break;
     }
 }
 
@@ -496,7 +485,13 @@ static th_kernel *lower_kernel(const tir_module *m, int index, tlc_arena *a, tlc
     tk->threads = k->threads;
     tlc_lower_ctx lcs = {.a = a, .diag = diag, .k = k, .tk = tk, .arch = m->arch};
     tlc_lower_ctx *lc = &lcs;
-    lc->smem = tlc_shared_plan(k, a); /* before any effects are made: they are sized by it */
+    lc->plan = k->plan;
+    if (!lc->plan) {
+        tlc_error(diag, k->loc, "internal error: kernel '%s' was not planned", k->name);
+        return NULL;
+    }
+    lc->smem = &lc->plan->smem; /* before any effects are made: they are sized by it */
+    lc->smem_top = lc->plan->smem_bytes;
     lc->scratch_hit = -1;
     size_t nv = (size_t)k->nvars + 1, nb = (size_t)k->nbuffers + 1;
     lc->var_expr = TLC_NEW_ARRAY(a, th_expr *, nv);
@@ -574,12 +569,8 @@ static th_kernel *lower_kernel(const tir_module *m, int index, tlc_arena *a, tlc
             lc->regs[b->id] = th_new_var(a, tk, b->name, tlc_reg_type(b->dtype), (int)n);
         } else if (b->scope == TIR_SCOPE_VAR) {
             lc->regs[b->id] = th_new_var(a, tk, b->name, tlc_reg_type(b->dtype), 0);
-        } else if (b->scope == TIR_SCOPE_SHARED && b->layout) {
-            int64_t end = b->layout->offset + b->layout->bytes * (b->layout->stages > 1 ? b->layout->stages : 1);
-            if (end > lc->smem_top) lc->smem_top = end;
         }
     }
-    if (lc->smem->top > lc->smem_top) lc->smem_top = lc->smem->top; /* planned scratch */
 
     effects pending = effects_new(lc);
     if (tlc_ws_begin(lc)) { /* producer / consumer warpgroups (warp_specialize.c) */

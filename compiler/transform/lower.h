@@ -5,48 +5,30 @@
 #include "../ir/thread_ir.h"
 #include "../ir/tir.h"
 #include "../layout/fragment.h"
+#include "../lowerkit/plan.h"
 
 /* ---------------- passes ---------------- */
 /* Layout inference (layout_infer.c): sets buffer->fragment for every
  * fragment buffer and buffer->layout for every shared buffer. Errors (layout
  * conflicts) go to diag at the op's source line. */
 bool tlc_layout_infer(tir_module *m, tlc_arena *a, tlc_diag *diag);
-/* Pipeline planning (pipeline_plan.c): records num_stages of Pipelined
- * loops on the shared layouts they write. Today a Pipelined loop without
- * gemm is lowered as a serial loop (stages stay 1). */
-bool tlc_pipeline_plan(tir_module *m, tlc_arena *a, tlc_diag *diag);
-/* The plan of one Pipelined loop (pipeline_plan.c), the same in planning
- * and lowering: the copies global -> shared at the top of its body (after
- * at most some lets they use) that get one buffer per stage, and whether
- * they are TMA loads (sm_90 / sm_90a) or cp.async (sm_80 ..). */
-#define TLC_PIPE_MAX_COPIES 8
-typedef struct tlc_pipe_plan {
-    int stages;
-    int ncopies;
-    const tir_stmt *copies[TLC_PIPE_MAX_COPIES];
-    int nprefix; /* body statements up to the last pipelined copy (lets and those copies) */
-    bool tma;
-} tlc_pipe_plan;
-bool tlc_pipeline_loop_plan(const tir_kernel *k, tlc_arch arch, const tir_stmt *loop, tlc_pipe_plan *out);
-/* Shared-memory allocation (shared_alloc.c): offsets in dynamic shared
- * memory (1024-aligned for swizzled layouts, 128 otherwise). Returns the
- * bytes used by the kernel's shared buffers. */
-int64_t tlc_shared_alloc(tir_kernel *k);
-/* The same allocation as lowering needs it (shared_alloc.c): where the
- * scratch of tile ops goes (live only at its op), and per buffer id
- * (0..nbuffers-1) or scratch (nbuffers + i) the others whose bytes overlap
- * it, so that barriers are keyed by bytes, not by buffer. */
-typedef struct tlc_smem_scratch {
-    const tir_stmt *op;
-    int64_t offset, bytes;
-} tlc_smem_scratch;
-typedef struct tlc_smem_plan {
-    int nbuffers;
-    tlc_smem_scratch *scratch; int nscratch;
-    int64_t top;          /* end of the buffers and the planned scratch */
-    int **alias; int *nalias;
-} tlc_smem_plan;
-const tlc_smem_plan *tlc_shared_plan(const tir_kernel *k, tlc_arena *a);
+/* Planning (plan.c): decides, once per kernel, what tlc_kernel_plan
+ * (lowerkit/plan.h) records, and attaches it to the kernel (k->plan). Its
+ * steps, in order: */
+bool tlc_plan_module(tir_module *m, tlc_arena *a, tlc_diag *diag);
+/* pipeline_plan.c: the plan of every Pipelined loop; sets the stage count
+ * of the shared layouts its copies fill. */
+void tlc_plan_pipelines(tlc_kernel_plan *p, const tir_kernel *k, tlc_arena *a);
+/* warp_specialize.c: which loop (if any) is warp-specialized; then, once
+ * shared memory is placed (`top`: its end so far), occupancy, the register
+ * split and the mbarriers (placed at *top, which grows past them). */
+void tlc_plan_warp_specialization(tlc_kernel_plan *p, const tir_kernel *k);
+void tlc_plan_warp_specialization_shared(tlc_kernel_plan *p, const tir_kernel *k, int64_t *top);
+/* shared_alloc.c: offsets of the shared buffers (in their layouts) and of
+ * the tile ops' scratch, by liveness; p->smem. */
+void tlc_plan_shared_memory(tlc_kernel_plan *p, tir_kernel *k, tlc_arena *a);
+/* --emit=plan (plan_print.c). */
+void tlc_plan_print_module(tlc_strbuf *sb, const tir_module *m);
 /* --emit=layout (layout_print.c). */
 void tlc_layout_print_module(tlc_strbuf *sb, const tir_module *m);
 /* Lowering (lower.c): Tile IR with layouts -> Thread IR. */
@@ -128,10 +110,9 @@ typedef struct tlc_lower_ctx {
      * come from TMA maps (16-byte row strides), are written to the metadata
      * (`divisible` lines) and checked by the runtime at every launch. */
     int64_t *sym_multiple;
-    /* Added with shared-memory reuse (shared_alloc.c): */
-    const tlc_smem_plan *smem;
-    const tir_stmt *scratch_op; /* the tile op being lowered, whose scratch may be planned */
-    int scratch_hit;            /* the planned scratch it took (-1: none) */
+    const tlc_kernel_plan *plan; /* the kernel's plan (plan.c) */
+    const tlc_smem_plan *smem;   /* &plan->smem */
+    int scratch_hit;             /* the planned scratch the op being lowered took (-1: none) */
 } tlc_lower_ctx;
 
 /* Where a Parallel loop body is being emitted: one slot of its fragment. */
@@ -192,13 +173,12 @@ void tlc_frag_thread_index(tlc_lower_ctx *lc, const tlc_fragment *f, th_expr **o
 th_expr *tlc_frag_replica0(tlc_lower_ctx *lc, const tlc_fragment *f); /* "is replica 0"; NULL: no replicas */
 th_expr *tlc_frag_valid(tlc_lower_ctx *lc, const tlc_fragment *f, th_expr *const *thread_idx, int64_t slot);
 
-/* Shared scratch (reductions, layout conversions): byte offset. The
- * scratch planned for lc->scratch_op if there is one (its op must start
- * with a block barrier before writing it), else new bytes after the rest. */
+/* Shared scratch: byte offset of fresh bytes after everything else. */
 int64_t tlc_scratch(tlc_lower_ctx *lc, int64_t bytes);
-/* shared_alloc.c: the planned scratch of lc->scratch_op (sets
- * lc->scratch_hit), -1 if none fits. */
-int64_t tlc_shared_scratch_planned(tlc_lower_ctx *lc, int64_t bytes);
+/* The scratch planned for tile op `op` when it fits (the op must start with
+ * a block barrier before writing it; sets lc->scratch_hit), else fresh
+ * bytes. */
+int64_t tlc_op_scratch(tlc_lower_ctx *lc, const tir_stmt *op, int64_t bytes);
 
 /* Per-op lowering (compiler/ops/). */
 void tlc_lower_copy(tlc_lower_ctx *lc, const tir_stmt *s);
@@ -278,9 +258,14 @@ int tlc_ws_persistent_blocks(const tlc_lower_ctx *lc);
 /* lower.c: block indices of linear block `lin` of a gx x gy grid with the
  * kernel's use_swizzle remap (out[0] = x, out[1] = y). */
 void tlc_block_swizzle(tlc_lower_ctx *lc, th_expr *lin, th_expr *gx, th_expr *gy, th_expr **out);
-/* gemm.c: the N of the wgmma a gemm statement lowers to (sm_90a), 0 when
- * it does not lower to wgmma. */
-int tlc_gemm_wgmma_n(tlc_arena *a, const tir_kernel *k, tlc_arch arch, const tir_stmt *s);
+/* gemm.c: the instruction and warp split of a gemm statement (layout
+ * inference and planning ask it); false with the reason in `why`. */
+bool tlc_gemm_choose(tlc_arena *a, const tir_kernel *k, tlc_arch arch, const tir_stmt *s, tlc_gemm_plan *p,
+                     char *why, int whylen);
+/* Shared scratch bytes a tile op's lowering asks for (0: none), which
+ * planning places by liveness: reduce.c, copy.c. */
+int64_t tlc_reduce_scratch_bytes(const tir_kernel *k, const tir_stmt *s);
+int64_t tlc_copy_scratch_bytes(const tir_kernel *k, const tir_stmt *s);
 /* gemm.c: wgmma.wait_group `pending`, then C's registers fenced so that no
  * access to them moves above the wait. */
 void tlc_wgmma_wait(tlc_lower_ctx *lc, const tir_buffer *C, int pending);

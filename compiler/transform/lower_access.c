@@ -72,11 +72,16 @@ th_expr *tlc_let(tlc_lower_ctx *lc, const char *prefix, th_expr *e) {
 }
 
 int64_t tlc_scratch(tlc_lower_ctx *lc, int64_t bytes) {
-    int64_t planned = tlc_shared_scratch_planned(lc, bytes);
-    if (planned >= 0) return planned;
     int64_t off = (lc->smem_top + 127) / 128 * 128;
     lc->smem_top = off + bytes;
     return off;
+}
+
+int64_t tlc_op_scratch(tlc_lower_ctx *lc, const tir_stmt *op, int64_t bytes) {
+    const tlc_smem_scratch *p = tlc_plan_scratch(lc->plan, op);
+    if (!p || bytes > p->bytes || lc->scratch_hit >= 0) return tlc_scratch(lc, bytes);
+    lc->scratch_hit = (int)(p - lc->plan->smem.scratch);
+    return p->offset;
 }
 
 /* ---------------- fragments ---------------- */

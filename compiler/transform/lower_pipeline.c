@@ -43,9 +43,9 @@ static void collect(tlc_lower_ctx *lc, const tir_stmt *s, tlc_ptrvec *out) {
         for (int i = 0; i < s->u.seq.n; i++) collect(lc, s->u.seq.stmts[i], out);
         break;
     case TS_FOR: {
-        tlc_pipe_plan p;
-        if (tlc_pipeline_loop_plan(lc->k, lc->arch, s, &p) && p.tma)
-            for (int i = 0; i < p.ncopies; i++) tlc_ptrvec_push(out, (void *)p.copies[i]);
+        const tlc_pipe_plan *p = tlc_plan_pipe(lc->plan, s);
+        if (p && p->tma)
+            for (int i = 0; i < p->ncopies; i++) tlc_ptrvec_push(out, (void *)p->copies[i]);
         collect(lc, s->u.for_.body, out);
         break;
     }
@@ -150,7 +150,7 @@ static th_expr *mbar_addr(tlc_lower_ctx *lc, tlc_pipe_state *ps, th_expr *stage)
 void tlc_pipe_begin(tlc_lower_ctx *lc, tlc_pipe_state *ps) {
     const tlc_pipe_plan *pp = ps->plan;
     if (!pp->tma) return;
-    ps->mbar = tlc_scratch(lc, 8 * (int64_t)pp->stages);
+    ps->mbar = pp->mbar;
     tlc_ptrvec *saved = tlc_lower_begin(lc);
     for (int s = 0; s < pp->stages; s++) {
         th_expr *args[1] = {mbar_addr(lc, ps, tlc_i32(lc, s))};

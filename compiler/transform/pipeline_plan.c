@@ -75,8 +75,9 @@ static bool written_elsewhere(const tir_stmt *s, const tir_buffer *b, const tir_
     return q.found;
 }
 
-bool tlc_pipeline_loop_plan(const tir_kernel *k, tlc_arch arch, const tir_stmt *loop, tlc_pipe_plan *out) {
-    *out = (tlc_pipe_plan){0};
+/* The plan of one loop; false when it stays a serial loop. */
+static bool loop_plan(tlc_arch arch, const tir_stmt *loop, tlc_pipe_plan *out) {
+    *out = (tlc_pipe_plan){.loop = loop, .mbar = -1};
     if (loop->kind != TS_FOR || loop->u.for_.kind != TIR_FOR_PIPELINED || loop->u.for_.num_stages < 2) return false;
     if (loop->u.for_.nvars != 1 || loop->u.for_.step != 1) return false;
     const tir_stmt *body = loop->u.for_.body;
@@ -96,40 +97,40 @@ bool tlc_pipeline_loop_plan(const tir_kernel *k, tlc_arch arch, const tir_stmt *
         out->nprefix = i + 1;
         if (!tma_copy(s)) out->tma = false;
     }
-    (void)k;
     return out->ncopies > 0;
 }
 
-static void visit(const tir_kernel *k, tlc_arch arch, const tir_stmt *s) {
+static void visit(tlc_arena *a, tlc_ptrvec *found, tlc_arch arch, const tir_stmt *s) {
     if (!s) return;
     switch (s->kind) {
     case TS_SEQ:
-        for (int i = 0; i < s->u.seq.n; i++) visit(k, arch, s->u.seq.stmts[i]);
+        for (int i = 0; i < s->u.seq.n; i++) visit(a, found, arch, s->u.seq.stmts[i]);
         break;
     case TS_FOR: {
-        tlc_pipe_plan p;
-        if (tlc_pipeline_loop_plan(k, arch, s, &p))
-            for (int i = 0; i < p.ncopies; i++) {
-                tlc_layout *l = p.copies[i]->u.copy.dst.buf->layout;
-                if (l->stages < p.stages) l->stages = p.stages;
-            }
-        visit(k, arch, s->u.for_.body);
+        tlc_pipe_plan *pp = TLC_NEW(a, tlc_pipe_plan);
+        if (loop_plan(arch, s, pp)) tlc_ptrvec_push(found, pp);
+        visit(a, found, arch, s->u.for_.body);
         break;
     }
     case TS_IF:
-        visit(k, arch, s->u.if_.then);
-        visit(k, arch, s->u.if_.els);
+        visit(a, found, arch, s->u.if_.then);
+        visit(a, found, arch, s->u.if_.els);
         break;
     default: break;
     }
 }
 
-bool tlc_pipeline_plan(tir_module *m, tlc_arena *a, tlc_diag *diag) {
-    (void)a;
-    (void)diag;
-    for (int i = 0; i < m->nkernels; i++) {
-        visit(m->kernels[i], m->arch, m->kernels[i]->body);
-        tlc_shared_alloc(m->kernels[i]); /* stage copies change the offsets */
+void tlc_plan_pipelines(tlc_kernel_plan *p, const tir_kernel *k, tlc_arena *a) {
+    tlc_ptrvec found = {0};
+    visit(a, &found, p->arch, k->body);
+    p->npipes = found.len;
+    p->pipes = TLC_NEW_ARRAY(a, tlc_pipe_plan, (size_t)found.len + 1);
+    for (int i = 0; i < found.len; i++) {
+        p->pipes[i] = *(tlc_pipe_plan *)found.items[i];
+        for (int c = 0; c < p->pipes[i].ncopies; c++) {
+            tlc_layout *l = p->pipes[i].copies[c]->u.copy.dst.buf->layout;
+            if (l->stages < p->pipes[i].stages) l->stages = p->pipes[i].stages;
+        }
     }
-    return true;
+    tlc_ptrvec_free(&found);
 }

@@ -36,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "../ir/tir_access.h"
+#include "../ops/op_table.h"
 #include "lower.h"
 
 static int64_t align_up(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
@@ -111,40 +112,6 @@ static void stmt_uses(walk *w, int pos, const tir_stmt *s, bool own) {
     else tir_stmt_accesses(s, note_use, &u);
 }
 
-static bool is_pow2(int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
-
-/* Bytes of shared scratch the op's lowering asks for (0: none). Mirrors
- * ops/reduce.c (partials of thread digits that span warps: one f32 word per
- * thread and destination slot) and ops/copy.c (a fragment -> fragment copy
- * between different layouts: the whole tile, row-major). A request the plan
- * did not foresee, or a larger one, is still served (after everything). */
-static int64_t scratch_bytes(const tir_kernel *k, const tir_stmt *s) {
-    if (s->kind == TS_REDUCE) {
-        const tir_buffer *src = s->u.reduce.src.buf, *dst = s->u.reduce.dst.buf;
-        if (src->scope != TIR_SCOPE_FRAGMENT || dst->scope != TIR_SCOPE_FRAGMENT || !src->fragment || !dst->fragment)
-            return 0;
-        const tlc_fragment *F = src->fragment;
-        bool cross = false;
-        for (int i = 0; i < F->ndigits; i++) {
-            const tlc_digit *g = &F->digits[i];
-            if (g->target != TLC_DIGIT_THREAD || g->dim != s->u.reduce.dim) continue;
-            if (!is_pow2(g->tstride) || !is_pow2(g->extent) || g->tstride >= 32 || g->tstride * g->extent > 32)
-                cross = true;
-        }
-        return cross ? dst->fragment->slots * (int64_t)k->threads * 4 : 0;
-    }
-    if (s->kind == TS_COPY) {
-        const tir_buffer *src = s->u.copy.src.buf, *dst = s->u.copy.dst.buf;
-        if (src->scope != TIR_SCOPE_FRAGMENT || dst->scope != TIR_SCOPE_FRAGMENT || !src->fragment || !dst->fragment ||
-            tlc_fragment_equal(src->fragment, dst->fragment))
-            return 0;
-        int64_t n = tir_dtype_bytes(src->dtype);
-        for (int d = 0; d < src->fragment->rank; d++) n *= src->fragment->shape[d];
-        return n;
-    }
-    return 0;
-}
-
 /* Numbers the statements (see the file comment). */
 static void walk_stmt(walk *w, const tir_stmt *s, const tir_stmt *encl) {
     if (!s) return;
@@ -174,7 +141,7 @@ static void walk_stmt(walk *w, const tir_stmt *s, const tir_stmt *encl) {
     }
     int p = new_pos(w, s, encl);
     stmt_uses(w, p, s, false);
-    int64_t sb = scratch_bytes(w->k, s);
+    int64_t sb = tlc_op_scratch_bytes(w->k, s);
     if (sb > 0) {
         w->scr = grow(w->a, w->scr, w->nscr, &w->cap_scr, sizeof *w->scr);
         w->scr[w->nscr++] = (scratch_req){s, p, sb};
@@ -202,32 +169,12 @@ static bool kills(const walk *w, const loop_span *L, int id, int pos) {
     return true;
 }
 
-/* A Pipelined loop's stage buffers (arch-independent: only TMA-ness
- * depends on the arch). */
-static bool stage_buffer(const tir_kernel *k, const tir_stmt *loop, int id) {
-    tlc_pipe_plan pp;
-    if (!tlc_pipeline_loop_plan(k, TLC_SM80, loop, &pp)) return false;
-    for (int i = 0; i < pp.ncopies; i++)
-        if (pp.copies[i]->u.copy.dst.buf->id == id) return true;
+/* A Pipelined loop's stage buffers. */
+static bool stage_buffer(const tlc_kernel_plan *plan, const tir_stmt *loop, int id) {
+    const tlc_pipe_plan *pp = tlc_plan_pipe(plan, loop);
+    for (int i = 0; pp && i < pp->ncopies; i++)
+        if (pp->copies[i]->u.copy.dst.buf->id == id) return true;
     return false;
-}
-
-/* A top-level Pipelined loop whose body is its loads and gemms only: what
- * warp specialization may take over (see the file comment). */
-static bool may_warp_specialize(const tir_kernel *k, const tir_stmt *s) {
-    if (!s) return false;
-    if (s->kind == TS_SEQ) {
-        for (int i = 0; i < s->u.seq.n; i++)
-            if (may_warp_specialize(k, s->u.seq.stmts[i])) return true;
-        return false;
-    }
-    tlc_pipe_plan pp;
-    if (s->kind != TS_FOR || !tlc_pipeline_loop_plan(k, TLC_SM80, s, &pp)) return false;
-    const tir_stmt *body = s->u.for_.body;
-    if (body->kind != TS_SEQ) return true;
-    for (int i = pp.nprefix; i < body->u.seq.n; i++)
-        if (body->u.seq.stmts[i]->kind != TS_GEMM) return false;
-    return true;
 }
 
 typedef struct obj {
@@ -271,11 +218,12 @@ static int64_t place(tlc_arena *a, obj *o, int n) {
 static int64_t buffer_bytes(const tlc_layout *l) { return l->bytes * (l->stages > 1 ? l->stages : 1); }
 
 /* The plan without aliasing lists; buffer offsets in offs[id] (-1: not shared). */
-static tlc_smem_plan *plan_offsets(const tir_kernel *k, tlc_arena *a, int64_t *offs) {
+static void plan_offsets(const tlc_kernel_plan *plan, const tir_kernel *k, tlc_arena *a, int64_t *offs,
+                         tlc_smem_plan *p) {
     walk w = {.a = a, .k = k};
     walk_stmt(&w, k->body, NULL);
     int nb = k->nbuffers, whole_last = w.npos > 0 ? w.npos - 1 : 0;
-    bool no_reuse = may_warp_specialize(k, k->body);
+    bool no_reuse = plan->ws.loop != NULL;
     obj *o = TLC_NEW_ARRAY(a, obj, (size_t)(nb + w.nscr) + 1);
     for (int i = 0; i < nb; i++) {
         o[i].first = INT_MAX;
@@ -308,7 +256,7 @@ static tlc_smem_plan *plan_offsets(const tir_kernel *k, tlc_arena *a, int64_t *o
                 }
             }
             if (first_in == INT_MAX) continue;
-            if (stage_buffer(k, L->s, i)) {
+            if (stage_buffer(plan, L->s, i)) {
                 o[i].first = 0;
                 if (L->end > o[i].last) o[i].last = L->end;
                 continue;
@@ -323,7 +271,6 @@ static tlc_smem_plan *plan_offsets(const tir_kernel *k, tlc_arena *a, int64_t *o
             o[i].first = 0;
             o[i].last = whole_last;
         }
-    tlc_smem_plan *p = TLC_NEW(a, tlc_smem_plan);
     p->nbuffers = nb;
     p->nscratch = w.nscr;
     p->scratch = TLC_NEW_ARRAY(a, tlc_smem_scratch, (size_t)w.nscr + 1);
@@ -342,29 +289,15 @@ static tlc_smem_plan *plan_offsets(const tir_kernel *k, tlc_arena *a, int64_t *o
         if (o[i].bytes) offs[i] = o[i].offset;
     for (int s = 0; s < w.nscr; s++)
         p->scratch[s] = (tlc_smem_scratch){w.scr[s].op, o[nb + s].offset, o[nb + s].bytes};
-    return p;
 }
 
-int64_t tlc_shared_alloc(tir_kernel *k) {
-    tlc_arena a;
-    tlc_arena_init(&a);
-    int64_t *offs = TLC_NEW_ARRAY(&a, int64_t, (size_t)k->nbuffers + 1);
-    tlc_smem_plan *p = plan_offsets(k, &a, offs);
-    for (int i = 0; i < k->nbuffers; i++)
-        if (offs[i] >= 0) k->buffers[i]->layout->offset = offs[i];
-    int64_t top = p->top;
-    tlc_arena_free(&a);
-    return top;
-}
-
-const tlc_smem_plan *tlc_shared_plan(const tir_kernel *k, tlc_arena *a) {
+void tlc_plan_shared_memory(tlc_kernel_plan *plan, tir_kernel *k, tlc_arena *a) {
     int nb = k->nbuffers;
     int64_t *offs = TLC_NEW_ARRAY(a, int64_t, (size_t)nb + 1);
-    tlc_smem_plan *p = plan_offsets(k, a, offs);
-    /* The offsets lowering uses are the layouts'; a plan that disagrees with
-     * them (layouts set by hand, no allocation run) keeps no scratch. */
+    tlc_smem_plan *p = &plan->smem;
+    plan_offsets(plan, k, a, offs, p);
     for (int i = 0; i < nb; i++)
-        if (offs[i] >= 0 && offs[i] != k->buffers[i]->layout->offset) p->nscratch = 0;
+        if (offs[i] >= 0) k->buffers[i]->layout->offset = offs[i];
     int n = nb + p->nscratch;
     int64_t *lo = TLC_NEW_ARRAY(a, int64_t, (size_t)n + 1), *hi = TLC_NEW_ARRAY(a, int64_t, (size_t)n + 1);
     for (int i = 0; i < n; i++) {
@@ -392,17 +325,4 @@ const tlc_smem_plan *tlc_shared_plan(const tir_kernel *k, tlc_arena *a) {
     p->top = 0;
     for (int i = 0; i < n; i++)
         if (hi[i] > p->top) p->top = hi[i];
-    return p;
-}
-
-int64_t tlc_shared_scratch_planned(tlc_lower_ctx *lc, int64_t bytes) {
-    const tlc_smem_plan *p = lc->smem;
-    if (!p || !lc->scratch_op || lc->scratch_hit >= 0) return -1;
-    for (int i = 0; i < p->nscratch; i++)
-        if (p->scratch[i].op == lc->scratch_op) {
-            if (bytes > p->scratch[i].bytes) return -1;
-            lc->scratch_hit = i;
-            return p->scratch[i].offset;
-        }
-    return -1;
 }

@@ -42,19 +42,15 @@
 #include <string.h>
 #include "lower.h"
 
+/* Lowering state of a warp-specialized kernel; the decision is the plan's. */
 struct tlc_ws_plan {
-    const tir_stmt *loop;
-    tlc_pipe_plan pipe;
-    int consumers; /* consumer threads: the user's block */
-    int blocks_per_sm;
-    int dec, inc;  /* setmaxnreg counts */
-    int64_t full, empty; /* byte offsets of the stages' mbarriers */
-    bool persistent;
+    const tlc_ws_decision *d;
     th_var *blk[3];      /* block indices, assigned per tile (persistent) */
     th_expr *grid[3], *ntiles; /* the logical grid */
     th_var *base;        /* consumers: pipeline iterations of earlier tiles */
 };
 
+/* ---------------- the decision (planning) ---------------- */
 /* Vars the producer may use: defined before the body runs, or the loop's own. */
 static bool producer_expr(const tir_expr *e, const tir_var *loopvar, const tlc_pipe_plan *pp, const tir_stmt *loop) {
     if (!e) return true;
@@ -88,9 +84,10 @@ static bool is_stage_buffer(const tlc_pipe_plan *pp, const tir_buffer *b) {
     return false;
 }
 
-/* The loop qualifies (see the file comment). */
-static bool loop_qualifies(tlc_lower_ctx *lc, const tir_stmt *s, tlc_pipe_plan *pp, int *max_n) {
-    if (!tlc_pipeline_loop_plan(lc->k, lc->arch, s, pp) || !pp->tma) return false;
+/* The loop qualifies (see the file comment); *max_n: its widest wgmma. */
+static bool loop_qualifies(const tlc_kernel_plan *p, const tir_stmt *s, const tlc_pipe_plan **pipe, int *max_n) {
+    const tlc_pipe_plan *pp = tlc_plan_pipe(p, s);
+    if (!pp || !pp->tma) return false;
     const tir_var *v = s->u.for_.vars[0];
     if (!producer_expr(s->u.for_.extent[0], NULL, pp, s)) return false;
     const tir_stmt *body = s->u.for_.body;
@@ -110,62 +107,81 @@ static bool loop_qualifies(tlc_lower_ctx *lc, const tir_stmt *s, tlc_pipe_plan *
     *max_n = 0;
     for (int i = pp->nprefix; i < n; i++) {
         const tir_stmt *x = items[i];
-        int wn = tlc_gemm_wgmma_n(lc->a, lc->k, lc->arch, x);
-        if (!wn) return false;
+        const tlc_gemm_plan *g = x->kind == TS_GEMM ? tlc_plan_gemm(p, x) : NULL;
+        if (!g || g->inst != TLC_INST_WGMMA) return false;
         if (!is_stage_buffer(pp, x->u.gemm.a.buf) || !is_stage_buffer(pp, x->u.gemm.b.buf)) return false;
-        if (wn > *max_n) *max_n = wn;
+        if (g->inst_n > *max_n) *max_n = g->inst_n;
         gemms++;
     }
+    *pipe = pp;
     return gemms > 0;
 }
 
 /* The first qualifying Pipelined loop reached through sequences only. */
-static const tir_stmt *find_loop(tlc_lower_ctx *lc, const tir_stmt *s, tlc_pipe_plan *pp, int *max_n) {
+static const tir_stmt *find_loop(const tlc_kernel_plan *p, const tir_stmt *s, const tlc_pipe_plan **pipe,
+                                 int *max_n) {
     if (!s) return NULL;
     if (s->kind == TS_SEQ) {
         for (int i = 0; i < s->u.seq.n; i++) {
-            const tir_stmt *r = find_loop(lc, s->u.seq.stmts[i], pp, max_n);
+            const tir_stmt *r = find_loop(p, s->u.seq.stmts[i], pipe, max_n);
             if (r) return r;
         }
         return NULL;
     }
-    if (s->kind == TS_FOR && s->u.for_.kind == TIR_FOR_PIPELINED && loop_qualifies(lc, s, pp, max_n)) return s;
+    if (s->kind == TS_FOR && s->u.for_.kind == TIR_FOR_PIPELINED && loop_qualifies(p, s, pipe, max_n)) return s;
     return NULL;
 }
 
-bool tlc_ws_begin(tlc_lower_ctx *lc) {
-    lc->ws = NULL;
-    const tir_kernel *k = lc->k;
-    if (lc->arch != TLC_SM90A || k->threads % 128 || k->threads < 128 || k->threads > 384) return false;
-    tlc_ws_plan *w = TLC_NEW(lc->a, tlc_ws_plan);
-    int max_n = 0;
-    w->loop = find_loop(lc, k->body, &w->pipe, &max_n);
-    if (!w->loop) return false;
-    w->consumers = k->threads;
-    int total = k->threads + 128;
+void tlc_plan_warp_specialization(tlc_kernel_plan *p, const tir_kernel *k) {
+    p->ws = (tlc_ws_decision){0};
+    if (p->arch != TLC_SM90A || k->threads % 128 || k->threads < 128 || k->threads > 384) return;
+    tlc_ws_decision w = {.consumer_threads = k->threads, .producer_threads = 128};
+    w.loop = find_loop(p, k->body, &w.pipe, &w.max_wgmma_n);
+    if (!w.loop) return;
     /* ptxas holds the whole kernel to the register cap at entry (64K over
      * the block's threads and blocks per SM); a wgmma m64nN needs about
      * N / 2 + 32 of them. Without room, no specialization (the plain
      * pipeline has fewer threads, so a higher cap). */
-    int need = max_n / 2 + 32;
-    if (65536 / total < need) return false;
+    int total = w.consumer_threads + w.producer_threads;
+    if (65536 / total < w.max_wgmma_n / 2 + 32) return;
+    p->ws = w;
+}
+
+static int64_t align128(int64_t x) { return (x + 127) / 128 * 128; }
+
+void tlc_plan_warp_specialization_shared(tlc_kernel_plan *p, const tir_kernel *k, int64_t *top) {
+    tlc_ws_decision *w = &p->ws;
+    if (!w->loop) return;
+    int total = w->consumer_threads + w->producer_threads, need = w->max_wgmma_n / 2 + 32;
+    int S = w->pipe->stages;
     /* blocks per SM that the shared memory allows (1 KiB per block is the
      * hardware's reserve), at most 2 */
-    int64_t smem = lc->smem_top + 16 * (int64_t)w->pipe.stages + 1024 + 128;
+    int64_t smem = *top + 16 * (int64_t)S + 1024 + 128;
     w->blocks_per_sm = smem * 2 <= 228 * 1024 && total * 2 <= 1024 && 65536 / (2 * total) >= need ? 2 : 1;
     int regs = 65536 / w->blocks_per_sm;
-    w->dec = k->threads == 384 ? 24 : 40;
-    int inc = (regs - 128 * w->dec) / k->threads / 8 * 8;
-    w->inc = inc > 240 ? 240 : inc;
-    w->full = tlc_scratch(lc, 8 * (int64_t)w->pipe.stages);
-    w->empty = tlc_scratch(lc, 8 * (int64_t)w->pipe.stages);
-    lc->tk->threads = total;
-    lc->tk->min_blocks_per_sm = w->blocks_per_sm;
+    w->reg_dec = k->threads == 384 ? 24 : 40;
+    int inc = (regs - 128 * w->reg_dec) / k->threads / 8 * 8;
+    w->reg_inc = inc > 240 ? 240 : inc;
+    w->full = align128(*top);
+    w->empty = align128(w->full + 8 * (int64_t)S);
+    *top = w->empty + 8 * (int64_t)S;
+    w->persistent = k->grid_rank >= 1;
+}
+
+/* ---------------- lowering ---------------- */
+bool tlc_ws_begin(tlc_lower_ctx *lc) {
+    lc->ws = NULL;
+    const tir_kernel *k = lc->k;
+    const tlc_ws_decision *d = &lc->plan->ws;
+    if (!d->loop) return false;
+    tlc_ws_plan *w = TLC_NEW(lc->a, tlc_ws_plan);
+    w->d = d;
+    lc->tk->threads = d->consumer_threads + d->producer_threads;
+    lc->tk->min_blocks_per_sm = d->blocks_per_sm;
     lc->ws = w;
     /* persistent tiles: the logical grid (evaluated once, before the role
      * split) and block indices that each tile assigns */
-    w->persistent = k->grid_rank >= 1;
-    if (w->persistent) {
+    if (d->persistent) {
         th_expr *n = tlc_i32(lc, 1);
         for (int i = 0; i < 3; i++) {
             w->grid[i] = i < k->grid_rank ? tlc_let(lc, "gdim", tlc_coerce(lc, tlc_lower_expr(lc, k->grid[i]), th_scalar(TH_I32)))
@@ -182,7 +198,7 @@ bool tlc_ws_begin(tlc_lower_ctx *lc) {
     return true;
 }
 
-int tlc_ws_persistent_blocks(const tlc_lower_ctx *lc) { return lc->ws && lc->ws->persistent ? lc->ws->blocks_per_sm : 0; }
+int tlc_ws_persistent_blocks(const tlc_lower_ctx *lc) { return lc->ws && lc->ws->d->persistent ? lc->ws->d->blocks_per_sm : 0; }
 
 /* Persistent tile loop: `for j: t = ctaid.x + j * nctaid.x; block indices
  * of t; body`. Begin returns the saved emission list; end wraps the body. */
@@ -219,7 +235,7 @@ static void tile_loop_end(tlc_lower_ctx *lc, tlc_ptrvec *saved, th_var *jv) {
     tlc_emit(lc, th_for(a, jv, tlc_i32(lc, 0), count, 1, false, body));
 }
 
-bool tlc_ws_owns_loop(const tlc_lower_ctx *lc, const tir_stmt *loop) { return lc->ws && lc->ws->loop == loop; }
+bool tlc_ws_owns_loop(const tlc_lower_ctx *lc, const tir_stmt *loop) { return lc->ws && lc->ws->d->loop == loop; }
 
 static void asm0(tlc_lower_ctx *lc, const char *text, const char *cons, th_expr **args, int nargs) {
     tlc_emit(lc, th_asm(lc->a, text, cons, args, nargs, NULL, 0, true));
@@ -245,7 +261,7 @@ static th_var *loop_var_slot(tlc_lower_ctx *lc, const tir_var *v) {
 void tlc_ws_lower_consumer_loop(tlc_lower_ctx *lc, const tir_stmt *s) {
     tlc_arena *a = lc->a;
     const tlc_ws_plan *w = lc->ws;
-    const tlc_pipe_plan *pp = &w->pipe;
+    const tlc_pipe_plan *pp = w->d->pipe;
     int S = pp->stages;
     const tir_var *v = s->u.for_.vars[0];
     th_var *tv = loop_var_slot(lc, v);
@@ -253,7 +269,7 @@ void tlc_ws_lower_consumer_loop(tlc_lower_ctx *lc, const tir_stmt *s) {
                                                    "pipeline: %d stages filled by TMA from the producer warpgroup",
                                                 v->name, S)));
     th_expr *n = tlc_let(lc, "pn", tlc_coerce(lc, tlc_lower_expr(lc, s->u.for_.extent[0]), th_scalar(TH_I32)));
-    th_expr *base = w->persistent ? tlc_let(lc, "base", th_read(a, w->base)) : NULL;
+    th_expr *base = w->d->persistent ? tlc_let(lc, "base", th_read(a, w->base)) : NULL;
     /* one arrival per warp on `empty`: wgmma.wait_group is warp-aligned, so
      * when lane 0 passes it the whole warp's wgmmas have retired */
     th_expr *lane = th_bin(a, THB_UREM, th_read(a, lc->tid), tlc_i32(lc, 32));
@@ -262,7 +278,7 @@ void tlc_ws_lower_consumer_loop(tlc_lower_ctx *lc, const tir_stmt *s) {
     th_expr *ko = th_read(a, tv);
     th_expr *g = base ? tlc_let(lc, "git", th_bin(a, THB_ADD, base, ko)) : ko; /* iteration over all tiles */
     th_expr *stage = tlc_let(lc, "stage", th_bin(a, THB_UREM, g, tlc_i32(lc, S)));
-    wait_parity(lc, bar_addr(lc, w->full, stage), th_bin(a, THB_AND, th_bin(a, THB_UDIV, g, tlc_i32(lc, S)), tlc_i32(lc, 1)));
+    wait_parity(lc, bar_addr(lc, w->d->full, stage), th_bin(a, THB_AND, th_bin(a, THB_UDIV, g, tlc_i32(lc, S)), tlc_i32(lc, 1)));
     tlc_pipe_set_stage(lc, pp, stage);
     const tir_stmt *body = s->u.for_.body;
     tir_stmt *const *items = body->kind == TS_SEQ ? body->u.seq.stmts : (tir_stmt *const *)&s->u.for_.body;
@@ -274,7 +290,7 @@ void tlc_ws_lower_consumer_loop(tlc_lower_ctx *lc, const tir_stmt *s) {
     /* the previous iteration's wgmmas have retired: its stage may be refilled */
     tlc_ptrvec *rel = tlc_lower_begin(lc);
     th_expr *prev = th_bin(a, THB_UREM, th_bin(a, THB_ADD, g, tlc_i32(lc, S - 1)), tlc_i32(lc, S));
-    th_expr *args[1] = {bar_addr(lc, w->empty, prev)};
+    th_expr *args[1] = {bar_addr(lc, w->d->empty, prev)};
     asm0(lc, "mbarrier.arrive.shared::cta.b64 _, [$0];", "r", args, 1);
     th_stmt *release = tlc_lower_end(lc, rel);
     tlc_emit(lc, th_if(a, tlc_and(lc, th_cmp(a, THC_GT, ko, tlc_i32(lc, 0)), lane0), release, NULL));
@@ -284,7 +300,7 @@ void tlc_ws_lower_consumer_loop(tlc_lower_ctx *lc, const tir_stmt *s) {
     if (base) {
         /* the tile's last stage is free now; the next tile goes on from here */
         th_expr *last = th_bin(a, THB_UREM, th_bin(a, THB_ADD, base, th_bin(a, THB_SUB, n, tlc_i32(lc, 1))), tlc_i32(lc, S));
-        th_expr *args2[1] = {bar_addr(lc, w->empty, last)};
+        th_expr *args2[1] = {bar_addr(lc, w->d->empty, last)};
         tlc_ptrvec *fin = tlc_lower_begin(lc);
         asm0(lc, "mbarrier.arrive.shared::cta.b64 _, [$0];", "r", args2, 1);
         th_stmt *fr = tlc_lower_end(lc, fin);
@@ -318,20 +334,20 @@ static void retarget_barriers(th_stmt *s, int nthreads) {
 static th_stmt *producer(tlc_lower_ctx *lc) {
     tlc_arena *a = lc->a;
     const tlc_ws_plan *w = lc->ws;
-    const tlc_pipe_plan *pp = &w->pipe;
+    const tlc_pipe_plan *pp = w->d->pipe;
     int S = pp->stages;
-    const tir_stmt *s = w->loop;
+    const tir_stmt *s = w->d->loop;
     tlc_ptrvec *saved = tlc_lower_begin(lc);
-    asm0(lc, tlc_arena_printf(a, "setmaxnreg.dec.sync.aligned.u32 %d;", w->dec), "", NULL, 0);
+    asm0(lc, tlc_arena_printf(a, "setmaxnreg.dec.sync.aligned.u32 %d;", w->d->reg_dec), "", NULL, 0);
     tlc_ptrvec *one = tlc_lower_begin(lc);
     th_var *pbase = NULL, *jv = NULL;
     tlc_ptrvec *tiles = NULL;
-    if (w->persistent) {
+    if (w->d->persistent) {
         pbase = tlc_temp(lc, "pbase", th_scalar(TH_I32), 0);
         tlc_emit(lc, th_assign(a, pbase, NULL, tlc_i32(lc, 0)));
         tiles = tile_loop_begin(lc, &jv);
     }
-    tlc_pipe_state ps = {.plan = pp, .loop = s, .mbar = w->full, .in_issuer = true};
+    tlc_pipe_state ps = {.plan = pp, .loop = s, .mbar = w->d->full, .in_issuer = true};
     ps.n = tlc_let(lc, "pn", tlc_coerce(lc, tlc_lower_expr(lc, s->u.for_.extent[0]), th_scalar(TH_I32)));
     th_expr *b0 = pbase ? tlc_let(lc, "pb0", th_read(a, pbase)) : NULL;
     th_var *it = tlc_temp(lc, "pit", th_scalar(TH_I32), 0);
@@ -341,35 +357,35 @@ static th_stmt *producer(tlc_lower_ctx *lc) {
     th_expr *stage = tlc_let(lc, "pst", th_bin(a, THB_UREM, g, tlc_i32(lc, S)));
     /* round r = g / S refills a stage the consumers released in round r - 1 */
     tlc_ptrvec *wt = tlc_lower_begin(lc);
-    wait_parity(lc, bar_addr(lc, w->empty, stage),
+    wait_parity(lc, bar_addr(lc, w->d->empty, stage),
                 th_bin(a, THB_AND, th_bin(a, THB_ADD, th_bin(a, THB_UDIV, g, tlc_i32(lc, S)), tlc_i32(lc, 1)), tlc_i32(lc, 1)));
     th_stmt *wait = tlc_lower_end(lc, wt);
     tlc_emit(lc, th_if(a, th_cmp(a, THC_GE, g, tlc_i32(lc, S)), wait, NULL));
     tlc_pipe_issue(lc, &ps, i, stage);
     th_stmt *b = tlc_lower_end(lc, body);
     tlc_emit(lc, th_for(a, it, tlc_i32(lc, 0), ps.n, 1, false, b));
-    if (w->persistent) {
+    if (w->d->persistent) {
         tlc_emit(lc, th_assign(a, pbase, NULL, th_bin(a, THB_ADD, b0, ps.n)));
         tile_loop_end(lc, tiles, jv);
     }
     th_stmt *issuer = tlc_lower_end(lc, one);
-    tlc_emit(lc, th_if(a, th_cmp(a, THC_EQ, th_read(a, lc->tid), tlc_i32(lc, w->consumers)), issuer, NULL));
+    tlc_emit(lc, th_if(a, th_cmp(a, THC_EQ, th_read(a, lc->tid), tlc_i32(lc, w->d->consumer_threads)), issuer, NULL));
     return tlc_lower_end(lc, saved);
 }
 
 void tlc_ws_finish(tlc_lower_ctx *lc, th_stmt *consumer_body) {
     tlc_arena *a = lc->a;
     const tlc_ws_plan *w = lc->ws;
-    int S = w->pipe.stages;
-    retarget_barriers(consumer_body, w->consumers);
+    int S = w->d->pipe->stages;
+    retarget_barriers(consumer_body, w->d->consumer_threads);
     tlc_emit(lc, th_comment(a, tlc_arena_printf(a, "warp specialization: %d consumer threads, 1 producer warpgroup, "
-                                                   "setmaxnreg %d / %d, %d block(s) per SM%s", w->consumers, w->inc,
-                                                w->dec, w->blocks_per_sm, w->persistent ? ", persistent tiles" : "")));
+                                                   "setmaxnreg %d / %d, %d block(s) per SM%s", w->d->consumer_threads, w->d->reg_inc,
+                                                w->d->reg_dec, w->d->blocks_per_sm, w->d->persistent ? ", persistent tiles" : "")));
     tlc_ptrvec *saved = tlc_lower_begin(lc);
     for (int st = 0; st < S; st++) {
-        th_expr *f[1] = {bar_addr(lc, w->full, tlc_i32(lc, st))};
+        th_expr *f[1] = {bar_addr(lc, w->d->full, tlc_i32(lc, st))};
         asm0(lc, "mbarrier.init.shared::cta.b64 [$0], 1;", "r", f, 1);
-        th_expr *e[2] = {bar_addr(lc, w->empty, tlc_i32(lc, st)), tlc_i32(lc, w->consumers / 32)};
+        th_expr *e[2] = {bar_addr(lc, w->d->empty, tlc_i32(lc, st)), tlc_i32(lc, w->d->consumer_threads / 32)};
         asm0(lc, "mbarrier.init.shared::cta.b64 [$0], $1;", "r,r", e, 2);
     }
     asm0(lc, "fence.mbarrier_init.release.cluster;", "", NULL, 0);
@@ -378,8 +394,8 @@ void tlc_ws_finish(tlc_lower_ctx *lc, th_stmt *consumer_body) {
     tlc_emit(lc, th_barrier(a));
     th_stmt *prod = producer(lc);
     saved = tlc_lower_begin(lc);
-    asm0(lc, tlc_arena_printf(a, "setmaxnreg.inc.sync.aligned.u32 %d;", w->inc), "", NULL, 0);
-    if (w->persistent) {
+    asm0(lc, tlc_arena_printf(a, "setmaxnreg.inc.sync.aligned.u32 %d;", w->d->reg_inc), "", NULL, 0);
+    if (w->d->persistent) {
         tlc_emit(lc, th_assign(a, w->base, NULL, tlc_i32(lc, 0)));
         th_var *jv;
         tlc_ptrvec *tiles = tile_loop_begin(lc, &jv);
@@ -389,5 +405,5 @@ void tlc_ws_finish(tlc_lower_ctx *lc, th_stmt *consumer_body) {
         tlc_emit(lc, consumer_body);
     }
     th_stmt *cons = tlc_lower_end(lc, saved);
-    tlc_emit(lc, th_if(a, th_cmp(a, THC_GE, th_read(a, lc->tid), tlc_i32(lc, w->consumers)), prod, cons));
+    tlc_emit(lc, th_if(a, th_cmp(a, THC_GE, th_read(a, lc->tid), tlc_i32(lc, w->d->consumer_threads)), prod, cons));
 }

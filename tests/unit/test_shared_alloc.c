@@ -204,9 +204,7 @@ static void test_reduce_scratch_reuse(void **state) {
                     "        copy(s, Z)\n",
                     TLC_SM90A);
     const tir_kernel *k = c.tir->kernels[0];
-    tlc_arena a;
-    tlc_arena_init(&a);
-    const tlc_smem_plan *p = tlc_shared_plan(k, &a);
+    const tlc_smem_plan *p = &k->plan->smem;
     assert_int_equal(p->nscratch, 1);
     assert_int_equal(p->scratch[0].bytes, 128 * 4); /* one word per thread */
     const tir_buffer *tb = buf(&c, "t"), *ub = buf(&c, "u");
@@ -219,7 +217,6 @@ static void test_reduce_scratch_reuse(void **state) {
     bool listed = false;
     for (int i = 0; i < p->nalias[k->nbuffers]; i++) listed |= p->alias[k->nbuffers][i] == ub->id;
     assert_true(listed);
-    tlc_arena_free(&a);
     char *t = thread_text(&c);
     char needle[80];
     if (so == 0) snprintf(needle, sizeof needle, "store.a4[smem+(tid.0 * 4)]");
@@ -274,9 +271,7 @@ static void test_mla_split_fits_sm90a(void **state) {
     assert_true(tlc_compile_source(&c, "mla_decode.tl", src, len, &o));
     assert_true(tlc_compile_layouts(&c, NULL));
     const tir_kernel *k = c.tir->kernels[0];
-    tlc_arena a;
-    tlc_arena_init(&a);
-    const tlc_smem_plan *p = tlc_shared_plan(k, &a);
+    const tlc_smem_plan *p = &k->plan->smem;
     const tir_buffer *S = buf(&c, "S_shared"), *Q = buf(&c, "Q_shared"), *KV = buf(&c, "KV_shared");
     assert_int_equal(KV->layout->stages, 2);
     assert_int_equal(p->nscratch, 2); /* reduce_max, reduce_sum */
@@ -293,7 +288,6 @@ static void test_mla_split_fits_sm90a(void **state) {
     }
     assert_false(share_bytes(Q, S));
     assert_true(p->top <= 229376);
-    tlc_arena_free(&a);
     /* reduce_sum's last read of its scratch (S_shared's bytes), then a
      * barrier, then the copy that writes S_shared */
     char *t = thread_text(&c);

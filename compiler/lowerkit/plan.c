@@ -1,0 +1,20 @@
+/* Lookups in the kernel plan (plan.h). */
+#include "plan.h"
+
+const tlc_pipe_plan *tlc_plan_pipe(const tlc_kernel_plan *p, const tir_stmt *loop) {
+    for (int i = 0; p && i < p->npipes; i++)
+        if (p->pipes[i].loop == loop) return &p->pipes[i];
+    return NULL;
+}
+
+const tlc_gemm_plan *tlc_plan_gemm(const tlc_kernel_plan *p, const tir_stmt *op) {
+    for (int i = 0; p && i < p->ngemms; i++)
+        if (p->gemms[i].op == op) return &p->gemms[i].inst;
+    return NULL;
+}
+
+const tlc_smem_scratch *tlc_plan_scratch(const tlc_kernel_plan *p, const tir_stmt *op) {
+    for (int i = 0; p && i < p->smem.nscratch; i++)
+        if (p->smem.scratch[i].op == op) return &p->smem.scratch[i];
+    return NULL;
+}

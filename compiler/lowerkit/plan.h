@@ -1,0 +1,74 @@
+/* The kernel plan: every decision the planning pass (transform/plan.c)
+ * makes once per kernel, recorded for lowering and the ops to read. Nothing
+ * after planning decides any of these again. `tlc --emit=plan` prints it
+ * (transform/plan_print.c). */
+#ifndef TLC_LOWERKIT_PLAN_H
+#define TLC_LOWERKIT_PLAN_H
+#include "../ir/tir.h"
+#include "../layout/gemm_layouts.h"
+
+/* One Pipelined loop: the copies global -> shared at the top of its body
+ * (after at most some lets they use) that get one buffer per stage, and the
+ * copy engine that fills them. */
+#define TLC_PIPE_MAX_COPIES 8
+typedef struct tlc_pipe_plan {
+    const tir_stmt *loop;
+    int stages;
+    int ncopies;
+    const tir_stmt *copies[TLC_PIPE_MAX_COPIES];
+    int nprefix; /* body statements up to the last pipelined copy (lets and those copies) */
+    bool tma;    /* TMA on mbarriers; else cp.async with commit / wait groups */
+    int64_t mbar; /* TMA without warp specialization: byte offset of the stages' mbarriers (else -1) */
+} tlc_pipe_plan;
+
+/* One gemm: its instruction and how the warps (warpgroups) split it. */
+typedef struct tlc_gemm_op_plan {
+    const tir_stmt *op;
+    tlc_gemm_plan inst;
+} tlc_gemm_op_plan;
+
+/* Warp specialization (transform/warp_specialize.c): a producer warpgroup
+ * added after the user's threads issues the loads of one Pipelined loop;
+ * the user's threads become the consumers. */
+typedef struct tlc_ws_decision {
+    const tir_stmt *loop; /* NULL: the kernel is not warp-specialized */
+    const tlc_pipe_plan *pipe;
+    int consumer_threads; /* the user's block */
+    int producer_threads; /* one warpgroup */
+    int max_wgmma_n;      /* widest wgmma of the consumers (their register need) */
+    int blocks_per_sm;    /* minnctapersm */
+    int reg_dec, reg_inc; /* setmaxnreg of the producer / the consumers */
+    bool persistent;      /* blocks walk the logical grid's tiles */
+    int64_t full, empty;  /* byte offsets of the stages' mbarriers */
+} tlc_ws_decision;
+
+/* Shared memory (transform/shared_alloc.c): buffer offsets are in their
+ * layouts (layout->offset); this holds the tile ops' scratch and, per
+ * buffer id (0..nbuffers-1) or scratch (nbuffers + i), the others whose
+ * bytes overlap it, so that lowering keys barriers by bytes. */
+typedef struct tlc_smem_scratch {
+    const tir_stmt *op;
+    int64_t offset, bytes;
+} tlc_smem_scratch;
+typedef struct tlc_smem_plan {
+    int nbuffers;
+    tlc_smem_scratch *scratch; int nscratch;
+    int64_t top; /* end of the buffers and the planned scratch */
+    int **alias; int *nalias;
+} tlc_smem_plan;
+
+typedef struct tlc_kernel_plan {
+    tlc_arch arch;
+    tlc_pipe_plan *pipes; int npipes;    /* in program order */
+    tlc_gemm_op_plan *gemms; int ngemms; /* in program order */
+    tlc_ws_decision ws;
+    tlc_smem_plan smem;
+    int64_t smem_bytes; /* buffers, planned scratch and mbarriers */
+} tlc_kernel_plan;
+
+/* The plan of a Pipelined loop (NULL: it runs as a serial loop), of a gemm,
+ * of an op's scratch (NULL: none planned). */
+const tlc_pipe_plan *tlc_plan_pipe(const tlc_kernel_plan *p, const tir_stmt *loop);
+const tlc_gemm_plan *tlc_plan_gemm(const tlc_kernel_plan *p, const tir_stmt *op);
+const tlc_smem_scratch *tlc_plan_scratch(const tlc_kernel_plan *p, const tir_stmt *op);
+#endif

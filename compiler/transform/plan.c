@@ -1,0 +1,90 @@
+/* Planning: everything lowering needs decided, decided once per kernel and
+ * recorded in its plan (lowerkit/plan.h), after layout inference:
+ *   1. Pipelined loops: stages, the copies that get a buffer per stage, the
+ *      copy engine (pipeline_plan.c);
+ *   2. gemms: instruction and warp split (ops/gemm.c's rule, the one layout
+ *      inference used for the accumulators);
+ *   3. warp specialization: which loop (warp_specialize.c);
+ *   4. shared memory: buffers and tile-op scratch by liveness
+ *      (shared_alloc.c), then the mbarriers: the warp-specialized loop's
+ *      (with the occupancy and register split, which depend on the bytes
+ *      used) and every other TMA loop's, in program order. */
+#include "lower.h"
+
+static int64_t align128(int64_t x) { return (x + 127) / 128 * 128; }
+
+static void collect_gemms(const tir_stmt *s, tlc_ptrvec *out) {
+    if (!s) return;
+    switch (s->kind) {
+    case TS_SEQ:
+        for (int i = 0; i < s->u.seq.n; i++) collect_gemms(s->u.seq.stmts[i], out);
+        break;
+    case TS_FOR: collect_gemms(s->u.for_.body, out); break;
+    case TS_IF:
+        collect_gemms(s->u.if_.then, out);
+        collect_gemms(s->u.if_.els, out);
+        break;
+    case TS_GEMM: tlc_ptrvec_push(out, (void *)s); break;
+    default: break;
+    }
+}
+
+static bool plan_gemms(tlc_kernel_plan *p, const tir_kernel *k, tlc_arena *a, tlc_diag *diag) {
+    tlc_ptrvec ops = {0};
+    collect_gemms(k->body, &ops);
+    p->gemms = TLC_NEW_ARRAY(a, tlc_gemm_op_plan, (size_t)ops.len + 1);
+    bool ok = true;
+    for (int i = 0; i < ops.len; i++) {
+        const tir_stmt *s = ops.items[i];
+        char why[256];
+        tlc_gemm_op_plan *g = &p->gemms[p->ngemms];
+        if (!tlc_gemm_choose(a, k, p->arch, s, &g->inst, why, sizeof why)) {
+            tlc_error(diag, s->loc, "gemm cannot be mapped to the tensor cores: %s", why);
+            ok = false;
+            continue;
+        }
+        g->op = s;
+        p->ngemms++;
+    }
+    tlc_ptrvec_free(&ops);
+    return ok;
+}
+
+static int64_t buffers_end(const tir_kernel *k) {
+    int64_t top = 0;
+    for (int i = 0; i < k->nbuffers; i++) {
+        const tir_buffer *b = k->buffers[i];
+        if (b->scope != TIR_SCOPE_SHARED || !b->layout) continue;
+        int64_t end = b->layout->offset + b->layout->bytes * (b->layout->stages > 1 ? b->layout->stages : 1);
+        if (end > top) top = end;
+    }
+    return top;
+}
+
+static bool plan_kernel(tir_kernel *k, tlc_arch arch, tlc_arena *a, tlc_diag *diag) {
+    tlc_kernel_plan *p = TLC_NEW(a, tlc_kernel_plan);
+    p->arch = arch;
+    tlc_plan_pipelines(p, k, a);
+    if (!plan_gemms(p, k, a, diag)) return false;
+    tlc_plan_warp_specialization(p, k);
+    tlc_plan_shared_memory(p, k, a);
+    int64_t top = buffers_end(k);
+    if (p->smem.top > top) top = p->smem.top;
+    tlc_plan_warp_specialization_shared(p, k, &top);
+    for (int i = 0; i < p->npipes; i++) {
+        tlc_pipe_plan *pp = &p->pipes[i];
+        if (!pp->tma || pp->loop == p->ws.loop) continue;
+        pp->mbar = align128(top);
+        top = pp->mbar + 8 * (int64_t)pp->stages;
+    }
+    p->smem_bytes = top;
+    k->plan = p;
+    return true;
+}
+
+bool tlc_plan_module(tir_module *m, tlc_arena *a, tlc_diag *diag) {
+    bool ok = true;
+    for (int i = 0; i < m->nkernels; i++)
+        if (!plan_kernel(m->kernels[i], m->arch, a, diag)) ok = false;
+    return ok;
+}
