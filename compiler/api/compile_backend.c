@@ -27,6 +27,12 @@ bool tlc_compile_layouts(tlc_compilation *c, tlc_strbuf *dump) {
     return true;
 }
 
+bool tlc_compile_plan(tlc_compilation *c, tlc_strbuf *dump) {
+    if (!tlc_compile_layouts(c, NULL)) return false;
+    if (dump) tlc_plan_print_module(dump, c->tir);
+    return true;
+}
+
 th_module *tlc_compile_thread(tlc_compilation *c, tlc_strbuf *dump) {
     if (!tlc_compile_layouts(c, NULL)) return NULL;
     th_module *m = tlc_lower_module(c->tir, &c->arena, &c->diag);

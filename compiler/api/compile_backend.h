@@ -9,9 +9,11 @@
 #include "../ir/thread_ir.h"
 #include "compile.h"
 
-/* Layout inference (+ shared-memory allocation). Idempotent. If dump is
- * not NULL the --emit=layout text is appended to it. */
+/* Layout inference and planning (shared-memory allocation included).
+ * Idempotent. If dump is not NULL the --emit=layout text is appended to it. */
 bool tlc_compile_layouts(tlc_compilation *c, tlc_strbuf *dump);
+/* The same, appending the --emit=plan text to dump. */
+bool tlc_compile_plan(tlc_compilation *c, tlc_strbuf *dump);
 /* Lowering: the Thread IR module (NULL on error); dump gets --emit=thread. */
 th_module *tlc_compile_thread(tlc_compilation *c, tlc_strbuf *dump);
 /* LLVM IR / PTX text (arena strings, with the launch metadata as leading

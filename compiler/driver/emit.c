@@ -84,6 +84,8 @@ static bool emit_summary(tlc_strbuf *out, tlc_compilation *c) {
  * (api/compile_backend.h); each appends its own dump. */
 static bool emit_layout(tlc_strbuf *out, tlc_compilation *c) { return tlc_compile_layouts(c, out); }
 
+static bool emit_plan(tlc_strbuf *out, tlc_compilation *c) { return tlc_compile_plan(c, out); }
+
 static bool emit_thread(tlc_strbuf *out, tlc_compilation *c) { return tlc_compile_thread(c, out) != NULL; }
 
 static bool emit_llvm(tlc_strbuf *out, tlc_compilation *c) {
@@ -111,6 +113,7 @@ static const tlc_emit_kind kinds[] = {
     {"tir", TLC_STAGE_TIR, emit_tir, "the checked Tile IR (default)", false},
     {"summary", TLC_STAGE_TIR, emit_summary, "one line per kernel: grid, threads, shared memory, params", false},
     {"layout", TLC_STAGE_TIR, emit_layout, "every buffer's inferred layout: fragments (thread/slot digits) and shared layouts", false},
+    {"plan", TLC_STAGE_TIR, emit_plan, "the plan: pipelines, gemm instructions, warp specialization, shared memory", false},
     {"thread", TLC_STAGE_TIR, emit_thread, "Thread IR (per-thread code after lowering)", false},
     {"llvm", TLC_STAGE_TIR, emit_llvm, "LLVM IR (NVPTX)", false},
     {"ptx", TLC_STAGE_TIR, emit_ptx, "PTX with the launch metadata", false},

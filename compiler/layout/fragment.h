@@ -128,5 +128,7 @@ typedef struct tlc_layout {
 tlc_layout *tlc_layout_row_major(tlc_arena *a, int rank, const int64_t *shape, int elem_bytes);
 tlc_layout *tlc_layout_swizzled(tlc_arena *a, int rank, const int64_t *shape, int elem_bytes, tlc_swizzle s);
 int64_t tlc_layout_offset(const tlc_layout *l, const int64_t *logical); /* element offset */
+/* Bytes of shared memory the buffer takes: one copy per pipeline stage. */
+int64_t tlc_layout_total_bytes(const tlc_layout *l);
 void tlc_layout_print(tlc_strbuf *sb, const tlc_layout *l);
 #endif

@@ -33,6 +33,8 @@ tlc_layout *tlc_layout_swizzled(tlc_arena *a, int rank, const int64_t *shape, in
     return make(a, rank, shape, elem_bytes, s);
 }
 
+int64_t tlc_layout_total_bytes(const tlc_layout *l) { return l->bytes * (l->stages > 1 ? l->stages : 1); }
+
 int64_t tlc_layout_offset(const tlc_layout *l, const int64_t *logical) {
     if (l->rank == 0) return 0;
     int64_t row = 0;

@@ -9,7 +9,7 @@ void tlc_layout_print_module(tlc_strbuf *sb, const tir_module *m) {
         for (int b = 0; b < k->nbuffers; b++) {
             const tir_buffer *buf = k->buffers[b];
             if (buf->scope == TIR_SCOPE_SHARED && buf->layout) {
-                int64_t end = buf->layout->offset + buf->layout->bytes * (buf->layout->stages > 1 ? buf->layout->stages : 1);
+                int64_t end = buf->layout->offset + tlc_layout_total_bytes(buf->layout);
                 if (end > smem) smem = end;
             }
         }

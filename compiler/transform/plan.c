@@ -55,7 +55,7 @@ static int64_t buffers_end(const tir_kernel *k) {
     for (int i = 0; i < k->nbuffers; i++) {
         const tir_buffer *b = k->buffers[i];
         if (b->scope != TIR_SCOPE_SHARED || !b->layout) continue;
-        int64_t end = b->layout->offset + b->layout->bytes * (b->layout->stages > 1 ? b->layout->stages : 1);
+        int64_t end = b->layout->offset + tlc_layout_total_bytes(b->layout);
         if (end > top) top = end;
     }
     return top;

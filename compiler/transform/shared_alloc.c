@@ -215,8 +215,6 @@ static int64_t place(tlc_arena *a, obj *o, int n) {
     return top;
 }
 
-static int64_t buffer_bytes(const tlc_layout *l) { return l->bytes * (l->stages > 1 ? l->stages : 1); }
-
 /* The plan without aliasing lists; buffer offsets in offs[id] (-1: not shared). */
 static void plan_offsets(const tlc_kernel_plan *plan, const tir_kernel *k, tlc_arena *a, int64_t *offs,
                          tlc_smem_plan *p) {
@@ -231,7 +229,7 @@ static void plan_offsets(const tlc_kernel_plan *plan, const tir_kernel *k, tlc_a
         offs[i] = -1;
         const tir_buffer *b = k->buffers[i];
         if (b->scope == TIR_SCOPE_SHARED && b->layout) {
-            o[i].bytes = buffer_bytes(b->layout);
+            o[i].bytes = tlc_layout_total_bytes(b->layout);
             o[i].align = b->layout->swizzle != TLC_SWIZZLE_NONE ? 1024 : 128;
         }
     }
@@ -305,7 +303,7 @@ void tlc_plan_shared_memory(tlc_kernel_plan *plan, tir_kernel *k, tlc_arena *a) 
             const tir_buffer *b = k->buffers[i];
             if (b->scope != TIR_SCOPE_SHARED || !b->layout) continue;
             lo[i] = b->layout->offset;
-            hi[i] = lo[i] + buffer_bytes(b->layout);
+            hi[i] = lo[i] + tlc_layout_total_bytes(b->layout);
         } else {
             lo[i] = p->scratch[i - nb].offset;
             hi[i] = lo[i] + p->scratch[i - nb].bytes;

@@ -38,7 +38,7 @@ static const tir_buffer *buf(const tlc_compilation *c, const char *name) {
 
 static int64_t lo(const tir_buffer *b) { return b->layout->offset; }
 static int64_t hi(const tir_buffer *b) {
-    return b->layout->offset + b->layout->bytes * (b->layout->stages > 1 ? b->layout->stages : 1);
+    return b->layout->offset + tlc_layout_total_bytes(b->layout);
 }
 static bool share_bytes(const tir_buffer *x, const tir_buffer *y) { return lo(x) < hi(y) && lo(y) < hi(x); }
 

@@ -1,0 +1,82 @@
+/* --emit=plan: every kernel's plan (lowerkit/plan.h), one decision per
+ * line, statements named by their source line (stable text for golden
+ * tests). */
+#include "lower.h"
+
+static const char *op_name(const tir_stmt *s) {
+    switch (s->kind) {
+    case TS_COPY: return "copy";
+    case TS_FILL: return "fill";
+    case TS_GEMM: return "gemm";
+    case TS_REDUCE: return "reduce";
+    case TS_ATOMIC_ADD: return "atomic_add";
+    case TS_FOR: return "loop";
+    default: return "statement";
+    }
+}
+
+static void print_pipe(tlc_strbuf *sb, const tlc_pipe_plan *pp, bool warp_specialized) {
+    tlc_sb_printf(sb, "  pipeline: Pipelined loop over %s at line %d: %d stages, %s", pp->loop->u.for_.vars[0]->name,
+                  pp->loop->loc.line, pp->stages, pp->tma ? "TMA" : "cp.async");
+    if (pp->tma && !warp_specialized) tlc_sb_printf(sb, " (mbarriers at %lld)", (long long)pp->mbar);
+    if (warp_specialized) tlc_sb_puts(sb, " (warp-specialized)");
+    tlc_sb_puts(sb, "; stage buffers");
+    for (int c = 0; c < pp->ncopies; c++) {
+        const tir_buffer *b = pp->copies[c]->u.copy.dst.buf;
+        tlc_sb_printf(sb, "%s %s", c ? "," : "", b->name);
+    }
+    tlc_sb_putc(sb, '\n');
+}
+
+static void print_gemm(tlc_strbuf *sb, const tlc_gemm_op_plan *g) {
+    const tlc_gemm_plan *p = &g->inst;
+    bool wg = p->inst == TLC_INST_WGMMA;
+    tlc_sb_printf(sb, "  gemm at line %d: %s x %s -> %s: ", g->op->loc.line, g->op->u.gemm.a.buf->name,
+                  g->op->u.gemm.b.buf->name, g->op->u.gemm.c.buf->name);
+    if (wg) tlc_sb_printf(sb, "wgmma m64n%dk16", p->inst_n);
+    else tlc_sb_puts(sb, "mma.sync m16n8k16");
+    tlc_sb_printf(sb, ", %s, %d x %d %s of %d x %d\n", tir_policy_name(p->policy), p->units_m, p->units_n,
+                  wg ? "warpgroups" : "warps", p->tile_m, p->tile_n);
+}
+
+static void print_ws(tlc_strbuf *sb, const tlc_ws_decision *w) {
+    if (!w->loop) {
+        tlc_sb_puts(sb, "  warp specialization: none\n");
+        return;
+    }
+    tlc_sb_printf(sb,
+                  "  warp specialization: loop over %s at line %d; %d consumer warpgroup(s) (%d threads) + 1 producer "
+                  "warpgroup (%d threads); setmaxnreg %d / %d; %d block(s) per SM; %s; mbarriers full %lld, empty %lld\n",
+                  w->loop->u.for_.vars[0]->name, w->loop->loc.line, w->consumer_threads / 128, w->consumer_threads,
+                  w->producer_threads, w->reg_inc, w->reg_dec, w->blocks_per_sm,
+                  w->persistent ? "persistent tiles" : "one tile per block", (long long)w->full, (long long)w->empty);
+}
+
+void tlc_plan_print_module(tlc_strbuf *sb, const tir_module *m) {
+    for (int i = 0; i < m->nkernels; i++) {
+        const tir_kernel *k = m->kernels[i];
+        const tlc_kernel_plan *p = k->plan;
+        tlc_sb_printf(sb, "kernel %s (%s): %d threads\n", k->name, tlc_arch_name(m->arch), k->threads);
+        if (!p) {
+            tlc_sb_puts(sb, "  (not planned)\n");
+            continue;
+        }
+        for (int j = 0; j < p->npipes; j++) print_pipe(sb, &p->pipes[j], p->pipes[j].loop == p->ws.loop);
+        for (int j = 0; j < p->ngemms; j++) print_gemm(sb, &p->gemms[j]);
+        print_ws(sb, &p->ws);
+        for (int b = 0; b < k->nbuffers; b++) {
+            const tir_buffer *buf = k->buffers[b];
+            if (buf->scope != TIR_SCOPE_SHARED || !buf->layout) continue;
+            const tlc_layout *l = buf->layout;
+            tlc_sb_printf(sb, "  shared %s: offset %lld, %lld bytes", buf->name, (long long)l->offset, (long long)l->bytes);
+            if (l->stages > 1) tlc_sb_printf(sb, " x %d stages", l->stages);
+            tlc_sb_putc(sb, '\n');
+        }
+        for (int j = 0; j < p->smem.nscratch; j++) {
+            const tlc_smem_scratch *s = &p->smem.scratch[j];
+            tlc_sb_printf(sb, "  scratch of the %s at line %d: offset %lld, %lld bytes\n", op_name(s->op), s->op->loc.line,
+                          (long long)s->offset, (long long)s->bytes);
+        }
+        tlc_sb_printf(sb, "  shared memory: %lld bytes planned\n", (long long)p->smem_bytes);
+    }
+}
