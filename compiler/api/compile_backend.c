@@ -2,7 +2,7 @@
 #include "compile_backend.h"
 #include <stdlib.h>
 #include <string.h>
-#include "../transform/lower.h"
+#include "../transform/passes.h"
 
 /* Layout inference and planning ran (planning is their last step). */
 static bool planned(const tir_module *m) {

@@ -6,7 +6,7 @@
  *
  * Layout rule: a fragment source nothing else constrains gets a blocked
  * fragment (free). */
-#include "../transform/lower.h"
+#include "op_table.h"
 
 bool tlc_atomic_add_infer(tlc_infer *st, const tir_stmt *s, bool free_pass) {
     tir_buffer *b = s->u.atomic.src.buf;

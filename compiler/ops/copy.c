@@ -15,7 +15,7 @@
  * A large fragment -> global store (a gemm epilogue) is emitted twice: for
  * a region wholly inside the tensor without masks, else masked.
  * Fragment to fragment with different layouts goes through shared memory. */
-#include "../transform/lower.h"
+#include "op_table.h"
 
 static int squeezed_dims(const tir_region *r, int *dims) {
     int n = 0;

@@ -5,7 +5,7 @@
  * each slot with its logical index), local buffers and vars assign their
  * elements, shared and global regions are spread over the threads with a
  * blocked fragment (global writes masked against the tensor's dims). */
-#include "../transform/lower.h"
+#include "op_table.h"
 
 bool tlc_fill_infer(tlc_infer *st, const tir_stmt *s, bool free_pass) {
     tir_buffer *b = s->u.fill.dst.buf;

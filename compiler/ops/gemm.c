@@ -18,7 +18,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "../layout/gemm_layouts.h"
-#include "../transform/lower.h"
+#include "op_table.h"
 
 static bool is_mma_dtype(tir_dtype t) { return t == TIR_F16 || t == TIR_BF16; }
 

@@ -15,32 +15,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include "../ir/tir_access.h"
-#include "../transform/lower.h"
+#include "op_table.h"
 
 /* ---------------- access patterns ---------------- */
 /* A Parallel body holds no tile ops: its accesses (tir_access.h) are all
  * element loads and stores. */
 
-/* Buffer dim d is indexed by loop dim map[d]; true when every index is a
- * distinct loop variable of `loop`, in increasing loop-dim order. */
-static bool access_map(const tir_stmt *loop, const tir_buffer *b, tir_expr *const *idx, int *map) {
-    int last = -1;
-    for (int d = 0; d < b->rank; d++) {
-        const tir_expr *e = idx[d];
-        if (!e || e->kind != TE_VAR) return false;
-        int m = -1;
-        for (int v = 0; v < loop->u.for_.nvars; v++)
-            if (loop->u.for_.vars[v] == e->u.var) m = v;
-        if (m <= last) return false;
-        map[d] = m;
-        last = m;
-    }
-    return true;
-}
-
 static bool is_full(const tir_stmt *loop, const tir_buffer *b, tir_expr *const *idx) {
     int map[TLC_FRAG_MAX_RANK];
-    return b->rank == loop->u.for_.nvars && b->rank <= TLC_FRAG_MAX_RANK && access_map(loop, b, idx, map);
+    return b->rank == loop->u.for_.nvars && b->rank <= TLC_FRAG_MAX_RANK && tlc_par_access_map(loop, b, idx, map);
 }
 
 static bool loop_shape(const tir_stmt *s, int64_t *shape) {
@@ -86,25 +69,10 @@ static tlc_fragment *project(tlc_arena *a, const tlc_fragment *L, const int *map
     return r;
 }
 
-/* Slot of b for iteration `slot` of L (same for every thread), -1 if no
- * thread runs that iteration, -2 if threads would need each other's data. */
-static int64_t access_slot(const tlc_fragment *L, const tlc_fragment *B, const int *map, int brank, int64_t slot) {
-    int64_t r = -1;
-    int64_t logical[TLC_FRAG_MAX_RANK], bl[TLC_FRAG_MAX_RANK];
-    for (int64_t t = 0; t < L->threads; t++) {
-        if (!tlc_fragment_inverse(L, t, slot, logical, NULL) || tlc_fragment_is_hole(L, logical)) continue;
-        for (int d = 0; d < brank; d++) bl[d] = logical[map[d]];
-        int64_t bs = tlc_fragment_slot_of(B, bl, t);
-        if (bs < 0 || (r >= 0 && bs != r)) return -2;
-        r = bs;
-    }
-    return r;
-}
-
 static bool access_compatible(const tlc_fragment *L, const tlc_fragment *B, const int *map, int brank) {
     if (B->threads < L->threads) return false;
     for (int64_t s = 0; s < L->slots; s++)
-        if (access_slot(L, B, map, brank, s) == -2) return false;
+        if (tlc_par_access_slot(L, B, map, brank, s) == -2) return false;
     return true;
 }
 
@@ -123,7 +91,7 @@ bool tlc_parallel_infer(tlc_infer *st, const tir_stmt *s, bool free_pass) {
             const tir_access *x = &l.v[i];
             int map[TLC_FRAG_MAX_RANK];
             if (x->buf->scope != TIR_SCOPE_FRAGMENT || x->buf->fragment) continue;
-            if (x->buf->rank > TLC_FRAG_MAX_RANK || !access_map(s, x->buf, x->idx, map)) continue;
+            if (x->buf->rank > TLC_FRAG_MAX_RANK || !tlc_par_access_map(s, x->buf, x->idx, map)) continue;
             tlc_fragment *f;
             if (is_full(s, x->buf, x->idx)) {
                 f = TLC_NEW(st->a, tlc_fragment);
@@ -155,7 +123,7 @@ bool tlc_parallel_check(tlc_infer *st, const tir_stmt *s) {
         const tir_access *x = &l.v[i];
         if (x->buf->scope != TIR_SCOPE_FRAGMENT) continue;
         int map[TLC_FRAG_MAX_RANK];
-        if (x->buf->rank > TLC_FRAG_MAX_RANK || !access_map(s, x->buf, x->idx, map)) {
+        if (x->buf->rank > TLC_FRAG_MAX_RANK || !tlc_par_access_map(s, x->buf, x->idx, map)) {
             tlc_error(st->diag, x->loc,
                       "fragment '%s' must be indexed by the Parallel loop's variables, in order (e.g. %s[i, j])",
                       x->buf->name, x->buf->name);
@@ -173,23 +141,6 @@ bool tlc_parallel_check(tlc_infer *st, const tir_stmt *s) {
 }
 
 /* ---------------- lowering ---------------- */
-int64_t tlc_parallel_access_slot(tlc_lower_ctx *lc, const tir_buffer *b, tir_expr *const *idx, tlc_loc loc) {
-    const tlc_par_ctx *p = lc->par;
-    int map[TLC_FRAG_MAX_RANK];
-    if (!p || !b->fragment || b->rank > TLC_FRAG_MAX_RANK || !access_map(p->loop, b, idx, map)) {
-        tlc_error(lc->diag, loc,
-                  "fragment '%s' can be accessed only inside a Parallel loop, indexed by its loop variables",
-                  b->name);
-        return -1;
-    }
-    int64_t r = access_slot(p->frag, b->fragment, map, b->rank, p->slot);
-    if (r == -2) {
-        tlc_error(lc->diag, loc, "fragment '%s': this thread does not hold the element it needs here", b->name);
-        return -1;
-    }
-    return r < 0 ? 0 : r; /* -1: no thread runs this iteration (holes only) */
-}
-
 void tlc_lower_parallel(tlc_lower_ctx *lc, const tir_stmt *s) {
     if (lc->in_parallel) {
         tlc_error(lc->diag, s->loc, "nested Parallel loops are not supported; use one Parallel(d0, d1, ...)");
@@ -223,7 +174,7 @@ void tlc_lower_parallel(tlc_lower_ctx *lc, const tir_stmt *s) {
         const tlc_par_ctx *saved_par = lc->par;
         lc->par = &pc;
         tlc_ptrvec *saved = tlc_lower_begin(lc);
-        tlc_lower_stmt(lc, s->u.for_.body);
+        lc->lower_stmt(lc, s->u.for_.body);
         th_stmt *body = tlc_lower_end(lc, saved);
         lc->par = saved_par;
         th_expr *cond = tlc_and(lc, valid_thread, tlc_frag_valid(lc, L, tidx, slot));

@@ -12,7 +12,7 @@
  * combines the partials of its row's warps in the same order, so all
  * replicas get bitwise-equal results. Arithmetic in f32 (floats) or i32. */
 #include <math.h>
-#include "../transform/lower.h"
+#include "op_table.h"
 
 bool tlc_reduce_infer(tlc_infer *st, const tir_stmt *s, bool free_pass) {
     tir_buffer *src = s->u.reduce.src.buf, *dst = s->u.reduce.dst.buf;

@@ -1,6 +1,6 @@
 /* --emit=layout: every fragment and shared buffer's layout, one line each,
  * in buffer declaration order (stable text for golden tests). */
-#include "lower.h"
+#include "passes.h"
 
 void tlc_layout_print_module(tlc_strbuf *sb, const tir_module *m) {
     for (int i = 0; i < m->nkernels; i++) {

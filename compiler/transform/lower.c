@@ -6,8 +6,7 @@
  * metadata (include/tlc/metadata.h format). */
 #include <string.h>
 #include "../ir/tir_access.h"
-#include "../ops/op_table.h"
-#include "lower.h"
+#include "lower_internal.h"
 
 /* ---------------- shared-memory effects and barriers ---------------- */
 /* Effects are kept per buffer id and per planned scratch (id nbuffers + i,
@@ -485,6 +484,7 @@ static th_kernel *lower_kernel(const tir_module *m, int index, tlc_arena *a, tlc
     tk->threads = k->threads;
     tlc_lower_ctx lcs = {.a = a, .diag = diag, .k = k, .tk = tk, .arch = m->arch};
     tlc_lower_ctx *lc = &lcs;
+    lc->lower_stmt = tlc_lower_stmt;
     lc->plan = k->plan;
     if (!lc->plan) {
         tlc_error(diag, k->loc, "internal error: kernel '%s' was not planned", k->name);

@@ -18,7 +18,7 @@
  * only), so that the loop body carries neither the test nor the other
  * version's code. */
 #include <string.h>
-#include "lower.h"
+#include "lower_internal.h"
 
 static int squeezed(const tir_region *r, int *dims) {
     int n = 0;

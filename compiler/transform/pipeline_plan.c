@@ -11,7 +11,7 @@
  * lets are re-evaluated for the prefetched iteration). Anything else stays
  * a serial loop with single-buffered shared memory. */
 #include "../ir/tir_access.h"
-#include "lower.h"
+#include "lower_internal.h"
 
 static int squeezed(const tir_region *r, int *dims) {
     int n = 0;

@@ -9,7 +9,8 @@
  *      (shared_alloc.c), then the mbarriers: the warp-specialized loop's
  *      (with the occupancy and register split, which depend on the bytes
  *      used) and every other TMA loop's, in program order. */
-#include "lower.h"
+#include "../ops/op_table.h"
+#include "passes.h"
 
 static int64_t align128(int64_t x) { return (x + 127) / 128 * 128; }
 

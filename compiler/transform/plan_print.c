@@ -1,7 +1,7 @@
 /* --emit=plan: every kernel's plan (lowerkit/plan.h), one decision per
  * line, statements named by their source line (stable text for golden
  * tests). */
-#include "lower.h"
+#include "passes.h"
 
 static const char *op_name(const tir_stmt *s) {
     switch (s->kind) {

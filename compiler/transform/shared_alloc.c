@@ -37,7 +37,7 @@
 #include <string.h>
 #include "../ir/tir_access.h"
 #include "../ops/op_table.h"
-#include "lower.h"
+#include "passes.h"
 
 static int64_t align_up(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
 

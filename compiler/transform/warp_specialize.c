@@ -40,7 +40,7 @@
  * over all tiles of the block (`base` + ko); the consumers release a
  * tile's last stage after its final wait_group 0. */
 #include <string.h>
-#include "lower.h"
+#include "lower_internal.h"
 
 /* Lowering state of a warp-specialized kernel; the decision is the plan's. */
 struct tlc_ws_plan {

@@ -16,7 +16,8 @@
 #include "test_support.h"
 #include "api/compile_backend.h"
 #include "layout/fragment.h"
-#include "transform/lower.h"
+#include "lowerkit/plan.h"
+#include "transform/passes.h"
 
 static void compile_layouts(tlc_compilation *c, const char *src, tlc_arch arch) {
     tlc_compile_options o;

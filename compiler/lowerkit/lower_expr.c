@@ -7,7 +7,7 @@
  * 1 ulp), where an IEEE division would be 0.5 ulp. Other float32 divisions
  * become div.full.f32 in codegen (at most 2 ulp). */
 #include <math.h>
-#include "lower.h"
+#include "lower_ctx.h"
 
 static bool is_half(tir_dtype t) { return t == TIR_F16 || t == TIR_BF16; }
 

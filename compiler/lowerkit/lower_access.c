@@ -1,7 +1,7 @@
 /* Lowering helpers for memory: element addresses in global and shared
  * memory, bounds masks for tails, fragment index arithmetic, constant
  * range / alignment facts about Tile IR index expressions. */
-#include "lower.h"
+#include "lower_ctx.h"
 
 /* ---------------- constants and types ---------------- */
 th_expr *tlc_i32(tlc_lower_ctx *lc, int64_t v) { return th_int(lc->a, TH_I32, v); }

@@ -1,0 +1,135 @@
+/* What the tile ops use to emit Thread IR: the lowering context of one
+ * kernel, emission helpers, expressions, memory accesses, fragments and
+ * shared scratch (lower_access.c, lower_expr.c, parallel_access.c). The
+ * pass that drives lowering is transform/lower.c. */
+#ifndef TLC_LOWERKIT_LOWER_CTX_H
+#define TLC_LOWERKIT_LOWER_CTX_H
+#include "../ir/thread_ir.h"
+#include "../ir/tir.h"
+#include "../layout/fragment.h"
+#include "plan.h"
+
+/* A TMA descriptor one pipelined copy uses: built by the runtime from the
+ * tensor argument (metadata `tmap` line), passed as a 128-byte .param. */
+typedef struct tlc_tmap_use {
+    const tir_stmt *copy;
+    const tir_buffer *tensor;
+    int param;                          /* th param index */
+    int rank;
+    int64_t box[TLC_FRAG_MAX_RANK * 2]; /* outermost first */
+    int row_dim;                        /* the tensor dim that fills the tile's rows */
+    int64_t inner;                      /* box of the last dim (a panel, or the whole row) */
+    int npanels;
+    tlc_swizzle swizzle;
+} tlc_tmap_use;
+typedef struct tlc_par_ctx tlc_par_ctx;
+
+typedef struct tlc_lower_ctx tlc_lower_ctx;
+typedef struct tlc_lower_ctx {
+    tlc_arena *a;
+    tlc_diag *diag;
+    const tir_kernel *k;
+    th_kernel *tk;
+    tlc_arch arch;
+    th_var *tid;          /* threadIdx.x */
+    th_expr **var_expr;   /* tir_var id -> value (block idx, sym dims, scalars, Parallel vars) */
+    th_var **var_slot;    /* tir_var id -> mutable slot (lets, serial loop vars) */
+    int64_t *var_lo, *var_hi; bool *var_known; /* constant ranges of loop vars */
+    th_var **regs;        /* buffer id -> register array (fragment / local / var) */
+    int *tensor_param;    /* buffer id -> th param index (global tensors), else -1 */
+    int *sym_param;       /* sym index -> th param index */
+    tlc_ptrvec *out;      /* statements being emitted */
+    const tlc_par_ctx *par; /* inside a Parallel loop body */
+    int ntemp;
+    int64_t smem_top;     /* dynamic shared bytes allocated so far (buffers + scratch) */
+    bool in_parallel;
+    th_expr **stage_off;  /* buffer id -> byte offset of the current pipeline stage (NULL: none) */
+    bool *async_written;  /* buffer id -> filled only by TMA (async proxy) in the current Pipelined loop */
+    tlc_tmap_use *tmaps; int ntmaps; /* TMA descriptors (kernel params after the scalars) */
+    struct tlc_ws_plan *ws; /* non-NULL: the kernel is split into producer / consumer warpgroups */
+    int wgmma_inflight;     /* wgmma groups a gemm may leave in flight (wait_group N at its end) */
+    /* Per sym index, a power of two the
+     * sym's value is known to be a multiple of (1: nothing known). Facts
+     * come from TMA maps (16-byte row strides), are written to the metadata
+     * (`divisible` lines) and checked by the runtime at every launch. */
+    int64_t *sym_multiple;
+    const tlc_kernel_plan *plan; /* the kernel's plan (plan.c) */
+    const tlc_smem_plan *smem;   /* &plan->smem */
+    int scratch_hit;             /* the planned scratch the op being lowered took (-1: none) */
+    /* The driver's statement lowering (transform/lower.c), for ops that
+     * lower the statements nested in them (a Parallel loop's body). */
+    void (*lower_stmt)(tlc_lower_ctx *lc, const tir_stmt *s);
+} tlc_lower_ctx;
+
+/* Where a Parallel loop body is being emitted: one slot of its fragment. */
+struct tlc_par_ctx {
+    const tir_stmt *loop;
+    const tlc_fragment *frag; /* iteration fragment */
+    int64_t slot;
+};
+
+void tlc_emit(tlc_lower_ctx *lc, th_stmt *s);
+/* Emits into a fresh list; tlc_lower_end returns it as a SEQ. */
+tlc_ptrvec *tlc_lower_begin(tlc_lower_ctx *lc);
+th_stmt *tlc_lower_end(tlc_lower_ctx *lc, tlc_ptrvec *saved);
+th_var *tlc_temp(tlc_lower_ctx *lc, const char *prefix, th_type t, int array_len);
+/* A let: evaluates e once into a fresh scalar slot and returns a read of it. */
+th_expr *tlc_let(tlc_lower_ctx *lc, const char *prefix, th_expr *e);
+
+/* Types. Registers: bool -> i1; memory: th_from_dtype. */
+th_type tlc_reg_type(tir_dtype t);
+th_type tlc_mem_type(tir_dtype t);
+th_expr *tlc_coerce(tlc_lower_ctx *lc, th_expr *e, th_type t); /* numeric conversion (bool aware) */
+th_expr *tlc_i32(tlc_lower_ctx *lc, int64_t v);
+th_expr *tlc_zero(tlc_lower_ctx *lc, th_type t); /* scalar or vector zero */
+th_expr *tlc_i64(tlc_lower_ctx *lc, int64_t v);
+th_expr *tlc_and(tlc_lower_ctx *lc, th_expr *x, th_expr *y); /* NULL = true */
+
+/* Expressions (lower_expr.c). */
+th_expr *tlc_lower_expr(tlc_lower_ctx *lc, const tir_expr *e);
+
+/* Memory (lower_access.c). idx: one i32 expression per dim. */
+th_expr *tlc_dim_value(tlc_lower_ctx *lc, const tir_buffer *b, int d); /* i64 */
+th_expr *tlc_global_elem_ptr(tlc_lower_ctx *lc, const tir_buffer *b, th_expr **idx);
+th_expr *tlc_shared_elem_ptr(tlc_lower_ctx *lc, const tir_buffer *b, th_expr **idx);
+/* In-bounds condition for a global access (NULL when provably in bounds);
+ * `max_idx[d]` >= 0 is a proven upper bound of idx[d] (or -1 if unknown). */
+th_expr *tlc_global_in_bounds(tlc_lower_ctx *lc, const tir_buffer *b, th_expr **idx, const int64_t *max_idx);
+/* Constant range of a Tile IR index expression; false if unknown. */
+bool tlc_expr_range(const tlc_lower_ctx *lc, const tir_expr *e, int64_t *lo, int64_t *hi);
+/* Largest power of two (<= 1024) that provably divides e (0 counts as any). */
+int64_t tlc_expr_multiple(const tir_expr *e);
+/* A power of two a tensor dim is known to be a multiple of: the constant's
+ * factor, a sym's recorded fact (lc->sym_multiple), else 1. */
+int64_t tlc_dim_multiple(const tlc_lower_ctx *lc, const tir_expr *dim);
+/* Element load / store of any scope at Tile IR indices (fragments: only in
+ * a Parallel loop over them). */
+th_expr *tlc_lower_load(tlc_lower_ctx *lc, const tir_buffer *b, tir_expr *const *idx, tlc_loc loc);
+void tlc_lower_store(tlc_lower_ctx *lc, const tir_buffer *b, tir_expr *const *idx, th_expr *value, tlc_loc loc);
+/* Buffer dim d of an access inside Parallel loop `loop` is indexed by loop
+ * dim map[d]; true when every index is a distinct loop variable, in
+ * increasing loop-dim order. */
+bool tlc_par_access_map(const tir_stmt *loop, const tir_buffer *b, tir_expr *const *idx, int *map);
+/* Slot of fragment B holding what iteration `slot` of loop fragment L
+ * reaches through `map` (the same for every thread); -1 if no thread runs
+ * that iteration, -2 if threads would need each other's data. */
+int64_t tlc_par_access_slot(const tlc_fragment *L, const tlc_fragment *B, const int *map, int brank, int64_t slot);
+/* Slot of fragment buffer b holding the element that iteration `slot` of
+ * the Parallel loop's fragment reaches through `idx` (loop variables), the
+ * same for every thread; -1 (with an error) if threads would need each
+ * other's registers. */
+int64_t tlc_parallel_access_slot(tlc_lower_ctx *lc, const tir_buffer *b, tir_expr *const *idx, tlc_loc loc);
+
+/* Thread-dependent part of a fragment's logical index (i32 per dim), the
+ * replica index and the hole condition (NULL if never a hole) for a slot. */
+void tlc_frag_thread_index(tlc_lower_ctx *lc, const tlc_fragment *f, th_expr **out);
+th_expr *tlc_frag_replica0(tlc_lower_ctx *lc, const tlc_fragment *f); /* "is replica 0"; NULL: no replicas */
+th_expr *tlc_frag_valid(tlc_lower_ctx *lc, const tlc_fragment *f, th_expr *const *thread_idx, int64_t slot);
+
+/* Shared scratch: byte offset of fresh bytes after everything else. */
+int64_t tlc_scratch(tlc_lower_ctx *lc, int64_t bytes);
+/* The scratch planned for tile op `op` when it fits (the op must start with
+ * a block barrier before writing it; sets lc->scratch_hit), else fresh
+ * bytes. */
+int64_t tlc_op_scratch(tlc_lower_ctx *lc, const tir_stmt *op, int64_t bytes);
+#endif

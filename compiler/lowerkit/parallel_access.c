@@ -1,0 +1,49 @@
+/* How the iterations of a Parallel loop reach the fragments they index
+ * (lower_ctx.h): shared by the Parallel op's layout rule, its check and
+ * every element access lowered inside its body. */
+#include "lower_ctx.h"
+
+bool tlc_par_access_map(const tir_stmt *loop, const tir_buffer *b, tir_expr *const *idx, int *map) {
+    int last = -1;
+    for (int d = 0; d < b->rank; d++) {
+        const tir_expr *e = idx[d];
+        if (!e || e->kind != TE_VAR) return false;
+        int m = -1;
+        for (int v = 0; v < loop->u.for_.nvars; v++)
+            if (loop->u.for_.vars[v] == e->u.var) m = v;
+        if (m <= last) return false;
+        map[d] = m;
+        last = m;
+    }
+    return true;
+}
+
+int64_t tlc_par_access_slot(const tlc_fragment *L, const tlc_fragment *B, const int *map, int brank, int64_t slot) {
+    int64_t r = -1;
+    int64_t logical[TLC_FRAG_MAX_RANK], bl[TLC_FRAG_MAX_RANK];
+    for (int64_t t = 0; t < L->threads; t++) {
+        if (!tlc_fragment_inverse(L, t, slot, logical, NULL) || tlc_fragment_is_hole(L, logical)) continue;
+        for (int d = 0; d < brank; d++) bl[d] = logical[map[d]];
+        int64_t bs = tlc_fragment_slot_of(B, bl, t);
+        if (bs < 0 || (r >= 0 && bs != r)) return -2;
+        r = bs;
+    }
+    return r;
+}
+
+int64_t tlc_parallel_access_slot(tlc_lower_ctx *lc, const tir_buffer *b, tir_expr *const *idx, tlc_loc loc) {
+    const tlc_par_ctx *p = lc->par;
+    int map[TLC_FRAG_MAX_RANK];
+    if (!p || !b->fragment || b->rank > TLC_FRAG_MAX_RANK || !tlc_par_access_map(p->loop, b, idx, map)) {
+        tlc_error(lc->diag, loc,
+                  "fragment '%s' can be accessed only inside a Parallel loop, indexed by its loop variables",
+                  b->name);
+        return -1;
+    }
+    int64_t r = tlc_par_access_slot(p->frag, b->fragment, map, b->rank, p->slot);
+    if (r == -2) {
+        tlc_error(lc->diag, loc, "fragment '%s': this thread does not hold the element it needs here", b->name);
+        return -1;
+    }
+    return r < 0 ? 0 : r; /* -1: no thread runs this iteration (holes only) */
+}

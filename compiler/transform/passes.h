@@ -1,0 +1,34 @@
+/* The passes over Tile IR (one file each) and their dumps: layout
+ * inference, planning (with its steps), lowering to Thread IR. */
+#ifndef TLC_TRANSFORM_PASSES_H
+#define TLC_TRANSFORM_PASSES_H
+#include "../ir/thread_ir.h"
+#include "../ir/tir.h"
+#include "../lowerkit/plan.h"
+
+/* Layout inference (layout_infer.c): sets buffer->fragment for every
+ * fragment buffer and buffer->layout for every shared buffer. Errors (layout
+ * conflicts) go to diag at the op's source line. */
+bool tlc_layout_infer(tir_module *m, tlc_arena *a, tlc_diag *diag);
+/* Planning (plan.c): decides, once per kernel, what tlc_kernel_plan
+ * (lowerkit/plan.h) records, and attaches it to the kernel (k->plan). Its
+ * steps, in order: */
+bool tlc_plan_module(tir_module *m, tlc_arena *a, tlc_diag *diag);
+/* pipeline_plan.c: the plan of every Pipelined loop; sets the stage count
+ * of the shared layouts its copies fill. */
+void tlc_plan_pipelines(tlc_kernel_plan *p, const tir_kernel *k, tlc_arena *a);
+/* warp_specialize.c: which loop (if any) is warp-specialized; then, once
+ * shared memory is placed (`top`: its end so far), occupancy, the register
+ * split and the mbarriers (placed at *top, which grows past them). */
+void tlc_plan_warp_specialization(tlc_kernel_plan *p, const tir_kernel *k);
+void tlc_plan_warp_specialization_shared(tlc_kernel_plan *p, const tir_kernel *k, int64_t *top);
+/* shared_alloc.c: offsets of the shared buffers (in their layouts) and of
+ * the tile ops' scratch, by liveness; p->smem. */
+void tlc_plan_shared_memory(tlc_kernel_plan *p, tir_kernel *k, tlc_arena *a);
+/* --emit=plan (plan_print.c). */
+void tlc_plan_print_module(tlc_strbuf *sb, const tir_module *m);
+/* --emit=layout (layout_print.c). */
+void tlc_layout_print_module(tlc_strbuf *sb, const tir_module *m);
+/* Lowering (lower.c): Tile IR with layouts -> Thread IR. */
+th_module *tlc_lower_module(const tir_module *m, tlc_arena *a, tlc_diag *diag);
+#endif
