@@ -63,7 +63,8 @@ typedef struct tlc_kernel_plan {
     tlc_gemm_op_plan *gemms; int ngemms; /* in program order */
     tlc_ws_decision ws;
     tlc_smem_plan smem;
-    int64_t smem_bytes; /* buffers, planned scratch and mbarriers */
+    int64_t smem_bytes;    /* buffers, planned scratch and mbarriers */
+    int min_blocks_per_sm; /* minnctapersm (0: none asked) */
 } tlc_kernel_plan;
 
 /* The plan of a Pipelined loop (NULL: it runs as a serial loop), of a gemm,

@@ -421,12 +421,5 @@ void tlc_lower_gemm(tlc_lower_ctx *lc, const tir_stmt *s) {
         lower_wgmma(lc, s, &p);
     } else {
         lower_mma_sync(lc, s, &p);
-        /* Two blocks per SM hide each other's barriers, cp.async waits and
-         * epilogues. minnctapersm 2 holds ptxas to 65536 / (2 x threads)
-         * registers: enough (>= 128) when the accumulators take at most 64. */
-        int64_t smem = lc->smem_top + 1024;
-        if (lc->k->threads * 2 <= 512 && C->fragment->slots <= 64 && 2 * smem <= tlc_arch_max_shared_bytes(lc->arch) &&
-            lc->tk->min_blocks_per_sm < 2)
-            lc->tk->min_blocks_per_sm = 2;
     }
 }

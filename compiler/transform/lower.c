@@ -492,6 +492,7 @@ static th_kernel *lower_kernel(const tir_module *m, int index, tlc_arena *a, tlc
     }
     lc->smem = &lc->plan->smem; /* before any effects are made: they are sized by it */
     lc->smem_top = lc->plan->smem_bytes;
+    tk->min_blocks_per_sm = lc->plan->min_blocks_per_sm;
     lc->scratch_hit = -1;
     size_t nv = (size_t)k->nvars + 1, nb = (size_t)k->nbuffers + 1;
     lc->var_expr = TLC_NEW_ARRAY(a, th_expr *, nv);

@@ -8,7 +8,8 @@
  *   4. shared memory: buffers and tile-op scratch by liveness
  *      (shared_alloc.c), then the mbarriers: the warp-specialized loop's
  *      (with the occupancy and register split, which depend on the bytes
- *      used) and every other TMA loop's, in program order. */
+ *      used) and every other TMA loop's, in program order;
+ *   5. blocks per SM (minnctapersm). */
 #include "../ops/op_table.h"
 #include "passes.h"
 
@@ -62,6 +63,22 @@ static int64_t buffers_end(const tir_kernel *k) {
     return top;
 }
 
+/* Blocks per SM the kernel is compiled for: the warp-specialized split's,
+ * or 2 for mma.sync gemms that leave room: two blocks hide each other's
+ * barriers, cp.async waits and epilogues, and minnctapersm 2 holds ptxas to
+ * 65536 / (2 x threads) registers, enough (>= 128) when the accumulators
+ * take at most 64. */
+static int min_blocks_per_sm(const tlc_kernel_plan *p, const tir_kernel *k) {
+    int n = p->ws.loop ? p->ws.blocks_per_sm : 0;
+    for (int i = 0; i < p->ngemms; i++) {
+        const tir_buffer *C = p->gemms[i].op->u.gemm.c.buf;
+        if (p->gemms[i].inst.inst == TLC_INST_MMA_SYNC && k->threads * 2 <= 512 && C->fragment &&
+            C->fragment->slots <= 64 && 2 * (p->smem_bytes + 1024) <= tlc_arch_max_shared_bytes(p->arch) && n < 2)
+            n = 2;
+    }
+    return n;
+}
+
 static bool plan_kernel(tir_kernel *k, tlc_arch arch, tlc_arena *a, tlc_diag *diag) {
     tlc_kernel_plan *p = TLC_NEW(a, tlc_kernel_plan);
     p->arch = arch;
@@ -79,6 +96,7 @@ static bool plan_kernel(tir_kernel *k, tlc_arch arch, tlc_arena *a, tlc_diag *di
         top = pp->mbar + 8 * (int64_t)pp->stages;
     }
     p->smem_bytes = top;
+    p->min_blocks_per_sm = min_blocks_per_sm(p, k);
     k->plan = p;
     return true;
 }

@@ -78,5 +78,6 @@ void tlc_plan_print_module(tlc_strbuf *sb, const tir_module *m) {
                           (long long)s->offset, (long long)s->bytes);
         }
         tlc_sb_printf(sb, "  shared memory: %lld bytes planned\n", (long long)p->smem_bytes);
+        if (p->min_blocks_per_sm) tlc_sb_printf(sb, "  blocks per SM: %d\n", p->min_blocks_per_sm);
     }
 }

@@ -177,7 +177,6 @@ bool tlc_ws_begin(tlc_lower_ctx *lc) {
     tlc_ws_plan *w = TLC_NEW(lc->a, tlc_ws_plan);
     w->d = d;
     lc->tk->threads = d->consumer_threads + d->producer_threads;
-    lc->tk->min_blocks_per_sm = d->blocks_per_sm;
     lc->ws = w;
     /* persistent tiles: the logical grid (evaluated once, before the role
      * split) and block indices that each tile assigns */
