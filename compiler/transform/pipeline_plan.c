@@ -1,4 +1,4 @@
-/* Pipeline planning (ARCHITECTURE.md section 4). A Pipelined(n,
+/* Pipeline planning (docs/architecture.md, "Planning"). A Pipelined(n,
  * num_stages=s) loop multi-buffers the shared buffers that the copies from
  * global memory at the top of its body write (only those: a shared buffer
  * produced and consumed inside one iteration, like MLA's S_shared, keeps

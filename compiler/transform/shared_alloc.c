@@ -16,18 +16,17 @@
  *     kernel's start to the loop's end: asynchronous loads fill them ahead
  *     of the iteration that reads them;
  *   - a buffer never used lives over the whole kernel (no surprise offsets);
- *   - an op's scratch lives only at the op: the op itself begins with a
- *     block barrier before it writes the scratch (ops/reduce.c, ops/copy.c);
- *   - a kernel that warp specialization may split (warp_specialize.c: a
- *     top-level Pipelined loop of loads and gemms only) gets no reuse at
- *     all: its producer runs ahead of the consumers, across tiles.
+ *   - an op's scratch (its size asked of the op through the op table)
+ *     lives only at the op: the op itself begins with a block barrier
+ *     before it writes the scratch (ops/reduce.c, ops/copy.c);
+ *   - a kernel the plan warp-specializes (warp_specialize.c) gets no reuse
+ *     at all: its producer runs ahead of the consumers, across tiles.
  * Placement is first fit in declaration order (then the scratch in program
  * order): the lowest offset, aligned, that overlaps no placed object whose
  * range overlaps. Swizzled layouts start on 1024 bytes (the 128-byte
  * swizzle repeats every 8 rows of 128 bytes; TMA and wgmma need it), the
  * rest on 128, which keeps every 16-byte vector access aligned. mbarriers
- * are not planned here: lowering appends them after everything (never
- * reused).
+ * are placed after everything by the planning pass (plan.c), never reused.
  *
  * Lowering (lower.c) keys its barriers by bytes, not by buffer: the plan
  * lists, per buffer or scratch, the others that overlap it, so a write to

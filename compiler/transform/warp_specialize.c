@@ -1,5 +1,6 @@
-/* Warp specialization of a TMA-fed wgmma main loop (ARCHITECTURE.md
- * section 4), sm_90a only.
+/* Warp specialization of a TMA-fed wgmma main loop (docs/architecture.md,
+ * "Warp specialization"), sm_90a only: the decision (a planning step) and
+ * the lowering of the split kernel.
  *
  * Which kernels: the kernel body's top level (through sequences only) holds
  * a Pipelined loop whose plan is TMA, whose body after the pipelined copies
