@@ -1,0 +1,153 @@
+/* The planning pass (transform/plan.c): what it decides for the shipped
+ * kernels on sm_80 and sm_90a, and that lowering takes those decisions from
+ * the plan instead of deciding again: a plan changed after planning shows
+ * up in the PTX. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#include "test_support.h"
+#include "api/compile_backend.h"
+#include "lowerkit/plan.h"
+
+/* A compilation of dsl-examples/FILE (kernel `kernel`) planned for arch. */
+static bool plan_example(tlc_compilation *c, const char *file, const char *kernel, tlc_arch arch) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/dsl-examples/%s", TLC_SOURCE_DIR, file);
+    size_t len = 0;
+    char *src = tst_read_file(path, &len);
+    if (!src) return false;
+    tlc_compile_options o;
+    tlc_compile_options_default(&o);
+    o.arch = arch;
+    o.kernel = kernel;
+    bool ok = tlc_compile_source(c, file, src, len, &o) && tlc_compile_layouts(c, NULL);
+    free(src);
+    if (!ok) {
+        print_message("%s", tlc_sb_cstr(&c->diag.out));
+        fail_msg("%s did not plan", file);
+    }
+    return true;
+}
+
+static const tir_buffer *buffer(const tir_kernel *k, const char *name) {
+    for (int i = 0; i < k->nbuffers; i++)
+        if (!strcmp(k->buffers[i]->name, name)) return k->buffers[i];
+    fail_msg("no buffer %s", name);
+    return NULL;
+}
+
+static void test_gemm_sm90a(void **state) {
+    (void)state;
+    tlc_compilation c;
+    if (!plan_example(&c, "gemm.tl", "matmul", TLC_SM90A)) skip();
+    const tir_kernel *k = c.tir->kernels[0];
+    const tlc_kernel_plan *p = k->plan;
+    assert_non_null(p);
+    assert_int_equal(p->npipes, 1);
+    assert_true(p->pipes[0].tma);
+    assert_int_equal(p->pipes[0].stages, 3);
+    assert_int_equal(p->pipes[0].ncopies, 2);
+    assert_int_equal(p->ngemms, 1);
+    assert_int_equal(p->gemms[0].inst.inst, TLC_INST_WGMMA);
+    assert_int_equal(p->gemms[0].inst.inst_n, 128);
+    assert_ptr_equal(tlc_plan_gemm(p, p->gemms[0].op), &p->gemms[0].inst);
+    /* warp-specialized: the pipeline's loop, one consumer warpgroup */
+    assert_ptr_equal(p->ws.loop, p->pipes[0].loop);
+    assert_ptr_equal(p->ws.pipe, &p->pipes[0]);
+    assert_int_equal(p->ws.consumer_threads, 128);
+    assert_int_equal(p->ws.producer_threads, 128);
+    assert_true(p->ws.persistent);
+    /* its mbarriers after the stage buffers, the stage buffers' 3 copies */
+    assert_int_equal(buffer(k, "A_shared")->layout->stages, 3);
+    assert_true(p->ws.full >= p->smem.top && p->ws.empty >= p->ws.full + 8 * 3);
+    assert_int_equal(p->smem_bytes, p->ws.empty + 8 * 3);
+    assert_int_equal(p->min_blocks_per_sm, p->ws.blocks_per_sm);
+    tlc_compilation_free(&c);
+}
+
+static void test_gemm_sm80(void **state) {
+    (void)state;
+    tlc_compilation c;
+    if (!plan_example(&c, "gemm.tl", "matmul", TLC_SM80)) skip();
+    const tlc_kernel_plan *p = c.tir->kernels[0]->plan;
+    assert_int_equal(p->npipes, 1);
+    assert_false(p->pipes[0].tma);
+    assert_int_equal(p->pipes[0].mbar, -1);
+    assert_int_equal(p->gemms[0].inst.inst, TLC_INST_MMA_SYNC);
+    assert_null(p->ws.loop);
+    assert_int_equal(p->smem_bytes, 98304); /* (16 KiB A + 16 KiB B) x 3 stages, nothing else */
+    tlc_compilation_free(&c);
+}
+
+/* MLA's split kernel on sm_90a: not warp-specialized (elementwise work
+ * between the gemms); its TMA loop's mbarriers after everything; both
+ * reductions' scratch planned inside S_shared's bytes. */
+static void test_mla_sm90a(void **state) {
+    (void)state;
+    tlc_compilation c;
+    if (!plan_example(&c, "mla_decode.tl", "mla_decode_split", TLC_SM90A)) skip();
+    const tir_kernel *k = c.tir->kernels[0];
+    const tlc_kernel_plan *p = k->plan;
+    assert_null(p->ws.loop);
+    assert_int_equal(p->npipes, 1);
+    assert_true(p->pipes[0].tma);
+    assert_true(p->pipes[0].mbar >= p->smem.top);
+    assert_int_equal(p->smem_bytes, p->pipes[0].mbar + 8 * p->pipes[0].stages);
+    assert_int_equal(p->ngemms, 3);
+    assert_int_equal(p->smem.nscratch, 2);
+    const tir_buffer *S = buffer(k, "S_shared");
+    for (int i = 0; i < p->smem.nscratch; i++) {
+        assert_int_equal(p->smem.scratch[i].op->kind, TS_REDUCE);
+        assert_ptr_equal(tlc_plan_scratch(p, p->smem.scratch[i].op), &p->smem.scratch[i]);
+        assert_true(p->smem.scratch[i].offset >= S->layout->offset);
+    }
+    tlc_compilation_free(&c);
+}
+
+/* Lowering reads the plan: decisions changed after planning reach the PTX. */
+static void test_lowering_reads_the_plan(void **state) {
+    (void)state;
+    tlc_compilation c;
+    if (!plan_example(&c, "gemm.tl", "matmul", TLC_SM90A)) skip();
+    tlc_kernel_plan *p = c.tir->kernels[0]->plan;
+    p->min_blocks_per_sm = 1;
+    p->ws.blocks_per_sm = 1;
+    p->ws.reg_inc = 208;
+    p->ws.reg_dec = 56;
+    char *ptx = tlc_compile_ptx(&c, false);
+    assert_non_null(ptx);
+    assert_non_null(strstr(ptx, "setmaxnreg.inc.sync.aligned.u32 208;"));
+    assert_non_null(strstr(ptx, "setmaxnreg.dec.sync.aligned.u32 56;"));
+    assert_non_null(strstr(ptx, ".minnctapersm 1"));
+    assert_non_null(strstr(ptx, "tlc.meta persistent 1"));
+    tlc_compilation_free(&c);
+
+    /* no warp specialization when the plan says so */
+    if (!plan_example(&c, "gemm.tl", "matmul", TLC_SM90A)) skip();
+    p = c.tir->kernels[0]->plan;
+    p->ws = (tlc_ws_decision){0};
+    p->pipes[0].mbar = p->smem.top; /* the plain TMA pipeline needs its own mbarriers */
+    p->min_blocks_per_sm = 0;
+    ptx = tlc_compile_ptx(&c, false);
+    assert_non_null(ptx);
+    assert_null(strstr(ptx, "setmaxnreg"));
+    assert_non_null(strstr(ptx, ".maxntid 128"));
+    assert_non_null(strstr(ptx, "cp.async.bulk.tensor"));
+    assert_non_null(strstr(ptx, "wgmma.mma_async"));
+    tlc_compilation_free(&c);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_gemm_sm90a),
+        cmocka_unit_test(test_gemm_sm80),
+        cmocka_unit_test(test_mla_sm90a),
+        cmocka_unit_test(test_lowering_reads_the_plan),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
