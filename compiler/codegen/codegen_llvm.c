@@ -15,6 +15,7 @@
  *                     when its address escapes (TMA instructions take the
  *                     address of the descriptor: cvta.param gives it). */
 #include "codegen_internal.h"
+#include "../support/int_math.h"
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -149,7 +150,6 @@ static void add_str_attr(cg_ctx *cg, LLVMValueRef fn, unsigned idx, const char *
                                                                val, (unsigned)strlen(val)));
 }
 
-static bool is_pow2(int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
 
 static void build_kernel(cg_ctx *cg, const th_kernel *k) {
     cg->k = k;
@@ -203,7 +203,7 @@ static void build_kernel(cg_ctx *cg, const th_kernel *k) {
         if (p->type.addrspace == TH_AS_GLOBAL) add_attr(cg, fn, idx, "noalias", 0);
         if (pa.readonly) add_attr(cg, fn, idx, "readonly", 0);
         if (pa.align > 0) {
-            if (!is_pow2(pa.align)) cg_error(cg, "parameter '%s': alignment %d is not a power of two", p->name, pa.align);
+            if (!tlc_is_pow2(pa.align)) cg_error(cg, "parameter '%s': alignment %d is not a power of two", p->name, pa.align);
             else add_attr(cg, fn, idx, "align", (uint64_t)pa.align);
         }
     }

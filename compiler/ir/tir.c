@@ -149,6 +149,15 @@ int64_t tir_buffer_elems(const tir_buffer *b) {
     return n;
 }
 
+int tir_region_squeezed_dims(const tir_region *r, int *dims) {
+    int n = 0;
+    for (int d = 0; d < r->rank; d++) {
+        int64_t e;
+        if (!tir_expr_const_int(r->extent[d], &e) || e != 1) dims[n++] = d;
+    }
+    return n;
+}
+
 int tir_region_shape(const tir_region *r, int64_t out[8]) {
     int n = 0;
     for (int i = 0; i < r->rank; i++) {

@@ -169,6 +169,9 @@ typedef struct tir_region {
     tir_expr **extent;
     tlc_loc loc;
 } tir_region;
+/* The dims whose extent is not the constant 1, in order: writes them to
+ * dims (room for r->rank), returns how many. */
+int tir_region_squeezed_dims(const tir_region *r, int *dims);
 /* Squeezed constant shape: writes up to 8 dims into out, returns count, or -1 if symbolic. */
 int tir_region_shape(const tir_region *r, int64_t out[8]);
 int64_t tir_region_elems(const tir_region *r); /* -1 if symbolic */

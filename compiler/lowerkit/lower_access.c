@@ -1,6 +1,7 @@
 /* Lowering helpers for memory: element addresses in global and shared
  * memory, bounds masks for tails, fragment index arithmetic, constant
  * range / alignment facts about Tile IR index expressions. */
+#include "../support/int_math.h"
 #include "lower_ctx.h"
 
 /* ---------------- constants and types ---------------- */
@@ -72,7 +73,7 @@ th_expr *tlc_let(tlc_lower_ctx *lc, const char *prefix, th_expr *e) {
 }
 
 int64_t tlc_scratch(tlc_lower_ctx *lc, int64_t bytes) {
-    int64_t off = (lc->smem_top + 127) / 128 * 128;
+    int64_t off = tlc_align_up(lc->smem_top, 128);
     lc->smem_top = off + bytes;
     return off;
 }

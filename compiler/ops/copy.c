@@ -15,16 +15,8 @@
  * A large fragment -> global store (a gemm epilogue) is emitted twice: for
  * a region wholly inside the tensor without masks, else masked.
  * Fragment to fragment with different layouts goes through shared memory. */
+#include "../support/int_math.h"
 #include "op_table.h"
-
-static int squeezed_dims(const tir_region *r, int *dims) {
-    int n = 0;
-    for (int d = 0; d < r->rank; d++) {
-        int64_t e;
-        if (!tir_expr_const_int(r->extent[d], &e) || e != 1) dims[n++] = d;
-    }
-    return n;
-}
 
 static void propose_blocked(tlc_infer *st, const tir_stmt *s, tir_buffer *frag, tir_dtype mem_dtype, const char *why) {
     int64_t shape[TLC_FRAG_MAX_RANK];
@@ -75,7 +67,7 @@ static bool side_init(tlc_lower_ctx *lc, side *sd, const tir_buffer *b, const ti
     sd->r = r;
     if (b->rank > MAXR) return false;
     int dims[MAXR];
-    int n = r ? squeezed_dims(r, dims) : 0;
+    int n = r ? tir_region_squeezed_dims(r, dims) : 0;
     if (!r) {
         for (int d = 0; d < b->rank; d++) dims[n++] = d;
     }
@@ -292,7 +284,7 @@ static bool stmatrix_store(tlc_lower_ctx *lc, const tlc_fragment *I, const side 
         if (t0[1] % 8 || tp[0] != t0[0] + l / 4 || tp[1] != t0[1] + 2 * (l % 4)) return false;
     }
     int64_t scratch_bytes = I->threads / 32 * 1024;
-    if ((lc->smem_top + 127) / 128 * 128 + scratch_bytes > tlc_arch_max_shared_bytes(lc->arch)) return false;
+    if (tlc_align_up(lc->smem_top, 128) + scratch_bytes > tlc_arch_max_shared_bytes(lc->arch)) return false;
     /* fresh bytes: the producer may refill the pipeline's stages meanwhile */
     int64_t off = tlc_scratch(lc, scratch_bytes);
     bool has_stmatrix = lc->arch == TLC_SM90 || lc->arch == TLC_SM90A;
@@ -495,7 +487,7 @@ void tlc_lower_copy(tlc_lower_ctx *lc, const tir_stmt *s) {
     if (fs || fd) {
         const tir_region *fr = fs ? rs : rd;
         I = fr->buf->fragment;
-        nidims = squeezed_dims(fr, idims);
+        nidims = tir_region_squeezed_dims(fr, idims);
     } else {
         int64_t shape[MAXR];
         int n = tir_region_shape(rs, shape);
@@ -514,7 +506,7 @@ void tlc_lower_copy(tlc_lower_ctx *lc, const tir_stmt *s) {
         nidims = n;
         /* a copy of a single element: the squeezed region has no dims */
         int tmpd[MAXR];
-        if (squeezed_dims(rs, tmpd) == 0 && squeezed_dims(rd, tmpd) == 0) nidims = 0;
+        if (tir_region_squeezed_dims(rs, tmpd) == 0 && tir_region_squeezed_dims(rd, tmpd) == 0) nidims = 0;
     }
     if (!I) {
         tlc_error(lc->diag, s->loc, "internal error: copy fragment has no layout");

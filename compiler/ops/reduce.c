@@ -12,6 +12,7 @@
  * combines the partials of its row's warps in the same order, so all
  * replicas get bitwise-equal results. Arithmetic in f32 (floats) or i32. */
 #include <math.h>
+#include "../support/int_math.h"
 #include "op_table.h"
 
 bool tlc_reduce_infer(tlc_infer *st, const tir_stmt *s, bool free_pass) {
@@ -66,7 +67,6 @@ static th_expr *tree(const rctx *r, th_expr **v, int n) {
     return combine(r, tree(r, v, h), tree(r, v + h, n - h));
 }
 
-static bool is_pow2(int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
 
 /* Shared scratch for the partials of thread digits that span warps (what
  * tlc_lower_reduce exchanges through shared memory): one f32 word per thread
@@ -80,7 +80,7 @@ int64_t tlc_reduce_scratch_bytes(const tir_kernel *k, const tir_stmt *s) {
     for (int i = 0; i < F->ndigits; i++) {
         const tlc_digit *g = &F->digits[i];
         if (g->target != TLC_DIGIT_THREAD || g->dim != s->u.reduce.dim) continue;
-        if (!is_pow2(g->tstride) || !is_pow2(g->extent) || g->tstride >= 32 || g->tstride * g->extent > 32)
+        if (!tlc_is_pow2(g->tstride) || !tlc_is_pow2(g->extent) || g->tstride >= 32 || g->tstride * g->extent > 32)
             cross = true;
     }
     return cross ? dst->fragment->slots * (int64_t)k->threads * 4 : 0;
@@ -147,7 +147,7 @@ void tlc_lower_reduce(tlc_lower_ctx *lc, const tir_stmt *s) {
         const tlc_digit *g = &F->digits[i];
         if (g->target != TLC_DIGIT_THREAD || g->dim != dim) continue;
         int64_t ts = g->tstride, e = g->extent;
-        if (is_pow2(ts) && is_pow2(e) && ts < 32) {
+        if (tlc_is_pow2(ts) && tlc_is_pow2(e) && ts < 32) {
             int64_t in = e;
             while (ts * in > 32) in /= 2;
             for (int64_t m = ts; m < ts * in; m *= 2)

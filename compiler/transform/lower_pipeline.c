@@ -20,15 +20,6 @@
 #include <string.h>
 #include "lower_internal.h"
 
-static int squeezed(const tir_region *r, int *dims) {
-    int n = 0;
-    for (int d = 0; d < r->rank; d++) {
-        int64_t e;
-        if (!tir_expr_const_int(r->extent[d], &e) || e != 1) dims[n++] = d;
-    }
-    return n;
-}
-
 static void asm0(tlc_lower_ctx *lc, const char *text, const char *cons, th_expr **args, int nargs) {
     tlc_emit(lc, th_asm(lc->a, text, cons, args, nargs, NULL, 0, true));
 }
@@ -73,7 +64,7 @@ void tlc_pipe_collect_tmaps(tlc_lower_ctx *lc, int *nparams) {
         const tir_buffer *b = s->u.copy.dst.buf;
         tlc_tmap_use *t = &lc->tmaps[lc->ntmaps++];
         int dims[16];
-        squeezed(src, dims);
+        tir_region_squeezed_dims(src, dims);
         t->copy = s;
         t->tensor = src->buf;
         t->rank = src->buf->rank;
@@ -263,7 +254,7 @@ static void issue_cp_async(tlc_lower_ctx *lc, const tlc_pipe_state *ps, const ti
     const tir_region *src = &s->u.copy.src;
     const tir_buffer *g = src->buf, *b = s->u.copy.dst.buf;
     int dims[16];
-    squeezed(src, dims);
+    tir_region_squeezed_dims(src, dims);
     int eb = tir_dtype_bytes(b->dtype);
     int64_t vec = 16 / eb, rows = tir_buffer_dim(b, 0), cols = tir_buffer_dim(b, 1);
     int64_t cpr = cols / vec, total = rows * cpr, threads = lc->k->threads;

@@ -13,15 +13,6 @@
 #include "../ir/tir_access.h"
 #include "lower_internal.h"
 
-static int squeezed(const tir_region *r, int *dims) {
-    int n = 0;
-    for (int d = 0; d < r->rank; d++) {
-        int64_t e;
-        if (!tir_expr_const_int(r->extent[d], &e) || e != 1) dims[n++] = d;
-    }
-    return n;
-}
-
 /* A copy global -> whole 2-d shared buffer, rows along some dim of the
  * tensor and columns along its contiguous last dim, same dtype. */
 static bool pipelinable_copy(const tir_stmt *s) {
@@ -31,7 +22,7 @@ static bool pipelinable_copy(const tir_stmt *s) {
     if (g->scope != TIR_SCOPE_GLOBAL || b->scope != TIR_SCOPE_SHARED || g->dtype != b->dtype) return false;
     if (b->rank != 2 || !b->layout || g->rank > TLC_FRAG_MAX_RANK * 2) return false;
     int dims[16];
-    if (squeezed(src, dims) != 2 || dims[1] != g->rank - 1) return false;
+    if (tir_region_squeezed_dims(src, dims) != 2 || dims[1] != g->rank - 1) return false;
     for (int d = 0; d < 2; d++) {
         int64_t e, s0;
         if (!tir_expr_const_int(src->extent[dims[d]], &e) || e != tir_buffer_dim(b, d)) return false;

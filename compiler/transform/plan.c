@@ -11,9 +11,8 @@
  *      used) and every other TMA loop's, in program order;
  *   5. blocks per SM (minnctapersm). */
 #include "../ops/op_table.h"
+#include "../support/int_math.h"
 #include "passes.h"
-
-static int64_t align128(int64_t x) { return (x + 127) / 128 * 128; }
 
 static void collect_gemms(const tir_stmt *s, tlc_ptrvec *out) {
     if (!s) return;
@@ -92,7 +91,7 @@ static bool plan_kernel(tir_kernel *k, tlc_arch arch, tlc_arena *a, tlc_diag *di
     for (int i = 0; i < p->npipes; i++) {
         tlc_pipe_plan *pp = &p->pipes[i];
         if (!pp->tma || pp->loop == p->ws.loop) continue;
-        pp->mbar = align128(top);
+        pp->mbar = tlc_align_up(top, 128);
         top = pp->mbar + 8 * (int64_t)pp->stages;
     }
     p->smem_bytes = top;

@@ -36,9 +36,8 @@
 #include <string.h>
 #include "../ir/tir_access.h"
 #include "../ops/op_table.h"
+#include "../support/int_math.h"
 #include "passes.h"
-
-static int64_t align_up(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
 
 typedef struct use {
     int pos, id; /* position, buffer id */
@@ -204,11 +203,11 @@ static int64_t place(tlc_arena *a, obj *o, int n) {
         for (int j = 0; j < nl; j++) {
             int64_t end = live[j]->offset + live[j]->bytes;
             if (end <= u) continue;
-            if (live[j]->claim >= align_up(u, o[i].align) + o[i].bytes) break;
+            if (live[j]->claim >= tlc_align_up(u, o[i].align) + o[i].bytes) break;
             u = end;
         }
         o[i].claim = u;
-        o[i].offset = align_up(u, o[i].align);
+        o[i].offset = tlc_align_up(u, o[i].align);
         if (o[i].offset + o[i].bytes > top) top = o[i].offset + o[i].bytes;
     }
     return top;

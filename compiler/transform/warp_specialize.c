@@ -41,6 +41,7 @@
  * over all tiles of the block (`base` + ko); the consumers release a
  * tile's last stage after its final wait_group 0. */
 #include <string.h>
+#include "../support/int_math.h"
 #include "lower_internal.h"
 
 /* Lowering state of a warp-specialized kernel; the decision is the plan's. */
@@ -148,8 +149,6 @@ void tlc_plan_warp_specialization(tlc_kernel_plan *p, const tir_kernel *k) {
     p->ws = w;
 }
 
-static int64_t align128(int64_t x) { return (x + 127) / 128 * 128; }
-
 void tlc_plan_warp_specialization_shared(tlc_kernel_plan *p, const tir_kernel *k, int64_t *top) {
     tlc_ws_decision *w = &p->ws;
     if (!w->loop) return;
@@ -163,8 +162,8 @@ void tlc_plan_warp_specialization_shared(tlc_kernel_plan *p, const tir_kernel *k
     w->reg_dec = k->threads == 384 ? 24 : 40;
     int inc = (regs - 128 * w->reg_dec) / k->threads / 8 * 8;
     w->reg_inc = inc > 240 ? 240 : inc;
-    w->full = align128(*top);
-    w->empty = align128(w->full + 8 * (int64_t)S);
+    w->full = tlc_align_up(*top, 128);
+    w->empty = tlc_align_up(w->full + 8 * (int64_t)S, 128);
     *top = w->empty + 8 * (int64_t)S;
     w->persistent = k->grid_rank >= 1;
 }
