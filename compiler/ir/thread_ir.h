@@ -1,5 +1,5 @@
-/* Thread IR: the per-thread program after lowering (ARCHITECTURE.md
- * section 1). Structured (loops / ifs, no CFG), typed, close to PTX:
+/* Thread IR: the per-thread program after lowering (docs/architecture.md,
+ * "Lowering to Thread IR"). Structured (loops / ifs, no CFG), typed, close to PTX:
  * what one thread of the block executes. Scalar variables and per-thread
  * register arrays are mutable slots (codegen makes them allocas; LLVM's SROA
  * / mem2reg turn them into SSA registers once loops over register arrays are

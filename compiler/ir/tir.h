@@ -1,4 +1,4 @@
-/* Tile IR (ARCHITECTURE.md section 3): what sema produces and every pass
+/* Tile IR (docs/architecture.md, "Tile IR"): what sema produces and every pass
  * consumes. Tile ops stay whole nodes (a gemm is one node with its operand
  * regions). Compile-time parameters are already folded: every non-global
  * buffer shape is a constant. Global tensor dims may be symbolic variables

@@ -1,5 +1,5 @@
 /* Fragment: how a register tile is spread over the threads of a block
- * (ARCHITECTURE.md section 3). A fragment of a tile of shape [d0, d1, ...]
+ * (docs/architecture.md, "Layouts"). A fragment of a tile of shape [d0, d1, ...]
  * maps each logical index to (thread, register slot), and may be replicated
  * (several threads hold the same element, e.g. a row statistic after
  * reduce_max is held by every thread that owned part of that row).

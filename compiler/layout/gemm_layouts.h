@@ -1,4 +1,4 @@
-/* Layouts fixed by the tensor-core instructions (ARCHITECTURE.md section 3):
+/* Layouts fixed by the tensor-core instructions (docs/architecture.md, "Layouts"):
  * how a gemm's M x N tile is split over the block's warps (mma.sync
  * m16n8k16, one warp per instruction) or warpgroups (wgmma m64nNk16, four
  * consecutive warps per instruction) under a warp policy, the accumulator

@@ -1,4 +1,4 @@
-/* Layout inference (ARCHITECTURE.md section 3): a worklist over the tile
+/* Layout inference (docs/architecture.md, "Layout inference"): a worklist over the tile
  * ops of a kernel until nothing changes. Each op proposes fragments for its
  * buffers from those already known, in three strengths:
  *   strict  fixed by an instruction (gemm accumulators: the GEMM issue adds

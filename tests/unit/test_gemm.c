@@ -1,6 +1,6 @@
 /* The tensor-core GEMM (layout/gemm_layouts.c, ops/gemm.c, the Pipelined
  * loop lowering): accumulator fragments against the PTX ISA's tables, warp
- * policies (the MLA split of section 3 of ARCHITECTURE.md), swizzled panel
+ * policies (the MLA split of docs/architecture.md, "Layouts"), swizzled panel
  * layouts, and dsl-examples/gemm.tl compiled for both paths with the
  * instructions each must use, assembled by ptxas when it is around. */
 #include <setjmp.h>
