@@ -28,6 +28,17 @@ void tlc_emit_help(tlc_strbuf *out);
 /* "tokens|ast|tir|summary": the implemented kinds, for messages. */
 void tlc_emit_list(tlc_strbuf *out);
 
+/* ---- option matching (cli_opts.c), for `tlc` and `tlc run` ---- */
+/* `--name=value` or `--name value` (the value from the next argument): 0
+ * when argv[*i] is not this option, 1 when it is (*value set, *i past the
+ * value), -1 when the value is missing. */
+int tlc_opt_long(const char *name, int argc, char **argv, int *i, const char **value);
+/* The same for a short option: `-xVALUE` or `-x VALUE`. */
+int tlc_opt_short(char letter, int argc, char **argv, int *i, const char **value);
+bool tlc_opt_is_identifier(const char *s, size_t n);
+/* NAME=VALUE with NAME an identifier and VALUE not empty. */
+bool tlc_opt_split_define(const char *text, size_t *name_len, const char **value);
+
 /* ---- options (cli_args.c) ---- */
 #define TLC_CLI_MAX_DEFINES 256
 

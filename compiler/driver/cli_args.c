@@ -2,7 +2,6 @@
  * (--emit=tir, -DNAME=V, -oFILE) or as the next argument (--emit tir,
  * -D NAME=V, -o FILE). The parser only records; main.c acts. */
 #include "cli.h"
-#include <ctype.h>
 #include <string.h>
 
 void tlc_cli_usage(tlc_strbuf *out) {
@@ -31,54 +30,18 @@ void tlc_cli_usage(tlc_strbuf *out) {
         "exit status: 0 success, 1 a diagnostic was reported, 2 bad usage\n");
 }
 
-static bool is_identifier(const char *s, size_t n) {
-    if (n == 0 || !(isalpha((unsigned char)s[0]) || s[0] == '_')) return false;
-    for (size_t i = 1; i < n; i++)
-        if (!(isalnum((unsigned char)s[i]) || s[i] == '_')) return false;
-    return true;
-}
-
-/* Matches `--name=value` or `--name value` (value from the next argument).
- * Returns 0 when arg is not this option, 1 when matched, -1 when the value
- * is missing. */
-static int long_option(const char *name, int argc, char **argv, int *i, const char **value) {
-    const char *arg = argv[*i];
-    size_t n = strlen(name);
-    if (strncmp(arg, name, n) != 0) return 0;
-    if (arg[n] == '=') {
-        *value = arg + n + 1;
-        return 1;
-    }
-    if (arg[n] != '\0') return 0;
-    if (*i + 1 >= argc) return -1;
-    *value = argv[++*i];
-    return 1;
-}
-
-/* Same for a short option: `-oFILE` or `-o FILE`. */
-static int short_option(char letter, int argc, char **argv, int *i, const char **value) {
-    const char *arg = argv[*i];
-    if (arg[0] != '-' || arg[1] != letter) return 0;
-    if (arg[2] != '\0') {
-        *value = arg + 2;
-        return 1;
-    }
-    if (*i + 1 >= argc) return -1;
-    *value = argv[++*i];
-    return 1;
-}
-
 static tlc_args_result add_define(tlc_cli_options *o, char *text, tlc_strbuf *err) {
-    char *eq = strchr(text, '=');
-    if (!eq || !is_identifier(text, (size_t)(eq - text)) || eq[1] == '\0') {
+    size_t n;
+    const char *value;
+    if (!tlc_opt_split_define(text, &n, &value)) {
         tlc_sb_printf(err, "-D expects NAME=VALUE, got '%s'", text);
         return TLC_ARGS_USAGE;
     }
-    size_t n = (size_t)(eq - text);
+    char *eq = text + n;
     /* The same name given twice: the later value wins. */
     for (int k = 0; k < o->ndefines; k++) {
         if (strlen(o->defines[k].name) == n && strncmp(o->defines[k].name, text, n) == 0) {
-            o->defines[k].value = eq + 1;
+            o->defines[k].value = value;
             return TLC_ARGS_OK;
         }
     }
@@ -90,7 +53,7 @@ static tlc_args_result add_define(tlc_cli_options *o, char *text, tlc_strbuf *er
      * gives a NUL-terminated name without copying. */
     *eq = '\0';
     o->defines[o->ndefines].name = text;
-    o->defines[o->ndefines].value = eq + 1;
+    o->defines[o->ndefines].value = value;
     o->ndefines++;
     return TLC_ARGS_OK;
 }
@@ -126,7 +89,7 @@ tlc_args_result tlc_cli_parse(int argc, char **argv, tlc_cli_options *o, tlc_str
         } else if (strcmp(arg, "--version") == 0) {
             o->version = true;
             return TLC_ARGS_EXIT_OK;
-        } else if ((r = long_option("--emit", argc, argv, &i, &v)) != 0) {
+        } else if ((r = tlc_opt_long("--emit", argc, argv, &i, &v)) != 0) {
             if (r < 0) return missing_value(err, arg);
             emit_name = v;
             o->emit = tlc_emit_find(v);
@@ -136,25 +99,25 @@ tlc_args_result tlc_cli_parse(int argc, char **argv, tlc_cli_options *o, tlc_str
                 tlc_sb_putc(err, ')');
                 return TLC_ARGS_USAGE;
             }
-        } else if ((r = long_option("--arch", argc, argv, &i, &v)) != 0) {
+        } else if ((r = tlc_opt_long("--arch", argc, argv, &i, &v)) != 0) {
             if (r < 0) return missing_value(err, arg);
             if (!tlc_arch_parse(v, &o->arch)) {
                 tlc_sb_printf(err, "unknown --arch '%s' (expected sm_80, sm_86, sm_89, sm_90 or sm_90a)", v);
                 return TLC_ARGS_USAGE;
             }
-        } else if ((r = long_option("--kernel", argc, argv, &i, &v)) != 0) {
+        } else if ((r = tlc_opt_long("--kernel", argc, argv, &i, &v)) != 0) {
             if (r < 0) return missing_value(err, arg);
-            if (!is_identifier(v, strlen(v))) {
+            if (!tlc_opt_is_identifier(v, strlen(v))) {
                 tlc_sb_printf(err, "--kernel expects a kernel name, got '%s'", v);
                 return TLC_ARGS_USAGE;
             }
             o->kernel = v;
-        } else if ((r = long_option("--output", argc, argv, &i, &v)) != 0 ||
-                   (r = short_option('o', argc, argv, &i, &v)) != 0) {
+        } else if ((r = tlc_opt_long("--output", argc, argv, &i, &v)) != 0 ||
+                   (r = tlc_opt_short('o', argc, argv, &i, &v)) != 0) {
             if (r < 0) return missing_value(err, arg);
             if (v[0] == '\0') return missing_value(err, arg);
             o->output = v;
-        } else if ((r = short_option('D', argc, argv, &i, &v)) != 0) {
+        } else if ((r = tlc_opt_short('D', argc, argv, &i, &v)) != 0) {
             if (r < 0) return missing_value(err, arg);
             tlc_args_result ar = add_define(o, (char *)v, err); /* v points into argv */
             if (ar != TLC_ARGS_OK) return ar;

@@ -74,10 +74,9 @@ static void usage(FILE *f) {
 }
 
 static bool split_kv(const char *arg, kv *out) {
-    const char *eq = strchr(arg, '=');
-    if (!eq || eq == arg || !eq[1]) return false;
-    out->name = strndup(arg, (size_t)(eq - arg));
-    out->value = eq + 1;
+    size_t n;
+    if (!tlc_opt_split_define(arg, &n, &out->value)) return false;
+    out->name = strndup(arg, n);
     return out->name != NULL;
 }
 
@@ -90,13 +89,11 @@ static bool parse_i64(const char *s, int64_t *out) {
     return true;
 }
 
-/* Option with a value: "--opt=V" or "--opt V". */
+/* Option with a value: "--opt=V" or "--opt V"; NULL when argv[*i] is not
+ * that option or its value is missing (then reported as incomplete). */
 static const char *opt_value(int argc, char **argv, int *i, const char *opt) {
-    size_t n = strlen(opt);
-    if (strncmp(argv[*i], opt, n) != 0) return NULL;
-    if (argv[*i][n] == '=') return argv[*i] + n + 1;
-    if (argv[*i][n] == 0 && *i + 1 < argc) return argv[++*i];
-    return NULL;
+    const char *v = NULL;
+    return tlc_opt_long(opt, argc, argv, i, &v) > 0 ? v : NULL;
 }
 
 static int parse_args(int argc, char **argv, run_opts *o) {
@@ -107,9 +104,9 @@ static int parse_args(int argc, char **argv, run_opts *o) {
         kv item;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(stdout); return -1; }
         if (!strcmp(a, "--random")) { o->random = true; continue; }
-        if (!strncmp(a, "-D", 2)) {
-            const char *d = a[2] ? a + 2 : (i + 1 < argc ? argv[++i] : NULL);
-            if (!d || !split_kv(d, &item) || o->ndefines == MAX_ITEMS) {
+        const char *d = NULL;
+        if (tlc_opt_short('D', argc, argv, &i, &d) != 0) {
+            if (!d || o->ndefines == MAX_ITEMS || !split_kv(d, &item)) {
                 fprintf(stderr, "tlc run: error: -D expects NAME=VALUE\n");
                 return EXIT_USAGE;
             }
@@ -125,7 +122,7 @@ static int parse_args(int argc, char **argv, run_opts *o) {
             if (strncmp(a, lists[l].opt, strlen(lists[l].opt)) != 0) continue;
             v = opt_value(argc, argv, &i, lists[l].opt);
             if (!v) continue;
-            if (!split_kv(v, &item) || *lists[l].n == MAX_ITEMS) {
+            if (*lists[l].n == MAX_ITEMS || !split_kv(v, &item)) {
                 fprintf(stderr, "tlc run: error: %s expects NAME=VALUE\n", lists[l].opt);
                 return EXIT_USAGE;
             }
