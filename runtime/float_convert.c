@@ -3,7 +3,6 @@
 #include <math.h>
 #include <string.h>
 #include "tlc/runtime.h"
-#include "float_convert.h"
 
 static uint32_t bits_of(float f) {
     uint32_t u;
@@ -54,6 +53,15 @@ float tlrt_f16_to_f32(uint16_t h) {
         return sign ? -v : v;
     }
     return float_of(sign | ((e + 112u) << 23) | (m << 13));
+}
+
+float tlrt_e4m3_to_f32(uint8_t b) {
+    uint32_t e = (b >> 3) & 0xfu, m = b & 7u;
+    float v;
+    if (e == 15 && m == 7) v = NAN;
+    else if (e == 0) v = ldexpf((float)m, -9);
+    else v = ldexpf((float)(m | 8u), (int)e - 10);
+    return (b & 0x80u) ? -v : v;
 }
 
 uint8_t tlrt_f32_to_e4m3(float f) {

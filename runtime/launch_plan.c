@@ -4,7 +4,6 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
-#include "float_convert.h"
 #include "text_util.h"
 #include "tlc/runtime.h"
 

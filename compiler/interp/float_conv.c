@@ -1,6 +1,7 @@
 #include "interp/float_conv.h"
 #include <math.h>
 #include <string.h>
+#include "tlc/runtime.h"
 
 /* Round |a| (finite, > 0) to a binary format with `mant` explicit mantissa
  * bits and minimum normal exponent `emin`: subnormals share emin's quantum. */
@@ -55,48 +56,15 @@ double tlc_round_to_dtype(tir_dtype t, double x) {
     }
 }
 
-/* Encode an already-rounded value. */
-static uint32_t encode(double r, int mant, int ebits, int bias, uint32_t inf_bits, uint32_t nan_bits) {
-    uint32_t sign = signbit(r) ? 1u << (mant + ebits) : 0;
-    if (isnan(r)) return nan_bits;
-    double a = fabs(r);
-    if (isinf(a)) return sign | inf_bits;
-    if (a == 0) return sign;
-    int e;
-    frexp(a, &e);
-    int ex = e - 1 + bias;
-    if (ex <= 0) { /* subnormal: a = m * 2^(1 - bias - mant) */
-        uint32_t m = (uint32_t)ldexp(a, mant - 1 + bias);
-        return sign | m;
-    }
-    uint32_t m = (uint32_t)(ldexp(a, mant - (e - 1)) - ldexp(1.0, mant));
-    return sign | ((uint32_t)ex << mant) | m;
-}
-
-static double decode(uint32_t bits, int mant, int ebits, int bias, bool has_inf) {
-    uint32_t sign = (bits >> (mant + ebits)) & 1;
-    uint32_t ex = (bits >> mant) & ((1u << ebits) - 1);
-    uint32_t m = bits & ((1u << mant) - 1);
-    double v;
-    if (ex == 0) v = ldexp((double)m, 1 - bias - mant);
-    else if (has_inf && ex == (1u << ebits) - 1) v = m ? NAN : INFINITY;
-    else if (!has_inf && ex == (1u << ebits) - 1 && m == (1u << mant) - 1) v = NAN;
-    else v = ldexp((double)(m | (1u << mant)), (int)ex - bias - mant);
-    return sign ? -v : v;
-}
-
-uint16_t tlc_f16_from_double(double x) {
-    return (uint16_t)encode(tlc_round_to_dtype(TIR_F16, x), 10, 5, 15, 0x7c00, 0x7e00);
-}
-double tlc_f16_to_double(uint16_t b) { return decode(b, 10, 5, 15, true); }
-uint16_t tlc_bf16_from_double(double x) {
-    return (uint16_t)encode(tlc_round_to_dtype(TIR_BF16, x), 7, 8, 127, 0x7f80, 0x7fc0);
-}
-double tlc_bf16_to_double(uint16_t b) { return decode(b, 7, 8, 127, true); }
-uint8_t tlc_fp8e4m3_from_double(double x) {
-    return (uint8_t)encode(tlc_round_to_dtype(TIR_F8E4M3, x), 3, 4, 7, 0x7f, 0x7f);
-}
-double tlc_fp8e4m3_to_double(uint8_t b) { return decode(b, 3, 4, 7, false); }
+/* Bits of a value already rounded to the dtype: exact in float32, so the
+ * runtime's float32 encoders (the one implementation of these formats)
+ * add no second rounding. */
+uint16_t tlc_f16_from_double(double x) { return tlrt_f32_to_f16((float)tlc_round_to_dtype(TIR_F16, x)); }
+double tlc_f16_to_double(uint16_t b) { return tlrt_f16_to_f32(b); }
+uint16_t tlc_bf16_from_double(double x) { return tlrt_f32_to_bf16((float)tlc_round_to_dtype(TIR_BF16, x)); }
+double tlc_bf16_to_double(uint16_t b) { return tlrt_bf16_to_f32(b); }
+uint8_t tlc_fp8e4m3_from_double(double x) { return tlrt_f32_to_e4m3((float)tlc_round_to_dtype(TIR_F8E4M3, x)); }
+double tlc_fp8e4m3_to_double(uint8_t b) { return tlrt_e4m3_to_f32(b); }
 
 double tlc_host_load_f(const void *data, tir_dtype t, int64_t i) {
     switch (t) {

@@ -209,6 +209,10 @@ uint16_t tlrt_f32_to_f16(float f);
 uint16_t tlrt_f32_to_bf16(float f);
 float tlrt_f16_to_f32(uint16_t h);
 float tlrt_bf16_to_f32(uint16_t h);
+/* float8_e4m3 (OCP FP8 "fn": bias 7, no infinities, 0x7f / 0xff NaN,
+ * saturating at +-448). */
+uint8_t tlrt_f32_to_e4m3(float f);
+float tlrt_e4m3_to_f32(uint8_t b);
 
 #ifdef __cplusplus
 }
