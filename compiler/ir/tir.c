@@ -577,3 +577,24 @@ tir_stmt *tir_new_stmt(tlc_arena *a, tir_stmt_kind k, tlc_loc loc) {
     s->loc = loc;
     return s;
 }
+
+void tir_collect_tile_ops(const tir_stmt *s, tlc_ptrvec *ops) {
+    if (!s) return;
+    switch (s->kind) {
+    case TS_SEQ:
+        for (int i = 0; i < s->u.seq.n; i++) tir_collect_tile_ops(s->u.seq.stmts[i], ops);
+        break;
+    case TS_FOR:
+        if (s->u.for_.kind == TIR_FOR_PARALLEL) tlc_ptrvec_push(ops, (void *)s);
+        else tir_collect_tile_ops(s->u.for_.body, ops);
+        break;
+    case TS_IF:
+        tir_collect_tile_ops(s->u.if_.then, ops);
+        tir_collect_tile_ops(s->u.if_.els, ops);
+        break;
+    case TS_COPY: case TS_FILL: case TS_GEMM: case TS_REDUCE: case TS_ATOMIC_ADD:
+        tlc_ptrvec_push(ops, (void *)s);
+        break;
+    default: break;
+    }
+}

@@ -241,6 +241,9 @@ struct tir_stmt {
 };
 
 tir_stmt *tir_new_stmt(tlc_arena *a, tir_stmt_kind k, tlc_loc loc);
+/* Appends the tile ops of s in program order to ops; a Parallel loop counts
+ * as one op (its body holds no tile ops). */
+void tir_collect_tile_ops(const tir_stmt *s, tlc_ptrvec *ops);
 
 /* ---------------- kernels and modules ---------------- */
 typedef enum { TIR_PARAM_TENSOR, TIR_PARAM_SCALAR } tir_param_kind;

@@ -15,29 +15,6 @@
 #include "../ops/op_table.h"
 #include "passes.h"
 
-/* Tile ops in program order (Parallel loops count as one op; their bodies
- * hold no tile ops). */
-static void collect_ops(const tir_stmt *s, tlc_ptrvec *ops) {
-    if (!s) return;
-    switch (s->kind) {
-    case TS_SEQ:
-        for (int i = 0; i < s->u.seq.n; i++) collect_ops(s->u.seq.stmts[i], ops);
-        break;
-    case TS_FOR:
-        if (s->u.for_.kind == TIR_FOR_PARALLEL) tlc_ptrvec_push(ops, (void *)s);
-        else collect_ops(s->u.for_.body, ops);
-        break;
-    case TS_IF:
-        collect_ops(s->u.if_.then, ops);
-        collect_ops(s->u.if_.els, ops);
-        break;
-    case TS_COPY: case TS_FILL: case TS_GEMM: case TS_REDUCE: case TS_ATOMIC_ADD:
-        tlc_ptrvec_push(ops, (void *)s);
-        break;
-    default: break;
-    }
-}
-
 static bool op_rule(tlc_infer *st, const tir_stmt *s, bool free_pass) {
     const tlc_op_desc *d = tlc_op_of(s);
     return d && d->infer(st, s, free_pass);
@@ -58,7 +35,7 @@ static void propagate(tlc_infer *st, void **ops, int n) {
 
 static bool infer_kernel(tlc_infer *st, tir_kernel *k) {
     tlc_ptrvec ops = {0};
-    collect_ops(k->body, &ops);
+    tir_collect_tile_ops(k->body, &ops);
     void **v = ops.items;
     int n = ops.len;
     for (int round = 0; round < 4096 && !st->failed; round++) {

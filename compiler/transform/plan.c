@@ -14,29 +14,14 @@
 #include "../support/int_math.h"
 #include "passes.h"
 
-static void collect_gemms(const tir_stmt *s, tlc_ptrvec *out) {
-    if (!s) return;
-    switch (s->kind) {
-    case TS_SEQ:
-        for (int i = 0; i < s->u.seq.n; i++) collect_gemms(s->u.seq.stmts[i], out);
-        break;
-    case TS_FOR: collect_gemms(s->u.for_.body, out); break;
-    case TS_IF:
-        collect_gemms(s->u.if_.then, out);
-        collect_gemms(s->u.if_.els, out);
-        break;
-    case TS_GEMM: tlc_ptrvec_push(out, (void *)s); break;
-    default: break;
-    }
-}
-
 static bool plan_gemms(tlc_kernel_plan *p, const tir_kernel *k, tlc_arena *a, tlc_diag *diag) {
     tlc_ptrvec ops = {0};
-    collect_gemms(k->body, &ops);
+    tir_collect_tile_ops(k->body, &ops);
     p->gemms = TLC_NEW_ARRAY(a, tlc_gemm_op_plan, (size_t)ops.len + 1);
     bool ok = true;
     for (int i = 0; i < ops.len; i++) {
         const tir_stmt *s = ops.items[i];
+        if (s->kind != TS_GEMM) continue;
         char why[256];
         tlc_gemm_op_plan *g = &p->gemms[p->ngemms];
         if (!tlc_gemm_choose(a, k, p->arch, s, &g->inst, why, sizeof why)) {
