@@ -92,16 +92,12 @@ bool cg_verify_and_optimize(LLVMModuleRef mod, LLVMTargetMachineRef tm, int opt_
 
 /* Kernel metadata as `<prefix>` comment lines. */
 static void put_metadata(tlc_strbuf *sb, const th_module *m, const char *prefix) {
-    for (int i = 0; i < m->nkernels; i++) {
-        const th_kernel *k = m->kernels[i];
-        if (!k || !k->metadata) continue;
-        const char *p = k->metadata;
-        while (*p) {
-            tlc_sb_puts(sb, prefix);
-            while (*p && *p != '\n') tlc_sb_putc(sb, *p++);
-            tlc_sb_putc(sb, '\n');
-            if (*p) p++;
-        }
+    const char *p = m->metadata;
+    while (p && *p) {
+        tlc_sb_puts(sb, prefix);
+        while (*p && *p != '\n') tlc_sb_putc(sb, *p++);
+        tlc_sb_putc(sb, '\n');
+        if (*p) p++;
     }
 }
 

@@ -171,7 +171,6 @@ typedef struct th_kernel {
     int min_blocks_per_sm;     /* minnctapersm (0: unset) */
     int64_t dyn_shared_bytes;  /* dynamic shared memory, base aligned to 1024 */
     th_stmt *body;
-    const char *metadata;      /* launch metadata text that travels with the PTX (runtime format) */
     /* Added with codegen: */
     th_param_attr *param_attrs; /* NULL, or nparams entries */
     int vars_cap;               /* capacity of vars (th_new_var grows it; 0 if set by hand) */
@@ -180,6 +179,9 @@ typedef struct th_kernel {
 typedef struct th_module {
     tlc_arch arch;
     th_kernel **kernels; int nkernels;
+    /* The launch metadata block that travels with the PTX (include/tlc/
+     * metadata.h), its lines without the comment prefix codegen adds. */
+    const char *metadata;
 } th_module;
 
 /* Constructors (thread_ir.c). */

@@ -278,15 +278,6 @@ void th_print_stmt(tlc_strbuf *sb, const th_stmt *s, int indent) {
 }
 
 static void print_kernel(tlc_strbuf *sb, const th_kernel *k) {
-    if (k->metadata && *k->metadata) {
-        const char *p = k->metadata;
-        while (*p) {
-            tlc_sb_puts(sb, "// ");
-            while (*p && *p != '\n') tlc_sb_putc(sb, *p++);
-            tlc_sb_putc(sb, '\n');
-            if (*p) p++;
-        }
-    }
     tlc_sb_printf(sb, "kernel %s(", k->name ? k->name : "<anon>");
     for (int i = 0; i < k->nparams; i++) {
         const th_param *p = &k->params[i];
@@ -319,6 +310,15 @@ void th_print_module(tlc_strbuf *sb, const th_module *m) {
     static const char *const archs[] = {"sm_80", "sm_86", "sm_89", "sm_90", "sm_90a"};
     unsigned a = (unsigned)m->arch;
     tlc_sb_printf(sb, "// thread IR for %s\n", a < 5 ? archs[a] : "?");
+    if (m->metadata && *m->metadata) {
+        const char *p = m->metadata;
+        while (*p) {
+            tlc_sb_puts(sb, "// ");
+            while (*p && *p != '\n') tlc_sb_putc(sb, *p++);
+            tlc_sb_putc(sb, '\n');
+            if (*p) p++;
+        }
+    }
     for (int i = 0; i < m->nkernels; i++) {
         if (i) tlc_sb_putc(sb, '\n');
         print_kernel(sb, m->kernels[i]);

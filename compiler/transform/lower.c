@@ -2,8 +2,8 @@
  * kernel. Sets up the kernel (parameters in the runtime's PTX ABI, thread
  * and block indices with the use_swizzle remap, register arrays), lowers
  * statements (tile ops through compiler/ops/), inserts barriers between
- * tile ops that communicate through shared memory, and writes the launch
- * metadata (include/tlc/metadata.h format). */
+ * tile ops that communicate through shared memory, and fills the launch
+ * metadata (metadata.c). */
 #include <string.h>
 #include "../ir/tir_access.h"
 #include "lower_internal.h"
@@ -391,93 +391,9 @@ static void block_indices(tlc_lower_ctx *lc, th_expr **out) {
     tlc_block_swizzle(lc, th_bin(lc->a, THB_ADD, th_bin(lc->a, THB_MUL, out[1], gx), out[0]), gx, gy, out);
 }
 
-/* ---------------- metadata ---------------- */
-static const tir_param *scalar_of_var(const tir_kernel *k, const tir_var *v) {
-    for (int i = 0; i < k->nparams; i++)
-        if (k->params[i].kind == TIR_PARAM_SCALAR && k->params[i].var == v) return &k->params[i];
-    return NULL;
-}
-
-static bool meta_expr(tlc_strbuf *sb, const tir_kernel *k, const tir_expr *e) {
-    switch (e->kind) {
-    case TE_INT: tlc_sb_printf(sb, "%lld", (long long)e->u.ival); return true;
-    case TE_VAR:
-        if (e->u.var->kind == TV_SYM_DIM || (e->u.var->kind == TV_SCALAR_PARAM && scalar_of_var(k, e->u.var))) {
-            tlc_sb_puts(sb, e->u.var->name);
-            return true;
-        }
-        return false;
-    case TE_CAST: return meta_expr(sb, k, e->u.cast.a);
-    case TE_BINARY: {
-        const char *op = NULL;
-        switch (e->u.bin.op) {
-        case TB_ADD: op = "+"; break;
-        case TB_SUB: op = "-"; break;
-        case TB_MUL: op = "*"; break;
-        case TB_FLOORDIV: op = "//"; break;
-        case TB_FLOORMOD: op = "%"; break;
-        case TB_MIN: op = "min"; break;
-        case TB_MAX: op = "max"; break;
-        default: return false;
-        }
-        tlc_sb_printf(sb, "(%s ", op);
-        if (!meta_expr(sb, k, e->u.bin.a)) return false;
-        tlc_sb_putc(sb, ' ');
-        if (!meta_expr(sb, k, e->u.bin.b)) return false;
-        tlc_sb_putc(sb, ')');
-        return true;
-    }
-    default: return false;
-    }
-}
-
-static const char *kernel_metadata(tlc_lower_ctx *lc, const tir_module *m, int index) {
-    const tir_kernel *k = lc->k;
-    tlc_strbuf sb;
-    tlc_sb_init(&sb);
-    /* codegen prefixes every line with "// "; the block's header and end
-     * travel with the first and last kernel. */
-    if (index == 0) tlc_sb_printf(&sb, "tlc.meta v1 tlc=%s arch=%s\n", TLC_VERSION, tlc_arch_name(m->arch));
-    tlc_sb_printf(&sb, "tlc.meta kernel %s\n", k->name);
-    for (int i = 0; i < k->nsym; i++) tlc_sb_printf(&sb, "tlc.meta sym %s\n", k->sym_dims[i]->name);
-    for (int i = 0; i < k->nparams; i++) {
-        const tir_param *p = &k->params[i];
-        if (p->kind == TIR_PARAM_TENSOR) {
-            tlc_sb_printf(&sb, "tlc.meta tensor %s %s [", p->name, tir_dtype_name(p->buf->dtype));
-            for (int d = 0; d < p->buf->rank; d++) {
-                if (d) tlc_sb_putc(&sb, ',');
-                const tir_expr *e = p->buf->shape[d];
-                if (e->kind == TE_VAR) tlc_sb_puts(&sb, e->u.var->name);
-                else tlc_sb_printf(&sb, "%lld", (long long)tir_buffer_dim(p->buf, d));
-            }
-            tlc_sb_puts(&sb, "] align=16\n");
-        } else {
-            tlc_sb_printf(&sb, "tlc.meta scalar %s %s\n", p->name, tir_dtype_name(p->var->dtype));
-        }
-    }
-    tlc_pipe_meta_lines(lc, &sb);
-    tlc_sb_puts(&sb, "tlc.meta grid");
-    for (int i = 0; i < 3; i++) {
-        tlc_sb_putc(&sb, ' ');
-        if (i >= k->grid_rank) {
-            tlc_sb_puts(&sb, "1");
-        } else if (!meta_expr(&sb, k, k->grid[i])) {
-            tlc_error(lc->diag, k->loc, "grid dimension %d of kernel '%s' uses something the runtime cannot evaluate "
-                                        "(only constants, symbolic dims, integer scalars, + - * // %% min max)", i,
-                      k->name);
-        }
-    }
-    tlc_sb_printf(&sb, "\ntlc.meta threads %d 1 1\n", lc->tk->threads); /* warp specialization may add some */
-    tlc_sb_printf(&sb, "tlc.meta smem %lld\n", (long long)lc->tk->dyn_shared_bytes);
-    if (tlc_ws_persistent_blocks(lc)) tlc_sb_printf(&sb, "tlc.meta persistent %d\n", tlc_ws_persistent_blocks(lc));
-    if (index == m->nkernels - 1) tlc_sb_puts(&sb, "tlc.meta end\n");
-    char *r = tlc_arena_strdup(lc->a, tlc_sb_cstr(&sb));
-    tlc_sb_free(&sb);
-    return r;
-}
-
 /* ---------------- kernel ---------------- */
-static th_kernel *lower_kernel(const tir_module *m, int index, tlc_arena *a, tlc_diag *diag) {
+static th_kernel *lower_kernel(const tir_module *m, int index, tlrt_kernel_meta *meta, tlc_arena *a,
+                               tlc_diag *diag) {
     const tir_kernel *k = m->kernels[index];
     th_kernel *tk = TLC_NEW(a, th_kernel);
     tk->name = k->name;
@@ -589,7 +505,7 @@ static th_kernel *lower_kernel(const tir_module *m, int index, tlc_arena *a, tlc
                   k->name, (long long)lc->smem_top, tlc_arch_name(m->arch), (long long)tlc_arch_max_shared_bytes(m->arch));
         return NULL;
     }
-    tk->metadata = kernel_metadata(lc, m, index);
+    if (!tlc_kernel_metadata(lc, meta)) return NULL;
     return diag->errors ? NULL : tk;
 }
 
@@ -597,10 +513,12 @@ th_module *tlc_lower_module(const tir_module *m, tlc_arena *a, tlc_diag *diag) {
     th_module *tm = TLC_NEW(a, th_module);
     tm->arch = m->arch;
     tm->kernels = TLC_NEW_ARRAY(a, th_kernel *, (size_t)m->nkernels + 1);
+    tlrt_kernel_meta *meta = TLC_NEW_ARRAY(a, tlrt_kernel_meta, (size_t)m->nkernels + 1);
     for (int i = 0; i < m->nkernels; i++) {
-        th_kernel *k = lower_kernel(m, i, a, diag);
+        th_kernel *k = lower_kernel(m, i, &meta[i], a, diag);
         if (!k) return NULL;
         tm->kernels[tm->nkernels++] = k;
     }
-    return tm;
+    tm->metadata = tlc_module_metadata(m, meta, a, diag);
+    return tm->metadata ? tm : NULL;
 }

@@ -4,7 +4,13 @@
 #define TLC_TRANSFORM_LOWER_INTERNAL_H
 #include "../ops/op_table.h"
 #include "passes.h"
+#include "tlc/metadata.h"
 
+/* metadata.c: the launch metadata of one lowered kernel (after its body:
+ * threads and shared bytes are final), and the module's block of text
+ * (through the runtime's validating formatter). Errors go to diag. */
+bool tlc_kernel_metadata(tlc_lower_ctx *lc, tlrt_kernel_meta *out);
+const char *tlc_module_metadata(const tir_module *m, tlrt_kernel_meta *kernels, tlc_arena *a, tlc_diag *diag);
 /* lower.c: one statement (tile ops through the op table). */
 void tlc_lower_stmt(tlc_lower_ctx *lc, const tir_stmt *s);
 /* ---------------- Pipelined loops (lower_pipeline.c) ---------------- */
@@ -15,7 +21,6 @@ void tlc_pipe_collect_tmaps(tlc_lower_ctx *lc, int *nparams);
  * symbolic last dim of a mapped tensor is a multiple of 16 bytes' worth of
  * elements (lc->sym_multiple; the runtime refuses launches otherwise). */
 void tlc_pipe_sym_facts(tlc_lower_ctx *lc);
-void tlc_pipe_meta_lines(tlc_lower_ctx *lc, tlc_strbuf *sb);
 /* Pieces of a pipelined loop (lower.c strings them together):
  * begin (barrier init), issue (the loads of iteration `it` into stage
  * `stage`, guarded by it < n), wait (stage data ready), end (drain). */

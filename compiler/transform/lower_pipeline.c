@@ -97,23 +97,6 @@ void tlc_pipe_sym_facts(tlc_lower_ctx *lc) {
     }
 }
 
-void tlc_pipe_meta_lines(tlc_lower_ctx *lc, tlc_strbuf *sb) {
-    for (int i = 0; i < lc->ntmaps; i++) {
-        const tlc_tmap_use *t = &lc->tmaps[i];
-        tlc_sb_printf(sb, "tlc.meta tmap %s box=[", t->tensor->name);
-        for (int d = 0; d < t->rank; d++) tlc_sb_printf(sb, "%s%lld", d ? "," : "", (long long)t->box[d]);
-        tlc_sb_puts(sb, "] estrides=[");
-        for (int d = 0; d < t->rank; d++) tlc_sb_printf(sb, "%s1", d ? "," : "");
-        const char *sw = t->swizzle == TLC_SWIZZLE_128B ? "128B" : t->swizzle == TLC_SWIZZLE_64B ? "64B"
-                         : t->swizzle == TLC_SWIZZLE_32B ? "32B" : "none";
-        tlc_sb_printf(sb, "] swizzle=%s l2=128B oob=zero\n", sw);
-    }
-    /* what the kernel assumes about syms; the runtime checks it at launch */
-    for (int i = 0; lc->sym_multiple && i < lc->k->nsym; i++)
-        if (lc->sym_multiple[i] > 1)
-            tlc_sb_printf(sb, "tlc.meta divisible %s %lld\n", lc->k->sym_dims[i]->name, (long long)lc->sym_multiple[i]);
-}
-
 static const tlc_tmap_use *tmap_of(const tlc_lower_ctx *lc, const tir_stmt *copy) {
     for (int i = 0; i < lc->ntmaps; i++)
         if (lc->tmaps[i].copy == copy) return &lc->tmaps[i];

@@ -42,6 +42,7 @@ static void kb_init(kb *b, const char *name, th_param *params, const th_param_at
     b->m.kernels = TLC_NEW_ARRAY(&b->a, th_kernel *, 1);
     b->m.kernels[0] = b->k;
     b->m.nkernels = 1;
+    b->m.metadata = NULL;
     b->body = (tlc_ptrvec){0};
 }
 
@@ -148,7 +149,7 @@ static void build_copy(kb *b) {
         {0},
     };
     kb_init(b, "copy_f16", ps, pa, 3, 256);
-    b->k->metadata = "tlc-kernel copy_f16\nparams x:f16[n] y:f16[n]\ngrid ceil(n/2048)";
+    b->m.metadata = "tlc-kernel copy_f16\nparams x:f16[n] y:f16[n]\ngrid ceil(n/2048)";
     tlc_arena *a = &b->a;
     th_var *g = th_new_var(a, b->k, "g", th_scalar(TH_I32), 0);
     th_var *j = th_new_var(a, b->k, "j", th_scalar(TH_I32), 0);

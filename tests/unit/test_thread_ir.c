@@ -165,7 +165,6 @@ static void test_printer(void **state) {
     k.threads = 128;
     k.min_blocks_per_sm = 2;
     k.dyn_shared_bytes = 4096;
-    k.metadata = "meta line 1\nmeta line 2";
     th_var *acc = th_new_var(&a, &k, "acc", th_scalar(TH_F32), 0);
     th_var *r = th_new_var(&a, &k, "r", th_vec(TH_F16, 8), 2);
     th_var *i = th_new_var(&a, &k, "i", th_scalar(TH_I32), 0);
@@ -187,7 +186,7 @@ static void test_printer(void **state) {
     };
     k.body = th_seq(&a, body, (int)(sizeof body / sizeof body[0]));
     th_kernel *kp = &k;
-    th_module m = {.arch = TLC_SM90A, .kernels = &kp, .nkernels = 1};
+    th_module m = {.arch = TLC_SM90A, .kernels = &kp, .nkernels = 1, .metadata = "meta line 1\nmeta line 2"};
     tlc_strbuf sb;
     tlc_sb_init(&sb);
     th_print_module(&sb, &m);

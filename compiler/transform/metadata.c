@@ -1,0 +1,148 @@
+/* The launch metadata of a lowered module (include/tlc/metadata.h): the
+ * compiler fills the runtime's structs and the runtime's formatter, which
+ * validates them first, writes the text. So there is one writer, and what
+ * the compiler emits the runtime reads back to the same structs. */
+#include <stdlib.h>
+#include <string.h>
+#include "lower_internal.h"
+#include "tlc/metadata.h"
+
+_Static_assert((int)TLRT_DTYPE_COUNT == (int)TIR_DTYPE_COUNT, "tlrt_dtype follows tir_dtype");
+
+static int scalar_param_index(const tir_kernel *k, const tir_var *v) {
+    for (int i = 0; i < k->nparams; i++)
+        if (k->params[i].kind == TIR_PARAM_SCALAR && k->params[i].var == v) return i;
+    return -1;
+}
+
+static int sym_index(const tir_kernel *k, const tir_var *v) {
+    for (int i = 0; i < k->nsym; i++)
+        if (k->sym_dims[i] == v) return i;
+    return -1;
+}
+
+/* A grid expression in the runtime's postfix form: constants, symbolic
+ * dims, scalar parameters and + - * // % min max. */
+static bool grid_expr(const tir_kernel *k, const tir_expr *e, tlrt_expr *out) {
+    switch (e->kind) {
+    case TE_INT: return tlrt_expr_push(out, TLRT_EX_INT, e->u.ival);
+    case TE_VAR: {
+        int i;
+        if (e->u.var->kind == TV_SYM_DIM && (i = sym_index(k, e->u.var)) >= 0)
+            return tlrt_expr_push(out, TLRT_EX_SYM, i);
+        if (e->u.var->kind == TV_SCALAR_PARAM && (i = scalar_param_index(k, e->u.var)) >= 0)
+            return tlrt_expr_push(out, TLRT_EX_SCALAR, i);
+        return false;
+    }
+    case TE_CAST: return grid_expr(k, e->u.cast.a, out);
+    case TE_BINARY: {
+        tlrt_expr_op op;
+        switch (e->u.bin.op) {
+        case TB_ADD: op = TLRT_EX_ADD; break;
+        case TB_SUB: op = TLRT_EX_SUB; break;
+        case TB_MUL: op = TLRT_EX_MUL; break;
+        case TB_FLOORDIV: op = TLRT_EX_FLOORDIV; break;
+        case TB_FLOORMOD: op = TLRT_EX_MOD; break;
+        case TB_MIN: op = TLRT_EX_MIN; break;
+        case TB_MAX: op = TLRT_EX_MAX; break;
+        default: return false;
+        }
+        return grid_expr(k, e->u.bin.a, out) && grid_expr(k, e->u.bin.b, out) && tlrt_expr_push(out, op, 0);
+    }
+    default: return false;
+    }
+}
+
+static tlrt_swizzle swizzle_of(tlc_swizzle s) {
+    switch (s) {
+    case TLC_SWIZZLE_32B: return TLRT_SWIZZLE_32B;
+    case TLC_SWIZZLE_64B: return TLRT_SWIZZLE_64B;
+    case TLC_SWIZZLE_128B: return TLRT_SWIZZLE_128B;
+    default: return TLRT_SWIZZLE_NONE;
+    }
+}
+
+bool tlc_kernel_metadata(tlc_lower_ctx *lc, tlrt_kernel_meta *out) {
+    const tir_kernel *k = lc->k;
+    bool ok = true;
+    tlrt_kernel_meta_init(out, k->name);
+    for (int i = 0; i < k->nsym; i++) ok &= tlrt_kernel_meta_add_sym(out, k->sym_dims[i]->name) >= 0;
+    for (int i = 0; i < k->nparams; i++) {
+        const tir_param *p = &k->params[i];
+        if (p->kind == TIR_PARAM_SCALAR) {
+            ok &= tlrt_kernel_meta_add_scalar(out, p->name, (tlrt_dtype)p->var->dtype) >= 0;
+            continue;
+        }
+        int64_t dims[TLRT_MAX_RANK];
+        int rank = p->buf->rank;
+        for (int d = 0; d < rank && d < TLRT_MAX_RANK; d++) {
+            const tir_expr *e = p->buf->shape[d];
+            dims[d] = e->kind == TE_VAR ? -(int64_t)sym_index(k, e->u.var) - 1 : tir_buffer_dim(p->buf, d);
+        }
+        ok &= tlrt_kernel_meta_add_tensor(out, p->name, (tlrt_dtype)p->buf->dtype, rank, dims, 16) >= 0;
+    }
+    for (int i = 0; i < lc->ntmaps && ok; i++) {
+        const tlc_tmap_use *t = &lc->tmaps[i];
+        if (out->ntmaps >= TLRT_MAX_TMAPS || t->rank > TLRT_MAX_TMAP_RANK) {
+            ok = false;
+            break;
+        }
+        tlrt_tmap_meta *m = &out->tmaps[out->ntmaps++];
+        m->param = t->tensor->param_index;
+        m->rank = t->rank;
+        for (int d = 0; d < t->rank; d++) {
+            m->box[d] = (uint32_t)t->box[d];
+            m->elem_strides[d] = 1;
+        }
+        m->swizzle = swizzle_of(t->swizzle);
+        m->l2 = TLRT_L2_128B;
+        m->oob = TLRT_OOB_ZERO;
+    }
+    /* what the kernel assumes about syms; the runtime checks it at launch */
+    for (int i = 0; lc->sym_multiple && i < k->nsym && i < TLRT_MAX_SYMS; i++) out->sym_multiple[i] = lc->sym_multiple[i];
+    for (int i = 0; i < k->grid_rank; i++) {
+        out->grid[i].n = 0;
+        if (!grid_expr(k, k->grid[i], &out->grid[i])) {
+            tlc_error(lc->diag, k->loc, "grid dimension %d of kernel '%s' uses something the runtime cannot evaluate "
+                                        "(only constants, symbolic dims, integer scalars, + - * // %% min max)", i,
+                      k->name);
+            return false;
+        }
+    }
+    out->threads[0] = lc->tk->threads; /* warp specialization may add some */
+    out->smem_bytes = lc->tk->dyn_shared_bytes;
+    out->persistent = tlc_ws_persistent_blocks(lc);
+    char err[256];
+    if (!ok || !tlrt_meta_validate_kernel(out, err, sizeof err)) {
+        tlc_error(lc->diag, k->loc, "kernel '%s' cannot be described to the runtime: %s", k->name,
+                  ok ? err : "too many parameters, symbolic dims or TMA descriptors, or a name too long");
+        return false;
+    }
+    return true;
+}
+
+const char *tlc_module_metadata(const tir_module *m, tlrt_kernel_meta *kernels, tlc_arena *a, tlc_diag *diag) {
+    tlrt_module_meta mm = {.version = TLRT_META_VERSION, .nkernels = m->nkernels, .kernels = kernels};
+    snprintf(mm.tlc_version, sizeof mm.tlc_version, "%s", TLC_VERSION);
+    snprintf(mm.arch, sizeof mm.arch, "%s", tlc_arch_name(m->arch));
+    char err[256];
+    char *text = tlrt_meta_format(&mm, err, sizeof err);
+    if (!text) {
+        tlc_error(diag, (tlc_loc){0, 0}, "the kernels' launch metadata cannot be written: %s", err);
+        return NULL;
+    }
+    /* codegen adds the comment prefix itself (PTX "// ", LLVM IR "; ") */
+    static const char prefix[] = "// ";
+    tlc_strbuf sb;
+    tlc_sb_init(&sb);
+    for (const char *p = text; *p;) {
+        if (strncmp(p, prefix, sizeof prefix - 1) == 0) p += sizeof prefix - 1;
+        while (*p && *p != '\n') tlc_sb_putc(&sb, *p++);
+        tlc_sb_putc(&sb, '\n');
+        if (*p) p++;
+    }
+    free(text);
+    const char *r = tlc_arena_strdup(a, tlc_sb_cstr(&sb));
+    tlc_sb_free(&sb);
+    return r;
+}
