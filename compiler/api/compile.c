@@ -6,7 +6,7 @@
 
 void tlc_compile_options_default(tlc_compile_options *o) {
     memset(o, 0, sizeof *o);
-    o->arch = TLC_SM90A;
+    o->arch = TLC_DEFAULT_ARCH;
     o->stop_after = TLC_STAGE_TIR;
 }
 

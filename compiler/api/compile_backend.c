@@ -45,7 +45,7 @@ th_module *tlc_compile_thread(tlc_compilation *c, tlc_strbuf *dump) {
 }
 
 static tlc_codegen_options options(const tlc_compilation *c, bool fast_math) {
-    tlc_codegen_options o = {.arch = c->tir ? c->tir->arch : TLC_SM90A, .opt_level = 3, .fast_math = fast_math};
+    tlc_codegen_options o = {.arch = c->tir ? c->tir->arch : TLC_DEFAULT_ARCH, .opt_level = 3, .fast_math = fast_math};
     return o;
 }
 

@@ -80,10 +80,10 @@ static tlc_status device_arch(tlrt_context *given, tlc_arch *out, char **err) {
     tlc_status r = TLC_OK;
     if (st != TLRT_SUCCESS) {
         r = fail(err, TLC_ERROR_NO_DEVICE, "tlc_jit: no arch given and no GPU to ask: %s", tlrt_last_error(ctx));
-    } else if (!tlc_arch_parse(name, out)) {
-        int sm = 0;
-        if (sscanf(name, "sm_%d", &sm) == 1 && sm > 90) *out = TLC_SM90;
-        else r = fail(err, TLC_ERROR_NO_DEVICE, "tlc_jit: the GPU's arch %s is not one tlc targets (sm_80 .. sm_90a)", name);
+    } else if (!tlc_arch_for_device(name, out)) {
+        char names[128];
+        tlc_arch_names(names, sizeof names, ", ");
+        r = fail(err, TLC_ERROR_NO_DEVICE, "tlc_jit: the GPU's arch %s is not one tlc targets (%s)", name, names);
     }
     if (!given) tlrt_destroy(ctx);
     return r;
@@ -99,9 +99,11 @@ tlc_status tlc_jit_create(const tlc_jit_options *opt, tlc_jit **out, char **err)
     if (!j) return fail(err, TLC_ERROR_OUT_OF_MEMORY, "tlc_jit_create: out of memory");
     tlc_status st = TLC_OK;
     if (o.arch) {
-        if (!tlc_arch_parse(o.arch, &j->arch))
-            st = fail(err, TLC_ERROR_INVALID_ARGUMENT, "tlc_jit_create: unknown arch '%s' (sm_80, sm_86, sm_89, sm_90, sm_90a)",
-                      o.arch);
+        if (!tlc_arch_parse(o.arch, &j->arch)) {
+            char names[128];
+            tlc_arch_names(names, sizeof names, ", ");
+            st = fail(err, TLC_ERROR_INVALID_ARGUMENT, "tlc_jit_create: unknown arch '%s' (%s)", o.arch, names);
+        }
     } else {
         st = device_arch(o.ctx, &j->arch, err);
     }

@@ -8,10 +8,6 @@
 #include <llvm-c/TargetMachine.h>
 #include "../ir/thread_ir.h"
 
-/* PTX ISA version requested from the NVPTX backend. 8.0 is the first that
- * knows sm_90a (wgmma, setmaxnreg); ptxas 12.0+ and drivers from CUDA 12.0
- * on accept it. */
-#define TLC_PTX_FEATURES "+ptx80"
 
 typedef struct cg_slot {
     const th_var *var;

@@ -37,16 +37,7 @@ void cg_error(cg_ctx *cg, const char *fmt, ...) {
     cg->failed = true;
 }
 
-const char *cg_arch_cpu(tlc_arch a) {
-    switch (a) {
-    case TLC_SM80: return "sm_80";
-    case TLC_SM86: return "sm_86";
-    case TLC_SM89: return "sm_89";
-    case TLC_SM90: return "sm_90";
-    case TLC_SM90A: return "sm_90a";
-    }
-    return NULL;
-}
+const char *cg_arch_cpu(tlc_arch a) { return (unsigned)a < TLC_ARCH_COUNT ? tlc_target_of(a)->name : NULL; }
 
 bool cg_is_int(th_type t) { return t.base >= TH_I1 && t.base <= TH_I64; }
 bool cg_is_float(th_type t) { return t.base >= TH_F16 && t.base <= TH_F64; }

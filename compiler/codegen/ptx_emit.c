@@ -10,6 +10,7 @@
 #include <llvm-c/Target.h>
 #include <llvm-c/Transforms/PassBuilder.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 
 static const char TRIPLE[] = "nvptx64-nvidia-cuda";
@@ -59,7 +60,9 @@ LLVMTargetMachineRef cg_target_machine(tlc_arch arch, int opt_level, tlc_diag *d
     }
     LLVMCodeGenOptLevel lvl = opt_level <= 0 ? LLVMCodeGenLevelNone : opt_level == 1 ? LLVMCodeGenLevelLess
                             : opt_level == 2 ? LLVMCodeGenLevelDefault : LLVMCodeGenLevelAggressive;
-    LLVMTargetMachineRef tm = LLVMCreateTargetMachine(target, TRIPLE, cpu, TLC_PTX_FEATURES, lvl,
+    char features[16];
+    snprintf(features, sizeof features, "+ptx%d", tlc_target_of(arch)->ptx_isa);
+    LLVMTargetMachineRef tm = LLVMCreateTargetMachine(target, TRIPLE, cpu, features, lvl,
                                                       LLVMRelocDefault, LLVMCodeModelDefault);
     if (!tm) tlc_error(diag, (tlc_loc){0, 0}, "internal error: LLVM cannot create an NVPTX target machine for %s", cpu);
     return tm;
@@ -104,7 +107,7 @@ static void put_metadata(tlc_strbuf *sb, const th_module *m, const char *prefix)
 typedef enum { OUT_LLVM, OUT_PTX } out_kind;
 
 static char *generate(const th_module *m, const tlc_codegen_options *o, tlc_arena *a, tlc_diag *diag, out_kind kind) {
-    tlc_codegen_options defaults = {.arch = m ? m->arch : TLC_SM80, .opt_level = 3, .fast_math = false};
+    tlc_codegen_options defaults = {.arch = m ? m->arch : TLC_DEFAULT_ARCH, .opt_level = 3, .fast_math = false};
     if (!o) o = &defaults;
     if (!m) {
         tlc_error(diag, (tlc_loc){0, 0}, "internal error: codegen: no thread IR module");

@@ -22,8 +22,11 @@ void tlc_cli_usage(tlc_strbuf *out) {
     tlc_sb_puts(out,
         "  -D NAME=VALUE       override the @jit default of compile-time parameter NAME,\n"
         "                      or specialize the symbolic dim NAME (repeatable; also -DNAME=VALUE)\n"
-        "  --kernel=NAME       compile only kernel NAME\n"
-        "  --arch=ARCH         target: sm_80, sm_86, sm_89, sm_90, sm_90a (default: sm_90a)\n"
+        "  --kernel=NAME       compile only kernel NAME\n");
+    char names[128];
+    tlc_arch_names(names, sizeof names, ", ");
+    tlc_sb_printf(out, "  --arch=ARCH         target: %s (default: %s)\n", names, tlc_arch_name(TLC_DEFAULT_ARCH));
+    tlc_sb_puts(out,
         "  --help              print this help and exit\n"
         "  --version           print the version and exit\n"
         "\n"
@@ -65,7 +68,7 @@ static tlc_args_result missing_value(tlc_strbuf *err, const char *opt) {
 
 tlc_args_result tlc_cli_parse(int argc, char **argv, tlc_cli_options *o, tlc_strbuf *err) {
     memset(o, 0, sizeof *o);
-    o->arch = TLC_SM90A;
+    o->arch = TLC_DEFAULT_ARCH;
     o->emit = tlc_emit_find("tir");
     const char *emit_name = "tir";
     bool only_files = false;
@@ -102,7 +105,9 @@ tlc_args_result tlc_cli_parse(int argc, char **argv, tlc_cli_options *o, tlc_str
         } else if ((r = tlc_opt_long("--arch", argc, argv, &i, &v)) != 0) {
             if (r < 0) return missing_value(err, arg);
             if (!tlc_arch_parse(v, &o->arch)) {
-                tlc_sb_printf(err, "unknown --arch '%s' (expected sm_80, sm_86, sm_89, sm_90 or sm_90a)", v);
+                char names[128];
+                tlc_arch_names(names, sizeof names, " or ");
+                tlc_sb_printf(err, "unknown --arch '%s' (expected %s)", v, names);
                 return TLC_ARGS_USAGE;
             }
         } else if ((r = tlc_opt_long("--kernel", argc, argv, &i, &v)) != 0) {

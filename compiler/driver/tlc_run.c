@@ -98,7 +98,7 @@ static const char *opt_value(int argc, char **argv, int *i, const char *opt) {
 
 static int parse_args(int argc, char **argv, run_opts *o) {
     memset(o, 0, sizeof *o);
-    o->arch = TLC_SM90A;
+    o->arch = TLC_DEFAULT_ARCH;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
         kv item;

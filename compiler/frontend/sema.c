@@ -678,11 +678,11 @@ static void check_shared(sema *S) {
             if (total > INT64_MAX / 4) total = INT64_MAX / 4;
         }
     k->shared_bytes = total;
-    int64_t max = tlc_arch_max_shared_bytes(S->opt ? S->opt->arch : TLC_SM90A);
+    int64_t max = tlc_target_of(S->opt ? S->opt->arch : TLC_DEFAULT_ARCH)->max_shared_per_block;
     if (total <= max) return;
     tlc_loc at = S->kernel_with ? S->kernel_with->loc : k->loc;
     tlc_error(S->diag, at, "kernel '%s' needs %lld bytes of shared memory per block, over the %s limit of %lld bytes",
-              k->name, (long long)total, tlc_arch_name(S->opt ? S->opt->arch : TLC_SM90A), (long long)max);
+              k->name, (long long)total, tlc_arch_name(S->opt ? S->opt->arch : TLC_DEFAULT_ARCH), (long long)max);
     /* the three biggest shared buffers */
     const tir_buffer *shown[3] = {NULL, NULL, NULL};
     for (int r = 0; r < 3; r++) {
@@ -785,7 +785,7 @@ tir_module *tlc_sema(const ast_module *m, const tlc_sema_options *opt, tlc_arena
     if (!m) return NULL;
     sema S;
     memset(&S, 0, sizeof S);
-    tlc_sema_options defaults = {.arch = TLC_SM90A};
+    tlc_sema_options defaults = {.arch = TLC_DEFAULT_ARCH};
     S.arena = arena;
     S.diag = diag;
     S.opt = opt ? opt : &defaults;

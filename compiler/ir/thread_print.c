@@ -307,9 +307,7 @@ static void print_kernel(tlc_strbuf *sb, const th_kernel *k) {
 }
 
 void th_print_module(tlc_strbuf *sb, const th_module *m) {
-    static const char *const archs[] = {"sm_80", "sm_86", "sm_89", "sm_90", "sm_90a"};
-    unsigned a = (unsigned)m->arch;
-    tlc_sb_printf(sb, "// thread IR for %s\n", a < 5 ? archs[a] : "?");
+    tlc_sb_printf(sb, "// thread IR for %s\n", tlc_arch_name(m->arch));
     if (m->metadata && *m->metadata) {
         const char *p = m->metadata;
         while (*p) {

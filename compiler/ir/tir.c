@@ -1,46 +1,10 @@
-/* Tile IR basics: targets, dtypes, names, and the expression constructors.
+/* Tile IR basics: dtypes, names, and the expression constructors.
  * The constructors fold constants eagerly (Python semantics for // and %,
  * int64 overflow detected, never undefined behaviour) so that every shape
  * that can be a constant is one by the time sema stores it. */
 #include "tir.h"
 #include <math.h>
 #include <string.h>
-
-/* ---------------- targets ---------------- */
-
-static const char *const arch_names[] = {"sm_80", "sm_86", "sm_89", "sm_90", "sm_90a"};
-
-const char *tlc_arch_name(tlc_arch a) {
-    return (unsigned)a < sizeof arch_names / sizeof *arch_names ? arch_names[a] : "sm_?";
-}
-
-bool tlc_arch_parse(const char *s, tlc_arch *out) {
-    for (unsigned i = 0; i < sizeof arch_names / sizeof *arch_names; i++)
-        if (s && strcmp(s, arch_names[i]) == 0) {
-            *out = (tlc_arch)i;
-            return true;
-        }
-    return false;
-}
-
-int64_t tlc_arch_max_shared_bytes(tlc_arch a) {
-    switch (a) {
-    case TLC_SM80: return 166912;            /* 163 KiB */
-    case TLC_SM86: case TLC_SM89: return 101376; /* 99 KiB */
-    case TLC_SM90: case TLC_SM90A: return 232448; /* 227 KiB */
-    }
-    return 49152;
-}
-
-int tlc_arch_sm(tlc_arch a) {
-    switch (a) {
-    case TLC_SM80: return 80;
-    case TLC_SM86: return 86;
-    case TLC_SM89: return 89;
-    case TLC_SM90: case TLC_SM90A: return 90;
-    }
-    return 0;
-}
 
 /* ---------------- dtypes ---------------- */
 

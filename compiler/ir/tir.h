@@ -10,13 +10,8 @@
 #include "../support/arena.h"
 #include "../support/diag.h"
 #include "../support/strbuf.h"
+#include "../target/target.h"
 
-/* ---------------- targets ---------------- */
-typedef enum { TLC_SM80, TLC_SM86, TLC_SM89, TLC_SM90, TLC_SM90A } tlc_arch;
-const char *tlc_arch_name(tlc_arch a);            /* "sm_90a" */
-bool tlc_arch_parse(const char *s, tlc_arch *out); /* accepts "sm_80".."sm_90a" */
-int64_t tlc_arch_max_shared_bytes(tlc_arch a);    /* per block, opt-in maximum */
-int tlc_arch_sm(tlc_arch a);                      /* 80, 86, 89, 90, 90 */
 
 /* ---------------- dtypes ---------------- */
 typedef enum {

@@ -48,7 +48,7 @@ bool tlc_gemm_plan_make(tlc_gemm_plan *p, tlc_arch arch, int threads, int m, int
         snprintf(why, (size_t)whylen, "K (%d) must be a multiple of 16 for the tensor cores", k);
         return false;
     }
-    bool wg = allow_wgmma && arch == TLC_SM90A && threads % 128 == 0;
+    bool wg = allow_wgmma && tlc_target_of(arch)->wgmma && threads % 128 == 0;
     for (int pass = wg ? 0 : 1; pass < 2; pass++) {
         bool use_wg = pass == 0;
         int unit_threads = use_wg ? 128 : 32;

@@ -284,10 +284,10 @@ static bool stmatrix_store(tlc_lower_ctx *lc, const tlc_fragment *I, const side 
         if (t0[1] % 8 || tp[0] != t0[0] + l / 4 || tp[1] != t0[1] + 2 * (l % 4)) return false;
     }
     int64_t scratch_bytes = I->threads / 32 * 1024;
-    if (tlc_align_up(lc->smem_top, 128) + scratch_bytes > tlc_arch_max_shared_bytes(lc->arch)) return false;
+    if (tlc_align_up(lc->smem_top, 128) + scratch_bytes > tlc_target_of(lc->arch)->max_shared_per_block) return false;
     /* fresh bytes: the producer may refill the pipeline's stages meanwhile */
     int64_t off = tlc_scratch(lc, scratch_bytes);
-    bool has_stmatrix = lc->arch == TLC_SM90 || lc->arch == TLC_SM90A;
+    bool has_stmatrix = tlc_target_of(lc->arch)->stmatrix;
     tlc_emit(lc, th_comment(a, tlc_arena_printf(a, "copy %s -> %s: %s through %lld bytes of shared scratch, "
                                                    "16-byte row chunks", src->b->name, dst->b->name,
                                                 has_stmatrix ? "stmatrix" : "st.shared.b32",

@@ -60,7 +60,7 @@ bool tlc_gemm_choose(tlc_arena *a, const tir_kernel *k, tlc_arch arch, const tir
         snprintf(why, (size_t)whylen, "operand B must be in shared memory");
         return false;
     }
-    if (shared_ops && arch == TLC_SM90A &&
+    if (shared_ops && tlc_target_of(arch)->wgmma &&
         tlc_gemm_plan_make(p, arch, k->threads, m, n, kk, s->u.gemm.policy, true, why, whylen) &&
         p->inst == TLC_INST_WGMMA) {
         bool ok = wgmma_operand_ok(operand_layout(a, A), !s->u.gemm.trans_a, 64, p->tile_m) &&

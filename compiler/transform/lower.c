@@ -500,9 +500,9 @@ static th_kernel *lower_kernel(const tir_module *m, int index, tlrt_kernel_meta 
     tk->body = th_seq(a, (th_stmt **)top.items, top.len);
     tlc_ptrvec_free(&top);
     tk->dyn_shared_bytes = lc->smem_top;
-    if (lc->smem_top > tlc_arch_max_shared_bytes(m->arch)) {
+    if (lc->smem_top > tlc_target_of(m->arch)->max_shared_per_block) {
         tlc_error(diag, k->loc, "kernel '%s' needs %lld bytes of shared memory (with reduction scratch); %s allows %lld",
-                  k->name, (long long)lc->smem_top, tlc_arch_name(m->arch), (long long)tlc_arch_max_shared_bytes(m->arch));
+                  k->name, (long long)lc->smem_top, tlc_arch_name(m->arch), (long long)tlc_target_of(m->arch)->max_shared_per_block);
         return NULL;
     }
     if (!tlc_kernel_metadata(lc, meta)) return NULL;

@@ -75,7 +75,7 @@ static bool loop_plan(tlc_arch arch, const tir_stmt *loop, tlc_pipe_plan *out) {
     tir_stmt *const *items = body && body->kind == TS_SEQ ? body->u.seq.stmts : (tir_stmt *const *)&loop->u.for_.body;
     int n = body && body->kind == TS_SEQ ? body->u.seq.n : 1;
     out->stages = loop->u.for_.num_stages;
-    out->tma = arch == TLC_SM90 || arch == TLC_SM90A;
+    out->tma = tlc_target_of(arch)->tma;
     for (int i = 0; i < n; i++) {
         const tir_stmt *s = items[i];
         if (s->kind == TS_LET) continue;

@@ -57,7 +57,7 @@ static int min_blocks_per_sm(const tlc_kernel_plan *p, const tir_kernel *k) {
     for (int i = 0; i < p->ngemms; i++) {
         const tir_buffer *C = p->gemms[i].op->u.gemm.c.buf;
         if (p->gemms[i].inst.inst == TLC_INST_MMA_SYNC && k->threads * 2 <= 512 && C->fragment &&
-            C->fragment->slots <= 64 && 2 * (p->smem_bytes + 1024) <= tlc_arch_max_shared_bytes(p->arch) && n < 2)
+            C->fragment->slots <= 64 && 2 * (p->smem_bytes + 1024) <= tlc_target_of(p->arch)->max_shared_per_block && n < 2)
             n = 2;
     }
     return n;

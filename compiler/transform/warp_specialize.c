@@ -136,7 +136,8 @@ static const tir_stmt *find_loop(const tlc_kernel_plan *p, const tir_stmt *s, co
 
 void tlc_plan_warp_specialization(tlc_kernel_plan *p, const tir_kernel *k) {
     p->ws = (tlc_ws_decision){0};
-    if (p->arch != TLC_SM90A || k->threads % 128 || k->threads < 128 || k->threads > 384) return;
+    const tlc_target *t = tlc_target_of(p->arch);
+    if (!t->tma || !t->wgmma || !t->setmaxnreg || k->threads % 128 || k->threads < 128 || k->threads > 384) return;
     tlc_ws_decision w = {.consumer_threads = k->threads, .producer_threads = 128};
     w.loop = find_loop(p, k->body, &w.pipe, &w.max_wgmma_n);
     if (!w.loop) return;
@@ -145,20 +146,21 @@ void tlc_plan_warp_specialization(tlc_kernel_plan *p, const tir_kernel *k) {
      * N / 2 + 32 of them. Without room, no specialization (the plain
      * pipeline has fewer threads, so a higher cap). */
     int total = w.consumer_threads + w.producer_threads;
-    if (65536 / total < w.max_wgmma_n / 2 + 32) return;
+    if (t->regs_per_sm / total < w.max_wgmma_n / 2 + 32) return;
     p->ws = w;
 }
 
 void tlc_plan_warp_specialization_shared(tlc_kernel_plan *p, const tir_kernel *k, int64_t *top) {
     tlc_ws_decision *w = &p->ws;
     if (!w->loop) return;
+    const tlc_target *t = tlc_target_of(p->arch);
     int total = w->consumer_threads + w->producer_threads, need = w->max_wgmma_n / 2 + 32;
     int S = w->pipe->stages;
     /* blocks per SM that the shared memory allows (1 KiB per block is the
      * hardware's reserve), at most 2 */
     int64_t smem = *top + 16 * (int64_t)S + 1024 + 128;
-    w->blocks_per_sm = smem * 2 <= 228 * 1024 && total * 2 <= 1024 && 65536 / (2 * total) >= need ? 2 : 1;
-    int regs = 65536 / w->blocks_per_sm;
+    w->blocks_per_sm = smem * 2 <= t->shared_per_sm && total * 2 <= 1024 && t->regs_per_sm / (2 * total) >= need ? 2 : 1;
+    int regs = t->regs_per_sm / w->blocks_per_sm;
     w->reg_dec = k->threads == 384 ? 24 : 40;
     int inc = (regs - 128 * w->reg_dec) / k->threads / 8 * 8;
     w->reg_inc = inc > 240 ? 240 : inc;

@@ -9,8 +9,8 @@ set -u
 root=${1:?usage: check_includes.sh COMPILER_DIR}
 declare -A may=(
   [support]=""
-  [ir]="support"
-  [target]="ir support"
+  [target]=""
+  [ir]="target support"
   [layout]="target ir support"
   [frontend]="target ir support"
   [codegen]="target ir support"

@@ -138,14 +138,6 @@ static void test_dtype_arch(void **state) {
     assert_int_equal(tir_dtype_bytes(TIR_BOOL), 1);
     assert_true(tir_dtype_is_float(TIR_F8E4M3));
     assert_false(tir_dtype_is_float(TIR_I8));
-    tlc_arch a;
-    assert_true(tlc_arch_parse("sm_90a", &a) && a == TLC_SM90A);
-    assert_false(tlc_arch_parse("sm_70", &a));
-    assert_int_equal(tlc_arch_max_shared_bytes(TLC_SM80), 166912);
-    assert_int_equal(tlc_arch_max_shared_bytes(TLC_SM89), 101376);
-    assert_int_equal(tlc_arch_max_shared_bytes(TLC_SM90), 232448);
-    assert_int_equal(tlc_arch_sm(TLC_SM90A), 90);
-    assert_string_equal(tlc_arch_name(TLC_SM86), "sm_86");
     assert_string_equal(tir_binop_name(TB_FLOORDIV), "//");
     assert_string_equal(tir_unop_name(TU_RSQRT), "rsqrt");
     assert_string_equal(tir_policy_name(TIR_POLICY_FULLCOL), "FullCol");
