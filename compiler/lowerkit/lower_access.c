@@ -61,6 +61,14 @@ th_stmt *tlc_lower_end(tlc_lower_ctx *lc, tlc_ptrvec *saved) {
     return th_seq(lc->a, (th_stmt **)items, n);
 }
 
+th_stmt *tlc_ptx_stmt(tlc_lower_ctx *lc, tlc_ptx p, th_expr **args, int nargs, th_var **outs, int nouts) {
+    return th_asm(lc->a, p.text, p.constraints, args, nargs, outs, nouts, true);
+}
+
+void tlc_emit_ptx(tlc_lower_ctx *lc, tlc_ptx p, th_expr **args, int nargs, th_var **outs, int nouts) {
+    tlc_emit(lc, tlc_ptx_stmt(lc, p, args, nargs, outs, nouts));
+}
+
 th_var *tlc_temp(tlc_lower_ctx *lc, const char *prefix, th_type t, int array_len) {
     return th_new_var(lc->a, lc->tk, tlc_arena_printf(lc->a, "%s%d", prefix, lc->ntemp++), t, array_len);
 }

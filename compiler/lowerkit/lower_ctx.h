@@ -7,6 +7,7 @@
 #include "../ir/thread_ir.h"
 #include "../ir/tir.h"
 #include "../layout/fragment.h"
+#include "../target/ptx.h"
 #include "plan.h"
 
 /* A TMA descriptor one pipelined copy uses: built by the runtime from the
@@ -73,6 +74,10 @@ void tlc_emit(tlc_lower_ctx *lc, th_stmt *s);
 tlc_ptrvec *tlc_lower_begin(tlc_lower_ctx *lc);
 th_stmt *tlc_lower_end(tlc_lower_ctx *lc, tlc_ptrvec *saved);
 th_var *tlc_temp(tlc_lower_ctx *lc, const char *prefix, th_type t, int array_len);
+/* An inline PTX instruction (target/ptx.h) with its operands: as a
+ * statement, or emitted. Outputs go to `outs`. */
+th_stmt *tlc_ptx_stmt(tlc_lower_ctx *lc, tlc_ptx p, th_expr **args, int nargs, th_var **outs, int nouts);
+void tlc_emit_ptx(tlc_lower_ctx *lc, tlc_ptx p, th_expr **args, int nargs, th_var **outs, int nouts);
 /* A let: evaluates e once into a fresh scalar slot and returns a read of it. */
 th_expr *tlc_let(tlc_lower_ctx *lc, const char *prefix, th_expr *e);
 

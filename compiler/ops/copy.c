@@ -331,19 +331,18 @@ static bool stmatrix_store(tlc_lower_ctx *lc, const tlc_fragment *I, const side 
             args[1 + m] = th_bitcast(a, th_build(a, h2, x, 2), th_scalar(TH_I32));
         }
         if (has_stmatrix) {
-            tlc_emit(lc, th_asm(a, "stmatrix.sync.aligned.m8n8.x4.shared.b16 [$0], {$1, $2, $3, $4};", "r,r,r,r,r",
-                                args, 5, NULL, 0, true));
+            tlc_emit_ptx(lc, tlc_ptx_stmatrix_x4(), args, 5, NULL, 0);
         } else {
             for (int m = 0; m < 4; m++) {
                 th_expr *wa[2] = {th_bin(a, THB_ADD, st_word[m], tlc_i32(lc, (gi % 2) * 512)), args[1 + m]};
-                tlc_emit(lc, th_asm(a, "st.shared.b32 [$0], $1;", "r,r", wa, 2, NULL, 0, true));
+                tlc_emit_ptx(lc, tlc_ptx_st_shared_b32(), wa, 2, NULL, 0);
             }
         }
-        tlc_emit(lc, th_asm(a, "bar.warp.sync -1;", "", NULL, 0, NULL, 0, true));
+        tlc_emit_ptx(lc, tlc_ptx_bar_warp_sync(), NULL, 0, NULL, 0);
         th_var *w[4];
         for (int m = 0; m < 4; m++) w[m] = tlc_temp(lc, "sw", th_scalar(TH_I32), 0);
         th_expr *la[1] = {th_bin(a, THB_ADD, ld_addr, tlc_i32(lc, (gi % 2) * 512))};
-        tlc_emit(lc, th_asm(a, "ld.shared.v4.b32 {$0, $1, $2, $3}, [$4];", "=r,=r,=r,=r,r", la, 1, w, 4, true));
+        tlc_emit_ptx(lc, tlc_ptx_ld_shared_v4_b32(), la, 1, w, 4);
         int64_t c[TLC_FRAG_MAX_RANK];
         tlc_fragment_slot_part(I, first[gi * 4], c);
         th_expr *ilog[2] = {th_bin(a, THB_ADD, tidx[0], tlc_i32(lc, c[0])), th_bin(a, THB_ADD, col, tlc_i32(lc, c[1]))};

@@ -141,11 +141,6 @@ static int64_t linear_byte(const tlc_layout *l, int64_t row, int64_t col) {
     return (row * l->row_elems + col) * eb;
 }
 
-static void emit_asm(tlc_lower_ctx *lc, const char *text, const char *cons, th_expr **args, int nargs, th_var **outs,
-                     int nouts) {
-    tlc_emit(lc, th_asm(lc->a, text, cons, args, nargs, outs, nouts, true));
-}
-
 static void clear_acc(tlc_lower_ctx *lc, const tir_buffer *C) {
     th_var *acc = lc->regs[C->id];
     for (int64_t i = 0; i < C->fragment->slots; i++)
@@ -192,13 +187,8 @@ static th_expr *ldm_at(tlc_lower_ctx *lc, const ldm_addr *L, int64_t r0, int64_t
 }
 
 static void ldmatrix(tlc_lower_ctx *lc, bool trans, int num, th_expr *addr, th_var **outs) {
-    const char *text = num == 4 ? (trans ? "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {$0, $1, $2, $3}, [$4];"
-                                         : "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {$0, $1, $2, $3}, [$4];")
-                                : (trans ? "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {$0, $1}, [$2];"
-                                         : "ldmatrix.sync.aligned.m8n8.x2.shared.b16 {$0, $1}, [$2];");
-    const char *cons = num == 4 ? "=r,=r,=r,=r,r" : "=r,=r,r";
     th_expr *args[1] = {addr};
-    emit_asm(lc, text, cons, args, 1, outs, num);
+    tlc_emit_ptx(lc, tlc_ptx_ldmatrix(num, trans), args, 1, outs, num);
 }
 
 static void lower_mma_sync(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_gemm_plan *p) {
@@ -239,10 +229,7 @@ static void lower_mma_sync(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_gemm_
     for (int i = 0; i < (ntiles + 1) * 2; i++) bfr[i] = scalar_tmp(lc, "bf", TH_I32);
     th_var *d[4];
     for (int i = 0; i < 4; i++) d[i] = scalar_tmp(lc, "d", TH_F32);
-    const char *mma = bf ? "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {$0, $1, $2, $3}, {$4, $5, $6, $7}, "
-                           "{$8, $9}, {$10, $11, $12, $13};"
-                         : "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {$0, $1, $2, $3}, {$4, $5, $6, $7}, "
-                           "{$8, $9}, {$10, $11, $12, $13};";
+    tlc_ptx mma = tlc_ptx_mma_m16n8k16(bf);
     th_type h2 = th_vec(bf ? TH_BF16 : TH_F16, 2);
     for (int ks = 0; ks < ksteps; ks++) {
         /* A tiles */
@@ -276,7 +263,7 @@ static void lower_mma_sync(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_gemm_
                 args[4] = th_read(a, bfr[ni * 2]);
                 args[5] = th_read(a, bfr[ni * 2 + 1]);
                 for (int q = 0; q < 4; q++) args[6 + q] = th_array_read(a, acc, tlc_i32(lc, base + q));
-                emit_asm(lc, mma, "=f,=f,=f,=f,r,r,r,r,r,r,0,1,2,3", args, 10, d, 4);
+                tlc_emit_ptx(lc, mma, args, 10, d, 4);
                 for (int q = 0; q < 4; q++) tlc_emit(lc, th_assign(a, acc, tlc_i32(lc, base + q), th_read(a, d[q])));
             }
     }
@@ -320,7 +307,7 @@ static void fence_acc(tlc_lower_ctx *lc, const tir_buffer *C) {
     for (int64_t i = 0; i < C->fragment->slots; i++) {
         th_var *d = scalar_tmp(lc, "fa", TH_F32);
         th_expr *args[1] = {th_array_read(lc->a, acc, tlc_i32(lc, i))};
-        emit_asm(lc, "", "=f,0", args, 1, &d, 1);
+        tlc_emit(lc, th_asm(lc->a, "", "=f,0", args, 1, &d, 1, true)); /* no PTX: pins the register in place */
         tlc_emit(lc, th_assign(lc->a, acc, tlc_i32(lc, i), th_read(lc->a, d)));
     }
 }
@@ -335,7 +322,7 @@ static void lower_wgmma(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_gemm_pla
     /* operands written by ordinary stores must be made visible to the async proxy */
     bool need_fence = !(lc->async_written && lc->async_written[A->id] && lc->async_written[B->id]);
     if (need_fence) {
-        emit_asm(lc, "fence.proxy.async.shared::cta;", "", NULL, 0, NULL, 0);
+        tlc_emit_ptx(lc, tlc_ptx_fence_proxy_async(), NULL, 0, NULL, 0);
         tlc_emit(lc, th_barrier(a));
     }
     th_expr *tid = th_read(a, lc->tid);
@@ -350,25 +337,14 @@ static void lower_wgmma(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_gemm_pla
     if (p->units_m > 1) da = tlc_let(lc, "desca", th_bin(a, THB_ADD, da, th_convert(a, th_bin(a, THB_MUL, um, tlc_i32(lc, a_unit >> 4)), th_scalar(TH_I64))));
     if (p->units_n > 1) db = tlc_let(lc, "descb", th_bin(a, THB_ADD, db, th_convert(a, th_bin(a, THB_MUL, un, tlc_i32(lc, b_unit >> 4)), th_scalar(TH_I64))));
     int nregs = p->inst_n / 2;
-    tlc_strbuf sb;
-    tlc_sb_init(&sb);
-    tlc_sb_printf(&sb, "wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {", p->inst_n, ty, ty);
-    for (int i = 0; i < nregs; i++) tlc_sb_printf(&sb, "%s$%d", i ? ", " : "", i);
-    tlc_sb_printf(&sb, "}, $%d, $%d, 1, 1, 1, %d, %d;", nregs, nregs + 1, ta ? 1 : 0, tb ? 0 : 1);
-    const char *text = tlc_arena_strdup(a, tlc_sb_cstr(&sb));
-    tlc_sb_free(&sb);
-    tlc_sb_init(&sb);
-    for (int i = 0; i < nregs; i++) tlc_sb_puts(&sb, "=f,");
-    tlc_sb_puts(&sb, "l,l");
-    for (int i = 0; i < nregs; i++) tlc_sb_printf(&sb, ",%d", i);
-    const char *cons = tlc_arena_strdup(a, tlc_sb_cstr(&sb));
-    tlc_sb_free(&sb);
+    /* transpose bits: A MN-major when transposed, B K-major unless transposed */
+    tlc_ptx inst = tlc_ptx_wgmma(a, p->inst_n, ty, ta, !tb);
     th_var **d = TLC_NEW_ARRAY(a, th_var *, (size_t)nregs);
     for (int i = 0; i < nregs; i++) d[i] = scalar_tmp(lc, "d", TH_F32);
     th_expr **args = TLC_NEW_ARRAY(a, th_expr *, (size_t)nregs + 2);
 
     fence_acc(lc, C);
-    emit_asm(lc, "wgmma.fence.sync.aligned;", "", NULL, 0, NULL, 0);
+    tlc_emit_ptx(lc, tlc_ptx_wgmma_fence(), NULL, 0, NULL, 0);
     int mreps = p->tile_m / 64, chunks = p->tile_n / p->inst_n, ksteps = p->k / 16;
     for (int ks = 0; ks < ksteps; ks++)
         for (int mi = 0; mi < mreps; mi++)
@@ -381,17 +357,17 @@ static void lower_wgmma(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_gemm_pla
                 args[1] = th_bin(a, THB_ADD, db, th_int(a, TH_I64, bo >> 4));
                 int64_t base = tlc_gemm_acc_slot(p, mi, c, 0);
                 for (int i = 0; i < nregs; i++) args[2 + i] = th_array_read(a, acc, tlc_i32(lc, base + i));
-                emit_asm(lc, text, cons, args, nregs + 2, d, nregs);
+                tlc_emit_ptx(lc, inst, args, nregs + 2, d, nregs);
                 for (int i = 0; i < nregs; i++) tlc_emit(lc, th_assign(a, acc, tlc_i32(lc, base + i), th_read(a, d[i])));
             }
-    emit_asm(lc, "wgmma.commit_group.sync.aligned;", "", NULL, 0, NULL, 0);
+    tlc_emit_ptx(lc, tlc_ptx_wgmma_commit(), NULL, 0, NULL, 0);
     /* a warp-specialized consumer keeps the last group in flight while it
      * waits for the next stage (warp_specialize.c drains it) */
     tlc_wgmma_wait(lc, C, lc->wgmma_inflight);
 }
 
 void tlc_wgmma_wait(tlc_lower_ctx *lc, const tir_buffer *C, int pending) {
-    emit_asm(lc, tlc_arena_printf(lc->a, "wgmma.wait_group.sync.aligned %d;", pending), "", NULL, 0, NULL, 0);
+    tlc_emit_ptx(lc, tlc_ptx_wgmma_wait(lc->a, pending), NULL, 0, NULL, 0);
     fence_acc(lc, C);
 }
 

@@ -20,10 +20,6 @@
 #include <string.h>
 #include "lower_internal.h"
 
-static void asm0(tlc_lower_ctx *lc, const char *text, const char *cons, th_expr **args, int nargs) {
-    tlc_emit(lc, th_asm(lc->a, text, cons, args, nargs, NULL, 0, true));
-}
-
 static th_expr *tid_is0(tlc_lower_ctx *lc) { return th_cmp(lc->a, THC_EQ, th_read(lc->a, lc->tid), tlc_i32(lc, 0)); }
 
 /* ---------------- tensor maps ---------------- */
@@ -128,9 +124,9 @@ void tlc_pipe_begin(tlc_lower_ctx *lc, tlc_pipe_state *ps) {
     tlc_ptrvec *saved = tlc_lower_begin(lc);
     for (int s = 0; s < pp->stages; s++) {
         th_expr *args[1] = {mbar_addr(lc, ps, tlc_i32(lc, s))};
-        asm0(lc, "mbarrier.init.shared::cta.b64 [$0], 1;", "r", args, 1);
+        tlc_emit_ptx(lc, tlc_ptx_mbarrier_init(lc->a, 1), args, 1, NULL, 0);
     }
-    asm0(lc, "fence.mbarrier_init.release.cluster;", "", NULL, 0);
+    tlc_emit_ptx(lc, tlc_ptx_mbarrier_init_fence(), NULL, 0, NULL, 0);
     th_stmt *init = tlc_lower_end(lc, saved);
     tlc_emit(lc, th_if(lc->a, tid_is0(lc), init, NULL));
     tlc_emit(lc, th_barrier(lc->a));
@@ -287,8 +283,7 @@ static void issue_cp_async(tlc_lower_ctx *lc, const tlc_pipe_state *ps, const ti
         th_expr *sidx[2] = {row, col};
         th_expr *sp = th_convert(a, tlc_shared_elem_ptr(lc, b, sidx), th_scalar(TH_I32));
         th_expr *args[3] = {sp, gp, bytes};
-        th_stmt *cp = bytes ? th_asm(a, "cp.async.cg.shared.global [$0], [$1], 16, $2;", "r,l,r", args, 3, NULL, 0, true)
-                            : th_asm(a, "cp.async.cg.shared.global [$0], [$1], 16;", "r,l", args, 2, NULL, 0, true);
+        th_stmt *cp = tlc_ptx_stmt(lc, tlc_ptx_cp_async_16(bytes != NULL), args, bytes ? 3 : 2, NULL, 0);
         tlc_emit(lc, total % threads && (i + 1) * threads > total
                          ? th_if(a, th_cmp(a, THC_LT, q, tlc_i32(lc, total)), cp, NULL)
                          : cp);
@@ -319,11 +314,6 @@ static void issue_tma(tlc_lower_ctx *lc, tlc_pipe_state *ps, const tir_stmt *s, 
     th_expr *bar = mbar_addr(lc, ps, stage);
     th_expr *tmap = th_param_ref(a, lc->tk, t->param);
     for (int p = 0; p < t->npanels; p++) {
-        tlc_strbuf sb, cons;
-        tlc_sb_init(&sb);
-        tlc_sb_init(&cons);
-        tlc_sb_printf(&sb, "cp.async.bulk.tensor.%dd.shared::cluster.global.mbarrier::complete_tx::bytes [$0], [$1, {", t->rank);
-        tlc_sb_puts(&cons, "r,l");
         th_expr *args[8];
         int na = 0;
         args[na++] = th_convert(a, th_shared_ptr(a, th_bin(a, THB_ADD, base, tlc_i32(lc, p * panel_bytes))), th_scalar(TH_I32));
@@ -332,16 +322,10 @@ static void issue_tma(tlc_lower_ctx *lc, tlc_pipe_state *ps, const tir_stmt *s, 
         for (int d = t->rank - 1; d >= 0; d--) {
             th_expr *c = tlc_coerce(lc, tlc_lower_expr(lc, src->start[d]), th_scalar(TH_I32));
             if (d == t->rank - 1) c = th_bin(a, THB_ADD, c, tlc_i32(lc, p * t->inner));
-            tlc_sb_printf(&sb, "%s$%d", d == t->rank - 1 ? "" : ", ", na);
-            tlc_sb_puts(&cons, ",r");
             args[na++] = c;
         }
-        tlc_sb_printf(&sb, "}], [$%d];", na);
-        tlc_sb_puts(&cons, ",r");
         args[na++] = bar;
-        asm0(lc, tlc_arena_strdup(a, tlc_sb_cstr(&sb)), tlc_arena_strdup(a, tlc_sb_cstr(&cons)), args, na);
-        tlc_sb_free(&sb);
-        tlc_sb_free(&cons);
+        tlc_emit_ptx(lc, tlc_ptx_tma_load(a, t->rank), args, na, NULL, 0);
     }
 }
 
@@ -366,7 +350,7 @@ void tlc_pipe_issue(tlc_lower_ctx *lc, tlc_pipe_state *ps, th_expr *it, th_expr 
         for (int i = 0; i < pp->ncopies; i++) bytes += pp->copies[i]->u.copy.dst.buf->layout->bytes;
         tlc_ptrvec *inner = tlc_lower_begin(lc);
         th_expr *args[2] = {mbar_addr(lc, ps, stage), tlc_i32(lc, bytes)};
-        asm0(lc, "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;", "r,r", args, 2);
+        tlc_emit_ptx(lc, tlc_ptx_mbarrier_arrive_expect_tx(), args, 2, NULL, 0);
         for (int i = 0; i < pp->ncopies; i++) issue_tma(lc, ps, pp->copies[i], stage);
         th_stmt *one = tlc_lower_end(lc, inner);
         tlc_emit(lc, ps->in_issuer ? one : th_if(a, tid_is0(lc), one, NULL));
@@ -376,7 +360,7 @@ void tlc_pipe_issue(tlc_lower_ctx *lc, tlc_pipe_state *ps, th_expr *it, th_expr 
     th_stmt *loads = tlc_lower_end(lc, saved);
     tlc_emit(lc, th_if(a, th_cmp(a, THC_LT, it, ps->n), loads, NULL));
     /* one group per iteration, empty ones too, so wait_group counts iterations */
-    if (!pp->tma) asm0(lc, "cp.async.commit_group;", "", NULL, 0);
+    if (!pp->tma) tlc_emit_ptx(lc, tlc_ptx_cp_async_commit(), NULL, 0, NULL, 0);
     tlc_pipe_set_stage(lc, pp, NULL);
     lc->var_expr[v->id] = saved_var;
     lc->var_known[v->id] = saved_known;
@@ -386,18 +370,15 @@ void tlc_pipe_wait(tlc_lower_ctx *lc, tlc_pipe_state *ps, th_expr *it, th_expr *
     const tlc_pipe_plan *pp = ps->plan;
     if (!pp->tma) {
         /* groups of iterations > it may stay in flight; the caller's barrier follows */
-        const char *txt = tlc_arena_printf(lc->a, "cp.async.wait_group %d;", pp->stages - 2);
-        asm0(lc, txt, "", NULL, 0);
+        tlc_emit_ptx(lc, tlc_ptx_cp_async_wait(lc->a, pp->stages - 2), NULL, 0, NULL, 0);
         return;
     }
     th_expr *parity = th_bin(lc->a, THB_AND, th_bin(lc->a, THB_UDIV, it, tlc_i32(lc, pp->stages)), tlc_i32(lc, 1));
     th_expr *args[2] = {mbar_addr(lc, ps, stage), parity};
-    asm0(lc, "{\n\t.reg .pred tlc_p;\n\tTLC_WAIT${:uid}:\n\tmbarrier.try_wait.parity.shared::cta.b64 tlc_p, [$0], $1;\n"
-             "\t@!tlc_p bra TLC_WAIT${:uid};\n\t}",
-         "r,r", args, 2);
+    tlc_emit_ptx(lc, tlc_ptx_mbarrier_wait_parity(), args, 2, NULL, 0);
 }
 
 void tlc_pipe_end(tlc_lower_ctx *lc, tlc_pipe_state *ps) {
-    if (!ps->plan->tma) asm0(lc, "cp.async.wait_group 0;", "", NULL, 0);
+    if (!ps->plan->tma) tlc_emit_ptx(lc, tlc_ptx_cp_async_wait(lc->a, 0), NULL, 0, NULL, 0);
     tlc_emit(lc, th_barrier(lc->a));
 }

@@ -238,10 +238,6 @@ static void tile_loop_end(tlc_lower_ctx *lc, tlc_ptrvec *saved, th_var *jv) {
 
 bool tlc_ws_owns_loop(const tlc_lower_ctx *lc, const tir_stmt *loop) { return lc->ws && lc->ws->d->loop == loop; }
 
-static void asm0(tlc_lower_ctx *lc, const char *text, const char *cons, th_expr **args, int nargs) {
-    tlc_emit(lc, th_asm(lc->a, text, cons, args, nargs, NULL, 0, true));
-}
-
 static th_expr *bar_addr(tlc_lower_ctx *lc, int64_t base, th_expr *stage) {
     th_expr *off = th_bin(lc->a, THB_ADD, tlc_i32(lc, base), th_bin(lc->a, THB_MUL, stage, tlc_i32(lc, 8)));
     return th_convert(lc->a, th_shared_ptr(lc->a, off), th_scalar(TH_I32));
@@ -249,9 +245,7 @@ static th_expr *bar_addr(tlc_lower_ctx *lc, int64_t base, th_expr *stage) {
 
 static void wait_parity(tlc_lower_ctx *lc, th_expr *bar, th_expr *parity) {
     th_expr *args[2] = {bar, parity};
-    asm0(lc, "{\n\t.reg .pred tlc_p;\n\tTLC_WSWAIT${:uid}:\n\tmbarrier.try_wait.parity.shared::cta.b64 tlc_p, [$0], $1;\n"
-             "\t@!tlc_p bra TLC_WSWAIT${:uid};\n\t}",
-         "r,r", args, 2);
+    tlc_emit_ptx(lc, tlc_ptx_mbarrier_wait_parity(), args, 2, NULL, 0);
 }
 
 static th_var *loop_var_slot(tlc_lower_ctx *lc, const tir_var *v) {
@@ -292,7 +286,7 @@ void tlc_ws_lower_consumer_loop(tlc_lower_ctx *lc, const tir_stmt *s) {
     tlc_ptrvec *rel = tlc_lower_begin(lc);
     th_expr *prev = th_bin(a, THB_UREM, th_bin(a, THB_ADD, g, tlc_i32(lc, S - 1)), tlc_i32(lc, S));
     th_expr *args[1] = {bar_addr(lc, w->d->empty, prev)};
-    asm0(lc, "mbarrier.arrive.shared::cta.b64 _, [$0];", "r", args, 1);
+    tlc_emit_ptx(lc, tlc_ptx_mbarrier_arrive(), args, 1, NULL, 0);
     th_stmt *release = tlc_lower_end(lc, rel);
     tlc_emit(lc, th_if(a, tlc_and(lc, th_cmp(a, THC_GT, ko, tlc_i32(lc, 0)), lane0), release, NULL));
     th_stmt *b = tlc_lower_end(lc, saved);
@@ -303,7 +297,7 @@ void tlc_ws_lower_consumer_loop(tlc_lower_ctx *lc, const tir_stmt *s) {
         th_expr *last = th_bin(a, THB_UREM, th_bin(a, THB_ADD, base, th_bin(a, THB_SUB, n, tlc_i32(lc, 1))), tlc_i32(lc, S));
         th_expr *args2[1] = {bar_addr(lc, w->d->empty, last)};
         tlc_ptrvec *fin = tlc_lower_begin(lc);
-        asm0(lc, "mbarrier.arrive.shared::cta.b64 _, [$0];", "r", args2, 1);
+        tlc_emit_ptx(lc, tlc_ptx_mbarrier_arrive(), args2, 1, NULL, 0);
         th_stmt *fr = tlc_lower_end(lc, fin);
         tlc_emit(lc, th_if(a, tlc_and(lc, th_cmp(a, THC_GT, n, tlc_i32(lc, 0)), lane0), fr, NULL));
         tlc_emit(lc, th_assign(a, w->base, NULL, th_bin(a, THB_ADD, base, n)));
@@ -339,7 +333,7 @@ static th_stmt *producer(tlc_lower_ctx *lc) {
     int S = pp->stages;
     const tir_stmt *s = w->d->loop;
     tlc_ptrvec *saved = tlc_lower_begin(lc);
-    asm0(lc, tlc_arena_printf(a, "setmaxnreg.dec.sync.aligned.u32 %d;", w->d->reg_dec), "", NULL, 0);
+    tlc_emit_ptx(lc, tlc_ptx_setmaxnreg(a, false, w->d->reg_dec), NULL, 0, NULL, 0);
     tlc_ptrvec *one = tlc_lower_begin(lc);
     th_var *pbase = NULL, *jv = NULL;
     tlc_ptrvec *tiles = NULL;
@@ -385,17 +379,17 @@ void tlc_ws_finish(tlc_lower_ctx *lc, th_stmt *consumer_body) {
     tlc_ptrvec *saved = tlc_lower_begin(lc);
     for (int st = 0; st < S; st++) {
         th_expr *f[1] = {bar_addr(lc, w->d->full, tlc_i32(lc, st))};
-        asm0(lc, "mbarrier.init.shared::cta.b64 [$0], 1;", "r", f, 1);
-        th_expr *e[2] = {bar_addr(lc, w->d->empty, tlc_i32(lc, st)), tlc_i32(lc, w->d->consumer_threads / 32)};
-        asm0(lc, "mbarrier.init.shared::cta.b64 [$0], $1;", "r,r", e, 2);
+        tlc_emit_ptx(lc, tlc_ptx_mbarrier_init(a, 1), f, 1, NULL, 0);
+        th_expr *e[1] = {bar_addr(lc, w->d->empty, tlc_i32(lc, st))};
+        tlc_emit_ptx(lc, tlc_ptx_mbarrier_init(a, w->d->consumer_threads / 32), e, 1, NULL, 0);
     }
-    asm0(lc, "fence.mbarrier_init.release.cluster;", "", NULL, 0);
+    tlc_emit_ptx(lc, tlc_ptx_mbarrier_init_fence(), NULL, 0, NULL, 0);
     th_stmt *init = tlc_lower_end(lc, saved);
     tlc_emit(lc, th_if(a, th_cmp(a, THC_EQ, th_read(a, lc->tid), tlc_i32(lc, 0)), init, NULL));
     tlc_emit(lc, th_barrier(a));
     th_stmt *prod = producer(lc);
     saved = tlc_lower_begin(lc);
-    asm0(lc, tlc_arena_printf(a, "setmaxnreg.inc.sync.aligned.u32 %d;", w->d->reg_inc), "", NULL, 0);
+    tlc_emit_ptx(lc, tlc_ptx_setmaxnreg(a, true, w->d->reg_inc), NULL, 0, NULL, 0);
     if (w->d->persistent) {
         tlc_emit(lc, th_assign(a, w->base, NULL, tlc_i32(lc, 0)));
         th_var *jv;

@@ -9,7 +9,7 @@ set -u
 root=${1:?usage: check_includes.sh COMPILER_DIR}
 declare -A may=(
   [support]=""
-  [target]=""
+  [target]="support"
   [ir]="target support"
   [layout]="target ir support"
   [frontend]="target ir support"

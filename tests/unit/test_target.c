@@ -4,8 +4,10 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
+#include "target/ptx.h"
 #include "target/target.h"
 
 static void test_names(void **state) {
@@ -63,11 +65,60 @@ static void test_device_mapping(void **state) {
     assert_false(tlc_arch_for_device(NULL, &a));
 }
 
+/* Operand counts in the text and the constraints agree. */
+static int dollars(const char *t) {
+    int hi = -1;
+    for (const char *p = strchr(t, '$'); p; p = strchr(p + 1, '$'))
+        if (p[1] >= '0' && p[1] <= '9') {
+            int v = atoi(p + 1);
+            if (v > hi) hi = v;
+        }
+    return hi + 1;
+}
+static int constraint_count(const char *c) {
+    if (!*c) return 0;
+    int n = 1;
+    for (; *c; c++) n += *c == ',';
+    return n;
+}
+
+static void test_ptx_builders(void **state) {
+    (void)state;
+    tlc_arena a;
+    tlc_arena_init(&a);
+    tlc_ptx t = tlc_ptx_tma_load(&a, 3);
+    assert_string_equal(t.text, "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes "
+                                "[$0], [$1, {$2, $3, $4}], [$5];");
+    assert_string_equal(t.constraints, "r,l,r,r,r,r");
+    assert_string_equal(tlc_ptx_mbarrier_init(&a, 8).text, "mbarrier.init.shared::cta.b64 [$0], 8;");
+    assert_string_equal(tlc_ptx_setmaxnreg(&a, true, 232).text, "setmaxnreg.inc.sync.aligned.u32 232;");
+    assert_string_equal(tlc_ptx_setmaxnreg(&a, false, 40).text, "setmaxnreg.dec.sync.aligned.u32 40;");
+    assert_string_equal(tlc_ptx_cp_async_wait(&a, 1).text, "cp.async.wait_group 1;");
+    tlc_ptx w = tlc_ptx_wgmma(&a, 64, "bf16", false, true);
+    assert_non_null(strstr(w.text, "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {$0, "));
+    assert_non_null(strstr(w.text, "}, $32, $33, 1, 1, 1, 0, 1;"));
+    /* 32 outputs, 2 descriptors, 32 tied inputs */
+    assert_int_equal(constraint_count(w.constraints), 66);
+    tlc_ptx all[] = {tlc_ptx_mbarrier_init(&a, 1), tlc_ptx_mbarrier_init_fence(), tlc_ptx_mbarrier_arrive(),
+                     tlc_ptx_mbarrier_arrive_expect_tx(), tlc_ptx_mbarrier_wait_parity(), tlc_ptx_cp_async_16(true),
+                     tlc_ptx_cp_async_16(false), tlc_ptx_cp_async_commit(), t, tlc_ptx_ldmatrix(4, true),
+                     tlc_ptx_ldmatrix(2, false), tlc_ptx_mma_m16n8k16(true), tlc_ptx_wgmma_fence(),
+                     tlc_ptx_wgmma_commit(), tlc_ptx_wgmma_wait(&a, 0), tlc_ptx_fence_proxy_async(),
+                     tlc_ptx_stmatrix_x4(), tlc_ptx_st_shared_b32(), tlc_ptx_ld_shared_v4_b32(),
+                     tlc_ptx_bar_warp_sync()};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
+        assert_int_equal(dollars(all[i].text), constraint_count(all[i].constraints));
+        assert_non_null(strchr(all[i].text, ';'));
+    }
+    tlc_arena_free(&a);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_names),
         cmocka_unit_test(test_capabilities_and_limits),
         cmocka_unit_test(test_device_mapping),
+        cmocka_unit_test(test_ptx_builders),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,113 @@
+/* The PTX text builders (ptx.h). */
+#include "ptx.h"
+#include "../support/strbuf.h"
+
+static tlc_ptx ptx(const char *text, const char *constraints) { return (tlc_ptx){text, constraints}; }
+
+tlc_ptx tlc_ptx_mbarrier_init(tlc_arena *a, int count) {
+    return ptx(tlc_arena_printf(a, "mbarrier.init.shared::cta.b64 [$0], %d;", count), "r");
+}
+
+tlc_ptx tlc_ptx_mbarrier_init_fence(void) { return ptx("fence.mbarrier_init.release.cluster;", ""); }
+
+tlc_ptx tlc_ptx_mbarrier_arrive(void) { return ptx("mbarrier.arrive.shared::cta.b64 _, [$0];", "r"); }
+
+tlc_ptx tlc_ptx_mbarrier_arrive_expect_tx(void) {
+    return ptx("mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;", "r,r");
+}
+
+tlc_ptx tlc_ptx_mbarrier_wait_parity(void) {
+    /* ${:uid} makes the label unique per inlined copy */
+    return ptx("{\n\t.reg .pred tlc_p;\n\tTLC_WAIT${:uid}:\n\tmbarrier.try_wait.parity.shared::cta.b64 tlc_p, [$0], $1;\n"
+               "\t@!tlc_p bra TLC_WAIT${:uid};\n\t}",
+               "r,r");
+}
+
+tlc_ptx tlc_ptx_cp_async_16(bool src_size) {
+    return src_size ? ptx("cp.async.cg.shared.global [$0], [$1], 16, $2;", "r,l,r")
+                    : ptx("cp.async.cg.shared.global [$0], [$1], 16;", "r,l");
+}
+
+tlc_ptx tlc_ptx_cp_async_commit(void) { return ptx("cp.async.commit_group;", ""); }
+
+tlc_ptx tlc_ptx_cp_async_wait(tlc_arena *a, int pending) {
+    return ptx(tlc_arena_printf(a, "cp.async.wait_group %d;", pending), "");
+}
+
+tlc_ptx tlc_ptx_tma_load(tlc_arena *a, int rank) {
+    tlc_strbuf text, cons;
+    tlc_sb_init(&text);
+    tlc_sb_init(&cons);
+    tlc_sb_printf(&text, "cp.async.bulk.tensor.%dd.shared::cluster.global.mbarrier::complete_tx::bytes [$0], [$1, {",
+                  rank);
+    tlc_sb_puts(&cons, "r,l");
+    for (int d = 0; d < rank; d++) {
+        tlc_sb_printf(&text, "%s$%d", d ? ", " : "", 2 + d);
+        tlc_sb_puts(&cons, ",r");
+    }
+    tlc_sb_printf(&text, "}], [$%d];", 2 + rank);
+    tlc_sb_puts(&cons, ",r");
+    tlc_ptx r = ptx(tlc_arena_strdup(a, tlc_sb_cstr(&text)), tlc_arena_strdup(a, tlc_sb_cstr(&cons)));
+    tlc_sb_free(&text);
+    tlc_sb_free(&cons);
+    return r;
+}
+
+tlc_ptx tlc_ptx_setmaxnreg(tlc_arena *a, bool increase, int regs) {
+    return ptx(tlc_arena_printf(a, "setmaxnreg.%s.sync.aligned.u32 %d;", increase ? "inc" : "dec", regs), "");
+}
+
+tlc_ptx tlc_ptx_ldmatrix(int num, bool trans) {
+    if (num == 4)
+        return trans ? ptx("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {$0, $1, $2, $3}, [$4];", "=r,=r,=r,=r,r")
+                     : ptx("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {$0, $1, $2, $3}, [$4];", "=r,=r,=r,=r,r");
+    return trans ? ptx("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {$0, $1}, [$2];", "=r,=r,r")
+                 : ptx("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {$0, $1}, [$2];", "=r,=r,r");
+}
+
+tlc_ptx tlc_ptx_mma_m16n8k16(bool bf16) {
+    static const char cons[] = "=f,=f,=f,=f,r,r,r,r,r,r,0,1,2,3";
+    return bf16 ? ptx("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {$0, $1, $2, $3}, {$4, $5, $6, $7}, "
+                      "{$8, $9}, {$10, $11, $12, $13};",
+                      cons)
+                : ptx("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {$0, $1, $2, $3}, {$4, $5, $6, $7}, "
+                      "{$8, $9}, {$10, $11, $12, $13};",
+                      cons);
+}
+
+tlc_ptx tlc_ptx_wgmma(tlc_arena *a, int n, const char *ty, bool trans_a, bool trans_b) {
+    int nregs = n / 2;
+    tlc_strbuf text, cons;
+    tlc_sb_init(&text);
+    tlc_sb_init(&cons);
+    tlc_sb_printf(&text, "wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {", n, ty, ty);
+    for (int i = 0; i < nregs; i++) tlc_sb_printf(&text, "%s$%d", i ? ", " : "", i);
+    tlc_sb_printf(&text, "}, $%d, $%d, 1, 1, 1, %d, %d;", nregs, nregs + 1, trans_a ? 1 : 0, trans_b ? 1 : 0);
+    for (int i = 0; i < nregs; i++) tlc_sb_puts(&cons, "=f,");
+    tlc_sb_puts(&cons, "l,l");
+    for (int i = 0; i < nregs; i++) tlc_sb_printf(&cons, ",%d", i);
+    tlc_ptx r = ptx(tlc_arena_strdup(a, tlc_sb_cstr(&text)), tlc_arena_strdup(a, tlc_sb_cstr(&cons)));
+    tlc_sb_free(&text);
+    tlc_sb_free(&cons);
+    return r;
+}
+
+tlc_ptx tlc_ptx_wgmma_fence(void) { return ptx("wgmma.fence.sync.aligned;", ""); }
+
+tlc_ptx tlc_ptx_wgmma_commit(void) { return ptx("wgmma.commit_group.sync.aligned;", ""); }
+
+tlc_ptx tlc_ptx_wgmma_wait(tlc_arena *a, int pending) {
+    return ptx(tlc_arena_printf(a, "wgmma.wait_group.sync.aligned %d;", pending), "");
+}
+
+tlc_ptx tlc_ptx_fence_proxy_async(void) { return ptx("fence.proxy.async.shared::cta;", ""); }
+
+tlc_ptx tlc_ptx_stmatrix_x4(void) {
+    return ptx("stmatrix.sync.aligned.m8n8.x4.shared.b16 [$0], {$1, $2, $3, $4};", "r,r,r,r,r");
+}
+
+tlc_ptx tlc_ptx_st_shared_b32(void) { return ptx("st.shared.b32 [$0], $1;", "r,r"); }
+
+tlc_ptx tlc_ptx_ld_shared_v4_b32(void) { return ptx("ld.shared.v4.b32 {$0, $1, $2, $3}, [$4];", "=r,=r,=r,=r,r"); }
+
+tlc_ptx tlc_ptx_bar_warp_sync(void) { return ptx("bar.warp.sync -1;", ""); }

@@ -1,0 +1,65 @@
+/* The inline PTX tlc emits where LLVM has no intrinsic: one typed builder
+ * per instruction, and the only place PTX text is written. A builder
+ * returns the asm text and its LLVM constraint string; its comment lists
+ * the operands the caller passes ($0, $1, ... in that order; outputs first
+ * where the instruction has any). Lowering wraps the result in a Thread IR
+ * asm statement (lowerkit: tlc_emit_ptx). */
+#ifndef TLC_TARGET_PTX_H
+#define TLC_TARGET_PTX_H
+#include <stdbool.h>
+#include "../support/arena.h"
+
+typedef struct tlc_ptx {
+    const char *text;
+    const char *constraints;
+} tlc_ptx;
+
+/* ---- mbarriers (64-bit, in shared::cta; $0 is the mbarrier's 32-bit shared address) ---- */
+tlc_ptx tlc_ptx_mbarrier_init(tlc_arena *a, int count); /* $0; expected arrivals per phase: count */
+tlc_ptx tlc_ptx_mbarrier_init_fence(void);              /* makes the inits visible to the async proxy */
+tlc_ptx tlc_ptx_mbarrier_arrive(void);                  /* $0 */
+tlc_ptx tlc_ptx_mbarrier_arrive_expect_tx(void);        /* $0, $1 transaction bytes (u32) */
+tlc_ptx tlc_ptx_mbarrier_wait_parity(void);             /* $0, $1 phase parity: spins until that phase completed */
+
+/* ---- cp.async (sm_80+) ---- */
+/* 16 bytes global -> shared, cached at L2 only: $0 shared address (u32),
+ * $1 global address (u64), and with `src_size` $2 the bytes to read (the
+ * rest of the 16 is zero-filled). */
+tlc_ptx tlc_ptx_cp_async_16(bool src_size);
+tlc_ptx tlc_ptx_cp_async_commit(void);
+tlc_ptx tlc_ptx_cp_async_wait(tlc_arena *a, int pending); /* until at most `pending` groups are in flight */
+
+/* ---- TMA (sm_90+) ---- */
+/* cp.async.bulk.tensor of a `rank`-d box completing on an mbarrier: $0
+ * shared address, $1 tensor map (u64 generic address), $2 .. $rank+1 the
+ * box's coordinates innermost first, $rank+2 the mbarrier. */
+tlc_ptx tlc_ptx_tma_load(tlc_arena *a, int rank);
+
+/* ---- warp specialization (sm_90a) ---- */
+tlc_ptx tlc_ptx_setmaxnreg(tlc_arena *a, bool increase, int regs);
+
+/* ---- tensor cores ---- */
+/* ldmatrix m8n8 .x`num` (2 or 4) b16, optionally .trans: outputs $0 ..
+ * $num-1 (u32), then the shared address. */
+tlc_ptx tlc_ptx_ldmatrix(int num, bool trans);
+/* mma.sync m16n8k16 row.col, f32 accumulator, f16 or bf16 (`bf16`)
+ * operands: outputs $0..$3 (f32), A $4..$7, B $8..$9 (u32), C tied to the
+ * outputs. */
+tlc_ptx tlc_ptx_mma_m16n8k16(bool bf16);
+/* wgmma.mma_async m64n`n`k16 f32 += `ty` x `ty` ("f16" / "bf16") from two
+ * shared-memory descriptors: outputs $0..$n/2-1 (f32), the descriptors
+ * (u64), then the accumulator inputs tied to the outputs; trans_a /
+ * trans_b: MN-major A / K-major B (the instruction's transpose bits). */
+tlc_ptx tlc_ptx_wgmma(tlc_arena *a, int n, const char *ty, bool trans_a, bool trans_b);
+tlc_ptx tlc_ptx_wgmma_fence(void);
+tlc_ptx tlc_ptx_wgmma_commit(void);
+tlc_ptx tlc_ptx_wgmma_wait(tlc_arena *a, int pending);
+/* generic-proxy writes to shared memory before async-proxy reads (wgmma, TMA) */
+tlc_ptx tlc_ptx_fence_proxy_async(void);
+
+/* ---- shared-memory staging (the whole-tile epilogue) ---- */
+tlc_ptx tlc_ptx_stmatrix_x4(void);     /* $0 shared address, $1..$4 u32 (pairs of b16) */
+tlc_ptx tlc_ptx_st_shared_b32(void);   /* $0 shared address, $1 u32 */
+tlc_ptx tlc_ptx_ld_shared_v4_b32(void); /* outputs $0..$3 (u32), $4 shared address */
+tlc_ptx tlc_ptx_bar_warp_sync(void);   /* all lanes of the warp */
+#endif
