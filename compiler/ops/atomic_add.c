@@ -63,16 +63,8 @@ void tlc_lower_atomic_add(tlc_lower_ctx *lc, const tir_stmt *s) {
     }
     const tlc_fragment *F = src->fragment;
     /* squeezed dims of both sides line up in order */
-    int sd[8], dd[8], ns = 0, nd = 0;
-    for (int d = 0; d < rs->rank && d < 8; d++) {
-        int64_t e;
-        if (!tir_expr_const_int(rs->extent[d], &e) || e != 1) sd[ns++] = d;
-    }
-    for (int d = 0; d < rd->rank; d++) {
-        int64_t e;
-        if (!tir_expr_const_int(rd->extent[d], &e) || e != 1) dd[nd++] = d;
-    }
-    if (ns != nd) {
+    int sd[8], dd[8], nd = rd->rank <= 8 ? tir_region_squeezed_dims(rd, dd) : -1;
+    if (nd < 0 || rs->rank > 8 || tir_region_squeezed_dims(rs, sd) != nd) {
         tlc_error(lc->diag, s->loc, "atomic_add: region shapes do not line up");
         return;
     }
