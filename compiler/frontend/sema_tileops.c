@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "sema_internal.h"
+#include "../ops/op_table.h"
 
 /* A region as written, before a start-index form gets its extents. */
 typedef struct pregion {
@@ -216,7 +217,7 @@ static void op_copy(sema *S, const sema_args *a, tlc_loc loc) {
     ok = check_bounds(S, &src);
     ok = check_bounds(S, &dst) && ok;
     if (!ok || !check_same_shape(S, &src, &dst, "copy", "source", "destination")) return;
-    tir_stmt *st = tir_new_stmt(S->arena, TS_COPY, loc);
+    tir_stmt *st = tlc_new_tile_op(S->arena, TS_COPY, loc);
     st->u.copy.src = src.r;
     st->u.copy.dst = dst.r;
     sema_emit(S, st);
@@ -231,7 +232,7 @@ static void op_fill(sema *S, const builtin_spec *b, const sema_args *a, tlc_loc 
         dst.point = false;
     }
     if (!check_bounds(S, &dst)) return;
-    tir_stmt *st = tir_new_stmt(S->arena, TS_FILL, loc);
+    tir_stmt *st = tlc_new_tile_op(S->arena, TS_FILL, loc);
     st->u.fill.dst = dst.r;
     st->u.fill.value = tir_cast(S->arena, v, dst.r.buf->dtype, loc);
     st->u.fill.is_clear = b->id == B_CLEAR;
@@ -335,7 +336,7 @@ static void op_gemm(sema *S, const sema_args *a, tlc_loc loc) {
         return;
     }
     if (m > INT32_MAX || n > INT32_MAX || ka > INT32_MAX) return;
-    tir_stmt *st = tir_new_stmt(S->arena, TS_GEMM, loc);
+    tir_stmt *st = tlc_new_tile_op(S->arena, TS_GEMM, loc);
     st->u.gemm.a = A.r;
     st->u.gemm.b = B.r;
     st->u.gemm.c = C.r;
@@ -403,7 +404,7 @@ static void op_reduce(sema *S, const builtin_spec *b, const sema_args *a, tlc_lo
         sema_note_decl(S, dst.r.buf);
         return;
     }
-    tir_stmt *st = tir_new_stmt(S->arena, TS_REDUCE, loc);
+    tir_stmt *st = tlc_new_tile_op(S->arena, TS_REDUCE, loc);
     st->u.reduce.kind = b->id == B_REDUCE_MAX ? TIR_REDUCE_MAX : b->id == B_REDUCE_SUM ? TIR_REDUCE_SUM
                       : b->id == B_REDUCE_MIN ? TIR_REDUCE_MIN : TIR_REDUCE_ABSMAX;
     st->u.reduce.src = src.r;
@@ -435,7 +436,7 @@ static void op_atomic_add(sema *S, const sema_args *a, tlc_loc loc) {
         sema_note_decl(S, dst.r.buf);
         return;
     }
-    tir_stmt *st = tir_new_stmt(S->arena, TS_ATOMIC_ADD, loc);
+    tir_stmt *st = tlc_new_tile_op(S->arena, TS_ATOMIC_ADD, loc);
     if (is_tile_expr(S, a->arg[1])) {
         pregion src;
         if (!region_of(S, a->arg[1], &src, "atomic_add", "the value")) return;

@@ -4,6 +4,7 @@
  * interpreter object so nothing leaks on that path. */
 #include "interp/interp_internal.h"
 #include "ir/tir_access.h"
+#include "ir/tir_op.h"
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -250,12 +251,10 @@ static void exec(tlc_interp *it, const tir_stmt *s) {
         break;
     }
     case TS_STORE: store(it, s); break;
-    case TS_COPY: tlc_interp_copy(it, s); break;
-    case TS_FILL: tlc_interp_fill(it, s); break;
-    case TS_GEMM: tlc_interp_gemm(it, s); break;
-    case TS_REDUCE: tlc_interp_reduce(it, s); break;
-    case TS_ATOMIC_ADD: tlc_interp_atomic_add(it, s); break;
-    default: tlc_interp_fail(it, s->loc, "unknown statement kind %d", (int)s->kind);
+    default: /* a tile op: its row's step */
+        if (!s->op || !s->op->interp) tlc_interp_fail(it, s->loc, "unknown statement kind %d", (int)s->kind);
+        s->op->interp(it, s);
+        break;
     }
 }
 

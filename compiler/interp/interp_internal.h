@@ -81,9 +81,16 @@ int64_t tlc_interp_offset(tlc_interp *it, const tir_buffer *b, tir_expr *const *
 ibuf *tlc_interp_buf(tlc_interp *it, const tir_buffer *b, tlc_loc loc);
 
 /* interp_tileops.c */
-void tlc_interp_copy(tlc_interp *it, const tir_stmt *s);
-void tlc_interp_fill(tlc_interp *it, const tir_stmt *s);
-void tlc_interp_gemm(tlc_interp *it, const tir_stmt *s);
-void tlc_interp_reduce(tlc_interp *it, const tir_stmt *s);
-void tlc_interp_atomic_add(tlc_interp *it, const tir_stmt *s);
+/* Region primitives for the tile ops' steps (interp_tileops.c; the steps
+ * are in the ops' files, reached through tir_stmt.op). A region is read
+ * into a dense array in region order and written back; reads outside a
+ * global tensor give 0 and writes there are dropped, any other
+ * out-of-bounds element is an error at the op. */
+void tlc_interp_region(tlc_interp *it, const tir_region *r, rregion *out, tlc_loc loc); /* evaluates bounds */
+void tlc_interp_same_shape(tlc_interp *it, const rregion *a, const rregion *b, tlc_loc loc, const char *op);
+void tlc_interp_gather(tlc_interp *it, const rregion *r, tlc_ival *out, tir_dtype to);
+void tlc_interp_scatter(tlc_interp *it, const rregion *r, const tlc_ival *in, tir_dtype from);
+void tlc_interp_set_all(tlc_interp *it, const rregion *r, tlc_ival v);
+tlc_ival *tlc_interp_scratch(tlc_interp *it, int slot, int64_t n); /* slot 0..2, reused */
+float *tlc_interp_gather_f32(tlc_interp *it, const rregion *r, int slot); /* slot 0 or 1 */
 #endif

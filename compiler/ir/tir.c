@@ -3,7 +3,9 @@
  * int64 overflow detected, never undefined behaviour) so that every shape
  * that can be a constant is one by the time sema stores it. */
 #include "tir.h"
+#include <inttypes.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 /* ---------------- dtypes ---------------- */
@@ -111,6 +113,21 @@ int64_t tir_buffer_elems(const tir_buffer *b) {
         if (d < 0 || __builtin_mul_overflow(n, d, &n)) return -1;
     }
     return n;
+}
+
+bool tir_shapes_equal(const int64_t *x, int nx, const int64_t *y, int ny) {
+    if (nx != ny) return false;
+    for (int i = 0; i < nx; i++)
+        if (x[i] != y[i]) return false;
+    return true;
+}
+
+void tir_shape_text(char *buf, size_t cap, const int64_t *s, int n) {
+    size_t used = 0;
+    used += (size_t)snprintf(buf + used, cap - used, "[");
+    for (int i = 0; i < n && used < cap; i++)
+        used += (size_t)snprintf(buf + used, cap - used, "%s%" PRId64, i ? ", " : "", s[i]);
+    if (used < cap) snprintf(buf + used, cap - used, "]");
 }
 
 int tir_region_squeezed_dims(const tir_region *r, int *dims) {
@@ -556,9 +573,8 @@ void tir_collect_tile_ops(const tir_stmt *s, tlc_ptrvec *ops) {
         tir_collect_tile_ops(s->u.if_.then, ops);
         tir_collect_tile_ops(s->u.if_.els, ops);
         break;
-    case TS_COPY: case TS_FILL: case TS_GEMM: case TS_REDUCE: case TS_ATOMIC_ADD:
-        tlc_ptrvec_push(ops, (void *)s);
+    default:
+        if (s->op) tlc_ptrvec_push(ops, (void *)s);
         break;
-    default: break;
     }
 }

@@ -6,6 +6,7 @@
 #ifndef TLC_TIR_H
 #define TLC_TIR_H
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include "../support/arena.h"
 #include "../support/diag.h"
@@ -167,6 +168,9 @@ typedef struct tir_region {
 /* The dims whose extent is not the constant 1, in order: writes them to
  * dims (room for r->rank), returns how many. */
 int tir_region_squeezed_dims(const tir_region *r, int *dims);
+/* Two shapes are equal; a shape as text "[4, 64]" (truncated to fit). */
+bool tir_shapes_equal(const int64_t *x, int nx, const int64_t *y, int ny);
+void tir_shape_text(char *buf, size_t cap, const int64_t *s, int n);
 /* Squeezed constant shape: writes up to 8 dims into out, returns count, or -1 if symbolic. */
 int tir_region_shape(const tir_region *r, int64_t out[8]);
 int64_t tir_region_elems(const tir_region *r); /* -1 if symbolic */
@@ -194,9 +198,13 @@ const char *tir_policy_name(tir_gemm_policy p);   /* "Square", "FullRow", "FullC
 const char *tir_reduce_name(tir_reduce_kind k);   /* "max", "sum", ... */
 
 typedef struct tir_stmt tir_stmt;
+struct tlc_op_desc;
 struct tir_stmt {
     tir_stmt_kind kind;
     tlc_loc loc;
+    /* A tile op's row in the op table (ir/tir_op.h, ops/op_table.c), set
+     * by whoever builds the node (sema); NULL for every other statement. */
+    const struct tlc_op_desc *op;
     union {
         struct { tir_stmt **stmts; int n; } seq;
         struct {

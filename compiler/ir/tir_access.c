@@ -1,14 +1,15 @@
 /* The access-region query (tir_access.h). */
 #include "tir_access.h"
+#include "tir_op.h"
 #include <stdio.h>
 #include <stdlib.h>
 
-typedef struct walker {
+struct tir_access_walk {
     tir_access_fn fn;
     void *ctx;
-} walker;
+};
 
-static void expr_walk(const walker *w, const tir_expr *e, const tir_stmt *in) {
+static void expr_walk(const tir_access_walk *w, const tir_expr *e, const tir_stmt *in) {
     if (!e) return;
     switch (e->kind) {
     case TE_LOAD: {
@@ -29,7 +30,7 @@ static void expr_walk(const walker *w, const tir_expr *e, const tir_stmt *in) {
     }
 }
 
-static void region_walk(const walker *w, const tir_region *r, tir_access_mode mode, const tir_stmt *in) {
+static void region_walk(const tir_access_walk *w, const tir_region *r, tir_access_mode mode, const tir_stmt *in) {
     if (!r->buf) return;
     tir_access acc = {r->buf, mode, r, NULL, in, r->loc};
     w->fn(&acc, w->ctx);
@@ -39,7 +40,7 @@ static void region_walk(const walker *w, const tir_region *r, tir_access_mode mo
     }
 }
 
-static void own_walk(const walker *w, const tir_stmt *s) {
+static void own_walk(const tir_access_walk *w, const tir_stmt *s) {
     switch (s->kind) {
     case TS_FOR:
         for (int i = 0; i < s->u.for_.nvars; i++) {
@@ -56,33 +57,20 @@ static void own_walk(const walker *w, const tir_stmt *s) {
         expr_walk(w, s->u.store.value, s);
         break;
     }
-    case TS_COPY:
-        region_walk(w, &s->u.copy.src, TIR_ACCESS_READ, s);
-        region_walk(w, &s->u.copy.dst, TIR_ACCESS_WRITE, s);
-        break;
-    case TS_FILL:
-        region_walk(w, &s->u.fill.dst, TIR_ACCESS_WRITE, s);
-        expr_walk(w, s->u.fill.value, s);
-        break;
-    case TS_GEMM:
-        region_walk(w, &s->u.gemm.a, TIR_ACCESS_READ, s);
-        region_walk(w, &s->u.gemm.b, TIR_ACCESS_READ, s);
-        region_walk(w, &s->u.gemm.c, s->u.gemm.clear_accum ? TIR_ACCESS_WRITE : TIR_ACCESS_READ_WRITE, s);
-        break;
-    case TS_REDUCE:
-        region_walk(w, &s->u.reduce.src, TIR_ACCESS_READ, s);
-        region_walk(w, &s->u.reduce.dst, s->u.reduce.clear ? TIR_ACCESS_WRITE : TIR_ACCESS_READ_WRITE, s);
-        break;
-    case TS_ATOMIC_ADD:
-        region_walk(w, &s->u.atomic.dst, TIR_ACCESS_READ_WRITE, s);
-        region_walk(w, &s->u.atomic.src, TIR_ACCESS_READ, s);
-        expr_walk(w, s->u.atomic.value, s);
-        break;
     case TS_SEQ: case TS_ALLOC: break;
+    default: /* a tile op: its operands are its row's to list */
+        if (s->op && s->op->accesses) s->op->accesses(w, s);
+        break;
     }
 }
 
-static void deep_walk(const walker *w, const tir_stmt *s) {
+void tir_access_region(const tir_access_walk *w, const tir_region *r, tir_access_mode mode, const tir_stmt *in) {
+    region_walk(w, r, mode, in);
+}
+
+void tir_access_expr(const tir_access_walk *w, const tir_expr *e, const tir_stmt *in) { expr_walk(w, e, in); }
+
+static void deep_walk(const tir_access_walk *w, const tir_stmt *s) {
     if (!s) return;
     own_walk(w, s);
     switch (s->kind) {
@@ -99,17 +87,17 @@ static void deep_walk(const walker *w, const tir_stmt *s) {
 }
 
 void tir_stmt_accesses(const tir_stmt *s, tir_access_fn fn, void *ctx) {
-    walker w = {fn, ctx};
+    tir_access_walk w = {fn, ctx};
     deep_walk(&w, s);
 }
 
 void tir_stmt_own_accesses(const tir_stmt *s, tir_access_fn fn, void *ctx) {
-    walker w = {fn, ctx};
+    tir_access_walk w = {fn, ctx};
     if (s) own_walk(&w, s);
 }
 
 void tir_expr_accesses(const tir_expr *e, const tir_stmt *in, tir_access_fn fn, void *ctx) {
-    walker w = {fn, ctx};
+    tir_access_walk w = {fn, ctx};
     expr_walk(&w, e, in);
 }
 

@@ -5,12 +5,14 @@
  * are printed. Names that several variables (or buffers) share inside one
  * kernel get their id appended (`i.3`) so the dump stays unambiguous. */
 #include "tir.h"
+#include "tir_op.h"
 #include <inttypes.h>
+#include <stdarg.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct printer {
+struct tir_printer {
     tlc_strbuf *sb;
     /* Indexed by id; true where the name is shared with another variable /
      * buffer of the kernel. NULL outside a kernel (plain names). */
@@ -18,7 +20,8 @@ typedef struct printer {
     int nvar;
     bool *buf_dup;
     int nbuf;
-} printer;
+};
+typedef tir_printer printer;
 
 /* ---------------- names ---------------- */
 
@@ -323,6 +326,19 @@ static void print_region(printer *p, const tir_region *r) {
     tlc_sb_putc(sb, ']');
 }
 
+void tir_printer_puts(tir_printer *p, const char *text) { tlc_sb_puts(p->sb, text); }
+
+void tir_printer_printf(tir_printer *p, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    tlc_sb_vprintf(p->sb, fmt, ap);
+    va_end(ap);
+}
+
+void tir_printer_region(tir_printer *p, const tir_region *r) { print_region(p, r); }
+
+void tir_printer_expr(tir_printer *p, const tir_expr *e) { print_expr(p, e, 0); }
+
 /* ---------------- statements ---------------- */
 
 static void print_shape(printer *p, const tir_buffer *b) {
@@ -344,7 +360,7 @@ static const char *scope_text(tir_scope s) {
     return "<bad-scope>";
 }
 
-static const char *bool_text(bool b) { return b ? "true" : "false"; }
+const char *tir_bool_text(bool b) { return b ? "true" : "false"; }
 
 static void print_stmt(printer *p, const tir_stmt *s, int depth);
 
@@ -502,51 +518,9 @@ static void print_stmt(printer *p, const tir_stmt *s, int depth) {
         print_expr(p, s->u.store.value, 0);
         break;
     }
-    case TS_COPY:
-        tlc_sb_puts(sb, "copy(");
-        print_region(p, &s->u.copy.src);
-        tlc_sb_puts(sb, ", ");
-        print_region(p, &s->u.copy.dst);
-        tlc_sb_putc(sb, ')');
-        break;
-    case TS_FILL:
-        tlc_sb_puts(sb, s->u.fill.is_clear ? "clear(" : "fill(");
-        print_region(p, &s->u.fill.dst);
-        if (!s->u.fill.is_clear) {
-            tlc_sb_puts(sb, ", ");
-            print_expr(p, s->u.fill.value, 0);
-        }
-        tlc_sb_putc(sb, ')');
-        break;
-    case TS_GEMM:
-        tlc_sb_puts(sb, "gemm(");
-        print_region(p, &s->u.gemm.a);
-        tlc_sb_puts(sb, ", ");
-        print_region(p, &s->u.gemm.b);
-        tlc_sb_puts(sb, ", ");
-        print_region(p, &s->u.gemm.c);
-        tlc_sb_printf(sb, ", transpose_A=%s, transpose_B=%s, policy=%s, clear_accum=%s)  # m=%d n=%d k=%d",
-                      bool_text(s->u.gemm.trans_a), bool_text(s->u.gemm.trans_b),
-                      tir_policy_name(s->u.gemm.policy), bool_text(s->u.gemm.clear_accum),
-                      s->u.gemm.m, s->u.gemm.n, s->u.gemm.k);
-        break;
-    case TS_REDUCE:
-        tlc_sb_printf(sb, "reduce_%s(", tir_reduce_name(s->u.reduce.kind));
-        print_region(p, &s->u.reduce.src);
-        tlc_sb_puts(sb, ", ");
-        print_region(p, &s->u.reduce.dst);
-        tlc_sb_printf(sb, ", dim=%d, clear=%s)", s->u.reduce.dim, bool_text(s->u.reduce.clear));
-        break;
-    case TS_ATOMIC_ADD:
-        tlc_sb_puts(sb, "atomic_add(");
-        print_region(p, &s->u.atomic.dst);
-        tlc_sb_puts(sb, ", ");
-        if (s->u.atomic.src.buf) print_region(p, &s->u.atomic.src);
-        else print_expr(p, s->u.atomic.value, 0);
-        tlc_sb_putc(sb, ')');
-        break;
-    default:
-        tlc_sb_printf(sb, "<bad-stmt-kind %d>", (int)s->kind);
+    default: /* a tile op prints itself */
+        if (s->op && s->op->print) s->op->print(p, s);
+        else tlc_sb_printf(sb, "<bad-stmt-kind %d>", (int)s->kind);
         break;
     }
     tlc_sb_putc(sb, '\n');

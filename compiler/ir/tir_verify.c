@@ -11,6 +11,7 @@
  * loop shapes (Parallel: constant positive extents from 0; Pipelined:
  * num_stages >= 1; serial: step != 0); no NULL where a node is required. */
 #include "tir.h"
+#include "tir_op.h"
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -19,7 +20,7 @@
 
 typedef struct scope_entry { bool is_buf; int id; } scope_entry;
 
-typedef struct verifier {
+struct tir_verifier {
     tlc_diag *diag;
     const tir_kernel *k;
     const char *kname;
@@ -35,10 +36,10 @@ typedef struct verifier {
     /* declarations to undo when a block ends */
     scope_entry *stack;
     int nstack, capstack;
-} verifier;
+};
+typedef tir_verifier verifier;
 
-static void fail(verifier *v, tlc_loc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void fail(verifier *v, tlc_loc loc, const char *fmt, ...) {
+void tir_verifier_fail(tir_verifier *v, tlc_loc loc, const char *fmt, ...) {
     char msg[512];
     va_list ap;
     va_start(ap, fmt);
@@ -72,22 +73,22 @@ static void pop_scope_to(verifier *v, int height) {
 
 /* A declaration point of `var` (header, loop, let). */
 static bool declare_var(verifier *v, const tir_var *var, tlc_loc loc, tir_var_kind want) {
-    if (!var) { fail(v, loc, "missing variable"); return false; }
-    if (!var->name) fail(v, var->loc, "variable with id %d has no name", var->id);
+    if (!var) { tir_verifier_fail(v, loc, "missing variable"); return false; }
+    if (!var->name) tir_verifier_fail(v, var->loc, "variable with id %d has no name", var->id);
     if (var->kind != want) {
-        fail(v, var->loc, "variable '%s' has kind %d where kind %d is required", nm(var->name), (int)var->kind, (int)want);
+        tir_verifier_fail(v, var->loc, "variable '%s' has kind %d where kind %d is required", nm(var->name), (int)var->kind, (int)want);
         return false;
     }
-    if ((unsigned)var->dtype >= TIR_DTYPE_COUNT) fail(v, var->loc, "variable '%s' has an invalid dtype", nm(var->name));
+    if ((unsigned)var->dtype >= TIR_DTYPE_COUNT) tir_verifier_fail(v, var->loc, "variable '%s' has an invalid dtype", nm(var->name));
     if (var->id < 0 || var->id >= v->nvars) {
-        fail(v, var->loc, "variable '%s' has id %d outside 0..%d", nm(var->name), var->id, v->nvars - 1);
+        tir_verifier_fail(v, var->loc, "variable '%s' has id %d outside 0..%d", nm(var->name), var->id, v->nvars - 1);
         return false;
     }
     if (v->var_decl[var->id]) {
         if (v->var_decl[var->id] == var)
-            fail(v, var->loc, "variable '%s' (id %d) is declared twice", nm(var->name), var->id);
+            tir_verifier_fail(v, var->loc, "variable '%s' (id %d) is declared twice", nm(var->name), var->id);
         else
-            fail(v, var->loc, "variables '%s' and '%s' share id %d", nm(var->name),
+            tir_verifier_fail(v, var->loc, "variables '%s' and '%s' share id %d", nm(var->name),
                  nm(v->var_decl[var->id]->name), var->id);
         return false;
     }
@@ -98,18 +99,18 @@ static bool declare_var(verifier *v, const tir_var *var, tlc_loc loc, tir_var_ki
 }
 
 static void use_var(verifier *v, const tir_var *var, tlc_loc loc) {
-    if (!var) { fail(v, loc, "reference to a missing variable"); return; }
+    if (!var) { tir_verifier_fail(v, loc, "reference to a missing variable"); return; }
     if (var->id < 0 || var->id >= v->nvars || v->var_decl[var->id] != var) {
-        fail(v, loc, "variable '%s' (id %d) is not declared in this kernel", nm(var->name), var->id);
+        tir_verifier_fail(v, loc, "variable '%s' (id %d) is not declared in this kernel", nm(var->name), var->id);
         return;
     }
-    if (!v->var_live[var->id]) fail(v, loc, "variable '%s' is used outside its scope", nm(var->name));
+    if (!v->var_live[var->id]) tir_verifier_fail(v, loc, "variable '%s' is used outside its scope", nm(var->name));
 }
 
 static bool buffer_known(verifier *v, const tir_buffer *b, tlc_loc loc) {
-    if (!b) { fail(v, loc, "reference to a missing buffer"); return false; }
+    if (!b) { tir_verifier_fail(v, loc, "reference to a missing buffer"); return false; }
     if (b->id < 0 || b->id >= v->nbufs || v->k->buffers[b->id] != b) {
-        fail(v, loc, "buffer '%s' (id %d) is not in the kernel's buffer list", nm(b->name), b->id);
+        tir_verifier_fail(v, loc, "buffer '%s' (id %d) is not in the kernel's buffer list", nm(b->name), b->id);
         return false;
     }
     return true;
@@ -117,7 +118,7 @@ static bool buffer_known(verifier *v, const tir_buffer *b, tlc_loc loc) {
 
 static void use_buffer(verifier *v, const tir_buffer *b, tlc_loc loc) {
     if (!buffer_known(v, b, loc)) return;
-    if (!v->buf_live[b->id]) fail(v, loc, "buffer '%s' is used outside its scope", nm(b->name));
+    if (!v->buf_live[b->id]) tir_verifier_fail(v, loc, "buffer '%s' is used outside its scope", nm(b->name));
 }
 
 /* ---------------- expressions ---------------- */
@@ -128,18 +129,18 @@ static bool is_index_dtype(tir_dtype t) { return t == TIR_I32 || t == TIR_I64 ||
 
 /* Indices of a load or store: present, well formed and integers. */
 static void check_expr_list(verifier *v, tir_expr *const *xs, int n, tlc_loc at, const char *what) {
-    if (n > 0 && !xs) { fail(v, at, "%s: missing index list", what); return; }
+    if (n > 0 && !xs) { tir_verifier_fail(v, at, "%s: missing index list", what); return; }
     for (int i = 0; i < n; i++) {
         check_expr(v, xs[i], at);
         if (xs[i] && (unsigned)xs[i]->dtype < TIR_DTYPE_COUNT && !is_index_dtype(xs[i]->dtype))
-            fail(v, at, "%s: index %d has dtype %s", what, i, tir_dtype_name(xs[i]->dtype));
+            tir_verifier_fail(v, at, "%s: index %d has dtype %s", what, i, tir_dtype_name(xs[i]->dtype));
     }
 }
 
 static void check_expr(verifier *v, const tir_expr *e, tlc_loc at) {
-    if (!e) { fail(v, at, "missing expression"); return; }
+    if (!e) { tir_verifier_fail(v, at, "missing expression"); return; }
     tlc_loc loc = e->loc.line > 0 ? e->loc : at;
-    if ((unsigned)e->dtype >= TIR_DTYPE_COUNT) fail(v, loc, "expression with an invalid dtype");
+    if ((unsigned)e->dtype >= TIR_DTYPE_COUNT) tir_verifier_fail(v, loc, "expression with an invalid dtype");
     switch (e->kind) {
     case TE_INT:
     case TE_FLOAT:
@@ -169,7 +170,7 @@ static void check_expr(verifier *v, const tir_expr *e, tlc_loc at) {
         check_expr(v, e->u.sel.b, loc);
         return;
     }
-    fail(v, loc, "expression of unknown kind %d", (int)e->kind);
+    tir_verifier_fail(v, loc, "expression of unknown kind %d", (int)e->kind);
 }
 
 /* ---------------- regions ---------------- */
@@ -177,28 +178,28 @@ static void check_expr(verifier *v, const tir_expr *e, tlc_loc at) {
 /* Returns false when the region is too broken to look at its shape. */
 static bool check_region(verifier *v, const tir_region *r, tlc_loc at, const char *what) {
     tlc_loc loc = r->loc.line > 0 ? r->loc : at;
-    if (!r->buf) { fail(v, loc, "%s: region without a buffer", what); return false; }
+    if (!r->buf) { tir_verifier_fail(v, loc, "%s: region without a buffer", what); return false; }
     use_buffer(v, r->buf, loc);
     const tir_buffer *b = r->buf;
     if (r->rank != b->rank) {
-        fail(v, loc, "%s: region of '%s' has rank %d but the buffer has rank %d", what, nm(b->name), r->rank, b->rank);
+        tir_verifier_fail(v, loc, "%s: region of '%s' has rank %d but the buffer has rank %d", what, nm(b->name), r->rank, b->rank);
         return false;
     }
     if (r->rank > 0 && (!r->start || !r->extent)) {
-        fail(v, loc, "%s: region of '%s' has no start/extent lists", what, nm(b->name));
+        tir_verifier_fail(v, loc, "%s: region of '%s' has no start/extent lists", what, nm(b->name));
         return false;
     }
     bool good = true;
     for (int d = 0; d < r->rank; d++) {
         if (!r->start[d] || !r->extent[d]) {
-            fail(v, loc, "%s: region of '%s' misses dim %d", what, nm(b->name), d);
+            tir_verifier_fail(v, loc, "%s: region of '%s' misses dim %d", what, nm(b->name), d);
             good = false;
             continue;
         }
         check_expr(v, r->start[d], loc);
         check_expr(v, r->extent[d], loc);
         if (!is_index_dtype(r->start[d]->dtype) || !is_index_dtype(r->extent[d]->dtype)) {
-            fail(v, loc, "%s: region of '%s' has a non-integer bound in dim %d", what, nm(b->name), d);
+            tir_verifier_fail(v, loc, "%s: region of '%s' has a non-integer bound in dim %d", what, nm(b->name), d);
             good = false;
             continue;
         }
@@ -206,31 +207,31 @@ static bool check_region(verifier *v, const tir_region *r, tlc_loc at, const cha
         bool s_const = tir_expr_const_int(r->start[d], &s);
         bool n_const = tir_expr_const_int(r->extent[d], &n);
         if (n_const && n < 1) {
-            fail(v, loc, "%s: region of '%s' has extent %" PRId64 " in dim %d", what, nm(b->name), n, d);
+            tir_verifier_fail(v, loc, "%s: region of '%s' has extent %" PRId64 " in dim %d", what, nm(b->name), n, d);
             good = false;
         }
         if (s_const && s < 0) {
-            fail(v, loc, "%s: region of '%s' starts at %" PRId64 " in dim %d", what, nm(b->name), s, d);
+            tir_verifier_fail(v, loc, "%s: region of '%s' starts at %" PRId64 " in dim %d", what, nm(b->name), s, d);
             good = false;
         }
         /* Global tensors: a region may run past the end (a masked tail) but starts inside. */
         bool masked_tail = b->scope == TIR_SCOPE_GLOBAL;
         if (masked_tail) {
             if (s_const && dim > 0 && s >= dim) {
-                fail(v, loc, "%s: region of '%s' starts at %" PRId64 " past dim %d of size %" PRId64,
+                tir_verifier_fail(v, loc, "%s: region of '%s' starts at %" PRId64 " past dim %d of size %" PRId64,
                      what, nm(b->name), s, d, dim);
                 good = false;
             }
             continue;
         }
         if (s_const && n_const && dim >= 0 && s >= 0 && n >= 1 && (s > dim || n > dim - s)) {
-            fail(v, loc, "%s: region [%" PRId64 ", %" PRId64 ") of '%s' exceeds dim %d of size %" PRId64,
+            tir_verifier_fail(v, loc, "%s: region [%" PRId64 ", %" PRId64 ") of '%s' exceeds dim %d of size %" PRId64,
                  what, s, s + n, nm(b->name), d, dim);
             good = false;
         }
         if (n_const && dim >= 0 && n > dim) {
             if (!s_const) {
-                fail(v, loc, "%s: region of '%s' has extent %" PRId64 " > dim %d of size %" PRId64,
+                tir_verifier_fail(v, loc, "%s: region of '%s' has extent %" PRId64 " > dim %d of size %" PRId64,
                      what, nm(b->name), n, d, dim);
                 good = false;
             }
@@ -239,103 +240,13 @@ static bool check_region(verifier *v, const tir_region *r, tlc_loc at, const cha
     return good;
 }
 
-static bool scope_is(const tir_region *r, tir_scope a, tir_scope b) {
-    return r->buf && (r->buf->scope == a || r->buf->scope == b);
+/* ---------------- for the ops' checks (tir_op.h) ---------------- */
+
+bool tir_verifier_region(tir_verifier *v, const tir_region *r, tlc_loc at, const char *what) {
+    return check_region(v, r, at, what);
 }
 
-static bool shapes_equal(const int64_t *x, int nx, const int64_t *y, int ny) {
-    if (nx != ny) return false;
-    for (int i = 0; i < nx; i++)
-        if (x[i] != y[i]) return false;
-    return true;
-}
-
-static void put_shape(char *buf, size_t cap, const int64_t *s, int n) {
-    size_t used = 0;
-    used += (size_t)snprintf(buf + used, cap - used, "[");
-    for (int i = 0; i < n && used < cap; i++)
-        used += (size_t)snprintf(buf + used, cap - used, "%s%" PRId64, i ? ", " : "", s[i]);
-    if (used < cap) snprintf(buf + used, cap - used, "]");
-}
-
-/* ---------------- tile ops ---------------- */
-
-static void check_gemm(verifier *v, const tir_stmt *s) {
-    bool ga = check_region(v, &s->u.gemm.a, s->loc, "gemm A");
-    bool gb = check_region(v, &s->u.gemm.b, s->loc, "gemm B");
-    bool gc = check_region(v, &s->u.gemm.c, s->loc, "gemm C");
-    if (ga && !scope_is(&s->u.gemm.a, TIR_SCOPE_SHARED, TIR_SCOPE_FRAGMENT))
-        fail(v, s->loc, "gemm A operand '%s' is not in shared memory or a fragment", nm(s->u.gemm.a.buf->name));
-    if (gb && !scope_is(&s->u.gemm.b, TIR_SCOPE_SHARED, TIR_SCOPE_FRAGMENT))
-        fail(v, s->loc, "gemm B operand '%s' is not in shared memory or a fragment", nm(s->u.gemm.b.buf->name));
-    if (gc && !scope_is(&s->u.gemm.c, TIR_SCOPE_FRAGMENT, TIR_SCOPE_FRAGMENT))
-        fail(v, s->loc, "gemm accumulator '%s' is not a fragment", nm(s->u.gemm.c.buf->name));
-    int m = s->u.gemm.m, n = s->u.gemm.n, k = s->u.gemm.k;
-    if (m <= 0 || n <= 0 || k <= 0) {
-        fail(v, s->loc, "gemm has shape m=%d n=%d k=%d", m, n, k);
-        return;
-    }
-    if (!ga || !gb || !gc) return;
-    int64_t sa[8], sb[8], sc[8];
-    int na = tir_region_shape(&s->u.gemm.a, sa), nb = tir_region_shape(&s->u.gemm.b, sb),
-        nc = tir_region_shape(&s->u.gemm.c, sc);
-    int64_t wa[2] = {s->u.gemm.trans_a ? k : m, s->u.gemm.trans_a ? m : k};
-    int64_t wb[2] = {s->u.gemm.trans_b ? n : k, s->u.gemm.trans_b ? k : n};
-    int64_t wc[2] = {m, n};
-    const struct { const char *name; const int64_t *got; int n; const int64_t *want; } ops[3] = {
-        {"A", sa, na, wa}, {"B", sb, nb, wb}, {"C", sc, nc, wc}};
-    for (int i = 0; i < 3; i++) {
-        if (ops[i].n < 0) continue; /* symbolic */
-        if (!shapes_equal(ops[i].got, ops[i].n, ops[i].want, 2)) {
-            char got[128], want[128];
-            put_shape(got, sizeof got, ops[i].got, ops[i].n);
-            put_shape(want, sizeof want, ops[i].want, 2);
-            fail(v, s->loc, "gemm %s operand has shape %s, expected %s for m=%d n=%d k=%d", ops[i].name, got, want, m, n, k);
-        }
-    }
-}
-
-static void check_reduce(verifier *v, const tir_stmt *s) {
-    bool gs = check_region(v, &s->u.reduce.src, s->loc, "reduce source");
-    bool gd = check_region(v, &s->u.reduce.dst, s->loc, "reduce destination");
-    if (gs && !scope_is(&s->u.reduce.src, TIR_SCOPE_FRAGMENT, TIR_SCOPE_SHARED))
-        fail(v, s->loc, "reduce source '%s' is not a fragment or shared buffer", nm(s->u.reduce.src.buf->name));
-    if (!gs || !gd) return;
-    int64_t ss[8], sd[8];
-    int ns = tir_region_shape(&s->u.reduce.src, ss), nd = tir_region_shape(&s->u.reduce.dst, sd);
-    int dim = s->u.reduce.dim;
-    if (dim < 0 || dim >= s->u.reduce.src.rank) {
-        fail(v, s->loc, "reduce dim %d outside the source's rank %d", dim, s->u.reduce.src.rank);
-        return;
-    }
-    if (ns < 0 || nd < 0 || ns != s->u.reduce.src.rank) return; /* symbolic or squeezed source: sema's call */
-    int64_t want[8];
-    int nw = 0;
-    for (int i = 0; i < ns; i++)
-        if (i != dim) want[nw++] = ss[i];
-    /* A reduction to a single value may keep a dim of 1 (squeezed away). */
-    if (!shapes_equal(sd, nd, want, nw)) {
-        char got[128], exp[128];
-        put_shape(got, sizeof got, sd, nd);
-        put_shape(exp, sizeof exp, want, nw);
-        fail(v, s->loc, "reduce destination has shape %s, expected %s", got, exp);
-    }
-}
-
-static void check_copy(verifier *v, const tir_stmt *s) {
-    bool gs = check_region(v, &s->u.copy.src, s->loc, "copy source");
-    bool gd = check_region(v, &s->u.copy.dst, s->loc, "copy destination");
-    if (!gs || !gd) return;
-    int64_t ss[8], sd[8];
-    int ns = tir_region_shape(&s->u.copy.src, ss), nd = tir_region_shape(&s->u.copy.dst, sd);
-    if (ns < 0 || nd < 0) return;
-    if (!shapes_equal(ss, ns, sd, nd)) {
-        char a[128], b[128];
-        put_shape(a, sizeof a, ss, ns);
-        put_shape(b, sizeof b, sd, nd);
-        fail(v, s->loc, "copy between regions of shapes %s and %s", a, b);
-    }
-}
+void tir_verifier_expr(tir_verifier *v, const tir_expr *e, tlc_loc at) { check_expr(v, e, at); }
 
 /* ---------------- statements ---------------- */
 
@@ -343,7 +254,7 @@ static void check_stmt(verifier *v, const tir_stmt *s, tlc_loc at);
 
 /* A nested block: its declarations end with it. */
 static void check_block(verifier *v, const tir_stmt *s, tlc_loc at, const char *what) {
-    if (!s) { fail(v, at, "%s: missing body", what); return; }
+    if (!s) { tir_verifier_fail(v, at, "%s: missing body", what); return; }
     int height = v->nstack;
     check_stmt(v, s, at);
     pop_scope_to(v, height);
@@ -353,21 +264,21 @@ static void check_for(verifier *v, const tir_stmt *s) {
     int nv = s->u.for_.nvars;
     tir_for_kind kind = s->u.for_.kind;
     if (kind != TIR_FOR_SERIAL && kind != TIR_FOR_PARALLEL && kind != TIR_FOR_PIPELINED && kind != TIR_FOR_UNROLLED) {
-        fail(v, s->loc, "loop of unknown kind %d", (int)kind);
+        tir_verifier_fail(v, s->loc, "loop of unknown kind %d", (int)kind);
         return;
     }
     if (nv < 1 || !s->u.for_.vars || !s->u.for_.start || !s->u.for_.extent) {
-        fail(v, s->loc, "loop without variables, starts or extents");
+        tir_verifier_fail(v, s->loc, "loop without variables, starts or extents");
         return;
     }
-    if (nv > 1 && kind != TIR_FOR_PARALLEL) fail(v, s->loc, "only Parallel loops have several variables (%d here)", nv);
-    if (s->u.for_.step == 0) fail(v, s->loc, "loop step is 0");
+    if (nv > 1 && kind != TIR_FOR_PARALLEL) tir_verifier_fail(v, s->loc, "only Parallel loops have several variables (%d here)", nv);
+    if (s->u.for_.step == 0) tir_verifier_fail(v, s->loc, "loop step is 0");
     if (kind != TIR_FOR_SERIAL && s->u.for_.step != 1)
-        fail(v, s->loc, "loop step %" PRId64 " on a non-serial loop", s->u.for_.step);
+        tir_verifier_fail(v, s->loc, "loop step %" PRId64 " on a non-serial loop", s->u.for_.step);
     if (kind == TIR_FOR_PIPELINED && s->u.for_.num_stages < 1)
-        fail(v, s->loc, "Pipelined loop with num_stages=%d", s->u.for_.num_stages);
+        tir_verifier_fail(v, s->loc, "Pipelined loop with num_stages=%d", s->u.for_.num_stages);
     if (kind != TIR_FOR_PIPELINED && s->u.for_.num_stages != 0)
-        fail(v, s->loc, "num_stages=%d on a loop that is not Pipelined", s->u.for_.num_stages);
+        tir_verifier_fail(v, s->loc, "num_stages=%d on a loop that is not Pipelined", s->u.for_.num_stages);
     /* Bounds are evaluated outside the loop: check them before its variables come into scope. */
     for (int i = 0; i < nv; i++) {
         check_expr(v, s->u.for_.start[i], s->loc);
@@ -375,11 +286,11 @@ static void check_for(verifier *v, const tir_stmt *s) {
         int64_t c;
         if (kind == TIR_FOR_PARALLEL) {
             if (!s->u.for_.extent[i] || !tir_expr_const_int(s->u.for_.extent[i], &c) || c < 1)
-                fail(v, s->loc, "Parallel loop extent %d is not a positive constant", i);
+                tir_verifier_fail(v, s->loc, "Parallel loop extent %d is not a positive constant", i);
             if (!s->u.for_.start[i] || !tir_expr_const_int(s->u.for_.start[i], &c) || c != 0)
-                fail(v, s->loc, "Parallel loop %d does not start at 0", i);
+                tir_verifier_fail(v, s->loc, "Parallel loop %d does not start at 0", i);
         } else if (s->u.for_.extent[i] && tir_expr_const_int(s->u.for_.extent[i], &c) && c < 0) {
-            fail(v, s->loc, "loop has a negative iteration count %" PRId64, c);
+            tir_verifier_fail(v, s->loc, "loop has a negative iteration count %" PRId64, c);
         }
     }
     int height = v->nstack;
@@ -392,11 +303,11 @@ static void check_alloc(verifier *v, const tir_stmt *s) {
     const tir_buffer *b = s->u.alloc.buf;
     if (!buffer_known(v, b, s->loc)) return;
     if (b->param_index >= 0) {
-        fail(v, s->loc, "alloc of tensor parameter '%s'", nm(b->name));
+        tir_verifier_fail(v, s->loc, "alloc of tensor parameter '%s'", nm(b->name));
         return;
     }
     if (v->buf_allocated[b->id]) {
-        fail(v, s->loc, "buffer '%s' is allocated twice", nm(b->name));
+        tir_verifier_fail(v, s->loc, "buffer '%s' is allocated twice", nm(b->name));
         return;
     }
     v->buf_allocated[b->id] = true;
@@ -405,12 +316,12 @@ static void check_alloc(verifier *v, const tir_stmt *s) {
 }
 
 static void check_stmt(verifier *v, const tir_stmt *s, tlc_loc at) {
-    if (!s) { fail(v, at, "missing statement"); return; }
+    if (!s) { tir_verifier_fail(v, at, "missing statement"); return; }
     if (tlc_diag_too_many(v->diag)) return;
     switch (s->kind) {
     case TS_SEQ:
         if (s->u.seq.n < 0 || (s->u.seq.n > 0 && !s->u.seq.stmts)) {
-            fail(v, s->loc, "statement list without statements");
+            tir_verifier_fail(v, s->loc, "statement list without statements");
             return;
         }
         for (int i = 0; i < s->u.seq.n; i++) check_stmt(v, s->u.seq.stmts[i], s->loc);
@@ -430,7 +341,7 @@ static void check_stmt(verifier *v, const tir_stmt *s, tlc_loc at) {
         check_expr(v, s->u.let.value, s->loc);
         use_var(v, s->u.let.var, s->loc);
         if (s->u.let.var && s->u.let.var->kind != TV_LET)
-            fail(v, s->loc, "assignment to '%s', which is not a local", nm(s->u.let.var->name));
+            tir_verifier_fail(v, s->loc, "assignment to '%s', which is not a local", nm(s->u.let.var->name));
         return;
     case TS_STORE: {
         const tir_buffer *b = s->u.store.buf;
@@ -439,69 +350,60 @@ static void check_stmt(verifier *v, const tir_stmt *s, tlc_loc at) {
         check_expr(v, s->u.store.value, s->loc);
         return;
     }
-    case TS_COPY: check_copy(v, s); return;
-    case TS_FILL:
-        check_region(v, &s->u.fill.dst, s->loc, s->u.fill.is_clear ? "clear" : "fill");
-        if (s->u.fill.value || !s->u.fill.is_clear) check_expr(v, s->u.fill.value, s->loc);
-        return;
-    case TS_GEMM: check_gemm(v, s); return;
-    case TS_REDUCE: check_reduce(v, s); return;
-    case TS_ATOMIC_ADD:
-        check_region(v, &s->u.atomic.dst, s->loc, "atomic_add destination");
-        if (s->u.atomic.src.buf) {
-            check_region(v, &s->u.atomic.src, s->loc, "atomic_add source");
-            if (s->u.atomic.value) fail(v, s->loc, "atomic_add has both a source region and a value");
-        } else {
-            check_expr(v, s->u.atomic.value, s->loc);
+    default: /* a tile op checks its own operands */
+        if (!s->op || !s->op->verify || s->op->kind != s->kind) {
+            tir_verifier_fail(v, s->loc, "statement of kind %d is no known statement or a tile op without its descriptor",
+                              (int)s->kind);
+            return;
         }
+        s->op->verify(v, s);
         return;
     }
-    fail(v, s->loc, "statement of unknown kind %d", (int)s->kind);
 }
 
 /* ---------------- kernels ---------------- */
 
 static void check_buffer_decl(verifier *v, const tir_buffer *b, int index) {
-    if (!b) { fail(v, v->k->loc, "buffer %d is missing", index); return; }
-    if (b->id != index) fail(v, b->loc, "buffer '%s' has id %d at position %d (ids must be dense)", nm(b->name), b->id, index);
-    if (!b->name) fail(v, b->loc, "buffer %d has no name", index);
-    if ((unsigned)b->dtype >= TIR_DTYPE_COUNT) fail(v, b->loc, "buffer '%s' has an invalid dtype", nm(b->name));
-    if ((unsigned)b->scope > TIR_SCOPE_VAR) { fail(v, b->loc, "buffer '%s' has an invalid scope", nm(b->name)); return; }
+    if (!b) { tir_verifier_fail(v, v->k->loc, "buffer %d is missing", index); return; }
+    if (b->id != index) tir_verifier_fail(v, b->loc, "buffer '%s' has id %d at position %d (ids must be dense)", nm(b->name), b->id, index);
+    if (!b->name) tir_verifier_fail(v, b->loc, "buffer %d has no name", index);
+    if ((unsigned)b->dtype >= TIR_DTYPE_COUNT) tir_verifier_fail(v, b->loc, "buffer '%s' has an invalid dtype", nm(b->name));
+    if ((unsigned)b->scope > TIR_SCOPE_VAR) { tir_verifier_fail(v, b->loc, "buffer '%s' has an invalid scope", nm(b->name)); return; }
     if ((b->scope == TIR_SCOPE_VAR) != (b->rank == 0))
-        fail(v, b->loc, "buffer '%s' of scope %s has rank %d", nm(b->name), tir_scope_name(b->scope), b->rank);
-    if (b->rank < 0 || b->rank > 8) { fail(v, b->loc, "buffer '%s' has rank %d", nm(b->name), b->rank); return; }
-    if (b->rank > 0 && !b->shape) { fail(v, b->loc, "buffer '%s' has no shape", nm(b->name)); return; }
+        tir_verifier_fail(v, b->loc, "buffer '%s' of scope %s has rank %d", nm(b->name), tir_scope_name(b->scope), b->rank);
+    if (b->rank < 0 || b->rank > 8) { tir_verifier_fail(v, b->loc, "buffer '%s' has rank %d", nm(b->name), b->rank); return; }
+    if (b->rank > 0 && !b->shape) { tir_verifier_fail(v, b->loc, "buffer '%s' has no shape", nm(b->name)); return; }
     for (int d = 0; d < b->rank; d++) {
         const tir_expr *e = b->shape[d];
         int64_t c;
-        if (!e) { fail(v, b->loc, "buffer '%s' misses dim %d", nm(b->name), d); continue; }
+        if (!e) { tir_verifier_fail(v, b->loc, "buffer '%s' misses dim %d", nm(b->name), d); continue; }
         if (tir_expr_const_int(e, &c)) {
-            if (c < 1) fail(v, b->loc, "buffer '%s' has dim %d of size %" PRId64, nm(b->name), d, c);
+            if (c < 1) tir_verifier_fail(v, b->loc, "buffer '%s' has dim %d of size %" PRId64, nm(b->name), d, c);
         } else if (b->scope != TIR_SCOPE_GLOBAL) {
-            fail(v, b->loc, "%s buffer '%s' has a non-constant dim %d", tir_scope_name(b->scope), nm(b->name), d);
+            tir_verifier_fail(v, b->loc, "%s buffer '%s' has a non-constant dim %d", tir_scope_name(b->scope), nm(b->name), d);
         } else if (e->kind != TE_VAR || !e->u.var || e->u.var->kind != TV_SYM_DIM) {
-            fail(v, b->loc, "dim %d of '%s' is neither a constant nor a symbolic dim", d, nm(b->name));
+            tir_verifier_fail(v, b->loc, "dim %d of '%s' is neither a constant nor a symbolic dim", d, nm(b->name));
         } else {
             use_var(v, e->u.var, b->loc);
         }
     }
     if (b->param_index >= 0 && b->scope != TIR_SCOPE_GLOBAL)
-        fail(v, b->loc, "tensor parameter '%s' is not global", nm(b->name));
+        tir_verifier_fail(v, b->loc, "tensor parameter '%s' is not global", nm(b->name));
     if (b->is_workspace && (b->scope != TIR_SCOPE_GLOBAL || b->param_index >= 0))
-        fail(v, b->loc, "workspace '%s' must be a global non-parameter buffer", nm(b->name));
+        tir_verifier_fail(v, b->loc, "workspace '%s' must be a global non-parameter buffer", nm(b->name));
 }
 
 static void check_kernel(verifier *v, const tir_kernel *k) {
     v->k = k;
     v->kname = nm(k->name);
-    if (!k->name) fail(v, k->loc, "kernel without a name");
+    if (!k->name) tir_verifier_fail(v, k->loc, "kernel without a name");
     if (k->nvars < 0 || k->nbuffers < 0 || k->nparams < 0 || k->nsym < 0 || k->nconsts < 0) {
-        fail(v, k->loc, "negative counts");
+        tir_verifier_fail(v, k->loc, "negative counts");
         return;
     }
     if ((k->nparams && !k->params) || (k->nbuffers && !k->buffers) || (k->nsym && !k->sym_dims) ||
         (k->nconsts && !k->consts)) {
-        fail(v, k->loc, "missing parameter, buffer, symbolic-dim or constant list");
+        tir_verifier_fail(v, k->loc, "missing parameter, buffer, symbolic-dim or constant list");
         return;
     }
     v->nvars = k->nvars;
@@ -517,23 +419,23 @@ static void check_kernel(verifier *v, const tir_kernel *k) {
         declare_var(v, k->sym_dims[i], k->loc, TV_SYM_DIM);
     }
     for (int i = 0; i < k->nconsts; i++)
-        if (!k->consts[i].name) fail(v, k->loc, "compile-time constant %d has no name", i);
+        if (!k->consts[i].name) tir_verifier_fail(v, k->loc, "compile-time constant %d has no name", i);
     int ntensors = 0;
     for (int i = 0; i < k->nparams; i++) {
         const tir_param *p = &k->params[i];
-        if (!p->name) fail(v, p->loc, "parameter %d has no name", i);
+        if (!p->name) tir_verifier_fail(v, p->loc, "parameter %d has no name", i);
         if (p->kind == TIR_PARAM_TENSOR) {
-            if (!p->buf) { fail(v, p->loc, "tensor parameter '%s' has no buffer", nm(p->name)); continue; }
+            if (!p->buf) { tir_verifier_fail(v, p->loc, "tensor parameter '%s' has no buffer", nm(p->name)); continue; }
             if (p->buf->param_index != i)
-                fail(v, p->loc, "tensor parameter '%s' has param_index %d, expected %d", nm(p->name), p->buf->param_index, i);
+                tir_verifier_fail(v, p->loc, "tensor parameter '%s' has param_index %d, expected %d", nm(p->name), p->buf->param_index, i);
             if (p->buf->id != ntensors)
-                fail(v, p->loc, "tensor parameter '%s' has buffer id %d: parameters come first", nm(p->name), p->buf->id);
+                tir_verifier_fail(v, p->loc, "tensor parameter '%s' has buffer id %d: parameters come first", nm(p->name), p->buf->id);
             ntensors++;
         } else if (p->kind == TIR_PARAM_SCALAR) {
             if (declare_var(v, p->var, p->loc, TV_SCALAR_PARAM) && p->var->axis != i)
-                fail(v, p->loc, "scalar parameter '%s' has index %d, expected %d", nm(p->name), p->var->axis, i);
+                tir_verifier_fail(v, p->loc, "scalar parameter '%s' has index %d, expected %d", nm(p->name), p->var->axis, i);
         } else {
-            fail(v, p->loc, "parameter '%s' of unknown kind", nm(p->name));
+            tir_verifier_fail(v, p->loc, "parameter '%s' of unknown kind", nm(p->name));
         }
     }
     for (int i = 0; i < k->nbuffers; i++) {
@@ -542,34 +444,34 @@ static void check_kernel(verifier *v, const tir_kernel *k) {
         if (b && b->id == i && b->param_index >= 0) {
             v->buf_live[i] = true; /* parameters are in scope everywhere */
             if (b->param_index >= k->nparams || k->params[b->param_index].buf != b)
-                fail(v, b->loc, "buffer '%s' claims to be parameter %d", nm(b->name), b->param_index);
+                tir_verifier_fail(v, b->loc, "buffer '%s' claims to be parameter %d", nm(b->name), b->param_index);
         }
     }
     if (k->grid_rank < 1 || k->grid_rank > 3) {
-        fail(v, k->loc, "grid rank %d", k->grid_rank);
+        tir_verifier_fail(v, k->loc, "grid rank %d", k->grid_rank);
     } else {
         for (int d = 0; d < k->grid_rank; d++) {
             check_expr(v, k->grid[d], k->loc); /* over sym dims and scalar params only */
             if (declare_var(v, k->block_idx[d], k->loc, TV_BLOCK_IDX) && k->block_idx[d]->axis != d)
-                fail(v, k->loc, "block index '%s' has axis %d, expected %d", nm(k->block_idx[d]->name), k->block_idx[d]->axis, d);
+                tir_verifier_fail(v, k->loc, "block index '%s' has axis %d, expected %d", nm(k->block_idx[d]->name), k->block_idx[d]->axis, d);
         }
     }
     if (k->threads < 32 || k->threads > 1024 || k->threads % 32 != 0)
-        fail(v, k->loc, "threads=%d", k->threads);
-    if (k->use_swizzle && k->swizzle_panel < 1) fail(v, k->loc, "swizzle panel size %d", k->swizzle_panel);
-    if (k->shared_bytes < 0) fail(v, k->loc, "negative shared memory size");
-    if (!k->body) fail(v, k->loc, "kernel without a body");
-    else if (k->body->kind != TS_SEQ) fail(v, k->body->loc, "kernel body is not a statement list");
+        tir_verifier_fail(v, k->loc, "threads=%d", k->threads);
+    if (k->use_swizzle && k->swizzle_panel < 1) tir_verifier_fail(v, k->loc, "swizzle panel size %d", k->swizzle_panel);
+    if (k->shared_bytes < 0) tir_verifier_fail(v, k->loc, "negative shared memory size");
+    if (!k->body) tir_verifier_fail(v, k->loc, "kernel without a body");
+    else if (k->body->kind != TS_SEQ) tir_verifier_fail(v, k->body->loc, "kernel body is not a statement list");
     else check_block(v, k->body, k->loc, "kernel");
 
     int declared = 0;
     for (int i = 0; i < k->nvars; i++) declared += v->var_decl[i] != NULL;
     if (declared != k->nvars)
-        fail(v, k->loc, "variable ids are not dense: %d of nvars=%d are declared", declared, k->nvars);
+        tir_verifier_fail(v, k->loc, "variable ids are not dense: %d of nvars=%d are declared", declared, k->nvars);
     for (int i = 0; i < k->nbuffers; i++) {
         const tir_buffer *b = k->buffers[i];
         if (b && b->id == i && b->param_index < 0 && !v->buf_allocated[i])
-            fail(v, b->loc, "buffer '%s' is never allocated", nm(b->name));
+            tir_verifier_fail(v, b->loc, "buffer '%s' is never allocated", nm(b->name));
     }
     free(v->var_decl);
     free(v->var_live);

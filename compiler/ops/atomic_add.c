@@ -6,9 +6,11 @@
  *
  * Layout rule: a fragment source nothing else constrains gets a blocked
  * fragment (free). */
+#include "../interp/interp_internal.h"
+#include "../ir/tir_op.h"
 #include "op_table.h"
 
-bool tlc_atomic_add_infer(tlc_infer *st, const tir_stmt *s, bool free_pass) {
+static bool atomic_add_infer(tlc_infer *st, const tir_stmt *s, bool free_pass) {
     tir_buffer *b = s->u.atomic.src.buf;
     if (!free_pass || !b || b->scope != TIR_SCOPE_FRAGMENT || b->fragment || b->rank > TLC_FRAG_MAX_RANK) return false;
     int64_t shape[TLC_FRAG_MAX_RANK];
@@ -25,7 +27,7 @@ static th_stmt *atomic_at(tlc_lower_ctx *lc, const tir_buffer *dst, th_expr **id
     return mask ? th_if(lc->a, mask, st, NULL) : st;
 }
 
-void tlc_lower_atomic_add(tlc_lower_ctx *lc, const tir_stmt *s) {
+static void atomic_add_lower(tlc_lower_ctx *lc, const tir_stmt *s) {
     tlc_arena *a = lc->a;
     const tir_region *rd = &s->u.atomic.dst;
     const tir_buffer *dst = rd->buf;
@@ -105,3 +107,65 @@ void tlc_lower_atomic_add(tlc_lower_ctx *lc, const tir_stmt *s) {
         tlc_emit(lc, th_if(a, cond, st, NULL));
     }
 }
+
+/* ---------------- Tile IR, interpreter, table row ---------------- */
+static void atomic_add_accesses(const tir_access_walk *w, const tir_stmt *s) {
+    tir_access_region(w, &s->u.atomic.dst, TIR_ACCESS_READ_WRITE, s);
+    tir_access_region(w, &s->u.atomic.src, TIR_ACCESS_READ, s);
+    tir_access_expr(w, s->u.atomic.value, s);
+}
+
+static void atomic_add_print(tir_printer *p, const tir_stmt *s) {
+    tir_printer_puts(p, "atomic_add(");
+    tir_printer_region(p, &s->u.atomic.dst);
+    tir_printer_puts(p, ", ");
+    if (s->u.atomic.src.buf) tir_printer_region(p, &s->u.atomic.src);
+    else tir_printer_expr(p, s->u.atomic.value);
+    tir_printer_puts(p, ")");
+}
+
+static void atomic_add_verify(tir_verifier *v, const tir_stmt *s) {
+    tir_verifier_region(v, &s->u.atomic.dst, s->loc, "atomic_add destination");
+    if (s->u.atomic.src.buf) {
+        tir_verifier_region(v, &s->u.atomic.src, s->loc, "atomic_add source");
+        if (s->u.atomic.value) tir_verifier_fail(v, s->loc, "atomic_add has both a source region and a value");
+    } else {
+        tir_verifier_expr(v, s->u.atomic.value, s->loc);
+    }
+}
+
+static void atomic_add_interp(tlc_interp *it, const tir_stmt *s) {
+    rregion dst;
+    tlc_interp_region(it, &s->u.atomic.dst, &dst, s->loc);
+    tir_dtype dt = dst.ib->b->dtype;
+    tlc_ival *dv = tlc_interp_scratch(it, 1, dst.elems);
+    tlc_interp_gather(it, &dst, dv, TIR_F32);
+    bool df = tlc_interp_isf(dt);
+    if (!df) tlc_interp_gather(it, &dst, dv, TIR_I64);
+    if (s->u.atomic.src.buf) {
+        rregion src;
+        tlc_interp_region(it, &s->u.atomic.src, &src, s->loc);
+        tlc_interp_same_shape(it, &src, &dst, s->loc, "atomic_add");
+        tlc_ival *sv = tlc_interp_scratch(it, 0, src.elems);
+        tlc_interp_gather(it, &src, sv, df ? TIR_F32 : TIR_I64);
+        for (int64_t i = 0; i < dst.elems; i++) {
+            if (df) dv[i].f = tlc_round_to_dtype(dt, dv[i].f + sv[i].f);
+            else dv[i].i = tlc_wrap_int(dt, (int64_t)((uint64_t)dv[i].i + (uint64_t)sv[i].i));
+        }
+    } else {
+        tlc_ival v = tlc_interp_eval(it, s->u.atomic.value);
+        tir_dtype vt = s->u.atomic.value->dtype;
+        for (int64_t i = 0; i < dst.elems; i++) {
+            if (df) dv[i].f = tlc_round_to_dtype(dt, dv[i].f + (tlc_interp_isf(vt) ? v.f : (double)v.i));
+            else dv[i].i = tlc_wrap_int(dt, (int64_t)((uint64_t)dv[i].i +
+                                                       (uint64_t)(tlc_interp_isf(vt) ? tlc_float_to_int(TIR_I64, v.f) : v.i)));
+        }
+    }
+    tlc_interp_scatter(it, &dst, dv, df ? dt : TIR_I64);
+}
+
+const tlc_op_desc tlc_op_atomic_add = {
+    .kind = TS_ATOMIC_ADD, .name = "atomic_add",
+    .accesses = atomic_add_accesses, .print = atomic_add_print, .verify = atomic_add_verify,
+    .interp = atomic_add_interp, .infer = atomic_add_infer, .lower = atomic_add_lower,
+};

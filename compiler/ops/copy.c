@@ -16,6 +16,8 @@
  * a region wholly inside the tensor without masks, else masked.
  * Fragment to fragment with different layouts goes through shared memory. */
 #include "../support/int_math.h"
+#include "../interp/interp_internal.h"
+#include "../ir/tir_op.h"
 #include "op_table.h"
 
 static void propose_blocked(tlc_infer *st, const tir_stmt *s, tir_buffer *frag, tir_dtype mem_dtype, const char *why) {
@@ -27,7 +29,7 @@ static void propose_blocked(tlc_infer *st, const tir_stmt *s, tir_buffer *frag, 
     tlc_infer_propose(st, frag, f, TLC_STRENGTH_FREE, s);
 }
 
-bool tlc_copy_infer(tlc_infer *st, const tir_stmt *s, bool free_pass) {
+static bool copy_infer(tlc_infer *st, const tir_stmt *s, bool free_pass) {
     tir_buffer *src = s->u.copy.src.buf, *dst = s->u.copy.dst.buf;
     bool fs = src->scope == TIR_SCOPE_FRAGMENT, fd = dst->scope == TIR_SCOPE_FRAGMENT;
     bool before = st->changed;
@@ -421,8 +423,8 @@ static bool whole(const tir_region *r) {
 }
 
 /* Shared scratch of a fragment -> fragment copy between different
- * layouts: the whole tile, row-major (the conversion in tlc_lower_copy). */
-int64_t tlc_copy_scratch_bytes(const tir_kernel *k, const tir_stmt *s) {
+ * layouts: the whole tile, row-major (the conversion in copy_lower). */
+static int64_t copy_scratch_bytes(const tir_kernel *k, const tir_stmt *s) {
     (void)k;
     const tir_buffer *src = s->u.copy.src.buf, *dst = s->u.copy.dst.buf;
     if (src->scope != TIR_SCOPE_FRAGMENT || dst->scope != TIR_SCOPE_FRAGMENT || !src->fragment || !dst->fragment ||
@@ -433,7 +435,7 @@ int64_t tlc_copy_scratch_bytes(const tir_kernel *k, const tir_stmt *s) {
     return n;
 }
 
-void tlc_lower_copy(tlc_lower_ctx *lc, const tir_stmt *s) {
+static void copy_lower(tlc_lower_ctx *lc, const tir_stmt *s) {
     tlc_arena *a = lc->a;
     const tir_region *rs = &s->u.copy.src, *rd = &s->u.copy.dst;
     const tir_buffer *src = rs->buf, *dst = rd->buf;
@@ -546,3 +548,49 @@ void tlc_lower_copy(tlc_lower_ctx *lc, const tir_stmt *s) {
     th_stmt *edge = tlc_lower_end(lc, saved);
     tlc_emit(lc, th_if(a, whole, fast, edge));
 }
+
+/* ---------------- Tile IR, interpreter, table row ---------------- */
+static void copy_accesses(const tir_access_walk *w, const tir_stmt *s) {
+    tir_access_region(w, &s->u.copy.src, TIR_ACCESS_READ, s);
+    tir_access_region(w, &s->u.copy.dst, TIR_ACCESS_WRITE, s);
+}
+
+static void copy_print(tir_printer *p, const tir_stmt *s) {
+    tir_printer_puts(p, "copy(");
+    tir_printer_region(p, &s->u.copy.src);
+    tir_printer_puts(p, ", ");
+    tir_printer_region(p, &s->u.copy.dst);
+    tir_printer_puts(p, ")");
+}
+
+static void copy_verify(tir_verifier *v, const tir_stmt *s) {
+    bool gs = tir_verifier_region(v, &s->u.copy.src, s->loc, "copy source");
+    bool gd = tir_verifier_region(v, &s->u.copy.dst, s->loc, "copy destination");
+    if (!gs || !gd) return;
+    int64_t ss[8], sd[8];
+    int ns = tir_region_shape(&s->u.copy.src, ss), nd = tir_region_shape(&s->u.copy.dst, sd);
+    if (ns < 0 || nd < 0) return;
+    if (!tir_shapes_equal(ss, ns, sd, nd)) {
+        char a[128], b[128];
+        tir_shape_text(a, sizeof a, ss, ns);
+        tir_shape_text(b, sizeof b, sd, nd);
+        tir_verifier_fail(v, s->loc, "copy between regions of shapes %s and %s", a, b);
+    }
+}
+
+static void copy_interp(tlc_interp *it, const tir_stmt *s) {
+    rregion src, dst;
+    tlc_interp_region(it, &s->u.copy.src, &src, s->loc);
+    tlc_interp_region(it, &s->u.copy.dst, &dst, s->loc);
+    tlc_interp_same_shape(it, &src, &dst, s->loc, "copy");
+    tir_dtype sd = src.ib->b->dtype;
+    tlc_ival *tmp = tlc_interp_scratch(it, 0, src.elems);
+    tlc_interp_gather(it, &src, tmp, sd);
+    tlc_interp_scatter(it, &dst, tmp, sd);
+}
+
+const tlc_op_desc tlc_op_copy = {
+    .kind = TS_COPY, .name = "copy",
+    .accesses = copy_accesses, .print = copy_print, .verify = copy_verify, .interp = copy_interp,
+    .infer = copy_infer, .scratch_bytes = copy_scratch_bytes, .lower = copy_lower,
+};

@@ -5,9 +5,11 @@
  * each slot with its logical index), local buffers and vars assign their
  * elements, shared and global regions are spread over the threads with a
  * blocked fragment (global writes masked against the tensor's dims). */
+#include "../interp/interp_internal.h"
+#include "../ir/tir_op.h"
 #include "op_table.h"
 
-bool tlc_fill_infer(tlc_infer *st, const tir_stmt *s, bool free_pass) {
+static bool fill_infer(tlc_infer *st, const tir_stmt *s, bool free_pass) {
     tir_buffer *b = s->u.fill.dst.buf;
     if (!free_pass || b->scope != TIR_SCOPE_FRAGMENT || b->fragment || b->rank > TLC_FRAG_MAX_RANK) return false;
     int64_t shape[TLC_FRAG_MAX_RANK];
@@ -32,7 +34,7 @@ static th_expr *in_region(tlc_lower_ctx *lc, const tir_region *r, th_expr *const
     return cond;
 }
 
-void tlc_lower_fill(tlc_lower_ctx *lc, const tir_stmt *s) {
+static void fill_lower(tlc_lower_ctx *lc, const tir_stmt *s) {
     tlc_arena *a = lc->a;
     const tir_region *r = &s->u.fill.dst;
     const tir_buffer *b = r->buf;
@@ -119,3 +121,43 @@ void tlc_lower_fill(tlc_lower_ctx *lc, const tir_stmt *s) {
     }
     }
 }
+
+/* ---------------- Tile IR, interpreter, table row ---------------- */
+static void fill_accesses(const tir_access_walk *w, const tir_stmt *s) {
+    tir_access_region(w, &s->u.fill.dst, TIR_ACCESS_WRITE, s);
+    tir_access_expr(w, s->u.fill.value, s);
+}
+
+static void fill_print(tir_printer *p, const tir_stmt *s) {
+    tir_printer_puts(p, s->u.fill.is_clear ? "clear(" : "fill(");
+    tir_printer_region(p, &s->u.fill.dst);
+    if (!s->u.fill.is_clear) {
+        tir_printer_puts(p, ", ");
+        tir_printer_expr(p, s->u.fill.value);
+    }
+    tir_printer_puts(p, ")");
+}
+
+static void fill_verify(tir_verifier *v, const tir_stmt *s) {
+    tir_verifier_region(v, &s->u.fill.dst, s->loc, s->u.fill.is_clear ? "clear" : "fill");
+    if (s->u.fill.value || !s->u.fill.is_clear) tir_verifier_expr(v, s->u.fill.value, s->loc);
+}
+
+static void fill_interp(tlc_interp *it, const tir_stmt *s) {
+    rregion dst;
+    tlc_interp_region(it, &s->u.fill.dst, &dst, s->loc);
+    tir_dtype t = dst.ib->b->dtype;
+    tlc_ival v;
+    if (s->u.fill.is_clear || !s->u.fill.value) {
+        if (tlc_interp_isf(t)) v.f = 0; else v.i = 0;
+    } else {
+        v = tlc_interp_convert(tlc_interp_eval(it, s->u.fill.value), s->u.fill.value->dtype, t);
+    }
+    tlc_interp_set_all(it, &dst, v);
+}
+
+const tlc_op_desc tlc_op_fill = {
+    .kind = TS_FILL, .name = "fill",
+    .accesses = fill_accesses, .print = fill_print, .verify = fill_verify, .interp = fill_interp,
+    .infer = fill_infer, .lower = fill_lower,
+};

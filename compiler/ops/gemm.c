@@ -18,6 +18,8 @@
 #include <stdio.h>
 #include <string.h>
 #include "../layout/gemm_layouts.h"
+#include "../interp/interp_internal.h"
+#include "../ir/tir_op.h"
 #include "op_table.h"
 
 static bool is_mma_dtype(tir_dtype t) { return t == TIR_F16 || t == TIR_BF16; }
@@ -85,7 +87,7 @@ static const char *plan_name(tlc_arena *a, const tlc_gemm_plan *p) {
                             p->units_n, p->tile_m, p->tile_n);
 }
 
-bool tlc_gemm_infer(tlc_infer *st, const tir_stmt *s, bool free_pass) {
+static bool gemm_infer(tlc_infer *st, const tir_stmt *s, bool free_pass) {
     (void)free_pass;
     tir_buffer *A = s->u.gemm.a.buf, *B = s->u.gemm.b.buf, *C = s->u.gemm.c.buf;
     bool before = st->changed;
@@ -371,7 +373,7 @@ void tlc_wgmma_wait(tlc_lower_ctx *lc, const tir_buffer *C, int pending) {
     fence_acc(lc, C);
 }
 
-void tlc_lower_gemm(tlc_lower_ctx *lc, const tir_stmt *s) {
+static void gemm_lower(tlc_lower_ctx *lc, const tir_stmt *s) {
     const tir_buffer *A = s->u.gemm.a.buf, *B = s->u.gemm.b.buf, *C = s->u.gemm.c.buf;
     const tlc_gemm_plan *planned = tlc_plan_gemm(lc->plan, s);
     if (!planned) {
@@ -399,3 +401,121 @@ void tlc_lower_gemm(tlc_lower_ctx *lc, const tir_stmt *s) {
         lower_mma_sync(lc, s, &p);
     }
 }
+
+/* ---------------- Tile IR, interpreter, table row ---------------- */
+static void gemm_accesses(const tir_access_walk *w, const tir_stmt *s) {
+    tir_access_region(w, &s->u.gemm.a, TIR_ACCESS_READ, s);
+    tir_access_region(w, &s->u.gemm.b, TIR_ACCESS_READ, s);
+    tir_access_region(w, &s->u.gemm.c, s->u.gemm.clear_accum ? TIR_ACCESS_WRITE : TIR_ACCESS_READ_WRITE, s);
+}
+
+static void gemm_print(tir_printer *p, const tir_stmt *s) {
+    tir_printer_puts(p, "gemm(");
+    tir_printer_region(p, &s->u.gemm.a);
+    tir_printer_puts(p, ", ");
+    tir_printer_region(p, &s->u.gemm.b);
+    tir_printer_puts(p, ", ");
+    tir_printer_region(p, &s->u.gemm.c);
+    tir_printer_printf(p, ", transpose_A=%s, transpose_B=%s, policy=%s, clear_accum=%s)  # m=%d n=%d k=%d",
+                       tir_bool_text(s->u.gemm.trans_a), tir_bool_text(s->u.gemm.trans_b),
+                       tir_policy_name(s->u.gemm.policy), tir_bool_text(s->u.gemm.clear_accum), s->u.gemm.m,
+                       s->u.gemm.n, s->u.gemm.k);
+}
+
+static const char *name_of(const tir_region *r) { return r->buf->name ? r->buf->name : "<anon>"; }
+
+static bool scope_in(const tir_region *r, tir_scope a, tir_scope b) {
+    return r->buf && (r->buf->scope == a || r->buf->scope == b);
+}
+
+static void gemm_verify(tir_verifier *v, const tir_stmt *s) {
+    bool ga = tir_verifier_region(v, &s->u.gemm.a, s->loc, "gemm A");
+    bool gb = tir_verifier_region(v, &s->u.gemm.b, s->loc, "gemm B");
+    bool gc = tir_verifier_region(v, &s->u.gemm.c, s->loc, "gemm C");
+    if (ga && !scope_in(&s->u.gemm.a, TIR_SCOPE_SHARED, TIR_SCOPE_FRAGMENT))
+        tir_verifier_fail(v, s->loc, "gemm A operand '%s' is not in shared memory or a fragment", name_of(&s->u.gemm.a));
+    if (gb && !scope_in(&s->u.gemm.b, TIR_SCOPE_SHARED, TIR_SCOPE_FRAGMENT))
+        tir_verifier_fail(v, s->loc, "gemm B operand '%s' is not in shared memory or a fragment", name_of(&s->u.gemm.b));
+    if (gc && !scope_in(&s->u.gemm.c, TIR_SCOPE_FRAGMENT, TIR_SCOPE_FRAGMENT))
+        tir_verifier_fail(v, s->loc, "gemm accumulator '%s' is not a fragment", name_of(&s->u.gemm.c));
+    int m = s->u.gemm.m, n = s->u.gemm.n, k = s->u.gemm.k;
+    if (m <= 0 || n <= 0 || k <= 0) {
+        tir_verifier_fail(v, s->loc, "gemm has shape m=%d n=%d k=%d", m, n, k);
+        return;
+    }
+    if (!ga || !gb || !gc) return;
+    int64_t sa[8], sb[8], sc[8];
+    int na = tir_region_shape(&s->u.gemm.a, sa), nb = tir_region_shape(&s->u.gemm.b, sb),
+        nc = tir_region_shape(&s->u.gemm.c, sc);
+    int64_t wa[2] = {s->u.gemm.trans_a ? k : m, s->u.gemm.trans_a ? m : k};
+    int64_t wb[2] = {s->u.gemm.trans_b ? n : k, s->u.gemm.trans_b ? k : n};
+    int64_t wc[2] = {m, n};
+    const struct { const char *name; const int64_t *got; int n; const int64_t *want; } ops[3] = {
+        {"A", sa, na, wa}, {"B", sb, nb, wb}, {"C", sc, nc, wc}};
+    for (int i = 0; i < 3; i++) {
+        if (ops[i].n < 0) continue; /* symbolic */
+        if (!tir_shapes_equal(ops[i].got, ops[i].n, ops[i].want, 2)) {
+            char got[128], want[128];
+            tir_shape_text(got, sizeof got, ops[i].got, ops[i].n);
+            tir_shape_text(want, sizeof want, ops[i].want, 2);
+            tir_verifier_fail(v, s->loc, "gemm %s operand has shape %s, expected %s for m=%d n=%d k=%d", ops[i].name,
+                              got, want, m, n, k);
+        }
+    }
+}
+
+static void gemm_interp(tlc_interp *it, const tir_stmt *s) {
+    rregion a, b, c;
+    tlc_interp_region(it, &s->u.gemm.a, &a, s->loc);
+    tlc_interp_region(it, &s->u.gemm.b, &b, s->loc);
+    tlc_interp_region(it, &s->u.gemm.c, &c, s->loc);
+    int64_t m = s->u.gemm.m, n = s->u.gemm.n, k = s->u.gemm.k;
+    if (a.elems != m * k || b.elems != k * n || c.elems != m * n)
+        tlc_interp_fail(it, s->loc, "gemm: operand sizes %lld, %lld, %lld do not fit M=%lld N=%lld K=%lld",
+                        (long long)a.elems, (long long)b.elems, (long long)c.elems, (long long)m,
+                        (long long)n, (long long)k);
+    float *fa = tlc_interp_gather_f32(it, &a, 0);
+    float *fb = tlc_interp_gather_f32(it, &b, 1);
+    /* Normalise to A: m x k (row-major) and Bt: n x k so the dot product is contiguous. */
+    tlc_ival *at = tlc_interp_scratch(it, 0, m * k), *bt = tlc_interp_scratch(it, 1, n * k);
+    float *A = (float *)at, *Bt = (float *)bt; /* tlc_ival is at least as big as a float */
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t kk = 0; kk < k; kk++)
+            A[i * k + kk] = s->u.gemm.trans_a ? fa[kk * m + i] : fa[i * k + kk];
+    for (int64_t j = 0; j < n; j++)
+        for (int64_t kk = 0; kk < k; kk++)
+            Bt[j * k + kk] = s->u.gemm.trans_b ? fb[j * k + kk] : fb[kk * n + j];
+    tlc_ival *cv = tlc_interp_scratch(it, 2, m * n);
+    tir_dtype ct = c.ib->b->dtype;
+    tlc_interp_gather(it, &c, cv, ct);
+    bool cf = tlc_interp_isf(ct);
+    for (int64_t i = 0; i < m; i++) {
+        const float *ar = A + i * k;
+        for (int64_t j = 0; j < n; j++) {
+            const float *br = Bt + j * k;
+            float acc = s->u.gemm.clear_accum ? 0.0f : (float)(cf ? cv[i * n + j].f : (double)cv[i * n + j].i);
+            /* Four partial sums: f32 accumulation as on the tensor cores, whose
+             * order of additions is not sequential either. */
+            float p0 = 0, p1 = 0, p2 = 0, p3 = 0;
+            int64_t kk = 0;
+            for (; kk + 4 <= k; kk += 4) {
+                p0 += ar[kk] * br[kk];
+                p1 += ar[kk + 1] * br[kk + 1];
+                p2 += ar[kk + 2] * br[kk + 2];
+                p3 += ar[kk + 3] * br[kk + 3];
+            }
+            for (; kk < k; kk++) p0 += ar[kk] * br[kk];
+            acc += (p0 + p1) + (p2 + p3);
+            if (cf) cv[i * n + j].f = acc;
+            else cv[i * n + j].i = (int64_t)acc;
+        }
+    }
+    it->stats.gemm_macs += m * n * k;
+    tlc_interp_scatter(it, &c, cv, cf ? TIR_F32 : ct);
+}
+
+const tlc_op_desc tlc_op_gemm = {
+    .kind = TS_GEMM, .name = "gemm",
+    .accesses = gemm_accesses, .print = gemm_print, .verify = gemm_verify, .interp = gemm_interp,
+    .infer = gemm_infer, .lower = gemm_lower,
+};

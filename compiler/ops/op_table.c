@@ -1,20 +1,24 @@
-/* The tile-op table (op_table.h). */
+/* The tile-op table: one row per op, each defined in the op's file. */
 #include "op_table.h"
 
-static const tlc_op_desc OPS[] = {
-    {TS_COPY, "copy", tlc_copy_infer, tlc_copy_scratch_bytes, tlc_lower_copy},
-    {TS_FILL, "fill", tlc_fill_infer, NULL, tlc_lower_fill},
-    {TS_GEMM, "gemm", tlc_gemm_infer, NULL, tlc_lower_gemm},
-    {TS_REDUCE, "reduce", tlc_reduce_infer, tlc_reduce_scratch_bytes, tlc_lower_reduce},
-    {TS_ATOMIC_ADD, "atomic_add", tlc_atomic_add_infer, NULL, tlc_lower_atomic_add},
-    {TS_FOR, "Parallel", tlc_parallel_infer, NULL, tlc_lower_parallel},
-};
+static const tlc_op_desc *const OPS[] = {&tlc_op_copy, &tlc_op_fill, &tlc_op_gemm, &tlc_op_reduce, &tlc_op_atomic_add};
+
+const tlc_op_desc *tlc_op_for_kind(tir_stmt_kind kind) {
+    for (size_t i = 0; i < sizeof OPS / sizeof OPS[0]; i++)
+        if (OPS[i]->kind == kind) return OPS[i];
+    return NULL;
+}
+
+tir_stmt *tlc_new_tile_op(tlc_arena *a, tir_stmt_kind kind, tlc_loc loc) {
+    tir_stmt *s = tir_new_stmt(a, kind, loc);
+    s->op = tlc_op_for_kind(kind);
+    return s;
+}
 
 const tlc_op_desc *tlc_op_of(const tir_stmt *s) {
-    if (!s || (s->kind == TS_FOR && s->u.for_.kind != TIR_FOR_PARALLEL)) return NULL;
-    for (size_t i = 0; i < sizeof OPS / sizeof OPS[0]; i++)
-        if (OPS[i].kind == s->kind) return &OPS[i];
-    return NULL;
+    if (!s) return NULL;
+    if (s->kind == TS_FOR) return s->u.for_.kind == TIR_FOR_PARALLEL ? &tlc_op_parallel : NULL;
+    return s->op;
 }
 
 int64_t tlc_op_scratch_bytes(const tir_kernel *k, const tir_stmt *s) {

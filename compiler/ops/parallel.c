@@ -76,7 +76,7 @@ static bool access_compatible(const tlc_fragment *L, const tlc_fragment *B, cons
     return true;
 }
 
-bool tlc_parallel_infer(tlc_infer *st, const tir_stmt *s, bool free_pass) {
+static bool parallel_infer(tlc_infer *st, const tir_stmt *s, bool free_pass) {
     if (s->u.for_.kind != TIR_FOR_PARALLEL) return false;
     const tlc_fragment *L = tlc_parallel_loop_fragment(st->a, st->k, s, false);
     tir_access_list l = {0};
@@ -141,7 +141,7 @@ bool tlc_parallel_check(tlc_infer *st, const tir_stmt *s) {
 }
 
 /* ---------------- lowering ---------------- */
-void tlc_lower_parallel(tlc_lower_ctx *lc, const tir_stmt *s) {
+static void parallel_lower(tlc_lower_ctx *lc, const tir_stmt *s) {
     if (lc->in_parallel) {
         tlc_error(lc->diag, s->loc, "nested Parallel loops are not supported; use one Parallel(d0, d1, ...)");
         return;
@@ -186,3 +186,10 @@ void tlc_lower_parallel(tlc_lower_ctx *lc, const tir_stmt *s) {
         lc->var_known[s->u.for_.vars[v]->id] = false;
     }
 }
+
+/* ---------------- table row ---------------- */
+/* To the Tile IR, its printer, verifier and interpreter a Parallel loop is
+ * a loop; the back end treats it as a tile op. */
+const tlc_op_desc tlc_op_parallel = {
+    .kind = TS_FOR, .name = "Parallel", .infer = parallel_infer, .lower = parallel_lower,
+};

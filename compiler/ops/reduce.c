@@ -13,9 +13,11 @@
  * replicas get bitwise-equal results. Arithmetic in f32 (floats) or i32. */
 #include <math.h>
 #include "../support/int_math.h"
+#include "../interp/interp_internal.h"
+#include "../ir/tir_op.h"
 #include "op_table.h"
 
-bool tlc_reduce_infer(tlc_infer *st, const tir_stmt *s, bool free_pass) {
+static bool reduce_infer(tlc_infer *st, const tir_stmt *s, bool free_pass) {
     tir_buffer *src = s->u.reduce.src.buf, *dst = s->u.reduce.dst.buf;
     if (src->scope != TIR_SCOPE_FRAGMENT) return false;
     if (src->fragment) {
@@ -69,9 +71,9 @@ static th_expr *tree(const rctx *r, th_expr **v, int n) {
 
 
 /* Shared scratch for the partials of thread digits that span warps (what
- * tlc_lower_reduce exchanges through shared memory): one f32 word per thread
+ * reduce_lower exchanges through shared memory): one f32 word per thread
  * and destination slot. */
-int64_t tlc_reduce_scratch_bytes(const tir_kernel *k, const tir_stmt *s) {
+static int64_t reduce_scratch_bytes(const tir_kernel *k, const tir_stmt *s) {
     const tir_buffer *src = s->u.reduce.src.buf, *dst = s->u.reduce.dst.buf;
     if (src->scope != TIR_SCOPE_FRAGMENT || dst->scope != TIR_SCOPE_FRAGMENT || !src->fragment || !dst->fragment)
         return 0;
@@ -86,7 +88,7 @@ int64_t tlc_reduce_scratch_bytes(const tir_kernel *k, const tir_stmt *s) {
     return cross ? dst->fragment->slots * (int64_t)k->threads * 4 : 0;
 }
 
-void tlc_lower_reduce(tlc_lower_ctx *lc, const tir_stmt *s) {
+static void reduce_lower(tlc_lower_ctx *lc, const tir_stmt *s) {
     tlc_arena *a = lc->a;
     const tir_buffer *src = s->u.reduce.src.buf, *dst = s->u.reduce.dst.buf;
     int dim = s->u.reduce.dim;
@@ -213,3 +215,98 @@ void tlc_lower_reduce(tlc_lower_ctx *lc, const tir_stmt *s) {
         tlc_emit(lc, th_assign(a, lc->regs[dst->id], tlc_i32(lc, ds), tlc_coerce(lc, v, dt)));
     }
 }
+
+/* ---------------- Tile IR, interpreter, table row ---------------- */
+static void reduce_accesses(const tir_access_walk *w, const tir_stmt *s) {
+    tir_access_region(w, &s->u.reduce.src, TIR_ACCESS_READ, s);
+    tir_access_region(w, &s->u.reduce.dst, s->u.reduce.clear ? TIR_ACCESS_WRITE : TIR_ACCESS_READ_WRITE, s);
+}
+
+static void reduce_print(tir_printer *p, const tir_stmt *s) {
+    tir_printer_printf(p, "reduce_%s(", tir_reduce_name(s->u.reduce.kind));
+    tir_printer_region(p, &s->u.reduce.src);
+    tir_printer_puts(p, ", ");
+    tir_printer_region(p, &s->u.reduce.dst);
+    tir_printer_printf(p, ", dim=%d, clear=%s)", s->u.reduce.dim, tir_bool_text(s->u.reduce.clear));
+}
+
+static void reduce_verify(tir_verifier *v, const tir_stmt *s) {
+    bool gs = tir_verifier_region(v, &s->u.reduce.src, s->loc, "reduce source");
+    bool gd = tir_verifier_region(v, &s->u.reduce.dst, s->loc, "reduce destination");
+    const tir_buffer *src = s->u.reduce.src.buf;
+    if (gs && src->scope != TIR_SCOPE_FRAGMENT && src->scope != TIR_SCOPE_SHARED)
+        tir_verifier_fail(v, s->loc, "reduce source '%s' is not a fragment or shared buffer",
+                          src->name ? src->name : "<anon>");
+    if (!gs || !gd) return;
+    int64_t ss[8], sd[8];
+    int ns = tir_region_shape(&s->u.reduce.src, ss), nd = tir_region_shape(&s->u.reduce.dst, sd);
+    int dim = s->u.reduce.dim;
+    if (dim < 0 || dim >= s->u.reduce.src.rank) {
+        tir_verifier_fail(v, s->loc, "reduce dim %d outside the source's rank %d", dim, s->u.reduce.src.rank);
+        return;
+    }
+    if (ns < 0 || nd < 0 || ns != s->u.reduce.src.rank) return; /* symbolic or squeezed source: sema's call */
+    int64_t want[8];
+    int nw = 0;
+    for (int i = 0; i < ns; i++)
+        if (i != dim) want[nw++] = ss[i];
+    /* A reduction to a single value may keep a dim of 1 (squeezed away). */
+    if (!tir_shapes_equal(sd, nd, want, nw)) {
+        char got[128], exp[128];
+        tir_shape_text(got, sizeof got, sd, nd);
+        tir_shape_text(exp, sizeof exp, want, nw);
+        tir_verifier_fail(v, s->loc, "reduce destination has shape %s, expected %s", got, exp);
+    }
+}
+
+static void reduce_interp(tlc_interp *it, const tir_stmt *s) {
+    rregion src, dst;
+    tlc_interp_region(it, &s->u.reduce.src, &src, s->loc);
+    tlc_interp_region(it, &s->u.reduce.dst, &dst, s->loc);
+    int dim = s->u.reduce.dim;
+    if (dim < 0 || dim >= src.rank)
+        tlc_interp_fail(it, s->loc, "reduce: dim %d out of range for rank %d", dim, src.rank);
+    int64_t outer = 1, inner = 1, R = src.ext[dim];
+    for (int d = 0; d < dim; d++) outer *= src.ext[d];
+    for (int d = dim + 1; d < src.rank; d++) inner *= src.ext[d];
+    if (dst.elems != outer * inner)
+        tlc_interp_fail(it, s->loc, "reduce: destination '%s' has %lld elements, expected %lld",
+                        dst.ib->b->name, (long long)dst.elems, (long long)(outer * inner));
+    tlc_ival *sv = tlc_interp_scratch(it, 0, src.elems), *dv = tlc_interp_scratch(it, 1, dst.elems);
+    tlc_interp_gather(it, &src, sv, TIR_F32);
+    tir_dtype dt = dst.ib->b->dtype;
+    tir_reduce_kind kind = s->u.reduce.kind;
+    if (!s->u.reduce.clear) tlc_interp_gather(it, &dst, dv, TIR_F32);
+    for (int64_t o = 0; o < outer; o++)
+        for (int64_t in = 0; in < inner; in++) {
+            double acc = kind == TIR_REDUCE_MAX ? -INFINITY : kind == TIR_REDUCE_MIN ? INFINITY : 0.0;
+            const tlc_ival *p = sv + o * R * inner + in;
+            for (int64_t r = 0; r < R; r++) {
+                double x = p[r * inner].f;
+                switch (kind) {
+                case TIR_REDUCE_MAX: acc = fmax(acc, x); break;
+                case TIR_REDUCE_MIN: acc = fmin(acc, x); break;
+                case TIR_REDUCE_SUM: acc += x; break;
+                case TIR_REDUCE_ABSMAX: acc = fmax(acc, fabs(x)); break;
+                }
+            }
+            tlc_ival *d = &dv[o * inner + in];
+            if (!s->u.reduce.clear) {
+                switch (kind) {
+                case TIR_REDUCE_MAX: acc = fmax(acc, d->f); break;
+                case TIR_REDUCE_MIN: acc = fmin(acc, d->f); break;
+                case TIR_REDUCE_SUM: acc += d->f; break;
+                case TIR_REDUCE_ABSMAX: acc = fmax(acc, d->f); break;
+                }
+            }
+            d->f = (double)(float)acc;
+        }
+    (void)dt;
+    tlc_interp_scatter(it, &dst, dv, TIR_F32);
+}
+
+const tlc_op_desc tlc_op_reduce = {
+    .kind = TS_REDUCE, .name = "reduce",
+    .accesses = reduce_accesses, .print = reduce_print, .verify = reduce_verify, .interp = reduce_interp,
+    .infer = reduce_infer, .scratch_bytes = reduce_scratch_bytes, .lower = reduce_lower,
+};

@@ -25,18 +25,23 @@ void tlc_sb_putn(tlc_strbuf *sb, const char *s, size_t n) {
 void tlc_sb_putc(tlc_strbuf *sb, char c) { tlc_sb_putn(sb, &c, 1); }
 void tlc_sb_puts(tlc_strbuf *sb, const char *s) { tlc_sb_putn(sb, s, strlen(s)); }
 
-void tlc_sb_printf(tlc_strbuf *sb, const char *fmt, ...) {
-    va_list ap, ap2;
-    va_start(ap, fmt);
+void tlc_sb_vprintf(tlc_strbuf *sb, const char *fmt, va_list ap) {
+    va_list ap2;
     va_copy(ap2, ap);
     int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
     if (n > 0) {
         grow(sb, (size_t)n);
         vsnprintf(sb->data + sb->len, (size_t)n + 1, fmt, ap2);
         sb->len += (size_t)n;
     }
     va_end(ap2);
+}
+
+void tlc_sb_printf(tlc_strbuf *sb, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    tlc_sb_vprintf(sb, fmt, ap);
+    va_end(ap);
 }
 
 void tlc_sb_indent(tlc_strbuf *sb, int levels) {

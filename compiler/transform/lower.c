@@ -339,7 +339,12 @@ void tlc_lower_stmt(tlc_lower_ctx *lc, const tir_stmt *s) {
         tlc_lower_store(lc, s->u.store.buf, s->u.store.idx, val, s->loc);
         break;
     }
-    case TS_COPY: case TS_FILL: case TS_REDUCE: case TS_ATOMIC_ADD: case TS_GEMM: tlc_op_of(s)->lower(lc, s); break;
+    default: { /* a tile op */
+        const tlc_op_desc *op = tlc_op_of(s);
+        if (op) op->lower(lc, s);
+        else tlc_error(lc->diag, s->loc, "internal error: statement of kind %d cannot be lowered", (int)s->kind);
+        break;
+    }
     }
 }
 

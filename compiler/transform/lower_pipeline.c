@@ -242,18 +242,18 @@ static void issue_cp_async(tlc_lower_ctx *lc, const tlc_pipe_state *ps, const ti
     /* 16-byte chunks need 16-byte aligned rows and column starts */
     th_expr *aligned = NULL;
     if (tlc_expr_multiple(src->start[last]) % vec) {
-        tlc_lower_copy(lc, s);
+        s->op->lower(lc, s);
         return;
     }
     if (lastdim < 0 && ps->align_mode == TLC_PIPE_ALIGN_FALLBACK) {
-        tlc_lower_copy(lc, s);
+        s->op->lower(lc, s);
         return;
     }
     if (lastdim < 0 && ps->align_mode == TLC_PIPE_ALIGN_CHECK)
         aligned = tlc_let(lc, "al16", th_cmp(a, THC_EQ, th_bin(a, THB_UREM, tlc_coerce(lc, tlc_dim_value(lc, g, last), th_scalar(TH_I32)),
                                                                tlc_i32(lc, vec)), tlc_i32(lc, 0)));
     else if (lastdim >= 0 && lastdim % vec) {
-        tlc_lower_copy(lc, s);
+        s->op->lower(lc, s);
         return;
     }
     tlc_ptrvec *saved = tlc_lower_begin(lc);
@@ -294,7 +294,7 @@ static void issue_cp_async(tlc_lower_ctx *lc, const tlc_pipe_state *ps, const ti
         return;
     }
     saved = tlc_lower_begin(lc);
-    tlc_lower_copy(lc, s);
+    s->op->lower(lc, s);
     th_stmt *slow = tlc_lower_end(lc, saved);
     tlc_emit(lc, th_if(a, aligned, fast, slow));
 }

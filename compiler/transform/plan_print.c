@@ -1,18 +1,12 @@
 /* --emit=plan: every kernel's plan (lowerkit/plan.h), one decision per
  * line, statements named by their source line (stable text for golden
  * tests). */
+#include "../ops/op_table.h"
 #include "passes.h"
 
 static const char *op_name(const tir_stmt *s) {
-    switch (s->kind) {
-    case TS_COPY: return "copy";
-    case TS_FILL: return "fill";
-    case TS_GEMM: return "gemm";
-    case TS_REDUCE: return "reduce";
-    case TS_ATOMIC_ADD: return "atomic_add";
-    case TS_FOR: return "loop";
-    default: return "statement";
-    }
+    const tlc_op_desc *op = tlc_op_of(s);
+    return op ? op->name : "statement";
 }
 
 static void print_pipe(tlc_strbuf *sb, const tlc_pipe_plan *pp, bool warp_specialized) {

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "interp/float_conv.h"
+#include "ops/op_table.h"
 #include "interp/npy.h"
 #include "tlc/interp.h"
 
@@ -224,7 +225,7 @@ static void build_scale(hb *h, int64_t off) {
     k->threads = 128;
 
     tir_expr *row0 = tir_binary(&h->a, TB_MUL, V(h, bx), I(h, 4), h->loc);
-    tir_stmt *c1 = tir_new_stmt(&h->a, TS_COPY, L(5, 9));
+    tir_stmt *c1 = tlc_new_tile_op(&h->a, TS_COPY, L(5, 9));
     c1->u.copy.src = region(h, A, row0, I(h, 0), 4, 8);
     c1->u.copy.dst = region(h, S, I(h, 0), I(h, 0), 4, 8);
     h->loc = L(7, 13);
@@ -251,7 +252,7 @@ static void build_scale(hb *h, int64_t off) {
     loop->u.for_.step = 1;
     loop->u.for_.body = st;
     h->loc = L(8, 9);
-    tir_stmt *c2 = tir_new_stmt(&h->a, TS_COPY, L(8, 9));
+    tir_stmt *c2 = tlc_new_tile_op(&h->a, TS_COPY, L(8, 9));
     c2->u.copy.src = region(h, S, I(h, 0), I(h, 0), 4, 8);
     c2->u.copy.dst = region(h, B, tir_binary(&h->a, TB_MUL, V(h, bx), I(h, 4), h->loc), I(h, 0), 4, 8);
     k->body = seq(h, 4, alloc_stmt(h, S), c1, loop, c2);

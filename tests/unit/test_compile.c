@@ -209,6 +209,8 @@ static void null_value(tir_kernel *k) {
     st->u.store.value = NULL;
 }
 static void threads_bad(tir_kernel *k) { k->threads = 100; }
+static void op_row_missing(tir_kernel *k) { find_stmt(k->body, TS_GEMM)->op = NULL; }
+static void op_row_wrong(tir_kernel *k) { find_stmt(k->body, TS_GEMM)->op = find_stmt(k->body, TS_COPY)->op; }
 
 static void test_verify_sema_output(void **state) {
     (void)state;
@@ -222,6 +224,8 @@ static void test_verify_sema_output(void **state) {
     expect_corruption_caught(dangling_buffer, "buffer 'C_f' is used outside its scope");
     expect_corruption_caught(null_value, "missing expression");
     expect_corruption_caught(threads_bad, "threads=100");
+    expect_corruption_caught(op_row_missing, "without its descriptor");
+    expect_corruption_caught(op_row_wrong, "without its descriptor");
 }
 
 /* ---- no global state: compilations on several threads at once ---- */

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <cmocka.h>
 #include "ir/tir.h"
+#include "ops/op_table.h"
 
 static const tlc_loc L = {1, 1};
 
@@ -146,7 +147,7 @@ static int setup(void **state) {
         tir_stmt *s = push(f, tir_new_stmt(AR, TS_ALLOC, L));
         s->u.alloc.buf = allocs[n];
     }
-    tir_stmt *clr = push(f, tir_new_stmt(AR, TS_FILL, L));
+    tir_stmt *clr = push(f, tlc_new_tile_op(AR, TS_FILL, L));
     clr->u.fill.dst = whole(f->F);
     clr->u.fill.is_clear = true;
 
@@ -163,10 +164,10 @@ static int setup(void **state) {
     pipe->u.for_.extent[0] = B(TB_FLOORDIV, B(TB_ADD, V(f->M), I(63)), I(64));
     pipe->u.for_.step = 1;
     pipe->u.for_.num_stages = 2;
-    f->copy = tir_new_stmt(AR, TS_COPY, L);
+    f->copy = tlc_new_tile_op(AR, TS_COPY, L);
     f->copy->u.copy.src = (tir_region){f->A, 2, list2(B(TB_MUL, V(f->ko), I(64)), I(0)), list2(I(64), I(64)), L};
     f->copy->u.copy.dst = whole(f->S);
-    f->gemm = tir_new_stmt(AR, TS_GEMM, L);
+    f->gemm = tlc_new_tile_op(AR, TS_GEMM, L);
     f->gemm->u.gemm.a = whole(f->S);
     f->gemm->u.gemm.b = whole(f->S);
     f->gemm->u.gemm.c = whole(f->F);
@@ -195,7 +196,7 @@ static int setup(void **state) {
     f->store->u.store.value = B(TB_MUL, B(TB_MAX, ld, tir_float(AR, 0.0, TIR_F32, L)), V(eps));
     f->par->u.for_.body = seq_of(&f->store, 1);
 
-    f->reduce = push(f, tir_new_stmt(AR, TS_REDUCE, L));
+    f->reduce = push(f, tlc_new_tile_op(AR, TS_REDUCE, L));
     f->reduce->u.reduce.kind = TIR_REDUCE_MAX;
     f->reduce->u.reduce.src = whole(f->F);
     f->reduce->u.reduce.dst = whole(f->R);
@@ -209,7 +210,7 @@ static int setup(void **state) {
     let->u.let.value = B(TB_MUL, V(f->bx), I(64));
     tir_stmt *iff = push(f, tir_new_stmt(AR, TS_IF, L));
     iff->u.if_.cond = B(TB_LT, V(t), V(f->M));
-    tir_stmt *at = tir_new_stmt(AR, TS_ATOMIC_ADD, L);
+    tir_stmt *at = tlc_new_tile_op(AR, TS_ATOMIC_ADD, L);
     at->u.atomic.dst = (tir_region){f->A, 2, list2(V(t), I(0)), list2(I(1), I(1)), L};
     at->u.atomic.value = tir_float(AR, 1.0, TIR_F16, L);
     iff->u.if_.then = seq_of(&at, 1);
@@ -224,7 +225,7 @@ static int setup(void **state) {
     tir_stmt *as = push(f, tir_new_stmt(AR, TS_ASSIGN, L));
     as->u.let.var = t;
     as->u.let.value = B(TB_ADD, V(t), I(1));
-    tir_stmt *fill = push(f, tir_new_stmt(AR, TS_FILL, L));
+    tir_stmt *fill = push(f, tlc_new_tile_op(AR, TS_FILL, L));
     fill->u.fill.dst = (tir_region){f->S, 2, list2(I(0), I(32)), list2(I(64), I(32)), L};
     fill->u.fill.value = tir_float(AR, -INFINITY, TIR_F32, L);
 
