@@ -32,6 +32,10 @@ typedef struct tlc_op_desc {
      * its lowering needs (NULL: never any), lowering to Thread IR. */
     bool (*infer)(struct tlc_infer *st, const tir_stmt *s, bool free_pass);
     int64_t (*scratch_bytes)(const tir_kernel *k, const tir_stmt *s);
+    /* Scratch its lowering may use that must share bytes with nothing (it
+     * is written while asynchronous loads may still fill other buffers):
+     * planning places it after everything else (NULL: never any). */
+    int64_t (*fresh_scratch_bytes)(const tir_kernel *k, const tir_stmt *s);
     void (*lower)(struct tlc_lower_ctx *lc, const tir_stmt *s);
 } tlc_op_desc;
 

@@ -63,7 +63,8 @@ typedef struct tlc_kernel_plan {
     tlc_gemm_op_plan *gemms; int ngemms; /* in program order */
     tlc_ws_decision ws;
     tlc_smem_plan smem;
-    int64_t smem_bytes;    /* buffers, planned scratch and mbarriers */
+    tlc_smem_scratch *fresh; int nfresh; /* ops' fresh scratch (tlc_op_desc.fresh_scratch_bytes), after the mbarriers */
+    int64_t smem_bytes;    /* buffers, planned scratch, mbarriers and fresh scratch */
     int min_blocks_per_sm; /* minnctapersm (0: none asked) */
 } tlc_kernel_plan;
 
@@ -72,4 +73,5 @@ typedef struct tlc_kernel_plan {
 const tlc_pipe_plan *tlc_plan_pipe(const tlc_kernel_plan *p, const tir_stmt *loop);
 const tlc_gemm_plan *tlc_plan_gemm(const tlc_kernel_plan *p, const tir_stmt *op);
 const tlc_smem_scratch *tlc_plan_scratch(const tlc_kernel_plan *p, const tir_stmt *op);
+const tlc_smem_scratch *tlc_plan_fresh_scratch(const tlc_kernel_plan *p, const tir_stmt *op);
 #endif

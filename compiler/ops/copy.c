@@ -233,28 +233,15 @@ static th_expr *swizzled_chunk(tlc_lower_ctx *lc, th_expr *base, th_expr *r, th_
     return th_bin(a, THB_ADD, base, off);
 }
 
-/* sm_90: an accumulator in the mma layout (per warp and slot group: lane l
- * holds row R + l/4, columns C + 8m + 2(l%4) and the next, m = 0..3, in four
- * pairs of slots) stored to global memory with the stores' masks proven
- * unneeded goes through stmatrix into a per-warp shared scratch (two 8 x 64
- * byte buffers, 16-byte chunks swizzled by row/2 so stmatrix is
- * conflict-free) and comes back as one 16-byte row chunk per lane: a warp's
- * store then covers 8 rows x 64 contiguous bytes instead of 8 x 16 bytes,
- * a quarter of the store instructions with whole sectors. Returns false,
- * emitting nothing, when the fragment or the copy does not fit. */
-static bool stmatrix_store(tlc_lower_ctx *lc, const tlc_fragment *I, const side *src, const side *dst) {
-    tlc_arena *a = lc->a;
-    if (I->rank != 2 || src->b->scope != TIR_SCOPE_FRAGMENT ||
-        dst->b->scope != TIR_SCOPE_GLOBAL || tir_dtype_bytes(dst->b->dtype) != 2)
-        return false;
-    if (I->threads != lc->k->threads || I->threads % 32 || I->replicate > 1 || tlc_fragment_has_padding(I) ||
+/* The accumulator layout the staged store needs (see stmatrix_store),
+ * from the fragment alone: `first` (slots / 2 entries) gets, per group of
+ * four slot pairs and pair m, the pair's first slot. */
+static bool staging_groups(const tlc_fragment *I, int threads, int64_t *grp, int64_t *first) {
+    if (I->rank != 2 || I->threads != threads || I->threads % 32 || I->replicate > 1 || tlc_fragment_has_padding(I) ||
         I->slots % 8 || I->slots > 4096)
         return false;
-    if (side_vec(lc, dst, I, 8) != 8) return false; /* 16-byte row chunks: start and row length multiples of 8 */
     /* groups of four slot pairs: slot parts (i, j + 8m), (i, j + 8m + 1) */
     int64_t ngroups = I->slots / 8;
-    int64_t *grp = TLC_NEW_ARRAY(a, int64_t, (size_t)I->slots / 2); /* pair -> group * 4 + m, -1 free */
-    int64_t *first = TLC_NEW_ARRAY(a, int64_t, (size_t)ngroups * 4); /* group * 4 + m -> pair's first slot */
     for (int64_t p = 0; p < I->slots / 2; p++) grp[p] = -1;
     int64_t g = 0;
     for (int64_t p = 0; p < I->slots / 2; p++) {
@@ -285,10 +272,49 @@ static bool stmatrix_store(tlc_lower_ctx *lc, const tlc_fragment *I, const side 
         int64_t l = t % 32;
         if (t0[1] % 8 || tp[0] != t0[0] + l / 4 || tp[1] != t0[1] + 2 * (l % 4)) return false;
     }
-    int64_t scratch_bytes = I->threads / 32 * 1024;
-    if (tlc_align_up(lc->smem_top, 128) + scratch_bytes > tlc_target_of(lc->arch)->max_shared_per_block) return false;
-    /* fresh bytes: the producer may refill the pipeline's stages meanwhile */
-    int64_t off = tlc_scratch(lc, scratch_bytes);
+    return true;
+}
+
+/* Fresh scratch of a staged store (1 KiB per warp): fresh bytes, since a
+ * warp-specialized producer may refill the pipeline's stages meanwhile. */
+static int64_t copy_fresh_scratch_bytes(const tir_kernel *k, const tir_stmt *s) {
+    const tir_buffer *src = s->u.copy.src.buf, *dst = s->u.copy.dst.buf;
+    if (src->scope != TIR_SCOPE_FRAGMENT || !src->fragment || dst->scope != TIR_SCOPE_GLOBAL ||
+        tir_dtype_bytes(dst->dtype) != 2)
+        return 0;
+    const tlc_fragment *I = src->fragment;
+    if (I->slots < 8 || I->slots > 4096) return 0;
+    tlc_arena a;
+    tlc_arena_init(&a);
+    bool ok = staging_groups(I, k->threads, TLC_NEW_ARRAY(&a, int64_t, (size_t)I->slots / 2),
+                             TLC_NEW_ARRAY(&a, int64_t, (size_t)I->slots / 2));
+    tlc_arena_free(&a);
+    return ok ? I->threads / 32 * 1024 : 0;
+}
+
+/* sm_90: an accumulator in the mma layout (per warp and slot group: lane l
+ * holds row R + l/4, columns C + 8m + 2(l%4) and the next, m = 0..3, in four
+ * pairs of slots) stored to global memory with the stores' masks proven
+ * unneeded goes through stmatrix into a per-warp shared scratch (two 8 x 64
+ * byte buffers, 16-byte chunks swizzled by row/2 so stmatrix is
+ * conflict-free) and comes back as one 16-byte row chunk per lane: a warp's
+ * store then covers 8 rows x 64 contiguous bytes instead of 8 x 16 bytes,
+ * a quarter of the store instructions with whole sectors. Returns false,
+ * emitting nothing, when the fragment or the copy does not fit or the plan
+ * has no scratch for it. */
+static bool stmatrix_store(tlc_lower_ctx *lc, const tir_stmt *op, const tlc_fragment *I, const side *src,
+                           const side *dst) {
+    tlc_arena *a = lc->a;
+    if (src->b->scope != TIR_SCOPE_FRAGMENT || dst->b->scope != TIR_SCOPE_GLOBAL || tir_dtype_bytes(dst->b->dtype) != 2)
+        return false;
+    const tlc_smem_scratch *planned = tlc_plan_fresh_scratch(lc->plan, op);
+    if (!planned || I->slots < 8) return false;
+    if (side_vec(lc, dst, I, 8) != 8) return false; /* 16-byte row chunks: start and row length multiples of 8 */
+    int64_t ngroups = I->slots / 8;
+    int64_t *grp = TLC_NEW_ARRAY(a, int64_t, (size_t)I->slots / 2); /* pair -> group * 4 + m, -1 free */
+    int64_t *first = TLC_NEW_ARRAY(a, int64_t, (size_t)ngroups * 4); /* group * 4 + m -> pair's first slot */
+    if (!staging_groups(I, lc->k->threads, grp, first)) return false;
+    int64_t scratch_bytes = planned->bytes, off = planned->offset;
     bool has_stmatrix = tlc_target_of(lc->arch)->stmatrix;
     tlc_emit(lc, th_comment(a, tlc_arena_printf(a, "copy %s -> %s: %s through %lld bytes of shared scratch, "
                                                    "16-byte row chunks", src->b->name, dst->b->name,
@@ -520,7 +546,7 @@ static void copy_lower(tlc_lower_ctx *lc, const tir_stmt *s) {
     }
     th_expr *whole = fs && dst->scope == TIR_SCOPE_GLOBAL ? whole_tile_cond(lc, &b_side, I) : NULL;
     if (!whole) {
-        if (fs && dst->scope == TIR_SCOPE_GLOBAL && in_bounds(&b_side) && stmatrix_store(lc, I, &a_side, &b_side))
+        if (fs && dst->scope == TIR_SCOPE_GLOBAL && in_bounds(&b_side) && stmatrix_store(lc, s, I, &a_side, &b_side))
             return;
         emit_copy(lc, I, &a_side, &b_side, false, s->loc);
         return;
@@ -540,7 +566,7 @@ static void copy_lower(tlc_lower_ctx *lc, const tir_stmt *s) {
     int64_t known = sym >= 0 ? lc->sym_multiple[sym] : 0;
     if (sym >= 0) lc->sym_multiple[sym] = 16 / tir_dtype_bytes(dst->dtype);
     tlc_ptrvec *saved = tlc_lower_begin(lc);
-    if (!stmatrix_store(lc, I, &a_side, &b_side)) emit_copy(lc, I, &a_side, &b_side, true, s->loc);
+    if (!stmatrix_store(lc, s, I, &a_side, &b_side)) emit_copy(lc, I, &a_side, &b_side, true, s->loc);
     th_stmt *fast = tlc_lower_end(lc, saved);
     if (sym >= 0) lc->sym_multiple[sym] = known;
     saved = tlc_lower_begin(lc);
@@ -592,5 +618,6 @@ static void copy_interp(tlc_interp *it, const tir_stmt *s) {
 const tlc_op_desc tlc_op_copy = {
     .kind = TS_COPY, .name = "copy",
     .accesses = copy_accesses, .print = copy_print, .verify = copy_verify, .interp = copy_interp,
-    .infer = copy_infer, .scratch_bytes = copy_scratch_bytes, .lower = copy_lower,
+    .infer = copy_infer, .scratch_bytes = copy_scratch_bytes, .fresh_scratch_bytes = copy_fresh_scratch_bytes,
+    .lower = copy_lower,
 };

@@ -8,7 +8,9 @@
  *   4. shared memory: buffers and tile-op scratch by liveness
  *      (shared_alloc.c), then the mbarriers: the warp-specialized loop's
  *      (with the occupancy and register split, which depend on the bytes
- *      used) and every other TMA loop's, in program order;
+ *      used) and every other TMA loop's, in program order; then the ops'
+ *      fresh scratch (a staged epilogue's), after everything, in program
+ *      order;
  *   5. blocks per SM (minnctapersm). */
 #include "../ops/op_table.h"
 #include "../support/int_math.h"
@@ -63,6 +65,26 @@ static int min_blocks_per_sm(const tlc_kernel_plan *p, const tir_kernel *k) {
     return n;
 }
 
+/* The ops' fresh scratch, in program order after everything else; an op
+ * whose scratch would not fit the target gets none (its lowering then does
+ * without). */
+static void plan_fresh_scratch(tlc_kernel_plan *p, const tir_kernel *k, tlc_arena *a, int64_t *top) {
+    tlc_ptrvec ops = {0};
+    tir_collect_tile_ops(k->body, &ops);
+    p->fresh = TLC_NEW_ARRAY(a, tlc_smem_scratch, (size_t)ops.len + 1);
+    for (int i = 0; i < ops.len; i++) {
+        const tir_stmt *s = ops.items[i];
+        const tlc_op_desc *op = tlc_op_of(s);
+        int64_t bytes = op && op->fresh_scratch_bytes ? op->fresh_scratch_bytes(k, s) : 0;
+        if (bytes <= 0) continue;
+        int64_t off = tlc_align_up(*top, 128);
+        if (off + bytes > tlc_target_of(p->arch)->max_shared_per_block) continue;
+        p->fresh[p->nfresh++] = (tlc_smem_scratch){s, off, bytes};
+        *top = off + bytes;
+    }
+    tlc_ptrvec_free(&ops);
+}
+
 static bool plan_kernel(tir_kernel *k, tlc_arch arch, tlc_arena *a, tlc_diag *diag) {
     tlc_kernel_plan *p = TLC_NEW(a, tlc_kernel_plan);
     p->arch = arch;
@@ -79,6 +101,7 @@ static bool plan_kernel(tir_kernel *k, tlc_arch arch, tlc_arena *a, tlc_diag *di
         pp->mbar = tlc_align_up(top, 128);
         top = pp->mbar + 8 * (int64_t)pp->stages;
     }
+    plan_fresh_scratch(p, k, a, &top);
     p->smem_bytes = top;
     p->min_blocks_per_sm = min_blocks_per_sm(p, k);
     k->plan = p;

@@ -71,6 +71,11 @@ void tlc_plan_print_module(tlc_strbuf *sb, const tir_module *m) {
             tlc_sb_printf(sb, "  scratch of the %s at line %d: offset %lld, %lld bytes\n", op_name(s->op), s->op->loc.line,
                           (long long)s->offset, (long long)s->bytes);
         }
+        for (int j = 0; j < p->nfresh; j++) {
+            const tlc_smem_scratch *s = &p->fresh[j];
+            tlc_sb_printf(sb, "  fresh scratch of the %s at line %d: offset %lld, %lld bytes\n", op_name(s->op),
+                          s->op->loc.line, (long long)s->offset, (long long)s->bytes);
+        }
         tlc_sb_printf(sb, "  shared memory: %lld bytes planned\n", (long long)p->smem_bytes);
         if (p->min_blocks_per_sm) tlc_sb_printf(sb, "  blocks per SM: %d\n", p->min_blocks_per_sm);
     }

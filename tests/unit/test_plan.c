@@ -65,7 +65,13 @@ static void test_gemm_sm90a(void **state) {
     /* its mbarriers after the stage buffers, the stage buffers' 3 copies */
     assert_int_equal(buffer(k, "A_shared")->layout->stages, 3);
     assert_true(p->ws.full >= p->smem.top && p->ws.empty >= p->ws.full + 8 * 3);
-    assert_int_equal(p->smem_bytes, p->ws.empty + 8 * 3);
+    /* the epilogue's staging scratch (1 KiB per warp) after everything, fresh */
+    assert_int_equal(p->nfresh, 1);
+    assert_int_equal(p->fresh[0].op->kind, TS_COPY);
+    assert_int_equal(p->fresh[0].bytes, 4 * 1024);
+    assert_true(p->fresh[0].offset >= p->ws.empty + 8 * 3 && p->fresh[0].offset % 128 == 0);
+    assert_ptr_equal(tlc_plan_fresh_scratch(p, p->fresh[0].op), &p->fresh[0]);
+    assert_int_equal(p->smem_bytes, p->fresh[0].offset + p->fresh[0].bytes);
     assert_int_equal(p->min_blocks_per_sm, p->ws.blocks_per_sm);
     tlc_compilation_free(&c);
 }
@@ -80,7 +86,10 @@ static void test_gemm_sm80(void **state) {
     assert_int_equal(p->pipes[0].mbar, -1);
     assert_int_equal(p->gemms[0].inst.inst, TLC_INST_MMA_SYNC);
     assert_null(p->ws.loop);
-    assert_int_equal(p->smem_bytes, 98304); /* (16 KiB A + 16 KiB B) x 3 stages, nothing else */
+    /* (16 KiB A + 16 KiB B) x 3 stages, then the epilogue's staging scratch */
+    assert_int_equal(p->nfresh, 1);
+    assert_int_equal(p->fresh[0].offset, 98304);
+    assert_int_equal(p->smem_bytes, 98304 + 4096);
     tlc_compilation_free(&c);
 }
 
@@ -97,6 +106,7 @@ static void test_mla_sm90a(void **state) {
     assert_int_equal(p->npipes, 1);
     assert_true(p->pipes[0].tma);
     assert_true(p->pipes[0].mbar >= p->smem.top);
+    assert_int_equal(p->nfresh, 0); /* float32 partials: no staged store */
     assert_int_equal(p->smem_bytes, p->pipes[0].mbar + 8 * p->pipes[0].stages);
     assert_int_equal(p->ngemms, 3);
     assert_int_equal(p->smem.nscratch, 2);
@@ -139,6 +149,15 @@ static void test_lowering_reads_the_plan(void **state) {
     assert_non_null(strstr(ptx, ".maxntid 128"));
     assert_non_null(strstr(ptx, "cp.async.bulk.tensor"));
     assert_non_null(strstr(ptx, "wgmma.mma_async"));
+    assert_non_null(strstr(ptx, "stmatrix"));
+    tlc_compilation_free(&c);
+
+    /* no staged epilogue when the plan gives it no scratch */
+    if (!plan_example(&c, "gemm.tl", "matmul", TLC_SM90A)) skip();
+    c.tir->kernels[0]->plan->nfresh = 0;
+    ptx = tlc_compile_ptx(&c, false);
+    assert_non_null(ptx);
+    assert_null(strstr(ptx, "stmatrix"));
     tlc_compilation_free(&c);
 }
 
