@@ -368,13 +368,21 @@ static void aug_assign(sema *S, const ast_stmt *s) {
 
 /* ---------------- loops ---------------- */
 
+/* A constant iteration count below zero is an empty loop (Python's
+ * range(10, 0)); a count known only at run time may be negative too, and
+ * the lowered loop then runs no iteration. */
+static tir_expr *clamp_count(sema *S, tir_expr *n, tlc_loc loc) {
+    int64_t c;
+    return n && tir_expr_const_int(n, &c) && c < 0 ? tir_int(S->arena, 0, loc) : n;
+}
+
 static tir_expr *range_extent(sema *S, tir_expr *start, tir_expr *stop, int64_t step, tlc_loc loc) {
     tir_expr *d = sema_binary(S, TB_SUB, stop, start, loc);
-    if (!d || step == 1) return d;
+    if (!d || step == 1) return clamp_count(S, d, loc);
     /* iterations = ceil(d / step) for the step's sign: (d + step -/+ 1) // step */
     int64_t adj = step > 0 ? step - 1 : step + 1;
     tir_expr *n = sema_binary(S, TB_ADD, d, tir_int(S->arena, adj, loc), loc);
-    return n ? sema_binary(S, TB_FLOORDIV, n, tir_int(S->arena, step, loc), loc) : NULL;
+    return clamp_count(S, n ? sema_binary(S, TB_FLOORDIV, n, tir_int(S->arena, step, loc), loc) : NULL, loc);
 }
 
 static void for_stmt(sema *S, const ast_stmt *s) {
@@ -441,7 +449,7 @@ static void for_stmt(sema *S, const ast_stmt *s) {
         case B_PIPELINED: {
             st->u.for_.kind = TIR_FOR_PIPELINED;
             st->u.for_.start[0] = tir_int(S->arena, 0, it->loc);
-            st->u.for_.extent[0] = sema_eval_int(S, a.var[0], "the Pipelined extent");
+            st->u.for_.extent[0] = clamp_count(S, sema_eval_int(S, a.var[0], "the Pipelined extent"), it->loc);
             if (!st->u.for_.extent[0]) ok = false;
             int64_t ns = 1;
             if (a.arg[0]) {
