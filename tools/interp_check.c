@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "kernel_checks.h"
+#include "support/read_file.h"
 
 static int failures;
 
@@ -23,7 +24,7 @@ static void report(const char *file, const char *what, kc_result r) {
 
 static char *load(const char *dir, const char *name, char *path, size_t plen, size_t *len) {
     snprintf(path, plen, "%s/%s", dir, name);
-    char *t = kc_read_file(path, len);
+    char *t = tlc_read_file(path, len);
     if (!t) {
         printf("%s: cannot read\n", path);
         failures++;

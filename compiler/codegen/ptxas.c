@@ -4,6 +4,7 @@
  * (no shell, so odd characters in paths are harmless), in a private mkdtemp
  * directory; its stdout+stderr are captured into the diagnostics. */
 #include "codegen_internal.h"
+#include "../support/read_file.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -67,30 +68,6 @@ static bool write_file(const char *path, const char *data, size_t len) {
     return close(fd) == 0;
 }
 
-/* Reads a whole file (malloc'd, NUL-terminated); NULL on failure. */
-static char *read_file(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    size_t cap = 4096, n = 0;
-    char *buf = malloc(cap + 1);
-    while (buf) {
-        size_t r = fread(buf + n, 1, cap - n, f);
-        n += r;
-        if (r == 0) break;
-        if (n == cap) {
-            char *nb = realloc(buf, cap * 2 + 1);
-            if (!nb) { free(buf); buf = NULL; break; }
-            buf = nb;
-            cap *= 2;
-        }
-    }
-    fclose(f);
-    if (!buf) return NULL;
-    buf[n] = 0;
-    if (len) *len = n;
-    return buf;
-}
-
 /* ptxas output as diagnostics: first line in the message, the rest as notes. */
 static void report_log(tlc_diag *diag, bool error, const char *head, const char *log) {
     if (error) tlc_error(diag, (tlc_loc){0, 0}, "%s", head);
@@ -152,7 +129,7 @@ unsigned char *tlc_ptxas_assemble(const char *ptx, tlc_arch arch, size_t *size, 
             goto cleanup;
         }
     }
-    char *text = read_file(log, NULL);
+    char *text = tlc_read_file(log, NULL);
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
         char head[128];
         if (WIFEXITED(status)) snprintf(head, sizeof head, "ptxas -arch=%s failed (exit status %d)", cpu, WEXITSTATUS(status));
@@ -164,7 +141,7 @@ unsigned char *tlc_ptxas_assemble(const char *ptx, tlc_arch arch, size_t *size, 
     if (text && *text) report_log(diag, false, "ptxas reported:", text);
     free(text);
     size_t n = 0;
-    char *bin = read_file(out, &n);
+    char *bin = tlc_read_file(out, &n);
     if (!bin || n == 0) {
         tlc_error(diag, nowhere, "ptxas produced no cubin");
         free(bin);

@@ -1,62 +1,9 @@
-/* Reading the whole input: a regular file is sized with fstat and read in
- * one buffer (hundreds of MB are fine); stdin and pipes grow a buffer. */
+/* The input of the tlc commands: a file, or standard input for "-". */
 #include "cli.h"
-#include <errno.h>
-#include <fcntl.h>
-#include <stdint.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
-
-static char *read_fd(int fd, size_t hint, size_t *len) {
-    size_t cap = hint + 1 > 4096 ? hint + 1 : 4096, n = 0;
-    char *buf = malloc(cap);
-    if (!buf) { errno = ENOMEM; return NULL; }
-    for (;;) {
-        if (cap - n < 2) {
-            if (cap > SIZE_MAX / 2) { free(buf); errno = EFBIG; return NULL; }
-            char *nb = realloc(buf, cap * 2);
-            if (!nb) { free(buf); errno = ENOMEM; return NULL; }
-            buf = nb;
-            cap *= 2;
-        }
-        ssize_t r = read(fd, buf + n, cap - n - 1);
-        if (r < 0) {
-            if (errno == EINTR) continue;
-            int e = errno;
-            free(buf);
-            errno = e;
-            return NULL;
-        }
-        if (r == 0) break;
-        n += (size_t)r;
-    }
-    buf[n] = '\0';
-    *len = n;
-    return buf;
-}
+#include "support/read_file.h"
 
 char *tlc_read_input(const char *path, size_t *len) {
-    if (strcmp(path, "-") == 0) return read_fd(STDIN_FILENO, 0, len);
-    int fd = open(path, O_RDONLY);
-    if (fd < 0) return NULL;
-    struct stat st;
-    if (fstat(fd, &st) != 0) {
-        int e = errno;
-        close(fd);
-        errno = e;
-        return NULL;
-    }
-    if (S_ISDIR(st.st_mode)) {
-        close(fd);
-        errno = EISDIR;
-        return NULL;
-    }
-    size_t hint = S_ISREG(st.st_mode) && st.st_size > 0 ? (size_t)st.st_size : 0;
-    char *buf = read_fd(fd, hint, len);
-    int e = errno;
-    close(fd);
-    errno = e;
-    return buf;
+    return strcmp(path, "-") == 0 ? tlc_read_fd(STDIN_FILENO, len) : tlc_read_file(path, len);
 }

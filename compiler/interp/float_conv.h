@@ -1,23 +1,17 @@
-/* Narrow float formats as the GPU stores them: fp16, bf16 and fp8 e4m3 (the
- * "fn" variant: no infinities, max 448) with round-to-nearest-even. Values are
- * carried as doubles; rounding first and encoding the rounded value second
- * means no double rounding when a double result is stored to a narrow type. */
+/* Host values of Tile IR dtypes for the interpreter, carried as doubles
+ * (floats) or int64 (integers). The narrow float formats themselves (f16,
+ * bf16, fp8 e4m3: rounding, encoding, decoding) are libtlrt's, declared in
+ * include/tlc/runtime.h. */
 #ifndef TLC_FLOAT_CONV_H
 #define TLC_FLOAT_CONV_H
 #include <stdint.h>
 #include "ir/tir.h"
+#include "tlc/runtime.h"
 
 /* x rounded to the nearest value of dtype (ties to even). Floats: fp16 and
  * bf16 overflow to +-inf; fp8 e4m3 saturates to +-448 (cvt.rn.satfinite).
  * Integers: truncation toward zero, then wrap-around to the width (bool: != 0). */
 double tlc_round_to_dtype(tir_dtype t, double x);
-
-uint16_t tlc_f16_from_double(double x);
-double tlc_f16_to_double(uint16_t bits);
-uint16_t tlc_bf16_from_double(double x);
-double tlc_bf16_to_double(uint16_t bits);
-uint8_t tlc_fp8e4m3_from_double(double x);
-double tlc_fp8e4m3_to_double(uint8_t bits);
 
 /* Element i of a host array of dtype t, as a double (integers converted). */
 double tlc_host_load_f(const void *data, tir_dtype t, int64_t i);

@@ -1,6 +1,7 @@
 /* What the JIT-driven GPU test programs (test_gemm.c, test_mla.c,
- * test_rmsnorm.c) share: a seeded generator for inputs, the source reader
- * and 16-bit float encoding. Header-only; each program is one file. */
+ * test_rmsnorm.c) share: starting the runtime or skipping, a seeded
+ * generator for inputs, the source reader and 16-bit float encoding.
+ * Header-only; each program is one file. */
 #ifndef TLC_GPU_TEST_SUPPORT_H
 #define TLC_GPU_TEST_SUPPORT_H
 
@@ -8,6 +9,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include "tlc/runtime.h"
+
+/* tlrt_init on the default device. Where there is no driver or GPU it
+ * prints "skipped: no CUDA driver (...)" and exits 77, which ctest reports
+ * as skipped (never as passed). */
+static inline tlrt_status gts_init_or_skip(tlrt_context **ctx) {
+    tlrt_status rs = tlrt_init(ctx, -1);
+    if (rs == TLRT_ERROR_NO_DRIVER || rs == TLRT_ERROR_NO_DEVICE) {
+        printf("skipped: no CUDA driver (%s)\n", tlrt_last_error(*ctx));
+        tlrt_destroy(*ctx);
+        exit(77);
+    }
+    return rs;
+}
 
 /* splitmix64: reproducible inputs from a seed, the same on every machine. */
 static inline uint64_t gts_splitmix(uint64_t *s) {
@@ -44,6 +58,14 @@ static inline uint16_t gts_encode(tlrt_dtype dt, float v) {
 }
 static inline float gts_decode(tlrt_dtype dt, uint16_t v) {
     return dt == TLRT_F16 ? tlrt_f16_to_f32(v) : tlrt_bf16_to_f32(v);
+}
+/* Every 16-bit pattern of dt decoded (65536 floats, malloc'd; NULL when out
+ * of memory): checks index it instead of converting. */
+static inline float *gts_decode_table(tlrt_dtype dt) {
+    float *t = malloc(sizeof(float) * 65536);
+    if (t)
+        for (uint32_t b = 0; b < 65536; b++) t[b] = gts_decode(dt, (uint16_t)b);
+    return t;
 }
 
 #endif

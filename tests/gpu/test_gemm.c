@@ -237,12 +237,7 @@ int main(int argc, char **argv) {
         else file = argv[i];
     }
     if (!file) file = access("dsl-examples/gemm.tl", R_OK) == 0 ? "dsl-examples/gemm.tl" : TLC_SOURCE_DIR "/dsl-examples/gemm.tl";
-    tlrt_status rs = tlrt_init(&s.ctx, -1);
-    if (rs == TLRT_ERROR_NO_DRIVER || rs == TLRT_ERROR_NO_DEVICE) {
-        printf("skipped: no CUDA driver (%s)\n", tlrt_last_error(s.ctx));
-        tlrt_destroy(s.ctx);
-        return 77;
-    }
+    tlrt_status rs = gts_init_or_skip(&s.ctx);
     int rc = 1;
     if (rs != TLRT_SUCCESS) {
         printf("FAIL tlrt_init: %s\n", tlrt_last_error(s.ctx));
@@ -252,11 +247,8 @@ int main(int argc, char **argv) {
         printf("FAIL %s: cannot read\n", file);
         goto out;
     }
-    for (int d = 0; d < 2; d++) {
-        if (!(s.decode[d] = malloc(sizeof(float) * 65536))) goto out;
-        for (uint32_t b = 0; b < 65536; b++)
-            s.decode[d][b] = d == 0 ? tlrt_f16_to_f32((uint16_t)b) : tlrt_bf16_to_f32((uint16_t)b);
-    }
+    for (int d = 0; d < 2; d++)
+        if (!(s.decode[d] = gts_decode_table(d == 0 ? TLRT_F16 : TLRT_BF16))) goto out;
     char devarch[32] = "";
     tlrt_device_arch(s.ctx, devarch, sizeof devarch);
     const tlrt_dtype dts[2] = {TLRT_F16, TLRT_BF16};

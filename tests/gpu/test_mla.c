@@ -322,12 +322,7 @@ int main(int argc, char **argv) {
     if (!file)
         file = access("dsl-examples/mla_decode.tl", R_OK) == 0 ? "dsl-examples/mla_decode.tl"
                                                                 : TLC_SOURCE_DIR "/dsl-examples/mla_decode.tl";
-    tlrt_status rs = tlrt_init(&s.ctx, -1);
-    if (rs == TLRT_ERROR_NO_DRIVER || rs == TLRT_ERROR_NO_DEVICE) {
-        printf("skipped: no CUDA driver (%s)\n", tlrt_last_error(s.ctx));
-        tlrt_destroy(s.ctx);
-        return 77;
-    }
+    tlrt_status rs = gts_init_or_skip(&s.ctx);
     int rc = 1;
     if (rs != TLRT_SUCCESS) {
         printf("FAIL tlrt_init: %s\n", tlrt_last_error(s.ctx));

@@ -282,12 +282,7 @@ int main(int argc, char **argv) {
     }
     if (!s.path) s.path = access("dsl-examples/rmsnorm.tl", R_OK) == 0 ? "dsl-examples/rmsnorm.tl"
                                                                        : TLC_SOURCE_DIR "/dsl-examples/rmsnorm.tl";
-    tlrt_status rs = tlrt_init(&s.ctx, -1);
-    if (rs == TLRT_ERROR_NO_DRIVER || rs == TLRT_ERROR_NO_DEVICE) {
-        printf("skipped: no CUDA driver (%s)\n", tlrt_last_error(s.ctx));
-        tlrt_destroy(s.ctx);
-        return 77;
-    }
+    tlrt_status rs = gts_init_or_skip(&s.ctx);
     int rc = 1;
     char *err = NULL;
     if (rs != TLRT_SUCCESS) {
@@ -305,11 +300,8 @@ int main(int argc, char **argv) {
     }
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     s.nthreads = ncpu < 1 ? 1 : ncpu > MAX_THREADS ? MAX_THREADS : (int)ncpu;
-    for (int d = 0; d < 2; d++) {
-        if (!(s.decode[d] = malloc(sizeof(float) * 65536))) goto out;
-        for (uint32_t b = 0; b < 65536; b++)
-            s.decode[d][b] = d == 0 ? tlrt_f16_to_f32((uint16_t)b) : tlrt_bf16_to_f32((uint16_t)b);
-    }
+    for (int d = 0; d < 2; d++)
+        if (!(s.decode[d] = gts_decode_table(d == 0 ? TLRT_F16 : TLRT_BF16))) goto out;
     tlrt_device_props props;
     if (tlrt_device_properties(s.ctx, &props) == TLRT_SUCCESS)
         printf("test_rmsnorm on %s (%s), %d host threads\n", props.name, tlc_jit_arch(s.jit), s.nthreads);

@@ -13,28 +13,6 @@ const char *kc_status_name(kc_status s) {
     return s == KC_MATCH ? "matches reference" : s == KC_MISMATCH ? "MISMATCH" : "ERROR";
 }
 
-char *kc_read_file(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap);
-    size_t r;
-    while (buf && (r = fread(buf + n, 1, cap - n - 1, f)) > 0) {
-        n += r;
-        if (cap - n < 2) {
-            char *nb = realloc(buf, cap * 2);
-            if (!nb) { free(buf); buf = NULL; break; }
-            buf = nb;
-            cap *= 2;
-        }
-    }
-    fclose(f);
-    if (!buf) return NULL;
-    buf[n] = 0;
-    if (len) *len = n;
-    return buf;
-}
-
 char *kc_replace(const char *text, const char *from, const char *to, bool all) {
     size_t fl = strlen(from), tl = strlen(to), count = 0;
     for (const char *p = strstr(text, from); p; p = all ? strstr(p + fl, from) : NULL) count++;

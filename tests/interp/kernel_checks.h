@@ -44,8 +44,6 @@ typedef struct kc_mla_cfg {
 kc_result kc_check_mla(const char *name, const char *text, size_t len, const kc_mla_cfg *cfg,
                        const tlc_define *extra, int nextra);
 
-/* Reads a whole file (malloc'd, NUL-terminated) or NULL. */
-char *kc_read_file(const char *path, size_t *len);
 /* Copy of text with the first occurrence of `from` replaced by `to` (all of
  * them when all is true); NULL when `from` does not occur. */
 char *kc_replace(const char *text, const char *from, const char *to, bool all);

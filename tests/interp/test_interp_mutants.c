@@ -10,11 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include "kernel_checks.h"
+#include "support/read_file.h"
 
 static char *load(const char *name) {
     char path[4096];
     snprintf(path, sizeof path, "%s/dsl-examples/%s", TLC_SOURCE_DIR, name);
-    char *t = kc_read_file(path, NULL);
+    char *t = tlc_read_file(path, NULL);
     if (!t) fail_msg("cannot read %s", path);
     return t;
 }

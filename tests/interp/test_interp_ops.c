@@ -71,11 +71,11 @@ static void test_ops(void **state) {
         double mx = -INFINITY;
         for (int j = 0; j < 16; j++) {
             double ref = 0;
-            for (int k = 0; k < 32; k++) ref += tlc_f16_to_double(A[i * 32 + k]) * tlc_f16_to_double(B[k * 16 + j]);
+            for (int k = 0; k < 32; k++) ref += tlrt_f16_to_f64(A[i * 32 + k]) * tlrt_f16_to_f64(B[k * 16 + j]);
             double o = Out[i * 16 + j];
             if (fabs(o - ref) > 1e-4 * (1 + fabs(ref))) fail_msg("Out[%lld,%d] = %g, expected %g", (long long)i, j, o, ref);
             if (o > mx) mx = o;
-            double q = tlc_fp8e4m3_to_double(Q[i * 16 + j]);
+            double q = tlrt_e4m3_to_f64(Q[i * 16 + j]);
             if (i % 16 >= 8) {
                 assert_true(q == 0);
             } else {

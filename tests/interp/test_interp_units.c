@@ -19,40 +19,40 @@
 
 static void test_f16(void **state) {
     (void)state;
-    assert_int_equal(tlc_f16_from_double(1.0), 0x3c00);
-    assert_int_equal(tlc_f16_from_double(-2.0), 0xc000);
-    assert_int_equal(tlc_f16_from_double(65504.0), 0x7bff);
-    assert_int_equal(tlc_f16_from_double(65519.0), 0x7bff);  /* below the midpoint */
-    assert_int_equal(tlc_f16_from_double(65520.0), 0x7c00);  /* midpoint: ties to even -> inf */
-    assert_int_equal(tlc_f16_from_double(ldexp(1, -24)), 0x0001); /* smallest subnormal */
-    assert_int_equal(tlc_f16_from_double(ldexp(1, -25)), 0x0000); /* tie to even: 0 */
-    assert_int_equal(tlc_f16_from_double(ldexp(3, -26)), 0x0001); /* 0.75 ulp -> 1 */
-    assert_int_equal(tlc_f16_from_double(1.0 + ldexp(1, -11)), 0x3c00); /* tie -> even */
-    assert_int_equal(tlc_f16_from_double(1.0 + ldexp(3, -11)), 0x3c02); /* tie -> even (up) */
-    assert_true(isnan(tlc_f16_to_double(tlc_f16_from_double(NAN))));
-    assert_true(tlc_f16_to_double(0x7c00) == INFINITY);
-    assert_true(tlc_f16_to_double(0x3555) == 0.333251953125);
+    assert_int_equal(tlrt_f64_to_f16(1.0), 0x3c00);
+    assert_int_equal(tlrt_f64_to_f16(-2.0), 0xc000);
+    assert_int_equal(tlrt_f64_to_f16(65504.0), 0x7bff);
+    assert_int_equal(tlrt_f64_to_f16(65519.0), 0x7bff);  /* below the midpoint */
+    assert_int_equal(tlrt_f64_to_f16(65520.0), 0x7c00);  /* midpoint: ties to even -> inf */
+    assert_int_equal(tlrt_f64_to_f16(ldexp(1, -24)), 0x0001); /* smallest subnormal */
+    assert_int_equal(tlrt_f64_to_f16(ldexp(1, -25)), 0x0000); /* tie to even: 0 */
+    assert_int_equal(tlrt_f64_to_f16(ldexp(3, -26)), 0x0001); /* 0.75 ulp -> 1 */
+    assert_int_equal(tlrt_f64_to_f16(1.0 + ldexp(1, -11)), 0x3c00); /* tie -> even */
+    assert_int_equal(tlrt_f64_to_f16(1.0 + ldexp(3, -11)), 0x3c02); /* tie -> even (up) */
+    assert_true(isnan(tlrt_f16_to_f64(tlrt_f64_to_f16(NAN))));
+    assert_true(tlrt_f16_to_f64(0x7c00) == INFINITY);
+    assert_true(tlrt_f16_to_f64(0x3555) == 0.333251953125);
     for (unsigned b = 0; b < 0x7c00; b++) /* every finite positive half round-trips */
-        assert_int_equal(tlc_f16_from_double(tlc_f16_to_double((uint16_t)b)), b);
+        assert_int_equal(tlrt_f64_to_f16(tlrt_f16_to_f64((uint16_t)b)), b);
 }
 
 static void test_bf16_fp8(void **state) {
     (void)state;
-    assert_int_equal(tlc_bf16_from_double(1.0), 0x3f80);
-    assert_int_equal(tlc_bf16_from_double(1.0 + ldexp(1, -8)), 0x3f80); /* tie -> even */
-    assert_int_equal(tlc_bf16_from_double(1.0 + ldexp(3, -8)), 0x3f82);
-    assert_int_equal(tlc_bf16_from_double(-3.0e38), 0xff62); /* 1.763 * 2^127: mantissa 97.7 -> 98 */
-    assert_int_equal(tlc_bf16_from_double(1e39), 0x7f80);
+    assert_int_equal(tlrt_f64_to_bf16(1.0), 0x3f80);
+    assert_int_equal(tlrt_f64_to_bf16(1.0 + ldexp(1, -8)), 0x3f80); /* tie -> even */
+    assert_int_equal(tlrt_f64_to_bf16(1.0 + ldexp(3, -8)), 0x3f82);
+    assert_int_equal(tlrt_f64_to_bf16(-3.0e38), 0xff62); /* 1.763 * 2^127: mantissa 97.7 -> 98 */
+    assert_int_equal(tlrt_f64_to_bf16(1e39), 0x7f80);
     for (unsigned b = 0; b < 0x7f80; b += 7)
-        assert_int_equal(tlc_bf16_from_double(tlc_bf16_to_double((uint16_t)b)), b);
-    assert_int_equal(tlc_fp8e4m3_from_double(1.0), 0x38);
-    assert_int_equal(tlc_fp8e4m3_from_double(448.0), 0x7e);
-    assert_int_equal(tlc_fp8e4m3_from_double(1000.0), 0x7e);  /* satfinite */
-    assert_int_equal(tlc_fp8e4m3_from_double(-1000.0), 0xfe);
-    assert_int_equal(tlc_fp8e4m3_from_double(ldexp(1, -9)), 0x01); /* smallest subnormal */
-    assert_true(isnan(tlc_fp8e4m3_to_double(0x7f)));
+        assert_int_equal(tlrt_f64_to_bf16(tlrt_bf16_to_f64((uint16_t)b)), b);
+    assert_int_equal(tlrt_f64_to_e4m3(1.0), 0x38);
+    assert_int_equal(tlrt_f64_to_e4m3(448.0), 0x7e);
+    assert_int_equal(tlrt_f64_to_e4m3(1000.0), 0x7e);  /* satfinite */
+    assert_int_equal(tlrt_f64_to_e4m3(-1000.0), 0xfe);
+    assert_int_equal(tlrt_f64_to_e4m3(ldexp(1, -9)), 0x01); /* smallest subnormal */
+    assert_true(isnan(tlrt_e4m3_to_f64(0x7f)));
     for (unsigned b = 0; b < 0x7f; b++)
-        assert_int_equal(tlc_fp8e4m3_from_double(tlc_fp8e4m3_to_double((uint8_t)b)), b);
+        assert_int_equal(tlrt_f64_to_e4m3(tlrt_e4m3_to_f64((uint8_t)b)), b);
     assert_true(tlc_round_to_dtype(TIR_F32, 0.1) == (double)0.1f);
     assert_int_equal(tlc_wrap_int(TIR_I32, 0x100000005LL), 5);
     assert_int_equal(tlc_wrap_int(TIR_I8, 200), -56);
@@ -73,7 +73,7 @@ static void test_npy_roundtrip(void **state) {
     int16_t dummy;
     (void)dummy;
     uint16_t data[6];
-    for (int i = 0; i < 6; i++) data[i] = tlc_f16_from_double(i * 0.5 - 1);
+    for (int i = 0; i < 6; i++) data[i] = tlrt_f64_to_f16(i * 0.5 - 1);
     int64_t shape[2] = {2, 3};
     assert_true(tlc_npy_write(path, TIR_F16, 2, shape, data, err, sizeof err));
     tlc_npy n;
@@ -269,7 +269,7 @@ static void test_tail_masking(void **state) {
     const int64_t M = 6;
     uint16_t A[6 * 8];
     float B[7 * 8]; /* one row more than the tensor: must stay untouched */
-    for (int i = 0; i < 48; i++) A[i] = tlc_f16_from_double(i * 0.25);
+    for (int i = 0; i < 48; i++) A[i] = tlrt_f64_to_f16(i * 0.25);
     for (int i = 0; i < 56; i++) B[i] = -7;
     assert_true(tlc_interp_bind_tensor(it, "A", A, TIR_F16, 2, (int64_t[]){M, 8}));
     assert_true(tlc_interp_bind_tensor(it, "B", B, TIR_F32, 2, (int64_t[]){M, 8}));

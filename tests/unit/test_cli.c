@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include "support/read_file.h"
 
 static char tlc_path[4096];
 static char work_dir[] = "/tmp/tlc_test_cli_XXXXXX";
@@ -23,17 +24,10 @@ typedef struct result {
     char *out, *err;
 } result;
 
+/* The file's text, "" when there is none. */
 static char *slurp(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return strdup("");
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    size_t got = fread(s, 1, (size_t)n, f);
-    s[got] = 0;
-    fclose(f);
-    return s;
+    char *s = tlc_read_file(path, NULL);
+    return s ? s : strdup("");
 }
 
 static void write_file(const char *name, const char *text) {

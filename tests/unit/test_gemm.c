@@ -166,7 +166,7 @@ static void test_ws_staged_epilogue(void **state) {
 static void test_gemm_tl(void **state) {
     (void)state;
     size_t len = 0;
-    char *src = tst_read_file(TLC_SOURCE_DIR "/dsl-examples/gemm.tl", &len);
+    char *src = tlc_read_file(TLC_SOURCE_DIR "/dsl-examples/gemm.tl", &len);
     assert_non_null(src);
     /* sm_90a, 128 x 128 x 64 over one warpgroup, 3 stages: warp-specialized
      * (warp_specialize.c): a producer warpgroup issues TMA into the stages,

@@ -69,7 +69,7 @@ static int setup(void **state) {
     fixture *f = calloc(1, sizeof *f);
     snprintf(f->dir, sizeof f->dir, "/tmp/tlc-test-jit-XXXXXX");
     if (!mkdtemp(f->dir)) return -1;
-    f->src = tst_read_file(TLC_SOURCE_DIR "/dsl-examples/rmsnorm.tl", &f->len);
+    f->src = tlc_read_file(TLC_SOURCE_DIR "/dsl-examples/rmsnorm.tl", &f->len);
     if (!f->src) return -1;
     *state = f;
     return 0;

@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include "api/jit_cache.h"
 #include "api/jit_sha256.h"
+#include "support/read_file.h"
 
 static void hex(const uint8_t *d, char *out) {
     for (int i = 0; i < 32; i++) sprintf(out + 2 * i, "%02x", d[i]);
@@ -165,14 +166,8 @@ static void hit_and_miss(void **state) {
 }
 
 static void read_file(const char *path, char **data, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    assert_non_null(f);
-    fseek(f, 0, SEEK_END);
-    *len = (size_t)ftell(f);
-    fseek(f, 0, SEEK_SET);
-    *data = malloc(*len + 1);
-    assert_int_equal(fread(*data, 1, *len, f), *len);
-    fclose(f);
+    *data = tlc_read_file(path, len);
+    assert_non_null(*data);
 }
 
 static void write_file(const char *path, const char *data, size_t len) {

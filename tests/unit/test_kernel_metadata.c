@@ -33,7 +33,7 @@ static void round_trip(const char *file, const char *kernel, tlc_arch arch) {
     char path[512];
     snprintf(path, sizeof path, "%s/dsl-examples/%s", TLC_SOURCE_DIR, file);
     size_t len = 0;
-    char *src = tst_read_file(path, &len);
+    char *src = tlc_read_file(path, &len);
     assert_non_null(src);
     tlc_compilation c;
     tlc_compile_options o;

@@ -31,7 +31,7 @@ static char *ptx_of(const char *src, size_t len, const tlc_define *defs, int nd,
 static void test_rmsnorm(void **state) {
     (void)state;
     size_t len;
-    char *src = tst_read_file(TLC_SOURCE_DIR "/dsl-examples/rmsnorm.tl", &len);
+    char *src = tlc_read_file(TLC_SOURCE_DIR "/dsl-examples/rmsnorm.tl", &len);
     if (!src) skip();
     if (!tlc_ptxas_available()) print_message("note: ptxas not found; PTX is checked but not assembled\n");
     static const struct { const char *c, *bm; bool cross_warp; } cfg[] = {
@@ -68,7 +68,7 @@ static void test_rmsnorm(void **state) {
 static void test_rmsnorm_odd_warps(void **state) {
     (void)state;
     size_t len;
-    char *src = tst_read_file(TLC_SOURCE_DIR "/dsl-examples/rmsnorm.tl", &len);
+    char *src = tlc_read_file(TLC_SOURCE_DIR "/dsl-examples/rmsnorm.tl", &len);
     if (!src) skip();
     static const char *kernels[] = {"rmsnorm", "rmsnorm_silu"};
     for (int k = 0; k < 2; k++) {

@@ -19,7 +19,7 @@ static bool plan_example(tlc_compilation *c, const char *file, const char *kerne
     char path[512];
     snprintf(path, sizeof path, "%s/dsl-examples/%s", TLC_SOURCE_DIR, file);
     size_t len = 0;
-    char *src = tst_read_file(path, &len);
+    char *src = tlc_read_file(path, &len);
     if (!src) return false;
     tlc_compile_options o;
     tlc_compile_options_default(&o);

@@ -242,7 +242,7 @@ static void test_reduce_scratch_reuse(void **state) {
 static void test_mla_split_fits_sm90a(void **state) {
     (void)state;
     size_t len;
-    char *src = tst_read_file(TLC_SOURCE_DIR "/dsl-examples/mla_decode.tl", &len);
+    char *src = tlc_read_file(TLC_SOURCE_DIR "/dsl-examples/mla_decode.tl", &len);
     if (!src) skip();
     static const char *dtypes[] = {"float16", "bfloat16"};
     for (int d = 0; d < 2; d++) {

@@ -1,7 +1,7 @@
 /* Small helpers shared by the unit tests that compile real kernels:
- * reading a source file, counting instructions in PTX, and checking that
- * ptxas accepts a PTX text (where ptxas is installed). Include after
- * <cmocka.h>. */
+ * reading a source file (support/read_file.h), counting instructions in
+ * PTX, and checking that ptxas accepts a PTX text (where ptxas is
+ * installed). Include after <cmocka.h>. */
 #ifndef TLC_TEST_SUPPORT_H
 #define TLC_TEST_SUPPORT_H
 #include <stdbool.h>
@@ -11,22 +11,7 @@
 #include "ir/thread_ir.h"
 #include "support/arena.h"
 #include "support/diag.h"
-
-/* Whole file, NUL-terminated, malloc'd; NULL if it cannot be read. */
-static inline char *tst_read_file(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *t = n >= 0 ? malloc((size_t)n + 1) : NULL;
-    if (t) {
-        *len = fread(t, 1, (size_t)n, f);
-        t[*len] = 0;
-    }
-    fclose(f);
-    return t;
-}
+#include "support/read_file.h"
 
 /* Occurrences of needle in hay (overlapping ones included). */
 static inline int tst_count(const char *hay, const char *needle) {

@@ -8,6 +8,7 @@
 #include <time.h>
 #include "interp/random_fill.h"
 #include "kernel_checks.h"
+#include "support/read_file.h"
 #include "tlc/interp.h"
 
 static double now(void) {
@@ -25,7 +26,7 @@ static void *rnd(tir_dtype t, int64_t n, uint64_t *st) {
 static int bench(const char *label, const char *path, const tlc_define *defs, int nd, tlc_interp_tensor *ts, int nt,
                  const tlc_interp_scalar *sc, int ns, int reps) {
     size_t len;
-    char *text = kc_read_file(path, &len);
+    char *text = tlc_read_file(path, &len);
     if (!text) { fprintf(stderr, "cannot read %s\n", path); return 1; }
     tlc_compile_options co;
     tlc_compile_options_default(&co);
