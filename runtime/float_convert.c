@@ -7,53 +7,47 @@
 
 typedef struct narrow_format {
     int mant, ebits, bias; /* explicit mantissa bits, exponent bits, exponent bias */
-    double max;            /* largest finite value */
+    uint32_t max_bits;     /* the largest finite value */
     bool saturate;         /* overflow gives +-max (e4m3) rather than +-inf */
     bool has_inf;          /* the all-ones exponent holds inf and NaN (e4m3: only all-ones is NaN) */
     uint32_t inf_bits, nan_bits;
 } narrow_format;
 
-static const narrow_format F16 = {10, 5, 15, 65504.0, false, true, 0x7c00, 0x7e00};
-static const narrow_format BF16 = {7, 8, 127, 0x1.fep127, false, true, 0x7f80, 0x7fc0};
-static const narrow_format E4M3 = {3, 4, 7, 448.0, true, false, 0x7f, 0x7f};
+static const narrow_format F16 = {10, 5, 15, 0x7bff, false, true, 0x7c00, 0x7e00};
+static const narrow_format BF16 = {7, 8, 127, 0x7f7f, false, true, 0x7f80, 0x7fc0};
+static const narrow_format E4M3 = {3, 4, 7, 0x7e, true, false, 0x7f, 0x7f};
 
-/* v >= 0 rounded to an integer, ties to even. floor is exact, so this does
- * not depend on the FPU's rounding mode as nearbyint would. */
-static double round_half_even(double v) {
-    double r = floor(v), frac = v - r;
-    if (frac > 0.5 || (frac == 0.5 && fmod(r, 2.0) != 0)) r += 1;
-    return r;
-}
-
-/* x rounded to the nearest value of f (NaN and zeros as they are). */
-static double round_to(const narrow_format *f, double x) {
-    if (isnan(x) || x == 0) return x;
-    double a = fabs(x), r = a;
-    if (!isinf(a)) {
-        int e;
-        frexp(a, &e); /* a = m * 2^e, m in [0.5, 1): the leading bit has exponent e - 1 */
-        int emin = 1 - f->bias, q = e - 1 < emin ? emin : e - 1; /* subnormals share emin's quantum */
-        double quantum = ldexp(1.0, q - f->mant);
-        r = round_half_even(a / quantum) * quantum;
+/* The bits of the value of f nearest to x (not NaN), ties to even, in
+ * integer arithmetic on x's bits: exact, independent of the FPU's rounding
+ * mode, and cheap enough for bulk conversion. */
+static uint32_t encode(const narrow_format *f, double x) {
+    uint64_t u;
+    memcpy(&u, &x, sizeof u);
+    uint32_t sign = (uint32_t)(u >> 63) << (f->mant + f->ebits);
+    uint64_t a = u & 0x7fffffffffffffffull;
+    uint32_t overflow = f->saturate ? f->max_bits : f->inf_bits;
+    if (a >= 0x7ff0000000000000ull) return sign | overflow; /* +-inf */
+    int dexp = (int)(a >> 52);
+    if (dexp == 0) return sign; /* zero, or a double subnormal: below half of every format's smallest value */
+    uint64_t m = (a & ((1ull << 52) - 1)) | (1ull << 52); /* x = m * 2^(e - 52) */
+    int e = dexp - 1023, emin = 1 - f->bias;
+    int q = (e < emin ? emin : e) - f->mant; /* the quantum's exponent: subnormals share emin's */
+    int shift = q - (e - 52);                /* > 0: every format is narrower than a double */
+    uint64_t n = 0;
+    if (shift <= 54) {
+        n = m >> shift;
+        uint64_t rem = m & ((1ull << shift) - 1), half = 1ull << (shift - 1);
+        if (rem > half || (rem == half && (n & 1))) n++;
     }
-    if (r > f->max) r = f->saturate ? f->max : INFINITY;
-    return x < 0 ? -r : r;
-}
-
-/* The bits of r, a value of f (already rounded); NaN: f's canonical NaN. */
-static uint32_t encode(const narrow_format *f, double r) {
-    if (isnan(r)) return f->nan_bits;
-    uint32_t sign = signbit(r) ? 1u << (f->mant + f->ebits) : 0;
-    double a = fabs(r);
-    if (isinf(a)) return sign | f->inf_bits;
-    if (a == 0) return sign;
-    int e;
-    frexp(a, &e);
-    int ex = e - 1 + f->bias;
-    if (ex <= 0) /* subnormal: a = m * 2^(1 - bias - mant) */
-        return sign | (uint32_t)ldexp(a, f->mant - 1 + f->bias);
-    uint32_t m = (uint32_t)(ldexp(a, f->mant - (e - 1)) - ldexp(1.0, f->mant));
-    return sign | ((uint32_t)ex << f->mant) | m;
+    if (n == 0) return sign;
+    uint64_t lead = 1ull << f->mant;
+    int ex = q + f->mant;
+    if (n >= 2 * lead) { /* rounded up to the next power of two */
+        n >>= 1;
+        ex++;
+    }
+    uint64_t mag = n < lead ? n : ((uint64_t)(ex + f->bias) << f->mant) | (n - lead);
+    return sign | (mag > f->max_bits ? overflow : (uint32_t)mag);
 }
 
 static double decode(const narrow_format *f, uint32_t bits) {
@@ -69,13 +63,16 @@ static double decode(const narrow_format *f, uint32_t bits) {
     return sign ? -v : v;
 }
 
+/* x rounded to the nearest value of f (NaN as it is). */
+static double round_to(const narrow_format *f, double x) { return isnan(x) ? x : decode(f, encode(f, x)); }
+
 double tlrt_round_f16(double x) { return round_to(&F16, x); }
 double tlrt_round_bf16(double x) { return round_to(&BF16, x); }
 double tlrt_round_e4m3(double x) { return round_to(&E4M3, x); }
 
-uint16_t tlrt_f64_to_f16(double x) { return (uint16_t)encode(&F16, round_to(&F16, x)); }
-uint16_t tlrt_f64_to_bf16(double x) { return (uint16_t)encode(&BF16, round_to(&BF16, x)); }
-uint8_t tlrt_f64_to_e4m3(double x) { return (uint8_t)encode(&E4M3, round_to(&E4M3, x)); }
+uint16_t tlrt_f64_to_f16(double x) { return (uint16_t)(isnan(x) ? F16.nan_bits : encode(&F16, x)); }
+uint16_t tlrt_f64_to_bf16(double x) { return (uint16_t)(isnan(x) ? BF16.nan_bits : encode(&BF16, x)); }
+uint8_t tlrt_f64_to_e4m3(double x) { return (uint8_t)(isnan(x) ? E4M3.nan_bits : encode(&E4M3, x)); }
 double tlrt_f16_to_f64(uint16_t h) { return decode(&F16, h); }
 double tlrt_bf16_to_f64(uint16_t h) { return decode(&BF16, h); }
 double tlrt_e4m3_to_f64(uint8_t b) { return decode(&E4M3, b); }
