@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 const char *tlc_npy_descr(tir_dtype t) {
     switch (t) {
@@ -106,6 +107,16 @@ bool tlc_npy_read(const char *path, tlc_npy *out, char *err, size_t errlen) {
         p = end;
     }
     size_t bytes = (size_t)out->elems * (size_t)tir_dtype_bytes(out->dtype);
+    /* a regular file must hold the data its header declares before any of
+     * it is allocated (a small file may declare terabytes) */
+    struct stat st;
+    long pos = ftell(f);
+    if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && pos >= 0 &&
+        (st.st_size < pos || (uint64_t)(st.st_size - pos) < (uint64_t)bytes)) {
+        snprintf(err, errlen, "%s: file shorter than its shape says (%lld elements of '%s')", path,
+                 (long long)out->elems, out->descr);
+        goto done;
+    }
     out->data = malloc(bytes ? bytes : 1);
     if (!out->data) { snprintf(err, errlen, "%s: out of memory", path); goto done; }
     if (fread(out->data, 1, bytes, f) != bytes) {

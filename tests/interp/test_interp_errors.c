@@ -138,6 +138,31 @@ static void write_npy(const char *name, tir_dtype dt, int rank, const int64_t *s
     free(d);
 }
 
+/* A small .npy whose header declares an enormous array is refused before
+ * anything of that size is allocated (under ASan an attempt would abort). */
+static void test_npy_declared_size(void **state) {
+    (void)state;
+    char path[] = "/tmp/tlc_npy_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    char hdr[128];
+    int hl = snprintf(hdr, sizeof hdr, "{'descr': '<f4', 'fortran_order': False, 'shape': (65536, 65536, 16), }");
+    while ((hl + 11) % 64) hdr[hl++] = ' ';
+    hdr[hl++] = '\n';
+    unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)hl, 0};
+    assert_int_equal(write(fd, pre, 10), 10);
+    assert_int_equal(write(fd, hdr, (size_t)hl), hl);
+    char pad[512] = {0};
+    assert_int_equal(write(fd, pad, sizeof pad), (int)sizeof pad);
+    close(fd);
+    tlc_npy n;
+    char err[256];
+    assert_false(tlc_npy_read(path, &n, err, sizeof err));
+    assert_non_null(strstr(err, "file shorter than its shape says"));
+    assert_null(n.data);
+    unlink(path);
+}
+
 static void test_run_cli(void **state) {
     (void)state;
     strcpy(tmpdir, "/tmp/tlc_run_XXXXXX");
@@ -244,6 +269,7 @@ int main(void) {
         cmocka_unit_test(test_oob_global_load),
         cmocka_unit_test(test_oob_shared_copy),
         cmocka_unit_test(test_div_zero),
+        cmocka_unit_test(test_npy_declared_size),
         cmocka_unit_test(test_run_cli),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
