@@ -227,7 +227,9 @@ tlc_jit_cache_result tlc_jit_cache_lookup(const char *dir, const tlc_jit_key *ke
         errf(err, errlen, "JIT cache path too long");
         return TLC_JIT_CACHE_ERROR;
     }
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: a FIFO (or device) in an entry's place must not block the
+     * open; fstat below rejects anything but a regular file */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) {
         if (errno == ENOENT || errno == ENOTDIR) return TLC_JIT_CACHE_MISS;
         errf(err, errlen, "cannot open '%.200s': %s", path, strerror(errno));

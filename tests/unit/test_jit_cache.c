@@ -225,6 +225,14 @@ static void corruption(void **state) {
     tlc_jit_cache_result r = tlc_jit_cache_lookup(dir, &k, &payload, &len, err, sizeof err);
     assert_true(r == TLC_JIT_CACHE_CORRUPT || r == TLC_JIT_CACHE_ERROR);
     rmdir(path);
+    /* a FIFO in place of the entry: refused at once, never waited on (the
+     * alarm turns a blocking open into a failed test) */
+    assert_int_equal(mkfifo(path, 0644), 0);
+    alarm(10);
+    r = tlc_jit_cache_lookup(dir, &k, &payload, &len, err, sizeof err);
+    alarm(0);
+    assert_int_equal(r, TLC_JIT_CACHE_CORRUPT);
+    unlink(path);
     /* and after all that, a store makes it whole again */
     assert_true(tlc_jit_cache_store(dir, &k, PAYLOAD, strlen(PAYLOAD), err, sizeof err));
     assert_int_equal(tlc_jit_cache_lookup(dir, &k, &payload, &len, err, sizeof err), TLC_JIT_CACHE_HIT);
