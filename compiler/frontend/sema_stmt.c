@@ -301,6 +301,44 @@ static tir_buffer *element_target(sema *S, const ast_expr *t, tir_expr ***idx_ou
     return ok ? b : NULL;
 }
 
+/* Whether e reads the plain name `name` anywhere. */
+static bool reads_name(const ast_expr *e, const char *name) {
+    if (!e) return false;
+    switch (e->kind) {
+    case AE_NAME: return strcmp(e->u.name, name) == 0;
+    case AE_ATTR: return reads_name(e->u.attr.value, name);
+    case AE_CALL:
+        if (reads_name(e->u.call.func, name)) return true;
+        for (int i = 0; i < e->u.call.nargs; i++)
+            if (reads_name(e->u.call.args[i], name)) return true;
+        for (int i = 0; i < e->u.call.nkwargs; i++)
+            if (reads_name(e->u.call.kwargs[i].value, name)) return true;
+        return false;
+    case AE_SUBSCRIPT:
+        if (reads_name(e->u.sub.value, name)) return true;
+        for (int i = 0; i < e->u.sub.nindex; i++)
+            if (reads_name(e->u.sub.index[i], name)) return true;
+        return false;
+    case AE_SLICE:
+        return reads_name(e->u.slice.lo, name) || reads_name(e->u.slice.hi, name) || reads_name(e->u.slice.step, name);
+    case AE_TUPLE: case AE_LIST:
+        for (int i = 0; i < e->u.seq.n; i++)
+            if (reads_name(e->u.seq.items[i], name)) return true;
+        return false;
+    case AE_DICT:
+        for (int i = 0; i < e->u.dict.n; i++)
+            if (reads_name(e->u.dict.keys[i], name) || reads_name(e->u.dict.values[i], name)) return true;
+        return false;
+    case AE_BINARY: case AE_COMPARE: case AE_BOOLOP:
+        return reads_name(e->u.bin.lhs, name) || reads_name(e->u.bin.rhs, name);
+    case AE_UNARY: return reads_name(e->u.un.operand, name);
+    case AE_IFEXP:
+        return reads_name(e->u.ifexp.cond, name) || reads_name(e->u.ifexp.then, name) ||
+               reads_name(e->u.ifexp.els, name);
+    default: return false;
+    }
+}
+
 static void assign(sema *S, const ast_expr *target, const ast_expr *value, tlc_loc loc) {
     switch (target->kind) {
     case AE_NAME: assign_name(S, target, value, false, TIR_I32, loc); return;
@@ -314,6 +352,20 @@ static void assign(sema *S, const ast_expr *target, const ast_expr *value, tlc_l
     }
     case AE_TUPLE: case AE_LIST:
         if ((value->kind == AE_TUPLE || value->kind == AE_LIST) && value->u.seq.n == target->u.seq.n) {
+            /* The names are assigned one after the other, so a value that
+             * reads a name assigned before it would see the new value where
+             * Python sees the old one (a, b = b, a). */
+            for (int i = 0; i < target->u.seq.n; i++) {
+                const ast_expr *t = target->u.seq.items[i];
+                if (t->kind != AE_NAME) continue;
+                for (int j = i + 1; j < value->u.seq.n; j++)
+                    if (reads_name(value->u.seq.items[j], t->u.name)) {
+                        tlc_error(S->diag, value->u.seq.items[j]->loc,
+                                  "this value reads '%s', which the same tuple assignment sets before it: "
+                                  "assign through a temporary", t->u.name);
+                        return;
+                    }
+            }
             for (int i = 0; i < target->u.seq.n; i++) assign(S, target->u.seq.items[i], value->u.seq.items[i], loc);
         } else {
             tlc_error(S->diag, value->loc, "assigning to %d names needs a tuple of %d values on the right",
