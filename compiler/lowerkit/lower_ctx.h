@@ -54,8 +54,7 @@ typedef struct tlc_lower_ctx {
      * come from TMA maps (16-byte row strides), are written to the metadata
      * (`divisible` lines) and checked by the runtime at every launch. */
     int64_t *sym_multiple;
-    const tlc_kernel_plan *plan; /* the kernel's plan (plan.c) */
-    const tlc_smem_plan *smem;   /* &plan->smem */
+    const tlc_kernel_plan *plan; /* the kernel's plan (transform/plan.c) */
     int scratch_hit;             /* the planned scratch the op being lowered took (-1: none) */
     /* The driver's statement lowering (transform/lower.c), for ops that
      * lower the statements nested in them (a Parallel loop's body). */

@@ -13,14 +13,16 @@ const tlc_gemm_plan *tlc_plan_gemm(const tlc_kernel_plan *p, const tir_stmt *op)
     return NULL;
 }
 
-const tlc_smem_scratch *tlc_plan_fresh_scratch(const tlc_kernel_plan *p, const tir_stmt *op) {
-    for (int i = 0; p && i < p->nfresh; i++)
-        if (p->fresh[i].op == op) return &p->fresh[i];
+static const tlc_smem_scratch *scratch_of(const tlc_smem_scratch *v, int n, const tir_stmt *op) {
+    for (int i = 0; i < n; i++)
+        if (v[i].op == op) return &v[i];
     return NULL;
 }
 
 const tlc_smem_scratch *tlc_plan_scratch(const tlc_kernel_plan *p, const tir_stmt *op) {
-    for (int i = 0; p && i < p->smem.nscratch; i++)
-        if (p->smem.scratch[i].op == op) return &p->smem.scratch[i];
-    return NULL;
+    return p ? scratch_of(p->smem.scratch, p->smem.nscratch, op) : NULL;
+}
+
+const tlc_smem_scratch *tlc_plan_fresh_scratch(const tlc_kernel_plan *p, const tir_stmt *op) {
+    return p ? scratch_of(p->fresh, p->nfresh, op) : NULL;
 }

@@ -11,13 +11,13 @@
 /* ---------------- shared-memory effects and barriers ---------------- */
 /* Effects are kept per buffer id and per planned scratch (id nbuffers + i,
  * shared_alloc.c); two ids conflict when their bytes overlap (the same
- * buffer, or reused bytes: lc->smem's alias lists). */
+ * buffer, or reused bytes: the plan's alias lists). */
 typedef struct effects {
     bool *r, *w; /* per id: read / written */
     bool any;
 } effects;
 
-static int effect_ids(const tlc_lower_ctx *lc) { return lc->k->nbuffers + (lc->smem ? lc->smem->nscratch : 0); }
+static int effect_ids(const tlc_lower_ctx *lc) { return lc->k->nbuffers + lc->plan->smem.nscratch; }
 
 static effects effects_new(tlc_lower_ctx *lc) {
     effects e = {TLC_NEW_ARRAY(lc->a, bool, (size_t)effect_ids(lc) + 1),
@@ -54,9 +54,8 @@ static bool hazard(const tlc_lower_ctx *lc, const effects *pending, const effect
     for (int i = 0, n = effect_ids(lc); i < n; i++) {
         if (!next->r[i] && !next->w[i]) continue;
         if (conflicts(pending, i, next->w[i])) return true;
-        if (lc->smem)
-            for (int j = 0; j < lc->smem->nalias[i]; j++)
-                if (conflicts(pending, lc->smem->alias[i][j], next->w[i])) return true;
+        for (int j = 0; j < lc->plan->smem.nalias[i]; j++)
+            if (conflicts(pending, lc->plan->smem.alias[i][j], next->w[i])) return true;
     }
     return false;
 }
@@ -411,7 +410,6 @@ static th_kernel *lower_kernel(const tir_module *m, int index, tlrt_kernel_meta 
         tlc_error(diag, k->loc, "internal error: kernel '%s' was not planned", k->name);
         return NULL;
     }
-    lc->smem = &lc->plan->smem; /* before any effects are made: they are sized by it */
     lc->smem_top = lc->plan->smem_bytes;
     tk->min_blocks_per_sm = lc->plan->min_blocks_per_sm;
     lc->scratch_hit = -1;

@@ -98,8 +98,12 @@ static void visit(tlc_arena *a, tlc_ptrvec *found, tlc_arch arch, const tir_stmt
         for (int i = 0; i < s->u.seq.n; i++) visit(a, found, arch, s->u.seq.stmts[i]);
         break;
     case TS_FOR: {
-        tlc_pipe_plan *pp = TLC_NEW(a, tlc_pipe_plan);
-        if (loop_plan(arch, s, pp)) tlc_ptrvec_push(found, pp);
+        tlc_pipe_plan pp;
+        if (loop_plan(arch, s, &pp)) {
+            tlc_pipe_plan *rec = TLC_NEW(a, tlc_pipe_plan);
+            *rec = pp;
+            tlc_ptrvec_push(found, rec);
+        }
         visit(a, found, arch, s->u.for_.body);
         break;
     }

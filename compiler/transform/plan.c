@@ -38,17 +38,6 @@ static bool plan_gemms(tlc_kernel_plan *p, const tir_kernel *k, tlc_arena *a, tl
     return ok;
 }
 
-static int64_t buffers_end(const tir_kernel *k) {
-    int64_t top = 0;
-    for (int i = 0; i < k->nbuffers; i++) {
-        const tir_buffer *b = k->buffers[i];
-        if (b->scope != TIR_SCOPE_SHARED || !b->layout) continue;
-        int64_t end = b->layout->offset + tlc_layout_total_bytes(b->layout);
-        if (end > top) top = end;
-    }
-    return top;
-}
-
 /* Blocks per SM the kernel is compiled for: the warp-specialized split's,
  * or 2 for mma.sync gemms that leave room: two blocks hide each other's
  * barriers, cp.async waits and epilogues, and minnctapersm 2 holds ptxas to
@@ -92,8 +81,7 @@ static bool plan_kernel(tir_kernel *k, tlc_arch arch, tlc_arena *a, tlc_diag *di
     if (!plan_gemms(p, k, a, diag)) return false;
     tlc_plan_warp_specialization(p, k);
     tlc_plan_shared_memory(p, k, a);
-    int64_t top = buffers_end(k);
-    if (p->smem.top > top) top = p->smem.top;
+    int64_t top = p->smem.top; /* the end of every buffer and planned scratch */
     tlc_plan_warp_specialization_shared(p, k, &top);
     for (int i = 0; i < p->npipes; i++) {
         tlc_pipe_plan *pp = &p->pipes[i];

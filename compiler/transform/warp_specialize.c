@@ -134,6 +134,11 @@ static const tir_stmt *find_loop(const tlc_kernel_plan *p, const tir_stmt *s, co
     return NULL;
 }
 
+/* ptxas holds the whole kernel to the register cap at entry (64K over the
+ * block's threads and blocks per SM); a wgmma m64nN needs about N / 2 + 32
+ * of them. */
+static int consumer_regs_needed(const tlc_ws_decision *w) { return w->max_wgmma_n / 2 + 32; }
+
 void tlc_plan_warp_specialization(tlc_kernel_plan *p, const tir_kernel *k) {
     p->ws = (tlc_ws_decision){0};
     const tlc_target *t = tlc_target_of(p->arch);
@@ -141,12 +146,10 @@ void tlc_plan_warp_specialization(tlc_kernel_plan *p, const tir_kernel *k) {
     tlc_ws_decision w = {.consumer_threads = k->threads, .producer_threads = 128};
     w.loop = find_loop(p, k->body, &w.pipe, &w.max_wgmma_n);
     if (!w.loop) return;
-    /* ptxas holds the whole kernel to the register cap at entry (64K over
-     * the block's threads and blocks per SM); a wgmma m64nN needs about
-     * N / 2 + 32 of them. Without room, no specialization (the plain
-     * pipeline has fewer threads, so a higher cap). */
+    /* without room for the consumers' registers, no specialization (the
+     * plain pipeline has fewer threads, so a higher cap) */
     int total = w.consumer_threads + w.producer_threads;
-    if (t->regs_per_sm / total < w.max_wgmma_n / 2 + 32) return;
+    if (t->regs_per_sm / total < consumer_regs_needed(&w)) return;
     p->ws = w;
 }
 
@@ -154,7 +157,7 @@ void tlc_plan_warp_specialization_shared(tlc_kernel_plan *p, const tir_kernel *k
     tlc_ws_decision *w = &p->ws;
     if (!w->loop) return;
     const tlc_target *t = tlc_target_of(p->arch);
-    int total = w->consumer_threads + w->producer_threads, need = w->max_wgmma_n / 2 + 32;
+    int total = w->consumer_threads + w->producer_threads, need = consumer_regs_needed(w);
     int S = w->pipe->stages;
     /* blocks per SM that the shared memory allows (1 KiB per block is the
      * hardware's reserve), at most 2 */
