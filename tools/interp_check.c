@@ -62,16 +62,16 @@ int main(int argc, char **argv) {
     if ((t = load(dir, "mla_decode.tl", path, sizeof path, &len))) {
         static const int32_t sl1[] = {200, 77}, sl2[] = {130, 64, 1};
         kc_mla_cfg cfgs[] = {
-            {.batch = 2, .s_q = 1, .h_q = 16, .dv = 512, .dpe = 64, .num_split = 4, .causal = true,
+            {.batch = 2, .s_q = 1, .h_q = 16, .dv = 512, .dpe = 64, .num_parts = 4, .causal = true,
              .dtype = "float16", .seqlens = sl1, .seed = 11},
-            {.batch = 3, .s_q = 2, .h_q = 8, .dv = 128, .dpe = 32, .num_split = 2, .causal = true,
+            {.batch = 3, .s_q = 2, .h_q = 8, .dv = 128, .dpe = 32, .num_parts = 3, .causal = true,
              .dtype = "float16", .seqlens = sl2, .seed = 12},
         };
         for (size_t i = 0; i < sizeof cfgs / sizeof cfgs[0]; i++) {
             kc_mla_cfg *c = &cfgs[i];
-            int n = snprintf(what, sizeof what, "mla_decode b=%lld s_q=%lld h_q=%lld dv=%lld dpe=%lld splits=%d seqlens=",
+            int n = snprintf(what, sizeof what, "mla_decode b=%lld s_q=%lld h_q=%lld dv=%lld dpe=%lld parts=%d seqlens=",
                              (long long)c->batch, (long long)c->s_q, (long long)c->h_q, (long long)c->dv,
-                             (long long)c->dpe, c->num_split);
+                             (long long)c->dpe, c->num_parts);
             for (int64_t b = 0; b < c->batch && n < (int)sizeof what - 16; b++)
                 n += snprintf(what + n, sizeof what - (size_t)n, "%s%d", b ? "," : "", c->seqlens[b]);
             report("mla_decode.tl", what, kc_check_mla(path, t, len, c, NULL, 0));

@@ -110,4 +110,6 @@ tlc_ptx tlc_ptx_st_shared_b32(void) { return ptx("st.shared.b32 [$0], $1;", "r,r
 
 tlc_ptx tlc_ptx_ld_shared_v4_b32(void) { return ptx("ld.shared.v4.b32 {$0, $1, $2, $3}, [$4];", "=r,=r,=r,=r,r"); }
 
+tlc_ptx tlc_ptx_read_tid_x(void) { return ptx("mov.u32 $0, %tid.x;", "=r,r"); }
+
 tlc_ptx tlc_ptx_bar_warp_sync(void) { return ptx("bar.warp.sync -1;", ""); }

@@ -61,5 +61,6 @@ tlc_ptx tlc_ptx_fence_proxy_async(void);
 tlc_ptx tlc_ptx_stmatrix_x4(void);     /* $0 shared address, $1..$4 u32 (pairs of b16) */
 tlc_ptx tlc_ptx_st_shared_b32(void);   /* $0 shared address, $1 u32 */
 tlc_ptx tlc_ptx_ld_shared_v4_b32(void); /* outputs $0..$3 (u32), $4 shared address */
+tlc_ptx tlc_ptx_read_tid_x(void);   /* $0 = %tid.x; $1 an input it does not read (see lower.c) */
 tlc_ptx tlc_ptx_bar_warp_sync(void);   /* all lanes of the warp */
 #endif

@@ -179,6 +179,19 @@ static void lower_pipelined_for(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_
     tlc_emit(lc, th_if(lc->a, interior, fast, edge));
 }
 
+static bool holds_pipelined_loop(const tir_stmt *s) {
+    if (!s) return false;
+    switch (s->kind) {
+    case TS_SEQ:
+        for (int i = 0; i < s->u.seq.n; i++)
+            if (holds_pipelined_loop(s->u.seq.stmts[i])) return true;
+        return false;
+    case TS_FOR: return s->u.for_.kind == TIR_FOR_PIPELINED || holds_pipelined_loop(s->u.for_.body);
+    case TS_IF: return holds_pipelined_loop(s->u.if_.then) || holds_pipelined_loop(s->u.if_.els);
+    default: return false;
+    }
+}
+
 static void lower_serial_for(tlc_lower_ctx *lc, const tir_stmt *s, effects *pending) {
     if (!lc->in_parallel && tlc_ws_owns_loop(lc, s)) { /* warp_specialize.c */
         tlc_ws_lower_consumer_loop(lc, s);
@@ -220,6 +233,17 @@ static void lower_serial_for(tlc_lower_ctx *lc, const tir_stmt *s, effects *pend
     effects inner = effects_new(lc);
     merge(lc, &inner, pending);
     tlc_ptrvec *saved = tlc_lower_begin(lc);
+    if (!lc->in_parallel && holds_pipelined_loop(s->u.for_.body)) {
+        /* A loop around a Pipelined loop (MLA's walk over sequences) runs a
+         * kernel's worth of tile code per iteration. LLVM would hoist all
+         * of its thread-index arithmetic (hundreds of shared and global
+         * addresses) out of it and keep them live across the inner loop,
+         * past the register file; reading tid anew each iteration, through
+         * an asm that depends on the iteration, keeps that arithmetic in. */
+        th_expr *dep[1] = {th_read(lc->a, tv)};
+        th_var *out[1] = {lc->tid};
+        tlc_emit_ptx(lc, tlc_ptx_read_tid_x(), dep, 1, out, 1);
+    }
     lower_tile_stmt(lc, s->u.for_.body, &inner);
     /* The next iteration runs the body again after what it left pending. */
     if (!lc->in_parallel && hazard(lc, &inner, &body)) {

@@ -11,7 +11,9 @@
  *   - a buffer used inside a loop lives over the whole loop, unless its
  *     value never crosses an iteration: every use is inside the loop body
  *     and the first one, at the body's top level, overwrites all of it
- *     (a copy or fill of the whole buffer). MLA's S_shared is such a buffer;
+ *     (a copy or fill of the whole buffer), at the top level of the body of
+ *     the loop or of an inner loop that holds every use. MLA's S_shared is
+ *     such a buffer;
  *   - the stage buffers of a Pipelined loop (pipeline_plan.c) live from the
  *     kernel's start to the loop's end: asynchronous loads fill them ahead
  *     of the iteration that reads them;
@@ -155,11 +157,18 @@ static bool whole_region(const tir_region *r) {
     return true;
 }
 
-/* The statement at `pos`, at the top level of loop L's body, overwrites all
- * of buffer `id` and reads none of it. */
+/* The statement at `pos` overwrites all of buffer `id`, reads none of it,
+ * and sits at the top level of the body of L or of a loop inside L that
+ * holds every use of the buffer (MLA's sequence loop around its Pipelined
+ * loop): then no value of the buffer crosses an iteration of L. */
 static bool kills(const walk *w, const loop_span *L, int id, int pos) {
     const tir_stmt *s = w->leaf[pos];
-    if (w->encl[pos] != L->s) return false;
+    const loop_span *M = NULL;
+    for (int l = 0; l < w->nloops; l++)
+        if (w->loops[l].s == w->encl[pos]) M = &w->loops[l];
+    if (!M || M->start < L->start || M->end > L->end) return false;
+    for (int i = 0; i < w->nuses; i++)
+        if (w->uses[i].id == id && (w->uses[i].pos <= M->start || w->uses[i].pos > M->end)) return false;
     const tir_region *dst = s->kind == TS_COPY ? &s->u.copy.dst : s->kind == TS_FILL ? &s->u.fill.dst : NULL;
     if (!dst || !dst->buf || dst->buf->id != id || !whole_region(dst)) return false;
     for (int i = 0; i < w->nuses; i++)

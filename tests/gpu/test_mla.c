@@ -1,34 +1,36 @@
 /* gpu/mla: dsl-examples/mla_decode.tl on the GPU through the JIT:
- * mla_decode_split (TMA + wgmma, sm_90a) then mla_decode_combine, against
- * the plain C references of tests/ref (tlc_ref_mla_split for the split
- * kernel's Glse / Output_partial, tlc_ref_mla_decode for the final Output),
- * computed in double from the same rounded inputs.
+ * mla_decode_schedule, mla_decode_split (TMA + wgmma, sm_90a) and
+ * mla_decode_combine, in FlashMLA's layout (Q [b, s_q, h_q, 576], the
+ * cache [pages, 64, 1, 576]), against the plain C references of tests/ref:
+ * tlc_ref_mla_schedule for the schedule (sched, seq_splits, exactly) and
+ * tlc_ref_mla_decode for Output, computed in double from the same rounded
+ * inputs.
  *
- * Cases: float16 and bfloat16; batch 2 and 8; h_q 16 and 128 (s_q * h_q =
- * 256 rows: several head blocks of 64); s_q 1 and 2 (causal: query token t
- * sees keys up to seqlen - s_q + t); num_split 4, plus 1 and 8; one
- * non-causal case. Sequence lengths are random and never multiples of 64
- * (the last page is partial), some shorter than a page, some with fewer
- * pages than splits (empty splits: Glse -inf, partial 0), and one length 1
- * with s_q = 2 (query token 0 sees no key: output 0). The cache pages are
- * distinct and shuffled (block_table), with a page nobody uses. Inputs are
- * uniform in [-1, 1); every output is poisoned (0xFF bytes: NaN) before
- * each launch, so an element never written fails.
+ * Cases: float16 and bfloat16; batch 2, 8 and 33; h_q 16, 64 and 128 (s_q *
+ * h_q up to 256 rows: several head blocks of 64); s_q 1, 2 and 4 (causal:
+ * query token t sees keys up to seqlen - s_q + t); one non-causal case; the
+ * work spread over 1 part (nothing split), a few, 66 or 132 (one block per
+ * SM: many sequences split, pieces with no page), and more parts than
+ * units (idle parts). Sequence lengths are random and never multiples of
+ * 64 (the last page is partial), some shorter than a page, one 0 (output
+ * 0), and one 1 with s_q = 2 (query token 0 sees no key: output 0). The
+ * cache pages are distinct and shuffled (block_table), with a page nobody
+ * uses. Inputs are uniform in [-1, 1); every output and workspace is
+ * poisoned (0xFF bytes: NaN, -1) before each launch, so an element never
+ * written fails.
  *
- * Tolerances: Output and Output_partial |got - ref| <= atol + rtol * |ref|
- * with (atol, rtol) = (2e-3, 1e-2) for float16 and (8e-3, 2e-2) for
- * bfloat16. The softmax weights P are rounded to the input dtype before the
- * second gemm (relative 2^-11 / 2^-8), which moves an output by at most that
- * times max |KV| = 1, and the output itself is rounded to the dtype (rtol);
- * a wrong page, mask or race moves outputs by their own size (0.02 .. 1).
- * Glse (base-2 log-sum-exp of the split's scores, float32): |got - ref| <=
- * 2e-3 + 1e-3 * |ref|, and infinities must agree.
+ * Tolerances: Output |got - ref| <= atol + rtol * |ref| with (atol, rtol) =
+ * (2e-3, 1e-2) for float16 and (8e-3, 2e-2) for bfloat16. The softmax
+ * weights P are rounded to the input dtype before the second gemm
+ * (relative 2^-11 / 2^-8), which moves an output by at most that times max
+ * |KV| = 1, and the output itself is rounded to the dtype (rtol); a wrong
+ * page, mask, piece or race moves outputs by their own size (0.02 .. 1).
  *
- *   test_mla [path/to/mla_decode.tl] [--perf]
- * (--perf also times batch 64, h_q 128, seqlen 4096, s_q 1.)
+ *   test_mla [path/to/mla_decode.tl]
  * Exits 0 when every case passes, 1 otherwise, 77 ("skipped: no CUDA
  * driver") without a GPU, and 77 on a GPU that is not sm_90 (the split
- * kernel needs sm_90a's 227 KiB of shared memory and wgmma). */
+ * kernel needs sm_90a's 227 KiB of shared memory and wgmma).
+ * tools/bench/mla_bench.py times the kernels against FlashMLA. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -43,27 +45,28 @@
 #define TLC_SOURCE_DIR "."
 #endif
 
-enum { DV = 512, DPE = 64, PAGE = 64 };
+enum { DV = 512, DPE = 64, D = DV + DPE, PAGE = 64, OVERHEAD = 5 /* mla_decode.tl's overhead */ };
 
 typedef struct mla_case {
     int64_t batch, s_q, h_q;
-    int num_split;
+    int num_parts;
     bool causal;
     int64_t max_len;   /* sequence lengths are drawn from [1, max_len] */
     bool seqlen_one;   /* sequence 0 has length 1 */
+    bool seqlen_zero;  /* the last sequence has length 0 */
     bool both_dtypes;  /* else float16 only */
 } mla_case;
 
 static const mla_case CASES[] = {
-    {2, 1, 16, 4, true, 1100, false, true},  {2, 2, 16, 4, true, 1100, true, true},
-    {2, 1, 128, 4, true, 700, false, true},  {2, 2, 128, 4, true, 700, false, true},
-    {8, 1, 16, 4, true, 1500, false, true},  {8, 2, 16, 4, true, 900, false, true},
-    {8, 1, 128, 4, true, 600, false, true},  {8, 2, 128, 4, true, 500, false, true},
-    {2, 2, 16, 1, true, 300, false, false},  {8, 1, 16, 8, true, 2000, false, false},
-    {2, 2, 16, 4, false, 500, false, false}, {8, 2, 128, 8, true, 2500, false, false},
+    {2, 1, 16, 1, true, 1100, false, false, true},   {2, 2, 16, 3, true, 1100, true, false, true},
+    {2, 1, 128, 66, true, 700, false, false, true},  {2, 2, 128, 5, true, 700, false, true, true},
+    {8, 1, 16, 132, true, 1500, false, false, true}, {8, 2, 16, 7, true, 900, false, true, true},
+    {8, 1, 128, 66, true, 600, false, false, true},  {8, 2, 128, 66, true, 500, false, false, true},
+    {2, 2, 16, 1, true, 300, false, false, false},   {33, 1, 16, 132, true, 2000, false, true, false},
+    {2, 2, 16, 4, false, 500, false, false, false},  {8, 2, 128, 66, true, 2500, false, false, false},
+    {4, 4, 16, 33, true, 800, false, false, false},  {3, 1, 64, 400, true, 200, false, false, false},
 };
 enum { NCASES = sizeof CASES / sizeof CASES[0] };
-
 
 typedef struct state {
     tlrt_context *ctx;
@@ -73,26 +76,22 @@ typedef struct state {
     int cases, failures;
 } state;
 
+/* The three kernels for (dtype, causal); false (reported) on failure. */
+enum { NK = 3 };
+static const char *const KNAMES[NK] = {"mla_decode_schedule", "mla_decode_split", "mla_decode_combine"};
+typedef struct trio {
+    tlrt_module *mod[NK];
+    tlrt_kernel *k[NK];
+} trio;
 
-/* A kernel pair for (dtype, num_split, causal); false (reported) on failure. */
-typedef struct pair {
-    tlrt_module *mod[2];
-    tlrt_kernel *split, *combine;
-} pair;
-
-static bool load_pair(state *s, tlrt_dtype dt, int num_split, bool causal, pair *p) {
-    char ns[16];
-    snprintf(ns, sizeof ns, "%d", num_split);
-    tlc_jit_define defs[3] = {{"dtype", tlrt_dtype_name(dt)}, {"num_split", ns}, {"causal", causal ? "True" : "False"}};
-    const char *names[2] = {"mla_decode_split", "mla_decode_combine"};
-    tlrt_kernel **outs[2] = {&p->split, &p->combine};
+static bool load_trio(state *s, tlrt_dtype dt, bool causal, trio *p) {
+    tlc_jit_define defs[2] = {{"dtype", tlrt_dtype_name(dt)}, {"causal", causal ? "True" : "False"}};
     memset(p, 0, sizeof *p);
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < NK; i++) {
         char *err = NULL;
-        if (tlc_jit_load_kernel(s->jit, s->ctx, s->src, s->len, "mla_decode.tl", defs, 3, names[i], &p->mod[i], outs[i],
-                                &err) != TLC_OK) {
-            printf("FAIL %s %s num_split=%d: cannot load: %s\n", names[i], tlrt_dtype_name(dt), num_split,
-                   err ? err : "?");
+        if (tlc_jit_load_kernel(s->jit, s->ctx, s->src, s->len, "mla_decode.tl", defs, 2, KNAMES[i], &p->mod[i],
+                                &p->k[i], &err) != TLC_OK) {
+            printf("FAIL %s %s: cannot load: %s\n", KNAMES[i], tlrt_dtype_name(dt), err ? err : "?");
             tlc_free(err);
             return false;
         }
@@ -100,38 +99,44 @@ static bool load_pair(state *s, tlrt_dtype dt, int num_split, bool causal, pair 
     return true;
 }
 
-static void unload_pair(state *s, pair *p) {
-    for (int i = 0; i < 2; i++)
+static void unload_trio(state *s, trio *p) {
+    for (int i = 0; i < NK; i++)
         if (p->mod[i]) tlrt_module_unload(s->ctx, p->mod[i]);
 }
 
 /* Device buffers of one problem. */
 typedef struct problem {
-    int64_t B, S, H, num_pages, max_pages;
-    tlrt_devptr q, qpe, kv, kpe, bt, sl, glse, part, out;
+    int64_t B, S, H, num_pages, max_pages, parts;
+    tlrt_devptr q, kv, bt, sl, sched, splits, glse, part, out;
 } problem;
 
 static void free_problem(state *s, problem *pr) {
-    tlrt_devptr *all[] = {&pr->q, &pr->qpe, &pr->kv, &pr->kpe, &pr->bt, &pr->sl, &pr->glse, &pr->part, &pr->out};
+    tlrt_devptr *all[] = {&pr->q, &pr->kv, &pr->bt, &pr->sl, &pr->sched, &pr->splits, &pr->glse, &pr->part, &pr->out};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         if (*all[i]) tlrt_free(s->ctx, *all[i]);
 }
 
-static tlrt_status launch_pair(const pair *p, const problem *pr, tlrt_dtype dt, int num_split, double sm_scale) {
-    int64_t sq[4] = {pr->B, pr->S, pr->H, DV}, sqpe[4] = {pr->B, pr->S, pr->H, DPE};
-    int64_t skv[4] = {pr->num_pages, PAGE, 1, DV}, skpe[4] = {pr->num_pages, PAGE, 1, DPE};
-    int64_t sbt[2] = {pr->B, pr->max_pages}, ssl[1] = {pr->B};
-    int64_t sg[4] = {pr->B, pr->S, pr->H, num_split}, sp[5] = {pr->B, pr->S, pr->H, num_split, DV};
-    tlrt_arg a[9] = {tlrt_arg_tensor(pr->q, dt, 4, sq, NULL),       tlrt_arg_tensor(pr->qpe, dt, 4, sqpe, NULL),
-                     tlrt_arg_tensor(pr->kv, dt, 4, skv, NULL),     tlrt_arg_tensor(pr->kpe, dt, 4, skpe, NULL),
-                     tlrt_arg_tensor(pr->bt, TLRT_I32, 2, sbt, NULL), tlrt_arg_tensor(pr->sl, TLRT_I32, 1, ssl, NULL),
-                     tlrt_arg_tensor(pr->glse, TLRT_F32, 4, sg, NULL), tlrt_arg_tensor(pr->part, TLRT_F32, 5, sp, NULL),
-                     tlrt_arg_float(TLRT_F32, sm_scale)};
-    tlrt_status st = tlrt_launch(p->split, a, 9, NULL);
+static tlrt_status launch_trio(const trio *p, const problem *pr, tlrt_dtype dt, double sm_scale) {
+    int64_t slots = pr->B + pr->parts;
+    int64_t sq[4] = {pr->B, pr->S, pr->H, D}, skv[4] = {pr->num_pages, PAGE, 1, D};
+    int64_t sbt[2] = {pr->B, pr->max_pages}, ssl[1] = {pr->B}, ssch[2] = {pr->parts, 4}, ssp[2] = {pr->B, 2};
+    int64_t sg[3] = {slots, pr->S, pr->H}, sp[4] = {slots, pr->S, pr->H, DV}, so[4] = {pr->B, pr->S, pr->H, DV};
+    tlrt_arg sched = tlrt_arg_tensor(pr->sched, TLRT_I32, 2, ssch, NULL);
+    tlrt_arg splits = tlrt_arg_tensor(pr->splits, TLRT_I32, 2, ssp, NULL);
+    tlrt_arg sl = tlrt_arg_tensor(pr->sl, TLRT_I32, 1, ssl, NULL);
+    tlrt_arg glse = tlrt_arg_tensor(pr->glse, TLRT_F32, 3, sg, NULL);
+    tlrt_arg part = tlrt_arg_tensor(pr->part, TLRT_F32, 4, sp, NULL);
+    tlrt_arg out = tlrt_arg_tensor(pr->out, dt, 4, so, NULL);
+    tlrt_arg a0[3] = {sl, sched, splits};
+    tlrt_status st = tlrt_launch(p->k[0], a0, 3, NULL);
     if (st != TLRT_SUCCESS) return st;
-    tlrt_arg c[3] = {tlrt_arg_tensor(pr->glse, TLRT_F32, 4, sg, NULL), tlrt_arg_tensor(pr->part, TLRT_F32, 5, sp, NULL),
-                     tlrt_arg_tensor(pr->out, dt, 4, sq, NULL)};
-    return tlrt_launch(p->combine, c, 3, NULL);
+    tlrt_arg a1[10] = {tlrt_arg_tensor(pr->q, dt, 4, sq, NULL), tlrt_arg_tensor(pr->kv, dt, 4, skv, NULL),
+                       tlrt_arg_tensor(pr->bt, TLRT_I32, 2, sbt, NULL), sl, sched, splits, glse, part, out,
+                       tlrt_arg_float(TLRT_F32, sm_scale)};
+    st = tlrt_launch(p->k[1], a1, 10, NULL);
+    if (st != TLRT_SUCCESS) return st;
+    tlrt_arg a2[4] = {splits, glse, part, out};
+    return tlrt_launch(p->k[2], a2, 4, NULL);
 }
 
 /* Compares n values; counts and shows the bad ones. Returns the number bad. */
@@ -140,13 +145,11 @@ static int64_t compare(const char *what, const float *got, const float *ref, int
     int64_t bad = 0;
     for (int64_t i = 0; i < n; i++) {
         double g = got[i], r = ref[i];
-        bool ok;
-        if (isinf(r) || isinf(g)) ok = g == r;
-        else ok = !isnan(g) && !isnan(r) && fabs(g - r) <= atol + rtol * fabs(r);
+        bool ok = !isnan(g) && !isnan(r) && fabs(g - r) <= atol + rtol * fabs(r);
         if (!ok) {
             if (bad < 3) printf("     %s[%lld] = %g, expected %g\n", what, (long long)i, g, r);
             bad++;
-        } else if (isfinite(r)) {
+        } else {
             double q = fabs(g - r) / (atol + rtol * fabs(r));
             if (q > *worst) *worst = q;
         }
@@ -154,9 +157,18 @@ static int64_t compare(const char *what, const float *got, const float *ref, int
     return bad;
 }
 
-static void run_case(state *s, const pair *p, tlrt_dtype dt, const mla_case *mc, uint64_t seed) {
-    problem pr = {.B = mc->batch, .S = mc->s_q, .H = mc->h_q};
-    int ns = mc->num_split;
+static int64_t compare_int(const char *what, const int32_t *got, const int32_t *ref, int64_t n) {
+    int64_t bad = 0;
+    for (int64_t i = 0; i < n; i++)
+        if (got[i] != ref[i]) {
+            if (bad < 3) printf("     %s[%lld] = %d, expected %d\n", what, (long long)i, got[i], ref[i]);
+            bad++;
+        }
+    return bad;
+}
+
+static void run_case(state *s, const trio *p, tlrt_dtype dt, const mla_case *mc, uint64_t seed) {
+    problem pr = {.B = mc->batch, .S = mc->s_q, .H = mc->h_q, .parts = mc->num_parts};
     s->cases++;
     uint64_t st = seed;
     int32_t *sl = malloc(sizeof(int32_t) * (size_t)pr.B);
@@ -165,34 +177,32 @@ static void run_case(state *s, const pair *p, tlrt_dtype dt, const mla_case *mc,
         if (b == 1) len = 1 + (int64_t)(gts_splitmix(&st) % 63);     /* shorter than a page */
         if (len % PAGE == 0) len++;                               /* a partial last page */
         if (mc->seqlen_one && b == 0) len = 1;
+        if (mc->seqlen_zero && b == pr.B - 1) len = 0;
         sl[b] = (int32_t)len;
     }
     pr.max_pages = 1;
     for (int64_t b = 0; b < pr.B; b++)
         if ((sl[b] + PAGE - 1) / PAGE > pr.max_pages) pr.max_pages = (sl[b] + PAGE - 1) / PAGE;
     pr.num_pages = pr.B * pr.max_pages + 1; /* + one page nobody uses */
-    int64_t rows = pr.B * pr.S * pr.H;
-    size_t nq = (size_t)(rows * DV), nqpe = (size_t)(rows * DPE);
-    size_t nkv = (size_t)(pr.num_pages * PAGE * DV), nkpe = (size_t)(pr.num_pages * PAGE * DPE);
-    size_t nbt = (size_t)(pr.B * pr.max_pages), ng = (size_t)(rows * ns), np = (size_t)(rows * ns * DV);
-    uint16_t *hq = malloc(nq * 2), *hqpe = malloc(nqpe * 2), *hkv = malloc(nkv * 2), *hkpe = malloc(nkpe * 2);
-    uint16_t *hout = malloc(nq * 2);
-    float *fq = malloc(nq * 4), *fqpe = malloc(nqpe * 4), *fkv = malloc(nkv * 4), *fkpe = malloc(nkpe * 4);
-    float *glse = malloc(ng * 4), *part = malloc(np * 4), *out = malloc(nq * 4);
-    float *rglse = malloc(ng * 4), *rpart = malloc(np * 4), *rout = malloc(nq * 4);
-    int32_t *bt = malloc(nbt * 4);
-    char what[160];
-    snprintf(what, sizeof what, "%-8s b=%lld s_q=%lld h_q=%3lld splits=%d%s seqlens=%d,%d..", tlrt_dtype_name(dt),
-             (long long)pr.B, (long long)pr.S, (long long)pr.H, ns, mc->causal ? "" : " non-causal", sl[0],
+    int64_t rows = pr.B * pr.S * pr.H, slots = pr.B + pr.parts;
+    size_t nq = (size_t)(rows * D), nkv = (size_t)(pr.num_pages * PAGE * D), no = (size_t)(rows * DV);
+    size_t nbt = (size_t)(pr.B * pr.max_pages), nsch = (size_t)(4 * pr.parts), nsp = (size_t)(2 * pr.B);
+    size_t ng = (size_t)(slots * pr.S * pr.H), np = ng * DV;
+    uint16_t *hq = malloc(nq * 2), *hkv = malloc(nkv * 2), *hout = malloc(no * 2);
+    float *fq = malloc(nq * 4), *fkv = malloc(nkv * 4), *out = malloc(no * 4), *rout = malloc(no * 4);
+    int32_t *bt = malloc(nbt * 4), *sched = malloc(nsch * 4), *splits = malloc(nsp * 4);
+    int32_t *rsched = malloc(nsch * 4), *rsplits = malloc(nsp * 4);
+    char what[192];
+    snprintf(what, sizeof what, "%-8s b=%lld s_q=%lld h_q=%3lld parts=%lld%s seqlens=%d,%d..", tlrt_dtype_name(dt),
+             (long long)pr.B, (long long)pr.S, (long long)pr.H, (long long)pr.parts, mc->causal ? "" : " non-causal", sl[0],
              pr.B > 1 ? sl[1] : 0);
-    if (!hq || !hqpe || !hkv || !hkpe || !hout || !fq || !fqpe || !fkv || !fkpe || !glse || !part || !out || !rglse ||
-        !rpart || !rout || !bt) {
+    if (!hq || !hkv || !hout || !fq || !fkv || !out || !rout || !bt || !sched || !splits || !rsched || !rsplits) {
         printf("FAIL %s: out of host memory\n", what);
         s->failures++;
         goto out;
     }
-    struct { uint16_t *h; float *f; size_t n; } in[4] = {{hq, fq, nq}, {hqpe, fqpe, nqpe}, {hkv, fkv, nkv}, {hkpe, fkpe, nkpe}};
-    for (int i = 0; i < 4; i++)
+    struct { uint16_t *h; float *f; size_t n; } in[2] = {{hq, fq, nq}, {hkv, fkv, nkv}};
+    for (int i = 0; i < 2; i++)
         for (size_t j = 0; j < in[i].n; j++) {
             in[i].h[j] = gts_encode(dt, (float)gts_unif(&st, -1.0, 1.0));
             in[i].f[j] = gts_decode(dt, in[i].h[j]);
@@ -205,42 +215,45 @@ static void run_case(state *s, const pair *p, tlrt_dtype dt, const mla_case *mc,
         bt[i] = bt[j];
         bt[j] = x;
     }
-    if (tlrt_malloc(s->ctx, nq * 2, &pr.q) || tlrt_malloc(s->ctx, nqpe * 2, &pr.qpe) ||
-        tlrt_malloc(s->ctx, nkv * 2, &pr.kv) || tlrt_malloc(s->ctx, nkpe * 2, &pr.kpe) ||
+    if (tlrt_malloc(s->ctx, nq * 2, &pr.q) || tlrt_malloc(s->ctx, nkv * 2, &pr.kv) ||
         tlrt_malloc(s->ctx, nbt * 4, &pr.bt) || tlrt_malloc(s->ctx, (size_t)pr.B * 4, &pr.sl) ||
+        tlrt_malloc(s->ctx, nsch * 4, &pr.sched) || tlrt_malloc(s->ctx, nsp * 4, &pr.splits) ||
         tlrt_malloc(s->ctx, ng * 4, &pr.glse) || tlrt_malloc(s->ctx, np * 4, &pr.part) ||
-        tlrt_malloc(s->ctx, nq * 2, &pr.out))
+        tlrt_malloc(s->ctx, no * 2, &pr.out))
         goto device_error;
-    if (tlrt_memcpy_htod(s->ctx, pr.q, hq, nq * 2) || tlrt_memcpy_htod(s->ctx, pr.qpe, hqpe, nqpe * 2) ||
-        tlrt_memcpy_htod(s->ctx, pr.kv, hkv, nkv * 2) || tlrt_memcpy_htod(s->ctx, pr.kpe, hkpe, nkpe * 2) ||
+    if (tlrt_memcpy_htod(s->ctx, pr.q, hq, nq * 2) || tlrt_memcpy_htod(s->ctx, pr.kv, hkv, nkv * 2) ||
         tlrt_memcpy_htod(s->ctx, pr.bt, bt, nbt * 4) || tlrt_memcpy_htod(s->ctx, pr.sl, sl, (size_t)pr.B * 4) ||
+        tlrt_memset_d8(s->ctx, pr.sched, 0xff, nsch * 4) || tlrt_memset_d8(s->ctx, pr.splits, 0xff, nsp * 4) ||
         tlrt_memset_d8(s->ctx, pr.glse, 0xff, ng * 4) || tlrt_memset_d8(s->ctx, pr.part, 0xff, np * 4) ||
-        tlrt_memset_d8(s->ctx, pr.out, 0xff, nq * 2))
+        tlrt_memset_d8(s->ctx, pr.out, 0xff, no * 2))
         goto device_error;
-    double sm_scale = 1.0 / sqrt((double)(DV + DPE));
-    if (launch_pair(p, &pr, dt, ns, sm_scale) != TLRT_SUCCESS || tlrt_synchronize(s->ctx) != TLRT_SUCCESS) {
+    double sm_scale = 1.0 / sqrt((double)D);
+    if (launch_trio(p, &pr, dt, sm_scale) != TLRT_SUCCESS || tlrt_synchronize(s->ctx) != TLRT_SUCCESS) {
         printf("FAIL %s: launch: %s\n", what, tlrt_last_error(s->ctx));
         s->failures++;
         goto out;
     }
-    if (tlrt_memcpy_dtoh(s->ctx, glse, pr.glse, ng * 4) || tlrt_memcpy_dtoh(s->ctx, part, pr.part, np * 4) ||
-        tlrt_memcpy_dtoh(s->ctx, hout, pr.out, nq * 2))
+    if (tlrt_memcpy_dtoh(s->ctx, sched, pr.sched, nsch * 4) || tlrt_memcpy_dtoh(s->ctx, splits, pr.splits, nsp * 4) ||
+        tlrt_memcpy_dtoh(s->ctx, hout, pr.out, no * 2))
         goto device_error;
-    for (size_t i = 0; i < nq; i++) out[i] = gts_decode(dt, hout[i]);
+    for (size_t i = 0; i < no; i++) out[i] = gts_decode(dt, hout[i]);
     {
         tlc_ref_mla_shape sh = {pr.B, pr.S, pr.H, DV, DPE, pr.num_pages, PAGE, pr.max_pages, mc->causal};
-        tlc_ref_mla_split(&sh, ns, fq, fqpe, fkv, fkpe, bt, sl, sm_scale, rglse, rpart);
-        tlc_ref_mla_decode(&sh, fq, fqpe, fkv, fkpe, bt, sl, sm_scale, rout);
-        for (size_t i = 0; i < nq; i++) rout[i] = gts_decode(dt, gts_encode(dt, rout[i])); /* the output's rounding */
+        tlc_ref_mla_decode(&sh, fq, fkv, bt, sl, sm_scale, rout);
+        for (size_t i = 0; i < no; i++) rout[i] = gts_decode(dt, gts_encode(dt, rout[i])); /* the output's rounding */
+        tlc_ref_mla_schedule(pr.B, sl, PAGE, OVERHEAD, pr.parts, rsched, rsplits);
         double atol = dt == TLRT_F16 ? 2e-3 : 8e-3, rtol = dt == TLRT_F16 ? 1e-2 : 2e-2, worst = 0;
-        int64_t bad = compare("Glse", glse, rglse, (int64_t)ng, 2e-3, 1e-3, &worst);
-        bad += compare("Output_partial", part, rpart, (int64_t)np, atol, rtol, &worst);
-        bad += compare("Output", out, rout, (int64_t)nq, atol, rtol, &worst);
+        int64_t bad = compare_int("sched", sched, rsched, (int64_t)nsch);
+        bad += compare_int("seq_splits", splits, rsplits, (int64_t)nsp);
+        bad += compare("Output", out, rout, (int64_t)no, atol, rtol, &worst);
+        int64_t pieces = 0;
+        for (int64_t b = 0; b < pr.B; b++) pieces += rsplits[2 * b + 1] > 1 ? rsplits[2 * b + 1] : 0;
         if (bad) {
             s->failures++;
             printf("FAIL %s: %lld elements wrong\n", what, (long long)bad);
         } else {
-            printf("ok   %s: %zu outputs checked, max err/tol %.3f\n", what, ng + np + nq, worst);
+            printf("ok   %s: %zu outputs checked (%lld pieces of split sequences), max err/tol %.3f\n", what, no,
+                   (long long)pieces, worst);
         }
     }
     goto out;
@@ -250,75 +263,13 @@ device_error:
 out:
     fflush(stdout);
     free_problem(s, &pr);
-    free(hq); free(hqpe); free(hkv); free(hkpe); free(hout);
-    free(fq); free(fqpe); free(fkv); free(fkpe);
-    free(glse); free(part); free(out); free(rglse); free(rpart); free(rout);
-    free(bt); free(sl);
-}
-
-/* Times split + combine on a decode-sized problem (median of 20 after 5
- * warm-ups); reports the KV cache bytes read per second. */
-static void time_case(state *s, const pair *p, tlrt_dtype dt, int64_t B, int64_t H, int64_t seqlen, int ns) {
-    problem pr = {.B = B, .S = 1, .H = H};
-    pr.max_pages = (seqlen + PAGE - 1) / PAGE;
-    pr.num_pages = B * pr.max_pages;
-    int64_t rows = B * H;
-    size_t nq = (size_t)(rows * DV), nqpe = (size_t)(rows * DPE), nkv = (size_t)(pr.num_pages * PAGE * DV);
-    size_t nkpe = (size_t)(pr.num_pages * PAGE * DPE), nbt = (size_t)(B * pr.max_pages);
-    int32_t *bt = malloc(nbt * 4), *sl = malloc((size_t)B * 4);
-    tlrt_event *e0 = NULL, *e1 = NULL;
-    if (!bt || !sl) goto out;
-    for (size_t i = 0; i < nbt; i++) bt[i] = (int32_t)i;
-    for (int64_t b = 0; b < B; b++) sl[b] = (int32_t)seqlen;
-    if (tlrt_malloc(s->ctx, nq * 2, &pr.q) || tlrt_malloc(s->ctx, nqpe * 2, &pr.qpe) ||
-        tlrt_malloc(s->ctx, nkv * 2, &pr.kv) || tlrt_malloc(s->ctx, nkpe * 2, &pr.kpe) ||
-        tlrt_malloc(s->ctx, nbt * 4, &pr.bt) || tlrt_malloc(s->ctx, (size_t)B * 4, &pr.sl) ||
-        tlrt_malloc(s->ctx, (size_t)(rows * ns) * 4, &pr.glse) ||
-        tlrt_malloc(s->ctx, (size_t)(rows * ns * DV) * 4, &pr.part) || tlrt_malloc(s->ctx, nq * 2, &pr.out) ||
-        tlrt_memset_d8(s->ctx, pr.q, 0x3c, nq * 2) || tlrt_memset_d8(s->ctx, pr.qpe, 0x3c, nqpe * 2) ||
-        tlrt_memset_d8(s->ctx, pr.kv, 0x30, nkv * 2) || tlrt_memset_d8(s->ctx, pr.kpe, 0x30, nkpe * 2) ||
-        tlrt_memcpy_htod(s->ctx, pr.bt, bt, nbt * 4) || tlrt_memcpy_htod(s->ctx, pr.sl, sl, (size_t)B * 4) ||
-        tlrt_event_create(s->ctx, &e0) || tlrt_event_create(s->ctx, &e1)) {
-        printf("perf: device error: %s\n", tlrt_last_error(s->ctx));
-        goto out;
-    }
-    float ms[20];
-    for (int i = 0; i < 25; i++) {
-        tlrt_event_record(s->ctx, e0, NULL);
-        if (launch_pair(p, &pr, dt, ns, 0.04) != TLRT_SUCCESS) {
-            printf("perf: launch: %s\n", tlrt_last_error(s->ctx));
-            goto out;
-        }
-        tlrt_event_record(s->ctx, e1, NULL);
-        tlrt_event_synchronize(s->ctx, e1);
-        if (i >= 5) tlrt_event_elapsed_ms(s->ctx, e0, e1, &ms[i - 5]);
-    }
-    for (int i = 1; i < 20; i++)
-        for (int j = i; j > 0 && ms[j - 1] > ms[j]; j--) {
-            float t = ms[j];
-            ms[j] = ms[j - 1];
-            ms[j - 1] = t;
-        }
-    double bytes = (double)B * (double)seqlen * (DV + DPE) * 2.0;
-    printf("perf %-8s b=%lld h_q=%lld seqlen=%lld splits=%d: %.3f ms, KV cache read at %.0f GB/s\n",
-           tlrt_dtype_name(dt), (long long)B, (long long)H, (long long)seqlen, ns, ms[10], bytes / (ms[10] * 1e-3) / 1e9);
-out:
-    fflush(stdout);
-    if (e0) tlrt_event_destroy(s->ctx, e0);
-    if (e1) tlrt_event_destroy(s->ctx, e1);
-    free_problem(s, &pr);
-    free(bt);
-    free(sl);
+    free(hq); free(hkv); free(hout); free(fq); free(fkv); free(out); free(rout);
+    free(bt); free(sched); free(splits); free(rsched); free(rsplits); free(sl);
 }
 
 int main(int argc, char **argv) {
     state s = {0};
-    bool perf = false;
-    const char *file = NULL;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--perf")) perf = true;
-        else file = argv[i];
-    }
+    const char *file = argc > 1 ? argv[1] : NULL;
     if (!file)
         file = access("dsl-examples/mla_decode.tl", R_OK) == 0 ? "dsl-examples/mla_decode.tl"
                                                                 : TLC_SOURCE_DIR "/dsl-examples/mla_decode.tl";
@@ -348,24 +299,21 @@ int main(int argc, char **argv) {
     }
     const tlrt_dtype dts[2] = {TLRT_F16, TLRT_BF16};
     for (int d = 0; d < 2; d++)
-        for (int ci = 0; ci < NCASES; ci++) {
-            const mla_case *mc = &CASES[ci];
-            if (d == 1 && !mc->both_dtypes) continue;
-            pair p;
-            if (!load_pair(&s, dts[d], mc->num_split, mc->causal, &p)) {
-                s.cases++;
-                s.failures++;
-                unload_pair(&s, &p);
-                continue;
+        for (int causal = 1; causal >= 0; causal--) {
+            trio p;
+            bool loaded = load_trio(&s, dts[d], causal, &p);
+            for (int ci = 0; ci < NCASES; ci++) {
+                const mla_case *mc = &CASES[ci];
+                if ((d == 1 && !mc->both_dtypes) || mc->causal != (causal == 1)) continue;
+                if (!loaded) {
+                    s.cases++;
+                    s.failures++;
+                    continue;
+                }
+                run_case(&s, &p, dts[d], mc, 0x5eed0000ull + (uint64_t)ci * 7919u + (uint64_t)d);
             }
-            run_case(&s, &p, dts[d], mc, 0x5eed0000ull + (uint64_t)ci * 7919u + (uint64_t)d);
-            unload_pair(&s, &p);
+            unload_trio(&s, &p);
         }
-    if (perf) {
-        pair p;
-        if (load_pair(&s, TLRT_F16, 4, true, &p)) time_case(&s, &p, TLRT_F16, 64, 128, 4096, 4);
-        unload_pair(&s, &p);
-    }
     printf("test_mla: %d cases, %d failed\n", s.cases, s.failures);
     rc = s.failures ? 1 : 0;
 done:

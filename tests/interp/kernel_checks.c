@@ -206,59 +206,68 @@ kc_result kc_check_mla(const char *name, const char *text, size_t len, const kc_
     kc_result r = {0};
     tir_dtype dt;
     if (!tir_dtype_parse(g->dtype, &dt)) { r.status = KC_ERROR; say(&r, "bad dtype %s\n", g->dtype); return r; }
-    const int64_t page = 64;
-    char sdv[24], sdpe[24], ssplit[24];
+    const int64_t page = 64, overhead = 5; /* mla_decode.tl's block_N and overhead */
+    char sdv[24], sdpe[24];
     snprintf(sdv, sizeof sdv, "%lld", (long long)g->dv);
     snprintf(sdpe, sizeof sdpe, "%lld", (long long)g->dpe);
-    snprintf(ssplit, sizeof ssplit, "%d", g->num_split);
-    tlc_define defs[32] = {{"dtype", g->dtype}, {"dv", sdv}, {"dpe", sdpe}, {"num_split", ssplit},
-                           {"causal", g->causal ? "True" : "False"}};
-    int nd = add_defs(defs, 5, extra, nextra);
+    tlc_define defs[32] = {{"dtype", g->dtype}, {"dv", sdv}, {"dpe", sdpe}, {"causal", g->causal ? "True" : "False"}};
+    int nd = add_defs(defs, 4, extra, nextra);
     tlc_compilation c;
     if (!compile(&r, &c, name, text, len, defs, nd)) { tlc_compilation_free(&c); return r; }
 
-    int64_t B = g->batch, S = g->s_q, H = g->h_q, ns = g->num_split, max_pages = 1;
+    int64_t B = g->batch, S = g->s_q, H = g->h_q, np = g->num_parts, max_pages = 1, D = g->dv + g->dpe;
     for (int64_t b = 0; b < B; b++) {
         int64_t p = (g->seqlens[b] + page - 1) / page;
         if (p > max_pages) max_pages = p;
     }
     int64_t num_pages = B * max_pages + 1; /* + one page nobody uses */
-    host_t h[9];
-    host_init(&h[0], "Q", dt, 4, (int64_t[]){B, S, H, g->dv});
-    host_init(&h[1], "Q_pe", dt, 4, (int64_t[]){B, S, H, g->dpe});
-    host_init(&h[2], "KV", dt, 4, (int64_t[]){num_pages, page, 1, g->dv});
-    host_init(&h[3], "K_pe", dt, 4, (int64_t[]){num_pages, page, 1, g->dpe});
-    host_init(&h[4], "block_table", TIR_I32, 2, (int64_t[]){B, max_pages});
-    host_init(&h[5], "cache_seqlens", TIR_I32, 1, (int64_t[]){B});
-    host_init(&h[6], "Glse", TIR_F32, 4, (int64_t[]){B, S, H, ns});
-    host_init(&h[7], "Output_partial", TIR_F32, 5, (int64_t[]){B, S, H, ns, g->dv});
+    int64_t slots = B + np;
+    host_t h[10];
+    host_init(&h[0], "Q", dt, 4, (int64_t[]){B, S, H, D});
+    host_init(&h[1], "KV", dt, 4, (int64_t[]){num_pages, page, 1, D});
+    host_init(&h[2], "block_table", TIR_I32, 2, (int64_t[]){B, max_pages});
+    host_init(&h[3], "cache_seqlens", TIR_I32, 1, (int64_t[]){B});
+    host_init(&h[4], "sched", TIR_I32, 2, (int64_t[]){np, 4});
+    host_init(&h[5], "seq_splits", TIR_I32, 2, (int64_t[]){B, 2});
+    host_init(&h[6], "Glse", TIR_F32, 3, (int64_t[]){slots, S, H});
+    host_init(&h[7], "Output_partial", TIR_F32, 4, (int64_t[]){slots, S, H, g->dv});
     host_init(&h[8], "Output", dt, 4, (int64_t[]){B, S, H, g->dv});
     uint64_t st = g->seed;
-    for (int i = 0; i < 4; i++) host_random(&h[i], &st);
+    for (int i = 0; i < 2; i++) host_random(&h[i], &st);
     /* Distinct pages in a shuffled order: paging bugs cannot hide. */
-    int32_t *bt = h[4].t.data, *sl = h[5].t.data;
+    int32_t *bt = h[2].t.data, *sl = h[3].t.data, *sched = h[4].t.data, *splits = h[5].t.data;
     for (int64_t i = 0; i < B * max_pages; i++) bt[i] = (int32_t)(num_pages - 1 - i);
     for (int64_t i = B * max_pages - 1; i > 0; i--) {
         int64_t j = (int64_t)(tlc_rand_next(&st) % (uint64_t)(i + 1));
         int32_t x = bt[i]; bt[i] = bt[j]; bt[j] = x;
     }
     for (int64_t b = 0; b < B; b++) sl[b] = g->seqlens[b];
+    for (int64_t i = 0; i < 4 * np; i++) sched[i] = -7; /* every entry must be written */
+    for (int64_t i = 0; i < 2 * B; i++) splits[i] = -7;
     for (int i = 6; i < 9; i++) host_poison(&h[i]);
-    double sm_scale = 1.0 / sqrt((double)(g->dv + g->dpe));
+    double sm_scale = 1.0 / sqrt((double)D);
     tlc_interp_scalar sc = {.name = "sm_scale", .is_float = true, .f = sm_scale};
     if (run(&r, &c, NULL, h, 9, &sc, 1)) {
         tlc_ref_mla_shape s = {B, S, H, g->dv, g->dpe, num_pages, page, max_pages, g->causal};
         float *out = malloc(sizeof(float) * (size_t)h[8].n);
-        float *glse = malloc(sizeof(float) * (size_t)h[6].n);
-        float *part = malloc(sizeof(float) * (size_t)h[7].n);
-        tlc_ref_mla_decode(&s, h[0].f, h[1].f, h[2].f, h[3].f, bt, sl, sm_scale, out);
-        tlc_ref_mla_split(&s, ns, h[0].f, h[1].f, h[2].f, h[3].f, bt, sl, sm_scale, glse, part);
+        int32_t *rsched = malloc(sizeof(int32_t) * (size_t)(4 * np)), *rsplits = malloc(sizeof(int32_t) * (size_t)(2 * B));
+        tlc_ref_mla_decode(&s, h[0].f, h[1].f, bt, sl, sm_scale, out);
         compare(&r, &h[8], out, 2e-3, 1e-2);
-        compare(&r, &h[6], glse, 1e-3, 1e-3);
-        compare(&r, &h[7], part, 2e-3, 1e-2);
+        tlc_ref_mla_schedule(B, sl, page, overhead, np, rsched, rsplits);
+        for (int64_t i = 0; i < 4 * np; i++)
+            if (sched[i] != rsched[i]) {
+                if (r.bad++ < 8) say(&r, "sched[%lld, %lld] = %d, expected %d\n", (long long)(i / 4), (long long)(i % 4),
+                                     sched[i], rsched[i]);
+            }
+        for (int64_t i = 0; i < 2 * B; i++)
+            if (splits[i] != rsplits[i]) {
+                if (r.bad++ < 8) say(&r, "seq_splits[%lld, %lld] = %d, expected %d\n", (long long)(i / 2),
+                                     (long long)(i % 2), splits[i], rsplits[i]);
+            }
+        if (r.bad && r.status == KC_MATCH) r.status = KC_MISMATCH;
         free(out);
-        free(glse);
-        free(part);
+        free(rsched);
+        free(rsplits);
     }
     for (int i = 0; i < 9; i++) host_free(&h[i]);
     tlc_compilation_free(&c);

@@ -31,11 +31,12 @@ kc_result kc_check_rmsnorm(const char *name, const char *text, size_t len, const
                            int64_t C, const char *dtype, double x_scale, const tlc_define *extra, int nextra,
                            uint64_t seed);
 
-/* mla_decode.tl: split kernel then combine kernel. Pages are 64 tokens;
- * each sequence gets a shuffled set of distinct pages. */
+/* mla_decode.tl: schedule, split and combine kernels over num_parts parts
+ * (workspaces of batch + num_parts slots); checks Output and the schedule.
+ * Pages are 64 tokens; each sequence gets a shuffled set of distinct pages. */
 typedef struct kc_mla_cfg {
     int64_t batch, s_q, h_q, dv, dpe;
-    int num_split;
+    int num_parts;
     bool causal;
     const char *dtype;
     const int32_t *seqlens; /* batch entries */

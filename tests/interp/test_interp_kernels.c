@@ -73,10 +73,13 @@ static void test_mla(void **state) {
     char *t = load("mla_decode.tl", &len);
     static const int32_t sl_a[] = {100, 197}, sl_b[] = {64, 1, 130}, sl_c[] = {300}, sl_d[] = {0, 70};
     kc_mla_cfg cfgs[] = {
-        /* s_q = 1, several pages, seqlens not multiples of 64, various splits */
+        /* s_q = 1, several pages, seqlens not multiples of 64; 16 units of
+         * work over 1 part (nothing split), 2 (a piece that holds only the
+         * second sequence's overhead: no page), 5, and 40 (24 parts idle) */
         {2, 1, 16, 128, 32, 1, true, "float16", sl_a, 1},
         {2, 1, 16, 128, 32, 2, true, "float16", sl_a, 2},
-        {2, 1, 16, 128, 32, 4, true, "float16", sl_a, 3},
+        {2, 1, 16, 128, 32, 5, true, "float16", sl_a, 3},
+        {2, 1, 16, 128, 32, 40, true, "float16", sl_a, 8},
         /* s_q = 2 causal, rows spanning tokens, a 1-token sequence */
         {3, 2, 8, 128, 32, 2, true, "float16", sl_b, 4},
         /* s_q * h_q = 80 rows: two head blocks, the second partial */
@@ -89,9 +92,9 @@ static void test_mla(void **state) {
     for (size_t i = 0; i < sizeof cfgs / sizeof cfgs[0]; i++) {
         kc_mla_cfg *c = &cfgs[i];
         char what[160];
-        snprintf(what, sizeof what, "mla b=%lld s_q=%lld h_q=%lld dv=%lld dpe=%lld split=%d causal=%d %s",
+        snprintf(what, sizeof what, "mla b=%lld s_q=%lld h_q=%lld dv=%lld dpe=%lld parts=%d causal=%d %s",
                  (long long)c->batch, (long long)c->s_q, (long long)c->h_q, (long long)c->dv, (long long)c->dpe,
-                 c->num_split, c->causal, c->dtype);
+                 c->num_parts, c->causal, c->dtype);
         expect_match(what, kc_check_mla("mla_decode.tl", t, len, c, NULL, 0));
     }
     free(t);

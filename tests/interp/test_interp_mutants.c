@@ -62,8 +62,14 @@ static void test_mla_rescale_exp(void **state) {
 
 static void test_mla_split_offset(void **state) {
     (void)state;
-    check_mla_mutant("mla: wrong split offset", "first_page = split * per_split",
-                     "first_page = split * (per_split - 1)", false, &mla_cfg);
+    check_mla_mutant("mla: a piece's first page off by one", "lo = min(max(start - S - overhead, 0), n_pages)",
+                     "lo = min(max(start - S - overhead + 1, 0), n_pages)", false, &mla_cfg);
+}
+
+static void test_mla_schedule_last_part(void **state) {
+    (void)state;
+    check_mla_mutant("mla schedule: a sequence's piece count off by one", "seq_splits[b, 1] = last - first + 1",
+                     "seq_splits[b, 1] = last - first", false, &mla_cfg);
 }
 
 static void test_mla_causal_off_by_one(void **state) {
@@ -129,6 +135,7 @@ int main(void) {
         cmocka_unit_test(test_mla_exp_instead_of_exp2),
         cmocka_unit_test(test_mla_rescale_exp),
         cmocka_unit_test(test_mla_split_offset),
+        cmocka_unit_test(test_mla_schedule_last_part),
         cmocka_unit_test(test_mla_causal_off_by_one),
         cmocka_unit_test(test_mla_combine_weight),
         cmocka_unit_test(test_rms_no_mean),

@@ -27,20 +27,18 @@ void tlc_ref_rmsnorm(int64_t rows, int64_t C, const float *X, const float *W, do
 }
 
 /* Softmax-weighted sum of the keys [k0, k1) (the ones the query may see) of
- * one query row; returns log(sum exp(score)) or -inf when no key is visible. */
-static double attend(const tlc_ref_mla_shape *s, const float *q, const float *qpe, const float *KV,
-                     const float *K_pe, const int32_t *bt_row, int64_t k0, int64_t k1, double sm_scale,
-                     double *scores, double *out) {
+ * one query row q (dv + dpe columns); returns log(sum exp(score)) or -inf
+ * when no key is visible. */
+static double attend(const tlc_ref_mla_shape *s, const float *q, const float *KV, const int32_t *bt_row, int64_t k0,
+                     int64_t k1, double sm_scale, double *scores, double *out) {
+    int64_t d_all = s->dv + s->dpe;
     for (int64_t d = 0; d < s->dv; d++) out[d] = 0;
     if (k1 <= k0) return -INFINITY;
     double mx = -INFINITY;
     for (int64_t k = k0; k < k1; k++) {
-        int64_t phys = bt_row[k / s->page], row = k % s->page;
-        const float *kv = KV + (phys * s->page + row) * s->dv;
-        const float *kpe = K_pe + (phys * s->page + row) * s->dpe;
+        const float *kv = KV + (bt_row[k / s->page] * s->page + k % s->page) * d_all;
         double acc = 0;
-        for (int64_t d = 0; d < s->dv; d++) acc += (double)q[d] * kv[d];
-        for (int64_t d = 0; d < s->dpe; d++) acc += (double)qpe[d] * kpe[d];
+        for (int64_t d = 0; d < d_all; d++) acc += (double)q[d] * kv[d];
         scores[k - k0] = acc * sm_scale;
         if (scores[k - k0] > mx) mx = scores[k - k0];
     }
@@ -48,8 +46,7 @@ static double attend(const tlc_ref_mla_shape *s, const float *q, const float *qp
     for (int64_t k = k0; k < k1; k++) {
         double p = exp(scores[k - k0] - mx);
         sum += p;
-        int64_t phys = bt_row[k / s->page], row = k % s->page;
-        const float *kv = KV + (phys * s->page + row) * s->dv;
+        const float *kv = KV + (bt_row[k / s->page] * s->page + k % s->page) * d_all;
         for (int64_t d = 0; d < s->dv; d++) out[d] += p * kv[d];
     }
     for (int64_t d = 0; d < s->dv; d++) out[d] /= sum;
@@ -63,16 +60,15 @@ static int64_t visible(const tlc_ref_mla_shape *s, int64_t seqlen, int64_t t) {
     return lim < 0 ? 0 : lim;
 }
 
-void tlc_ref_mla_decode(const tlc_ref_mla_shape *s, const float *Q, const float *Q_pe, const float *KV,
-                        const float *K_pe, const int32_t *block_table, const int32_t *cache_seqlens,
-                        double sm_scale, float *Out) {
+void tlc_ref_mla_decode(const tlc_ref_mla_shape *s, const float *Q, const float *KV, const int32_t *block_table,
+                        const int32_t *cache_seqlens, double sm_scale, float *Out) {
     double *scores = malloc(sizeof(double) * (size_t)(s->max_pages * s->page + 1));
     double *out = malloc(sizeof(double) * (size_t)s->dv);
     for (int64_t b = 0; b < s->batch; b++)
         for (int64_t t = 0; t < s->s_q; t++)
             for (int64_t h = 0; h < s->h_q; h++) {
                 int64_t row = (b * s->s_q + t) * s->h_q + h;
-                attend(s, Q + row * s->dv, Q_pe + row * s->dpe, KV, K_pe, block_table + b * s->max_pages, 0,
+                attend(s, Q + row * (s->dv + s->dpe), KV, block_table + b * s->max_pages, 0,
                        visible(s, cache_seqlens[b], t), sm_scale, scores, out);
                 for (int64_t d = 0; d < s->dv; d++) Out[row * s->dv + d] = (float)out[d];
             }
@@ -80,30 +76,34 @@ void tlc_ref_mla_decode(const tlc_ref_mla_shape *s, const float *Q, const float 
     free(out);
 }
 
-void tlc_ref_mla_split(const tlc_ref_mla_shape *s, int64_t num_split, const float *Q, const float *Q_pe,
-                       const float *KV, const float *K_pe, const int32_t *block_table,
-                       const int32_t *cache_seqlens, double sm_scale, float *Glse, float *Partial) {
-    double *scores = malloc(sizeof(double) * (size_t)(s->max_pages * s->page + 1));
-    double *out = malloc(sizeof(double) * (size_t)s->dv);
-    for (int64_t b = 0; b < s->batch; b++) {
-        int64_t seqlen = cache_seqlens[b];
-        int64_t n_pages = (seqlen + s->page - 1) / s->page;
-        int64_t per = (n_pages + num_split - 1) / num_split;
-        for (int64_t t = 0; t < s->s_q; t++)
-            for (int64_t h = 0; h < s->h_q; h++) {
-                int64_t row = (b * s->s_q + t) * s->h_q + h;
-                int64_t lim = visible(s, seqlen, t);
-                for (int64_t i = 0; i < num_split; i++) {
-                    int64_t k0 = i * per * s->page, k1 = (i + 1) * per * s->page;
-                    if (k1 > lim) k1 = lim;
-                    double lse = attend(s, Q + row * s->dv, Q_pe + row * s->dpe, KV, K_pe,
-                                        block_table + b * s->max_pages, k0, k1, sm_scale, scores, out);
-                    Glse[row * num_split + i] = (float)(lse * 1.4426950408889634);
-                    for (int64_t d = 0; d < s->dv; d++)
-                        Partial[(row * num_split + i) * s->dv + d] = (float)out[d];
-                }
+void tlc_ref_mla_schedule(int64_t batch, const int32_t *cache_seqlens, int64_t page, int64_t overhead,
+                          int64_t num_parts, int32_t *sched, int32_t *seq_splits) {
+    int64_t total = 0;
+    for (int64_t b = 0; b < batch; b++) total += (cache_seqlens[b] + page - 1) / page + overhead;
+    int64_t P = (total + num_parts - 1) / num_parts;
+    if (P < 1) P = 1;
+    for (int64_t p = 0; p < num_parts; p++) {
+        int64_t lo = p * P, hi = lo + P; /* the part's units; the sequences they touch */
+        int64_t first = -1, last = -1, first_start = 0, S = 0;
+        for (int64_t b = 0; b < batch; b++) {
+            int64_t units = (cache_seqlens[b] + page - 1) / page + overhead;
+            if (S < hi && lo < S + units) {
+                if (first < 0) { first = b; first_start = S; }
+                last = b;
             }
+            S += units;
+        }
+        int32_t *r = sched + 4 * p;
+        r[0] = first < 0 ? 1 : (int32_t)first;
+        r[1] = first < 0 ? 0 : (int32_t)first_start;
+        r[2] = first < 0 ? 0 : (int32_t)last;
+        r[3] = (int32_t)P;
     }
-    free(scores);
-    free(out);
+    int64_t S = 0;
+    for (int64_t b = 0; b < batch; b++) {
+        int64_t units = (cache_seqlens[b] + page - 1) / page + overhead;
+        seq_splits[2 * b] = (int32_t)(b + S / P);
+        seq_splits[2 * b + 1] = (int32_t)((S + units - 1) / P - S / P + 1);
+        S += units;
+    }
 }

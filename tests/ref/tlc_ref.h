@@ -14,32 +14,30 @@ void tlc_ref_gemm(int64_t M, int64_t N, int64_t K, const float *A, const float *
 /* Y[r,:] = X[r,:] * rsqrt(mean(X[r,:]^2) + eps) * W, then silu(v) = v / (1 + exp(-v)) if silu. */
 void tlc_ref_rmsnorm(int64_t rows, int64_t C, const float *X, const float *W, double eps, bool silu, float *Y);
 
-/* MLA decode over a paged latent cache (dsl-examples/mla_decode.tl):
- *   Q [batch, s_q, h_q, dv]   Q_pe [batch, s_q, h_q, dpe]
- *   KV [num_pages, page, 1, dv]   K_pe [num_pages, page, 1, dpe]
+/* MLA decode over a paged latent cache (dsl-examples/mla_decode.tl), in
+ * FlashMLA's layout (a token's dv latent columns, then its dpe rope columns):
+ *   Q [batch, s_q, h_q, dv + dpe]   KV [num_pages, page, 1, dv + dpe]
  *   block_table [batch, max_pages]   cache_seqlens [batch]
  * Query token t of sequence b attends keys k < cache_seqlens[b] (and, when
  * causal, k <= cache_seqlens[b] - s_q + t); key k lives in cache page
- * block_table[b, k / page], row k % page. score = (Q.KV + Q_pe.K_pe) * sm_scale.
- * Rows with no key get 0. */
+ * block_table[b, k / page], row k % page. score = Q.KV (all dv + dpe
+ * columns) * sm_scale; the output sums the keys' first dv columns. Rows
+ * with no key get 0. */
 typedef struct tlc_ref_mla_shape {
     int64_t batch, s_q, h_q, dv, dpe, num_pages, page, max_pages;
     bool causal;
 } tlc_ref_mla_shape;
 
-void tlc_ref_mla_decode(const tlc_ref_mla_shape *s, const float *Q, const float *Q_pe, const float *KV,
-                        const float *K_pe, const int32_t *block_table, const int32_t *cache_seqlens,
-                        double sm_scale, float *Out /* [batch, s_q, h_q, dv] */);
+void tlc_ref_mla_decode(const tlc_ref_mla_shape *s, const float *Q, const float *KV, const int32_t *block_table,
+                        const int32_t *cache_seqlens, double sm_scale, float *Out /* [batch, s_q, h_q, dv] */);
 
-/* The split-KV partials of the same computation: split i covers the pages
- * [i * per, min((i + 1) * per, n_pages)) with n_pages = ceil(seqlen / page)
- * and per = ceil(n_pages / num_split). Partial[b,t,h,i,:] is the softmax-
- * normalised output over that split's keys (0 if none) and
- * Glse[b,t,h,i] = log2(sum exp2(score * log2(e))) over them (-inf if none):
- * the log2-sum-exp2 of the scores in base-2 units. */
-void tlc_ref_mla_split(const tlc_ref_mla_shape *s, int64_t num_split, const float *Q, const float *Q_pe,
-                       const float *KV, const float *K_pe, const int32_t *block_table,
-                       const int32_t *cache_seqlens, double sm_scale,
-                       float *Glse /* [batch, s_q, h_q, num_split] */,
-                       float *Partial /* [batch, s_q, h_q, num_split, dv] */);
+/* mla_decode_schedule's result, computed directly from its definition (part
+ * p takes units [p * P, (p + 1) * P); sequence b holds n_pages(b) + overhead
+ * units from S(b)), not by its walk:
+ *   sched[p] = (first sequence touched, its S, last sequence touched, P),
+ *              or (1, 0, 0, P) for a part that touches none;
+ *   seq_splits[b] = (b + S(b) / P, number of parts it touches). */
+void tlc_ref_mla_schedule(int64_t batch, const int32_t *cache_seqlens, int64_t page, int64_t overhead,
+                          int64_t num_parts, int32_t *sched /* [num_parts, 4] */,
+                          int32_t *seq_splits /* [batch, 2] */);
 #endif

@@ -73,26 +73,25 @@ int main(int argc, char **argv) {
         for (int i = 0; i < 3; i++) free(ts[i].data);
     }
     {
-        const int64_t b = 2, t = 512, h = 16, dv = 512, dpe = 64, ns = 4, pages = b * t / 64;
+        const int64_t b = 2, t = 512, h = 16, d = 576, dv = 512, parts = 4, slots = b + parts, pages = b * t / 64;
         int32_t *bt = malloc(sizeof(int32_t) * (size_t)pages), sl[2] = {t, t};
         for (int64_t i = 0; i < pages; i++) bt[i] = (int32_t)((i * 7) % pages);
         tlc_interp_tensor ts[9] = {
-            {"Q", rnd(TIR_F16, b * h * dv, &st), TIR_F16, 4, {b, 1, h, dv}},
-            {"Q_pe", rnd(TIR_F16, b * h * dpe, &st), TIR_F16, 4, {b, 1, h, dpe}},
-            {"KV", rnd(TIR_F16, pages * 64 * dv, &st), TIR_F16, 4, {pages, 64, 1, dv}},
-            {"K_pe", rnd(TIR_F16, pages * 64 * dpe, &st), TIR_F16, 4, {pages, 64, 1, dpe}},
+            {"Q", rnd(TIR_F16, b * h * d, &st), TIR_F16, 4, {b, 1, h, d}},
+            {"KV", rnd(TIR_F16, pages * 64 * d, &st), TIR_F16, 4, {pages, 64, 1, d}},
             {"block_table", bt, TIR_I32, 2, {b, t / 64}},
             {"cache_seqlens", sl, TIR_I32, 1, {b}},
-            {"Glse", rnd(TIR_F32, b * h * ns, &st), TIR_F32, 4, {b, 1, h, ns}},
-            {"Output_partial", rnd(TIR_F32, b * h * ns * dv, &st), TIR_F32, 5, {b, 1, h, ns, dv}},
+            {"sched", rnd(TIR_I32, parts * 4, &st), TIR_I32, 2, {parts, 4}},
+            {"seq_splits", rnd(TIR_I32, b * 2, &st), TIR_I32, 2, {b, 2}},
+            {"Glse", rnd(TIR_F32, slots * h, &st), TIR_F32, 3, {slots, 1, h}},
+            {"Output_partial", rnd(TIR_F32, slots * h * dv, &st), TIR_F32, 4, {slots, 1, h, dv}},
             {"Output", rnd(TIR_F16, b * h * dv, &st), TIR_F16, 4, {b, 1, h, dv}},
         };
         tlc_interp_scalar sc = {.name = "sm_scale", .is_float = true, .f = 0.0417};
-        tlc_define defs[] = {{"num_split", "4"}};
         snprintf(path, sizeof path, "%s/mla_decode.tl", dir);
-        fails += bench("mla_decode.tl b=2 t=512 h_q=16 dv=512 dpe=64 splits=4", path, defs, 1, ts, 9, &sc, 1, 3);
+        fails += bench("mla_decode.tl b=2 t=512 h_q=16 dv=512 dpe=64 parts=4", path, NULL, 0, ts, 9, &sc, 1, 3);
         for (int i = 0; i < 9; i++)
-            if (i != 5) free(ts[i].data);
+            if (i != 3) free(ts[i].data);
     }
     return fails ? 1 : 0;
 }

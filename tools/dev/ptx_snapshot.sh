@@ -27,10 +27,10 @@ for arch in sm_80 sm_86 sm_89 sm_90 sm_90a; do
     one ${k}_c4096 "$ex/rmsnorm.tl" $arch $k -D C=4096 -D BLOCK_M=1 -D threads=256 -D dtype=bfloat16
     one ${k}_c640 "$ex/rmsnorm.tl" $arch $k -D C=640 -D BLOCK_M=2 -D threads=64
   done
-  for k in mla_decode_split mla_decode_combine; do
+  for k in mla_decode_schedule mla_decode_split mla_decode_combine; do
     one $k "$ex/mla_decode.tl" $arch $k
-    one ${k}_bf16_ns1 "$ex/mla_decode.tl" $arch $k -D dtype=bfloat16 -D num_split=1 -D causal=False
-    one ${k}_ns8 "$ex/mla_decode.tl" $arch $k -D num_split=8 -D num_stages=1
+    one ${k}_bf16_nc "$ex/mla_decode.tl" $arch $k -D dtype=bfloat16 -D causal=False
+    one ${k}_st1 "$ex/mla_decode.tl" $arch $k -D num_stages=1
   done
 done
 i=0
