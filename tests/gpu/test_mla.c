@@ -1,7 +1,7 @@
 /* gpu/mla: dsl-examples/mla_decode.tl on the GPU through the JIT:
  * mla_decode_schedule, mla_decode_split (TMA + wgmma, sm_90a) and
- * mla_decode_combine, in FlashMLA's layout (Q [b, s_q, h_q, 576], the
- * cache [pages, 64, 1, 576]), against the plain C references of tests/ref:
+ * mla_decode_combine, in FlashMLA's layout (Q [b, s_q, h_q, 576] viewed as
+ * [b, s_q * h_q, 576], the cache [pages, 64, 1, 576]), against the plain C references of tests/ref:
  * tlc_ref_mla_schedule for the schedule (sched, seq_splits, exactly) and
  * tlc_ref_mla_decode for Output, computed in double from the same rounded
  * inputs.
@@ -118,22 +118,23 @@ static void free_problem(state *s, problem *pr) {
 
 static tlrt_status launch_trio(const trio *p, const problem *pr, tlrt_dtype dt, double sm_scale) {
     int64_t slots = pr->B + pr->parts;
-    int64_t sq[4] = {pr->B, pr->S, pr->H, D}, skv[4] = {pr->num_pages, PAGE, 1, D};
+    int64_t rows = pr->S * pr->H;
+    int64_t sq[3] = {pr->B, rows, D}, skv[4] = {pr->num_pages, PAGE, 1, D};
     int64_t sbt[2] = {pr->B, pr->max_pages}, ssl[1] = {pr->B}, ssch[2] = {pr->parts, 4}, ssp[2] = {pr->B, 2};
-    int64_t sg[3] = {slots, pr->S, pr->H}, sp[4] = {slots, pr->S, pr->H, DV}, so[4] = {pr->B, pr->S, pr->H, DV};
+    int64_t sg[2] = {slots, rows}, sp[3] = {slots, rows, DV}, so[3] = {pr->B, rows, DV};
     tlrt_arg sched = tlrt_arg_tensor(pr->sched, TLRT_I32, 2, ssch, NULL);
     tlrt_arg splits = tlrt_arg_tensor(pr->splits, TLRT_I32, 2, ssp, NULL);
     tlrt_arg sl = tlrt_arg_tensor(pr->sl, TLRT_I32, 1, ssl, NULL);
-    tlrt_arg glse = tlrt_arg_tensor(pr->glse, TLRT_F32, 3, sg, NULL);
-    tlrt_arg part = tlrt_arg_tensor(pr->part, TLRT_F32, 4, sp, NULL);
-    tlrt_arg out = tlrt_arg_tensor(pr->out, dt, 4, so, NULL);
+    tlrt_arg glse = tlrt_arg_tensor(pr->glse, TLRT_F32, 2, sg, NULL);
+    tlrt_arg part = tlrt_arg_tensor(pr->part, TLRT_F32, 3, sp, NULL);
+    tlrt_arg out = tlrt_arg_tensor(pr->out, dt, 3, so, NULL);
     tlrt_arg a0[3] = {sl, sched, splits};
     tlrt_status st = tlrt_launch(p->k[0], a0, 3, NULL);
     if (st != TLRT_SUCCESS) return st;
-    tlrt_arg a1[10] = {tlrt_arg_tensor(pr->q, dt, 4, sq, NULL), tlrt_arg_tensor(pr->kv, dt, 4, skv, NULL),
+    tlrt_arg a1[11] = {tlrt_arg_tensor(pr->q, dt, 3, sq, NULL), tlrt_arg_tensor(pr->kv, dt, 4, skv, NULL),
                        tlrt_arg_tensor(pr->bt, TLRT_I32, 2, sbt, NULL), sl, sched, splits, glse, part, out,
-                       tlrt_arg_float(TLRT_F32, sm_scale)};
-    st = tlrt_launch(p->k[1], a1, 10, NULL);
+                       tlrt_arg_float(TLRT_F32, sm_scale), tlrt_arg_int(TLRT_I32, pr->H)};
+    st = tlrt_launch(p->k[1], a1, 11, NULL);
     if (st != TLRT_SUCCESS) return st;
     tlrt_arg a2[4] = {splits, glse, part, out};
     return tlrt_launch(p->k[2], a2, 4, NULL);

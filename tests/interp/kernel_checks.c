@@ -223,15 +223,15 @@ kc_result kc_check_mla(const char *name, const char *text, size_t len, const kc_
     int64_t num_pages = B * max_pages + 1; /* + one page nobody uses */
     int64_t slots = B + np;
     host_t h[10];
-    host_init(&h[0], "Q", dt, 4, (int64_t[]){B, S, H, D});
+    host_init(&h[0], "Q", dt, 3, (int64_t[]){B, S * H, D});
     host_init(&h[1], "KV", dt, 4, (int64_t[]){num_pages, page, 1, D});
     host_init(&h[2], "block_table", TIR_I32, 2, (int64_t[]){B, max_pages});
     host_init(&h[3], "cache_seqlens", TIR_I32, 1, (int64_t[]){B});
     host_init(&h[4], "sched", TIR_I32, 2, (int64_t[]){np, 4});
     host_init(&h[5], "seq_splits", TIR_I32, 2, (int64_t[]){B, 2});
-    host_init(&h[6], "Glse", TIR_F32, 3, (int64_t[]){slots, S, H});
-    host_init(&h[7], "Output_partial", TIR_F32, 4, (int64_t[]){slots, S, H, g->dv});
-    host_init(&h[8], "Output", dt, 4, (int64_t[]){B, S, H, g->dv});
+    host_init(&h[6], "Glse", TIR_F32, 2, (int64_t[]){slots, S * H});
+    host_init(&h[7], "Output_partial", TIR_F32, 3, (int64_t[]){slots, S * H, g->dv});
+    host_init(&h[8], "Output", dt, 3, (int64_t[]){B, S * H, g->dv});
     uint64_t st = g->seed;
     for (int i = 0; i < 2; i++) host_random(&h[i], &st);
     /* Distinct pages in a shuffled order: paging bugs cannot hide. */
@@ -246,8 +246,8 @@ kc_result kc_check_mla(const char *name, const char *text, size_t len, const kc_
     for (int64_t i = 0; i < 2 * B; i++) splits[i] = -7;
     for (int i = 6; i < 9; i++) host_poison(&h[i]);
     double sm_scale = 1.0 / sqrt((double)D);
-    tlc_interp_scalar sc = {.name = "sm_scale", .is_float = true, .f = sm_scale};
-    if (run(&r, &c, NULL, h, 9, &sc, 1)) {
+    tlc_interp_scalar sc[2] = {{.name = "sm_scale", .is_float = true, .f = sm_scale}, {.name = "h_q", .i = H}};
+    if (run(&r, &c, NULL, h, 9, sc, 2)) {
         tlc_ref_mla_shape s = {B, S, H, g->dv, g->dpe, num_pages, page, max_pages, g->causal};
         float *out = malloc(sizeof(float) * (size_t)h[8].n);
         int32_t *rsched = malloc(sizeof(int32_t) * (size_t)(4 * np)), *rsplits = malloc(sizeof(int32_t) * (size_t)(2 * B));

@@ -77,19 +77,19 @@ int main(int argc, char **argv) {
         int32_t *bt = malloc(sizeof(int32_t) * (size_t)pages), sl[2] = {t, t};
         for (int64_t i = 0; i < pages; i++) bt[i] = (int32_t)((i * 7) % pages);
         tlc_interp_tensor ts[9] = {
-            {"Q", rnd(TIR_F16, b * h * d, &st), TIR_F16, 4, {b, 1, h, d}},
+            {"Q", rnd(TIR_F16, b * h * d, &st), TIR_F16, 3, {b, h, d}},
             {"KV", rnd(TIR_F16, pages * 64 * d, &st), TIR_F16, 4, {pages, 64, 1, d}},
             {"block_table", bt, TIR_I32, 2, {b, t / 64}},
             {"cache_seqlens", sl, TIR_I32, 1, {b}},
             {"sched", rnd(TIR_I32, parts * 4, &st), TIR_I32, 2, {parts, 4}},
             {"seq_splits", rnd(TIR_I32, b * 2, &st), TIR_I32, 2, {b, 2}},
-            {"Glse", rnd(TIR_F32, slots * h, &st), TIR_F32, 3, {slots, 1, h}},
-            {"Output_partial", rnd(TIR_F32, slots * h * dv, &st), TIR_F32, 4, {slots, 1, h, dv}},
-            {"Output", rnd(TIR_F16, b * h * dv, &st), TIR_F16, 4, {b, 1, h, dv}},
+            {"Glse", rnd(TIR_F32, slots * h, &st), TIR_F32, 2, {slots, h}},
+            {"Output_partial", rnd(TIR_F32, slots * h * dv, &st), TIR_F32, 3, {slots, h, dv}},
+            {"Output", rnd(TIR_F16, b * h * dv, &st), TIR_F16, 3, {b, h, dv}},
         };
-        tlc_interp_scalar sc = {.name = "sm_scale", .is_float = true, .f = 0.0417};
+        tlc_interp_scalar sc[2] = {{.name = "sm_scale", .is_float = true, .f = 0.0417}, {.name = "h_q", .i = h}};
         snprintf(path, sizeof path, "%s/mla_decode.tl", dir);
-        fails += bench("mla_decode.tl b=2 t=512 h_q=16 dv=512 dpe=64 parts=4", path, NULL, 0, ts, 9, &sc, 1, 3);
+        fails += bench("mla_decode.tl b=2 t=512 h_q=16 dv=512 dpe=64 parts=4", path, NULL, 0, ts, 9, sc, 2, 3);
         for (int i = 0; i < 9; i++)
             if (i != 3) free(ts[i].data);
     }
