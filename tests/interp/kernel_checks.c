@@ -103,6 +103,16 @@ static void compare(kc_result *r, const host_t *h, const float *ref, double atol
     if (r->bad && r->status == KC_MATCH) r->status = KC_MISMATCH;
 }
 
+/* Compares an int32 [rows, cols] output with ref exactly. */
+static void compare_ints(kc_result *r, const char *name, const int32_t *got, const int32_t *ref, int64_t rows,
+                         int64_t cols) {
+    for (int64_t i = 0; i < rows * cols; i++)
+        if (got[i] != ref[i] && r->bad++ < 8)
+            say(r, "%s[%lld, %lld] = %d, expected %d\n", name, (long long)(i / cols), (long long)(i % cols), got[i],
+                ref[i]);
+    if (r->bad && r->status == KC_MATCH) r->status = KC_MISMATCH;
+}
+
 static bool compile(kc_result *r, tlc_compilation *c, const char *name, const char *text, size_t len,
                     const tlc_define *defs, int ndefs) {
     tlc_compile_options co;
@@ -254,17 +264,8 @@ kc_result kc_check_mla(const char *name, const char *text, size_t len, const kc_
         tlc_ref_mla_decode(&s, h[0].f, h[1].f, bt, sl, sm_scale, out);
         compare(&r, &h[8], out, 2e-3, 1e-2);
         tlc_ref_mla_schedule(B, sl, page, overhead, np, rsched, rsplits);
-        for (int64_t i = 0; i < 4 * np; i++)
-            if (sched[i] != rsched[i]) {
-                if (r.bad++ < 8) say(&r, "sched[%lld, %lld] = %d, expected %d\n", (long long)(i / 4), (long long)(i % 4),
-                                     sched[i], rsched[i]);
-            }
-        for (int64_t i = 0; i < 2 * B; i++)
-            if (splits[i] != rsplits[i]) {
-                if (r.bad++ < 8) say(&r, "seq_splits[%lld, %lld] = %d, expected %d\n", (long long)(i / 2),
-                                     (long long)(i % 2), splits[i], rsplits[i]);
-            }
-        if (r.bad && r.status == KC_MATCH) r.status = KC_MISMATCH;
+        compare_ints(&r, "sched", sched, rsched, np, 4);
+        compare_ints(&r, "seq_splits", splits, rsplits, B, 2);
         free(out);
         free(rsched);
         free(rsplits);

@@ -22,33 +22,17 @@ TFLOP/s counts 2*M*N*K. Every tlc result is checked against torch's
 before it is timed (C poisoned with NaN first). --quick: 4096^3 only.
 """
 import argparse
-import ctypes
 import os
 import sys
 
 import torch
 from triton.testing import do_bench
 
+from tlc_ctypes import DTYPE_NAME, Tlc
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-class JitOptions(ctypes.Structure):
-    _fields_ = [("cache_dir", ctypes.c_char_p), ("arch", ctypes.c_char_p),
-                ("ctx", ctypes.c_void_p), ("disable_cache", ctypes.c_bool)]
-
-
-class JitDefine(ctypes.Structure):
-    _fields_ = [("name", ctypes.c_char_p), ("value", ctypes.c_char_p)]
-
-
-class Arg(ctypes.Structure):  # tlrt_arg (include/tlc/runtime.h)
-    _fields_ = [("kind", ctypes.c_int), ("dtype", ctypes.c_int), ("ptr", ctypes.c_uint64),
-                ("rank", ctypes.c_int), ("shape", ctypes.POINTER(ctypes.c_int64)),
-                ("strides", ctypes.POINTER(ctypes.c_int64)), ("f", ctypes.c_double), ("i", ctypes.c_int64)]
-
-
-TLRT_DTYPE = {torch.float16: 0, torch.bfloat16: 1}
-DTYPE_NAME = {torch.float16: "float16", torch.bfloat16: "bfloat16"}
 
 # Tile configurations each path tries at every shape (the table keeps the
 # fastest, like a library's per-shape choice). sm_90a kernels are
@@ -69,64 +53,6 @@ CANDIDATES = {
 }
 PATH_LABEL = {"sm_90a": "sm_90a wgmma+TMA (WS)", "sm_80": "sm_80 mma.sync+cp.async"}
 SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (8192, 7168, 2048)]
-
-
-class Tlc:
-    def __init__(self, path):
-        self.lib = lib = ctypes.CDLL(path)
-        P = ctypes.POINTER
-        lib.tlrt_init.argtypes = [P(ctypes.c_void_p), ctypes.c_int]
-        lib.tlrt_last_error.restype = ctypes.c_char_p
-        lib.tlrt_last_error.argtypes = [ctypes.c_void_p]
-        lib.tlc_jit_create.argtypes = [P(JitOptions), P(ctypes.c_void_p), P(ctypes.c_void_p)]
-        lib.tlc_jit_load_kernel.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t,
-                                            ctypes.c_char_p, P(JitDefine), ctypes.c_int, ctypes.c_char_p,
-                                            P(ctypes.c_void_p), P(ctypes.c_void_p), P(ctypes.c_void_p)]
-        lib.tlc_free.argtypes = [ctypes.c_void_p]
-        lib.tlrt_launch.argtypes = [ctypes.c_void_p, P(Arg), ctypes.c_int, ctypes.c_void_p]
-        self.ctx = ctypes.c_void_p()
-        torch.cuda.init()  # torch and tlrt share the device's primary context
-        if lib.tlrt_init(ctypes.byref(self.ctx), torch.cuda.current_device()) != 0:
-            raise RuntimeError("tlrt_init: " + lib.tlrt_last_error(self.ctx).decode())
-        self.jits = {}
-        self.keep = []
-
-    def _take(self, err):
-        s = ctypes.string_at(err.value).decode() if err.value else ""
-        self.lib.tlc_free(err)
-        return s
-
-    def jit(self, arch):
-        if arch not in self.jits:
-            j, err = ctypes.c_void_p(), ctypes.c_void_p()
-            opt = JitOptions(None, arch.encode(), self.ctx, False)
-            if self.lib.tlc_jit_create(ctypes.byref(opt), ctypes.byref(j), ctypes.byref(err)) != 0:
-                raise RuntimeError("tlc_jit_create: " + self._take(err))
-            self.jits[arch] = j
-        return self.jits[arch]
-
-    def kernel(self, src, arch, defines):
-        defs = (JitDefine * len(defines))(*[JitDefine(k.encode(), str(v).encode()) for k, v in defines.items()])
-        mod, k, err = ctypes.c_void_p(), ctypes.c_void_p(), ctypes.c_void_p()
-        data = src.encode()
-        st = self.lib.tlc_jit_load_kernel(self.jit(arch), self.ctx, data, len(data), b"gemm.tl", defs, len(defines),
-                                          b"matmul", ctypes.byref(mod), ctypes.byref(k), ctypes.byref(err))
-        if st != 0:
-            raise RuntimeError(f"{arch} {defines}: " + self._take(err))
-        self.keep.append(mod)
-        return k
-
-    def launcher(self, k, a, b, c):
-        dt = TLRT_DTYPE[a.dtype]
-        shapes = [(ctypes.c_int64 * 2)(*t.shape) for t in (a, b, c)]
-        args = (Arg * 3)(*[Arg(0, dt, t.data_ptr(), 2, s, None, 0.0, 0) for t, s in zip((a, b, c), shapes)])
-        launch, ctx, lib = self.lib.tlrt_launch, self.ctx, self.lib
-
-        def run():
-            if launch(k, args, 3, None) != 0:
-                raise RuntimeError("tlrt_launch: " + lib.tlrt_last_error(ctx).decode())
-        run.keep = (shapes, args, a, b, c)  # the tensors live as long as the launcher
-        return run
 
 
 def cfg_name(d):
@@ -173,12 +99,12 @@ def check_config(tlc, src, arch, defs, A, B, ref, log):
     M, K = A.shape
     N = B.shape[1]
     try:
-        k = tlc.kernel(src, arch, defs)
+        k = tlc.kernel(src, "matmul", defs, arch=arch, file="gemm.tl")
     except RuntimeError as e:
         log(f"  {arch} {defs}: {str(e).splitlines()[0]}")
         return None
     C = torch.full((M, N), float("nan"), device="cuda", dtype=A.dtype)
-    run = tlc.launcher(k, A, B, C)
+    run = tlc.launcher(k, [A, B, C])
     run()
     torch.cuda.synchronize()
     return check(C, ref, K), run

@@ -29,7 +29,6 @@ per kernel. TFLOP/s counts 2 * b * s_q * t * h_q * (576 + 512); GB/s counts
 (b*t*576 + b*s_q*h_q*576 + b*s_q*h_q*512) * 2 bytes, as h100.md does.
 """
 import argparse
-import ctypes
 import math
 import os
 import sys
@@ -37,91 +36,11 @@ import sys
 import torch
 from triton.testing import do_bench
 
+from tlc_ctypes import DTYPE_NAME, Tlc
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 D, DV, PAGE = 576, 512, 64
 ROWS = [(b, t, h, s) for b in (64, 128) for t in (1024, 4096, 8192) for h in (16, 128) for s in (1, 2)]
-
-
-class JitOptions(ctypes.Structure):
-    _fields_ = [("cache_dir", ctypes.c_char_p), ("arch", ctypes.c_char_p),
-                ("ctx", ctypes.c_void_p), ("disable_cache", ctypes.c_bool)]
-
-
-class JitDefine(ctypes.Structure):
-    _fields_ = [("name", ctypes.c_char_p), ("value", ctypes.c_char_p)]
-
-
-class Arg(ctypes.Structure):  # tlrt_arg (include/tlc/runtime.h)
-    _fields_ = [("kind", ctypes.c_int), ("dtype", ctypes.c_int), ("ptr", ctypes.c_uint64),
-                ("rank", ctypes.c_int), ("shape", ctypes.POINTER(ctypes.c_int64)),
-                ("strides", ctypes.POINTER(ctypes.c_int64)), ("f", ctypes.c_double), ("i", ctypes.c_int64)]
-
-
-TLRT_DTYPE = {torch.float16: 0, torch.bfloat16: 1, torch.float32: 2, torch.int32: 5}
-DTYPE_NAME = {torch.float16: "float16", torch.bfloat16: "bfloat16"}
-
-
-class Tlc:
-    def __init__(self, path):
-        self.lib = lib = ctypes.CDLL(path)
-        P = ctypes.POINTER
-        lib.tlrt_init.argtypes = [P(ctypes.c_void_p), ctypes.c_int]
-        lib.tlrt_last_error.restype = ctypes.c_char_p
-        lib.tlrt_last_error.argtypes = [ctypes.c_void_p]
-        lib.tlc_jit_create.argtypes = [P(JitOptions), P(ctypes.c_void_p), P(ctypes.c_void_p)]
-        lib.tlc_jit_load_kernel.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t,
-                                            ctypes.c_char_p, P(JitDefine), ctypes.c_int, ctypes.c_char_p,
-                                            P(ctypes.c_void_p), P(ctypes.c_void_p), P(ctypes.c_void_p)]
-        lib.tlc_free.argtypes = [ctypes.c_void_p]
-        lib.tlrt_launch.argtypes = [ctypes.c_void_p, P(Arg), ctypes.c_int, ctypes.c_void_p]
-        self.ctx = ctypes.c_void_p()
-        torch.cuda.init()  # torch and tlrt share the device's primary context
-        if lib.tlrt_init(ctypes.byref(self.ctx), torch.cuda.current_device()) != 0:
-            raise RuntimeError("tlrt_init: " + lib.tlrt_last_error(self.ctx).decode())
-        j, err = ctypes.c_void_p(), ctypes.c_void_p()
-        opt = JitOptions(None, b"sm_90a", self.ctx, False)
-        if lib.tlc_jit_create(ctypes.byref(opt), ctypes.byref(j), ctypes.byref(err)) != 0:
-            raise RuntimeError("tlc_jit_create: " + self._take(err))
-        self.jit = j
-        self.keep = []
-
-    def _take(self, err):
-        s = ctypes.string_at(err.value).decode() if err.value else ""
-        self.lib.tlc_free(err)
-        return s
-
-    def kernel(self, src, name, defines):
-        defs = (JitDefine * len(defines))(*[JitDefine(k.encode(), str(v).encode()) for k, v in defines.items()])
-        mod, k, err = ctypes.c_void_p(), ctypes.c_void_p(), ctypes.c_void_p()
-        data = src.encode()
-        st = self.lib.tlc_jit_load_kernel(self.jit, self.ctx, data, len(data), b"mla_decode.tl", defs, len(defines),
-                                          name.encode(), ctypes.byref(mod), ctypes.byref(k), ctypes.byref(err))
-        if st != 0:
-            raise RuntimeError(f"{name} {defines}: " + self._take(err))
-        self.keep.append(mod)
-        return k
-
-    def launcher(self, k, args):
-        """args: torch tensors (contiguous), Python floats (float32 scalars) and ints (int32)."""
-        shapes, items = [], []
-        for a in args:
-            if isinstance(a, torch.Tensor):
-                assert a.is_contiguous()
-                s = (ctypes.c_int64 * a.dim())(*a.shape)
-                shapes.append(s)
-                items.append(Arg(0, TLRT_DTYPE[a.dtype], a.data_ptr(), a.dim(), s, None, 0.0, 0))
-            elif isinstance(a, int):
-                items.append(Arg(1, TLRT_DTYPE[torch.int32], 0, 0, None, None, 0.0, a))
-            else:
-                items.append(Arg(1, TLRT_DTYPE[torch.float32], 0, 0, None, None, float(a), 0))
-        arr = (Arg * len(items))(*items)
-        launch, ctx, lib, n = self.lib.tlrt_launch, self.ctx, self.lib, len(items)
-
-        def run():
-            if launch(k, arr, n, None) != 0:
-                raise RuntimeError("tlrt_launch: " + lib.tlrt_last_error(ctx).decode())
-        run.keep = (shapes, arr, args)  # the tensors live as long as the launcher
-        return run
 
 
 def reference(q, kcache, block_table, seqlens, sm_scale, causal):
@@ -177,7 +96,8 @@ def main():
     t0 = torch.cuda.Event(enable_timing=True)
     t1 = torch.cuda.Event(enable_timing=True)
     t0.record()
-    ks = {n: tlc.kernel(src, n, {**defs, **(extra if n == "mla_decode_split" else {})})
+    ks = {n: tlc.kernel(src, n, {**defs, **(extra if n == "mla_decode_split" else {})}, arch="sm_90a",
+                        file="mla_decode.tl")
           for n in ("mla_decode_schedule", "mla_decode_split", "mla_decode_combine")}
     t1.record()
     sms = torch.cuda.get_device_properties(0).multi_processor_count

@@ -46,7 +46,6 @@ $TLC_RMSNORM_CONFIGS / $TLC_RMSNORM_SMALL_CONFIGS ("C:BLOCK_M:threads,..."),
 which tests/gpu/test_rmsnorm.c also reads.
 """
 import argparse
-import ctypes
 import json
 import math
 import os
@@ -58,6 +57,8 @@ import torch
 import torch.nn.functional as F
 from triton.testing import do_bench
 
+from tlc_ctypes import DTYPE_NAME, Tlc
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 EPS = 1e-5
 ROUNDS = 3  # alternating tlc / torch timings per small shape (median of each)
@@ -65,104 +66,6 @@ GRAPH_LAUNCHES = 32  # launches per captured graph (8 for sets of 256 MiB or mor
 GRAPH_MAX_SETS = 128  # at most this many rotated input/output sets (and launches) per graph
 GRAPH_MIN_MS = 2.0  # each timed region replays the graph at least this long
 GRAPH_REPEATS = 5  # timed regions per graph measurement (median)
-
-
-# ---------------------------------------------------------------- libtlc via ctypes
-class JitOptions(ctypes.Structure):
-    _fields_ = [("cache_dir", ctypes.c_char_p), ("arch", ctypes.c_char_p),
-                ("ctx", ctypes.c_void_p), ("disable_cache", ctypes.c_bool)]
-
-
-class JitDefine(ctypes.Structure):
-    _fields_ = [("name", ctypes.c_char_p), ("value", ctypes.c_char_p)]
-
-
-class Arg(ctypes.Structure):  # tlrt_arg (include/tlc/runtime.h)
-    _fields_ = [("kind", ctypes.c_int), ("dtype", ctypes.c_int), ("ptr", ctypes.c_uint64),
-                ("rank", ctypes.c_int), ("shape", ctypes.POINTER(ctypes.c_int64)),
-                ("strides", ctypes.POINTER(ctypes.c_int64)), ("f", ctypes.c_double), ("i", ctypes.c_int64)]
-
-
-TLRT_DTYPE = {torch.float16: 0, torch.bfloat16: 1}
-DTYPE_NAME = {torch.float16: "float16", torch.bfloat16: "bfloat16"}
-
-
-class Tlc:
-    def __init__(self, path):
-        self.lib = lib = ctypes.CDLL(path)
-        P = ctypes.POINTER
-        lib.tlrt_init.argtypes = [P(ctypes.c_void_p), ctypes.c_int]
-        lib.tlrt_last_error.restype = ctypes.c_char_p
-        lib.tlrt_last_error.argtypes = [ctypes.c_void_p]
-        lib.tlc_jit_create.argtypes = [P(JitOptions), P(ctypes.c_void_p), P(ctypes.c_void_p)]
-        lib.tlc_jit_load_kernel.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t,
-                                            ctypes.c_char_p, P(JitDefine), ctypes.c_int, ctypes.c_char_p,
-                                            P(ctypes.c_void_p), P(ctypes.c_void_p), P(ctypes.c_void_p)]
-        lib.tlc_jit_arch.restype = ctypes.c_char_p
-        lib.tlc_jit_arch.argtypes = [ctypes.c_void_p]
-        lib.tlc_free.argtypes = [ctypes.c_void_p]
-        lib.tlrt_launch.argtypes = [ctypes.c_void_p, P(Arg), ctypes.c_int, ctypes.c_void_p]
-        lib.tlrt_stream_from_handle.argtypes = [ctypes.c_void_p, ctypes.c_void_p, P(ctypes.c_void_p)]
-        lib.tlrt_stream_destroy.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
-        lib.tlrt_status_string.restype = ctypes.c_char_p
-        self.ctx = ctypes.c_void_p()
-        torch.cuda.init()  # torch and tlrt share the device's primary context
-        st = lib.tlrt_init(ctypes.byref(self.ctx), torch.cuda.current_device())
-        if st != 0:
-            raise RuntimeError("tlrt_init: " + lib.tlrt_last_error(self.ctx).decode())
-        self.jit = ctypes.c_void_p()
-        err = ctypes.c_void_p()
-        opt = JitOptions(None, None, self.ctx, False)
-        if lib.tlc_jit_create(ctypes.byref(opt), ctypes.byref(self.jit), ctypes.byref(err)) != 0:
-            raise RuntimeError("tlc_jit_create: " + self._take(err))
-        self.arch = lib.tlc_jit_arch(self.jit).decode()
-        self.keep = []  # modules stay loaded for the process
-        self.streams = {}  # CUstream handle -> tlrt_stream wrapper (not owned; kept for the process)
-
-    def stream(self, torch_stream=None):
-        """tlrt's wrapper of a torch stream (default: the current one)."""
-        handle = (torch.cuda.current_stream() if torch_stream is None else torch_stream).cuda_stream
-        if handle not in self.streams:
-            w = ctypes.c_void_p()
-            if self.lib.tlrt_stream_from_handle(self.ctx, ctypes.c_void_p(handle), ctypes.byref(w)) != 0:
-                raise RuntimeError("tlrt_stream_from_handle: " + self.lib.tlrt_last_error(self.ctx).decode())
-            self.streams[handle] = w
-        return self.streams[handle]
-
-    def _take(self, err):
-        s = ctypes.string_at(err.value).decode() if err.value else ""
-        self.lib.tlc_free(err)
-        return s
-
-    def kernel(self, src, name, defines):
-        defs = (JitDefine * len(defines))(*[JitDefine(k.encode(), str(v).encode()) for k, v in defines.items()])
-        mod, k, err = ctypes.c_void_p(), ctypes.c_void_p(), ctypes.c_void_p()
-        data = src.encode()
-        st = self.lib.tlc_jit_load_kernel(self.jit, self.ctx, data, len(data), b"rmsnorm.tl", defs, len(defines),
-                                          name.encode(), ctypes.byref(mod), ctypes.byref(k), ctypes.byref(err))
-        if st != 0:
-            raise RuntimeError(f"{name} {defines}: " + self._take(err))
-        self.keep.append(mod)
-        return k
-
-    def launcher(self, k, x, w, y, torch_stream=None):
-        """A no-argument callable that launches k on (x, w, y) on torch_stream (default:
-        torch's current stream when the launcher is made), args packed once."""
-        shape = (ctypes.c_int64 * 2)(*x.shape)
-        wshape = (ctypes.c_int64 * 1)(w.shape[0])
-        dt = TLRT_DTYPE[x.dtype]
-        args = (Arg * 3)(Arg(0, dt, x.data_ptr(), 2, shape, None, 0.0, 0),
-                         Arg(0, dt, w.data_ptr(), 1, wshape, None, 0.0, 0),
-                         Arg(0, dt, y.data_ptr(), 2, shape, None, 0.0, 0))
-        launch, ctx, lib, stream = self.lib.tlrt_launch, self.ctx, self.lib, self.stream(torch_stream)
-        keep = (shape, wshape, args)
-
-        def run():
-            st = launch(k, args, 3, stream)
-            if st != 0:
-                raise RuntimeError("tlrt_launch: " + lib.tlrt_last_error(ctx).decode())
-        run.keep = keep
-        return run
 
 
 # ---------------------------------------------------------------- configs
@@ -323,7 +226,7 @@ class GraphPair:
             self.ws.append(wj)
         self.ys = [torch.full_like(x, float("nan")) for _ in range(self.k)]
         self.op = op
-        runs = [tlc.launcher(k, self.xs[j], self.ws[j], self.ys[j], side) for j in range(self.k)]
+        runs = [tlc.launcher(k, [self.xs[j], self.ws[j], self.ys[j]], side) for j in range(self.k)]
         side.wait_stream(torch.cuda.current_stream())
         with torch.cuda.stream(side):  # torch's warm-up before capture, as its docs ask
             op(x, w)
@@ -372,8 +275,9 @@ def time_config(tlc, src, x, w, y, refs, bm, thr, dtype, quick=True):
     """tlc's times (us) of both kernels with (BLOCK_M, threads) on x, after checking them; raises RuntimeError."""
     out = []
     for name in ("rmsnorm", "rmsnorm_silu"):
-        k = tlc.kernel(src, name, {"C": x.shape[1], "BLOCK_M": bm, "threads": thr, "dtype": DTYPE_NAME[dtype]})
-        run = tlc.launcher(k, x, w, y)
+        k = tlc.kernel(src, name, {"C": x.shape[1], "BLOCK_M": bm, "threads": thr, "dtype": DTYPE_NAME[dtype]},
+                       file="rmsnorm.tl")
+        run = tlc.launcher(k, [x, w, y])
         y.fill_(float("nan"))
         run()
         bad, _ = check(y, refs[name])
@@ -541,10 +445,11 @@ def main():
         seed = rows * 131 + C
         try:
             if key not in kcache:
-                kcache[key] = tlc.kernel(src, name, {"C": C, "BLOCK_M": bm, "threads": thr, "dtype": DTYPE_NAME[dtype]})
+                kcache[key] = tlc.kernel(src, name, {"C": C, "BLOCK_M": bm, "threads": thr, "dtype": DTYPE_NAME[dtype]},
+                                         file="rmsnorm.tl")
             x, w = make_inputs(rows, C, dtype, seed)
             y = torch.full_like(x, float("nan"))
-            run = tlc.launcher(kcache[key], x, w, y)  # on torch's current stream
+            run = tlc.launcher(kcache[key], [x, w, y])  # on torch's current stream
             op = (lambda a, b: F.silu(F.rms_norm(a, (C,), b, EPS))) if silu else (lambda a, b: F.rms_norm(a, (C,), b, EPS))
             torch_fn = lambda: op(x, w)  # noqa: E731
             run()
