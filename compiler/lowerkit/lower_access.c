@@ -93,6 +93,10 @@ int64_t tlc_op_scratch(tlc_lower_ctx *lc, const tir_stmt *op, int64_t bytes) {
     return p->offset;
 }
 
+void tlc_op_scratch_barrier(tlc_lower_ctx *lc, const tir_stmt *op) {
+    if (lc->scratch_hit < 0 || lc->scratch_clear != op) tlc_emit(lc, th_barrier(lc->a));
+}
+
 /* ---------------- fragments ---------------- */
 void tlc_frag_thread_index(tlc_lower_ctx *lc, const tlc_fragment *f, th_expr **out) {
     th_expr *tid = th_read(lc->a, lc->tid);

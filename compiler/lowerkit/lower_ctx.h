@@ -45,7 +45,8 @@ typedef struct tlc_lower_ctx {
     int64_t smem_top;     /* dynamic shared bytes allocated so far (buffers + scratch) */
     bool in_parallel;
     th_expr **stage_off;  /* buffer id -> byte offset of the current pipeline stage (NULL: none) */
-    bool *async_written;  /* buffer id -> filled only by TMA (async proxy) in the current Pipelined loop */
+    bool *smem_unfenced;  /* shared effect id (transform/lower.c) -> written by ordinary stores since the
+                           * last fence.proxy.async: the async proxy (wgmma) may not see the bytes yet */
     tlc_tmap_use *tmaps; int ntmaps; /* TMA descriptors (kernel params after the scalars) */
     struct tlc_ws_plan *ws; /* non-NULL: the kernel is split into producer / consumer warpgroups */
     int wgmma_inflight;     /* wgmma groups a gemm may leave in flight (wait_group N at its end) */
@@ -56,6 +57,7 @@ typedef struct tlc_lower_ctx {
     int64_t *sym_multiple;
     const tlc_kernel_plan *plan; /* the kernel's plan (transform/plan.c) */
     int scratch_hit;             /* the planned scratch the op being lowered took (-1: none) */
+    const tir_stmt *scratch_clear; /* the op whose planned scratch no access since the last barrier touches */
     /* The driver's statement lowering (transform/lower.c), for ops that
      * lower the statements nested in them (a Parallel loop's body). */
     void (*lower_stmt)(tlc_lower_ctx *lc, const tir_stmt *s);
@@ -136,4 +138,7 @@ int64_t tlc_scratch(tlc_lower_ctx *lc, int64_t bytes);
  * a block barrier before writing it; sets lc->scratch_hit), else fresh
  * bytes. */
 int64_t tlc_op_scratch(tlc_lower_ctx *lc, const tir_stmt *op, int64_t bytes);
+/* The block barrier an op emits before writing the scratch it took, left
+ * out when the driver found nothing pending on that planned scratch. */
+void tlc_op_scratch_barrier(tlc_lower_ctx *lc, const tir_stmt *op);
 #endif

@@ -7,10 +7,15 @@ const tlc_pipe_plan *tlc_plan_pipe(const tlc_kernel_plan *p, const tir_stmt *loo
     return NULL;
 }
 
-const tlc_gemm_plan *tlc_plan_gemm(const tlc_kernel_plan *p, const tir_stmt *op) {
+const tlc_gemm_op_plan *tlc_plan_gemm_op(const tlc_kernel_plan *p, const tir_stmt *op) {
     for (int i = 0; p && i < p->ngemms; i++)
-        if (p->gemms[i].op == op) return &p->gemms[i].inst;
+        if (p->gemms[i].op == op) return &p->gemms[i];
     return NULL;
+}
+
+const tlc_gemm_plan *tlc_plan_gemm(const tlc_kernel_plan *p, const tir_stmt *op) {
+    const tlc_gemm_op_plan *g = tlc_plan_gemm_op(p, op);
+    return g ? &g->inst : NULL;
 }
 
 static const tlc_smem_scratch *scratch_of(const tlc_smem_scratch *v, int n, const tir_stmt *op) {

@@ -21,10 +21,15 @@ typedef struct tlc_pipe_plan {
     int64_t mbar; /* TMA without warp specialization: byte offset of the stages' mbarriers (else -1) */
 } tlc_pipe_plan;
 
-/* One gemm: its instruction and how the warps (warpgroups) split it. */
+/* One gemm: its instruction and how the warps (warpgroups) split it.
+ * Two wgmma gemms in a row into the same accumulator, split the same way,
+ * form a chain: the first leaves its wgmmas in flight (no wait_group) and
+ * the second accumulates onto them, as the k steps of one gemm do. */
 typedef struct tlc_gemm_op_plan {
     const tir_stmt *op;
     tlc_gemm_plan inst;
+    bool chain_next; /* the next statement is a gemm that continues this one's wgmmas */
+    bool chain_prev; /* this gemm continues the previous statement's wgmmas */
 } tlc_gemm_op_plan;
 
 /* Warp specialization (transform/warp_specialize.c): a producer warpgroup
@@ -72,6 +77,7 @@ typedef struct tlc_kernel_plan {
  * of an op's scratch (NULL: none planned). */
 const tlc_pipe_plan *tlc_plan_pipe(const tlc_kernel_plan *p, const tir_stmt *loop);
 const tlc_gemm_plan *tlc_plan_gemm(const tlc_kernel_plan *p, const tir_stmt *op);
+const tlc_gemm_op_plan *tlc_plan_gemm_op(const tlc_kernel_plan *p, const tir_stmt *op);
 const tlc_smem_scratch *tlc_plan_scratch(const tlc_kernel_plan *p, const tir_stmt *op);
 const tlc_smem_scratch *tlc_plan_fresh_scratch(const tlc_kernel_plan *p, const tir_stmt *op);
 #endif

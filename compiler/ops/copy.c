@@ -498,7 +498,7 @@ static void copy_lower(tlc_lower_ctx *lc, const tir_stmt *s) {
         tmp->layout->offset = tlc_op_scratch(lc, s, tmp->layout->bytes);
         tlc_emit(lc, th_comment(a, tlc_arena_printf(a, "layout conversion %s -> %s through shared memory", src->name, dst->name)));
         for (int d = 0; d < S->rank; d++) idims[d] = d;
-        tlc_emit(lc, th_barrier(a));
+        tlc_op_scratch_barrier(lc, s);
         side_init(lc, &a_side, src, rs, S, idims, S->rank);
         side_init(lc, &b_side, tmp, NULL, S, idims, S->rank);
         emit_copy(lc, S, &a_side, &b_side, false, s->loc);

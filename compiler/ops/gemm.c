@@ -321,12 +321,10 @@ static void lower_wgmma(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_gemm_pla
     bool a_kmajor = !ta, b_kmajor = tb;
     const char *ty = A->dtype == TIR_BF16 ? "bf16" : "f16";
     th_var *acc = lc->regs[C->id];
-    /* operands written by ordinary stores must be made visible to the async proxy */
-    bool need_fence = !(lc->async_written && lc->async_written[A->id] && lc->async_written[B->id]);
-    if (need_fence) {
-        tlc_emit_ptx(lc, tlc_ptx_fence_proxy_async(), NULL, 0, NULL, 0);
-        tlc_emit(lc, th_barrier(a));
-    }
+    /* The driver (transform/lower.c) has made the shared operands visible
+     * to the async proxy: fence.proxy.async and a barrier after the
+     * ordinary stores that wrote them. */
+    const tlc_gemm_op_plan *chain = tlc_plan_gemm_op(lc->plan, s);
     th_expr *tid = th_read(a, lc->tid);
     th_expr *wg = tlc_let(lc, "wg", th_bin(a, THB_UDIV, tid, tlc_i32(lc, 128)));
     th_expr *um = th_bin(a, THB_UREM, wg, tlc_i32(lc, p->units_m)), *un = th_bin(a, THB_UDIV, wg, tlc_i32(lc, p->units_m));
@@ -345,7 +343,9 @@ static void lower_wgmma(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_gemm_pla
     for (int i = 0; i < nregs; i++) d[i] = scalar_tmp(lc, "d", TH_F32);
     th_expr **args = TLC_NEW_ARRAY(a, th_expr *, (size_t)nregs + 2);
 
-    fence_acc(lc, C);
+    /* a chained gemm's accumulators are still the previous gemm's wgmma
+     * outputs in flight: nothing may touch them */
+    if (!chain->chain_prev) fence_acc(lc, C);
     tlc_emit_ptx(lc, tlc_ptx_wgmma_fence(), NULL, 0, NULL, 0);
     int mreps = p->tile_m / 64, chunks = p->tile_n / p->inst_n, ksteps = p->k / 16;
     for (int ks = 0; ks < ksteps; ks++)
@@ -363,6 +363,7 @@ static void lower_wgmma(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_gemm_pla
                 for (int i = 0; i < nregs; i++) tlc_emit(lc, th_assign(a, acc, tlc_i32(lc, base + i), th_read(a, d[i])));
             }
     tlc_emit_ptx(lc, tlc_ptx_wgmma_commit(), NULL, 0, NULL, 0);
+    if (chain->chain_next) return; /* the next gemm waits for both */
     /* a warp-specialized consumer keeps the last group in flight while it
      * waits for the next stage (warp_specialize.c drains it) */
     tlc_wgmma_wait(lc, C, lc->wgmma_inflight);

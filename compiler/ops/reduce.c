@@ -172,7 +172,7 @@ static void reduce_lower(tlc_lower_ctx *lc, const tir_stmt *s) {
         int64_t T = lc->k->threads;
         int64_t off = tlc_op_scratch(lc, s, nd * T * 4);
         th_expr *tid = th_read(a, lc->tid);
-        tlc_emit(lc, th_barrier(a));
+        tlc_op_scratch_barrier(lc, s);
         for (int64_t ds = 0; ds < nd; ds++) {
             th_expr *byte = th_bin(a, THB_MUL, th_bin(a, THB_ADD, tid, tlc_i32(lc, ds * T)), tlc_i32(lc, 4));
             tlc_emit(lc, th_store(a, th_shared_ptr(a, th_bin(a, THB_ADD, byte, tlc_i32(lc, off))),

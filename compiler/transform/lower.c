@@ -33,17 +33,41 @@ static void mark_access(const tir_access *acc, void *ctx) {
     e->any = true;
 }
 
-static void stmt_effects(const tir_stmt *s, effects *e) { tir_stmt_accesses(s, mark_access, e); }
+/* A tile op with planned scratch writes and then reads it (within its own
+ * barriers); the scratch's bytes may be reused by other buffers. */
+static void scratch_effects(const tlc_lower_ctx *lc, const tir_stmt *s, effects *e) {
+    if (!s) return;
+    switch (s->kind) {
+    case TS_SEQ:
+        for (int i = 0; i < s->u.seq.n; i++) scratch_effects(lc, s->u.seq.stmts[i], e);
+        return;
+    case TS_FOR: scratch_effects(lc, s->u.for_.body, e); break;
+    case TS_IF:
+        scratch_effects(lc, s->u.if_.then, e);
+        scratch_effects(lc, s->u.if_.els, e);
+        return;
+    default: break;
+    }
+    const tlc_smem_scratch *p = tlc_plan_scratch(lc->plan, s);
+    if (!p) return;
+    int id = lc->k->nbuffers + (int)(p - lc->plan->smem.scratch);
+    e->r[id] = e->w[id] = e->any = true;
+}
+
+static void stmt_effects(const tlc_lower_ctx *lc, const tir_stmt *s, effects *e) {
+    tir_stmt_accesses(s, mark_access, e);
+    scratch_effects(lc, s, e);
+}
 
 /* The effects of s without those of statement `skip` (reached through
  * sequences). */
-static void stmt_effects_except(const tir_stmt *s, const tir_stmt *skip, effects *e) {
+static void stmt_effects_except(const tlc_lower_ctx *lc, const tir_stmt *s, const tir_stmt *skip, effects *e) {
     if (!s || s == skip) return;
     if (s->kind != TS_SEQ) {
-        stmt_effects(s, e);
+        stmt_effects(lc, s, e);
         return;
     }
-    for (int i = 0; i < s->u.seq.n; i++) stmt_effects_except(s->u.seq.stmts[i], skip, e);
+    for (int i = 0; i < s->u.seq.n; i++) stmt_effects_except(lc, s->u.seq.stmts[i], skip, e);
 }
 
 static bool conflicts(const effects *pending, int j, bool write) { return pending->w[j] || (write && pending->r[j]); }
@@ -74,6 +98,57 @@ static void clear(const tlc_lower_ctx *lc, effects *e) {
     e->any = false;
 }
 
+/* ---------------- the async proxy ---------------- */
+/* wgmma reads its shared operands through the async proxy, which sees
+ * ordinary stores only after a fence.proxy.async by the storing threads
+ * (and other threads' stores only after a barrier behind that fence).
+ * lc->smem_unfenced holds the effect ids written by ordinary stores since
+ * the last fence; a wgmma reading one of them (or bytes overlapping one)
+ * gets the fence and a barrier first. TMA writes go through the async proxy
+ * and need neither. */
+static size_t unfenced_bytes(const tlc_lower_ctx *lc) { return sizeof(bool) * ((size_t)effect_ids(lc) + 1); }
+
+static bool unfenced_id(const tlc_lower_ctx *lc, int id) {
+    if (lc->smem_unfenced[id]) return true;
+    for (int j = 0; j < lc->plan->smem.nalias[id]; j++)
+        if (lc->smem_unfenced[lc->plan->smem.alias[id][j]]) return true;
+    return false;
+}
+
+static bool any_unfenced(const tlc_lower_ctx *lc) {
+    for (int i = 0, n = effect_ids(lc); i < n; i++)
+        if (lc->smem_unfenced[i]) return true;
+    return false;
+}
+
+/* s reads through the async proxy bytes that ordinary stores wrote unfenced. */
+static bool reads_unfenced(const tlc_lower_ctx *lc, const tir_stmt *s) {
+    if (s->kind != TS_GEMM) return false;
+    const tlc_gemm_plan *g = tlc_plan_gemm(lc->plan, s);
+    if (!g || g->inst != TLC_INST_WGMMA) return false;
+    const tir_buffer *A = s->u.gemm.a.buf, *B = s->u.gemm.b.buf;
+    return (A->scope == TIR_SCOPE_SHARED && unfenced_id(lc, A->id)) || unfenced_id(lc, B->id);
+}
+
+static void fence_proxy(tlc_lower_ctx *lc) {
+    tlc_emit_ptx(lc, tlc_ptx_fence_proxy_async(), NULL, 0, NULL, 0);
+    memset(lc->smem_unfenced, 0, unfenced_bytes(lc));
+}
+
+static void mark_unfenced(tlc_lower_ctx *lc, const effects *e) {
+    for (int i = 0, n = effect_ids(lc); i < n; i++) lc->smem_unfenced[i] |= e->w[i];
+}
+
+static bool *unfenced_copy(tlc_lower_ctx *lc) {
+    bool *c = TLC_NEW_ARRAY(lc->a, bool, (size_t)effect_ids(lc) + 1);
+    memcpy(c, lc->smem_unfenced, unfenced_bytes(lc));
+    return c;
+}
+
+static void unfenced_union(tlc_lower_ctx *lc, const bool *other) {
+    for (int i = 0, n = effect_ids(lc); i < n; i++) lc->smem_unfenced[i] |= other[i];
+}
+
 /* Lowers a tile-level statement list, tracking shared-memory accesses since
  * the last barrier in `pending` (bar.sync whenever a statement would race
  * with them; every thread reaches tile-level code, so barriers are safe). */
@@ -81,11 +156,24 @@ static void lower_tile_stmt(tlc_lower_ctx *lc, const tir_stmt *s, effects *pendi
 
 static void barrier_if_needed(tlc_lower_ctx *lc, const tir_stmt *s, effects *pending) {
     effects e = effects_new(lc);
-    stmt_effects(s, &e);
-    if (hazard(lc, pending, &e)) {
+    stmt_effects(lc, s, &e);
+    bool fence = reads_unfenced(lc, s);
+    if (fence) fence_proxy(lc);
+    if (fence || hazard(lc, pending, &e)) {
         tlc_emit(lc, th_barrier(lc->a));
         clear(lc, pending);
     }
+}
+
+/* Nothing pending touches the bytes of s's planned scratch: s may write it
+ * without a barrier first (tlc_op_scratch_barrier). */
+static bool scratch_untouched(tlc_lower_ctx *lc, const tir_stmt *s, const effects *pending) {
+    const tlc_smem_scratch *p = tlc_plan_scratch(lc->plan, s);
+    if (!p) return false;
+    effects e = effects_new(lc);
+    e.w[lc->k->nbuffers + (int)(p - lc->plan->smem.scratch)] = true;
+    e.any = true;
+    return !hazard(lc, pending, &e);
 }
 
 static th_var *loop_slot(tlc_lower_ctx *lc, const tir_var *v) {
@@ -99,14 +187,25 @@ static th_var *loop_slot(tlc_lower_ctx *lc, const tir_var *v) {
  * a barrier (its stage is visible, and everyone is done with the stage the
  * next loads overwrite), the loads of iteration ko+stages-1, and the body
  * without its pipelined copies, reading stage ko % stages. */
+/* Every version of the loop starts from the unfenced state `entry` and
+ * adds what it leaves to `exit`. */
+typedef struct pipe_versions {
+    const bool *entry;
+    bool *exit;
+} pipe_versions;
+
 static void lower_pipelined_version(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_pipe_plan *pp, effects *pending,
-                                    int align_mode) {
+                                    int align_mode, const pipe_versions *pv) {
     tlc_arena *a = lc->a;
     const tir_var *v = s->u.for_.vars[0];
     th_var *tv = loop_slot(lc, v);
     int S = pp->stages;
     tlc_emit(lc, th_comment(a, tlc_arena_printf(a, "Pipelined loop over %s: %d stages, %d copies by %s", v->name, S,
                                                 pp->ncopies, pp->tma ? "TMA" : "cp.async")));
+    memcpy(lc->smem_unfenced, pv->entry, unfenced_bytes(lc));
+    /* the barrier every version starts with also publishes what was
+     * stored before the loop to the async proxy, once */
+    if (any_unfenced(lc)) fence_proxy(lc);
     tlc_emit(lc, th_barrier(a));
     clear(lc, pending);
     tlc_pipe_state ps = {.plan = pp, .loop = s, .align_mode = align_mode};
@@ -126,6 +225,16 @@ static void lower_pipelined_version(tlc_lower_ctx *lc, const tir_stmt *s, const 
     effects inner = effects_new(lc);
     const tir_stmt *body = s->u.for_.body;
     int n = body->kind == TS_SEQ ? body->u.seq.n : 1;
+    /* at the top of an iteration, what the previous one stored may be
+     * unfenced, and so are stages cp.async filled (ordinary stores) */
+    effects carried = effects_new(lc);
+    for (int i = 0; i < n; i++) {
+        const tir_stmt *x = body->kind == TS_SEQ ? body->u.seq.stmts[i] : body;
+        bool pipelined = false;
+        for (int c = 0; c < pp->ncopies; c++) pipelined |= pp->copies[c] == x;
+        if (!pipelined || !pp->tma) stmt_effects(lc, x, &carried);
+    }
+    mark_unfenced(lc, &carried);
     for (int i = 0; i < n; i++) {
         const tir_stmt *x = body->kind == TS_SEQ ? body->u.seq.stmts[i] : body;
         bool pipelined = false;
@@ -137,23 +246,25 @@ static void lower_pipelined_version(tlc_lower_ctx *lc, const tir_stmt *s, const 
     tlc_emit(lc, th_for(a, tv, tlc_i32(lc, 0), ps.n, 1, false, b));
     tlc_pipe_end(lc, &ps);
     merge(lc, pending, &inner); /* what the last iteration left unsynchronized */
+    unfenced_union(lc, pv->exit);
+    memcpy(pv->exit, lc->smem_unfenced, unfenced_bytes(lc));
 }
 
 /* Copies over symbolic row lengths (`aligned`: tlc_pipe_aligned_cond): one
  * version of the loop for 16-byte aligned rows (cp.async only), one for the
  * rest (lower_pipeline.c). */
 static void lower_pipelined_masked(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_pipe_plan *pp, effects *pending,
-                                   th_expr *aligned) {
+                                   th_expr *aligned, const pipe_versions *pv) {
     if (!aligned) {
-        lower_pipelined_version(lc, s, pp, pending, TLC_PIPE_ALIGN_CHECK);
+        lower_pipelined_version(lc, s, pp, pending, TLC_PIPE_ALIGN_CHECK, pv);
         return;
     }
     aligned = tlc_let(lc, "al16", aligned);
     tlc_ptrvec *saved = tlc_lower_begin(lc);
-    lower_pipelined_version(lc, s, pp, pending, TLC_PIPE_ALIGN_ASSUMED);
+    lower_pipelined_version(lc, s, pp, pending, TLC_PIPE_ALIGN_ASSUMED, pv);
     th_stmt *fast = tlc_lower_end(lc, saved);
     saved = tlc_lower_begin(lc);
-    lower_pipelined_version(lc, s, pp, pending, TLC_PIPE_ALIGN_FALLBACK);
+    lower_pipelined_version(lc, s, pp, pending, TLC_PIPE_ALIGN_FALLBACK, pv);
     th_stmt *slow = tlc_lower_end(lc, saved);
     tlc_emit(lc, th_if(lc->a, aligned, fast, slow));
 }
@@ -165,18 +276,20 @@ static void lower_pipelined_masked(tlc_lower_ctx *lc, const tir_stmt *s, const t
 static void lower_pipelined_for(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_pipe_plan *pp, effects *pending) {
     th_expr *aligned = tlc_pipe_aligned_cond(lc, pp);
     th_expr *interior = tlc_pipe_interior_cond(lc, pp, s);
+    pipe_versions pv = {unfenced_copy(lc), TLC_NEW_ARRAY(lc->a, bool, (size_t)effect_ids(lc) + 1)};
     if (!interior) {
-        lower_pipelined_masked(lc, s, pp, pending, aligned);
-        return;
+        lower_pipelined_masked(lc, s, pp, pending, aligned, &pv);
+    } else {
+        interior = tlc_let(lc, "interior", tlc_and(lc, interior, aligned));
+        tlc_ptrvec *saved = tlc_lower_begin(lc);
+        lower_pipelined_version(lc, s, pp, pending, TLC_PIPE_INTERIOR, &pv);
+        th_stmt *fast = tlc_lower_end(lc, saved);
+        saved = tlc_lower_begin(lc);
+        lower_pipelined_masked(lc, s, pp, pending, aligned, &pv);
+        th_stmt *edge = tlc_lower_end(lc, saved);
+        tlc_emit(lc, th_if(lc->a, interior, fast, edge));
     }
-    interior = tlc_let(lc, "interior", tlc_and(lc, interior, aligned));
-    tlc_ptrvec *saved = tlc_lower_begin(lc);
-    lower_pipelined_version(lc, s, pp, pending, TLC_PIPE_INTERIOR);
-    th_stmt *fast = tlc_lower_end(lc, saved);
-    saved = tlc_lower_begin(lc);
-    lower_pipelined_masked(lc, s, pp, pending, aligned);
-    th_stmt *edge = tlc_lower_end(lc, saved);
-    tlc_emit(lc, th_if(lc->a, interior, fast, edge));
+    memcpy(lc->smem_unfenced, pv.exit, unfenced_bytes(lc));
 }
 
 static bool holds_pipelined_loop(const tir_stmt *s) {
@@ -200,7 +313,7 @@ static void lower_serial_for(tlc_lower_ctx *lc, const tir_stmt *s, effects *pend
          * body uses shared memory too: then it also keeps one persistent
          * tile's accesses from racing the next tile's. */
         effects rest = effects_new(lc);
-        stmt_effects_except(lc->k->body, s, &rest);
+        stmt_effects_except(lc, lc->k->body, s, &rest);
         if (rest.any) tlc_emit(lc, th_barrier(lc->a));
         clear(lc, pending);
         return;
@@ -225,13 +338,17 @@ static void lower_serial_for(tlc_lower_ctx *lc, const tir_stmt *s, effects *pend
         lc->var_known[v->id] = n > 0;
     }
     effects body = effects_new(lc);
-    stmt_effects(s->u.for_.body, &body);
+    stmt_effects(lc, s->u.for_.body, &body);
     if (hazard(lc, pending, &body)) {
         tlc_emit(lc, th_barrier(lc->a));
         clear(lc, pending);
     }
     effects inner = effects_new(lc);
     merge(lc, &inner, pending);
+    /* an iteration may start with what the previous one stored unfenced;
+     * after the loop, either that or (no iteration) what came before it */
+    bool *entry_unfenced = unfenced_copy(lc);
+    mark_unfenced(lc, &body);
     tlc_ptrvec *saved = tlc_lower_begin(lc);
     if (!lc->in_parallel && holds_pipelined_loop(s->u.for_.body)) {
         /* A loop around a Pipelined loop (MLA's walk over sequences) runs a
@@ -265,6 +382,7 @@ static void lower_serial_for(tlc_lower_ctx *lc, const tir_stmt *s, effects *pend
     }
     tlc_emit(lc, loop);
     merge(lc, pending, &inner);
+    unfenced_union(lc, entry_unfenced);
     lc->var_known[v->id] = false;
 }
 
@@ -286,15 +404,19 @@ static void lower_tile_stmt(tlc_lower_ctx *lc, const tir_stmt *s, effects *pendi
         effects e1 = effects_new(lc), e2 = effects_new(lc);
         merge(lc, &e1, pending);
         merge(lc, &e2, pending);
+        bool *before = unfenced_copy(lc);
         tlc_ptrvec *saved = tlc_lower_begin(lc);
         lower_tile_stmt(lc, s->u.if_.then, &e1);
         th_stmt *t = tlc_lower_end(lc, saved);
         th_stmt *el = NULL;
+        bool *after_then = unfenced_copy(lc);
+        memcpy(lc->smem_unfenced, before, unfenced_bytes(lc));
         if (s->u.if_.els) {
             saved = tlc_lower_begin(lc);
             lower_tile_stmt(lc, s->u.if_.els, &e2);
             el = tlc_lower_end(lc, saved);
         }
+        unfenced_union(lc, after_then);
         tlc_emit(lc, th_if(lc->a, c, t, el));
         clear(lc, pending);
         merge(lc, pending, &e1);
@@ -305,17 +427,21 @@ static void lower_tile_stmt(tlc_lower_ctx *lc, const tir_stmt *s, effects *pendi
     }
     if (!lc->in_parallel) barrier_if_needed(lc, s, pending);
     lc->scratch_hit = -1;
+    lc->scratch_clear = !lc->in_parallel && scratch_untouched(lc, s, pending) ? s : NULL;
     tlc_lower_stmt(lc, s);
+    lc->scratch_clear = NULL;
     effects e = effects_new(lc);
-    stmt_effects(s, &e);
+    tir_stmt_accesses(s, mark_access, &e);
     if (lc->scratch_hit >= 0 && !lc->in_parallel) {
-        /* The op barriered before writing its planned scratch, and read it
-         * after a second barrier: only those reads are left unsynchronized. */
+        /* The op wrote its planned scratch and read it after a barrier:
+         * only those reads are left unsynchronized. */
         clear(lc, pending);
+        lc->smem_unfenced[lc->k->nbuffers + lc->scratch_hit] = true;
         e.r[lc->k->nbuffers + lc->scratch_hit] = true;
         e.any = true;
     }
     lc->scratch_hit = -1;
+    if (!lc->in_parallel) mark_unfenced(lc, &e);
     merge(lc, pending, &e);
 }
 
@@ -437,6 +563,7 @@ static th_kernel *lower_kernel(const tir_module *m, int index, tlrt_kernel_meta 
     lc->smem_top = lc->plan->smem_bytes;
     tk->min_blocks_per_sm = lc->plan->min_blocks_per_sm;
     lc->scratch_hit = -1;
+    lc->smem_unfenced = TLC_NEW_ARRAY(a, bool, (size_t)effect_ids(lc) + 1);
     size_t nv = (size_t)k->nvars + 1, nb = (size_t)k->nbuffers + 1;
     lc->var_expr = TLC_NEW_ARRAY(a, th_expr *, nv);
     lc->var_slot = TLC_NEW_ARRAY(a, th_var *, nv);

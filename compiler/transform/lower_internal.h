@@ -47,7 +47,7 @@ void tlc_pipe_begin(tlc_lower_ctx *lc, tlc_pipe_state *ps);
 void tlc_pipe_issue(tlc_lower_ctx *lc, tlc_pipe_state *ps, th_expr *it, th_expr *stage);
 void tlc_pipe_wait(tlc_lower_ctx *lc, tlc_pipe_state *ps, th_expr *it, th_expr *stage);
 void tlc_pipe_end(tlc_lower_ctx *lc, tlc_pipe_state *ps);
-/* stage_off / async_written for the plan's buffers at `stage` (NULL: clear). */
+/* stage_off for the plan's buffers at `stage` (NULL: clear). */
 void tlc_pipe_set_stage(tlc_lower_ctx *lc, const tlc_pipe_plan *pp, th_expr *stage);
 
 /* ---------------- warp specialization (warp_specialize.c) ---------------- */

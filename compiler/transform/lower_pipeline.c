@@ -101,14 +101,10 @@ static const tlc_tmap_use *tmap_of(const tlc_lower_ctx *lc, const tir_stmt *copy
 
 /* ---------------- stages ---------------- */
 void tlc_pipe_set_stage(tlc_lower_ctx *lc, const tlc_pipe_plan *pp, th_expr *stage) {
-    if (!lc->stage_off) {
-        lc->stage_off = TLC_NEW_ARRAY(lc->a, th_expr *, (size_t)lc->k->nbuffers + 1);
-        lc->async_written = TLC_NEW_ARRAY(lc->a, bool, (size_t)lc->k->nbuffers + 1);
-    }
+    if (!lc->stage_off) lc->stage_off = TLC_NEW_ARRAY(lc->a, th_expr *, (size_t)lc->k->nbuffers + 1);
     for (int i = 0; i < pp->ncopies; i++) {
         const tir_buffer *b = pp->copies[i]->u.copy.dst.buf;
         lc->stage_off[b->id] = stage ? th_bin(lc->a, THB_MUL, stage, tlc_i32(lc, b->layout->bytes)) : NULL;
-        lc->async_written[b->id] = stage && pp->tma;
     }
 }
 

@@ -3,7 +3,7 @@
  *   1. Pipelined loops: stages, the copies that get a buffer per stage, the
  *      copy engine (pipeline_plan.c);
  *   2. gemms: instruction and warp split (ops/gemm.c's rule, the one layout
- *      inference used for the accumulators);
+ *      inference used for the accumulators), and which wgmma gemms chain;
  *   3. warp specialization: which loop (warp_specialize.c);
  *   4. shared memory: buffers and tile-op scratch by liveness
  *      (shared_alloc.c), then the mbarriers: the warp-specialized loop's
@@ -36,6 +36,36 @@ static bool plan_gemms(tlc_kernel_plan *p, const tir_kernel *k, tlc_arena *a, tl
     }
     tlc_ptrvec_free(&ops);
     return ok;
+}
+
+/* Chains (plan.h): b directly after a in a sequence, both wgmma into the
+ * same accumulator with the same instruction and warp split, b adding onto
+ * it (clear_accum would write the registers while a's wgmmas run). */
+static void plan_gemm_chains(tlc_kernel_plan *p, const tir_stmt *s) {
+    if (!s) return;
+    switch (s->kind) {
+    case TS_SEQ:
+        for (int i = 0; i < s->u.seq.n; i++) {
+            plan_gemm_chains(p, s->u.seq.stmts[i]);
+            if (i + 1 == s->u.seq.n) break;
+            const tir_stmt *x = s->u.seq.stmts[i], *y = s->u.seq.stmts[i + 1];
+            tlc_gemm_op_plan *a = x->kind == TS_GEMM ? (tlc_gemm_op_plan *)tlc_plan_gemm_op(p, x) : NULL;
+            tlc_gemm_op_plan *b = y->kind == TS_GEMM ? (tlc_gemm_op_plan *)tlc_plan_gemm_op(p, y) : NULL;
+            if (!a || !b || a->inst.inst != TLC_INST_WGMMA || b->inst.inst != TLC_INST_WGMMA) continue;
+            if (x->u.gemm.c.buf != y->u.gemm.c.buf || y->u.gemm.clear_accum) continue;
+            if (a->inst.units_m != b->inst.units_m || a->inst.units_n != b->inst.units_n ||
+                a->inst.tile_m != b->inst.tile_m || a->inst.tile_n != b->inst.tile_n)
+                continue;
+            a->chain_next = b->chain_prev = true;
+        }
+        return;
+    case TS_FOR: plan_gemm_chains(p, s->u.for_.body); return;
+    case TS_IF:
+        plan_gemm_chains(p, s->u.if_.then);
+        plan_gemm_chains(p, s->u.if_.els);
+        return;
+    default: return;
+    }
 }
 
 /* Blocks per SM the kernel is compiled for: the warp-specialized split's,
@@ -79,6 +109,7 @@ static bool plan_kernel(tir_kernel *k, tlc_arch arch, tlc_arena *a, tlc_diag *di
     p->arch = arch;
     tlc_plan_pipelines(p, k, a);
     if (!plan_gemms(p, k, a, diag)) return false;
+    plan_gemm_chains(p, k->body);
     tlc_plan_warp_specialization(p, k);
     tlc_plan_shared_memory(p, k, a);
     int64_t top = p->smem.top; /* the end of every buffer and planned scratch */

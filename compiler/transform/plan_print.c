@@ -29,8 +29,9 @@ static void print_gemm(tlc_strbuf *sb, const tlc_gemm_op_plan *g) {
                   g->op->u.gemm.b.buf->name, g->op->u.gemm.c.buf->name);
     if (wg) tlc_sb_printf(sb, "wgmma m64n%dk16", p->inst_n);
     else tlc_sb_puts(sb, "mma.sync m16n8k16");
-    tlc_sb_printf(sb, ", %s, %d x %d %s of %d x %d\n", tir_policy_name(p->policy), p->units_m, p->units_n,
-                  wg ? "warpgroups" : "warps", p->tile_m, p->tile_n);
+    tlc_sb_printf(sb, ", %s, %d x %d %s of %d x %d%s\n", tir_policy_name(p->policy), p->units_m, p->units_n,
+                  wg ? "warpgroups" : "warps", p->tile_m, p->tile_n,
+                  g->chain_next ? ", in flight into the next gemm" : "");
 }
 
 static void print_ws(tlc_strbuf *sb, const tlc_ws_decision *w) {

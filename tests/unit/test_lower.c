@@ -50,8 +50,10 @@ static void test_rmsnorm(void **state) {
                 assert_true(tst_count(ptx, "shfl.sync.bfly") >= 4); /* 96 halves: 12 vectors on 16 lanes */
                 assert_non_null(strstr(ptx, "rsqrt.approx"));
                 /* the weight lives in registers (no shared memory, no barrier); the
-                 * row sums need two barriers only when rows span warps */
-                assert_int_equal(tst_count(ptx, "bar.sync"), cfg[i].cross_warp ? 2 : 0);
+                 * row sums need one barrier, between the partial sums' stores
+                 * and loads, only when rows span warps (nothing used the
+                 * scratch before, so none in front of the stores) */
+                assert_int_equal(tst_count(ptx, "bar.sync"), cfg[i].cross_warp ? 1 : 0);
                 assert_int_equal(tst_count(ptx, "st.shared"), cfg[i].cross_warp ? 1 : 0);
                 /* mean: a multiply by 1/C; SiLU: div.full.f32, never the IEEE div.rn.f32 */
                 assert_int_equal(tst_count(ptx, "div.rn.f32"), 0);
@@ -159,7 +161,7 @@ static void test_small_kernels(void **state) {
         char *p = ptx_of(rowmax, strlen(rowmax), NULL, 0, arches[ar], NULL);
         /* 2048 halves over 256 threads: 8 warps per row -> shuffles, then shared memory */
         assert_true(tst_count(p, "shfl.sync.bfly") >= 5);
-        assert_int_equal(tst_count(p, "bar.sync"), 2);
+        assert_int_equal(tst_count(p, "bar.sync"), 1);
         assert_non_null(strstr(p, "// tlc.meta grid (// (+ M 1) 2) 1 1"));
         free(p);
         p = ptx_of(staging, strlen(staging), NULL, 0, arches[ar], NULL);

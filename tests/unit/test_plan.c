@@ -116,6 +116,18 @@ static void test_mla_sm90a(void **state) {
         assert_ptr_equal(tlc_plan_scratch(p, p->smem.scratch[i].op), &p->smem.scratch[i]);
         assert_true(p->smem.scratch[i].offset >= S->layout->offset);
     }
+    /* Q @ KV^T and Q_pe @ K_pe^T into acc_s chain; P @ V does not */
+    assert_true(p->gemms[0].chain_next && !p->gemms[0].chain_prev);
+    assert_true(p->gemms[1].chain_prev && !p->gemms[1].chain_next);
+    assert_false(p->gemms[2].chain_prev || p->gemms[2].chain_next);
+    /* Lowered: one wait for the chained pair and one for P @ V; the async
+     * proxy is fenced once before the loop (for Q, stored by threads) and
+     * once per iteration before P @ V (for S_shared), not before the
+     * gemms that read only Q and TMA stages */
+    char *ptx = tlc_compile_ptx(&c, false);
+    assert_non_null(ptx);
+    assert_int_equal(tst_count(ptx, "wgmma.wait_group.sync.aligned 0;"), 2);
+    assert_int_equal(tst_count(ptx, "fence.proxy.async"), 2);
     tlc_compilation_free(&c);
 }
 
