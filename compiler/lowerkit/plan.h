@@ -45,6 +45,19 @@ typedef struct tlc_ws_decision {
     int reg_dec, reg_inc; /* setmaxnreg of the producer / the consumers */
     bool persistent;      /* blocks walk the logical grid's tiles */
     int64_t full, empty;  /* byte offsets of the stages' mbarriers */
+    /* The body after the loads is nothing but wgmma gemms: the consumers
+     * keep the last one in flight and release a stage one iteration late.
+     * Otherwise (an attention loop) they release it at the end of its
+     * iteration, every consumer thread arriving. */
+    bool gemm_only;
+    /* The loop sits inside serial loops (MLA's walk over sequences): both
+     * roles count stages and phases over all its runs. */
+    bool nested;
+    /* What the producer runs besides the loads, in program order: the
+     * scalar statements (lets, assignments, var stores) that the loads'
+     * coordinates, the loop's trip count and the enclosing loops' bounds
+     * depend on; the enclosing loops themselves are replayed around them. */
+    const tir_stmt **slice; int nslice;
 } tlc_ws_decision;
 
 /* Shared memory (transform/shared_alloc.c): buffer offsets are in their

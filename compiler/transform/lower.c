@@ -305,9 +305,41 @@ static bool holds_pipelined_loop(const tir_stmt *s) {
     }
 }
 
+/* The body of the warp-specialized loop in the consumers: every statement
+ * but the pipelined copies (their stages are filled by the producer and
+ * ordered by mbarriers), barriers among the consumers as anywhere else,
+ * and one at the end when the next iteration would race this one. */
+static void lower_ws_body(tlc_lower_ctx *lc, const tir_stmt *s, void *ctx) {
+    (void)ctx;
+    const tlc_pipe_plan *pp = lc->plan->ws.pipe;
+    const tir_stmt *body = s->u.for_.body;
+    int n = body->kind == TS_SEQ ? body->u.seq.n : 1;
+    effects all = effects_new(lc), inner = effects_new(lc);
+    for (int i = 0; i < n; i++) {
+        const tir_stmt *x = body->kind == TS_SEQ ? body->u.seq.stmts[i] : body;
+        bool pipelined = false;
+        for (int c = 0; c < pp->ncopies; c++) pipelined |= pp->copies[c] == x;
+        if (!pipelined) stmt_effects(lc, x, &all);
+    }
+    mark_unfenced(lc, &all);
+    for (int i = 0; i < n; i++) {
+        const tir_stmt *x = body->kind == TS_SEQ ? body->u.seq.stmts[i] : body;
+        bool pipelined = false;
+        for (int c = 0; c < pp->ncopies; c++) pipelined |= pp->copies[c] == x;
+        if (!pipelined) lower_tile_stmt(lc, x, &inner);
+    }
+    if (hazard(lc, &inner, &all)) tlc_emit(lc, th_barrier(lc->a));
+}
+
 static void lower_serial_for(tlc_lower_ctx *lc, const tir_stmt *s, effects *pending) {
     if (!lc->in_parallel && tlc_ws_owns_loop(lc, s)) { /* warp_specialize.c */
-        tlc_ws_lower_consumer_loop(lc, s);
+        /* what was stored before the loop, published to the other consumers
+         * and to the async proxy once, not per iteration */
+        bool fence = any_unfenced(lc);
+        if (fence) fence_proxy(lc);
+        if (fence || pending->any) tlc_emit(lc, th_barrier(lc->a));
+        clear(lc, pending);
+        tlc_ws_lower_consumer_loop(lc, s, lower_ws_body, NULL);
         /* The loop's own shared memory (its stages) is ordered by the
          * mbarriers. A barrier after it is needed only when the rest of the
          * body uses shared memory too: then it also keeps one persistent

@@ -51,16 +51,19 @@ void tlc_pipe_end(tlc_lower_ctx *lc, tlc_pipe_state *ps);
 void tlc_pipe_set_stage(tlc_lower_ctx *lc, const tlc_pipe_plan *pp, th_expr *stage);
 
 /* ---------------- warp specialization (warp_specialize.c) ---------------- */
-/* On sm_90a, a kernel whose top level holds a Pipelined loop of TMA loads
- * feeding only wgmma gemms gets one producer warpgroup more than the
- * user's threads (which become the consumers). tlc_ws_begin decides (sets
+/* On sm_90a, a kernel with a Pipelined loop of TMA loads feeding wgmma
+ * gemms gets one producer warpgroup more than the user's threads (which
+ * become the consumers). tlc_ws_begin decides (sets
  * lc->ws, the launch threads, minnctapersm); the body is then lowered into
  * a list and tlc_ws_finish wraps it: mbarrier init, then
  * if (tid >= threads) producer else consumers. */
 typedef struct tlc_ws_plan tlc_ws_plan;
 bool tlc_ws_begin(tlc_lower_ctx *lc);
 bool tlc_ws_owns_loop(const tlc_lower_ctx *lc, const tir_stmt *loop);
-void tlc_ws_lower_consumer_loop(tlc_lower_ctx *lc, const tir_stmt *loop);
+/* The consumers' loop: wait for a stage, the body (lowered by the driver's
+ * `lower_body`: every statement but the pipelined copies), release. */
+typedef void (*tlc_ws_body_fn)(tlc_lower_ctx *lc, const tir_stmt *loop, void *ctx);
+void tlc_ws_lower_consumer_loop(tlc_lower_ctx *lc, const tir_stmt *loop, tlc_ws_body_fn lower_body, void *ctx);
 void tlc_ws_finish(tlc_lower_ctx *lc, th_stmt *consumer_body);
 /* Warp-specialized kernels are persistent: the runtime launches at most
  * (SMs x this) blocks (metadata `persistent` line) and each walks the

@@ -20,7 +20,7 @@ void tlc_plan_pipelines(tlc_kernel_plan *p, const tir_kernel *k, tlc_arena *a);
 /* warp_specialize.c: which loop (if any) is warp-specialized; then, once
  * shared memory is placed (`top`: its end so far), occupancy, the register
  * split and the mbarriers (placed at *top, which grows past them). */
-void tlc_plan_warp_specialization(tlc_kernel_plan *p, const tir_kernel *k);
+void tlc_plan_warp_specialization(tlc_kernel_plan *p, const tir_kernel *k, tlc_arena *a);
 void tlc_plan_warp_specialization_shared(tlc_kernel_plan *p, const tir_kernel *k, int64_t *top);
 /* shared_alloc.c: offsets of the shared buffers (in their layouts) and of
  * the tile ops' scratch, by liveness; p->smem. */

@@ -110,7 +110,7 @@ static bool plan_kernel(tir_kernel *k, tlc_arch arch, tlc_arena *a, tlc_diag *di
     tlc_plan_pipelines(p, k, a);
     if (!plan_gemms(p, k, a, diag)) return false;
     plan_gemm_chains(p, k->body);
-    tlc_plan_warp_specialization(p, k);
+    tlc_plan_warp_specialization(p, k, a);
     tlc_plan_shared_memory(p, k, a);
     int64_t top = p->smem.top; /* the end of every buffer and planned scratch */
     tlc_plan_warp_specialization_shared(p, k, &top);

@@ -45,6 +45,15 @@ static void print_ws(tlc_strbuf *sb, const tlc_ws_decision *w) {
                   w->loop->u.for_.vars[0]->name, w->loop->loc.line, w->consumer_threads / 128, w->consumer_threads,
                   w->producer_threads, w->reg_inc, w->reg_dec, w->blocks_per_sm,
                   w->persistent ? "persistent tiles" : "one tile per block", (long long)w->full, (long long)w->empty);
+    tlc_sb_printf(sb, "    consumers: %s%s\n",
+                  w->gemm_only ? "the last wgmma group stays in flight, a stage is released one iteration late"
+                               : "a stage is released at the end of its iteration",
+                  w->nested ? "; stages counted over every run of the loop (it sits in serial loops)" : "");
+    if (w->nslice) {
+        tlc_sb_puts(sb, "    producer also runs the statements at lines");
+        for (int i = 0; i < w->nslice; i++) tlc_sb_printf(sb, "%s %d", i ? "," : "", w->slice[i]->loc.line);
+        tlc_sb_putc(sb, '\n');
+    }
 }
 
 void tlc_plan_print_module(tlc_strbuf *sb, const tir_module *m) {

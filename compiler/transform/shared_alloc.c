@@ -21,8 +21,12 @@
  *   - an op's scratch (its size asked of the op through the op table)
  *     lives only at the op: the op itself begins with a block barrier
  *     before it writes the scratch (ops/reduce.c, ops/copy.c);
- *   - a kernel the plan warp-specializes (warp_specialize.c) gets no reuse
- *     at all: its producer runs ahead of the consumers, across tiles.
+ *   - in a kernel the plan warp-specializes (warp_specialize.c), the
+ *     stages of its loop live over the whole kernel: the producer fills
+ *     them ahead of the consumers, across tiles and runs of the loop.
+ *     What only the consumers use is reused as anywhere else (barriers
+ *     among the consumers order it), except in a persistent kernel, whose
+ *     next tile starts with no barrier after the last.
  * Placement is first fit in declaration order (then the scratch in program
  * order): the lowest offset, aligned, that overlaps no placed object whose
  * range overlaps. Swizzled layouts start on 1024 bytes (the 128-byte
@@ -228,7 +232,8 @@ static void plan_offsets(const tlc_kernel_plan *plan, const tir_kernel *k, tlc_a
     walk w = {.a = a, .k = k};
     walk_stmt(&w, k->body, NULL);
     int nb = k->nbuffers, whole_last = w.npos > 0 ? w.npos - 1 : 0;
-    bool no_reuse = plan->ws.loop != NULL;
+    const tlc_pipe_plan *ws_pipe = plan->ws.loop ? plan->ws.pipe : NULL;
+    bool no_reuse = plan->ws.loop && plan->ws.persistent; /* tiles follow each other with no barrier between */
     obj *o = TLC_NEW_ARRAY(a, obj, (size_t)(nb + w.nscr) + 1);
     for (int i = 0; i < nb; i++) {
         o[i].first = INT_MAX;
@@ -271,11 +276,14 @@ static void plan_offsets(const tlc_kernel_plan *plan, const tir_kernel *k, tlc_a
             if (L->end > o[i].last) o[i].last = L->end;
         }
     }
-    for (int i = 0; i < nb; i++)
-        if (no_reuse || o[i].last < 0) {
+    for (int i = 0; i < nb; i++) {
+        bool ws_stage = false;
+        for (int c = 0; ws_pipe && c < ws_pipe->ncopies; c++) ws_stage |= ws_pipe->copies[c]->u.copy.dst.buf->id == i;
+        if (no_reuse || ws_stage || o[i].last < 0) {
             o[i].first = 0;
             o[i].last = whole_last;
         }
+    }
     p->nbuffers = nb;
     p->nscratch = w.nscr;
     p->scratch = TLC_NEW_ARRAY(a, tlc_smem_scratch, (size_t)w.nscr + 1);

@@ -53,84 +53,214 @@ struct tlc_ws_plan {
 };
 
 /* ---------------- the decision (planning) ---------------- */
-/* Vars the producer may use: defined before the body runs, or the loop's own. */
-static bool producer_expr(const tir_expr *e, const tir_var *loopvar, const tlc_pipe_plan *pp, const tir_stmt *loop) {
-    if (!e) return true;
+/* The producer's slice of the kernel: the scalar statements the loads
+ * depend on. `path` holds the loop's ancestors (sequences and serial
+ * loops), outermost first; needed vars and var buffers grow to a fixed
+ * point. Global tensors the kernel writes cannot be read by the producer
+ * (the consumers' writes are not ordered before its reads). */
+typedef struct slicer {
+    const tir_kernel *k;
+    const tir_stmt *loop;
+    const tlc_pipe_plan *pp;
+    const tir_stmt *path[64]; int depth;
+    bool *var_needed, *buf_needed, *written;
+    tlc_ptrvec slice;
+    bool ok, changed;
+} slicer;
+
+/* The producer replays the loop and its ancestors, so it has their loop
+ * variables and no others. */
+static bool loop_var_in_reach(const slicer *sl, const tir_var *v) {
+    if (sl->loop->u.for_.vars[0] == v) return true;
+    for (int i = 0; i < sl->depth; i++)
+        if (sl->path[i]->kind == TS_FOR && sl->path[i]->u.for_.vars[0] == v) return true;
+    return false;
+}
+
+static void need_expr(slicer *sl, const tir_expr *e) {
+    if (!e || !sl->ok) return;
     switch (e->kind) {
-    case TE_INT: case TE_FLOAT: return true;
+    case TE_INT: case TE_FLOAT: return;
     case TE_VAR: {
         const tir_var *v = e->u.var;
-        if (v == loopvar || v->kind == TV_BLOCK_IDX || v->kind == TV_SYM_DIM || v->kind == TV_SCALAR_PARAM) return true;
-        if (v->kind != TV_LET) return false;
-        const tir_stmt *body = loop->u.for_.body;
-        tir_stmt *const *items = body->kind == TS_SEQ ? body->u.seq.stmts : (tir_stmt *const *)&loop->u.for_.body;
-        for (int i = 0; i < pp->nprefix; i++)
-            if (items[i]->kind == TS_LET && items[i]->u.let.var == v) return true;
-        return false;
+        if (v->kind == TV_LOOP && !loop_var_in_reach(sl, v)) sl->ok = false;
+        if ((v->kind == TV_LET || v->kind == TV_LOOP) && !sl->var_needed[v->id]) sl->var_needed[v->id] = sl->changed = true;
+        return;
     }
-    case TE_LOAD: return false;
+    case TE_LOAD: {
+        const tir_buffer *b = e->u.load.buf;
+        if (b->scope == TIR_SCOPE_VAR) {
+            if (!sl->buf_needed[b->id]) sl->buf_needed[b->id] = sl->changed = true;
+            return;
+        }
+        if (b->scope != TIR_SCOPE_GLOBAL || sl->written[b->id]) {
+            sl->ok = false;
+            return;
+        }
+        for (int d = 0; d < b->rank; d++) need_expr(sl, e->u.load.idx[d]);
+        return;
+    }
     case TE_BINARY:
-        return producer_expr(e->u.bin.a, loopvar, pp, loop) && producer_expr(e->u.bin.b, loopvar, pp, loop);
-    case TE_UNARY: return producer_expr(e->u.un.a, loopvar, pp, loop);
-    case TE_CAST: return producer_expr(e->u.cast.a, loopvar, pp, loop);
+        need_expr(sl, e->u.bin.a);
+        need_expr(sl, e->u.bin.b);
+        return;
+    case TE_UNARY: need_expr(sl, e->u.un.a); return;
+    case TE_CAST: need_expr(sl, e->u.cast.a); return;
     case TE_SELECT:
-        return producer_expr(e->u.sel.cond, loopvar, pp, loop) && producer_expr(e->u.sel.a, loopvar, pp, loop) &&
-               producer_expr(e->u.sel.b, loopvar, pp, loop);
+        need_expr(sl, e->u.sel.cond);
+        need_expr(sl, e->u.sel.a);
+        need_expr(sl, e->u.sel.b);
+        return;
     }
+}
+
+static bool on_path(const slicer *sl, const tir_stmt *s) {
+    for (int i = 0; i < sl->depth; i++)
+        if (sl->path[i] == s) return true;
     return false;
 }
 
-static bool is_stage_buffer(const tlc_pipe_plan *pp, const tir_buffer *b) {
-    for (int i = 0; i < pp->ncopies; i++)
-        if (pp->copies[i]->u.copy.dst.buf == b) return true;
-    return false;
+static void add_to_slice(slicer *sl, const tir_stmt *s) {
+    for (int i = 0; i < sl->slice.len; i++)
+        if (sl->slice.items[i] == s) return;
+    tlc_ptrvec_push(&sl->slice, (void *)s);
+    sl->changed = true;
 }
 
-/* The loop qualifies (see the file comment); *max_n: its widest wgmma. */
-static bool loop_qualifies(const tlc_kernel_plan *p, const tir_stmt *s, const tlc_pipe_plan **pipe, int *max_n) {
-    const tlc_pipe_plan *pp = tlc_plan_pipe(p, s);
-    if (!pp || !pp->tma) return false;
-    const tir_var *v = s->u.for_.vars[0];
-    if (!producer_expr(s->u.for_.extent[0], NULL, pp, s)) return false;
+/* A scalar statement that defines something needed joins the slice when it
+ * runs at the loop's own level (in a sequence on the path); anywhere else
+ * (inside another loop, an if, the loop's body) the producer could not
+ * follow it. */
+static void scan_slice(slicer *sl, const tir_stmt *s, bool level) {
+    if (!s || !sl->ok) return;
+    switch (s->kind) {
+    case TS_SEQ:
+        for (int i = 0; i < s->u.seq.n; i++) scan_slice(sl, s->u.seq.stmts[i], level);
+        return;
+    case TS_FOR:
+        if (s == sl->loop) {
+            const tir_stmt *body = s->u.for_.body;
+            int n = body->kind == TS_SEQ ? body->u.seq.n : 1;
+            for (int i = sl->pp->nprefix; i < n; i++)
+                scan_slice(sl, body->kind == TS_SEQ ? body->u.seq.stmts[i] : body, false);
+            return;
+        }
+        scan_slice(sl, s->u.for_.body, level && on_path(sl, s));
+        return;
+    case TS_IF:
+        scan_slice(sl, s->u.if_.then, false);
+        scan_slice(sl, s->u.if_.els, false);
+        return;
+    case TS_LET: case TS_ASSIGN:
+        if (!sl->var_needed[s->u.let.var->id]) return;
+        if (!level) sl->ok = false;
+        add_to_slice(sl, s);
+        need_expr(sl, s->u.let.value);
+        return;
+    case TS_STORE:
+        if (s->u.store.buf->scope != TIR_SCOPE_VAR || !sl->buf_needed[s->u.store.buf->id]) return;
+        if (!level) sl->ok = false;
+        add_to_slice(sl, s);
+        need_expr(sl, s->u.store.value);
+        return;
+    default: return;
+    }
+}
+
+static void mark_written(const tir_access *acc, void *ctx) {
+    bool *written = ctx;
+    if (acc->mode & TIR_ACCESS_WRITE) written[acc->buf->id] = true;
+}
+
+/* The producer's slice for the loop at the end of `path` (false: none). */
+static bool producer_slice(const tir_kernel *k, slicer *sl, tlc_arena *a) {
+    sl->k = k;
+    sl->var_needed = TLC_NEW_ARRAY(a, bool, (size_t)k->nvars + 1);
+    sl->buf_needed = TLC_NEW_ARRAY(a, bool, (size_t)k->nbuffers + 1);
+    sl->written = TLC_NEW_ARRAY(a, bool, (size_t)k->nbuffers + 1);
+    tir_stmt_accesses(k->body, mark_written, sl->written);
+    sl->ok = true;
+    const tir_stmt *s = sl->loop;
+    need_expr(sl, s->u.for_.start[0]);
+    need_expr(sl, s->u.for_.extent[0]);
     const tir_stmt *body = s->u.for_.body;
-    tir_stmt *const *items = body->kind == TS_SEQ ? body->u.seq.stmts : (tir_stmt *const *)&s->u.for_.body;
-    int n = body->kind == TS_SEQ ? body->u.seq.n : 1;
-    for (int i = 0; i < pp->nprefix; i++) {
-        const tir_stmt *x = items[i];
+    for (int i = 0; i < sl->pp->nprefix; i++) {
+        const tir_stmt *x = body->kind == TS_SEQ ? body->u.seq.stmts[i] : body;
         if (x->kind == TS_LET) {
-            if (!producer_expr(x->u.let.value, v, pp, s)) return false;
+            need_expr(sl, x->u.let.value);
             continue;
         }
         const tir_region *src = &x->u.copy.src;
-        for (int d = 0; d < src->rank; d++)
-            if (!producer_expr(src->start[d], v, pp, s)) return false;
+        for (int d = 0; d < src->rank; d++) need_expr(sl, src->start[d]);
     }
-    int gemms = 0;
-    *max_n = 0;
-    for (int i = pp->nprefix; i < n; i++) {
-        const tir_stmt *x = items[i];
-        const tlc_gemm_plan *g = x->kind == TS_GEMM ? tlc_plan_gemm(p, x) : NULL;
-        if (!g || g->inst != TLC_INST_WGMMA) return false;
-        if (!is_stage_buffer(pp, x->u.gemm.a.buf) || !is_stage_buffer(pp, x->u.gemm.b.buf)) return false;
-        if (g->inst_n > *max_n) *max_n = g->inst_n;
-        gemms++;
+    for (int i = 0; i < sl->depth; i++) {
+        const tir_stmt *p = sl->path[i];
+        if (p->kind != TS_FOR) continue;
+        if (p->u.for_.step <= 0) return false;
+        need_expr(sl, p->u.for_.start[0]);
+        need_expr(sl, p->u.for_.extent[0]);
     }
-    *pipe = pp;
-    return gemms > 0;
+    for (int round = 0; sl->ok && round <= k->nvars + k->nbuffers; round++) {
+        sl->changed = false;
+        scan_slice(sl, k->body, true);
+        if (!sl->changed) break;
+    }
+    return sl->ok;
 }
 
-/* The first qualifying Pipelined loop reached through sequences only. */
-static const tir_stmt *find_loop(const tlc_kernel_plan *p, const tir_stmt *s, const tlc_pipe_plan **pipe,
-                                 int *max_n) {
-    if (!s) return NULL;
-    if (s->kind == TS_SEQ) {
-        for (int i = 0; i < s->u.seq.n; i++) {
-            const tir_stmt *r = find_loop(p, s->u.seq.stmts[i], pipe, max_n);
-            if (r) return r;
-        }
-        return NULL;
+/* How the body after the loads uses the stages: *gemm_only when it is
+ * nothing but wgmma gemms on stage buffers; false when it holds no wgmma
+ * at all (nothing for consumers to overlap). *max_n: the widest wgmma. */
+static bool body_qualifies(const tlc_kernel_plan *p, const tir_stmt *body, int first, bool *gemm_only, int *max_n) {
+    tlc_ptrvec ops = {0};
+    int n = body->kind == TS_SEQ ? body->u.seq.n : 1;
+    *gemm_only = true;
+    *max_n = 0;
+    int wgmmas = 0;
+    for (int i = first; i < n; i++) {
+        const tir_stmt *x = body->kind == TS_SEQ ? body->u.seq.stmts[i] : body;
+        const tlc_gemm_plan *g = x->kind == TS_GEMM ? tlc_plan_gemm(p, x) : NULL;
+        if (!g || g->inst != TLC_INST_WGMMA) *gemm_only = false;
+        tir_collect_tile_ops(x, &ops);
     }
-    if (s->kind == TS_FOR && s->u.for_.kind == TIR_FOR_PIPELINED && loop_qualifies(p, s, pipe, max_n)) return s;
+    for (int i = 0; i < ops.len; i++) {
+        const tir_stmt *x = ops.items[i];
+        const tlc_gemm_plan *g = x->kind == TS_GEMM ? tlc_plan_gemm(p, x) : NULL;
+        if (!g || g->inst != TLC_INST_WGMMA) continue;
+        wgmmas++;
+        if (g->inst_n > *max_n) *max_n = g->inst_n;
+    }
+    tlc_ptrvec_free(&ops);
+    return wgmmas > 0;
+}
+
+/* The first qualifying Pipelined loop, reached through sequences and serial
+ * loops (sl->path). */
+static const tir_stmt *find_loop(const tlc_kernel_plan *p, const tir_kernel *k, const tir_stmt *s, slicer *sl,
+                                 tlc_arena *a) {
+    if (!s || sl->depth >= (int)(sizeof sl->path / sizeof sl->path[0])) return NULL;
+    if (s->kind == TS_FOR && s->u.for_.kind == TIR_FOR_PIPELINED) {
+        const tlc_pipe_plan *pp = tlc_plan_pipe(p, s);
+        if (!pp || !pp->tma) return NULL;
+        sl->loop = s;
+        sl->pp = pp;
+        return producer_slice(k, sl, a) ? s : NULL;
+    }
+    bool serial = s->kind == TS_FOR && (s->u.for_.kind == TIR_FOR_SERIAL || s->u.for_.kind == TIR_FOR_UNROLLED);
+    if (s->kind != TS_SEQ && !serial) return NULL;
+    sl->path[sl->depth++] = s;
+    if (serial) {
+        const tir_stmt *r = find_loop(p, k, s->u.for_.body, sl, a);
+        if (r) return r;
+    } else {
+        for (int i = 0; i < s->u.seq.n; i++) {
+            slicer keep = *sl;
+            const tir_stmt *r = find_loop(p, k, s->u.seq.stmts[i], sl, a);
+            if (r) return r;
+            *sl = keep;
+        }
+    }
+    sl->depth--;
     return NULL;
 }
 
@@ -139,13 +269,34 @@ static const tir_stmt *find_loop(const tlc_kernel_plan *p, const tir_stmt *s, co
  * of them. */
 static int consumer_regs_needed(const tlc_ws_decision *w) { return w->max_wgmma_n / 2 + 32; }
 
-void tlc_plan_warp_specialization(tlc_kernel_plan *p, const tir_kernel *k) {
+void tlc_plan_warp_specialization(tlc_kernel_plan *p, const tir_kernel *k, tlc_arena *a) {
     p->ws = (tlc_ws_decision){0};
     const tlc_target *t = tlc_target_of(p->arch);
     if (!t->tma || !t->wgmma || !t->setmaxnreg || k->threads % 128 || k->threads < 128 || k->threads > 384) return;
     tlc_ws_decision w = {.consumer_threads = k->threads, .producer_threads = 128};
-    w.loop = find_loop(p, k->body, &w.pipe, &w.max_wgmma_n);
-    if (!w.loop) return;
+    slicer sl = {0};
+    w.loop = find_loop(p, k, k->body, &sl, a);
+    if (!w.loop) {
+        tlc_ptrvec_free(&sl.slice);
+        return;
+    }
+    w.pipe = sl.pp;
+    bool any_wgmma = body_qualifies(p, w.loop->u.for_.body, w.pipe->nprefix, &w.gemm_only, &w.max_wgmma_n);
+    for (int i = 0; i < sl.depth; i++) w.nested |= sl.path[i]->kind == TS_FOR;
+    w.nslice = sl.slice.len;
+    w.slice = TLC_NEW_ARRAY(a, const tir_stmt *, (size_t)sl.slice.len + 1);
+    for (int i = 0; i < sl.slice.len; i++) { /* in source order */
+        const tir_stmt *x = sl.slice.items[i];
+        int j = i;
+        for (; j > 0 && (w.slice[j - 1]->loc.line > x->loc.line ||
+                         (w.slice[j - 1]->loc.line == x->loc.line && w.slice[j - 1]->loc.col > x->loc.col));
+             j--)
+            w.slice[j] = w.slice[j - 1];
+        w.slice[j] = x;
+    }
+    tlc_ptrvec_free(&sl.slice);
+    if (!any_wgmma) return; /* nothing for the consumers to overlap */
+    w.persistent = k->grid_rank >= 1 && !w.nested;
     /* without room for the consumers' registers, no specialization (the
      * plain pipeline has fewer threads, so a higher cap) */
     int total = w.consumer_threads + w.producer_threads;
@@ -170,7 +321,6 @@ void tlc_plan_warp_specialization_shared(tlc_kernel_plan *p, const tir_kernel *k
     w->full = tlc_align_up(*top, 128);
     w->empty = tlc_align_up(w->full + 8 * (int64_t)S, 128);
     *top = w->empty + 8 * (int64_t)S;
-    w->persistent = k->grid_rank >= 1;
 }
 
 /* ---------------- lowering ---------------- */
@@ -197,8 +347,8 @@ bool tlc_ws_begin(tlc_lower_ctx *lc) {
             }
         }
         w->ntiles = tlc_let(lc, "ntiles", n);
-        w->base = tlc_temp(lc, "wsbase", th_scalar(TH_I32), 0);
     }
+    if (d->persistent || d->nested) w->base = tlc_temp(lc, "wsbase", th_scalar(TH_I32), 0);
     return true;
 }
 
@@ -256,10 +406,11 @@ static th_var *loop_var_slot(tlc_lower_ctx *lc, const tir_var *v) {
     return lc->var_slot[v->id];
 }
 
-void tlc_ws_lower_consumer_loop(tlc_lower_ctx *lc, const tir_stmt *s) {
+void tlc_ws_lower_consumer_loop(tlc_lower_ctx *lc, const tir_stmt *s, tlc_ws_body_fn lower_body, void *ctx) {
     tlc_arena *a = lc->a;
     const tlc_ws_plan *w = lc->ws;
     const tlc_pipe_plan *pp = w->d->pipe;
+    bool gemm_only = w->d->gemm_only;
     int S = pp->stages;
     const tir_var *v = s->u.for_.vars[0];
     th_var *tv = loop_var_slot(lc, v);
@@ -267,42 +418,57 @@ void tlc_ws_lower_consumer_loop(tlc_lower_ctx *lc, const tir_stmt *s) {
                                                    "pipeline: %d stages filled by TMA from the producer warpgroup",
                                                 v->name, S)));
     th_expr *n = tlc_let(lc, "pn", tlc_coerce(lc, tlc_lower_expr(lc, s->u.for_.extent[0]), th_scalar(TH_I32)));
-    th_expr *base = w->d->persistent ? tlc_let(lc, "base", th_read(a, w->base)) : NULL;
-    /* one arrival per warp on `empty`: wgmma.wait_group is warp-aligned, so
-     * when lane 0 passes it the whole warp's wgmmas have retired */
-    th_expr *lane = th_bin(a, THB_UREM, th_read(a, lc->tid), tlc_i32(lc, 32));
-    th_expr *lane0 = tlc_let(lc, "lane0", th_cmp(a, THC_EQ, lane, tlc_i32(lc, 0)));
+    th_expr *base = w->base ? tlc_let(lc, "base", th_read(a, w->base)) : NULL;
+    /* gemm-only: one arrival per warp on `empty`: wgmma.wait_group is
+     * warp-aligned, so when lane 0 passes it the whole warp's wgmmas have
+     * retired */
+    th_expr *lane0 = NULL;
+    if (gemm_only) {
+        th_expr *lane = th_bin(a, THB_UREM, th_read(a, lc->tid), tlc_i32(lc, 32));
+        lane0 = tlc_let(lc, "lane0", th_cmp(a, THC_EQ, lane, tlc_i32(lc, 0)));
+    }
     tlc_ptrvec *saved = tlc_lower_begin(lc);
     th_expr *ko = th_read(a, tv);
-    th_expr *g = base ? tlc_let(lc, "git", th_bin(a, THB_ADD, base, ko)) : ko; /* iteration over all tiles */
+    th_expr *g = base ? tlc_let(lc, "git", th_bin(a, THB_ADD, base, ko)) : ko; /* iteration over all runs */
     th_expr *stage = tlc_let(lc, "stage", th_bin(a, THB_UREM, g, tlc_i32(lc, S)));
     wait_parity(lc, bar_addr(lc, w->d->full, stage), th_bin(a, THB_AND, th_bin(a, THB_UDIV, g, tlc_i32(lc, S)), tlc_i32(lc, 1)));
     tlc_pipe_set_stage(lc, pp, stage);
-    const tir_stmt *body = s->u.for_.body;
-    tir_stmt *const *items = body->kind == TS_SEQ ? body->u.seq.stmts : (tir_stmt *const *)&s->u.for_.body;
-    int nitems = body->kind == TS_SEQ ? body->u.seq.n : 1;
-    lc->wgmma_inflight = 1;
-    for (int i = pp->nprefix; i < nitems; i++) tlc_lower_stmt(lc, items[i]);
+    lc->wgmma_inflight = gemm_only ? 1 : 0;
+    lower_body(lc, s, ctx);
     lc->wgmma_inflight = 0;
     tlc_pipe_set_stage(lc, pp, NULL);
-    /* the previous iteration's wgmmas have retired: its stage may be refilled */
-    tlc_ptrvec *rel = tlc_lower_begin(lc);
-    th_expr *prev = th_bin(a, THB_UREM, th_bin(a, THB_ADD, g, tlc_i32(lc, S - 1)), tlc_i32(lc, S));
-    th_expr *args[1] = {bar_addr(lc, w->d->empty, prev)};
-    tlc_emit_ptx(lc, tlc_ptx_mbarrier_arrive(), args, 1, NULL, 0);
-    th_stmt *release = tlc_lower_end(lc, rel);
-    tlc_emit(lc, th_if(a, tlc_and(lc, th_cmp(a, THC_GT, ko, tlc_i32(lc, 0)), lane0), release, NULL));
+    if (gemm_only) {
+        /* the previous iteration's wgmmas have retired: its stage may be refilled */
+        tlc_ptrvec *rel = tlc_lower_begin(lc);
+        th_expr *prev = th_bin(a, THB_UREM, th_bin(a, THB_ADD, g, tlc_i32(lc, S - 1)), tlc_i32(lc, S));
+        th_expr *args[1] = {bar_addr(lc, w->d->empty, prev)};
+        tlc_emit_ptx(lc, tlc_ptx_mbarrier_arrive(), args, 1, NULL, 0);
+        th_stmt *release = tlc_lower_end(lc, rel);
+        tlc_emit(lc, th_if(a, tlc_and(lc, th_cmp(a, THC_GT, ko, tlc_i32(lc, 0)), lane0), release, NULL));
+    } else {
+        /* every wgmma of the iteration has been waited for and every read
+         * of the stage is done: each consumer thread releases it */
+        th_expr *args[1] = {bar_addr(lc, w->d->empty, stage)};
+        tlc_emit_ptx(lc, tlc_ptx_mbarrier_arrive(), args, 1, NULL, 0);
+    }
     th_stmt *b = tlc_lower_end(lc, saved);
     tlc_emit(lc, th_for(a, tv, tlc_i32(lc, 0), n, 1, false, b));
-    for (int i = pp->nprefix; i < nitems; i++) tlc_wgmma_wait(lc, items[i]->u.gemm.c.buf, 0);
+    if (gemm_only) {
+        const tir_stmt *body = s->u.for_.body;
+        int nitems = body->kind == TS_SEQ ? body->u.seq.n : 1;
+        for (int i = pp->nprefix; i < nitems; i++)
+            tlc_wgmma_wait(lc, (body->kind == TS_SEQ ? body->u.seq.stmts[i] : body)->u.gemm.c.buf, 0);
+    }
     if (base) {
-        /* the tile's last stage is free now; the next tile goes on from here */
-        th_expr *last = th_bin(a, THB_UREM, th_bin(a, THB_ADD, base, th_bin(a, THB_SUB, n, tlc_i32(lc, 1))), tlc_i32(lc, S));
-        th_expr *args2[1] = {bar_addr(lc, w->d->empty, last)};
-        tlc_ptrvec *fin = tlc_lower_begin(lc);
-        tlc_emit_ptx(lc, tlc_ptx_mbarrier_arrive(), args2, 1, NULL, 0);
-        th_stmt *fr = tlc_lower_end(lc, fin);
-        tlc_emit(lc, th_if(a, tlc_and(lc, th_cmp(a, THC_GT, n, tlc_i32(lc, 0)), lane0), fr, NULL));
+        if (gemm_only) {
+            /* the run's last stage is free now; the next run goes on from here */
+            th_expr *last = th_bin(a, THB_UREM, th_bin(a, THB_ADD, base, th_bin(a, THB_SUB, n, tlc_i32(lc, 1))), tlc_i32(lc, S));
+            th_expr *args2[1] = {bar_addr(lc, w->d->empty, last)};
+            tlc_ptrvec *fin = tlc_lower_begin(lc);
+            tlc_emit_ptx(lc, tlc_ptx_mbarrier_arrive(), args2, 1, NULL, 0);
+            th_stmt *fr = tlc_lower_end(lc, fin);
+            tlc_emit(lc, th_if(a, tlc_and(lc, th_cmp(a, THC_GT, n, tlc_i32(lc, 0)), lane0), fr, NULL));
+        }
         tlc_emit(lc, th_assign(a, w->base, NULL, th_bin(a, THB_ADD, base, n)));
     }
 }
@@ -329,29 +495,21 @@ static void retarget_barriers(th_stmt *s, int nthreads) {
     }
 }
 
-static th_stmt *producer(tlc_lower_ctx *lc) {
+/* One run of the loop in the producer: wait until the consumers released
+ * a stage, then issue its loads. `pbase` counts iterations over all runs. */
+static void producer_loads(tlc_lower_ctx *lc, th_var *pbase) {
     tlc_arena *a = lc->a;
     const tlc_ws_plan *w = lc->ws;
     const tlc_pipe_plan *pp = w->d->pipe;
     int S = pp->stages;
     const tir_stmt *s = w->d->loop;
-    tlc_ptrvec *saved = tlc_lower_begin(lc);
-    tlc_emit_ptx(lc, tlc_ptx_setmaxnreg(a, false, w->d->reg_dec), NULL, 0, NULL, 0);
-    tlc_ptrvec *one = tlc_lower_begin(lc);
-    th_var *pbase = NULL, *jv = NULL;
-    tlc_ptrvec *tiles = NULL;
-    if (w->d->persistent) {
-        pbase = tlc_temp(lc, "pbase", th_scalar(TH_I32), 0);
-        tlc_emit(lc, th_assign(a, pbase, NULL, tlc_i32(lc, 0)));
-        tiles = tile_loop_begin(lc, &jv);
-    }
     tlc_pipe_state ps = {.plan = pp, .loop = s, .mbar = w->d->full, .in_issuer = true};
     ps.n = tlc_let(lc, "pn", tlc_coerce(lc, tlc_lower_expr(lc, s->u.for_.extent[0]), th_scalar(TH_I32)));
     th_expr *b0 = pbase ? tlc_let(lc, "pb0", th_read(a, pbase)) : NULL;
     th_var *it = tlc_temp(lc, "pit", th_scalar(TH_I32), 0);
     tlc_ptrvec *body = tlc_lower_begin(lc);
     th_expr *i = th_read(a, it);
-    th_expr *g = b0 ? tlc_let(lc, "pg", th_bin(a, THB_ADD, b0, i)) : i; /* iteration over all tiles */
+    th_expr *g = b0 ? tlc_let(lc, "pg", th_bin(a, THB_ADD, b0, i)) : i; /* iteration over all runs */
     th_expr *stage = tlc_let(lc, "pst", th_bin(a, THB_UREM, g, tlc_i32(lc, S)));
     /* round r = g / S refills a stage the consumers released in round r - 1 */
     tlc_ptrvec *wt = tlc_lower_begin(lc);
@@ -362,9 +520,81 @@ static th_stmt *producer(tlc_lower_ctx *lc) {
     tlc_pipe_issue(lc, &ps, i, stage);
     th_stmt *b = tlc_lower_end(lc, body);
     tlc_emit(lc, th_for(a, it, tlc_i32(lc, 0), ps.n, 1, false, b));
+    if (pbase) tlc_emit(lc, th_assign(a, pbase, NULL, th_bin(a, THB_ADD, b0, ps.n)));
+}
+
+static bool holds(const tir_stmt *s, const tir_stmt *x) {
+    if (!s) return false;
+    if (s == x) return true;
+    switch (s->kind) {
+    case TS_SEQ:
+        for (int i = 0; i < s->u.seq.n; i++)
+            if (holds(s->u.seq.stmts[i], x)) return true;
+        return false;
+    case TS_FOR: return holds(s->u.for_.body, x);
+    case TS_IF: return holds(s->u.if_.then, x) || holds(s->u.if_.els, x);
+    default: return false;
+    }
+}
+
+static bool in_slice(const tlc_ws_decision *d, const tir_stmt *s) {
+    for (int i = 0; i < d->nslice; i++)
+        if (d->slice[i] == s) return true;
+    return false;
+}
+
+/* The producer's program: the loop's ancestors replayed (serial loops with
+ * the same bounds), the slice's scalar statements where they stand, and at
+ * the loop its loads; nothing else. */
+static void producer_walk(tlc_lower_ctx *lc, const tir_stmt *s, th_var *pbase) {
+    const tlc_ws_decision *d = lc->ws->d;
+    if (!s) return;
+    if (s == d->loop) {
+        producer_loads(lc, pbase);
+        return;
+    }
+    switch (s->kind) {
+    case TS_SEQ:
+        for (int i = 0; i < s->u.seq.n; i++) producer_walk(lc, s->u.seq.stmts[i], pbase);
+        return;
+    case TS_FOR: {
+        if (!holds(s, d->loop)) return;
+        tlc_arena *a = lc->a;
+        th_var *tv = loop_var_slot(lc, s->u.for_.vars[0]);
+        th_expr *start = tlc_let(lc, "pstart", tlc_coerce(lc, tlc_lower_expr(lc, s->u.for_.start[0]), th_scalar(TH_I32)));
+        th_expr *count = tlc_coerce(lc, tlc_lower_expr(lc, s->u.for_.extent[0]), th_scalar(TH_I32));
+        int64_t step = s->u.for_.step; /* > 0 (planning) */
+        th_expr *end = th_bin(a, THB_ADD, start, th_bin(a, THB_MUL, count, tlc_i32(lc, step)));
+        tlc_ptrvec *saved = tlc_lower_begin(lc);
+        producer_walk(lc, s->u.for_.body, pbase);
+        th_stmt *b = tlc_lower_end(lc, saved);
+        tlc_emit(lc, th_for(a, tv, start, end, step, false, b));
+        return;
+    }
+    case TS_LET: case TS_ASSIGN: case TS_STORE:
+        if (in_slice(d, s)) tlc_lower_stmt(lc, s);
+        return;
+    default: return;
+    }
+}
+
+static th_stmt *producer(tlc_lower_ctx *lc) {
+    tlc_arena *a = lc->a;
+    const tlc_ws_plan *w = lc->ws;
+    tlc_ptrvec *saved = tlc_lower_begin(lc);
+    tlc_emit_ptx(lc, tlc_ptx_setmaxnreg(a, false, w->d->reg_dec), NULL, 0, NULL, 0);
+    tlc_ptrvec *one = tlc_lower_begin(lc);
+    th_var *pbase = NULL, *jv = NULL;
+    if (w->d->persistent || w->d->nested) {
+        pbase = tlc_temp(lc, "pbase", th_scalar(TH_I32), 0);
+        tlc_emit(lc, th_assign(a, pbase, NULL, tlc_i32(lc, 0)));
+    }
     if (w->d->persistent) {
-        tlc_emit(lc, th_assign(a, pbase, NULL, th_bin(a, THB_ADD, b0, ps.n)));
+        tlc_ptrvec *tiles = tile_loop_begin(lc, &jv);
+        producer_walk(lc, lc->k->body, pbase);
         tile_loop_end(lc, tiles, jv);
+    } else {
+        producer_walk(lc, lc->k->body, pbase);
     }
     th_stmt *issuer = tlc_lower_end(lc, one);
     tlc_emit(lc, th_if(a, th_cmp(a, THC_EQ, th_read(a, lc->tid), tlc_i32(lc, w->d->consumer_threads)), issuer, NULL));
@@ -384,7 +614,8 @@ void tlc_ws_finish(tlc_lower_ctx *lc, th_stmt *consumer_body) {
         th_expr *f[1] = {bar_addr(lc, w->d->full, tlc_i32(lc, st))};
         tlc_emit_ptx(lc, tlc_ptx_mbarrier_init(a, 1), f, 1, NULL, 0);
         th_expr *e[1] = {bar_addr(lc, w->d->empty, tlc_i32(lc, st))};
-        tlc_emit_ptx(lc, tlc_ptx_mbarrier_init(a, w->d->consumer_threads / 32), e, 1, NULL, 0);
+        int arrivals = w->d->gemm_only ? w->d->consumer_threads / 32 : w->d->consumer_threads;
+        tlc_emit_ptx(lc, tlc_ptx_mbarrier_init(a, arrivals), e, 1, NULL, 0);
     }
     tlc_emit_ptx(lc, tlc_ptx_mbarrier_init_fence(), NULL, 0, NULL, 0);
     th_stmt *init = tlc_lower_end(lc, saved);
@@ -393,8 +624,8 @@ void tlc_ws_finish(tlc_lower_ctx *lc, th_stmt *consumer_body) {
     th_stmt *prod = producer(lc);
     saved = tlc_lower_begin(lc);
     tlc_emit_ptx(lc, tlc_ptx_setmaxnreg(a, true, w->d->reg_inc), NULL, 0, NULL, 0);
+    if (w->base) tlc_emit(lc, th_assign(a, w->base, NULL, tlc_i32(lc, 0)));
     if (w->d->persistent) {
-        tlc_emit(lc, th_assign(a, w->base, NULL, tlc_i32(lc, 0)));
         th_var *jv;
         tlc_ptrvec *tiles = tile_loop_begin(lc, &jv);
         tlc_emit(lc, consumer_body);

@@ -59,7 +59,7 @@ static void round_trip(const char *file, const char *kernel, tlc_arch arch) {
         assert_int_equal(km->smem_bytes, k->plan->smem_bytes); /* every shared byte is planned */
         if (k->plan->ws.loop) {
             assert_int_equal(km->threads[0], k->threads + 128);
-            assert_int_equal(km->persistent, k->plan->ws.blocks_per_sm);
+            assert_int_equal(km->persistent, k->plan->ws.persistent ? k->plan->ws.blocks_per_sm : 0);
         } else {
             assert_int_equal(km->threads[0], k->threads);
             assert_int_equal(km->persistent, 0);
