@@ -58,6 +58,12 @@ typedef struct tlc_ws_decision {
      * coordinates, the loop's trip count and the enclosing loops' bounds
      * depend on; the enclosing loops themselves are replayed around them. */
     const tir_stmt **slice; int nslice;
+    /* Consumer overlap (not gemm_only): the first `lookahead` statements
+     * after the loads, a chain of wgmma gemms that clears its accumulator
+     * (attention's scores), run one iteration ahead: iteration k issues
+     * them for k + 1 into a second register copy of the accumulator, then
+     * runs the rest of its body (the softmax) while they execute. */
+    int lookahead;
 } tlc_ws_decision;
 
 /* Shared memory (transform/shared_alloc.c): buffer offsets are in their

@@ -363,7 +363,7 @@ static void lower_wgmma(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_gemm_pla
                 for (int i = 0; i < nregs; i++) tlc_emit(lc, th_assign(a, acc, tlc_i32(lc, base + i), th_read(a, d[i])));
             }
     tlc_emit_ptx(lc, tlc_ptx_wgmma_commit(), NULL, 0, NULL, 0);
-    if (chain->chain_next) return; /* the next gemm waits for both */
+    if (chain->chain_next || lc->wgmma_async) return; /* the next gemm, or the caller, waits */
     /* a warp-specialized consumer keeps the last group in flight while it
      * waits for the next stage (warp_specialize.c drains it) */
     tlc_wgmma_wait(lc, C, lc->wgmma_inflight);

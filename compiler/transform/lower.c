@@ -311,7 +311,8 @@ static bool holds_pipelined_loop(const tir_stmt *s) {
  * and one at the end when the next iteration would race this one. */
 static void lower_ws_body(tlc_lower_ctx *lc, const tir_stmt *s, void *ctx) {
     (void)ctx;
-    const tlc_pipe_plan *pp = lc->plan->ws.pipe;
+    const tlc_ws_decision *d = &lc->plan->ws;
+    const tlc_pipe_plan *pp = d->pipe;
     const tir_stmt *body = s->u.for_.body;
     int n = body->kind == TS_SEQ ? body->u.seq.n : 1;
     effects all = effects_new(lc), inner = effects_new(lc);
@@ -326,7 +327,9 @@ static void lower_ws_body(tlc_lower_ctx *lc, const tir_stmt *s, void *ctx) {
         const tir_stmt *x = body->kind == TS_SEQ ? body->u.seq.stmts[i] : body;
         bool pipelined = false;
         for (int c = 0; c < pp->ncopies; c++) pipelined |= pp->copies[c] == x;
-        if (!pipelined) lower_tile_stmt(lc, x, &inner);
+        /* the gemms that run ahead: warp_specialize.c issues them */
+        bool ahead = i >= pp->nprefix && i < pp->nprefix + d->lookahead;
+        if (!pipelined && !ahead) lower_tile_stmt(lc, x, &inner);
     }
     if (hazard(lc, &inner, &all)) tlc_emit(lc, th_barrier(lc->a));
 }

@@ -49,6 +49,13 @@ static void print_ws(tlc_strbuf *sb, const tlc_ws_decision *w) {
                   w->gemm_only ? "the last wgmma group stays in flight, a stage is released one iteration late"
                                : "a stage is released at the end of its iteration",
                   w->nested ? "; stages counted over every run of the loop (it sits in serial loops)" : "");
+    if (w->lookahead) {
+        const tir_stmt *body = w->loop->u.for_.body;
+        tlc_sb_puts(sb, "    overlap: the gemm(s) at line(s)");
+        for (int i = 0; i < w->lookahead; i++)
+            tlc_sb_printf(sb, "%s %d", i ? "," : "", body->u.seq.stmts[w->pipe->nprefix + i]->loc.line);
+        tlc_sb_puts(sb, " run one iteration ahead, under the rest of the body\n");
+    }
     if (w->nslice) {
         tlc_sb_puts(sb, "    producer also runs the statements at lines");
         for (int i = 0; i < w->nslice; i++) tlc_sb_printf(sb, "%s %d", i ? "," : "", w->slice[i]->loc.line);
