@@ -115,7 +115,12 @@ static bool unfenced_id(const tlc_lower_ctx *lc, int id) {
     return false;
 }
 
+/* Unfenced bytes some wgmma of the kernel may read (none without wgmma:
+ * then nothing reads through the async proxy). */
 static bool any_unfenced(const tlc_lower_ctx *lc) {
+    bool wgmma = false;
+    for (int i = 0; i < lc->plan->ngemms; i++) wgmma |= lc->plan->gemms[i].inst.inst == TLC_INST_WGMMA;
+    if (!wgmma) return false;
     for (int i = 0, n = effect_ids(lc); i < n; i++)
         if (lc->smem_unfenced[i]) return true;
     return false;

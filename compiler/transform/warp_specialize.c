@@ -29,9 +29,10 @@
  *              epilogue each as soon as its own wgmmas are done.
  *              Block barriers become bar.sync 1, threads (the producer
  *              never reaches them).
- * Register budget: the producer keeps 40 (24 with 3 consumer warpgroups),
- * the consumers split the rest of the 64K registers of the blocks that fit
- * on an SM, in multiples of 8, at most 240.
+ * Register budget: every warp starts with R = 64K / (threads of the blocks
+ * per SM); the producer keeps 40 (24 with 3 consumer warpgroups) and the
+ * consumers take what it gives back, in multiples of 8, at most 240
+ * (setmaxnreg.inc draws on the block's own pool).
  *
  * Persistent: the runtime launches min(tiles, SMs x blocks per SM) blocks
  * (metadata `persistent`), and both roles walk the logical grid's tiles
@@ -368,9 +369,15 @@ void tlc_plan_warp_specialization_shared(tlc_kernel_plan *p, const tir_kernel *k
      * hardware's reserve), at most 2 */
     int64_t smem = *top + 16 * (int64_t)S + 1024 + 128;
     w->blocks_per_sm = smem * 2 <= t->shared_per_sm && total * 2 <= 1024 && t->regs_per_sm / (2 * total) >= need ? 2 : 1;
-    int regs = t->regs_per_sm / w->blocks_per_sm;
+    /* Every warp starts with the kernel's register count R (ptxas takes
+     * the whole cap when setmaxnreg is used: 64K over the threads of the
+     * blocks per SM, in multiples of 8), and setmaxnreg.inc draws only on
+     * what the block's own producer gave back with setmaxnreg.dec: asking
+     * for more blocks the consumers forever (measured on the H100 with two
+     * 384-thread blocks per SM). */
     w->reg_dec = k->threads == 384 ? 24 : 40;
-    int inc = (regs - 128 * w->reg_dec) / k->threads / 8 * 8;
+    int R = t->regs_per_sm / (w->blocks_per_sm * total) / 8 * 8;
+    int inc = (R + w->producer_threads * (R - w->reg_dec) / k->threads) / 8 * 8;
     w->reg_inc = inc > 240 ? 240 : inc;
     w->full = tlc_align_up(*top, 128);
     w->empty = tlc_align_up(w->full + 8 * (int64_t)S, 128);

@@ -107,3 +107,38 @@ void tlc_ref_mla_schedule(int64_t batch, const int32_t *cache_seqlens, int64_t p
         S += units;
     }
 }
+
+void tlc_ref_attention(const tlc_ref_attn_shape *s, const float *Q, const float *K, const float *V, double sm_scale,
+                       float *Out, float *Lse) {
+    double *p = malloc(sizeof(double) * (size_t)(s->seq_kv + 1));
+    double *o = malloc(sizeof(double) * (size_t)(s->dim + 1));
+    int64_t group = s->heads / s->heads_kv;
+    for (int64_t b = 0; b < s->batch; b++)
+        for (int64_t h = 0; h < s->heads; h++)
+            for (int64_t i = 0; i < s->seq_q; i++) {
+                int64_t hk = h / group, n = s->seq_kv;
+                if (s->causal) n = i + 1 + s->seq_kv - s->seq_q;
+                if (n > s->seq_kv) n = s->seq_kv;
+                if (n < 0) n = 0;
+                const float *q = Q + ((b * s->seq_q + i) * s->heads + h) * s->dim;
+                double mx = -INFINITY, sum = 0;
+                for (int64_t j = 0; j < n; j++) {
+                    const float *k = K + ((b * s->seq_kv + j) * s->heads_kv + hk) * s->dim;
+                    double acc = 0;
+                    for (int64_t d = 0; d < s->dim; d++) acc += (double)q[d] * k[d];
+                    p[j] = acc * sm_scale;
+                    if (p[j] > mx) mx = p[j];
+                }
+                for (int64_t j = 0; j < n; j++) sum += (p[j] = exp(p[j] - mx));
+                for (int64_t d = 0; d < s->dim; d++) o[d] = 0;
+                for (int64_t j = 0; j < n; j++) {
+                    const float *v = V + ((b * s->seq_kv + j) * s->heads_kv + hk) * s->dim;
+                    for (int64_t d = 0; d < s->dim; d++) o[d] += p[j] * v[d];
+                }
+                float *out = Out + ((b * s->seq_q + i) * s->heads + h) * s->dim;
+                for (int64_t d = 0; d < s->dim; d++) out[d] = n > 0 ? (float)(o[d] / sum) : 0.0f;
+                Lse[(b * s->heads + h) * s->seq_q + i] = n > 0 ? (float)(mx + log(sum)) : -INFINITY;
+            }
+    free(p);
+    free(o);
+}

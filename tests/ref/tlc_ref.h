@@ -40,4 +40,15 @@ void tlc_ref_mla_decode(const tlc_ref_mla_shape *s, const float *Q, const float 
 void tlc_ref_mla_schedule(int64_t batch, const int32_t *cache_seqlens, int64_t page, int64_t overhead,
                           int64_t num_parts, int32_t *sched /* [num_parts, 4] */,
                           int32_t *seq_splits /* [batch, 2] */);
+/* Attention forward (dsl-examples/flash_attention.tl) over [batch, seq,
+ * heads, dim] tensors in float, computed in double: GQA (kv head h / (heads
+ * / heads_kv)); with `causal`, query row i sees keys j <= i + seq_kv - seq_q.
+ * Out [batch, seq_q, heads, dim]; Lse [batch, heads, seq_q], natural log
+ * (-inf and an output of 0 for a row that sees no key). */
+typedef struct tlc_ref_attn_shape {
+    int64_t batch, seq_q, seq_kv, heads, heads_kv, dim;
+    bool causal;
+} tlc_ref_attn_shape;
+void tlc_ref_attention(const tlc_ref_attn_shape *s, const float *Q, const float *K, const float *V, double sm_scale,
+                       float *Out, float *Lse);
 #endif

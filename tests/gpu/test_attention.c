@@ -1,0 +1,218 @@
+/* gpu/attention: dsl-examples/flash_attention.tl on the GPU through the JIT
+ * (sm_90a: TMA, wgmma, warp specialization), against tests/ref's
+ * tlc_ref_attention computed in double from the same rounded inputs.
+ *
+ * The configurations cover the warp-specialized attention loop with 1, 2
+ * and 3 consumer warpgroups (threads 128, 256, 384; block_M = 64 rows per
+ * warpgroup), with two stages (no overlap) and three (each iteration's
+ * Q @ K^T issued under the previous one's softmax); float16 and bfloat16;
+ * head_dim 64 and 128; causal and not; GQA (heads 4 or 6 over 1 or 2 kv
+ * heads) and MHA; query and key lengths that are not multiples of the tiles,
+ * seq_q < seq_kv (causal rows offset to the end of the keys) and seq_q >
+ * seq_kv (causal rows that see no key: output 0, lse -inf). Every output
+ * is poisoned (0xFF bytes: NaN) before the launch.
+ *
+ * Tolerances: Output |got - ref| <= atol + rtol * |ref|, (atol, rtol) =
+ * (2e-3, 1e-2) for float16 and (8e-3, 2e-2) for bfloat16 (P is rounded to
+ * the input dtype before P @ V; the output to the dtype); Lse within 1e-3
+ * relative + 1e-3. A wrong key block, mask, stage or race moves outputs by
+ * their own size.
+ *
+ *   test_attention [path/to/flash_attention.tl]
+ * TLC_ATTENTION_CONFIG=i runs only configuration i (0-based) of CONFIGS.
+ * Exits 0 when every case passes, 1 otherwise, 77 without a GPU or on a GPU
+ * that is not sm_90. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "gpu_test_support.h"
+#include "tlc/tlc.h"
+#include "tlc_ref.h"
+
+#ifndef TLC_SOURCE_DIR
+#define TLC_SOURCE_DIR "."
+#endif
+
+typedef struct attn_config {
+    int threads, stages, dim;
+    bool causal, bf16;
+} attn_config;
+
+typedef struct attn_case {
+    int64_t batch, seq_q, seq_kv, heads, heads_kv;
+} attn_case;
+
+static const attn_config CONFIGS[] = {
+    {128, 3, 128, false, true}, {128, 2, 64, true, false},  {256, 3, 128, true, true},
+    {256, 3, 64, false, false}, {256, 2, 128, false, true}, {384, 3, 64, true, true},
+    {384, 2, 64, false, false}, {384, 3, 128, false, true},
+};
+static const attn_case CASES[] = {
+    {2, 200, 333, 4, 2}, {1, 517, 517, 6, 1}, {3, 70, 41, 2, 2}, {1, 1, 1000, 4, 4},
+};
+enum { NCONFIGS = sizeof CONFIGS / sizeof CONFIGS[0], NCASES = sizeof CASES / sizeof CASES[0] };
+
+typedef struct state {
+    tlrt_context *ctx;
+    tlc_jit *jit;
+    const char *src;
+    size_t len;
+    int cases, failures;
+} state;
+
+static int64_t compare(const char *what, const float *got, const float *ref, int64_t n, double atol, double rtol,
+                       double *worst) {
+    int64_t bad = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double g = got[i], r = ref[i];
+        bool same_inf = isinf(g) && isinf(r) && (g > 0) == (r > 0);
+        bool ok = same_inf || (!isnan(g) && !isnan(r) && fabs(g - r) <= atol + rtol * fabs(r));
+        if (!ok) {
+            if (bad < 3) printf("     %s[%lld] = %g, expected %g\n", what, (long long)i, g, r);
+            bad++;
+        } else if (!same_inf) {
+            double q = fabs(g - r) / (atol + rtol * fabs(r));
+            if (q > *worst) *worst = q;
+        }
+    }
+    return bad;
+}
+
+static void run_case(state *s, tlrt_kernel *k, const attn_config *cf, const attn_case *ac, uint64_t seed) {
+    tlrt_dtype dt = cf->bf16 ? TLRT_BF16 : TLRT_F16;
+    int64_t B = ac->batch, SQ = ac->seq_q, SK = ac->seq_kv, H = ac->heads, HK = ac->heads_kv, D = cf->dim;
+    s->cases++;
+    char what[160];
+    snprintf(what, sizeof what, "%-8s threads=%d stages=%d dim=%lld%s b=%lld seq_q=%lld seq_kv=%lld heads=%lld/%lld",
+             tlrt_dtype_name(dt), cf->threads, cf->stages, (long long)D, cf->causal ? " causal" : "", (long long)B,
+             (long long)SQ, (long long)SK, (long long)H, (long long)HK);
+    size_t nq = (size_t)(B * SQ * H * D), nk = (size_t)(B * SK * HK * D), nl = (size_t)(B * H * SQ);
+    uint16_t *hq = malloc(nq * 2), *hk = malloc(nk * 2), *hv = malloc(nk * 2), *ho = malloc(nq * 2);
+    float *fq = malloc(nq * 4), *fk = malloc(nk * 4), *fv = malloc(nk * 4), *out = malloc(nq * 4), *rout = malloc(nq * 4);
+    float *lse = malloc(nl * 4), *rlse = malloc(nl * 4);
+    tlrt_devptr dq = 0, dk = 0, dv = 0, dout = 0, dlse = 0;
+    if (!hq || !hk || !hv || !ho || !fq || !fk || !fv || !out || !rout || !lse || !rlse) {
+        printf("FAIL %s: out of host memory\n", what);
+        s->failures++;
+        goto out;
+    }
+    uint64_t st = seed;
+    struct { uint16_t *h; float *f; size_t n; } in[3] = {{hq, fq, nq}, {hk, fk, nk}, {hv, fv, nk}};
+    for (int i = 0; i < 3; i++)
+        for (size_t j = 0; j < in[i].n; j++) {
+            in[i].h[j] = gts_encode(dt, (float)gts_unif(&st, -1.0, 1.0));
+            in[i].f[j] = gts_decode(dt, in[i].h[j]);
+        }
+    if (tlrt_malloc(s->ctx, nq * 2, &dq) || tlrt_malloc(s->ctx, nk * 2, &dk) || tlrt_malloc(s->ctx, nk * 2, &dv) ||
+        tlrt_malloc(s->ctx, nq * 2, &dout) || tlrt_malloc(s->ctx, nl * 4, &dlse))
+        goto device_error;
+    if (tlrt_memcpy_htod(s->ctx, dq, hq, nq * 2) || tlrt_memcpy_htod(s->ctx, dk, hk, nk * 2) ||
+        tlrt_memcpy_htod(s->ctx, dv, hv, nk * 2) || tlrt_memset_d8(s->ctx, dout, 0xff, nq * 2) ||
+        tlrt_memset_d8(s->ctx, dlse, 0xff, nl * 4))
+        goto device_error;
+    double sm_scale = 1.0 / sqrt((double)D);
+    int64_t sq[4] = {B, SQ, H, D}, sk[4] = {B, SK, HK, D}, sl[3] = {B, H, SQ};
+    tlrt_arg args[6] = {tlrt_arg_tensor(dq, dt, 4, sq, NULL),      tlrt_arg_tensor(dk, dt, 4, sk, NULL),
+                        tlrt_arg_tensor(dv, dt, 4, sk, NULL),      tlrt_arg_tensor(dout, dt, 4, sq, NULL),
+                        tlrt_arg_tensor(dlse, TLRT_F32, 3, sl, NULL), tlrt_arg_float(TLRT_F32, sm_scale)};
+    if (tlrt_launch(k, args, 6, NULL) != TLRT_SUCCESS || tlrt_synchronize(s->ctx) != TLRT_SUCCESS) {
+        printf("FAIL %s: launch: %s\n", what, tlrt_last_error(s->ctx));
+        s->failures++;
+        goto out;
+    }
+    if (tlrt_memcpy_dtoh(s->ctx, ho, dout, nq * 2) || tlrt_memcpy_dtoh(s->ctx, lse, dlse, nl * 4)) goto device_error;
+    for (size_t i = 0; i < nq; i++) out[i] = gts_decode(dt, ho[i]);
+    {
+        tlc_ref_attn_shape sh = {B, SQ, SK, H, HK, D, cf->causal};
+        tlc_ref_attention(&sh, fq, fk, fv, sm_scale, rout, rlse);
+        for (size_t i = 0; i < nq; i++) rout[i] = gts_decode(dt, gts_encode(dt, rout[i]));
+        double atol = dt == TLRT_F16 ? 2e-3 : 8e-3, rtol = dt == TLRT_F16 ? 1e-2 : 2e-2, worst = 0, lworst = 0;
+        int64_t bad = compare("Output", out, rout, (int64_t)nq, atol, rtol, &worst);
+        bad += compare("Lse", lse, rlse, (int64_t)nl, 1e-3, 1e-3, &lworst);
+        if (bad) {
+            s->failures++;
+            printf("FAIL %s: %lld elements wrong\n", what, (long long)bad);
+        } else {
+            printf("ok   %s: max err/tol %.3f (lse %.3f)\n", what, worst, lworst);
+        }
+    }
+    goto out;
+device_error:
+    printf("FAIL %s: device error: %s\n", what, tlrt_last_error(s->ctx));
+    s->failures++;
+out:
+    fflush(stdout);
+    tlrt_devptr all[5] = {dq, dk, dv, dout, dlse};
+    for (int i = 0; i < 5; i++)
+        if (all[i]) tlrt_free(s->ctx, all[i]);
+    free(hq); free(hk); free(hv); free(ho); free(fq); free(fk); free(fv); free(out); free(rout); free(lse); free(rlse);
+}
+
+int main(int argc, char **argv) {
+    state s = {0};
+    const char *file = argc > 1 ? argv[1] : NULL;
+    if (!file)
+        file = access("dsl-examples/flash_attention.tl", R_OK) == 0 ? "dsl-examples/flash_attention.tl"
+                                                                     : TLC_SOURCE_DIR "/dsl-examples/flash_attention.tl";
+    tlrt_status rs = gts_init_or_skip(&s.ctx);
+    int rc = 1;
+    if (rs != TLRT_SUCCESS) {
+        printf("FAIL tlrt_init: %s\n", tlrt_last_error(s.ctx));
+        goto done;
+    }
+    char devarch[32] = "";
+    tlrt_device_arch(s.ctx, devarch, sizeof devarch);
+    if (strncmp(devarch, "sm_90", 5) != 0) {
+        printf("skipped: the warp-specialized attention needs sm_90a (the device is %s)\n", devarch);
+        rc = 77;
+        goto done;
+    }
+    if (!(s.src = gts_read_text(file, &s.len))) {
+        printf("FAIL %s: cannot read\n", file);
+        goto done;
+    }
+    char *err = NULL;
+    tlc_jit_options opt = {.arch = "sm_90a", .ctx = s.ctx};
+    if (tlc_jit_create(&opt, &s.jit, &err) != TLC_OK) {
+        printf("FAIL tlc_jit_create: %s\n", err ? err : "?");
+        tlc_free(err);
+        goto done;
+    }
+    /* TLC_ATTENTION_CONFIG=i runs configuration i alone */
+    const char *only = getenv("TLC_ATTENTION_CONFIG");
+    for (int c = 0; c < NCONFIGS; c++) {
+        if (only && *only && atoi(only) != c) continue;
+        const attn_config *cf = &CONFIGS[c];
+        char threads[16], block_m[16], stages[16], dim[16];
+        snprintf(threads, sizeof threads, "%d", cf->threads);
+        snprintf(block_m, sizeof block_m, "%d", cf->threads / 2);
+        snprintf(stages, sizeof stages, "%d", cf->stages);
+        snprintf(dim, sizeof dim, "%d", cf->dim);
+        tlc_jit_define defs[6] = {{"threads", threads}, {"block_M", block_m}, {"num_stages", stages}, {"dim", dim},
+                                  {"causal", cf->causal ? "True" : "False"}, {"dtype", cf->bf16 ? "bfloat16" : "float16"}};
+        tlrt_module *mod = NULL;
+        tlrt_kernel *k = NULL;
+        if (tlc_jit_load_kernel(s.jit, s.ctx, s.src, s.len, "flash_attention.tl", defs, 6, "flash_attention", &mod, &k,
+                                &err) != TLC_OK) {
+            printf("FAIL threads=%d stages=%d dim=%d: cannot load: %s\n", cf->threads, cf->stages, cf->dim,
+                   err ? err : "?");
+            tlc_free(err);
+            err = NULL;
+            s.cases++;
+            s.failures++;
+            continue;
+        }
+        for (int i = 0; i < NCASES; i++) run_case(&s, k, cf, &CASES[i], 0xa77e0000ull + (uint64_t)(c * 31 + i));
+        tlrt_module_unload(s.ctx, mod);
+    }
+    printf("test_attention: %d cases, %d failed\n", s.cases, s.failures);
+    rc = s.failures ? 1 : 0;
+done:
+    if (s.jit) tlc_jit_destroy(s.jit);
+    free((void *)s.src);
+    tlrt_destroy(s.ctx);
+    return rc;
+}
