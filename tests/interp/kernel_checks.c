@@ -274,3 +274,41 @@ kc_result kc_check_mla(const char *name, const char *text, size_t len, const kc_
     tlc_compilation_free(&c);
     return r;
 }
+
+kc_result kc_check_attention(const char *name, const char *text, size_t len, const kc_attn_cfg *g,
+                             const tlc_define *extra, int nextra) {
+    kc_result r = {0};
+    tir_dtype dt;
+    if (!tir_dtype_parse(g->dtype, &dt)) { r.status = KC_ERROR; say(&r, "bad dtype %s\n", g->dtype); return r; }
+    char dim[24];
+    snprintf(dim, sizeof dim, "%lld", (long long)g->dim);
+    tlc_define defs[32] = {{"dtype", g->dtype}, {"causal", g->causal ? "True" : "False"}, {"dim", dim}};
+    int nd = add_defs(defs, 3, extra, nextra);
+    tlc_compilation c;
+    if (!compile(&r, &c, name, text, len, defs, nd)) { tlc_compilation_free(&c); return r; }
+    int64_t B = g->batch, SQ = g->seq_q, SK = g->seq_kv, H = g->heads, HK = g->heads_kv, D = g->dim;
+    host_t h[5];
+    host_init(&h[0], "Q", dt, 4, (int64_t[]){B, SQ, H, D});
+    host_init(&h[1], "K", dt, 4, (int64_t[]){B, SK, HK, D});
+    host_init(&h[2], "V", dt, 4, (int64_t[]){B, SK, HK, D});
+    host_init(&h[3], "Output", dt, 4, (int64_t[]){B, SQ, H, D});
+    host_init(&h[4], "Lse", TIR_F32, 3, (int64_t[]){B, H, SQ});
+    uint64_t st = g->seed;
+    for (int i = 0; i < 3; i++) host_random(&h[i], &st);
+    host_poison(&h[3]);
+    host_poison(&h[4]);
+    double sm_scale = 1.0 / sqrt((double)D);
+    tlc_interp_scalar sc[1] = {{"sm_scale", true, sm_scale, 0}};
+    if (run(&r, &c, "flash_attention", h, 5, sc, 1)) {
+        float *out = malloc(sizeof(float) * (size_t)(h[3].n + 1)), *lse = malloc(sizeof(float) * (size_t)(h[4].n + 1));
+        tlc_ref_attn_shape sh = {B, SQ, SK, H, HK, D, g->causal};
+        tlc_ref_attention(&sh, h[0].f, h[1].f, h[2].f, sm_scale, out, lse);
+        compare(&r, &h[3], out, 2e-3, dt == TIR_BF16 ? 2e-2 : 1e-2);
+        compare(&r, &h[4], lse, 1e-3, 1e-3);
+        free(out);
+        free(lse);
+    }
+    for (int i = 0; i < 5; i++) host_free(&h[i]);
+    tlc_compilation_free(&c);
+    return r;
+}

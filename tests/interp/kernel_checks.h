@@ -45,6 +45,17 @@ typedef struct kc_mla_cfg {
 kc_result kc_check_mla(const char *name, const char *text, size_t len, const kc_mla_cfg *cfg,
                        const tlc_define *extra, int nextra);
 
+/* flash_attention.tl: Output and Lse against tlc_ref_attention; -D sizes
+ * (block_M, block_N, dim, ...) through extra. */
+typedef struct kc_attn_cfg {
+    int64_t batch, seq_q, seq_kv, heads, heads_kv, dim;
+    bool causal;
+    const char *dtype;
+    uint64_t seed;
+} kc_attn_cfg;
+kc_result kc_check_attention(const char *name, const char *text, size_t len, const kc_attn_cfg *cfg,
+                             const tlc_define *extra, int nextra);
+
 /* Copy of text with the first occurrence of `from` replaced by `to` (all of
  * them when all is true); NULL when `from` does not occur. */
 char *kc_replace(const char *text, const char *from, const char *to, bool all);

@@ -100,8 +100,33 @@ static void test_mla(void **state) {
     free(t);
 }
 
+static void test_attention(void **state) {
+    (void)state;
+    size_t len;
+    char *t = load("flash_attention.tl", &len);
+    /* small tiles: two warpgroups of 64 rows are the smallest the kernel
+     * takes, so block_M 64 with 128 threads; keys in blocks of 16 so that
+     * several blocks and a partial last one are walked */
+    const tlc_define small[3] = {{"block_M", "64"}, {"threads", "128"}, {"block_N", "16"}};
+    kc_attn_cfg cfgs[] = {
+        {1, 70, 45, 2, 1, 32, false, "float16", 1},   /* GQA, partial tiles */
+        {2, 30, 50, 2, 2, 16, true, "float16", 2},    /* causal, seq_q < seq_kv */
+        {1, 40, 20, 3, 1, 16, true, "bfloat16", 3},   /* causal rows that see no key */
+    };
+    for (size_t i = 0; i < sizeof cfgs / sizeof cfgs[0]; i++) {
+        kc_attn_cfg *c = &cfgs[i];
+        char what[160];
+        snprintf(what, sizeof what, "attention b=%lld seq_q=%lld seq_kv=%lld heads=%lld/%lld dim=%lld causal=%d %s",
+                 (long long)c->batch, (long long)c->seq_q, (long long)c->seq_kv, (long long)c->heads,
+                 (long long)c->heads_kv, (long long)c->dim, c->causal, c->dtype);
+        expect_match(what, kc_check_attention("flash_attention.tl", t, len, c, small, 3));
+    }
+    free(t);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_attention),
         cmocka_unit_test(test_gemm),
         cmocka_unit_test(test_rmsnorm),
         cmocka_unit_test(test_mla),

@@ -48,6 +48,30 @@ static void check_mla_mutant(const char *what, const char *from, const char *to,
     free(t);
 }
 
+static const kc_attn_cfg attn_cfg = {1, 40, 70, 4, 2, 16, true, "float16", 23};
+static const tlc_define attn_small[3] = {{"block_M", "64"}, {"threads", "128"}, {"block_N", "16"}};
+
+static void check_attention_mutant(const char *what, const char *from, const char *to) {
+    char *t = load("flash_attention.tl");
+    kc_result orig = kc_check_attention("flash_attention.tl", t, strlen(t), &attn_cfg, attn_small, 3);
+    if (orig.status != KC_MATCH) fail_msg("the original attention kernel does not match:\n%s", orig.msg);
+    char *m = mutate(t, from, to, false);
+    expect_caught(what, kc_check_attention("flash_attention.tl(mutant)", m, strlen(m), &attn_cfg, attn_small, 3));
+    free(m);
+    free(t);
+}
+
+static void test_attention_causal_off_by_one(void **state) {
+    (void)state;
+    check_attention_mutant("attention: a row sees one key too few", "row0 + i + 1 + seq_kv", "row0 + i + seq_kv");
+}
+
+static void test_attention_kv_head(void **state) {
+    (void)state;
+    check_attention_mutant("attention: query heads interleaved over the kv heads", "hk = by // (heads // heads_kv)",
+                           "hk = by % heads_kv");
+}
+
 static void test_mla_exp_instead_of_exp2(void **state) {
     (void)state;
     check_mla_mutant("mla: exp instead of exp2 in the online softmax", "acc_s[i, j] = exp2(", "acc_s[i, j] = exp(",
@@ -132,6 +156,8 @@ static void test_gemm_no_clear(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_attention_causal_off_by_one),
+        cmocka_unit_test(test_attention_kv_head),
         cmocka_unit_test(test_mla_exp_instead_of_exp2),
         cmocka_unit_test(test_mla_rescale_exp),
         cmocka_unit_test(test_mla_split_offset),

@@ -139,7 +139,55 @@ static void test_mla_sm90a(void **state) {
     assert_non_null(ptx);
     assert_int_equal(tst_count(ptx, "wgmma.wait_group.sync.aligned 0;"), 2);
     assert_int_equal(tst_count(ptx, "fence.proxy.async"), 2);
+    /* the warp-specialized form: 256 consumers + a producer warpgroup, two
+     * stages each with a full (1 arrival + TMA bytes) and an empty barrier
+     * (every consumer arrives), consumer-only named barriers, the block
+     * table read by the producer's one issuing thread */
+    assert_non_null(strstr(ptx, ".maxntid 384"));
+    assert_int_equal(tst_count(ptx, "setmaxnreg.dec.sync.aligned.u32 40;"), 1);
+    assert_int_equal(tst_count(ptx, "setmaxnreg.inc.sync.aligned.u32 232;"), 1);
+    assert_int_equal(tst_count(ptx, "mbarrier.init.shared::cta.b64"), 4);
+    assert_int_equal(tst_count(ptx, "], 256;"), 2);
+    assert_true(tst_count(ptx, "bar.sync \t1, 256;") + tst_count(ptx, "bar.sync 1, 256;") >= 5);
+    assert_int_equal(tst_count(ptx, "bar.sync \t0;") + tst_count(ptx, "bar.sync 0;"), 1);
+    assert_int_equal(tst_count(ptx, "mbarrier.arrive.expect_tx"), 1);
+    assert_int_equal(tst_count(ptx, "mbarrier.arrive.shared::cta.b64"), 1);
     tlc_compilation_free(&c);
+}
+
+/* dsl-examples/flash_attention.tl: with three stages the score gemm runs one
+ * iteration ahead (issued once before the loop and once in it, into a
+ * second register copy of acc_s, waited for at the top of the iteration);
+ * with two it does not. */
+static void test_attention_overlap(void **state) {
+    (void)state;
+    for (int stages = 2; stages <= 3; stages++) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/dsl-examples/flash_attention.tl", TLC_SOURCE_DIR);
+        size_t len = 0;
+        char *src = tlc_read_file(path, &len);
+        assert_non_null(src);
+        tlc_compile_options o;
+        tlc_compile_options_default(&o);
+        o.arch = TLC_SM90A;
+        char st[8];
+        snprintf(st, sizeof st, "%d", stages);
+        tlc_define defs[1] = {{"num_stages", st}};
+        o.defines = defs;
+        o.ndefines = 1;
+        tlc_compilation c;
+        assert_true(tlc_compile_source(&c, "flash_attention.tl", src, len, &o) && tlc_compile_layouts(&c, NULL));
+        free(src);
+        const tlc_kernel_plan *p = c.tir->kernels[0]->plan;
+        assert_non_null(p->ws.loop);
+        assert_false(p->ws.gemm_only);
+        assert_int_equal(p->ws.lookahead, stages == 3 ? 1 : 0);
+        char *ptx = tlc_compile_ptx(&c, false);
+        assert_non_null(ptx);
+        /* Q @ K^T: 128 / 16 k steps of m64n64k16 per issue */
+        assert_int_equal(tst_count(ptx, "wgmma.mma_async.sync.aligned.m64n64k16"), stages == 3 ? 16 : 8);
+        tlc_compilation_free(&c);
+    }
 }
 
 /* Lowering reads the plan: decisions changed after planning reach the PTX. */
@@ -189,6 +237,7 @@ int main(void) {
         cmocka_unit_test(test_gemm_sm90a),
         cmocka_unit_test(test_gemm_sm80),
         cmocka_unit_test(test_mla_sm90a),
+        cmocka_unit_test(test_attention_overlap),
         cmocka_unit_test(test_lowering_reads_the_plan),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
