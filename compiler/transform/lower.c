@@ -328,15 +328,26 @@ static void lower_ws_body(tlc_lower_ctx *lc, const tir_stmt *s, void *ctx) {
         if (!pipelined) stmt_effects(lc, x, &all);
     }
     mark_unfenced(lc, &all);
+    /* `head`: what an iteration does before its first barrier (one emitted
+     * at the body's top level, so on every path); only that can race what
+     * the previous iteration left pending */
+    effects head = effects_new(lc);
+    bool head_done = false;
     for (int i = 0; i < n; i++) {
         const tir_stmt *x = body->kind == TS_SEQ ? body->u.seq.stmts[i] : body;
         bool pipelined = false;
         for (int c = 0; c < pp->ncopies; c++) pipelined |= pp->copies[c] == x;
         /* the gemms that run ahead: warp_specialize.c issues them */
         bool ahead = i >= pp->nprefix && i < pp->nprefix + d->lookahead;
-        if (!pipelined && !ahead) lower_tile_stmt(lc, x, &inner);
+        if (pipelined || ahead) continue;
+        int first = lc->out->len;
+        lower_tile_stmt(lc, x, &inner);
+        if (head_done) continue;
+        stmt_effects(lc, x, &head);
+        for (int j = first; j < lc->out->len; j++)
+            head_done |= ((const th_stmt *)lc->out->items[j])->kind == THS_BARRIER;
     }
-    if (hazard(lc, &inner, &all)) tlc_emit(lc, th_barrier(lc->a));
+    if (hazard(lc, &inner, &head)) tlc_emit(lc, th_barrier(lc->a));
 }
 
 static void lower_serial_for(tlc_lower_ctx *lc, const tir_stmt *s, effects *pending) {

@@ -34,6 +34,9 @@
  * rest on 128, which keeps every 16-byte vector access aligned. mbarriers
  * are placed after everything by the planning pass (plan.c), never reused.
  *
+ * A kernel that needs more than half an SM's shared memory (one block per
+ * SM either way) places its scratch in bytes of its own when they fit.
+ *
  * Lowering (lower.c) keys its barriers by bytes, not by buffer: the plan
  * lists, per buffer or scratch, the others that overlap it, so a write to
  * reused bytes waits for the last reads of their previous owner. */
@@ -298,6 +301,35 @@ static void plan_offsets(const tlc_kernel_plan *plan, const tir_kernel *k, tlc_a
         x->align = 128;
     }
     p->top = place(a, o, nb + w.nscr);
+    /* A kernel that takes more than half an SM's shared memory runs one
+     * block per SM whatever it uses, so scratch gets bytes of its own when
+     * they fit (with room for the mbarriers and for the ops' fresh scratch
+     * planned after, if that fits at all): then writing it never waits for the readers of the
+     * buffer it would share bytes with (MLA's row max and S_shared). */
+    const tlc_target *t = tlc_target_of(plan->arch);
+    if (w.nscr && p->top * 2 > t->shared_per_sm) {
+        int64_t fresh = 0;
+        tlc_ptrvec ops = {0};
+        tir_collect_tile_ops(k->body, &ops);
+        for (int i = 0; i < ops.len; i++) {
+            const tlc_op_desc *op = tlc_op_of(ops.items[i]);
+            if (op && op->fresh_scratch_bytes) fresh += tlc_align_up(op->fresh_scratch_bytes(k, ops.items[i]), 128);
+        }
+        tlc_ptrvec_free(&ops);
+        /* fresh scratch that would not fit anyway claims nothing */
+        if (p->top + 1024 + fresh > t->max_shared_per_block) fresh = 0;
+        for (int s = 0; s < w.nscr; s++) { /* in program order, while they fit */
+            obj kept = o[nb + s];
+            o[nb + s].first = 0;
+            o[nb + s].last = whole_last;
+            int64_t own_top = place(a, o, nb + w.nscr);
+            if (own_top + 1024 + fresh > t->max_shared_per_block) {
+                o[nb + s] = kept;
+                own_top = place(a, o, nb + w.nscr);
+            }
+            p->top = own_top;
+        }
+    }
     for (int i = 0; i < nb; i++)
         if (o[i].bytes) offs[i] = o[i].offset;
     for (int s = 0; s < w.nscr; s++)

@@ -27,6 +27,7 @@
  * page, mask, piece or race moves outputs by their own size (0.02 .. 1).
  *
  *   test_mla [path/to/mla_decode.tl]
+ * TLC_MLA_CASE=i runs only case i (0-based) of CASES.
  * Exits 0 when every case passes, 1 otherwise, 77 ("skipped: no CUDA
  * driver") without a GPU, and 77 on a GPU that is not sm_90 (the split
  * kernel needs sm_90a's 227 KiB of shared memory and wgmma).
@@ -298,6 +299,8 @@ int main(int argc, char **argv) {
         tlc_free(err);
         goto done;
     }
+    /* TLC_MLA_CASE=i runs case i (0-based, of CASES) alone (under compute-sanitizer) */
+    const char *only = getenv("TLC_MLA_CASE");
     const tlrt_dtype dts[2] = {TLRT_F16, TLRT_BF16};
     for (int d = 0; d < 2; d++)
         for (int causal = 1; causal >= 0; causal--) {
@@ -306,6 +309,7 @@ int main(int argc, char **argv) {
             for (int ci = 0; ci < NCASES; ci++) {
                 const mla_case *mc = &CASES[ci];
                 if ((d == 1 && !mc->both_dtypes) || mc->causal != (causal == 1)) continue;
+                if (only && *only && atoi(only) != ci) continue;
                 if (!tried) { /* compiled only for a (dtype, causal) that has cases */
                     loaded = load_trio(&s, dts[d], causal, &p);
                     tried = true;

@@ -237,8 +237,10 @@ static void test_reduce_scratch_reuse(void **state) {
 }
 
 /* dsl-examples/mla_decode.tl's split kernel at its defaults (num_stages=2)
- * fits sm_90a's 232448 bytes: S_shared and both reductions' scratch share
- * bytes, the stage buffers and Q keep theirs; the PTX assembles. */
+ * fits sm_90a's 232448 bytes: every buffer keeps its bytes, the row max's
+ * scratch (in the loop) gets bytes of its own (one block per SM either way),
+ * the final row sum's scratch reuses bytes dead after the loop; the PTX
+ * assembles. */
 static void test_mla_split_fits_sm90a(void **state) {
     (void)state;
     size_t len;
@@ -275,11 +277,13 @@ static void test_mla_split_fits_sm90a(void **state) {
     const tlc_smem_plan *p = &k->plan->smem;
     const tir_buffer *S = buf(&c, "S_shared"), *Q = buf(&c, "Q_shared"), *KV = buf(&c, "KV_shared");
     assert_int_equal(KV->layout->stages, 2);
-    assert_int_equal(p->nscratch, 2); /* reduce_max, reduce_sum */
-    for (int i = 0; i < p->nscratch; i++) {
-        assert_true(p->scratch[i].offset >= lo(S) && p->scratch[i].offset + p->scratch[i].bytes <= hi(S));
-        assert_int_equal(p->scratch[i].offset % 128, 0);
-    }
+    assert_int_equal(p->nscratch, 2); /* reduce_max in the loop, reduce_sum after it */
+    for (int i = 0; i < p->nscratch; i++) assert_int_equal(p->scratch[i].offset % 128, 0);
+    int64_t buffers_end = 0;
+    for (int i = 0; i < k->nbuffers; i++)
+        if (k->buffers[i]->scope == TIR_SCOPE_SHARED && hi(k->buffers[i]) > buffers_end) buffers_end = hi(k->buffers[i]);
+    assert_true(p->scratch[0].offset >= buffers_end);
+    assert_true(p->scratch[1].offset + p->scratch[1].bytes <= buffers_end);
     for (int i = 0; i < k->nbuffers; i++) {
         const tir_buffer *b = k->buffers[i];
         if (b->scope != TIR_SCOPE_SHARED) continue;
@@ -288,19 +292,18 @@ static void test_mla_split_fits_sm90a(void **state) {
             if (k->buffers[j]->scope == TIR_SCOPE_SHARED) assert_false(share_bytes(b, k->buffers[j]));
     }
     assert_false(share_bytes(Q, S));
-    assert_true(p->top <= 229376);
-    /* reduce_sum's last read of its scratch (S_shared's bytes), then a
-     * barrier, then the copy that writes S_shared */
+    assert_true(p->top + 1024 <= 232448);
+    /* per page, the consumers meet two barriers: the row max's exchange and
+     * the one that publishes S_shared to the output gemm; none between the
+     * row max's scratch and S_shared, none closing the iteration */
     char *t = thread_text(&c);
-    const char *r = strstr(t, "// reduce_sum acc_s -> scores_sum"), *cp = strstr(t, "// copy acc_s -> S_shared");
-    assert_non_null(r);
-    assert_non_null(cp);
-    assert_true(r < cp);
-    const char *last_load = NULL;
-    for (const char *q = strstr(r, "load.f32.a4[smem+"); q && q < cp; q = strstr(q + 1, "load.f32.a4[smem+")) last_load = q;
-    assert_non_null(last_load);
-    const char *bar = strstr(last_load, "bar.sync");
-    assert_true(bar && bar < cp);
+    const char *loop = strstr(t, "// Pipelined loop over k, consumers");
+    assert_non_null(loop);
+    const char *end = strstr(loop, "mbarrier.arrive.shared::cta.b64");
+    assert_non_null(end);
+    int bars = 0;
+    for (const char *q = strstr(loop, "bar.sync"); q && q < end; q = strstr(q + 1, "bar.sync")) bars++;
+    assert_int_equal(bars, 2);
     free(t);
     tlc_compilation_free(&c);
     free(src);
