@@ -39,6 +39,20 @@ void tlc_fragment_canonicalize(tlc_fragment *f) {
         }
         f->digits[j + 1] = d;
     }
+    /* slot digits that continue each other (the next one's strides are the
+     * first's times its extent) are one digit: a wgmma A fragment's two
+     * k digits read as its accumulator's one n digit */
+    int m = 0;
+    for (int i = 0; i < n; i++) {
+        tlc_digit *prev = m ? &f->digits[m - 1] : NULL, *d = &f->digits[i];
+        if (prev && prev->target == TLC_DIGIT_SLOT && d->target == TLC_DIGIT_SLOT && prev->dim == d->dim &&
+            d->dim >= 0 && d->lstride == prev->lstride * prev->extent && d->tstride == prev->tstride * prev->extent) {
+            prev->extent *= d->extent;
+            continue;
+        }
+        f->digits[m++] = *d;
+    }
+    n = f->ndigits = m;
     f->threads = 1;
     f->slots = 1;
     f->replicate = 1;

@@ -131,16 +131,23 @@ tlc_fragment *tlc_gemm_a_fragment(tlc_arena *a, const tlc_gemm_plan *p) {
     f->rank = 2;
     f->shape[0] = p->m;
     f->shape[1] = p->k;
-    int64_t ktiles = p->k / 16, mtiles = p->tile_m / 16;
+    bool wg = p->inst == TLC_INST_WGMMA;
+    /* wgmma: each warp of a warpgroup holds 16 of its 64 rows, laid out as
+     * mma.sync's m16k16 A (PTX ISA, wgmma register fragments) */
+    int64_t ktiles = p->k / 16, mtiles = p->tile_m / (wg ? 64 : 16), ts = 32;
     add(f, 1, 4, 2, TLC_DIGIT_THREAD, 1);
     add(f, 0, 8, 1, TLC_DIGIT_THREAD, 4);
-    add(f, 0, p->units_m, p->tile_m, TLC_DIGIT_THREAD, 32);
-    add(f, -1, p->units_n, 0, TLC_DIGIT_THREAD, 32 * p->units_m); /* warps along N hold the same A */
+    if (wg) {
+        add(f, 0, 4, 16, TLC_DIGIT_THREAD, 32);
+        ts = 128;
+    }
+    add(f, 0, p->units_m, p->tile_m, TLC_DIGIT_THREAD, ts);
+    add(f, -1, p->units_n, 0, TLC_DIGIT_THREAD, ts * p->units_m); /* units along N hold the same A */
     add(f, 1, 2, 1, TLC_DIGIT_SLOT, 1);
     add(f, 0, 2, 8, TLC_DIGIT_SLOT, 2);
     add(f, 1, 2, 8, TLC_DIGIT_SLOT, 4);
     add(f, 1, ktiles, 16, TLC_DIGIT_SLOT, 8);
-    add(f, 0, mtiles, 16, TLC_DIGIT_SLOT, 8 * ktiles);
+    add(f, 0, mtiles, wg ? 64 : 16, TLC_DIGIT_SLOT, 8 * ktiles);
     tlc_fragment_canonicalize(f);
     return f;
 }

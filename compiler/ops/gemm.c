@@ -62,10 +62,12 @@ bool tlc_gemm_choose(tlc_arena *a, const tir_kernel *k, tlc_arch arch, const tir
         snprintf(why, (size_t)whylen, "operand B must be in shared memory");
         return false;
     }
-    if (shared_ops && tlc_target_of(arch)->wgmma &&
+    /* A in registers (FlashAttention's P @ V) feeds wgmma too, untransposed */
+    bool a_regs = A->scope == TIR_SCOPE_FRAGMENT && !s->u.gemm.trans_a;
+    if ((shared_ops || a_regs) && tlc_target_of(arch)->wgmma &&
         tlc_gemm_plan_make(p, arch, k->threads, m, n, kk, s->u.gemm.policy, true, why, whylen) &&
         p->inst == TLC_INST_WGMMA) {
-        bool ok = wgmma_operand_ok(operand_layout(a, A), !s->u.gemm.trans_a, 64, p->tile_m) &&
+        bool ok = (a_regs || wgmma_operand_ok(operand_layout(a, A), !s->u.gemm.trans_a, 64, p->tile_m)) &&
                   wgmma_operand_ok(operand_layout(a, B), s->u.gemm.trans_b, p->inst_n, p->inst_n) &&
                   wgmma_operand_ok(operand_layout(a, B), s->u.gemm.trans_b, p->inst_n, p->tile_n);
         if (ok) return true;
@@ -112,10 +114,13 @@ static bool gemm_infer(tlc_infer *st, const tir_stmt *s, bool free_pass) {
         tlc_infer_conflict(st, s, C, f, "the gemm accumulator's layout is fixed by the instruction and the warp policy");
     if (A->scope == TIR_SCOPE_FRAGMENT) {
         tlc_fragment *fa = tlc_gemm_a_fragment(st->a, &p);
-        fa->origin = tlc_arena_printf(st->a, "gemm operand A in registers (mma.sync m16n8k16, %s)",
-                                      tir_policy_name(p.policy));
+        bool wg = p.inst == TLC_INST_WGMMA;
+        fa->origin = tlc_arena_printf(st->a, "gemm operand A in registers (%s, %s)",
+                                      wg ? "wgmma m64k16" : "mma.sync m16n8k16", tir_policy_name(p.policy));
         if (!tlc_infer_propose(st, A, fa, TLC_STRENGTH_STRICT, s))
-            tlc_infer_conflict(st, s, A, fa, "an A operand in registers must have the mma.sync A layout");
+            tlc_infer_conflict(st, s, A, fa,
+                               wg ? "an A operand in registers must have the wgmma A layout"
+                                  : "an A operand in registers must have the mma.sync A layout");
     }
     bool changed = st->changed;
     st->changed = before || changed;
@@ -328,38 +333,62 @@ static void lower_wgmma(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_gemm_pla
     th_expr *tid = th_read(a, lc->tid);
     th_expr *wg = tlc_let(lc, "wg", th_bin(a, THB_UDIV, tid, tlc_i32(lc, 128)));
     th_expr *um = th_bin(a, THB_UREM, wg, tlc_i32(lc, p->units_m)), *un = th_bin(a, THB_UDIV, wg, tlc_i32(lc, p->units_m));
-    th_expr *da = desc_base(lc, A, a_kmajor), *db = desc_base(lc, B, b_kmajor);
+    bool a_regs = A->scope == TIR_SCOPE_FRAGMENT;
+    th_expr *da = a_regs ? NULL : desc_base(lc, A, a_kmajor), *db = desc_base(lc, B, b_kmajor);
     /* the warpgroup's tile offset, in descriptor units (16 bytes); the
      * layouts make it linear in the unit index (panels are whole atoms) */
     const tlc_layout *la = A->layout, *lb = B->layout;
-    int64_t a_unit = !ta ? linear_byte(la, p->tile_m, 0) : linear_byte(la, 0, p->tile_m);
     int64_t b_unit = tb ? linear_byte(lb, p->tile_n, 0) : linear_byte(lb, 0, p->tile_n);
-    if (p->units_m > 1) da = tlc_let(lc, "desca", th_bin(a, THB_ADD, da, th_convert(a, th_bin(a, THB_MUL, um, tlc_i32(lc, a_unit >> 4)), th_scalar(TH_I64))));
+    if (!a_regs && p->units_m > 1) {
+        int64_t a_unit = !ta ? linear_byte(la, p->tile_m, 0) : linear_byte(la, 0, p->tile_m);
+        da = tlc_let(lc, "desca", th_bin(a, THB_ADD, da, th_convert(a, th_bin(a, THB_MUL, um, tlc_i32(lc, a_unit >> 4)), th_scalar(TH_I64))));
+    }
     if (p->units_n > 1) db = tlc_let(lc, "descb", th_bin(a, THB_ADD, db, th_convert(a, th_bin(a, THB_MUL, un, tlc_i32(lc, b_unit >> 4)), th_scalar(TH_I64))));
-    int nregs = p->inst_n / 2;
+    int nregs = p->inst_n / 2, nin = a_regs ? 5 : 2; /* A's registers or descriptor, B's descriptor */
     /* transpose bits: A MN-major when transposed, B K-major unless transposed */
-    tlc_ptx inst = tlc_ptx_wgmma(a, p->inst_n, ty, ta, !tb);
+    tlc_ptx inst = a_regs ? tlc_ptx_wgmma_rs(a, p->inst_n, ty, !tb) : tlc_ptx_wgmma(a, p->inst_n, ty, ta, !tb);
     th_var **d = TLC_NEW_ARRAY(a, th_var *, (size_t)nregs);
     for (int i = 0; i < nregs; i++) d[i] = scalar_tmp(lc, "d", TH_F32);
-    th_expr **args = TLC_NEW_ARRAY(a, th_expr *, (size_t)nregs + 2);
+    th_expr **args = TLC_NEW_ARRAY(a, th_expr *, (size_t)nregs + nin);
+    th_type h2 = th_vec(A->dtype == TIR_BF16 ? TH_BF16 : TH_F16, 2);
 
     /* a chained gemm's accumulators are still the previous gemm's wgmma
      * outputs in flight: nothing may touch them */
+    int mreps = p->tile_m / 64, chunks = p->tile_n / p->inst_n, ksteps = p->k / 16;
+    /* A in registers: every k step's b32 pairs packed before wgmma.fence
+     * (a register defined after it and read by a wgmma makes ptxas fence
+     * again, C7519); slots 8 * (ks + ksteps * mi) + r (tlc_gemm_a_fragment) */
+    th_var **apack = NULL;
+    if (a_regs) {
+        apack = TLC_NEW_ARRAY(a, th_var *, (size_t)(4 * ksteps * mreps));
+        th_var *ar = lc->regs[A->id];
+        th_type rt = tlc_reg_type(A->dtype);
+        for (int i = 0; i < 4 * ksteps * mreps; i++) {
+            int64_t sl = 2 * (int64_t)i;
+            th_expr *l2[2] = {tlc_coerce(lc, th_array_read(a, ar, tlc_i32(lc, sl)), rt),
+                              tlc_coerce(lc, th_array_read(a, ar, tlc_i32(lc, sl + 1)), rt)};
+            apack[i] = scalar_tmp(lc, "ap", TH_I32);
+            tlc_emit(lc, th_assign(a, apack[i], NULL, th_bitcast(a, th_build(a, h2, l2, 2), th_scalar(TH_I32))));
+        }
+    }
     if (!chain->chain_prev) fence_acc(lc, C);
     tlc_emit_ptx(lc, tlc_ptx_wgmma_fence(), NULL, 0, NULL, 0);
-    int mreps = p->tile_m / 64, chunks = p->tile_n / p->inst_n, ksteps = p->k / 16;
     for (int ks = 0; ks < ksteps; ks++)
         for (int mi = 0; mi < mreps; mi++)
             for (int c = 0; c < chunks; c++) {
-                int64_t ao = a_kmajor ? linear_byte(la, (int64_t)mi * 64, (int64_t)ks * 16)
-                                      : linear_byte(la, (int64_t)ks * 16, (int64_t)mi * 64);
                 int64_t bo = b_kmajor ? linear_byte(lb, (int64_t)c * p->inst_n, (int64_t)ks * 16)
                                       : linear_byte(lb, (int64_t)ks * 16, (int64_t)c * p->inst_n);
-                args[0] = th_bin(a, THB_ADD, da, th_int(a, TH_I64, ao >> 4));
-                args[1] = th_bin(a, THB_ADD, db, th_int(a, TH_I64, bo >> 4));
+                if (a_regs) {
+                    for (int q = 0; q < 4; q++) args[q] = th_read(a, apack[4 * (ks + ksteps * mi) + q]);
+                } else {
+                    int64_t ao = a_kmajor ? linear_byte(la, (int64_t)mi * 64, (int64_t)ks * 16)
+                                          : linear_byte(la, (int64_t)ks * 16, (int64_t)mi * 64);
+                    args[0] = th_bin(a, THB_ADD, da, th_int(a, TH_I64, ao >> 4));
+                }
+                args[nin - 1] = th_bin(a, THB_ADD, db, th_int(a, TH_I64, bo >> 4));
                 int64_t base = tlc_gemm_acc_slot(p, mi, c, 0);
-                for (int i = 0; i < nregs; i++) args[2 + i] = th_array_read(a, acc, tlc_i32(lc, base + i));
-                tlc_emit_ptx(lc, inst, args, nregs + 2, d, nregs);
+                for (int i = 0; i < nregs; i++) args[nin + i] = th_array_read(a, acc, tlc_i32(lc, base + i));
+                tlc_emit_ptx(lc, inst, args, nregs + nin, d, nregs);
                 for (int i = 0; i < nregs; i++) tlc_emit(lc, th_assign(a, acc, tlc_i32(lc, base + i), th_read(a, d[i])));
             }
     tlc_emit_ptx(lc, tlc_ptx_wgmma_commit(), NULL, 0, NULL, 0);

@@ -92,6 +92,24 @@ tlc_ptx tlc_ptx_wgmma(tlc_arena *a, int n, const char *ty, bool trans_a, bool tr
     return r;
 }
 
+tlc_ptx tlc_ptx_wgmma_rs(tlc_arena *a, int n, const char *ty, bool trans_b) {
+    int nregs = n / 2;
+    tlc_strbuf text, cons;
+    tlc_sb_init(&text);
+    tlc_sb_init(&cons);
+    tlc_sb_printf(&text, "wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {", n, ty, ty);
+    for (int i = 0; i < nregs; i++) tlc_sb_printf(&text, "%s$%d", i ? ", " : "", i);
+    tlc_sb_printf(&text, "}, {$%d, $%d, $%d, $%d}, $%d, 1, 1, 1, %d;", nregs, nregs + 1, nregs + 2, nregs + 3,
+                  nregs + 4, trans_b ? 1 : 0);
+    for (int i = 0; i < nregs; i++) tlc_sb_puts(&cons, "=f,");
+    tlc_sb_puts(&cons, "r,r,r,r,l");
+    for (int i = 0; i < nregs; i++) tlc_sb_printf(&cons, ",%d", i);
+    tlc_ptx r = ptx(tlc_arena_strdup(a, tlc_sb_cstr(&text)), tlc_arena_strdup(a, tlc_sb_cstr(&cons)));
+    tlc_sb_free(&text);
+    tlc_sb_free(&cons);
+    return r;
+}
+
 tlc_ptx tlc_ptx_wgmma_fence(void) { return ptx("wgmma.fence.sync.aligned;", ""); }
 
 tlc_ptx tlc_ptx_wgmma_commit(void) { return ptx("wgmma.commit_group.sync.aligned;", ""); }

@@ -51,6 +51,9 @@ tlc_ptx tlc_ptx_mma_m16n8k16(bool bf16);
  * (u64), then the accumulator inputs tied to the outputs; trans_a /
  * trans_b: MN-major A / K-major B (the instruction's transpose bits). */
 tlc_ptx tlc_ptx_wgmma(tlc_arena *a, int n, const char *ty, bool trans_a, bool trans_b);
+/* The same with A from registers: outputs $0..$n/2-1, A's four b32
+ * registers (pairs of halves), B's descriptor, the tied accumulators. */
+tlc_ptx tlc_ptx_wgmma_rs(tlc_arena *a, int n, const char *ty, bool trans_b);
 tlc_ptx tlc_ptx_wgmma_fence(void);
 tlc_ptx tlc_ptx_wgmma_commit(void);
 tlc_ptx tlc_ptx_wgmma_wait(tlc_arena *a, int pending);

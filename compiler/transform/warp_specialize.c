@@ -318,10 +318,34 @@ static const tir_stmt *find_loop(const tlc_kernel_plan *p, const tir_kernel *k, 
     return NULL;
 }
 
-/* ptxas holds the whole kernel to the register cap at entry (64K over the
- * block's threads and blocks per SM); a wgmma m64nN needs about N / 2 + 32
- * of them. */
-static int consumer_regs_needed(const tlc_ws_decision *w) { return w->max_wgmma_n / 2 + 32; }
+/* What a consumer thread keeps in registers: a wgmma m64nN needs about
+ * N / 2 + 32, and an attention body holds all its fragments (the
+ * accumulators, scores, their 16-bit copy, the overlap's second copy) at
+ * once, plus about 32 for addresses and indices. */
+static int consumer_regs_needed(const tir_kernel *k, const tlc_ws_decision *w) {
+    int64_t frag = 0;
+    for (int i = 0; i < k->nbuffers; i++) {
+        const tir_buffer *b = k->buffers[i];
+        if (b->scope == TIR_SCOPE_FRAGMENT && b->fragment)
+            frag += (b->fragment->slots * tir_dtype_bytes(b->dtype) + 3) / 4;
+    }
+    if (w->lookahead) frag += w->loop->u.for_.body->u.seq.stmts[w->pipe->nprefix]->u.gemm.c.buf->fragment->slots;
+    int64_t need = frag + 32;
+    return (int)(need > w->max_wgmma_n / 2 + 32 ? need : w->max_wgmma_n / 2 + 32);
+}
+
+/* A consumer's registers after setmaxnreg with `blocks` blocks per SM:
+ * every warp starts with R = 64K / (threads of the blocks on the SM), in
+ * multiples of 8 (ptxas takes the whole cap when setmaxnreg is used), and
+ * setmaxnreg.inc draws only on what the block's own producer gave back
+ * with setmaxnreg.dec: asking for more blocks the consumers forever
+ * (measured on the H100 with two 384-thread blocks per SM). At most 240. */
+static int consumer_regs(const tlc_target *t, const tlc_ws_decision *w, int blocks) {
+    int total = w->consumer_threads + w->producer_threads;
+    int R = t->regs_per_sm / (blocks * total) / 8 * 8;
+    int inc = (R + w->producer_threads * (R - w->reg_dec) / w->consumer_threads) / 8 * 8;
+    return inc > 240 ? 240 : inc;
+}
 
 void tlc_plan_warp_specialization(tlc_kernel_plan *p, const tir_kernel *k, tlc_arena *a) {
     p->ws = (tlc_ws_decision){0};
@@ -352,10 +376,12 @@ void tlc_plan_warp_specialization(tlc_kernel_plan *p, const tir_kernel *k, tlc_a
     if (!any_wgmma) return; /* nothing for the consumers to overlap */
     w.persistent = k->grid_rank >= 1 && !w.nested;
     if (!w.gemm_only) w.lookahead = plan_lookahead(p, w.loop, w.pipe);
-    /* without room for the consumers' registers, no specialization (the
-     * plain pipeline has fewer threads, so a higher cap) */
+    /* without room for the consumers' registers, no specialization; ptxas
+     * also wants every instruction to fit the registers at entry (a wgmma
+     * m64n256 under 128 is refused, C7602) */
+    w.reg_dec = k->threads == 384 ? 24 : 40;
     int total = w.consumer_threads + w.producer_threads;
-    if (t->regs_per_sm / total < consumer_regs_needed(&w)) return;
+    if (consumer_regs(t, &w, 1) < consumer_regs_needed(k, &w) || t->regs_per_sm / total < w.max_wgmma_n / 2 + 32) return;
     p->ws = w;
 }
 
@@ -363,22 +389,16 @@ void tlc_plan_warp_specialization_shared(tlc_kernel_plan *p, const tir_kernel *k
     tlc_ws_decision *w = &p->ws;
     if (!w->loop) return;
     const tlc_target *t = tlc_target_of(p->arch);
-    int total = w->consumer_threads + w->producer_threads, need = consumer_regs_needed(w);
+    int total = w->consumer_threads + w->producer_threads, need = consumer_regs_needed(k, w);
     int S = w->pipe->stages;
     /* blocks per SM that the shared memory allows (1 KiB per block is the
      * hardware's reserve), at most 2 */
     int64_t smem = *top + 16 * (int64_t)S + 1024 + 128;
-    w->blocks_per_sm = smem * 2 <= t->shared_per_sm && total * 2 <= 1024 && t->regs_per_sm / (2 * total) >= need ? 2 : 1;
-    /* Every warp starts with the kernel's register count R (ptxas takes
-     * the whole cap when setmaxnreg is used: 64K over the threads of the
-     * blocks per SM, in multiples of 8), and setmaxnreg.inc draws only on
-     * what the block's own producer gave back with setmaxnreg.dec: asking
-     * for more blocks the consumers forever (measured on the H100 with two
-     * 384-thread blocks per SM). */
-    w->reg_dec = k->threads == 384 ? 24 : 40;
-    int R = t->regs_per_sm / (w->blocks_per_sm * total) / 8 * 8;
-    int inc = (R + w->producer_threads * (R - w->reg_dec) / k->threads) / 8 * 8;
-    w->reg_inc = inc > 240 ? 240 : inc;
+    /* two blocks when the consumers' registers and, at entry, every
+     * warp's cover a wgmma (ptxas, C7602) */
+    bool regs2 = consumer_regs(t, w, 2) >= need && t->regs_per_sm / (2 * total) >= w->max_wgmma_n / 2 + 32;
+    w->blocks_per_sm = smem * 2 <= t->shared_per_sm && total * 2 <= 1024 && regs2 ? 2 : 1;
+    w->reg_inc = consumer_regs(t, w, w->blocks_per_sm);
     w->full = tlc_align_up(*top, 128);
     w->empty = tlc_align_up(w->full + 8 * (int64_t)S, 128);
     *top = w->empty + 8 * (int64_t)S;

@@ -322,14 +322,18 @@ static void test_transposes(void **state) {
         "        clear(c)\n"
         "        gemm(a, b, c)\n"
         "        copy(c, C)\n";
+    /* A in registers: wgmma with A's four b32 registers per k step on
+     * sm_90a, mma.sync on sm_80 */
     char *ptx = compile(reg, strlen(reg), NULL, 0, TLC_SM90A);
+    assert_int_equal(tst_count(ptx, "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16"), 2);
+    assert_int_equal(tst_count(ptx, "mma.sync.aligned.m16n8k16"), 0);
+    assert_int_equal(tst_count(ptx, "ldmatrix"), 0);
+    free(ptx);
+    ptx = compile(reg, strlen(reg), NULL, 0, TLC_SM80);
     assert_true(tst_count(ptx, "mma.sync.aligned.m16n8k16") > 0);
     free(ptx);
 }
 
-/* A Pipelined loop whose body does more than gemm keeps the single-role
- * pipeline (no producer warpgroup): the consumers would have to compute
- * what the producer cannot see. */
 /* Work between the gemms (here on the accumulator) still gets a producer
  * warpgroup: the consumers wait for each stage and release it when their
  * iteration is done, every thread arriving. Loads whose coordinates come
