@@ -191,11 +191,12 @@ int main(int argc, char **argv) {
         snprintf(block_m, sizeof block_m, "%d", cf->threads / 2);
         snprintf(stages, sizeof stages, "%d", cf->stages);
         snprintf(dim, sizeof dim, "%d", cf->dim);
-        tlc_jit_define defs[6] = {{"threads", threads}, {"block_M", block_m}, {"num_stages", stages}, {"dim", dim},
-                                  {"causal", cf->causal ? "True" : "False"}, {"dtype", cf->bf16 ? "bfloat16" : "float16"}};
+        tlc_jit_define defs[7] = {{"threads", threads}, {"block_M", block_m}, {"num_stages", stages}, {"dim", dim},
+                                  {"causal", cf->causal ? "True" : "False"}, {"dtype", cf->bf16 ? "bfloat16" : "float16"},
+                                  {"block_N", "64"}};
         tlrt_module *mod = NULL;
         tlrt_kernel *k = NULL;
-        if (tlc_jit_load_kernel(s.jit, s.ctx, s.src, s.len, "flash_attention.tl", defs, 6, "flash_attention", &mod, &k,
+        if (tlc_jit_load_kernel(s.jit, s.ctx, s.src, s.len, "flash_attention.tl", defs, 7, "flash_attention", &mod, &k,
                                 &err) != TLC_OK) {
             printf("FAIL threads=%d stages=%d dim=%d: cannot load: %s\n", cf->threads, cf->stages, cf->dim,
                    err ? err : "?");

@@ -173,9 +173,9 @@ static void test_attention_overlap(void **state) {
         o.arch = TLC_SM90A;
         char st[8];
         snprintf(st, sizeof st, "%d", stages);
-        tlc_define defs[1] = {{"num_stages", st}};
+        tlc_define defs[2] = {{"num_stages", st}, {"block_N", "64"}};
         o.defines = defs;
-        o.ndefines = 1;
+        o.ndefines = 2;
         tlc_compilation c;
         assert_true(tlc_compile_source(&c, "flash_attention.tl", src, len, &o) && tlc_compile_layouts(&c, NULL));
         free(src);

@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""Attention forward: tlc's dsl-examples/flash_attention.tl (through the JIT
+in libtlc.so, launched with libtlrt on torch's tensors) against torch's
+scaled_dot_product_attention with the cuDNN and the FlashAttention-2
+backends, in one process, on the same tensors, on the same GPU.
+
+    python3 tools/bench/attention_bench.py [--lib gpu-build/carry/libtlc.so]
+        [--quick] [--rounds 3] [--out DIR] [--defines NAME=VALUE,...]
+
+Shapes: batch x seq x heads x head_dim with batch * seq = 16k tokens, 4k to
+16k tokens per sequence, head_dim 128 (16 heads) and 64 (32 heads), bf16
+and fp16, causal and not; MHA (heads_kv = heads). tlc runs the kernel with
+its defaults (or --defines). Every row is checked first: tlc's output and
+log-sum-exp against torch's (max |out - ref| / max |ref| below 1e-2).
+Times are triton.testing.do_bench medians (L2 cleared before each call),
+--rounds rounds in alternating order, median per kernel. TFLOP/s counts
+4 * b * h * s * s * d, halved when causal.
+"""
+import argparse
+import os
+import sys
+from statistics import median
+
+import torch
+import torch.nn.functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
+from triton.testing import do_bench
+
+from tlc_ctypes import DTYPE_NAME, Tlc
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+TOKENS = 16384
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--lib", default=os.path.join(ROOT, "gpu-build/carry/libtlc.so"))
+    ap.add_argument("--src", default=os.path.join(ROOT, "dsl-examples/flash_attention.tl"))
+    ap.add_argument("--quick", action="store_true", help="bf16, seq 4096 and 16384 only")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--out", default=None, help="folder for attention_bench.md")
+    ap.add_argument("--defines", default="", help="extra -D for the kernel, NAME=VALUE,...")
+    a = ap.parse_args()
+    extra = dict(kv.split("=", 1) for kv in a.defines.split(",") if kv)
+    tlc = Tlc(a.lib)
+    src = open(a.src).read()
+    gpu = torch.cuda.get_device_name(0)
+    lines = [f"# Attention forward, {gpu}, tlc vs torch SDPA (cuDNN, FlashAttention-2)", "",
+             "| dtype | seq | heads x dim | causal | cuDNN TFLOP/s | FA2 TFLOP/s | tlc TFLOP/s | tlc / cuDNN "
+             "| tlc / FA2 | tlc err | lse err |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for ln in lines:
+        print(ln, flush=True)
+    dtypes = [torch.bfloat16] if a.quick else [torch.bfloat16, torch.float16]
+    seqs = [4096, 16384] if a.quick else [4096, 8192, 16384]
+    torch.manual_seed(0)
+    kernels = {}
+    bad = 0
+    for dtype in dtypes:
+        for d, h in ((128, 16), (64, 32)):
+            for causal in (False, True):
+                key = (dtype, d, causal)
+                if key not in kernels:
+                    defs = {"dim": d, "causal": causal, "dtype": DTYPE_NAME[dtype]}
+                    defs.update(extra)
+                    kernels[key] = tlc.kernel(src, "flash_attention", defs, file="flash_attention.tl")
+                for s in seqs:
+                    b = TOKENS // s
+                    q, k, v = (torch.randn(b, s, h, d, device="cuda", dtype=dtype) for _ in range(3))
+                    qt, kt, vt = (x.transpose(1, 2) for x in (q, k, v))
+                    out = torch.full_like(q, float("nan"))
+                    lse = torch.empty(b, h, s, device="cuda", dtype=torch.float32)
+                    run = tlc.launcher(kernels[key], [q, k, v, out, lse, d ** -0.5])
+                    run()
+                    torch.cuda.synchronize()
+                    ref = F.scaled_dot_product_attention(qt.float(), kt.float(), vt.float(), is_causal=causal)
+                    ref = ref.transpose(1, 2)
+                    err = ((out.float() - ref).abs().max() / ref.abs().max()).item()
+                    lerr = 0.0  # the log-sum-exp, one head at a time (an s x s matrix each)
+                    mask = torch.ones(s, s, device="cuda", dtype=torch.bool).triu(1) if causal else None
+                    for hh in range(h):
+                        sc = torch.matmul(qt[:, hh].float(), kt[:, hh].float().transpose(1, 2)) * d ** -0.5
+                        if causal:
+                            sc.masked_fill_(mask, float("-inf"))
+                        lr = torch.logsumexp(sc, dim=-1)
+                        lerr = max(lerr, ((lse[:, hh] - lr).abs().max() / lr.abs().max()).item())
+                        del sc, lr
+                    del ref, mask
+                    if not (err < 1e-2 and lerr < 1e-2):
+                        bad += 1
+                        print(f"| {DTYPE_NAME[dtype]} | {s} | {h} x {d} | {causal} | WRONG: err {err:.3g} "
+                              f"lse {lerr:.3g} |", flush=True)
+                        continue
+
+                    def sdpa(backend):
+                        def f():
+                            with sdpa_kernel(backend):
+                                return F.scaled_dot_product_attention(qt, kt, vt, is_causal=causal)
+                        return f
+                    fns = {"tlc": run, "cudnn": sdpa(SDPBackend.CUDNN_ATTENTION),
+                           "fa2": sdpa(SDPBackend.FLASH_ATTENTION)}
+                    times = {n: [] for n in fns}
+                    names = list(fns)
+                    for r in range(a.rounds):
+                        for n in (names if r % 2 == 0 else names[::-1]):
+                            try:
+                                times[n].append(do_bench(fns[n], warmup=10, rep=60, return_mode="median"))
+                            except RuntimeError:
+                                times[n].append(float("nan"))
+                    fl = 4 * b * h * s * s * d / (2 if causal else 1)
+                    tf = {n: fl / (median(v) * 1e-3) / 1e12 for n, v in times.items()}
+                    line = (f"| {DTYPE_NAME[dtype]} | {s} | {h} x {d} | {causal} | {tf['cudnn']:.0f} | "
+                            f"{tf['fa2']:.0f} | {tf['tlc']:.0f} | {tf['tlc'] / tf['cudnn']:.2f} | "
+                            f"{tf['tlc'] / tf['fa2']:.2f} | {err:.1e} | {lerr:.1e} |")
+                    lines.append(line)
+                    print(line, flush=True)
+                    del q, k, v, qt, kt, vt, out, lse
+    if a.out:
+        with open(os.path.join(a.out, "attention_bench.md"), "w") as f:
+            f.write("\n".join(lines) + "\n")
+    sys.exit(1 if bad else 0)
+
+
+if __name__ == "__main__":
+    main()
