@@ -441,20 +441,37 @@ bool tlc_ws_begin(tlc_lower_ctx *lc) {
 
 int tlc_ws_persistent_blocks(const tlc_lower_ctx *lc) { return lc->ws && lc->ws->d->persistent ? lc->ws->d->blocks_per_sm : 0; }
 
-/* Persistent tile loop: `for j: t = ctaid.x + j * nctaid.x; block indices
- * of t; body`. Begin returns the saved emission list; end wraps the body. */
-static tlc_ptrvec *tile_loop_begin(tlc_lower_ctx *lc, th_var **jv) {
+/* Persistent tile loop: in round j a block takes tile j * nctaid.x +
+ * ctaid.x, or nctaid.x - 1 - ctaid.x in odd rounds (a block that took an
+ * early tile of one round takes a late one of the next): tiles whose work
+ * grows along the grid (causal attention's row blocks) even out over the
+ * blocks, where a plain stride would hand some blocks the heavy ones round
+ * after round. Each round's tiles are the same set as with the plain
+ * stride. Begin emits the tile index and opens the body (block indices of
+ * the tile, then what the caller emits); end closes it under t < tiles and
+ * wraps it in the loop over rounds. */
+typedef struct tile_loop {
+    tlc_ptrvec *outer, *inner;
+    th_var *round;
+    th_expr *t;
+} tile_loop;
+
+static tile_loop tile_loop_begin(tlc_lower_ctx *lc) {
     tlc_arena *a = lc->a;
     const tlc_ws_plan *w = lc->ws;
     const tir_kernel *k = lc->k;
-    *jv = tlc_temp(lc, "tile_it", th_scalar(TH_I32), 0);
-    tlc_ptrvec *saved = tlc_lower_begin(lc);
-    th_expr *t = tlc_let(lc, "tile", th_bin(a, THB_ADD, th_special_reg(a, THS_CTAID_X),
-                                             th_bin(a, THB_MUL, th_read(a, *jv), th_special_reg(a, THS_NCTAID_X))));
+    tile_loop tl = {0};
+    tl.round = tlc_temp(lc, "tile_it", th_scalar(TH_I32), 0);
+    tl.outer = tlc_lower_begin(lc);
+    th_expr *j = th_read(a, tl.round), *c = th_special_reg(a, THS_CTAID_X), *n = th_special_reg(a, THS_NCTAID_X);
+    th_expr *odd = th_cmp(a, THC_NE, th_bin(a, THB_AND, j, tlc_i32(lc, 1)), tlc_i32(lc, 0));
+    th_expr *within = th_select(a, odd, th_bin(a, THB_SUB, th_bin(a, THB_SUB, n, tlc_i32(lc, 1)), c), c);
+    tl.t = tlc_let(lc, "tile", th_bin(a, THB_ADD, th_bin(a, THB_MUL, j, n), within));
+    tl.inner = tlc_lower_begin(lc);
     th_expr *plane = th_bin(a, THB_MUL, w->grid[0], w->grid[1]);
     th_expr *out[3];
-    th_expr *lin = th_bin(a, THB_UREM, t, plane);
-    out[2] = th_bin(a, THB_UDIV, t, plane);
+    th_expr *lin = th_bin(a, THB_UREM, tl.t, plane);
+    out[2] = th_bin(a, THB_UDIV, tl.t, plane);
     if (k->use_swizzle && k->grid_rank >= 2 && k->swizzle_panel > 1) {
         tlc_block_swizzle(lc, lin, w->grid[0], w->grid[1], out);
     } else {
@@ -463,17 +480,20 @@ static tlc_ptrvec *tile_loop_begin(tlc_lower_ctx *lc, th_var **jv) {
     }
     for (int i = 0; i < 3; i++)
         if (w->blk[i]) tlc_emit(lc, th_assign(a, w->blk[i], NULL, out[i]));
-    return saved;
+    return tl;
 }
 
-static void tile_loop_end(tlc_lower_ctx *lc, tlc_ptrvec *saved, th_var *jv) {
+static void tile_loop_end(tlc_lower_ctx *lc, tile_loop *tl) {
     tlc_arena *a = lc->a;
-    th_stmt *body = tlc_lower_end(lc, saved);
-    /* ctaid.x < nctaid.x, so the numerator is >= 0 */
+    th_stmt *work = tlc_lower_end(lc, tl->inner);
+    tlc_emit(lc, th_if(a, th_cmp(a, THC_LT, tl->t, lc->ws->ntiles), work, NULL));
+    th_stmt *body = tlc_lower_end(lc, tl->outer);
+    /* every block walks ceil(tiles / blocks) rounds; a block whose tile in
+     * the last round is past the end skips it */
     th_expr *nct = th_special_reg(a, THS_NCTAID_X);
-    th_expr *num = th_bin(a, THB_SUB, th_bin(a, THB_ADD, lc->ws->ntiles, nct), th_bin(a, THB_ADD, th_special_reg(a, THS_CTAID_X), tlc_i32(lc, 1)));
+    th_expr *num = th_bin(a, THB_SUB, th_bin(a, THB_ADD, lc->ws->ntiles, nct), tlc_i32(lc, 1));
     th_expr *count = tlc_let(lc, "ntile_it", th_bin(a, THB_UDIV, num, nct));
-    tlc_emit(lc, th_for(a, jv, tlc_i32(lc, 0), count, 1, false, body));
+    tlc_emit(lc, th_for(a, tl->round, tlc_i32(lc, 0), count, 1, false, body));
 }
 
 bool tlc_ws_owns_loop(const tlc_lower_ctx *lc, const tir_stmt *loop) { return lc->ws && lc->ws->d->loop == loop; }
@@ -724,15 +744,15 @@ static th_stmt *producer(tlc_lower_ctx *lc) {
     tlc_ptrvec *saved = tlc_lower_begin(lc);
     tlc_emit_ptx(lc, tlc_ptx_setmaxnreg(a, false, w->d->reg_dec), NULL, 0, NULL, 0);
     tlc_ptrvec *one = tlc_lower_begin(lc);
-    th_var *pbase = NULL, *jv = NULL;
+    th_var *pbase = NULL;
     if (w->d->persistent || w->d->nested) {
         pbase = tlc_temp(lc, "pbase", th_scalar(TH_I32), 0);
         tlc_emit(lc, th_assign(a, pbase, NULL, tlc_i32(lc, 0)));
     }
     if (w->d->persistent) {
-        tlc_ptrvec *tiles = tile_loop_begin(lc, &jv);
+        tile_loop tl = tile_loop_begin(lc);
         producer_walk(lc, lc->k->body, pbase);
-        tile_loop_end(lc, tiles, jv);
+        tile_loop_end(lc, &tl);
     } else {
         producer_walk(lc, lc->k->body, pbase);
     }
@@ -766,10 +786,9 @@ void tlc_ws_finish(tlc_lower_ctx *lc, th_stmt *consumer_body) {
     tlc_emit_ptx(lc, tlc_ptx_setmaxnreg(a, true, w->d->reg_inc), NULL, 0, NULL, 0);
     if (w->base) tlc_emit(lc, th_assign(a, w->base, NULL, tlc_i32(lc, 0)));
     if (w->d->persistent) {
-        th_var *jv;
-        tlc_ptrvec *tiles = tile_loop_begin(lc, &jv);
+        tile_loop tl = tile_loop_begin(lc);
         tlc_emit(lc, consumer_body);
-        tile_loop_end(lc, tiles, jv);
+        tile_loop_end(lc, &tl);
     } else {
         tlc_emit(lc, consumer_body);
     }
