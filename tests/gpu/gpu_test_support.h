@@ -1,5 +1,5 @@
 /* What the JIT-driven GPU test programs (test_gemm.c, test_mla.c,
- * test_rmsnorm.c) share: starting the runtime or skipping, a seeded
+ * test_attention.c, test_rmsnorm.c) share: starting the runtime or skipping, a seeded
  * generator for inputs, the source reader and 16-bit float encoding.
  * Header-only; each program is one file. */
 #ifndef TLC_GPU_TEST_SUPPORT_H
@@ -8,7 +8,10 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 #include "tlc/runtime.h"
+#include "tlc/tlc.h"
 
 /* tlrt_init on the default device. Where there is no driver or GPU it
  * prints "skipped: no CUDA driver (...)" and exits 77, which ctest reports
@@ -68,4 +71,35 @@ static inline float *gts_decode_table(tlrt_dtype dt) {
     return t;
 }
 
+/* The start the sm_90a JIT tests (test_mla.c, test_attention.c) share:
+ * the runtime (or exit 77 without a driver), an sm_90 device (exit 77 on
+ * any other, naming `needs`), the DSL source (`file`, else `rel` from the
+ * working directory or the source tree) and a JIT for sm_90a. Returns 0 to
+ * go on, else the exit code, having said why. */
+static inline int gts_start_sm90a(const char *file, const char *rel, const char *src_tree_path, const char *needs,
+                                  tlrt_context **ctx, tlc_jit **jit, const char **src, size_t *len) {
+    if (!file) file = access(rel, R_OK) == 0 ? rel : src_tree_path;
+    if (gts_init_or_skip(ctx) != TLRT_SUCCESS) {
+        printf("FAIL tlrt_init: %s\n", tlrt_last_error(*ctx));
+        return 1;
+    }
+    char devarch[32] = "";
+    tlrt_device_arch(*ctx, devarch, sizeof devarch);
+    if (strncmp(devarch, "sm_90", 5) != 0) {
+        printf("skipped: %s needs sm_90a (the device is %s)\n", needs, devarch);
+        return 77;
+    }
+    if (!(*src = gts_read_text(file, len))) {
+        printf("FAIL %s: cannot read\n", file);
+        return 1;
+    }
+    char *err = NULL;
+    tlc_jit_options opt = {.arch = "sm_90a", .ctx = *ctx};
+    if (tlc_jit_create(&opt, jit, &err) != TLC_OK) {
+        printf("FAIL tlc_jit_create: %s\n", err ? err : "?");
+        tlc_free(err);
+        return 1;
+    }
+    return 0;
+}
 #endif

@@ -271,34 +271,10 @@ out:
 
 int main(int argc, char **argv) {
     state s = {0};
-    const char *file = argc > 1 ? argv[1] : NULL;
-    if (!file)
-        file = access("dsl-examples/mla_decode.tl", R_OK) == 0 ? "dsl-examples/mla_decode.tl"
-                                                                : TLC_SOURCE_DIR "/dsl-examples/mla_decode.tl";
-    tlrt_status rs = gts_init_or_skip(&s.ctx);
-    int rc = 1;
-    if (rs != TLRT_SUCCESS) {
-        printf("FAIL tlrt_init: %s\n", tlrt_last_error(s.ctx));
-        goto done;
-    }
-    char devarch[32] = "";
-    tlrt_device_arch(s.ctx, devarch, sizeof devarch);
-    if (strncmp(devarch, "sm_90", 5) != 0) {
-        printf("skipped: mla_decode_split needs sm_90a (the device is %s)\n", devarch);
-        rc = 77;
-        goto done;
-    }
-    if (!(s.src = gts_read_text(file, &s.len))) {
-        printf("FAIL %s: cannot read\n", file);
-        goto done;
-    }
-    char *err = NULL;
-    tlc_jit_options opt = {.arch = "sm_90a", .ctx = s.ctx};
-    if (tlc_jit_create(&opt, &s.jit, &err) != TLC_OK) {
-        printf("FAIL tlc_jit_create: %s\n", err ? err : "?");
-        tlc_free(err);
-        goto done;
-    }
+    int rc = gts_start_sm90a(argc > 1 ? argv[1] : NULL, "dsl-examples/mla_decode.tl",
+                             TLC_SOURCE_DIR "/dsl-examples/mla_decode.tl", "mla_decode_split", &s.ctx, &s.jit, &s.src,
+                             &s.len);
+    if (rc) goto done;
     /* TLC_MLA_CASE=i runs case i (0-based, of CASES) alone (under compute-sanitizer) */
     const char *only = getenv("TLC_MLA_CASE");
     const tlrt_dtype dts[2] = {TLRT_F16, TLRT_BF16};
