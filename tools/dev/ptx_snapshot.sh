@@ -32,6 +32,10 @@ for arch in sm_80 sm_86 sm_89 sm_90 sm_90a; do
     one ${k}_bf16_nc "$ex/mla_decode.tl" $arch $k -D dtype=bfloat16 -D causal=False
     one ${k}_st1 "$ex/mla_decode.tl" $arch $k -D num_stages=1
   done
+  one flash_attention "$ex/flash_attention.tl" $arch flash_attention
+  one flash_attention_causal_d64 "$ex/flash_attention.tl" $arch flash_attention -D causal=True -D dim=64 -D dtype=float16
+  one flash_attention_overlap "$ex/flash_attention.tl" $arch flash_attention -D num_stages=3 -D block_N=64
+  one flash_attention_t384 "$ex/flash_attention.tl" $arch flash_attention -D threads=384 -D block_M=192 -D block_N=64
 done
 i=0
 for cfg in "threads=256 block_M=256 block_N=128 block_K=64 num_stages=4" \
