@@ -33,7 +33,7 @@ static void format_dims(char *buf, size_t n, const int64_t *v, int rank) {
 }
 
 static tlrt_status mismatch(checker *c, int i, const char *fmt, const char *a, const char *b) {
-    char msg[600]; /* holds the 512-byte messages of check_tensor */
+    char msg[1100]; /* holds the 1024-byte messages of check_tensor */
     snprintf(msg, sizeof msg, fmt, a ? a : "", b ? b : "");
     if (i >= 0)
         tlrt_errf(c->err, c->errlen, "kernel '%s', argument %d ('%s'): %s", c->k->name, i, c->k->params[i].name, msg);
@@ -88,7 +88,9 @@ static tlrt_status check_tensor(checker *c, int i, const tlrt_arg *a, int64_t *s
     }
     int64_t esz = tlrt_dtype_bytes(p->dtype), bytes;
     if (__builtin_mul_overflow(elems, esz, &bytes)) return mismatch(c, i, "shape too large", NULL, NULL);
-    if (a->strides) {
+    if (a->strides && p->strided) {
+        /* reached through tensor maps only: their rules (plan_tmap) */
+    } else if (a->strides) {
         int64_t want = 1;
         for (int d = p->rank - 1; d >= 0; d--) {
             if (a->shape[d] != 1 && a->strides[d] != want && elems != 0) {
@@ -97,11 +99,14 @@ static tlrt_status check_tensor(checker *c, int i, const tlrt_arg *a, int64_t *s
                     exp[e] = w;
                     w *= a->shape[e] ? a->shape[e] : 1;
                 }
-                char s1[128], s2[128], msg[512];
+                char s1[128], s2[128], msg[1024];
                 format_dims(s1, sizeof s1, a->strides, a->rank);
                 format_dims(s2, sizeof s2, exp, a->rank);
                 format_dims(x, sizeof x, a->shape, a->rank);
-                snprintf(msg, sizeof msg, "not contiguous: strides %s for shape %s (the kernel needs row-major %s)",
+                snprintf(msg, sizeof msg,
+                         "not contiguous: strides %s for shape %s (the kernel computes addresses into this tensor "
+                         "from its shape, so it needs row-major %s; only tensors it reaches through TMA alone, "
+                         "marked strided in its metadata, take other strides)",
                          s1, x, s2);
                 return mismatch(c, i, "%s", msg, NULL);
             }
@@ -162,6 +167,15 @@ static tlrt_status plan_tmap(checker *c, const tlrt_tmap_meta *m, const tlrt_arg
     r->l2 = m->l2;
     r->oob = m->oob;
     if (a->ptr % 16 != 0) return mismatch(c, m->param, "TMA needs a 16-byte aligned base address", NULL, NULL);
+    /* strides: the argument's for a strided tensor (dims of extent 1 keep
+     * the contiguous one, which nothing reads), else row-major */
+    bool given = a->strides && p->strided;
+    if (given && a->shape[m->rank - 1] > 1 && a->strides[m->rank - 1] != 1) {
+        char msg[200];
+        snprintf(msg, sizeof msg, "TMA needs the innermost dim contiguous (stride 1); it has stride %lld",
+                 (long long)a->strides[m->rank - 1]);
+        return mismatch(c, m->param, "%s", msg, NULL);
+    }
     int64_t stride = esz;
     for (int j = 0; j < m->rank; j++) {
         int d = m->rank - 1 - j; /* j counts from the innermost dim */
@@ -169,6 +183,10 @@ static tlrt_status plan_tmap(checker *c, const tlrt_tmap_meta *m, const tlrt_arg
         r->box[j] = m->box[d];
         r->elem_strides[j] = m->elem_strides[d];
         if (a->shape[d] > ((int64_t)1 << 32)) return mismatch(c, m->param, "TMA dims must be at most 2^32", NULL, NULL);
+        if (j > 0 && given && a->shape[d] > 1 && __builtin_mul_overflow(a->strides[d], esz, &stride))
+            return mismatch(c, m->param, "stride too large", NULL, NULL);
+        if (j > 0 && given && a->shape[d] > 1 && stride <= 0)
+            return mismatch(c, m->param, "TMA needs positive strides", NULL, NULL);
         if (j > 0) {
             if (stride % 16 != 0 || stride >= ((int64_t)1 << 40)) {
                 char msg[300];

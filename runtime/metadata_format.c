@@ -20,7 +20,7 @@ static void format_kernel(tlrt_buf *b, const tlrt_kernel_meta *k) {
             if (p->dim_sym[d] >= 0) tlrt_buf_printf(b, "%s", k->syms[p->dim_sym[d]]);
             else tlrt_buf_printf(b, "%lld", (long long)p->dims[d]);
         }
-        tlrt_buf_printf(b, "] align=%d\n", p->align);
+        tlrt_buf_printf(b, "] align=%d%s\n", p->align, p->strided ? " strided" : "");
     }
     static const char *l2[] = {"none", "64B", "128B", "256B"};
     for (int t = 0; t < k->ntmaps; t++) {

@@ -188,7 +188,7 @@ static tlrt_param_meta *new_param(parser *ps, const char *name, const char *dtyp
 }
 
 static bool do_tensor(parser *ps, char **w, int nw) {
-    if (nw < 3 || nw > 4) return fail(ps, "expected 'tensor NAME DTYPE [DIMS] align=N'", NULL, NULL);
+    if (nw < 3 || nw > 5) return fail(ps, "expected 'tensor NAME DTYPE [DIMS] align=N [strided]'", NULL, NULL);
     tlrt_param_meta *p = new_param(ps, w[0], w[1]);
     if (!p) return false;
     p->kind = TLRT_PARAM_TENSOR;
@@ -208,7 +208,11 @@ static bool do_tensor(parser *ps, char **w, int nw) {
             return fail(ps, "tensor dim '%.60s' is neither a declared sym nor an integer in 1..2^31-1", items[d], NULL);
         }
     }
-    if (nw == 4) {
+    if (nw == 5) {
+        if (strcmp(w[4], "strided") != 0) return fail(ps, "bad '%.60s' (expected 'strided')", w[4], NULL);
+        p->strided = true;
+    }
+    if (nw >= 4) {
         int64_t a;
         if (strncmp(w[3], "align=", 6) != 0 || !parse_i64(w[3] + 6, 1, 4096, &a) || (a & (a - 1)))
             return fail(ps, "bad '%.60s' (expected align=POWER_OF_TWO)", w[3], NULL);

@@ -38,6 +38,7 @@ typedef struct tlc_lower_ctx {
     int64_t *var_lo, *var_hi; bool *var_known; /* constant ranges of loop vars */
     th_var **regs;        /* buffer id -> register array (fragment / local / var) */
     int *tensor_param;    /* buffer id -> th param index (global tensors), else -1 */
+    bool *addressed;      /* buffer id -> an address into the global tensor was computed from its shape */
     int *sym_param;       /* sym index -> th param index */
     tlc_ptrvec *out;      /* statements being emitted */
     const tlc_par_ctx *par; /* inside a Parallel loop body */

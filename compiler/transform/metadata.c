@@ -79,7 +79,13 @@ bool tlc_kernel_metadata(tlc_lower_ctx *lc, tlrt_kernel_meta *out) {
             const tir_expr *e = p->buf->shape[d];
             dims[d] = e->kind == TE_VAR ? -(int64_t)sym_index(k, e->u.var) - 1 : tir_buffer_dim(p->buf, d);
         }
-        ok &= tlrt_kernel_meta_add_tensor(out, p->name, (tlrt_dtype)p->buf->dtype, rank, dims, 16) >= 0;
+        int at = tlrt_kernel_meta_add_tensor(out, p->name, (tlrt_dtype)p->buf->dtype, rank, dims, 16);
+        ok &= at >= 0;
+        /* reached only through tensor maps: the runtime may take any
+         * strides a map can describe */
+        bool mapped = false;
+        for (int t = 0; t < lc->ntmaps; t++) mapped |= lc->tmaps[t].tensor == p->buf;
+        if (at >= 0 && mapped && !lc->addressed[p->buf->id]) out->params[at].strided = true;
     }
     for (int i = 0; i < lc->ntmaps && ok; i++) {
         const tlc_tmap_use *t = &lc->tmaps[i];

@@ -25,9 +25,12 @@
  *   follow one another. Inside a kernel: sym lines first, then params (tensor
  *   and scalar lines, in declaration order), then tmap, grid, threads, smem.
  * - "sym NAME": a symbolic dim, bound at launch from the tensors' shapes.
- * - "tensor NAME DTYPE [d0,d1,...] align=A": dims are constants or sym names;
- *   A is the base pointer alignment in bytes the kernel assumes (power of two,
- *   default 16). Tensors are row-major contiguous (dims of extent 1 excepted).
+ * - "tensor NAME DTYPE [d0,d1,...] align=A [strided]": dims are constants or
+ *   sym names; A is the base pointer alignment in bytes the kernel assumes
+ *   (power of two, default 16). Tensors are row-major contiguous (dims of
+ *   extent 1 excepted), except those marked "strided": the kernel reaches
+ *   them only through their tensor maps, so any strides a tensor map takes
+ *   (the innermost dim contiguous, the others multiples of 16 bytes) do.
  * - "scalar NAME DTYPE": passed by value.
  * - "tmap TENSOR box=[..] estrides=[..] swizzle=none|32B|64B|128B
  *   l2=none|64B|128B|256B oob=zero|nan": a CUtensorMap to build from that
@@ -131,6 +134,7 @@ typedef struct tlrt_param_meta {
     int64_t dims[TLRT_MAX_RANK]; /* constant extent (>= 1), or -1 when symbolic */
     int dim_sym[TLRT_MAX_RANK];  /* index into syms, or -1 when constant */
     int align;                   /* base pointer alignment assumed, bytes */
+    bool strided;                /* reached only through tensor maps: any strides TMA takes */
 } tlrt_param_meta;
 
 typedef enum { TLRT_SWIZZLE_NONE, TLRT_SWIZZLE_32B, TLRT_SWIZZLE_64B, TLRT_SWIZZLE_128B } tlrt_swizzle;

@@ -15,7 +15,9 @@
  * 64 (the last page is partial), some shorter than a page, one 0 (output
  * 0), and one 1 with s_q = 2 (query token 0 sees no key: output 0). The
  * cache pages are distinct and shuffled (block_table), with a page nobody
- * uses. Inputs are uniform in [-1, 1); every output and workspace is
+ * uses; in two cases the cache is a strided view (head 0 of a
+ * [pages, 64, 2, 576] tensor whose head 1 is NaN), which the kernel reads
+ * through TMA only (metadata `strided`). Inputs are uniform in [-1, 1); every output and workspace is
  * poisoned (0xFF bytes: NaN, -1) before each launch, so an element never
  * written fails.
  *
@@ -56,16 +58,17 @@ typedef struct mla_case {
     bool seqlen_one;   /* sequence 0 has length 1 */
     bool seqlen_zero;  /* the last sequence has length 0 */
     bool both_dtypes;  /* else float16 only */
+    bool strided_kv;   /* the cache is head 0 of a [pages, 64, 2, 576] tensor (a strided view) */
 } mla_case;
 
 static const mla_case CASES[] = {
-    {2, 1, 16, 1, true, 1100, false, false, true},   {2, 2, 16, 3, true, 1100, true, false, true},
-    {2, 1, 128, 66, true, 700, false, false, true},  {2, 2, 128, 5, true, 700, false, true, true},
-    {8, 1, 16, 132, true, 1500, false, false, true}, {8, 2, 16, 7, true, 900, false, true, true},
-    {8, 1, 128, 66, true, 600, false, false, true},  {8, 2, 128, 66, true, 500, false, false, true},
-    {2, 2, 16, 1, true, 300, false, false, false},   {33, 1, 16, 132, true, 2000, false, true, false},
-    {2, 2, 16, 4, false, 500, false, false, false},  {8, 2, 128, 66, true, 2500, false, false, false},
-    {4, 4, 16, 33, true, 800, false, false, false},  {3, 1, 64, 400, true, 200, false, false, false},
+    {2, 1, 16, 1, true, 1100, false, false, true, false},   {2, 2, 16, 3, true, 1100, true, false, true, false},
+    {2, 1, 128, 66, true, 700, false, false, true, true}, {2, 2, 128, 5, true, 700, false, true, true, false},
+    {8, 1, 16, 132, true, 1500, false, false, true, false}, {8, 2, 16, 7, true, 900, false, true, true, false},
+    {8, 1, 128, 66, true, 600, false, false, true, false},  {8, 2, 128, 66, true, 500, false, false, true, false},
+    {2, 2, 16, 1, true, 300, false, false, false, false},   {33, 1, 16, 132, true, 2000, false, true, false, false},
+    {2, 2, 16, 4, false, 500, false, false, false, false},  {8, 2, 128, 66, true, 2500, false, false, false, false},
+    {4, 4, 16, 33, true, 800, false, false, false, true}, {3, 1, 64, 400, true, 200, false, false, false, false},
 };
 enum { NCASES = sizeof CASES / sizeof CASES[0] };
 
@@ -117,10 +120,11 @@ static void free_problem(state *s, problem *pr) {
         if (*all[i]) tlrt_free(s->ctx, *all[i]);
 }
 
-static tlrt_status launch_trio(const trio *p, const problem *pr, tlrt_dtype dt, double sm_scale) {
+static tlrt_status launch_trio(const trio *p, const problem *pr, tlrt_dtype dt, double sm_scale, bool strided_kv) {
     int64_t slots = pr->B + pr->parts;
     int64_t rows = pr->S * pr->H;
     int64_t sq[3] = {pr->B, rows, D}, skv[4] = {pr->num_pages, PAGE, 1, D};
+    int64_t kv_strides[4] = {PAGE * 2 * D, 2 * D, D, 1}; /* head 0 of [pages, 64, 2, D] */
     int64_t sbt[2] = {pr->B, pr->max_pages}, ssl[1] = {pr->B}, ssch[2] = {pr->parts, 4}, ssp[2] = {pr->B, 2};
     int64_t sg[2] = {slots, rows}, sp[3] = {slots, rows, DV}, so[3] = {pr->B, rows, DV};
     tlrt_arg sched = tlrt_arg_tensor(pr->sched, TLRT_I32, 2, ssch, NULL);
@@ -132,7 +136,8 @@ static tlrt_status launch_trio(const trio *p, const problem *pr, tlrt_dtype dt, 
     tlrt_arg a0[3] = {sl, sched, splits};
     tlrt_status st = tlrt_launch(p->k[0], a0, 3, NULL);
     if (st != TLRT_SUCCESS) return st;
-    tlrt_arg a1[11] = {tlrt_arg_tensor(pr->q, dt, 3, sq, NULL), tlrt_arg_tensor(pr->kv, dt, 4, skv, NULL),
+    tlrt_arg a1[11] = {tlrt_arg_tensor(pr->q, dt, 3, sq, NULL),
+                       tlrt_arg_tensor(pr->kv, dt, 4, skv, strided_kv ? kv_strides : NULL),
                        tlrt_arg_tensor(pr->bt, TLRT_I32, 2, sbt, NULL), sl, sched, splits, glse, part, out,
                        tlrt_arg_float(TLRT_F32, sm_scale), tlrt_arg_int(TLRT_I32, pr->H)};
     st = tlrt_launch(p->k[1], a1, 11, NULL);
@@ -195,9 +200,9 @@ static void run_case(state *s, const trio *p, tlrt_dtype dt, const mla_case *mc,
     int32_t *bt = malloc(nbt * 4), *sched = malloc(nsch * 4), *splits = malloc(nsp * 4);
     int32_t *rsched = malloc(nsch * 4), *rsplits = malloc(nsp * 4);
     char what[192];
-    snprintf(what, sizeof what, "%-8s b=%lld s_q=%lld h_q=%3lld parts=%lld%s seqlens=%d,%d..", tlrt_dtype_name(dt),
-             (long long)pr.B, (long long)pr.S, (long long)pr.H, (long long)pr.parts, mc->causal ? "" : " non-causal", sl[0],
-             pr.B > 1 ? sl[1] : 0);
+    snprintf(what, sizeof what, "%-8s b=%lld s_q=%lld h_q=%3lld parts=%lld%s%s seqlens=%d,%d..", tlrt_dtype_name(dt),
+             (long long)pr.B, (long long)pr.S, (long long)pr.H, (long long)pr.parts, mc->causal ? "" : " non-causal",
+             mc->strided_kv ? " strided-cache" : "", sl[0], pr.B > 1 ? sl[1] : 0);
     if (!hq || !hkv || !hout || !fq || !fkv || !out || !rout || !bt || !sched || !splits || !rsched || !rsplits) {
         printf("FAIL %s: out of host memory\n", what);
         s->failures++;
@@ -217,20 +222,35 @@ static void run_case(state *s, const trio *p, tlrt_dtype dt, const mla_case *mc,
         bt[i] = bt[j];
         bt[j] = x;
     }
-    if (tlrt_malloc(s->ctx, nq * 2, &pr.q) || tlrt_malloc(s->ctx, nkv * 2, &pr.kv) ||
+    /* a strided cache: tokens interleaved with a second head of NaNs (0xFFFF),
+     * which a wrong stride would read */
+    size_t kv_bytes = nkv * 2 * (mc->strided_kv ? 2 : 1);
+    uint16_t *dkv = hkv;
+    if (mc->strided_kv) {
+        dkv = malloc(kv_bytes);
+        if (!dkv) goto device_error;
+        for (size_t t = 0; t < nkv / D; t++) {
+            memcpy(dkv + (2 * t) * D, hkv + t * D, D * 2);
+            memset(dkv + (2 * t + 1) * D, 0xff, D * 2);
+        }
+    }
+    if (tlrt_malloc(s->ctx, nq * 2, &pr.q) || tlrt_malloc(s->ctx, kv_bytes, &pr.kv) ||
         tlrt_malloc(s->ctx, nbt * 4, &pr.bt) || tlrt_malloc(s->ctx, (size_t)pr.B * 4, &pr.sl) ||
         tlrt_malloc(s->ctx, nsch * 4, &pr.sched) || tlrt_malloc(s->ctx, nsp * 4, &pr.splits) ||
         tlrt_malloc(s->ctx, ng * 4, &pr.glse) || tlrt_malloc(s->ctx, np * 4, &pr.part) ||
         tlrt_malloc(s->ctx, no * 2, &pr.out))
         goto device_error;
-    if (tlrt_memcpy_htod(s->ctx, pr.q, hq, nq * 2) || tlrt_memcpy_htod(s->ctx, pr.kv, hkv, nkv * 2) ||
+    bool copied = tlrt_memcpy_htod(s->ctx, pr.kv, dkv, kv_bytes) == TLRT_SUCCESS;
+    if (dkv != hkv) free(dkv);
+    if (!copied) goto device_error;
+    if (tlrt_memcpy_htod(s->ctx, pr.q, hq, nq * 2) ||
         tlrt_memcpy_htod(s->ctx, pr.bt, bt, nbt * 4) || tlrt_memcpy_htod(s->ctx, pr.sl, sl, (size_t)pr.B * 4) ||
         tlrt_memset_d8(s->ctx, pr.sched, 0xff, nsch * 4) || tlrt_memset_d8(s->ctx, pr.splits, 0xff, nsp * 4) ||
         tlrt_memset_d8(s->ctx, pr.glse, 0xff, ng * 4) || tlrt_memset_d8(s->ctx, pr.part, 0xff, np * 4) ||
         tlrt_memset_d8(s->ctx, pr.out, 0xff, no * 2))
         goto device_error;
     double sm_scale = 1.0 / sqrt((double)D);
-    if (launch_trio(p, &pr, dt, sm_scale) != TLRT_SUCCESS || tlrt_synchronize(s->ctx) != TLRT_SUCCESS) {
+    if (launch_trio(p, &pr, dt, sm_scale, mc->strided_kv) != TLRT_SUCCESS || tlrt_synchronize(s->ctx) != TLRT_SUCCESS) {
         printf("FAIL %s: launch: %s\n", what, tlrt_last_error(s->ctx));
         s->failures++;
         goto out;

@@ -125,7 +125,8 @@ static void plan_rejects_misuse(void **state) {
         {"sym", e_sym, "dim 0 is 301, but symbolic dim 'M' was bound to 300 by argument 0 ('X') dim 0"},
         {"negative", e_neg, "dim 0 is negative"},
         {"int32 sym", e_big, "exceeds 2^31-1"},
-        {"strides", e_strides, "not contiguous: strides [1,300] for shape [300,4096] (the kernel needs row-major [4096,1])"},
+        {"strides", e_strides, "not contiguous: strides [1,300] for shape [300,4096] (the kernel computes addresses into "
+                               "this tensor from its shape, so it needs row-major [4096,1]"},
         {"align", e_align, "pointer 0x20008 is not 16-byte aligned"},
         {"null", e_null, "null device pointer"},
         {"range", e_range, "out of range for int32"},
@@ -215,7 +216,43 @@ static void plan_tmap(void **state) {
     args[2].i = 2;
     assert_int_equal(tlrt_plan_launch(&m.kernels[0], args, 4, &plan, err, sizeof err), TLRT_ERROR_ARG_MISMATCH);
     assert_non_null(strstr(err, "out of range for bool"));
+    args[2].i = 1;
+    /* A tensor the kernel addresses itself must be row-major: padded rows are refused... */
+    int64_t padded[] = {520, 1};
+    args[0].strides = padded;
+    assert_int_equal(tlrt_plan_launch(&m.kernels[0], args, 4, &plan, err, sizeof err), TLRT_ERROR_ARG_MISMATCH);
+    assert_non_null(strstr(err, "not contiguous"));
+    assert_non_null(strstr(err, "marked strided"));
     tlrt_meta_free(&m);
+    /* ...while one reached through its tensor map only ("strided") takes them:
+     * rows of 520 elements (1040 bytes) */
+    char *text = strdup(TMA_META);
+    char *at = strstr(text, "align=16\n");
+    assert_non_null(at);
+    char *meta = malloc(strlen(text) + 16);
+    memcpy(meta, text, (size_t)(at - text) + 8);
+    strcpy(meta + (at - text) + 8, " strided");
+    strcat(meta, at + 8);
+    m = parse(meta);
+    assert_true(m.kernels[0].params[0].strided);
+    assert_int_equal(tlrt_plan_launch(&m.kernels[0], args, 4, &plan, err, sizeof err), TLRT_SUCCESS);
+    assert_int_equal(plan.tmaps[0].global_strides[0], 1040);
+    assert_int_equal(plan.tmaps[0].global_dim[0], 512);
+    int64_t odd_row[] = {513, 1}, inner[] = {1024, 2};
+    args[0].strides = odd_row; /* 1026 bytes */
+    assert_int_equal(tlrt_plan_launch(&m.kernels[0], args, 4, &plan, err, sizeof err), TLRT_ERROR_ARG_MISMATCH);
+    assert_non_null(strstr(err, "multiples of 16 bytes"));
+    args[0].strides = inner;
+    assert_int_equal(tlrt_plan_launch(&m.kernels[0], args, 4, &plan, err, sizeof err), TLRT_ERROR_ARG_MISMATCH);
+    assert_non_null(strstr(err, "innermost dim contiguous"));
+    /* the flag survives formatting */
+    char *again = tlrt_meta_format(&m, err, sizeof err);
+    assert_non_null(again);
+    assert_non_null(strstr(again, "align=16 strided\n"));
+    free(again);
+    tlrt_meta_free(&m);
+    free(meta);
+    free(text);
 }
 
 static void float_conversions(void **state) {
