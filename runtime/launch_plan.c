@@ -327,6 +327,7 @@ tlrt_status tlrt_plan_launch(const tlrt_kernel_meta *k, const tlrt_arg *args, in
 }
 
 int tlrt_plan_param_pointers(tlrt_launch_plan *plan, void **params) {
+    if (!plan || !params) return -1;
     int n = 0;
     for (int i = 0; i < plan->nslots; i++) params[n++] = &plan->slots[i];
     for (int t = 0; t < plan->ntmaps; t++) params[n++] = plan->tmap_storage[t];

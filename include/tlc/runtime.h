@@ -194,7 +194,7 @@ typedef struct tlrt_launch_plan {
 tlrt_status tlrt_plan_launch(const tlrt_kernel_meta *k, const tlrt_arg *args, int nargs, tlrt_launch_plan *plan,
                              char *err, size_t errlen);
 /* Fills params[] (cuLaunchKernel's kernelParams) pointing into plan; returns
- * the count. */
+ * the count (-1 when plan or params is NULL). */
 int tlrt_plan_param_pointers(tlrt_launch_plan *plan, void **params);
 
 /* Events (timing). */

@@ -255,6 +255,51 @@ static void plan_tmap(void **state) {
     free(text);
 }
 
+/* Every entry point takes NULL for any pointer argument and answers with an
+ * error status (or nothing to do), never a crash (run under ASan + UBSan). */
+static void null_arguments(void **state) {
+    (void)state;
+    char buf[32];
+    float ms;
+    tlrt_devptr p;
+    tlrt_stream *st;
+    tlrt_module *m;
+    tlrt_kernel *k;
+    tlrt_event *e;
+    tlrt_device_props pr;
+    assert_int_not_equal(tlrt_init(NULL, 0), TLRT_SUCCESS);
+    assert_int_not_equal(tlrt_init_ex(NULL, NULL), TLRT_SUCCESS);
+    tlrt_destroy(NULL);
+    assert_non_null(tlrt_last_error(NULL));
+    assert_int_not_equal(tlrt_device_properties(NULL, &pr), TLRT_SUCCESS);
+    assert_int_not_equal(tlrt_device_arch(NULL, buf, sizeof buf), TLRT_SUCCESS);
+    assert_int_not_equal(tlrt_malloc(NULL, 16, &p), TLRT_SUCCESS);
+    assert_int_not_equal(tlrt_memcpy_htod(NULL, 0, NULL, 16), TLRT_SUCCESS);
+    assert_int_not_equal(tlrt_memcpy_dtoh(NULL, NULL, 0, 16), TLRT_SUCCESS);
+    assert_int_not_equal(tlrt_memcpy_dtod(NULL, 0, 0, 16), TLRT_SUCCESS);
+    assert_int_not_equal(tlrt_stream_create(NULL, &st), TLRT_SUCCESS);
+    assert_int_not_equal(tlrt_stream_from_handle(NULL, NULL, &st), TLRT_SUCCESS);
+    assert_int_not_equal(tlrt_synchronize(NULL), TLRT_SUCCESS);
+    assert_int_not_equal(tlrt_module_load_ptx(NULL, NULL, 0, &m), TLRT_SUCCESS);
+    assert_int_not_equal(tlrt_module_load_cubin(NULL, NULL, 0, NULL, 0, &m), TLRT_SUCCESS);
+    assert_int_not_equal(tlrt_kernel_get(NULL, NULL, &k), TLRT_SUCCESS);
+    assert_null(tlrt_kernel_metadata(NULL));
+    assert_int_not_equal(tlrt_launch(NULL, NULL, 0, NULL), TLRT_SUCCESS);
+    assert_int_not_equal(tlrt_launch_raw(NULL, NULL, NULL, 0, NULL, NULL), TLRT_SUCCESS);
+    assert_int_not_equal(tlrt_plan_launch(NULL, NULL, 0, NULL, NULL, 0), TLRT_SUCCESS);
+    assert_int_equal(tlrt_plan_param_pointers(NULL, NULL), -1);
+    assert_int_not_equal(tlrt_event_create(NULL, &e), TLRT_SUCCESS);
+    assert_int_not_equal(tlrt_event_record(NULL, NULL, NULL), TLRT_SUCCESS);
+    assert_int_not_equal(tlrt_event_synchronize(NULL, NULL), TLRT_SUCCESS);
+    assert_int_not_equal(tlrt_event_elapsed_ms(NULL, NULL, NULL, &ms), TLRT_SUCCESS);
+    /* releasing nothing is not an error */
+    tlrt_free(NULL, 0);
+    tlrt_stream_destroy(NULL, NULL);
+    tlrt_stream_synchronize(NULL, NULL);
+    tlrt_module_unload(NULL, NULL);
+    tlrt_event_destroy(NULL, NULL);
+}
+
 static void float_conversions(void **state) {
     (void)state;
     assert_int_equal(tlrt_f32_to_f16(1.0f), 0x3c00);
@@ -637,6 +682,7 @@ int main(void) {
         cmocka_unit_test(plan_packs_params_in_abi_order),
         cmocka_unit_test(plan_rejects_misuse),
         cmocka_unit_test(plan_tmap),
+        cmocka_unit_test(null_arguments),
         cmocka_unit_test(float_conversions),
         cmocka_unit_test(no_driver),
         cmocka_unit_test(bad_device_env),
