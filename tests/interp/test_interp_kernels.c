@@ -88,6 +88,8 @@ static void test_mla(void **state) {
         {2, 2, 4, 64, 32, 2, false, "bfloat16", sl_d, 6},
         /* the real head dims */
         {1, 1, 16, 512, 64, 2, true, "float16", sl_c, 7},
+        /* q_rows = 7: the combine's last block of rows is partial */
+        {2, 1, 7, 64, 32, 3, true, "float16", sl_a, 9},
     };
     for (size_t i = 0; i < sizeof cfgs / sizeof cfgs[0]; i++) {
         kc_mla_cfg *c = &cfgs[i];

@@ -104,7 +104,7 @@ static void test_mla_causal_off_by_one(void **state) {
 
 static void test_mla_combine_weight(void **state) {
     (void)state;
-    check_mla_mutant("mla combine: exp instead of exp2 in lse_sum", "lse_sum += exp2(", "lse_sum += exp(", false,
+    check_mla_mutant("mla combine: exp instead of exp2 in lse_sum", "lse_sum[i] += exp2(", "lse_sum[i] += exp(", false,
                      &mla_cfg);
 }
 
