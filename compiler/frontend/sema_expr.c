@@ -289,9 +289,59 @@ static sv eval_name(sema *S, const ast_expr *e, const char *name) {
     return sv_error();
 }
 
+/* The values an index takes when it is affine in loop variables of known
+ * constant range not guarded by an `if` since their loop began. */
+static bool index_range(const sema *S, const tir_expr *e, int64_t *lo, int64_t *hi, int depth) {
+    if (!e || depth > 16) return false;
+    switch (e->kind) {
+    case TE_INT: *lo = *hi = e->u.ival; return true;
+    case TE_VAR:
+        for (int i = S->nranges - 1; i >= 0; i--)
+            if (S->ranges[i].v == e->u.var) {
+                if (S->ranges[i].if_depth != S->if_depth) return false;
+                *lo = S->ranges[i].lo;
+                *hi = S->ranges[i].hi;
+                return true;
+            }
+        return false;
+    case TE_BINARY: {
+        int64_t al, ah, bl, bh;
+        if (!index_range(S, e->u.bin.a, &al, &ah, depth + 1) || !index_range(S, e->u.bin.b, &bl, &bh, depth + 1))
+            return false;
+        const int64_t big = (int64_t)1 << 40, small = (int64_t)1 << 20; /* no overflow below */
+        if (al < -big || ah > big || bl < -small || bh > small) return false;
+        switch (e->u.bin.op) {
+        case TB_ADD: *lo = al + bl; *hi = ah + bh; return true;
+        case TB_SUB: *lo = al - bh; *hi = ah - bl; return true;
+        case TB_MUL: {
+            int64_t c[4] = {al * bl, al * bh, ah * bl, ah * bh};
+            *lo = *hi = c[0];
+            for (int i = 1; i < 4; i++) {
+                if (c[i] < *lo) *lo = c[i];
+                if (c[i] > *hi) *hi = c[i];
+            }
+            return true;
+        }
+        default: return false;
+        }
+    }
+    default: return false;
+    }
+}
+
 bool sema_check_index_bounds(sema *S, tir_buffer *b, int dim, tir_expr *idx, const ast_expr *at) {
     int64_t v, n = tir_buffer_dim(b, dim);
-    if (!tir_expr_const_int(idx, &v) || n < 0) return true;
+    if (n < 0) return true;
+    if (!tir_expr_const_int(idx, &v)) {
+        /* a tile's index that provably leaves it (a Parallel loop wider than
+         * the fragment it walks) */
+        int64_t lo, hi;
+        if (b->scope == TIR_SCOPE_GLOBAL || !index_range(S, idx, &lo, &hi, 0) || (lo >= 0 && hi < n)) return true;
+        tlc_error(S->diag, at->loc, "this index runs over %lld..%lld, outside dimension %d of '%s' (size %lld)",
+                  (long long)lo, (long long)hi, dim, b->name, (long long)n);
+        sema_note_decl(S, b);
+        return false;
+    }
     if (v < 0 || v >= n) {
         tlc_error(S->diag, at->loc, "index %lld is out of range for dimension %d of '%s' (size %lld)",
                   (long long)v, dim, b->name, (long long)n);

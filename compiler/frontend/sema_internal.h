@@ -127,6 +127,11 @@ typedef struct sema {
     int depth;                /* expression / block nesting */
     tlc_loc parallel_loc;     /* innermost enclosing Parallel loop (line 0: none) */
     tlc_loc swizzle_loc;      /* the kernel's use_swizzle (line 0: none yet) */
+    /* Constant ranges of the enclosing loops' variables, innermost last,
+     * each with the run-time `if` depth it was entered at: an index into a
+     * tile is checked against the range only where no `if` may guard it. */
+    struct sema_range { const tir_var *v; int64_t lo, hi; int if_depth; } ranges[32];
+    int nranges, if_depth;
 } sema;
 /* Parallel bodies are elementwise: tile ops, allocations and nested
  * Parallel / Pipelined loops are not allowed there. Reports and returns

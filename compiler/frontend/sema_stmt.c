@@ -554,6 +554,17 @@ static void for_stmt(sema *S, const ast_stmt *s) {
         sym *sy = sema_declare(S, names[i]->u.name, SYM_VAR, names[i]->loc);
         sy->var = v;
     }
+    int ranges_before = S->nranges;
+    for (int i = 0; ok && i < nnames && i < nv && S->nranges < (int)(sizeof S->ranges / sizeof S->ranges[0]); i++) {
+        int64_t s0, n, step = st->u.for_.step ? st->u.for_.step : 1;
+        if (!st->u.for_.vars[i] || !tir_expr_const_int(st->u.for_.start[i], &s0) ||
+            !tir_expr_const_int(st->u.for_.extent[i], &n) || n <= 0 || step > ((int64_t)1 << 20) ||
+            step < -((int64_t)1 << 20) || n > ((int64_t)1 << 30) || s0 > ((int64_t)1 << 30) || s0 < -((int64_t)1 << 30))
+            continue;
+        int64_t last = s0 + (n - 1) * step;
+        S->ranges[S->nranges++] = (struct sema_range){st->u.for_.vars[i], s0 < last ? s0 : last,
+                                                      s0 < last ? last : s0, S->if_depth};
+    }
     tlc_loc outer_parallel = S->parallel_loc;
     if (b->id == B_PARALLEL) S->parallel_loc = s->loc;
     if (ok) {
@@ -564,6 +575,7 @@ static void for_stmt(sema *S, const ast_stmt *s) {
         sema_block_stmt(S, &s->u.for_.body, s->loc);
     }
     S->parallel_loc = outer_parallel;
+    S->nranges = ranges_before;
     sema_pop_scope(S);
 }
 
@@ -579,8 +591,10 @@ static void if_stmt(sema *S, const ast_stmt *s) {
         tlc_ptrvec_free(&v);
         return;
     }
+    S->if_depth++; /* indices under a run-time `if` may be guarded by it */
     tir_stmt *then = sema_block_stmt(S, &s->u.if_.then, s->loc);
     tir_stmt *els = s->u.if_.els.n ? sema_block_stmt(S, &s->u.if_.els, s->loc) : NULL;
+    S->if_depth--;
     if (!c) return;
     if (!S->in_kernel) {
         tlc_error(S->diag, s->loc, "a run-time 'if' must be inside 'with Kernel(...)'");

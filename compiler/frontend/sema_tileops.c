@@ -89,9 +89,6 @@ static bool region_of(sema *S, const ast_expr *e, pregion *out, const char *op, 
                 continue;
             }
             r->extent[i] = tir_int(S->arena, ext, ie->loc);
-        } else if (b->scope == TIR_SCOPE_GLOBAL) {
-            r->extent[i] = sema_binary(S, TB_SUB, hi, lo, ie->loc);
-            if (!r->extent[i]) ok = false;
         } else {
             tlc_error(S->diag, ie->loc, "the extent of this slice of '%s' is not a compile-time constant", b->name);
             sema_note_decl(S, b);

@@ -49,12 +49,14 @@ static void test_oob_fragment_store(void **state) {
         "        s = alloc_fragment((64,), float32)\n"
         "        clear(s)\n"
         "        for i in Parallel(64):\n"
-        "            s[i + 6] = A[i]\n"
+        "            s[(i + 6) % 70] = A[i]\n"
         "        copy(s, A)\n";
+    /* (sema refuses s[i + 6] outright; a modulus it does not follow reaches
+     * the interpreter, which stops at the first index past the end) */
     char *e = run_src(src, 64, 0);
     expect_in(e, "t.tl:6:");
     expect_in(e, "error: index 64 out of bounds for dim 0 of 's' (extent 64)");
-    expect_in(e, "s[i + 6] = A[i]");
+    expect_in(e, "s[(i + 6) % 70] = A[i]");
     free(e);
 }
 
