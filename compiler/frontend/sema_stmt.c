@@ -138,6 +138,19 @@ static void alloc_stmt(sema *S, const ast_expr *target, const ast_expr *call, co
         buf = sema_new_buffer(S, target->u.name, sc, t, rank, target->loc);
         buf->shape = dims;
         buf->is_workspace = b->id == B_ALLOC_GLOBAL;
+        /* whatever layout inference picks, a thread holds at least
+         * elements / threads of a fragment; lowering allows 1024 registers,
+         * so a bigger one is refused here, before any work per element */
+        int64_t elems = tir_buffer_elems(buf), threads = S->k && S->k->threads > 0 ? S->k->threads : 1;
+        if (sc == TIR_SCOPE_FRAGMENT && (elems < 0 || elems > threads * 1024)) {
+            if (elems < 0) elems = INT64_MAX; /* past int64 */
+            tlc_error(S->diag, call->loc,
+                      "fragment '%s' has %lld elements: at least %lld registers per thread with %lld threads "
+                      "(at most 1024); use a smaller tile or more threads",
+                      target->u.name, (long long)elems, (long long)((elems + threads - 1) / threads), (long long)threads);
+            sema_declare_error(S, target->u.name, target->loc);
+            return;
+        }
     }
     tir_stmt *st = tir_new_stmt(S->arena, TS_ALLOC, call->loc);
     st->u.alloc.buf = buf;
