@@ -139,15 +139,19 @@ static void alloc_stmt(sema *S, const ast_expr *target, const ast_expr *call, co
         buf->shape = dims;
         buf->is_workspace = b->id == B_ALLOC_GLOBAL;
         /* whatever layout inference picks, a thread holds at least
-         * elements / threads of a fragment; lowering allows 1024 registers,
-         * so a bigger one is refused here, before any work per element */
+         * elements / threads of a fragment (4-byte registers, two 16-bit
+         * elements to one); lowering allows 256 registers (the hardware's
+         * 255 plus spills, at most), so a bigger one is refused here, before
+         * any work per element or per unrolled slot */
         int64_t elems = tir_buffer_elems(buf), threads = S->k && S->k->threads > 0 ? S->k->threads : 1;
-        if (sc == TIR_SCOPE_FRAGMENT && (elems < 0 || elems > threads * 1024)) {
+        int64_t per_reg = tir_dtype_bytes(t) >= 4 ? 1 : 4 / tir_dtype_bytes(t);
+        if (sc == TIR_SCOPE_FRAGMENT && (elems < 0 || elems > threads * per_reg * TLC_FRAGMENT_MAX_REGS)) {
             if (elems < 0) elems = INT64_MAX; /* past int64 */
+            int64_t regs = (elems + threads * per_reg - 1) / (threads * per_reg);
             tlc_error(S->diag, call->loc,
                       "fragment '%s' has %lld elements: at least %lld registers per thread with %lld threads "
-                      "(at most 1024); use a smaller tile or more threads",
-                      target->u.name, (long long)elems, (long long)((elems + threads - 1) / threads), (long long)threads);
+                      "(at most %d); use a smaller tile or more threads",
+                      target->u.name, (long long)elems, (long long)regs, (long long)threads, TLC_FRAGMENT_MAX_REGS);
             sema_declare_error(S, target->u.name, target->loc);
             return;
         }

@@ -44,6 +44,11 @@ typedef struct tir_var {
 } tir_var;
 
 /* ---------------- buffers ---------------- */
+/* 4-byte registers per thread one fragment may take: the hardware's 255
+ * plus a little spilling at most. Sema refuses a fragment that needs more
+ * under any layout, lowering one whose layout does. */
+#define TLC_FRAGMENT_MAX_REGS 256
+
 typedef enum {
     TIR_SCOPE_GLOBAL,   /* tensor parameter or alloc_global workspace */
     TIR_SCOPE_SHARED,   /* alloc_shared */

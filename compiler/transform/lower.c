@@ -677,9 +677,11 @@ static th_kernel *lower_kernel(const tir_module *m, int index, tlrt_kernel_meta 
                 tlc_error(diag, b->loc, "internal error: fragment '%s' has no layout", b->name);
                 return NULL;
             }
-            if (b->fragment->slots > 1024) {
-                tlc_error(diag, b->loc, "fragment '%s' needs %lld registers per thread (at most 1024): "
-                                        "use a smaller tile or more threads", b->name, (long long)b->fragment->slots);
+            int64_t regs = (b->fragment->slots * tir_dtype_bytes(b->dtype) + 3) / 4;
+            if (regs > TLC_FRAGMENT_MAX_REGS) {
+                tlc_error(diag, b->loc, "fragment '%s' needs %lld registers per thread (at most %d): "
+                                        "use a smaller tile or more threads", b->name, (long long)regs,
+                          TLC_FRAGMENT_MAX_REGS);
                 return NULL;
             }
             lc->regs[b->id] = th_new_var(a, tk, b->name, tlc_reg_type(b->dtype), (int)b->fragment->slots);
