@@ -78,6 +78,24 @@ int main(int argc, char **argv) {
         }
         free(t);
     }
+    if ((t = load(dir, "flash_attention.tl", path, sizeof path, &len))) {
+        /* small tiles, so that several key blocks and a partial last one are walked */
+        const tlc_define small[3] = {{"block_M", "64"}, {"threads", "128"}, {"block_N", "16"}};
+        kc_attn_cfg cfgs[] = {
+            {.batch = 1, .seq_q = 70, .seq_kv = 45, .heads = 4, .heads_kv = 2, .dim = 32, .causal = false,
+             .dtype = "float16", .seed = 13},
+            {.batch = 2, .seq_q = 30, .seq_kv = 50, .heads = 2, .heads_kv = 1, .dim = 16, .causal = true,
+             .dtype = "bfloat16", .seed = 14},
+        };
+        for (size_t i = 0; i < sizeof cfgs / sizeof cfgs[0]; i++) {
+            kc_attn_cfg *c = &cfgs[i];
+            snprintf(what, sizeof what, "flash_attention b=%lld seq_q=%lld seq_kv=%lld heads=%lld/%lld dim=%lld%s %s",
+                     (long long)c->batch, (long long)c->seq_q, (long long)c->seq_kv, (long long)c->heads,
+                     (long long)c->heads_kv, (long long)c->dim, c->causal ? " causal" : "", c->dtype);
+            report("flash_attention.tl", what, kc_check_attention(path, t, len, c, small, 3));
+        }
+        free(t);
+    }
     printf("interp check: %s\n", failures ? "FAILED" : "all shipped kernels match their references");
     return failures ? 1 : 0;
 }
