@@ -8,6 +8,7 @@
  *
  *   tlc-compile-bench [--runs N] [--arch sm_90a] [DSL_DIR]
  */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
