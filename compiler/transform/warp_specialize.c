@@ -1,32 +1,36 @@
-/* Warp specialization of a TMA-fed wgmma main loop (docs/architecture.md,
+/* Warp specialization of a TMA-fed wgmma loop (docs/architecture.md,
  * "Warp specialization"), sm_90a only: the decision (a planning step) and
  * the lowering of the split kernel.
  *
- * Which kernels: the kernel body's top level (through sequences only) holds
- * a Pipelined loop whose plan is TMA, whose body after the pipelined copies
- * is nothing but gemms that lower to wgmma, and whose trip count and copy
- * coordinates use only block indices, symbolic dims, scalar parameters, the
- * loop variable and the loop's own leading lets (what the producer can
- * compute without the rest of the body). Anything else keeps the
- * single-role pipeline of lower_pipeline.c.
+ * Which kernels: the first Pipelined loop, reached through sequences and
+ * serial loops, whose plan is TMA and whose body holds a wgmma, when the
+ * producer can compute what its loads need: the loop's trip count, its
+ * leading lets and its copies' coordinates, and the enclosing loops'
+ * bounds depend only on block indices, symbolic dims, scalar parameters,
+ * global tensors the kernel does not write, those loops' variables and a
+ * slice of scalar statements at the loop's own level (producer_slice).
+ * Anything else keeps the single-role pipeline of lower_pipeline.c.
  *
  * The split: the user's `threads` become the consumer warpgroups (so every
  * fragment layout, which is a function of tid, is unchanged) and one
  * producer warpgroup is added after them: the kernel is launched with
  * threads + 128 and minnctapersm set, so that setmaxnreg is honoured.
  *
- *   all:       thread 0 inits full[s] (count 1) and empty[s] (count: consumer warps);
+ *   all:       thread 0 inits full[s] (count 1) and empty[s] (count:
+ *              consumer warps, or consumer threads for attention bodies);
  *              bar.sync 0
- *   producer:  setmaxnreg.dec; thread `threads` alone, for it in 0..n:
- *              wait empty[it % S] (from it >= S on), arrive.expect_tx on
- *              full[it % S], issue the stage's TMA loads
+ *   producer:  setmaxnreg.dec; thread `threads` alone replays the loop's
+ *              ancestors and the slice, and at each run of the loop, for it
+ *              in 0..n: wait empty[g % S] (from g >= S on), arrive.expect_tx
+ *              on full[g % S], issue the stage's TMA loads (g counts
+ *              iterations over every run)
  *   consumers: setmaxnreg.inc; the rest of the body, with the loop as:
- *              wait full[ko % S]; wgmma (fence, mma_async..., commit,
- *              wait_group 1); lane 0 of each warp arrives on empty[(ko - 1) % S], whose wgmmas
- *              wait_group 1 just retired. After the loop wait_group 0
- *              and no barrier unless the rest of the body uses shared
- *              memory (lower.c), so the consumer warps go on to their
- *              epilogue each as soon as its own wgmmas are done.
+ *              gemm-only bodies: wait full[g % S]; wgmma ... wait_group 1;
+ *              lane 0 of each warp arrives on empty[(g - 1) % S], whose
+ *              wgmmas wait_group 1 just retired; wait_group 0 after the loop.
+ *              Attention bodies: wait full[g % S] (or, with the overlap,
+ *              the gemms issued ahead), the body through the driver's
+ *              barrier tracker, every thread arrives on empty[g % S].
  *              Block barriers become bar.sync 1, threads (the producer
  *              never reaches them).
  * Register budget: every warp starts with R = 64K / (threads of the blocks
@@ -34,13 +38,12 @@
  * consumers take what it gives back, in multiples of 8, at most 240
  * (setmaxnreg.inc draws on the block's own pool).
  *
- * Persistent: the runtime launches min(tiles, SMs x blocks per SM) blocks
- * (metadata `persistent`), and both roles walk the logical grid's tiles
- * t = ctaid.x, ctaid.x + nctaid.x, ... (block indices from t with the
- * use_swizzle remap), so the producer loads the next tile's first stages
- * while the consumers run the epilogue. Stage and phase count iterations
- * over all tiles of the block (`base` + ko); the consumers release a
- * tile's last stage after its final wait_group 0. */
+ * Persistent (a loop at the top level): the runtime launches min(tiles,
+ * SMs x blocks per SM) blocks (metadata `persistent`), and both roles walk
+ * the logical grid's tiles in rounds (tile_loop_begin), so the producer
+ * loads the next tile's first stages while the consumers run the epilogue.
+ * Stage and phase count iterations over all tiles and runs of the block
+ * (`base` + ko). */
 #include <string.h>
 #include "../support/int_math.h"
 #include "lower_internal.h"
