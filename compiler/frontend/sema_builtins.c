@@ -156,3 +156,48 @@ bool sema_bind_args(sema *S, const builtin_spec *b, const ast_expr *call, sema_a
             }
     return ok;
 }
+
+/* Edit distance (insertions, deletions, substitutions), capped: names are
+ * short, and anything past the cap is no suggestion anyway. */
+static int edit_distance(const char *a, const char *b, int cap) {
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 63 || lb > 63) return cap + 1;
+    if ((la > lb ? la - lb : lb - la) > (size_t)cap) return cap + 1;
+    int prev[64], cur[64];
+    for (size_t j = 0; j <= lb; j++) prev[j] = (int)j;
+    for (size_t i = 1; i <= la; i++) {
+        cur[0] = (int)i;
+        for (size_t j = 1; j <= lb; j++) {
+            int sub = prev[j - 1] + (a[i - 1] != b[j - 1]);
+            int del = prev[j] + 1, ins = cur[j - 1] + 1;
+            cur[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+        }
+        memcpy(prev, cur, sizeof(int) * (lb + 1));
+    }
+    return prev[lb];
+}
+
+/* Closest first; among equally close, the one of the same length (exp3:
+ * exp2 rather than exp). */
+static void consider(const char *name, const char *cand, int cap, const char **best, int *best_d) {
+    if (!cand || !*cand || !strcmp(cand, name)) return;
+    int d = edit_distance(name, cand, cap);
+    if (d > cap) return;
+    size_t ln = strlen(name), lc = strlen(cand);
+    int score = 4 * d + (ln == lc ? 0 : 1);
+    if (score < *best_d) {
+        *best = cand;
+        *best_d = score;
+    }
+}
+
+const char *sema_suggest(sema *S, const char *name, bool only_functions) {
+    if (!name) return NULL;
+    int cap = strlen(name) <= 4 ? 1 : 2, best_d = 4 * cap + 2;
+    const char *best = NULL;
+    if (!only_functions)
+        for (int i = S->nsyms - 1; i >= 0; i--) consider(name, S->syms[i].name, cap, &best, &best_d);
+    for (unsigned i = 0; i < sizeof builtins / sizeof *builtins; i++)
+        if (!only_functions || builtins[i].kind == BK_EXPR) consider(name, builtins[i].name, cap, &best, &best_d);
+    return best;
+}

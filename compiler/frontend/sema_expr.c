@@ -285,7 +285,9 @@ static sv eval_name(sema *S, const ast_expr *e, const char *name) {
                   b->kind == BK_EXPR ? "function" : b->kind == BK_STMT ? "tile operation" : "construct");
         return sv_error();
     }
-    tlc_error(S->diag, e->loc, "unknown name '%s'", name);
+    const char *near = sema_suggest(S, name, false);
+    if (near) tlc_error(S->diag, e->loc, "unknown name '%s'; did you mean '%s'?", name, near);
+    else tlc_error(S->diag, e->loc, "unknown name '%s'", name);
     return sv_error();
 }
 
@@ -445,7 +447,9 @@ static sv eval_call(sema *S, const ast_expr *e) {
     }
     const builtin_spec *b = sema_builtin_lookup(name);
     if (!b) {
-        tlc_error(S->diag, f->loc, "unknown function '%s'", name);
+        const char *near = sema_suggest(S, name, true);
+        if (near) tlc_error(S->diag, f->loc, "unknown function '%s'; did you mean '%s'?", name, near);
+        else tlc_error(S->diag, f->loc, "unknown function '%s'", name);
         return sv_error();
     }
     if (b->kind == BK_STMT) {

@@ -95,6 +95,7 @@ typedef struct builtin_spec {
 /* The builtin for a (prefix-stripped) name, e.g. "copy", "GemmWarpPolicy". */
 const builtin_spec *sema_builtin_lookup(const char *name);
 
+
 typedef struct sema_args {
     const ast_expr *arg[SEMA_MAX_ARGS]; /* by params[] index; NULL when not given */
     const ast_expr *var[SEMA_MAX_ARGS]; /* variadic positional arguments */
@@ -133,6 +134,9 @@ typedef struct sema {
     struct sema_range { const tir_var *v; int64_t lo, hi; int if_depth; } ranges[32];
     int nranges, if_depth;
 } sema;
+/* The visible name (or, with only_functions, builtin function) nearest to
+ * a misspelled `name`, for "did you mean"; NULL when none is close. */
+const char *sema_suggest(sema *S, const char *name, bool only_functions);
 /* Parallel bodies are elementwise: tile ops, allocations and nested
  * Parallel / Pipelined loops are not allowed there. Reports and returns
  * false when `what` appears inside one. */

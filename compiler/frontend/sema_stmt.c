@@ -405,7 +405,9 @@ static void aug_assign(sema *S, const ast_stmt *s) {
     if (t->kind == AE_NAME) {
         sym *sy = sema_lookup(S, t->u.name);
         if (!sy) {
-            tlc_error(S->diag, t->loc, "unknown name '%s'", t->u.name);
+            const char *near = sema_suggest(S, t->u.name, false);
+            if (near) tlc_error(S->diag, t->loc, "unknown name '%s'; did you mean '%s'?", t->u.name, near);
+            else tlc_error(S->diag, t->loc, "unknown name '%s'", t->u.name);
             return;
         }
         tir_expr *cur;
