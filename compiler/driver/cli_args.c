@@ -25,7 +25,8 @@ void tlc_cli_usage(tlc_strbuf *out) {
         "  --kernel=NAME       compile only kernel NAME\n");
     char names[128];
     tlc_arch_names(names, sizeof names, ", ");
-    tlc_sb_printf(out, "  --arch=ARCH         target: %s (default: %s)\n", names, tlc_arch_name(TLC_DEFAULT_ARCH));
+    tlc_sb_printf(out, "  --arch=ARCH         target: %s (default: %s); nvcc's -arch=ARCH too\n", names,
+                  tlc_arch_name(TLC_DEFAULT_ARCH));
     tlc_sb_puts(out,
         "  --help              print this help and exit\n"
         "  --version           print the version and exit\n"
@@ -102,7 +103,8 @@ tlc_args_result tlc_cli_parse(int argc, char **argv, tlc_cli_options *o, tlc_str
                 tlc_sb_putc(err, ')');
                 return TLC_ARGS_USAGE;
             }
-        } else if ((r = tlc_opt_long("--arch", argc, argv, &i, &v)) != 0) {
+        } else if ((r = tlc_opt_long("--arch", argc, argv, &i, &v)) != 0 ||
+                   (r = tlc_opt_long("-arch", argc, argv, &i, &v)) != 0) { /* nvcc's spelling too */
             if (r < 0) return missing_value(err, arg);
             if (!tlc_arch_parse(v, &o->arch)) {
                 char names[128];
