@@ -25,6 +25,7 @@ typedef struct tlc_compilation {
     tlc_token *tokens; int ntokens; /* only when stop_after == TOKENS */
     ast_module *ast;
     tir_module *tir;
+    struct th_module *thread; /* the Thread IR once lowered (compile_backend.h), reused by codegen */
 } tlc_compilation;
 
 void tlc_compile_options_default(tlc_compile_options *o);

@@ -34,14 +34,18 @@ bool tlc_compile_plan(tlc_compilation *c, tlc_strbuf *dump) {
 }
 
 th_module *tlc_compile_thread(tlc_compilation *c, tlc_strbuf *dump) {
-    if (!tlc_compile_layouts(c, NULL)) return NULL;
-    th_module *m = tlc_lower_module(c->tir, &c->arena, &c->diag);
-    if (!m || c->diag.errors) {
-        if (c->diag.errors == 0) tlc_error(&c->diag, (tlc_loc){0, 0}, "internal error: lowering failed without a diagnostic");
-        return NULL;
+    if (!c->thread) {
+        if (!tlc_compile_layouts(c, NULL)) return NULL;
+        th_module *m = tlc_lower_module(c->tir, &c->arena, &c->diag);
+        if (!m || c->diag.errors) {
+            if (c->diag.errors == 0)
+                tlc_error(&c->diag, (tlc_loc){0, 0}, "internal error: lowering failed without a diagnostic");
+            return NULL;
+        }
+        c->thread = m;
     }
-    if (dump) th_print_module(dump, m);
-    return m;
+    if (dump) th_print_module(dump, c->thread);
+    return c->thread;
 }
 
 static tlc_codegen_options options(const tlc_compilation *c, bool fast_math) {

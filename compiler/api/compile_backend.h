@@ -14,7 +14,8 @@
 bool tlc_compile_layouts(tlc_compilation *c, tlc_strbuf *dump);
 /* The same, appending the --emit=plan text to dump. */
 bool tlc_compile_plan(tlc_compilation *c, tlc_strbuf *dump);
-/* Lowering: the Thread IR module (NULL on error); dump gets --emit=thread. */
+/* Lowering: the Thread IR module (NULL on error), lowered once per
+ * compilation and kept for code generation; dump gets --emit=thread. */
 th_module *tlc_compile_thread(tlc_compilation *c, tlc_strbuf *dump);
 /* LLVM IR / PTX text (arena strings, with the launch metadata as leading
  * comment lines), cubin bytes (needs ptxas). NULL on error. */
