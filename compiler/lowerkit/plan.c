@@ -7,6 +7,12 @@ const tlc_pipe_plan *tlc_plan_pipe(const tlc_kernel_plan *p, const tir_stmt *loo
     return NULL;
 }
 
+bool tlc_pipe_is_copy(const tlc_pipe_plan *pp, const tir_stmt *s) {
+    for (int c = 0; pp && c < pp->ncopies; c++)
+        if (pp->copies[c] == s) return true;
+    return false;
+}
+
 const tlc_gemm_op_plan *tlc_plan_gemm_op(const tlc_kernel_plan *p, const tir_stmt *op) {
     for (int i = 0; p && i < p->ngemms; i++)
         if (p->gemms[i].op == op) return &p->gemms[i];

@@ -97,6 +97,8 @@ typedef struct tlc_kernel_plan {
 const tlc_pipe_plan *tlc_plan_pipe(const tlc_kernel_plan *p, const tir_stmt *loop);
 const tlc_gemm_plan *tlc_plan_gemm(const tlc_kernel_plan *p, const tir_stmt *op);
 const tlc_gemm_op_plan *tlc_plan_gemm_op(const tlc_kernel_plan *p, const tir_stmt *op);
+/* s is one of the loop's pipelined copies. */
+bool tlc_pipe_is_copy(const tlc_pipe_plan *pp, const tir_stmt *s);
 const tlc_smem_scratch *tlc_plan_scratch(const tlc_kernel_plan *p, const tir_stmt *op);
 const tlc_smem_scratch *tlc_plan_fresh_scratch(const tlc_kernel_plan *p, const tir_stmt *op);
 #endif

@@ -75,16 +75,23 @@ tlc_ptx tlc_ptx_mma_m16n8k16(bool bf16) {
                       cons);
 }
 
-tlc_ptx tlc_ptx_wgmma(tlc_arena *a, int n, const char *ty, bool trans_a, bool trans_b) {
+/* wgmma m64nNk16: the n/2 f32 outputs, then A (a shared-memory descriptor,
+ * or four b32 registers), B's descriptor and the flags, then the
+ * accumulator inputs tied to the outputs. */
+static tlc_ptx wgmma(tlc_arena *a, int n, const char *ty, bool a_regs, bool trans_a, bool trans_b) {
     int nregs = n / 2;
     tlc_strbuf text, cons;
     tlc_sb_init(&text);
     tlc_sb_init(&cons);
     tlc_sb_printf(&text, "wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {", n, ty, ty);
     for (int i = 0; i < nregs; i++) tlc_sb_printf(&text, "%s$%d", i ? ", " : "", i);
-    tlc_sb_printf(&text, "}, $%d, $%d, 1, 1, 1, %d, %d;", nregs, nregs + 1, trans_a ? 1 : 0, trans_b ? 1 : 0);
+    if (a_regs)
+        tlc_sb_printf(&text, "}, {$%d, $%d, $%d, $%d}, $%d, 1, 1, 1, %d;", nregs, nregs + 1, nregs + 2, nregs + 3,
+                      nregs + 4, trans_b ? 1 : 0);
+    else
+        tlc_sb_printf(&text, "}, $%d, $%d, 1, 1, 1, %d, %d;", nregs, nregs + 1, trans_a ? 1 : 0, trans_b ? 1 : 0);
     for (int i = 0; i < nregs; i++) tlc_sb_puts(&cons, "=f,");
-    tlc_sb_puts(&cons, "l,l");
+    tlc_sb_puts(&cons, a_regs ? "r,r,r,r,l" : "l,l");
     for (int i = 0; i < nregs; i++) tlc_sb_printf(&cons, ",%d", i);
     tlc_ptx r = ptx(tlc_arena_strdup(a, tlc_sb_cstr(&text)), tlc_arena_strdup(a, tlc_sb_cstr(&cons)));
     tlc_sb_free(&text);
@@ -92,22 +99,12 @@ tlc_ptx tlc_ptx_wgmma(tlc_arena *a, int n, const char *ty, bool trans_a, bool tr
     return r;
 }
 
+tlc_ptx tlc_ptx_wgmma(tlc_arena *a, int n, const char *ty, bool trans_a, bool trans_b) {
+    return wgmma(a, n, ty, false, trans_a, trans_b);
+}
+
 tlc_ptx tlc_ptx_wgmma_rs(tlc_arena *a, int n, const char *ty, bool trans_b) {
-    int nregs = n / 2;
-    tlc_strbuf text, cons;
-    tlc_sb_init(&text);
-    tlc_sb_init(&cons);
-    tlc_sb_printf(&text, "wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {", n, ty, ty);
-    for (int i = 0; i < nregs; i++) tlc_sb_printf(&text, "%s$%d", i ? ", " : "", i);
-    tlc_sb_printf(&text, "}, {$%d, $%d, $%d, $%d}, $%d, 1, 1, 1, %d;", nregs, nregs + 1, nregs + 2, nregs + 3,
-                  nregs + 4, trans_b ? 1 : 0);
-    for (int i = 0; i < nregs; i++) tlc_sb_puts(&cons, "=f,");
-    tlc_sb_puts(&cons, "r,r,r,r,l");
-    for (int i = 0; i < nregs; i++) tlc_sb_printf(&cons, ",%d", i);
-    tlc_ptx r = ptx(tlc_arena_strdup(a, tlc_sb_cstr(&text)), tlc_arena_strdup(a, tlc_sb_cstr(&cons)));
-    tlc_sb_free(&text);
-    tlc_sb_free(&cons);
-    return r;
+    return wgmma(a, n, ty, true, false, trans_b);
 }
 
 tlc_ptx tlc_ptx_wgmma_fence(void) { return ptx("wgmma.fence.sync.aligned;", ""); }

@@ -235,16 +235,12 @@ static void lower_pipelined_version(tlc_lower_ctx *lc, const tir_stmt *s, const 
     effects carried = effects_new(lc);
     for (int i = 0; i < n; i++) {
         const tir_stmt *x = body->kind == TS_SEQ ? body->u.seq.stmts[i] : body;
-        bool pipelined = false;
-        for (int c = 0; c < pp->ncopies; c++) pipelined |= pp->copies[c] == x;
-        if (!pipelined || !pp->tma) stmt_effects(lc, x, &carried);
+        if (!tlc_pipe_is_copy(pp, x) || !pp->tma) stmt_effects(lc, x, &carried);
     }
     mark_unfenced(lc, &carried);
     for (int i = 0; i < n; i++) {
         const tir_stmt *x = body->kind == TS_SEQ ? body->u.seq.stmts[i] : body;
-        bool pipelined = false;
-        for (int c = 0; c < pp->ncopies; c++) pipelined |= pp->copies[c] == x;
-        if (!pipelined) lower_tile_stmt(lc, x, &inner);
+        if (!tlc_pipe_is_copy(pp, x)) lower_tile_stmt(lc, x, &inner);
     }
     tlc_pipe_set_stage(lc, pp, NULL);
     th_stmt *b = tlc_lower_end(lc, saved);
@@ -323,9 +319,7 @@ static void lower_ws_body(tlc_lower_ctx *lc, const tir_stmt *s, void *ctx) {
     effects all = effects_new(lc), inner = effects_new(lc);
     for (int i = 0; i < n; i++) {
         const tir_stmt *x = body->kind == TS_SEQ ? body->u.seq.stmts[i] : body;
-        bool pipelined = false;
-        for (int c = 0; c < pp->ncopies; c++) pipelined |= pp->copies[c] == x;
-        if (!pipelined) stmt_effects(lc, x, &all);
+        if (!tlc_pipe_is_copy(pp, x)) stmt_effects(lc, x, &all);
     }
     mark_unfenced(lc, &all);
     /* `head`: what an iteration does before its first barrier (one emitted
@@ -335,11 +329,9 @@ static void lower_ws_body(tlc_lower_ctx *lc, const tir_stmt *s, void *ctx) {
     bool head_done = false;
     for (int i = 0; i < n; i++) {
         const tir_stmt *x = body->kind == TS_SEQ ? body->u.seq.stmts[i] : body;
-        bool pipelined = false;
-        for (int c = 0; c < pp->ncopies; c++) pipelined |= pp->copies[c] == x;
         /* the gemms that run ahead: warp_specialize.c issues them */
         bool ahead = i >= pp->nprefix && i < pp->nprefix + d->lookahead;
-        if (pipelined || ahead) continue;
+        if (tlc_pipe_is_copy(pp, x) || ahead) continue;
         int first = lc->out->len;
         lower_tile_stmt(lc, x, &inner);
         if (head_done) continue;

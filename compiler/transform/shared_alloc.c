@@ -235,7 +235,6 @@ static void plan_offsets(const tlc_kernel_plan *plan, const tir_kernel *k, tlc_a
     walk w = {.a = a, .k = k};
     walk_stmt(&w, k->body, NULL);
     int nb = k->nbuffers, whole_last = w.npos > 0 ? w.npos - 1 : 0;
-    const tlc_pipe_plan *ws_pipe = plan->ws.loop ? plan->ws.pipe : NULL;
     bool no_reuse = plan->ws.loop && plan->ws.persistent; /* tiles follow each other with no barrier between */
     obj *o = TLC_NEW_ARRAY(a, obj, (size_t)(nb + w.nscr) + 1);
     for (int i = 0; i < nb; i++) {
@@ -280,8 +279,7 @@ static void plan_offsets(const tlc_kernel_plan *plan, const tir_kernel *k, tlc_a
         }
     }
     for (int i = 0; i < nb; i++) {
-        bool ws_stage = false;
-        for (int c = 0; ws_pipe && c < ws_pipe->ncopies; c++) ws_stage |= ws_pipe->copies[c]->u.copy.dst.buf->id == i;
+        bool ws_stage = plan->ws.loop && stage_buffer(plan, plan->ws.loop, i);
         if (no_reuse || ws_stage || o[i].last < 0) {
             o[i].first = 0;
             o[i].last = whole_last;

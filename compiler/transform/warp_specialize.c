@@ -280,9 +280,7 @@ static int plan_lookahead(const tlc_kernel_plan *p, const tir_stmt *loop, const 
         for (int o = 0; o < 2; o++)
             for (int j = 0; j < n; j++) {
                 const tir_stmt *y = body->u.seq.stmts[j];
-                bool load = false;
-                for (int c = 0; c < pp->ncopies; c++) load |= pp->copies[c] == y;
-                if (!load && tir_stmt_writes(y, ops[o])) return 0;
+                if (!tlc_pipe_is_copy(pp, y) && tir_stmt_writes(y, ops[o])) return 0;
             }
         m++;
         if (!g->chain_next) break;

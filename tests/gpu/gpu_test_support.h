@@ -5,6 +5,8 @@
 #ifndef TLC_GPU_TEST_SUPPORT_H
 #define TLC_GPU_TEST_SUPPORT_H
 
+#include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,6 +71,28 @@ static inline float *gts_decode_table(tlrt_dtype dt) {
     if (t)
         for (uint32_t b = 0; b < 65536; b++) t[b] = gts_decode(dt, (uint16_t)b);
     return t;
+}
+
+/* Compares n floats: |got - ref| <= atol + rtol * |ref|, NaN never
+ * passes, infinities of the same sign match. Shows the first three bad
+ * ones; *worst gets the largest error / tolerance of the good ones.
+ * Returns the number bad. */
+static inline int64_t gts_compare(const char *what, const float *got, const float *ref, int64_t n, double atol,
+                                  double rtol, double *worst) {
+    int64_t bad = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double g = got[i], r = ref[i];
+        bool same_inf = isinf(g) && isinf(r) && (g > 0) == (r > 0);
+        bool ok = same_inf || (!isnan(g) && !isnan(r) && fabs(g - r) <= atol + rtol * fabs(r));
+        if (!ok) {
+            if (bad < 3) printf("     %s[%lld] = %g, expected %g\n", what, (long long)i, g, r);
+            bad++;
+        } else if (!same_inf) {
+            double q = fabs(g - r) / (atol + rtol * fabs(r));
+            if (q > *worst) *worst = q;
+        }
+    }
+    return bad;
 }
 
 /* The start the sm_90a JIT tests (test_mla.c, test_attention.c) share:

@@ -63,24 +63,6 @@ typedef struct state {
     int cases, failures;
 } state;
 
-static int64_t compare(const char *what, const float *got, const float *ref, int64_t n, double atol, double rtol,
-                       double *worst) {
-    int64_t bad = 0;
-    for (int64_t i = 0; i < n; i++) {
-        double g = got[i], r = ref[i];
-        bool same_inf = isinf(g) && isinf(r) && (g > 0) == (r > 0);
-        bool ok = same_inf || (!isnan(g) && !isnan(r) && fabs(g - r) <= atol + rtol * fabs(r));
-        if (!ok) {
-            if (bad < 3) printf("     %s[%lld] = %g, expected %g\n", what, (long long)i, g, r);
-            bad++;
-        } else if (!same_inf) {
-            double q = fabs(g - r) / (atol + rtol * fabs(r));
-            if (q > *worst) *worst = q;
-        }
-    }
-    return bad;
-}
-
 static void run_case(state *s, tlrt_kernel *k, const attn_config *cf, const attn_case *ac, uint64_t seed) {
     tlrt_dtype dt = cf->bf16 ? TLRT_BF16 : TLRT_F16;
     int64_t B = ac->batch, SQ = ac->seq_q, SK = ac->seq_kv, H = ac->heads, HK = ac->heads_kv, D = cf->dim;
@@ -130,8 +112,8 @@ static void run_case(state *s, tlrt_kernel *k, const attn_config *cf, const attn
         tlc_ref_attention(&sh, fq, fk, fv, sm_scale, rout, rlse);
         for (size_t i = 0; i < nq; i++) rout[i] = gts_decode(dt, gts_encode(dt, rout[i]));
         double atol = dt == TLRT_F16 ? 2e-3 : 8e-3, rtol = dt == TLRT_F16 ? 1e-2 : 2e-2, worst = 0, lworst = 0;
-        int64_t bad = compare("Output", out, rout, (int64_t)nq, atol, rtol, &worst);
-        bad += compare("Lse", lse, rlse, (int64_t)nl, 1e-3, 1e-3, &lworst);
+        int64_t bad = gts_compare("Output", out, rout, (int64_t)nq, atol, rtol, &worst);
+        bad += gts_compare("Lse", lse, rlse, (int64_t)nl, 1e-3, 1e-3, &lworst);
         if (bad) {
             s->failures++;
             printf("FAIL %s: %lld elements wrong\n", what, (long long)bad);

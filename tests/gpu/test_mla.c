@@ -147,23 +147,6 @@ static tlrt_status launch_trio(const trio *p, const problem *pr, tlrt_dtype dt, 
 }
 
 /* Compares n values; counts and shows the bad ones. Returns the number bad. */
-static int64_t compare(const char *what, const float *got, const float *ref, int64_t n, double atol, double rtol,
-                       double *worst) {
-    int64_t bad = 0;
-    for (int64_t i = 0; i < n; i++) {
-        double g = got[i], r = ref[i];
-        bool ok = !isnan(g) && !isnan(r) && fabs(g - r) <= atol + rtol * fabs(r);
-        if (!ok) {
-            if (bad < 3) printf("     %s[%lld] = %g, expected %g\n", what, (long long)i, g, r);
-            bad++;
-        } else {
-            double q = fabs(g - r) / (atol + rtol * fabs(r));
-            if (q > *worst) *worst = q;
-        }
-    }
-    return bad;
-}
-
 static int64_t compare_int(const char *what, const int32_t *got, const int32_t *ref, int64_t n) {
     int64_t bad = 0;
     for (int64_t i = 0; i < n; i++)
@@ -267,7 +250,7 @@ static void run_case(state *s, const trio *p, tlrt_dtype dt, const mla_case *mc,
         double atol = dt == TLRT_F16 ? 2e-3 : 8e-3, rtol = dt == TLRT_F16 ? 1e-2 : 2e-2, worst = 0;
         int64_t bad = compare_int("sched", sched, rsched, (int64_t)nsch);
         bad += compare_int("seq_splits", splits, rsplits, (int64_t)nsp);
-        bad += compare("Output", out, rout, (int64_t)no, atol, rtol, &worst);
+        bad += gts_compare("Output", out, rout, (int64_t)no, atol, rtol, &worst);
         int64_t pieces = 0;
         for (int64_t b = 0; b < pr.B; b++) pieces += rsplits[2 * b + 1] > 1 ? rsplits[2 * b + 1] : 0;
         if (bad) {
