@@ -312,6 +312,7 @@ static const tir_stmt *find_loop(const tlc_kernel_plan *p, const tir_kernel *k, 
             slicer keep = *sl;
             const tir_stmt *r = find_loop(p, k, s->u.seq.stmts[i], sl, a);
             if (r) return r;
+            if (sl->slice.items != keep.slice.items) tlc_ptrvec_free(&sl->slice); /* a failed try's */
             *sl = keep;
         }
     }
