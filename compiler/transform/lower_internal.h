@@ -31,6 +31,7 @@ typedef struct tlc_pipe_state {
     th_expr *n;        /* iteration count */
     bool in_issuer;    /* already in the one thread that issues TMA (warp specialization) */
     int align_mode;    /* cp.async copies over a symbolic row length: TLC_PIPE_ALIGN_* */
+    th_stmt *before_loads; /* emitted after the loads' lets, before the loads (the producer's wait for a stage) */
 } tlc_pipe_state;
 /* INTERIOR: every chunk of every iteration lies inside its tensor and rows
  * are 16-byte aligned (tlc_pipe_interior_cond held), so no masks at all. */

@@ -341,6 +341,7 @@ void tlc_pipe_issue(tlc_lower_ctx *lc, tlc_pipe_state *ps, th_expr *it, th_expr 
     tlc_ptrvec *saved = tlc_lower_begin(lc);
     for (int i = 0; i < pp->nprefix; i++)
         if (items[i]->kind == TS_LET) tlc_lower_stmt(lc, items[i]);
+    if (ps->before_loads) tlc_emit(lc, ps->before_loads);
     if (pp->tma) {
         int64_t bytes = 0;
         for (int i = 0; i < pp->ncopies; i++) bytes += pp->copies[i]->u.copy.dst.buf->layout->bytes;

@@ -21,7 +21,8 @@
  *              bar.sync 0
  *   producer:  setmaxnreg.dec; thread `threads` alone replays the loop's
  *              ancestors and the slice, and at each run of the loop, for it
- *              in 0..n: wait empty[g % S] (from g >= S on), arrive.expect_tx
+ *              in 0..n: the loads' lets (a page number from the block table),
+ *              wait empty[g % S] (from g >= S on), arrive.expect_tx
  *              on full[g % S], issue the stage's TMA loads (g counts
  *              iterations over every run)
  *   consumers: setmaxnreg.inc; the rest of the body, with the loop as:
@@ -678,7 +679,9 @@ static void producer_loads(tlc_lower_ctx *lc, th_var *pbase) {
     wait_parity(lc, bar_addr(lc, w->d->empty, stage),
                 th_bin(a, THB_AND, th_bin(a, THB_ADD, th_bin(a, THB_UDIV, g, tlc_i32(lc, S)), tlc_i32(lc, 1)), tlc_i32(lc, 1)));
     th_stmt *wait = tlc_lower_end(lc, wt);
-    tlc_emit(lc, th_if(a, th_cmp(a, THC_GE, g, tlc_i32(lc, S)), wait, NULL));
+    /* after the loads' lets: a page number read from global memory is on
+     * its way while the producer waits */
+    ps.before_loads = th_if(a, th_cmp(a, THC_GE, g, tlc_i32(lc, S)), wait, NULL);
     tlc_pipe_issue(lc, &ps, i, stage);
     th_stmt *b = tlc_lower_end(lc, body);
     tlc_emit(lc, th_for(a, it, tlc_i32(lc, 0), ps.n, 1, false, b));

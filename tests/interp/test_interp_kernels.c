@@ -71,14 +71,17 @@ static void test_mla(void **state) {
     (void)state;
     size_t len;
     char *t = load("mla_decode.tl", &len);
-    static const int32_t sl_a[] = {100, 197}, sl_b[] = {64, 1, 130}, sl_c[] = {300}, sl_d[] = {0, 70};
+    static const int32_t sl_a[] = {100, 197}, sl_b[] = {64, 1, 130}, sl_c[] = {300}, sl_d[] = {0, 70},
+                         sl_e[] = {192, 700};
     kc_mla_cfg cfgs[] = {
-        /* s_q = 1, several pages, seqlens not multiples of 64; 16 units of
-         * work over 1 part (nothing split), 2 (a piece that holds only the
-         * second sequence's overhead: no page), 5, and 40 (24 parts idle) */
+        /* s_q = 1, several pages, seqlens not multiples of 64; 2 + 4 pages
+         * over 1 part (nothing split), 2 (part 0 takes the second
+         * sequence's first page, part 1 the rest) and 40 (38 parts idle);
+         * 3 + 11 pages over 4 parts: part 0 has no room for a page of the
+         * second sequence, part 1 takes 6 of its pages, part 2 the last 5 */
         {2, 1, 16, 128, 32, 1, true, "float16", sl_a, 1},
         {2, 1, 16, 128, 32, 2, true, "float16", sl_a, 2},
-        {2, 1, 16, 128, 32, 5, true, "float16", sl_a, 3},
+        {2, 1, 16, 128, 32, 4, true, "float16", sl_e, 3},
         {2, 1, 16, 128, 32, 40, true, "float16", sl_a, 8},
         /* s_q = 2 causal, rows spanning tokens, a 1-token sequence */
         {3, 2, 8, 128, 32, 2, true, "float16", sl_b, 4},

@@ -33,7 +33,7 @@ static void expect_caught(const char *what, kc_result r) {
         fail_msg("mutant '%s' was not reported as a mismatch: %s\n%s", what, kc_status_name(r.status), r.msg);
 }
 
-static const int32_t mla_seqlens[] = {200, 77};
+static const int32_t mla_seqlens[] = {200, 300}; /* 4 + 5 pages over 2 parts: the second is split */
 static const kc_mla_cfg mla_cfg = {2, 1, 16, 128, 32, 2, true, "float16", mla_seqlens, 21};
 static const int32_t mla_seqlens2[] = {150, 130};
 static const kc_mla_cfg mla_cfg_sq2 = {2, 2, 8, 64, 32, 2, true, "float16", mla_seqlens2, 22};
@@ -86,14 +86,14 @@ static void test_mla_rescale_exp(void **state) {
 
 static void test_mla_split_offset(void **state) {
     (void)state;
-    check_mla_mutant("mla: a piece's first page off by one", "lo = min(max(start - S - overhead, 0), n_pages)",
-                     "lo = min(max(start - S - overhead + 1, 0), n_pages)", false, &mla_cfg);
+    check_mla_mutant("mla: a piece's first page off by one", "lo = if_then_else(bid == first_seq, sched[part, 1], 0)",
+                     "lo = if_then_else(bid == first_seq, sched[part, 1] + 1, 0)", false, &mla_cfg);
 }
 
 static void test_mla_schedule_last_part(void **state) {
     (void)state;
-    check_mla_mutant("mla schedule: a sequence's piece count off by one", "seq_splits[b, 1] = last - first + 1",
-                     "seq_splits[b, 1] = last - first", false, &mla_cfg);
+    check_mla_mutant("mla schedule: a sequence's piece count off by one", "seq_splits[b, 1] = p - first + 1",
+                     "seq_splits[b, 1] = p - first", false, &mla_cfg);
 }
 
 static void test_mla_causal_off_by_one(void **state) {

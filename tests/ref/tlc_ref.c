@@ -76,35 +76,52 @@ void tlc_ref_mla_decode(const tlc_ref_mla_shape *s, const float *Q, const float 
     free(out);
 }
 
+/* Part p of the schedule takes pages [from, to) of sequence b; the first
+ * piece it takes opens it. */
+static void take_pages(int32_t *sched, int64_t num_parts, int64_t p, int64_t b, int64_t from, int64_t to) {
+    if (p >= num_parts) return;
+    int32_t *r = sched + 4 * p;
+    if (r[0] > r[2]) {
+        r[0] = (int32_t)b;
+        r[1] = (int32_t)from;
+    }
+    r[2] = (int32_t)b;
+    r[3] = (int32_t)to;
+}
+
 void tlc_ref_mla_schedule(int64_t batch, const int32_t *cache_seqlens, int64_t page, int64_t overhead,
                           int64_t num_parts, int32_t *sched, int32_t *seq_splits) {
     int64_t total = 0;
     for (int64_t b = 0; b < batch; b++) total += (cache_seqlens[b] + page - 1) / page + overhead;
-    int64_t P = (total + num_parts - 1) / num_parts;
-    if (P < 1) P = 1;
+    int64_t payload = (total + num_parts - 1) / num_parts + overhead;
+    if (payload < 2 * overhead) payload = 2 * overhead;
+    int64_t cap = payload - overhead > 1 ? payload - overhead : 1;
     for (int64_t p = 0; p < num_parts; p++) {
-        int64_t lo = p * P, hi = lo + P; /* the part's units; the sequences they touch */
-        int64_t first = -1, last = -1, first_start = 0, S = 0;
-        for (int64_t b = 0; b < batch; b++) {
-            int64_t units = (cache_seqlens[b] + page - 1) / page + overhead;
-            if (S < hi && lo < S + units) {
-                if (first < 0) { first = b; first_start = S; }
-                last = b;
-            }
-            S += units;
-        }
         int32_t *r = sched + 4 * p;
-        r[0] = first < 0 ? 1 : (int32_t)first;
-        r[1] = first < 0 ? 0 : (int32_t)first_start;
-        r[2] = first < 0 ? 0 : (int32_t)last;
-        r[3] = (int32_t)P;
+        r[0] = 1; r[1] = 0; r[2] = 0; r[3] = 0;
     }
-    int64_t S = 0;
+    int64_t p = 0, remain = payload;
     for (int64_t b = 0; b < batch; b++) {
-        int64_t units = (cache_seqlens[b] + page - 1) / page + overhead;
-        seq_splits[2 * b] = (int32_t)(b + S / P);
-        seq_splits[2 * b + 1] = (int32_t)((S + units - 1) / P - S / P + 1);
-        S += units;
+        int64_t n = (cache_seqlens[b] + page - 1) / page, pg = 0, first = p;
+        if (n + overhead > remain) { /* not in what is left of part p */
+            if (remain - overhead > 0) {
+                pg = remain - overhead;
+                take_pages(sched, num_parts, p, b, 0, pg);
+            } else {
+                first = p + 1;
+            }
+            p++;
+            remain = payload;
+            while (n - pg > cap) { /* whole parts */
+                take_pages(sched, num_parts, p, b, pg, pg + cap);
+                pg += cap;
+                p++;
+            }
+        }
+        take_pages(sched, num_parts, p, b, pg, n);
+        remain -= n - pg + overhead;
+        seq_splits[2 * b] = (int32_t)(b + first);
+        seq_splits[2 * b + 1] = (int32_t)(p - first + 1);
     }
 }
 

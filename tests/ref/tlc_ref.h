@@ -31,12 +31,16 @@ typedef struct tlc_ref_mla_shape {
 void tlc_ref_mla_decode(const tlc_ref_mla_shape *s, const float *Q, const float *KV, const int32_t *block_table,
                         const int32_t *cache_seqlens, double sm_scale, float *Out /* [batch, s_q, h_q, dv] */);
 
-/* mla_decode_schedule's result, computed directly from its definition (part
- * p takes units [p * P, (p + 1) * P); sequence b holds n_pages(b) + overhead
- * units from S(b)), not by its walk:
- *   sched[p] = (first sequence touched, its S, last sequence touched, P),
- *              or (1, 0, 0, P) for a part that touches none;
- *   seq_splits[b] = (b + S(b) / P, number of parts it touches). */
+/* mla_decode_schedule's result, by a plain walk: sequence b costs
+ * n_pages(b) + overhead units; each part may take payload = max(ceildiv(total,
+ * num_parts) + overhead, 2 * overhead) units. A sequence that fits what is
+ * left of the current part goes there whole; else the part takes its first
+ * (left - overhead) pages if that is any, the following parts payload -
+ * overhead pages each while more than that is left, and the next part the
+ * rest.
+ *   sched[p] = (first sequence, its first page, last sequence, its end page),
+ *              or (1, 0, 0, 0) for a part with nothing;
+ *   seq_splits[b] = (b + the part of its first piece, number of pieces). */
 void tlc_ref_mla_schedule(int64_t batch, const int32_t *cache_seqlens, int64_t page, int64_t overhead,
                           int64_t num_parts, int32_t *sched /* [num_parts, 4] */,
                           int32_t *seq_splits /* [batch, 2] */);

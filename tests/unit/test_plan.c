@@ -106,14 +106,14 @@ static void test_mla_sm90a(void **state) {
     assert_true(p->pipes[0].tma);
     /* the attention loop is warp-specialized inside the walk over sequences:
      * not persistent, stages counted over all runs, and the producer
-     * replays the scalar statements its loads depend on (P, start, S and
-     * its update, seqlen, n_pages, lo, hi) */
+     * replays the scalar statements its loads depend on (first_seq,
+     * last_seq, seqlen, n_pages, lo, hi) */
     assert_ptr_equal(p->ws.loop, p->pipes[0].loop);
     assert_true(p->ws.nested);
     assert_false(p->ws.gemm_only);
     assert_false(p->ws.persistent);
     assert_int_equal(p->ws.consumer_threads, 256);
-    assert_int_equal(p->ws.nslice, 8);
+    assert_int_equal(p->ws.nslice, 6);
     for (int i = 0; i < p->ws.nslice; i++)
         assert_true(p->ws.slice[i]->kind == TS_LET || p->ws.slice[i]->kind == TS_STORE);
     assert_true(p->ws.full >= p->smem.top);
