@@ -32,6 +32,7 @@
     X(CU_JIT_ERROR_LOG_BUFFER, 5)                                   \
     X(CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, 6)                        \
     X(CU_JIT_LOG_VERBOSE, 12)                                       \
+    X(CU_JIT_INPUT_PTX, 1)                                          \
     X(CU_STREAM_NON_BLOCKING, 1)                                    \
     X(CU_EVENT_DEFAULT, 0)                                          \
     X(CU_TENSOR_MAP_DATA_TYPE_UINT8, 0)                             \
@@ -61,6 +62,7 @@ typedef struct CUmod_st *CUmodule;
 typedef struct CUfunc_st *CUfunction;
 typedef struct CUstream_st *CUstream;
 typedef struct CUevent_st *CUevent;
+typedef struct CUlinkState_st *CUlinkState;
 typedef struct { _Alignas(64) uint64_t opaque[16]; } tlrt_cu_tensor_map; /* CUtensorMap: 128 bytes */
 
 #define TLRT_CUDA_ENUMERATOR(name, value) name = value,
@@ -97,6 +99,12 @@ enum { TLRT_CUDA_CONSTANTS(TLRT_CUDA_ENUMERATOR) };
     X(1, cuModuleLoadDataEx, "cuModuleLoadDataEx", CUresult,                                               \
       (CUmodule * m, const void *image, unsigned n, int *options, void **values))                          \
     X(1, cuModuleUnload, "cuModuleUnload", CUresult, (CUmodule m))                                         \
+    X(0, cuLinkCreate, "cuLinkCreate_v2", CUresult, (unsigned n, int *options, void **values, CUlinkState * s)) \
+    X(0, cuLinkAddData, "cuLinkAddData_v2", CUresult,                                                      \
+      (CUlinkState s, int type, void *data, size_t size, const char *name, unsigned n, int *options,       \
+       void **values))                                                                                     \
+    X(0, cuLinkComplete, "cuLinkComplete", CUresult, (CUlinkState s, void **image, size_t *size))           \
+    X(0, cuLinkDestroy, "cuLinkDestroy", CUresult, (CUlinkState s))                                        \
     X(1, cuModuleGetFunction, "cuModuleGetFunction", CUresult, (CUfunction * f, CUmodule m, const char *n)) \
     X(1, cuFuncSetAttribute, "cuFuncSetAttribute", CUresult, (CUfunction f, int attr, int value))          \
     X(1, cuLaunchKernel, "cuLaunchKernel", CUresult,                                                       \

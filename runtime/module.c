@@ -107,6 +107,60 @@ tlrt_status tlrt_module_load_cubin(tlrt_context *ctx, const void *cubin, size_t 
     return load(ctx, cubin, meta_text, meta_text ? meta_len : 0, meta_text != NULL, out);
 }
 
+tlrt_status tlrt_compile_ptx(tlrt_context *ctx, const char *ptx, size_t len, void **image, size_t *image_len) {
+    if (image) *image = NULL;
+    if (image_len) *image_len = 0;
+    tlrt_status st = tlrt_enter(ctx);
+    if (st != TLRT_SUCCESS) return st;
+    if (!ptx || !image || !image_len) return tlrt_fail(ctx, TLRT_ERROR_INVALID_ARGUMENT, "tlrt_compile_ptx: NULL argument");
+    if (memchr(ptx, 0, len)) return tlrt_fail(ctx, TLRT_ERROR_INVALID_ARGUMENT, "PTX text contains a NUL byte");
+    if (!ctx->cu.cuLinkCreate || !ctx->cu.cuLinkAddData || !ctx->cu.cuLinkComplete || !ctx->cu.cuLinkDestroy)
+        return tlrt_fail(ctx, TLRT_ERROR_UNSUPPORTED, "the driver has no linker (cuLinkCreate_v2)");
+    enum { LOG = 16384 };
+    char *text = malloc(len + 1), *errlog = calloc(1, LOG);
+    if (!text || !errlog) {
+        free(text);
+        free(errlog);
+        return tlrt_fail(ctx, TLRT_ERROR_OUT_OF_MEMORY, "out of host memory");
+    }
+    memcpy(text, ptx, len);
+    text[len] = 0;
+    int opts[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+    void *vals[] = {errlog, (void *)(uintptr_t)(LOG - 1)};
+    CUlinkState link = NULL;
+    CUresult r = ctx->cu.cuLinkCreate(2, opts, vals, &link);
+    const char *step = "cuLinkCreate";
+    if (r == CUDA_SUCCESS) {
+        step = "cuLinkAddData";
+        r = ctx->cu.cuLinkAddData(link, CU_JIT_INPUT_PTX, text, len + 1, "tlc.ptx", 0, NULL, NULL);
+    }
+    void *out = NULL;
+    size_t n = 0;
+    if (r == CUDA_SUCCESS) {
+        step = "cuLinkComplete";
+        r = ctx->cu.cuLinkComplete(link, &out, &n); /* owned by the link state */
+    }
+    if (r == CUDA_SUCCESS) {
+        *image = malloc(n ? n : 1);
+        if (*image) {
+            memcpy(*image, out, n);
+            *image_len = n;
+        } else {
+            st = tlrt_fail(ctx, TLRT_ERROR_OUT_OF_MEMORY, "out of host memory");
+        }
+    } else {
+        const char *name = NULL;
+        ctx->cu.cuGetErrorName(r, &name);
+        errlog[LOG - 1] = 0;
+        st = tlrt_fail(ctx, r == CUDA_ERROR_OUT_OF_MEMORY ? TLRT_ERROR_OUT_OF_MEMORY : TLRT_ERROR_MODULE_LOAD,
+                       "%s failed: %s%s%s", step, name ? name : "CUDA error", errlog[0] ? "\nlinker log:\n" : "", errlog);
+    }
+    if (link) ctx->cu.cuLinkDestroy(link);
+    free(text);
+    free(errlog);
+    return st;
+}
+
 tlrt_status tlrt_module_unload(tlrt_context *ctx, tlrt_module *m) {
     tlrt_status st = tlrt_enter(ctx);
     if (st != TLRT_SUCCESS || !m) return st;

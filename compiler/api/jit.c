@@ -23,6 +23,7 @@ struct tlc_jit {
     char cache_dir[CACHE_DIR_MAX];
     /* The only state that changes after creation. */
     _Atomic uint64_t hits, misses, corrupt, compile_errors, store_errors;
+    _Atomic uint64_t machine_hits, machine_misses;
 };
 
 static char *dup_str(const char *s) {
@@ -145,6 +146,8 @@ void tlc_jit_get_stats(const tlc_jit *jit, tlc_jit_stats *out) {
     out->corrupt = atomic_load(&j->corrupt);
     out->compile_errors = atomic_load(&j->compile_errors);
     out->store_errors = atomic_load(&j->store_errors);
+    out->machine_code_hits = atomic_load(&j->machine_hits);
+    out->machine_code_misses = atomic_load(&j->machine_misses);
 }
 
 tlc_status tlc_jit_compile(tlc_jit *jit, const char *source, size_t len, const char *source_name,
@@ -252,6 +255,45 @@ tlc_status tlc_jit_compile_file(tlc_jit *jit, const char *path, const tlc_jit_de
     return st;
 }
 
+/* The module of this PTX from the machine code the cache keeps for the
+ * context's device and driver; on a miss the driver's linker makes it and
+ * it is stored. NULL (no message) when that fails in any way: the caller
+ * loads the PTX, which compiles it again. */
+static tlrt_module *load_machine_code(tlc_jit *jit, tlrt_context *ctx, const char *ptx) {
+    tlrt_device_props pr;
+    if (tlrt_device_properties(ctx, &pr) != TLRT_SUCCESS) return NULL;
+    char device[400], arch[16];
+    snprintf(arch, sizeof arch, "sm_%d", pr.sm);
+    snprintf(device, sizeof device, "machine code; driver %d; %s", pr.driver_version, pr.name);
+    tlc_jit_key_input in = {.source = ptx, .source_len = strlen(ptx), .arch = arch, .compiler_version = TLC_VERSION,
+                            .options = device};
+    tlc_jit_key key;
+    tlc_jit_key_compute(&in, &key);
+    char e[ERR_MAX];
+    char *image = NULL;
+    size_t n = 0;
+    tlrt_module *m = NULL;
+    tlc_jit_cache_result r = tlc_jit_cache_lookup(jit->cache_dir, &key, &image, &n, e, sizeof e);
+    if (r == TLC_JIT_CACHE_HIT) {
+        if (tlrt_module_load_cubin(ctx, image, n, ptx, strlen(ptx), &m) == TLRT_SUCCESS) {
+            atomic_fetch_add(&jit->machine_hits, 1);
+            free(image);
+            return m;
+        }
+        m = NULL; /* an entry the driver refuses: made again below */
+    } else if (r == TLC_JIT_CACHE_CORRUPT) {
+        atomic_fetch_add(&jit->corrupt, 1);
+    }
+    free(image);
+    image = NULL;
+    atomic_fetch_add(&jit->machine_misses, 1);
+    if (tlrt_compile_ptx(ctx, ptx, strlen(ptx), (void **)&image, &n) != TLRT_SUCCESS) return NULL;
+    if (tlrt_module_load_cubin(ctx, image, n, ptx, strlen(ptx), &m) != TLRT_SUCCESS) m = NULL;
+    else if (!tlc_jit_cache_store(jit->cache_dir, &key, image, n, e, sizeof e)) atomic_fetch_add(&jit->store_errors, 1);
+    free(image);
+    return m;
+}
+
 tlc_status tlc_jit_load_kernel(tlc_jit *jit, tlrt_context *ctx, const char *source, size_t len,
                                const char *source_name, const tlc_jit_define *defines, int ndefines,
                                const char *kernel, tlrt_module **module, tlrt_kernel **out, char **errtext) {
@@ -263,8 +305,8 @@ tlc_status tlc_jit_load_kernel(tlc_jit *jit, tlrt_context *ctx, const char *sour
     char *ptx = NULL;
     tlc_status st = tlc_jit_compile(jit, source, len, source_name, defines, ndefines, kernel, &ptx, errtext);
     if (st != TLC_OK) return st;
-    tlrt_module *m = NULL;
-    tlrt_status rs = tlrt_module_load_ptx(ctx, ptx, strlen(ptx), &m);
+    tlrt_module *m = jit->use_cache ? load_machine_code(jit, ctx, ptx) : NULL;
+    tlrt_status rs = m ? TLRT_SUCCESS : tlrt_module_load_ptx(ctx, ptx, strlen(ptx), &m);
     free(ptx);
     if (rs != TLRT_SUCCESS)
         return fail(errtext, TLC_ERROR_RUNTIME, "loading the PTX of %s: %s", kernel, tlrt_last_error(ctx));

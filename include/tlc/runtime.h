@@ -115,6 +115,12 @@ tlrt_status tlrt_synchronize(tlrt_context *ctx);                        /* the w
 tlrt_status tlrt_module_load_ptx(tlrt_context *ctx, const char *ptx, size_t len, tlrt_module **out);
 tlrt_status tlrt_module_load_cubin(tlrt_context *ctx, const void *cubin, size_t len, const char *meta_text,
                                    size_t meta_len, tlrt_module **out);
+/* PTX -> machine code (a cubin) for the context's device, through the
+ * driver's linker: what tlrt_module_load_ptx compiles on every load, made
+ * once so that it can be kept (the JIT caches it) and loaded with
+ * tlrt_module_load_cubin. *image is malloc'd; the caller frees it. The
+ * driver's error log is part of the error message. */
+tlrt_status tlrt_compile_ptx(tlrt_context *ctx, const char *ptx, size_t len, void **image, size_t *image_len);
 tlrt_status tlrt_module_unload(tlrt_context *ctx, tlrt_module *m);
 /* The kernel belongs to the module (valid until it is unloaded). */
 tlrt_status tlrt_kernel_get(tlrt_module *m, const char *name, tlrt_kernel **out);

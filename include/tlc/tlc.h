@@ -76,6 +76,11 @@ typedef struct tlc_jit_stats {
     uint64_t corrupt;        /* cache entries that failed verification (removed, recompiled) */
     uint64_t compile_errors; /* sources that did not compile */
     uint64_t store_errors;   /* results that could not be written to the cache (still returned) */
+    /* tlc_jit_load_kernel: modules loaded from the machine code the cache
+     * keeps for the device and driver (no PTX compiled), and loads that had
+     * the driver make it (then kept) */
+    uint64_t machine_code_hits;
+    uint64_t machine_code_misses;
 } tlc_jit_stats;
 void tlc_jit_get_stats(const tlc_jit *jit, tlc_jit_stats *out);
 

@@ -311,10 +311,29 @@ int main(int argc, char **argv) {
     for (int d = 0; d < 2; d++)
         for (int ci = 0; ci < NCOLS; ci++) test_dtype_cols(&s, dts[d], COLS[ci], max_rows);
 
-    tlc_jit_stats st;
+    /* loading a kernel again takes its machine code from the cache: the
+     * driver compiles no PTX (and the module works: a case runs on it) */
+    tlc_jit_stats before, st;
+    tlc_jit_get_stats(s.jit, &before);
+    tlrt_module *again = NULL;
+    tlrt_kernel *again_k = NULL;
+    if (load(&s, "rmsnorm", TLRT_F16, config_for(COLS[0], 1), &again, &again_k)) {
+        tlc_jit_get_stats(s.jit, &st);
+        bool ok = st.machine_code_hits == before.machine_code_hits + 1 && st.hits == before.hits + 1;
+        printf("%s machine code from the JIT cache: %llu -> %llu hits\n", ok ? "ok  " : "FAIL",
+               (unsigned long long)before.machine_code_hits, (unsigned long long)st.machine_code_hits);
+        s.cases++;
+        s.failures += !ok;
+        tlrt_module_unload(s.ctx, again);
+    } else {
+        s.cases++;
+        s.failures++;
+    }
     tlc_jit_get_stats(s.jit, &st);
-    printf("test_rmsnorm: %d cases, %d failed (JIT: %llu cache hits, %llu compiles)\n", s.cases, s.failures,
-           (unsigned long long)st.hits, (unsigned long long)st.misses);
+    printf("test_rmsnorm: %d cases, %d failed (JIT: %llu cache hits, %llu compiles; machine code: %llu hits, %llu "
+           "made)\n",
+           s.cases, s.failures, (unsigned long long)st.hits, (unsigned long long)st.misses,
+           (unsigned long long)st.machine_code_hits, (unsigned long long)st.machine_code_misses);
     rc = s.failures || s.cases == 0 ? 1 : 0;
 out:
     tlc_free(err);

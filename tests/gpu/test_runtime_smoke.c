@@ -353,6 +353,27 @@ int main(void) {
           tlrt_last_error(ctx));
     printf("bad PTX -> %s\n", tlrt_last_error(ctx));
 
+    /* PTX -> machine code through the driver's linker, loaded as a cubin
+     * with the PTX's metadata; the bad PTX fails there with the linker log */
+    void *image = NULL;
+    size_t image_len = 0;
+    CHECK_OK(ctx, tlrt_compile_ptx(ctx, MAIN_PTX, strlen(MAIN_PTX), &image, &image_len));
+    CHECK(image && image_len > 4 && memcmp(image, "\x7f" "ELF", 4) == 0, "tlrt_compile_ptx: not an ELF image");
+    tlrt_module *cubin_mod = NULL;
+    if (image) CHECK_OK(ctx, tlrt_module_load_cubin(ctx, image, image_len, MAIN_PTX, strlen(MAIN_PTX), &cubin_mod));
+    tlrt_kernel *cubin_k = NULL;
+    if (cubin_mod) {
+        CHECK_OK(ctx, tlrt_kernel_get(cubin_mod, "vadd", &cubin_k));
+        CHECK_OK(ctx, tlrt_module_unload(ctx, cubin_mod));
+    }
+    free(image);
+    image = NULL;
+    size_t cubin_bytes = image_len;
+    st = tlrt_compile_ptx(ctx, bad_ptx, strlen(bad_ptx), &image, &image_len);
+    CHECK(st == TLRT_ERROR_MODULE_LOAD && strstr(tlrt_last_error(ctx), "linker log") && !image, "%s: %s",
+          tlrt_status_string(st), tlrt_last_error(ctx));
+    printf("machine code: %zu-byte cubin, loaded; bad PTX -> %s\n", cubin_bytes, tlrt_last_error(ctx));
+
     if (p.sm >= 90) test_tma(ctx);
     else printf("TMA: skipped (sm_%d)\n", p.sm);
 

@@ -282,6 +282,9 @@ static void null_arguments(void **state) {
     assert_int_not_equal(tlrt_synchronize(NULL), TLRT_SUCCESS);
     assert_int_not_equal(tlrt_module_load_ptx(NULL, NULL, 0, &m), TLRT_SUCCESS);
     assert_int_not_equal(tlrt_module_load_cubin(NULL, NULL, 0, NULL, 0, &m), TLRT_SUCCESS);
+    void *img = NULL;
+    size_t img_len = 0;
+    assert_int_not_equal(tlrt_compile_ptx(NULL, NULL, 0, &img, &img_len), TLRT_SUCCESS);
     assert_int_not_equal(tlrt_kernel_get(NULL, NULL, &k), TLRT_SUCCESS);
     assert_null(tlrt_kernel_metadata(NULL));
     assert_int_not_equal(tlrt_launch(NULL, NULL, 0, NULL), TLRT_SUCCESS);
@@ -344,6 +347,11 @@ static void check_all_entry_points(tlrt_context *ctx, tlrt_status want) {
     assert_int_equal(tlrt_module_load_ptx(ctx, RMS_META, strlen(RMS_META), &mod), want);
     assert_null(mod);
     assert_int_equal(tlrt_module_load_cubin(ctx, "\x7f" "ELF....", 8, NULL, 0, &mod), want);
+    void *img = NULL;
+    size_t img_len = 1;
+    assert_int_equal(tlrt_compile_ptx(ctx, RMS_META, strlen(RMS_META), &img, &img_len), want);
+    assert_null(img);
+    assert_int_equal(img_len, 0);
     assert_int_equal(tlrt_module_unload(ctx, NULL), want);
     assert_int_equal(tlrt_event_create(ctx, &e), want);
     assert_int_equal(tlrt_event_destroy(ctx, e), want);

@@ -3,15 +3,19 @@
  * Needs no GPU (the arch is given). Run on one core:
  *
  *   taskset -c 0 jit_bench [FILE] [-D NAME=VALUE]... [--kernel K] [--arch sm_90a]
- *                          [--cold N] [--hits N] [--ptx OUT.ptx]
+ *                          [--cold N] [--hits N] [--ptx OUT.ptx] [--load N]
  *
- * FILE defaults to dsl-examples/rmsnorm.tl; --ptx also writes the PTX. */
+ * FILE defaults to dsl-examples/rmsnorm.tl; --ptx also writes the PTX.
+ * --load N (a GPU, and --kernel): tlc_jit_load_kernel on a warm cache, the
+ * module load included (the cache keeps the driver's machine code), N
+ * times, beside loading the PTX itself (the driver compiles it). */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "tlc/runtime.h"
 #include "tlc/tlc.h"
 
 #ifndef TLC_SOURCE_DIR
@@ -51,14 +55,64 @@ static char *read_text(const char *path, size_t *len) {
     return buf;
 }
 
+/* --load: a cache hit through tlc_jit_load_kernel (machine code from the
+ * cache) against loading the PTX (the driver compiles it), n times each. */
+static int time_loads(tlc_jit *jit, const char *src, size_t len, const char *path, const tlc_jit_define *defs,
+                      int ndefs, const char *kernel, int n, double *t) {
+    tlrt_context *ctx = NULL;
+    if (tlrt_init(&ctx, -1) != TLRT_SUCCESS) {
+        printf("module loads: skipped (%s)\n", tlrt_last_error(ctx));
+        tlrt_destroy(ctx);
+        return 0;
+    }
+    char *err = NULL, *ptx = NULL;
+    tlrt_module *m = NULL;
+    tlrt_kernel *k = NULL;
+    int rc = 1;
+    /* the first load makes the machine code and keeps it */
+    if (tlc_jit_load_kernel(jit, ctx, src, len, path, defs, ndefs, kernel, &m, &k, &err) != TLC_OK) goto out;
+    tlrt_module_unload(ctx, m);
+    tlc_jit_stats before, after;
+    tlc_jit_get_stats(jit, &before);
+    for (int i = 0; i < n; i++) {
+        double t0 = now_ms();
+        if (tlc_jit_load_kernel(jit, ctx, src, len, path, defs, ndefs, kernel, &m, &k, &err) != TLC_OK) goto out;
+        t[i] = now_ms() - t0;
+        tlrt_module_unload(ctx, m);
+    }
+    tlc_jit_get_stats(jit, &after);
+    double hit = median(t, n), hit_min = t[0];
+    if (tlc_jit_compile(jit, src, len, path, defs, ndefs, kernel, &ptx, &err) != TLC_OK) goto out;
+    int np = n < 5 ? n : 5;
+    for (int i = 0; i < np; i++) {
+        double t0 = now_ms();
+        if (tlrt_module_load_ptx(ctx, ptx, strlen(ptx), &m) != TLRT_SUCCESS) goto out;
+        t[i] = now_ms() - t0;
+        tlrt_module_unload(ctx, m);
+    }
+    printf("| load, cache hit (machine code) | %.2f ms | %.2f ms | %d |\n", hit, hit_min, n);
+    printf("| load of the PTX (driver compiles) | %.1f ms | %.1f ms | %d |\n", median(t, np), t[0], np);
+    rc = after.machine_code_hits - before.machine_code_hits == (uint64_t)n ? 0 : 1;
+    if (rc) fprintf(stderr, "expected %d machine-code hits, counted %llu\n", n,
+                    (unsigned long long)(after.machine_code_hits - before.machine_code_hits));
+out:
+    if (err) fprintf(stderr, "%s\n", err);
+    if (rc && !err) fprintf(stderr, "%s\n", tlrt_last_error(ctx));
+    tlc_free(err);
+    tlc_free(ptx);
+    tlrt_destroy(ctx);
+    return rc;
+}
+
 static int usage(void) {
-    fprintf(stderr, "usage: jit_bench [FILE] [-D NAME=VALUE]... [--kernel K] [--arch A] [--cold N] [--hits N] [--ptx OUT]\n");
+    fprintf(stderr, "usage: jit_bench [FILE] [-D NAME=VALUE]... [--kernel K] [--arch A] [--cold N] [--hits N] [--ptx OUT]"
+                    " [--load N]\n");
     return 2;
 }
 
 int main(int argc, char **argv) {
     const char *path = TLC_SOURCE_DIR "/dsl-examples/rmsnorm.tl", *kernel = NULL, *arch = "sm_90a", *ptx_out = NULL;
-    int ncold = 20, nhits = 1000, ndefs = 0;
+    int ncold = 20, nhits = 1000, ndefs = 0, nload = 0;
     tlc_jit_define defs[MAX_DEFINES];
     char *defbuf[MAX_DEFINES];
     for (int i = 1; i < argc; i++) {
@@ -74,10 +128,11 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--cold") && i + 1 < argc) ncold = atoi(argv[++i]);
         else if (!strcmp(a, "--hits") && i + 1 < argc) nhits = atoi(argv[++i]);
         else if (!strcmp(a, "--ptx") && i + 1 < argc) ptx_out = argv[++i];
+        else if (!strcmp(a, "--load") && i + 1 < argc) nload = atoi(argv[++i]);
         else if (a[0] == '-') return usage();
         else path = a;
     }
-    if (ncold < 1 || nhits < 1) return usage();
+    if (ncold < 1 || nhits < 1 || nload < 0 || (nload && !kernel)) return usage();
     size_t len = 0;
     char *src = read_text(path, &len);
     if (!src) {
@@ -142,6 +197,7 @@ int main(int argc, char **argv) {
     printf("| cold compile to PTX | %.2f ms | %.2f ms | %d |\n", cold_med, cold_min, ncold);
     printf("| cache hit | %.3f ms | %.3f ms | %d |\n", hit_med, t[0], nhits);
     if (rc) fprintf(stderr, "expected %d cache hits, counted %llu\n", nhits, (unsigned long long)s.hits);
+    if (nload && !rc) rc = time_loads(warm, src, len, path, defs, ndefs, kernel, nload, t);
 
     /* Clean the temporary cache. */
     char key_path[4200];
