@@ -22,7 +22,7 @@
 #include "interp/float_conv.h"
 #include "interp/npy.h"
 #include "interp/random_fill.h"
-#include "tlc/interp.h"
+#include "interp/interp.h"
 
 enum { EXIT_ERR = 1, EXIT_USAGE = 2 };
 #define MAX_ITEMS 256
