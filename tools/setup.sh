@@ -9,6 +9,8 @@ packages=(
   libcmocka-dev         # unit tests
   clang                 # compiler of the test build (ASan/UBSan, libFuzzer)
   llvm-22-dev           # LLVM 22: NVPTX backend through the LLVM-C API
+  pkg-config            # the package tests build a program with tlc.pc
+  python3-numpy         # the Python package's interpreter tests (python/tests)
 )
 
 missing=()

@@ -51,6 +51,7 @@ typedef struct tlc_cli_options {
     tlc_define defines[TLC_CLI_MAX_DEFINES];
     int ndefines;
     bool help, version;
+    char warnings[1024];      /* "tlc: warning: ..." lines for main.c to print */
 } tlc_cli_options;
 
 typedef enum {

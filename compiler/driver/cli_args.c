@@ -2,6 +2,7 @@
  * (--emit=tir, -DNAME=V, -oFILE) or as the next argument (--emit tir,
  * -D NAME=V, -o FILE). The parser only records; main.c acts. */
 #include "cli.h"
+#include <stdio.h>
 #include <string.h>
 
 void tlc_cli_usage(tlc_strbuf *out) {
@@ -21,7 +22,8 @@ void tlc_cli_usage(tlc_strbuf *out) {
     tlc_emit_help(out);
     tlc_sb_puts(out,
         "  -D NAME=VALUE       override the @jit default of compile-time parameter NAME,\n"
-        "                      or specialize the symbolic dim NAME (repeatable; also -DNAME=VALUE)\n"
+        "                      or specialize the symbolic dim NAME (repeatable; also -DNAME=VALUE;\n"
+        "                      a NAME given twice takes the later value, with a warning)\n"
         "  --kernel=NAME       compile only kernel NAME\n");
     char names[128];
     tlc_arch_names(names, sizeof names, ", ");
@@ -42,9 +44,14 @@ static tlc_args_result add_define(tlc_cli_options *o, char *text, tlc_strbuf *er
         return TLC_ARGS_USAGE;
     }
     char *eq = text + n;
-    /* The same name given twice: the later value wins. */
+    /* The same name given twice: the later value wins, as with cc -D, but
+     * say so (a build script that sets a parameter twice is usually wrong). */
     for (int k = 0; k < o->ndefines; k++) {
         if (strlen(o->defines[k].name) == n && strncmp(o->defines[k].name, text, n) == 0) {
+            size_t used = strlen(o->warnings);
+            snprintf(o->warnings + used, sizeof o->warnings - used,
+                     "tlc: warning: -D %s given twice ('%s', then '%s'): using '%s'\n", o->defines[k].name,
+                     o->defines[k].value, value, value);
             o->defines[k].value = value;
             return TLC_ARGS_OK;
         }

@@ -98,6 +98,7 @@ int main(int argc, char **argv) {
         }
         break;
     case TLC_ARGS_OK:
+        fputs(o.warnings, stderr);
         status = compile_and_emit(&o);
         break;
     }

@@ -22,7 +22,7 @@
 #include "interp/float_conv.h"
 #include "interp/npy.h"
 #include "interp/random_fill.h"
-#include "tlc/interp.h"
+#include "interp/interp.h"
 
 enum { EXIT_ERR = 1, EXIT_USAGE = 2 };
 #define MAX_ITEMS 256
@@ -110,7 +110,13 @@ static int parse_args(int argc, char **argv, run_opts *o) {
                 fprintf(stderr, "tlc run: error: -D expects NAME=VALUE\n");
                 return EXIT_USAGE;
             }
-            o->defines[o->ndefines++] = (tlc_define){item.name, item.value};
+            int k = 0;
+            while (k < o->ndefines && strcmp(o->defines[k].name, item.name) != 0) k++;
+            if (k < o->ndefines)
+                fprintf(stderr, "tlc run: warning: -D %s given twice ('%s', then '%s'): using '%s'\n", item.name,
+                        o->defines[k].value, item.value, item.value);
+            else o->ndefines++;
+            o->defines[k] = (tlc_define){item.name, item.value};
             continue;
         }
         struct { const char *opt; kv *arr; int *n; } lists[] = {

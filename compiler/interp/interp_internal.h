@@ -4,7 +4,7 @@
 #define TLC_INTERP_INTERNAL_H
 #include <setjmp.h>
 #include <stdnoreturn.h>
-#include "tlc/interp.h"
+#include "interp/interp.h"
 #include "interp/float_conv.h"
 
 #define TLC_INTERP_MAX_RANK 8

@@ -74,6 +74,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "export.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -99,10 +100,10 @@ typedef enum {
     TLRT_F16, TLRT_BF16, TLRT_F32, TLRT_F8E4M3, TLRT_I8, TLRT_I32, TLRT_I64, TLRT_BOOL,
     TLRT_DTYPE_COUNT
 } tlrt_dtype;
-const char *tlrt_dtype_name(tlrt_dtype t);             /* "float16"; "?" when out of range */
-bool tlrt_dtype_parse(const char *s, tlrt_dtype *out); /* canonical names only */
-int tlrt_dtype_bytes(tlrt_dtype t);                    /* 0 when out of range */
-bool tlrt_dtype_is_int(tlrt_dtype t);                  /* int8 int32 int64 bool */
+TLC_API const char *tlrt_dtype_name(tlrt_dtype t);             /* "float16"; "?" when out of range */
+TLC_API bool tlrt_dtype_parse(const char *s, tlrt_dtype *out); /* canonical names only */
+TLC_API int tlrt_dtype_bytes(tlrt_dtype t);                    /* 0 when out of range */
+TLC_API bool tlrt_dtype_is_int(tlrt_dtype t);                  /* int8 int32 int64 bool */
 
 /* Grid expressions, stored in postfix order. */
 typedef enum {
@@ -181,43 +182,43 @@ typedef struct tlrt_module_meta {
  * gets "tlc.meta line N: ..." (line numbers count from 1 in `text`). A text
  * with no metadata line at all fails with "no tlc.meta block". Never crashes
  * on any input. */
-bool tlrt_meta_parse(const char *text, size_t len, tlrt_module_meta *out, char *err, size_t errlen);
-void tlrt_meta_free(tlrt_module_meta *m);
+TLC_API bool tlrt_meta_parse(const char *text, size_t len, tlrt_module_meta *out, char *err, size_t errlen);
+TLC_API void tlrt_meta_free(tlrt_module_meta *m);
 
 /* Checks one kernel's metadata for consistency (the parser calls it; codegen
  * may call it before writing). */
-bool tlrt_meta_validate_kernel(const tlrt_kernel_meta *k, char *err, size_t errlen);
+TLC_API bool tlrt_meta_validate_kernel(const tlrt_kernel_meta *k, char *err, size_t errlen);
 
 /* Renders the metadata block (every line ends with '\n'). Returns a malloc'd
  * NUL-terminated string, or NULL with err set when the metadata is invalid. */
-char *tlrt_meta_format(const tlrt_module_meta *m, char *err, size_t errlen);
+TLC_API char *tlrt_meta_format(const tlrt_module_meta *m, char *err, size_t errlen);
 
 /* Finds a kernel by name; NULL when absent. */
-const tlrt_kernel_meta *tlrt_meta_find(const tlrt_module_meta *m, const char *name);
+TLC_API const tlrt_kernel_meta *tlrt_meta_find(const tlrt_module_meta *m, const char *name);
 
 /* Helpers for writers (codegen). Names longer than the limits, too many
  * entries, etc. make them return -1 (else the new index). */
-void tlrt_kernel_meta_init(tlrt_kernel_meta *k, const char *name); /* threads 1 1 1, grid 1 1 1 */
-int tlrt_kernel_meta_add_sym(tlrt_kernel_meta *k, const char *name);
+TLC_API void tlrt_kernel_meta_init(tlrt_kernel_meta *k, const char *name); /* threads 1 1 1, grid 1 1 1 */
+TLC_API int tlrt_kernel_meta_add_sym(tlrt_kernel_meta *k, const char *name);
 /* dims: rank entries; a dim >= 1 is a constant, a dim < 0 means sym number (-dim - 1). */
-int tlrt_kernel_meta_add_tensor(tlrt_kernel_meta *k, const char *name, tlrt_dtype dt, int rank,
+TLC_API int tlrt_kernel_meta_add_tensor(tlrt_kernel_meta *k, const char *name, tlrt_dtype dt, int rank,
                                 const int64_t *dims, int align);
-int tlrt_kernel_meta_add_scalar(tlrt_kernel_meta *k, const char *name, tlrt_dtype dt);
+TLC_API int tlrt_kernel_meta_add_scalar(tlrt_kernel_meta *k, const char *name, tlrt_dtype dt);
 
 /* Expressions: parse "(ceildiv M 4)" against a kernel's syms and params, or
  * build postfix node by node (push operands, then the operator). */
-bool tlrt_expr_parse(const char *text, const tlrt_kernel_meta *k, tlrt_expr *out, char *err, size_t errlen);
-bool tlrt_expr_push(tlrt_expr *e, tlrt_expr_op op, int64_t value);
+TLC_API bool tlrt_expr_parse(const char *text, const tlrt_kernel_meta *k, tlrt_expr *out, char *err, size_t errlen);
+TLC_API bool tlrt_expr_push(tlrt_expr *e, tlrt_expr_op op, int64_t value);
 /* Evaluates with sym values and integer scalar values (scalars[i] is param i's
  * value; only integer scalars are read). Overflow, division by zero or a
  * malformed expression -> false with err set. */
-bool tlrt_expr_eval(const tlrt_expr *e, const int64_t *syms, const int64_t *scalars, int64_t *out,
+TLC_API bool tlrt_expr_eval(const tlrt_expr *e, const int64_t *syms, const int64_t *scalars, int64_t *out,
                     char *err, size_t errlen);
 /* Well-formed (one result, operands in range)? */
-bool tlrt_expr_check(const tlrt_expr *e, const tlrt_kernel_meta *k, char *err, size_t errlen);
+TLC_API bool tlrt_expr_check(const tlrt_expr *e, const tlrt_kernel_meta *k, char *err, size_t errlen);
 
-const char *tlrt_swizzle_name(tlrt_swizzle s);  /* "128B" */
-int tlrt_swizzle_bytes(tlrt_swizzle s);         /* 0, 32, 64, 128 */
+TLC_API const char *tlrt_swizzle_name(tlrt_swizzle s);  /* "128B" */
+TLC_API int tlrt_swizzle_bytes(tlrt_swizzle s);         /* 0, 32, 64, 128 */
 
 #ifdef __cplusplus
 }

@@ -19,6 +19,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "export.h"
 #include "metadata.h"
 
 #ifdef __cplusplus
@@ -43,7 +44,7 @@ typedef enum {
     TLRT_ERROR_DRIVER,           /* any other CUDA error (name and text in the message) */
 } tlrt_status;
 
-const char *tlrt_status_string(tlrt_status s); /* "TLRT_ERROR_NO_DRIVER" */
+TLC_API const char *tlrt_status_string(tlrt_status s); /* "TLRT_ERROR_NO_DRIVER" */
 
 typedef struct tlrt_context tlrt_context;
 typedef struct tlrt_module tlrt_module;
@@ -74,25 +75,25 @@ typedef struct tlrt_init_options {
  * on failure (unless out of host memory: then NULL) so that tlrt_last_error
  * explains what went wrong; every call on such a context returns the same
  * status. Always tlrt_destroy what was returned. */
-tlrt_status tlrt_init(tlrt_context **out, int device);
-tlrt_status tlrt_init_ex(tlrt_context **out, const tlrt_init_options *opt);
-void tlrt_destroy(tlrt_context *ctx);
+TLC_API tlrt_status tlrt_init(tlrt_context **out, int device);
+TLC_API tlrt_status tlrt_init_ex(tlrt_context **out, const tlrt_init_options *opt);
+TLC_API void tlrt_destroy(tlrt_context *ctx);
 /* Message of the last failed call on ctx ("" when none). NULL ctx: a fixed text. */
-const char *tlrt_last_error(const tlrt_context *ctx);
-tlrt_status tlrt_device_properties(tlrt_context *ctx, tlrt_device_props *out);
+TLC_API const char *tlrt_last_error(const tlrt_context *ctx);
+TLC_API tlrt_status tlrt_device_properties(tlrt_context *ctx, tlrt_device_props *out);
 /* "sm_90a" for sm 90 (tlc targets the arch-specific variant there), else "sm_86" ... */
-tlrt_status tlrt_device_arch(tlrt_context *ctx, char *buf, size_t len);
+TLC_API tlrt_status tlrt_device_arch(tlrt_context *ctx, char *buf, size_t len);
 
 /* Device memory. */
-tlrt_status tlrt_malloc(tlrt_context *ctx, size_t bytes, tlrt_devptr *out);
-tlrt_status tlrt_free(tlrt_context *ctx, tlrt_devptr p); /* 0 is a no-op */
-tlrt_status tlrt_memcpy_htod(tlrt_context *ctx, tlrt_devptr dst, const void *src, size_t bytes);
-tlrt_status tlrt_memcpy_dtoh(tlrt_context *ctx, void *dst, tlrt_devptr src, size_t bytes);
-tlrt_status tlrt_memcpy_dtod(tlrt_context *ctx, tlrt_devptr dst, tlrt_devptr src, size_t bytes);
-tlrt_status tlrt_memset_d8(tlrt_context *ctx, tlrt_devptr dst, uint8_t value, size_t bytes);
+TLC_API tlrt_status tlrt_malloc(tlrt_context *ctx, size_t bytes, tlrt_devptr *out);
+TLC_API tlrt_status tlrt_free(tlrt_context *ctx, tlrt_devptr p); /* 0 is a no-op */
+TLC_API tlrt_status tlrt_memcpy_htod(tlrt_context *ctx, tlrt_devptr dst, const void *src, size_t bytes);
+TLC_API tlrt_status tlrt_memcpy_dtoh(tlrt_context *ctx, void *dst, tlrt_devptr src, size_t bytes);
+TLC_API tlrt_status tlrt_memcpy_dtod(tlrt_context *ctx, tlrt_devptr dst, tlrt_devptr src, size_t bytes);
+TLC_API tlrt_status tlrt_memset_d8(tlrt_context *ctx, tlrt_devptr dst, uint8_t value, size_t bytes);
 
 /* Streams. */
-tlrt_status tlrt_stream_create(tlrt_context *ctx, tlrt_stream **out);
+TLC_API tlrt_status tlrt_stream_create(tlrt_context *ctx, tlrt_stream **out);
 /* Wraps a CUstream made elsewhere (e.g. PyTorch's
  * torch.cuda.current_stream().cuda_stream, also while it captures a CUDA
  * graph), so that tlrt_launch and the event calls can use it. cu_stream is a
@@ -101,30 +102,30 @@ tlrt_status tlrt_stream_create(tlrt_context *ctx, tlrt_stream **out);
  * stream of another context is refused (TLRT_ERROR_INVALID_ARGUMENT). The
  * wrapper does not own the stream: tlrt_stream_destroy frees only the
  * wrapper, and the stream must outlive every use of it. */
-tlrt_status tlrt_stream_from_handle(tlrt_context *ctx, void *cu_stream, tlrt_stream **out);
+TLC_API tlrt_status tlrt_stream_from_handle(tlrt_context *ctx, void *cu_stream, tlrt_stream **out);
 /* Destroys a stream made by tlrt_stream_create; for tlrt_stream_from_handle's
  * wrappers only the wrapper is freed. NULL is a no-op. */
-tlrt_status tlrt_stream_destroy(tlrt_context *ctx, tlrt_stream *s);
-tlrt_status tlrt_stream_synchronize(tlrt_context *ctx, tlrt_stream *s); /* NULL: default stream */
-tlrt_status tlrt_synchronize(tlrt_context *ctx);                        /* the whole context */
+TLC_API tlrt_status tlrt_stream_destroy(tlrt_context *ctx, tlrt_stream *s);
+TLC_API tlrt_status tlrt_stream_synchronize(tlrt_context *ctx, tlrt_stream *s); /* NULL: default stream */
+TLC_API tlrt_status tlrt_synchronize(tlrt_context *ctx);                        /* the whole context */
 
 /* Modules. PTX text (need not be NUL-terminated) with its tlc.meta block, or
  * a cubin plus the metadata text separately (e.g. the PTX it came from).
  * Metadata is optional: without it kernels can only be launched raw. The
  * driver's JIT error log is part of the error message. */
-tlrt_status tlrt_module_load_ptx(tlrt_context *ctx, const char *ptx, size_t len, tlrt_module **out);
-tlrt_status tlrt_module_load_cubin(tlrt_context *ctx, const void *cubin, size_t len, const char *meta_text,
+TLC_API tlrt_status tlrt_module_load_ptx(tlrt_context *ctx, const char *ptx, size_t len, tlrt_module **out);
+TLC_API tlrt_status tlrt_module_load_cubin(tlrt_context *ctx, const void *cubin, size_t len, const char *meta_text,
                                    size_t meta_len, tlrt_module **out);
 /* PTX -> machine code (a cubin) for the context's device, through the
  * driver's linker: what tlrt_module_load_ptx compiles on every load, made
  * once so that it can be kept (the JIT caches it) and loaded with
  * tlrt_module_load_cubin. *image is malloc'd; the caller frees it. The
  * driver's error log is part of the error message. */
-tlrt_status tlrt_compile_ptx(tlrt_context *ctx, const char *ptx, size_t len, void **image, size_t *image_len);
-tlrt_status tlrt_module_unload(tlrt_context *ctx, tlrt_module *m);
+TLC_API tlrt_status tlrt_compile_ptx(tlrt_context *ctx, const char *ptx, size_t len, void **image, size_t *image_len);
+TLC_API tlrt_status tlrt_module_unload(tlrt_context *ctx, tlrt_module *m);
 /* The kernel belongs to the module (valid until it is unloaded). */
-tlrt_status tlrt_kernel_get(tlrt_module *m, const char *name, tlrt_kernel **out);
-const tlrt_kernel_meta *tlrt_kernel_metadata(const tlrt_kernel *k); /* NULL without metadata */
+TLC_API tlrt_status tlrt_kernel_get(tlrt_module *m, const char *name, tlrt_kernel **out);
+TLC_API const tlrt_kernel_meta *tlrt_kernel_metadata(const tlrt_kernel *k); /* NULL without metadata */
 
 /* ---- launch arguments ---- */
 typedef enum { TLRT_ARG_TENSOR, TLRT_ARG_SCALAR } tlrt_arg_kind;
@@ -158,10 +159,10 @@ static inline tlrt_arg tlrt_arg_int(tlrt_dtype dt, int64_t v) {
 
 /* Checks args against the kernel and launches it on stream (NULL: default).
  * A grid with a zero extent (e.g. zero rows) launches nothing and succeeds. */
-tlrt_status tlrt_launch(tlrt_kernel *k, const tlrt_arg *args, int nargs, tlrt_stream *stream);
+TLC_API tlrt_status tlrt_launch(tlrt_kernel *k, const tlrt_arg *args, int nargs, tlrt_stream *stream);
 
 /* Launch without metadata: params as cuLaunchKernel takes them. */
-tlrt_status tlrt_launch_raw(tlrt_kernel *k, const unsigned grid[3], const unsigned block[3], unsigned smem_bytes,
+TLC_API tlrt_status tlrt_launch_raw(tlrt_kernel *k, const unsigned grid[3], const unsigned block[3], unsigned smem_bytes,
                             tlrt_stream *stream, void **params);
 
 /* ---- the checking half of tlrt_launch, usable without a GPU ---- */
@@ -197,18 +198,18 @@ typedef struct tlrt_launch_plan {
  * rules), binds syms, evaluates the grid and packs the param values. On
  * failure returns TLRT_ERROR_ARG_MISMATCH (or INVALID_ARGUMENT for NULLs) and
  * a readable message in err. */
-tlrt_status tlrt_plan_launch(const tlrt_kernel_meta *k, const tlrt_arg *args, int nargs, tlrt_launch_plan *plan,
+TLC_API tlrt_status tlrt_plan_launch(const tlrt_kernel_meta *k, const tlrt_arg *args, int nargs, tlrt_launch_plan *plan,
                              char *err, size_t errlen);
 /* Fills params[] (cuLaunchKernel's kernelParams) pointing into plan; returns
  * the count (-1 when plan or params is NULL). */
-int tlrt_plan_param_pointers(tlrt_launch_plan *plan, void **params);
+TLC_API int tlrt_plan_param_pointers(tlrt_launch_plan *plan, void **params);
 
 /* Events (timing). */
-tlrt_status tlrt_event_create(tlrt_context *ctx, tlrt_event **out);
-tlrt_status tlrt_event_destroy(tlrt_context *ctx, tlrt_event *e);
-tlrt_status tlrt_event_record(tlrt_context *ctx, tlrt_event *e, tlrt_stream *s);
-tlrt_status tlrt_event_synchronize(tlrt_context *ctx, tlrt_event *e);
-tlrt_status tlrt_event_elapsed_ms(tlrt_context *ctx, tlrt_event *start, tlrt_event *end, float *ms);
+TLC_API tlrt_status tlrt_event_create(tlrt_context *ctx, tlrt_event **out);
+TLC_API tlrt_status tlrt_event_destroy(tlrt_context *ctx, tlrt_event *e);
+TLC_API tlrt_status tlrt_event_record(tlrt_context *ctx, tlrt_event *e, tlrt_stream *s);
+TLC_API tlrt_status tlrt_event_synchronize(tlrt_context *ctx, tlrt_event *e);
+TLC_API tlrt_status tlrt_event_elapsed_ms(tlrt_context *ctx, tlrt_event *start, tlrt_event *end, float *ms);
 
 /* Narrow float formats as the GPU stores them: f16, bf16 and e4m3 (OCP FP8
  * "fn": bias 7, no infinities, NaN 0x7f / 0xff, max 448). Rounding is to
@@ -217,25 +218,25 @@ tlrt_status tlrt_event_elapsed_ms(tlrt_context *ctx, tlrt_event *start, tlrt_eve
 /* For scalar kernel parameters: a NaN keeps its sign in f16 and bf16 (bf16:
  * also the top of its payload, made quiet); f16 -> f32 keeps a NaN's
  * payload. */
-uint16_t tlrt_f32_to_f16(float f);
-uint16_t tlrt_f32_to_bf16(float f);
-uint8_t tlrt_f32_to_e4m3(float f);
-float tlrt_f16_to_f32(uint16_t h);
-float tlrt_bf16_to_f32(uint16_t h);
-float tlrt_e4m3_to_f32(uint8_t b);
+TLC_API uint16_t tlrt_f32_to_f16(float f);
+TLC_API uint16_t tlrt_f32_to_bf16(float f);
+TLC_API uint8_t tlrt_f32_to_e4m3(float f);
+TLC_API float tlrt_f16_to_f32(uint16_t h);
+TLC_API float tlrt_bf16_to_f32(uint16_t h);
+TLC_API float tlrt_e4m3_to_f32(uint8_t b);
 /* From doubles, rounded once (no double rounding through float: the Tile IR
  * interpreter stores its double results this way). A NaN becomes the
  * format's canonical NaN (0x7e00, 0x7fc0, 0x7f); decoding gives +-NaN. */
-uint16_t tlrt_f64_to_f16(double x);
-uint16_t tlrt_f64_to_bf16(double x);
-uint8_t tlrt_f64_to_e4m3(double x);
-double tlrt_f16_to_f64(uint16_t h);
-double tlrt_bf16_to_f64(uint16_t h);
-double tlrt_e4m3_to_f64(uint8_t b);
+TLC_API uint16_t tlrt_f64_to_f16(double x);
+TLC_API uint16_t tlrt_f64_to_bf16(double x);
+TLC_API uint8_t tlrt_f64_to_e4m3(double x);
+TLC_API double tlrt_f16_to_f64(uint16_t h);
+TLC_API double tlrt_bf16_to_f64(uint16_t h);
+TLC_API double tlrt_e4m3_to_f64(uint8_t b);
 /* x rounded to the nearest value of the format, as a double (NaN as is). */
-double tlrt_round_f16(double x);
-double tlrt_round_bf16(double x);
-double tlrt_round_e4m3(double x);
+TLC_API double tlrt_round_f16(double x);
+TLC_API double tlrt_round_bf16(double x);
+TLC_API double tlrt_round_e4m3(double x);
 
 #ifdef __cplusplus
 }

@@ -27,6 +27,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "export.h"
 #include "runtime.h"
 
 #ifdef __cplusplus
@@ -43,9 +44,9 @@ typedef enum {
     TLC_ERROR_RUNTIME,          /* libtlrt refused (module load, kernel lookup): its message is the error text */
 } tlc_status;
 
-const char *tlc_status_string(tlc_status s); /* "TLC_ERROR_COMPILE" */
-const char *tlc_version(void);               /* "0.1.0" */
-void tlc_free(void *p);
+TLC_API const char *tlc_status_string(tlc_status s); /* "TLC_ERROR_COMPILE" */
+TLC_API const char *tlc_version(void);               /* "0.1.0" */
+TLC_API void tlc_free(void *p);
 
 /* A compile-time parameter, as `-D NAME=VALUE` on the command line:
  * {"C", "4096"}, {"dtype", "bfloat16"}, {"eps", "1e-6"}. */
@@ -65,10 +66,10 @@ typedef struct tlc_jit tlc_jit;
 
 /* opt may be NULL (all defaults). On failure *out is NULL and *err (if err is
  * not NULL) gets the reason. */
-tlc_status tlc_jit_create(const tlc_jit_options *opt, tlc_jit **out, char **err);
-void tlc_jit_destroy(tlc_jit *jit);
-const char *tlc_jit_arch(const tlc_jit *jit);      /* canonical: "sm_90a" */
-const char *tlc_jit_cache_dir(const tlc_jit *jit); /* "" when the cache is disabled */
+TLC_API tlc_status tlc_jit_create(const tlc_jit_options *opt, tlc_jit **out, char **err);
+TLC_API void tlc_jit_destroy(tlc_jit *jit);
+TLC_API const char *tlc_jit_arch(const tlc_jit *jit);      /* canonical: "sm_90a" */
+TLC_API const char *tlc_jit_cache_dir(const tlc_jit *jit); /* "" when the cache is disabled */
 
 typedef struct tlc_jit_stats {
     uint64_t hits;           /* compiles answered from the cache */
@@ -82,7 +83,7 @@ typedef struct tlc_jit_stats {
     uint64_t machine_code_hits;
     uint64_t machine_code_misses;
 } tlc_jit_stats;
-void tlc_jit_get_stats(const tlc_jit *jit, tlc_jit_stats *out);
+TLC_API void tlc_jit_get_stats(const tlc_jit *jit, tlc_jit_stats *out);
 
 /* DSL source -> PTX (with its `// tlc.meta` launch metadata block), NUL
  * terminated, in *ptx. kernel: compile only that kernel (NULL: all).
@@ -90,18 +91,18 @@ void tlc_jit_get_stats(const tlc_jit *jit, tlc_jit_stats *out);
  * TLC_ERROR_COMPILE, *errtext holds the compiler's diagnostics
  * ("rmsnorm.tl:12:5: error: ..."); on any other failure a one-line reason.
  * errtext may be NULL. Cache I/O trouble never fails a compile. */
-tlc_status tlc_jit_compile(tlc_jit *jit, const char *source, size_t len, const char *source_name,
+TLC_API tlc_status tlc_jit_compile(tlc_jit *jit, const char *source, size_t len, const char *source_name,
                            const tlc_jit_define *defines, int ndefines, const char *kernel, char **ptx,
                            char **errtext);
 
 /* Same, reading the source from a file (source_name = path). */
-tlc_status tlc_jit_compile_file(tlc_jit *jit, const char *path, const tlc_jit_define *defines, int ndefines,
+TLC_API tlc_status tlc_jit_compile_file(tlc_jit *jit, const char *path, const tlc_jit_define *defines, int ndefines,
                                 const char *kernel, char **ptx, char **errtext);
 
 /* Compiles (through the cache) only `kernel`, loads the PTX into ctx and
  * looks the kernel up. *module is the caller's (tlrt_module_unload); *out
  * lives as long as it. */
-tlc_status tlc_jit_load_kernel(tlc_jit *jit, tlrt_context *ctx, const char *source, size_t len,
+TLC_API tlc_status tlc_jit_load_kernel(tlc_jit *jit, tlrt_context *ctx, const char *source, size_t len,
                                const char *source_name, const tlc_jit_define *defines, int ndefines,
                                const char *kernel, tlrt_module **module, tlrt_kernel **out, char **errtext);
 

@@ -6,7 +6,7 @@
 #include <string.h>
 #include "interp/float_conv.h"
 #include "interp/random_fill.h"
-#include "tlc/interp.h"
+#include "interp/interp.h"
 #include "tlc_ref.h"
 
 const char *kc_status_name(kc_status s) {

@@ -11,7 +11,7 @@
 #include <unistd.h>
 #include "api/compile.h"
 #include "interp/npy.h"
-#include "tlc/interp.h"
+#include "interp/interp.h"
 
 /* Compiles src and runs kernel `k` with tensor A (float32, n elements, all 1)
  * and scalar `n` (if the kernel has it). Returns the interpreter's error text

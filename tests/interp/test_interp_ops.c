@@ -13,7 +13,7 @@
 #include "api/compile.h"
 #include "interp/float_conv.h"
 #include "interp/random_fill.h"
-#include "tlc/interp.h"
+#include "interp/interp.h"
 
 static const char *SRC =
     "def ops(A: Tensor[(M, 32), float16], B: Tensor[(32, 16), float16], Out: Tensor[(M, 16), float32],\n"

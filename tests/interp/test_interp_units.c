@@ -13,7 +13,7 @@
 #include "interp/float_conv.h"
 #include "ops/op_table.h"
 #include "interp/npy.h"
-#include "tlc/interp.h"
+#include "interp/interp.h"
 
 /* ---------------- float conversions ---------------- */
 

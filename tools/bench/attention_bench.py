@@ -26,9 +26,9 @@ import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 from triton.testing import do_bench
 
-from tlc_ctypes import DTYPE_NAME, Tlc
-
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "python"))  # the tlc package (python/), used in place
+import tlc  # noqa: E402
 TOKENS = 16384
 
 
@@ -42,7 +42,7 @@ def main():
     ap.add_argument("--defines", default="", help="extra -D for the kernel, NAME=VALUE,...")
     a = ap.parse_args()
     extra = dict(kv.split("=", 1) for kv in a.defines.split(",") if kv)
-    tlc = Tlc(a.lib)
+    tlc.load_library(a.lib)
     src = open(a.src).read()
     gpu = torch.cuda.get_device_name(0)
     lines = [f"# Attention forward, {gpu}, tlc vs torch SDPA (cuDNN, FlashAttention-2)", "",
@@ -61,16 +61,17 @@ def main():
             for causal in (False, True):
                 key = (dtype, d, causal)
                 if key not in kernels:
-                    defs = {"dim": d, "causal": causal, "dtype": DTYPE_NAME[dtype]}
+                    defs = {"dim": d, "causal": causal, "dtype": tlc.dtype_name(dtype)}
                     defs.update(extra)
-                    kernels[key] = tlc.kernel(src, "flash_attention", defs, file="flash_attention.tl")
+                    kernels[key] = tlc.compile(src, kernel="flash_attention", defines=defs,
+                                               name="flash_attention.tl").load()
                 for s in seqs:
                     b = TOKENS // s
                     q, k, v = (torch.randn(b, s, h, d, device="cuda", dtype=dtype) for _ in range(3))
                     qt, kt, vt = (x.transpose(1, 2) for x in (q, k, v))
                     out = torch.full_like(q, float("nan"))
                     lse = torch.empty(b, h, s, device="cuda", dtype=torch.float32)
-                    run = tlc.launcher(kernels[key], [q, k, v, out, lse, d ** -0.5])
+                    run = kernels[key].bind(q, k, v, out, lse, d ** -0.5)
                     run()
                     torch.cuda.synchronize()
                     ref = F.scaled_dot_product_attention(qt.float(), kt.float(), vt.float(), is_causal=causal)
@@ -88,7 +89,7 @@ def main():
                     del ref, mask
                     if not (err < 1e-2 and lerr < 1e-2):
                         bad += 1
-                        print(f"| {DTYPE_NAME[dtype]} | {s} | {h} x {d} | {causal} | WRONG: err {err:.3g} "
+                        print(f"| {tlc.dtype_name(dtype)} | {s} | {h} x {d} | {causal} | WRONG: err {err:.3g} "
                               f"lse {lerr:.3g} |", flush=True)
                         continue
 
@@ -109,7 +110,7 @@ def main():
                                 times[n].append(float("nan"))
                     fl = 4 * b * h * s * s * d / (2 if causal else 1)
                     tf = {n: fl / (median(v) * 1e-3) / 1e12 for n, v in times.items()}
-                    line = (f"| {DTYPE_NAME[dtype]} | {s} | {h} x {d} | {causal} | {tf['cudnn']:.0f} | "
+                    line = (f"| {tlc.dtype_name(dtype)} | {s} | {h} x {d} | {causal} | {tf['cudnn']:.0f} | "
                             f"{tf['fa2']:.0f} | {tf['tlc']:.0f} | {tf['tlc'] / tf['cudnn']:.2f} | "
                             f"{tf['tlc'] / tf['fa2']:.2f} | {err:.1e} | {lerr:.1e} |")
                     lines.append(line)

@@ -28,9 +28,9 @@ import sys
 import torch
 from triton.testing import do_bench
 
-from tlc_ctypes import DTYPE_NAME, Tlc
-
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "python"))  # the tlc package (python/), used in place
+import tlc  # noqa: E402
 
 
 
@@ -99,12 +99,12 @@ def check_config(tlc, src, arch, defs, A, B, ref, log):
     M, K = A.shape
     N = B.shape[1]
     try:
-        k = tlc.kernel(src, "matmul", defs, arch=arch, file="gemm.tl")
+        k = tlc.compile(src, kernel="matmul", defines=defs, arch=arch, name="gemm.tl").load()
     except RuntimeError as e:
         log(f"  {arch} {defs}: {str(e).splitlines()[0]}")
         return None
     C = torch.full((M, N), float("nan"), device="cuda", dtype=A.dtype)
-    run = tlc.launcher(k, [A, B, C])
+    run = k.bind(A, B, C)
     run()
     torch.cuda.synchronize()
     return check(C, ref, K), run
@@ -124,7 +124,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=7, help="alone-timing rounds (and chunks of the interleaved calls)")
     ap.add_argument("--paths", default="sm_90a,sm_80")
     a = ap.parse_args()
-    tlc = Tlc(a.lib)
+    tlc.load_library(a.lib)
     src = open(a.src).read()
     props = torch.cuda.get_device_properties(0)
     print(f"device: {props.name}, {props.multi_processor_count} SMs, torch {torch.__version__}")
@@ -142,7 +142,7 @@ def main():
             cublas = lambda: torch.matmul(A, B)
             flops = 2.0 * M * N * K
             shape = f"{M}x{N}x{K}"
-            tag = f"{DTYPE_NAME[dtype]} {shape}"
+            tag = f"{tlc.dtype_name(dtype)} {shape}"
             # Choosing: per path and kind (dynamic / shape-specialized), every
             # candidate is checked, then all of them are timed interleaved
             # with cuBLAS; the fastest by median goes on.
@@ -151,7 +151,7 @@ def main():
                 for static in ((False, True) if a.static else (False,)):
                     cands = []
                     for cand in CANDIDATES[arch]:
-                        d = dict(cand, dtype=DTYPE_NAME[dtype])
+                        d = dict(cand, dtype=tlc.dtype_name(dtype))
                         if static:
                             d.update(M=M, N=N, K=K)
                         name = cfg_name(cand) + (" static" if static else "")
@@ -161,7 +161,7 @@ def main():
                         nbad, run = r
                         if nbad:
                             log(f"  {tag} {arch} {name}: WRONG ({nbad})")
-                            rows.append((DTYPE_NAME[dtype], shape, PATH_LABEL[arch], name) + (0.0,) * 9 + (nbad,))
+                            rows.append((tlc.dtype_name(dtype), shape, PATH_LABEL[arch], name) + (0.0,) * 9 + (nbad,))
                         else:
                             cands.append((name, run))
                     if not cands:
@@ -193,7 +193,7 @@ def main():
                 rounds = [r / t for r, t in zip(solo[0], solo[n])]
                 log(f"  {tag} {arch} {name}: interleaved chunks " + " ".join(f"{r:.1%}" for r in chunks) +
                     "; alone rounds " + " ".join(f"{r:.1%}" for r in rounds))
-                rows.append((DTYPE_NAME[dtype], shape, PATH_LABEL[arch], name,
+                rows.append((tlc.dtype_name(dtype), shape, PATH_LABEL[arch], name,
                              flops / med(cold[n]) / 1e9, flops / med(cold[0]) / 1e9, med(cold[0]) / med(cold[n]),
                              min(chunks), max(chunks), flops / med(hot[n]) / 1e9, med(hot[0]) / med(hot[n]),
                              flops / med(solo[n]) / 1e9, med(rounds), 0))

@@ -9,7 +9,7 @@
 #include "interp/random_fill.h"
 #include "kernel_checks.h"
 #include "support/read_file.h"
-#include "tlc/interp.h"
+#include "interp/interp.h"
 
 static double now(void) {
     struct timespec ts;

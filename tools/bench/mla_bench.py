@@ -36,9 +36,9 @@ import sys
 import torch
 from triton.testing import do_bench
 
-from tlc_ctypes import DTYPE_NAME, Tlc
-
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "python"))  # the tlc package (python/), used in place
+import tlc  # noqa: E402
 D, DV, PAGE = 576, 512, 64
 ROWS = [(b, t, h, s) for b in (64, 128) for t in (1024, 4096, 8192) for h in (16, 128) for s in (1, 2)]
 
@@ -89,15 +89,15 @@ def main():
     if a.flashmla and os.path.isdir(a.flashmla):
         sys.path.insert(0, a.flashmla)
         import flash_mla as fm
-    tlc = Tlc(a.lib)
+    tlc.load_library(a.lib)
     src = open(a.src).read()
     extra = dict(kv.split("=", 1) for kv in a.defines.split(",") if kv)
-    defs = {"dtype": DTYPE_NAME[dtype], "causal": "False"}
+    defs = {"dtype": tlc.dtype_name(dtype), "causal": "False"}
     t0 = torch.cuda.Event(enable_timing=True)
     t1 = torch.cuda.Event(enable_timing=True)
     t0.record()
-    ks = {n: tlc.kernel(src, n, {**defs, **(extra if n == "mla_decode_split" else {})}, arch="sm_90a",
-                        file="mla_decode.tl")
+    ks = {n: tlc.compile(src, kernel=n, defines={**defs, **(extra if n == "mla_decode_split" else {})},
+                         arch="sm_90a", name="mla_decode.tl").load()
           for n in ("mla_decode_schedule", "mla_decode_split", "mla_decode_combine")}
     t1.record()
     sms = torch.cuda.get_device_properties(0).multi_processor_count
@@ -130,10 +130,10 @@ def main():
         part = torch.empty(b + parts, s_q * h_q, DV, device="cuda", dtype=torch.float32)
         out = torch.full((b, s_q, h_q, DV), float("nan"), device="cuda", dtype=dtype)
         q_rows, out_rows = q.view(b, s_q * h_q, D), out.view(b, s_q * h_q, DV)  # the same memory
-        schedule = tlc.launcher(ks["mla_decode_schedule"], [seqlens, sched, splits])
-        split = tlc.launcher(ks["mla_decode_split"], [q_rows, kcache, block_table, seqlens, sched, splits, glse,
-                                                      part, out_rows, sm_scale, h_q])
-        combine = tlc.launcher(ks["mla_decode_combine"], [splits, glse, part, out_rows])
+        schedule = ks["mla_decode_schedule"].bind(seqlens, sched, splits)
+        split = ks["mla_decode_split"].bind(q_rows, kcache, block_table, seqlens, sched, splits, glse,
+                                                      part, out_rows, sm_scale, h_q)
+        combine = ks["mla_decode_combine"].bind(splits, glse, part, out_rows)
 
         def run_tlc():
             split()

@@ -57,9 +57,9 @@ import torch
 import torch.nn.functional as F
 from triton.testing import do_bench
 
-from tlc_ctypes import DTYPE_NAME, Tlc
-
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "python"))  # the tlc package (python/), used in place
+import tlc  # noqa: E402
 EPS = 1e-5
 ROUNDS = 3  # alternating tlc / torch timings per small shape (median of each)
 GRAPH_LAUNCHES = 32  # launches per captured graph (8 for sets of 256 MiB or more)
@@ -226,7 +226,7 @@ class GraphPair:
             self.ws.append(wj)
         self.ys = [torch.full_like(x, float("nan")) for _ in range(self.k)]
         self.op = op
-        runs = [tlc.launcher(k, [self.xs[j], self.ws[j], self.ys[j]], side) for j in range(self.k)]
+        runs = [k.bind(self.xs[j], self.ws[j], self.ys[j], stream=side) for j in range(self.k)]
         side.wait_stream(torch.cuda.current_stream())
         with torch.cuda.stream(side):  # torch's warm-up before capture, as its docs ask
             op(x, w)
@@ -275,9 +275,9 @@ def time_config(tlc, src, x, w, y, refs, bm, thr, dtype, quick=True):
     """tlc's times (us) of both kernels with (BLOCK_M, threads) on x, after checking them; raises RuntimeError."""
     out = []
     for name in ("rmsnorm", "rmsnorm_silu"):
-        k = tlc.kernel(src, name, {"C": x.shape[1], "BLOCK_M": bm, "threads": thr, "dtype": DTYPE_NAME[dtype]},
-                       file="rmsnorm.tl")
-        run = tlc.launcher(k, [x, w, y])
+        defs = {"C": x.shape[1], "BLOCK_M": bm, "threads": thr, "dtype": tlc.dtype_name(dtype)}
+        k = tlc.compile(src, kernel=name, defines=defs, name="rmsnorm.tl").load()
+        run = k.bind(x, w, y)
         y.fill_(float("nan"))
         run()
         bad, _ = check(y, refs[name])
@@ -394,11 +394,12 @@ def main():
     ap.add_argument("--max-jobs", type=int, default=0, help="measure only the first N shapes (a smoke test)")
     a = ap.parse_args()
 
-    tlc = Tlc(a.lib)
+    tlc.load_library(a.lib)
     src = open(a.src).read()
     props = torch.cuda.get_device_properties(0)
     copy_gbs = copy_bandwidth()
-    print(f"device: {props.name}, {props.multi_processor_count} SMs, tlc arch {tlc.arch}, torch {torch.__version__}")
+    arch = tlc.device_arch()
+    print(f"device: {props.name}, {props.multi_processor_count} SMs, tlc arch {arch}, torch {torch.__version__}")
     print(f"device-to-device copy (torch, 2 GiB, read + write): {copy_gbs:.0f} GB/s")
 
     cfg = Configs()
@@ -445,11 +446,11 @@ def main():
         seed = rows * 131 + C
         try:
             if key not in kcache:
-                kcache[key] = tlc.kernel(src, name, {"C": C, "BLOCK_M": bm, "threads": thr, "dtype": DTYPE_NAME[dtype]},
-                                         file="rmsnorm.tl")
+                defs = {"C": C, "BLOCK_M": bm, "threads": thr, "dtype": tlc.dtype_name(dtype)}
+                kcache[key] = tlc.compile(src, kernel=name, defines=defs, name="rmsnorm.tl").load()
             x, w = make_inputs(rows, C, dtype, seed)
             y = torch.full_like(x, float("nan"))
-            run = tlc.launcher(kcache[key], [x, w, y])  # on torch's current stream
+            run = kcache[key].bind(x, w, y)  # on torch's current stream
             op = (lambda a, b: F.silu(F.rms_norm(a, (C,), b, EPS))) if silu else (lambda a, b: F.rms_norm(a, (C,), b, EPS))
             torch_fn = lambda: op(x, w)  # noqa: E731
             run()
@@ -477,22 +478,22 @@ def main():
                 sets = (gp.k, gp.n, gp.l2)
                 del gp
             except Exception as e:  # noqa: BLE001 (torch raises several kinds from a capture)
-                print(f"graph timing of {rows} x {C} {DTYPE_NAME[dtype]} {name} failed: {type(e).__name__}: "
+                print(f"graph timing of {rows} x {C} {tlc.dtype_name(dtype)} {name} failed: {type(e).__name__}: "
                       f"{str(e).splitlines()[0][:300] if str(e) else ''}", flush=True)
                 gbad, tg_us, rg_us, sets = 1, float("nan"), float("nan"), (0, 0, False)
                 torch.cuda.synchronize()
         except RuntimeError as e:
-            print(f"| {rows} x {C} | {DTYPE_NAME[dtype]} | {name} | {bm} x {thr} | ERROR: {str(e).splitlines()[0][:200]} |")
-            rows_out.append(dict(rows=rows, C=C, dtype=DTYPE_NAME[dtype], op=name, error=str(e)[:2000]))
+            print(f"| {rows} x {C} | {tlc.dtype_name(dtype)} | {name} | {bm} x {thr} | ERROR: {str(e).splitlines()[0][:200]} |")
+            rows_out.append(dict(rows=rows, C=C, dtype=tlc.dtype_name(dtype), op=name, error=str(e)[:2000]))
             continue
         nbytes = 2 * rows * C * x.element_size()
         gbs = lambda us: nbytes / (us * 1e-6) / 1e9  # noqa: E731
         status = "ok" if bad == 0 and gbad == 0 else f"WRONG {bad} eager, {gbad} graph"
-        print(f"| {rows} x {C} | {DTYPE_NAME[dtype]} | {'rmsnorm+silu' if silu else 'rmsnorm'} | {bm} x {thr} | "
+        print(f"| {rows} x {C} | {tlc.dtype_name(dtype)} | {'rmsnorm+silu' if silu else 'rmsnorm'} | {bm} x {thr} | "
               f"{t_us:.2f} | {r_us:.2f} | {r_us / t_us:.2f} | {tg_us:.2f} | {rg_us:.2f} | {rg_us / tg_us:.2f} | "
               f"{gbs(tg_us):.0f} | {100 * gbs(tg_us) / copy_gbs:.0f}% | {sets[0]} x {sets[1]}{' (L2)' if sets[2] else ''} | "
               f"{status} (rel {rel:.1e}) |", flush=True)
-        rows_out.append(dict(rows=rows, C=C, dtype=DTYPE_NAME[dtype], op=name, block_m=bm, threads=thr,
+        rows_out.append(dict(rows=rows, C=C, dtype=tlc.dtype_name(dtype), op=name, block_m=bm, threads=thr,
                              tlc_us=t_us, tlc_gbs=gbs(t_us), torch_us=r_us, torch_gbs=gbs(r_us),
                              tlc_graph_us=tg_us, tlc_graph_gbs=gbs(tg_us), torch_graph_us=rg_us,
                              torch_graph_gbs=gbs(rg_us), graph_sets=sets[0], graph_launches=sets[1],
@@ -504,7 +505,7 @@ def main():
     grids = "\n\n".join(item6_grid(rows_out, d, Cs, m) for m in ("graph", "do_bench") for d in ("float16", "bfloat16"))
     if a.out:
         with open(os.path.join(a.out, "rmsnorm_bench.json"), "w") as f:
-            json.dump(dict(device=props.name, copy_gbs=copy_gbs, arch=tlc.arch, torch=torch.__version__,
+            json.dump(dict(device=props.name, copy_gbs=copy_gbs, arch=arch, torch=torch.__version__,
                            l2_bytes=l2_bytes, launch_floor_do_bench_us=floor_db, launch_floor_graph_us=floor_graph,
                            host_us=host, configs={str(k): v for k, v in cfg.big.items()},
                            small_configs={str(k): v for k, v in cfg.small.items()}, results=rows_out), f, indent=1)

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds what runs on a GPU machine (which has no LLVM and no cmocka) into
 # gpu-build/ (Release, LLVM linked statically into libtlc.so), then gathers
-# it in gpu-build/carry/: libtlc.so, the GPU test programs, jit_example and
-# jit_bench, all stripped and finding libtlc.so beside themselves ($ORIGIN).
+# it in gpu-build/carry/: libtlc.so.MAJOR (and a libtlc.so link to it), the
+# GPU test programs, jit_example and jit_bench, all stripped and finding
+# libtlc.so.MAJOR beside themselves ($ORIGIN).
 #
 # It also builds tools/bench/launch_bench (host cost of tlrt_launch) into
 # the carry, against libtlc.so.
@@ -35,17 +36,20 @@ programs=("${built[@]}")
 
 rm -rf "$carry"
 mkdir -p "$carry"
-cp "$build/dsl-examples/libtlc.so" "$carry/"
+# The programs need libtlc.so.MAJOR (the soname); libtlc.so is for Python's --lib.
+soname=$(readelf -d "$build/compiler/libtlc.so" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
+cp "$(readlink -f "$build/compiler/libtlc.so")" "$carry/$soname"
+ln -s "$soname" "$carry/libtlc.so"
 for p in "${programs[@]}"; do
     cp "$(find "$build" -type f -name "$p" -perm -u+x | head -1)" "$carry/"
 done
 # launch_bench uses only the public API: built here against libtlc.so.
 cc -O2 -std=c11 -Wall -Wextra -Werror -I"$root/include" "$root/tools/bench/launch_bench.c" -o "$carry/launch_bench" \
    -L"$carry" -ltlc -Wl,-rpath,'$ORIGIN'
-strip --strip-unneeded "$carry"/*
+find "$carry" -type f -exec strip --strip-unneeded {} +
 
 # Nothing but the C library, libstdc++, libm, zlib/zstd and the loader may be needed there.
-if readelf -d "$carry/libtlc.so" | grep NEEDED | grep -vE 'lib(c|m|stdc\+\+|gcc_s|z|zstd|dl|rt|pthread)\.so|ld-linux'; then
+if readelf -d "$carry/$soname" | grep NEEDED | grep -vE 'lib(c|m|stdc\+\+|gcc_s|z|zstd|dl|rt|pthread)\.so|ld-linux'; then
     echo "build.sh: libtlc.so needs a library the GPU machine may lack (above)" >&2
     exit 1
 fi

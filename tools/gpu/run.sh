@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine, from the repository root, with the carry made by
 # tools/gpu/build.sh (gpu-build/carry, or $CARRY) carried along: the GPU
-# tests, the JIT example, the JIT latency benchmark, the launch host-cost
+# tests, the Python package's tests, the JIT example, the JIT latency benchmark, the launch host-cost
 # benchmark and the RMSNorm benchmark against torch. Logs go to $OUT (if set)
 # or gpu-build/logs; a summary table is printed last.
 #
@@ -65,6 +65,9 @@ if [ $tests = 1 ]; then
         n=$(basename "$t")
         [ "$n" = test_rmsnorm ] || step "${n#test_}" 120 "$t"
     done
+    # The Python package (python/) on torch tensors, and its tests that need no GPU.
+    step python 300 env TLC_LIBRARY="$carry/libtlc.so" PYTHONPATH=python PYTHONDONTWRITEBYTECODE=1 \
+        python3 -m unittest discover -s python/tests -p 'test_*.py' -v
     # Without a sweep the configs are known now: test them before the long benchmark.
     if [ -z "$sweep" ] || [ $bench = 0 ]; then test_rmsnorm; fi
 fi

@@ -1,0 +1,72 @@
+"""tlc.compile without a GPU: PTX, metadata, defines, paths, errors."""
+import os
+import tempfile
+import unittest
+
+import tlc
+from kernels import EXAMPLES, SCALE
+
+
+class CompileTest(unittest.TestCase):
+    def setUp(self):
+        self.cache = tempfile.TemporaryDirectory()
+
+    def tearDown(self):
+        self.cache.cleanup()
+
+    def test_ptx_and_metadata(self):
+        k = tlc.compile(SCALE, defines={"N": 64}, arch="sm_90a", cache_dir=self.cache.name)
+        self.assertEqual(k.name, "scale")
+        self.assertEqual(k.arch, "sm_90a")
+        self.assertIn(".entry scale", k.ptx)
+        self.assertIn(".target sm_90a", k.ptx)
+        params = [(p["name"], p["kind"], p["dtype"], p.get("shape")) for p in k.metadata["params"]]
+        self.assertEqual(params, [("X", "tensor", "float32", [64]), ("Y", "tensor", "float32", [64]),
+                                  ("s", "scalar", "float32", None)])
+        self.assertEqual(k.metadata["threads"], (128, 1, 1))
+
+    def test_path_kernel_and_symbolic_dims(self):
+        k = tlc.compile(os.path.join(EXAMPLES, "rmsnorm.tl"), kernel="rmsnorm_silu",
+                        defines={"C": 512, "dtype": "bfloat16"}, arch="sm_80", cache_dir=self.cache.name)
+        self.assertEqual(k.name, "rmsnorm_silu")
+        self.assertIn(".target sm_80", k.ptx)
+        self.assertEqual(k.metadata["syms"], ["M"])
+        self.assertEqual(k.metadata["params"][0]["shape"], ["M", 512])
+        self.assertEqual(k.metadata["params"][0]["dtype"], "bfloat16")
+
+    def test_several_kernels_need_a_choice(self):
+        with self.assertRaisesRegex(tlc.TlcError, "rmsnorm, rmsnorm_silu: choose one with kernel="):
+            tlc.compile(os.path.join(EXAMPLES, "rmsnorm.tl"), arch="sm_90a", cache_dir=self.cache.name)
+
+    def test_compile_error_carries_the_diagnostics(self):
+        with self.assertRaises(tlc.CompileError) as cm:
+            tlc.compile(SCALE.replace("x[i] * s", "x[i] * t"), arch="sm_90a", name="scale.tl",
+                        cache_dir=self.cache.name)
+        e = cm.exception
+        self.assertEqual(e.status, "TLC_ERROR_COMPILE")
+        self.assertRegex(str(e), r"^scale\.tl:7:\d+: error: ")
+        self.assertIn("'t'", e.diagnostics)
+
+    def test_unknown_kernel_and_arch(self):
+        with self.assertRaisesRegex(tlc.CompileError, "nope"):
+            tlc.compile(SCALE, kernel="nope", arch="sm_90a", cache_dir=self.cache.name)
+        with self.assertRaisesRegex(tlc.TlcError, "unknown arch 'sm_70'") as cm:
+            tlc.compile(SCALE, arch="sm_70", cache_dir=self.cache.name)
+        self.assertEqual(cm.exception.status, "TLC_ERROR_INVALID_ARGUMENT")
+
+    def test_cache_dir_is_used(self):
+        tlc.compile(SCALE, arch="sm_86", cache_dir=self.cache.name)
+        entries = [f for _, _, files in os.walk(self.cache.name) for f in files]
+        self.assertTrue(entries, "no cache entry written")
+
+    def test_call_checks_the_argument_count(self):
+        k = tlc.compile(SCALE, arch="sm_90a", cache_dir=self.cache.name)
+        with self.assertRaisesRegex(TypeError, r"scale takes 3 arguments \(X, Y, s\), got 1"):
+            k(1.0)
+
+    def test_version(self):
+        self.assertRegex(tlc.version(), r"^\d+\.\d+\.\d+$")
+
+
+if __name__ == "__main__":
+    unittest.main()

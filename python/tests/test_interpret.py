@@ -1,0 +1,82 @@
+"""tlc.interpret on NumPy arrays (no GPU), and what compile and launch say where there is no GPU."""
+import os
+import tempfile
+import unittest
+
+import numpy as np
+
+import tlc
+from kernels import EXAMPLES, OUT_OF_BOUNDS, SCALE
+
+
+class InterpretTest(unittest.TestCase):
+    def setUp(self):
+        self.cache = tempfile.TemporaryDirectory()
+
+    def tearDown(self):
+        self.cache.cleanup()
+
+    def test_scale(self):
+        x = np.arange(64, dtype=np.float32) - 10
+        y = np.zeros(64, dtype=np.float32)
+        out = tlc.interpret(SCALE, {"X": x, "Y": y, "s": 2.5}, defines={"N": 64})
+        self.assertIs(out["Y"], y)
+        np.testing.assert_array_equal(y, x * np.float32(2.5))
+
+    def test_rmsnorm_against_numpy(self):
+        rng = np.random.default_rng(0)
+        rows, cols = 37, 256  # 37 rows: the last block of 4 is a masked tail
+        x = rng.standard_normal((rows, cols)).astype(np.float16)
+        w = rng.standard_normal(cols).astype(np.float16)
+        y = np.full((rows, cols), np.nan, dtype=np.float16)
+        tlc.interpret(os.path.join(EXAMPLES, "rmsnorm.tl"), {"X": x, "W": w, "Y": y}, kernel="rmsnorm",
+                      defines={"C": cols})
+        xf = x.astype(np.float64)
+        ref = xf / np.sqrt((xf * xf).mean(axis=1, keepdims=True) + 1e-5) * w.astype(np.float64)
+        np.testing.assert_allclose(y.astype(np.float64), ref, rtol=2e-2, atol=2e-2)
+
+    def test_out_of_bounds_is_an_interpreter_error(self):
+        x = np.ones(64, dtype=np.float32)
+        y = np.zeros(64, dtype=np.float32)
+        tlc.interpret(OUT_OF_BOUNDS, {"X": x, "Y": y, "k": 3}, name="oob.tl")
+        self.assertEqual(y[0], 1.0)
+        with self.assertRaises(tlc.InterpreterError) as cm:
+            tlc.interpret(OUT_OF_BOUNDS, {"X": x, "Y": y, "k": 4}, name="oob.tl")
+        self.assertEqual(cm.exception.status, "TLC_ERROR_RUNTIME")
+        self.assertRegex(str(cm.exception), r"oob\.tl:7:\d+: error: .*out of bounds")
+
+    def test_missing_and_mismatched_arguments(self):
+        x = np.ones(64, dtype=np.float32)
+        with self.assertRaisesRegex(tlc.InterpreterError, "'Y'"):
+            tlc.interpret(SCALE, {"X": x, "s": 1.0}, defines={"N": 64})
+        with self.assertRaisesRegex(tlc.InterpreterError, "X"):
+            tlc.interpret(SCALE, {"X": x.astype(np.float16), "Y": x.copy(), "s": 1.0}, defines={"N": 64})
+
+    def test_compile_error_and_bad_arrays(self):
+        x = np.ones(64, dtype=np.float32)
+        with self.assertRaisesRegex(tlc.CompileError, r"<source>:\d+:\d+: error: "):
+            tlc.interpret(SCALE.replace("float32)", "float33)", 1), {"X": x})
+        with self.assertRaisesRegex(TypeError, "C-contiguous"):
+            tlc.interpret(SCALE, {"X": np.ones(128, dtype=np.float32)[::2], "Y": x, "s": 1.0},
+                          defines={"N": 64})
+        with self.assertRaisesRegex(TypeError, "complex128"):
+            tlc.interpret(SCALE, {"X": np.ones(64, dtype=np.complex128)})
+
+    def test_without_a_gpu(self):
+        try:
+            tlc.compile(SCALE, cache_dir=self.cache.name)  # the arch of the GPU
+        except tlc.LaunchError as e:
+            self.assertRegex(str(e), "no CUDA driver|no CUDA-capable device|no GPU")
+        else:
+            self.skipTest("there is a GPU here")
+
+        class FakeDeviceArray:  # __cuda_array_interface__ is enough to be taken for a device tensor
+            __cuda_array_interface__ = {"shape": (64,), "typestr": "<f4", "data": (1 << 20, False),
+                                        "strides": None, "version": 3}
+        k = tlc.compile(SCALE, defines={"N": 64}, arch="sm_90a", cache_dir=self.cache.name)
+        with self.assertRaisesRegex(tlc.LaunchError, "no CUDA driver|no CUDA-capable device|no GPU"):
+            k(FakeDeviceArray(), FakeDeviceArray(), 1.0)
+
+
+if __name__ == "__main__":
+    unittest.main()

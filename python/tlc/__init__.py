@@ -1,0 +1,289 @@
+"""tlc from Python: a thin layer over libtlc (ctypes, no compiled extension).
+
+    import tlc, torch
+    k = tlc.compile("dsl-examples/rmsnorm.tl", kernel="rmsnorm", defines={"C": 4096, "BLOCK_M": 1})
+    x = torch.randn(8, 4096, dtype=torch.float16, device="cuda")
+    w = torch.ones(4096, dtype=torch.float16, device="cuda")
+    y = torch.empty_like(x)
+    k(x, w, y)                 # on torch's current stream
+    k.ptx, k.metadata          # the PTX and what the runtime knows of the kernel
+
+    tlc.interpret("dsl-examples/rmsnorm.tl", {"X": xs, "W": ws, "Y": ys}, kernel="rmsnorm")  # NumPy, no GPU
+
+libtlc is found through $TLC_LIBRARY, tlc.load_library(path), or the
+dynamic loader (libtlc.so.0 of an installed tlc)."""
+import ctypes
+import os
+import sys
+import threading
+
+from . import metadata as _metadata
+from ._lib import (ARG_SCALAR, ARG_TENSOR, DTYPES, TLC_ERROR_COMPILE, TLC_ERROR_RUNTIME, Arg, InterpScalar,
+                   InterpTensor, JitDefine, JitOptions, load_library, take_string)
+from .errors import CompileError, InterpreterError, LaunchError, TlcError
+from .tensors import device_tensor, dtype_name
+
+__all__ = ["compile", "interpret", "Kernel", "load_library", "version", "device_arch", "dtype_name", "TlcError",
+           "CompileError", "InterpreterError", "LaunchError"]
+
+_lock = threading.Lock()
+_contexts = {}  # device index -> tlrt_context (kept for the process: torch shares its primary context)
+_jits = {}      # (arch, cache_dir) -> tlc_jit
+_streams = {}   # (device, CUstream handle) -> tlrt_stream wrapper
+
+
+def version():
+    """libtlc's version ("0.1.0")."""
+    return load_library().tlc_version().decode()
+
+
+def _status_name(lib, st):
+    return lib.tlc_status_string(st).decode()
+
+
+def _context(device):
+    with _lock:
+        if device in _contexts:
+            return _contexts[device]
+        lib = load_library()
+        ctx = ctypes.c_void_p()
+        if "torch" in sys.modules and sys.modules["torch"].cuda.is_available():
+            sys.modules["torch"].cuda.init()  # the primary context torch and tlrt share
+        if lib.tlrt_init(ctypes.byref(ctx), device) != 0:
+            msg = lib.tlrt_last_error(ctx).decode()
+            lib.tlrt_destroy(ctx)
+            raise LaunchError(f"device {device}: {msg}", "tlrt_init", msg)
+        _contexts[device] = ctx
+        return ctx
+
+
+def _current_device():
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.cuda.is_available():
+        return torch.cuda.current_device()
+    cupy = sys.modules.get("cupy")
+    if cupy is not None:
+        return cupy.cuda.Device().id
+    return 0
+
+
+def device_arch(device=None):
+    """The arch tlc compiles for on a GPU ("sm_90a" on an H100); device: an index (None: torch's or
+    CuPy's current device, else 0)."""
+    if device is None:
+        device = _current_device()
+    lib = load_library()
+    ctx = _context(device)
+    buf = ctypes.create_string_buffer(16)
+    if lib.tlrt_device_arch(ctx, buf, len(buf)) != 0:
+        raise LaunchError(lib.tlrt_last_error(ctx).decode())
+    return buf.value.decode()
+
+
+def _jit(arch, cache_dir):
+    key = (arch, cache_dir)
+    with _lock:
+        if key not in _jits:
+            lib = load_library()
+            jit, err = ctypes.c_void_p(), ctypes.c_void_p()
+            opt = JitOptions(cache_dir.encode() if cache_dir else None, arch.encode(), None, False)
+            st = lib.tlc_jit_create(ctypes.byref(opt), ctypes.byref(jit), ctypes.byref(err))
+            if st != 0:
+                text = take_string(lib, err)
+                raise TlcError(text, _status_name(lib, st), text)
+            _jits[key] = jit
+        return _jits[key]
+
+
+def _read_source(source, name):
+    """(text, name) of source: a path (str ending in .tl, or os.PathLike) or DSL text."""
+    if isinstance(source, os.PathLike) or (isinstance(source, str) and source.endswith(".tl")
+                                           and "\n" not in source):
+        path = os.fspath(source)
+        with open(path, encoding="utf-8") as f:
+            return f.read(), name or path
+    if not isinstance(source, str):
+        raise TypeError("source: DSL text or the path of a .tl file")
+    return source, name or "<source>"
+
+
+def _defines(defines):
+    items = list((defines or {}).items())
+    arr = (JitDefine * max(len(items), 1))()
+    for i, (k, v) in enumerate(items):
+        if isinstance(v, bool):
+            v = "True" if v else "False"
+        arr[i] = JitDefine(str(k).encode(), str(v).encode())
+    return arr, len(items)
+
+
+class Kernel:
+    """One compiled kernel. Call it on device tensors and Python scalars, in the order of the kernel's
+    parameters: k(x, w, y, 1e-5). It runs on the caller's current stream (torch's or CuPy's, from the
+    tensors' library), or on stream= (a torch/CuPy stream or a CUstream handle as an int)."""
+
+    def __init__(self, name, ptx, arch, meta):
+        self.name, self.ptx, self.arch = name, ptx, arch
+        self.metadata = meta  # {"name", "params", "syms", "grid", "threads", "smem", ...}
+        self._loaded = {}     # device -> (tlrt_module, tlrt_kernel)
+
+    def __repr__(self):
+        params = ", ".join(p["name"] for p in self.metadata["params"])
+        return f"<tlc.Kernel {self.name}({params}) for {self.arch}>"
+
+    def load(self, device=None):
+        """Loads the module onto device (an index; None: the current one) now rather than at the first
+        launch, so that the driver's refusals surface here. Returns self."""
+        self._kernel(_current_device() if device is None else device)
+        return self
+
+    def _kernel(self, device):
+        if device not in self._loaded:
+            lib = load_library()
+            ctx = _context(device)
+            mod, k = ctypes.c_void_p(), ctypes.c_void_p()
+            data = self.ptx.encode()
+            if lib.tlrt_module_load_ptx(ctx, data, len(data), ctypes.byref(mod)) != 0:
+                raise LaunchError(f"{self.name}: " + lib.tlrt_last_error(ctx).decode())
+            if lib.tlrt_kernel_get(mod, self.name.encode(), ctypes.byref(k)) != 0:
+                msg = lib.tlrt_last_error(ctx).decode()
+                lib.tlrt_module_unload(ctx, mod)
+                raise LaunchError(f"{self.name}: {msg}")
+            self._loaded[device] = (mod, k)
+        return self._loaded[device][1]
+
+    def __call__(self, *args, stream=None):
+        self.bind(*args, stream=stream)()
+
+    def bind(self, *args, stream=None):
+        """A no-argument callable that launches the kernel on args, packed once (for timing loops and
+        CUDA graph capture): on stream, else on the tensors' library's current stream now."""
+        lib = load_library()
+        params = self.metadata["params"]
+        if len(args) != len(params):
+            raise TypeError(f"{self.name} takes {len(params)} arguments "
+                            f"({', '.join(p['name'] for p in params)}), got {len(args)}")
+        tensors = [device_tensor(a) for a in args]
+        device = next((t.device for t in tensors if t is not None and t.device is not None), None)
+        if device is None:
+            device = _current_device()
+        handle = _stream_handle(stream, tensors)
+        k = self._kernel(device)
+        ctx = _contexts[device]
+        items, keep = (Arg * max(len(args), 1))(), []
+        for i, (a, t, p) in enumerate(zip(args, tensors, params)):
+            if t is not None:
+                if t.dtype not in DTYPES:
+                    raise TypeError(f"{self.name}: argument {p['name']}: dtype {t.dtype}")
+                shape = (ctypes.c_int64 * max(len(t.shape), 1))(*t.shape)
+                strides = (ctypes.c_int64 * len(t.strides))(*t.strides) if t.strides else None
+                keep.append((shape, strides, t.keep))
+                items[i] = Arg(ARG_TENSOR, DTYPES[t.dtype], t.ptr, len(t.shape), shape, strides, 0.0, 0)
+            else:
+                if p["kind"] != "scalar":
+                    raise TypeError(f"{self.name}: argument {p['name']} is a tensor, got {type(a).__name__}")
+                dt = DTYPES[p["dtype"]]
+                if p["dtype"].startswith("int") or p["dtype"] == "bool":
+                    items[i] = Arg(ARG_SCALAR, dt, 0, 0, None, None, 0.0, int(a))
+                else:
+                    items[i] = Arg(ARG_SCALAR, dt, 0, 0, None, None, float(a), 0)
+        s, launch, n, name = _stream(device, handle), lib.tlrt_launch, len(args), self.name
+
+        def launch_once():
+            if launch(k, items, n, s) != 0:
+                msg = lib.tlrt_last_error(ctx).decode()
+                raise LaunchError(f"{name}: {msg}", "tlrt_launch", msg)
+        launch_once.keep = (items, keep, args)  # what the packed arguments point into lives as long
+        return launch_once
+
+
+def _stream_handle(stream, tensors):
+    if stream is None:
+        return next((t.stream for t in tensors if t is not None and t.stream is not None), None)
+    if isinstance(stream, int):
+        return stream
+    for attr in ("cuda_stream", "ptr"):  # torch.cuda.Stream, cupy.cuda.Stream
+        if hasattr(stream, attr):
+            return int(getattr(stream, attr))
+    raise TypeError("stream: a torch or CuPy stream, or a CUstream handle (int)")
+
+
+def _stream(device, handle):
+    if not handle:
+        return None  # the legacy default stream
+    key = (device, handle)
+    with _lock:
+        if key not in _streams:
+            lib = load_library()
+            w = ctypes.c_void_p()
+            if lib.tlrt_stream_from_handle(_contexts[device], ctypes.c_void_p(handle), ctypes.byref(w)) != 0:
+                raise LaunchError(lib.tlrt_last_error(_contexts[device]).decode())
+            _streams[key] = w
+        return _streams[key]
+
+
+def compile(source, kernel=None, defines=None, arch=None, cache_dir=None, name=None):
+    """Compiles DSL source (text, or the path of a .tl file) to PTX through the JIT's cache.
+    kernel: the kernel to compile (may be left out when the source has one). defines: {NAME: value}
+    as -D NAME=VALUE. arch: "sm_80" .. "sm_90a" (None: the current GPU's). cache_dir: None for
+    $TLC_CACHE_DIR or ~/.cache/tlc. Raises CompileError with the diagnostics."""
+    lib = load_library()
+    text, name = _read_source(source, name)
+    if arch is None:
+        arch = device_arch()
+    jit = _jit(arch, os.fspath(cache_dir) if cache_dir else None)
+    defs, ndefs = _defines(defines)
+    data = text.encode()
+    ptx, err = ctypes.c_void_p(), ctypes.c_void_p()
+    st = lib.tlc_jit_compile(jit, data, len(data), name.encode(), defs, ndefs,
+                             kernel.encode() if kernel else None, ctypes.byref(ptx), ctypes.byref(err))
+    if st != 0:
+        diag = take_string(lib, err)
+        cls = CompileError if st == TLC_ERROR_COMPILE else TlcError
+        raise cls(diag.rstrip("\n"), _status_name(lib, st), diag)
+    ptx_text = take_string(lib, ptx)
+    meta = _metadata.parse(ptx_text)
+    kernels = meta["kernels"]
+    if kernel is None:
+        if len(kernels) != 1:
+            raise TlcError(f"{name} has kernels {', '.join(kernels)}: choose one with kernel=")
+        kernel = next(iter(kernels))
+    return Kernel(kernel, ptx_text, meta.get("arch", arch), kernels[kernel])
+
+
+def interpret(source, args, kernel=None, defines=None, arch=None, name=None):
+    """Runs the source's kernels (or only kernel) in tlc's Tile IR interpreter on the CPU, on NumPy
+    arrays, which it reads and writes in place. args: {parameter name: C-contiguous writable NumPy
+    array, or a Python int / float}; kernels of one file share parameters by name. arch (default
+    "sm_90a") sets limits such as shared memory. Returns args. Raises CompileError or
+    InterpreterError with the diagnostics."""
+    lib = load_library()
+    text, name = _read_source(source, name)
+    tensors, scalars, keep = [], [], []
+    for pname, value in args.items():
+        if hasattr(value, "__array_interface__") and hasattr(value, "dtype"):
+            if not (value.flags["C_CONTIGUOUS"] and value.flags["WRITEABLE"]):
+                raise TypeError(f"argument {pname}: the interpreter needs a C-contiguous writable array")
+            shape = (ctypes.c_int64 * max(value.ndim, 1))(*value.shape)
+            keep.append(shape)
+            tensors.append(InterpTensor(pname.encode(), value.ctypes.data, DTYPES[dtype_name(value.dtype)],
+                                        value.ndim, shape))
+        elif isinstance(value, (bool, int)):
+            scalars.append(InterpScalar(pname.encode(), False, 0.0, int(value)))
+        elif isinstance(value, float):
+            scalars.append(InterpScalar(pname.encode(), True, value, 0))
+        else:
+            raise TypeError(f"argument {pname}: a NumPy array or a Python number, got {type(value).__name__}")
+    t_arr = (InterpTensor * max(len(tensors), 1))(*tensors)
+    s_arr = (InterpScalar * max(len(scalars), 1))(*scalars)
+    defs, ndefs = _defines(defines)
+    data = text.encode()
+    err = ctypes.c_void_p()
+    st = lib.tlc_interpret(data, len(data), name.encode(), defs, ndefs, kernel.encode() if kernel else None,
+                           arch.encode() if arch else None, t_arr, len(tensors), s_arr, len(scalars),
+                           ctypes.byref(err))
+    if st != 0:
+        diag = take_string(lib, err)
+        cls = {TLC_ERROR_COMPILE: CompileError, TLC_ERROR_RUNTIME: InterpreterError}.get(st, TlcError)
+        raise cls(diag.rstrip("\n"), _status_name(lib, st), diag)
+    return args

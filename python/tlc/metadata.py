@@ -1,0 +1,53 @@
+"""The `// tlc.meta` block of tlc's PTX (format: include/tlc/metadata.h) as
+Python values."""
+
+PREFIX = "// tlc.meta "
+
+
+def _dims(text):
+    inner = text.strip()[1:-1]
+    return [int(d) if d.lstrip("-").isdigit() else d for d in inner.split(",")] if inner else []
+
+
+def parse(ptx):
+    """{"version", "tlc", "arch", "kernels": {name: {"params", "syms", "grid", "threads", "smem", ...}}}.
+    A param is {"name", "kind": "tensor" | "scalar", "dtype", and for tensors "shape" and "strided"}."""
+    module = {"kernels": {}}
+    kernel = None
+    for line in ptx.splitlines():
+        if not line.startswith(PREFIX):
+            continue
+        words = line[len(PREFIX):].split()
+        if not words:
+            continue
+        head, rest = words[0], words[1:]
+        if head.startswith("v") and head[1:].isdigit():
+            module["version"] = int(head[1:])
+            for w in rest:
+                k, _, v = w.partition("=")
+                module[k] = v
+        elif head == "kernel":
+            kernel = {"name": rest[0], "params": [], "syms": [], "tmaps": [], "smem": 0}
+            module["kernels"][rest[0]] = kernel
+        elif kernel is None or head == "end":
+            continue
+        elif head == "sym":
+            kernel["syms"].append(rest[0])
+        elif head == "tensor":
+            shape_end = next(i for i, w in enumerate(rest) if w.endswith("]"))
+            kernel["params"].append({"name": rest[0], "kind": "tensor", "dtype": rest[1],
+                                     "shape": _dims(" ".join(rest[2:shape_end + 1])),
+                                     "strided": "strided" in rest[shape_end + 1:]})
+        elif head == "scalar":
+            kernel["params"].append({"name": rest[0], "kind": "scalar", "dtype": rest[1]})
+        elif head == "tmap":
+            kernel["tmaps"].append(rest[0])
+        elif head == "threads":
+            kernel["threads"] = tuple(int(w) for w in rest)
+        elif head == "smem":
+            kernel["smem"] = int(rest[0])
+        elif head == "grid":
+            kernel["grid"] = " ".join(rest)
+        else:
+            kernel[head] = " ".join(rest)
+    return module
