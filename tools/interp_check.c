@@ -94,6 +94,11 @@ int main(int argc, char **argv) {
                      (long long)c->heads_kv, (long long)c->dim, c->causal ? " causal" : "", c->dtype);
             report("flash_attention.tl", what, kc_check_attention(path, t, len, c, small, 3));
         }
+        /* packed sequences, one of them empty */
+        static const int32_t vq[] = {70, 0, 21}, vkv[] = {45, 5, 30};
+        kc_attn_varlen_cfg vc = {3, vq, vkv, 4, 2, 32, true, "float16", 15};
+        snprintf(what, sizeof what, "flash_attention_varlen 3 sequences (91 / 80 rows) heads=4/2 dim=32 causal float16");
+        report("flash_attention.tl", what, kc_check_attention_varlen(path, t, len, &vc, small, 3));
         free(t);
     }
     printf("interp check: %s\n", failures ? "FAILED" : "all shipped kernels match their references");

@@ -10,7 +10,9 @@
  * heads) and MHA; query and key lengths that are not multiples of the tiles,
  * seq_q < seq_kv (causal rows offset to the end of the keys) and seq_q >
  * seq_kv (causal rows that see no key: output 0, lse -inf). Every output
- * is poisoned (0xFF bytes: NaN) before the launch.
+ * is poisoned (0xFF bytes: NaN) before the launch. The same configurations
+ * run flash_attention_varlen over packed sequences (an empty one, lengths
+ * that are not multiples of the tiles) against tlc_ref_attention_varlen.
  *
  * Tolerances: Output |got - ref| <= atol + rtol * |ref|, (atol, rtol) =
  * (2e-3, 1e-2) for float16 and (8e-3, 2e-2) for bfloat16 (P is rounded to
@@ -133,6 +135,102 @@ out:
     free(hq); free(hk); free(hv); free(ho); free(fq); free(fk); free(fv); free(out); free(rout); free(lse); free(rlse);
 }
 
+/* flash_attention_varlen: packed sequences (lengths not multiples of the
+ * tiles, an empty one, causal rows that see no key), against
+ * tlc_ref_attention_varlen. */
+typedef struct varlen_case {
+    int nseq;
+    int32_t seq_q[5], seq_kv[5];
+    int64_t heads, heads_kv;
+} varlen_case;
+static const varlen_case VARLEN_CASES[] = {
+    {4, {300, 0, 17, 129}, {250, 64, 40, 500}, 4, 2},
+    {3, {1, 200, 64}, {700, 100, 64}, 6, 1},
+};
+enum { NVARLEN = sizeof VARLEN_CASES / sizeof VARLEN_CASES[0] };
+
+static void run_varlen_case(state *s, tlrt_kernel *k, const attn_config *cf, const varlen_case *vc, uint64_t seed) {
+    tlrt_dtype dt = cf->bf16 ? TLRT_BF16 : TLRT_F16;
+    int64_t B = vc->nseq, H = vc->heads, HK = vc->heads_kv, D = cf->dim, TQ = 0, TK = 0, max_q = 0;
+    int32_t cq[6] = {0}, ck[6] = {0};
+    for (int64_t b = 0; b < B; b++) {
+        cq[b + 1] = cq[b] + vc->seq_q[b];
+        ck[b + 1] = ck[b] + vc->seq_kv[b];
+        if (vc->seq_q[b] > max_q) max_q = vc->seq_q[b];
+    }
+    TQ = cq[B];
+    TK = ck[B];
+    s->cases++;
+    char what[160];
+    snprintf(what, sizeof what, "%-8s threads=%d stages=%d dim=%lld%s varlen %d sequences (%lld / %lld rows) heads=%lld/%lld",
+             tlrt_dtype_name(dt), cf->threads, cf->stages, (long long)D, cf->causal ? " causal" : "", vc->nseq,
+             (long long)TQ, (long long)TK, (long long)H, (long long)HK);
+    size_t nq = (size_t)(TQ * H * D), nk = (size_t)(TK * HK * D), nl = (size_t)(H * TQ);
+    uint16_t *hq = malloc(nq * 2), *hk = malloc(nk * 2), *hv = malloc(nk * 2), *ho = malloc(nq * 2);
+    float *fq = malloc(nq * 4), *fk = malloc(nk * 4), *fv = malloc(nk * 4), *out = malloc(nq * 4), *rout = malloc(nq * 4);
+    float *lse = malloc(nl * 4), *rlse = malloc(nl * 4);
+    tlrt_devptr dq = 0, dk = 0, dv = 0, dout = 0, dlse = 0, dcq = 0, dck = 0;
+    if (!hq || !hk || !hv || !ho || !fq || !fk || !fv || !out || !rout || !lse || !rlse) {
+        printf("FAIL %s: out of host memory\n", what);
+        s->failures++;
+        goto out;
+    }
+    uint64_t st = seed;
+    struct { uint16_t *h; float *f; size_t n; } in[3] = {{hq, fq, nq}, {hk, fk, nk}, {hv, fv, nk}};
+    for (int i = 0; i < 3; i++)
+        for (size_t j = 0; j < in[i].n; j++) {
+            in[i].h[j] = gts_encode(dt, (float)gts_unif(&st, -1.0, 1.0));
+            in[i].f[j] = gts_decode(dt, in[i].h[j]);
+        }
+    if (tlrt_malloc(s->ctx, nq * 2, &dq) || tlrt_malloc(s->ctx, nk * 2, &dk) || tlrt_malloc(s->ctx, nk * 2, &dv) ||
+        tlrt_malloc(s->ctx, nq * 2, &dout) || tlrt_malloc(s->ctx, nl * 4, &dlse) ||
+        tlrt_malloc(s->ctx, (size_t)(B + 1) * 4, &dcq) || tlrt_malloc(s->ctx, (size_t)(B + 1) * 4, &dck))
+        goto device_error;
+    if (tlrt_memcpy_htod(s->ctx, dq, hq, nq * 2) || tlrt_memcpy_htod(s->ctx, dk, hk, nk * 2) ||
+        tlrt_memcpy_htod(s->ctx, dv, hv, nk * 2) || tlrt_memcpy_htod(s->ctx, dcq, cq, (size_t)(B + 1) * 4) ||
+        tlrt_memcpy_htod(s->ctx, dck, ck, (size_t)(B + 1) * 4) || tlrt_memset_d8(s->ctx, dout, 0xff, nq * 2) ||
+        tlrt_memset_d8(s->ctx, dlse, 0xff, nl * 4))
+        goto device_error;
+    double sm_scale = 1.0 / sqrt((double)D);
+    int64_t sq[3] = {TQ, H, D}, sk[3] = {TK, HK, D}, sl[2] = {H, TQ}, sc[1] = {B + 1};
+    tlrt_arg args[9] = {tlrt_arg_tensor(dq, dt, 3, sq, NULL),        tlrt_arg_tensor(dk, dt, 3, sk, NULL),
+                        tlrt_arg_tensor(dv, dt, 3, sk, NULL),        tlrt_arg_tensor(dcq, TLRT_I32, 1, sc, NULL),
+                        tlrt_arg_tensor(dck, TLRT_I32, 1, sc, NULL), tlrt_arg_tensor(dout, dt, 3, sq, NULL),
+                        tlrt_arg_tensor(dlse, TLRT_F32, 2, sl, NULL), tlrt_arg_int(TLRT_I32, max_q),
+                        tlrt_arg_float(TLRT_F32, sm_scale)};
+    if (tlrt_launch(k, args, 9, NULL) != TLRT_SUCCESS || tlrt_synchronize(s->ctx) != TLRT_SUCCESS) {
+        printf("FAIL %s: launch: %s\n", what, tlrt_last_error(s->ctx));
+        s->failures++;
+        goto out;
+    }
+    if (tlrt_memcpy_dtoh(s->ctx, ho, dout, nq * 2) || tlrt_memcpy_dtoh(s->ctx, lse, dlse, nl * 4)) goto device_error;
+    for (size_t i = 0; i < nq; i++) out[i] = gts_decode(dt, ho[i]);
+    {
+        tlc_ref_attn_varlen_shape sh = {B, cq, ck, H, HK, D, cf->causal};
+        tlc_ref_attention_varlen(&sh, fq, fk, fv, sm_scale, rout, rlse);
+        for (size_t i = 0; i < nq; i++) rout[i] = gts_decode(dt, gts_encode(dt, rout[i]));
+        double atol = dt == TLRT_F16 ? 2e-3 : 8e-3, rtol = dt == TLRT_F16 ? 1e-2 : 2e-2, worst = 0, lworst = 0;
+        int64_t bad = gts_compare("Output", out, rout, (int64_t)nq, atol, rtol, &worst);
+        bad += gts_compare("Lse", lse, rlse, (int64_t)nl, 1e-3, 1e-3, &lworst);
+        if (bad) {
+            s->failures++;
+            printf("FAIL %s: %lld elements wrong\n", what, (long long)bad);
+        } else {
+            printf("ok   %s: max err/tol %.3f (lse %.3f)\n", what, worst, lworst);
+        }
+    }
+    goto out;
+device_error:
+    printf("FAIL %s: device error: %s\n", what, tlrt_last_error(s->ctx));
+    s->failures++;
+out:
+    fflush(stdout);
+    tlrt_devptr all[7] = {dq, dk, dv, dout, dlse, dcq, dck};
+    for (int i = 0; i < 7; i++)
+        if (all[i]) tlrt_free(s->ctx, all[i]);
+    free(hq); free(hk); free(hv); free(ho); free(fq); free(fk); free(fv); free(out); free(rout); free(lse); free(rlse);
+}
+
 int main(int argc, char **argv) {
     state s = {0};
     int rc = gts_start_sm90a(argc > 1 ? argv[1] : NULL, "dsl-examples/flash_attention.tl",
@@ -153,20 +251,27 @@ int main(int argc, char **argv) {
         tlc_jit_define defs[7] = {{"threads", threads}, {"block_M", block_m}, {"num_stages", stages}, {"dim", dim},
                                   {"causal", cf->causal ? "True" : "False"}, {"dtype", cf->bf16 ? "bfloat16" : "float16"},
                                   {"block_N", "64"}};
-        tlrt_module *mod = NULL;
-        tlrt_kernel *k = NULL;
-        if (tlc_jit_load_kernel(s.jit, s.ctx, s.src, s.len, "flash_attention.tl", defs, 7, "flash_attention", &mod, &k,
-                                &err) != TLC_OK) {
-            printf("FAIL threads=%d stages=%d dim=%d: cannot load: %s\n", cf->threads, cf->stages, cf->dim,
-                   err ? err : "?");
-            tlc_free(err);
-            err = NULL;
-            s.cases++;
-            s.failures++;
-            continue;
+        for (int varlen = 0; varlen < 2; varlen++) {
+            const char *kname = varlen ? "flash_attention_varlen" : "flash_attention";
+            tlrt_module *mod = NULL;
+            tlrt_kernel *k = NULL;
+            if (tlc_jit_load_kernel(s.jit, s.ctx, s.src, s.len, "flash_attention.tl", defs, 7, kname, &mod, &k, &err) !=
+                TLC_OK) {
+                printf("FAIL %s threads=%d stages=%d dim=%d: cannot load: %s\n", kname, cf->threads, cf->stages,
+                       cf->dim, err ? err : "?");
+                tlc_free(err);
+                err = NULL;
+                s.cases++;
+                s.failures++;
+                continue;
+            }
+            if (varlen)
+                for (int i = 0; i < NVARLEN; i++)
+                    run_varlen_case(&s, k, cf, &VARLEN_CASES[i], 0x7a41e000ull + (uint64_t)(c * 31 + i));
+            else
+                for (int i = 0; i < NCASES; i++) run_case(&s, k, cf, &CASES[i], 0xa77e0000ull + (uint64_t)(c * 31 + i));
+            tlrt_module_unload(s.ctx, mod);
         }
-        for (int i = 0; i < NCASES; i++) run_case(&s, k, cf, &CASES[i], 0xa77e0000ull + (uint64_t)(c * 31 + i));
-        tlrt_module_unload(s.ctx, mod);
     }
     printf("test_attention: %d cases, %d failed\n", s.cases, s.failures);
     rc = s.failures ? 1 : 0;

@@ -312,3 +312,54 @@ kc_result kc_check_attention(const char *name, const char *text, size_t len, con
     tlc_compilation_free(&c);
     return r;
 }
+
+kc_result kc_check_attention_varlen(const char *name, const char *text, size_t len, const kc_attn_varlen_cfg *g,
+                                    const tlc_define *extra, int nextra) {
+    kc_result r = {0};
+    tir_dtype dt;
+    if (!tir_dtype_parse(g->dtype, &dt)) { r.status = KC_ERROR; say(&r, "bad dtype %s\n", g->dtype); return r; }
+    char dim[24];
+    snprintf(dim, sizeof dim, "%lld", (long long)g->dim);
+    tlc_define defs[32] = {{"dtype", g->dtype}, {"causal", g->causal ? "True" : "False"}, {"dim", dim}};
+    int nd = add_defs(defs, 3, extra, nextra);
+    tlc_compilation c;
+    if (!compile(&r, &c, name, text, len, defs, nd)) { tlc_compilation_free(&c); return r; }
+    int64_t B = g->batch, H = g->heads, HK = g->heads_kv, D = g->dim, TQ = 0, TK = 0, max_q = 0;
+    for (int64_t b = 0; b < B; b++) {
+        TQ += g->seq_q[b];
+        TK += g->seq_kv[b];
+        if (g->seq_q[b] > max_q) max_q = g->seq_q[b];
+    }
+    host_t h[7];
+    host_init(&h[0], "Q", dt, 3, (int64_t[]){TQ, H, D});
+    host_init(&h[1], "K", dt, 3, (int64_t[]){TK, HK, D});
+    host_init(&h[2], "V", dt, 3, (int64_t[]){TK, HK, D});
+    host_init(&h[3], "cu_seqlens_q", TIR_I32, 1, (int64_t[]){B + 1});
+    host_init(&h[4], "cu_seqlens_kv", TIR_I32, 1, (int64_t[]){B + 1});
+    host_init(&h[5], "Output", dt, 3, (int64_t[]){TQ, H, D});
+    host_init(&h[6], "Lse", TIR_F32, 2, (int64_t[]){H, TQ});
+    int32_t *cq = h[3].t.data, *ck = h[4].t.data;
+    cq[0] = ck[0] = 0;
+    for (int64_t b = 0; b < B; b++) {
+        cq[b + 1] = cq[b] + g->seq_q[b];
+        ck[b + 1] = ck[b] + g->seq_kv[b];
+    }
+    uint64_t st = g->seed;
+    for (int i = 0; i < 3; i++) host_random(&h[i], &st);
+    host_poison(&h[5]);
+    host_poison(&h[6]);
+    double sm_scale = 1.0 / sqrt((double)D);
+    tlc_interp_scalar sc[2] = {{.name = "sm_scale", .is_float = true, .f = sm_scale}, {.name = "max_seqlen_q", .i = max_q}};
+    if (run(&r, &c, "flash_attention_varlen", h, 7, sc, 2)) {
+        float *out = malloc(sizeof(float) * (size_t)(h[5].n + 1)), *lse = malloc(sizeof(float) * (size_t)(h[6].n + 1));
+        tlc_ref_attn_varlen_shape sh = {B, cq, ck, H, HK, D, g->causal};
+        tlc_ref_attention_varlen(&sh, h[0].f, h[1].f, h[2].f, sm_scale, out, lse);
+        compare(&r, &h[5], out, 2e-3, dt == TIR_BF16 ? 2e-2 : 1e-2);
+        compare(&r, &h[6], lse, 1e-3, 1e-3);
+        free(out);
+        free(lse);
+    }
+    for (int i = 0; i < 7; i++) host_free(&h[i]);
+    tlc_compilation_free(&c);
+    return r;
+}

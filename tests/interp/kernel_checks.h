@@ -55,6 +55,18 @@ typedef struct kc_attn_cfg {
 } kc_attn_cfg;
 kc_result kc_check_attention(const char *name, const char *text, size_t len, const kc_attn_cfg *cfg,
                              const tlc_define *extra, int nextra);
+/* flash_attention_varlen: packed sequences of the given query and key
+ * lengths, against tlc_ref_attention_varlen. */
+typedef struct kc_attn_varlen_cfg {
+    int64_t batch;
+    const int32_t *seq_q, *seq_kv; /* batch entries each */
+    int64_t heads, heads_kv, dim;
+    bool causal;
+    const char *dtype;
+    uint64_t seed;
+} kc_attn_varlen_cfg;
+kc_result kc_check_attention_varlen(const char *name, const char *text, size_t len, const kc_attn_varlen_cfg *cfg,
+                                    const tlc_define *extra, int nextra);
 
 /* Copy of text with the first occurrence of `from` replaced by `to` (all of
  * them when all is true); NULL when `from` does not occur. */

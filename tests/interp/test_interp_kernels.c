@@ -129,9 +129,34 @@ static void test_attention(void **state) {
     free(t);
 }
 
+static void test_attention_varlen(void **state) {
+    (void)state;
+    size_t len;
+    char *t = load("flash_attention.tl", &len);
+    const tlc_define small[3] = {{"block_M", "64"}, {"threads", "128"}, {"block_N", "16"}};
+    /* packed sequences: one longer than a block of rows, an empty one, one
+     * shorter than a key block; causal with more queries than keys (rows
+     * that see no key) and fewer */
+    static const int32_t q_a[] = {70, 0, 5, 33}, kv_a[] = {45, 0, 9, 40};
+    static const int32_t q_b[] = {20, 3, 50}, kv_b[] = {30, 2, 17};
+    kc_attn_varlen_cfg cfgs[] = {
+        {4, q_a, kv_a, 4, 2, 32, false, "float16", 31},
+        {3, q_b, kv_b, 2, 1, 16, true, "bfloat16", 32},
+    };
+    for (size_t i = 0; i < sizeof cfgs / sizeof cfgs[0]; i++) {
+        kc_attn_varlen_cfg *c = &cfgs[i];
+        char what[160];
+        snprintf(what, sizeof what, "attention varlen b=%lld heads=%lld/%lld dim=%lld causal=%d %s", (long long)c->batch,
+                 (long long)c->heads, (long long)c->heads_kv, (long long)c->dim, c->causal, c->dtype);
+        expect_match(what, kc_check_attention_varlen("flash_attention.tl", t, len, c, small, 3));
+    }
+    free(t);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_attention),
+        cmocka_unit_test(test_attention_varlen),
         cmocka_unit_test(test_gemm),
         cmocka_unit_test(test_rmsnorm),
         cmocka_unit_test(test_mla),

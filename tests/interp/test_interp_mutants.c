@@ -72,6 +72,32 @@ static void test_attention_kv_head(void **state) {
                            "hk = by % heads_kv");
 }
 
+static const int32_t varlen_q[] = {70, 0, 21}, varlen_kv[] = {45, 5, 30};
+static const kc_attn_varlen_cfg varlen_cfg = {3, varlen_q, varlen_kv, 2, 1, 16, false, "float16", 24};
+
+static void check_varlen_mutant(const char *what, const char *from, const char *to) {
+    char *t = load("flash_attention.tl");
+    kc_result orig = kc_check_attention_varlen("flash_attention.tl", t, strlen(t), &varlen_cfg, attn_small, 3);
+    if (orig.status != KC_MATCH) fail_msg("the original varlen attention kernel does not match:\n%s", orig.msg);
+    char *m = mutate(t, from, to, false);
+    expect_caught(what,
+                  kc_check_attention_varlen("flash_attention.tl(mutant)", m, strlen(m), &varlen_cfg, attn_small, 3));
+    free(m);
+    free(t);
+}
+
+static void test_varlen_kv_start(void **state) {
+    (void)state;
+    check_varlen_mutant("attention varlen: keys from the query offsets", "kv0 = cu_seqlens_kv[bz]",
+                        "kv0 = cu_seqlens_q[bz]");
+}
+
+static void test_varlen_lse_row(void **state) {
+    (void)state;
+    check_varlen_mutant("attention varlen: lse rows not offset to the sequence", "Lse[by, q0 + row0 + i]",
+                        "Lse[by, row0 + i]");
+}
+
 static void test_mla_exp_instead_of_exp2(void **state) {
     (void)state;
     check_mla_mutant("mla: exp instead of exp2 in the online softmax", "acc_s[i, j] = exp2(", "acc_s[i, j] = exp(",
@@ -158,6 +184,8 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_attention_causal_off_by_one),
         cmocka_unit_test(test_attention_kv_head),
+        cmocka_unit_test(test_varlen_kv_start),
+        cmocka_unit_test(test_varlen_lse_row),
         cmocka_unit_test(test_mla_exp_instead_of_exp2),
         cmocka_unit_test(test_mla_rescale_exp),
         cmocka_unit_test(test_mla_split_offset),

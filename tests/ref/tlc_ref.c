@@ -159,3 +159,20 @@ void tlc_ref_attention(const tlc_ref_attn_shape *s, const float *Q, const float 
     free(p);
     free(o);
 }
+
+void tlc_ref_attention_varlen(const tlc_ref_attn_varlen_shape *s, const float *Q, const float *K, const float *V,
+                              double sm_scale, float *Out, float *Lse) {
+    int64_t total_q = s->cu_q[s->batch];
+    for (int64_t b = 0; b < s->batch; b++) {
+        int64_t q0 = s->cu_q[b], kv0 = s->cu_kv[b];
+        tlc_ref_attn_shape one = {1, s->cu_q[b + 1] - q0, s->cu_kv[b + 1] - kv0, s->heads, s->heads_kv, s->dim,
+                                  s->causal};
+        float *lse = malloc(sizeof(float) * (size_t)(one.heads * one.seq_q + 1)); /* [heads, seq_q] */
+        if (!lse) abort();
+        tlc_ref_attention(&one, Q + q0 * s->heads * s->dim, K + kv0 * s->heads_kv * s->dim,
+                          V + kv0 * s->heads_kv * s->dim, sm_scale, Out + q0 * s->heads * s->dim, lse);
+        for (int64_t h = 0; h < s->heads; h++)
+            for (int64_t i = 0; i < one.seq_q; i++) Lse[h * total_q + q0 + i] = lse[h * one.seq_q + i];
+        free(lse);
+    }
+}

@@ -55,4 +55,16 @@ typedef struct tlc_ref_attn_shape {
 } tlc_ref_attn_shape;
 void tlc_ref_attention(const tlc_ref_attn_shape *s, const float *Q, const float *K, const float *V, double sm_scale,
                        float *Out, float *Lse);
+/* The same over packed sequences (flash_attention_varlen): sequence b's
+ * query rows are rows cu_q[b] .. cu_q[b + 1] - 1 of Q [total_q, heads, dim],
+ * its keys rows cu_kv[b] .. cu_kv[b + 1] - 1 of K and V [total_kv,
+ * heads_kv, dim]; Out [total_q, heads, dim]; Lse [heads, total_q]. */
+typedef struct tlc_ref_attn_varlen_shape {
+    int64_t batch;
+    const int32_t *cu_q, *cu_kv; /* batch + 1 entries each */
+    int64_t heads, heads_kv, dim;
+    bool causal;
+} tlc_ref_attn_varlen_shape;
+void tlc_ref_attention_varlen(const tlc_ref_attn_varlen_shape *s, const float *Q, const float *K, const float *V,
+                              double sm_scale, float *Out, float *Lse);
 #endif

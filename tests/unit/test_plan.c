@@ -176,6 +176,7 @@ static void test_attention_overlap(void **state) {
         tlc_define defs[2] = {{"num_stages", st}, {"block_N", "64"}};
         o.defines = defs;
         o.ndefines = 2;
+        o.kernel = "flash_attention";
         tlc_compilation c;
         assert_true(tlc_compile_source(&c, "flash_attention.tl", src, len, &o) && tlc_compile_layouts(&c, NULL));
         free(src);

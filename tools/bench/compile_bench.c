@@ -46,6 +46,7 @@ static const job JOBS[] = {
     {"mla_decode.tl", "mla_decode_split", "dtype=bfloat16"},
     {"mla_decode.tl", "mla_decode_combine", NULL},
     {"flash_attention.tl", "flash_attention", NULL},
+    {"flash_attention.tl", "flash_attention_varlen", NULL},
 };
 enum { NSTAGES = 4 };
 static const char *const STAGES[NSTAGES] = {"front end", "layouts + plan", "Thread IR", "LLVM + PTX"};

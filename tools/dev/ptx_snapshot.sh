@@ -36,6 +36,7 @@ for arch in sm_80 sm_86 sm_89 sm_90 sm_90a; do
   one flash_attention_causal_d64 "$ex/flash_attention.tl" $arch flash_attention -D causal=True -D dim=64 -D dtype=float16
   one flash_attention_overlap "$ex/flash_attention.tl" $arch flash_attention -D num_stages=3 -D block_N=64
   one flash_attention_t384 "$ex/flash_attention.tl" $arch flash_attention -D threads=384 -D block_M=192 -D block_N=64
+  one flash_attention_varlen "$ex/flash_attention.tl" $arch flash_attention_varlen
 done
 i=0
 for cfg in "threads=256 block_M=256 block_N=128 block_K=64 num_stages=4" \
