@@ -13,6 +13,8 @@
  * is poisoned (0xFF bytes: NaN) before the launch. The same configurations
  * run flash_attention_varlen over packed sequences (an empty one, lengths
  * that are not multiples of the tiles) against tlc_ref_attention_varlen.
+ * Two configurations are also compiled for sm_80 (mma.sync, cp.async, no
+ * warp specialization) and run on this GPU.
  *
  * Tolerances: Output |got - ref| <= atol + rtol * |ref|, (atol, rtol) =
  * (2e-3, 1e-2) for float16 and (8e-3, 2e-2) for bfloat16 (P is rounded to
@@ -55,7 +57,10 @@ static const attn_config CONFIGS[] = {
 static const attn_case CASES[] = {
     {2, 200, 333, 4, 2}, {1, 517, 517, 6, 1}, {3, 70, 41, 2, 2}, {1, 1, 1000, 4, 4},
 };
-enum { NCONFIGS = sizeof CONFIGS / sizeof CONFIGS[0], NCASES = sizeof CASES / sizeof CASES[0] };
+/* compiled for sm_80 (threads / 32 warps over the rows), run on the same GPU */
+static const attn_config SM80_CONFIGS[] = {{256, 2, 128, false, true}, {128, 2, 64, true, false}};
+enum { NCONFIGS = sizeof CONFIGS / sizeof CONFIGS[0], NCASES = sizeof CASES / sizeof CASES[0],
+       NSM80 = sizeof SM80_CONFIGS / sizeof SM80_CONFIGS[0] };
 
 typedef struct state {
     tlrt_context *ctx;
@@ -231,47 +236,65 @@ out:
     free(hq); free(hk); free(hv); free(ho); free(fq); free(fk); free(fv); free(out); free(rout); free(lse); free(rlse);
 }
 
+/* One configuration: both kernels, compiled by `jit`, on every case. */
+static void run_config(state *s, tlc_jit *jit, const attn_config *cf, int c) {
+    char threads[16], block_m[16], stages[16], dim[16];
+    snprintf(threads, sizeof threads, "%d", cf->threads);
+    snprintf(block_m, sizeof block_m, "%d", cf->threads / 2);
+    snprintf(stages, sizeof stages, "%d", cf->stages);
+    snprintf(dim, sizeof dim, "%d", cf->dim);
+    tlc_jit_define defs[7] = {{"threads", threads}, {"block_M", block_m}, {"num_stages", stages}, {"dim", dim},
+                              {"causal", cf->causal ? "True" : "False"}, {"dtype", cf->bf16 ? "bfloat16" : "float16"},
+                              {"block_N", "64"}};
+    printf("-- %s, threads=%d stages=%d dim=%d\n", tlc_jit_arch(jit), cf->threads, cf->stages, cf->dim);
+    for (int varlen = 0; varlen < 2; varlen++) {
+        const char *kname = varlen ? "flash_attention_varlen" : "flash_attention";
+        tlrt_module *mod = NULL;
+        tlrt_kernel *k = NULL;
+        char *err = NULL;
+        if (tlc_jit_load_kernel(jit, s->ctx, s->src, s->len, "flash_attention.tl", defs, 7, kname, &mod, &k, &err) !=
+            TLC_OK) {
+            printf("FAIL %s %s threads=%d stages=%d dim=%d: cannot load: %s\n", tlc_jit_arch(jit), kname, cf->threads,
+                   cf->stages, cf->dim, err ? err : "?");
+            tlc_free(err);
+            s->cases++;
+            s->failures++;
+            continue;
+        }
+        if (varlen)
+            for (int i = 0; i < NVARLEN; i++)
+                run_varlen_case(s, k, cf, &VARLEN_CASES[i], 0x7a41e000ull + (uint64_t)(c * 31 + i));
+        else
+            for (int i = 0; i < NCASES; i++) run_case(s, k, cf, &CASES[i], 0xa77e0000ull + (uint64_t)(c * 31 + i));
+        tlrt_module_unload(s->ctx, mod);
+    }
+}
+
 int main(int argc, char **argv) {
     state s = {0};
     int rc = gts_start_sm90a(argc > 1 ? argv[1] : NULL, "dsl-examples/flash_attention.tl",
                              TLC_SOURCE_DIR "/dsl-examples/flash_attention.tl", "the warp-specialized attention", &s.ctx,
                              &s.jit, &s.src, &s.len);
     if (rc) goto done;
-    char *err = NULL;
-    /* TLC_ATTENTION_CONFIG=i runs configuration i alone */
+    /* TLC_ATTENTION_CONFIG=i runs configuration i alone (SM80_CONFIGS count
+     * on from NCONFIGS) */
     const char *only = getenv("TLC_ATTENTION_CONFIG");
-    for (int c = 0; c < NCONFIGS; c++) {
-        if (only && *only && atoi(only) != c) continue;
-        const attn_config *cf = &CONFIGS[c];
-        char threads[16], block_m[16], stages[16], dim[16];
-        snprintf(threads, sizeof threads, "%d", cf->threads);
-        snprintf(block_m, sizeof block_m, "%d", cf->threads / 2);
-        snprintf(stages, sizeof stages, "%d", cf->stages);
-        snprintf(dim, sizeof dim, "%d", cf->dim);
-        tlc_jit_define defs[7] = {{"threads", threads}, {"block_M", block_m}, {"num_stages", stages}, {"dim", dim},
-                                  {"causal", cf->causal ? "True" : "False"}, {"dtype", cf->bf16 ? "bfloat16" : "float16"},
-                                  {"block_N", "64"}};
-        for (int varlen = 0; varlen < 2; varlen++) {
-            const char *kname = varlen ? "flash_attention_varlen" : "flash_attention";
-            tlrt_module *mod = NULL;
-            tlrt_kernel *k = NULL;
-            if (tlc_jit_load_kernel(s.jit, s.ctx, s.src, s.len, "flash_attention.tl", defs, 7, kname, &mod, &k, &err) !=
-                TLC_OK) {
-                printf("FAIL %s threads=%d stages=%d dim=%d: cannot load: %s\n", kname, cf->threads, cf->stages,
-                       cf->dim, err ? err : "?");
-                tlc_free(err);
-                err = NULL;
-                s.cases++;
-                s.failures++;
-                continue;
-            }
-            if (varlen)
-                for (int i = 0; i < NVARLEN; i++)
-                    run_varlen_case(&s, k, cf, &VARLEN_CASES[i], 0x7a41e000ull + (uint64_t)(c * 31 + i));
-            else
-                for (int i = 0; i < NCASES; i++) run_case(&s, k, cf, &CASES[i], 0xa77e0000ull + (uint64_t)(c * 31 + i));
-            tlrt_module_unload(s.ctx, mod);
-        }
+    for (int c = 0; c < NCONFIGS; c++)
+        if (!only || !*only || atoi(only) == c) run_config(&s, s.jit, &CONFIGS[c], c);
+    /* the sm_80 path (mma.sync, cp.async, no warp specialization) runs on
+     * this GPU too */
+    tlc_jit *jit80 = NULL;
+    char *err = NULL;
+    tlc_jit_options o80 = {.arch = "sm_80", .ctx = s.ctx};
+    if (tlc_jit_create(&o80, &jit80, &err) != TLC_OK) {
+        printf("FAIL tlc_jit_create sm_80: %s\n", err ? err : "?");
+        tlc_free(err);
+        s.cases++;
+        s.failures++;
+    } else {
+        for (int c = 0; c < NSM80; c++)
+            if (!only || !*only || atoi(only) == NCONFIGS + c) run_config(&s, jit80, &SM80_CONFIGS[c], NCONFIGS + c);
+        tlc_jit_destroy(jit80);
     }
     printf("test_attention: %d cases, %d failed\n", s.cases, s.failures);
     rc = s.failures ? 1 : 0;
