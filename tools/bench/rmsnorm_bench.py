@@ -35,15 +35,19 @@ torch device-to-device copy of 2 GiB, bytes read + written) and each
 bandwidth is also given as a percentage of it. Every tlc result is checked
 against torch's before timing.
 
-Launch configs: tools/bench/rmsnorm_config.h's rule (tlc_rmsnorm_config_rows,
-mirrored in Configs below): a many-rows table, and a few-rows table for
-launches of fewer than TLC_RMSNORM_SMALL_BLOCKS blocks. --sweep first tries
+Launch configs: tools/bench/rmsnorm_config.h's rule (tlc_rmsnorm_config_for,
+the same function as rule() below), the same for every row count.
+--configs "C:BLOCK_M:threads,..." overrides it per C (and --small-configs
+for launches of fewer blocks than SMALL_BLOCKS). --sweep first tries
 several (BLOCK_M, threads) per C at the largest row count and several
 one-row-per-block configs at 1 and 7 rows (both kernels, float16), and uses
-the fastest: they are printed, for the header, and written to
-OUT/rmsnorm_configs.txt and OUT/rmsnorm_small_configs.txt in the format of
-$TLC_RMSNORM_CONFIGS / $TLC_RMSNORM_SMALL_CONFIGS ("C:BLOCK_M:threads,..."),
+the fastest: they are printed and written to OUT/rmsnorm_configs.txt and
+OUT/rmsnorm_small_configs.txt in the format of $TLC_RMSNORM_CONFIGS,
 which tests/gpu/test_rmsnorm.c also reads.
+
+Shapes: issue 3's item 6 (C in ITEM6_CS x rows in {1, 7, 4096, 302400})
+and issue 16's widths (WIDE_CS at 16384 rows), both kernels, float16 and
+bfloat16.
 """
 import argparse
 import json
@@ -69,35 +73,30 @@ GRAPH_REPEATS = 5  # timed regions per graph measurement (median)
 
 
 # ---------------------------------------------------------------- configs
-HEADER = os.path.join(ROOT, "tools/bench/rmsnorm_config.h")
+ITEM6_CS = [96, 160, 192, 256, 320, 384, 512, 640, 1024, 4096, 8192]
+WIDE_CS = [2048, 4096, 5120, 7168, 8192, 12288, 16384, 32768]
+SMALL_BLOCKS = 132  # an H100's SMs: launches of fewer blocks take the --small-configs overrides
 
 
-def header_tables():
-    """The tables of tools/bench/rmsnorm_config.h: (many-rows {C: (BLOCK_M, threads)}, few-rows {...}, small_blocks)."""
-    text = open(HEADER).read()
-
-    def table(mark):
-        return {int(c): (int(bm), int(t)) for c, bm, t in
-                re.findall(r"\{\s*(\d+),\s*(\d+),\s*(\d+)\s*\},\s*/\*\s*" + mark + r"\s*\*/", text)}
-    blocks = int(re.search(r"#define\s+TLC_RMSNORM_SMALL_BLOCKS\s+(\d+)", text).group(1))
-    return table("RMSNORM_CONFIG"), table("RMSNORM_SMALL_CONFIG"), blocks
-
-
-def big_fallback(C):  # tlc_rmsnorm_config_for's rule for a C the table lacks
-    bm, thr = 1, (256 if C >= 2048 else 128)
-    while bm < 64 and bm * C < 8 * thr:
-        bm *= 2
-    return (bm, thr)
+def rule(C):
+    """tools/bench/rmsnorm_config.h's tlc_rmsnorm_config_for: (BLOCK_M, threads)."""
+    if C <= 2048:
+        vectors, bm = max(C // 8, 1), 1
+        while bm < 64 and ((bm * vectors) % 32 or bm * vectors < 64):
+            bm *= 2
+        return (bm, bm * vectors)
+    threads = ((C + 63) // 64 + 31) // 32 * 32
+    return (1, min(max(threads, 128), 1024))
 
 
 class Configs:
-    """tlc_rmsnorm_config_rows of the header, on tables that --sweep or --configs may change."""
+    """The header's rule, with the overrides --configs, --small-configs or --sweep give."""
 
     def __init__(self):
-        self.big, self.small, self.small_blocks = header_tables()
+        self.big, self.small, self.small_blocks = {}, {}, SMALL_BLOCKS
 
     def big_for(self, C):
-        return self.big.get(C) or big_fallback(C)
+        return self.big.get(C) or rule(C)
 
     def small_for(self, C):
         return self.small.get(C) or self.big_for(C)
@@ -349,10 +348,10 @@ def item6_grid(results, dtype, Cs, method):
     tk, rk = ("tlc_us", "torch_us") if method == "do_bench" else ("tlc_graph_us", "torch_graph_us")
     by = {(r["C"], r["rows"], r["op"]): r for r in results if r["dtype"] == dtype and tk in r}
     lines = [f"{dtype}, {method}: tlc us / torch us (rmsnorm; rmsnorm+silu)", "",
-             "| C | rows=1 | rows=7 | rows=4096 | rows=302400 |", "| --- | --- | --- | --- | --- |"]
+             "| C | rows=1 | rows=7 | rows=4096 | rows=16384 | rows=302400 |", "| --- | --- | --- | --- | --- | --- |"]
     for C in Cs:
         cells = []
-        for rows in (1, 7, 4096, 302400):
+        for rows in (1, 7, 4096, 16384, 302400):
             parts = []
             for op in ("rmsnorm", "rmsnorm_silu"):
                 r = by.get((C, rows, op))
@@ -403,7 +402,7 @@ def main():
     print(f"device-to-device copy (torch, 2 GiB, read + write): {copy_gbs:.0f} GB/s")
 
     cfg = Configs()
-    Cs = sorted(cfg.big)
+    Cs = sorted(set(ITEM6_CS) | set(WIDE_CS))
     cfg.big.update(parse_configs(a.configs))
     cfg.small.update(parse_configs(a.small_configs))
     if a.sweep:
@@ -418,7 +417,7 @@ def main():
                 f.write(format_configs(cfg.small) + "\n")
 
     headline = [(16384, 4096), (16384, 8192), (302400, 160), (302400, 320), (302400, 640), (302400, 1024)]
-    item6 = [(r, C) for C in Cs for r in (1, 7, 4096, 302400)]
+    item6 = [(r, C) for C in ITEM6_CS for r in (1, 7, 4096, 302400)] + [(16384, C) for C in WIDE_CS]
     jobs = [(r, C, torch.float16, s) for (r, C) in headline for s in (False, True)]
     jobs += [(r, C, torch.bfloat16, s) for (r, C) in headline for s in (False, True)]
     jobs += [(r, C, torch.float16, s) for (r, C) in item6 if (r, C) not in headline for s in (False, True)]
