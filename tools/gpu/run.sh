@@ -8,9 +8,10 @@
 #   tools/gpu/run.sh [--quick] [--no-sweep] [--tests-only | --bench-only]
 #
 # --quick: shorter benchmark, no bfloat16 item-6 grid. --no-sweep: the
-# benchmark and test_rmsnorm use the configs of tools/bench/rmsnorm_config.h
-# (else the benchmark's --sweep picks them, and test_rmsnorm runs exactly
-# those, through $TLC_RMSNORM_CONFIGS and $TLC_RMSNORM_SMALL_CONFIGS).
+# benchmark and test_rmsnorm use the rule of tools/bench/rmsnorm_config.h
+# (else the benchmark's --sweep picks configs, and test_rmsnorm runs its
+# many-rows picks through $TLC_RMSNORM_CONFIGS; the benchmark also reads its
+# few-rows picks, $TLC_RMSNORM_SMALL_CONFIGS).
 # --tests-only: the GPU test programs (test_rmsnorm with the configs of an
 # earlier sweep in the log folder, if any). --bench-only: jit_bench,
 # launch_bench and rmsnorm_bench.
