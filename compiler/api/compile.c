@@ -8,6 +8,7 @@ void tlc_compile_options_default(tlc_compile_options *o) {
     memset(o, 0, sizeof *o);
     o->arch = TLC_DEFAULT_ARCH;
     o->stop_after = TLC_STAGE_TIR;
+    o->opt_level = 3;
 }
 
 /* A stage that failed without saying why is a compiler bug; make it visible
@@ -18,26 +19,8 @@ static bool fail_quietly_guard(tlc_compilation *c, const char *stage) {
     return false;
 }
 
-bool tlc_compile_source(tlc_compilation *c, const char *name, const char *text, size_t len,
-                        const tlc_compile_options *opt) {
-    memset(c, 0, sizeof *c);
-    tlc_arena_init(&c->arena);
-    /* The text may hold NUL bytes (the lexer reports them); keep len and add
-     * a terminator so scanners may also stop at the end. */
-    char *copy = tlc_arena_alloc(&c->arena, len + 1);
-    if (len) memcpy(copy, text, len);
-    copy[len] = '\0';
-    c->src.name = tlc_arena_strdup(&c->arena, name ? name : "<input>");
-    c->src.text = copy;
-    c->src.len = len;
-    tlc_diag_init(&c->diag, &c->src);
-
-    tlc_compile_options defaults;
-    if (!opt) {
-        tlc_compile_options_default(&defaults);
-        opt = &defaults;
-    }
-
+/* Lexer, parser, sema and the Tile IR verifier, as far as stop_after asks. */
+static bool front_end(tlc_compilation *c, const tlc_compile_options *opt) {
     if (opt->stop_after == TLC_STAGE_TOKENS) {
         c->ntokens = tlc_tokenize(&c->src, &c->arena, &c->diag, &c->tokens);
         if (c->ntokens < 0) return fail_quietly_guard(c, "the lexer");
@@ -60,6 +43,32 @@ bool tlc_compile_source(tlc_compilation *c, const char *name, const char *text, 
     if (c->diag.errors) return false;
     if (!tir_verify_module(c->tir, &c->diag)) return fail_quietly_guard(c, "the Tile IR verifier");
     return true;
+}
+
+bool tlc_compile_source(tlc_compilation *c, const char *name, const char *text, size_t len,
+                        const tlc_compile_options *opt) {
+    double start = tlc_clock_ms();
+    memset(c, 0, sizeof *c);
+    tlc_arena_init(&c->arena);
+    /* The text may hold NUL bytes (the lexer reports them); keep len and add
+     * a terminator so scanners may also stop at the end. */
+    char *copy = tlc_arena_alloc(&c->arena, len + 1);
+    if (len) memcpy(copy, text, len);
+    copy[len] = '\0';
+    c->src.name = tlc_arena_strdup(&c->arena, name ? name : "<input>");
+    c->src.text = copy;
+    c->src.len = len;
+    tlc_diag_init(&c->diag, &c->src);
+
+    tlc_compile_options defaults;
+    if (!opt) {
+        tlc_compile_options_default(&defaults);
+        opt = &defaults;
+    }
+    c->opt_level = opt->opt_level;
+    bool ok = front_end(c, opt);
+    tlc_stage_times_add(&c->times, TLC_TIMED_FRONT_END, start);
+    return ok;
 }
 
 void tlc_compilation_free(tlc_compilation *c) {

@@ -6,6 +6,7 @@
 #include "../frontend/ast.h"
 #include "../frontend/sema.h"
 #include "../ir/tir.h"
+#include "stage_times.h"
 
 typedef enum {
     TLC_STAGE_TOKENS, TLC_STAGE_AST, TLC_STAGE_TIR,
@@ -16,6 +17,7 @@ typedef struct tlc_compile_options {
     const tlc_define *defines; int ndefines;
     const char *kernel;  /* NULL: every kernel */
     tlc_stage stop_after;
+    int opt_level;       /* LLVM optimization level for code generation, 0..3 (default 3) */
 } tlc_compile_options;
 
 typedef struct tlc_compilation {
@@ -26,6 +28,8 @@ typedef struct tlc_compilation {
     ast_module *ast;
     tir_module *tir;
     struct th_module *thread; /* the Thread IR once lowered (compile_backend.h), reused by codegen */
+    int opt_level;            /* from the options, for code generation */
+    tlc_stage_times times;    /* wall time of each stage run so far */
 } tlc_compilation;
 
 void tlc_compile_options_default(tlc_compile_options *o);

@@ -20,8 +20,11 @@ static bool have_tir(tlc_compilation *c) {
 bool tlc_compile_layouts(tlc_compilation *c, tlc_strbuf *dump) {
     if (!have_tir(c)) return false;
     if (!planned(c->tir)) {
-        if (!tlc_layout_infer(c->tir, &c->arena, &c->diag) || c->diag.errors) return false;
-        if (!tlc_plan_module(c->tir, &c->arena, &c->diag) || c->diag.errors) return false;
+        double start = tlc_clock_ms();
+        bool ok = tlc_layout_infer(c->tir, &c->arena, &c->diag) && c->diag.errors == 0 &&
+                  tlc_plan_module(c->tir, &c->arena, &c->diag) && c->diag.errors == 0;
+        tlc_stage_times_add(&c->times, TLC_TIMED_LAYOUT_PLAN, start);
+        if (!ok) return false;
     }
     if (dump) tlc_layout_print_module(dump, c->tir);
     return true;
@@ -36,7 +39,9 @@ bool tlc_compile_plan(tlc_compilation *c, tlc_strbuf *dump) {
 th_module *tlc_compile_thread(tlc_compilation *c, tlc_strbuf *dump) {
     if (!c->thread) {
         if (!tlc_compile_layouts(c, NULL)) return NULL;
+        double start = tlc_clock_ms();
         th_module *m = tlc_lower_module(c->tir, &c->arena, &c->diag);
+        tlc_stage_times_add(&c->times, TLC_TIMED_LOWER, start);
         if (!m || c->diag.errors) {
             if (c->diag.errors == 0)
                 tlc_error(&c->diag, (tlc_loc){0, 0}, "internal error: lowering failed without a diagnostic");
@@ -48,29 +53,29 @@ th_module *tlc_compile_thread(tlc_compilation *c, tlc_strbuf *dump) {
     return c->thread;
 }
 
-static tlc_codegen_options options(const tlc_compilation *c, bool fast_math) {
-    tlc_codegen_options o = {.arch = c->tir ? c->tir->arch : TLC_DEFAULT_ARCH, .opt_level = 3, .fast_math = fast_math};
-    return o;
-}
+typedef char *(*codegen_fn)(const th_module *, const tlc_codegen_options *, tlc_arena *, tlc_diag *);
 
-char *tlc_compile_llvm(tlc_compilation *c, bool fast_math) {
+static char *codegen(tlc_compilation *c, bool fast_math, codegen_fn generate) {
     th_module *m = tlc_compile_thread(c, NULL);
     if (!m) return NULL;
-    tlc_codegen_options o = options(c, fast_math);
-    return tlc_codegen_llvm_ir(m, &o, &c->arena, &c->diag);
+    tlc_codegen_options o = {.arch = c->tir->arch, .opt_level = c->opt_level, .fast_math = fast_math};
+    double start = tlc_clock_ms();
+    char *text = generate(m, &o, &c->arena, &c->diag);
+    tlc_stage_times_add(&c->times, TLC_TIMED_CODEGEN, start);
+    return text;
 }
 
-char *tlc_compile_ptx(tlc_compilation *c, bool fast_math) {
-    th_module *m = tlc_compile_thread(c, NULL);
-    if (!m) return NULL;
-    tlc_codegen_options o = options(c, fast_math);
-    return tlc_codegen_ptx(m, &o, &c->arena, &c->diag);
-}
+char *tlc_compile_llvm(tlc_compilation *c, bool fast_math) { return codegen(c, fast_math, tlc_codegen_llvm_ir); }
+
+char *tlc_compile_ptx(tlc_compilation *c, bool fast_math) { return codegen(c, fast_math, tlc_codegen_ptx); }
 
 unsigned char *tlc_compile_cubin(tlc_compilation *c, bool fast_math, size_t *size) {
     char *ptx = tlc_compile_ptx(c, fast_math);
     if (!ptx) return NULL;
-    return tlc_ptxas_assemble(ptx, c->tir->arch, size, &c->arena, &c->diag);
+    double start = tlc_clock_ms();
+    unsigned char *bytes = tlc_ptxas_assemble(ptx, c->tir->arch, size, &c->arena, &c->diag);
+    tlc_stage_times_add(&c->times, TLC_TIMED_PTXAS, start);
+    return bytes;
 }
 
 static char *dup(const char *s) {
@@ -81,7 +86,7 @@ static char *dup(const char *s) {
 }
 
 char *tlc_compile_to_ptx(const char *name, const char *text, size_t len, const tlc_define *defines, int ndefines,
-                         tlc_arch arch, const char *kernel, char **err) {
+                         tlc_arch arch, const char *kernel, int opt_level, char **err) {
     if (err) *err = NULL;
     tlc_compile_options o;
     tlc_compile_options_default(&o);
@@ -89,6 +94,7 @@ char *tlc_compile_to_ptx(const char *name, const char *text, size_t len, const t
     o.defines = defines;
     o.ndefines = ndefines;
     o.kernel = kernel;
+    o.opt_level = opt_level;
     o.stop_after = TLC_STAGE_TIR;
     tlc_compilation c;
     char *ptx = NULL;

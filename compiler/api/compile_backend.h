@@ -18,15 +18,17 @@ bool tlc_compile_plan(tlc_compilation *c, tlc_strbuf *dump);
  * compilation and kept for code generation; dump gets --emit=thread. */
 th_module *tlc_compile_thread(tlc_compilation *c, tlc_strbuf *dump);
 /* LLVM IR / PTX text (arena strings, with the launch metadata as leading
- * comment lines), cubin bytes (needs ptxas). NULL on error. */
+ * comment lines), cubin bytes (needs ptxas). NULL on error. LLVM runs at
+ * the compilation's opt_level (tlc_compile_options). */
 char *tlc_compile_llvm(tlc_compilation *c, bool fast_math);
 char *tlc_compile_ptx(tlc_compilation *c, bool fast_math);
 unsigned char *tlc_compile_cubin(tlc_compilation *c, bool fast_math, size_t *size);
 
 /* One call for the JIT and the GPU tests: DSL source + -D defines + arch
- * (+ kernel name or NULL for all) -> PTX text with metadata, malloc'd
+ * (+ kernel name or NULL for all) + LLVM optimization level (0..3) -> PTX
+ * text with metadata, malloc'd
  * (caller frees). On failure returns NULL and, if err is not NULL, sets
  * *err to the malloc'd diagnostics text. */
 char *tlc_compile_to_ptx(const char *name, const char *text, size_t len, const tlc_define *defines, int ndefines,
-                         tlc_arch arch, const char *kernel, char **err);
+                         tlc_arch arch, const char *kernel, int opt_level, char **err);
 #endif

@@ -19,6 +19,8 @@ enum { CACHE_DIR_MAX = 4096, ERR_MAX = 512 };
 struct tlc_jit {
     tlc_arch arch;
     char arch_name[16];
+    int opt_level;       /* 0..3 */
+    char opt_key[16];    /* "O3": the level's part of the cache key */
     bool use_cache;
     char cache_dir[CACHE_DIR_MAX];
     /* The only state that changes after creation. */
@@ -99,7 +101,12 @@ tlc_status tlc_jit_create(const tlc_jit_options *opt, tlc_jit **out, char **err)
     tlc_jit *j = calloc(1, sizeof *j);
     if (!j) return fail(err, TLC_ERROR_OUT_OF_MEMORY, "tlc_jit_create: out of memory");
     tlc_status st = TLC_OK;
-    if (o.arch) {
+    /* an enum may be unsigned: compare as int */
+    if ((int)o.opt_level < (int)TLC_OPT_DEFAULT || (int)o.opt_level > (int)TLC_OPT_O3) {
+        st = fail(err, TLC_ERROR_INVALID_ARGUMENT,
+                  "tlc_jit_create: unknown opt_level %d (expected TLC_OPT_DEFAULT or TLC_OPT_O0 .. TLC_OPT_O3)",
+                  (int)o.opt_level);
+    } else if (o.arch) {
         if (!tlc_arch_parse(o.arch, &j->arch)) {
             char names[128];
             tlc_arch_names(names, sizeof names, ", ");
@@ -110,6 +117,8 @@ tlc_status tlc_jit_create(const tlc_jit_options *opt, tlc_jit **out, char **err)
     }
     if (st == TLC_OK) {
         snprintf(j->arch_name, sizeof j->arch_name, "%s", tlc_arch_name(j->arch));
+        j->opt_level = o.opt_level == TLC_OPT_DEFAULT ? 3 : (int)o.opt_level - (int)TLC_OPT_O0;
+        snprintf(j->opt_key, sizeof j->opt_key, "O%d", j->opt_level);
         j->use_cache = !o.disable_cache;
         if (j->use_cache) {
             char e[ERR_MAX] = "";
@@ -175,7 +184,7 @@ tlc_status tlc_jit_compile(tlc_jit *jit, const char *source, size_t len, const c
     if (jit->use_cache) {
         tlc_jit_key_input in = {.source = source, .source_len = len, .defines = defs, .ndefines = ndefines,
                                 .kernel = kernel, .arch = jit->arch_name, .compiler_version = TLC_VERSION,
-                                .options = NULL};
+                                .options = jit->opt_key};
         tlc_jit_key_compute(&in, &key);
         char e[ERR_MAX];
         size_t plen = 0;
@@ -193,7 +202,7 @@ tlc_status tlc_jit_compile(tlc_jit *jit, const char *source, size_t len, const c
 
     atomic_fetch_add(&jit->misses, 1);
     char *err = NULL;
-    char *out = tlc_compile_to_ptx(source_name, source, len, defs, ndefines, jit->arch, kernel, &err);
+    char *out = tlc_compile_to_ptx(source_name, source, len, defs, ndefines, jit->arch, kernel, jit->opt_level, &err);
     free(defs);
     if (!out) {
         atomic_fetch_add(&jit->compile_errors, 1);

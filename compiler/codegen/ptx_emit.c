@@ -3,7 +3,8 @@
  * many threads; only the one-time target registration is shared, guarded by
  * pthread_once. Pipeline: verify, then the new pass manager's default<O3>
  * (with the NVPTX callbacks, since the target machine is passed), then the
- * NVPTX backend at the aggressive codegen level. */
+ * NVPTX backend at the aggressive codegen level; both levels follow
+ * tlc_codegen_options.opt_level (tlc -O0 .. -O3). */
 #include "codegen_internal.h"
 #include <llvm-c/Analysis.h>
 #include <llvm-c/Error.h>

@@ -50,6 +50,9 @@ typedef struct tlc_cli_options {
     const char *kernel;
     tlc_define defines[TLC_CLI_MAX_DEFINES];
     int ndefines;
+    int opt_level;            /* -O0 .. -O3: LLVM's optimization level (default 3) */
+    bool verbose;             /* -v: say what the driver does, on stderr */
+    bool time_passes;         /* --time-passes: per-stage times on stderr */
     bool help, version;
     char warnings[1024];      /* "tlc: warning: ..." lines for main.c to print */
 } tlc_cli_options;
@@ -66,6 +69,17 @@ typedef enum {
 tlc_args_result tlc_cli_parse(int argc, char **argv, tlc_cli_options *o, tlc_strbuf *err);
 /* Full --help text. */
 void tlc_cli_usage(tlc_strbuf *out);
+
+/* ---- reports on standard error (reports.c) ---- */
+/* -v before compiling: input, target, optimization level, defines, emit. */
+void tlc_verbose_start(tlc_strbuf *out, const tlc_cli_options *o, size_t input_bytes);
+/* -v after: the kernels compiled, the stages that ran, where the output
+ * went (out_bytes; wrote false when nothing was written). */
+void tlc_verbose_end(tlc_strbuf *out, const tlc_cli_options *o, const tlc_compilation *c, bool wrote,
+                     size_t out_bytes);
+/* --time-passes: one line per stage that ran (ms, share of the total), then
+ * the total. */
+void tlc_time_report(tlc_strbuf *out, const char *input, const tlc_stage_times *t);
 
 /* ---- input (read_input.c) ---- */
 /* Reads a whole file ("-": stdin) into a malloc'd buffer (NUL-terminated,

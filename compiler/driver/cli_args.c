@@ -24,12 +24,15 @@ void tlc_cli_usage(tlc_strbuf *out) {
         "  -D NAME=VALUE       override the @jit default of compile-time parameter NAME,\n"
         "                      or specialize the symbolic dim NAME (repeatable; also -DNAME=VALUE;\n"
         "                      a NAME given twice takes the later value, with a warning)\n"
-        "  --kernel=NAME       compile only kernel NAME\n");
+        "  --kernel=NAME       compile only kernel NAME\n"
+        "  -O0, -O1, -O2, -O3  LLVM optimization level for llvm, ptx and cubin (default: -O3)\n");
     char names[128];
     tlc_arch_names(names, sizeof names, ", ");
     tlc_sb_printf(out, "  --arch=ARCH         target: %s (default: %s); nvcc's -arch=ARCH too\n", names,
                   tlc_arch_name(TLC_DEFAULT_ARCH));
     tlc_sb_puts(out,
+        "  -v, --verbose       say what tlc does (input, target, kernels, stages, output) on standard error\n"
+        "  --time-passes       print the time each compilation stage took on standard error\n"
         "  --help              print this help and exit\n"
         "  --version           print the version and exit\n"
         "\n"
@@ -69,6 +72,13 @@ static tlc_args_result add_define(tlc_cli_options *o, char *text, tlc_strbuf *er
     return TLC_ARGS_OK;
 }
 
+/* The level of -O0 .. -O3 (arg is "-O..."); false for anything else. */
+static bool parse_opt_level(const char *arg, int *level) {
+    if (arg[2] < '0' || arg[2] > '3' || arg[3] != '\0') return false;
+    *level = arg[2] - '0';
+    return true;
+}
+
 static tlc_args_result missing_value(tlc_strbuf *err, const char *opt) {
     tlc_sb_printf(err, "option '%s' needs a value", opt);
     return TLC_ARGS_USAGE;
@@ -77,6 +87,7 @@ static tlc_args_result missing_value(tlc_strbuf *err, const char *opt) {
 tlc_args_result tlc_cli_parse(int argc, char **argv, tlc_cli_options *o, tlc_strbuf *err) {
     memset(o, 0, sizeof *o);
     o->arch = TLC_DEFAULT_ARCH;
+    o->opt_level = 3;
     o->emit = tlc_emit_find("tir");
     const char *emit_name = "tir";
     bool only_files = false;
@@ -100,6 +111,15 @@ tlc_args_result tlc_cli_parse(int argc, char **argv, tlc_cli_options *o, tlc_str
         } else if (strcmp(arg, "--version") == 0) {
             o->version = true;
             return TLC_ARGS_EXIT_OK;
+        } else if (strcmp(arg, "-v") == 0 || strcmp(arg, "--verbose") == 0) {
+            o->verbose = true;
+        } else if (strcmp(arg, "--time-passes") == 0) {
+            o->time_passes = true;
+        } else if (arg[1] == 'O') { /* the last -O wins, as with cc */
+            if (!parse_opt_level(arg, &o->opt_level)) {
+                tlc_sb_printf(err, "unknown optimization level '%s' (expected -O0, -O1, -O2 or -O3)", arg);
+                return TLC_ARGS_USAGE;
+            }
         } else if ((r = tlc_opt_long("--emit", argc, argv, &i, &v)) != 0) {
             if (r < 0) return missing_value(err, arg);
             emit_name = v;

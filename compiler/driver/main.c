@@ -29,6 +29,13 @@ static int write_output(const char *path, const tlc_strbuf *sb) {
     return 0;
 }
 
+/* Prints and empties a report buffer. */
+static void flush_report(tlc_strbuf *report) {
+    fputs(tlc_sb_cstr(report), stderr);
+    tlc_sb_free(report);
+    tlc_sb_init(report);
+}
+
 static int compile_and_emit(const tlc_cli_options *o) {
     if (o->emit->binary && !o->output && isatty(STDOUT_FILENO)) {
         fprintf(stderr, "tlc: error: --emit=%s writes binary data: use -o FILE or redirect standard output\n",
@@ -41,6 +48,12 @@ static int compile_and_emit(const tlc_cli_options *o) {
         fprintf(stderr, "tlc: error: cannot open '%s': %s\n", o->input, strerror(errno));
         return EXIT_DIAG;
     }
+    tlc_strbuf report;
+    tlc_sb_init(&report);
+    if (o->verbose) {
+        tlc_verbose_start(&report, o, len);
+        flush_report(&report);
+    }
     tlc_compile_options co;
     tlc_compile_options_default(&co);
     co.arch = o->arch;
@@ -48,6 +61,7 @@ static int compile_and_emit(const tlc_cli_options *o) {
     co.ndefines = o->ndefines;
     co.kernel = o->kernel;
     co.stop_after = o->emit->stage;
+    co.opt_level = o->opt_level;
 
     tlc_compilation c;
     const char *name = strcmp(o->input, "-") == 0 ? "<stdin>" : o->input;
@@ -56,16 +70,27 @@ static int compile_and_emit(const tlc_cli_options *o) {
     fputs(tlc_sb_cstr(&c.diag.out), stderr);
     size_t reported = c.diag.out.len;
     int status = EXIT_DIAG;
+    bool wrote = false;
+    size_t out_bytes = 0;
     if (ok) {
         tlc_strbuf out;
         tlc_sb_init(&out);
         ok = o->emit->print(&out, &c);
         /* later stages run inside the emitter: print what they reported */
         if (c.diag.out.len > reported) fputs(c.diag.out.data + reported, stderr);
-        if (ok && c.diag.errors == 0) status = write_output(o->output, &out);
-        else if (c.diag.errors == 0) fputs("tlc: error: internal error: a stage failed without a diagnostic\n", stderr);
+        if (ok && c.diag.errors == 0) {
+            status = write_output(o->output, &out);
+            wrote = status == 0;
+            out_bytes = out.len;
+        } else if (c.diag.errors == 0) {
+            fputs("tlc: error: internal error: a stage failed without a diagnostic\n", stderr);
+        }
         tlc_sb_free(&out);
     }
+    if (o->verbose) tlc_verbose_end(&report, o, &c, wrote, out_bytes);
+    if (o->time_passes) tlc_time_report(&report, name, &c.times);
+    flush_report(&report);
+    tlc_sb_free(&report);
     tlc_compilation_free(&c);
     return status;
 }

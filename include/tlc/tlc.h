@@ -11,7 +11,7 @@
  *   tlrt_module_unload(ctx, mod); tlc_jit_destroy(jit);
  *
  * Cache: key = SHA-256 of (source, defines sorted by name, kernel filter,
- * arch, tlc version); entries under the cache dir are written atomically and
+ * arch, optimization level, tlc version); entries under the cache dir are written atomically and
  * verified on read (a truncated or corrupted entry is recompiled, never
  * used). A hit never runs the compiler. Any number of tlc_jit objects, in
  * any number of threads and processes, may share one cache dir.
@@ -55,11 +55,22 @@ typedef struct tlc_jit_define {
     const char *value;
 } tlc_jit_define;
 
+/* The LLVM optimization level of the generated code, as tlc's -O0 .. -O3.
+ * TLC_OPT_DEFAULT, what a zero-initialized tlc_jit_options holds, is -O3. */
+typedef enum tlc_opt_level {
+    TLC_OPT_DEFAULT = 0,
+    TLC_OPT_O0,
+    TLC_OPT_O1,
+    TLC_OPT_O2,
+    TLC_OPT_O3,
+} tlc_opt_level;
+
 typedef struct tlc_jit_options {
     const char *cache_dir; /* NULL: $TLC_CACHE_DIR, else ~/.cache/tlc (created when first stored to) */
     const char *arch;      /* "sm_80" .. "sm_90a"; NULL: the GPU's (of ctx, or of device 0) */
     tlrt_context *ctx;     /* only read to find the arch when arch is NULL; may be NULL */
     bool disable_cache;    /* always compile, never read or write the cache */
+    tlc_opt_level opt_level; /* part of the cache key */
 } tlc_jit_options;
 
 typedef struct tlc_jit tlc_jit;

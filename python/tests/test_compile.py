@@ -54,6 +54,15 @@ class CompileTest(unittest.TestCase):
             tlc.compile(SCALE, arch="sm_70", cache_dir=self.cache.name)
         self.assertEqual(cm.exception.status, "TLC_ERROR_INVALID_ARGUMENT")
 
+    def test_opt_level(self):
+        o0 = tlc.compile(SCALE, arch="sm_90a", cache_dir=self.cache.name, opt_level=0)
+        o3 = tlc.compile(SCALE, arch="sm_90a", cache_dir=self.cache.name, opt_level=3)
+        self.assertIn(".entry scale", o0.ptx)
+        self.assertNotEqual(o0.ptx, o3.ptx)  # separate cache entries, different code
+        self.assertEqual(o3.ptx, tlc.compile(SCALE, arch="sm_90a", cache_dir=self.cache.name).ptx)
+        with self.assertRaisesRegex(ValueError, "opt_level must be 0, 1, 2 or 3, got 4"):
+            tlc.compile(SCALE, arch="sm_90a", cache_dir=self.cache.name, opt_level=4)
+
     def test_cache_dir_is_used(self):
         tlc.compile(SCALE, arch="sm_86", cache_dir=self.cache.name)
         entries = [f for _, _, files in os.walk(self.cache.name) for f in files]

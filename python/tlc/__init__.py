@@ -80,13 +80,14 @@ def device_arch(device=None):
     return buf.value.decode()
 
 
-def _jit(arch, cache_dir):
-    key = (arch, cache_dir)
+def _jit(arch, cache_dir, opt_level):
+    key = (arch, cache_dir, opt_level)
     with _lock:
         if key not in _jits:
             lib = load_library()
             jit, err = ctypes.c_void_p(), ctypes.c_void_p()
-            opt = JitOptions(cache_dir.encode() if cache_dir else None, arch.encode(), None, False)
+            # tlc_opt_level: TLC_OPT_O0 is 1 (0 is the default)
+            opt = JitOptions(cache_dir.encode() if cache_dir else None, arch.encode(), None, False, 1 + opt_level)
             st = lib.tlc_jit_create(ctypes.byref(opt), ctypes.byref(jit), ctypes.byref(err))
             if st != 0:
                 text = take_string(lib, err)
@@ -222,16 +223,19 @@ def _stream(device, handle):
         return _streams[key]
 
 
-def compile(source, kernel=None, defines=None, arch=None, cache_dir=None, name=None):
+def compile(source, kernel=None, defines=None, arch=None, cache_dir=None, name=None, opt_level=3):
     """Compiles DSL source (text, or the path of a .tl file) to PTX through the JIT's cache.
     kernel: the kernel to compile (may be left out when the source has one). defines: {NAME: value}
     as -D NAME=VALUE. arch: "sm_80" .. "sm_90a" (None: the current GPU's). cache_dir: None for
-    $TLC_CACHE_DIR or ~/.cache/tlc. Raises CompileError with the diagnostics."""
+    $TLC_CACHE_DIR or ~/.cache/tlc. opt_level: LLVM's optimization level, 0 .. 3 (tlc -O0 .. -O3).
+    Raises CompileError with the diagnostics."""
+    if opt_level not in (0, 1, 2, 3) or isinstance(opt_level, bool):
+        raise ValueError(f"opt_level must be 0, 1, 2 or 3, got {opt_level!r}")
     lib = load_library()
     text, name = _read_source(source, name)
     if arch is None:
         arch = device_arch()
-    jit = _jit(arch, os.fspath(cache_dir) if cache_dir else None)
+    jit = _jit(arch, os.fspath(cache_dir) if cache_dir else None, opt_level)
     defs, ndefs = _defines(defines)
     data = text.encode()
     ptx, err = ctypes.c_void_p(), ctypes.c_void_p()

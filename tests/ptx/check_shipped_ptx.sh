@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Compiles every kernel of every shipped .tl file in dsl-examples/ to PTX for
-# each supported arch and assembles the PTX with ptxas for that arch.
+# each supported arch (at the default -O3, and at -O0 for sm_80 and sm_90a:
+# unoptimized code must assemble too) and assembles the PTX with ptxas for
+# that arch.
 # A kernel may fail to lower on an arch for exactly one reason: it needs
 # more shared memory than that arch has (mla_decode_split on sm_80..sm_89);
 # any other failure, and any ptxas failure, fails the test. On sm_90a, the
@@ -16,9 +18,10 @@ fail=0 assembled=0 too_big=0
 for f in "$examples"/*.tl; do
   kernels=$("$tlc" --emit=summary "$f" | sed -E 's/^[^:]+: ([^:]+):.*/\1/') || { echo "FAIL: $f does not check"; fail=1; continue; }
   for k in $kernels; do
-    for arch in sm_80 sm_86 sm_89 sm_90 sm_90a; do
-      what="$(basename "$f") $k $arch"
-      if "$tlc" --emit=ptx --arch=$arch --kernel="$k" -o "$tmp/k.ptx" "$f" 2>"$tmp/err"; then
+    for config in sm_80 sm_86 sm_89 sm_90 sm_90a "sm_80 -O0" "sm_90a -O0"; do
+      read -r arch level <<< "$config"
+      what="$(basename "$f") $k $config"
+      if "$tlc" --emit=ptx --arch=$arch ${level:+"$level"} --kernel="$k" -o "$tmp/k.ptx" "$f" 2>"$tmp/err"; then
         if "$ptxas" -arch=$arch -o "$tmp/k.cubin" "$tmp/k.ptx" 2>"$tmp/ptxas.err"; then
           echo "ok: $what"; assembled=$((assembled + 1))
         else

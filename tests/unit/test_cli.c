@@ -1,6 +1,6 @@
 /* The tlc command line, run as a process: exit statuses (0 / 1 / 2), where
- * output and diagnostics go, every --emit kind, -D, --kernel, --arch, -o
- * and standard input. The binary is TLC_CLI_PATH (set by
+ * output and diagnostics go, every --emit kind, -D, --kernel, --arch, -o,
+ * -O0..-O3, -v, --time-passes and standard input. The binary is TLC_CLI_PATH (set by
  * tests/golden/CMakeLists.txt), $TLC_BIN, or ../compiler/tlc next to this
  * test's own directory. */
 #include <setjmp.h>
@@ -155,6 +155,129 @@ static void test_usage_errors(void **state) {
     expect_usage_error("-Dblock= k.tl", "-D expects NAME=VALUE");
     expect_usage_error("k.tl -o", "option '-o' needs a value");
     expect_usage_error("k.tl --kernel", "option '--kernel' needs a value");
+    expect_usage_error("-O4 k.tl", "unknown optimization level '-O4' (expected -O0, -O1, -O2 or -O3)");
+    expect_usage_error("-Ofoo k.tl", "unknown optimization level '-Ofoo'");
+    expect_usage_error("-O k.tl", "unknown optimization level '-O'");
+    expect_usage_error("-O00 k.tl", "unknown optimization level '-O00'");
+}
+
+/* -O sets LLVM's level: -O0 code differs from -O3's, the default is -O3,
+ * the last -O wins, and stages before LLVM do not change. */
+static void test_opt_levels(void **state) {
+    (void)state;
+    result r[4];
+    for (int level = 0; level < 4; level++) {
+        char args[64];
+        snprintf(args, sizeof args, "-O%d --emit=ptx k.tl", level);
+        r[level] = run(args, NULL);
+        if (r[level].status != 0) fail_msg("-O%d: exit %d\n%s", level, r[level].status, r[level].err);
+        assert_contains(r[level].out, ".entry scale(");
+        assert_contains(r[level].out, ".entry second(");
+        assert_string_equal(r[level].err, "");
+    }
+    assert_string_not_equal(r[0].out, r[3].out);
+    assert_true(strlen(r[0].out) > strlen(r[3].out)); /* unoptimized: longer */
+    result dflt = run("--emit=ptx k.tl", NULL), last = run("-O0 -O3 --emit=ptx k.tl", NULL);
+    assert_string_equal(dflt.out, r[3].out);
+    assert_string_equal(last.out, r[3].out);
+    result thread0 = run("-O0 --emit=thread k.tl", NULL), thread3 = run("--emit=thread k.tl", NULL);
+    assert_string_equal(thread0.out, thread3.out);
+    for (int level = 0; level < 4; level++) done(&r[level]);
+    done(&dflt);
+    done(&last);
+    done(&thread0);
+    done(&thread3);
+}
+
+/* The stage lines of a --time-passes report, in order: each "  MS  PCT%  NAME"
+ * with MS >= 0 and PCT in [0, 100], the last one "total" at 100% and the
+ * sum of the others. The names go to names, joined by '|'. */
+static void check_time_report(const char *err, const char *input, char *names, size_t n) {
+    char header[256];
+    snprintf(header, sizeof header, "tlc: stage times for %s:\n        ms       %%  stage\n", input);
+    const char *p = strstr(err, header);
+    if (!p) fail_msg("no '%s' in:\n%s", header, err);
+    p += strlen(header);
+    names[0] = '\0';
+    double sum = 0, total = -1;
+    while (*p == ' ') {
+        double ms, pct;
+        int used = 0;
+        if (sscanf(p, "%lf %lf%%  %n", &ms, &pct, &used) != 2 || used == 0) fail_msg("bad line in:\n%s", err);
+        const char *name = p + used, *eol = strchr(name, '\n');
+        assert_non_null(eol);
+        assert_true(ms >= 0);
+        assert_true(pct >= 0 && pct <= 100);
+        size_t len = strlen(names);
+        snprintf(names + len, n - len, "%s%.*s", len ? "|" : "", (int)(eol - name), name);
+        if (strncmp(name, "total\n", 6) == 0) {
+            total = ms;
+            assert_true(pct == 100);
+        } else {
+            sum += ms;
+        }
+        p = eol + 1;
+    }
+    assert_true(total >= 0);
+    assert_true(total - sum < 0.01 && sum - total < 0.01); /* printed to 0.001 ms each */
+}
+
+static void test_time_passes(void **state) {
+    (void)state;
+    result r = run("--time-passes --emit=ptx k.tl", NULL), plain = run("--emit=ptx k.tl", NULL);
+    assert_int_equal(r.status, 0);
+    assert_string_equal(r.out, plain.out); /* the report goes to stderr only */
+    char names[512];
+    check_time_report(r.err, "k.tl", names, sizeof names);
+    assert_string_equal(names, "front end (lex, parse, sema, verify)|layout inference + planning|"
+                               "lowering to Thread IR|LLVM IR + NVPTX codegen|total");
+    done(&r);
+    done(&plain);
+    /* a stage dump before the back end: only the front end ran */
+    r = run("--emit=summary --time-passes k.tl", NULL);
+    assert_int_equal(r.status, 0);
+    check_time_report(r.err, "k.tl", names, sizeof names);
+    assert_string_equal(names, "front end (lex, parse, sema, verify)|total");
+    done(&r);
+    /* errors: the diagnostics, then the stages that ran */
+    r = run("--time-passes --emit=ptx bad.tl", NULL);
+    assert_int_equal(r.status, 1);
+    assert_contains(r.err, "bad.tl:1:");
+    check_time_report(r.err, "bad.tl", names, sizeof names);
+    assert_string_equal(names, "front end (lex, parse, sema, verify)|total");
+    done(&r);
+}
+
+/* -v: what was compiled how, which stages ran, where the output went. */
+static void test_verbose(void **state) {
+    (void)state;
+    result r = run("-v -O1 --arch=sm_80 --emit=ptx -o v.ptx k.tl", NULL);
+    assert_int_equal(r.status, 0);
+    assert_string_equal(r.out, "");
+    char path[4200];
+    snprintf(path, sizeof path, "%s/v.ptx", work_dir);
+    char *ptx = slurp(path);
+    assert_contains(ptx, ".target sm_80");
+    char want[256];
+    snprintf(want, sizeof want,
+             "tlc: kernels: scale, second\n"
+             "tlc: stage: front end (lex, parse, sema, verify)\n"
+             "tlc: stage: layout inference + planning\n"
+             "tlc: stage: lowering to Thread IR\n"
+             "tlc: stage: LLVM IR + NVPTX codegen\n"
+             "tlc: output: %zu bytes to v.ptx\n",
+             strlen(ptx));
+    assert_contains(r.err, "tlc: input: k.tl (");
+    assert_contains(r.err, "tlc: target: sm_80 (PTX ISA ");
+    assert_contains(r.err, "), -O1\n");
+    assert_contains(r.err, "tlc: emit: ptx\n");
+    assert_contains(r.err, want);
+    free(ptx);
+    done(&r);
+    /* without -v: nothing on stderr */
+    r = run("--emit=ptx -o v.ptx k.tl", NULL);
+    assert_string_equal(r.err, "");
+    done(&r);
 }
 
 /* The stages past Tile IR: output on success only, a diagnostic otherwise. */
@@ -376,6 +499,9 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_version),
         cmocka_unit_test(test_usage_errors),
         cmocka_unit_test(test_backend_emits),
+        cmocka_unit_test(test_opt_levels),
+        cmocka_unit_test(test_time_passes),
+        cmocka_unit_test(test_verbose),
         cmocka_unit_test(test_missing_file),
         cmocka_unit_test(test_emit_tokens),
         cmocka_unit_test(test_emit_ast),

@@ -1,6 +1,7 @@
 /* The compile pipeline (api/compile.h): stages, options, diagnostics, the
- * verifier on IR produced by sema and then corrupted, and independent
- * compilations running on several threads at once. */
+ * verifier on IR produced by sema and then corrupted, the optimization
+ * level and the stage times, and independent compilations running on
+ * several threads at once. */
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -10,6 +11,7 @@
 #include <string.h>
 #include <cmocka.h>
 #include "api/compile.h"
+#include "api/compile_backend.h"
 
 static const char *gemm_src =
     "@jit(bm=64, bn=64, bk=32)\n"
@@ -46,6 +48,47 @@ static void test_defaults(void **state) {
     assert_null(o.defines);
     assert_int_equal(o.ndefines, 0);
     assert_null(o.kernel);
+    assert_int_equal(o.opt_level, 3);
+}
+
+static char *ptx_at(tlc_compilation *c, int opt_level) {
+    tlc_compile_options o;
+    tlc_compile_options_default(&o);
+    o.opt_level = opt_level;
+    assert_true(tlc_compile_source(c, "mm.tl", gemm_src, strlen(gemm_src), &o));
+    char *ptx = tlc_compile_ptx(c, false);
+    if (!ptx) fail_msg("%s", tlc_sb_cstr(&c->diag.out));
+    return ptx;
+}
+
+/* Each stage is timed once, when it runs; the level reaches LLVM. */
+static void test_stage_times_and_opt_level(void **state) {
+    (void)state;
+    tlc_compilation c0, c3;
+    assert_true(compile(&c3, gemm_src, TLC_STAGE_TIR));
+    assert_true(c3.times.ran[TLC_TIMED_FRONT_END]);
+    assert_false(c3.times.ran[TLC_TIMED_LAYOUT_PLAN]);
+    tlc_compilation_free(&c3);
+
+    char *ptx0 = ptx_at(&c0, 0), *ptx3 = ptx_at(&c3, 3);
+    assert_string_not_equal(ptx0, ptx3);
+    for (int s = TLC_TIMED_FRONT_END; s <= TLC_TIMED_CODEGEN; s++) {
+        assert_true(c3.times.ran[s]);
+        assert_true(c3.times.ms[s] >= 0);
+    }
+    assert_false(c3.times.ran[TLC_TIMED_PTXAS]);
+    /* stages already run are not run (nor timed) again */
+    double layout_ms = c3.times.ms[TLC_TIMED_LAYOUT_PLAN], lower_ms = c3.times.ms[TLC_TIMED_LOWER];
+    assert_true(tlc_compile_layouts(&c3, NULL));
+    assert_non_null(tlc_compile_thread(&c3, NULL));
+    assert_true(c3.times.ms[TLC_TIMED_LAYOUT_PLAN] == layout_ms);
+    assert_true(c3.times.ms[TLC_TIMED_LOWER] == lower_ms);
+    double sum = 0;
+    for (int s = 0; s < TLC_NTIMED; s++) sum += c3.times.ms[s];
+    assert_true(tlc_stage_times_total(&c3.times) == sum);
+    assert_true(sum > 0);
+    tlc_compilation_free(&c0);
+    tlc_compilation_free(&c3);
 }
 
 static void test_stages(void **state) {
@@ -286,6 +329,7 @@ int main(void) {
         cmocka_unit_test(test_embedded_nul),
         cmocka_unit_test(test_defines_and_arch),
         cmocka_unit_test(test_verify_sema_output),
+        cmocka_unit_test(test_stage_times_and_opt_level),
         cmocka_unit_test(test_threads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -128,7 +128,7 @@ static void test_operand_layouts(void **state) {
 
 static char *compile(const char *src, size_t len, const tlc_define *d, int nd, tlc_arch arch) {
     char *err = NULL;
-    char *ptx = tlc_compile_to_ptx("gemm.tl", src, len, d, nd, arch, NULL, &err);
+    char *ptx = tlc_compile_to_ptx("gemm.tl", src, len, d, nd, arch, NULL, 3, &err);
     if (!ptx) fail_msg("compile failed: %s", err ? err : "?");
     free(err);
     assert_int_equal(tst_count(ptx, ".local"), 0);
@@ -457,7 +457,7 @@ static void test_errors(void **state) {
         "        gemm(a, b, c)\n"
         "        copy(c, C)\n";
     char *err = NULL;
-    char *ptx = tlc_compile_to_ptx("g.tl", bad, strlen(bad), NULL, 0, TLC_SM90A, NULL, &err);
+    char *ptx = tlc_compile_to_ptx("g.tl", bad, strlen(bad), NULL, 0, TLC_SM90A, NULL, 3, &err);
     assert_null(ptx);
     assert_non_null(strstr(err, "g.tl:8:9: error: gemm cannot be mapped to the tensor cores: K (24)"));
     free(err);

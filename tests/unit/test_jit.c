@@ -1,6 +1,7 @@
 /* The JIT (include/tlc/tlc.h) without a GPU: cache hits and misses counted
  * on the jit object, a corrupted or truncated cache entry recompiled, compile
- * errors returned as file:line:col text, bad arguments refused, and 8
+ * errors returned as file:line:col text, the optimization level in the
+ * cache key, bad arguments refused, and 8
  * threads compiling the same and different sources through one jit object
  * and one cache dir getting exactly the PTX of a single-threaded compile. */
 #include <dirent.h>
@@ -232,6 +233,49 @@ static void compile_error_has_location(void **state) {
     tlc_jit_destroy(j);
 }
 
+static tlc_jit *make_jit_at(const char *dir, tlc_opt_level level) {
+    tlc_jit_options o = {.cache_dir = dir, .arch = "sm_90a", .opt_level = level};
+    tlc_jit *j = NULL;
+    char *err = NULL;
+    if (tlc_jit_create(&o, &j, &err) != TLC_OK) fail_msg("tlc_jit_create: %s", err);
+    return j;
+}
+
+static char *compile_rmsnorm(tlc_jit *j, const fixture *f) {
+    char *ptx = NULL, *err = NULL;
+    if (tlc_jit_compile(j, f->src, f->len, "rmsnorm.tl", DEFS, 3, "rmsnorm", &ptx, &err) != TLC_OK)
+        fail_msg("tlc_jit_compile: %s", err);
+    return ptx;
+}
+
+/* Each level has its own cache entry; the default is -O3 and shares its entry. */
+static void opt_level_is_part_of_the_key(void **state) {
+    fixture *f = *state;
+    tlc_jit *o0 = make_jit_at(f->dir, TLC_OPT_O0), *o3 = make_jit_at(f->dir, TLC_OPT_O3),
+            *dflt = make_jit_at(f->dir, TLC_OPT_DEFAULT);
+    char *p0 = compile_rmsnorm(o0, f), *p3 = compile_rmsnorm(o3, f), *pd = compile_rmsnorm(dflt, f);
+    tlc_jit_stats s0, s3, sd;
+    tlc_jit_get_stats(o0, &s0);
+    tlc_jit_get_stats(o3, &s3);
+    tlc_jit_get_stats(dflt, &sd);
+    assert_int_equal(s0.misses, 1);
+    assert_int_equal(s3.misses, 1); /* not served -O0's entry */
+    assert_int_equal(sd.hits, 1);   /* served -O3's */
+    char entries[4][512];
+    assert_int_equal(list_entries(f->dir, entries, 4), 2);
+    assert_string_not_equal(p0, p3);
+    assert_string_equal(p3, pd);
+    assert_non_null(strstr(p0, ".entry rmsnorm("));
+    /* -O0 keeps what -O3 removes: more PTX */
+    assert_true(strlen(p0) > strlen(p3));
+    tlc_free(p0);
+    tlc_free(p3);
+    tlc_free(pd);
+    tlc_jit_destroy(o0);
+    tlc_jit_destroy(o3);
+    tlc_jit_destroy(dflt);
+}
+
 static void bad_arguments_are_refused(void **state) {
     fixture *f = *state;
     tlc_jit *j = NULL;
@@ -240,6 +284,11 @@ static void bad_arguments_are_refused(void **state) {
     assert_int_equal(tlc_jit_create(&o, &j, &err), TLC_ERROR_INVALID_ARGUMENT);
     assert_null(j);
     assert_non_null(strstr(err, "sm_75"));
+    tlc_free(err);
+    tlc_jit_options bad_level = {.arch = "sm_90a", .cache_dir = f->dir, .opt_level = (tlc_opt_level)(TLC_OPT_O3 + 1)};
+    assert_int_equal(tlc_jit_create(&bad_level, &j, &err), TLC_ERROR_INVALID_ARGUMENT);
+    assert_null(j);
+    assert_non_null(strstr(err, "opt_level 5"));
     tlc_free(err);
     /* No arch and no GPU here (the unit tests run without one): a clear status. */
     tlc_jit_options noarch = {.cache_dir = f->dir};
@@ -349,6 +398,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(second_compile_is_a_cache_hit, setup, teardown),
         cmocka_unit_test_setup_teardown(corrupted_entry_is_recompiled, setup, teardown),
         cmocka_unit_test_setup_teardown(compile_error_has_location, setup, teardown),
+        cmocka_unit_test_setup_teardown(opt_level_is_part_of_the_key, setup, teardown),
         cmocka_unit_test_setup_teardown(bad_arguments_are_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(concurrent_compiles_agree, setup, teardown),
     };

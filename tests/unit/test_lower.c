@@ -18,7 +18,7 @@
  * assembles it when ptxas is around. Returns the malloc'd PTX. */
 static char *ptx_of(const char *src, size_t len, const tlc_define *defs, int nd, tlc_arch arch, const char *kernel) {
     char *err = NULL;
-    char *ptx = tlc_compile_to_ptx("k.tl", src, len, defs, nd, arch, kernel, &err);
+    char *ptx = tlc_compile_to_ptx("k.tl", src, len, defs, nd, arch, kernel, 3, &err);
     if (!ptx) fail_msg("compile failed: %s", err ? err : "?");
     free(err);
     assert_int_equal(tst_count(ptx, ".local"), 0); /* register arrays stayed in registers */
@@ -205,7 +205,7 @@ static void test_thread_dump_and_errors(void **state) {
         "        copy(c, C)\n";
     /* gemm is lowered (tests/unit/test_gemm.c checks it in detail) */
     char *err = NULL;
-    char *ptx = tlc_compile_to_ptx("g.tl", gemm, strlen(gemm), NULL, 0, TLC_SM90A, NULL, &err);
+    char *ptx = tlc_compile_to_ptx("g.tl", gemm, strlen(gemm), NULL, 0, TLC_SM90A, NULL, 3, &err);
     if (!ptx) fail_msg("gemm did not compile: %s", err ? err : "?");
     assert_non_null(strstr(ptx, "wgmma.mma_async"));
     free(ptx);

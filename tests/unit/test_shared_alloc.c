@@ -250,7 +250,7 @@ static void test_mla_split_fits_sm90a(void **state) {
     for (int d = 0; d < 2; d++) {
         tlc_define defs[1] = {{"dtype", dtypes[d]}};
         char *err = NULL;
-        char *ptx = tlc_compile_to_ptx("mla_decode.tl", src, len, defs, 1, TLC_SM90A, "mla_decode_split", &err);
+        char *ptx = tlc_compile_to_ptx("mla_decode.tl", src, len, defs, 1, TLC_SM90A, "mla_decode_split", 3, &err);
         if (!ptx) fail_msg("mla_decode_split (%s) did not compile: %s", dtypes[d], err ? err : "?");
         free(err);
         const char *m = strstr(ptx, "// tlc.meta smem ");

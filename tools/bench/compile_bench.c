@@ -2,26 +2,19 @@
  * process (what `tlc --emit=ptx --kernel=K FILE` does, without the process
  * start): front end (lexer, parser, sema, Tile IR verifier), layout
  * inference + planning, lowering to Thread IR, then LLVM IR + the NVPTX
- * backend. Median of --runs runs (default 7) in milliseconds; each run is a
- * fresh compilation. Run it on one core (`taskset -c 0`) to compare with
+ * backend, as the pipeline itself times them (api/stage_times.h, what
+ * `tlc --time-passes` prints). Median of --runs runs (default 7) in
+ * milliseconds; each run is a fresh compilation. Run it on one core (`taskset -c 0`) to compare with
  * docs/benchmarks.md.
  *
  *   tlc-compile-bench [--runs N] [--arch sm_90a] [DSL_DIR]
  */
-#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include "api/compile_backend.h"
 #include "support/read_file.h"
 #include "target/target.h"
-
-static double now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
 
 static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
@@ -48,8 +41,9 @@ static const job JOBS[] = {
     {"flash_attention.tl", "flash_attention", NULL},
     {"flash_attention.tl", "flash_attention_varlen", NULL},
 };
-enum { NSTAGES = 4 };
+enum { NSTAGES = 4 }; /* the stages of source -> PTX: TLC_TIMED_FRONT_END .. TLC_TIMED_CODEGEN */
 static const char *const STAGES[NSTAGES] = {"front end", "layouts + plan", "Thread IR", "LLVM + PTX"};
+_Static_assert(TLC_TIMED_FRONT_END == 0 && TLC_TIMED_CODEGEN == NSTAGES - 1, "STAGES follows tlc_timed_stage");
 
 int main(int argc, char **argv) {
     int runs = 7;
@@ -93,19 +87,11 @@ int main(int argc, char **argv) {
                 o.ndefines = 1;
             }
             tlc_compilation c;
-            double t0 = now_ms();
-            ok = tlc_compile_source(&c, JOBS[j].file, src, len, &o);
-            double t1 = now_ms();
-            ok = ok && tlc_compile_layouts(&c, NULL);
-            double t2 = now_ms();
-            ok = ok && tlc_compile_thread(&c, NULL) != NULL;
-            double t3 = now_ms();
-            ok = ok && tlc_compile_ptx(&c, false) != NULL;
-            double t4 = now_ms();
+            ok = tlc_compile_source(&c, JOBS[j].file, src, len, &o) && tlc_compile_ptx(&c, false) != NULL;
             if (!ok) fprintf(stderr, "compile_bench: %s %s failed:\n%s", JOBS[j].file, JOBS[j].kernel,
                              tlc_sb_cstr(&c.diag.out));
-            double st[NSTAGES + 1] = {t1 - t0, t2 - t1, t3 - t2, t4 - t3, t4 - t0};
-            for (int s = 0; s <= NSTAGES; s++) t[s * runs + r] = st[s];
+            for (int s = 0; s < NSTAGES; s++) t[s * runs + r] = c.times.ms[s];
+            t[NSTAGES * runs + r] = tlc_stage_times_total(&c.times);
             tlc_compilation_free(&c);
         }
         free(src);
