@@ -603,7 +603,11 @@ void sema_kernel_with(sema *S, const ast_stmt *s) {
     k->threads = 128;
     if (a.arg[0]) {
         int64_t t;
-        if (sema_eval_const_int(S, a.arg[0], "threads", &t)) {
+        if (a.arg[0]->kind == AE_TUPLE || a.arg[0]->kind == AE_LIST) {
+            tlc_error(S->diag, a.arg[0]->loc, "'threads=(x, y)' of T.Kernel is a TileLang construct tlc does not support; "
+                      "give the thread count as one number (threads=x*y): tlc's threads are one-dimensional");
+            ok = false;
+        } else if (sema_eval_const_int(S, a.arg[0], "threads", &t)) {
             if (t < 32 || t > 1024 || t % 32 != 0) {
                 tlc_error(S->diag, a.arg[0]->loc, "threads=%lld: must be a multiple of 32 between 32 and 1024", (long long)t);
                 ok = false;

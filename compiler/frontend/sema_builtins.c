@@ -162,8 +162,8 @@ bool sema_bind_args(sema *S, const builtin_spec *b, const ast_expr *call, sema_a
         for (int j = 0; j < b->nparams; j++)
             if (kw->name && strcmp(b->params[j], kw->name) == 0) p = j;
         if (p < 0) {
-            tlc_error(S->diag, kw->loc, "'%s' has no parameter named '%s'", b->name,
-                      kw->name ? kw->name : "?");
+            if (!sema_refuse_tilelang_kwarg(S, b->name, kw->name, kw->loc))
+                tlc_error(S->diag, kw->loc, "'%s' has no parameter named '%s'", b->name, kw->name ? kw->name : "?");
             ok = false;
         } else if (out->arg[p]) {
             tlc_error(S->diag, kw->loc, "argument '%s' of '%s' given more than once", kw->name, b->name);

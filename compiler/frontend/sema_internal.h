@@ -204,6 +204,8 @@ void sema_count_assignments(sema *S, const ast_block *b);
  * true; false for any other name. */
 bool sema_refuse_tilelang(sema *S, const char *name, tlc_loc loc);
 bool sema_refuse_tilelang_dtype(sema *S, const char *name, tlc_loc loc);
+/* Likewise for a TileLang keyword argument `kwarg` of builtin `fn`. */
+bool sema_refuse_tilelang_kwarg(sema *S, const char *fn, const char *kwarg, tlc_loc loc);
 /* The supported dtype name nearest to a misspelled one, or NULL. */
 const char *sema_suggest_dtype(const char *name);
 /* The candidate nearest to a misspelled name (NULL entries skipped), or NULL. */

@@ -2,6 +2,7 @@
  * instead, so that a TileLang kernel using one is told so by name rather
  * than "unknown function". docs/language.md's compatibility table lists the
  * same decisions. */
+#include <stdio.h>
 #include <string.h>
 #include "sema_internal.h"
 
@@ -43,6 +44,20 @@ static const unsupported dtypes[] = {
     {"float8_e5m2", "use float8_e4m3 or float16"},
 };
 
+/* Keyword arguments of TileLang's versions of tlc's builtins: "fn.kwarg". */
+static const unsupported kwargs[] = {
+    {"alloc_shared.scope", "remove it: tlc places shared buffers itself"},
+    {"copy.coalesced_width", "remove it: tlc picks the vector width of a copy"},
+    {"Parallel.coalesced_width", "remove it: tlc picks the vector width of a loop"},
+    {"Parallel.loop_layout", "remove it: tlc infers the loop's layout"},
+    {"copy.disable_tma", "remove it: tlc decides where a copy uses TMA"},
+    {"atomic_add.memory_order", "remove it: tlc's atomic_add is relaxed"},
+    {"use_swizzle.enable", "remove it (enable=True), or the whole use_swizzle line (enable=False)"},
+    {"gemm.k_pack", "remove it: tlc picks the gemm instruction"},
+    {"gemm.wg_wait", "remove it: tlc schedules the wgmma waits"},
+    {"Kernel.prelude", "remove it"},
+};
+
 static const char *lookup(const unsupported *t, size_t n, const char *name) {
     if (!name) return NULL;
     for (size_t i = 0; i < n; i++)
@@ -57,6 +72,16 @@ bool sema_refuse_tilelang(sema *S, const char *name, tlc_loc loc) {
         return true;
     }
     return sema_refuse_tilelang_dtype(S, name, loc);
+}
+
+bool sema_refuse_tilelang_kwarg(sema *S, const char *fn, const char *kwarg, tlc_loc loc) {
+    if (!fn || !kwarg) return false;
+    char key[96];
+    snprintf(key, sizeof key, "%s.%s", fn, kwarg);
+    const char *instead = lookup(kwargs, sizeof kwargs / sizeof *kwargs, key);
+    if (!instead) return false;
+    tlc_error(S->diag, loc, "'%s=' of T.%s is a TileLang construct tlc does not support; %s", kwarg, fn, instead);
+    return true;
 }
 
 bool sema_refuse_tilelang_dtype(sema *S, const char *name, tlc_loc loc) {
