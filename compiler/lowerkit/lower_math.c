@@ -11,7 +11,6 @@
  *   sin, cos   x reduced to [-pi, pi] by Cody and Waite's two-part 2*pi
  *              with fma, then sin.approx / cos.approx
  * docs/language.md states the accuracy of each. */
-#include <math.h>
 #include "lower_ctx.h"
 
 static th_expr *c32(tlc_lower_ctx *lc, double v) { return th_float(lc->a, TH_F32, v); }
