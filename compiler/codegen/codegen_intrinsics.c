@@ -16,6 +16,9 @@
  *   THU_RSQRT         1 / sqrt(x)          sqrt.rn + div.rn
  *   THU_RSQRT_APPROX  nvvm.rsqrt.approx.ftz.f
  *   THU_RCP_APPROX    nvvm.rcp.approx.ftz.f
+ *   THU_FLOOR, CEIL   llvm.floor, ceil     cvt.rmi.f32.f32, cvt.rpi.f32.f32 (exact)
+ *   THU_SIN_APPROX    nvvm.sin.approx.f    sin.approx.f32 (absolute error 2^-20.5 in
+ *   THU_COS_APPROX    nvvm.cos.approx.f    cos.approx.f32  [-pi, pi]; lowering reduces first)
  *   x / y (f32)       nvvm.div.full        div.full.f32: at most 2 ulp over the
  *                     whole range, no slow path (Triton's `/` on f32 does the
  *                     same); with fast_math nvvm.div.approx.f (div.approx.f32,
@@ -220,6 +223,10 @@ static LLVMValueRef math_f32(cg_ctx *cg, th_unop op, LLVMValueRef x) {
     }
     case THU_RSQRT_APPROX: return call_f32(cg, "llvm.nvvm.rsqrt.approx.ftz.f", false, x);
     case THU_RCP_APPROX: return call_f32(cg, "llvm.nvvm.rcp.approx.ftz.f", false, x);
+    case THU_FLOOR: return call_f32(cg, "llvm.floor", true, x);
+    case THU_CEIL: return call_f32(cg, "llvm.ceil", true, x);
+    case THU_SIN_APPROX: return call_f32(cg, "llvm.nvvm.sin.approx.f", false, x);
+    case THU_COS_APPROX: return call_f32(cg, "llvm.nvvm.cos.approx.f", false, x);
     default: break;
     }
     cg_error(cg, "unary operation %d is not a math function", (int)op);

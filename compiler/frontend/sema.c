@@ -151,7 +151,7 @@ void sema_note_sym(sema *S, const sym *s) {
     const char *what = "a value";
     if (s->kind == SYM_CONST)
         what = s->origin == CONST_JIT ? "a compile-time parameter"
-             : s->origin == CONST_MODULE ? "a module constant" : "a constant";
+             : s->origin == CONST_MODULE ? "a module constant" : s->origin == CONST_LOOP ? "a loop variable" : "a constant";
     else
         switch (s->var->kind) {
         case TV_LOOP: what = "a loop variable"; break;
@@ -373,8 +373,10 @@ static void check_defines_known(sema *S) {
     }
     for (int i = 0; i < S->opt->ndefines; i++) {
         const char *n = S->opt->defines[i].name;
-        if (!n || !sema_map_get(&known, n))
-            tlc_error(S->diag, (tlc_loc){0, 0}, "unknown parameter '%s' in -D", n ? n : "");
+        if (n && sema_map_get(&known, n)) continue;
+        const char *near = sema_nearest(n, known.keys, known.cap);
+        if (near) tlc_error(S->diag, (tlc_loc){0, 0}, "unknown parameter '%s' in -D; did you mean '%s'?", n, near);
+        else tlc_error(S->diag, (tlc_loc){0, 0}, "unknown parameter '%s' in -D", n ? n : "");
     }
     sema_map_free(&known);
 }
@@ -601,7 +603,11 @@ void sema_kernel_with(sema *S, const ast_stmt *s) {
     k->threads = 128;
     if (a.arg[0]) {
         int64_t t;
-        if (sema_eval_const_int(S, a.arg[0], "threads", &t)) {
+        if (a.arg[0]->kind == AE_TUPLE || a.arg[0]->kind == AE_LIST) {
+            tlc_error(S->diag, a.arg[0]->loc, "'threads=(x, y)' of T.Kernel is a TileLang construct tlc does not support; "
+                      "give the thread count as one number (threads=x*y): tlc's threads are one-dimensional");
+            ok = false;
+        } else if (sema_eval_const_int(S, a.arg[0], "threads", &t)) {
             if (t < 32 || t > 1024 || t % 32 != 0) {
                 tlc_error(S->diag, a.arg[0]->loc, "threads=%lld: must be a multiple of 32 between 32 and 1024", (long long)t);
                 ok = false;
@@ -726,6 +732,7 @@ static tir_kernel *sema_kernel(sema *S, const ast_funcdef *f) {
     sema_map_init(&S->assign_count);
     sema_push_scope(S);
 
+    bool not_kernel = false; /* a TileLang @T.macro: refused, its body unread */
     for (int i = 0; i < f->ndecorators; i++) {
         const ast_expr *d = f->decorators[i].expr;
         const ast_expr *head = d && d->kind == AE_CALL ? d->u.call.func : d;
@@ -733,15 +740,16 @@ static tir_kernel *sema_kernel(sema *S, const ast_funcdef *f) {
         const builtin_spec *b = sema_builtin_lookup(name);
         if (b && b->id == B_JIT) jit_params(S, d);
         else if (b && b->id == B_PRIM_FUNC) continue;
+        else if (sema_refuse_tilelang(S, name, f->decorators[i].loc)) not_kernel = true;
         else tlc_error(S->diag, f->decorators[i].loc, "unknown decorator '%s' (expected @jit or @prim_func)", name ? name : "?");
     }
-    kernel_params(S, f);
+    if (!not_kernel) kernel_params(S, f);
     sema_count_assignments(S, &f->body);
 
     tlc_ptrvec dummy;
     memset(&dummy, 0, sizeof dummy);
     S->cur = &dummy;
-    for (int i = 0; i < f->body.n; i++) {
+    for (int i = 0; i < f->body.n && !not_kernel; i++) {
         const ast_stmt *s = f->body.stmts[i];
         if (tlc_diag_too_many(S->diag)) break;
         if (is_docstring(s) || s->kind == AS_PASS) continue;
@@ -758,7 +766,7 @@ static tir_kernel *sema_kernel(sema *S, const ast_funcdef *f) {
     }
     tlc_ptrvec_free(&dummy);
     S->cur = NULL;
-    if (!S->kernel_with && !tlc_diag_too_many(S->diag))
+    if (!S->kernel_with && !not_kernel && !tlc_diag_too_many(S->diag))
         tlc_error(S->diag, f->loc, "kernel '%s' has no 'with Kernel(...)' block", f->name);
 
     k->nbuffers = S->buffers.len;

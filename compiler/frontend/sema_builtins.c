@@ -16,16 +16,24 @@ static const builtin_spec builtins[] = {
     {"reduce_sum", B_REDUCE_SUM, BK_STMT, P("buffer", "out", "dim", "clear"), 4, 2, 0, 0},
     {"reduce_min", B_REDUCE_MIN, BK_STMT, P("buffer", "out", "dim", "clear"), 4, 2, 0, 0},
     {"reduce_absmax", B_REDUCE_ABSMAX, BK_STMT, P("buffer", "out", "dim", "clear"), 4, 2, 0, 0},
+    {"reduce_abssum", B_REDUCE_ABSSUM, BK_STMT, P("buffer", "out", "dim", "clear"), 4, 2, 0, 0},
     {"atomic_add", B_ATOMIC_ADD, BK_STMT, P("dst", "value"), 2, 2, 0, 0},
     {"use_swizzle", B_USE_SWIZZLE, BK_STMT, P("panel_size", "order"), 2, 1, 0, 0},
     {"annotate_layout", B_ANNOTATE_LAYOUT, BK_STMT, P("layout_map"), 1, 1, 0, 0},
 
     {"Kernel", B_KERNEL, BK_DECL, P("threads"), 1, 0, 1, 3},
     {"Parallel", B_PARALLEL, BK_LOOP, P(NULL), 0, 0, 1, 8},
-    {"Pipelined", B_PIPELINED, BK_LOOP, P("num_stages"), 1, 0, 1, 1},
+    /* order= ... annotations= are TileLang's manual schedule: bound here so
+     * that the loop can refuse them by name */
+    {"Pipelined", B_PIPELINED, BK_LOOP, P("num_stages", "order", "stage", "sync", "group", "annotations"), 6, 0, 1, 2},
     {"serial", B_SERIAL, BK_LOOP, P(NULL), 0, 0, 1, 3},
+    {"Serial", B_SERIAL, BK_LOOP, P(NULL), 0, 0, 1, 3},
     {"range", B_RANGE, BK_LOOP, P(NULL), 0, 0, 1, 3},
     {"unroll", B_UNROLL, BK_LOOP, P(NULL), 0, 0, 1, 3},
+    {"Unroll", B_UNROLL, BK_LOOP, P(NULL), 0, 0, 1, 3},
+    /* a per-thread loop the code generator may vectorize: unroll's meaning */
+    {"vectorized", B_UNROLL, BK_LOOP, P(NULL), 0, 0, 1, 2},
+    {"Vectorized", B_UNROLL, BK_LOOP, P(NULL), 0, 0, 1, 2},
 
     {"alloc_shared", B_ALLOC_SHARED, BK_ALLOC, P("shape", "dtype"), 2, 2, 0, 0},
     {"alloc_fragment", B_ALLOC_FRAGMENT, BK_ALLOC, P("shape", "dtype"), 2, 2, 0, 0},
@@ -46,6 +54,22 @@ static const builtin_spec builtins[] = {
     {"cast", B_CAST, BK_EXPR, P("x", "dtype"), 2, 2, 0, 0},
     {"ceildiv", B_CEILDIV, BK_EXPR, P("a", "b"), 2, 2, 0, 0},
     {"if_then_else", B_IF_THEN_ELSE, BK_EXPR, P("cond", "then_value", "else_value"), 3, 3, 0, 0},
+    {"Select", B_IF_THEN_ELSE, BK_EXPR, P("condition", "true_value", "false_value"), 3, 3, 0, 0},
+    {"Cast", B_CAST_DTYPE_FIRST, BK_EXPR, P("dtype", "value"), 2, 2, 0, 0},
+    {"tanh", B_TANH, BK_EXPR, P("x"), 1, 1, 0, 0},
+    {"sigmoid", B_SIGMOID, BK_EXPR, P("x"), 1, 1, 0, 0},
+    {"erf", B_ERF, BK_EXPR, P("x"), 1, 1, 0, 0},
+    {"sin", B_SIN, BK_EXPR, P("x"), 1, 1, 0, 0},
+    {"cos", B_COS, BK_EXPR, P("x"), 1, 1, 0, 0},
+    {"floor", B_FLOOR, BK_EXPR, P("x"), 1, 1, 0, 0},
+    {"ceil", B_CEIL, BK_EXPR, P("x"), 1, 1, 0, 0},
+    {"log1p", B_LOG1P, BK_EXPR, P("x"), 1, 1, 0, 0},
+    {"pow", B_POW, BK_EXPR, P("x", "y"), 2, 2, 0, 0},
+    {"clamp", B_CLAMP, BK_EXPR, P("dst", "min_val", "max_val"), 3, 3, 0, 0},
+    {"floordiv", B_FLOORDIV, BK_EXPR, P("a", "b"), 2, 2, 0, 0},
+    {"floormod", B_FLOORMOD, BK_EXPR, P("a", "b"), 2, 2, 0, 0},
+    {"truncdiv", B_TRUNCDIV, BK_EXPR, P("a", "b"), 2, 2, 0, 0},
+    {"truncmod", B_TRUNCMOD, BK_EXPR, P("a", "b"), 2, 2, 0, 0},
     {"make_swizzled_layout", B_MAKE_SWIZZLED_LAYOUT, BK_EXPR, P("buffer"), 1, 1, 0, 0},
     {"dynamic", B_DYNAMIC, BK_EXPR, P("name", "dtype"), 2, 1, 0, 0},
     {"symbolic", B_DYNAMIC, BK_EXPR, P("name", "dtype"), 2, 1, 0, 0},
@@ -138,8 +162,8 @@ bool sema_bind_args(sema *S, const builtin_spec *b, const ast_expr *call, sema_a
         for (int j = 0; j < b->nparams; j++)
             if (kw->name && strcmp(b->params[j], kw->name) == 0) p = j;
         if (p < 0) {
-            tlc_error(S->diag, kw->loc, "'%s' has no parameter named '%s'", b->name,
-                      kw->name ? kw->name : "?");
+            if (!sema_refuse_tilelang_kwarg(S, b->name, kw->name, kw->loc))
+                tlc_error(S->diag, kw->loc, "'%s' has no parameter named '%s'", b->name, kw->name ? kw->name : "?");
             ok = false;
         } else if (out->arg[p]) {
             tlc_error(S->diag, kw->loc, "argument '%s' of '%s' given more than once", kw->name, b->name);
@@ -199,5 +223,21 @@ const char *sema_suggest(sema *S, const char *name, bool only_functions) {
         for (int i = S->nsyms - 1; i >= 0; i--) consider(name, S->syms[i].name, cap, &best, &best_d);
     for (unsigned i = 0; i < sizeof builtins / sizeof *builtins; i++)
         if (!only_functions || builtins[i].kind == BK_EXPR) consider(name, builtins[i].name, cap, &best, &best_d);
+    for (int i = 0; i < TIR_DTYPE_COUNT; i++) /* dtypes are values, and casts when called */
+        consider(name, tir_dtype_name((tir_dtype)i), cap, &best, &best_d);
+    return best;
+}
+
+const char *sema_suggest_dtype(const char *name) {
+    const char *names[TIR_DTYPE_COUNT];
+    for (int i = 0; i < TIR_DTYPE_COUNT; i++) names[i] = tir_dtype_name((tir_dtype)i);
+    return sema_nearest(name, names, TIR_DTYPE_COUNT);
+}
+
+const char *sema_nearest(const char *name, const char *const *cands, int n) {
+    if (!name) return NULL;
+    int cap = strlen(name) <= 4 ? 1 : 2, best_d = 4 * cap + 2;
+    const char *best = NULL;
+    for (int i = 0; i < n; i++) consider(name, cands[i], cap, &best, &best_d);
     return best;
 }

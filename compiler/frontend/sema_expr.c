@@ -108,6 +108,13 @@ bool sv_as_dtype(sema *S, sv v, const ast_expr *at, tir_dtype *out) {
         return true;
     }
     if (v.kind == SV_STRING && tir_dtype_parse(v.u.str, out)) return true;
+    tlc_loc loc = at ? at->loc : v.loc;
+    if (v.kind == SV_STRING && sema_refuse_tilelang_dtype(S, v.u.str, loc)) return false;
+    const char *near = v.kind == SV_STRING ? sema_suggest_dtype(v.u.str) : NULL;
+    if (near) {
+        tlc_error(S->diag, loc, "unknown dtype \"%s\"; did you mean \"%s\"?", v.u.str, near);
+        return false;
+    }
     char d[128];
     sema_describe_sv(&v, d, sizeof d);
     tlc_error(S->diag, at ? at->loc : v.loc, "expected a dtype (float16, bfloat16, float32, float8_e4m3, int8, int32, int64, bool), got %s", d);
@@ -285,7 +292,9 @@ static sv eval_name(sema *S, const ast_expr *e, const char *name) {
                   b->kind == BK_EXPR ? "function" : b->kind == BK_STMT ? "tile operation" : "construct");
         return sv_error();
     }
+    if (sema_refuse_tilelang(S, name, e->loc)) return sv_error();
     const char *near = sema_suggest(S, name, false);
+    if (!near) near = sema_suggest_dtype(name);
     if (near) tlc_error(S->diag, e->loc, "unknown name '%s'; did you mean '%s'?", name, near);
     else tlc_error(S->diag, e->loc, "unknown name '%s'", name);
     return sv_error();
@@ -421,6 +430,91 @@ static tir_expr *ceildiv(sema *S, tir_expr *a, tir_expr *b, tlc_loc loc) {
     return q ? sema_binary(S, TB_SUB, tir_int_typed(S->arena, 0, t, loc), q, loc) : NULL;
 }
 
+static tir_unop math_unop(builtin_id id) {
+    switch (id) {
+    case B_EXP: return TU_EXP;
+    case B_EXP2: return TU_EXP2;
+    case B_LOG: return TU_LOG;
+    case B_LOG2: return TU_LOG2;
+    case B_RSQRT: return TU_RSQRT;
+    case B_TANH: return TU_TANH;
+    case B_SIGMOID: return TU_SIGMOID;
+    case B_ERF: return TU_ERF;
+    case B_SIN: return TU_SIN;
+    case B_COS: return TU_COS;
+    case B_FLOOR: return TU_FLOOR;
+    case B_CEIL: return TU_CEIL;
+    case B_LOG1P: return TU_LOG1P;
+    default: return TU_SQRT;
+    }
+}
+
+/* C's division (rounding toward zero) and its remainder, from the floor
+ * forms: where the remainder is not zero and the signs of a and b differ,
+ * the quotient is one more and the remainder is r - b. */
+static tir_expr *truncdiv(sema *S, tir_expr *a, tir_expr *b, bool want_mod, tlc_loc loc) {
+    if (!both_int(a, b)) {
+        tlc_error(S->diag, loc, "'%s' needs integer operands, got %s and %s", want_mod ? "truncmod" : "truncdiv",
+                  tir_dtype_name(a->dtype), tir_dtype_name(b->dtype));
+        return NULL;
+    }
+    tir_dtype t = arith_type(a->dtype, b->dtype);
+    a = tir_cast(S->arena, a, t, loc);
+    b = tir_cast(S->arena, b, t, loc);
+    tir_expr *q = sema_binary(S, TB_FLOORDIV, a, b, loc);
+    tir_expr *r = q ? sema_binary(S, TB_FLOORMOD, a, b, loc) : NULL;
+    if (!r) return NULL;
+    tir_expr *zero = tir_int_typed(S->arena, 0, t, loc);
+    tir_expr *fix = tir_binary(S->arena, TB_AND, tir_binary(S->arena, TB_NE, r, zero, loc),
+                               tir_binary(S->arena, TB_NE, tir_binary(S->arena, TB_LT, a, zero, loc),
+                                          tir_binary(S->arena, TB_LT, b, zero, loc), loc), loc);
+    tir_expr *fixed = want_mod ? tir_binary(S->arena, TB_SUB, r, b, loc)
+                               : tir_binary(S->arena, TB_ADD, q, tir_int_typed(S->arena, 1, t, loc), loc);
+    return tir_select(S->arena, fix, fixed, want_mod ? r : q, loc);
+}
+
+/* x.astype(dtype): a cast of a scalar value. */
+static sv eval_astype(sema *S, const ast_expr *e) {
+    const ast_expr *f = e->u.call.func;
+    if (e->u.call.nargs + e->u.call.nkwargs != 1 ||
+        (e->u.call.nkwargs == 1 && (!e->u.call.kwargs[0].name || strcmp(e->u.call.kwargs[0].name, "dtype") != 0))) {
+        tlc_error(S->diag, e->loc, "'astype' takes one argument, the dtype");
+        return sv_error();
+    }
+    const ast_expr *dt = e->u.call.nargs ? e->u.call.args[0] : e->u.call.kwargs[0].value;
+    tir_expr *x = sema_eval_scalar(S, f->u.attr.value);
+    tir_dtype t;
+    bool okt = sema_eval_dtype(S, dt, &t);
+    if (!x || !okt) return sv_error();
+    return sv_scalar(tir_cast(S->arena, x, t, e->loc), e->loc);
+}
+
+/* `value.attr` on a value rather than a module: T.dtype names nothing of
+ * a value, A.dtype does. */
+static bool is_value_attr(sema *S, const ast_expr *f, const char *attr) {
+    if (f->kind != AE_ATTR || strcmp(f->u.attr.name, attr) != 0) return false;
+    const char *name = sema_dotted_name(S, f);
+    return !name || strcmp(name, attr) != 0;
+}
+
+/* buf.dtype (a buffer's element type), x.dtype (a scalar's). */
+static sv eval_dtype_attr(sema *S, const ast_expr *e) {
+    sv v = sema_eval(S, e->u.attr.value);
+    if (v.kind == SV_ERROR) return v;
+    sv r = sv_error();
+    r.loc = e->loc;
+    if (v.kind == SV_BUFFER) r.u.dtype = v.u.buf->dtype;
+    else if (v.kind == SV_SCALAR) r.u.dtype = v.u.e->dtype;
+    else {
+        char d[128];
+        sema_describe_sv(&v, d, sizeof d);
+        tlc_error(S->diag, e->loc, "'.dtype' needs a buffer or a value, got %s", d);
+        return r;
+    }
+    r.kind = SV_DTYPE;
+    return r;
+}
+
 static sv eval_call(sema *S, const ast_expr *e) {
     const ast_expr *f = e->u.call.func;
     tlc_arena *A = S->arena;
@@ -431,6 +525,7 @@ static sv eval_call(sema *S, const ast_expr *e) {
             return sv_error();
         }
     }
+    if (is_value_attr(S, f, "astype")) return eval_astype(S, e);
     const char *name = sema_dotted_name(S, f);
     if (!name) {
         tlc_error(S->diag, f->loc, "this expression cannot be called");
@@ -447,6 +542,7 @@ static sv eval_call(sema *S, const ast_expr *e) {
     }
     const builtin_spec *b = sema_builtin_lookup(name);
     if (!b) {
+        if (sema_refuse_tilelang(S, name, f->loc)) return sv_error();
         const char *near = sema_suggest(S, name, true);
         if (near) tlc_error(S->diag, f->loc, "unknown function '%s'; did you mean '%s'?", name, near);
         else tlc_error(S->diag, f->loc, "unknown function '%s'", name);
@@ -468,12 +564,34 @@ static sv eval_call(sema *S, const ast_expr *e) {
     if (!sema_bind_args(S, b, e, &args)) return sv_error();
     tlc_loc loc = e->loc;
     switch (b->id) {
-    case B_EXP: case B_EXP2: case B_LOG: case B_LOG2: case B_RSQRT: case B_SQRT: {
+    case B_EXP: case B_EXP2: case B_LOG: case B_LOG2: case B_RSQRT: case B_SQRT: case B_TANH: case B_SIGMOID:
+    case B_ERF: case B_SIN: case B_COS: case B_FLOOR: case B_CEIL: case B_LOG1P: {
         tir_expr *x = sema_eval_scalar(S, args.arg[0]);
         if (!x) return sv_error();
-        tir_unop op = b->id == B_EXP ? TU_EXP : b->id == B_EXP2 ? TU_EXP2 : b->id == B_LOG ? TU_LOG
-                    : b->id == B_LOG2 ? TU_LOG2 : b->id == B_RSQRT ? TU_RSQRT : TU_SQRT;
-        return sv_scalar(tir_unary(A, op, to_float(S, x, loc), loc), loc);
+        return sv_scalar(tir_unary(A, math_unop(b->id), to_float(S, x, loc), loc), loc);
+    }
+    case B_POW: case B_FLOORDIV: case B_FLOORMOD: {
+        tir_expr *x = sema_eval_scalar(S, args.arg[0]);
+        tir_expr *y = sema_eval_scalar(S, args.arg[1]);
+        if (!x || !y) return sv_error();
+        ast_op op = b->id == B_POW ? AOP_POW : b->id == B_FLOORDIV ? AOP_FLOORDIV : AOP_MOD;
+        return sv_scalar(sema_arith(S, op, x, y, loc), loc);
+    }
+    case B_TRUNCDIV: case B_TRUNCMOD: {
+        tir_expr *x = sema_eval_scalar(S, args.arg[0]);
+        tir_expr *y = sema_eval_scalar(S, args.arg[1]);
+        if (!x || !y) return sv_error();
+        return sv_scalar(truncdiv(S, x, y, b->id == B_TRUNCMOD, loc), loc);
+    }
+    case B_CLAMP: {
+        tir_expr *x = sema_eval_scalar(S, args.arg[0]);
+        tir_expr *lo = sema_eval_scalar(S, args.arg[1]);
+        tir_expr *hi = sema_eval_scalar(S, args.arg[2]);
+        if (!x || !lo || !hi) return sv_error();
+        /* TileLang's order: max with the lower bound first, then min */
+        tir_dtype t = arith_type(arith_type(x->dtype, lo->dtype), hi->dtype);
+        tir_expr *m = sema_binary(S, TB_MAX, tir_cast(A, x, t, loc), tir_cast(A, lo, t, loc), loc);
+        return sv_scalar(m ? sema_binary(S, TB_MIN, m, tir_cast(A, hi, t, loc), loc) : NULL, loc);
     }
     case B_ABS: {
         tir_expr *x = sema_eval_scalar(S, args.arg[0]);
@@ -499,10 +617,11 @@ static sv eval_call(sema *S, const ast_expr *e) {
         }
         return sv_scalar(tir_float(A, INFINITY, t, loc), loc);
     }
-    case B_CAST: {
-        tir_expr *x = sema_eval_scalar(S, args.arg[0]);
+    case B_CAST: case B_CAST_DTYPE_FIRST: { /* cast(x, dtype); TVM's Cast(dtype, value) */
+        int xi = b->id == B_CAST ? 0 : 1;
+        tir_expr *x = sema_eval_scalar(S, args.arg[xi]);
         tir_dtype t;
-        bool okt = sema_eval_dtype(S, args.arg[1], &t);
+        bool okt = sema_eval_dtype(S, args.arg[1 - xi], &t);
         if (!x || !okt) return sv_error();
         return sv_scalar(tir_cast(A, x, t, loc), loc);
     }
@@ -610,6 +729,7 @@ static sv eval_inner(sema *S, const ast_expr *e) {
     switch (e->kind) {
     case AE_NAME: return eval_name(S, e, e->u.name);
     case AE_ATTR: {
+        if (is_value_attr(S, e, "dtype")) return eval_dtype_attr(S, e);
         const char *name = sema_dotted_name(S, e);
         if (!name) {
             tlc_error(S->diag, e->loc, "attribute access is not supported here");

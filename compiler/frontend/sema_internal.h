@@ -37,6 +37,7 @@ typedef enum {
 
 typedef enum {
     CONST_JIT, CONST_MODULE, CONST_LOCAL,
+    CONST_LOOP, /* a Pipelined(start, stop) loop's variable: start + the count from 0 */
 } const_origin;
 
 typedef struct sym {
@@ -66,6 +67,7 @@ typedef enum {
     B_NONE,
     /* tile ops and hints (statements) */
     B_COPY, B_FILL, B_CLEAR, B_GEMM, B_REDUCE_MAX, B_REDUCE_SUM, B_REDUCE_MIN, B_REDUCE_ABSMAX,
+    B_REDUCE_ABSSUM,
     B_ATOMIC_ADD, B_USE_SWIZZLE, B_ANNOTATE_LAYOUT,
     /* structure */
     B_KERNEL, B_PARALLEL, B_PIPELINED, B_SERIAL, B_RANGE, B_UNROLL,
@@ -73,6 +75,8 @@ typedef enum {
     /* expressions */
     B_EXP, B_EXP2, B_LOG, B_LOG2, B_RSQRT, B_SQRT, B_ABS, B_MAX, B_MIN, B_INFINITY, B_CAST,
     B_CEILDIV, B_IF_THEN_ELSE, B_MAKE_SWIZZLED_LAYOUT, B_DYNAMIC,
+    B_TANH, B_SIGMOID, B_ERF, B_SIN, B_COS, B_FLOOR, B_CEIL, B_LOG1P, B_POW, B_CLAMP,
+    B_FLOORDIV, B_FLOORMOD, B_TRUNCDIV, B_TRUNCMOD, B_CAST_DTYPE_FIRST,
     /* declarations */
     B_TENSOR, B_JIT, B_PRIM_FUNC, B_GEMM_WARP_POLICY,
 } builtin_id;
@@ -194,6 +198,18 @@ tir_stmt *sema_block_stmt(sema *S, const ast_block *b, tlc_loc loc);
 void sema_stmt(sema *S, const ast_stmt *s);
 void sema_emit(sema *S, tir_stmt *s);
 void sema_count_assignments(sema *S, const ast_block *b);
+
+/* sema_tilelang.c: a TileLang construct (name without "T.") or dtype tlc
+ * does not support: reports it with what to write instead and returns
+ * true; false for any other name. */
+bool sema_refuse_tilelang(sema *S, const char *name, tlc_loc loc);
+bool sema_refuse_tilelang_dtype(sema *S, const char *name, tlc_loc loc);
+/* Likewise for a TileLang keyword argument `kwarg` of builtin `fn`. */
+bool sema_refuse_tilelang_kwarg(sema *S, const char *fn, const char *kwarg, tlc_loc loc);
+/* The supported dtype name nearest to a misspelled one, or NULL. */
+const char *sema_suggest_dtype(const char *name);
+/* The candidate nearest to a misspelled name (NULL entries skipped), or NULL. */
+const char *sema_nearest(const char *name, const char *const *cands, int n);
 
 /* sema_tileops.c */
 void sema_tile_op(sema *S, const builtin_spec *b, const ast_expr *call);

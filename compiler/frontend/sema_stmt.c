@@ -176,7 +176,8 @@ static void cannot_assign(sema *S, const sym *s, const ast_expr *target) {
     if (s->kind == SYM_CONST && s->value.kind == SV_ERROR) return; /* already diagnosed */
     if (s->kind == SYM_CONST) {
         tlc_error(S->diag, target->loc, "cannot assign to %s '%s'",
-                  s->origin == CONST_JIT ? "compile-time parameter" : s->origin == CONST_MODULE ? "module constant" : "constant",
+                  s->origin == CONST_JIT ? "compile-time parameter" : s->origin == CONST_MODULE ? "module constant"
+                  : s->origin == CONST_LOOP ? "loop variable" : "constant",
                   name);
     } else if (s->kind == SYM_VAR) {
         const char *what = "variable";
@@ -460,6 +461,7 @@ static void for_stmt(sema *S, const ast_stmt *s) {
     const ast_expr *it = s->u.for_.iter;
     const builtin_spec *b = sema_call_builtin(S, it);
     if (!b || b->kind != BK_LOOP) {
+        if (!b && it->kind == AE_CALL && sema_refuse_tilelang(S, sema_dotted_name(S, it->u.call.func), it->loc)) return;
         tlc_error(S->diag, it->loc, "a for loop must iterate over Parallel(...), Pipelined(...), serial(...), range(...) or unroll(...)");
         return;
     }
@@ -486,6 +488,7 @@ static void for_stmt(sema *S, const ast_stmt *s) {
     sema_args a;
     if (!sema_bind_args(S, b, it, &a)) ok = false;
     tir_stmt *st = tir_new_stmt(S->arena, TS_FOR, s->loc);
+    tir_expr *pipe_start = NULL; /* Pipelined(start, stop) with start != 0 */
     int nv = b->id == B_PARALLEL ? a.nvar : 1;
     if (nv < 1) nv = 1;
     st->u.for_.nvars = nv;
@@ -518,19 +521,40 @@ static void for_stmt(sema *S, const ast_stmt *s) {
             }
             break;
         case B_PIPELINED: {
-            st->u.for_.kind = TIR_FOR_PIPELINED;
-            st->u.for_.start[0] = tir_int(S->arena, 0, it->loc);
-            st->u.for_.extent[0] = clamp_count(S, sema_eval_int(S, a.var[0], "the Pipelined extent"), it->loc);
-            if (!st->u.for_.extent[0]) ok = false;
-            int64_t ns = 1;
+            for (int i = 1; i < b->nparams; i++)
+                if (a.arg[i]) {
+                    tlc_error(S->diag, a.arg[i]->loc, "'%s=' of T.Pipelined is a TileLang construct tlc does not support; "
+                              "remove it: tlc schedules the pipeline from num_stages", b->params[i]);
+                    ok = false;
+                }
+            tir_expr *start = NULL, *stop = sema_eval_int(S, a.var[a.nvar - 1], "the Pipelined extent");
+            if (a.nvar == 2) {
+                start = sema_eval_int(S, a.var[0], "the Pipelined start");
+                if (!start) ok = false;
+            }
+            int64_t ns = 1, s0;
             if (a.arg[0]) {
                 if (!sema_eval_const_int(S, a.arg[0], "num_stages", &ns)) ok = false;
-                else if (ns < 1 || ns > 32) {
-                    tlc_error(S->diag, a.arg[0]->loc, "num_stages=%lld: must be between 1 and 32", (long long)ns);
+                else if (ns < 0 || ns > 32) {
+                    tlc_error(S->diag, a.arg[0]->loc, "num_stages=%lld: must be between 0 and 32", (long long)ns);
                     ok = false;
                 }
             }
-            st->u.for_.num_stages = (int)(ns >= 1 && ns <= 32 ? ns : 1);
+            if (!stop || !ok) { ok = false; break; }
+            if (start && tir_expr_const_int(start, &s0) && s0 == 0) start = NULL;
+            st->u.for_.extent[0] = start ? range_extent(S, start, stop, 1, it->loc) : clamp_count(S, stop, it->loc);
+            if (!st->u.for_.extent[0]) { ok = false; break; }
+            if (ns == 0) { /* TileLang: no pipelining, a plain serial loop */
+                st->u.for_.kind = TIR_FOR_SERIAL;
+                st->u.for_.start[0] = start ? start : tir_int(S->arena, 0, it->loc);
+                break;
+            }
+            /* Pipelined loops count from 0 (the pipeline's stages follow the
+             * count); a start is added where the variable is read */
+            st->u.for_.kind = TIR_FOR_PIPELINED;
+            st->u.for_.start[0] = tir_int(S->arena, 0, it->loc);
+            st->u.for_.num_stages = (int)ns;
+            pipe_start = start;
             break;
         }
         default: { /* serial / range / unroll */
@@ -570,6 +594,16 @@ static void for_stmt(sema *S, const ast_stmt *s) {
         }
         tir_var *v = sema_new_var(S, names[i]->u.name, TV_LOOP, TIR_I32, names[i]->loc);
         st->u.for_.vars[i] = v;
+        if (pipe_start) {
+            sym *sy = sema_declare(S, names[i]->u.name, SYM_CONST, names[i]->loc);
+            sy->origin = CONST_LOOP;
+            sy->value.kind = SV_SCALAR;
+            sy->value.loc = names[i]->loc;
+            sy->value.u.e = sema_binary(S, TB_ADD, tir_var_ref(S->arena, v, names[i]->loc),
+                                        tir_cast(S->arena, pipe_start, TIR_I32, names[i]->loc), names[i]->loc);
+            if (!sy->value.u.e) sy->value.kind = SV_ERROR;
+            continue;
+        }
         sym *sy = sema_declare(S, names[i]->u.name, SYM_VAR, names[i]->loc);
         sy->var = v;
     }
@@ -677,7 +711,9 @@ void sema_stmt(sema *S, const ast_stmt *s) {
     case AS_IF: if_stmt(S, s); return;
     case AS_WITH: {
         const builtin_spec *b = sema_call_builtin(S, s->u.with.item);
+        const ast_expr *w = s->u.with.item;
         if (b && b->id == B_KERNEL) sema_kernel_with(S, s);
+        else if (!b && w->kind == AE_CALL && sema_refuse_tilelang(S, sema_dotted_name(S, w->u.call.func), w->loc)) return;
         else tlc_error(S->diag, s->loc, "unsupported 'with' statement (only 'with Kernel(...)')");
         return;
     }

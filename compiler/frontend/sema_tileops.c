@@ -403,7 +403,8 @@ static void op_reduce(sema *S, const builtin_spec *b, const sema_args *a, tlc_lo
     }
     tir_stmt *st = tlc_new_tile_op(S->arena, TS_REDUCE, loc);
     st->u.reduce.kind = b->id == B_REDUCE_MAX ? TIR_REDUCE_MAX : b->id == B_REDUCE_SUM ? TIR_REDUCE_SUM
-                      : b->id == B_REDUCE_MIN ? TIR_REDUCE_MIN : TIR_REDUCE_ABSMAX;
+                      : b->id == B_REDUCE_MIN ? TIR_REDUCE_MIN : b->id == B_REDUCE_ABSMAX ? TIR_REDUCE_ABSMAX
+                      : TIR_REDUCE_ABSSUM;
     st->u.reduce.src = src.r;
     st->u.reduce.dst = dst.r;
     st->u.reduce.dim = (int)dim;
@@ -535,7 +536,9 @@ void sema_tile_op(sema *S, const builtin_spec *b, const ast_expr *call) {
     case B_COPY: op_copy(S, &a, call->loc); break;
     case B_FILL: case B_CLEAR: op_fill(S, b, &a, call->loc); break;
     case B_GEMM: op_gemm(S, &a, call->loc); break;
-    case B_REDUCE_MAX: case B_REDUCE_SUM: case B_REDUCE_MIN: case B_REDUCE_ABSMAX: op_reduce(S, b, &a, call->loc); break;
+    case B_REDUCE_MAX: case B_REDUCE_SUM: case B_REDUCE_MIN: case B_REDUCE_ABSMAX: case B_REDUCE_ABSSUM:
+        op_reduce(S, b, &a, call->loc);
+        break;
     case B_ATOMIC_ADD: op_atomic_add(S, &a, call->loc); break;
     case B_USE_SWIZZLE: op_use_swizzle(S, &a); break;
     case B_ANNOTATE_LAYOUT: op_annotate_layout(S, &a); break;

@@ -178,6 +178,14 @@ static tlc_ival eval_unary(tlc_interp *it, const tir_expr *e) {
     case TU_RSQRT: v = 1.0 / sqrt(a); break;
     case TU_SQRT: v = sqrt(a); break;
     case TU_ABS: v = fabs(a); break;
+    case TU_TANH: v = tanh(a); break;
+    case TU_SIGMOID: v = 1.0 / (1.0 + exp(-a)); break;
+    case TU_ERF: v = erf(a); break;
+    case TU_SIN: v = sin(a); break;
+    case TU_COS: v = cos(a); break;
+    case TU_FLOOR: v = floor(a); break;
+    case TU_CEIL: v = ceil(a); break;
+    case TU_LOG1P: v = log1p(a); break;
     default:
         tlc_interp_fail(it, e->loc, "operator '%s' on a float value", tir_unop_name(op));
     }

@@ -79,7 +79,8 @@ typedef enum {
 } th_binop;
 typedef enum { THU_NEG, THU_NOT /* bitwise, i1 logical */, THU_ABS, THU_SQRT,
                THU_EXP, THU_LOG, THU_EXP2_APPROX, THU_LOG2_APPROX, THU_RSQRT_APPROX,
-               THU_RCP_APPROX, THU_EXP2, THU_LOG2, THU_RSQRT } th_unop;
+               THU_RCP_APPROX, THU_EXP2, THU_LOG2, THU_RSQRT,
+               THU_FLOOR, THU_CEIL, THU_SIN_APPROX, THU_COS_APPROX } th_unop;
 typedef enum { THC_EQ, THC_NE, THC_LT, THC_LE, THC_GT, THC_GE } th_cmpop; /* signed / ordered */
 
 typedef enum {

@@ -24,6 +24,8 @@ static const char *unop_str(th_unop op) {
     case THU_EXP2_APPROX: return "ex2.approx"; case THU_LOG2_APPROX: return "lg2.approx";
     case THU_RSQRT_APPROX: return "rsqrt.approx"; case THU_RCP_APPROX: return "rcp.approx";
     case THU_EXP2: return "exp2"; case THU_LOG2: return "log2"; case THU_RSQRT: return "rsqrt";
+    case THU_FLOOR: return "floor"; case THU_CEIL: return "ceil";
+    case THU_SIN_APPROX: return "sin.approx"; case THU_COS_APPROX: return "cos.approx";
     }
     return "?un";
 }

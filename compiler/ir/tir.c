@@ -20,6 +20,7 @@ const char *tir_dtype_name(tir_dtype t) {
 bool tir_dtype_parse(const char *s, tir_dtype *out) {
     static const struct { const char *name; tir_dtype t; } aliases[] = {
         {"half", TIR_F16}, {"float", TIR_F32}, {"int", TIR_I32},
+        {"float8_e4m3fn", TIR_F8E4M3}, /* the same format: finite, max 448, one NaN */
     };
     if (!s) return false;
     for (int i = 0; i < TIR_DTYPE_COUNT; i++)
@@ -85,7 +86,8 @@ const char *tir_binop_name(tir_binop op) {
 
 const char *tir_unop_name(tir_unop op) {
     static const char *const n[] = {"-", "not", "~", "exp", "exp2", "log", "log2",
-                                    "rsqrt", "sqrt", "abs"};
+                                    "rsqrt", "sqrt", "abs", "tanh", "sigmoid", "erf", "sin",
+                                    "cos", "floor", "ceil", "log1p"};
     return (unsigned)op < sizeof n / sizeof *n ? n[op] : "?";
 }
 
@@ -95,8 +97,8 @@ const char *tir_policy_name(tir_gemm_policy p) {
 }
 
 const char *tir_reduce_name(tir_reduce_kind k) {
-    static const char *const n[] = {"max", "sum", "min", "absmax"};
-    return (unsigned)k < 4 ? n[k] : "?";
+    static const char *const n[] = {"max", "sum", "min", "absmax", "abssum"};
+    return (unsigned)k < sizeof n / sizeof *n ? n[k] : "?";
 }
 
 /* ---------------- buffers and regions ---------------- */
@@ -425,6 +427,14 @@ tir_expr *tir_unary(tlc_arena *a, tir_unop op, tir_expr *x, tlc_loc loc) {
         case TU_RSQRT: r = 1.0 / sqrt(v); break;
         case TU_SQRT: r = sqrt(v); break;
         case TU_ABS: r = fabs(v); break;
+        case TU_TANH: r = tanh(v); break;
+        case TU_SIGMOID: r = 1.0 / (1.0 + exp(-v)); break;
+        case TU_ERF: r = erf(v); break;
+        case TU_SIN: r = sin(v); break;
+        case TU_COS: r = cos(v); break;
+        case TU_FLOOR: r = floor(v); break;
+        case TU_CEIL: r = ceil(v); break;
+        case TU_LOG1P: r = log1p(v); break;
         default: goto build;
         }
         return tir_float(a, r, x->dtype, loc);

@@ -111,6 +111,7 @@ typedef enum {
 typedef enum {
     TU_NEG, TU_NOT, TU_BITNOT,
     TU_EXP, TU_EXP2, TU_LOG, TU_LOG2, TU_RSQRT, TU_SQRT, TU_ABS,
+    TU_TANH, TU_SIGMOID, TU_ERF, TU_SIN, TU_COS, TU_FLOOR, TU_CEIL, TU_LOG1P, /* float math */
 } tir_unop;
 const char *tir_binop_name(tir_binop op); /* "+", "//", "min", "<", "and" ... */
 const char *tir_unop_name(tir_unop op);   /* "-", "not", "exp2", "rsqrt" ... */
@@ -198,7 +199,7 @@ typedef enum {
 
 typedef enum { TIR_FOR_SERIAL, TIR_FOR_PARALLEL, TIR_FOR_PIPELINED, TIR_FOR_UNROLLED } tir_for_kind;
 typedef enum { TIR_POLICY_SQUARE, TIR_POLICY_FULLROW, TIR_POLICY_FULLCOL } tir_gemm_policy;
-typedef enum { TIR_REDUCE_MAX, TIR_REDUCE_SUM, TIR_REDUCE_MIN, TIR_REDUCE_ABSMAX } tir_reduce_kind;
+typedef enum { TIR_REDUCE_MAX, TIR_REDUCE_SUM, TIR_REDUCE_MIN, TIR_REDUCE_ABSMAX, TIR_REDUCE_ABSSUM } tir_reduce_kind;
 const char *tir_policy_name(tir_gemm_policy p);   /* "Square", "FullRow", "FullCol" */
 const char *tir_reduce_name(tir_reduce_kind k);   /* "max", "sum", ... */
 

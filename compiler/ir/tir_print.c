@@ -101,6 +101,14 @@ static const char *unop_call_name(tir_unop op) {
     case TU_RSQRT: return "rsqrt";
     case TU_SQRT: return "sqrt";
     case TU_ABS: return "abs";
+    case TU_TANH: return "tanh";
+    case TU_SIGMOID: return "sigmoid";
+    case TU_ERF: return "erf";
+    case TU_SIN: return "sin";
+    case TU_COS: return "cos";
+    case TU_FLOOR: return "floor";
+    case TU_CEIL: return "ceil";
+    case TU_LOG1P: return "log1p";
     case TU_NEG: case TU_NOT: case TU_BITNOT: break;
     }
     return NULL;

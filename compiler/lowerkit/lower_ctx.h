@@ -95,6 +95,8 @@ th_expr *tlc_and(tlc_lower_ctx *lc, th_expr *x, th_expr *y); /* NULL = true */
 
 /* Expressions (lower_expr.c). */
 th_expr *tlc_lower_expr(tlc_lower_ctx *lc, const tir_expr *e);
+/* tanh, sigmoid, erf, log1p, sin or cos of an f32 value (lower_math.c). */
+th_expr *tlc_lower_math(tlc_lower_ctx *lc, tir_unop op, th_expr *x);
 
 /* Memory (lower_access.c). idx: one i32 expression per dim. */
 th_expr *tlc_dim_value(tlc_lower_ctx *lc, const tir_buffer *b, int d); /* i64 */

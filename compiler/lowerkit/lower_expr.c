@@ -1,7 +1,8 @@
 /* Lowering of Tile IR scalar expressions to Thread IR. float16 / bfloat16
  * arithmetic is computed in float32 and rounded back to the expression's
  * type; exp2 and rsqrt use the hardware approximations (ex2.approx,
- * rsqrt.approx), exp(x) is ex2.approx(x * log2(e)). Float32 division by a
+ * rsqrt.approx), exp(x) is ex2.approx(x * log2(e)). tanh, sigmoid, erf,
+ * log1p, sin and cos are built from those (lower_math.c). Float32 division by a
  * constant c is a multiplication by 1/c (rounded once to float32): exact
  * when c is a power of two, otherwise within 2^-23 relative of x / c (about
  * 1 ulp), where an IEEE division would be 0.5 ulp. Other float32 divisions
@@ -114,6 +115,11 @@ static th_expr *lower_unary(tlc_lower_ctx *lc, const tir_expr *e) {
     case TU_LOG2: r = th_un(lc->a, THU_LOG2, x); break;
     case TU_RSQRT: r = th_un(lc->a, THU_RSQRT_APPROX, x); break;
     case TU_SQRT: r = th_un(lc->a, THU_SQRT, x); break;
+    case TU_FLOOR: r = th_un(lc->a, THU_FLOOR, x); break;
+    case TU_CEIL: r = th_un(lc->a, THU_CEIL, x); break;
+    case TU_TANH: case TU_SIGMOID: case TU_ERF: case TU_SIN: case TU_COS: case TU_LOG1P:
+        r = tlc_lower_math(lc, e->u.un.op, x);
+        break;
     default: r = x; break;
     }
     return tlc_coerce(lc, r, rt);

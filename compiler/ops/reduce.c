@@ -1,4 +1,4 @@
-/* reduce_max / reduce_sum / reduce_min / reduce_absmax(src, dst, dim, clear).
+/* reduce_max / reduce_sum / reduce_min / reduce_absmax / reduce_abssum(src, dst, dim, clear).
  *
  * Layout rule (common): dst = src's fragment with `dim` reduced: the dim's
  * slot digits disappear, its thread digits become replication (every thread
@@ -46,7 +46,7 @@ typedef struct rctx {
 static th_expr *combine(const rctx *r, th_expr *x, th_expr *y) {
     tlc_arena *a = r->lc->a;
     switch (r->kind) {
-    case TIR_REDUCE_SUM: return th_bin(a, THB_ADD, x, y);
+    case TIR_REDUCE_SUM: case TIR_REDUCE_ABSSUM: return th_bin(a, THB_ADD, x, y);
     case TIR_REDUCE_MIN: return th_bin(a, THB_MIN, x, y);
     default: return th_bin(a, THB_MAX, x, y);
     }
@@ -134,7 +134,7 @@ static void reduce_lower(tlc_lower_ctx *lc, const tir_stmt *s) {
             th_expr *valid = tlc_frag_valid(lc, F, tidx, ss);
             if (valid && valid->kind == THE_INT && valid->u.ival == 0) continue;
             th_expr *v = tlc_coerce(lc, th_array_read(a, lc->regs[src->id], tlc_i32(lc, ss)), r.ct);
-            if (r.kind == TIR_REDUCE_ABSMAX) v = th_un(a, THU_ABS, v);
+            if (r.kind == TIR_REDUCE_ABSMAX || r.kind == TIR_REDUCE_ABSSUM) v = th_un(a, THU_ABS, v);
             if (valid) v = th_select(a, valid, v, identity(&r));
             vals[n++] = v;
         }
@@ -288,6 +288,7 @@ static void reduce_interp(tlc_interp *it, const tir_stmt *s) {
                 case TIR_REDUCE_MIN: acc = fmin(acc, x); break;
                 case TIR_REDUCE_SUM: acc += x; break;
                 case TIR_REDUCE_ABSMAX: acc = fmax(acc, fabs(x)); break;
+                case TIR_REDUCE_ABSSUM: acc += fabs(x); break;
                 }
             }
             tlc_ival *d = &dv[o * inner + in];
@@ -297,6 +298,7 @@ static void reduce_interp(tlc_interp *it, const tir_stmt *s) {
                 case TIR_REDUCE_MIN: acc = fmin(acc, d->f); break;
                 case TIR_REDUCE_SUM: acc += d->f; break;
                 case TIR_REDUCE_ABSMAX: acc = fmax(acc, d->f); break;
+                case TIR_REDUCE_ABSSUM: acc += d->f; break;
                 }
             }
             d->f = (double)(float)acc;

@@ -1,0 +1,92 @@
+/* TileLang constructs tlc does not support, each with what to write
+ * instead, so that a TileLang kernel using one is told so by name rather
+ * than "unknown function". docs/language.md's compatibility table lists the
+ * same decisions. */
+#include <stdio.h>
+#include <string.h>
+#include "sema_internal.h"
+
+typedef struct unsupported {
+    const char *name; /* without the T. prefix */
+    const char *instead;
+} unsupported;
+
+static const unsupported constructs[] = {
+    {"print", "remove it (inspect values with 'tlc run --output NAME=FILE.npy')"},
+    {"device_assert", "remove it, or guard the code it protects with an 'if'"},
+    {"macro", "write the macro's body out where it is used"},
+    {"get_thread_binding", "write the work as tile operations and Parallel loops: tlc assigns the threads"},
+    {"get_thread_bindings", "write the work as tile operations and Parallel loops: tlc assigns the threads"},
+    {"sync_threads", "remove it: tlc places the barriers that tile operations need"},
+    {"Persistent", "launch one block per tile with Kernel(...) and loop with serial(...) where needed"},
+    {"atomic_max", "use atomic_add, or reduce into a fragment and store the result once"},
+    {"atomic_min", "use atomic_add, or reduce into a fragment and store the result once"},
+    {"cumsum", "write the prefix sum as a serial loop over the dimension"},
+    {"im2col", "gather the patches with element accesses in a Parallel loop"},
+    {"c2d_im2col", "gather the patches with element accesses in a Parallel loop"},
+    {"view", "copy the data into a buffer of the new shape"},
+    {"reshape", "copy the data into a buffer of the new shape"},
+    {"alloc_reducer", "reduce into a fragment with reduce_sum / reduce_max"},
+    {"alloc_barrier", "remove it: Pipelined loops synchronize their stages themselves"},
+    {"barrier_arrive", "remove it: Pipelined loops synchronize their stages themselves"},
+    {"barrier_wait", "remove it: Pipelined loops synchronize their stages themselves"},
+    {"ws", "write the loop as Pipelined: tlc warp-specializes it on sm_90a"},
+    {"set_max_nreg", "remove it: tlc sets the register split of warp-specialized kernels"},
+};
+
+static const unsupported dtypes[] = {
+    {"uint8", "use int8 or int32"},
+    {"uint16", "use int32"},
+    {"uint32", "use int32 or int64"},
+    {"uint64", "use int64"},
+    {"int16", "use int32"},
+    {"float64", "use float32"},
+    {"float8_e5m2", "use float8_e4m3 or float16"},
+};
+
+/* Keyword arguments of TileLang's versions of tlc's builtins: "fn.kwarg". */
+static const unsupported kwargs[] = {
+    {"alloc_shared.scope", "remove it: tlc places shared buffers itself"},
+    {"copy.coalesced_width", "remove it: tlc picks the vector width of a copy"},
+    {"Parallel.coalesced_width", "remove it: tlc picks the vector width of a loop"},
+    {"Parallel.loop_layout", "remove it: tlc infers the loop's layout"},
+    {"copy.disable_tma", "remove it: tlc decides where a copy uses TMA"},
+    {"atomic_add.memory_order", "remove it: tlc's atomic_add is relaxed"},
+    {"use_swizzle.enable", "remove it (enable=True), or the whole use_swizzle line (enable=False)"},
+    {"gemm.k_pack", "remove it: tlc picks the gemm instruction"},
+    {"gemm.wg_wait", "remove it: tlc schedules the wgmma waits"},
+    {"Kernel.prelude", "remove it"},
+};
+
+static const char *lookup(const unsupported *t, size_t n, const char *name) {
+    if (!name) return NULL;
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(t[i].name, name) == 0) return t[i].instead;
+    return NULL;
+}
+
+bool sema_refuse_tilelang(sema *S, const char *name, tlc_loc loc) {
+    const char *instead = lookup(constructs, sizeof constructs / sizeof *constructs, name);
+    if (instead) {
+        tlc_error(S->diag, loc, "'T.%s' is a TileLang construct tlc does not support; %s", name, instead);
+        return true;
+    }
+    return sema_refuse_tilelang_dtype(S, name, loc);
+}
+
+bool sema_refuse_tilelang_kwarg(sema *S, const char *fn, const char *kwarg, tlc_loc loc) {
+    if (!fn || !kwarg) return false;
+    char key[96];
+    snprintf(key, sizeof key, "%s.%s", fn, kwarg);
+    const char *instead = lookup(kwargs, sizeof kwargs / sizeof *kwargs, key);
+    if (!instead) return false;
+    tlc_error(S->diag, loc, "'%s=' of T.%s is a TileLang construct tlc does not support; %s", kwarg, fn, instead);
+    return true;
+}
+
+bool sema_refuse_tilelang_dtype(sema *S, const char *name, tlc_loc loc) {
+    const char *instead = lookup(dtypes, sizeof dtypes / sizeof *dtypes, name);
+    if (!instead) return false;
+    tlc_error(S->diag, loc, "'%s' is a TileLang dtype tlc does not support; %s", name, instead);
+    return true;
+}
