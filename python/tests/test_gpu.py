@@ -71,3 +71,58 @@ class GpuTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+def _sm90():
+    return HAVE_GPU and torch.cuda.get_device_capability(0) == (9, 0)
+
+
+@unittest.skipUnless(_sm90(), "needs an sm_90 GPU (the attention kernels' defaults are TMA and wgmma)")
+class AttentionAgainstSdpaTest(unittest.TestCase):
+    """dsl-examples/flash_attention.tl against torch's scaled_dot_product_attention (GQA through
+    repeated kv heads), and flash_attention_varlen against SDPA per packed sequence."""
+
+    SRC = os.path.join(EXAMPLES, "flash_attention.tl")
+
+    @staticmethod
+    def sdpa(q, k, v, causal):  # [b, s, h, d] tensors; GQA by repeating the kv heads
+        rep = q.shape[2] // k.shape[2]
+        k, v = (t.repeat_interleave(rep, dim=2) for t in (k, v))
+        # SDPA's causal mask is top-left aligned; tlc's (FlashAttention's) bottom-right: equal when
+        # seq_q == seq_kv, which the cases keep
+        o = torch.nn.functional.scaled_dot_product_attention(
+            q.transpose(1, 2).float(), k.transpose(1, 2).float(), v.transpose(1, 2).float(), is_causal=causal)
+        return o.transpose(1, 2)
+
+    def test_fixed_length(self):
+        torch.manual_seed(0)
+        for causal, dtype, dim in ((False, torch.bfloat16, 128), (True, torch.float16, 64)):
+            b, s, h, hk = 2, 333, 8, 2
+            q = torch.randn(b, s, h, dim, device="cuda", dtype=dtype)
+            k, v = (torch.randn(b, s, hk, dim, device="cuda", dtype=dtype) for _ in range(2))
+            o = torch.empty_like(q)
+            lse = torch.empty(b, h, s, device="cuda", dtype=torch.float32)
+            kern = tlc.compile(self.SRC, kernel="flash_attention",
+                               defines={"dim": dim, "causal": causal, "dtype": str(dtype).split(".")[1]})
+            kern(q, k, v, o, lse, dim ** -0.5)
+            torch.testing.assert_close(o.float(), self.sdpa(q, k, v, causal), atol=1e-2, rtol=2e-2,
+                                       msg=f"causal={causal} {dtype} dim={dim}")
+
+    def test_varlen(self):
+        torch.manual_seed(1)
+        lens = [300, 0, 17, 129]
+        dim, h, hk = 128, 4, 2
+        cu = torch.tensor([0] + list(torch.tensor(lens).cumsum(0)), dtype=torch.int32, device="cuda")
+        total = int(cu[-1])
+        q = torch.randn(total, h, dim, device="cuda", dtype=torch.bfloat16)
+        k, v = (torch.randn(total, hk, dim, device="cuda", dtype=torch.bfloat16) for _ in range(2))
+        o = torch.empty_like(q)
+        lse = torch.empty(h, total, device="cuda", dtype=torch.float32)
+        kern = tlc.compile(self.SRC, kernel="flash_attention_varlen", defines={"causal": True})
+        kern(q, k, v, cu, cu, o, lse, max(lens), dim ** -0.5)
+        for i, n in enumerate(lens):
+            if n == 0:
+                continue
+            a, z = int(cu[i]), int(cu[i + 1])
+            ref = self.sdpa(q[None, a:z], k[None, a:z], v[None, a:z], True)[0]
+            torch.testing.assert_close(o[a:z].float(), ref, atol=1e-2, rtol=2e-2, msg=f"sequence {i}")
