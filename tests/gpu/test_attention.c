@@ -70,6 +70,48 @@ typedef struct state {
     int cases, failures;
 } state;
 
+/* Q, K and V: uniform in [-1, 1), rounded to dt (h: the bits, f: their values). */
+static void random_inputs(tlrt_dtype dt, uint64_t seed, uint16_t *hq, float *fq, size_t nq, uint16_t *hk, float *fk,
+                          uint16_t *hv, float *fv, size_t nk) {
+    uint64_t st = seed;
+    struct { uint16_t *h; float *f; size_t n; } in[3] = {{hq, fq, nq}, {hk, fk, nk}, {hv, fv, nk}};
+    for (int i = 0; i < 3; i++)
+        for (size_t j = 0; j < in[i].n; j++) {
+            in[i].h[j] = gts_encode(dt, (float)gts_unif(&st, -1.0, 1.0));
+            in[i].f[j] = gts_decode(dt, in[i].h[j]);
+        }
+}
+
+/* Output (against the reference rounded to dt) and Lse within the tolerances of the file comment. */
+static void check_outputs(state *s, const char *what, tlrt_dtype dt, const float *out, float *rout, size_t nq,
+                          const float *lse, const float *rlse, size_t nl) {
+    for (size_t i = 0; i < nq; i++) rout[i] = gts_decode(dt, gts_encode(dt, rout[i]));
+    double atol = dt == TLRT_F16 ? 2e-3 : 8e-3, rtol = dt == TLRT_F16 ? 1e-2 : 2e-2, worst = 0, lworst = 0;
+    int64_t bad = gts_compare("Output", out, rout, (int64_t)nq, atol, rtol, &worst);
+    bad += gts_compare("Lse", lse, rlse, (int64_t)nl, 1e-3, 1e-3, &lworst);
+    if (bad) {
+        s->failures++;
+        printf("FAIL %s: %lld elements wrong\n", what, (long long)bad);
+    } else {
+        printf("ok   %s: max err/tol %.3f (lse %.3f)\n", what, worst, lworst);
+    }
+}
+
+/* Launches k, waits, and reads Output (decoded into out) and Lse back;
+ * false (said and counted) when any of it fails. */
+static bool launch_and_read(state *s, const char *what, tlrt_kernel *k, tlrt_arg *args, int nargs, tlrt_dtype dt,
+                            tlrt_devptr dout, uint16_t *ho, float *out, size_t nq, tlrt_devptr dlse, float *lse,
+                            size_t nl) {
+    if (tlrt_launch(k, args, nargs, NULL) != TLRT_SUCCESS || tlrt_synchronize(s->ctx) != TLRT_SUCCESS ||
+        tlrt_memcpy_dtoh(s->ctx, ho, dout, nq * 2) || tlrt_memcpy_dtoh(s->ctx, lse, dlse, nl * 4)) {
+        printf("FAIL %s: launch: %s\n", what, tlrt_last_error(s->ctx));
+        s->failures++;
+        return false;
+    }
+    for (size_t i = 0; i < nq; i++) out[i] = gts_decode(dt, ho[i]);
+    return true;
+}
+
 static void run_case(state *s, tlrt_kernel *k, const attn_config *cf, const attn_case *ac, uint64_t seed) {
     tlrt_dtype dt = cf->bf16 ? TLRT_BF16 : TLRT_F16;
     int64_t B = ac->batch, SQ = ac->seq_q, SK = ac->seq_kv, H = ac->heads, HK = ac->heads_kv, D = cf->dim;
@@ -88,13 +130,7 @@ static void run_case(state *s, tlrt_kernel *k, const attn_config *cf, const attn
         s->failures++;
         goto out;
     }
-    uint64_t st = seed;
-    struct { uint16_t *h; float *f; size_t n; } in[3] = {{hq, fq, nq}, {hk, fk, nk}, {hv, fv, nk}};
-    for (int i = 0; i < 3; i++)
-        for (size_t j = 0; j < in[i].n; j++) {
-            in[i].h[j] = gts_encode(dt, (float)gts_unif(&st, -1.0, 1.0));
-            in[i].f[j] = gts_decode(dt, in[i].h[j]);
-        }
+    random_inputs(dt, seed, hq, fq, nq, hk, fk, hv, fv, nk);
     if (tlrt_malloc(s->ctx, nq * 2, &dq) || tlrt_malloc(s->ctx, nk * 2, &dk) || tlrt_malloc(s->ctx, nk * 2, &dv) ||
         tlrt_malloc(s->ctx, nq * 2, &dout) || tlrt_malloc(s->ctx, nl * 4, &dlse))
         goto device_error;
@@ -107,26 +143,11 @@ static void run_case(state *s, tlrt_kernel *k, const attn_config *cf, const attn
     tlrt_arg args[6] = {tlrt_arg_tensor(dq, dt, 4, sq, NULL),      tlrt_arg_tensor(dk, dt, 4, sk, NULL),
                         tlrt_arg_tensor(dv, dt, 4, sk, NULL),      tlrt_arg_tensor(dout, dt, 4, sq, NULL),
                         tlrt_arg_tensor(dlse, TLRT_F32, 3, sl, NULL), tlrt_arg_float(TLRT_F32, sm_scale)};
-    if (tlrt_launch(k, args, 6, NULL) != TLRT_SUCCESS || tlrt_synchronize(s->ctx) != TLRT_SUCCESS) {
-        printf("FAIL %s: launch: %s\n", what, tlrt_last_error(s->ctx));
-        s->failures++;
-        goto out;
-    }
-    if (tlrt_memcpy_dtoh(s->ctx, ho, dout, nq * 2) || tlrt_memcpy_dtoh(s->ctx, lse, dlse, nl * 4)) goto device_error;
-    for (size_t i = 0; i < nq; i++) out[i] = gts_decode(dt, ho[i]);
+    if (!launch_and_read(s, what, k, args, 6, dt, dout, ho, out, nq, dlse, lse, nl)) goto out;
     {
         tlc_ref_attn_shape sh = {B, SQ, SK, H, HK, D, cf->causal};
         tlc_ref_attention(&sh, fq, fk, fv, sm_scale, rout, rlse);
-        for (size_t i = 0; i < nq; i++) rout[i] = gts_decode(dt, gts_encode(dt, rout[i]));
-        double atol = dt == TLRT_F16 ? 2e-3 : 8e-3, rtol = dt == TLRT_F16 ? 1e-2 : 2e-2, worst = 0, lworst = 0;
-        int64_t bad = gts_compare("Output", out, rout, (int64_t)nq, atol, rtol, &worst);
-        bad += gts_compare("Lse", lse, rlse, (int64_t)nl, 1e-3, 1e-3, &lworst);
-        if (bad) {
-            s->failures++;
-            printf("FAIL %s: %lld elements wrong\n", what, (long long)bad);
-        } else {
-            printf("ok   %s: max err/tol %.3f (lse %.3f)\n", what, worst, lworst);
-        }
+        check_outputs(s, what, dt, out, rout, nq, lse, rlse, nl);
     }
     goto out;
 device_error:
@@ -180,13 +201,7 @@ static void run_varlen_case(state *s, tlrt_kernel *k, const attn_config *cf, con
         s->failures++;
         goto out;
     }
-    uint64_t st = seed;
-    struct { uint16_t *h; float *f; size_t n; } in[3] = {{hq, fq, nq}, {hk, fk, nk}, {hv, fv, nk}};
-    for (int i = 0; i < 3; i++)
-        for (size_t j = 0; j < in[i].n; j++) {
-            in[i].h[j] = gts_encode(dt, (float)gts_unif(&st, -1.0, 1.0));
-            in[i].f[j] = gts_decode(dt, in[i].h[j]);
-        }
+    random_inputs(dt, seed, hq, fq, nq, hk, fk, hv, fv, nk);
     if (tlrt_malloc(s->ctx, nq * 2, &dq) || tlrt_malloc(s->ctx, nk * 2, &dk) || tlrt_malloc(s->ctx, nk * 2, &dv) ||
         tlrt_malloc(s->ctx, nq * 2, &dout) || tlrt_malloc(s->ctx, nl * 4, &dlse) ||
         tlrt_malloc(s->ctx, (size_t)(B + 1) * 4, &dcq) || tlrt_malloc(s->ctx, (size_t)(B + 1) * 4, &dck))
@@ -203,26 +218,11 @@ static void run_varlen_case(state *s, tlrt_kernel *k, const attn_config *cf, con
                         tlrt_arg_tensor(dck, TLRT_I32, 1, sc, NULL), tlrt_arg_tensor(dout, dt, 3, sq, NULL),
                         tlrt_arg_tensor(dlse, TLRT_F32, 2, sl, NULL), tlrt_arg_int(TLRT_I32, max_q),
                         tlrt_arg_float(TLRT_F32, sm_scale)};
-    if (tlrt_launch(k, args, 9, NULL) != TLRT_SUCCESS || tlrt_synchronize(s->ctx) != TLRT_SUCCESS) {
-        printf("FAIL %s: launch: %s\n", what, tlrt_last_error(s->ctx));
-        s->failures++;
-        goto out;
-    }
-    if (tlrt_memcpy_dtoh(s->ctx, ho, dout, nq * 2) || tlrt_memcpy_dtoh(s->ctx, lse, dlse, nl * 4)) goto device_error;
-    for (size_t i = 0; i < nq; i++) out[i] = gts_decode(dt, ho[i]);
+    if (!launch_and_read(s, what, k, args, 9, dt, dout, ho, out, nq, dlse, lse, nl)) goto out;
     {
         tlc_ref_attn_varlen_shape sh = {B, cq, ck, H, HK, D, cf->causal};
         tlc_ref_attention_varlen(&sh, fq, fk, fv, sm_scale, rout, rlse);
-        for (size_t i = 0; i < nq; i++) rout[i] = gts_decode(dt, gts_encode(dt, rout[i]));
-        double atol = dt == TLRT_F16 ? 2e-3 : 8e-3, rtol = dt == TLRT_F16 ? 1e-2 : 2e-2, worst = 0, lworst = 0;
-        int64_t bad = gts_compare("Output", out, rout, (int64_t)nq, atol, rtol, &worst);
-        bad += gts_compare("Lse", lse, rlse, (int64_t)nl, 1e-3, 1e-3, &lworst);
-        if (bad) {
-            s->failures++;
-            printf("FAIL %s: %lld elements wrong\n", what, (long long)bad);
-        } else {
-            printf("ok   %s: max err/tol %.3f (lse %.3f)\n", what, worst, lworst);
-        }
+        check_outputs(s, what, dt, out, rout, nq, lse, rlse, nl);
     }
     goto out;
 device_error:
