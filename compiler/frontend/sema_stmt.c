@@ -155,6 +155,12 @@ static void alloc_stmt(sema *S, const ast_expr *target, const ast_expr *call, co
             sema_declare_error(S, target->u.name, target->loc);
             return;
         }
+        if (sc == TIR_SCOPE_LOCAL && (elems < 1 || elems > TLC_LOCAL_MAX_ELEMS)) {
+            tlc_error(S->diag, call->loc, "local buffer '%s' has more than %d elements, more than one thread's "
+                      "registers hold", target->u.name, TLC_LOCAL_MAX_ELEMS);
+            sema_declare_error(S, target->u.name, target->loc);
+            return;
+        }
     }
     tir_stmt *st = tir_new_stmt(S->arena, TS_ALLOC, call->loc);
     st->u.alloc.buf = buf;

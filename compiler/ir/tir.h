@@ -48,6 +48,8 @@ typedef struct tir_var {
  * plus a little spilling at most. Sema refuses a fragment that needs more
  * under any layout, lowering one whose layout does. */
 #define TLC_FRAGMENT_MAX_REGS 256
+/* Elements of one alloc_local buffer (a per-thread register array). */
+#define TLC_LOCAL_MAX_ELEMS 4096
 
 typedef enum {
     TIR_SCOPE_GLOBAL,   /* tensor parameter or alloc_global workspace */
