@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "sema_internal.h"
+#include "tlc/metadata.h"
 
 /* ---------------- string map ---------------- */
 
@@ -594,6 +595,17 @@ void sema_kernel_with(sema *S, const ast_stmt *s) {
         if (!g) { ok = false; continue; }
         if (tir_expr_const_int(g, &c) && (c <= 0 || c > INT32_MAX)) {
             tlc_error(S->diag, a.var[i]->loc, "grid dimension must be between 1 and 2^31-1, got %lld", (long long)c);
+            ok = false;
+        }
+        int nodes = tir_grid_expr_nodes(g);
+        if (nodes < 0) {
+            tlc_error(S->diag, a.var[i]->loc, "a grid dimension is evaluated at launch, from constants, symbolic dims "
+                                              "and integer scalars with + - * // %% min max only");
+            ok = false;
+        } else if (nodes > TLRT_MAX_EXPR) {
+            tlc_error(S->diag, a.var[i]->loc,
+                      "this grid dimension has %d operands and operators; the launch metadata holds at most %d", nodes,
+                      TLRT_MAX_EXPR);
             ok = false;
         }
         k->grid[i] = g;

@@ -152,6 +152,10 @@ typedef enum { TIR_FOLD_OK, TIR_FOLD_OVERFLOW, TIR_FOLD_DIV_ZERO, TIR_FOLD_BAD_S
 tir_expr *tir_binary_fold(tlc_arena *a, tir_binop op, tir_expr *x, tir_expr *y, tlc_loc loc,
                           tir_fold_status *status);
 bool tir_expr_const_int(const tir_expr *e, int64_t *out); /* true if e is TE_INT */
+/* Runtime nodes of e as a grid dimension the runtime evaluates at launch
+ * (constants, symbolic dims, scalar parameters, casts, + - * // % min max),
+ * or -1 when it holds anything else. */
+int tir_grid_expr_nodes(const tir_expr *e);
 /* True when hi - lo is a known constant (both linear in the same terms,
  * e.g. (bx + 1) * 64 - bx * 64 == 64); used for slice extents. */
 bool tir_const_difference(const tir_expr *hi, const tir_expr *lo, int64_t *out);
