@@ -462,6 +462,26 @@ static tir_expr *range_extent(sema *S, tir_expr *start, tir_expr *stop, int64_t 
     return clamp_count(S, n ? sema_binary(S, TB_FLOORDIV, n, tir_int(S->arena, step, loc), loc) : NULL, loc);
 }
 
+/* Refuses a Parallel loop with more iterations per thread than lowering
+ * unrolls, before any work per iteration. */
+static bool parallel_size_fits(sema *S, const tir_stmt *loop, tlc_loc loc) {
+    int64_t threads = S->k && S->k->threads > 0 ? S->k->threads : 1, n = 1;
+    bool overflow = false;
+    for (int i = 0; i < loop->u.for_.nvars; i++) {
+        int64_t e;
+        tir_expr_const_int(loop->u.for_.extent[i], &e);
+        overflow |= __builtin_mul_overflow(n, e, &n);
+    }
+    if (!overflow && n <= threads * TLC_PARALLEL_MAX_PER_THREAD) return true;
+    char count[32];
+    if (overflow) snprintf(count, sizeof count, "more than 2^63");
+    else snprintf(count, sizeof count, "%lld", (long long)n);
+    tlc_error(S->diag, loc, "this Parallel loop has %s iterations, more than %d per thread with %lld threads; "
+                            "use a smaller tile or more threads",
+              count, TLC_PARALLEL_MAX_PER_THREAD, (long long)threads);
+    return false;
+}
+
 static void for_stmt(sema *S, const ast_stmt *s) {
     const ast_expr *it = s->u.for_.iter;
     const builtin_spec *b = sema_call_builtin(S, it);
@@ -522,6 +542,7 @@ static void for_stmt(sema *S, const ast_stmt *s) {
                 st->u.for_.start[i] = tir_int(S->arena, 0, a.var[i]->loc);
                 st->u.for_.extent[i] = tir_int(S->arena, ext, a.var[i]->loc);
             }
+            if (ok) ok = parallel_size_fits(S, st, it->loc);
             break;
         case B_PIPELINED: {
             st->u.for_.kind = TIR_FOR_PIPELINED;

@@ -50,6 +50,14 @@ typedef struct tir_var {
 #define TLC_FRAGMENT_MAX_REGS 256
 /* Elements of one alloc_local buffer (a per-thread register array). */
 #define TLC_LOCAL_MAX_ELEMS 4096
+/* Iterations per thread of one Parallel loop: lowering repeats the body for
+ * each (unrolled, so registers are indexed by constants); no fragment has
+ * more elements per thread (256 registers of four 8-bit elements). */
+#define TLC_PARALLEL_MAX_PER_THREAD 1024
+/* Bytes per thread of a copy or fill between memories, unrolled in 16-byte
+ * vectors: more than any shared-memory tile takes, so only a region global
+ * memory alone bounds (a whole large tensor) is refused. */
+#define TLC_UNROLLED_MAX_BYTES_PER_THREAD 16384
 
 typedef enum {
     TIR_SCOPE_GLOBAL,   /* tensor parameter or alloc_global workspace */
