@@ -132,7 +132,15 @@ static bool check_bounds(sema *S, const pregion *p) {
     for (int i = 0; i < r->rank; i++) {
         int64_t s, e, d = tir_buffer_dim(r->buf, i);
         if (masked_tail) {
-            if (d < 0 || !tir_expr_const_int(r->start[i], &s)) continue;
+            if (!tir_expr_const_int(r->start[i], &s)) continue;
+            if (d < 0) { /* a symbolic dim: only a start below 0 is known to be outside */
+                if (s >= 0) continue;
+                tlc_loc at = p->dim_ast && p->dim_ast[i] ? p->dim_ast[i]->loc : p->ast->loc;
+                tlc_error(S->diag, at, "index %lld is out of range for dimension %d of '%s' (indices start at 0)",
+                          (long long)s, i, r->buf->name);
+                sema_note_decl(S, r->buf);
+                return false;
+            }
             /* A constant start with a constant extent is not a tail but a
              * region known to overrun: an error like any other. */
             if (tir_expr_const_int(r->extent[i], &e) && s >= 0 && s < d && e > d - s) {
