@@ -1,7 +1,8 @@
 /* libFuzzer target for the front end: any bytes go through the lexer, the
  * parser, the AST printer and sema, with a fresh arena and diagnostics
- * each time. Crashes, hangs, sanitizer reports and
- * silent failures (no module and no diagnostic) are bugs. */
+ * each time. Crashes, hangs, sanitizer reports, silent failures (no module
+ * and no diagnostic) and Tile IR from sema that the verifier refuses are
+ * bugs. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,7 +47,14 @@ static void run_parse(const tlc_source *src) {
         ast_print_module(&sb, m);
         tlc_sb_free(&sb);
         tlc_sema_options opt = { .arch = TLC_SM90A };
-        tlc_sema(m, &opt, &arena, &diag);
+        tir_module *tir = tlc_sema(m, &opt, &arena, &diag);
+        check(tir != NULL || diag.errors > 0, "sema fails without an error");
+        /* what sema accepts is well formed: the verifier's complaints are
+         * internal errors, for compiler bugs only */
+        if (tir && diag.errors == 0 && !tir_verify_module(tir, &diag)) {
+            fprintf(stderr, "%s", tlc_sb_cstr(&diag.out));
+            check(0, "sema accepted what the Tile IR verifier refuses");
+        }
     }
     tlc_diag_free(&diag);
     tlc_arena_free(&arena);
