@@ -412,7 +412,19 @@ static void jit_params(sema *S, const ast_expr *dec) {
     }
 }
 
+/* The runtime's launch metadata (tlc/metadata.h) holds names of a bounded
+ * length: a longer one is refused where it is written. */
+static void check_name_length(sema *S, const char *what, const char *name, int limit, tlc_loc loc) {
+    if (name && strlen(name) >= (size_t)limit)
+        tlc_error(S->diag, loc, "%s '%.40s...' is %zu characters long; the launch metadata takes at most %d", what, name,
+                  strlen(name), limit - 1);
+}
+
 static tir_var *new_sym_dim(sema *S, const char *name, bool dynamic, tlc_loc loc) {
+    if (S->sym_dims.len == TLRT_MAX_SYMS)
+        tlc_error(S->diag, loc, "symbolic dim '%s' is one more than the %d the launch metadata holds per kernel", name,
+                  TLRT_MAX_SYMS);
+    check_name_length(S, "symbolic dim", name, TLRT_MAX_NAME, loc);
     tir_var *v = sema_new_var(S, name, TV_SYM_DIM, TIR_I32, loc);
     v->dynamic = dynamic;
     tlc_ptrvec_push(&S->sym_dims, v);
@@ -565,6 +577,10 @@ static void kernel_params(sema *S, const ast_funcdef *f) {
         }
         tp->name = p->name;
         tp->loc = p->loc;
+        check_name_length(S, "parameter", p->name, TLRT_MAX_NAME, p->loc);
+        if (k->nparams == TLRT_MAX_PARAMS)
+            tlc_error(S->diag, p->loc, "parameter '%s' is one more than the %d the launch metadata holds per kernel",
+                      p->name, TLRT_MAX_PARAMS);
         k->nparams++;
     }
 }
@@ -747,6 +763,7 @@ static tir_kernel *sema_kernel(sema *S, const ast_funcdef *f) {
         else if (b && b->id == B_PRIM_FUNC) continue;
         else tlc_error(S->diag, f->decorators[i].loc, "unknown decorator '%s' (expected @jit or @prim_func)", name ? name : "?");
     }
+    check_name_length(S, "kernel name", f->name, TLRT_MAX_KERNEL_NAME, f->loc);
     kernel_params(S, f);
     sema_count_assignments(S, &f->body);
 
