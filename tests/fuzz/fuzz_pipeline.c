@@ -97,9 +97,9 @@ static void parse_options(run_options *o, const char *text, size_t len) {
     }
 }
 
-static void fail(const tlc_compilation *c, const char *what) {
+static void fail(tlc_compilation *c, const char *what) {
     fprintf(stderr, "fuzz_pipeline: %s\n--- diagnostics ---\n%s--- end ---\n", what,
-            tlc_sb_cstr((tlc_strbuf *)&c->diag.out));
+            tlc_sb_cstr(&c->diag.out));
     abort();
 }
 
@@ -125,8 +125,8 @@ static const char *error_message(const char *line, const char *name, bool *locat
     return strncmp(p, ": error: ", 9) == 0 ? p + 9 : NULL;
 }
 
-static void check_diagnostics(const tlc_compilation *c) {
-    const char *out = tlc_sb_cstr((tlc_strbuf *)&c->diag.out);
+static void check_diagnostics(tlc_compilation *c) {
+    const char *out = tlc_sb_cstr(&c->diag.out);
     for (const char *line = out; *line;) {
         bool located;
         const char *msg = error_message(line, c->src.name, &located);
