@@ -462,6 +462,20 @@ static tir_expr *range_extent(sema *S, tir_expr *start, tir_expr *stop, int64_t 
     return clamp_count(S, n ? sema_binary(S, TB_FLOORDIV, n, tir_int(S->arena, step, loc), loc) : NULL, loc);
 }
 
+/* Loop variables are 32-bit: a loop whose constant bounds take one past
+ * that range (the first value, the last, or the end it stops at) would wrap
+ * in the generated code. */
+static bool loop_fits_int32(sema *S, const tir_stmt *loop, tlc_loc loc) {
+    int64_t start, count, end, step = loop->u.for_.step;
+    if (!tir_expr_const_int(loop->u.for_.start[0], &start) || !tir_expr_const_int(loop->u.for_.extent[0], &count))
+        return true;
+    bool overflow = __builtin_mul_overflow(count, step, &end) || __builtin_add_overflow(start, end, &end);
+    if (!overflow && start >= INT32_MIN && start <= INT32_MAX && end >= INT32_MIN && end <= INT32_MAX) return true;
+    tlc_error(S->diag, loc, "this loop's variable would leave the 32-bit range (from %lld, %lld iterations of step %lld)",
+              (long long)start, (long long)count, (long long)step);
+    return false;
+}
+
 /* Refuses a Parallel loop with more iterations per thread than lowering
  * unrolls, before any work per iteration. */
 static bool parallel_size_fits(sema *S, const tir_stmt *loop, tlc_loc loc) {
@@ -548,7 +562,7 @@ static void for_stmt(sema *S, const ast_stmt *s) {
             st->u.for_.kind = TIR_FOR_PIPELINED;
             st->u.for_.start[0] = tir_int(S->arena, 0, it->loc);
             st->u.for_.extent[0] = clamp_count(S, sema_eval_int(S, a.var[0], "the Pipelined extent"), it->loc);
-            if (!st->u.for_.extent[0]) ok = false;
+            if (!st->u.for_.extent[0] || !loop_fits_int32(S, st, it->loc)) ok = false;
             int64_t ns = 1;
             if (a.arg[0]) {
                 if (!sema_eval_const_int(S, a.arg[0], "num_stages", &ns)) ok = false;
@@ -582,7 +596,7 @@ static void for_stmt(sema *S, const ast_stmt *s) {
             st->u.for_.start[0] = start;
             st->u.for_.step = step;
             st->u.for_.extent[0] = range_extent(S, start, stop, step, it->loc);
-            if (!st->u.for_.extent[0]) ok = false;
+            if (!st->u.for_.extent[0] || !loop_fits_int32(S, st, it->loc)) ok = false;
             break;
         }
         }
