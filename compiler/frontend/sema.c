@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "sema_internal.h"
+#include "tlc/metadata.h"
 
 /* ---------------- string map ---------------- */
 
@@ -413,7 +414,19 @@ static void jit_params(sema *S, const ast_expr *dec) {
     }
 }
 
+/* The runtime's launch metadata (tlc/metadata.h) holds names of a bounded
+ * length: a longer one is refused where it is written. */
+static void check_name_length(sema *S, const char *what, const char *name, int limit, tlc_loc loc) {
+    if (name && strlen(name) >= (size_t)limit)
+        tlc_error(S->diag, loc, "%s '%.40s...' is %zu characters long; the launch metadata takes at most %d", what, name,
+                  strlen(name), limit - 1);
+}
+
 static tir_var *new_sym_dim(sema *S, const char *name, bool dynamic, tlc_loc loc) {
+    if (S->sym_dims.len == TLRT_MAX_SYMS)
+        tlc_error(S->diag, loc, "symbolic dim '%s' is one more than the %d the launch metadata holds per kernel", name,
+                  TLRT_MAX_SYMS);
+    check_name_length(S, "symbolic dim", name, TLRT_MAX_NAME, loc);
     tir_var *v = sema_new_var(S, name, TV_SYM_DIM, TIR_I32, loc);
     v->dynamic = dynamic;
     tlc_ptrvec_push(&S->sym_dims, v);
@@ -566,6 +579,10 @@ static void kernel_params(sema *S, const ast_funcdef *f) {
         }
         tp->name = p->name;
         tp->loc = p->loc;
+        check_name_length(S, "parameter", p->name, TLRT_MAX_NAME, p->loc);
+        if (k->nparams == TLRT_MAX_PARAMS)
+            tlc_error(S->diag, p->loc, "parameter '%s' is one more than the %d the launch metadata holds per kernel",
+                      p->name, TLRT_MAX_PARAMS);
         k->nparams++;
     }
 }
@@ -596,6 +613,17 @@ void sema_kernel_with(sema *S, const ast_stmt *s) {
         if (!g) { ok = false; continue; }
         if (tir_expr_const_int(g, &c) && (c <= 0 || c > INT32_MAX)) {
             tlc_error(S->diag, a.var[i]->loc, "grid dimension must be between 1 and 2^31-1, got %lld", (long long)c);
+            ok = false;
+        }
+        int nodes = tir_grid_expr_nodes(g);
+        if (nodes < 0) {
+            tlc_error(S->diag, a.var[i]->loc, "a grid dimension is evaluated at launch, from constants, symbolic dims "
+                                              "and integer scalars with + - * // %% min max only");
+            ok = false;
+        } else if (nodes > TLRT_MAX_EXPR) {
+            tlc_error(S->diag, a.var[i]->loc,
+                      "this grid dimension has %d operands and operators; the launch metadata holds at most %d", nodes,
+                      TLRT_MAX_EXPR);
             ok = false;
         }
         k->grid[i] = g;
@@ -743,6 +771,7 @@ static tir_kernel *sema_kernel(sema *S, const ast_funcdef *f) {
         else if (sema_refuse_tilelang(S, name, f->decorators[i].loc)) not_kernel = true;
         else tlc_error(S->diag, f->decorators[i].loc, "unknown decorator '%s' (expected @jit or @prim_func)", name ? name : "?");
     }
+    check_name_length(S, "kernel name", f->name, TLRT_MAX_KERNEL_NAME, f->loc);
     if (!not_kernel) kernel_params(S, f);
     sema_count_assignments(S, &f->body);
 

@@ -155,6 +155,12 @@ static void alloc_stmt(sema *S, const ast_expr *target, const ast_expr *call, co
             sema_declare_error(S, target->u.name, target->loc);
             return;
         }
+        if (sc == TIR_SCOPE_LOCAL && (elems < 1 || elems > TLC_LOCAL_MAX_ELEMS)) {
+            tlc_error(S->diag, call->loc, "local buffer '%s' has more than %d elements, more than one thread's "
+                      "registers hold", target->u.name, TLC_LOCAL_MAX_ELEMS);
+            sema_declare_error(S, target->u.name, target->loc);
+            return;
+        }
     }
     tir_stmt *st = tir_new_stmt(S->arena, TS_ALLOC, call->loc);
     st->u.alloc.buf = buf;
@@ -457,6 +463,40 @@ static tir_expr *range_extent(sema *S, tir_expr *start, tir_expr *stop, int64_t 
     return clamp_count(S, n ? sema_binary(S, TB_FLOORDIV, n, tir_int(S->arena, step, loc), loc) : NULL, loc);
 }
 
+/* Loop variables are 32-bit: a loop whose constant bounds take one past
+ * that range (the first value, the last, or the end it stops at) would wrap
+ * in the generated code. */
+static bool loop_fits_int32(sema *S, const tir_stmt *loop, tlc_loc loc) {
+    int64_t start, count, end, step = loop->u.for_.step;
+    if (!tir_expr_const_int(loop->u.for_.start[0], &start) || !tir_expr_const_int(loop->u.for_.extent[0], &count))
+        return true;
+    bool overflow = __builtin_mul_overflow(count, step, &end) || __builtin_add_overflow(start, end, &end);
+    if (!overflow && start >= INT32_MIN && start <= INT32_MAX && end >= INT32_MIN && end <= INT32_MAX) return true;
+    tlc_error(S->diag, loc, "this loop's variable would leave the 32-bit range (from %lld, %lld iterations of step %lld)",
+              (long long)start, (long long)count, (long long)step);
+    return false;
+}
+
+/* Refuses a Parallel loop with more iterations per thread than lowering
+ * unrolls, before any work per iteration. */
+static bool parallel_size_fits(sema *S, const tir_stmt *loop, tlc_loc loc) {
+    int64_t threads = S->k && S->k->threads > 0 ? S->k->threads : 1, n = 1;
+    bool overflow = false;
+    for (int i = 0; i < loop->u.for_.nvars; i++) {
+        int64_t e;
+        tir_expr_const_int(loop->u.for_.extent[i], &e);
+        overflow |= __builtin_mul_overflow(n, e, &n);
+    }
+    if (!overflow && n <= threads * TLC_PARALLEL_MAX_PER_THREAD) return true;
+    char count[32];
+    if (overflow) snprintf(count, sizeof count, "more than 2^63");
+    else snprintf(count, sizeof count, "%lld", (long long)n);
+    tlc_error(S->diag, loc, "this Parallel loop has %s iterations, more than %d per thread with %lld threads; "
+                            "use a smaller tile or more threads",
+              count, TLC_PARALLEL_MAX_PER_THREAD, (long long)threads);
+    return false;
+}
+
 static void for_stmt(sema *S, const ast_stmt *s) {
     const ast_expr *it = s->u.for_.iter;
     const builtin_spec *b = sema_call_builtin(S, it);
@@ -519,6 +559,7 @@ static void for_stmt(sema *S, const ast_stmt *s) {
                 st->u.for_.start[i] = tir_int(S->arena, 0, a.var[i]->loc);
                 st->u.for_.extent[i] = tir_int(S->arena, ext, a.var[i]->loc);
             }
+            if (ok) ok = parallel_size_fits(S, st, it->loc);
             break;
         case B_PIPELINED: {
             for (int i = 1; i < b->nparams; i++)
@@ -547,11 +588,14 @@ static void for_stmt(sema *S, const ast_stmt *s) {
             if (ns == 0) { /* TileLang: no pipelining, a plain serial loop */
                 st->u.for_.kind = TIR_FOR_SERIAL;
                 st->u.for_.start[0] = start ? start : tir_int(S->arena, 0, it->loc);
+                if (!loop_fits_int32(S, st, it->loc)) ok = false;
                 break;
             }
             /* Pipelined loops count from 0 (the pipeline's stages follow the
              * count); a start is added where the variable is read */
             st->u.for_.kind = TIR_FOR_PIPELINED;
+            st->u.for_.start[0] = start ? start : tir_int(S->arena, 0, it->loc);
+            if (!loop_fits_int32(S, st, it->loc)) ok = false; /* the variable's values: start + count */
             st->u.for_.start[0] = tir_int(S->arena, 0, it->loc);
             st->u.for_.num_stages = (int)ns;
             pipe_start = start;
@@ -579,7 +623,7 @@ static void for_stmt(sema *S, const ast_stmt *s) {
             st->u.for_.start[0] = start;
             st->u.for_.step = step;
             st->u.for_.extent[0] = range_extent(S, start, stop, step, it->loc);
-            if (!st->u.for_.extent[0]) ok = false;
+            if (!st->u.for_.extent[0] || !loop_fits_int32(S, st, it->loc)) ok = false;
             break;
         }
         }

@@ -132,7 +132,15 @@ static bool check_bounds(sema *S, const pregion *p) {
     for (int i = 0; i < r->rank; i++) {
         int64_t s, e, d = tir_buffer_dim(r->buf, i);
         if (masked_tail) {
-            if (d < 0 || !tir_expr_const_int(r->start[i], &s)) continue;
+            if (!tir_expr_const_int(r->start[i], &s)) continue;
+            if (d < 0) { /* a symbolic dim: only a start below 0 is known to be outside */
+                if (s >= 0) continue;
+                tlc_loc at = p->dim_ast && p->dim_ast[i] ? p->dim_ast[i]->loc : p->ast->loc;
+                tlc_error(S->diag, at, "index %lld is out of range for dimension %d of '%s' (indices start at 0)",
+                          (long long)s, i, r->buf->name);
+                sema_note_decl(S, r->buf);
+                return false;
+            }
             /* A constant start with a constant extent is not a tail but a
              * region known to overrun: an error like any other. */
             if (tir_expr_const_int(r->extent[i], &e) && s >= 0 && s < d && e > d - s) {
@@ -206,6 +214,25 @@ static bool pair_regions(sema *S, pregion *a, pregion *b, const char *op) {
     return true;
 }
 
+/* A copy or fill outside registers is unrolled per thread: refuse one over
+ * more bytes than that allows before anything is expanded. */
+static bool unrolled_size_fits(sema *S, const tir_region *r, int elem_bytes, tlc_loc loc, const char *op) {
+    int64_t shape[8], n = 1;
+    int rank = tir_region_shape(r, shape);
+    bool overflow = false;
+    for (int d = 0; d < rank; d++) overflow |= __builtin_mul_overflow(n, shape[d], &n);
+    overflow |= __builtin_mul_overflow(n, (int64_t)elem_bytes, &n);
+    int64_t threads = S->k && S->k->threads > 0 ? S->k->threads : 1;
+    if (!overflow && n <= threads * TLC_UNROLLED_MAX_BYTES_PER_THREAD) return true;
+    char bytes[32];
+    if (overflow) snprintf(bytes, sizeof bytes, "more than 2^63");
+    else snprintf(bytes, sizeof bytes, "%lld", (long long)n);
+    tlc_error(S->diag, loc, "%s of %s bytes outside registers: more than %d per thread with %lld threads; "
+                            "split it over blocks or loop over tiles",
+              op, bytes, TLC_UNROLLED_MAX_BYTES_PER_THREAD, (long long)threads);
+    return false;
+}
+
 static void op_copy(sema *S, const sema_args *a, tlc_loc loc) {
     pregion src, dst;
     bool ok = region_of(S, a->arg[0], &src, "copy", "the source");
@@ -214,6 +241,10 @@ static void op_copy(sema *S, const sema_args *a, tlc_loc loc) {
     ok = check_bounds(S, &src);
     ok = check_bounds(S, &dst) && ok;
     if (!ok || !check_same_shape(S, &src, &dst, "copy", "source", "destination")) return;
+    int sb = tir_dtype_bytes(src.r.buf->dtype), db = tir_dtype_bytes(dst.r.buf->dtype);
+    if (src.r.buf->scope != TIR_SCOPE_FRAGMENT && dst.r.buf->scope != TIR_SCOPE_FRAGMENT &&
+        !unrolled_size_fits(S, &src.r, sb > db ? sb : db, loc, "a copy"))
+        return;
     tir_stmt *st = tlc_new_tile_op(S->arena, TS_COPY, loc);
     st->u.copy.src = src.r;
     st->u.copy.dst = dst.r;
@@ -229,6 +260,9 @@ static void op_fill(sema *S, const builtin_spec *b, const sema_args *a, tlc_loc 
         dst.point = false;
     }
     if (!check_bounds(S, &dst)) return;
+    if (dst.r.buf->scope != TIR_SCOPE_FRAGMENT &&
+        !unrolled_size_fits(S, &dst.r, tir_dtype_bytes(dst.r.buf->dtype), loc, b->name))
+        return;
     tir_stmt *st = tlc_new_tile_op(S->arena, TS_FILL, loc);
     st->u.fill.dst = dst.r;
     st->u.fill.value = tir_cast(S->arena, v, dst.r.buf->dtype, loc);

@@ -202,6 +202,23 @@ tir_expr *tir_load(tlc_arena *a, tir_buffer *b, tir_expr **idx, tlc_loc loc) {
     return e;
 }
 
+int tir_grid_expr_nodes(const tir_expr *e) {
+    switch (e->kind) {
+    case TE_INT: return 1;
+    case TE_VAR: return e->u.var->kind == TV_SYM_DIM || e->u.var->kind == TV_SCALAR_PARAM ? 1 : -1;
+    case TE_CAST: return tir_grid_expr_nodes(e->u.cast.a);
+    case TE_BINARY:
+        switch (e->u.bin.op) {
+        case TB_ADD: case TB_SUB: case TB_MUL: case TB_FLOORDIV: case TB_FLOORMOD: case TB_MIN: case TB_MAX: {
+            int a = tir_grid_expr_nodes(e->u.bin.a), b = tir_grid_expr_nodes(e->u.bin.b);
+            return a < 0 || b < 0 ? -1 : a + b + 1;
+        }
+        default: return -1;
+        }
+    default: return -1;
+    }
+}
+
 bool tir_expr_const_int(const tir_expr *e, int64_t *out) {
     if (!e || e->kind != TE_INT) return false;
     if (out) *out = e->u.ival;

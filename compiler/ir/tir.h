@@ -48,6 +48,16 @@ typedef struct tir_var {
  * plus a little spilling at most. Sema refuses a fragment that needs more
  * under any layout, lowering one whose layout does. */
 #define TLC_FRAGMENT_MAX_REGS 256
+/* Elements of one alloc_local buffer (a per-thread register array). */
+#define TLC_LOCAL_MAX_ELEMS 4096
+/* Iterations per thread of one Parallel loop: lowering repeats the body for
+ * each (unrolled, so registers are indexed by constants); no fragment has
+ * more elements per thread (256 registers of four 8-bit elements). */
+#define TLC_PARALLEL_MAX_PER_THREAD 1024
+/* Bytes per thread of a copy or fill between memories, unrolled in 16-byte
+ * vectors: more than any shared-memory tile takes, so only a region global
+ * memory alone bounds (a whole large tensor) is refused. */
+#define TLC_UNROLLED_MAX_BYTES_PER_THREAD 16384
 
 typedef enum {
     TIR_SCOPE_GLOBAL,   /* tensor parameter or alloc_global workspace */
@@ -151,6 +161,10 @@ typedef enum { TIR_FOLD_OK, TIR_FOLD_OVERFLOW, TIR_FOLD_DIV_ZERO, TIR_FOLD_BAD_S
 tir_expr *tir_binary_fold(tlc_arena *a, tir_binop op, tir_expr *x, tir_expr *y, tlc_loc loc,
                           tir_fold_status *status);
 bool tir_expr_const_int(const tir_expr *e, int64_t *out); /* true if e is TE_INT */
+/* Runtime nodes of e as a grid dimension the runtime evaluates at launch
+ * (constants, symbolic dims, scalar parameters, casts, + - * // % min max),
+ * or -1 when it holds anything else. */
+int tir_grid_expr_nodes(const tir_expr *e);
 /* True when hi - lo is a known constant (both linear in the same terms,
  * e.g. (bx + 1) * 64 - bx * 64 == 64); used for slice extents. */
 bool tir_const_difference(const tir_expr *hi, const tir_expr *lo, int64_t *out);

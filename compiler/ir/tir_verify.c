@@ -9,7 +9,8 @@
  * loop variable inside its loop); region rank == buffer rank, constant
  * region bounds inside constant dims; tile-op operand scopes and shapes;
  * loop shapes (Parallel: constant positive extents from 0; Pipelined:
- * num_stages >= 1; serial: step != 0); no NULL where a node is required. */
+ * num_stages >= 1; a step != 0, and 1 but on serial and unroll loops); no
+ * NULL where a node is required. */
 #include "tir.h"
 #include "tir_op.h"
 #include <inttypes.h>
@@ -273,8 +274,9 @@ static void check_for(verifier *v, const tir_stmt *s) {
     }
     if (nv > 1 && kind != TIR_FOR_PARALLEL) tir_verifier_fail(v, s->loc, "only Parallel loops have several variables (%d here)", nv);
     if (s->u.for_.step == 0) tir_verifier_fail(v, s->loc, "loop step is 0");
-    if (kind != TIR_FOR_SERIAL && s->u.for_.step != 1)
-        tir_verifier_fail(v, s->loc, "loop step %" PRId64 " on a non-serial loop", s->u.for_.step);
+    if (kind != TIR_FOR_SERIAL && kind != TIR_FOR_UNROLLED && s->u.for_.step != 1)
+        tir_verifier_fail(v, s->loc, "loop step %" PRId64 " on a %s loop", s->u.for_.step,
+                          kind == TIR_FOR_PARALLEL ? "Parallel" : "Pipelined");
     if (kind == TIR_FOR_PIPELINED && s->u.for_.num_stages < 1)
         tir_verifier_fail(v, s->loc, "Pipelined loop with num_stages=%d", s->u.for_.num_stages);
     if (kind != TIR_FOR_PIPELINED && s->u.for_.num_stages != 0)

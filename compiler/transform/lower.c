@@ -589,6 +589,39 @@ static void block_indices(tlc_lower_ctx *lc, th_expr **out) {
 }
 
 /* ---------------- kernel ---------------- */
+
+/* What lowering cannot hold: refused before anything is emitted, so that
+ * no error path leaves a statement list half built. */
+static bool buffers_fit(const tir_kernel *k, tlc_diag *diag) {
+    for (int i = 0; i < k->nbuffers; i++) {
+        const tir_buffer *b = k->buffers[i];
+        if (b->scope == TIR_SCOPE_GLOBAL && b->param_index < 0) {
+            tlc_error(diag, b->loc, "alloc_global workspaces are not lowered yet");
+            return false;
+        }
+        if (b->scope == TIR_SCOPE_FRAGMENT) {
+            if (!b->fragment) {
+                tlc_error(diag, b->loc, "internal error: fragment '%s' has no layout", b->name);
+                return false;
+            }
+            int64_t regs = (b->fragment->slots * tir_dtype_bytes(b->dtype) + 3) / 4;
+            if (regs > TLC_FRAGMENT_MAX_REGS) {
+                tlc_error(diag, b->loc, "fragment '%s' needs %lld registers per thread (at most %d): "
+                                        "use a smaller tile or more threads", b->name, (long long)regs,
+                          TLC_FRAGMENT_MAX_REGS);
+                return false;
+            }
+        } else if (b->scope == TIR_SCOPE_LOCAL) {
+            int64_t n = tir_buffer_elems(b);
+            if (n < 1 || n > TLC_LOCAL_MAX_ELEMS) {
+                tlc_error(diag, b->loc, "local buffer '%s' must have 1..%d elements", b->name, TLC_LOCAL_MAX_ELEMS);
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
 static th_kernel *lower_kernel(const tir_module *m, int index, tlrt_kernel_meta *meta, tlc_arena *a,
                                tlc_diag *diag) {
     const tir_kernel *k = m->kernels[index];
@@ -638,11 +671,7 @@ static th_kernel *lower_kernel(const tir_module *m, int index, tlrt_kernel_meta 
     tlc_pipe_collect_tmaps(lc, &np); /* TMA descriptors: after the scalars */
     tlc_pipe_sym_facts(lc);
     tk->nparams = np;
-    for (int i = 0; i < k->nbuffers; i++)
-        if (k->buffers[i]->scope == TIR_SCOPE_GLOBAL && k->buffers[i]->param_index < 0) {
-            tlc_error(diag, k->buffers[i]->loc, "alloc_global workspaces are not lowered yet");
-            return NULL;
-        }
+    if (!buffers_fit(k, diag)) return NULL;
 
     tlc_ptrvec top = {0};
     lc->out = &top;
@@ -661,32 +690,15 @@ static th_kernel *lower_kernel(const tir_module *m, int index, tlrt_kernel_meta 
     for (int i = 0; i < 3; i++)
         if (k->block_idx[i]) lc->var_expr[k->block_idx[i]->id] = bidx[i];
 
-    /* Register arrays and shared memory. */
+    /* Register arrays (their sizes were checked by buffers_fit). */
     for (int i = 0; i < k->nbuffers; i++) {
         const tir_buffer *b = k->buffers[i];
-        if (b->scope == TIR_SCOPE_FRAGMENT) {
-            if (!b->fragment) {
-                tlc_error(diag, b->loc, "internal error: fragment '%s' has no layout", b->name);
-                return NULL;
-            }
-            int64_t regs = (b->fragment->slots * tir_dtype_bytes(b->dtype) + 3) / 4;
-            if (regs > TLC_FRAGMENT_MAX_REGS) {
-                tlc_error(diag, b->loc, "fragment '%s' needs %lld registers per thread (at most %d): "
-                                        "use a smaller tile or more threads", b->name, (long long)regs,
-                          TLC_FRAGMENT_MAX_REGS);
-                return NULL;
-            }
+        if (b->scope == TIR_SCOPE_FRAGMENT)
             lc->regs[b->id] = th_new_var(a, tk, b->name, tlc_reg_type(b->dtype), (int)b->fragment->slots);
-        } else if (b->scope == TIR_SCOPE_LOCAL) {
-            int64_t n = tir_buffer_elems(b);
-            if (n < 1 || n > 4096) {
-                tlc_error(diag, b->loc, "local buffer '%s' must have 1..4096 elements", b->name);
-                return NULL;
-            }
-            lc->regs[b->id] = th_new_var(a, tk, b->name, tlc_reg_type(b->dtype), (int)n);
-        } else if (b->scope == TIR_SCOPE_VAR) {
+        else if (b->scope == TIR_SCOPE_LOCAL)
+            lc->regs[b->id] = th_new_var(a, tk, b->name, tlc_reg_type(b->dtype), (int)tir_buffer_elems(b));
+        else if (b->scope == TIR_SCOPE_VAR)
             lc->regs[b->id] = th_new_var(a, tk, b->name, tlc_reg_type(b->dtype), 0);
-        }
     }
 
     effects pending = effects_new(lc);

@@ -1,6 +1,6 @@
 /* Stand-in for libFuzzer where the compiler has none (GCC): feeds every
  * corpus file, then deterministic random mutations of them, to
- * LLVMFuzzerTestOneInput. Usage: fuzz_frontend CORPUS_DIR [MUTATIONS] */
+ * LLVMFuzzerTestOneInput. Usage: fuzz_TARGET CORPUS_DIR [MUTATIONS] */
 #include <dirent.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -138,7 +138,7 @@ int main(int argc, char **argv) {
         LLVMFuzzerTestOneInput(x.data, x.len);
         free(x.data);
     }
-    printf("fuzz_frontend: %zu corpus files and %ld mutations ran cleanly\n", n, mutations);
+    printf("%s: %zu corpus files and %ld mutations ran cleanly\n", argv[0], n, mutations);
     for (size_t i = 0; i < n; i++) free(all[i].data);
     free(all);
     return 0;

@@ -1,16 +1,15 @@
-/* libFuzzer target for the front end: any bytes go through the lexer and
- * the parser (and the AST printer, and sema when it is built) with a fresh
- * arena and diagnostics each time. Crashes, hangs, sanitizer reports and
- * silent failures (no module and no diagnostic) are bugs. */
+/* libFuzzer target for the front end: any bytes go through the lexer, the
+ * parser, the AST printer and sema, with a fresh arena and diagnostics
+ * each time. Crashes, hangs, sanitizer reports, silent failures (no module
+ * and no diagnostic) and Tile IR from sema that the verifier refuses are
+ * bugs. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "frontend/ast.h"
-#ifdef TLC_FUZZ_WITH_SEMA
 #include "frontend/sema.h"
-#endif
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -47,16 +46,20 @@ static void run_parse(const tlc_source *src) {
         tlc_sb_init(&sb);
         ast_print_module(&sb, m);
         tlc_sb_free(&sb);
-#ifdef TLC_FUZZ_WITH_SEMA
         tlc_sema_options opt = { .arch = TLC_SM90A };
-        tlc_sema(m, &opt, &arena, &diag);
-#endif
+        tir_module *tir = tlc_sema(m, &opt, &arena, &diag);
+        check(tir != NULL || diag.errors > 0, "sema fails without an error");
+        /* what sema accepts is well formed: the verifier's complaints are
+         * internal errors, for compiler bugs only */
+        if (tir && diag.errors == 0 && !tir_verify_module(tir, &diag)) {
+            fprintf(stderr, "%s", tlc_sb_cstr(&diag.out));
+            check(0, "sema accepted what the Tile IR verifier refuses");
+        }
     }
     tlc_diag_free(&diag);
     tlc_arena_free(&arena);
 }
 
-/* One place to add later stages of the pipeline. */
 static void run_frontend(const char *text, size_t len) {
     tlc_source src = { "fuzz.tl", text, len };
     run_tokens(&src);

@@ -1,0 +1,175 @@
+/* Work is bounded before it is done: the worst inputs known (tiles of
+ * millions of elements, -D values at the edges of the shipped kernels) are
+ * compiled or refused within 2 s and 200 MB. Each case runs in a child
+ * process, so that its time and peak memory are its own (wait4's rusage).
+ * Under the sanitizers and in unoptimized builds the limits are scaled (the
+ * sanitizers' memory is their own, so only time is checked there); a
+ * Release build checks the limits as they are. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include "test_support.h"
+#include "api/compile_backend.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SANITIZED 1
+#endif
+#endif
+#ifndef SANITIZED
+#define SANITIZED 0
+#endif
+
+enum { LIMIT_MS = 2000, LIMIT_MB = 200 };
+
+typedef struct bound_case {
+    const char *what;
+    const char *file;   /* under dsl-examples/, or NULL: source */
+    const char *source;
+    tlc_define defines[2];
+    int ndefines;
+    const char *error; /* expected in the diagnostics; NULL: compiles */
+} bound_case;
+
+static const bound_case cases[] = {
+    {"rmsnorm -D BLOCK_M=1048576", "rmsnorm.tl", NULL, {{"BLOCK_M", "1048576"}}, 1, "registers per thread"},
+    {"mla_decode -D threads=32", "mla_decode.tl", NULL, {{"threads", "32"}}, 1, "registers per thread"},
+    {"mla_decode -D dv=1", "mla_decode.tl", NULL, {{"dv", "1"}}, 1, "error:"},
+    {"gemm -D block_M=1", "gemm.tl", NULL, {{"block_M", "1"}}, 1, "tensor cores"},
+    {"gemm -D block_K=1048576", "gemm.tl", NULL, {{"block_K", "1048576"}}, 1, "shared memory"},
+    {"a (1048576, 1024) fragment under Parallel", NULL,
+     "def k(A: Tensor[(1048576, 1024), float32]):\n"
+     "    with Kernel(1, threads=1024) as bx:\n"
+     "        f = alloc_fragment((1048576, 1024), float32)\n"
+     "        for i, j in Parallel(1048576, 1024):\n"
+     "            f[i, j] = 1.0\n"
+     "        copy(f, A)\n",
+     {{0}}, 0, "registers per thread"},
+    {"Parallel(1048576, 1048576) over a tensor", NULL,
+     "def k(A: Tensor[(1048576, 1048576), float32]):\n"
+     "    with Kernel(1, threads=128) as bx:\n"
+     "        for i, j in Parallel(1048576, 1048576):\n"
+     "            A[i, j] = 1.0\n",
+     {{0}}, 0, "iterations, more than 1024 per thread"},
+    {"a copy of a 2^40-element tensor", NULL,
+     "def k(A: Tensor[(1048576, 1048576), float32], B: Tensor[(1048576, 1048576), float32]):\n"
+     "    with Kernel(1, threads=128) as bx:\n"
+     "        copy(A, B)\n",
+     {{0}}, 0, "bytes outside registers"},
+    {"a fill of a 2^40-element tensor", NULL,
+     "def k(A: Tensor[(1048576, 1048576), float32]):\n"
+     "    with Kernel(1, threads=128) as bx:\n"
+     "        fill(A, 0.0)\n",
+     {{0}}, 0, "bytes outside registers"},
+    {"a local buffer of 2^80 elements", NULL,
+     "def k(A: Tensor[(64,), float32]):\n"
+     "    with Kernel(1, threads=128) as bx:\n"
+     "        l = alloc_local((1048576, 1048576, 1048576, 1048576), float32)\n"
+     "        l[0, 0, 0, 0] = 1.0\n",
+     {{0}}, 0, "overflows"},
+    {"Parallel, copy and local buffer at their limits", NULL,
+     "def k(A: Tensor[(128, 1024), float32], B: Tensor[(128, 1024), float32]):\n"
+     "    with Kernel(1, threads=128) as bx:\n"
+     "        l = alloc_local((4096,), int8)\n"
+     "        l[0] = 1\n"
+     "        for i, j in Parallel(128, 1024):\n"
+     "            B[i, j] = A[i, j] + l[0]\n"
+     "        copy(A, B)\n",
+     {{0}}, 0, NULL},
+    {"a grid the runtime evaluates", NULL,
+     "def k(A: Tensor[(M, N), float32], n: int32):\n"
+     "    with Kernel(ceildiv(N, 64) * max(n, 1), min(M, 65535) % 7 + 1, threads=128) as (bx, by):\n"
+     "        A[bx, by] = 1.0\n",
+     {{0}}, 0, NULL},
+    {"unroll(100000000)", NULL,
+     "def k(A: Tensor[(64,), float32]):\n"
+     "    with Kernel(1, threads=128) as bx:\n"
+     "        for i in unroll(100000000):\n"
+     "            A[0] = A[0] + 1.0\n",
+     {{0}}, 0, NULL},
+};
+
+static char *case_source(const bound_case *c, size_t *len) {
+    if (!c->file) {
+        *len = strlen(c->source);
+        char *s = malloc(*len + 1);
+        memcpy(s, c->source, *len + 1);
+        return s;
+    }
+    char path[1024];
+    snprintf(path, sizeof path, "%s/dsl-examples/%s", TLC_SOURCE_DIR, c->file);
+    char *s = tlc_read_file(path, len);
+    if (!s) fail_msg("cannot read %s", path);
+    return s;
+}
+
+/* In the child: 0 when the outcome is the expected one. */
+static int run_case(const bound_case *c) {
+    size_t len;
+    char *src = case_source(c, &len);
+    char *err = NULL;
+    char *ptx = tlc_compile_to_ptx(c->file ? c->file : "case.tl", src, len, c->defines, c->ndefines, TLC_SM90A,
+                                   NULL, 3, &err);
+    int rc = 0;
+    if (c->error && ptx) {
+        fprintf(stderr, "%s: compiled, expected an error with '%s'\n", c->what, c->error);
+        rc = 1;
+    } else if (!c->error && !ptx) {
+        fprintf(stderr, "%s: expected to compile:\n%s", c->what, err);
+        rc = 1;
+    } else if (c->error && (!strstr(err, c->error) || strstr(err, "internal error"))) {
+        fprintf(stderr, "%s: expected '%s' in:\n%s", c->what, c->error, err);
+        rc = 1;
+    }
+    free(ptx);
+    free(err);
+    free(src);
+    return rc;
+}
+
+static void test_worst_cases(void **state) {
+    (void)state;
+    bool optimized = false;
+#ifdef NDEBUG
+    optimized = true;
+#endif
+    long time_limit = LIMIT_MS * (SANITIZED ? 10 : optimized ? 1 : 4);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const bound_case *c = &cases[i];
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        fflush(NULL);
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) _exit(run_case(c));
+        int status;
+        struct rusage ru;
+        assert_int_equal(wait4(pid, &status, 0, &ru), pid);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        long ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+        long mb = ru.ru_maxrss / 1024;
+        print_message("%-45s %5ld ms %5ld MB\n", c->what, ms, mb);
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) fail_msg("%s: wrong outcome (status %d)", c->what, status);
+        if (ms > time_limit) fail_msg("%s took %ld ms (at most %ld)", c->what, ms, time_limit);
+        if (!SANITIZED && mb > LIMIT_MB) fail_msg("%s took %ld MB (at most %d)", c->what, mb, LIMIT_MB);
+    }
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_worst_cases),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
