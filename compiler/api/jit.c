@@ -269,12 +269,13 @@ tlc_status tlc_jit_compile_file(tlc_jit *jit, const char *path, const tlc_jit_de
  * it is stored. NULL (no message) when that fails in any way: the caller
  * loads the PTX, which compiles it again. */
 static tlrt_module *load_machine_code(tlc_jit *jit, tlrt_context *ctx, const char *ptx) {
+    size_t ptx_len = strlen(ptx);
     tlrt_device_props pr;
     if (tlrt_device_properties(ctx, &pr) != TLRT_SUCCESS) return NULL;
     char device[400], arch[16];
     snprintf(arch, sizeof arch, "sm_%d", pr.sm);
     snprintf(device, sizeof device, "machine code; driver %d; %s", pr.driver_version, pr.name);
-    tlc_jit_key_input in = {.source = ptx, .source_len = strlen(ptx), .arch = arch, .compiler_version = TLC_VERSION,
+    tlc_jit_key_input in = {.source = ptx, .source_len = ptx_len, .arch = arch, .compiler_version = TLC_VERSION,
                             .options = device};
     tlc_jit_key key;
     tlc_jit_key_compute(&in, &key);
@@ -284,7 +285,7 @@ static tlrt_module *load_machine_code(tlc_jit *jit, tlrt_context *ctx, const cha
     tlrt_module *m = NULL;
     tlc_jit_cache_result r = tlc_jit_cache_lookup(jit->cache_dir, &key, &image, &n, e, sizeof e);
     if (r == TLC_JIT_CACHE_HIT) {
-        if (tlrt_module_load_cubin(ctx, image, n, ptx, strlen(ptx), &m) == TLRT_SUCCESS) {
+        if (tlrt_module_load_cubin(ctx, image, n, ptx, ptx_len, &m) == TLRT_SUCCESS) {
             atomic_fetch_add(&jit->machine_hits, 1);
             free(image);
             return m;
@@ -296,8 +297,8 @@ static tlrt_module *load_machine_code(tlc_jit *jit, tlrt_context *ctx, const cha
     free(image);
     image = NULL;
     atomic_fetch_add(&jit->machine_misses, 1);
-    if (tlrt_compile_ptx(ctx, ptx, strlen(ptx), (void **)&image, &n) != TLRT_SUCCESS) return NULL;
-    if (tlrt_module_load_cubin(ctx, image, n, ptx, strlen(ptx), &m) != TLRT_SUCCESS) m = NULL;
+    if (tlrt_compile_ptx(ctx, ptx, ptx_len, (void **)&image, &n) != TLRT_SUCCESS) return NULL;
+    if (tlrt_module_load_cubin(ctx, image, n, ptx, ptx_len, &m) != TLRT_SUCCESS) m = NULL;
     else if (!tlc_jit_cache_store(jit->cache_dir, &key, image, n, e, sizeof e)) atomic_fetch_add(&jit->store_errors, 1);
     free(image);
     return m;

@@ -466,10 +466,9 @@ static tir_expr *range_extent(sema *S, tir_expr *start, tir_expr *stop, int64_t 
 /* Loop variables are 32-bit: a loop whose constant bounds take one past
  * that range (the first value, the last, or the end it stops at) would wrap
  * in the generated code. */
-static bool loop_fits_int32(sema *S, const tir_stmt *loop, tlc_loc loc) {
-    int64_t start, count, end, step = loop->u.for_.step;
-    if (!tir_expr_const_int(loop->u.for_.start[0], &start) || !tir_expr_const_int(loop->u.for_.extent[0], &count))
-        return true;
+static bool loop_fits_int32(sema *S, const tir_expr *first, const tir_expr *iterations, int64_t step, tlc_loc loc) {
+    int64_t start, count, end;
+    if (!first || !tir_expr_const_int(first, &start) || !tir_expr_const_int(iterations, &count)) return true;
     bool overflow = __builtin_mul_overflow(count, step, &end) || __builtin_add_overflow(start, end, &end);
     if (!overflow && start >= INT32_MIN && start <= INT32_MAX && end >= INT32_MIN && end <= INT32_MAX) return true;
     tlc_error(S->diag, loc, "this loop's variable would leave the 32-bit range (from %lld, %lld iterations of step %lld)",
@@ -585,18 +584,17 @@ static void for_stmt(sema *S, const ast_stmt *s) {
             if (start && tir_expr_const_int(start, &s0) && s0 == 0) start = NULL;
             st->u.for_.extent[0] = start ? range_extent(S, start, stop, 1, it->loc) : clamp_count(S, stop, it->loc);
             if (!st->u.for_.extent[0]) { ok = false; break; }
+            st->u.for_.start[0] = tir_int(S->arena, 0, it->loc);
+            /* the variable's values run from start (0 without one) */
+            if (!loop_fits_int32(S, start ? start : st->u.for_.start[0], st->u.for_.extent[0], 1, it->loc)) ok = false;
             if (ns == 0) { /* TileLang: no pipelining, a plain serial loop */
                 st->u.for_.kind = TIR_FOR_SERIAL;
-                st->u.for_.start[0] = start ? start : tir_int(S->arena, 0, it->loc);
-                if (!loop_fits_int32(S, st, it->loc)) ok = false;
+                if (start) st->u.for_.start[0] = start;
                 break;
             }
             /* Pipelined loops count from 0 (the pipeline's stages follow the
              * count); a start is added where the variable is read */
             st->u.for_.kind = TIR_FOR_PIPELINED;
-            st->u.for_.start[0] = start ? start : tir_int(S->arena, 0, it->loc);
-            if (!loop_fits_int32(S, st, it->loc)) ok = false; /* the variable's values: start + count */
-            st->u.for_.start[0] = tir_int(S->arena, 0, it->loc);
             st->u.for_.num_stages = (int)ns;
             pipe_start = start;
             break;
@@ -623,7 +621,7 @@ static void for_stmt(sema *S, const ast_stmt *s) {
             st->u.for_.start[0] = start;
             st->u.for_.step = step;
             st->u.for_.extent[0] = range_extent(S, start, stop, step, it->loc);
-            if (!st->u.for_.extent[0] || !loop_fits_int32(S, st, it->loc)) ok = false;
+            if (!st->u.for_.extent[0] || !loop_fits_int32(S, start, st->u.for_.extent[0], step, it->loc)) ok = false;
             break;
         }
         }

@@ -147,11 +147,8 @@ static tlc_rmsnorm_config env_override(tlc_rmsnorm_config cfg, const char *env) 
     return cfg;
 }
 
-/* The header's rule for C, overridden from the environment. */
-static tlc_rmsnorm_config config_for(int C, int64_t rows) {
-    (void)rows; /* the rule does not depend on the row count */
-    return env_override(tlc_rmsnorm_config_for(C), "TLC_RMSNORM_CONFIGS");
-}
+/* The header's rule for C (the same for every row count), overridden from the environment. */
+static tlc_rmsnorm_config config_for(int C) { return env_override(tlc_rmsnorm_config_for(C), "TLC_RMSNORM_CONFIGS"); }
 
 static bool load(state *s, const char *kernel, tlrt_dtype dt, tlc_rmsnorm_config cfg, tlrt_module **mod,
                  tlrt_kernel **k) {
@@ -172,14 +169,14 @@ static bool load(state *s, const char *kernel, tlrt_dtype dt, tlc_rmsnorm_config
     return true;
 }
 
-/* One (dtype, C): both kernels at every row count (each with its row
- * count's config), on one buffer set sized for the most rows. */
+/* One (dtype, C): both kernels, loaded once with C's config, at every row
+ * count, on one buffer set sized for the most rows. */
 static void test_dtype_cols(state *s, tlrt_dtype dt, int C, int64_t max_rows) {
     tlrt_module *mods[2] = {NULL, NULL};
     tlrt_kernel *ks[2] = {NULL, NULL};
     const char *names[2] = {"rmsnorm", "rmsnorm_silu"};
     bool loaded[2] = {false, false};
-    tlc_rmsnorm_config have = {0, 0, 0}; /* config of the loaded kernels */
+    tlc_rmsnorm_config cfg = config_for(C);
 
     /* at most 2^28 elements (512 MiB) per buffer: rows past that are left out for wide C */
     while (max_rows * C > ((int64_t)1 << 28)) {
@@ -202,19 +199,11 @@ static void test_dtype_cols(state *s, tlrt_dtype dt, int C, int64_t max_rows) {
     uint64_t ws = 0x5eed0000u + (uint64_t)C * 31 + dt;
     for (int c = 0; c < C; c++) hw[c] = gts_encode(dt, (float)gts_unif(&ws, -1.5, 1.5));
     if (tlrt_memcpy_htod(s->ctx, dw, hw, (size_t)C * 2)) goto device_error;
+    for (int i = 0; i < 2; i++) loaded[i] = load(s, names[i], dt, cfg, &mods[i], &ks[i]);
 
     for (int ri = 0; ri < NROWS; ri++) {
         int64_t rows = ROWS[ri];
         if (rows > max_rows) continue;
-        tlc_rmsnorm_config cfg = config_for(C, rows);
-        if (cfg.block_m != have.block_m || cfg.threads != have.threads) {
-            for (int i = 0; i < 2; i++) {
-                if (mods[i]) tlrt_module_unload(s->ctx, mods[i]);
-                mods[i] = NULL;
-                loaded[i] = load(s, names[i], dt, cfg, &mods[i], &ks[i]);
-            }
-            have = cfg;
-        }
         job tmpl = {.dt = dt, .C = C, .seed = 0xabcdef12345ull * (uint64_t)(ri + 1) + (uint64_t)C * 7 + dt,
                     .x = hx, .w = hw, .y = hy, .decode = decode, .atol = dt == TLRT_F16 ? 1e-3 : 2e-3};
         run_parallel(gen_rows, &tmpl, rows, jobs, s->nthreads);
@@ -324,7 +313,7 @@ int main(int argc, char **argv) {
     tlc_jit_get_stats(s.jit, &before);
     tlrt_module *again = NULL;
     tlrt_kernel *again_k = NULL;
-    if (load(&s, "rmsnorm", TLRT_F16, config_for(COLS[0], 1), &again, &again_k)) {
+    if (load(&s, "rmsnorm", TLRT_F16, config_for(COLS[0]), &again, &again_k)) {
         tlc_jit_get_stats(s.jit, &st);
         bool ok = st.machine_code_hits == before.machine_code_hits + 1 && st.hits == before.hits + 1;
         printf("%s machine code from the JIT cache: %llu -> %llu hits\n", ok ? "ok  " : "FAIL",

@@ -275,17 +275,31 @@ kc_result kc_check_mla(const char *name, const char *text, size_t len, const kc_
     return r;
 }
 
+/* flash_attention.tl compiled with its dtype, causal and dim defines (and
+ * `extra`); false with r set when the dtype is unknown or it does not compile. */
+static bool compile_attention(kc_result *r, tlc_compilation *c, tir_dtype *dt, const char *name, const char *text,
+                              size_t len, const char *dtype, bool causal, int64_t dim, const tlc_define *extra,
+                              int nextra) {
+    if (!tir_dtype_parse(dtype, dt)) {
+        r->status = KC_ERROR;
+        say(r, "bad dtype %s\n", dtype);
+        return false;
+    }
+    char sdim[24];
+    snprintf(sdim, sizeof sdim, "%lld", (long long)dim);
+    tlc_define defs[32] = {{"dtype", dtype}, {"causal", causal ? "True" : "False"}, {"dim", sdim}};
+    int nd = add_defs(defs, 3, extra, nextra);
+    if (compile(r, c, name, text, len, defs, nd)) return true;
+    tlc_compilation_free(c);
+    return false;
+}
+
 kc_result kc_check_attention(const char *name, const char *text, size_t len, const kc_attn_cfg *g,
                              const tlc_define *extra, int nextra) {
     kc_result r = {0};
     tir_dtype dt;
-    if (!tir_dtype_parse(g->dtype, &dt)) { r.status = KC_ERROR; say(&r, "bad dtype %s\n", g->dtype); return r; }
-    char dim[24];
-    snprintf(dim, sizeof dim, "%lld", (long long)g->dim);
-    tlc_define defs[32] = {{"dtype", g->dtype}, {"causal", g->causal ? "True" : "False"}, {"dim", dim}};
-    int nd = add_defs(defs, 3, extra, nextra);
     tlc_compilation c;
-    if (!compile(&r, &c, name, text, len, defs, nd)) { tlc_compilation_free(&c); return r; }
+    if (!compile_attention(&r, &c, &dt, name, text, len, g->dtype, g->causal, g->dim, extra, nextra)) return r;
     int64_t B = g->batch, SQ = g->seq_q, SK = g->seq_kv, H = g->heads, HK = g->heads_kv, D = g->dim;
     host_t h[5];
     host_init(&h[0], "Q", dt, 4, (int64_t[]){B, SQ, H, D});
@@ -317,13 +331,8 @@ kc_result kc_check_attention_varlen(const char *name, const char *text, size_t l
                                     const tlc_define *extra, int nextra) {
     kc_result r = {0};
     tir_dtype dt;
-    if (!tir_dtype_parse(g->dtype, &dt)) { r.status = KC_ERROR; say(&r, "bad dtype %s\n", g->dtype); return r; }
-    char dim[24];
-    snprintf(dim, sizeof dim, "%lld", (long long)g->dim);
-    tlc_define defs[32] = {{"dtype", g->dtype}, {"causal", g->causal ? "True" : "False"}, {"dim", dim}};
-    int nd = add_defs(defs, 3, extra, nextra);
     tlc_compilation c;
-    if (!compile(&r, &c, name, text, len, defs, nd)) { tlc_compilation_free(&c); return r; }
+    if (!compile_attention(&r, &c, &dt, name, text, len, g->dtype, g->causal, g->dim, extra, nextra)) return r;
     int64_t B = g->batch, H = g->heads, HK = g->heads_kv, D = g->dim, TQ = 0, TK = 0, max_q = 0;
     for (int64_t b = 0; b < B; b++) {
         TQ += g->seq_q[b];
