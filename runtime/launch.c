@@ -55,6 +55,25 @@ static tlrt_status raise_smem(tlrt_context *ctx, tlrt_kernel *k, unsigned smem) 
     return TLRT_SUCCESS;
 }
 
+/* The counter pair of the launch's stream (runtime_internal.h). */
+static tlrt_status tile_counter(tlrt_context *ctx, tlrt_kernel *k, CUstream s, CUdeviceptr *out) {
+    pthread_mutex_lock(&k->counter_lock);
+    int i = 0;
+    while (i < k->ncounter_streams && k->counter_stream[i] != s) i++;
+    if (i == k->ncounter_streams) {
+        if (i == TLRT_TILE_COUNTER_STREAMS) {
+            pthread_mutex_unlock(&k->counter_lock);
+            return tlrt_fail(ctx, TLRT_ERROR_UNSUPPORTED,
+                             "kernel '%s' hands out its tiles through a counter per stream and has been launched on "
+                             "%d streams already (at most %d)", k->name, i, TLRT_TILE_COUNTER_STREAMS);
+        }
+        k->counter_stream[k->ncounter_streams++] = s;
+    }
+    pthread_mutex_unlock(&k->counter_lock);
+    *out = k->counters + (CUdeviceptr)i * 8;
+    return TLRT_SUCCESS;
+}
+
 tlrt_status tlrt_launch(tlrt_kernel *k, const tlrt_arg *args, int nargs, tlrt_stream *stream) {
     if (!k) return TLRT_ERROR_INVALID_ARGUMENT;
     tlrt_context *ctx = k->module->ctx;
@@ -77,7 +96,12 @@ tlrt_status tlrt_launch(tlrt_kernel *k, const tlrt_arg *args, int nargs, tlrt_st
         plan.grid[1] = plan.grid[2] = 1;
     }
     void *params[TLRT_MAX_PTX_PARAMS];
-    tlrt_plan_param_pointers(&plan, params);
+    int nparams = tlrt_plan_param_pointers(&plan, params);
+    CUdeviceptr counter = 0;
+    if (k->meta->tile_counter) {
+        if ((st = tile_counter(ctx, k, stream ? stream->s : NULL, &counter)) != TLRT_SUCCESS) return st;
+        params[nparams++] = &counter;
+    }
     CUresult r = ctx->cu.cuLaunchKernel(k->fn, plan.grid[0], plan.grid[1], plan.grid[2], plan.block[0], plan.block[1],
                                         plan.block[2], plan.smem_bytes, stream ? stream->s : NULL, params, NULL);
     if (r != CUDA_SUCCESS) {

@@ -43,6 +43,7 @@ static void format_kernel(tlrt_buf *b, const tlrt_kernel_meta *k) {
     tlrt_buf_printf(b, "\n" TLRT_META_PREFIX "threads %d %d %d\n", k->threads[0], k->threads[1], k->threads[2]);
     tlrt_buf_printf(b, TLRT_META_PREFIX "smem %lld\n", (long long)k->smem_bytes);
     if (k->persistent) tlrt_buf_printf(b, TLRT_META_PREFIX "persistent %d\n", k->persistent);
+    if (k->tile_counter) tlrt_buf_printf(b, TLRT_META_PREFIX "tile_counter\n");
 }
 
 char *tlrt_meta_format(const tlrt_module_meta *m, char *err, size_t errlen) {

@@ -352,6 +352,13 @@ static bool do_persistent(parser *ps, char **w, int nw) {
     return true;
 }
 
+static bool do_tile_counter(parser *ps, int nw) {
+    if (ps->k->tile_counter) return fail(ps, "second tile_counter line", NULL, NULL);
+    if (nw != 0) return fail(ps, "unexpected text after 'tile_counter'", NULL, NULL);
+    ps->k->tile_counter = true;
+    return true;
+}
+
 /* One metadata line (prefix removed, NUL-terminated). Returns 1 at "end". */
 static int do_line(parser *ps, char *text, bool first) {
     char rest_copy[MAX_LINE];
@@ -386,6 +393,7 @@ static int do_line(parser *ps, char *text, bool first) {
     else if (strcmp(d, "smem") == 0) ok = do_smem(ps, w + 1, nw - 1);
     else if (strcmp(d, "divisible") == 0) ok = do_divisible(ps, w + 1, nw - 1);
     else if (strcmp(d, "persistent") == 0) ok = do_persistent(ps, w + 1, nw - 1);
+    else if (strcmp(d, "tile_counter") == 0) ok = do_tile_counter(ps, nw - 1);
     else ok = fail(ps, "unknown directive '%.40s'", d, NULL);
     return ok ? 0 : -1;
 }

@@ -172,5 +172,9 @@ bool tlrt_meta_validate_kernel(const tlrt_kernel_meta *k, char *err, size_t errl
         tlrt_errf(err, errlen, "kernel '%s': persistent %d (0..32 allowed)", k->name, k->persistent);
         return false;
     }
+    if (k->tile_counter && !k->persistent) {
+        tlrt_errf(err, errlen, "kernel '%s': tile_counter without persistent", k->name);
+        return false;
+    }
     return true;
 }

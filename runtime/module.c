@@ -165,7 +165,11 @@ tlrt_status tlrt_module_unload(tlrt_context *ctx, tlrt_module *m) {
     tlrt_status st = tlrt_enter(ctx);
     if (st != TLRT_SUCCESS || !m) return st;
     CUresult r = ctx->cu.cuModuleUnload(m->mod);
-    for (int i = 0; i < m->nkernels; i++) free(m->kernels[i]);
+    for (int i = 0; i < m->nkernels; i++) {
+        if (m->kernels[i]->counters) ctx->cu.cuMemFree(m->kernels[i]->counters);
+        pthread_mutex_destroy(&m->kernels[i]->counter_lock);
+        free(m->kernels[i]);
+    }
     free(m->kernels);
     tlrt_meta_free(&m->meta);
     pthread_mutex_destroy(&m->lock);
@@ -224,6 +228,19 @@ tlrt_status tlrt_kernel_get(tlrt_module *m, const char *name, tlrt_kernel **out)
     k->meta = meta;
     memcpy(k->name, name, strlen(name) + 1);
     atomic_init(&k->smem_attr, 0);
+    pthread_mutex_init(&k->counter_lock, NULL);
+    if (meta && meta->tile_counter) {
+        size_t bytes = (size_t)TLRT_TILE_COUNTER_STREAMS * 8;
+        r = ctx->cu.cuMemAlloc(&k->counters, bytes);
+        if (r == CUDA_SUCCESS) r = ctx->cu.cuMemsetD8(k->counters, 0, bytes);
+        if (r != CUDA_SUCCESS) {
+            if (k->counters) ctx->cu.cuMemFree(k->counters);
+            pthread_mutex_destroy(&k->counter_lock);
+            free(k);
+            pthread_mutex_unlock(&m->lock);
+            return tlrt_cuda_fail(ctx, r, TLRT_ERROR_OUT_OF_MEMORY, "allocating the tile counters (cuMemAlloc)");
+        }
+    }
     m->kernels[m->nkernels++] = k;
     *out = k;
     pthread_mutex_unlock(&m->lock);

@@ -6,7 +6,7 @@
 #include "cuda_api.h"
 #include "tlc/runtime.h"
 
-enum { TLRT_ERR_CAP = 8192 };
+enum { TLRT_ERR_CAP = 8192, TLRT_TILE_COUNTER_STREAMS = 64 };
 
 struct tlrt_context {
     tlrt_cuda cu;
@@ -26,6 +26,15 @@ struct tlrt_kernel {
     const tlrt_kernel_meta *meta; /* into module->meta, or NULL */
     char name[TLRT_MAX_KERNEL_NAME];
     atomic_int smem_attr;         /* dynamic smem size the attribute was raised to */
+    /* A kernel with a run-time tile scheduler (metadata "tile_counter"):
+     * one zeroed counter pair per stream, so that launches on different
+     * streams never share one. Allocated when the kernel is looked up (not
+     * at launch, which may be under CUDA graph capture); a stream takes the
+     * next free pair at its first launch. */
+    pthread_mutex_t counter_lock;
+    CUdeviceptr counters;         /* TLRT_TILE_COUNTER_STREAMS pairs of u32 */
+    CUstream counter_stream[TLRT_TILE_COUNTER_STREAMS];
+    int ncounter_streams;
 };
 
 struct tlrt_module {

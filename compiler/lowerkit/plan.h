@@ -64,6 +64,17 @@ typedef struct tlc_ws_decision {
      * them for k + 1 into a second register copy of the accumulator, then
      * runs the rest of its body (the softmax) while they execute. */
     int lookahead;
+    /* Run-time tile scheduler (persistent attention bodies whose trip count
+     * depends on the block indices, so tiles differ in work: causal
+     * attention): the producer takes each next tile from a counter in
+     * global memory (metadata `tile_counter`) and passes it to the
+     * consumers through a two-slot ring in shared memory, so a block that
+     * finished early takes more tiles. With reverse_x (the trip count
+     * depends on block index x and no swizzle remaps the grid) tiles go out
+     * x-descending within each (y, z): causal row blocks heaviest first, so
+     * the last tiles handed out are the lightest. */
+    bool dynamic_tiles, reverse_x;
+    int64_t tile_full, tile_empty, tile_slots; /* byte offsets: 2 mbarriers each, 2 u32 slots */
 } tlc_ws_decision;
 
 /* Shared memory (transform/shared_alloc.c): buffer offsets are in their

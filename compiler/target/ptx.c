@@ -23,6 +23,14 @@ tlc_ptx tlc_ptx_mbarrier_wait_parity(void) {
                "r,r");
 }
 
+tlc_ptx tlc_ptx_atom_add_global_u32(void) { return ptx("atom.global.add.u32 $0, [$1], $2;", "=r,l,r"); }
+
+tlc_ptx tlc_ptx_st_global_u32(void) { return ptx("st.global.u32 [$0], $1;", "l,r"); }
+
+tlc_ptx tlc_ptx_fence_acq_rel_gpu(void) { return ptx("fence.acq_rel.gpu;", ""); }
+
+tlc_ptx tlc_ptx_ld_shared_b32(void) { return ptx("ld.shared.b32 $0, [$1];", "=r,r"); }
+
 tlc_ptx tlc_ptx_cp_async_16(bool src_size) {
     return src_size ? ptx("cp.async.cg.shared.global [$0], [$1], 16, $2;", "r,l,r")
                     : ptx("cp.async.cg.shared.global [$0], [$1], 16;", "r,l");

@@ -21,6 +21,12 @@ tlc_ptx tlc_ptx_mbarrier_arrive(void);                  /* $0 */
 tlc_ptx tlc_ptx_mbarrier_arrive_expect_tx(void);        /* $0, $1 transaction bytes (u32) */
 tlc_ptx tlc_ptx_mbarrier_wait_parity(void);             /* $0, $1 phase parity: spins until that phase completed */
 
+/* ---- the run-time tile scheduler (a counter pair in global memory) ---- */
+tlc_ptx tlc_ptx_atom_add_global_u32(void); /* output $0 (the old value), $1 address (u64), $2 addend (u32) */
+tlc_ptx tlc_ptx_st_global_u32(void);       /* $0 address (u64), $1 u32 */
+tlc_ptx tlc_ptx_fence_acq_rel_gpu(void);
+tlc_ptx tlc_ptx_ld_shared_b32(void);       /* output $0 (u32), $1 shared address */
+
 /* ---- cp.async (sm_80+) ---- */
 /* 16 bytes global -> shared, cached at L2 only: $0 shared address (u32),
  * $1 global address (u64), and with `src_size` $2 the bytes to read (the

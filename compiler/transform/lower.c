@@ -669,6 +669,8 @@ static th_kernel *lower_kernel(const tir_module *m, int index, tlrt_kernel_meta 
         if (k->params[i].kind == TIR_PARAM_SCALAR)
             tk->params[np++] = (th_param){k->params[i].name, scalar_param_type(k->params[i].var->dtype), 0};
     tlc_pipe_collect_tmaps(lc, &np); /* TMA descriptors: after the scalars */
+    if (lc->plan->ws.dynamic_tiles) /* run-time tiles: the counter pair, last (metadata.h's ABI) */
+        tk->params[np++] = (th_param){"tile_counter", th_ptr(TH_AS_GLOBAL), 0};
     tlc_pipe_sym_facts(lc);
     tk->nparams = np;
     if (!buffers_fit(k, diag)) return NULL;

@@ -118,6 +118,7 @@ bool tlc_kernel_metadata(tlc_lower_ctx *lc, tlrt_kernel_meta *out) {
     out->threads[0] = lc->tk->threads; /* warp specialization may add some */
     out->smem_bytes = lc->tk->dyn_shared_bytes;
     out->persistent = tlc_ws_persistent_blocks(lc);
+    out->tile_counter = out->persistent && lc->plan->ws.dynamic_tiles;
     char err[256];
     if (!ok || !tlrt_meta_validate_kernel(out, err, sizeof err)) {
         tlc_error(lc->diag, k->loc, "kernel '%s' cannot be described to the runtime: %s", k->name,

@@ -49,6 +49,11 @@ static void print_ws(tlc_strbuf *sb, const tlc_ws_decision *w) {
                   w->gemm_only ? "the last wgmma group stays in flight, a stage is released one iteration late"
                                : "a stage is released at the end of its iteration",
                   w->nested ? "; stages counted over every run of the loop (it sits in serial loops)" : "");
+    if (w->dynamic_tiles)
+        tlc_sb_printf(sb, "    tiles: taken at run time from a counter in global memory%s (the trip count depends on the "
+                          "block indices); mbarriers tile full %lld, tile empty %lld, slots %lld\n",
+                      w->reverse_x ? ", x descending (heaviest first)" : "", (long long)w->tile_full,
+                      (long long)w->tile_empty, (long long)w->tile_slots);
     if (w->lookahead) {
         const tir_stmt *body = w->loop->u.for_.body;
         tlc_sb_puts(sb, "    overlap: the gemm(s) at line(s)");

@@ -45,6 +45,7 @@
  * loads the next tile's first stages while the consumers run the epilogue.
  * Stage and phase count iterations over all tiles and runs of the block
  * (`base` + ko). */
+#include <stdlib.h>
 #include <string.h>
 #include "../support/int_math.h"
 #include "lower_internal.h"
@@ -57,6 +58,7 @@ struct tlc_ws_plan {
     th_var *base;        /* consumers: pipeline iterations of earlier tiles */
     const tir_buffer *ahead_acc; /* overlap: the accumulator of the gemms run ahead */
     th_var *ahead_regs;          /* ... and its second register copy, which they fill */
+    th_expr *counter;            /* run-time tiles: the counter pair's address (last parameter) */
 };
 
 /* ---------------- the decision (planning) ---------------- */
@@ -350,6 +352,42 @@ static int consumer_regs(const tlc_target *t, const tlc_ws_decision *w, int bloc
     return inc > 240 ? 240 : inc;
 }
 
+/* Which block indices (bit i: axis i) an expression depends on, through
+ * the slice's lets and assignments (mask[var id], filled in source order);
+ * a var buffer's value counts as depending on all. */
+static int block_deps(const tir_expr *e, const int *mask) {
+    if (!e) return 0;
+    switch (e->kind) {
+    case TE_INT: case TE_FLOAT: return 0;
+    case TE_VAR:
+        return e->u.var->kind == TV_BLOCK_IDX ? 1 << e->u.var->axis : mask[e->u.var->id];
+    case TE_LOAD: {
+        if (e->u.load.buf->scope == TIR_SCOPE_VAR) return 7;
+        int m = 0;
+        for (int d = 0; d < e->u.load.buf->rank; d++) m |= block_deps(e->u.load.idx[d], mask);
+        return m;
+    }
+    case TE_BINARY: return block_deps(e->u.bin.a, mask) | block_deps(e->u.bin.b, mask);
+    case TE_UNARY: return block_deps(e->u.un.a, mask);
+    case TE_CAST: return block_deps(e->u.cast.a, mask);
+    case TE_SELECT:
+        return block_deps(e->u.sel.cond, mask) | block_deps(e->u.sel.a, mask) | block_deps(e->u.sel.b, mask);
+    }
+    return 7;
+}
+
+static int trip_count_block_deps(const tir_kernel *k, const tlc_ws_decision *w) {
+    int *mask = calloc((size_t)k->nvars + 1, sizeof *mask);
+    if (!mask) return 7;
+    for (int i = 0; i < w->nslice; i++) {
+        const tir_stmt *s = w->slice[i];
+        if (s->kind == TS_LET || s->kind == TS_ASSIGN) mask[s->u.let.var->id] |= block_deps(s->u.let.value, mask);
+    }
+    int m = block_deps(w->loop->u.for_.extent[0], mask);
+    free(mask);
+    return m;
+}
+
 void tlc_plan_warp_specialization(tlc_kernel_plan *p, const tir_kernel *k, tlc_arena *a) {
     p->ws = (tlc_ws_decision){0};
     const tlc_target *t = tlc_target_of(p->arch);
@@ -379,6 +417,11 @@ void tlc_plan_warp_specialization(tlc_kernel_plan *p, const tir_kernel *k, tlc_a
     if (!any_wgmma) return; /* nothing for the consumers to overlap */
     w.persistent = k->grid_rank >= 1 && !w.nested;
     if (!w.gemm_only) w.lookahead = plan_lookahead(p, w.loop, w.pipe);
+    if (w.persistent && !w.gemm_only) {
+        int deps = trip_count_block_deps(k, &w);
+        w.dynamic_tiles = deps != 0;
+        w.reverse_x = (deps & 1) && !(k->use_swizzle && k->grid_rank >= 2 && k->swizzle_panel > 1);
+    }
     /* without room for the consumers' registers, no specialization; ptxas
      * also wants every instruction to fit the registers at entry (a wgmma
      * m64n256 under 128 is refused, C7602) */
@@ -396,7 +439,7 @@ void tlc_plan_warp_specialization_shared(tlc_kernel_plan *p, const tir_kernel *k
     int S = w->pipe->stages;
     /* blocks per SM that the shared memory allows (1 KiB per block is the
      * hardware's reserve), at most 2 */
-    int64_t smem = *top + 16 * (int64_t)S + 1024 + 128;
+    int64_t smem = *top + 16 * (int64_t)S + (w->dynamic_tiles ? 40 : 0) + 1024 + 128;
     /* two blocks when the consumers' registers and, at entry, every
      * warp's cover a wgmma (ptxas, C7602) */
     bool regs2 = consumer_regs(t, w, 2) >= need && t->regs_per_sm / (2 * total) >= w->max_wgmma_n / 2 + 32;
@@ -405,6 +448,12 @@ void tlc_plan_warp_specialization_shared(tlc_kernel_plan *p, const tir_kernel *k
     w->full = tlc_align_up(*top, 128);
     w->empty = tlc_align_up(w->full + 8 * (int64_t)S, 128);
     *top = w->empty + 8 * (int64_t)S;
+    if (w->dynamic_tiles) {
+        w->tile_full = *top;
+        w->tile_empty = w->tile_full + 16;
+        w->tile_slots = w->tile_empty + 16;
+        *top = w->tile_slots + 8;
+    }
 }
 
 /* ---------------- lowering ---------------- */
@@ -432,6 +481,7 @@ bool tlc_ws_begin(tlc_lower_ctx *lc) {
         }
         w->ntiles = tlc_let(lc, "ntiles", n);
     }
+    if (d->dynamic_tiles) w->counter = th_param_ref(lc->a, lc->tk, lc->tk->nparams - 1);
     if (d->persistent || d->nested) w->base = tlc_temp(lc, "wsbase", th_scalar(TH_I32), 0);
     if (d->lookahead) {
         const tir_buffer *C = d->loop->u.for_.body->u.seq.stmts[d->pipe->nprefix]->u.gemm.c.buf;
@@ -444,32 +494,99 @@ bool tlc_ws_begin(tlc_lower_ctx *lc) {
 
 int tlc_ws_persistent_blocks(const tlc_lower_ctx *lc) { return lc->ws && lc->ws->d->persistent ? lc->ws->d->blocks_per_sm : 0; }
 
-/* Persistent tile loop: in round j a block takes tile j * nctaid.x +
- * ctaid.x, or nctaid.x - 1 - ctaid.x in odd rounds (a block that took an
- * early tile of one round takes a late one of the next): tiles whose work
- * grows along the grid (causal attention's row blocks) even out over the
- * blocks, where a plain stride would hand some blocks the heavy ones round
- * after round. Each round's tiles are the same set as with the plain
- * stride. Begin emits the tile index and opens the body (block indices of
- * the tile, then what the caller emits); end closes it under t < tiles and
- * wraps it in the loop over rounds. */
 typedef struct tile_loop {
     tlc_ptrvec *outer, *inner;
     th_var *round;
     th_expr *t;
+    th_expr *bound; /* run-time tiles: the rounds' bound, tiles + 1 */
+    bool producer;
 } tile_loop;
 
-static tile_loop tile_loop_begin(tlc_lower_ctx *lc) {
+static th_expr *bar_addr(tlc_lower_ctx *lc, int64_t base, th_expr *stage);
+static void wait_parity(tlc_lower_ctx *lc, th_expr *bar, th_expr *parity);
+
+/* Run-time tiles, round j: the producer waits until the consumers have read
+ * slot j % 2's previous tile, takes the next tile from the counter and
+ * publishes it; the consumers wait for it, read it and free the slot. A
+ * tile past the end ends both roles' loops. */
+static th_expr *take_dynamic_tile(tlc_lower_ctx *lc, bool producer, th_expr *j) {
+    tlc_arena *a = lc->a;
+    const tlc_ws_decision *d = lc->ws->d;
+    th_expr *slot = tlc_let(lc, "tslot", th_bin(a, THB_AND, j, tlc_i32(lc, 1)));
+    th_expr *use = tlc_let(lc, "tuse", th_bin(a, THB_SHR, j, tlc_i32(lc, 1)));
+    th_expr *slot_addr = th_convert(a, th_shared_ptr(a, th_bin(a, THB_ADD, tlc_i32(lc, d->tile_slots), th_bin(a, THB_MUL, slot, tlc_i32(lc, 4)))),
+                                    th_scalar(TH_I32));
+    th_var *t = tlc_temp(lc, "tile", th_scalar(TH_I32), 0);
+    if (producer) {
+        tlc_ptrvec *wt = tlc_lower_begin(lc);
+        wait_parity(lc, bar_addr(lc, d->tile_empty, slot), th_bin(a, THB_AND, th_bin(a, THB_ADD, use, tlc_i32(lc, 1)), tlc_i32(lc, 1)));
+        th_stmt *wait = tlc_lower_end(lc, wt);
+        tlc_emit(lc, th_if(a, th_cmp(a, THC_GE, j, tlc_i32(lc, 2)), wait, NULL));
+        th_expr *args[2] = {lc->ws->counter, tlc_i32(lc, 1)};
+        th_var *outs[1] = {t};
+        tlc_emit_ptx(lc, tlc_ptx_atom_add_global_u32(), args, 2, outs, 1);
+        th_expr *st[2] = {slot_addr, th_read(a, t)};
+        tlc_emit_ptx(lc, tlc_ptx_st_shared_b32(), st, 2, NULL, 0);
+        th_expr *arr[1] = {bar_addr(lc, d->tile_full, slot)};
+        tlc_emit_ptx(lc, tlc_ptx_mbarrier_arrive(), arr, 1, NULL, 0);
+    } else {
+        wait_parity(lc, bar_addr(lc, d->tile_full, slot), th_bin(a, THB_AND, use, tlc_i32(lc, 1)));
+        th_expr *ld[1] = {slot_addr};
+        th_var *outs[1] = {t};
+        tlc_emit_ptx(lc, tlc_ptx_ld_shared_b32(), ld, 1, outs, 1);
+        th_expr *arr[1] = {bar_addr(lc, d->tile_empty, slot)};
+        tlc_emit_ptx(lc, tlc_ptx_mbarrier_arrive(), arr, 1, NULL, 0);
+    }
+    return th_read(a, t);
+}
+
+/* The producer that took the tile past the end counts its block as
+ * finished; the last block zeroes the counter pair for the next launch
+ * (every block has taken its last tile by then). */
+static void finish_dynamic_tiles(tlc_lower_ctx *lc) {
+    tlc_arena *a = lc->a;
+    tlc_emit_ptx(lc, tlc_ptx_fence_acq_rel_gpu(), NULL, 0, NULL, 0);
+    th_expr *done_addr = th_ptr_add(a, lc->ws->counter, tlc_i32(lc, 1), th_scalar(TH_I32));
+    th_var *done = tlc_temp(lc, "tdone", th_scalar(TH_I32), 0);
+    th_expr *args[2] = {done_addr, tlc_i32(lc, 1)};
+    th_var *outs[1] = {done};
+    tlc_emit_ptx(lc, tlc_ptx_atom_add_global_u32(), args, 2, outs, 1);
+    tlc_ptrvec *rs = tlc_lower_begin(lc);
+    th_expr *z0[2] = {lc->ws->counter, tlc_i32(lc, 0)}, *z1[2] = {done_addr, tlc_i32(lc, 0)};
+    tlc_emit_ptx(lc, tlc_ptx_st_global_u32(), z0, 2, NULL, 0);
+    tlc_emit_ptx(lc, tlc_ptx_st_global_u32(), z1, 2, NULL, 0);
+    th_stmt *reset = tlc_lower_end(lc, rs);
+    th_expr *last = th_bin(a, THB_SUB, th_special_reg(a, THS_NCTAID_X), tlc_i32(lc, 1));
+    tlc_emit(lc, th_if(a, th_cmp(a, THC_EQ, th_read(a, done), last), reset, NULL));
+}
+
+/* Persistent tile loop. Static turns: in round j a block takes tile
+ * j * nctaid.x + ctaid.x, or nctaid.x - 1 - ctaid.x in odd rounds (a block
+ * that took an early tile of one round takes a late one of the next):
+ * tiles whose work grows along the grid even out over the blocks, where a
+ * plain stride would hand some blocks the heavy ones round after round.
+ * Run-time tiles (the plan's dynamic_tiles): round j takes the counter's
+ * next tile. Begin emits the tile index and opens the body (block indices
+ * of the tile, then what the caller emits); end closes it under t < tiles
+ * and wraps it in the loop over rounds. */
+static tile_loop tile_loop_begin(tlc_lower_ctx *lc, bool producer) {
     tlc_arena *a = lc->a;
     const tlc_ws_plan *w = lc->ws;
     const tir_kernel *k = lc->k;
-    tile_loop tl = {0};
+    tile_loop tl = {.producer = producer};
     tl.round = tlc_temp(lc, "tile_it", th_scalar(TH_I32), 0);
+    /* run-time tiles: at most every tile in one block, then the tile past
+     * the end, which stops the loop (its variable set to the bound) */
+    if (w->d->dynamic_tiles) tl.bound = tlc_let(lc, "ntile_it", th_bin(a, THB_ADD, w->ntiles, tlc_i32(lc, 1)));
     tl.outer = tlc_lower_begin(lc);
     th_expr *j = th_read(a, tl.round), *c = th_special_reg(a, THS_CTAID_X), *n = th_special_reg(a, THS_NCTAID_X);
-    th_expr *odd = th_cmp(a, THC_NE, th_bin(a, THB_AND, j, tlc_i32(lc, 1)), tlc_i32(lc, 0));
-    th_expr *within = th_select(a, odd, th_bin(a, THB_SUB, th_bin(a, THB_SUB, n, tlc_i32(lc, 1)), c), c);
-    tl.t = tlc_let(lc, "tile", th_bin(a, THB_ADD, th_bin(a, THB_MUL, j, n), within));
+    if (w->d->dynamic_tiles) {
+        tl.t = take_dynamic_tile(lc, producer, j);
+    } else {
+        th_expr *odd = th_cmp(a, THC_NE, th_bin(a, THB_AND, j, tlc_i32(lc, 1)), tlc_i32(lc, 0));
+        th_expr *within = th_select(a, odd, th_bin(a, THB_SUB, th_bin(a, THB_SUB, n, tlc_i32(lc, 1)), c), c);
+        tl.t = tlc_let(lc, "tile", th_bin(a, THB_ADD, th_bin(a, THB_MUL, j, n), within));
+    }
     tl.inner = tlc_lower_begin(lc);
     th_expr *plane = th_bin(a, THB_MUL, w->grid[0], w->grid[1]);
     th_expr *out[3];
@@ -480,6 +597,7 @@ static tile_loop tile_loop_begin(tlc_lower_ctx *lc) {
     } else {
         out[0] = th_bin(a, THB_UREM, lin, w->grid[0]);
         out[1] = th_bin(a, THB_UDIV, lin, w->grid[0]);
+        if (w->d->reverse_x) out[0] = th_bin(a, THB_SUB, th_bin(a, THB_SUB, w->grid[0], tlc_i32(lc, 1)), out[0]);
     }
     for (int i = 0; i < 3; i++)
         if (w->blk[i]) tlc_emit(lc, th_assign(a, w->blk[i], NULL, out[i]));
@@ -489,6 +607,16 @@ static tile_loop tile_loop_begin(tlc_lower_ctx *lc) {
 static void tile_loop_end(tlc_lower_ctx *lc, tile_loop *tl) {
     tlc_arena *a = lc->a;
     th_stmt *work = tlc_lower_end(lc, tl->inner);
+    if (lc->ws->d->dynamic_tiles) {
+        tlc_ptrvec *st = tlc_lower_begin(lc);
+        if (tl->producer) finish_dynamic_tiles(lc);
+        tlc_emit(lc, th_assign(a, tl->round, NULL, tl->bound));
+        th_stmt *stop = tlc_lower_end(lc, st);
+        tlc_emit(lc, th_if(a, th_cmp(a, THC_LT, tl->t, lc->ws->ntiles), work, stop));
+        th_stmt *body = tlc_lower_end(lc, tl->outer);
+        tlc_emit(lc, th_for(a, tl->round, tlc_i32(lc, 0), tl->bound, 1, false, body));
+        return;
+    }
     tlc_emit(lc, th_if(a, th_cmp(a, THC_LT, tl->t, lc->ws->ntiles), work, NULL));
     th_stmt *body = tlc_lower_end(lc, tl->outer);
     /* every block walks ceil(tiles / blocks) rounds; a block whose tile in
@@ -755,7 +883,7 @@ static th_stmt *producer(tlc_lower_ctx *lc) {
         tlc_emit(lc, th_assign(a, pbase, NULL, tlc_i32(lc, 0)));
     }
     if (w->d->persistent) {
-        tile_loop tl = tile_loop_begin(lc);
+        tile_loop tl = tile_loop_begin(lc, true);
         producer_walk(lc, lc->k->body, pbase);
         tile_loop_end(lc, &tl);
     } else {
@@ -782,6 +910,12 @@ void tlc_ws_finish(tlc_lower_ctx *lc, th_stmt *consumer_body) {
         int arrivals = w->d->gemm_only ? w->d->consumer_threads / 32 : w->d->consumer_threads;
         tlc_emit_ptx(lc, tlc_ptx_mbarrier_init(a, arrivals), e, 1, NULL, 0);
     }
+    for (int st = 0; w->d->dynamic_tiles && st < 2; st++) {
+        th_expr *f[1] = {bar_addr(lc, w->d->tile_full, tlc_i32(lc, st))};
+        tlc_emit_ptx(lc, tlc_ptx_mbarrier_init(a, 1), f, 1, NULL, 0);
+        th_expr *e[1] = {bar_addr(lc, w->d->tile_empty, tlc_i32(lc, st))};
+        tlc_emit_ptx(lc, tlc_ptx_mbarrier_init(a, w->d->consumer_threads), e, 1, NULL, 0);
+    }
     tlc_emit_ptx(lc, tlc_ptx_mbarrier_init_fence(), NULL, 0, NULL, 0);
     th_stmt *init = tlc_lower_end(lc, saved);
     tlc_emit(lc, th_if(a, th_cmp(a, THC_EQ, th_read(a, lc->tid), tlc_i32(lc, 0)), init, NULL));
@@ -791,7 +925,7 @@ void tlc_ws_finish(tlc_lower_ctx *lc, th_stmt *consumer_body) {
     tlc_emit_ptx(lc, tlc_ptx_setmaxnreg(a, true, w->d->reg_inc), NULL, 0, NULL, 0);
     if (w->base) tlc_emit(lc, th_assign(a, w->base, NULL, tlc_i32(lc, 0)));
     if (w->d->persistent) {
-        tile_loop tl = tile_loop_begin(lc);
+        tile_loop tl = tile_loop_begin(lc, false);
         tlc_emit(lc, consumer_body);
         tile_loop_end(lc, &tl);
     } else {

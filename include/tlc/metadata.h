@@ -49,6 +49,12 @@
  *   grid line is the logical grid of tiles; the runtime launches
  *   (min(tiles, SMs x B), 1, 1) blocks, and each block walks tiles
  *   ctaid.x, ctaid.x + nctaid.x, ... itself. The tile count must be below 2^30.
+ * - "tile_counter" (optional, persistent kernels only): the blocks take
+ *   their tiles from a counter in global memory instead of a fixed stride.
+ *   The kernel has one more PTX parameter, after the tensor maps: a pointer
+ *   to two zeroed u32 (the counter and the count of blocks that finished),
+ *   which the runtime keeps per stream and the kernel's last block zeroes
+ *   again before it exits.
  * - "end" closes the block; a block without it (a truncated file) is rejected.
  * dtypes: float16 bfloat16 float32 float8_e4m3 int8 int32 int64 bool.
  *
@@ -65,6 +71,7 @@
  *      CUtensorMap, used in place: `mov.u64 %rd, NAME; cvta.param.u64 %rd,
  *      %rd;` gives the generic address cp.async.bulk.tensor takes (without
  *      the cvta the H100 faults with a misaligned address).
+ *   5. with "tile_counter", one `.param .u64`: the address of the counter pair.
  * Strides are not passed: tensors are contiguous, so they follow from dims.
  * ---------------------------------------------------------------------------
  * Everything here is plain data with no allocation, except tlrt_module_meta's
@@ -166,6 +173,7 @@ typedef struct tlrt_kernel_meta {
     /* Added after v1's first release (lines optional, so old blocks read the same): */
     int64_t sym_multiple[TLRT_MAX_SYMS]; /* "divisible": 0 or 1 = nothing assumed */
     int persistent;                      /* "persistent B": blocks per SM; 0 = an ordinary grid */
+    bool tile_counter;                   /* "tile_counter": tiles handed out at run time */
 } tlrt_kernel_meta;
 
 typedef struct tlrt_module_meta {

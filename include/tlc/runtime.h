@@ -180,7 +180,7 @@ typedef struct tlrt_tmap_request {
     tlrt_oob_fill oob;
 } tlrt_tmap_request;
 
-enum { TLRT_MAX_PTX_PARAMS = TLRT_MAX_PARAMS + TLRT_MAX_SYMS + TLRT_MAX_TMAPS };
+enum { TLRT_MAX_PTX_PARAMS = TLRT_MAX_PARAMS + TLRT_MAX_SYMS + TLRT_MAX_TMAPS + 1 /* tile counter */ };
 
 typedef struct tlrt_launch_plan {
     uint32_t grid[3], block[3], smem_bytes;

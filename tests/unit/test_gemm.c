@@ -404,6 +404,7 @@ static void test_divisible_and_persistent_metadata(void **state) {
                        "// tlc.meta threads 384 1 1\n"
                        "// tlc.meta smem 1024\n"
                        "// tlc.meta persistent 1\n"
+                       "// tlc.meta tile_counter\n"
                        "// tlc.meta end\n";
     tlrt_module_meta m;
     char err[512];
@@ -412,6 +413,7 @@ static void test_divisible_and_persistent_metadata(void **state) {
     assert_int_equal(k->sym_multiple[1], 8);
     assert_true(k->sym_multiple[0] <= 1);
     assert_int_equal(k->persistent, 1);
+    assert_true(k->tile_counter);
     char *out = tlrt_meta_format(&m, err, sizeof err);
     assert_non_null(out);
     assert_string_equal(out, text);
@@ -431,7 +433,8 @@ static void test_divisible_and_persistent_metadata(void **state) {
     tlrt_meta_free(&m);
     /* bad lines */
     const char *bad[] = {"// tlc.meta divisible Q 8\n", "// tlc.meta divisible N 0\n", "// tlc.meta divisible N\n",
-                         "// tlc.meta persistent 0\n", "// tlc.meta persistent 99\n"};
+                         "// tlc.meta persistent 0\n", "// tlc.meta persistent 99\n",
+                         "// tlc.meta tile_counter 1\n"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char t[1024];
         snprintf(t, sizeof t,
@@ -442,6 +445,11 @@ static void test_divisible_and_persistent_metadata(void **state) {
         assert_false(tlrt_meta_parse(t, strlen(t), &m, err, sizeof err));
         assert_non_null(strstr(err, "tlc.meta line 5"));
     }
+    /* a counter without persistent tiles has no meaning */
+    const char *lone = "// tlc.meta v1 tlc=0.1.0 arch=sm_90a\n// tlc.meta kernel g\n// tlc.meta grid 1 1 1\n"
+                       "// tlc.meta threads 32 1 1\n// tlc.meta tile_counter\n// tlc.meta end\n";
+    assert_false(tlrt_meta_parse(lone, strlen(lone), &m, err, sizeof err));
+    assert_non_null(strstr(err, "tile_counter without persistent"));
 }
 
 static void test_errors(void **state) {

@@ -60,6 +60,7 @@ static void round_trip(const char *file, const char *kernel, tlc_arch arch) {
         if (k->plan->ws.loop) {
             assert_int_equal(km->threads[0], k->threads + 128);
             assert_int_equal(km->persistent, k->plan->ws.persistent ? k->plan->ws.blocks_per_sm : 0);
+            assert_int_equal(km->tile_counter, k->plan->ws.persistent && k->plan->ws.dynamic_tiles);
         } else {
             assert_int_equal(km->threads[0], k->threads);
             assert_int_equal(km->persistent, 0);
@@ -88,6 +89,7 @@ static void test_shipped_kernels(void **state) {
         round_trip("mla_decode.tl", "mla_decode_combine", archs[a]);
     }
     round_trip("mla_decode.tl", NULL, TLC_SM90A); /* the split kernel fits sm_90a only */
+    round_trip("flash_attention.tl", NULL, TLC_SM90A); /* the varlen kernel takes its tiles at run time */
 }
 
 /* A grid the runtime cannot evaluate is a compile error at the kernel. */
