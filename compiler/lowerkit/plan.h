@@ -70,9 +70,11 @@ typedef struct tlc_ws_decision {
      * global memory (metadata `tile_counter`) and passes it to the
      * consumers through a two-slot ring in shared memory, so a block that
      * finished early takes more tiles. With reverse_x (the trip count
-     * depends on block index x and no swizzle remaps the grid) tiles go out
-     * x-descending within each (y, z): causal row blocks heaviest first, so
-     * the last tiles handed out are the lightest. */
+     * depends on block index x and no swizzle remaps the grid) the (y, z)
+     * planes go out in groups of about three tiles per block, and within a
+     * group x descends slowest: causal row blocks heaviest first over the
+     * group's heads, so each group, the last one included, ends with its
+     * lightest tiles, and a group's K and V stay in L2. */
     bool dynamic_tiles, reverse_x;
     int64_t tile_full, tile_empty, tile_slots; /* byte offsets: 2 mbarriers each, 2 u32 slots */
 } tlc_ws_decision;

@@ -499,6 +499,7 @@ typedef struct tile_loop {
     th_var *round;
     th_expr *t;
     th_expr *bound; /* run-time tiles: the rounds' bound, tiles + 1 */
+    th_expr *group; /* heaviest first: planes (y, z) per group of tiles */
     bool producer;
 } tile_loop;
 
@@ -578,6 +579,15 @@ static tile_loop tile_loop_begin(tlc_lower_ctx *lc, bool producer) {
     /* run-time tiles: at most every tile in one block, then the tile past
      * the end, which stops the loop (its variable set to the bound) */
     if (w->d->dynamic_tiles) tl.bound = tlc_let(lc, "ntile_it", th_bin(a, THB_ADD, w->ntiles, tlc_i32(lc, 1)));
+    if (w->d->reverse_x) {
+        /* planes per group: enough for three tiles per block (a group's K
+         * and V stay in L2 while its tiles run; three rounds of light tiles
+         * end it), at most all */
+        th_expr *rounds = th_bin(a, THB_MUL, th_special_reg(a, THS_NCTAID_X), tlc_i32(lc, 3));
+        th_expr *g = th_bin(a, THB_UDIV, th_bin(a, THB_ADD, rounds, th_bin(a, THB_SUB, w->grid[0], tlc_i32(lc, 1))), w->grid[0]);
+        th_expr *planes = th_bin(a, THB_MUL, w->grid[1], w->grid[2]);
+        tl.group = tlc_let(lc, "tgroup", th_select(a, th_cmp(a, THC_LT, g, planes), g, planes));
+    }
     tl.outer = tlc_lower_begin(lc);
     th_expr *j = th_read(a, tl.round), *c = th_special_reg(a, THS_CTAID_X), *n = th_special_reg(a, THS_NCTAID_X);
     if (w->d->dynamic_tiles) {
@@ -597,7 +607,21 @@ static tile_loop tile_loop_begin(tlc_lower_ctx *lc, bool producer) {
     } else {
         out[0] = th_bin(a, THB_UREM, lin, w->grid[0]);
         out[1] = th_bin(a, THB_UDIV, lin, w->grid[0]);
-        if (w->d->reverse_x) out[0] = th_bin(a, THB_SUB, th_bin(a, THB_SUB, w->grid[0], tlc_i32(lc, 1)), out[0]);
+    }
+    if (w->d->reverse_x) {
+        /* groups of `group` planes, one after the other; within a group x
+         * descends slowest, so each group hands out its heaviest tiles first
+         * over all its planes and ends with its lightest */
+        th_expr *span = tlc_let(lc, "tspan", th_bin(a, THB_MUL, tl.group, w->grid[0]));
+        th_expr *gi = tlc_let(lc, "tgi", th_bin(a, THB_UDIV, tl.t, span));
+        th_expr *r = tlc_let(lc, "tr", th_bin(a, THB_SUB, tl.t, th_bin(a, THB_MUL, gi, span)));
+        th_expr *first = th_bin(a, THB_MUL, gi, tl.group);
+        th_expr *left = th_bin(a, THB_SUB, th_bin(a, THB_MUL, w->grid[1], w->grid[2]), first);
+        th_expr *here = tlc_let(lc, "there", th_select(a, th_cmp(a, THC_LT, left, tl.group), left, tl.group));
+        th_expr *pl = tlc_let(lc, "tplane", th_bin(a, THB_ADD, first, th_bin(a, THB_UREM, r, here)));
+        out[0] = th_bin(a, THB_SUB, th_bin(a, THB_SUB, w->grid[0], tlc_i32(lc, 1)), th_bin(a, THB_UDIV, r, here));
+        out[1] = th_bin(a, THB_UREM, pl, w->grid[1]);
+        out[2] = th_bin(a, THB_UDIV, pl, w->grid[1]);
     }
     for (int i = 0; i < 3; i++)
         if (w->blk[i]) tlc_emit(lc, th_assign(a, w->blk[i], NULL, out[i]));
