@@ -101,8 +101,8 @@ static void check_outputs(state *s, const char *what, tlrt_dtype dt, const float
  * false (said and counted) when any of it fails. */
 static bool launch_and_read(state *s, const char *what, tlrt_kernel *k, tlrt_arg *args, int nargs, tlrt_dtype dt,
                             tlrt_devptr dout, uint16_t *ho, float *out, size_t nq, tlrt_devptr dlse, float *lse,
-                            size_t nl) {
-    if (tlrt_launch(k, args, nargs, NULL) != TLRT_SUCCESS || tlrt_synchronize(s->ctx) != TLRT_SUCCESS ||
+                            size_t nl, tlrt_stream *stream) {
+    if (tlrt_launch(k, args, nargs, stream) != TLRT_SUCCESS || tlrt_synchronize(s->ctx) != TLRT_SUCCESS ||
         tlrt_memcpy_dtoh(s->ctx, ho, dout, nq * 2) || tlrt_memcpy_dtoh(s->ctx, lse, dlse, nl * 4)) {
         printf("FAIL %s: launch: %s\n", what, tlrt_last_error(s->ctx));
         s->failures++;
@@ -143,11 +143,25 @@ static void run_case(state *s, tlrt_kernel *k, const attn_config *cf, const attn
     tlrt_arg args[6] = {tlrt_arg_tensor(dq, dt, 4, sq, NULL),      tlrt_arg_tensor(dk, dt, 4, sk, NULL),
                         tlrt_arg_tensor(dv, dt, 4, sk, NULL),      tlrt_arg_tensor(dout, dt, 4, sq, NULL),
                         tlrt_arg_tensor(dlse, TLRT_F32, 3, sl, NULL), tlrt_arg_float(TLRT_F32, sm_scale)};
-    if (!launch_and_read(s, what, k, args, 6, dt, dout, ho, out, nq, dlse, lse, nl)) goto out;
+    if (!launch_and_read(s, what, k, args, 6, dt, dout, ho, out, nq, dlse, lse, nl, NULL)) goto out;
     {
         tlc_ref_attn_shape sh = {B, SQ, SK, H, HK, D, cf->causal};
         tlc_ref_attention(&sh, fq, fk, fv, sm_scale, rout, rlse);
         check_outputs(s, what, dt, out, rout, nq, lse, rlse, nl);
+    }
+    if (cf->causal && tlrt_kernel_metadata(k)->tile_counter) {
+        /* run-time tiles: again on a stream of its own (a counter pair of
+         * its own; the default stream's was zeroed by its last block) */
+        tlrt_stream *st = NULL;
+        char again[200];
+        snprintf(again, sizeof again, "%s, again on another stream", what);
+        s->cases++;
+        if (tlrt_memset_d8(s->ctx, dout, 0xff, nq * 2) || tlrt_memset_d8(s->ctx, dlse, 0xff, nl * 4) ||
+            tlrt_stream_create(s->ctx, &st) != TLRT_SUCCESS)
+            goto device_error;
+        bool ok = launch_and_read(s, again, k, args, 6, dt, dout, ho, out, nq, dlse, lse, nl, st);
+        tlrt_stream_destroy(s->ctx, st);
+        if (ok) check_outputs(s, again, dt, out, rout, nq, lse, rlse, nl);
     }
     goto out;
 device_error:
@@ -218,7 +232,7 @@ static void run_varlen_case(state *s, tlrt_kernel *k, const attn_config *cf, con
                         tlrt_arg_tensor(dck, TLRT_I32, 1, sc, NULL), tlrt_arg_tensor(dout, dt, 3, sq, NULL),
                         tlrt_arg_tensor(dlse, TLRT_F32, 2, sl, NULL), tlrt_arg_int(TLRT_I32, max_q),
                         tlrt_arg_float(TLRT_F32, sm_scale)};
-    if (!launch_and_read(s, what, k, args, 9, dt, dout, ho, out, nq, dlse, lse, nl)) goto out;
+    if (!launch_and_read(s, what, k, args, 9, dt, dout, ho, out, nq, dlse, lse, nl, NULL)) goto out;
     {
         tlc_ref_attn_varlen_shape sh = {B, cq, ck, H, HK, D, cf->causal};
         tlc_ref_attention_varlen(&sh, fq, fk, fv, sm_scale, rout, rlse);
