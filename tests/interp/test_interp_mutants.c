@@ -128,10 +128,16 @@ static void test_mla_causal_off_by_one(void **state) {
                      "seqlen - s_q + (row0 + i) // h_q", false, &mla_cfg_sq2);
 }
 
-static void test_mla_combine_weight(void **state) {
+static void test_mla_combine_rescale_exp(void **state) {
     (void)state;
-    check_mla_mutant("mla combine: exp instead of exp2 in lse_sum", "lse_sum[i] += exp2(", "lse_sum[i] += exp(", false,
-                     &mla_cfg);
+    check_mla_mutant("mla combine: exp instead of exp2 in the rescale", "old = exp2(m[i, d] - m_new)",
+                     "old = exp(m[i, d] - m_new)", false, &mla_cfg);
+}
+
+static void test_mla_combine_rescale(void **state) {
+    (void)state;
+    check_mla_mutant("mla combine: the output sum not rescaled when the max grows", "o[i, d] = o[i, d] * old + w",
+                     "o[i, d] = o[i, d] + w", false, &mla_cfg);
 }
 
 static void check_rms_mutant(const char *what, const char *kernel, const char *from, const char *to, double scale) {
@@ -191,7 +197,8 @@ int main(void) {
         cmocka_unit_test(test_mla_split_offset),
         cmocka_unit_test(test_mla_schedule_last_part),
         cmocka_unit_test(test_mla_causal_off_by_one),
-        cmocka_unit_test(test_mla_combine_weight),
+        cmocka_unit_test(test_mla_combine_rescale_exp),
+        cmocka_unit_test(test_mla_combine_rescale),
         cmocka_unit_test(test_rms_no_mean),
         cmocka_unit_test(test_rms_no_eps),
         cmocka_unit_test(test_rms_silu_sign),
