@@ -343,6 +343,29 @@ th_stmt *th_seq(tlc_arena *a, th_stmt **stmts, int n) {
     return s;
 }
 
+int64_t th_unrolled_size(const th_stmt *s, int64_t cap) {
+    if (!s) return 0;
+    int64_t n = 0;
+    switch (s->kind) {
+    case THS_SEQ:
+        for (int i = 0; i < s->u.seq.n && n < cap; i++) n += th_unrolled_size(s->u.seq.stmts[i], cap - n);
+        break;
+    case THS_FOR: {
+        int64_t body = th_unrolled_size(s->u.for_.body, cap);
+        int64_t trips = 1;
+        if (s->u.for_.unroll && s->u.for_.start->kind == THE_INT && s->u.for_.end->kind == THE_INT && s->u.for_.step > 0) {
+            int64_t span = s->u.for_.end->u.ival - s->u.for_.start->u.ival;
+            trips = span > 0 ? (span + s->u.for_.step - 1) / s->u.for_.step : 0;
+        }
+        n = 1 + (body > 0 && trips > (cap - 1) / body ? cap : body * trips);
+        break;
+    }
+    case THS_IF: n = 1 + th_unrolled_size(s->u.if_.then, cap) + th_unrolled_size(s->u.if_.els, cap); break;
+    default: n = 1; break;
+    }
+    return n < cap ? n : cap;
+}
+
 th_stmt *th_for(tlc_arena *a, th_var *v, th_expr *start, th_expr *end, int64_t step, bool unroll, th_stmt *body) {
     th_stmt *s = new_stmt(a, THS_FOR);
     s->u.for_.var = v;

@@ -207,6 +207,9 @@ th_expr *th_build(tlc_arena *a, th_type t, th_expr **lanes, int n);
 th_expr *th_intrin_call(tlc_arena *a, th_intrin id, th_type t, th_expr **args, int nargs);
 th_stmt *th_seq(tlc_arena *a, th_stmt **stmts, int n);
 th_stmt *th_for(tlc_arena *a, th_var *v, th_expr *start, th_expr *end, int64_t step, bool unroll, th_stmt *body);
+/* Statements codegen emits for s, counting an unrolled loop's body once per
+ * iteration (constant bounds), saturating at `cap`. */
+int64_t th_unrolled_size(const th_stmt *s, int64_t cap);
 th_stmt *th_if(tlc_arena *a, th_expr *c, th_stmt *then, th_stmt *els);
 th_stmt *th_assign(tlc_arena *a, th_var *v, th_expr *index, th_expr *value);
 th_stmt *th_store(tlc_arena *a, th_expr *ptr, th_expr *value, int align);

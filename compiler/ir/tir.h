@@ -58,6 +58,12 @@ typedef struct tir_var {
  * vectors: more than any shared-memory tile takes, so only a region global
  * memory alone bounds (a whole large tensor) is refused. */
 #define TLC_UNROLLED_MAX_BYTES_PER_THREAD 16384
+/* Thread IR statements an `unroll` loop may expand to (its body, itself
+ * expanded, times its trip count). Past it the loop stays a loop: unroll is
+ * a hint, and LLVM's time grows faster than the straight-line code it is
+ * given (nested unroll(8) loops around a 1024-element Parallel loop took
+ * 20 s). */
+#define TLC_UNROLLED_MAX_STMTS 16384
 
 typedef enum {
     TIR_SCOPE_GLOBAL,   /* tensor parameter or alloc_global workspace */

@@ -411,7 +411,8 @@ static void lower_serial_for(tlc_lower_ctx *lc, const tir_stmt *s, effects *pend
         clear(lc, &inner);
     }
     th_stmt *b = tlc_lower_end(lc, saved);
-    bool unroll = s->u.for_.kind == TIR_FOR_UNROLLED;
+    bool unroll = s->u.for_.kind == TIR_FOR_UNROLLED &&
+                  (!cn || n <= 0 || th_unrolled_size(b, TLC_UNROLLED_MAX_STMTS + 1) <= TLC_UNROLLED_MAX_STMTS / n);
     th_stmt *loop;
     if (step > 0) {
         loop = th_for(lc->a, tv, start, end, step, unroll, b);

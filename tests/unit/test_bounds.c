@@ -93,6 +93,14 @@ static const bound_case cases[] = {
      "    with Kernel(ceildiv(N, 64) * max(n, 1), min(M, 65535) % 7 + 1, threads=128) as (bx, by):\n"
      "        A[bx, by] = 1.0\n",
      {{0}}, 0, NULL},
+    {"nested unroll(64) loops around a Parallel loop of 1024 elements per thread", NULL,
+     "def k(A: Tensor[(128, 1024), float32], B: Tensor[(128, 1024), float32]):\n"
+     "    with Kernel(1, threads=128) as bx:\n"
+     "        for u in unroll(64):\n"
+     "            for v in unroll(64):\n"
+     "                for i, j in Parallel(128, 1024):\n"
+     "                    B[i, j] = A[i, j] + 1.0\n",
+     {{0}}, 0, NULL},
     {"unroll(100000000)", NULL,
      "def k(A: Tensor[(64,), float32]):\n"
      "    with Kernel(1, threads=128) as bx:\n"
