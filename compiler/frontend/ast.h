@@ -8,6 +8,7 @@
 #include "../support/arena.h"
 #include "../support/diag.h"
 #include "../support/strbuf.h"
+#include "toplevel.h"
 
 /* The parser rejects trees deeper than this (statement nesting plus
  * expression nesting), so every pass may recurse over the AST freely. */
@@ -136,10 +137,13 @@ struct ast_stmt {
 
 /* A whole file: top-level kernels (functions) in order. `import` / `from`
  * lines are accepted and dropped by the parser. Top-level assignments of
- * constants (NAME = expr) are kept as module-level parameters. */
+ * constants (NAME = expr) are kept as module-level parameters. The Python
+ * the top-level filter skipped (toplevel.h) never reaches the parser; the
+ * functions among it are listed for diagnostics. */
 typedef struct ast_module {
     ast_funcdef **funcs; int nfuncs;
     ast_stmt **globals; int nglobals; /* top-level AS_ASSIGN statements */
+    const tlc_skipped_def *skipped; int nskipped;
 } ast_module;
 
 /* ---- tokens (for --emit=tokens and the lexer tests) ---- */
@@ -153,8 +157,12 @@ typedef struct tlc_token {
 /* Entry points of the front end (lexer.l / parser.y). Both report problems to
  * `diag` and never crash on any input; they return NULL / -1 on fatal errors. */
 ast_module *tlc_parse(const tlc_source *src, tlc_arena *arena, tlc_diag *diag);
-/* Fills *out with every token (INDENT/DEDENT/NEWLINE included). Returns count or -1. */
+/* Fills *out with every token the parser reads (INDENT/DEDENT/NEWLINE
+ * included): the Python tlc skips (toplevel.h) has none. Returns the count. */
 int tlc_tokenize(const tlc_source *src, tlc_arena *arena, tlc_diag *diag, tlc_token **out);
+/* The same over every line of the text, nothing skipped (for the lexer's
+ * own tests on fragments). */
+int tlc_tokenize_lines(const tlc_source *src, tlc_arena *arena, tlc_diag *diag, tlc_token **out);
 
 /* Printers (ast_print.c): stable, indentation-structured text for --emit=ast. */
 void ast_print_module(tlc_strbuf *sb, const ast_module *m);

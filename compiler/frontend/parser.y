@@ -45,6 +45,8 @@ const char *tlc_lexer_last_text(const tlc_lexer *L, size_t *len);
  * bracket) or stopped because of too many errors: later syntax errors are
  * consequences and are not reported. */
 bool tlc_lexer_gave_up(const tlc_lexer *L);
+/* The functions the top-level filter skipped as Python (toplevel.h). */
+const tlc_skipped_def *tlc_lexer_skipped_defs(const tlc_lexer *L, int *n);
 /* Token kind name for --emit=tokens: "NAME", "INDENT", "'('", "'def'". */
 const char *tlc_token_kind_name(int kind);
 }
@@ -1030,6 +1032,8 @@ ast_module *tlc_parse(const tlc_source *src, tlc_arena *arena, tlc_diag *diag) {
     int errors_before = diag->errors;
     p.lex = tlc_lexer_new(src, arena, diag);
     int rc = yyparse(&p);
+    int nskipped;
+    const tlc_skipped_def *skipped = tlc_lexer_skipped_defs(p.lex, &nskipped);
     tlc_lexer_free(p.lex);
     if (rc != 0 || diag->errors > errors_before) {
         if (diag->errors == errors_before) /* cannot happen; never fail silently */
@@ -1041,6 +1045,8 @@ ast_module *tlc_parse(const tlc_source *src, tlc_arena *arena, tlc_diag *diag) {
     m->nfuncs = p.funcs.n;
     m->globals = (ast_stmt **)p.globals.items;
     m->nglobals = p.globals.n;
+    m->skipped = skipped;
+    m->nskipped = nskipped;
     if (!check_depth(m, diag)) return NULL;
     return m;
 }

@@ -24,7 +24,7 @@ static lexed *lex_n(const char *text, size_t len) {
     l->src = (tlc_source){ "t.tl", text, len };
     tlc_arena_init(&l->arena);
     tlc_diag_init(&l->diag, &l->src);
-    l->n = tlc_tokenize(&l->src, &l->arena, &l->diag, &l->toks);
+    l->n = tlc_tokenize_lines(&l->src, &l->arena, &l->diag, &l->toks);
     tlc_sb_init(&l->kinds);
     for (int i = 0; i < l->n; i++) {
         if (i) tlc_sb_putc(&l->kinds, ' ');
