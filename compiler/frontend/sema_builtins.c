@@ -73,9 +73,11 @@ static const builtin_spec builtins[] = {
     {"make_swizzled_layout", B_MAKE_SWIZZLED_LAYOUT, BK_EXPR, P("buffer"), 1, 1, 0, 0},
     {"dynamic", B_DYNAMIC, BK_EXPR, P("name", "dtype"), 2, 1, 0, 0},
     {"symbolic", B_DYNAMIC, BK_EXPR, P("name", "dtype"), 2, 1, 0, 0},
+    {"const", B_CONST, BK_EXPR, P("name", "dtype"), 2, 1, 0, 0},
 
     {"Tensor", B_TENSOR, BK_DECL, P("shape", "dtype"), 2, 2, 0, 0},
     {"Buffer", B_TENSOR, BK_DECL, P("shape", "dtype"), 2, 2, 0, 0},
+    {"empty", B_EMPTY, BK_DECL, P("shape", "dtype"), 2, 2, 0, 0},
     {"jit", B_JIT, BK_DECL, P(NULL), 0, 0, 0, 0},
     {"prim_func", B_PRIM_FUNC, BK_DECL, P(NULL), 0, 0, 0, 0},
     {"GemmWarpPolicy", B_GEMM_WARP_POLICY, BK_DECL, P(NULL), 0, 0, 0, 0},

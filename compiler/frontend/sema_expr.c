@@ -80,10 +80,12 @@ bool sema_eval_const_int(sema *S, const ast_expr *e, const char *what, int64_t *
     tir_expr *x = sema_eval_scalar(S, e);
     if (!x) return false;
     if (x->kind != TE_INT || x->dtype == TIR_BOOL) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "%s must be a compile-time constant integer", what);
         if (x->kind == TE_FLOAT || tir_dtype_is_float(x->dtype))
             tlc_error(S->diag, e->loc, "%s must be an integer, got %s", what, tir_dtype_name(x->dtype));
-        else
-            tlc_error(S->diag, e->loc, "%s must be a compile-time constant integer", what);
+        else if (!sema_unbound_error(S, x, e->loc, msg))
+            tlc_error(S->diag, e->loc, "%s", msg);
         return false;
     }
     *out = x->u.ival;
@@ -94,7 +96,9 @@ bool sema_eval_const_bool(sema *S, const ast_expr *e, const char *what, bool *ou
     tir_expr *x = sema_eval_scalar(S, e);
     if (!x) return false;
     if (x->kind != TE_INT) {
-        tlc_error(S->diag, e->loc, "%s must be a compile-time constant bool", what);
+        char msg[160];
+        snprintf(msg, sizeof msg, "%s must be a compile-time constant bool", what);
+        if (!sema_unbound_error(S, x, e->loc, msg)) tlc_error(S->diag, e->loc, "%s", msg);
         return false;
     }
     *out = x->u.ival != 0;
@@ -109,6 +113,7 @@ bool sv_as_dtype(sema *S, sv v, const ast_expr *at, tir_dtype *out) {
     }
     if (v.kind == SV_STRING && tir_dtype_parse(v.u.str, out)) return true;
     tlc_loc loc = at ? at->loc : v.loc;
+    if (v.kind == SV_SCALAR && sema_unbound_error(S, v.u.e, loc, "expected a dtype")) return false;
     if (v.kind == SV_STRING && sema_refuse_tilelang_dtype(S, v.u.str, loc)) return false;
     const char *near = v.kind == SV_STRING ? sema_suggest_dtype(v.u.str) : NULL;
     if (near) {
@@ -252,6 +257,18 @@ static sv eval_name(sema *S, const ast_expr *e, const char *name) {
     if (s) {
         switch (s->kind) {
         case SYM_CONST:
+            if (s->origin == CONST_UNBOUND) {
+                tir_var *dim = sema_bind_unbound(S, s, e->loc);
+                return sv_scalar(tir_var_ref(S->arena, dim, e->loc), e->loc);
+            }
+            if (s->origin == CONST_PYTHON) {
+                tlc_error(S->diag, e->loc, "module-level '%s' is not a compile-time constant, so no kernel can use it",
+                          name);
+                if (s->why) tlc_note(S->diag, s->loc, "'%s' is set here: %s", name, s->why);
+                else tlc_note(S->diag, s->loc, "'%s' is set here", name);
+                s->origin = CONST_MODULE; /* reported once: later uses are silent errors */
+                return sv_error();
+            }
             v = s->value;
             v.loc = e->loc;
             if (v.kind == SV_SCALAR) {
@@ -556,6 +573,11 @@ static sv eval_call(sema *S, const ast_expr *e) {
         tlc_error(S->diag, e->loc, "'%s' must be the whole right-hand side of an assignment (X = %s(...))", b->name, b->name);
         return sv_error();
     }
+    if (b->id == B_EMPTY) {
+        tlc_error(S->diag, e->loc, "T.empty declares a tensor that an eager @tilelang.jit function returns: write "
+                  "'C = T.empty(shape, dtype)' before 'with T.Kernel(...)', and 'return C' after it");
+        return sv_error();
+    }
     if (b->kind != BK_EXPR) {
         tlc_error(S->diag, e->loc, "'%s' cannot be used in an expression", b->name);
         return sv_error();
@@ -661,13 +683,31 @@ static sv eval_call(sema *S, const ast_expr *e) {
             tir_dtype t;
             if (!sema_eval_dtype(S, args.arg[1], &t)) return sv_error();
         }
-        if (!S->allow_dynamic) {
-            tlc_error(S->diag, loc, "%s() can only be the default of a @jit parameter", b->name);
+        if (S->allow_dynamic) {
+            n.kind = SV_DYNAMIC;
+            n.loc = loc;
+            return n;
+        }
+        if (S->k && !S->in_kernel) return sema_const_dims(S, e, n.u.str, true); /* M, N = T.dynamic("M, N") */
+        tlc_error(S->diag, loc, "%s() is the default of a @jit parameter, or assigned before 'with Kernel(...)'", b->name);
+        return sv_error();
+    }
+    case B_CONST: { /* M, N = T.const("M, N"): dims bound from the tensors at launch */
+        sv n = sema_eval(S, args.arg[0]);
+        if (n.kind == SV_ERROR) return n;
+        if (n.kind != SV_STRING) {
+            tlc_error(S->diag, args.arg[0]->loc, "T.const() expects a string of names, such as \"M, N\"");
             return sv_error();
         }
-        n.kind = SV_DYNAMIC;
-        n.loc = loc;
-        return n;
+        if (args.arg[1]) {
+            tir_dtype t;
+            if (!sema_eval_dtype(S, args.arg[1], &t)) return sv_error();
+        }
+        if (!S->k || S->in_kernel) {
+            tlc_error(S->diag, loc, "T.const() declares dimensions of a kernel's tensors: assign it before 'with Kernel(...)'");
+            return sv_error();
+        }
+        return sema_const_dims(S, e, n.u.str, false);
     }
     default:
         tlc_error(S->diag, loc, "'%s' cannot be used in an expression", b->name);
@@ -867,8 +907,10 @@ bool sema_eval_shape(sema *S, const ast_expr *e, bool allow_sym, tir_expr ***dim
         } else if (allow_sym && x->kind == TE_VAR && x->u.var->kind == TV_SYM_DIM) {
             d[i] = x;
         } else {
-            tlc_error(S->diag, items[i]->loc, "buffer dimension must be a compile-time constant integer%s",
-                      allow_sym ? " or a symbolic dimension" : "");
+            char msg[160];
+            snprintf(msg, sizeof msg, "buffer dimension must be a compile-time constant integer%s",
+                     allow_sym ? " or a symbolic dimension" : "");
+            if (!sema_unbound_error(S, x, items[i]->loc, msg)) tlc_error(S->diag, items[i]->loc, "%s", msg);
             ok = false;
         }
     }
