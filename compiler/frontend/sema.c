@@ -1110,6 +1110,7 @@ static tir_kernel *sema_kernel(sema *S, const ast_funcdef *f) {
     sema_map_init(&S->assign_count);
     sema_push_scope(S);
 
+    int errors0 = S->diag->errors;
     bool python = sema_is_python_style(f);
     bool not_kernel = false; /* a TileLang @T.macro: refused, its body unread */
     for (int i = 0; i < f->ndecorators; i++) {
@@ -1135,7 +1136,7 @@ static tir_kernel *sema_kernel(sema *S, const ast_funcdef *f) {
         if (!S->kernel_with && !not_kernel && !tlc_diag_too_many(S->diag))
             tlc_error(S->diag, f->loc, "kernel '%s' has no 'with Kernel(...)' block", f->name);
     }
-    if (!tlc_diag_too_many(S->diag)) sema_check_bound_dims(S);
+    if (S->diag->errors == errors0) sema_check_bound_dims(S); /* after other errors a tensor may be missing */
     tlc_ptrvec_free(&S->bound_dims);
 
     k->nbuffers = S->buffers.len;

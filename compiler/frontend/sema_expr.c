@@ -250,6 +250,30 @@ static bool compare_consts(sema *S, ast_op op, sv l, sv r, tlc_loc loc, sv *out)
     return true;
 }
 
+/* A copy of a value's expression (a constant, or a value computed from
+ * symbolic dims before the Kernel block), so that no node is shared. */
+static tir_expr *copy_tree(sema *S, const tir_expr *x, tlc_loc loc, int depth) {
+    tir_expr *c = TLC_NEW(S->arena, tir_expr);
+    *c = *x;
+    c->loc = loc;
+    if (depth > 200) return c;
+    switch (x->kind) {
+    case TE_BINARY:
+        c->u.bin.a = copy_tree(S, x->u.bin.a, loc, depth + 1);
+        c->u.bin.b = copy_tree(S, x->u.bin.b, loc, depth + 1);
+        break;
+    case TE_UNARY: c->u.un.a = copy_tree(S, x->u.un.a, loc, depth + 1); break;
+    case TE_CAST: c->u.cast.a = copy_tree(S, x->u.cast.a, loc, depth + 1); break;
+    case TE_SELECT:
+        c->u.sel.cond = copy_tree(S, x->u.sel.cond, loc, depth + 1);
+        c->u.sel.a = copy_tree(S, x->u.sel.a, loc, depth + 1);
+        c->u.sel.b = copy_tree(S, x->u.sel.b, loc, depth + 1);
+        break;
+    default: break;
+    }
+    return c;
+}
+
 static sv eval_name(sema *S, const ast_expr *e, const char *name) {
     sym *s = sema_lookup(S, name);
     sv v = sv_error();
@@ -271,13 +295,7 @@ static sv eval_name(sema *S, const ast_expr *e, const char *name) {
             }
             v = s->value;
             v.loc = e->loc;
-            if (v.kind == SV_SCALAR) {
-                /* a fresh node carrying the use's location */
-                tir_expr *c = TLC_NEW(S->arena, tir_expr);
-                *c = *v.u.e;
-                c->loc = e->loc;
-                v.u.e = c;
-            }
+            if (v.kind == SV_SCALAR) v.u.e = copy_tree(S, v.u.e, e->loc, 0); /* fresh nodes at the use */
             return v;
         case SYM_VAR: return sv_scalar(tir_var_ref(S->arena, s->var, e->loc), e->loc);
         case SYM_BUFFER:

@@ -232,6 +232,23 @@ static void store_stmt(sema *S, tir_buffer *b, tir_expr **idx, tir_expr *value, 
 static void bind_new_name(sema *S, const ast_expr *target, sv v, const ast_expr *value, bool has_ann, tir_dtype ann,
                           tlc_loc loc);
 
+/* An expression of constants, symbolic dims and scalar parameters only:
+ * its value is known at launch, before any block runs. */
+static bool launch_value(const tir_expr *e, int depth) {
+    if (!e || depth > 64) return false;
+    switch (e->kind) {
+    case TE_INT: case TE_FLOAT: return true;
+    case TE_VAR: return e->u.var->kind == TV_SYM_DIM || e->u.var->kind == TV_SCALAR_PARAM;
+    case TE_BINARY: return launch_value(e->u.bin.a, depth + 1) && launch_value(e->u.bin.b, depth + 1);
+    case TE_UNARY: return launch_value(e->u.un.a, depth + 1);
+    case TE_CAST: return launch_value(e->u.cast.a, depth + 1);
+    case TE_SELECT:
+        return launch_value(e->u.sel.cond, depth + 1) && launch_value(e->u.sel.a, depth + 1) &&
+               launch_value(e->u.sel.b, depth + 1);
+    default: return false;
+    }
+}
+
 
 /* target (a name) = value, or `target: ann = value` when has_ann. */
 static void assign_name(sema *S, const ast_expr *target, const ast_expr *value, bool has_ann, tir_dtype ann, tlc_loc loc) {
@@ -300,6 +317,16 @@ static void bind_new_name(sema *S, const ast_expr *target, sv v, const ast_expr 
         /* another name for a dim or a scalar (M, N = T.const("M, N")) */
         sym *ns = sema_declare(S, name, SYM_VAR, target->loc);
         ns->var = e->u.var;
+        return;
+    }
+    if (!S->in_kernel && S->k && launch_value(e, 0)) {
+        /* computed from symbolic dims and scalars (k_tiles = T.ceildiv(K, block_K)):
+         * the name stands for the expression wherever the kernel uses it */
+        sym *ns = sema_declare(S, name, SYM_CONST, target->loc);
+        ns->value.kind = SV_SCALAR;
+        ns->value.loc = target->loc;
+        ns->value.u.e = e;
+        ns->origin = CONST_LOCAL;
         return;
     }
     if (!S->in_kernel) {

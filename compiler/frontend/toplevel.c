@@ -430,13 +430,19 @@ static bool plain_import(const char *t, const lline *L) {
     return true;
 }
 
+static bool ascii_name(const char *t, tok k) {
+    for (size_t i = 0; i < k.len; i++)
+        if ((unsigned char)t[k.off + i] >= 0x80) return false;
+    return true;
+}
+
 /* `NAME = expression`, the expression in tlc's grammar as far as tokens
  * tell: no comprehensions, lambdas, dicts, slices, `@`, unpacking, string
  * prefixes, chained assignment or second statement. */
 static bool constant_assignment(const char *t, const lline *L) {
     tokcur c = tokens_of(t, L);
     tok k = next_tok(&c);
-    if (k.k != TK_NAME || is_python_keyword(t, k)) return false;
+    if (k.k != TK_NAME || is_python_keyword(t, k) || !ascii_name(t, k)) return false;
     k = next_tok(&c);
     if (k.k != TK_OP || !tok_is(t, k, "=")) return false;
     int depth = 0, n = 0;
@@ -448,8 +454,7 @@ static bool constant_assignment(const char *t, const lline *L) {
                 !tok_is(t, k, "None") && !tok_is(t, k, "and") && !tok_is(t, k, "or") &&
                 !tok_is(t, k, "not") && !tok_is(t, k, "if") && !tok_is(t, k, "else"))
                 return false;
-            for (size_t i = 0; i < k.len; i++)
-                if ((unsigned char)t[k.off + i] >= 0x80) return false;
+            if (!ascii_name(t, k)) return false;
             break;
         case TK_NUM:
             if (!tlc_number(t + k.off, k.len)) return false;
