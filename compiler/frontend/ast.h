@@ -91,6 +91,7 @@ typedef enum {
     AS_PASS,
     AS_RETURN,    /* return [value] */
     AS_BREAK, AS_CONTINUE,
+    AS_ASSERT,    /* assert cond [, message]: checked when cond is a compile-time constant */
     AS_FUNCDEF,   /* nested def (a kernel inside a @jit factory is not supported; sema diagnoses) */
 } ast_stmt_kind;
 
@@ -131,6 +132,7 @@ struct ast_stmt {
         struct { ast_expr *cond; ast_block body; } while_;            /* AS_WHILE */
         struct { ast_expr *cond; ast_block then, els; } if_;          /* AS_IF */
         struct { ast_expr *item, *target; ast_block body; } with;     /* AS_WITH (target may be NULL) */
+        struct { ast_expr *cond, *msg; } assert_;                     /* AS_ASSERT (msg may be NULL) */
         ast_funcdef *func;                                            /* AS_FUNCDEF */
     } u;
 };

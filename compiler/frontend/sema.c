@@ -706,7 +706,7 @@ static tir_expr *tensor_dim_value(sema *S, sv v, const ast_expr *at) {
         }
         return x;
     }
-    if (x->kind == TE_VAR && x->u.var->kind == TV_SYM_DIM) return x;
+    if (x->kind == TE_VAR && x->u.var->kind == TV_SYM_DIM) return tir_var_ref(S->arena, x->u.var, at->loc);
     if (!sema_unbound_error(S, x, at->loc, "tensor dimension must be a constant integer or a name"))
         tlc_error(S->diag, at->loc, "tensor dimension must be a constant integer or a name");
     return NULL;

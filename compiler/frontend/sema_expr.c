@@ -899,9 +899,16 @@ sv sema_eval(sema *S, const ast_expr *e) {
 bool sema_eval_shape(sema *S, const ast_expr *e, bool allow_sym, tir_expr ***dims, int *rank) {
     const ast_expr *const *items = (const ast_expr *const *)&e;
     int n = 1;
+    const sv *values = NULL; /* a name of a tuple: shape = (block_M, block_K) */
     if (e->kind == AE_TUPLE || e->kind == AE_LIST) {
         items = (const ast_expr *const *)e->u.seq.items;
         n = e->u.seq.n;
+    } else if (e->kind == AE_NAME) {
+        sym *s = sema_lookup(S, e->u.name);
+        if (s && s->kind == SYM_CONST && s->value.kind == SV_TUPLE) {
+            values = s->value.u.tup.items;
+            n = s->value.u.tup.n;
+        }
     }
     if (n == 0 || n > 8) {
         tlc_error(S->diag, e->loc, "a buffer shape needs 1 to 8 dimensions, got %d", n);
@@ -911,24 +918,25 @@ bool sema_eval_shape(sema *S, const ast_expr *e, bool allow_sym, tir_expr ***dim
     bool ok = true;
     int64_t total = 1;
     for (int i = 0; i < n; i++) {
-        tir_expr *x = sema_eval_scalar(S, items[i]);
+        const ast_expr *at = values ? e : items[i];
+        tir_expr *x = values ? sema_to_scalar(S, values[i], e) : sema_eval_scalar(S, items[i]);
         if (!x) { ok = false; continue; }
         if (x->kind == TE_INT && x->dtype != TIR_BOOL) {
             if (x->u.ival <= 0) {
-                tlc_error(S->diag, items[i]->loc, "buffer dimension must be positive, got %lld", (long long)x->u.ival);
+                tlc_error(S->diag, at->loc, "buffer dimension must be positive, got %lld", (long long)x->u.ival);
                 ok = false;
             } else if (__builtin_mul_overflow(total, x->u.ival, &total) || total > ((int64_t)1 << 40)) {
-                tlc_error(S->diag, items[i]->loc, "buffer size overflows (more than 2^40 elements)");
+                tlc_error(S->diag, at->loc, "buffer size overflows (more than 2^40 elements)");
                 ok = false;
             }
-            d[i] = tir_int_typed(S->arena, x->u.ival, x->dtype, items[i]->loc);
+            d[i] = tir_int_typed(S->arena, x->u.ival, x->dtype, at->loc);
         } else if (allow_sym && x->kind == TE_VAR && x->u.var->kind == TV_SYM_DIM) {
-            d[i] = x;
+            d[i] = tir_var_ref(S->arena, x->u.var, at->loc);
         } else {
             char msg[160];
             snprintf(msg, sizeof msg, "buffer dimension must be a compile-time constant integer%s",
                      allow_sym ? " or a symbolic dimension" : "");
-            if (!sema_unbound_error(S, x, items[i]->loc, msg)) tlc_error(S->diag, items[i]->loc, "%s", msg);
+            if (!sema_unbound_error(S, x, at->loc, msg)) tlc_error(S->diag, at->loc, "%s", msg);
             ok = false;
         }
     }

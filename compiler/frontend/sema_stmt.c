@@ -800,6 +800,23 @@ static void expr_stmt(sema *S, const ast_stmt *s) {
     if (v.kind != SV_ERROR) tlc_error(S->diag, e->loc, "this expression has no effect");
 }
 
+/* TileLang's factories check their parameters with Python asserts: one on
+ * compile-time values is checked now; one on values known only at launch
+ * cannot be, and says so. */
+static void assert_stmt(sema *S, const ast_stmt *s) {
+    tir_expr *c = sema_eval_scalar(S, s->u.assert_.cond);
+    if (c) c = sema_to_bool(S, c, s->u.assert_.cond, "the condition of 'assert'");
+    if (!c) return;
+    if (c->kind != TE_INT) {
+        tlc_warning(S->diag, s->loc, "this assert reads values known only at launch: tlc does not check it");
+        return;
+    }
+    if (c->u.ival) return;
+    sv m = s->u.assert_.msg ? sema_eval(S, s->u.assert_.msg) : sv_error();
+    if (m.kind == SV_STRING) tlc_error(S->diag, s->loc, "assertion failed: %s", m.u.str);
+    else tlc_error(S->diag, s->loc, "assertion failed");
+}
+
 void sema_stmt(sema *S, const ast_stmt *s) {
     switch (s->kind) {
     case AS_EXPR: expr_stmt(S, s); return;
@@ -842,6 +859,7 @@ void sema_stmt(sema *S, const ast_stmt *s) {
     case AS_RETURN: tlc_error(S->diag, s->loc, "'return' is not supported in a kernel"); return;
     case AS_BREAK: tlc_error(S->diag, s->loc, "'break' is not supported"); return;
     case AS_CONTINUE: tlc_error(S->diag, s->loc, "'continue' is not supported"); return;
+    case AS_ASSERT: assert_stmt(S, s); return;
     case AS_FUNCDEF: tlc_error(S->diag, s->loc, "nested function definitions are not supported"); return;
     }
 }

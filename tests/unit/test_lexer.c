@@ -223,6 +223,19 @@ static void test_strings(void **state) {
     done(l);
 }
 
+/* String prefixes: r keeps backslashes, f keeps its text as written (a
+ * message, never formatted); a name before a quote is still a name. */
+static void test_string_prefixes(void **state) {
+    (void)state;
+    lexed *l = lex("r'a\\d' f\"{x}\" rb'\\x' F'''m\nn''' Rb\"\" buf \"s\"\n");
+    assert_int_equal(l->diag.errors, 0);
+    assert_string_equal(kinds(l), "STRING STRING STRING STRING STRING NAME STRING NEWLINE ENDMARKER");
+    assert_string_equal(l->toks[0].text, "r'a\\d'");
+    assert_string_equal(l->toks[1].text, "f\"{x}\"");
+    assert_int_equal(l->toks[4].loc.line, 2);
+    done(l);
+}
+
 static void test_unterminated_strings(void **state) {
     (void)state;
     lexed *l = lex("x = 'abc\ny = 2\n");
@@ -368,6 +381,7 @@ int main(void) {
         cmocka_unit_test(test_integers),
         cmocka_unit_test(test_floats),
         cmocka_unit_test(test_strings),
+        cmocka_unit_test(test_string_prefixes),
         cmocka_unit_test(test_unterminated_strings),
         cmocka_unit_test(test_keywords),
         cmocka_unit_test(test_operators),

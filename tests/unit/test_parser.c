@@ -322,6 +322,8 @@ static void test_precedence(void **state) {
 
 static void test_primaries_and_displays(void **state) {
     (void)state;
+    assert_expr("r\"a\\nb\"", "\"a\\\\nb\"");  /* raw: the backslash stays */
+    assert_expr("f\"{x}!\"", "\"{x}!\"");      /* an f-string's text, not formatted */
     assert_expr("T.GemmWarpPolicy.FullCol", "T.GemmWarpPolicy.FullCol");
     assert_expr("f()", "f()");
     assert_expr("f(a, b,)", "f(a, b)");
