@@ -607,6 +607,10 @@ comp_op
     | NE    { $$ = AOP_NE; }
     | LE    { $$ = AOP_LE; }
     | GE    { $$ = AOP_GE; }
+    | IS    { $$ = AOP_IS; }
+    | IS NOT { $$ = AOP_ISNOT; }
+    | IN    { $$ = AOP_IN; }
+    | NOT IN { $$ = AOP_NOTIN; }
     ;
 
 expr

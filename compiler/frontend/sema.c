@@ -271,6 +271,9 @@ static bool apply_define(sema *S, const char *name, tlc_loc loc, sv *value, bool
     case SV_DYNAMIC:
         tlc_error(S->diag, loc, "-D %s: '%s' is a dynamic dimension and cannot be specialized", name, name);
         return false;
+    case SV_NONE: /* a None default (TileLang: computed when not given) takes any -D */
+        sema_define_value(S, name, loc, &nv);
+        break;
     default:
         tlc_error(S->diag, loc, "-D %s: this parameter's default cannot be overridden", name);
         return false;
@@ -501,9 +504,9 @@ static void declare_jit_param(sema *S, const char *name, tlc_loc loc, const ast_
     sv v = sema_eval(S, dflt);
     S->allow_dynamic = false;
     if (v.kind != SV_ERROR && !(v.kind == SV_SCALAR && (v.u.e->kind == TE_INT || v.u.e->kind == TE_FLOAT)) &&
-        v.kind != SV_DTYPE && v.kind != SV_STRING && v.kind != SV_DYNAMIC) {
+        v.kind != SV_DTYPE && v.kind != SV_STRING && v.kind != SV_DYNAMIC && v.kind != SV_NONE) {
         tlc_error(S->diag, dflt->loc, "the default of @jit parameter '%s' must be an int, float, bool, "
-                  "string, dtype or dynamic(\"name\")", name);
+                  "string, dtype, None or dynamic(\"name\")", name);
         v = sv_error();
     }
     bool ov = false;

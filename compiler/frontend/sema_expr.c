@@ -755,8 +755,77 @@ static sv eval_binop(sema *S, const ast_expr *e) {
     return sv_scalar(sema_arith(S, e->u.bin.op, x, y, e->loc), e->loc);
 }
 
+/* Whether two compile-time values are equal; false when either is not
+ * known at compile time. */
+static bool const_equal(sema *S, sv a, sv b, tlc_loc loc, bool *eq) {
+    sv out;
+    if (compare_consts(S, AOP_EQ, a, b, loc, &out)) {
+        *eq = out.u.e->u.ival != 0;
+        return true;
+    }
+    if (a.kind == SV_SCALAR && b.kind == SV_SCALAR) {
+        bool ca = a.u.e->kind == TE_INT || a.u.e->kind == TE_FLOAT, cb = b.u.e->kind == TE_INT || b.u.e->kind == TE_FLOAT;
+        if (!ca || !cb) return false;
+        tir_expr *c = compare(S, AOP_EQ, a.u.e, b.u.e, loc);
+        if (!c || c->kind != TE_INT) return false;
+        *eq = c->u.ival != 0;
+        return true;
+    }
+    bool known = (a.kind != SV_SCALAR || a.u.e->kind == TE_INT || a.u.e->kind == TE_FLOAT) &&
+                 (b.kind != SV_SCALAR || b.u.e->kind == TE_INT || b.u.e->kind == TE_FLOAT);
+    *eq = false; /* values of different kinds (a number and a string) */
+    return known && a.kind != SV_BUFFER && b.kind != SV_BUFFER;
+}
+
+/* Python's `x is None`, `x is not None`, `x in (a, b)`, `x not in "ab"`,
+ * as TileLang factories use them on their parameters: compile-time values
+ * only. */
+static sv eval_identity_or_membership(sema *S, const ast_expr *e) {
+    ast_op op = e->u.bin.op;
+    if (e->u.bin.lhs->kind == AE_COMPARE) {
+        tlc_error(S->diag, e->loc, "'%s' cannot be chained with another comparison", ast_op_str(op));
+        return sv_error();
+    }
+    sv l = sema_eval(S, e->u.bin.lhs), r = sema_eval(S, e->u.bin.rhs);
+    if (l.kind == SV_ERROR || r.kind == SV_ERROR) return sv_error();
+    bool yes = false;
+    if (op == AOP_IS || op == AOP_ISNOT) {
+        if (!const_equal(S, l, r, e->loc, &yes)) {
+            tlc_error(S->diag, e->loc, "'%s' compares compile-time values (such as None); use '==' or '!=' on "
+                      "values known only at run time", ast_op_str(op));
+            return sv_error();
+        }
+        return const_bool(S, op == AOP_IS ? yes : !yes, e->loc);
+    }
+    if (r.kind == SV_STRING && l.kind == SV_STRING) {
+        yes = strstr(r.u.str, l.u.str) != NULL;
+    } else if (r.kind == SV_TUPLE) {
+        for (int i = 0; i < r.u.tup.n && !yes; i++) {
+            bool eq;
+            if (!const_equal(S, l, r.u.tup.items[i], e->loc, &eq)) {
+                tlc_error(S->diag, e->loc, "'%s' tests compile-time values; this one is known only at run time",
+                          ast_op_str(op));
+                return sv_error();
+            }
+            yes = eq;
+        }
+    } else {
+        tlc_error(S->diag, e->u.bin.rhs->loc, "'%s' needs a tuple, a list or a string of compile-time values "
+                  "on its right", ast_op_str(op));
+        return sv_error();
+    }
+    return const_bool(S, op == AOP_IN ? yes : !yes, e->loc);
+}
+
 static sv eval_compare(sema *S, const ast_expr *e) {
     const ast_expr *lhs = e->u.bin.lhs;
+    ast_op op = e->u.bin.op;
+    if (op == AOP_IS || op == AOP_ISNOT || op == AOP_IN || op == AOP_NOTIN) return eval_identity_or_membership(S, e);
+    if (lhs->kind == AE_COMPARE && (lhs->u.bin.op == AOP_IS || lhs->u.bin.op == AOP_ISNOT ||
+                                    lhs->u.bin.op == AOP_IN || lhs->u.bin.op == AOP_NOTIN)) {
+        tlc_error(S->diag, e->loc, "'%s' cannot be chained with another comparison", ast_op_str(lhs->u.bin.op));
+        return sv_error();
+    }
     /* a < b < c arrives as (a < b) < c: evaluate as (a < b) and (b < c) */
     if (lhs->kind == AE_COMPARE) {
         sv first = sema_eval(S, lhs);

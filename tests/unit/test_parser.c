@@ -323,6 +323,10 @@ static void test_precedence(void **state) {
 static void test_primaries_and_displays(void **state) {
     (void)state;
     assert_expr("r\"a\\nb\"", "\"a\\\\nb\"");  /* raw: the backslash stays */
+    assert_expr("a is None", "a is None");
+    assert_expr("a is not None", "a is not None");
+    assert_expr("a in (1, 2)", "a in (1, 2)");
+    assert_expr("not a not in b", "not (a not in b)");
     assert_expr("f\"{x}!\"", "\"{x}!\"");      /* an f-string's text, not formatted */
     assert_expr("T.GemmWarpPolicy.FullCol", "T.GemmWarpPolicy.FullCol");
     assert_expr("f()", "f()");
@@ -407,8 +411,8 @@ static void test_expression_errors(void **state) {
     ERRORS("x = f(a=1, a=2)\n", 1, "t.tl:1:12: error: keyword argument 'a' repeated",
            "t.tl:1:7: note: first given here");
     ERRORS("x = lambda a: a\n", 1, "t.tl:1:5: error: lambda expressions are not supported");
-    ERRORS("x = a is None\n", 1, "t.tl:1:7: error: the 'is' operator is not supported");
-    ERRORS("x = a in b\n", 1, "t.tl:1:7: error: the 'in' operator is not supported");
+    ERRORS("x = a is\n", 1, "t.tl:1:9: error: expected an expression before end of line");
+    ERRORS("x = a not b\n", 1, "t.tl:1:11: error: unexpected name 'b'; expected 'in'");
     ERRORS("x = (1, 2\n", 1, "t.tl:2:1: error: unexpected end of file: '(' was never closed",
            "t.tl:1:5: note: unterminated '(' opened here");
     ERRORS("x = a b\n", 1, "t.tl:1:7: error: unexpected name 'b'");

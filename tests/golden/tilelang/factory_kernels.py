@@ -70,8 +70,11 @@ def gemm_bias_relu(M, N, K, block_M, block_N, block_K, num_stages=2, threads=128
 
 
 @tilelang.jit(out_idx=[-1])
-def rms_norm(M, N_hidden, blk_m=4, eps=1e-6, dtype="float16"):
+def rms_norm(M, N_hidden, blk_m=4, eps=None, dtype="float16"):
     """y = x / sqrt(mean(x^2) + eps) * w, one block per blk_m rows."""
+    assert dtype in ("float16", "bfloat16"), f"rms_norm takes 16-bit inputs, not {dtype}"
+    if eps is None:
+        eps = 1e-6
     accum_dtype = "float"
     inv_n = 1.0 / N_hidden
     threads = 32 * blk_m
