@@ -90,7 +90,7 @@ const char *tlc_token_kind_name(int kind);
 %token PERCENTEQ "'%='" AMPEQ "'&='" PIPEEQ "'|='" CARETEQ "'^='" LSHIFTEQ "'<<='"
 %token RSHIFTEQ "'>>='" POWEQ "'**='"
 
-%type <list> stmt simple_stmt small_stmts stmts decorators if_chain test_items
+%type <list> stmt simple_stmt small_stmts stmts decorators if_chain test_items chain_assign
 %type <list> expr_items arg_items sub_items param_list params strings dict_items
 %type <stmt> small_stmt expr_stmt compound_stmt funcdef decorated
 %type <stmt> if_stmt while_stmt for_stmt with_stmt
@@ -273,6 +273,24 @@ static ast_stmt *mk_assign(tlc_parser *p, ast_expr *target, ast_expr *value, tlc
     return s;
 }
 
+/* a = b = v, as Python runs it: a = v, then b = a (so that an allocation
+ * is made once and b names it too); a target that is not a name gets v. */
+static tlc_pvec *chain_stmts(tlc_parser *p, const tlc_pvec *chain) {
+    tlc_pvec *out = pv_new(p);
+    ast_expr *value = chain->items[chain->n - 1];
+    const ast_expr *first = chain->items[0];
+    for (int i = 0; i < chain->n - 1; i++) {
+        ast_expr *v = value;
+        if (i > 0 && first->kind == AE_NAME) {
+            v = ast_new_expr(p->arena, AE_NAME, first->loc);
+            v->u.name = first->u.name;
+        }
+        ast_expr *t = chain->items[i];
+        pv_push(p, out, mk_assign(p, t, v, t->loc));
+    }
+    return out;
+}
+
 static ast_stmt *mk_if(tlc_parser *p, const tlc_pvec *clauses, ast_block els) {
     /* clauses: AS_IF statements with empty else, in order; chain them so
      * that `elif` is an else block holding one AS_IF. */
@@ -342,7 +360,15 @@ simple_stmt
 
 small_stmts
     : small_stmt                { $$ = pv_one(p, $1); }
+    | chain_assign              { $$ = chain_stmts(p, $1); }
     | small_stmts ';' small_stmt { $$ = $1; if ($3) pv_push(p, $$, $3); }
+    | small_stmts ';' chain_assign { $$ = pv_append(p, $1, chain_stmts(p, $3)); }
+    ;
+
+/* a = b = value: the targets, then the value */
+chain_assign
+    : testlist '=' testlist '=' testlist { $$ = pv_one(p, $1); pv_push(p, $$, $3); pv_push(p, $$, $5); }
+    | chain_assign '=' testlist { $$ = $1; pv_push(p, $$, $3); }
     ;
 
 small_stmt

@@ -438,16 +438,16 @@ static bool ascii_name(const char *t, tok k) {
 
 /* `NAME = expression`, the expression in tlc's grammar as far as tokens
  * tell: no comprehensions, lambdas, dicts, slices, `@`, unpacking, string
- * prefixes, chained assignment or second statement. */
+ * prefixes or second statement; `a = b = value` chains names only). */
 static bool constant_assignment(const char *t, const lline *L) {
     tokcur c = tokens_of(t, L);
     tok k = next_tok(&c);
     if (k.k != TK_NAME || is_python_keyword(t, k) || !ascii_name(t, k)) return false;
     k = next_tok(&c);
     if (k.k != TK_OP || !tok_is(t, k, "=")) return false;
-    int depth = 0, n = 0;
+    int depth = 0, n = 0, since_eq = 0; /* tokens since the last '=' */
     tok prev = k;
-    for (k = next_tok(&c); k.k != TK_END; prev = k, k = next_tok(&c), n++) {
+    for (k = next_tok(&c); k.k != TK_END; prev = k, k = next_tok(&c), n++, since_eq++) {
         switch (k.k) {
         case TK_NAME:
             if (is_python_keyword(t, k) && !tok_is(t, k, "True") && !tok_is(t, k, "False") &&
@@ -472,7 +472,11 @@ static bool constant_assignment(const char *t, const lline *L) {
             if (!allowed) return false;
             if (tok_is(t, k, "(") || tok_is(t, k, "[")) depth++;
             if ((tok_is(t, k, ")") || tok_is(t, k, "]")) && depth > 0) depth--;
-            if (tok_is(t, k, "=") && depth == 0) return false;
+            if (tok_is(t, k, "=") && depth == 0) {
+                /* a = b = value: only names between the '=' */
+                if (since_eq != 1 || prev.k != TK_NAME || is_python_keyword(t, prev)) return false;
+                since_eq = -1;
+            }
             /* *args / **kwargs */
             if ((tok_is(t, k, "*") || tok_is(t, k, "**")) &&
                 (prev.k == TK_OP && (tok_is(t, prev, "(") || tok_is(t, prev, ",") || tok_is(t, prev, "=") ||

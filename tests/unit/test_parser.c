@@ -431,6 +431,21 @@ static void test_target_errors(void **state) {
            "t.tl:1:7: note: first declared here");
 }
 
+/* a = b = v runs as a = v, then b = a */
+static void test_chained_assignment(void **state) {
+    (void)state;
+    assert_dump("BK = BV = 64\ndef f():\n    x = y = z = g(1); w = 2\n",
+        "Module\n"
+        "  Global BK = 64 @1:1\n"
+        "  Global BV = BK @1:6\n"
+        "  FuncDef f @2:5\n"
+        "    Assign x = g(1) @3:5\n"
+        "    Assign y = x @3:9\n"
+        "    Assign z = x @3:13\n"
+        "    Assign w = 2 @3:23\n");
+    ERRORS("def f():\n    x = 1 = y\n", 1, "t.tl:2:9: error: cannot assign to literal in assignment");
+}
+
 static void test_top_level_rules(void **state) {
     (void)state;
     ERRORS("print(1)\n", 1, "t.tl:1:1: error: only function definitions, imports and 'NAME = constant' "
@@ -577,6 +592,7 @@ int main(void) {
         cmocka_unit_test(test_indentation_errors),
         cmocka_unit_test(test_expression_errors),
         cmocka_unit_test(test_target_errors),
+        cmocka_unit_test(test_chained_assignment),
         cmocka_unit_test(test_top_level_rules),
         cmocka_unit_test(test_recovery_reports_several_errors),
         cmocka_unit_test(test_too_many_errors_stops),

@@ -89,12 +89,13 @@ static void test_statements_kept_and_skipped(void **state) {
            "V = f(*args)\n"
            "U = {1: 2}\n"
            "A = B = 1\n"
+           "C = D[0] = 1\n"
            "n: int = 4\n"
            "n += 1\n"
            "print(n)\n"
            "if __name__ == \"__main__\":\n    main()\n"
            KERNEL,
-           "KKK-KK----------KKKK");
+           "KKK-KK----K------KKKK");
 }
 
 static void test_functions(void **state) {
