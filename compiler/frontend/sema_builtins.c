@@ -53,6 +53,7 @@ static const builtin_spec builtins[] = {
     {"infinity", B_INFINITY, BK_EXPR, P("dtype"), 1, 1, 0, 0},
     {"cast", B_CAST, BK_EXPR, P("x", "dtype"), 2, 2, 0, 0},
     {"ceildiv", B_CEILDIV, BK_EXPR, P("a", "b"), 2, 2, 0, 0},
+    {"cdiv", B_CEILDIV, BK_EXPR, P("a", "b"), 2, 2, 0, 0}, /* TileLang's alias (tilelang.cdiv) */
     {"if_then_else", B_IF_THEN_ELSE, BK_EXPR, P("cond", "then_value", "else_value"), 3, 3, 0, 0},
     {"Select", B_IF_THEN_ELSE, BK_EXPR, P("condition", "true_value", "false_value"), 3, 3, 0, 0},
     {"Cast", B_CAST_DTYPE_FIRST, BK_EXPR, P("dtype", "value"), 2, 2, 0, 0},
