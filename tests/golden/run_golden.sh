@@ -67,6 +67,6 @@ if [[ ! -f $name.expected ]]; then
   exit 1
 fi
 if ! diff -u --label "$name.expected" --label "actual: tlc ${argv[*]}" "$name.expected" "$tmp/actual"; then
-  echo "golden mismatch for $dir/$name.tl (rerun with TLC_UPDATE_GOLDEN=1 to accept the new output)"
+  echo "golden mismatch for $dir/$file (rerun with TLC_UPDATE_GOLDEN=1 to accept the new output)"
   exit 1
 fi
