@@ -576,8 +576,7 @@ static void must_be_dim(sema *S, tir_var *v, const char *param, tlc_loc decl) {
     tlc_ptrvec_push(&S->bound_dims, u);
 }
 
-tir_var *sema_bind_unbound(sema *S, sym *s, tlc_loc use) {
-    (void)use;
+tir_var *sema_bind_unbound(sema *S, sym *s) {
     tir_var *v = sema_new_sym_dim(S, s->name, false, s->loc);
     must_be_dim(S, v, s->name, s->loc);
     s->kind = SYM_VAR;
@@ -727,7 +726,7 @@ static tir_expr *tensor_dim(sema *S, const ast_expr *e) {
             return tir_var_ref(S->arena, v, e->loc);
         }
         if (s && s->kind == SYM_CONST && s->origin == CONST_UNBOUND)
-            return tir_var_ref(S->arena, sema_bind_unbound(S, s, e->loc), e->loc);
+            return tir_var_ref(S->arena, sema_bind_unbound(S, s), e->loc);
         /* a module-level Python value does not hide a dim of the same name */
         if (s && s->kind == SYM_CONST && s->origin == CONST_PYTHON) s = NULL;
         if (!s && !tir_dtype_parse(e->u.name, &(tir_dtype){0}) && !sema_builtin_lookup(e->u.name)) {

@@ -282,7 +282,7 @@ static sv eval_name(sema *S, const ast_expr *e, const char *name) {
         switch (s->kind) {
         case SYM_CONST:
             if (s->origin == CONST_UNBOUND) {
-                tir_var *dim = sema_bind_unbound(S, s, e->loc);
+                tir_var *dim = sema_bind_unbound(S, s);
                 return sv_scalar(tir_var_ref(S->arena, dim, e->loc), e->loc);
             }
             if (s->origin == CONST_PYTHON) {

@@ -259,9 +259,9 @@ tir_var *sema_new_sym_dim(sema *S, const char *name, bool dynamic, tlc_loc loc);
 bool sema_define_value(sema *S, const char *name, tlc_loc loc, sv *out);
 /* Records a compile-time value for the dump and the metadata. */
 void sema_record_const(sema *S, const char *name, const sv *v, bool overridden);
-/* An unbound factory parameter, first used at `use`: from now on a
- * symbolic dim (eval_name and tensor dims call this). */
-tir_var *sema_bind_unbound(sema *S, sym *s, tlc_loc use);
+/* An unbound factory parameter, at its first use: from now on a symbolic
+ * dim (eval_name and tensor dims call this). */
+tir_var *sema_bind_unbound(sema *S, sym *s);
 /* Where a constant is needed and `e` is not one: when `e` reads a
  * parameter without a default (an unbound factory parameter), reports
  * "MSG, but 'P' is a parameter ... give its value with -D P=VALUE" and

@@ -94,8 +94,7 @@ static void factory_kernel(sema *S, const ast_funcdef *g) {
     sema_pop_scope(S);
 }
 
-static bool is_output(sema *S, const char *name, const char *const *outputs, int nout) {
-    (void)S;
+static bool is_output(const char *name, const char *const *outputs, int nout) {
     for (int i = 0; i < nout; i++)
         if (!strcmp(outputs[i], name)) return true;
     return false;
@@ -118,7 +117,7 @@ static void check_return(sema *S, const ast_funcdef *f, const ast_funcdef *g, co
         n = v->u.seq.n;
     }
     for (int i = 0; i < n; i++)
-        if (items[i]->kind != AE_NAME || !is_output(S, items[i]->u.name, outputs, nout))
+        if (items[i]->kind != AE_NAME || !is_output(items[i]->u.name, outputs, nout))
             tlc_error(S->diag, items[i]->loc, "'%s' returns the tensors it declares with T.empty; this is not one of them",
                       f->name);
 }

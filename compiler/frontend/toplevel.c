@@ -4,9 +4,9 @@
  * A file with no kernel decorator (jit, prim_func or macro) anywhere is
  * kept whole. In any other file, kept are: imports; functions decorated
  * with a kernel decorator (their other decorators are blanked);
- * undecorated functions that hold a `with ...Kernel(...)` line or a nested
- * kernel decorator; `NAME = expression` lines whose expression tlc's
- * grammar reads. Everything else is blanked. */
+ * undecorated functions that hold a `with ...Kernel(...)` line, or a
+ * nested kernel decorator and a `return` (a factory); `NAME = expression`
+ * lines whose expression tlc's grammar reads. Everything else is blanked. */
 #include "toplevel.h"
 #include <string.h>
 
@@ -490,16 +490,24 @@ static bool constant_assignment(const char *t, const lline *L) {
     return n > 0;
 }
 
-/* A line of a function's body that makes the function a kernel: a
- * `with ...Kernel(...)` block, or a nested kernel decorator (a factory). */
-static bool kernel_body_line(const char *t, const lline *L) {
-    tok k = first_tok(t, L);
-    if (k.k == TK_OP && tok_is(t, k, "@")) return kernel_decorator(t, L);
-    if (k.k != TK_NAME || !tok_is(t, k, "with")) return false;
-    tokcur c = tokens_of(t, L);
-    for (k = next_tok(&c); k.k != TK_END; k = next_tok(&c))
-        if (k.k == TK_NAME && tok_is(t, k, "Kernel")) return true;
-    return false;
+/* Whether an undecorated function's body (lines first..last) makes it a
+ * kernel: a `with ...Kernel(...)` line, or a nested kernel decorator and a
+ * `return` at the body's own indentation (a factory returns its kernel; a
+ * Python function that only defines and runs one, such as a test, does not). */
+static bool kernel_body(const char *t, const lines *ls, int first, int last) {
+    bool nested = false, returns = false;
+    int body_col = first <= last ? ls->v[first].loc.col : 0;
+    for (int b = first; b <= last; b++) {
+        const lline *L = &ls->v[b];
+        tok k = first_tok(t, L);
+        if (k.k == TK_OP && tok_is(t, k, "@")) nested = nested || kernel_decorator(t, L);
+        if (k.k == TK_NAME && tok_is(t, k, "return") && L->loc.col == body_col) returns = true;
+        if (k.k != TK_NAME || !tok_is(t, k, "with")) continue;
+        tokcur c = tokens_of(t, L);
+        for (k = next_tok(&c); k.k != TK_END; k = next_tok(&c))
+            if (k.k == TK_NAME && tok_is(t, k, "Kernel")) return true;
+    }
+    return nested && returns;
 }
 
 static void blank(char *t, size_t from, size_t to) {
@@ -556,7 +564,7 @@ void tlc_toplevel_filter(const tlc_source *src, tlc_arena *arena, tlc_diag *diag
                 for (int d = first; d < head; d++)
                     if (!kernel_decorator(t, &ls.v[d])) blank(t, ls.v[d].start, ls.v[d].end);
         } else if (is_def) {
-            for (int b = head + 1; b <= last && !keep; b++) keep = kernel_body_line(t, &ls.v[b]);
+            keep = kernel_body(t, &ls, head + 1, last);
         } else if (k0.k == TK_NAME && (tok_is(t, k0, "import") || tok_is(t, k0, "from"))) {
             keep = plain_import(t, H);
         } else {

@@ -110,6 +110,8 @@ static void test_functions(void **state) {
            "@autotune(configs=[{\"a\": i} for i in range(2)])\n@tilelang.jit(out_idx=[-1])\ndef tuned(A):\n    pass\n"
            "@T.macro\ndef helper(x):\n    pass\n",
            "--KKKKKKKK---------KKKKKK");
+    /* a function that defines a kernel and runs it, without returning it */
+    expect("def test_k():\n    @T.prim_func\n    def k(A):\n        return A\n    run(k)\n" KERNEL, "-----KKKK");
 }
 
 static void test_skipped_def_names(void **state) {
