@@ -905,11 +905,11 @@ tir_param *sema_kernel_param(sema *S, const char *name, tlc_loc loc, const ast_e
     return tp;
 }
 
+/* A tlc kernel's parameters: all annotated, none with a default (a
+ * default makes the function Python-shaped: sema_python.c). */
 static void kernel_params(sema *S, const ast_funcdef *f) {
     for (int i = 0; i < f->nparams; i++) {
         const ast_param *p = &f->params[i];
-        if (p->default_value)
-            tlc_error(S->diag, p->default_value->loc, "kernel parameters have no defaults; use @jit(%s=...) for compile-time parameters", p->name);
         sema_kernel_param(S, p->name, p->loc, p->annotation, false);
     }
 }
