@@ -35,6 +35,10 @@ const char *ast_op_str(ast_op op) {
     case AOP_GE: return ">=";
     case AOP_EQ: return "==";
     case AOP_NE: return "!=";
+    case AOP_IS: return "is";
+    case AOP_ISNOT: return "is not";
+    case AOP_IN: return "in";
+    case AOP_NOTIN: return "not in";
     case AOP_AND: return "and";
     case AOP_OR: return "or";
     case AOP_NEG: return "-";

@@ -8,6 +8,7 @@
 #include "../support/arena.h"
 #include "../support/diag.h"
 #include "../support/strbuf.h"
+#include "toplevel.h"
 
 /* The parser rejects trees deeper than this (statement nesting plus
  * expression nesting), so every pass may recurse over the AST freely. */
@@ -41,6 +42,7 @@ typedef enum {
     AOP_ADD, AOP_SUB, AOP_MUL, AOP_DIV, AOP_FLOORDIV, AOP_MOD, AOP_POW,
     AOP_LSHIFT, AOP_RSHIFT, AOP_BITAND, AOP_BITOR, AOP_BITXOR,
     AOP_LT, AOP_LE, AOP_GT, AOP_GE, AOP_EQ, AOP_NE,
+    AOP_IS, AOP_ISNOT, AOP_IN, AOP_NOTIN, /* on compile-time values only */
     AOP_AND, AOP_OR,
     AOP_NEG, AOP_POS, AOP_NOT, AOP_INVERT,
 } ast_op;
@@ -90,6 +92,7 @@ typedef enum {
     AS_PASS,
     AS_RETURN,    /* return [value] */
     AS_BREAK, AS_CONTINUE,
+    AS_ASSERT,    /* assert cond [, message]: checked when cond is a compile-time constant */
     AS_FUNCDEF,   /* nested def (a kernel inside a @jit factory is not supported; sema diagnoses) */
 } ast_stmt_kind;
 
@@ -130,16 +133,20 @@ struct ast_stmt {
         struct { ast_expr *cond; ast_block body; } while_;            /* AS_WHILE */
         struct { ast_expr *cond; ast_block then, els; } if_;          /* AS_IF */
         struct { ast_expr *item, *target; ast_block body; } with;     /* AS_WITH (target may be NULL) */
+        struct { ast_expr *cond, *msg; } assert_;                     /* AS_ASSERT (msg may be NULL) */
         ast_funcdef *func;                                            /* AS_FUNCDEF */
     } u;
 };
 
 /* A whole file: top-level kernels (functions) in order. `import` / `from`
  * lines are accepted and dropped by the parser. Top-level assignments of
- * constants (NAME = expr) are kept as module-level parameters. */
+ * constants (NAME = expr) are kept as module-level parameters. The Python
+ * the top-level filter skipped (toplevel.h) never reaches the parser; the
+ * functions among it are listed for diagnostics. */
 typedef struct ast_module {
     ast_funcdef **funcs; int nfuncs;
     ast_stmt **globals; int nglobals; /* top-level AS_ASSIGN statements */
+    const tlc_skipped_def *skipped; int nskipped;
 } ast_module;
 
 /* ---- tokens (for --emit=tokens and the lexer tests) ---- */
@@ -153,8 +160,12 @@ typedef struct tlc_token {
 /* Entry points of the front end (lexer.l / parser.y). Both report problems to
  * `diag` and never crash on any input; they return NULL / -1 on fatal errors. */
 ast_module *tlc_parse(const tlc_source *src, tlc_arena *arena, tlc_diag *diag);
-/* Fills *out with every token (INDENT/DEDENT/NEWLINE included). Returns count or -1. */
+/* Fills *out with every token the parser reads (INDENT/DEDENT/NEWLINE
+ * included): the Python tlc skips (toplevel.h) has none. Returns the count. */
 int tlc_tokenize(const tlc_source *src, tlc_arena *arena, tlc_diag *diag, tlc_token **out);
+/* The same over every line of the text, nothing skipped (for the lexer's
+ * own tests on fragments). */
+int tlc_tokenize_lines(const tlc_source *src, tlc_arena *arena, tlc_diag *diag, tlc_token **out);
 
 /* Printers (ast_print.c): stable, indentation-structured text for --emit=ast. */
 void ast_print_module(tlc_strbuf *sb, const ast_module *m);

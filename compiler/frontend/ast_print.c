@@ -222,6 +222,14 @@ static void print_block(tlc_strbuf *sb, const ast_block *b, int depth) {
             break;
         case AS_BREAK: tlc_sb_puts(sb, "Break"); break;
         case AS_CONTINUE: tlc_sb_puts(sb, "Continue"); break;
+        case AS_ASSERT:
+            tlc_sb_puts(sb, "Assert ");
+            ast_print_expr(sb, s->u.assert_.cond);
+            if (s->u.assert_.msg) {
+                tlc_sb_puts(sb, ", ");
+                ast_print_expr(sb, s->u.assert_.msg);
+            }
+            break;
         case AS_FUNCDEF: break; /* handled above */
         }
         print_loc(sb, s->loc);

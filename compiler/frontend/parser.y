@@ -45,6 +45,8 @@ const char *tlc_lexer_last_text(const tlc_lexer *L, size_t *len);
  * bracket) or stopped because of too many errors: later syntax errors are
  * consequences and are not reported. */
 bool tlc_lexer_gave_up(const tlc_lexer *L);
+/* The functions the top-level filter skipped as Python (toplevel.h). */
+const tlc_skipped_def *tlc_lexer_skipped_defs(const tlc_lexer *L, int *n);
 /* Token kind name for --emit=tokens: "NAME", "INDENT", "'('", "'def'". */
 const char *tlc_token_kind_name(int kind);
 }
@@ -81,14 +83,14 @@ const char *tlc_token_kind_name(int kind);
 %token WITH "'with'" AS "'as'" RETURN "'return'" PASS "'pass'" BREAK "'break'"
 %token CONTINUE "'continue'" WHILE "'while'" AND "'and'" OR "'or'" NOT "'not'"
 %token IS "'is'" TRUE "'True'" FALSE "'False'" NONE "'None'" IMPORT "'import'"
-%token FROM "'from'" LAMBDA "'lambda'"
+%token FROM "'from'" LAMBDA "'lambda'" ASSERT "'assert'"
 %token EQ "'=='" NE "'!='" LE "'<='" GE "'>='" LSHIFT "'<<'" RSHIFT "'>>'"
 %token POW "'**'" FLOORDIV "'//'" ARROW "'->'"
 %token PLUSEQ "'+='" MINUSEQ "'-='" STAREQ "'*='" SLASHEQ "'/='" FLOORDIVEQ "'//='"
 %token PERCENTEQ "'%='" AMPEQ "'&='" PIPEEQ "'|='" CARETEQ "'^='" LSHIFTEQ "'<<='"
 %token RSHIFTEQ "'>>='" POWEQ "'**='"
 
-%type <list> stmt simple_stmt small_stmts stmts decorators if_chain test_items
+%type <list> stmt simple_stmt small_stmts stmts decorators if_chain test_items chain_assign
 %type <list> expr_items arg_items sub_items param_list params strings dict_items
 %type <stmt> small_stmt expr_stmt compound_stmt funcdef decorated
 %type <stmt> if_stmt while_stmt for_stmt with_stmt
@@ -271,6 +273,24 @@ static ast_stmt *mk_assign(tlc_parser *p, ast_expr *target, ast_expr *value, tlc
     return s;
 }
 
+/* a = b = v, as Python runs it: a = v, then b = a (so that an allocation
+ * is made once and b names it too); a target that is not a name gets v. */
+static tlc_pvec *chain_stmts(tlc_parser *p, const tlc_pvec *chain) {
+    tlc_pvec *out = pv_new(p);
+    ast_expr *value = chain->items[chain->n - 1];
+    const ast_expr *first = chain->items[0];
+    for (int i = 0; i < chain->n - 1; i++) {
+        ast_expr *v = value;
+        if (i > 0 && first->kind == AE_NAME) {
+            v = ast_new_expr(p->arena, AE_NAME, first->loc);
+            v->u.name = first->u.name;
+        }
+        ast_expr *t = chain->items[i];
+        pv_push(p, out, mk_assign(p, t, v, t->loc));
+    }
+    return out;
+}
+
 static ast_stmt *mk_if(tlc_parser *p, const tlc_pvec *clauses, ast_block els) {
     /* clauses: AS_IF statements with empty else, in order; chain them so
      * that `elif` is an else block holding one AS_IF. */
@@ -340,7 +360,15 @@ simple_stmt
 
 small_stmts
     : small_stmt                { $$ = pv_one(p, $1); }
+    | chain_assign              { $$ = chain_stmts(p, $1); }
     | small_stmts ';' small_stmt { $$ = $1; if ($3) pv_push(p, $$, $3); }
+    | small_stmts ';' chain_assign { $$ = pv_append(p, $1, chain_stmts(p, $3)); }
+    ;
+
+/* a = b = value: the targets, then the value */
+chain_assign
+    : testlist '=' testlist '=' testlist { $$ = pv_one(p, $1); pv_push(p, $$, $3); pv_push(p, $$, $5); }
+    | chain_assign '=' testlist { $$ = $1; pv_push(p, $$, $3); }
     ;
 
 small_stmt
@@ -350,6 +378,11 @@ small_stmt
     | CONTINUE                  { $$ = ast_new_stmt(p->arena, AS_CONTINUE, @1); }
     | RETURN                    { $$ = ast_new_stmt(p->arena, AS_RETURN, @1); }
     | RETURN testlist           { $$ = ast_new_stmt(p->arena, AS_RETURN, @1); $$->u.expr = $2; }
+    | ASSERT test               { $$ = ast_new_stmt(p->arena, AS_ASSERT, @1); $$->u.assert_.cond = $2; }
+    | ASSERT test ',' test      {
+          $$ = ast_new_stmt(p->arena, AS_ASSERT, @1);
+          $$->u.assert_.cond = $2; $$->u.assert_.msg = $4;
+      }
     | import_stmt               { $$ = NULL; }
     ;
 
@@ -600,6 +633,10 @@ comp_op
     | NE    { $$ = AOP_NE; }
     | LE    { $$ = AOP_LE; }
     | GE    { $$ = AOP_GE; }
+    | IS    { $$ = AOP_IS; }
+    | IS NOT { $$ = AOP_ISNOT; }
+    | IN    { $$ = AOP_IN; }
+    | NOT IN { $$ = AOP_NOTIN; }
     ;
 
 expr
@@ -813,7 +850,7 @@ static const char *header_desc(int first_token) {
 
 static bool is_unsupported_python_keyword(const char *s, size_t n) {
     static const char *const kw[] = { "class", "try", "except", "finally", "raise", "del",
-                                      "global", "nonlocal", "assert", "yield", "async",
+                                      "global", "nonlocal", "yield", "async",
                                       "await", "match" };
     for (size_t i = 0; i < sizeof kw / sizeof kw[0]; i++)
         if (strlen(kw[i]) == n && memcmp(kw[i], s, n) == 0) return true;
@@ -996,6 +1033,10 @@ static void dw_push_children_stmt(depth_walk *w, const ast_stmt *s, int d) {
         dw_push_block(w, &s->u.with.body, d);
         break;
     case AS_FUNCDEF: dw_push_func(w, s->u.func, d); break;
+    case AS_ASSERT:
+        dw_push(w, s->u.assert_.cond, 0, d);
+        dw_push(w, s->u.assert_.msg, 0, d);
+        break;
     case AS_PASS: case AS_BREAK: case AS_CONTINUE: break;
     }
 }
@@ -1030,6 +1071,8 @@ ast_module *tlc_parse(const tlc_source *src, tlc_arena *arena, tlc_diag *diag) {
     int errors_before = diag->errors;
     p.lex = tlc_lexer_new(src, arena, diag);
     int rc = yyparse(&p);
+    int nskipped;
+    const tlc_skipped_def *skipped = tlc_lexer_skipped_defs(p.lex, &nskipped);
     tlc_lexer_free(p.lex);
     if (rc != 0 || diag->errors > errors_before) {
         if (diag->errors == errors_before) /* cannot happen; never fail silently */
@@ -1041,6 +1084,8 @@ ast_module *tlc_parse(const tlc_source *src, tlc_arena *arena, tlc_diag *diag) {
     m->nfuncs = p.funcs.n;
     m->globals = (ast_stmt **)p.globals.items;
     m->nglobals = p.globals.n;
+    m->skipped = skipped;
+    m->nskipped = nskipped;
     if (!check_depth(m, diag)) return NULL;
     return m;
 }

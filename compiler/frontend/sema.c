@@ -271,12 +271,46 @@ static bool apply_define(sema *S, const char *name, tlc_loc loc, sv *value, bool
     case SV_DYNAMIC:
         tlc_error(S->diag, loc, "-D %s: '%s' is a dynamic dimension and cannot be specialized", name, name);
         return false;
+    case SV_NONE: /* a None default (TileLang: computed when not given) takes any -D */
+        sema_define_value(S, name, loc, &nv);
+        break;
     default:
         tlc_error(S->diag, loc, "-D %s: this parameter's default cannot be overridden", name);
         return false;
     }
     *value = nv;
     *overridden = true;
+    return true;
+}
+
+bool sema_define_value(sema *S, const char *name, tlc_loc loc, sv *out) {
+    int di = -1;
+    const tlc_define *d = find_define(S, name, &di);
+    if (!d) return false;
+    S->define_used[di] = true;
+    dvalue dv;
+    parse_define_value(S, d->value, &dv);
+    memset(out, 0, sizeof *out);
+    out->loc = loc;
+    const char *text = d->value ? d->value : "";
+    size_t n = strlen(text);
+    bool quoted = n >= 2 && (text[0] == '"' || text[0] == '\'') && text[n - 1] == text[0];
+    if (dv.is_int) {
+        out->kind = SV_SCALAR;
+        out->u.e = tir_int(S->arena, dv.ival, loc);
+    } else if (dv.is_float) {
+        out->kind = SV_SCALAR;
+        out->u.e = tir_float(S->arena, dv.fval, TIR_F32, loc);
+    } else if (dv.is_bool) {
+        out->kind = SV_SCALAR;
+        out->u.e = tir_int_typed(S->arena, dv.bval, TIR_BOOL, loc);
+    } else if (dv.is_dtype && !quoted) {
+        out->kind = SV_DTYPE;
+        out->u.dtype = dv.dtype;
+    } else {
+        out->kind = SV_STRING;
+        out->u.str = dv.str;
+    }
     return true;
 }
 
@@ -292,7 +326,7 @@ static bool sv_is_constant(const sv *v) {
     }
 }
 
-static void record_const(sema *S, const char *name, const sv *v, bool overridden) {
+void sema_record_const(sema *S, const char *name, const sv *v, bool overridden) {
     tir_const *c = TLC_NEW(S->arena, tir_const);
     c->name = name;
     c->overridden = overridden;
@@ -311,6 +345,11 @@ static void record_const(sema *S, const char *name, const sv *v, bool overridden
 
 /* ---------------- module level ---------------- */
 
+/* A module-level assignment is evaluated with its diagnostics held back:
+ * in a TileLang file most of them are Python (`kernel = matmul(1024, ...)`,
+ * `a = torch.randn(...)`), which tlc neither runs nor needs. A name whose
+ * value is not a compile-time constant is an error only where a kernel uses
+ * it, with the first held-back diagnostic as the reason. */
 static void sema_globals(sema *S) {
     for (int i = 0; i < S->module->nglobals; i++) {
         const ast_stmt *g = S->module->globals[i];
@@ -319,14 +358,34 @@ static void sema_globals(sema *S) {
             continue;
         }
         const ast_expr *t = g->u.assign.target;
+        tlc_diag quiet, *loud = S->diag;
+        tlc_diag_init(&quiet, loud->src);
+        quiet.show_source = false;
+        S->diag = &quiet;
         sv v = sema_eval(S, g->u.assign.value);
-        if (v.kind != SV_ERROR && (!sv_is_constant(&v) || v.kind == SV_DYNAMIC)) {
-            tlc_error(S->diag, g->u.assign.value->loc, "module-level '%s' must be a compile-time constant", t->u.name);
+        S->diag = loud;
+        const char *why = NULL;
+        if (quiet.errors > 0) {
+            /* "file:line:col: error: MESSAGE\n": keep MESSAGE */
+            const char *msg = strstr(tlc_sb_cstr(&quiet.out), "error: ");
+            if (msg) {
+                msg += 7;
+                why = tlc_arena_strndup(S->arena, msg, strcspn(msg, "\n"));
+            }
+            v = sv_error();
+        } else if (!sv_is_constant(&v) || v.kind == SV_DYNAMIC) {
             v = sv_error();
         }
+        tlc_diag_free(&quiet);
         bool ov;
-        if (v.kind != SV_ERROR && !apply_define(S, t->u.name, t->loc, &v, &ov)) v = sv_error();
         sym *s = sema_declare(S, t->u.name, SYM_CONST, t->loc);
+        if (v.kind == SV_ERROR) {
+            s->origin = CONST_PYTHON;
+            s->why = why;
+            s->value = v;
+            continue;
+        }
+        if (!apply_define(S, t->u.name, t->loc, &v, &ov)) v = sv_error();
         s->value = v;
         s->origin = CONST_MODULE;
     }
@@ -353,6 +412,45 @@ static void collect_names_expr(sema_map *m, const ast_expr *e, int depth) {
     }
 }
 
+/* Names of "M, N" in T.const("M, N") / T.dynamic(...) */
+static void collect_dim_names(sema *S, sema_map *m, const ast_expr *v) {
+    if (!v || v->kind != AE_CALL || v->u.call.nargs < 1 || v->u.call.args[0]->kind != AE_STRING) return;
+    const char *fn = sema_dotted_name(S, v->u.call.func);
+    if (!fn || (strcmp(fn, "const") != 0 && strcmp(fn, "dynamic") != 0 && strcmp(fn, "symbolic") != 0)) return;
+    const char *p = v->u.call.args[0]->u.str;
+    for (;;) {
+        while (*p == ',' || *p == ' ' || *p == '\t') p++;
+        if (!*p) break;
+        const char *q = p;
+        while (*q && *q != ',' && *q != ' ' && *q != '\t') q++;
+        sema_map_put(m, tlc_arena_strndup(S->arena, p, (size_t)(q - p)), 1);
+        p = q;
+    }
+}
+
+/* A TileLang function's -D names: its parameters, the names of its
+ * T.const / T.dynamic, the dims in the annotations of its body and of a
+ * factory's kernel. */
+static void collect_python_names(sema *S, sema_map *m, const ast_funcdef *fn) {
+    for (int p = 0; p < fn->nparams; p++) sema_map_put(m, fn->params[p].name, 1);
+    for (int i = 0; i < fn->body.n; i++) {
+        const ast_stmt *st = fn->body.stmts[i];
+        if (st->kind == AS_ANNASSIGN) collect_names_expr(m, st->u.ann.annotation, 0);
+        if (st->kind == AS_ASSIGN) {
+            collect_dim_names(S, m, st->u.assign.value);
+            if (st->u.assign.value && st->u.assign.value->kind == AE_CALL)
+                for (int a = 0; a < st->u.assign.value->u.call.nargs; a++)
+                    collect_names_expr(m, st->u.assign.value->u.call.args[a], 0);
+        }
+        if (st->kind == AS_FUNCDEF) {
+            const ast_funcdef *g = st->u.func;
+            for (int p = 0; p < g->nparams; p++) collect_names_expr(m, g->params[p].annotation, 0);
+            for (int j = 0; j < g->body.n; j++)
+                if (g->body.stmts[j]->kind == AS_ASSIGN) collect_dim_names(S, m, g->body.stmts[j]->u.assign.value);
+        }
+    }
+}
+
 static void check_defines_known(sema *S) {
     if (!S->opt || S->opt->ndefines == 0) return;
     sema_map known;
@@ -371,6 +469,7 @@ static void check_defines_known(sema *S) {
                     if (e->u.call.kwargs[i].name) sema_map_put(&known, e->u.call.kwargs[i].name, 1);
         }
         for (int p = 0; p < fn->nparams; p++) collect_names_expr(&known, fn->params[p].annotation, 0);
+        if (sema_is_python_style(fn)) collect_python_names(S, &known, fn);
     }
     for (int i = 0; i < S->opt->ndefines; i++) {
         const char *n = S->opt->defines[i].name;
@@ -384,34 +483,69 @@ static void check_defines_known(sema *S) {
 
 /* ---------------- kernel parameters ---------------- */
 
-static void jit_params(sema *S, const ast_expr *dec) {
+/* TileLang's jit options: they choose how TileLang builds and calls the
+ * kernel, which tlc decides itself. */
+static bool is_tilelang_jit_option(const char *name) {
+    static const char *const opts[] = { "out_idx", "target", "target_host", "execution_backend", "verbose",
+                                        "pass_configs", "debug_root_path", "compile_flags", NULL };
+    for (int i = 0; opts[i]; i++)
+        if (name && strcmp(opts[i], name) == 0) return true;
+    return false;
+}
+
+/* A compile-time parameter's value: its default, which -D may replace. */
+static void declare_jit_param(sema *S, const char *name, tlc_loc loc, const ast_expr *dflt) {
+    sym *prev = sema_lookup(S, name);
+    if (prev && prev->kind == SYM_CONST && (prev->origin == CONST_JIT || prev->origin == CONST_UNBOUND)) {
+        tlc_error(S->diag, loc, "duplicate @jit parameter '%s'", name);
+        return;
+    }
+    S->allow_dynamic = true;
+    sv v = sema_eval(S, dflt);
+    S->allow_dynamic = false;
+    if (v.kind != SV_ERROR && !(v.kind == SV_SCALAR && (v.u.e->kind == TE_INT || v.u.e->kind == TE_FLOAT)) &&
+        v.kind != SV_DTYPE && v.kind != SV_STRING && v.kind != SV_DYNAMIC && v.kind != SV_NONE) {
+        tlc_error(S->diag, dflt->loc, "the default of @jit parameter '%s' must be an int, float, bool, "
+                  "string, dtype, None or dynamic(\"name\")", name);
+        v = sv_error();
+    }
+    bool ov = false;
+    if (v.kind != SV_ERROR && !apply_define(S, name, loc, &v, &ov)) v = sv_error();
+    sym *s = sema_declare(S, name, SYM_CONST, loc);
+    s->value = v;
+    s->origin = CONST_JIT;
+    if (v.kind != SV_ERROR) sema_record_const(S, name, &v, ov);
+}
+
+void sema_jit_params(sema *S, const ast_expr *dec, bool tilelang_options) {
     if (dec->kind != AE_CALL) return; /* bare @jit: no parameters */
     if (dec->u.call.nargs > 0)
         tlc_error(S->diag, dec->u.call.args[0]->loc, "@jit parameters must be given as name=default");
     for (int i = 0; i < dec->u.call.nkwargs; i++) {
         const ast_kwarg *kw = &dec->u.call.kwargs[i];
-        if (!kw->name) continue;
-        sym *prev = sema_lookup(S, kw->name);
-        if (prev && prev->kind == SYM_CONST && prev->origin == CONST_JIT) {
-            tlc_error(S->diag, kw->loc, "duplicate @jit parameter '%s'", kw->name);
-            continue;
-        }
-        S->allow_dynamic = true;
-        sv v = sema_eval(S, kw->value);
-        S->allow_dynamic = false;
-        if (v.kind != SV_ERROR && !(v.kind == SV_SCALAR && (v.u.e->kind == TE_INT || v.u.e->kind == TE_FLOAT)) &&
-            v.kind != SV_DTYPE && v.kind != SV_STRING && v.kind != SV_DYNAMIC) {
-            tlc_error(S->diag, kw->value->loc, "the default of @jit parameter '%s' must be an int, float, bool, "
-                      "string, dtype or dynamic(\"name\")", kw->name);
-            v = sv_error();
-        }
-        bool ov = false;
-        if (v.kind != SV_ERROR && !apply_define(S, kw->name, kw->loc, &v, &ov)) v = sv_error();
-        sym *s = sema_declare(S, kw->name, SYM_CONST, kw->loc);
+        if (!kw->name || (tilelang_options && is_tilelang_jit_option(kw->name))) continue;
+        declare_jit_param(S, kw->name, kw->loc, kw->value);
+    }
+}
+
+void sema_compile_time_param(sema *S, const char *name, tlc_loc loc, const ast_expr *dflt) {
+    if (dflt) {
+        declare_jit_param(S, name, loc, dflt);
+        return;
+    }
+    sv v;
+    sym *s;
+    if (sema_define_value(S, name, loc, &v)) {
+        s = sema_declare(S, name, SYM_CONST, loc);
         s->value = v;
         s->origin = CONST_JIT;
-        if (v.kind != SV_ERROR) record_const(S, kw->name, &v, ov);
+        sema_record_const(S, name, &v, true);
+        return;
     }
+    s = sema_declare(S, name, SYM_CONST, loc);
+    s->value.kind = SV_NONE;
+    s->value.loc = loc;
+    s->origin = CONST_UNBOUND;
 }
 
 /* The runtime's launch metadata (tlc/metadata.h) holds names of a bounded
@@ -422,7 +556,7 @@ static void check_name_length(sema *S, const char *what, const char *name, int l
                   strlen(name), limit - 1);
 }
 
-static tir_var *new_sym_dim(sema *S, const char *name, bool dynamic, tlc_loc loc) {
+tir_var *sema_new_sym_dim(sema *S, const char *name, bool dynamic, tlc_loc loc) {
     if (S->sym_dims.len == TLRT_MAX_SYMS)
         tlc_error(S->diag, loc, "symbolic dim '%s' is one more than the %d the launch metadata holds per kernel", name,
                   TLRT_MAX_SYMS);
@@ -433,17 +567,168 @@ static tir_var *new_sym_dim(sema *S, const char *name, bool dynamic, tlc_loc loc
     return v;
 }
 
+static void must_be_dim(sema *S, tir_var *v, const char *param, tlc_loc decl) {
+    sema_dim_use *u = TLC_NEW(S->arena, sema_dim_use);
+    u->var = v;
+    u->param_name = param;
+    u->func = S->k ? S->k->name : "";
+    u->decl = decl;
+    tlc_ptrvec_push(&S->bound_dims, u);
+}
+
+tir_var *sema_bind_unbound(sema *S, sym *s) {
+    tir_var *v = sema_new_sym_dim(S, s->name, false, s->loc);
+    must_be_dim(S, v, s->name, s->loc);
+    s->kind = SYM_VAR;
+    s->var = v;
+    return v;
+}
+
+static sema_dim_use *find_unbound(sema *S, const tir_expr *e, int depth) {
+    if (!e || depth > 64) return NULL;
+    switch (e->kind) {
+    case TE_VAR:
+        for (int i = 0; e->u.var->kind == TV_SYM_DIM && i < S->bound_dims.len; i++) {
+            sema_dim_use *u = S->bound_dims.items[i];
+            if (u->var == e->u.var && u->param_name) return u;
+        }
+        return NULL;
+    case TE_BINARY: {
+        sema_dim_use *u = find_unbound(S, e->u.bin.a, depth + 1);
+        return u ? u : find_unbound(S, e->u.bin.b, depth + 1);
+    }
+    case TE_UNARY: return find_unbound(S, e->u.un.a, depth + 1);
+    case TE_CAST: return find_unbound(S, e->u.cast.a, depth + 1);
+    case TE_SELECT: {
+        sema_dim_use *u = find_unbound(S, e->u.sel.cond, depth + 1);
+        if (!u) u = find_unbound(S, e->u.sel.a, depth + 1);
+        return u ? u : find_unbound(S, e->u.sel.b, depth + 1);
+    }
+    default: return NULL;
+    }
+}
+
+bool sema_unbound_error(sema *S, const tir_expr *e, tlc_loc at, const char *msg) {
+    sema_dim_use *u = find_unbound(S, e, 0);
+    if (!u) return false;
+    u->reported = true;
+    tlc_error(S->diag, at, "%s, but '%s' is a parameter of '%s' without a default: give its value with -D %s=VALUE",
+              msg, u->param_name, u->func, u->param_name);
+    return true;
+}
+
+void sema_check_bound_dims(sema *S) {
+    const tir_kernel *k = S->k;
+    for (int i = 0; i < S->bound_dims.len; i++) {
+        sema_dim_use *u = S->bound_dims.items[i];
+        bool found = false;
+        for (int p = 0; p < k->nparams && !found; p++) {
+            const tir_buffer *b = k->params[p].kind == TIR_PARAM_TENSOR ? k->params[p].buf : NULL;
+            for (int d = 0; b && d < b->rank && !found; d++)
+                found = b->shape[d] && b->shape[d]->kind == TE_VAR && b->shape[d]->u.var == u->var;
+        }
+        if (found || u->reported) continue;
+        if (u->param_name)
+            tlc_error(S->diag, u->decl, "parameter '%s' of '%s' has no default and is not a dimension of any tensor: "
+                      "give its value with -D %s=VALUE", u->param_name, u->func, u->param_name);
+        else
+            tlc_error(S->diag, u->decl, "'%s' is not a dimension of any tensor parameter, so the launch cannot bind it; "
+                      "use it in a tensor's shape or give its value with -D %s=VALUE", u->var->name, u->var->name);
+    }
+    tlc_ptrvec_free(&S->bound_dims);
+}
+
+sv sema_const_dims(sema *S, const ast_expr *call, const char *names, bool dynamic) {
+    /* "M, N, K" or "M N K": names split at commas and spaces */
+    sv items[TLRT_MAX_SYMS + 1];
+    int n = 0;
+    const char *p = names;
+    for (;;) {
+        while (*p == ',' || *p == ' ' || *p == '\t') p++;
+        if (!*p) break;
+        const char *q = p;
+        while (*q && *q != ',' && *q != ' ' && *q != '\t') q++;
+        const char *name = tlc_arena_strndup(S->arena, p, (size_t)(q - p));
+        p = q;
+        bool ident = isalpha((unsigned char)name[0]) || name[0] == '_';
+        for (const char *c = name; *c && ident; c++) ident = isalnum((unsigned char)*c) || *c == '_';
+        if (!ident) {
+            tlc_error(S->diag, call->loc, "'%s' is not a name for a dimension", name);
+            return sv_error();
+        }
+        if (n == TLRT_MAX_SYMS) {
+            tlc_error(S->diag, call->loc, "more dimensions than the %d the launch metadata holds per kernel", TLRT_MAX_SYMS);
+            return sv_error();
+        }
+        sv v = { .kind = SV_SCALAR, .loc = call->loc };
+        sv dv;
+        tir_var *existing = NULL;
+        for (int i = 0; i < S->sym_dims.len; i++)
+            if (strcmp(((tir_var *)S->sym_dims.items[i])->name, name) == 0) existing = S->sym_dims.items[i];
+        if (existing) {
+            v.u.e = tir_var_ref(S->arena, existing, call->loc);
+        } else if (sema_define_value(S, name, call->loc, &dv)) {
+            if (dynamic) {
+                tlc_error(S->diag, call->loc, "-D %s: '%s' is a dynamic dimension and cannot be specialized", name, name);
+                return sv_error();
+            }
+            if (dv.kind != SV_SCALAR || dv.u.e->kind != TE_INT || dv.u.e->dtype == TIR_BOOL || dv.u.e->u.ival <= 0) {
+                tlc_error(S->diag, call->loc, "-D %s: a tensor dimension must be a positive integer", name);
+                return sv_error();
+            }
+            v.u.e = dv.u.e;
+            sema_record_const(S, name, &dv, true);
+        } else {
+            tir_var *dim = sema_new_sym_dim(S, name, dynamic, call->loc);
+            must_be_dim(S, dim, NULL, call->loc);
+            v.u.e = tir_var_ref(S->arena, dim, call->loc);
+        }
+        items[n++] = v;
+    }
+    if (n == 0) {
+        tlc_error(S->diag, call->loc, "no dimension names in this string");
+        return sv_error();
+    }
+    if (n == 1) return items[0];
+    sv t = { .kind = SV_TUPLE, .loc = call->loc };
+    t.u.tup.n = n;
+    t.u.tup.items = TLC_NEW_ARRAY(S->arena, sv, (size_t)n);
+    memcpy(t.u.tup.items, items, (size_t)n * sizeof *items);
+    return t;
+}
+
+/* A tensor dimension given by a value (a tuple's item). */
+static tir_expr *tensor_dim_value(sema *S, sv v, const ast_expr *at) {
+    tir_expr *x = sema_to_scalar(S, v, at);
+    if (!x) return NULL;
+    if (x->kind == TE_INT && x->dtype != TIR_BOOL) {
+        if (x->u.ival <= 0) {
+            tlc_error(S->diag, at->loc, "tensor dimension must be positive, got %lld", (long long)x->u.ival);
+            return NULL;
+        }
+        return x;
+    }
+    if (x->kind == TE_VAR && x->u.var->kind == TV_SYM_DIM) return tir_var_ref(S->arena, x->u.var, at->loc);
+    if (!sema_unbound_error(S, x, at->loc, "tensor dimension must be a constant integer or a name"))
+        tlc_error(S->diag, at->loc, "tensor dimension must be a constant integer or a name");
+    return NULL;
+}
+
 /* One tensor dimension: a constant, a compile-time param, or a name that
  * becomes (or already is) a symbolic dimension. */
 static tir_expr *tensor_dim(sema *S, const ast_expr *e) {
     if (e->kind == AE_NAME) {
         sym *s = sema_lookup(S, e->u.name);
         if (s && s->kind == SYM_CONST && s->value.kind == SV_DYNAMIC) {
-            tir_var *v = new_sym_dim(S, s->name, true, s->loc);
+            tir_var *v = sema_new_sym_dim(S, s->name, true, s->loc);
             s->kind = SYM_VAR;
             s->var = v;
             return tir_var_ref(S->arena, v, e->loc);
         }
+        if (s && s->kind == SYM_CONST && s->origin == CONST_UNBOUND)
+            return tir_var_ref(S->arena, sema_bind_unbound(S, s), e->loc);
+        /* a module-level Python value does not hide a dim of the same name */
+        if (s && s->kind == SYM_CONST && s->origin == CONST_PYTHON) s = NULL;
         if (!s && !tir_dtype_parse(e->u.name, &(tir_dtype){0}) && !sema_builtin_lookup(e->u.name)) {
             int di = -1;
             const tlc_define *d = find_define(S, e->u.name, &di);
@@ -461,10 +746,10 @@ static tir_expr *tensor_dim(sema *S, const ast_expr *e) {
                 c->value.kind = SV_SCALAR;
                 c->value.loc = e->loc;
                 c->value.u.e = tir_int(S->arena, dv.ival, e->loc);
-                record_const(S, e->u.name, &c->value, true);
+                sema_record_const(S, e->u.name, &c->value, true);
                 return tir_int(S->arena, dv.ival, e->loc);
             }
-            tir_var *v = new_sym_dim(S, e->u.name, false, e->loc);
+            tir_var *v = sema_new_sym_dim(S, e->u.name, false, e->loc);
             sym *ns = sema_declare(S, e->u.name, SYM_VAR, e->loc);
             ns->var = v;
             return tir_var_ref(S->arena, v, e->loc);
@@ -480,7 +765,8 @@ static tir_expr *tensor_dim(sema *S, const ast_expr *e) {
         return x;
     }
     if (x->kind == TE_VAR && x->u.var->kind == TV_SYM_DIM) return x;
-    tlc_error(S->diag, e->loc, "tensor dimension must be a constant integer or a name");
+    if (!sema_unbound_error(S, x, e->loc, "tensor dimension must be a constant integer or a name"))
+        tlc_error(S->diag, e->loc, "tensor dimension must be a constant integer or a name");
     return NULL;
 }
 
@@ -511,79 +797,120 @@ static bool tensor_annotation(sema *S, const ast_expr *ann, const ast_expr **sha
     return true;
 }
 
-static void kernel_params(sema *S, const ast_funcdef *f) {
+bool sema_is_tensor_annotation(sema *S, const ast_expr *ann) {
+    const ast_expr *head = !ann ? NULL : ann->kind == AE_SUBSCRIPT ? ann->u.sub.value
+                         : ann->kind == AE_CALL ? ann->u.call.func : NULL;
+    const builtin_spec *b = head ? sema_builtin_lookup(sema_dotted_name(S, head)) : NULL;
+    return b && b->id == B_TENSOR;
+}
+
+static tir_param *new_param(sema *S, const char *name, tlc_loc loc) {
     tir_kernel *k = S->k;
-    k->params = TLC_NEW_ARRAY(S->arena, tir_param, f->nparams ? f->nparams : 1);
+    if (k->nparams >= S->param_cap) return NULL; /* callers size the array: cannot happen */
+    tir_param *tp = &k->params[k->nparams];
+    tp->name = name;
+    tp->loc = loc;
+    check_name_length(S, "parameter", name, TLRT_MAX_NAME, loc);
+    if (k->nparams == TLRT_MAX_PARAMS)
+        tlc_error(S->diag, loc, "parameter '%s' is one more than the %d the launch metadata holds per kernel", name,
+                  TLRT_MAX_PARAMS);
+    k->nparams++;
+    return tp;
+}
+
+tir_param *sema_tensor_param(sema *S, const char *name, tlc_loc loc, const ast_expr *shape, const ast_expr *dtype_e) {
+    /* the shape: a tuple or list written out, a name of a tuple (a factory's
+     * `shape = [batch, seq_len, heads, dim]`), or one dim */
+    const ast_expr *const *items = (const ast_expr *const *)&shape;
+    int n = 1;
+    const sv *values = NULL;
+    if (shape->kind == AE_TUPLE || shape->kind == AE_LIST) {
+        items = (const ast_expr *const *)shape->u.seq.items;
+        n = shape->u.seq.n;
+    } else if (shape->kind == AE_NAME) {
+        sym *s = sema_lookup(S, shape->u.name);
+        if (s && s->kind == SYM_CONST && s->value.kind == SV_TUPLE) {
+            values = s->value.u.tup.items;
+            n = s->value.u.tup.n;
+        }
+    }
+    tir_dtype t;
+    bool ok = sema_eval_dtype(S, dtype_e, &t);
+    if (n < 1 || n > 8) {
+        tlc_error(S->diag, shape->loc, "a tensor needs 1 to 8 dimensions, got %d", n);
+        sema_declare_error(S, name, loc);
+        return NULL;
+    }
+    tir_expr **dims = TLC_NEW_ARRAY(S->arena, tir_expr *, n);
+    int64_t total = tir_dtype_bytes(ok ? t : TIR_I8);
+    for (int d = 0; d < n; d++) {
+        const ast_expr *at = values ? shape : items[d];
+        dims[d] = values ? tensor_dim_value(S, values[d], shape) : tensor_dim(S, items[d]);
+        int64_t c;
+        if (!dims[d]) ok = false;
+        else if (tir_expr_const_int(dims[d], &c) && __builtin_mul_overflow(total, c, &total)) {
+            tlc_error(S->diag, at->loc, "tensor size overflows");
+            ok = false;
+        }
+    }
+    if (!ok) {
+        sema_declare_error(S, name, loc);
+        return NULL;
+    }
+    tir_param *tp = new_param(S, name, loc);
+    if (!tp) return NULL;
+    tir_buffer *b = sema_new_buffer(S, name, TIR_SCOPE_GLOBAL, t, n, loc);
+    b->shape = dims;
+    b->param_index = S->k->nparams - 1;
+    tp->kind = TIR_PARAM_TENSOR;
+    tp->buf = b;
+    sym *s = sema_declare(S, name, SYM_BUFFER, loc);
+    s->buf = b;
+    return tp;
+}
+
+tir_param *sema_kernel_param(sema *S, const char *name, tlc_loc loc, const ast_expr *annotation, bool shadow) {
+    sym *prev = sema_lookup(S, name);
+    if (prev && !shadow && !(prev->kind == SYM_CONST && (prev->origin == CONST_MODULE || prev->origin == CONST_PYTHON))) {
+        tlc_error(S->diag, loc, "parameter '%s' is already defined", name);
+        sema_note_sym(S, prev);
+        return NULL;
+    }
+    if (!annotation) {
+        tlc_error(S->diag, loc, "parameter '%s' needs a type: Tensor[(dims...), dtype] or a scalar dtype", name);
+        sema_declare_error(S, name, loc);
+        return NULL;
+    }
+    const ast_expr *shape, *dtype_e;
+    if (tensor_annotation(S, annotation, &shape, &dtype_e)) {
+        if (!shape) {
+            sema_declare_error(S, name, loc);
+            return NULL;
+        }
+        return sema_tensor_param(S, name, loc, shape, dtype_e);
+    }
+    tir_dtype t;
+    if (!sema_eval_dtype(S, annotation, &t)) {
+        sema_declare_error(S, name, loc);
+        return NULL;
+    }
+    tir_param *tp = new_param(S, name, loc);
+    if (!tp) return NULL;
+    tir_var *v = sema_new_var(S, name, TV_SCALAR_PARAM, t, loc);
+    v->axis = S->k->nparams - 1;
+    tp->kind = TIR_PARAM_SCALAR;
+    tp->var = v;
+    sym *s = sema_declare(S, name, SYM_VAR, loc);
+    s->var = v;
+    return tp;
+}
+
+/* A tlc kernel's parameters: all annotated, none with a default (a
+ * default makes the function Python-shaped: sema_python.c). */
+static void kernel_params(sema *S, const ast_funcdef *f) {
     for (int i = 0; i < f->nparams; i++) {
         const ast_param *p = &f->params[i];
-        if (sema_lookup(S, p->name)) {
-            sym *prev = sema_lookup(S, p->name);
-            if (!(prev->kind == SYM_CONST && prev->origin == CONST_MODULE)) {
-                tlc_error(S->diag, p->loc, "parameter '%s' is already defined", p->name);
-                sema_note_sym(S, prev);
-                continue;
-            }
-        }
-        if (p->default_value)
-            tlc_error(S->diag, p->default_value->loc, "kernel parameters have no defaults; use @jit(%s=...) for compile-time parameters", p->name);
-        if (!p->annotation) {
-            tlc_error(S->diag, p->loc, "parameter '%s' needs a type: Tensor[(dims...), dtype] or a scalar dtype", p->name);
-            sema_declare_error(S, p->name, p->loc);
-            continue;
-        }
-        const ast_expr *shape, *dtype_e;
-        tir_param *tp = &k->params[k->nparams];
-        if (tensor_annotation(S, p->annotation, &shape, &dtype_e)) {
-            if (!shape) { sema_declare_error(S, p->name, p->loc); continue; }
-            const ast_expr *const *items = (const ast_expr *const *)&shape;
-            int n = 1;
-            if (shape->kind == AE_TUPLE || shape->kind == AE_LIST) {
-                items = (const ast_expr *const *)shape->u.seq.items;
-                n = shape->u.seq.n;
-            }
-            tir_dtype t;
-            bool ok = sema_eval_dtype(S, dtype_e, &t);
-            if (n < 1 || n > 8) {
-                tlc_error(S->diag, shape->loc, "a tensor needs 1 to 8 dimensions, got %d", n);
-                sema_declare_error(S, p->name, p->loc);
-                continue;
-            }
-            tir_expr **dims = TLC_NEW_ARRAY(S->arena, tir_expr *, n);
-            int64_t total = tir_dtype_bytes(ok ? t : TIR_I8);
-            for (int d = 0; d < n; d++) {
-                dims[d] = tensor_dim(S, items[d]);
-                int64_t c;
-                if (!dims[d]) ok = false;
-                else if (tir_expr_const_int(dims[d], &c) && __builtin_mul_overflow(total, c, &total)) {
-                    tlc_error(S->diag, items[d]->loc, "tensor size overflows");
-                    ok = false;
-                }
-            }
-            if (!ok) { sema_declare_error(S, p->name, p->loc); continue; }
-            tir_buffer *b = sema_new_buffer(S, p->name, TIR_SCOPE_GLOBAL, t, n, p->loc);
-            b->shape = dims;
-            b->param_index = k->nparams;
-            tp->kind = TIR_PARAM_TENSOR;
-            tp->buf = b;
-            sym *s = sema_declare(S, p->name, SYM_BUFFER, p->loc);
-            s->buf = b;
-        } else {
-            tir_dtype t;
-            if (!sema_eval_dtype(S, p->annotation, &t)) { sema_declare_error(S, p->name, p->loc); continue; }
-            tir_var *v = sema_new_var(S, p->name, TV_SCALAR_PARAM, t, p->loc);
-            v->axis = k->nparams;
-            tp->kind = TIR_PARAM_SCALAR;
-            tp->var = v;
-            sym *s = sema_declare(S, p->name, SYM_VAR, p->loc);
-            s->var = v;
-        }
-        tp->name = p->name;
-        tp->loc = p->loc;
-        check_name_length(S, "parameter", p->name, TLRT_MAX_NAME, p->loc);
-        if (k->nparams == TLRT_MAX_PARAMS)
-            tlc_error(S->diag, p->loc, "parameter '%s' is one more than the %d the launch metadata holds per kernel",
-                      p->name, TLRT_MAX_PARAMS);
-        k->nparams++;
+        sema_kernel_param(S, p->name, p->loc, p->annotation, false);
     }
 }
 
@@ -739,10 +1066,34 @@ static bool is_docstring(const ast_stmt *s) {
     return s->kind == AS_EXPR && s->u.expr && s->u.expr->kind == AE_STRING;
 }
 
-static bool is_kernel_with(sema *S, const ast_stmt *s) {
+bool sema_is_kernel_with(sema *S, const ast_stmt *s) {
     if (s->kind != AS_WITH) return false;
     const builtin_spec *b = sema_call_builtin(S, s->u.with.item);
     return b && b->id == B_KERNEL;
+}
+
+void sema_kernel_body(sema *S, const ast_funcdef *f) {
+    sema_count_assignments(S, &f->body);
+    tlc_ptrvec dummy;
+    memset(&dummy, 0, sizeof dummy);
+    S->cur = &dummy;
+    for (int i = 0; i < f->body.n; i++) {
+        const ast_stmt *s = f->body.stmts[i];
+        if (tlc_diag_too_many(S->diag)) break;
+        if (is_docstring(s) || s->kind == AS_PASS) continue;
+        if (sema_is_kernel_with(S, s)) {
+            sema_kernel_with(S, s);
+            continue;
+        }
+        if (S->kernel_with) {
+            tlc_error(S->diag, s->loc, "statements after the 'with Kernel' block are not supported");
+            continue;
+        }
+        /* before the Kernel block only compile-time constants may be defined */
+        sema_stmt(S, s);
+    }
+    tlc_ptrvec_free(&dummy);
+    S->cur = NULL;
 }
 
 static tir_kernel *sema_kernel(sema *S, const ast_funcdef *f) {
@@ -757,46 +1108,38 @@ static tir_kernel *sema_kernel(sema *S, const ast_funcdef *f) {
     memset(&S->buffers, 0, sizeof S->buffers);
     memset(&S->sym_dims, 0, sizeof S->sym_dims);
     memset(&S->consts_tmp, 0, sizeof S->consts_tmp);
+    memset(&S->bound_dims, 0, sizeof S->bound_dims);
     sema_map_init(&S->assign_count);
     sema_push_scope(S);
 
+    int errors0 = S->diag->errors;
+    bool python = sema_is_python_style(f);
     bool not_kernel = false; /* a TileLang @T.macro: refused, its body unread */
     for (int i = 0; i < f->ndecorators; i++) {
         const ast_expr *d = f->decorators[i].expr;
         const ast_expr *head = d && d->kind == AE_CALL ? d->u.call.func : d;
         const char *name = head ? sema_dotted_name(S, head) : NULL;
         const builtin_spec *b = sema_builtin_lookup(name);
-        if (b && b->id == B_JIT) jit_params(S, d);
+        if (b && b->id == B_JIT) sema_jit_params(S, d, python);
         else if (b && b->id == B_PRIM_FUNC) continue;
         else if (sema_refuse_tilelang(S, name, f->decorators[i].loc)) not_kernel = true;
         else tlc_error(S->diag, f->decorators[i].loc, "unknown decorator '%s' (expected @jit or @prim_func)", name ? name : "?");
     }
     check_name_length(S, "kernel name", f->name, TLRT_MAX_KERNEL_NAME, f->loc);
-    if (!not_kernel) kernel_params(S, f);
-    sema_count_assignments(S, &f->body);
-
-    tlc_ptrvec dummy;
-    memset(&dummy, 0, sizeof dummy);
-    S->cur = &dummy;
-    for (int i = 0; i < f->body.n && !not_kernel; i++) {
-        const ast_stmt *s = f->body.stmts[i];
-        if (tlc_diag_too_many(S->diag)) break;
-        if (is_docstring(s) || s->kind == AS_PASS) continue;
-        if (is_kernel_with(S, s)) {
-            sema_kernel_with(S, s);
-            continue;
+    if (python && !not_kernel) {
+        sema_python_kernel(S, f);
+    } else {
+        S->param_cap = f->nparams ? f->nparams : 1;
+        k->params = TLC_NEW_ARRAY(S->arena, tir_param, (size_t)S->param_cap);
+        if (!not_kernel) {
+            kernel_params(S, f);
+            sema_kernel_body(S, f);
         }
-        if (S->kernel_with) {
-            tlc_error(S->diag, s->loc, "statements after the 'with Kernel' block are not supported");
-            continue;
-        }
-        /* before the Kernel block only compile-time constants may be defined */
-        sema_stmt(S, s);
+        if (!S->kernel_with && !not_kernel && !tlc_diag_too_many(S->diag))
+            tlc_error(S->diag, f->loc, "kernel '%s' has no 'with Kernel(...)' block", f->name);
     }
-    tlc_ptrvec_free(&dummy);
-    S->cur = NULL;
-    if (!S->kernel_with && !not_kernel && !tlc_diag_too_many(S->diag))
-        tlc_error(S->diag, f->loc, "kernel '%s' has no 'with Kernel(...)' block", f->name);
+    if (S->diag->errors == errors0) sema_check_bound_dims(S); /* after other errors a tensor may be missing */
+    tlc_ptrvec_free(&S->bound_dims);
 
     k->nbuffers = S->buffers.len;
     k->buffers = (tir_buffer **)tlc_ptrvec_freeze(&S->buffers, S->arena);
@@ -840,10 +1183,22 @@ tir_module *tlc_sema(const ast_module *m, const tlc_sema_options *opt, tlc_arena
     bool found = !S.opt->kernel;
     for (int i = 0; i < m->nfuncs; i++)
         if (S.opt->kernel && m->funcs[i]->name && strcmp(m->funcs[i]->name, S.opt->kernel) == 0) found = true;
-    if (!found)
+    if (!found) {
         tlc_error(diag, (tlc_loc){0, 0}, "no kernel named '%s' in this file", S.opt->kernel);
-    if (m->nfuncs == 0 && !S.opt->kernel)
+        for (int i = 0; i < m->nskipped; i++)
+            if (strcmp(m->skipped[i].name, S.opt->kernel) == 0) {
+                tlc_note(diag, m->skipped[i].loc, "'%s' is read as Python, not as a kernel: a kernel is decorated "
+                         "with @jit, @tilelang.jit or @T.prim_func, or holds a 'with T.Kernel(...)' block",
+                         S.opt->kernel);
+                break;
+            }
+    }
+    if (m->nfuncs == 0 && !S.opt->kernel) {
         tlc_error(diag, (tlc_loc){0, 0}, "no kernel in this file");
+        if (m->nskipped > 0)
+            tlc_note(diag, m->skipped[0].loc, "functions such as '%s' are read as Python, not as kernels: a kernel "
+                     "is decorated with @jit, @tilelang.jit or @T.prim_func", m->skipped[0].name);
+    }
 
     sema_push_scope(&S); /* module scope */
     sema_globals(&S);

@@ -53,6 +53,7 @@ static const builtin_spec builtins[] = {
     {"infinity", B_INFINITY, BK_EXPR, P("dtype"), 1, 1, 0, 0},
     {"cast", B_CAST, BK_EXPR, P("x", "dtype"), 2, 2, 0, 0},
     {"ceildiv", B_CEILDIV, BK_EXPR, P("a", "b"), 2, 2, 0, 0},
+    {"cdiv", B_CEILDIV, BK_EXPR, P("a", "b"), 2, 2, 0, 0}, /* TileLang's alias (tilelang.cdiv) */
     {"if_then_else", B_IF_THEN_ELSE, BK_EXPR, P("cond", "then_value", "else_value"), 3, 3, 0, 0},
     {"Select", B_IF_THEN_ELSE, BK_EXPR, P("condition", "true_value", "false_value"), 3, 3, 0, 0},
     {"Cast", B_CAST_DTYPE_FIRST, BK_EXPR, P("dtype", "value"), 2, 2, 0, 0},
@@ -73,9 +74,11 @@ static const builtin_spec builtins[] = {
     {"make_swizzled_layout", B_MAKE_SWIZZLED_LAYOUT, BK_EXPR, P("buffer"), 1, 1, 0, 0},
     {"dynamic", B_DYNAMIC, BK_EXPR, P("name", "dtype"), 2, 1, 0, 0},
     {"symbolic", B_DYNAMIC, BK_EXPR, P("name", "dtype"), 2, 1, 0, 0},
+    {"const", B_CONST, BK_EXPR, P("name", "dtype"), 2, 1, 0, 0},
 
     {"Tensor", B_TENSOR, BK_DECL, P("shape", "dtype"), 2, 2, 0, 0},
     {"Buffer", B_TENSOR, BK_DECL, P("shape", "dtype"), 2, 2, 0, 0},
+    {"empty", B_EMPTY, BK_DECL, P("shape", "dtype"), 2, 2, 0, 0},
     {"jit", B_JIT, BK_DECL, P(NULL), 0, 0, 0, 0},
     {"prim_func", B_PRIM_FUNC, BK_DECL, P(NULL), 0, 0, 0, 0},
     {"GemmWarpPolicy", B_GEMM_WARP_POLICY, BK_DECL, P(NULL), 0, 0, 0, 0},

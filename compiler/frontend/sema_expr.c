@@ -80,10 +80,12 @@ bool sema_eval_const_int(sema *S, const ast_expr *e, const char *what, int64_t *
     tir_expr *x = sema_eval_scalar(S, e);
     if (!x) return false;
     if (x->kind != TE_INT || x->dtype == TIR_BOOL) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "%s must be a compile-time constant integer", what);
         if (x->kind == TE_FLOAT || tir_dtype_is_float(x->dtype))
             tlc_error(S->diag, e->loc, "%s must be an integer, got %s", what, tir_dtype_name(x->dtype));
-        else
-            tlc_error(S->diag, e->loc, "%s must be a compile-time constant integer", what);
+        else if (!sema_unbound_error(S, x, e->loc, msg))
+            tlc_error(S->diag, e->loc, "%s", msg);
         return false;
     }
     *out = x->u.ival;
@@ -94,7 +96,9 @@ bool sema_eval_const_bool(sema *S, const ast_expr *e, const char *what, bool *ou
     tir_expr *x = sema_eval_scalar(S, e);
     if (!x) return false;
     if (x->kind != TE_INT) {
-        tlc_error(S->diag, e->loc, "%s must be a compile-time constant bool", what);
+        char msg[160];
+        snprintf(msg, sizeof msg, "%s must be a compile-time constant bool", what);
+        if (!sema_unbound_error(S, x, e->loc, msg)) tlc_error(S->diag, e->loc, "%s", msg);
         return false;
     }
     *out = x->u.ival != 0;
@@ -109,6 +113,7 @@ bool sv_as_dtype(sema *S, sv v, const ast_expr *at, tir_dtype *out) {
     }
     if (v.kind == SV_STRING && tir_dtype_parse(v.u.str, out)) return true;
     tlc_loc loc = at ? at->loc : v.loc;
+    if (v.kind == SV_SCALAR && sema_unbound_error(S, v.u.e, loc, "expected a dtype")) return false;
     if (v.kind == SV_STRING && sema_refuse_tilelang_dtype(S, v.u.str, loc)) return false;
     const char *near = v.kind == SV_STRING ? sema_suggest_dtype(v.u.str) : NULL;
     if (near) {
@@ -245,6 +250,30 @@ static bool compare_consts(sema *S, ast_op op, sv l, sv r, tlc_loc loc, sv *out)
     return true;
 }
 
+/* A copy of a value's expression (a constant, or a value computed from
+ * symbolic dims before the Kernel block), so that no node is shared. */
+static tir_expr *copy_tree(sema *S, const tir_expr *x, tlc_loc loc, int depth) {
+    tir_expr *c = TLC_NEW(S->arena, tir_expr);
+    *c = *x;
+    c->loc = loc;
+    if (depth > 200) return c;
+    switch (x->kind) {
+    case TE_BINARY:
+        c->u.bin.a = copy_tree(S, x->u.bin.a, loc, depth + 1);
+        c->u.bin.b = copy_tree(S, x->u.bin.b, loc, depth + 1);
+        break;
+    case TE_UNARY: c->u.un.a = copy_tree(S, x->u.un.a, loc, depth + 1); break;
+    case TE_CAST: c->u.cast.a = copy_tree(S, x->u.cast.a, loc, depth + 1); break;
+    case TE_SELECT:
+        c->u.sel.cond = copy_tree(S, x->u.sel.cond, loc, depth + 1);
+        c->u.sel.a = copy_tree(S, x->u.sel.a, loc, depth + 1);
+        c->u.sel.b = copy_tree(S, x->u.sel.b, loc, depth + 1);
+        break;
+    default: break;
+    }
+    return c;
+}
+
 static sv eval_name(sema *S, const ast_expr *e, const char *name) {
     sym *s = sema_lookup(S, name);
     sv v = sv_error();
@@ -252,15 +281,21 @@ static sv eval_name(sema *S, const ast_expr *e, const char *name) {
     if (s) {
         switch (s->kind) {
         case SYM_CONST:
+            if (s->origin == CONST_UNBOUND) {
+                tir_var *dim = sema_bind_unbound(S, s);
+                return sv_scalar(tir_var_ref(S->arena, dim, e->loc), e->loc);
+            }
+            if (s->origin == CONST_PYTHON) {
+                tlc_error(S->diag, e->loc, "module-level '%s' is not a compile-time constant, so no kernel can use it",
+                          name);
+                if (s->why) tlc_note(S->diag, s->loc, "'%s' is set here: %s", name, s->why);
+                else tlc_note(S->diag, s->loc, "'%s' is set here", name);
+                s->origin = CONST_MODULE; /* reported once: later uses are silent errors */
+                return sv_error();
+            }
             v = s->value;
             v.loc = e->loc;
-            if (v.kind == SV_SCALAR) {
-                /* a fresh node carrying the use's location */
-                tir_expr *c = TLC_NEW(S->arena, tir_expr);
-                *c = *v.u.e;
-                c->loc = e->loc;
-                v.u.e = c;
-            }
+            if (v.kind == SV_SCALAR) v.u.e = copy_tree(S, v.u.e, e->loc, 0); /* fresh nodes at the use */
             return v;
         case SYM_VAR: return sv_scalar(tir_var_ref(S->arena, s->var, e->loc), e->loc);
         case SYM_BUFFER:
@@ -556,6 +591,11 @@ static sv eval_call(sema *S, const ast_expr *e) {
         tlc_error(S->diag, e->loc, "'%s' must be the whole right-hand side of an assignment (X = %s(...))", b->name, b->name);
         return sv_error();
     }
+    if (b->id == B_EMPTY) {
+        tlc_error(S->diag, e->loc, "T.empty declares a tensor that an eager @tilelang.jit function returns: write "
+                  "'C = T.empty(shape, dtype)' before 'with T.Kernel(...)', and 'return C' after it");
+        return sv_error();
+    }
     if (b->kind != BK_EXPR) {
         tlc_error(S->diag, e->loc, "'%s' cannot be used in an expression", b->name);
         return sv_error();
@@ -661,13 +701,31 @@ static sv eval_call(sema *S, const ast_expr *e) {
             tir_dtype t;
             if (!sema_eval_dtype(S, args.arg[1], &t)) return sv_error();
         }
-        if (!S->allow_dynamic) {
-            tlc_error(S->diag, loc, "%s() can only be the default of a @jit parameter", b->name);
+        if (S->allow_dynamic) {
+            n.kind = SV_DYNAMIC;
+            n.loc = loc;
+            return n;
+        }
+        if (S->k && !S->in_kernel) return sema_const_dims(S, e, n.u.str, true); /* M, N = T.dynamic("M, N") */
+        tlc_error(S->diag, loc, "%s() is the default of a @jit parameter, or assigned before 'with Kernel(...)'", b->name);
+        return sv_error();
+    }
+    case B_CONST: { /* M, N = T.const("M, N"): dims bound from the tensors at launch */
+        sv n = sema_eval(S, args.arg[0]);
+        if (n.kind == SV_ERROR) return n;
+        if (n.kind != SV_STRING) {
+            tlc_error(S->diag, args.arg[0]->loc, "T.const() expects a string of names, such as \"M, N\"");
             return sv_error();
         }
-        n.kind = SV_DYNAMIC;
-        n.loc = loc;
-        return n;
+        if (args.arg[1]) {
+            tir_dtype t;
+            if (!sema_eval_dtype(S, args.arg[1], &t)) return sv_error();
+        }
+        if (!S->k || S->in_kernel) {
+            tlc_error(S->diag, loc, "T.const() declares dimensions of a kernel's tensors: assign it before 'with Kernel(...)'");
+            return sv_error();
+        }
+        return sema_const_dims(S, e, n.u.str, false);
     }
     default:
         tlc_error(S->diag, loc, "'%s' cannot be used in an expression", b->name);
@@ -697,8 +755,77 @@ static sv eval_binop(sema *S, const ast_expr *e) {
     return sv_scalar(sema_arith(S, e->u.bin.op, x, y, e->loc), e->loc);
 }
 
+/* Whether two compile-time values are equal; false when either is not
+ * known at compile time. */
+static bool const_equal(sema *S, sv a, sv b, tlc_loc loc, bool *eq) {
+    sv out;
+    if (compare_consts(S, AOP_EQ, a, b, loc, &out)) {
+        *eq = out.u.e->u.ival != 0;
+        return true;
+    }
+    if (a.kind == SV_SCALAR && b.kind == SV_SCALAR) {
+        bool ca = a.u.e->kind == TE_INT || a.u.e->kind == TE_FLOAT, cb = b.u.e->kind == TE_INT || b.u.e->kind == TE_FLOAT;
+        if (!ca || !cb) return false;
+        tir_expr *c = compare(S, AOP_EQ, a.u.e, b.u.e, loc);
+        if (!c || c->kind != TE_INT) return false;
+        *eq = c->u.ival != 0;
+        return true;
+    }
+    bool known = (a.kind != SV_SCALAR || a.u.e->kind == TE_INT || a.u.e->kind == TE_FLOAT) &&
+                 (b.kind != SV_SCALAR || b.u.e->kind == TE_INT || b.u.e->kind == TE_FLOAT);
+    *eq = false; /* values of different kinds (a number and a string) */
+    return known && a.kind != SV_BUFFER && b.kind != SV_BUFFER;
+}
+
+/* Python's `x is None`, `x is not None`, `x in (a, b)`, `x not in "ab"`,
+ * as TileLang factories use them on their parameters: compile-time values
+ * only. */
+static sv eval_identity_or_membership(sema *S, const ast_expr *e) {
+    ast_op op = e->u.bin.op;
+    if (e->u.bin.lhs->kind == AE_COMPARE) {
+        tlc_error(S->diag, e->loc, "'%s' cannot be chained with another comparison", ast_op_str(op));
+        return sv_error();
+    }
+    sv l = sema_eval(S, e->u.bin.lhs), r = sema_eval(S, e->u.bin.rhs);
+    if (l.kind == SV_ERROR || r.kind == SV_ERROR) return sv_error();
+    bool yes = false;
+    if (op == AOP_IS || op == AOP_ISNOT) {
+        if (!const_equal(S, l, r, e->loc, &yes)) {
+            tlc_error(S->diag, e->loc, "'%s' compares compile-time values (such as None); use '==' or '!=' on "
+                      "values known only at run time", ast_op_str(op));
+            return sv_error();
+        }
+        return const_bool(S, op == AOP_IS ? yes : !yes, e->loc);
+    }
+    if (r.kind == SV_STRING && l.kind == SV_STRING) {
+        yes = strstr(r.u.str, l.u.str) != NULL;
+    } else if (r.kind == SV_TUPLE) {
+        for (int i = 0; i < r.u.tup.n && !yes; i++) {
+            bool eq;
+            if (!const_equal(S, l, r.u.tup.items[i], e->loc, &eq)) {
+                tlc_error(S->diag, e->loc, "'%s' tests compile-time values; this one is known only at run time",
+                          ast_op_str(op));
+                return sv_error();
+            }
+            yes = eq;
+        }
+    } else {
+        tlc_error(S->diag, e->u.bin.rhs->loc, "'%s' needs a tuple, a list or a string of compile-time values "
+                  "on its right", ast_op_str(op));
+        return sv_error();
+    }
+    return const_bool(S, op == AOP_IN ? yes : !yes, e->loc);
+}
+
 static sv eval_compare(sema *S, const ast_expr *e) {
     const ast_expr *lhs = e->u.bin.lhs;
+    ast_op op = e->u.bin.op;
+    if (op == AOP_IS || op == AOP_ISNOT || op == AOP_IN || op == AOP_NOTIN) return eval_identity_or_membership(S, e);
+    if (lhs->kind == AE_COMPARE && (lhs->u.bin.op == AOP_IS || lhs->u.bin.op == AOP_ISNOT ||
+                                    lhs->u.bin.op == AOP_IN || lhs->u.bin.op == AOP_NOTIN)) {
+        tlc_error(S->diag, e->loc, "'%s' cannot be chained with another comparison", ast_op_str(lhs->u.bin.op));
+        return sv_error();
+    }
     /* a < b < c arrives as (a < b) < c: evaluate as (a < b) and (b < c) */
     if (lhs->kind == AE_COMPARE) {
         sv first = sema_eval(S, lhs);
@@ -841,9 +968,16 @@ sv sema_eval(sema *S, const ast_expr *e) {
 bool sema_eval_shape(sema *S, const ast_expr *e, bool allow_sym, tir_expr ***dims, int *rank) {
     const ast_expr *const *items = (const ast_expr *const *)&e;
     int n = 1;
+    const sv *values = NULL; /* a name of a tuple: shape = (block_M, block_K) */
     if (e->kind == AE_TUPLE || e->kind == AE_LIST) {
         items = (const ast_expr *const *)e->u.seq.items;
         n = e->u.seq.n;
+    } else if (e->kind == AE_NAME) {
+        sym *s = sema_lookup(S, e->u.name);
+        if (s && s->kind == SYM_CONST && s->value.kind == SV_TUPLE) {
+            values = s->value.u.tup.items;
+            n = s->value.u.tup.n;
+        }
     }
     if (n == 0 || n > 8) {
         tlc_error(S->diag, e->loc, "a buffer shape needs 1 to 8 dimensions, got %d", n);
@@ -853,22 +987,25 @@ bool sema_eval_shape(sema *S, const ast_expr *e, bool allow_sym, tir_expr ***dim
     bool ok = true;
     int64_t total = 1;
     for (int i = 0; i < n; i++) {
-        tir_expr *x = sema_eval_scalar(S, items[i]);
+        const ast_expr *at = values ? e : items[i];
+        tir_expr *x = values ? sema_to_scalar(S, values[i], e) : sema_eval_scalar(S, items[i]);
         if (!x) { ok = false; continue; }
         if (x->kind == TE_INT && x->dtype != TIR_BOOL) {
             if (x->u.ival <= 0) {
-                tlc_error(S->diag, items[i]->loc, "buffer dimension must be positive, got %lld", (long long)x->u.ival);
+                tlc_error(S->diag, at->loc, "buffer dimension must be positive, got %lld", (long long)x->u.ival);
                 ok = false;
             } else if (__builtin_mul_overflow(total, x->u.ival, &total) || total > ((int64_t)1 << 40)) {
-                tlc_error(S->diag, items[i]->loc, "buffer size overflows (more than 2^40 elements)");
+                tlc_error(S->diag, at->loc, "buffer size overflows (more than 2^40 elements)");
                 ok = false;
             }
-            d[i] = tir_int_typed(S->arena, x->u.ival, x->dtype, items[i]->loc);
+            d[i] = tir_int_typed(S->arena, x->u.ival, x->dtype, at->loc);
         } else if (allow_sym && x->kind == TE_VAR && x->u.var->kind == TV_SYM_DIM) {
-            d[i] = x;
+            d[i] = tir_var_ref(S->arena, x->u.var, at->loc);
         } else {
-            tlc_error(S->diag, items[i]->loc, "buffer dimension must be a compile-time constant integer%s",
-                      allow_sym ? " or a symbolic dimension" : "");
+            char msg[160];
+            snprintf(msg, sizeof msg, "buffer dimension must be a compile-time constant integer%s",
+                     allow_sym ? " or a symbolic dimension" : "");
+            if (!sema_unbound_error(S, x, at->loc, msg)) tlc_error(S->diag, at->loc, "%s", msg);
             ok = false;
         }
     }

@@ -37,7 +37,9 @@ typedef enum {
 
 typedef enum {
     CONST_JIT, CONST_MODULE, CONST_LOCAL,
-    CONST_LOOP, /* a Pipelined(start, stop) loop's variable: start + the count from 0 */
+    CONST_LOOP,    /* a Pipelined(start, stop) loop's variable: start + the count from 0 */
+    CONST_UNBOUND, /* a factory parameter without default or -D: a symbolic dim where first used */
+    CONST_PYTHON,  /* a module-level name whose value is not a compile-time constant (error on use) */
 } const_origin;
 
 typedef struct sym {
@@ -46,6 +48,7 @@ typedef struct sym {
     tlc_loc loc;
     sv value;           /* SYM_CONST */
     const_origin origin;/* SYM_CONST */
+    const char *why;    /* CONST_PYTHON: why the value is not a constant (may be NULL) */
     tir_var *var;       /* SYM_VAR */
     tir_buffer *buf;    /* SYM_BUFFER */
     int prev;           /* shadowed symbol of the same name, or -1 */
@@ -76,9 +79,9 @@ typedef enum {
     B_EXP, B_EXP2, B_LOG, B_LOG2, B_RSQRT, B_SQRT, B_ABS, B_MAX, B_MIN, B_INFINITY, B_CAST,
     B_CEILDIV, B_IF_THEN_ELSE, B_MAKE_SWIZZLED_LAYOUT, B_DYNAMIC,
     B_TANH, B_SIGMOID, B_ERF, B_SIN, B_COS, B_FLOOR, B_CEIL, B_LOG1P, B_POW, B_CLAMP,
-    B_FLOORDIV, B_FLOORMOD, B_TRUNCDIV, B_TRUNCMOD, B_CAST_DTYPE_FIRST,
+    B_FLOORDIV, B_FLOORMOD, B_TRUNCDIV, B_TRUNCMOD, B_CAST_DTYPE_FIRST, B_CONST,
     /* declarations */
-    B_TENSOR, B_JIT, B_PRIM_FUNC, B_GEMM_WARP_POLICY,
+    B_TENSOR, B_JIT, B_PRIM_FUNC, B_GEMM_WARP_POLICY, B_EMPTY,
 } builtin_id;
 
 typedef enum { BK_STMT, BK_LOOP, BK_ALLOC, BK_EXPR, BK_DECL } builtin_kind;
@@ -137,7 +140,22 @@ typedef struct sema {
      * tile is checked against the range only where no `if` may guard it. */
     struct sema_range { const tir_var *v; int64_t lo, hi; int if_depth; } ranges[32];
     int nranges, if_depth;
+    /* TileLang's Python-shaped kernels (sema_python.c) */
+    int param_cap;            /* room in k->params */
+    bool python;              /* in a Python-shaped function: its compile-time names may be reassigned */
+    tlc_ptrvec bound_dims;    /* sema_dim_use: dims that some tensor must have */
 } sema;
+
+/* A symbolic dim that a tensor parameter's shape must give at launch: a
+ * name of T.const / T.dynamic, or a factory parameter without a default
+ * that was used (param_name set). */
+typedef struct sema_dim_use {
+    tir_var *var;
+    const char *param_name; /* the parameter's name, NULL for T.const / T.dynamic */
+    const char *func;       /* the function declaring it */
+    tlc_loc decl;
+    bool reported;          /* a note already said to give it with -D */
+} sema_dim_use;
 /* The visible name (or, with only_functions, builtin function) nearest to
  * a misspelled `name`, for "did you mean"; NULL when none is close. */
 const char *sema_suggest(sema *S, const char *name, bool only_functions);
@@ -216,4 +234,48 @@ void sema_tile_op(sema *S, const builtin_spec *b, const ast_expr *call);
 
 /* sema_kernel (sema.c): the `with Kernel(...)` statement. */
 void sema_kernel_with(sema *S, const ast_stmt *s);
+
+/* sema.c, for sema_python.c */
+/* A @jit decorator's parameters; TileLang's jit options (out_idx=,
+ * pass_configs=, ...) are skipped when `tilelang_options`. */
+void sema_jit_params(sema *S, const ast_expr *dec, bool tilelang_options);
+/* One compile-time parameter: its default (NULL: none), overridden by -D;
+ * without either it is left unbound (CONST_UNBOUND). */
+void sema_compile_time_param(sema *S, const char *name, tlc_loc loc, const ast_expr *dflt);
+/* One kernel parameter (tensor or scalar) from its annotation, appended to
+ * k->params; `shadow` lets it hide names of an enclosing factory. */
+tir_param *sema_kernel_param(sema *S, const char *name, tlc_loc loc, const ast_expr *annotation, bool shadow);
+/* A tensor parameter from a shape and a dtype expression (T.empty). */
+tir_param *sema_tensor_param(sema *S, const char *name, tlc_loc loc, const ast_expr *shape, const ast_expr *dtype);
+/* Whether an annotation is a tensor type (Tensor / Buffer). */
+bool sema_is_tensor_annotation(sema *S, const ast_expr *ann);
+/* The statements of a kernel function: constants, then `with Kernel`. */
+void sema_kernel_body(sema *S, const ast_funcdef *f);
+bool sema_is_kernel_with(sema *S, const ast_stmt *s);
+/* A new symbolic dim (pushed into the kernel's list). */
+tir_var *sema_new_sym_dim(sema *S, const char *name, bool dynamic, tlc_loc loc);
+/* The -D value of `name` as a value of the kind its text has (int, float,
+ * bool, dtype, or else a string); false when there is no -D for it. */
+bool sema_define_value(sema *S, const char *name, tlc_loc loc, sv *out);
+/* Records a compile-time value for the dump and the metadata. */
+void sema_record_const(sema *S, const char *name, const sv *v, bool overridden);
+/* An unbound factory parameter, at its first use: from now on a symbolic
+ * dim (eval_name and tensor dims call this). */
+tir_var *sema_bind_unbound(sema *S, sym *s);
+/* Where a constant is needed and `e` is not one: when `e` reads a
+ * parameter without a default (an unbound factory parameter), reports
+ * "MSG, but 'P' is a parameter ... give its value with -D P=VALUE" and
+ * returns true; else reports nothing. */
+bool sema_unbound_error(sema *S, const tir_expr *e, tlc_loc at, const char *msg);
+/* The names of T.const("M, N") / T.dynamic("M, N"). */
+sv sema_const_dims(sema *S, const ast_expr *call, const char *names, bool dynamic);
+
+/* sema_python.c: TileLang's Python-shaped kernel functions (a @tilelang.jit
+ * factory returning a @T.prim_func, or an eager function with T.const,
+ * annotations in its body, T.empty and `return`). */
+bool sema_is_python_style(const ast_funcdef *f);
+void sema_python_kernel(sema *S, const ast_funcdef *f);
+/* End of a kernel: every T.const / T.dynamic name and used factory
+ * parameter without a default is a dim of some tensor parameter. */
+void sema_check_bound_dims(sema *S);
 #endif

@@ -7,6 +7,16 @@
 
 enum { MAX_BLOCK_DEPTH = 100 };
 
+/* The symbol an assignment to `name` would change: a module-level name is
+ * not one (a kernel's assignment makes a local of that name, as in Python). */
+static sym *local_symbol(sema *S, const char *name) {
+    sym *s = sema_lookup(S, name);
+    if (s && s->kind == SYM_CONST && (s->origin == CONST_MODULE || s->origin == CONST_PYTHON)) return NULL;
+    /* Python rebinds a factory's names: `dtype = T.float16` over a parameter */
+    if (s && S->python && !S->in_kernel && s->kind == SYM_CONST && s->origin != CONST_LOOP) return NULL;
+    return s;
+}
+
 void sema_emit(sema *S, tir_stmt *s) {
     if (s && S->cur) tlc_ptrvec_push(S->cur, s);
 }
@@ -98,7 +108,7 @@ static void alloc_stmt(sema *S, const ast_expr *target, const ast_expr *call, co
         tlc_error(S->diag, target->loc, "the result of '%s' must be assigned to a name", b->name);
         return;
     }
-    sym *prev = sema_lookup(S, target->u.name);
+    sym *prev = local_symbol(S, target->u.name);
     if (prev) {
         tlc_error(S->diag, target->loc, "'%s' is already defined", target->u.name);
         sema_note_sym(S, prev);
@@ -219,6 +229,27 @@ static void store_stmt(sema *S, tir_buffer *b, tir_expr **idx, tir_expr *value, 
     sema_emit(S, st);
 }
 
+static void bind_new_name(sema *S, const ast_expr *target, sv v, const ast_expr *value, bool has_ann, tir_dtype ann,
+                          tlc_loc loc);
+
+/* An expression of constants, symbolic dims and scalar parameters only:
+ * its value is known at launch, before any block runs. */
+static bool launch_value(const tir_expr *e, int depth) {
+    if (!e || depth > 64) return false;
+    switch (e->kind) {
+    case TE_INT: case TE_FLOAT: return true;
+    case TE_VAR: return e->u.var->kind == TV_SYM_DIM || e->u.var->kind == TV_SCALAR_PARAM;
+    case TE_BINARY: return launch_value(e->u.bin.a, depth + 1) && launch_value(e->u.bin.b, depth + 1);
+    case TE_UNARY: return launch_value(e->u.un.a, depth + 1);
+    case TE_CAST: return launch_value(e->u.cast.a, depth + 1);
+    case TE_SELECT:
+        return launch_value(e->u.sel.cond, depth + 1) && launch_value(e->u.sel.a, depth + 1) &&
+               launch_value(e->u.sel.b, depth + 1);
+    default: return false;
+    }
+}
+
+
 /* target (a name) = value, or `target: ann = value` when has_ann. */
 static void assign_name(sema *S, const ast_expr *target, const ast_expr *value, bool has_ann, tir_dtype ann, tlc_loc loc) {
     const builtin_spec *b = sema_call_builtin(S, value);
@@ -227,7 +258,7 @@ static void assign_name(sema *S, const ast_expr *target, const ast_expr *value, 
         return;
     }
     const char *name = target->u.name;
-    sym *s = sema_lookup(S, name);
+    sym *s = local_symbol(S, name);
     if (s) {
         if (s->kind == SYM_VAR && s->var->kind == TV_LET) {
             tir_expr *v = sema_eval_scalar(S, value);
@@ -240,7 +271,13 @@ static void assign_name(sema *S, const ast_expr *target, const ast_expr *value, 
         }
         return;
     }
-    sv v = sema_eval(S, value);
+    bind_new_name(S, target, sema_eval(S, value), value, has_ann, ann, loc);
+}
+
+/* A new name for the value v of `value`. */
+static void bind_new_name(sema *S, const ast_expr *target, sv v, const ast_expr *value, bool has_ann, tir_dtype ann,
+                          tlc_loc loc) {
+    const char *name = target->u.name;
     if (v.kind == SV_ERROR) {
         sema_declare_error(S, name, target->loc);
         return;
@@ -276,8 +313,25 @@ static void assign_name(sema *S, const ast_expr *target, const ast_expr *value, 
         ns->origin = CONST_LOCAL;
         return;
     }
+    if (!S->in_kernel && e->kind == TE_VAR && (e->u.var->kind == TV_SYM_DIM || e->u.var->kind == TV_SCALAR_PARAM)) {
+        /* another name for a dim or a scalar (M, N = T.const("M, N")) */
+        sym *ns = sema_declare(S, name, SYM_VAR, target->loc);
+        ns->var = e->u.var;
+        return;
+    }
+    if (!S->in_kernel && S->k && launch_value(e, 0)) {
+        /* computed from symbolic dims and scalars (k_tiles = T.ceildiv(K, block_K)):
+         * the name stands for the expression wherever the kernel uses it */
+        sym *ns = sema_declare(S, name, SYM_CONST, target->loc);
+        ns->value.kind = SV_SCALAR;
+        ns->value.loc = target->loc;
+        ns->value.u.e = e;
+        ns->origin = CONST_LOCAL;
+        return;
+    }
     if (!S->in_kernel) {
-        tlc_error(S->diag, value->loc, "only compile-time constants can be defined outside 'with Kernel(...)'");
+        const char *msg = "only compile-time constants can be defined outside 'with Kernel(...)'";
+        if (!sema_unbound_error(S, e, value->loc, msg)) tlc_error(S->diag, value->loc, "%s", msg);
         sema_declare_error(S, name, target->loc);
         return;
     }
@@ -391,6 +445,28 @@ static void assign(sema *S, const ast_expr *target, const ast_expr *value, tlc_l
                     }
             }
             for (int i = 0; i < target->u.seq.n; i++) assign(S, target->u.seq.items[i], value->u.seq.items[i], loc);
+        } else if (value->kind != AE_TUPLE && value->kind != AE_LIST) {
+            /* a tuple value: M, N = T.const("M, N"), or a tuple constant */
+            sv v = sema_eval(S, value);
+            if (v.kind == SV_ERROR) return;
+            if (v.kind != SV_TUPLE || v.u.tup.n != target->u.seq.n) {
+                tlc_error(S->diag, value->loc, "assigning to %d names needs a tuple of %d values on the right",
+                          target->u.seq.n, target->u.seq.n);
+                return;
+            }
+            for (int i = 0; i < target->u.seq.n; i++) {
+                const ast_expr *t = target->u.seq.items[i];
+                if (t->kind != AE_NAME) {
+                    tlc_error(S->diag, t->loc, "only names can take the values of a tuple");
+                    continue;
+                }
+                sym *prev = local_symbol(S, t->u.name);
+                if (prev) {
+                    cannot_assign(S, prev, t);
+                    continue;
+                }
+                bind_new_name(S, t, v.u.tup.items[i], value, false, TIR_I32, loc);
+            }
         } else {
             tlc_error(S->diag, value->loc, "assigning to %d names needs a tuple of %d values on the right",
                       target->u.seq.n, target->u.seq.n);
@@ -679,6 +755,14 @@ static void if_stmt(sema *S, const ast_stmt *s) {
     if (c) c = sema_to_bool(S, c, s->u.if_.cond, "the condition of 'if'");
     if (c && c->kind == TE_INT) { /* decided at compile time: only the taken branch exists */
         const ast_block *b = c->u.ival ? &s->u.if_.then : &s->u.if_.els;
+        if (!S->in_kernel && S->depth < MAX_BLOCK_DEPTH) {
+            /* before the Kernel block, as in Python, names set in the branch
+             * stay set after it (`if scale is None: scale = ...`) */
+            S->depth++;
+            for (int i = 0; i < b->n && !tlc_diag_too_many(S->diag); i++) sema_stmt(S, b->stmts[i]);
+            S->depth--;
+            return;
+        }
         tlc_ptrvec v;
         memset(&v, 0, sizeof v);
         sema_block(S, b, &v);
@@ -724,6 +808,23 @@ static void expr_stmt(sema *S, const ast_stmt *s) {
     if (v.kind != SV_ERROR) tlc_error(S->diag, e->loc, "this expression has no effect");
 }
 
+/* TileLang's factories check their parameters with Python asserts: one on
+ * compile-time values is checked now; one on values known only at launch
+ * cannot be, and says so. */
+static void assert_stmt(sema *S, const ast_stmt *s) {
+    tir_expr *c = sema_eval_scalar(S, s->u.assert_.cond);
+    if (c) c = sema_to_bool(S, c, s->u.assert_.cond, "the condition of 'assert'");
+    if (!c) return;
+    if (c->kind != TE_INT) {
+        tlc_warning(S->diag, s->loc, "this assert reads values known only at launch: tlc does not check it");
+        return;
+    }
+    if (c->u.ival) return;
+    sv m = s->u.assert_.msg ? sema_eval(S, s->u.assert_.msg) : sv_error();
+    if (m.kind == SV_STRING) tlc_error(S->diag, s->loc, "assertion failed: %s", m.u.str);
+    else tlc_error(S->diag, s->loc, "assertion failed");
+}
+
 void sema_stmt(sema *S, const ast_stmt *s) {
     switch (s->kind) {
     case AS_EXPR: expr_stmt(S, s); return;
@@ -741,7 +842,7 @@ void sema_stmt(sema *S, const ast_stmt *s) {
             return;
         }
         if (!ok) return;
-        sym *prev = sema_lookup(S, s->u.ann.target->u.name);
+        sym *prev = local_symbol(S, s->u.ann.target->u.name);
         if (prev && !(prev->kind == SYM_VAR && prev->var->kind == TV_LET)) {
             cannot_assign(S, prev, s->u.ann.target);
             return;
@@ -766,6 +867,7 @@ void sema_stmt(sema *S, const ast_stmt *s) {
     case AS_RETURN: tlc_error(S->diag, s->loc, "'return' is not supported in a kernel"); return;
     case AS_BREAK: tlc_error(S->diag, s->loc, "'break' is not supported"); return;
     case AS_CONTINUE: tlc_error(S->diag, s->loc, "'continue' is not supported"); return;
+    case AS_ASSERT: assert_stmt(S, s); return;
     case AS_FUNCDEF: tlc_error(S->diag, s->loc, "nested function definitions are not supported"); return;
     }
 }

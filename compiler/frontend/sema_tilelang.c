@@ -32,6 +32,11 @@ static const unsupported constructs[] = {
     {"barrier_wait", "remove it: Pipelined loops synchronize their stages themselves"},
     {"ws", "write the loop as Pipelined: tlc warp-specializes it on sm_90a"},
     {"set_max_nreg", "remove it: tlc sets the register split of warp-specialized kernels"},
+    {"match_buffer", "annotate the parameter instead (A: T.Tensor((M, N), dtype)): tlc's tensors are contiguous"},
+    {"StridedTensor", "use T.Tensor: tlc's tensors are contiguous, row-major"},
+    {"ptr", "annotate the parameter as a tensor (A: T.Tensor((M, N), dtype))"},
+    {"annotate_pass_configs", "remove it: tlc's compilation takes no pass configuration"},
+    {"annotate_compile_flags", "remove it: tlc's compilation takes no flags from the kernel"},
 };
 
 static const unsupported dtypes[] = {

@@ -90,7 +90,13 @@ static bool region_of(sema *S, const ast_expr *e, pregion *out, const char *op, 
             }
             r->extent[i] = tir_int(S->arena, ext, ie->loc);
         } else {
-            tlc_error(S->diag, ie->loc, "the extent of this slice of '%s' is not a compile-time constant", b->name);
+            char msg[160];
+            snprintf(msg, sizeof msg, "the extent of this slice of '%s' is not a compile-time constant", b->name);
+            if (sema_unbound_error(S, hi, ie->loc, msg) || sema_unbound_error(S, lo, ie->loc, msg)) {
+                ok = false;
+                continue;
+            }
+            tlc_error(S->diag, ie->loc, "%s", msg);
             sema_note_decl(S, b);
             ok = false;
         }

@@ -97,14 +97,15 @@ def _jit(arch, cache_dir, opt_level):
 
 
 def _read_source(source, name):
-    """(text, name) of source: a path (str ending in .tl, or os.PathLike) or DSL text."""
-    if isinstance(source, os.PathLike) or (isinstance(source, str) and source.endswith(".tl")
+    """(text, name) of source: a path (str ending in .tl, or .py for a TileLang file, or os.PathLike)
+    or DSL text."""
+    if isinstance(source, os.PathLike) or (isinstance(source, str) and source.endswith((".tl", ".py"))
                                            and "\n" not in source):
         path = os.fspath(source)
         with open(path, encoding="utf-8") as f:
             return f.read(), name or path
     if not isinstance(source, str):
-        raise TypeError("source: DSL text or the path of a .tl file")
+        raise TypeError("source: DSL text or the path of a .tl or TileLang .py file")
     return source, name or "<source>"
 
 
@@ -224,7 +225,7 @@ def _stream(device, handle):
 
 
 def compile(source, kernel=None, defines=None, arch=None, cache_dir=None, name=None, opt_level=3):
-    """Compiles DSL source (text, or the path of a .tl file) to PTX through the JIT's cache.
+    """Compiles DSL source (text, or the path of a .tl file or a TileLang .py file) to PTX through the JIT's cache.
     kernel: the kernel to compile (may be left out when the source has one). defines: {NAME: value}
     as -D NAME=VALUE. arch: "sm_80" .. "sm_90a" (None: the current GPU's). cache_dir: None for
     $TLC_CACHE_DIR or ~/.cache/tlc. opt_level: LLVM's optimization level, 0 .. 3 (tlc -O0 .. -O3).

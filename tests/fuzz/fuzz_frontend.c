@@ -20,13 +20,15 @@ static void check(int ok, const char *what) {
     }
 }
 
-static void run_tokens(const tlc_source *src) {
+/* Both token streams: the parser's (the Python tlc skips blanked first)
+ * and every line's (the lexer alone on any bytes). */
+static void run_tokens(const tlc_source *src, bool filtered) {
     tlc_arena arena;
     tlc_diag diag;
     tlc_arena_init(&arena);
     tlc_diag_init(&diag, src);
     tlc_token *toks = NULL;
-    int n = tlc_tokenize(src, &arena, &diag, &toks);
+    int n = filtered ? tlc_tokenize(src, &arena, &diag, &toks) : tlc_tokenize_lines(src, &arena, &diag, &toks);
     check(n >= 1, "tokenize returns at least ENDMARKER");
     check(strcmp(toks[n - 1].name, "ENDMARKER") == 0, "the last token is ENDMARKER");
     tlc_diag_free(&diag);
@@ -62,7 +64,8 @@ static void run_parse(const tlc_source *src) {
 
 static void run_frontend(const char *text, size_t len) {
     tlc_source src = { "fuzz.tl", text, len };
-    run_tokens(&src);
+    run_tokens(&src, true);
+    run_tokens(&src, false);
     run_parse(&src);
 }
 

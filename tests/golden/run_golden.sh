@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One golden test: run_golden.sh TLC DIR/NAME.tl
+# One golden test: run_golden.sh TLC DIR/NAME.tl (or DIR/NAME.py, a TileLang file)
 #
 # Runs `TLC <args> NAME.tl` in DIR with NAME.tl also on standard input.
 # <args> comes from an optional first line `# RUN: <args>` (default
@@ -18,6 +18,7 @@ tl=$2
 dir=$(dirname -- "$tl")
 file=$(basename -- "$tl")
 name=${file%.tl}
+name=${name%.py}
 cd -- "$dir" || exit 1
 
 args="--emit=tir"
@@ -66,6 +67,6 @@ if [[ ! -f $name.expected ]]; then
   exit 1
 fi
 if ! diff -u --label "$name.expected" --label "actual: tlc ${argv[*]}" "$name.expected" "$tmp/actual"; then
-  echo "golden mismatch for $dir/$name.tl (rerun with TLC_UPDATE_GOLDEN=1 to accept the new output)"
+  echo "golden mismatch for $dir/$file (rerun with TLC_UPDATE_GOLDEN=1 to accept the new output)"
   exit 1
 fi

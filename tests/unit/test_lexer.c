@@ -24,7 +24,7 @@ static lexed *lex_n(const char *text, size_t len) {
     l->src = (tlc_source){ "t.tl", text, len };
     tlc_arena_init(&l->arena);
     tlc_diag_init(&l->diag, &l->src);
-    l->n = tlc_tokenize(&l->src, &l->arena, &l->diag, &l->toks);
+    l->n = tlc_tokenize_lines(&l->src, &l->arena, &l->diag, &l->toks);
     tlc_sb_init(&l->kinds);
     for (int i = 0; i < l->n; i++) {
         if (i) tlc_sb_putc(&l->kinds, ' ');
@@ -223,6 +223,19 @@ static void test_strings(void **state) {
     done(l);
 }
 
+/* String prefixes: r keeps backslashes, f keeps its text as written (a
+ * message, never formatted); a name before a quote is still a name. */
+static void test_string_prefixes(void **state) {
+    (void)state;
+    lexed *l = lex("r'a\\d' f\"{x}\" rb'\\x' F'''m\nn''' Rb\"\" buf \"s\"\n");
+    assert_int_equal(l->diag.errors, 0);
+    assert_string_equal(kinds(l), "STRING STRING STRING STRING STRING NAME STRING NEWLINE ENDMARKER");
+    assert_string_equal(l->toks[0].text, "r'a\\d'");
+    assert_string_equal(l->toks[1].text, "f\"{x}\"");
+    assert_int_equal(l->toks[4].loc.line, 2);
+    done(l);
+}
+
 static void test_unterminated_strings(void **state) {
     (void)state;
     lexed *l = lex("x = 'abc\ny = 2\n");
@@ -368,6 +381,7 @@ int main(void) {
         cmocka_unit_test(test_integers),
         cmocka_unit_test(test_floats),
         cmocka_unit_test(test_strings),
+        cmocka_unit_test(test_string_prefixes),
         cmocka_unit_test(test_unterminated_strings),
         cmocka_unit_test(test_keywords),
         cmocka_unit_test(test_operators),

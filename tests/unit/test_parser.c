@@ -322,6 +322,12 @@ static void test_precedence(void **state) {
 
 static void test_primaries_and_displays(void **state) {
     (void)state;
+    assert_expr("r\"a\\nb\"", "\"a\\\\nb\"");  /* raw: the backslash stays */
+    assert_expr("a is None", "a is None");
+    assert_expr("a is not None", "a is not None");
+    assert_expr("a in (1, 2)", "a in (1, 2)");
+    assert_expr("not a not in b", "not (a not in b)");
+    assert_expr("f\"{x}!\"", "\"{x}!\"");      /* an f-string's text, not formatted */
     assert_expr("T.GemmWarpPolicy.FullCol", "T.GemmWarpPolicy.FullCol");
     assert_expr("f()", "f()");
     assert_expr("f(a, b,)", "f(a, b)");
@@ -405,8 +411,8 @@ static void test_expression_errors(void **state) {
     ERRORS("x = f(a=1, a=2)\n", 1, "t.tl:1:12: error: keyword argument 'a' repeated",
            "t.tl:1:7: note: first given here");
     ERRORS("x = lambda a: a\n", 1, "t.tl:1:5: error: lambda expressions are not supported");
-    ERRORS("x = a is None\n", 1, "t.tl:1:7: error: the 'is' operator is not supported");
-    ERRORS("x = a in b\n", 1, "t.tl:1:7: error: the 'in' operator is not supported");
+    ERRORS("x = a is\n", 1, "t.tl:1:9: error: expected an expression before end of line");
+    ERRORS("x = a not b\n", 1, "t.tl:1:11: error: unexpected name 'b'; expected 'in'");
     ERRORS("x = (1, 2\n", 1, "t.tl:2:1: error: unexpected end of file: '(' was never closed",
            "t.tl:1:5: note: unterminated '(' opened here");
     ERRORS("x = a b\n", 1, "t.tl:1:7: error: unexpected name 'b'");
@@ -423,6 +429,21 @@ static void test_target_errors(void **state) {
     ERRORS("def f():\n    with K() as 1:\n        pass\n", 1, "cannot assign to literal");
     ERRORS("def f(a, b, a):\n    pass\n", 1, "t.tl:1:13: error: duplicate parameter 'a'",
            "t.tl:1:7: note: first declared here");
+}
+
+/* a = b = v runs as a = v, then b = a */
+static void test_chained_assignment(void **state) {
+    (void)state;
+    assert_dump("BK = BV = 64\ndef f():\n    x = y = z = g(1); w = 2\n",
+        "Module\n"
+        "  Global BK = 64 @1:1\n"
+        "  Global BV = BK @1:6\n"
+        "  FuncDef f @2:5\n"
+        "    Assign x = g(1) @3:5\n"
+        "    Assign y = x @3:9\n"
+        "    Assign z = x @3:13\n"
+        "    Assign w = 2 @3:23\n");
+    ERRORS("def f():\n    x = 1 = y\n", 1, "t.tl:2:9: error: cannot assign to literal in assignment");
 }
 
 static void test_top_level_rules(void **state) {
@@ -571,6 +592,7 @@ int main(void) {
         cmocka_unit_test(test_indentation_errors),
         cmocka_unit_test(test_expression_errors),
         cmocka_unit_test(test_target_errors),
+        cmocka_unit_test(test_chained_assignment),
         cmocka_unit_test(test_top_level_rules),
         cmocka_unit_test(test_recovery_reports_several_errors),
         cmocka_unit_test(test_too_many_errors_stops),

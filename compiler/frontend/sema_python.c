@@ -1,0 +1,282 @@
+/* TileLang's Python-shaped kernel functions, read as tlc kernels:
+ *
+ *  - a factory: `@tilelang.jit def matmul(M, N, K, block_M, ..., dtype="float16"):`
+ *    whose body computes compile-time values (`scale = (1.0 / dim) ** 0.5`),
+ *    defines one `@T.prim_func def main(A: T.Tensor(...), ...)` and
+ *    `return main`;
+ *  - an eager function: `@tilelang.jit def matmul(A, B, block_M: int = 128):`
+ *    with `M, N, K = T.const("M, N, K")`, the tensors annotated in the body
+ *    (`A: T.Tensor((M, K), dtype)`), outputs `C = T.empty((M, N), dtype)`,
+ *    one `with T.Kernel(...)` and `return C`.
+ *
+ * Either becomes one kernel named after the function. Its compile-time
+ * parameters are the function's parameters that are not tensors or
+ * scalars (a default is a @jit default; without one the value comes from
+ * -D, or the parameter is a symbolic dim where first used and some tensor
+ * must have it as a dimension). Eager kernels take their tensors and
+ * scalars in the function's order, then the T.empty outputs: the caller
+ * allocates the outputs (TileLang's out_idx=[-1] convention). */
+#include <stdlib.h>
+#include <string.h>
+#include "sema_internal.h"
+
+static bool is_docstring(const ast_stmt *s) {
+    return s->kind == AS_EXPR && s->u.expr && s->u.expr->kind == AE_STRING;
+}
+
+bool sema_is_python_style(const ast_funcdef *f) {
+    for (int i = 0; i < f->nparams; i++)
+        if (!f->params[i].annotation || f->params[i].default_value) return true;
+    for (int i = 0; i < f->body.n; i++)
+        if (f->body.stmts[i]->kind == AS_FUNCDEF) return true;
+    return false;
+}
+
+/* A parameter annotation that makes a compile-time value: none, a Python
+ * type (int, float, bool, str) or T.dtype. */
+static bool compile_time_annotation(sema *S, const ast_expr *ann) {
+    if (!ann) return true;
+    if (ann->kind == AE_NAME)
+        return !strcmp(ann->u.name, "int") || !strcmp(ann->u.name, "float") || !strcmp(ann->u.name, "bool") ||
+               !strcmp(ann->u.name, "str");
+    const char *name = sema_dotted_name(S, ann);
+    return name && !strcmp(name, "dtype");
+}
+
+/* `NAME: annotation` with no value */
+static bool bare_annotation(const ast_stmt *s) {
+    return s->kind == AS_ANNASSIGN && !s->u.ann.value && s->u.ann.target && s->u.ann.target->kind == AE_NAME;
+}
+
+static int param_index(const ast_funcdef *f, const char *name) {
+    for (int i = 0; i < f->nparams; i++)
+        if (!strcmp(f->params[i].name, name)) return i;
+    return -1;
+}
+
+static bool decorated_macro(sema *S, const ast_funcdef *g) {
+    for (int i = 0; i < g->ndecorators; i++) {
+        const ast_expr *d = g->decorators[i].expr;
+        const ast_expr *head = d && d->kind == AE_CALL ? d->u.call.func : d;
+        const char *name = head ? sema_dotted_name(S, head) : NULL;
+        if (name && !strcmp(name, "macro")) return true;
+    }
+    return false;
+}
+
+/* The factory's @T.prim_func function: its parameters are the kernel's,
+ * its body the kernel's body. */
+static void factory_kernel(sema *S, const ast_funcdef *g) {
+    bool ok = true;
+    for (int i = 0; i < g->ndecorators; i++) {
+        const ast_expr *d = g->decorators[i].expr;
+        const ast_expr *head = d && d->kind == AE_CALL ? d->u.call.func : d;
+        const char *name = head ? sema_dotted_name(S, head) : NULL;
+        const builtin_spec *b = sema_builtin_lookup(name);
+        if (b && b->id == B_PRIM_FUNC) continue;
+        if (!sema_refuse_tilelang(S, name, g->decorators[i].loc))
+            tlc_error(S->diag, g->decorators[i].loc, "unknown decorator '%s' on a factory's kernel (expected @T.prim_func)",
+                      name ? name : "?");
+        ok = false;
+    }
+    if (!ok) return;
+    sema_push_scope(S); /* its parameters may hide the factory's names, as in Python */
+    for (int i = 0; i < g->nparams; i++) {
+        const ast_param *p = &g->params[i];
+        if (p->default_value)
+            tlc_error(S->diag, p->default_value->loc, "a kernel's tensor and scalar parameters have no defaults; "
+                      "give compile-time values as parameters of the factory");
+        sema_kernel_param(S, p->name, p->loc, p->annotation, true);
+    }
+    sema_kernel_body(S, g);
+    if (!S->kernel_with && !tlc_diag_too_many(S->diag))
+        tlc_error(S->diag, g->loc, "kernel '%s' has no 'with Kernel(...)' block", g->name);
+    sema_pop_scope(S);
+}
+
+static bool is_output(const char *name, const char *const *outputs, int nout) {
+    for (int i = 0; i < nout; i++)
+        if (!strcmp(outputs[i], name)) return true;
+    return false;
+}
+
+static void check_return(sema *S, const ast_funcdef *f, const ast_funcdef *g, const ast_stmt *s,
+                         const char *const *outputs, int nout) {
+    const ast_expr *v = s->u.expr;
+    if (g) {
+        if (!v || v->kind != AE_NAME || strcmp(v->u.name, g->name) != 0)
+            tlc_error(S->diag, v ? v->loc : s->loc, "the factory '%s' returns its kernel: write 'return %s'", f->name,
+                      g->name);
+        return;
+    }
+    if (!v) return;
+    const ast_expr *const *items = &v;
+    int n = 1;
+    if (v->kind == AE_TUPLE || v->kind == AE_LIST) {
+        items = (const ast_expr *const *)v->u.seq.items;
+        n = v->u.seq.n;
+    }
+    for (int i = 0; i < n; i++)
+        if (items[i]->kind != AE_NAME || !is_output(items[i]->u.name, outputs, nout))
+            tlc_error(S->diag, items[i]->loc, "'%s' returns the tensors it declares with T.empty; this is not one of them",
+                      f->name);
+}
+
+/* Orders the kernel's parameters by key (stable) and renumbers them. */
+static void order_params(sema *S, int *key) {
+    tir_kernel *k = S->k;
+    int n = k->nparams;
+    for (int i = 1; i < n; i++) {
+        tir_param p = k->params[i];
+        int kp = key[i], j = i - 1;
+        while (j >= 0 && key[j] > kp) {
+            k->params[j + 1] = k->params[j];
+            key[j + 1] = key[j];
+            j--;
+        }
+        k->params[j + 1] = p;
+        key[j + 1] = kp;
+    }
+    for (int i = 0; i < n; i++) {
+        if (k->params[i].kind == TIR_PARAM_TENSOR) k->params[i].buf->param_index = i;
+        else k->params[i].var->axis = i;
+    }
+}
+
+void sema_python_kernel(sema *S, const ast_funcdef *f) {
+    tir_kernel *k = S->k;
+    const ast_funcdef *g = NULL; /* a factory's kernel */
+    for (int i = 0; i < f->body.n && !g; i++)
+        if (f->body.stmts[i]->kind == AS_FUNCDEF && !decorated_macro(S, f->body.stmts[i]->u.func))
+            g = f->body.stmts[i]->u.func;
+    S->param_cap = f->nparams + (g ? g->nparams : 0) + f->body.n + 1;
+    k->params = TLC_NEW_ARRAY(S->arena, tir_param, (size_t)S->param_cap);
+    int *key = TLC_NEW_ARRAY(S->arena, int, (size_t)S->param_cap);
+    const char **outputs = TLC_NEW_ARRAY(S->arena, const char *, (size_t)f->body.n + 1);
+    int nout = 0;
+
+    /* an eager function annotates its tensors in its body */
+    const ast_stmt **body_ann = TLC_NEW_ARRAY(S->arena, const ast_stmt *, (size_t)f->nparams + 1);
+    for (int i = 0; i < f->body.n; i++) {
+        const ast_stmt *s = f->body.stmts[i];
+        int pi = bare_annotation(s) ? param_index(f, s->u.ann.target->u.name) : -1;
+        if (pi >= 0 && !body_ann[pi]) body_ann[pi] = s;
+    }
+    for (int i = 0; i < f->nparams; i++) {
+        const ast_param *p = &f->params[i];
+        const ast_expr *ann = p->annotation ? p->annotation : body_ann[i] ? body_ann[i]->u.ann.annotation : NULL;
+        if (compile_time_annotation(S, ann)) {
+            sema_compile_time_param(S, p->name, p->loc, p->default_value);
+        } else if (g) {
+            tlc_error(S->diag, p->loc, "'%s' of the factory '%s' is a compile-time value: tensors and scalars are "
+                      "parameters of its @T.prim_func function", p->name, f->name);
+            sema_declare_error(S, p->name, p->loc);
+        } else if (p->annotation) {
+            int n0 = k->nparams;
+            sema_kernel_param(S, p->name, p->loc, p->annotation, true);
+            if (k->nparams > n0) key[n0] = i;
+        } /* else declared where the body annotates it */
+    }
+
+    sema_count_assignments(S, &f->body);
+    S->python = true;
+    tlc_ptrvec dummy;
+    memset(&dummy, 0, sizeof dummy);
+    S->cur = &dummy;
+    bool done = false, returned = false;
+    const builtin_spec *empty = sema_builtin_lookup("empty");
+    for (int i = 0; i < f->body.n; i++) {
+        const ast_stmt *s = f->body.stmts[i];
+        if (tlc_diag_too_many(S->diag)) break;
+        if (is_docstring(s) || s->kind == AS_PASS) continue;
+        if (returned) {
+            tlc_error(S->diag, s->loc, "statements after 'return' are not supported");
+            continue;
+        }
+        if (s->kind == AS_FUNCDEF) {
+            if (decorated_macro(S, s->u.func)) {
+                sema_refuse_tilelang(S, "macro", s->u.func->decorators[0].loc);
+            } else if (s->u.func != g) {
+                tlc_error(S->diag, s->loc, "a factory returns one kernel; '%s' is a second function in '%s'",
+                          s->u.func->name, f->name);
+                tlc_note(S->diag, g->loc, "the kernel '%s' is here", g->name);
+            } else {
+                factory_kernel(S, g);
+                done = true;
+            }
+            continue;
+        }
+        if (sema_is_kernel_with(S, s)) {
+            if (g) {
+                tlc_error(S->diag, s->loc, "'with Kernel' of a factory belongs in its kernel '%s'", g->name);
+                continue;
+            }
+            sema_kernel_with(S, s);
+            done = true;
+            continue;
+        }
+        if (s->kind == AS_RETURN) {
+            check_return(S, f, g, s, outputs, nout);
+            returned = true;
+            continue;
+        }
+        if (done) {
+            tlc_error(S->diag, s->loc, g ? "statements after the kernel '%s' are not supported (only 'return %s')"
+                                         : "statements after the 'with Kernel' block are not supported (only 'return')",
+                      g ? g->name : "", g ? g->name : "");
+            continue;
+        }
+        if (bare_annotation(s)) {
+            const char *name = s->u.ann.target->u.name;
+            int pi = param_index(f, name);
+            if (pi < 0) {
+                tlc_error(S->diag, s->loc, "'%s' is not a parameter of '%s': only a parameter is annotated without a value",
+                          name, f->name);
+                continue;
+            }
+            if (compile_time_annotation(S, s->u.ann.annotation)) continue; /* `n: int`: a compile-time value */
+            if (f->params[pi].annotation || body_ann[pi] != s) {
+                tlc_error(S->diag, s->loc, "parameter '%s' is annotated twice", name);
+                continue;
+            }
+            if (g) continue; /* reported with the parameter */
+            int n0 = k->nparams;
+            sema_kernel_param(S, name, s->u.ann.target->loc, s->u.ann.annotation, true);
+            if (k->nparams > n0) key[n0] = pi;
+            continue;
+        }
+        if (s->kind == AS_ASSIGN && s->u.assign.target->kind == AE_NAME && sema_call_builtin(S, s->u.assign.value) == empty) {
+            const ast_expr *t = s->u.assign.target;
+            sema_args a;
+            if (g) {
+                tlc_error(S->diag, s->u.assign.value->loc, "T.empty declares an output of an eager function; a "
+                          "factory's kernel takes its outputs as parameters");
+                sema_declare_error(S, t->u.name, t->loc);
+                continue;
+            }
+            if (param_index(f, t->u.name) >= 0) {
+                tlc_error(S->diag, t->loc, "'%s' is a parameter of '%s'; an output of T.empty needs a new name",
+                          t->u.name, f->name);
+                continue;
+            }
+            if (!sema_bind_args(S, empty, s->u.assign.value, &a)) {
+                sema_declare_error(S, t->u.name, t->loc);
+                continue;
+            }
+            int n0 = k->nparams;
+            sema_tensor_param(S, t->u.name, t->loc, a.arg[0], a.arg[1]);
+            if (k->nparams > n0) {
+                key[n0] = f->nparams + nout;
+                outputs[nout++] = t->u.name;
+            }
+            continue;
+        }
+        sema_stmt(S, s); /* compile-time values before the kernel */
+    }
+    tlc_ptrvec_free(&dummy);
+    S->cur = NULL;
+    S->python = false;
+    if (!done && !tlc_diag_too_many(S->diag))
+        tlc_error(S->diag, f->loc, "kernel '%s' has no 'with Kernel(...)' block", f->name);
+    if (!g) order_params(S, key);
+}

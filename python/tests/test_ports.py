@@ -1,0 +1,207 @@
+"""The ports of TileLang's examples (tests/ports), each file as it is, run in tlc's interpreter against
+NumPy at small sizes. Values a TileLang user passes to a kernel factory or eager function come as
+defines; docs/language.md (13.2) lists the edits each port still needs."""
+import os
+import unittest
+
+import numpy as np
+
+import tlc
+from kernels import ROOT
+
+PORTS = os.path.join(ROOT, "tests", "ports")
+RNG = np.random.default_rng(7)
+
+
+def port(name):
+    return os.path.join(PORTS, name)
+
+
+def randn(*shape, dtype=np.float16, scale=1.0):
+    return (scale * RNG.standard_normal(shape)).astype(dtype)
+
+
+def empty(*shape, dtype=np.float16):
+    return np.full(shape, np.nan, dtype=dtype)
+
+
+def f64(x):
+    return x.astype(np.float64)
+
+
+def attention(q, k, v, causal, past=0, sinks=None, window=None):
+    """softmax(q k^T / sqrt(d)) v over (..., seq, dim) arrays; the queries are the last positions."""
+    s = f64(q) @ np.swapaxes(f64(k), -1, -2) / np.sqrt(q.shape[-1])
+    qi = np.arange(q.shape[-2])[:, None] + past
+    ki = np.arange(k.shape[-2])[None, :]
+    keep = np.ones_like(s, dtype=bool)
+    if causal:
+        keep &= qi >= ki
+    if window is not None:
+        keep &= qi < ki + window
+    s = np.where(keep, s, -np.inf)
+    m = s.max(axis=-1, keepdims=True)
+    if sinks is not None:
+        m = np.maximum(m, sinks)
+    e = np.exp(s - m)
+    den = e.sum(axis=-1, keepdims=True) + (np.exp(sinks - m) if sinks is not None else 0)
+    return e / den @ f64(v)
+
+
+class GemmPortsTest(unittest.TestCase):
+    def check_gemm(self, name, kernel, defines, relu=False):
+        a, b = randn(128, 96), randn(96, 128)
+        c = empty(128, 128)
+        tlc.interpret(port(name), {"A": a, "B": b, "C": c}, kernel=kernel, defines=defines)
+        ref = f64(a) @ f64(b)
+        np.testing.assert_allclose(f64(c), np.maximum(ref, 0) if relu else ref, rtol=1e-2, atol=2e-2)
+
+    def test_quickstart(self):
+        self.check_gemm("quickstart.py", "matmul", {"block_M": 64, "block_N": 64, "block_K": 32}, relu=True)
+
+    def test_example_gemm(self):
+        self.check_gemm("example_gemm.py", "matmul", {"block_M": 64, "block_N": 64, "block_K": 32})
+
+    def test_example_dynamic_transposed_b(self):
+        a, b = randn(64, 96), randn(128, 96)
+        c = empty(64, 128)
+        defines = {"block_M": 64, "block_N": 64, "block_K": 32, "trans_A": False, "trans_B": True,
+                   "in_dtype": "float16", "out_dtype": "float16", "accum_dtype": "float32", "num_stages": 2,
+                   "threads": 128}
+        tlc.interpret(port("example_dynamic.py"), {"A": a, "B": b, "C": c}, defines=defines)
+        np.testing.assert_allclose(f64(c), f64(a) @ f64(b).T, rtol=1e-2, atol=2e-2)
+
+    def test_split_k(self):
+        for name in ("example_tilelang_gemm_splitk.py", "example_tilelang_gemm_splitk_vectorize_atomicadd.py"):
+            with self.subTest(name):
+                a, b = randn(128, 256), randn(256, 64)
+                c = np.zeros((128, 64), dtype=np.float32)  # the kernel adds into C
+                tlc.interpret(port(name), {"A": a, "B": b, "C": c},
+                              defines={"block_M": 64, "block_N": 64, "block_K": 32, "split_k": 2})
+                np.testing.assert_allclose(c, f64(a) @ f64(b), rtol=1e-3, atol=1e-3)
+
+    def test_blocksparse_gemm(self):
+        a, b = randn(128, 128), randn(128, 128)
+        mask = RNG.random((2, 2, 4)) > 0.5
+        c = empty(128, 128)
+        defines = {"M": 128, "N": 128, "K": 128, "block_M": 64, "block_N": 64, "block_K": 32, "num_stages": 2,
+                   "thread_num": 128, "enable_rasteration": True}
+        tlc.interpret(port("example_blocksparse_gemm.py"), {"A": a, "B": b, "BlockMask": mask, "C": c},
+                      defines=defines)
+        ref = np.zeros((128, 128))
+        for i, j, k in np.argwhere(mask):
+            ref[64 * i:64 * i + 64, 64 * j:64 * j + 64] += \
+                f64(a[64 * i:64 * i + 64, 32 * k:32 * k + 32]) @ f64(b[32 * k:32 * k + 32, 64 * j:64 * j + 64])
+        np.testing.assert_allclose(f64(c), ref, rtol=1e-2, atol=2e-2)
+
+
+class ElementwisePortsTest(unittest.TestCase):
+    def test_elementwise_add(self):
+        a, b = randn(64, 96, dtype=np.float32), randn(64, 96, dtype=np.float32)
+        c = empty(64, 96, dtype=np.float32)
+        defines = {"block_M": 32, "block_N": 32, "threads": 128, "in_dtype": "float32", "out_dtype": "float32"}
+        tlc.interpret(port("example_elementwise_add.py"), {"A": a, "B": b, "C": c}, defines=defines)
+        np.testing.assert_array_equal(c, a + b)
+
+    def test_rms_norm_both_kernels(self):
+        a = randn(5, 512, dtype=np.float32)
+        ref = f64(a) / np.sqrt((f64(a) ** 2).mean(axis=1, keepdims=True) + 1e-12)
+        for kernel, defines in (("rms_norm", {"blk_m": 1, "N": 512}),
+                                ("rms_norm_splitk", {"blk_m": 1, "blk_k": 128, "N": 512})):
+            with self.subTest(kernel):
+                b = empty(5, 512, dtype=np.float32)
+                tlc.interpret(port("rms_norm.py"), {"A": a, "B": b}, kernel=kernel, defines=defines)
+                np.testing.assert_allclose(b, ref, rtol=1e-5, atol=1e-6)
+
+    def test_online_softmax(self):
+        x = randn(4, 512, scale=3.0)
+        y = empty(4, 512)
+        tlc.interpret(port("online_softmax.py"), {"X": x, "Y": y}, defines={"M": 4, "N": 512, "BLOCK_N": 256})
+        e = np.exp(f64(x) - f64(x).max(axis=1, keepdims=True))
+        np.testing.assert_allclose(f64(y), e / e.sum(axis=1, keepdims=True), rtol=1e-2, atol=1e-4)
+
+
+class AttentionPortsTest(unittest.TestCase):
+    def test_mha_fwd_bshd(self):
+        b, s, h, d = 1, 128, 2, 64
+        for causal in (False, True):
+            with self.subTest(causal=causal):
+                q, k, v = randn(b, s, h, d), randn(b, s, h, d), randn(b, s, h, d)
+                o = empty(b, s, h, d)
+                tlc.interpret(port("example_mha_fwd_bshd.py"), {"Q": q, "K": k, "V": v, "Output": o},
+                              defines={"dim": d, "is_causal": causal})
+                t = lambda x: np.swapaxes(x, 1, 2)  # noqa: E731  (b, h, s, d)
+                ref = np.swapaxes(attention(t(q), t(k), t(v), causal), 1, 2)
+                np.testing.assert_allclose(f64(o), ref, rtol=1e-2, atol=1e-2)
+
+    def test_mha_fwd_bhsd_with_a_longer_cache(self):
+        b, h, sq, skv, d = 1, 2, 64, 128, 64
+        q, k, v = randn(b, h, sq, d), randn(b, h, skv, d), randn(b, h, skv, d)
+        o = empty(b, h, sq, d)
+        tlc.interpret(port("example_mha_fwd_bhsd.py"), {"Q": q, "K": k, "V": v, "Output": o},
+                      defines={"dim": d, "is_causal": True})
+        np.testing.assert_allclose(f64(o), attention(q, k, v, True, past=skv - sq), rtol=1e-2, atol=1e-2)
+
+    def test_gqa_fwd_bshd(self):
+        b, s, h, g, d = 1, 128, 4, 2, 64
+        q, k, v = randn(b, s, h, d), randn(b, s, h // g, d), randn(b, s, h // g, d)
+        o = empty(b, s, h, d)
+        tlc.interpret(port("example_gqa_fwd_bshd.py"), {"Q": q, "K": k, "V": v, "Output": o},
+                      defines={"dim": d, "is_causal": False, "heads": h, "groups": g})
+        t = lambda x: np.swapaxes(x, 1, 2)  # noqa: E731
+        ref = attention(t(q), np.repeat(t(k), g, axis=1), np.repeat(t(v), g, axis=1), False)
+        np.testing.assert_allclose(f64(o), np.swapaxes(ref, 1, 2), rtol=1e-2, atol=1e-2)
+
+    def test_mha_sink_fwd_bhsd(self):
+        b, h, s, d = 1, 2, 128, 64
+        for window in (None, 64):
+            with self.subTest(window=window):
+                q, k, v = randn(b, h, s, d), randn(b, h, s, d), randn(b, h, s, d)
+                sinks = randn(h)
+                o = empty(b, h, s, d)
+                defines = {"dim": d}
+                if window is not None:
+                    defines["window_size"] = window
+                tlc.interpret(port("example_mha_sink_fwd_bhsd.py"),
+                              {"Q": q, "K": k, "V": v, "Output": o, "Sinks": sinks}, defines=defines)
+                ref = attention(q, k, v, True, sinks=f64(sinks)[None, :, None, None], window=window)
+                np.testing.assert_allclose(f64(o), ref, rtol=1e-2, atol=1e-2)
+
+
+class LinearAttentionPortsTest(unittest.TestCase):
+    B, S, H, D = 1, 128, 2, 64
+
+    def inputs(self):
+        shape = (self.B, self.S, self.H, self.D)
+        return randn(*shape, scale=0.3), randn(*shape, scale=0.3), randn(*shape)
+
+    def test_retention_fwd(self):
+        q, k, v = self.inputs()
+        o = empty(1, self.B, self.S, self.H, self.D)
+        tlc.interpret(port("example_retention_fwd.py"), {"Q": q, "K": k, "V": v, "O": o},
+                      defines={"DK": self.D, "DV": self.D})
+        ref = np.zeros((self.B, self.S, self.H, self.D))
+        pos = np.arange(self.S)
+        for hh in range(self.H):
+            gamma = 1 - 2.0 ** (-5 - hh)
+            decay = np.where(pos[:, None] >= pos[None, :], gamma ** (pos[:, None] - pos[None, :]), 0)
+            scores = f64(q[:, :, hh]) @ np.swapaxes(f64(k[:, :, hh]), -1, -2) * self.D**-0.5
+            ref[:, :, hh] = (scores * decay) @ f64(v[:, :, hh])
+        np.testing.assert_allclose(f64(o[0]), ref, rtol=2e-2, atol=2e-2)
+
+    def test_linear_attn_fwd(self):
+        q, k, v = self.inputs()
+        o = np.zeros((self.B, self.S, self.H, self.D), dtype=np.float32)  # the kernel adds into O
+        state = empty(self.B, self.H, self.D, self.D, dtype=np.float32)
+        tlc.interpret(port("example_linear_attn_fwd.py"), {"Q": q, "K": k, "V": v, "O": o, "final_state": state},
+                      defines={"DK": self.D, "DV": self.D})
+        causal = np.tril(np.ones((self.S, self.S)))
+        for hh in range(self.H):
+            qh, kh, vh = f64(q[:, :, hh]), f64(k[:, :, hh]), f64(v[:, :, hh])
+            ref = (qh @ np.swapaxes(kh, -1, -2) * self.D**-0.5 * causal) @ vh
+            np.testing.assert_allclose(o[:, :, hh], ref, rtol=2e-2, atol=2e-2)
+            np.testing.assert_allclose(state[:, hh], np.swapaxes(kh, -1, -2) @ vh, rtol=2e-2, atol=2e-2)
+
+
+if __name__ == "__main__":
+    unittest.main()
