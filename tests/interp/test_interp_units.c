@@ -122,6 +122,27 @@ static void test_npy_roundtrip(void **state) {
     fclose(f);
     assert_false(tlc_npy_read(path, &n, err, sizeof err));
     assert_non_null(strstr(err, "unsupported dtype '<f8'"));
+    /* what NumPy writes for ml_dtypes' bfloat16 and float8_e4m3fn arrays
+     * (checked with ml_dtypes 0.5): void descriptors, read as raw bits */
+    static const struct { const char *descr; tir_dtype t; int bytes; } ml[] = {{"<V2", TIR_BF16, 2}, {"<V1", TIR_F8E4M3, 1}};
+    for (int m = 0; m < 2; m++) {
+        char h[64];
+        int hl = snprintf(h, sizeof h, "{'descr': '%s', 'fortran_order': False, 'shape': (2,), }", ml[m].descr);
+        unsigned char p3[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)(hl + 1), 0};
+        f = fopen(path, "wb");
+        fwrite(p3, 1, 10, f);
+        fwrite(h, 1, (size_t)hl, f);
+        fputc('\n', f);
+        const unsigned char vals[4] = {0xc0, 0x3f, 0x00, 0x40}; /* bf16 1.5, 2.0 (little-endian) */
+        fwrite(vals, 1, (size_t)(2 * ml[m].bytes), f);
+        fclose(f);
+        assert_true(tlc_npy_read(path, &n, err, sizeof err));
+        assert_int_equal(n.dtype, ml[m].t);
+        assert_true(n.raw_bits);
+        assert_int_equal(n.elems, 2);
+        assert_memory_equal(n.data, vals, (size_t)(2 * ml[m].bytes));
+        tlc_npy_free(&n);
+    }
     unlink(path);
 }
 
