@@ -8,6 +8,8 @@
 static const struct { const char *text; tlrt_expr_op op; } binops[] = {
     {"+", TLRT_EX_ADD}, {"-", TLRT_EX_SUB}, {"*", TLRT_EX_MUL}, {"//", TLRT_EX_FLOORDIV},
     {"%", TLRT_EX_MOD}, {"ceildiv", TLRT_EX_CEILDIV}, {"min", TLRT_EX_MIN}, {"max", TLRT_EX_MAX},
+    {"<", TLRT_EX_LT}, {"<=", TLRT_EX_LE}, {">", TLRT_EX_GT}, {">=", TLRT_EX_GE}, {"==", TLRT_EX_EQ},
+    {"!=", TLRT_EX_NE}, {"and", TLRT_EX_AND}, {"or", TLRT_EX_OR},
 };
 
 static const char *op_text(tlrt_expr_op op) {
@@ -17,7 +19,7 @@ static const char *op_text(tlrt_expr_op op) {
 }
 
 static bool is_operand(tlrt_expr_op op) { return op == TLRT_EX_INT || op == TLRT_EX_SYM || op == TLRT_EX_SCALAR; }
-static bool is_binop(tlrt_expr_op op) { return op >= TLRT_EX_ADD && op <= TLRT_EX_MAX; }
+static bool is_binop(tlrt_expr_op op) { return op >= TLRT_EX_ADD && op <= TLRT_EX_OR; }
 
 bool tlrt_expr_push(tlrt_expr *e, tlrt_expr_op op, int64_t value) {
     if (e->n < 0 || e->n >= TLRT_MAX_EXPR) return false;
@@ -117,6 +119,14 @@ bool tlrt_expr_eval(const tlrt_expr *e, const int64_t *syms, const int64_t *scal
             break;
         case TLRT_EX_MIN: r = a < b ? a : b; break;
         case TLRT_EX_MAX: r = a > b ? a : b; break;
+        case TLRT_EX_LT: r = a < b; break;
+        case TLRT_EX_LE: r = a <= b; break;
+        case TLRT_EX_GT: r = a > b; break;
+        case TLRT_EX_GE: r = a >= b; break;
+        case TLRT_EX_EQ: r = a == b; break;
+        case TLRT_EX_NE: r = a != b; break;
+        case TLRT_EX_AND: r = a != 0 && b != 0; break;
+        case TLRT_EX_OR: r = a != 0 || b != 0; break;
         default: goto malformed;
         }
         if (ovf) {

@@ -314,6 +314,45 @@ tlrt_status tlrt_plan_launch(const tlrt_kernel_meta *k, const tlrt_arg *args, in
         if (v == 0) plan->empty = true;
         plan->block[a] = (uint32_t)k->threads[a];
     }
+    for (int c = 0; c < k->nchecks; c++) {
+        int64_t v;
+        char sub[200];
+        const tlrt_expr *e = &k->checks[c].cond;
+        if (!tlrt_expr_eval(e, plan->sym_values, scalar_ints, &v, sub, sizeof sub)) {
+            tlrt_errf(err, errlen, "kernel '%s': the assert at line %d:%d: %s", k->name, k->checks[c].line,
+                      k->checks[c].col, sub);
+            return TLRT_ERROR_ARG_MISMATCH;
+        }
+        if (v) continue;
+        /* the condition and the values it read */
+        tlrt_buf eb = {0};
+        tlrt_expr_format(&eb, e, k);
+        char vals[256] = "";
+        size_t used = 0;
+        bool shown_sym[TLRT_MAX_SYMS] = {false}, shown_param[TLRT_MAX_PARAMS] = {false};
+        for (int i = 0; i < e->n && used + 1 < sizeof vals; i++) {
+            const tlrt_expr_node *nd = &e->nodes[i];
+            const char *name = NULL;
+            int64_t x = 0;
+            if (nd->op == TLRT_EX_SYM && !shown_sym[nd->value]) {
+                shown_sym[nd->value] = true;
+                name = k->syms[nd->value];
+                x = plan->sym_values[nd->value];
+            } else if (nd->op == TLRT_EX_SCALAR && !shown_param[nd->value]) {
+                shown_param[nd->value] = true;
+                name = k->params[nd->value].name;
+                x = scalar_ints[nd->value];
+            }
+            if (!name) continue;
+            int w = snprintf(vals + used, sizeof vals - used, "%s%s = %lld", used ? ", " : "", name, (long long)x);
+            if (w < 0) break;
+            used += (size_t)w < sizeof vals - used ? (size_t)w : sizeof vals - used - 1;
+        }
+        tlrt_errf(err, errlen, "kernel '%s': this launch fails the assert at line %d:%d, %s, with %s", k->name,
+                  k->checks[c].line, k->checks[c].col, eb.data ? eb.data : "?", used ? vals : "no sizes");
+        tlrt_buf_free(&eb);
+        return TLRT_ERROR_ARG_MISMATCH;
+    }
     plan->smem_bytes = (uint32_t)k->smem_bytes;
     if (k->persistent) { /* the grid stays logical here; launch.c folds it onto the SMs */
         int64_t tiles = (int64_t)plan->grid[0] * plan->grid[1] * plan->grid[2];

@@ -44,6 +44,11 @@ static void format_kernel(tlrt_buf *b, const tlrt_kernel_meta *k) {
     tlrt_buf_printf(b, TLRT_META_PREFIX "smem %lld\n", (long long)k->smem_bytes);
     if (k->persistent) tlrt_buf_printf(b, TLRT_META_PREFIX "persistent %d\n", k->persistent);
     if (k->tile_counter) tlrt_buf_printf(b, TLRT_META_PREFIX "tile_counter\n");
+    for (int c = 0; c < k->nchecks; c++) {
+        tlrt_buf_printf(b, TLRT_META_PREFIX "check %d:%d ", k->checks[c].line, k->checks[c].col);
+        tlrt_expr_format(b, &k->checks[c].cond, k);
+        tlrt_buf_printf(b, "\n");
+    }
 }
 
 char *tlrt_meta_format(const tlrt_module_meta *m, char *err, size_t errlen) {

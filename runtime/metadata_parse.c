@@ -352,6 +352,35 @@ static bool do_persistent(parser *ps, char **w, int nw) {
     return true;
 }
 
+/* "check LINE:COL EXPR" */
+static bool do_check(parser *ps, const char *rest) {
+    tlrt_kernel_meta *k = ps->k;
+    if (k->nchecks == TLRT_MAX_CHECKS) return fail(ps, "more than 8 check lines", NULL, NULL);
+    const char *p = rest, *end = rest + strlen(rest);
+    while (p < end && (*p == ' ' || *p == '\t')) p++;
+    char word[32];
+    size_t n = 0;
+    while (p + n < end && p[n] != ' ' && p[n] != '\t' && n < sizeof word - 1) { word[n] = p[n]; n++; }
+    word[n] = 0;
+    p += n;
+    char *colon = strchr(word, ':');
+    int64_t line, col;
+    if (!colon) return fail(ps, "check: expected LINE:COL before the expression, got '%.20s'", word, NULL);
+    *colon = 0;
+    if (!parse_i64(word, 1, INT32_MAX, &line) || !parse_i64(colon + 1, 1, INT32_MAX, &col))
+        return fail(ps, "check: bad location '%.20s'", word, NULL);
+    char sub[300];
+    tlrt_expr e;
+    if (!tlrt_expr_parse_at(&p, end, k, &e, sub, sizeof sub)) return fail(ps, "check: %s", sub, NULL);
+    while (p < end && (*p == ' ' || *p == '\t')) p++;
+    if (p != end) return fail(ps, "check: text after the expression", NULL, NULL);
+    k->checks[k->nchecks].line = (int)line;
+    k->checks[k->nchecks].col = (int)col;
+    k->checks[k->nchecks].cond = e;
+    k->nchecks++;
+    return true;
+}
+
 static bool do_tile_counter(parser *ps, int nw) {
     if (ps->k->tile_counter) return fail(ps, "second tile_counter line", NULL, NULL);
     if (nw != 0) return fail(ps, "unexpected text after 'tile_counter'", NULL, NULL);
@@ -394,6 +423,7 @@ static int do_line(parser *ps, char *text, bool first) {
     else if (strcmp(d, "divisible") == 0) ok = do_divisible(ps, w + 1, nw - 1);
     else if (strcmp(d, "persistent") == 0) ok = do_persistent(ps, w + 1, nw - 1);
     else if (strcmp(d, "tile_counter") == 0) ok = do_tile_counter(ps, nw - 1);
+    else if (strcmp(d, "check") == 0) ok = do_check(ps, strstr(rest_copy, "check") + 5);
     else ok = fail(ps, "unknown directive '%.40s'", d, NULL);
     return ok ? 0 : -1;
 }

@@ -145,6 +145,17 @@ bool tlrt_meta_validate_kernel(const tlrt_kernel_meta *k, char *err, size_t errl
             return false;
         }
     }
+    if (k->nchecks < 0 || k->nchecks > TLRT_MAX_CHECKS) {
+        tlrt_errf(err, errlen, "kernel '%s': %d checks (0..%d allowed)", k->name, k->nchecks, TLRT_MAX_CHECKS);
+        return false;
+    }
+    for (int c = 0; c < k->nchecks; c++) {
+        char sub[160];
+        if (k->checks[c].line < 1 || k->checks[c].col < 1 || !tlrt_expr_check(&k->checks[c].cond, k, sub, sizeof sub)) {
+            tlrt_errf(err, errlen, "kernel '%s': check #%d: %s", k->name, c, k->checks[c].line < 1 || k->checks[c].col < 1 ? "bad location" : sub);
+            return false;
+        }
+    }
     int64_t nthreads = 1;
     for (int a = 0; a < 3; a++) {
         if (k->threads[a] < 1 || k->threads[a] > 1024) {

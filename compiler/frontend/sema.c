@@ -1109,6 +1109,7 @@ static tir_kernel *sema_kernel(sema *S, const ast_funcdef *f) {
     memset(&S->sym_dims, 0, sizeof S->sym_dims);
     memset(&S->consts_tmp, 0, sizeof S->consts_tmp);
     memset(&S->bound_dims, 0, sizeof S->bound_dims);
+    memset(&S->checks, 0, sizeof S->checks);
     sema_map_init(&S->assign_count);
     sema_push_scope(S);
 
@@ -1140,6 +1141,10 @@ static tir_kernel *sema_kernel(sema *S, const ast_funcdef *f) {
     }
     if (S->diag->errors == errors0) sema_check_bound_dims(S); /* after other errors a tensor may be missing */
     tlc_ptrvec_free(&S->bound_dims);
+    k->nchecks = S->checks.len;
+    k->checks = TLC_NEW_ARRAY(S->arena, struct tir_launch_check, (size_t)k->nchecks + 1);
+    for (int i = 0; i < k->nchecks; i++) k->checks[i] = *(struct tir_launch_check *)S->checks.items[i];
+    tlc_ptrvec_free(&S->checks);
 
     k->nbuffers = S->buffers.len;
     k->buffers = (tir_buffer **)tlc_ptrvec_freeze(&S->buffers, S->arena);

@@ -144,6 +144,7 @@ typedef struct sema {
     int param_cap;            /* room in k->params */
     bool python;              /* in a Python-shaped function: its compile-time names may be reassigned */
     tlc_ptrvec bound_dims;    /* sema_dim_use: dims that some tensor must have */
+    tlc_ptrvec checks;        /* asserts left for the launch (struct tir_launch_check *) */
 } sema;
 
 /* A symbolic dim that a tensor parameter's shape must give at launch: a

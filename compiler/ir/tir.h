@@ -313,6 +313,9 @@ typedef struct tir_kernel {
     int nvars;                      /* ids of tir_var are < nvars */
     int64_t shared_bytes;           /* sum of shared buffers (before pipelining) */
     struct tlc_kernel_plan *plan;   /* filled by planning; NULL after sema */
+    /* asserts on values known only at launch (sym dims, scalar params):
+     * the runtime checks each at every launch (metadata `check`) */
+    struct tir_launch_check { tir_expr *cond; tlc_loc loc; } *checks; int nchecks;
 } tir_kernel;
 
 typedef struct tir_module {

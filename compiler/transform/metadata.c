@@ -45,6 +45,14 @@ static bool grid_expr(const tir_kernel *k, const tir_expr *e, tlrt_expr *out) {
         case TB_FLOORMOD: op = TLRT_EX_MOD; break;
         case TB_MIN: op = TLRT_EX_MIN; break;
         case TB_MAX: op = TLRT_EX_MAX; break;
+        case TB_LT: op = TLRT_EX_LT; break;
+        case TB_LE: op = TLRT_EX_LE; break;
+        case TB_GT: op = TLRT_EX_GT; break;
+        case TB_GE: op = TLRT_EX_GE; break;
+        case TB_EQ: op = TLRT_EX_EQ; break;
+        case TB_NE: op = TLRT_EX_NE; break;
+        case TB_AND: op = TLRT_EX_AND; break;
+        case TB_OR: op = TLRT_EX_OR; break;
         default: return false;
         }
         return grid_expr(k, e->u.bin.a, out) && grid_expr(k, e->u.bin.b, out) && tlrt_expr_push(out, op, 0);
@@ -114,6 +122,20 @@ bool tlc_kernel_metadata(tlc_lower_ctx *lc, tlrt_kernel_meta *out) {
                       k->name);
             return false;
         }
+    }
+    for (int i = 0; i < k->nchecks; i++) {
+        const struct tir_launch_check *c = &k->checks[i];
+        tlrt_expr e = {0};
+        if (out->nchecks == TLRT_MAX_CHECKS || !grid_expr(k, c->cond, &e)) {
+            tlc_warning(lc->diag, c->loc, "%s: tlc does not check this assert",
+                        out->nchecks == TLRT_MAX_CHECKS ? "more than 8 asserts to check at launch"
+                                                        : "the runtime cannot evaluate its condition");
+            continue;
+        }
+        out->checks[out->nchecks].line = c->loc.line;
+        out->checks[out->nchecks].col = c->loc.col;
+        out->checks[out->nchecks].cond = e;
+        out->nchecks++;
     }
     out->threads[0] = lc->tk->threads; /* warp specialization may add some */
     out->smem_bytes = lc->tk->dyn_shared_bytes;

@@ -55,6 +55,9 @@
  *   to two zeroed u32 (the counter and the count of blocks that finished),
  *   which the runtime keeps per stream and the kernel's last block zeroes
  *   again before it exits.
+ * - "check LINE:COL EXPR" (optional, at most TLRT_MAX_CHECKS): EXPR, a grid
+ *   expression that may also use < <= > >= == != and or (1 or 0), must be
+ *   nonzero for every launch; the source's assert at LINE:COL said so.
  * - "end" closes the block; a block without it (a truncated file) is rejected.
  * dtypes: float16 bfloat16 float32 float8_e4m3 int8 int32 int64 bool.
  *
@@ -100,6 +103,7 @@ enum {
     TLRT_MAX_TMAPS = 8,
     TLRT_MAX_EXPR = 32,         /* nodes per grid expression */
     TLRT_MAX_KERNELS = 256,     /* per module */
+    TLRT_MAX_CHECKS = 8,        /* launch checks per kernel */
 };
 
 /* Same order and names as the compiler's tir_dtype. */
@@ -119,6 +123,8 @@ typedef enum {
     TLRT_EX_SCALAR, /* value: index into params (an integer scalar) */
     TLRT_EX_ADD, TLRT_EX_SUB, TLRT_EX_MUL, TLRT_EX_FLOORDIV, TLRT_EX_MOD,
     TLRT_EX_CEILDIV, TLRT_EX_MIN, TLRT_EX_MAX,
+    /* 1 or 0: comparisons, and `and` / `or` of values taken as nonzero */
+    TLRT_EX_LT, TLRT_EX_LE, TLRT_EX_GT, TLRT_EX_GE, TLRT_EX_EQ, TLRT_EX_NE, TLRT_EX_AND, TLRT_EX_OR,
 } tlrt_expr_op;
 
 typedef struct tlrt_expr_node {
@@ -174,6 +180,11 @@ typedef struct tlrt_kernel_meta {
     int64_t sym_multiple[TLRT_MAX_SYMS]; /* "divisible": 0 or 1 = nothing assumed */
     int persistent;                      /* "persistent B": blocks per SM; 0 = an ordinary grid */
     bool tile_counter;                   /* "tile_counter": tiles handed out at run time */
+    /* "check LINE:COL EXPR": a condition on syms and integer scalars (an
+     * assert of the source on values known at launch) that every launch
+     * must meet, or it is refused naming the line and the values. */
+    int nchecks;
+    struct { int line, col; tlrt_expr cond; } checks[TLRT_MAX_CHECKS];
 } tlrt_kernel_meta;
 
 typedef struct tlrt_module_meta {

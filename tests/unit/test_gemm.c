@@ -434,7 +434,9 @@ static void test_divisible_and_persistent_metadata(void **state) {
     /* bad lines */
     const char *bad[] = {"// tlc.meta divisible Q 8\n", "// tlc.meta divisible N 0\n", "// tlc.meta divisible N\n",
                          "// tlc.meta persistent 0\n", "// tlc.meta persistent 99\n",
-                         "// tlc.meta tile_counter 1\n"};
+                         "// tlc.meta tile_counter 1\n", "// tlc.meta check 2 (> N 0)\n",
+                         "// tlc.meta check 0:1 (> N 0)\n", "// tlc.meta check 2:5 (> Q 0)\n",
+                         "// tlc.meta check 2:5 (> N\n", "// tlc.meta check 2:5 (> N 0) 7\n"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char t[1024];
         snprintf(t, sizeof t,

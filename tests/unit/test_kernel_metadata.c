@@ -13,6 +13,7 @@
 #include "api/compile_backend.h"
 #include "lowerkit/plan.h"
 #include "tlc/metadata.h"
+#include "tlc/runtime.h"
 
 /* The `// tlc.meta` lines of a PTX text, in order. */
 static char *meta_block(const char *ptx) {
@@ -110,10 +111,54 @@ static void test_grid_not_evaluable(void **state) {
     tlc_compilation_free(&c);
 }
 
+/* An assert on sizes and integer scalars becomes a `check` line, and the
+ * runtime refuses a launch that fails it, naming the line and the values;
+ * one on anything else is a warning. */
+static void test_launch_checks(void **state) {
+    (void)state;
+    const char *src = "def k(A: Tensor[(M, N), float32], B: Tensor[(N, M), float32], n: int32, x: float32):\n"
+                      "    assert N >= M and N % 4 == 0, \"N must be at least M and a multiple of 4\"\n"
+                      "    assert n > 0\n"
+                      "    assert x > 0.0\n"
+                      "    with Kernel(ceildiv(M, 4), threads=128) as bx:\n"
+                      "        for i, j in Parallel(4, 32):\n"
+                      "            B[j, bx * 4 + i] = A[bx * 4 + i, j] * x\n";
+    tlc_compilation c;
+    tlc_compile_options o;
+    tlc_compile_options_default(&o);
+    assert_true(tlc_compile_source(&c, "k.tl", src, strlen(src), &o));
+    char *ptx = tlc_compile_ptx(&c, false);
+    if (!ptx) fail_msg("did not compile: %s", tlc_sb_cstr(&c.diag.out));
+    assert_non_null(strstr(ptx, "// tlc.meta check 2:5 (and (>= N M) (== (% N 4) 0))\n"));
+    assert_non_null(strstr(ptx, "// tlc.meta check 3:5 (> n 0)\n"));
+    assert_non_null(strstr(tlc_sb_cstr(&c.diag.out), "k.tl:4:5: warning: this assert reads values tlc cannot check"));
+    tlrt_module_meta mm;
+    char err[512];
+    if (!tlrt_meta_parse(ptx, strlen(ptx), &mm, err, sizeof err)) fail_msg("%s", err);
+    const tlrt_kernel_meta *km = &mm.kernels[0];
+    assert_int_equal(km->nchecks, 2);
+    tlrt_launch_plan *plan = malloc(sizeof *plan);
+    int64_t sa[2] = {8, 32}, sb[2] = {32, 8};
+    tlrt_arg args[4] = {tlrt_arg_tensor(0x1000, TLRT_F32, 2, sa, NULL), tlrt_arg_tensor(0x2000, TLRT_F32, 2, sb, NULL),
+                        tlrt_arg_int(TLRT_I32, 3), tlrt_arg_float(TLRT_F32, 1.0)};
+    assert_int_equal(tlrt_plan_launch(km, args, 4, plan, err, sizeof err), TLRT_SUCCESS);
+    sa[1] = sb[0] = 30; /* N % 4 != 0 */
+    assert_int_equal(tlrt_plan_launch(km, args, 4, plan, err, sizeof err), TLRT_ERROR_ARG_MISMATCH);
+    assert_non_null(strstr(err, "fails the assert at line 2:5, (and (>= N M) (== (% N 4) 0)), with N = 30, M = 8"));
+    sa[1] = sb[0] = 32;
+    args[2] = tlrt_arg_int(TLRT_I32, 0);
+    assert_int_equal(tlrt_plan_launch(km, args, 4, plan, err, sizeof err), TLRT_ERROR_ARG_MISMATCH);
+    assert_non_null(strstr(err, "fails the assert at line 3:5, (> n 0), with n = 0"));
+    free(plan);
+    tlrt_meta_free(&mm);
+    tlc_compilation_free(&c);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_shipped_kernels),
         cmocka_unit_test(test_grid_not_evaluable),
+        cmocka_unit_test(test_launch_checks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
