@@ -17,7 +17,7 @@ void tlc_cli_usage(tlc_strbuf *out) {
         "requested stage to standard output. Diagnostics go to standard error.\n"
         "\n"
         "options:\n"
-        "  -o FILE             write the output to FILE instead of standard output\n"
+        "  -o FILE             write the output to FILE instead of standard output (-o -: standard output)\n"
         "  --emit=KIND         what to print (default: tir):\n");
     tlc_emit_help(out);
     tlc_sb_puts(out,
@@ -150,7 +150,7 @@ tlc_args_result tlc_cli_parse(int argc, char **argv, tlc_cli_options *o, tlc_str
                    (r = tlc_opt_short('o', argc, argv, &i, &v)) != 0) {
             if (r < 0) return missing_value(err, arg);
             if (v[0] == '\0') return missing_value(err, arg);
-            o->output = v;
+            o->output = strcmp(v, "-") == 0 ? NULL : v; /* -o -: standard output, as in cc */
         } else if ((r = tlc_opt_short('D', argc, argv, &i, &v)) != 0) {
             if (r < 0) return missing_value(err, arg);
             tlc_args_result ar = add_define(o, (char *)v, err); /* v points into argv */
