@@ -25,6 +25,14 @@ class CompileTest(unittest.TestCase):
                                   ("s", "scalar", "float32", None)])
         self.assertEqual(k.metadata["threads"], (128, 1, 1))
 
+    def test_launch_checks(self):
+        src = ("def k(A: Tensor[(M, N), float32], n: int32):\n"
+               "    assert N % 4 == 0 and n > 0\n"
+               "    with Kernel(ceildiv(M, 4), threads=128) as bx:\n"
+               "        A[bx, 0] = 1.0\n")
+        k = tlc.compile(src, arch="sm_90a", cache_dir=self.cache.name)
+        self.assertEqual(k.metadata["checks"], ["2:5 (and (== (% N 4) 0) (> n 0))"])
+
     def test_path_kernel_and_symbolic_dims(self):
         k = tlc.compile(os.path.join(EXAMPLES, "rmsnorm.tl"), kernel="rmsnorm_silu",
                         defines={"C": 512, "dtype": "bfloat16"}, arch="sm_80", cache_dir=self.cache.name)

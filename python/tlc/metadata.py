@@ -11,6 +11,7 @@ def _dims(text):
 
 def parse(ptx):
     """{"version", "tlc", "arch", "kernels": {name: {"params", "syms", "grid", "threads", "smem", ...}}}.
+    A kernel's launch checks (asserts the runtime checks) are "checks": ["LINE:COL EXPR", ...].
     A param is {"name", "kind": "tensor" | "scalar", "dtype", and for tensors "shape" and "strided"}."""
     module = {"kernels": {}}
     kernel = None
@@ -48,6 +49,8 @@ def parse(ptx):
             kernel["smem"] = int(rest[0])
         elif head == "grid":
             kernel["grid"] = " ".join(rest)
+        elif head == "check":
+            kernel.setdefault("checks", []).append(" ".join(rest))
         else:
             kernel[head] = " ".join(rest)
     return module
