@@ -808,30 +808,18 @@ static void expr_stmt(sema *S, const ast_stmt *s) {
     if (v.kind != SV_ERROR) tlc_error(S->diag, e->loc, "this expression has no effect");
 }
 
-/* Whether e reads only what the runtime knows at launch: constants,
- * symbolic dims and integer scalar parameters. */
-static bool launch_known(const tir_expr *e) {
-    switch (e->kind) {
-    case TE_INT: return true;
-    case TE_VAR:
-        return e->u.var->kind == TV_SYM_DIM || (e->u.var->kind == TV_SCALAR_PARAM && !tir_dtype_is_float(e->u.var->dtype));
-    case TE_BINARY: return launch_known(e->u.bin.a) && launch_known(e->u.bin.b);
-    case TE_CAST: return !tir_dtype_is_float(e->dtype) && launch_known(e->u.cast.a);
-    default: return false;
-    }
-}
-
 /* TileLang's factories check their parameters with Python asserts: one on
- * compile-time values is checked now; one on sizes and integer scalars
- * known at launch is checked by the runtime at every launch (metadata
- * `check`); any other cannot be checked, and says so. */
+ * compile-time values is checked now; one on values known at launch goes
+ * to the kernel's launch checks (the metadata writer keeps those the
+ * runtime can evaluate and warns about the rest); any other cannot be
+ * checked, and says so. */
 static void assert_stmt(sema *S, const ast_stmt *s) {
     tir_expr *c = sema_eval_scalar(S, s->u.assert_.cond);
     if (c) c = sema_to_bool(S, c, s->u.assert_.cond, "the condition of 'assert'");
     if (!c) return;
     if (c->kind != TE_INT) {
-        if (!S->k || !launch_known(c)) {
-            tlc_warning(S->diag, s->loc, "this assert reads values tlc cannot check (not only sizes and integer scalars)");
+        if (!S->k || !launch_value(c, 0)) {
+            tlc_warning(S->diag, s->loc, "this assert reads values tlc cannot check (not only sizes and scalars)");
             return;
         }
         struct tir_launch_check *lc = TLC_NEW(S->arena, struct tir_launch_check);

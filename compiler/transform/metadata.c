@@ -30,7 +30,8 @@ static bool grid_expr(const tir_kernel *k, const tir_expr *e, tlrt_expr *out) {
         int i;
         if (e->u.var->kind == TV_SYM_DIM && (i = sym_index(k, e->u.var)) >= 0)
             return tlrt_expr_push(out, TLRT_EX_SYM, i);
-        if (e->u.var->kind == TV_SCALAR_PARAM && (i = scalar_param_index(k, e->u.var)) >= 0)
+        if (e->u.var->kind == TV_SCALAR_PARAM && !tir_dtype_is_float(e->u.var->dtype) &&
+            (i = scalar_param_index(k, e->u.var)) >= 0)
             return tlrt_expr_push(out, TLRT_EX_SCALAR, i);
         return false;
     }
@@ -117,9 +118,9 @@ bool tlc_kernel_metadata(tlc_lower_ctx *lc, tlrt_kernel_meta *out) {
     for (int i = 0; i < k->grid_rank; i++) {
         out->grid[i].n = 0;
         if (!grid_expr(k, k->grid[i], &out->grid[i])) {
-            tlc_error(lc->diag, k->loc, "grid dimension %d of kernel '%s' uses something the runtime cannot evaluate "
-                                        "(only constants, symbolic dims, integer scalars, + - * // %% min max)", i,
-                      k->name);
+            tlc_error(lc->diag, k->loc,
+                      "grid dimension %d of kernel '%s' uses something the runtime cannot evaluate (only constants, "
+                      "symbolic dims, integer scalars, + - * // %% min max and comparisons)", i, k->name);
             return false;
         }
     }
@@ -128,8 +129,10 @@ bool tlc_kernel_metadata(tlc_lower_ctx *lc, tlrt_kernel_meta *out) {
         tlrt_expr e = {0};
         if (out->nchecks == TLRT_MAX_CHECKS || !grid_expr(k, c->cond, &e)) {
             tlc_warning(lc->diag, c->loc, "%s: tlc does not check this assert",
-                        out->nchecks == TLRT_MAX_CHECKS ? "more than 8 asserts to check at launch"
-                                                        : "the runtime cannot evaluate its condition");
+                        out->nchecks == TLRT_MAX_CHECKS
+                            ? "more than 8 asserts to check at launch"
+                            : "the runtime cannot evaluate its condition (integer sizes and scalars, + - * // % min "
+                              "max, comparisons, and, or)");
             continue;
         }
         out->checks[out->nchecks].line = c->loc.line;
