@@ -24,6 +24,7 @@ typedef enum {
     AE_STRING,    /* "col" */
     AE_BOOL,      /* True / False */
     AE_NONE,      /* None */
+    AE_ELLIPSIS,  /* ... (annotations: Callable[..., Any]) */
     AE_ATTR,      /* value.name  (T.copy, GemmWarpPolicy.FullCol, T.layout.x) */
     AE_CALL,      /* func(args..., kw=value...) */
     AE_SUBSCRIPT, /* value[index, ...] ; index entries may be AE_SLICE */

@@ -77,6 +77,7 @@ static void print_expr(tlc_strbuf *sb, const ast_expr *e, bool operand) {
     case AE_STRING: print_string(sb, e->u.str); break;
     case AE_BOOL: tlc_sb_puts(sb, e->u.bval ? "True" : "False"); break;
     case AE_NONE: tlc_sb_puts(sb, "None"); break;
+    case AE_ELLIPSIS: tlc_sb_puts(sb, "..."); break;
     case AE_ATTR:
         print_expr(sb, e->u.attr.value, true);
         tlc_sb_printf(sb, ".%s", e->u.attr.name);

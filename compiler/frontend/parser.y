@@ -85,7 +85,7 @@ const char *tlc_token_kind_name(int kind);
 %token IS "'is'" TRUE "'True'" FALSE "'False'" NONE "'None'" IMPORT "'import'"
 %token FROM "'from'" LAMBDA "'lambda'" ASSERT "'assert'"
 %token EQ "'=='" NE "'!='" LE "'<='" GE "'>='" LSHIFT "'<<'" RSHIFT "'>>'"
-%token POW "'**'" FLOORDIV "'//'" ARROW "'->'"
+%token POW "'**'" FLOORDIV "'//'" ARROW "'->'" ELLIPSIS "'...'"
 %token PLUSEQ "'+='" MINUSEQ "'-='" STAREQ "'*='" SLASHEQ "'/='" FLOORDIVEQ "'//='"
 %token PERCENTEQ "'%='" AMPEQ "'&='" PIPEEQ "'|='" CARETEQ "'^='" LSHIFTEQ "'<<='"
 %token RSHIFTEQ "'>>='" POWEQ "'**='"
@@ -429,7 +429,7 @@ import_stmt
 dotted_name : NAME | dotted_name '.' NAME ;
 dotted_as_name : dotted_name | dotted_name AS NAME ;
 dotted_as_names : dotted_as_name | dotted_as_names ',' dotted_as_name ;
-dots : '.' | dots '.' ;
+dots : '.' | ELLIPSIS | dots '.' | dots ELLIPSIS ;
 import_from_path : dotted_name | dots | dots dotted_name ;
 import_as_name : NAME | NAME AS NAME ;
 import_as_names : import_as_name | import_as_names ',' import_as_name ;
@@ -765,6 +765,7 @@ atom
     | TRUE                      { $$ = ast_new_expr(p->arena, AE_BOOL, @1); $$->u.bval = true; }
     | FALSE                     { $$ = ast_new_expr(p->arena, AE_BOOL, @1); $$->u.bval = false; }
     | NONE                      { $$ = ast_new_expr(p->arena, AE_NONE, @1); }
+    | ELLIPSIS                  { $$ = ast_new_expr(p->arena, AE_ELLIPSIS, @1); }
     | '(' ')'                   { $$ = mk_seq(p, AE_TUPLE, NULL, @1); }
     | '(' test_items ')'        {
           $$ = mk_list_or_single(p, $2, false, @1);
@@ -958,7 +959,7 @@ static void dw_push_func(depth_walk *w, const ast_funcdef *f, int depth) {
 
 static void dw_push_children_expr(depth_walk *w, const ast_expr *e, int d) {
     switch (e->kind) {
-    case AE_NAME: case AE_INT: case AE_FLOAT: case AE_STRING: case AE_BOOL: case AE_NONE:
+    case AE_NAME: case AE_INT: case AE_FLOAT: case AE_STRING: case AE_BOOL: case AE_NONE: case AE_ELLIPSIS:
         break;
     case AE_ATTR: dw_push(w, e->u.attr.value, 0, d); break;
     case AE_CALL:

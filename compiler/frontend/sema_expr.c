@@ -886,6 +886,9 @@ static sv eval_inner(sema *S, const ast_expr *e) {
         v.loc = e->loc;
         return v;
     }
+    case AE_ELLIPSIS:
+        tlc_error(S->diag, e->loc, "'...' (Ellipsis) has no meaning in a kernel: index or slice each dim");
+        return sv_error();
     case AE_CALL: return eval_call(S, e);
     case AE_SUBSCRIPT: return eval_subscript(S, e);
     case AE_SLICE:
