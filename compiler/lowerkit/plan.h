@@ -35,6 +35,9 @@ typedef struct tlc_gemm_op_plan {
 /* Warp specialization (transform/warp_specialize.c): a producer warpgroup
  * added after the user's threads issues the loads of one Pipelined loop;
  * the user's threads become the consumers. */
+/* Run-time tiles' ring in shared memory: 2 full and 2 empty mbarriers, then
+ * 2 u32 slots (tlc_ws_decision.tile_full, tile_empty, tile_slots). */
+#define TLC_WS_TILE_RING_BYTES (2 * 8 + 2 * 8 + 2 * 4)
 typedef struct tlc_ws_decision {
     const tir_stmt *loop; /* NULL: the kernel is not warp-specialized */
     const tlc_pipe_plan *pipe;
@@ -69,13 +72,13 @@ typedef struct tlc_ws_decision {
      * attention): the producer takes each next tile from a counter in
      * global memory (metadata `tile_counter`) and passes it to the
      * consumers through a two-slot ring in shared memory, so a block that
-     * finished early takes more tiles. With reverse_x (the trip count
+     * finished early takes more tiles. With heaviest_first (the trip count
      * depends on block index x and no swizzle remaps the grid) the (y, z)
      * planes go out in groups of about three tiles per block, and within a
      * group x descends slowest: causal row blocks heaviest first over the
      * group's heads, so each group, the last one included, ends with its
      * lightest tiles, and a group's K and V stay in L2. */
-    bool dynamic_tiles, reverse_x;
+    bool dynamic_tiles, heaviest_first;
     int64_t tile_full, tile_empty, tile_slots; /* byte offsets: 2 mbarriers each, 2 u32 slots */
 } tlc_ws_decision;
 

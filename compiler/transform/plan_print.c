@@ -52,7 +52,7 @@ static void print_ws(tlc_strbuf *sb, const tlc_ws_decision *w) {
     if (w->dynamic_tiles)
         tlc_sb_printf(sb, "    tiles: taken at run time from a counter in global memory%s (the trip count depends on the "
                           "block indices); mbarriers tile full %lld, tile empty %lld, slots %lld\n",
-                      w->reverse_x ? "; groups of (y, z) planes, x descending within a group (heaviest first)" : "", (long long)w->tile_full,
+                      w->heaviest_first ? "; groups of (y, z) planes, x descending within a group (heaviest first)" : "", (long long)w->tile_full,
                       (long long)w->tile_empty, (long long)w->tile_slots);
     if (w->lookahead) {
         const tir_stmt *body = w->loop->u.for_.body;

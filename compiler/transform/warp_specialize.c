@@ -420,7 +420,7 @@ void tlc_plan_warp_specialization(tlc_kernel_plan *p, const tir_kernel *k, tlc_a
     if (w.persistent && !w.gemm_only) {
         int deps = trip_count_block_deps(k, &w);
         w.dynamic_tiles = deps != 0;
-        w.reverse_x = (deps & 1) && !(k->use_swizzle && k->grid_rank >= 2 && k->swizzle_panel > 1);
+        w.heaviest_first = (deps & 1) && !(k->use_swizzle && k->grid_rank >= 2 && k->swizzle_panel > 1);
     }
     /* without room for the consumers' registers, no specialization; ptxas
      * also wants every instruction to fit the registers at entry (a wgmma
@@ -439,7 +439,7 @@ void tlc_plan_warp_specialization_shared(tlc_kernel_plan *p, const tir_kernel *k
     int S = w->pipe->stages;
     /* blocks per SM that the shared memory allows (1 KiB per block is the
      * hardware's reserve), at most 2 */
-    int64_t smem = *top + 16 * (int64_t)S + (w->dynamic_tiles ? 40 : 0) + 1024 + 128;
+    int64_t smem = *top + 16 * (int64_t)S + (w->dynamic_tiles ? TLC_WS_TILE_RING_BYTES : 0) + 1024 + 128;
     /* two blocks when the consumers' registers and, at entry, every
      * warp's cover a wgmma (ptxas, C7602) */
     bool regs2 = consumer_regs(t, w, 2) >= need && t->regs_per_sm / (2 * total) >= w->max_wgmma_n / 2 + 32;
@@ -452,7 +452,7 @@ void tlc_plan_warp_specialization_shared(tlc_kernel_plan *p, const tir_kernel *k
         w->tile_full = *top;
         w->tile_empty = w->tile_full + 16;
         w->tile_slots = w->tile_empty + 16;
-        *top = w->tile_slots + 8;
+        *top = w->tile_full + TLC_WS_TILE_RING_BYTES;
     }
 }
 
@@ -579,7 +579,7 @@ static tile_loop tile_loop_begin(tlc_lower_ctx *lc, bool producer) {
     /* run-time tiles: at most every tile in one block, then the tile past
      * the end, which stops the loop (its variable set to the bound) */
     if (w->d->dynamic_tiles) tl.bound = tlc_let(lc, "ntile_it", th_bin(a, THB_ADD, w->ntiles, tlc_i32(lc, 1)));
-    if (w->d->reverse_x) {
+    if (w->d->heaviest_first) {
         /* planes per group: enough for three tiles per block (a group's K
          * and V stay in L2 while its tiles run; three rounds of light tiles
          * end it), at most all */
@@ -598,17 +598,8 @@ static tile_loop tile_loop_begin(tlc_lower_ctx *lc, bool producer) {
         tl.t = tlc_let(lc, "tile", th_bin(a, THB_ADD, th_bin(a, THB_MUL, j, n), within));
     }
     tl.inner = tlc_lower_begin(lc);
-    th_expr *plane = th_bin(a, THB_MUL, w->grid[0], w->grid[1]);
     th_expr *out[3];
-    th_expr *lin = th_bin(a, THB_UREM, tl.t, plane);
-    out[2] = th_bin(a, THB_UDIV, tl.t, plane);
-    if (k->use_swizzle && k->grid_rank >= 2 && k->swizzle_panel > 1) {
-        tlc_block_swizzle(lc, lin, w->grid[0], w->grid[1], out);
-    } else {
-        out[0] = th_bin(a, THB_UREM, lin, w->grid[0]);
-        out[1] = th_bin(a, THB_UDIV, lin, w->grid[0]);
-    }
-    if (w->d->reverse_x) {
+    if (w->d->heaviest_first) {
         /* groups of `group` planes, one after the other; within a group x
          * descends slowest, so each group hands out its heaviest tiles first
          * over all its planes and ends with its lightest */
@@ -622,6 +613,16 @@ static tile_loop tile_loop_begin(tlc_lower_ctx *lc, bool producer) {
         out[0] = th_bin(a, THB_SUB, th_bin(a, THB_SUB, w->grid[0], tlc_i32(lc, 1)), th_bin(a, THB_UDIV, r, here));
         out[1] = th_bin(a, THB_UREM, pl, w->grid[1]);
         out[2] = th_bin(a, THB_UDIV, pl, w->grid[1]);
+    } else {
+        th_expr *plane = th_bin(a, THB_MUL, w->grid[0], w->grid[1]);
+        th_expr *lin = th_bin(a, THB_UREM, tl.t, plane);
+        out[2] = th_bin(a, THB_UDIV, tl.t, plane);
+        if (k->use_swizzle && k->grid_rank >= 2 && k->swizzle_panel > 1) {
+            tlc_block_swizzle(lc, lin, w->grid[0], w->grid[1], out);
+        } else {
+            out[0] = th_bin(a, THB_UREM, lin, w->grid[0]);
+            out[1] = th_bin(a, THB_UDIV, lin, w->grid[0]);
+        }
     }
     for (int i = 0; i < 3; i++)
         if (w->blk[i]) tlc_emit(lc, th_assign(a, w->blk[i], NULL, out[i]));
