@@ -250,6 +250,15 @@ static bool launch_value(const tir_expr *e, int depth) {
 }
 
 
+/* name stands for e (a constant, or an expression of launch values) wherever it is used */
+static void declare_value(sema *S, const char *name, tlc_loc loc, tir_expr *e) {
+    sym *ns = sema_declare(S, name, SYM_CONST, loc);
+    ns->value.kind = SV_SCALAR;
+    ns->value.loc = loc;
+    ns->value.u.e = e;
+    ns->origin = CONST_LOCAL;
+}
+
 /* target (a name) = value, or `target: ann = value` when has_ann. */
 static void assign_name(sema *S, const ast_expr *target, const ast_expr *value, bool has_ann, tir_dtype ann, tlc_loc loc) {
     const builtin_spec *b = sema_call_builtin(S, value);
@@ -306,11 +315,7 @@ static void bind_new_name(sema *S, const ast_expr *target, sv v, const ast_expr 
     if (has_ann) e = tir_cast(S->arena, e, ann, loc);
     bool is_const = e->kind == TE_INT || e->kind == TE_FLOAT;
     if (is_const && (assignments_of(S, name) <= 1 || !S->in_kernel)) {
-        sym *ns = sema_declare(S, name, SYM_CONST, target->loc);
-        ns->value.kind = SV_SCALAR;
-        ns->value.loc = target->loc;
-        ns->value.u.e = e;
-        ns->origin = CONST_LOCAL;
+        declare_value(S, name, target->loc, e);
         return;
     }
     if (!S->in_kernel && e->kind == TE_VAR && (e->u.var->kind == TV_SYM_DIM || e->u.var->kind == TV_SCALAR_PARAM)) {
@@ -322,11 +327,7 @@ static void bind_new_name(sema *S, const ast_expr *target, sv v, const ast_expr 
     if (!S->in_kernel && S->k && launch_value(e, 0)) {
         /* computed from symbolic dims and scalars (k_tiles = T.ceildiv(K, block_K)):
          * the name stands for the expression wherever the kernel uses it */
-        sym *ns = sema_declare(S, name, SYM_CONST, target->loc);
-        ns->value.kind = SV_SCALAR;
-        ns->value.loc = target->loc;
-        ns->value.u.e = e;
-        ns->origin = CONST_LOCAL;
+        declare_value(S, name, target->loc, e);
         return;
     }
     if (!S->in_kernel) {
