@@ -23,7 +23,7 @@ void cg_set_fp_flags(cg_ctx *cg, LLVMValueRef inst) {
     if (!inst || !LLVMIsAInstruction(inst) || !LLVMCanValueUseFastMathFlags(inst)) return;
     /* contract: fuse a*b+c into fma like nvcc's default --fmad=true. */
     LLVMFastMathFlags f = LLVMFastMathAllowContract;
-    if (cg->opt && cg->opt->fast_math)
+    if (cg_fast_math(cg))
         f |= LLVMFastMathAllowReassoc | LLVMFastMathNoSignedZeros | LLVMFastMathAllowReciprocal;
     LLVMSetFastMathFlags(inst, f);
 }

@@ -36,6 +36,8 @@ typedef struct cg_ctx {
 void cg_error(cg_ctx *cg, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* codegen_llvm.c */
+/* Approximate f32 division and reassociation: asked for by the options or by the kernel (pass_configs). */
+bool cg_fast_math(const cg_ctx *cg);
 LLVMTypeRef cg_type(cg_ctx *cg, th_type t);
 LLVMTypeRef cg_elem_type(cg_ctx *cg, th_type t); /* scalar type of one lane */
 LLVMValueRef cg_undef(cg_ctx *cg, th_type t);

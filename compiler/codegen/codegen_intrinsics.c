@@ -191,7 +191,7 @@ LLVMValueRef cg_fdiv(cg_ctx *cg, LLVMValueRef a, LLVMValueRef b, th_type t) {
         cg_set_fp_flags(cg, r);
         return r;
     }
-    const char *name = cg->opt && cg->opt->fast_math ? "llvm.nvvm.div.approx.f" : "llvm.nvvm.div.full";
+    const char *name = cg_fast_math(cg) ? "llvm.nvvm.div.approx.f" : "llvm.nvvm.div.full";
     LLVMTypeRef f32 = LLVMFloatTypeInContext(cg->ctx);
     if (t.lanes <= 1) {
         LLVMValueRef args[2] = {a, b};

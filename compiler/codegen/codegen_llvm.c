@@ -93,6 +93,8 @@ static void slots_grow(cg_ctx *cg) {
     cg->cap_slots = cap;
 }
 
+bool cg_fast_math(const cg_ctx *cg) { return (cg->opt && cg->opt->fast_math) || (cg->k && cg->k->fast_math); }
+
 /* The alloca of v, created in the entry block on first use so SROA and
  * mem2reg promote it to SSA registers. */
 cg_slot *cg_var_slot(cg_ctx *cg, const th_var *v) {

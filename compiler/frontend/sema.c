@@ -517,12 +517,40 @@ static void declare_jit_param(sema *S, const char *name, tlc_loc loc, const ast_
     if (v.kind != SV_ERROR) sema_record_const(S, name, &v, ov);
 }
 
+/* pass_configs={...}: TileLang's compiler switches. tlc honours one, fast
+ * math (tilelang.PassConfigKey.TL_ENABLE_FAST_MATH or "tl.enable_fast_math");
+ * the others choose TileLang passes tlc does not have and are ignored. */
+static void jit_pass_configs(sema *S, const ast_expr *v) {
+    if (v->kind != AE_DICT) {
+        tlc_error(S->diag, v->loc, "pass_configs must be a dict such as {tilelang.PassConfigKey.TL_ENABLE_FAST_MATH: True}");
+        return;
+    }
+    for (int i = 0; i < v->u.dict.n; i++) {
+        const ast_expr *key = v->u.dict.keys[i], *val = v->u.dict.values[i];
+        const char *name = key->kind == AE_STRING ? key->u.str : sema_dotted_name(S, key);
+        if (!name) continue;
+        const char *dot = strrchr(name, '.');
+        bool fast = strcmp(name, "tl.enable_fast_math") == 0 ||
+                    (key->kind != AE_STRING && strcmp(dot ? dot + 1 : name, "TL_ENABLE_FAST_MATH") == 0);
+        if (!fast) continue;
+        if (val->kind != AE_BOOL) {
+            tlc_error(S->diag, val->loc, "TL_ENABLE_FAST_MATH takes True or False");
+            continue;
+        }
+        S->k->fast_math = val->u.bval;
+    }
+}
+
 void sema_jit_params(sema *S, const ast_expr *dec, bool tilelang_options) {
     if (dec->kind != AE_CALL) return; /* bare @jit: no parameters */
     if (dec->u.call.nargs > 0)
         tlc_error(S->diag, dec->u.call.args[0]->loc, "@jit parameters must be given as name=default");
     for (int i = 0; i < dec->u.call.nkwargs; i++) {
         const ast_kwarg *kw = &dec->u.call.kwargs[i];
+        if (kw->name && strcmp(kw->name, "pass_configs") == 0) {
+            jit_pass_configs(S, kw->value);
+            continue;
+        }
         if (!kw->name || (tilelang_options && is_tilelang_jit_option(kw->name))) continue;
         declare_jit_param(S, kw->name, kw->loc, kw->value);
     }

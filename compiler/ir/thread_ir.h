@@ -170,6 +170,7 @@ typedef struct th_kernel {
     th_var **vars; int nvars;
     int threads;               /* maxntid */
     int min_blocks_per_sm;     /* minnctapersm (0: unset) */
+    bool fast_math;            /* the Tile IR kernel's: codegen approximates as with tlc_codegen_options.fast_math */
     int64_t dyn_shared_bytes;  /* dynamic shared memory, base aligned to 1024 */
     th_stmt *body;
     /* Added with codegen: */

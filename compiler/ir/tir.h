@@ -308,6 +308,7 @@ typedef struct tir_kernel {
     bool use_swizzle;
     int swizzle_panel;
     bool swizzle_col;               /* order="col" (default "row") */
+    bool fast_math;                 /* pass_configs TL_ENABLE_FAST_MATH: approximate f32 division, reassociation */
     tir_stmt *body;                 /* TS_SEQ */
     tir_buffer **buffers; int nbuffers; /* every buffer: params first, then allocs in order */
     int nvars;                      /* ids of tir_var are < nvars */

@@ -682,6 +682,7 @@ static void print_kernel(printer *p, const tir_kernel *k) {
     tlc_sb_printf(sb, ")\n  threads %d\n", k->threads);
     if (k->use_swizzle)
         tlc_sb_printf(sb, "  swizzle panel_size=%d order=%s\n", k->swizzle_panel, k->swizzle_col ? "col" : "row");
+    if (k->fast_math) tlc_sb_puts(sb, "  fast_math\n");
     tlc_sb_printf(sb, "  shared %" PRId64 " B\n", k->shared_bytes);
     tlc_sb_puts(sb, "  body:\n");
     print_block(p, k->body, 2);

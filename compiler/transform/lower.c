@@ -639,6 +639,7 @@ static th_kernel *lower_kernel(const tir_module *m, int index, tlrt_kernel_meta 
     }
     lc->smem_top = lc->plan->smem_bytes;
     tk->min_blocks_per_sm = lc->plan->min_blocks_per_sm;
+    tk->fast_math = k->fast_math;
     lc->scratch_hit = -1;
     lc->smem_unfenced = TLC_NEW_ARRAY(a, bool, (size_t)effect_ids(lc) + 1);
     size_t nv = (size_t)k->nvars + 1, nb = (size_t)k->nbuffers + 1;

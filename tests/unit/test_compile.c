@@ -304,6 +304,40 @@ static void *run_job(void *arg) {
     return NULL;
 }
 
+/* pass_configs TL_ENABLE_FAST_MATH: the kernel's f32 divisions become
+ * div.approx; a kernel without it (or with False) keeps div.full. */
+static void test_fast_math_pass_config(void **state) {
+    (void)state;
+    static const char *const configs[] = {
+        "", ", pass_configs={tilelang.PassConfigKey.TL_ENABLE_FAST_MATH: False}",
+        ", pass_configs={tilelang.PassConfigKey.TL_ENABLE_FAST_MATH: True}",
+        ", pass_configs={'tl.enable_fast_math': True, 'tl.disable_tma_lower': True}",
+    };
+    for (int i = 0; i < 4; i++) {
+        char src[1024];
+        snprintf(src, sizeof src,
+                 "@jit(C=128%s)\n"
+                 "def silu(X: Tensor[(M, C), float32], Y: Tensor[(M, C), float32]):\n"
+                 "    with Kernel(M, threads=128) as bx:\n"
+                 "        x = alloc_fragment((C,), float32)\n"
+                 "        copy(X[bx, 0], x)\n"
+                 "        for j in Parallel(C):\n"
+                 "            x[j] = x[j] / (1.0 + exp(-x[j]))\n"
+                 "        copy(x, Y[bx, 0])\n",
+                 configs[i]);
+        tlc_compilation c;
+        tlc_compile_options o;
+        tlc_compile_options_default(&o);
+        assert_true(tlc_compile_source(&c, "silu.tl", src, strlen(src), &o));
+        char *ptx = tlc_compile_ptx(&c, false);
+        if (!ptx) fail_msg("%s", tlc_sb_cstr(&c.diag.out));
+        bool fast = i >= 2;
+        assert_int_equal(strstr(ptx, "div.approx.f32") != NULL, fast);
+        assert_int_equal(strstr(ptx, "div.full.f32") != NULL, !fast);
+        tlc_compilation_free(&c);
+    }
+}
+
 static void test_threads(void **state) {
     (void)state;
     job jobs[4] = {{.bm = "16"}, {.bm = "32"}, {.bm = "64"}, {.bm = "128"}};
@@ -331,6 +365,7 @@ int main(void) {
         cmocka_unit_test(test_verify_sema_output),
         cmocka_unit_test(test_stage_times_and_opt_level),
         cmocka_unit_test(test_threads),
+        cmocka_unit_test(test_fast_math_pass_config),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
