@@ -20,7 +20,9 @@ Two timings per shape, both with CUDA events, both reported:
   (tlc through ctypes on the capture stream; torch's F.rms_norm likewise in a
   graph of its own), replayed until a timed region lasts GRAPH_MIN_MS, the
   median of GRAPH_REPEATS regions divided by the launches: the per-kernel
-  GPU time, without per-launch host cost or launch gaps. Where one input +
+  GPU time, without per-launch host cost or launch gaps; tlc's and torch's
+  graphs are timed alternately ROUNDS times at every shape, keeping each
+  side's median. Where one input +
   output set is under twice the L2 cache, the launches rotate over K =
   ceil(3 x L2 / set) sets, one launch each (K <= GRAPH_MAX_SETS), so a launch
   finds its input evicted by the others'; where that would take more sets
@@ -32,7 +34,10 @@ Two timings per shape, both with CUDA events, both reported:
 Bandwidth counts the bytes that must move: read x + write y (the weight is
 negligible). The device's copy bandwidth is measured in the same run (a
 torch device-to-device copy of 2 GiB, bytes read + written) and each
-bandwidth is also given as a percentage of it. Every tlc result is checked
+bandwidth is also given as a percentage of it. Shapes of at least
+SAME_SIZE_MIN_BYTES moved are also set beside a copy of their own bytes,
+timed the same way (graph, same rotation): at 64 MB a copy pays its launch
+ramp and tail too and moves less than the 2 GiB copy does. Every tlc result is checked
 against torch's before timing.
 
 Launch configs: tools/bench/rmsnorm_config.h's rule (tlc_rmsnorm_config_for,
@@ -70,6 +75,7 @@ GRAPH_LAUNCHES = 32  # launches per captured graph (8 for sets of 256 MiB or mor
 GRAPH_MAX_SETS = 128  # at most this many rotated input/output sets (and launches) per graph
 GRAPH_MIN_MS = 2.0  # each timed region replays the graph at least this long
 GRAPH_REPEATS = 5  # timed regions per graph measurement (median)
+SAME_SIZE_MIN_BYTES = 64 << 20  # shapes moving this much get a same-size copy reference
 
 
 # ---------------------------------------------------------------- configs
@@ -254,6 +260,27 @@ class GraphPair:
         return bad
 
 
+def same_size_copy_us(x, dtype, seed, side, l2_bytes):
+    """Per-launch time (us) of torch's device-to-device copy of x's bytes into a tensor of
+    the same shape, captured and replayed like GraphPair (the same sets rotated over): what
+    moving rmsnorm's bytes costs at this size, launch ramp and tail included."""
+    rows, C = x.shape
+    n, k, _ = graph_sets(rows, C, 2 * x.numel() * x.element_size() + 2 * C, l2_bytes)
+    xs = [x] + [make_inputs(rows, C, dtype, seed + 7919 * j)[0] for j in range(1, k)]
+    ys = [torch.empty_like(x) for _ in range(k)]
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        ys[0].copy_(xs[0])
+    torch.cuda.current_stream().wait_stream(side)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g, stream=side):
+        for i in range(n):
+            ys[i % k].copy_(xs[i % k])
+    us = replay_us(g, n)
+    del g, xs, ys
+    return us
+
+
 def host_us(fn, n=200, repeats=5):
     """Host time (us) of one call of fn: median over `repeats` loops of n calls, the
     stream synchronized between loops (n is small enough that the launch queue never
@@ -434,9 +461,11 @@ def main():
 
     rows_out = []
     hdr = ("| rows x C | dtype | op | BLOCK_M x threads | tlc us | torch us | torch/tlc | tlc us graph | "
-           "torch us graph | torch/tlc graph | tlc GB/s graph | % copy | sets x launches (L2) | check |")
-    print("\n(us: do_bench median; graph: per launch in a replayed CUDA graph)\n" + hdr + "\n" + "|---" * 14 + "|")
+           "torch us graph | torch/tlc graph | tlc GB/s graph | % copy | same-size copy us | % same-size copy | "
+           "sets x launches (L2) | check |")
+    print("\n(us: do_bench median; graph: per launch in a replayed CUDA graph)\n" + hdr + "\n" + "|---" * 16 + "|")
     kcache = {}
+    same_size = {}  # (rows, C, dtype) -> us of the same-size copy
     host = None
     for rows, C, dtype, silu in jobs:
         bm, thr = cfg.for_rows(C, rows)
@@ -469,11 +498,13 @@ def main():
             try:  # a failure here keeps the do_bench numbers
                 gp = GraphPair(tlc, kcache[key], x, w, op, dtype, seed, side, l2_bytes)
                 gbad = gp.check()
+                # Graph timings alternate ROUNDS times at every size: a shape timed
+                # right after the 4.6 GiB ones measured up to 10% slow in one round.
                 tg, rg = [], []
-                for _ in range(rounds):
+                for _ in range(ROUNDS):
                     tg.append(replay_us(gp.tlc_graph, gp.n))
                     rg.append(replay_us(gp.torch_graph, gp.n))
-                tg_us, rg_us = sorted(tg)[rounds // 2], sorted(rg)[rounds // 2]
+                tg_us, rg_us = sorted(tg)[ROUNDS // 2], sorted(rg)[ROUNDS // 2]
                 sets = (gp.k, gp.n, gp.l2)
                 del gp
             except Exception as e:  # noqa: BLE001 (torch raises several kinds from a capture)
@@ -487,15 +518,19 @@ def main():
             continue
         nbytes = 2 * rows * C * x.element_size()
         gbs = lambda us: nbytes / (us * 1e-6) / 1e9  # noqa: E731
+        if nbytes >= SAME_SIZE_MIN_BYTES and (rows, C, dtype) not in same_size:
+            same_size[(rows, C, dtype)] = same_size_copy_us(x, dtype, seed, side, l2_bytes)
+        cp_us = same_size.get((rows, C, dtype), float("nan"))
         status = "ok" if bad == 0 and gbad == 0 else f"WRONG {bad} eager, {gbad} graph"
         print(f"| {rows} x {C} | {tlc.dtype_name(dtype)} | {'rmsnorm+silu' if silu else 'rmsnorm'} | {bm} x {thr} | "
               f"{t_us:.2f} | {r_us:.2f} | {r_us / t_us:.2f} | {tg_us:.2f} | {rg_us:.2f} | {rg_us / tg_us:.2f} | "
-              f"{gbs(tg_us):.0f} | {100 * gbs(tg_us) / copy_gbs:.0f}% | {sets[0]} x {sets[1]}{' (L2)' if sets[2] else ''} | "
+              f"{gbs(tg_us):.0f} | {100 * gbs(tg_us) / copy_gbs:.0f}% | {cp_us:.2f} | {100 * cp_us / tg_us:.0f}% | "
+              f"{sets[0]} x {sets[1]}{' (L2)' if sets[2] else ''} | "
               f"{status} (rel {rel:.1e}) |", flush=True)
         rows_out.append(dict(rows=rows, C=C, dtype=tlc.dtype_name(dtype), op=name, block_m=bm, threads=thr,
                              tlc_us=t_us, tlc_gbs=gbs(t_us), torch_us=r_us, torch_gbs=gbs(r_us),
                              tlc_graph_us=tg_us, tlc_graph_gbs=gbs(tg_us), torch_graph_us=rg_us,
-                             torch_graph_gbs=gbs(rg_us), graph_sets=sets[0], graph_launches=sets[1],
+                             torch_graph_gbs=gbs(rg_us), same_size_copy_us=cp_us, graph_sets=sets[0], graph_launches=sets[1],
                              l2_resident=sets[2], wrong=bad, wrong_graph=gbad, rel_l2=rel))
         del x, w, y
         if rows * C >= 302400 * 1024:
@@ -523,6 +558,15 @@ def main():
         print(f"host time per call ({host[0]} x {host[1]} bfloat16 rmsnorm, Python loop): tlc launcher "
               f"{host[2]:.2f} us, torch F.rms_norm {host[3]:.2f} us")
     print(f"launch floor (1-element fill): do_bench {floor_db:.2f} us, graph {floor_graph:.2f} us per launch")
+    big = [r for r in rows_out if "tlc_graph_us" in r and 2 * r["rows"] * r["C"] * 2 >= SAME_SIZE_MIN_BYTES]
+    for label, ok in (("95% of the 2 GiB copy", lambda r: r["tlc_graph_gbs"] >= 0.95 * copy_gbs),
+                      ("95% of a copy of the same bytes", lambda r: r["same_size_copy_us"] >= 0.95 * r["tlc_graph_us"])):
+        below = [r for r in big if not ok(r)]
+        print(f"shapes of >= {SAME_SIZE_MIN_BYTES >> 20} MB moved at {label}: {len(big) - len(below)} of {len(big)}"
+              + ("; below: " + ", ".join(f"{r['rows']} x {r['C']} {r['dtype']} {r['op']} "
+                                        f"({100 * r['tlc_graph_gbs'] / copy_gbs:.0f}%, "
+                                        f"{100 * r['same_size_copy_us'] / r['tlc_graph_us']:.0f}% same-size)"
+                                        for r in below) if below else ""))
     print(f"\nrmsnorm_bench: {len(rows_out)} shapes, {wrong} wrong or failed, tlc slower than torch at "
           f"{counts['do_bench']} (do_bench) and {counts['graph']} (graph); copy {copy_gbs:.0f} GB/s")
     return 1 if wrong else 0
