@@ -1,5 +1,8 @@
 /* gemm(A, B, C, transpose_A, transpose_B, policy, clear_accum): C += A @ B
- * on the tensor cores, fp16 / bf16 operands, float32 accumulator.
+ * on the tensor cores, fp16 / bf16 operands, float32 accumulator, or a
+ * float16 accumulator with fp16 operands (the instructions' f16 forms: two
+ * halves per b32 register, in the f32 accumulator's element order, so the
+ * fragment is the same).
  *
  * Layout rule (strict): C's fragment is fixed by the instruction and the
  * warp policy (layout/gemm_layouts.h); shared operands get swizzled panel
@@ -46,10 +49,11 @@ static bool wgmma_operand_ok(const tlc_layout *l, bool k_major, int mn_extent, i
 bool tlc_gemm_choose(tlc_arena *a, const tir_kernel *k, tlc_arch arch, const tir_stmt *s, tlc_gemm_plan *p,
                      char *why, int whylen) {
     const tir_buffer *A = s->u.gemm.a.buf, *B = s->u.gemm.b.buf, *C = s->u.gemm.c.buf;
-    if (!is_mma_dtype(A->dtype) || A->dtype != B->dtype || C->dtype != TIR_F32) {
-        snprintf(why, (size_t)whylen, "the tensor cores take float16 or bfloat16 operands and a float32 accumulator "
-                                      "(here %s x %s -> %s)", tir_dtype_name(A->dtype), tir_dtype_name(B->dtype),
-                 tir_dtype_name(C->dtype));
+    if (!is_mma_dtype(A->dtype) || A->dtype != B->dtype ||
+        !(C->dtype == TIR_F32 || (C->dtype == TIR_F16 && A->dtype == TIR_F16))) {
+        snprintf(why, (size_t)whylen, "the tensor cores take float16 or bfloat16 operands and a float32 accumulator, "
+                                      "or float16 operands and a float16 accumulator (here %s x %s -> %s)",
+                 tir_dtype_name(A->dtype), tir_dtype_name(B->dtype), tir_dtype_name(C->dtype));
         return false;
     }
     if (A->rank != 2 || B->rank != 2 || C->rank != 2) {
@@ -130,6 +134,29 @@ static bool gemm_infer(tlc_infer *st, const tir_stmt *s, bool free_pass) {
 /* ---------------- lowering helpers ---------------- */
 static th_var *scalar_tmp(tlc_lower_ctx *lc, const char *name, th_base b) { return tlc_temp(lc, name, th_scalar(b), 0); }
 
+/* Accumulator registers as the instructions take them: one f32 slot each,
+ * or (float16 accumulators) slots `slot`, `slot` + 1 packed in one b32. */
+static bool f16_acc(const tir_buffer *C) { return C->dtype == TIR_F16; }
+static int acc_per_reg(const tir_buffer *C) { return f16_acc(C) ? 2 : 1; }
+static th_base acc_reg_base(const tir_buffer *C) { return f16_acc(C) ? TH_I32 : TH_F32; }
+
+static th_expr *acc_reg_read(tlc_lower_ctx *lc, const tir_buffer *C, int64_t slot) {
+    th_var *acc = lc->regs[C->id];
+    if (!f16_acc(C)) return th_array_read(lc->a, acc, tlc_i32(lc, slot));
+    th_expr *l2[2] = {th_array_read(lc->a, acc, tlc_i32(lc, slot)), th_array_read(lc->a, acc, tlc_i32(lc, slot + 1))};
+    return th_bitcast(lc->a, th_build(lc->a, th_vec(TH_F16, 2), l2, 2), th_scalar(TH_I32));
+}
+
+static void acc_reg_write(tlc_lower_ctx *lc, const tir_buffer *C, int64_t slot, th_var *reg) {
+    th_var *acc = lc->regs[C->id];
+    if (!f16_acc(C)) {
+        tlc_emit(lc, th_assign(lc->a, acc, tlc_i32(lc, slot), th_read(lc->a, reg)));
+        return;
+    }
+    th_expr *h2 = th_bitcast(lc->a, th_read(lc->a, reg), th_vec(TH_F16, 2));
+    for (int l = 0; l < 2; l++) tlc_emit(lc, th_assign(lc->a, acc, tlc_i32(lc, slot + l), th_extract(lc->a, h2, l)));
+}
+
 /* i32 shared address of the buffer's first byte (current stage). */
 static th_expr *shared_base32(tlc_lower_ctx *lc, const tir_buffer *b) {
     th_expr *off = tlc_i32(lc, b->layout->offset);
@@ -204,7 +231,6 @@ static void lower_mma_sync(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_gemm_
     bool ta = s->u.gemm.trans_a, tb = s->u.gemm.trans_b;
     bool bf = A->dtype == TIR_BF16;
     int mtiles = p->tile_m / 16, ntiles = p->tile_n / 8, ksteps = p->k / 16;
-    th_var *acc = lc->regs[C->id];
     th_expr *tid = th_read(a, lc->tid);
     th_expr *warp = tlc_let(lc, "warp", th_bin(a, THB_UDIV, tid, tlc_i32(lc, 32)));
     th_expr *lane = tlc_let(lc, "lane", th_bin(a, THB_UREM, tid, tlc_i32(lc, 32)));
@@ -234,9 +260,10 @@ static void lower_mma_sync(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_gemm_
     th_var **bfr = TLC_NEW_ARRAY(a, th_var *, (size_t)(ntiles + 1) * 2);
     for (int i = 0; i < mtiles * 4; i++) af[i] = scalar_tmp(lc, "af", TH_I32);
     for (int i = 0; i < (ntiles + 1) * 2; i++) bfr[i] = scalar_tmp(lc, "bf", TH_I32);
+    int per = acc_per_reg(C), nd = 4 / per; /* accumulator registers per m16n8 tile */
     th_var *d[4];
-    for (int i = 0; i < 4; i++) d[i] = scalar_tmp(lc, "d", TH_F32);
-    tlc_ptx mma = tlc_ptx_mma_m16n8k16(bf);
+    for (int i = 0; i < nd; i++) d[i] = scalar_tmp(lc, "d", acc_reg_base(C));
+    tlc_ptx mma = tlc_ptx_mma_m16n8k16(bf, f16_acc(C));
     th_type h2 = th_vec(bf ? TH_BF16 : TH_F16, 2);
     for (int ks = 0; ks < ksteps; ks++) {
         /* A tiles */
@@ -269,9 +296,9 @@ static void lower_mma_sync(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_gemm_
                 for (int q = 0; q < 4; q++) args[q] = th_read(a, af[mi * 4 + q]);
                 args[4] = th_read(a, bfr[ni * 2]);
                 args[5] = th_read(a, bfr[ni * 2 + 1]);
-                for (int q = 0; q < 4; q++) args[6 + q] = th_array_read(a, acc, tlc_i32(lc, base + q));
-                tlc_emit_ptx(lc, mma, args, 10, d, 4);
-                for (int q = 0; q < 4; q++) tlc_emit(lc, th_assign(a, acc, tlc_i32(lc, base + q), th_read(a, d[q])));
+                for (int q = 0; q < nd; q++) args[6 + q] = acc_reg_read(lc, C, base + q * per);
+                tlc_emit_ptx(lc, mma, args, 6 + nd, d, nd);
+                for (int q = 0; q < nd; q++) acc_reg_write(lc, C, base + q * per, d[q]);
             }
     }
 }
@@ -310,12 +337,13 @@ static th_expr *desc_base(tlc_lower_ctx *lc, const tir_buffer *b, bool k_major) 
  * none lands between a wgmma and the wait_group that retires it (ptxas
  * would serialize every wgmma of the kernel, C7514). */
 static void fence_acc(tlc_lower_ctx *lc, const tir_buffer *C) {
-    th_var *acc = lc->regs[C->id];
-    for (int64_t i = 0; i < C->fragment->slots; i++) {
-        th_var *d = scalar_tmp(lc, "fa", TH_F32);
-        th_expr *args[1] = {th_array_read(lc->a, acc, tlc_i32(lc, i))};
-        tlc_emit(lc, th_asm(lc->a, "", "=f,0", args, 1, &d, 1, true)); /* no PTX: pins the register in place */
-        tlc_emit(lc, th_assign(lc->a, acc, tlc_i32(lc, i), th_read(lc->a, d)));
+    int per = acc_per_reg(C);
+    for (int64_t i = 0; i + per <= C->fragment->slots; i += per) {
+        th_var *d = scalar_tmp(lc, "fa", acc_reg_base(C));
+        th_expr *args[1] = {acc_reg_read(lc, C, i)};
+        /* no PTX: pins the register in place */
+        tlc_emit(lc, th_asm(lc->a, "", f16_acc(C) ? "=r,0" : "=f,0", args, 1, &d, 1, true));
+        acc_reg_write(lc, C, i, d);
     }
 }
 
@@ -325,7 +353,6 @@ static void lower_wgmma(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_gemm_pla
     bool ta = s->u.gemm.trans_a, tb = s->u.gemm.trans_b;
     bool a_kmajor = !ta, b_kmajor = tb;
     const char *ty = A->dtype == TIR_BF16 ? "bf16" : "f16";
-    th_var *acc = lc->regs[C->id];
     /* The driver (transform/lower.c) has made the shared operands visible
      * to the async proxy: fence.proxy.async and a barrier after the
      * ordinary stores that wrote them. */
@@ -344,11 +371,12 @@ static void lower_wgmma(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_gemm_pla
         da = tlc_let(lc, "desca", th_bin(a, THB_ADD, da, th_convert(a, th_bin(a, THB_MUL, um, tlc_i32(lc, a_unit >> 4)), th_scalar(TH_I64))));
     }
     if (p->units_n > 1) db = tlc_let(lc, "descb", th_bin(a, THB_ADD, db, th_convert(a, th_bin(a, THB_MUL, un, tlc_i32(lc, b_unit >> 4)), th_scalar(TH_I64))));
-    int nregs = p->inst_n / 2, nin = a_regs ? 5 : 2; /* A's registers or descriptor, B's descriptor */
+    int per = acc_per_reg(C), nregs = p->inst_n / 2 / per, nin = a_regs ? 5 : 2; /* A's registers or descriptor, B's descriptor */
+    const char *acc_ty = f16_acc(C) ? "f16" : "f32";
     /* transpose bits: A MN-major when transposed, B K-major unless transposed */
-    tlc_ptx inst = a_regs ? tlc_ptx_wgmma_rs(a, p->inst_n, ty, !tb) : tlc_ptx_wgmma(a, p->inst_n, ty, ta, !tb);
+    tlc_ptx inst = a_regs ? tlc_ptx_wgmma_rs(a, p->inst_n, acc_ty, ty, !tb) : tlc_ptx_wgmma(a, p->inst_n, acc_ty, ty, ta, !tb);
     th_var **d = TLC_NEW_ARRAY(a, th_var *, (size_t)nregs);
-    for (int i = 0; i < nregs; i++) d[i] = scalar_tmp(lc, "d", TH_F32);
+    for (int i = 0; i < nregs; i++) d[i] = scalar_tmp(lc, "d", acc_reg_base(C));
     th_expr **args = TLC_NEW_ARRAY(a, th_expr *, (size_t)nregs + nin);
     th_type h2 = th_vec(A->dtype == TIR_BF16 ? TH_BF16 : TH_F16, 2);
 
@@ -387,9 +415,9 @@ static void lower_wgmma(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_gemm_pla
                 }
                 args[nin - 1] = th_bin(a, THB_ADD, db, th_int(a, TH_I64, bo >> 4));
                 int64_t base = tlc_gemm_acc_slot(p, mi, c, 0);
-                for (int i = 0; i < nregs; i++) args[nin + i] = th_array_read(a, acc, tlc_i32(lc, base + i));
+                for (int i = 0; i < nregs; i++) args[nin + i] = acc_reg_read(lc, C, base + (int64_t)i * per);
                 tlc_emit_ptx(lc, inst, args, nregs + nin, d, nregs);
-                for (int i = 0; i < nregs; i++) tlc_emit(lc, th_assign(a, acc, tlc_i32(lc, base + i), th_read(a, d[i])));
+                for (int i = 0; i < nregs; i++) acc_reg_write(lc, C, base + (int64_t)i * per, d[i]);
             }
     tlc_emit_ptx(lc, tlc_ptx_wgmma_commit(), NULL, 0, NULL, 0);
     if (chain->chain_next || lc->wgmma_async) return; /* the next gemm, or the caller, waits */

@@ -1,5 +1,6 @@
 /* The PTX text builders (ptx.h). */
 #include "ptx.h"
+#include <string.h>
 #include "../support/strbuf.h"
 
 static tlc_ptx ptx(const char *text, const char *constraints) { return (tlc_ptx){text, constraints}; }
@@ -73,8 +74,11 @@ tlc_ptx tlc_ptx_ldmatrix(int num, bool trans) {
                  : ptx("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {$0, $1}, [$2];", "=r,=r,r");
 }
 
-tlc_ptx tlc_ptx_mma_m16n8k16(bool bf16) {
+tlc_ptx tlc_ptx_mma_m16n8k16(bool bf16, bool f16_acc) {
     static const char cons[] = "=f,=f,=f,=f,r,r,r,r,r,r,0,1,2,3";
+    if (f16_acc)
+        return ptx("mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 {$0, $1}, {$2, $3, $4, $5}, {$6, $7}, {$8, $9};",
+                   "=r,=r,r,r,r,r,r,r,0,1");
     return bf16 ? ptx("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {$0, $1, $2, $3}, {$4, $5, $6, $7}, "
                       "{$8, $9}, {$10, $11, $12, $13};",
                       cons)
@@ -83,22 +87,24 @@ tlc_ptx tlc_ptx_mma_m16n8k16(bool bf16) {
                       cons);
 }
 
-/* wgmma m64nNk16: the n/2 f32 outputs, then A (a shared-memory descriptor,
- * or four b32 registers), B's descriptor and the flags, then the
- * accumulator inputs tied to the outputs. */
-static tlc_ptx wgmma(tlc_arena *a, int n, const char *ty, bool a_regs, bool trans_a, bool trans_b) {
-    int nregs = n / 2;
+/* wgmma m64nNk16: the accumulator outputs (n/2 f32, or n/4 b32 of two
+ * halves), then A (a shared-memory descriptor, or four b32 registers), B's
+ * descriptor and the flags, then the accumulator inputs tied to the
+ * outputs. */
+static tlc_ptx wgmma(tlc_arena *a, int n, const char *acc, const char *ty, bool a_regs, bool trans_a, bool trans_b) {
+    bool f16_acc = strcmp(acc, "f16") == 0;
+    int nregs = f16_acc ? n / 4 : n / 2;
     tlc_strbuf text, cons;
     tlc_sb_init(&text);
     tlc_sb_init(&cons);
-    tlc_sb_printf(&text, "wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {", n, ty, ty);
+    tlc_sb_printf(&text, "wgmma.mma_async.sync.aligned.m64n%dk16.%s.%s.%s {", n, acc, ty, ty);
     for (int i = 0; i < nregs; i++) tlc_sb_printf(&text, "%s$%d", i ? ", " : "", i);
     if (a_regs)
         tlc_sb_printf(&text, "}, {$%d, $%d, $%d, $%d}, $%d, 1, 1, 1, %d;", nregs, nregs + 1, nregs + 2, nregs + 3,
                       nregs + 4, trans_b ? 1 : 0);
     else
         tlc_sb_printf(&text, "}, $%d, $%d, 1, 1, 1, %d, %d;", nregs, nregs + 1, trans_a ? 1 : 0, trans_b ? 1 : 0);
-    for (int i = 0; i < nregs; i++) tlc_sb_puts(&cons, "=f,");
+    for (int i = 0; i < nregs; i++) tlc_sb_puts(&cons, f16_acc ? "=r," : "=f,");
     tlc_sb_puts(&cons, a_regs ? "r,r,r,r,l" : "l,l");
     for (int i = 0; i < nregs; i++) tlc_sb_printf(&cons, ",%d", i);
     tlc_ptx r = ptx(tlc_arena_strdup(a, tlc_sb_cstr(&text)), tlc_arena_strdup(a, tlc_sb_cstr(&cons)));
@@ -107,12 +113,12 @@ static tlc_ptx wgmma(tlc_arena *a, int n, const char *ty, bool a_regs, bool tran
     return r;
 }
 
-tlc_ptx tlc_ptx_wgmma(tlc_arena *a, int n, const char *ty, bool trans_a, bool trans_b) {
-    return wgmma(a, n, ty, false, trans_a, trans_b);
+tlc_ptx tlc_ptx_wgmma(tlc_arena *a, int n, const char *acc, const char *ty, bool trans_a, bool trans_b) {
+    return wgmma(a, n, acc, ty, false, trans_a, trans_b);
 }
 
-tlc_ptx tlc_ptx_wgmma_rs(tlc_arena *a, int n, const char *ty, bool trans_b) {
-    return wgmma(a, n, ty, true, false, trans_b);
+tlc_ptx tlc_ptx_wgmma_rs(tlc_arena *a, int n, const char *acc, const char *ty, bool trans_b) {
+    return wgmma(a, n, acc, ty, true, false, trans_b);
 }
 
 tlc_ptx tlc_ptx_wgmma_fence(void) { return ptx("wgmma.fence.sync.aligned;", ""); }

@@ -48,18 +48,22 @@ tlc_ptx tlc_ptx_setmaxnreg(tlc_arena *a, bool increase, int regs);
 /* ldmatrix m8n8 .x`num` (2 or 4) b16, optionally .trans: outputs $0 ..
  * $num-1 (u32), then the shared address. */
 tlc_ptx tlc_ptx_ldmatrix(int num, bool trans);
-/* mma.sync m16n8k16 row.col, f32 accumulator, f16 or bf16 (`bf16`)
- * operands: outputs $0..$3 (f32), A $4..$7, B $8..$9 (u32), C tied to the
- * outputs. */
-tlc_ptx tlc_ptx_mma_m16n8k16(bool bf16);
-/* wgmma.mma_async m64n`n`k16 f32 += `ty` x `ty` ("f16" / "bf16") from two
- * shared-memory descriptors: outputs $0..$n/2-1 (f32), the descriptors
+/* mma.sync m16n8k16 row.col, f16 or bf16 (`bf16`) operands. f32
+ * accumulator: outputs $0..$3 (f32), A $4..$7, B $8..$9 (u32), C tied to
+ * the outputs. f16 accumulator (`f16_acc`, f16 operands only): outputs $0,
+ * $1 (b32, each two halves in the f32 accumulator's element order), A
+ * $2..$5, B $6, $7, C tied. */
+tlc_ptx tlc_ptx_mma_m16n8k16(bool bf16, bool f16_acc);
+/* wgmma.mma_async m64n`n`k16 `acc` += `ty` x `ty` (acc "f32", or "f16"
+ * with ty "f16"; ty "f16" / "bf16") from two shared-memory descriptors:
+ * the accumulator outputs ($0..$n/2-1 f32, or $0..$n/4-1 b32 holding two
+ * halves each, in the f32 accumulator's element order), the descriptors
  * (u64), then the accumulator inputs tied to the outputs; trans_a /
  * trans_b: MN-major A / K-major B (the instruction's transpose bits). */
-tlc_ptx tlc_ptx_wgmma(tlc_arena *a, int n, const char *ty, bool trans_a, bool trans_b);
-/* The same with A from registers: outputs $0..$n/2-1, A's four b32
- * registers (pairs of halves), B's descriptor, the tied accumulators. */
-tlc_ptx tlc_ptx_wgmma_rs(tlc_arena *a, int n, const char *ty, bool trans_b);
+tlc_ptx tlc_ptx_wgmma(tlc_arena *a, int n, const char *acc, const char *ty, bool trans_a, bool trans_b);
+/* The same with A from registers: the outputs, A's four b32 registers
+ * (pairs of halves), B's descriptor, the tied accumulators. */
+tlc_ptx tlc_ptx_wgmma_rs(tlc_arena *a, int n, const char *acc, const char *ty, bool trans_b);
 tlc_ptx tlc_ptx_wgmma_fence(void);
 tlc_ptx tlc_ptx_wgmma_commit(void);
 tlc_ptx tlc_ptx_wgmma_wait(tlc_arena *a, int pending);

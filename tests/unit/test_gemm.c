@@ -454,6 +454,34 @@ static void test_divisible_and_persistent_metadata(void **state) {
     assert_non_null(strstr(err, "tile_counter without persistent"));
 }
 
+/* float16 accumulators: gemm.tl with accum_dtype=float16 issues the f16
+ * forms (accumulators two halves to a b32 register), warp-specialized
+ * wgmma on sm_90a and mma.sync on sm_80; bfloat16 operands cannot. */
+static void test_f16_accumulator(void **state) {
+    (void)state;
+    size_t len = 0;
+    char *src = tlc_read_file(TLC_SOURCE_DIR "/dsl-examples/gemm.tl", &len);
+    assert_non_null(src);
+    tlc_define d90[] = {{"accum_dtype", "float16"}, {"threads", "256"}, {"block_N", "256"}, {"num_stages", "4"}};
+    char *ptx = compile(src, len, d90, 4, TLC_SM90A);
+    assert_true(tst_count(ptx, "wgmma.mma_async.sync.aligned.m64n256k16.f16.f16.f16") >= 4);
+    assert_int_equal(tst_count(ptx, ".f32.f16.f16"), 0);
+    assert_non_null(strstr(ptx, "setmaxnreg.dec"));
+    free(ptx);
+    tlc_define d80[] = {{"accum_dtype", "float16"}};
+    ptx = compile(src, len, d80, 1, TLC_SM80);
+    assert_true(tst_count(ptx, "mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16") >= 16);
+    assert_int_equal(tst_count(ptx, ".f32.f16.f16.f32"), 0);
+    free(ptx);
+    tlc_define dbf[] = {{"accum_dtype", "float16"}, {"dtype", "bfloat16"}};
+    char *err = NULL;
+    ptx = tlc_compile_to_ptx("gemm.tl", src, len, dbf, 2, TLC_SM90A, NULL, 3, &err);
+    assert_null(ptx);
+    assert_non_null(strstr(err, "bfloat16 x bfloat16 -> float16"));
+    free(err);
+    free(src);
+}
+
 static void test_errors(void **state) {
     (void)state;
     const char *bad =
@@ -482,6 +510,7 @@ int main(void) {
         cmocka_unit_test(test_not_warp_specialized),
         cmocka_unit_test(test_divisible_and_persistent_metadata),
         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_f16_accumulator),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -94,15 +94,22 @@ static void test_ptx_builders(void **state) {
     assert_string_equal(tlc_ptx_setmaxnreg(&a, true, 232).text, "setmaxnreg.inc.sync.aligned.u32 232;");
     assert_string_equal(tlc_ptx_setmaxnreg(&a, false, 40).text, "setmaxnreg.dec.sync.aligned.u32 40;");
     assert_string_equal(tlc_ptx_cp_async_wait(&a, 1).text, "cp.async.wait_group 1;");
-    tlc_ptx w = tlc_ptx_wgmma(&a, 64, "bf16", false, true);
+    tlc_ptx w = tlc_ptx_wgmma(&a, 64, "f32", "bf16", false, true);
     assert_non_null(strstr(w.text, "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {$0, "));
     assert_non_null(strstr(w.text, "}, $32, $33, 1, 1, 1, 0, 1;"));
     /* 32 outputs, 2 descriptors, 32 tied inputs */
     assert_int_equal(constraint_count(w.constraints), 66);
+    /* f16 accumulator: 16 b32 outputs of two halves, 2 descriptors, 16 tied inputs */
+    tlc_ptx wh = tlc_ptx_wgmma(&a, 64, "f16", "f16", false, true);
+    assert_non_null(strstr(wh.text, "wgmma.mma_async.sync.aligned.m64n64k16.f16.f16.f16 {$0, "));
+    assert_non_null(strstr(wh.text, "}, $16, $17, 1, 1, 1, 0, 1;"));
+    assert_int_equal(constraint_count(wh.constraints), 34);
+    assert_non_null(strstr(wh.constraints, "=r,"));
     tlc_ptx all[] = {tlc_ptx_mbarrier_init(&a, 1), tlc_ptx_mbarrier_init_fence(), tlc_ptx_mbarrier_arrive(),
                      tlc_ptx_mbarrier_arrive_expect_tx(), tlc_ptx_mbarrier_wait_parity(), tlc_ptx_cp_async_16(true),
                      tlc_ptx_cp_async_16(false), tlc_ptx_cp_async_commit(), t, tlc_ptx_ldmatrix(4, true),
-                     tlc_ptx_ldmatrix(2, false), tlc_ptx_mma_m16n8k16(true), tlc_ptx_wgmma_fence(),
+                     tlc_ptx_ldmatrix(2, false), tlc_ptx_mma_m16n8k16(true, false),
+                     tlc_ptx_mma_m16n8k16(false, true), tlc_ptx_wgmma_fence(),
                      tlc_ptx_wgmma_commit(), tlc_ptx_wgmma_wait(&a, 0), tlc_ptx_fence_proxy_async(),
                      tlc_ptx_stmatrix_x4(), tlc_ptx_st_shared_b32(), tlc_ptx_ld_shared_v4_b32(),
                      tlc_ptx_bar_warp_sync()};
