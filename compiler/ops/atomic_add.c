@@ -1,8 +1,11 @@
 /* atomic_add(dst, value): dst an element (value a scalar) or a region
- * (value a buffer region of the same shape), in global or shared memory;
- * lowered to red/atom.add per element. Tile semantics: a scalar
- * atomic_add outside a Parallel loop happens once per block (thread 0);
- * inside a Parallel loop once per iteration (replica 0 of its fragment).
+ * (value a fragment or shared region of the same shape), in global or
+ * shared memory; lowered to red/atom.add per element. Tile semantics: a
+ * scalar atomic_add outside a Parallel loop happens once per block
+ * (thread 0); inside a Parallel loop once per iteration (replica 0 of its
+ * fragment); a region's elements once each, a shared source's spread over
+ * the block's threads as a blocked fragment (after the barrier the driver
+ * puts behind the stores that wrote it).
  *
  * Layout rule: a fragment source nothing else constrains gets a blocked
  * fragment (free). */
@@ -25,6 +28,52 @@ static th_stmt *atomic_at(tlc_lower_ctx *lc, const tir_buffer *dst, th_expr **id
     th_stmt *st = th_atomic_add(lc->a, ptr, tlc_coerce(lc, value, tlc_mem_type(dst->dtype)));
     th_expr *mask = dst->scope == TIR_SCOPE_GLOBAL ? tlc_global_in_bounds(lc, dst, idx, maxv) : NULL;
     return mask ? th_if(lc->a, mask, st, NULL) : st;
+}
+
+/* A shared source region: its elements spread over the block's threads as
+ * a blocked fragment of the region's shape, each loaded from shared memory
+ * and added to its destination element. sd / dd: the regions' squeezed
+ * dims, in order. */
+static void atomic_add_from_shared(tlc_lower_ctx *lc, const tir_stmt *s, const int *sd, const int *dd, int nd) {
+    tlc_arena *a = lc->a;
+    const tir_region *rs = &s->u.atomic.src, *rd = &s->u.atomic.dst;
+    const tir_buffer *src = rs->buf, *dst = rd->buf;
+    int64_t shape[TLC_FRAG_MAX_RANK];
+    if (rs->rank > TLC_FRAG_MAX_RANK) {
+        tlc_error(lc->diag, s->loc, "atomic_add: a shared source of rank %d is not supported", rs->rank);
+        return;
+    }
+    for (int d = 0; d < rs->rank; d++)
+        if (!tir_expr_const_int(rs->extent[d], &shape[d]) || shape[d] <= 0) {
+            tlc_error(lc->diag, s->loc, "atomic_add: a shared source region needs constant extents");
+            return;
+        }
+    const tlc_fragment *F = tlc_fragment_blocked(a, rs->rank, shape, lc->k->threads, 1);
+    th_expr *tidx[TLC_FRAG_MAX_RANK];
+    tlc_frag_thread_index(lc, F, tidx);
+    th_expr *sstart[TLC_FRAG_MAX_RANK], *dstart[8];
+    for (int d = 0; d < rs->rank; d++) sstart[d] = tlc_coerce(lc, tlc_lower_expr(lc, rs->start[d]), th_scalar(TH_I32));
+    for (int d = 0; d < dst->rank; d++) dstart[d] = tlc_coerce(lc, tlc_lower_expr(lc, rd->start[d]), th_scalar(TH_I32));
+    for (int64_t slot = 0; slot < F->slots; slot++) {
+        int64_t c[TLC_FRAG_MAX_RANK];
+        tlc_fragment_slot_part(F, slot, c);
+        th_expr *valid = tlc_frag_valid(lc, F, tidx, slot);
+        if (valid && valid->kind == THE_INT && valid->u.ival == 0) continue;
+        th_expr *l[TLC_FRAG_MAX_RANK], *sidx[TLC_FRAG_MAX_RANK], *idx[8];
+        int64_t maxv[8];
+        for (int d = 0; d < rs->rank; d++) {
+            l[d] = th_bin(a, THB_ADD, tidx[d], tlc_i32(lc, c[d]));
+            sidx[d] = th_bin(a, THB_ADD, sstart[d], l[d]);
+        }
+        for (int d = 0; d < dst->rank; d++) {
+            idx[d] = dstart[d];
+            maxv[d] = -1;
+        }
+        for (int i = 0; i < nd; i++) idx[dd[i]] = th_bin(a, THB_ADD, idx[dd[i]], l[sd[i]]);
+        th_expr *v = th_load(a, tlc_shared_elem_ptr(lc, src, sidx), tlc_mem_type(src->dtype), tir_dtype_bytes(src->dtype));
+        th_stmt *st = atomic_at(lc, dst, idx, maxv, v);
+        tlc_emit(lc, valid ? th_if(a, valid, st, NULL) : st);
+    }
 }
 
 static void atomic_add_lower(tlc_lower_ctx *lc, const tir_stmt *s) {
@@ -58,18 +107,22 @@ static void atomic_add_lower(tlc_lower_ctx *lc, const tir_stmt *s) {
     }
     const tir_region *rs = &s->u.atomic.src;
     const tir_buffer *src = rs->buf;
-    if (src->scope != TIR_SCOPE_FRAGMENT) {
-        tlc_error(lc->diag, s->loc, "atomic_add from a %s region is not lowered yet: copy it into a fragment first",
-                  tir_scope_name(src->scope));
-        return;
-    }
-    const tlc_fragment *F = src->fragment;
     /* squeezed dims of both sides line up in order */
     int sd[8], dd[8], nd = rd->rank <= 8 ? tir_region_squeezed_dims(rd, dd) : -1;
     if (nd < 0 || rs->rank > 8 || tir_region_squeezed_dims(rs, sd) != nd) {
         tlc_error(lc->diag, s->loc, "atomic_add: region shapes do not line up");
         return;
     }
+    if (src->scope == TIR_SCOPE_SHARED) {
+        atomic_add_from_shared(lc, s, sd, dd, nd);
+        return;
+    }
+    if (src->scope != TIR_SCOPE_FRAGMENT) {
+        tlc_error(lc->diag, s->loc, "atomic_add from a %s region is not supported: copy it into a fragment first",
+                  tir_scope_name(src->scope));
+        return;
+    }
+    const tlc_fragment *F = src->fragment;
     th_expr *tidx[TLC_FRAG_MAX_RANK];
     tlc_frag_thread_index(lc, F, tidx);
     th_expr *rep0 = tlc_let(lc, "rep0", tlc_frag_replica0(lc, F) ? tlc_frag_replica0(lc, F) : th_int(a, TH_I1, 1));

@@ -60,6 +60,35 @@ class GpuTest(unittest.TestCase):
         ref = torch.nn.functional.rms_norm(x.float(), (4096,), w.float(), eps=1e-5).half()
         torch.testing.assert_close(y, ref, rtol=1e-2, atol=1e-2)
 
+    def test_atomic_add_from_shared(self):
+        # every block adds its (masked) 64-row tile of A, staged in shared memory, into Out
+        src = (
+            "@jit(bm=64)\n"
+            "def k(A: Tensor[(M, 96), float32], Out: Tensor[(64, 96), float32]):\n"
+            "    with Kernel(ceildiv(M, bm), threads=128) as bx:\n"
+            "        S = alloc_shared((bm, 96), float32)\n"
+            "        for i, j in Parallel(bm, 96):\n"
+            "            S[i, j] = if_then_else(bx * bm + i < M, A[bx * bm + i, j], 0.0)\n"
+            "        atomic_add(Out, S)\n")
+        k = tlc.compile(src)
+        a = torch.randn(1000, 96, device="cuda")
+        out = torch.ones(64, 96, device="cuda")
+        k(a, out)
+        ref = 1.0 + torch.nn.functional.pad(a, (0, 0, 0, 24)).view(16, 64, 96).sum(0)
+        torch.testing.assert_close(out, ref, rtol=1e-5, atol=1e-4)
+
+    def test_fast_math_silu(self):
+        # rmsnorm_silu (pass_configs fast math) at the width where it matters, against torch
+        k = tlc.compile(os.path.join(EXAMPLES, "rmsnorm.tl"), kernel="rmsnorm_silu",
+                        defines={"C": 32768, "BLOCK_M": 1, "threads": 512, "dtype": "bfloat16"})
+        x = torch.randn(64, 32768, device="cuda").mul_(torch.logspace(-3, 3, 64, device="cuda")[:, None])
+        x = x.bfloat16()
+        w = torch.randn(32768, device="cuda").bfloat16()
+        y = torch.empty_like(x)
+        k(x, w, y)
+        ref = torch.nn.functional.silu(torch.nn.functional.rms_norm(x.float(), (32768,), w.float(), eps=1e-5))
+        torch.testing.assert_close(y.float(), ref, rtol=1.6e-2, atol=1e-2)
+
     def test_wrong_arguments_are_launch_errors(self):
         k = tlc.compile(SCALE, defines={"N": 256})
         x = torch.randn(128, device="cuda")

@@ -56,6 +56,7 @@ def tl_fused_chunk_fwd_kernel(
             s = T.alloc_fragment([chunk_size, chunk_size], accum_dtype)
             s_shared = T.alloc_shared([chunk_size, chunk_size], dtype)
             o = T.alloc_fragment([chunk_size, BV], accum_dtype)
+            o_shared = T.alloc_shared([chunk_size, BV], accum_dtype)
 
             T.use_swizzle(10)
 
@@ -75,8 +76,8 @@ def tl_fused_chunk_fwd_kernel(
                 T.copy(h, h_shared)
                 T.gemm(k, v, h, transpose_A=True)
                 T.gemm(q, h_shared, o)
-                # the DK blocks add their share of o
-                T.atomic_add(O[i_b, i * chunk_size : (i + 1) * chunk_size, i_h, i_v * BV : (i_v + 1) * BV], o)
+                T.copy(o, o_shared)
+                T.atomic_add(O[i_b, i * chunk_size : (i + 1) * chunk_size, i_h, i_v * BV : (i_v + 1) * BV], o_shared)
 
             T.copy(h, final_state[i_b, i_h, i_k * BK : (i_k + 1) * BK, i_v * BV : (i_v + 1) * BV])
 

@@ -156,6 +156,20 @@ static const char *misc =
     "            acc2[i, j] = 2.0\n"
     "        copy(acc, C[by * BM, bx * BN])\n";
 
+/* atomic_add from a shared tile (64 x 64 float32 over 128 threads): 32
+ * shared loads and atomics per thread, after the barrier behind the
+ * stores that filled the tile; the part of the tile past M adds nothing
+ * (its rows are masked at the destination too, in-bounds by construction
+ * here). */
+static const char atomic_from_shared[] =
+    "@jit(bm=64, bn=64)\n"
+    "def k(A: Tensor[(M, 64), float32], Out: Tensor[(64, 64), float32]):\n"
+    "    with Kernel(ceildiv(M, bm), threads=128) as bx:\n"
+    "        S = alloc_shared((bm, bn), float32)\n"
+    "        for i, j in Parallel(bm, bn):\n"
+    "            S[i, j] = if_then_else(bx * bm + i < M, A[bx * bm + i, j], 0.0)\n"
+    "        atomic_add(Out, S)\n";
+
 static void test_small_kernels(void **state) {
     (void)state;
     static const tlc_arch arches[] = {TLC_SM80, TLC_SM90A};
@@ -174,6 +188,13 @@ static void test_small_kernels(void **state) {
         p = ptx_of(misc, strlen(misc), NULL, 0, arches[ar], NULL);
         assert_true(tst_count(p, "atom.global.add.f32") + tst_count(p, "red.global.add.f32") >= 33);
         assert_non_null(strstr(p, "%nctaid.y")); /* use_swizzle remap */
+        free(p);
+        p = ptx_of(atomic_from_shared, strlen(atomic_from_shared), NULL, 0, arches[ar], NULL);
+        assert_int_equal(tst_count(p, "atom.global.add.f32") + tst_count(p, "red.global.add.f32"), 32);
+        assert_int_equal(tst_count(p, "ld.shared.b32") + 4 * tst_count(p, "ld.shared.v4"), 32);
+        const char *bar = strstr(p, "bar.sync"), *first_atomic = strstr(p, "atom.global.add.f32");
+        if (!first_atomic) first_atomic = strstr(p, "red.global.add.f32");
+        assert_true(bar && first_atomic && bar < first_atomic);
         free(p);
     }
 }

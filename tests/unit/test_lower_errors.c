@@ -33,9 +33,9 @@ static const error_case cases[] = {
     {"        g = alloc_global((64,), float32)\n"
      "        g[0] = 1.0\n",
      "3:9: error: alloc_global workspaces are not lowered yet"},
-    {"        s = alloc_shared((64,), float32)\n"
-     "        atomic_add(C, s)\n",
-     "4:9: error: atomic_add from a shared region is not lowered yet"},
+    {"        l = alloc_local((64,), float32)\n"
+     "        atomic_add(C, l)\n",
+     "4:9: error: atomic_add from a local region is not supported: copy it into a fragment first"},
     {"        s = alloc_shared((64, 64), float32)\n"
      "        f = alloc_fragment((64,), float32)\n"
      "        reduce_sum(s, f, dim=1)\n",
