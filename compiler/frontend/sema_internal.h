@@ -224,6 +224,9 @@ void sema_count_assignments(sema *S, const ast_block *b);
 bool sema_refuse_tilelang(sema *S, const char *name, tlc_loc loc);
 bool sema_refuse_tilelang_dtype(sema *S, const char *name, tlc_loc loc);
 /* Likewise for a TileLang keyword argument `kwarg` of builtin `fn`. */
+/* A TileLang keyword argument with the value that means what tlc does
+ * anyway (memory_order="relaxed" on atomic_add): accepted, ignored. */
+bool sema_tilelang_kwarg_is_default(const char *fn, const ast_kwarg *kw);
 bool sema_refuse_tilelang_kwarg(sema *S, const char *fn, const char *kwarg, tlc_loc loc);
 /* The supported dtype name nearest to a misspelled one, or NULL. */
 const char *sema_suggest_dtype(const char *name);

@@ -56,7 +56,7 @@ static const unsupported kwargs[] = {
     {"Parallel.coalesced_width", "remove it: tlc picks the vector width of a loop"},
     {"Parallel.loop_layout", "remove it: tlc infers the loop's layout"},
     {"copy.disable_tma", "remove it: tlc decides where a copy uses TMA"},
-    {"atomic_add.memory_order", "remove it: tlc's atomic_add is relaxed"},
+    {"atomic_add.memory_order", "tlc's atomic_add is relaxed: write memory_order=\"relaxed\" or nothing"},
     {"use_swizzle.enable", "remove it (enable=True), or the whole use_swizzle line (enable=False)"},
     {"gemm.k_pack", "remove it: tlc picks the gemm instruction"},
     {"gemm.wg_wait", "remove it: tlc schedules the wgmma waits"},
@@ -77,6 +77,20 @@ bool sema_refuse_tilelang(sema *S, const char *name, tlc_loc loc) {
         return true;
     }
     return sema_refuse_tilelang_dtype(S, name, loc);
+}
+
+/* TileLang keyword arguments that ask for what tlc does anyway, with the
+ * one value that does: accepted and ignored. */
+static const unsupported same_as_tlc[] = {
+    {"atomic_add.memory_order", "relaxed"},
+};
+
+bool sema_tilelang_kwarg_is_default(const char *fn, const ast_kwarg *kw) {
+    if (!fn || !kw->name || !kw->value || kw->value->kind != AE_STRING) return false;
+    char key[96];
+    snprintf(key, sizeof key, "%s.%s", fn, kw->name);
+    const char *v = lookup(same_as_tlc, sizeof same_as_tlc / sizeof *same_as_tlc, key);
+    return v && strcmp(v, kw->value->u.str) == 0;
 }
 
 bool sema_refuse_tilelang_kwarg(sema *S, const char *fn, const char *kwarg, tlc_loc loc) {

@@ -117,8 +117,11 @@ int64_t tlc_dim_multiple(const tlc_lower_ctx *lc, const tir_expr *dim);
 th_expr *tlc_lower_load(tlc_lower_ctx *lc, const tir_buffer *b, tir_expr *const *idx, tlc_loc loc);
 void tlc_lower_store(tlc_lower_ctx *lc, const tir_buffer *b, tir_expr *const *idx, th_expr *value, tlc_loc loc);
 /* Buffer dim d of an access inside Parallel loop `loop` is indexed by loop
- * dim map[d]; true when every index is a distinct loop variable, in
- * increasing loop-dim order. */
+ * dim map[d], or is a dim of extent 1 indexed by the constant 0
+ * (TLC_PAR_MAP_ZERO: TileLang's `row_sum[0]` of a one-element statistic);
+ * true when every other index is a distinct loop variable, in increasing
+ * loop-dim order. */
+#define TLC_PAR_MAP_ZERO (-1)
 bool tlc_par_access_map(const tir_stmt *loop, const tir_buffer *b, tir_expr *const *idx, int *map);
 /* Slot of fragment B holding what iteration `slot` of loop fragment L
  * reaches through `map` (the same for every thread); -1 if no thread runs

@@ -7,6 +7,11 @@ bool tlc_par_access_map(const tir_stmt *loop, const tir_buffer *b, tir_expr *con
     int last = -1;
     for (int d = 0; d < b->rank; d++) {
         const tir_expr *e = idx[d];
+        int64_t c;
+        if (e && tir_expr_const_int(e, &c) && c == 0 && tir_buffer_dim(b, d) == 1) {
+            map[d] = TLC_PAR_MAP_ZERO;
+            continue;
+        }
         if (!e || e->kind != TE_VAR) return false;
         int m = -1;
         for (int v = 0; v < loop->u.for_.nvars; v++)
@@ -23,7 +28,7 @@ int64_t tlc_par_access_slot(const tlc_fragment *L, const tlc_fragment *B, const 
     int64_t logical[TLC_FRAG_MAX_RANK], bl[TLC_FRAG_MAX_RANK];
     for (int64_t t = 0; t < L->threads; t++) {
         if (!tlc_fragment_inverse(L, t, slot, logical, NULL) || tlc_fragment_is_hole(L, logical)) continue;
-        for (int d = 0; d < brank; d++) bl[d] = logical[map[d]];
+        for (int d = 0; d < brank; d++) bl[d] = map[d] == TLC_PAR_MAP_ZERO ? 0 : logical[map[d]];
         int64_t bs = tlc_fragment_slot_of(B, bl, t);
         if (bs < 0 || (r >= 0 && bs != r)) return -2;
         r = bs;

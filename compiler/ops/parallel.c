@@ -23,7 +23,19 @@
 
 static bool is_full(const tir_stmt *loop, const tir_buffer *b, tir_expr *const *idx) {
     int map[TLC_FRAG_MAX_RANK];
-    return b->rank == loop->u.for_.nvars && b->rank <= TLC_FRAG_MAX_RANK && tlc_par_access_map(loop, b, idx, map);
+    if (b->rank != loop->u.for_.nvars || b->rank > TLC_FRAG_MAX_RANK || !tlc_par_access_map(loop, b, idx, map))
+        return false;
+    for (int d = 0; d < b->rank; d++)
+        if (map[d] != d) return false;
+    return true;
+}
+
+/* An access through a constant index (TLC_PAR_MAP_ZERO) proposes nothing:
+ * such a buffer's layout comes from elsewhere (the reduce that wrote it). */
+static bool has_zero_dim(const int *map, int rank) {
+    for (int d = 0; d < rank; d++)
+        if (map[d] == TLC_PAR_MAP_ZERO) return true;
+    return false;
 }
 
 static bool loop_shape(const tir_stmt *s, int64_t *shape) {
@@ -91,7 +103,9 @@ static bool parallel_infer(tlc_infer *st, const tir_stmt *s, bool free_pass) {
             const tir_access *x = &l.v[i];
             int map[TLC_FRAG_MAX_RANK];
             if (x->buf->scope != TIR_SCOPE_FRAGMENT || x->buf->fragment) continue;
-            if (x->buf->rank > TLC_FRAG_MAX_RANK || !tlc_par_access_map(s, x->buf, x->idx, map)) continue;
+            if (x->buf->rank > TLC_FRAG_MAX_RANK || !tlc_par_access_map(s, x->buf, x->idx, map) ||
+                has_zero_dim(map, x->buf->rank))
+                continue;
             tlc_fragment *f;
             if (is_full(s, x->buf, x->idx)) {
                 f = TLC_NEW(st->a, tlc_fragment);

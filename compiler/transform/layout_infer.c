@@ -8,8 +8,9 @@
  *   free    a default for what nothing constrains (blocked fragments).
  * Order: propagate common proposals to a fixed point; when buffers are
  * still unknown, take ONE free proposal (copies from global memory first,
- * since they decide the vector width, then other ops in program order) and
- * propagate again. A conflict is reported at the op, or (fragment to
+ * since they decide the vector width, then other ops in program order,
+ * fills last: a fill works with any layout, so the ops that use the
+ * buffer choose) and propagate again. A conflict is reported at the op, or (fragment to
  * fragment copies) becomes a conversion through shared memory in lowering. */
 #include <string.h>
 #include "../ops/op_table.h"
@@ -24,6 +25,9 @@ static bool copy_touches_global(const tir_stmt *s) {
     return s->kind == TS_COPY &&
            (s->u.copy.src.buf->scope == TIR_SCOPE_GLOBAL || s->u.copy.dst.buf->scope == TIR_SCOPE_GLOBAL);
 }
+
+/* The pass (0, 1, 2) in which an op's free proposal is taken. */
+static int free_pass_of(const tir_stmt *s) { return copy_touches_global(s) ? 0 : s->kind == TS_FILL ? 2 : 1; }
 
 static void propagate(tlc_infer *st, void **ops, int n) {
     for (int guard = 0; guard < 64 && !st->failed; guard++) {
@@ -42,10 +46,10 @@ static bool infer_kernel(tlc_infer *st, tir_kernel *k) {
         propagate(st, v, n);
         if (st->failed) break;
         bool took = false;
-        for (int pass = 0; pass < 2 && !took; pass++)
+        for (int pass = 0; pass < 3 && !took; pass++)
             for (int i = 0; i < n && !took; i++) {
                 const tir_stmt *s = v[i];
-                if ((pass == 0) != copy_touches_global(s)) continue;
+                if (free_pass_of(s) != pass) continue;
                 took = op_rule(st, s, true);
             }
         if (!took) break;

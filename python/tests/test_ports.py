@@ -113,6 +113,31 @@ class ElementwisePortsTest(unittest.TestCase):
                 tlc.interpret(port("rms_norm.py"), {"A": a, "B": b}, kernel=kernel, defines=defines)
                 np.testing.assert_allclose(b, ref, rtol=1e-5, atol=1e-6)
 
+    def test_layernorm_forward_and_backward(self):
+        n, d, eps = 64, 256, 1e-5
+        defines = {"N": n, "D": d, "in_dtype": "float16", "out_dtype": "float16"}
+        x, g, b = randn(n, d, scale=2.0), randn(d), randn(d)
+        mu = f64(x).mean(axis=1, keepdims=True)
+        rs = 1.0 / np.sqrt(f64(x).var(axis=1, keepdims=True) + eps)
+        xhat = (f64(x) - mu) * rs
+        y, mean, rstd = empty(n, d), empty(n, dtype=np.float32), empty(n, dtype=np.float32)
+        tlc.interpret(port("layernorm.py"), {"X": x, "gamma": g, "beta": b, "Y": y, "Mean": mean, "Rstd": rstd},
+                      kernel="_layernorm_fwd", defines=defines)
+        np.testing.assert_allclose(f64(y), xhat * f64(g) + f64(b), rtol=1e-2, atol=2e-2)
+        np.testing.assert_allclose(mean, mu[:, 0], rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(rstd, rs[:, 0], rtol=1e-4)
+        dy = randn(n, d)
+        dx = empty(n, d)
+        dgamma, dbeta = np.zeros(d, dtype=np.float32), np.zeros(d, dtype=np.float32)
+        tlc.interpret(port("layernorm.py"), {"DY": dy, "X": x, "gamma": g, "Mean": mean, "Rstd": rstd, "DX": dx,
+                                             "DGamma": dgamma, "DBeta": dbeta},
+                      kernel="_layernorm_bwd", defines={"N": n, "D": d, "in_dtype": "float16"})
+        dxhat = f64(dy) * f64(g)
+        ref_dx = rs * (dxhat - dxhat.mean(axis=1, keepdims=True) - xhat * (dxhat * xhat).mean(axis=1, keepdims=True))
+        np.testing.assert_allclose(f64(dx), ref_dx, rtol=1e-2, atol=2e-2)
+        np.testing.assert_allclose(dgamma, (f64(dy) * xhat).sum(axis=0), rtol=1e-3, atol=1e-3)
+        np.testing.assert_allclose(dbeta, f64(dy).sum(axis=0), rtol=1e-3, atol=1e-3)
+
     def test_online_softmax(self):
         x = randn(4, 512, scale=3.0)
         y = empty(4, 512)
