@@ -220,9 +220,10 @@ void sema_python_kernel(sema *S, const ast_funcdef *f) {
             returned = true;
             continue;
         }
-        if (done) {
+        if (done && !(S->fn_mode && !g && sema_is_workspace_decl(S, s))) {
             tlc_error(S->diag, s->loc, g ? "statements after the kernel '%s' are not supported (only 'return %s')"
-                                         : "statements after the 'with Kernel' block are not supported (only 'return')",
+                                         : "statements after the 'with Kernel' block are not supported (only "
+                                           "'return', alloc_global workspaces and further 'with Kernel' blocks)",
                       g ? g->name : "", g ? g->name : "");
             continue;
         }

@@ -100,7 +100,8 @@ static void alloc_stmt(sema *S, const ast_expr *target, const ast_expr *call, co
         if (target->kind == AE_NAME) sema_declare_error(S, target->u.name, target->loc);
         return;
     }
-    if (!S->in_kernel) {
+    bool workspace = !S->in_kernel && S->fn_mode && b->id == B_ALLOC_GLOBAL;
+    if (!S->in_kernel && !workspace) {
         tlc_error(S->diag, call->loc, "'%s' must be inside 'with Kernel(...)'", b->name);
         return;
     }
@@ -148,6 +149,7 @@ static void alloc_stmt(sema *S, const ast_expr *target, const ast_expr *call, co
         buf = sema_new_buffer(S, target->u.name, sc, t, rank, target->loc);
         buf->shape = dims;
         buf->is_workspace = b->id == B_ALLOC_GLOBAL;
+        if (workspace) tlc_ptrvec_push(&S->fn_workspaces, buf);
         /* whatever layout inference picks, a thread holds at least
          * elements / threads of a fragment (4-byte registers, two 16-bit
          * elements to one); lowering allows 256 registers (the hardware's

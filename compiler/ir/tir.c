@@ -605,3 +605,9 @@ void tir_collect_tile_ops(const tir_stmt *s, tlc_ptrvec *ops) {
         break;
     }
 }
+
+bool tir_kernel_selected(const tir_kernel *k, const char *filter) {
+    if (!filter) return true;
+    if (k->name && strcmp(k->name, filter) == 0) return true;
+    return k->function && k->function->name && strcmp(k->function->name, filter) == 0;
+}
