@@ -1180,6 +1180,19 @@ tir_kernel *sema_kernel(sema *S, const ast_funcdef *f) {
     return k;
 }
 
+/* Whether the --kernel filter names f, or one of its kernels when it has
+ * several (NAME_k0, ...: the whole function is compiled). */
+static bool selected(sema *S, const ast_funcdef *f) {
+    const char *want = S->opt->kernel;
+    size_t n = f->name ? strlen(f->name) : 0;
+    if (!f->name || strncmp(want, f->name, n) != 0) return false;
+    if (!want[n]) return true;
+    if (strncmp(want + n, "_k", 2) != 0 || !want[n + 2]) return false;
+    for (const char *p = want + n + 2; *p; p++)
+        if (!isdigit((unsigned char)*p)) return false;
+    return sema_is_multi_kernel(S, f);
+}
+
 /* A function's kernels are named NAME_k0, NAME_k1, ...: another function of
  * that name would give the module two kernels of one name. */
 static void check_kernel_names(sema *S, const tir_module *out) {
@@ -1218,7 +1231,7 @@ tir_module *tlc_sema(const ast_module *m, const tlc_sema_options *opt, tlc_arena
 
     bool found = !S.opt->kernel;
     for (int i = 0; i < m->nfuncs; i++)
-        if (S.opt->kernel && m->funcs[i]->name && strcmp(m->funcs[i]->name, S.opt->kernel) == 0) found = true;
+        if (S.opt->kernel && selected(&S, m->funcs[i])) found = true;
     if (!found) {
         tlc_error(diag, (tlc_loc){0, 0}, "no kernel named '%s' in this file", S.opt->kernel);
         for (int i = 0; i < m->nskipped; i++)
@@ -1243,7 +1256,7 @@ tir_module *tlc_sema(const ast_module *m, const tlc_sema_options *opt, tlc_arena
     memset(&functions, 0, sizeof functions);
     for (int i = 0; i < m->nfuncs && !tlc_diag_too_many(diag); i++) {
         const ast_funcdef *f = m->funcs[i];
-        if (S.opt->kernel && (!f->name || strcmp(f->name, S.opt->kernel) != 0)) continue;
+        if (S.opt->kernel && !selected(&S, f)) continue;
         for (int j = 0; j < i; j++)
             if (f->name && m->funcs[j]->name && strcmp(f->name, m->funcs[j]->name) == 0) {
                 tlc_error(diag, f->loc, "kernel '%s' is defined twice", f->name);

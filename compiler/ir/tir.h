@@ -346,7 +346,9 @@ typedef struct tir_module {
     tir_kernel **kernels; int nkernels;
     tir_function **functions; int nfunctions;
 } tir_module;
-/* Whether `filter` (a --kernel name) selects k: its name or its function's. */
+/* Whether `filter` (a --kernel name; NULL selects all) selects k: its
+ * name, or its function's or any of its function's kernels' (the kernels of
+ * a function are compiled and run together). */
 bool tir_kernel_selected(const tir_kernel *k, const char *filter);
 
 /* Printer (tir_print.c): deterministic text for --emit=tir and golden tests. */
