@@ -304,6 +304,22 @@ static tlrt_module *load_machine_code(tlc_jit *jit, tlrt_context *ctx, const cha
     return m;
 }
 
+/* Compiles only `name` (a kernel, or a function of several kernels) and
+ * loads its module. */
+static tlc_status load_module(tlc_jit *jit, tlrt_context *ctx, const char *source, size_t len, const char *source_name,
+                              const tlc_jit_define *defines, int ndefines, const char *name, tlrt_module **out,
+                              char **errtext) {
+    char *ptx = NULL;
+    tlc_status st = tlc_jit_compile(jit, source, len, source_name, defines, ndefines, name, &ptx, errtext);
+    if (st != TLC_OK) return st;
+    tlrt_module *m = jit->use_cache ? load_machine_code(jit, ctx, ptx) : NULL;
+    tlrt_status rs = m ? TLRT_SUCCESS : tlrt_module_load_ptx(ctx, ptx, strlen(ptx), &m);
+    free(ptx);
+    if (rs != TLRT_SUCCESS) return fail(errtext, TLC_ERROR_RUNTIME, "loading the PTX of %s: %s", name, tlrt_last_error(ctx));
+    *out = m;
+    return TLC_OK;
+}
+
 tlc_status tlc_jit_load_kernel(tlc_jit *jit, tlrt_context *ctx, const char *source, size_t len,
                                const char *source_name, const tlc_jit_define *defines, int ndefines,
                                const char *kernel, tlrt_module **module, tlrt_kernel **out, char **errtext) {
@@ -312,22 +328,39 @@ tlc_status tlc_jit_load_kernel(tlc_jit *jit, tlrt_context *ctx, const char *sour
     if (out) *out = NULL;
     if (!ctx || !kernel || !module || !out)
         return fail(errtext, TLC_ERROR_INVALID_ARGUMENT, "tlc_jit_load_kernel: ctx, kernel, module and out are required");
-    char *ptx = NULL;
-    tlc_status st = tlc_jit_compile(jit, source, len, source_name, defines, ndefines, kernel, &ptx, errtext);
+    tlrt_module *m = NULL;
+    tlc_status st = load_module(jit, ctx, source, len, source_name, defines, ndefines, kernel, &m, errtext);
     if (st != TLC_OK) return st;
-    tlrt_module *m = jit->use_cache ? load_machine_code(jit, ctx, ptx) : NULL;
-    tlrt_status rs = m ? TLRT_SUCCESS : tlrt_module_load_ptx(ctx, ptx, strlen(ptx), &m);
-    free(ptx);
-    if (rs != TLRT_SUCCESS)
-        return fail(errtext, TLC_ERROR_RUNTIME, "loading the PTX of %s: %s", kernel, tlrt_last_error(ctx));
     tlrt_kernel *k = NULL;
-    rs = tlrt_kernel_get(m, kernel, &k);
-    if (rs != TLRT_SUCCESS) {
+    if (tlrt_kernel_get(m, kernel, &k) != TLRT_SUCCESS) {
         st = fail(errtext, TLC_ERROR_RUNTIME, "kernel %s: %s", kernel, tlrt_last_error(ctx));
         tlrt_module_unload(ctx, m);
         return st;
     }
     *module = m;
     *out = k;
+    return TLC_OK;
+}
+
+tlc_status tlc_jit_load_function(tlc_jit *jit, tlrt_context *ctx, const char *source, size_t len,
+                                 const char *source_name, const tlc_jit_define *defines, int ndefines,
+                                 const char *function, tlrt_module **module, tlrt_function **out, char **errtext) {
+    if (errtext) *errtext = NULL;
+    if (module) *module = NULL;
+    if (out) *out = NULL;
+    if (!ctx || !function || !module || !out)
+        return fail(errtext, TLC_ERROR_INVALID_ARGUMENT,
+                    "tlc_jit_load_function: ctx, function, module and out are required");
+    tlrt_module *m = NULL;
+    tlc_status st = load_module(jit, ctx, source, len, source_name, defines, ndefines, function, &m, errtext);
+    if (st != TLC_OK) return st;
+    tlrt_function *f = NULL;
+    if (tlrt_function_get(m, function, &f) != TLRT_SUCCESS) {
+        st = fail(errtext, TLC_ERROR_RUNTIME, "function %s: %s", function, tlrt_last_error(ctx));
+        tlrt_module_unload(ctx, m);
+        return st;
+    }
+    *module = m;
+    *out = f;
     return TLC_OK;
 }
