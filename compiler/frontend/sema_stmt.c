@@ -867,7 +867,10 @@ void sema_stmt(sema *S, const ast_stmt *s) {
     case AS_WITH: {
         const builtin_spec *b = sema_call_builtin(S, s->u.with.item);
         const ast_expr *w = s->u.with.item;
-        if (b && b->id == B_KERNEL) sema_kernel_with(S, s);
+        if (b && b->id == B_KERNEL && S->fn_mode && !S->in_kernel)
+            tlc_error(S->diag, s->loc, "a function with several 'with Kernel' blocks or workspaces has each block "
+                      "at its top level, not inside another statement");
+        else if (b && b->id == B_KERNEL) sema_kernel_with(S, s);
         else if (!b && w->kind == AE_CALL && sema_refuse_tilelang(S, sema_dotted_name(S, w->u.call.func), w->loc)) return;
         else tlc_error(S->diag, s->loc, "unsupported 'with' statement (only 'with Kernel(...)')");
         return;
