@@ -19,20 +19,10 @@
 
 enum { MAX_FUNCTION_KERNELS = 16 };
 
-static bool defines_kernel(sema *S, const ast_funcdef *g) {
-    for (int i = 0; i < g->ndecorators; i++) {
-        const ast_expr *d = g->decorators[i].expr;
-        const ast_expr *head = d && d->kind == AE_CALL ? d->u.call.func : d;
-        const char *name = head ? sema_dotted_name(S, head) : NULL;
-        if (name && !strcmp(name, "macro")) return false;
-    }
-    return true;
-}
-
 const ast_funcdef *sema_kernel_holder(sema *S, const ast_funcdef *f) {
     if (!sema_is_python_style(f)) return f;
     for (int i = 0; i < f->body.n; i++)
-        if (f->body.stmts[i]->kind == AS_FUNCDEF && defines_kernel(S, f->body.stmts[i]->u.func))
+        if (f->body.stmts[i]->kind == AS_FUNCDEF && !sema_decorated_macro(S, f->body.stmts[i]->u.func))
             return f->body.stmts[i]->u.func;
     return f;
 }
@@ -68,22 +58,6 @@ static void note_var(const tir_var *v, void *ctx) {
 static void note_access(const tir_access *acc, void *ctx) {
     uses *u = ctx;
     u->buf[acc->buf->id] = true;
-}
-
-static void note_expr_vars(uses *u, const tir_expr *e) {
-    if (!e) return;
-    switch (e->kind) {
-    case TE_VAR: u->var[e->u.var->id] = true; break;
-    case TE_BINARY: note_expr_vars(u, e->u.bin.a); note_expr_vars(u, e->u.bin.b); break;
-    case TE_UNARY: note_expr_vars(u, e->u.un.a); break;
-    case TE_CAST: note_expr_vars(u, e->u.cast.a); break;
-    case TE_SELECT:
-        note_expr_vars(u, e->u.sel.cond);
-        note_expr_vars(u, e->u.sel.a);
-        note_expr_vars(u, e->u.sel.b);
-        break;
-    default: break;
-    }
 }
 
 static bool has_dim(const tir_buffer *b, const tir_var *v) {
@@ -143,10 +117,10 @@ static void take_share(sema *S, tir_kernel *k, const tlc_ptrvec *ws) {
     if (!u.var || !u.buf || !keep) abort();
     tir_stmt_accesses(k->body, note_access, &u);
     tir_stmt_vars(k->body, note_var, &u);
-    for (int a = 0; a < k->grid_rank; a++) note_expr_vars(&u, k->grid[a]);
+    for (int a = 0; a < k->grid_rank; a++) tir_expr_vars(k->grid[a], note_var, &u);
     for (int i = 0; i < k->nbuffers; i++) /* an alloc_global inside the block may have symbolic dims */
         if (k->buffers[i]->param_index < 0 && !is_workspace_of(ws, k->buffers[i]))
-            for (int d = 0; d < k->buffers[i]->rank; d++) note_expr_vars(&u, k->buffers[i]->shape[d]);
+            for (int d = 0; d < k->buffers[i]->rank; d++) tir_expr_vars(k->buffers[i]->shape[d], note_var, &u);
 
     /* candidates in parameter order: the function's tensors, then the workspaces */
     int ncand = 0;

@@ -298,6 +298,8 @@ sv sema_const_dims(sema *S, const ast_expr *call, const char *names, bool dynami
  * factory returning a @T.prim_func, or an eager function with T.const,
  * annotations in its body, T.empty and `return`). */
 bool sema_is_python_style(const ast_funcdef *f);
+/* Whether g is decorated @T.macro (refused: not a factory's kernel). */
+bool sema_decorated_macro(sema *S, const ast_funcdef *g);
 void sema_python_kernel(sema *S, const ast_funcdef *f);
 /* End of a kernel: every T.const / T.dynamic name and used factory
  * parameter without a default is a dim of some tensor parameter. */

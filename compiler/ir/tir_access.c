@@ -115,6 +115,11 @@ void tir_stmt_vars(const tir_stmt *s, void (*fn)(const tir_var *v, void *ctx), v
     deep_walk(&w, s);
 }
 
+void tir_expr_vars(const tir_expr *e, void (*fn)(const tir_var *v, void *ctx), void *ctx) {
+    tir_access_walk w = {ignore_access, ctx, fn};
+    expr_walk(&w, e, NULL);
+}
+
 static void append(const tir_access *acc, void *ctx) {
     tir_access_list *l = ctx;
     if (l->n == l->cap) {
