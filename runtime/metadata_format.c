@@ -5,8 +5,18 @@
 #include <string.h>
 #include "text_util.h"
 
-static void format_kernel(tlrt_buf *b, const tlrt_kernel_meta *k) {
-    tlrt_buf_printf(b, TLRT_META_PREFIX "kernel %s\n", k->name);
+static void format_dims(tlrt_buf *b, const tlrt_param_meta *p, const tlrt_kernel_meta *k) {
+    tlrt_buf_printf(b, "[");
+    for (int d = 0; d < p->rank; d++) {
+        if (d) tlrt_buf_printf(b, ",");
+        if (p->dim_sym[d] >= 0) tlrt_buf_printf(b, "%s", k->syms[p->dim_sym[d]]);
+        else tlrt_buf_printf(b, "%lld", (long long)p->dims[d]);
+    }
+    tlrt_buf_printf(b, "]");
+}
+
+/* sym, tensor and scalar lines: a kernel's or a function's parameters */
+static void format_params(tlrt_buf *b, const tlrt_kernel_meta *k) {
     for (int i = 0; i < k->nsyms; i++) tlrt_buf_printf(b, TLRT_META_PREFIX "sym %s\n", k->syms[i]);
     for (int i = 0; i < k->nparams; i++) {
         const tlrt_param_meta *p = &k->params[i];
@@ -14,14 +24,37 @@ static void format_kernel(tlrt_buf *b, const tlrt_kernel_meta *k) {
             tlrt_buf_printf(b, TLRT_META_PREFIX "scalar %s %s\n", p->name, tlrt_dtype_name(p->dtype));
             continue;
         }
-        tlrt_buf_printf(b, TLRT_META_PREFIX "tensor %s %s [", p->name, tlrt_dtype_name(p->dtype));
-        for (int d = 0; d < p->rank; d++) {
-            if (d) tlrt_buf_printf(b, ",");
-            if (p->dim_sym[d] >= 0) tlrt_buf_printf(b, "%s", k->syms[p->dim_sym[d]]);
-            else tlrt_buf_printf(b, "%lld", (long long)p->dims[d]);
-        }
-        tlrt_buf_printf(b, "] align=%d%s\n", p->align, p->strided ? " strided" : "");
+        tlrt_buf_printf(b, TLRT_META_PREFIX "tensor %s %s ", p->name, tlrt_dtype_name(p->dtype));
+        format_dims(b, p, k);
+        tlrt_buf_printf(b, " align=%d%s\n", p->align, p->strided ? " strided" : "");
     }
+}
+
+static void format_checks(tlrt_buf *b, const tlrt_kernel_meta *k) {
+    for (int c = 0; c < k->nchecks; c++) {
+        tlrt_buf_printf(b, TLRT_META_PREFIX "check %d:%d ", k->checks[c].line, k->checks[c].col);
+        tlrt_expr_format(b, &k->checks[c].cond, k);
+        tlrt_buf_printf(b, "\n");
+    }
+}
+
+static void format_function(tlrt_buf *b, const tlrt_module_meta *m, const tlrt_function_meta *f) {
+    tlrt_buf_printf(b, TLRT_META_PREFIX "function %s\n", f->sig.name);
+    format_params(b, &f->sig);
+    for (int w = 0; w < f->nworkspaces; w++) {
+        const tlrt_param_meta *p = &f->workspaces[w];
+        tlrt_buf_printf(b, TLRT_META_PREFIX "workspace %s %s ", p->name, tlrt_dtype_name(p->dtype));
+        format_dims(b, p, &f->sig);
+        tlrt_buf_printf(b, "\n");
+    }
+    for (int l = 0; l < f->nlaunches; l++)
+        tlrt_buf_printf(b, TLRT_META_PREFIX "launch %s\n", m->kernels[f->launches[l]].name);
+    format_checks(b, &f->sig);
+}
+
+static void format_kernel(tlrt_buf *b, const tlrt_kernel_meta *k) {
+    tlrt_buf_printf(b, TLRT_META_PREFIX "kernel %s\n", k->name);
+    format_params(b, k);
     static const char *l2[] = {"none", "64B", "128B", "256B"};
     for (int t = 0; t < k->ntmaps; t++) {
         const tlrt_tmap_meta *m = &k->tmaps[t];
@@ -44,11 +77,7 @@ static void format_kernel(tlrt_buf *b, const tlrt_kernel_meta *k) {
     tlrt_buf_printf(b, TLRT_META_PREFIX "smem %lld\n", (long long)k->smem_bytes);
     if (k->persistent) tlrt_buf_printf(b, TLRT_META_PREFIX "persistent %d\n", k->persistent);
     if (k->tile_counter) tlrt_buf_printf(b, TLRT_META_PREFIX "tile_counter\n");
-    for (int c = 0; c < k->nchecks; c++) {
-        tlrt_buf_printf(b, TLRT_META_PREFIX "check %d:%d ", k->checks[c].line, k->checks[c].col);
-        tlrt_expr_format(b, &k->checks[c].cond, k);
-        tlrt_buf_printf(b, "\n");
-    }
+    format_checks(b, k);
 }
 
 char *tlrt_meta_format(const tlrt_module_meta *m, char *err, size_t errlen) {
@@ -81,9 +110,22 @@ char *tlrt_meta_format(const tlrt_module_meta *m, char *err, size_t errlen) {
                 return NULL;
             }
     }
+    if (m->nfunctions < 0 || m->nfunctions > TLRT_MAX_FUNCTIONS || (m->nfunctions && !m->functions)) {
+        tlrt_errf(err, errlen, "bad function count %d", m->nfunctions);
+        return NULL;
+    }
+    for (int i = 0; i < m->nfunctions; i++) {
+        if (!tlrt_meta_validate_function(m, &m->functions[i], err, errlen)) return NULL;
+        for (int j = 0; j < i; j++)
+            if (strcmp(m->functions[i].sig.name, m->functions[j].sig.name) == 0) {
+                tlrt_errf(err, errlen, "function '%s' described twice", m->functions[i].sig.name);
+                return NULL;
+            }
+    }
     tlrt_buf b = {0};
     tlrt_buf_printf(&b, TLRT_META_PREFIX "v%d tlc=%s arch=%s\n", m->version, m->tlc_version, m->arch);
     for (int i = 0; i < m->nkernels; i++) format_kernel(&b, &m->kernels[i]);
+    for (int i = 0; i < m->nfunctions; i++) format_function(&b, m, &m->functions[i]);
     tlrt_buf_printf(&b, TLRT_META_PREFIX "end\n");
     if (b.failed) {
         tlrt_buf_free(&b);
@@ -117,12 +159,12 @@ int tlrt_kernel_meta_add_sym(tlrt_kernel_meta *k, const char *name) {
     return k->nsyms++;
 }
 
-int tlrt_kernel_meta_add_tensor(tlrt_kernel_meta *k, const char *name, tlrt_dtype dt, int rank, const int64_t *dims,
-                                int align) {
-    if (k->nparams >= TLRT_MAX_PARAMS || rank < 0 || rank > TLRT_MAX_RANK || (rank && !dims)) return -1;
-    tlrt_param_meta *p = &k->params[k->nparams];
+/* A tensor's fields; false when a name or dim does not fit. */
+static bool fill_tensor(tlrt_param_meta *p, int nsyms, const char *name, tlrt_dtype dt, int rank, const int64_t *dims,
+                        int align) {
+    if (rank < 0 || rank > TLRT_MAX_RANK || (rank && !dims)) return false;
     memset(p, 0, sizeof *p);
-    if (!set_name(p->name, sizeof p->name, name)) return -1;
+    if (!set_name(p->name, sizeof p->name, name)) return false;
     p->kind = TLRT_PARAM_TENSOR;
     p->dtype = dt;
     p->rank = rank;
@@ -132,12 +174,38 @@ int tlrt_kernel_meta_add_tensor(tlrt_kernel_meta *k, const char *name, tlrt_dtyp
             p->dims[d] = dims[d];
             p->dim_sym[d] = -1;
         } else {
-            if (dims[d] == 0 || -dims[d] - 1 >= k->nsyms) return -1;
+            if (dims[d] == 0 || -dims[d] - 1 >= nsyms) return false;
             p->dims[d] = -1;
             p->dim_sym[d] = (int)(-dims[d] - 1);
         }
     }
+    return true;
+}
+
+int tlrt_kernel_meta_add_tensor(tlrt_kernel_meta *k, const char *name, tlrt_dtype dt, int rank, const int64_t *dims,
+                                int align) {
+    if (k->nparams >= TLRT_MAX_PARAMS || !fill_tensor(&k->params[k->nparams], k->nsyms, name, dt, rank, dims, align))
+        return -1;
     return k->nparams++;
+}
+
+void tlrt_function_meta_init(tlrt_function_meta *f, const char *name) {
+    memset(f, 0, sizeof *f);
+    tlrt_kernel_meta_init(&f->sig, name);
+}
+
+int tlrt_function_meta_add_workspace(tlrt_function_meta *f, const char *name, tlrt_dtype dt, int rank,
+                                     const int64_t *dims) {
+    if (f->nworkspaces >= TLRT_MAX_WORKSPACES ||
+        !fill_tensor(&f->workspaces[f->nworkspaces], f->sig.nsyms, name, dt, rank, dims, 16))
+        return -1;
+    return f->nworkspaces++;
+}
+
+int tlrt_function_meta_add_launch(tlrt_function_meta *f, int kernel_index) {
+    if (f->nlaunches >= TLRT_MAX_LAUNCHES || kernel_index < 0) return -1;
+    f->launches[f->nlaunches] = kernel_index;
+    return f->nlaunches++;
 }
 
 int tlrt_kernel_meta_add_scalar(tlrt_kernel_meta *k, const char *name, tlrt_dtype dt) {

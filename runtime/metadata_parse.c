@@ -10,7 +10,9 @@ enum { MAX_LINE = 2048, MAX_WORDS = 16 };
 
 typedef struct parser {
     tlrt_module_meta *m;
-    tlrt_kernel_meta *k; /* open kernel or NULL */
+    tlrt_kernel_meta *k; /* open kernel, or the open function's signature, or NULL */
+    tlrt_function_meta *f; /* open function or NULL */
+    int fcap;
     bool have_grid, have_threads, have_smem, seen_param, seen_tmap;
     int cap;
     char *err;
@@ -73,6 +75,13 @@ static bool copy_name(char *dst, size_t cap, const char *src) {
 static bool close_kernel(parser *ps) {
     tlrt_kernel_meta *k = ps->k;
     if (!k) return true;
+    if (ps->f) {
+        char sub[400];
+        bool ok = tlrt_meta_validate_function(ps->m, ps->f, sub, sizeof sub);
+        ps->k = NULL;
+        ps->f = NULL;
+        return ok ? true : fail(ps, "%s", sub, NULL);
+    }
     if (!ps->have_grid) return fail(ps, "kernel '%s' has no grid line", k->name, NULL);
     if (!ps->have_threads) return fail(ps, "kernel '%s' has no threads line", k->name, NULL);
     char sub[400];
@@ -135,6 +144,30 @@ static bool do_kernel(parser *ps, char **w, int nw) {
     return true;
 }
 
+/* "function NAME" */
+static bool do_function(parser *ps, char **w, int nw) {
+    if (!close_kernel(ps)) return false;
+    if (nw != 1) return fail(ps, "expected 'function NAME'", NULL, NULL);
+    if (!tlrt_is_ident(w[0], strlen(w[0])) || strlen(w[0]) >= TLRT_MAX_KERNEL_NAME)
+        return fail(ps, "bad function name '%.200s'", w[0], NULL);
+    tlrt_module_meta *m = ps->m;
+    for (int i = 0; i < m->nfunctions; i++)
+        if (strcmp(m->functions[i].sig.name, w[0]) == 0) return fail(ps, "function '%s' described twice", w[0], NULL);
+    if (m->nfunctions == TLRT_MAX_FUNCTIONS) return fail(ps, "too many functions", NULL, NULL);
+    if (m->nfunctions == ps->fcap) {
+        int cap = ps->fcap ? ps->fcap * 2 : 2;
+        tlrt_function_meta *fs = realloc(m->functions, (size_t)cap * sizeof *fs);
+        if (!fs) return fail(ps, "out of memory", NULL, NULL);
+        m->functions = fs;
+        ps->fcap = cap;
+    }
+    ps->f = &m->functions[m->nfunctions++];
+    tlrt_function_meta_init(ps->f, w[0]);
+    ps->k = &ps->f->sig;
+    ps->have_grid = ps->have_threads = ps->have_smem = ps->seen_param = ps->seen_tmap = false;
+    return true;
+}
+
 static int find_sym(const tlrt_kernel_meta *k, const char *s) {
     for (int i = 0; i < k->nsyms; i++)
         if (strcmp(k->syms[i], s) == 0) return i;
@@ -187,14 +220,10 @@ static tlrt_param_meta *new_param(parser *ps, const char *name, const char *dtyp
     return p;
 }
 
-static bool do_tensor(parser *ps, char **w, int nw) {
-    if (nw < 3 || nw > 5) return fail(ps, "expected 'tensor NAME DTYPE [DIMS] align=N [strided]'", NULL, NULL);
-    tlrt_param_meta *p = new_param(ps, w[0], w[1]);
-    if (!p) return false;
-    p->kind = TLRT_PARAM_TENSOR;
-    p->align = 16;
+/* "[d0,d1,...]": constants or the open kernel's syms. */
+static bool parse_dims(parser *ps, char *list, tlrt_param_meta *p) {
     char *items[TLRT_MAX_RANK];
-    int r = split_list(w[2], items, TLRT_MAX_RANK);
+    int r = split_list(list, items, TLRT_MAX_RANK);
     if (r < 0) return fail(ps, "bad dims for tensor '%s' (expected [d0,d1,...], at most 8)", p->name, NULL);
     p->rank = r;
     for (int d = 0; d < r; d++) {
@@ -208,6 +237,16 @@ static bool do_tensor(parser *ps, char **w, int nw) {
             return fail(ps, "tensor dim '%.60s' is neither a declared sym nor an integer in 1..2^31-1", items[d], NULL);
         }
     }
+    return true;
+}
+
+static bool do_tensor(parser *ps, char **w, int nw) {
+    if (nw < 3 || nw > 5) return fail(ps, "expected 'tensor NAME DTYPE [DIMS] align=N [strided]'", NULL, NULL);
+    tlrt_param_meta *p = new_param(ps, w[0], w[1]);
+    if (!p) return false;
+    p->kind = TLRT_PARAM_TENSOR;
+    p->align = 16;
+    if (!parse_dims(ps, w[2], p)) return false;
     if (nw == 5) {
         if (strcmp(w[4], "strided") != 0) return fail(ps, "bad '%.60s' (expected 'strided')", w[4], NULL);
         p->strided = true;
@@ -229,6 +268,39 @@ static bool do_scalar(parser *ps, char **w, int nw) {
     p->kind = TLRT_PARAM_SCALAR;
     ps->k->nparams++;
     return true;
+}
+
+/* "workspace NAME DTYPE [DIMS]" (a function's) */
+static bool do_workspace(parser *ps, char **w, int nw) {
+    tlrt_function_meta *f = ps->f;
+    if (nw != 3) return fail(ps, "expected 'workspace NAME DTYPE [DIMS]'", NULL, NULL);
+    if (f->nlaunches) return fail(ps, "workspace lines must come before the launch lines", NULL, NULL);
+    if (f->nworkspaces == TLRT_MAX_WORKSPACES) return fail(ps, "too many workspaces", NULL, NULL);
+    tlrt_param_meta *p = &f->workspaces[f->nworkspaces];
+    memset(p, 0, sizeof *p);
+    if (!tlrt_is_ident(w[0], strlen(w[0])) || !copy_name(p->name, sizeof p->name, w[0]))
+        return fail(ps, "bad workspace name '%.100s'", w[0], NULL);
+    if (!tlrt_dtype_parse(w[1], &p->dtype)) return fail(ps, "unknown dtype '%.40s'", w[1], NULL);
+    p->kind = TLRT_PARAM_TENSOR;
+    p->align = 16;
+    if (!parse_dims(ps, w[2], p)) return false;
+    f->nworkspaces++;
+    ps->seen_param = true;
+    return true;
+}
+
+/* "launch KERNEL" (a function's): a kernel described earlier */
+static bool do_launch(parser *ps, char **w, int nw) {
+    tlrt_function_meta *f = ps->f;
+    if (nw != 1) return fail(ps, "expected 'launch KERNEL'", NULL, NULL);
+    if (f->nlaunches == TLRT_MAX_LAUNCHES) return fail(ps, "too many launch lines", NULL, NULL);
+    for (int i = 0; i < ps->m->nkernels; i++)
+        if (strcmp(ps->m->kernels[i].name, w[0]) == 0) {
+            f->launches[f->nlaunches++] = i;
+            ps->seen_param = true;
+            return true;
+        }
+    return fail(ps, "launch: no kernel '%.200s' before this line", w[0], NULL);
 }
 
 static bool parse_u32_list(char *s, uint32_t *out, int want) {
@@ -409,9 +481,20 @@ static int do_line(parser *ps, char *text, bool first) {
         return close_kernel(ps) ? 1 : -1;
     }
     if (strcmp(d, "kernel") == 0) return do_kernel(ps, w + 1, nw - 1) ? 0 : -1;
+    if (strcmp(d, "function") == 0) return do_function(ps, w + 1, nw - 1) ? 0 : -1;
     if (!ps->k) { fail(ps, "'%.40s' outside a kernel (a 'kernel NAME' line must come first)", d, NULL); return -1; }
+    static const char *const function_lines[] = {"sym", "tensor", "scalar", "check", "workspace", "launch", NULL};
+    bool in_function_only = strcmp(d, "workspace") == 0 || strcmp(d, "launch") == 0, allowed = !ps->f;
+    for (int i = 0; ps->f && function_lines[i]; i++) allowed |= strcmp(d, function_lines[i]) == 0;
+    if (!allowed || (in_function_only && !ps->f)) {
+        fail(ps, ps->f ? "'%.40s' in a function (only sym, tensor, scalar, check, workspace and launch lines)"
+                       : "'%.40s' outside a function", d, NULL);
+        return -1;
+    }
     bool ok;
-    if (strcmp(d, "sym") == 0) ok = do_sym(ps, w + 1, nw - 1);
+    if (strcmp(d, "workspace") == 0) ok = do_workspace(ps, w + 1, nw - 1);
+    else if (strcmp(d, "launch") == 0) ok = do_launch(ps, w + 1, nw - 1);
+    else if (strcmp(d, "sym") == 0) ok = do_sym(ps, w + 1, nw - 1);
     else if (strcmp(d, "tensor") == 0) ok = do_tensor(ps, w + 1, nw - 1);
     else if (strcmp(d, "scalar") == 0) ok = do_scalar(ps, w + 1, nw - 1);
     else if (strcmp(d, "tmap") == 0) ok = do_tmap(ps, w + 1, nw - 1);
@@ -486,11 +569,18 @@ error:
 void tlrt_meta_free(tlrt_module_meta *m) {
     if (!m) return;
     free(m->kernels);
+    free(m->functions);
     memset(m, 0, sizeof *m);
 }
 
 const tlrt_kernel_meta *tlrt_meta_find(const tlrt_module_meta *m, const char *name) {
     for (int i = 0; m && name && i < m->nkernels; i++)
         if (strcmp(m->kernels[i].name, name) == 0) return &m->kernels[i];
+    return NULL;
+}
+
+const tlrt_function_meta *tlrt_meta_find_function(const tlrt_module_meta *m, const char *name) {
+    for (int i = 0; m && name && i < m->nfunctions; i++)
+        if (strcmp(m->functions[i].sig.name, name) == 0) return &m->functions[i];
     return NULL;
 }

@@ -189,3 +189,78 @@ bool tlrt_meta_validate_kernel(const tlrt_kernel_meta *k, char *err, size_t errl
     }
     return true;
 }
+
+/* Same dtype, rank and dims (a sym dim by its name, since the kernel and
+ * the function number their syms apart). */
+static bool same_tensor(const tlrt_param_meta *a, const tlrt_kernel_meta *ka, const tlrt_param_meta *b,
+                        const tlrt_kernel_meta *kb) {
+    if (a->kind != TLRT_PARAM_TENSOR || b->kind != TLRT_PARAM_TENSOR || a->dtype != b->dtype || a->rank != b->rank)
+        return false;
+    for (int d = 0; d < a->rank; d++) {
+        if ((a->dim_sym[d] >= 0) != (b->dim_sym[d] >= 0)) return false;
+        if (a->dim_sym[d] >= 0 ? strcmp(ka->syms[a->dim_sym[d]], kb->syms[b->dim_sym[d]]) != 0 : a->dims[d] != b->dims[d])
+            return false;
+    }
+    return true;
+}
+
+bool tlrt_meta_validate_function(const tlrt_module_meta *m, const tlrt_function_meta *f, char *err, size_t errlen) {
+    const tlrt_kernel_meta *sig = &f->sig;
+    if (!tlrt_meta_validate_kernel(sig, err, errlen)) return false;
+    if (sig->ntmaps || sig->persistent || sig->tile_counter) {
+        tlrt_errf(err, errlen, "function '%s': tmap, persistent and tile_counter belong to kernels", sig->name);
+        return false;
+    }
+    if (f->nworkspaces < 0 || f->nworkspaces > TLRT_MAX_WORKSPACES) {
+        tlrt_errf(err, errlen, "function '%s': %d workspaces (0..%d allowed)", sig->name, f->nworkspaces,
+                  TLRT_MAX_WORKSPACES);
+        return false;
+    }
+    for (int w = 0; w < f->nworkspaces; w++) {
+        const tlrt_param_meta *p = &f->workspaces[w];
+        bool taken = !name_ok(p->name, sizeof p->name) || name_taken(sig, p->name, sig->nsyms, sig->nparams);
+        for (int v = 0; v < w && !taken; v++) taken = strcmp(f->workspaces[v].name, p->name) == 0;
+        if (taken) {
+            tlrt_errf(err, errlen, "function '%s': workspace #%d has a bad or repeated name", sig->name, w);
+            return false;
+        }
+        bool ok = p->kind == TLRT_PARAM_TENSOR && (int)p->dtype >= 0 && p->dtype < TLRT_DTYPE_COUNT && p->rank >= 1 &&
+                  p->rank <= TLRT_MAX_RANK;
+        for (int d = 0; ok && d < p->rank; d++)
+            ok = p->dim_sym[d] >= 0 ? p->dim_sym[d] < sig->nsyms
+                                    : p->dim_sym[d] == -1 && p->dims[d] >= 1 && p->dims[d] <= INT32_MAX;
+        if (!ok) {
+            tlrt_errf(err, errlen, "function '%s': workspace '%s' needs a dtype and 1..%d dims, each 1..2^31-1 or a "
+                      "sym of the function", sig->name, p->name, TLRT_MAX_RANK);
+            return false;
+        }
+    }
+    if (f->nlaunches < 1 || f->nlaunches > TLRT_MAX_LAUNCHES) {
+        tlrt_errf(err, errlen, "function '%s': %d launch lines (1..%d allowed)", sig->name, f->nlaunches,
+                  TLRT_MAX_LAUNCHES);
+        return false;
+    }
+    for (int l = 0; l < f->nlaunches; l++) {
+        if (f->launches[l] < 0 || f->launches[l] >= m->nkernels) {
+            tlrt_errf(err, errlen, "function '%s': launch #%d names no kernel of the module", sig->name, l);
+            return false;
+        }
+        const tlrt_kernel_meta *k = &m->kernels[f->launches[l]];
+        for (int i = 0; i < k->nparams; i++) {
+            const tlrt_param_meta *p = &k->params[i], *q = NULL;
+            for (int j = 0; j < sig->nparams && !q; j++)
+                if (strcmp(sig->params[j].name, p->name) == 0) q = &sig->params[j];
+            for (int w = 0; w < f->nworkspaces && !q; w++)
+                if (strcmp(f->workspaces[w].name, p->name) == 0) q = &f->workspaces[w];
+            bool fits = q && (p->kind == TLRT_PARAM_SCALAR ? q->kind == TLRT_PARAM_SCALAR && q->dtype == p->dtype
+                                                           : same_tensor(p, k, q, sig));
+            if (!fits) {
+                tlrt_errf(err, errlen, "function '%s': parameter '%s' of kernel '%s' is %s", sig->name, p->name,
+                          k->name, q ? "not of the same kind, dtype and shape in the function"
+                                     : "neither a parameter nor a workspace of the function");
+                return false;
+            }
+        }
+    }
+    return true;
+}

@@ -171,6 +171,10 @@ tlrt_status tlrt_module_unload(tlrt_context *ctx, tlrt_module *m) {
         free(m->kernels[i]);
     }
     free(m->kernels);
+    for (int i = 0; i < m->nfunctions; i++) free(m->functions[i]);
+    free(m->functions);
+    for (int i = 0; i < m->nworkspaces; i++)
+        if (m->workspaces[i].ptr) ctx->cu.cuMemFree(m->workspaces[i].ptr);
     tlrt_meta_free(&m->meta);
     pthread_mutex_destroy(&m->lock);
     free(m);

@@ -6,7 +6,7 @@
 #include "cuda_api.h"
 #include "tlc/runtime.h"
 
-enum { TLRT_ERR_CAP = 8192, TLRT_TILE_COUNTER_STREAMS = 64 };
+enum { TLRT_ERR_CAP = 8192, TLRT_TILE_COUNTER_STREAMS = 64, TLRT_WORKSPACE_STREAMS = 64 };
 
 struct tlrt_context {
     tlrt_cuda cu;
@@ -37,14 +37,27 @@ struct tlrt_kernel {
     int ncounter_streams;
 };
 
+/* A function of several kernels (metadata "function"), looked up once. */
+struct tlrt_function {
+    tlrt_module *module;
+    const tlrt_function_meta *meta; /* into module->meta */
+    tlrt_kernel *kernels[TLRT_MAX_LAUNCHES]; /* in launch order */
+};
+
 struct tlrt_module {
     tlrt_context *ctx;
     CUmodule mod;
     bool has_meta;
     tlrt_module_meta meta;
-    pthread_mutex_t lock; /* guards kernels */
+    pthread_mutex_t lock; /* guards kernels, functions and workspaces */
     int nkernels, cap;
     tlrt_kernel **kernels; /* looked-up kernels, owned */
+    int nfunctions, fcap;
+    tlrt_function **functions; /* looked-up functions, owned */
+    /* The functions' workspace memory, one allocation per stream that
+     * launched a function (function.c). */
+    int nworkspaces;
+    struct { CUstream stream; CUdeviceptr ptr; size_t bytes; } workspaces[TLRT_WORKSPACE_STREAMS];
 };
 
 struct tlrt_stream {

@@ -101,6 +101,11 @@ int main(int argc, char **argv) {
         report("flash_attention.tl", what, kc_check_attention_varlen(path, t, len, &vc, small, 3));
         free(t);
     }
+    if ((t = load(dir, "split_logsumexp.tl", path, sizeof path, &len))) {
+        snprintf(what, sizeof what, "split_logsumexp 37x1000 (two kernels, two workspaces)");
+        report("split_logsumexp.tl", what, kc_check_logsumexp(path, t, len, 37, 1000, NULL, 0, 16));
+        free(t);
+    }
     printf("interp check: %s\n", failures ? "FAILED" : "all shipped kernels match their references");
     return failures ? 1 : 0;
 }

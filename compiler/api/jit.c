@@ -304,30 +304,58 @@ static tlrt_module *load_machine_code(tlc_jit *jit, tlrt_context *ctx, const cha
     return m;
 }
 
-tlc_status tlc_jit_load_kernel(tlc_jit *jit, tlrt_context *ctx, const char *source, size_t len,
-                               const char *source_name, const tlc_jit_define *defines, int ndefines,
-                               const char *kernel, tlrt_module **module, tlrt_kernel **out, char **errtext) {
-    if (errtext) *errtext = NULL;
-    if (module) *module = NULL;
-    if (out) *out = NULL;
-    if (!ctx || !kernel || !module || !out)
-        return fail(errtext, TLC_ERROR_INVALID_ARGUMENT, "tlc_jit_load_kernel: ctx, kernel, module and out are required");
+/* Compiles only `name` (a kernel, or a function of several kernels) and
+ * loads its module. */
+static tlc_status load_module(tlc_jit *jit, tlrt_context *ctx, const char *source, size_t len, const char *source_name,
+                              const tlc_jit_define *defines, int ndefines, const char *name, tlrt_module **out,
+                              char **errtext) {
     char *ptx = NULL;
-    tlc_status st = tlc_jit_compile(jit, source, len, source_name, defines, ndefines, kernel, &ptx, errtext);
+    tlc_status st = tlc_jit_compile(jit, source, len, source_name, defines, ndefines, name, &ptx, errtext);
     if (st != TLC_OK) return st;
     tlrt_module *m = jit->use_cache ? load_machine_code(jit, ctx, ptx) : NULL;
     tlrt_status rs = m ? TLRT_SUCCESS : tlrt_module_load_ptx(ctx, ptx, strlen(ptx), &m);
     free(ptx);
-    if (rs != TLRT_SUCCESS)
-        return fail(errtext, TLC_ERROR_RUNTIME, "loading the PTX of %s: %s", kernel, tlrt_last_error(ctx));
-    tlrt_kernel *k = NULL;
-    rs = tlrt_kernel_get(m, kernel, &k);
+    if (rs != TLRT_SUCCESS) return fail(errtext, TLC_ERROR_RUNTIME, "loading the PTX of %s: %s", name, tlrt_last_error(ctx));
+    *out = m;
+    return TLC_OK;
+}
+
+/* tlc_jit_load_kernel and tlc_jit_load_function: `name` compiled alone,
+ * loaded, and looked up as a kernel (kout) or as a function of several
+ * kernels (fout; the other is NULL). */
+static tlc_status load_entry(tlc_jit *jit, tlrt_context *ctx, const char *source, size_t len, const char *source_name,
+                             const tlc_jit_define *defines, int ndefines, const char *name, bool function,
+                             tlrt_module **module, tlrt_kernel **kout, tlrt_function **fout, char **errtext) {
+    const char *what = function ? "function" : "kernel";
+    if (errtext) *errtext = NULL;
+    if (module) *module = NULL;
+    if (kout) *kout = NULL;
+    if (fout) *fout = NULL;
+    if (!ctx || !name || !module || (function ? !fout : !kout))
+        return fail(errtext, TLC_ERROR_INVALID_ARGUMENT, "tlc_jit_load_%s: ctx, %s, module and out are required", what,
+                    what);
+    tlrt_module *m = NULL;
+    tlc_status st = load_module(jit, ctx, source, len, source_name, defines, ndefines, name, &m, errtext);
+    if (st != TLC_OK) return st;
+    tlrt_status rs = function ? tlrt_function_get(m, name, fout) : tlrt_kernel_get(m, name, kout);
     if (rs != TLRT_SUCCESS) {
-        st = fail(errtext, TLC_ERROR_RUNTIME, "kernel %s: %s", kernel, tlrt_last_error(ctx));
+        st = fail(errtext, TLC_ERROR_RUNTIME, "%s %s: %s", what, name, tlrt_last_error(ctx));
         tlrt_module_unload(ctx, m);
         return st;
     }
     *module = m;
-    *out = k;
     return TLC_OK;
+}
+
+tlc_status tlc_jit_load_kernel(tlc_jit *jit, tlrt_context *ctx, const char *source, size_t len,
+                               const char *source_name, const tlc_jit_define *defines, int ndefines,
+                               const char *kernel, tlrt_module **module, tlrt_kernel **out, char **errtext) {
+    return load_entry(jit, ctx, source, len, source_name, defines, ndefines, kernel, false, module, out, NULL, errtext);
+}
+
+tlc_status tlc_jit_load_function(tlc_jit *jit, tlrt_context *ctx, const char *source, size_t len,
+                                 const char *source_name, const tlc_jit_define *defines, int ndefines,
+                                 const char *function, tlrt_module **module, tlrt_function **out, char **errtext) {
+    return load_entry(jit, ctx, source, len, source_name, defines, ndefines, function, true, module, NULL, out,
+                      errtext);
 }

@@ -88,6 +88,20 @@ static bool emit_plan(tlc_strbuf *out, tlc_compilation *c) { return tlc_compile_
 
 static bool emit_thread(tlc_strbuf *out, tlc_compilation *c) { return tlc_compile_thread(c, out) != NULL; }
 
+/* The launch metadata block as it travels in the PTX (include/tlc/metadata.h). */
+static bool emit_metadata(tlc_strbuf *out, tlc_compilation *c) {
+    th_module *m = tlc_compile_thread(c, NULL);
+    if (!m) return false;
+    for (const char *p = m->metadata; p && *p;) {
+        size_t n = strcspn(p, "\n");
+        tlc_sb_puts(out, "// ");
+        tlc_sb_putn(out, p, n);
+        tlc_sb_putc(out, '\n');
+        p += n + (p[n] ? 1 : 0);
+    }
+    return true;
+}
+
 static bool emit_llvm(tlc_strbuf *out, tlc_compilation *c) {
     char *text = tlc_compile_llvm(c, false);
     if (text) tlc_sb_puts(out, text);
@@ -115,6 +129,7 @@ static const tlc_emit_kind kinds[] = {
     {"layout", TLC_STAGE_TIR, emit_layout, "every buffer's inferred layout: fragments (thread/slot digits) and shared layouts", false},
     {"plan", TLC_STAGE_TIR, emit_plan, "the plan: pipelines, gemm instructions, warp specialization, shared memory", false},
     {"thread", TLC_STAGE_TIR, emit_thread, "Thread IR (per-thread code after lowering)", false},
+    {"metadata", TLC_STAGE_TIR, emit_metadata, "the launch metadata: kernels, functions of several kernels", false},
     {"llvm", TLC_STAGE_TIR, emit_llvm, "LLVM IR (NVPTX)", false},
     {"ptx", TLC_STAGE_TIR, emit_ptx, "PTX with the launch metadata", false},
     {"cubin", TLC_STAGE_TIR, emit_cubin, "cubin (needs ptxas; binary: use -o FILE)", true},

@@ -262,9 +262,10 @@ static int run(const run_opts *o) {
     /* Collect tensors and scalars by name over the kernels that run. */
     for (int ki = 0; ki < m->nkernels; ki++) {
         const tir_kernel *k = m->kernels[ki];
-        if (o->kernel && strcmp(o->kernel, k->name)) continue;
+        if (!tir_kernel_selected(k, o->kernel)) continue;
         for (int p = 0; p < k->nparams; p++) {
             const tir_param *pa = &k->params[p];
+            if (pa->workspace) continue; /* the run allocates it */
             if (pa->kind == TIR_PARAM_SCALAR) {
                 bool seen = false;
                 for (int i = 0; i < ns; i++) seen |= !strcmp(sargs[i].name, pa->name);

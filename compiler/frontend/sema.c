@@ -952,7 +952,11 @@ void sema_kernel_with(sema *S, const ast_stmt *s) {
         tlc_note(S->diag, S->kernel_with->loc, "the enclosing 'with Kernel' is here");
         return;
     }
-    if (S->kernel_with) {
+    tlc_diag *outside = S->diag;
+    if (S->fn_mode) {
+        if (S->blocks_seen++ != S->want_block) return; /* another pass's block */
+        S->diag = S->loud;
+    } else if (S->kernel_with) {
         tlc_error(S->diag, s->loc, "a kernel has exactly one 'with Kernel' block");
         tlc_note(S->diag, S->kernel_with->loc, "the first one is here");
         return;
@@ -1048,6 +1052,7 @@ void sema_kernel_with(sema *S, const ast_stmt *s) {
     seq->u.seq.n = body.len;
     seq->u.seq.stmts = (tir_stmt **)tlc_ptrvec_freeze(&body, S->arena);
     k->body = seq;
+    S->diag = outside;
 }
 
 /* ---------------- shared memory ---------------- */
@@ -1100,6 +1105,12 @@ bool sema_is_kernel_with(sema *S, const ast_stmt *s) {
     return b && b->id == B_KERNEL;
 }
 
+bool sema_is_workspace_decl(sema *S, const ast_stmt *s) {
+    if (s->kind != AS_ASSIGN || !s->u.assign.target || s->u.assign.target->kind != AE_NAME) return false;
+    const builtin_spec *b = sema_call_builtin(S, s->u.assign.value);
+    return b && b->id == B_ALLOC_GLOBAL;
+}
+
 void sema_kernel_body(sema *S, const ast_funcdef *f) {
     sema_count_assignments(S, &f->body);
     tlc_ptrvec dummy;
@@ -1113,8 +1124,9 @@ void sema_kernel_body(sema *S, const ast_funcdef *f) {
             sema_kernel_with(S, s);
             continue;
         }
-        if (S->kernel_with) {
-            tlc_error(S->diag, s->loc, "statements after the 'with Kernel' block are not supported");
+        if ((S->kernel_with || S->blocks_seen) && !(S->fn_mode && sema_is_workspace_decl(S, s))) {
+            tlc_error(S->diag, s->loc, "statements after the 'with Kernel' block are not supported "
+                      "(only alloc_global workspaces and further 'with Kernel' blocks)");
             continue;
         }
         /* before the Kernel block only compile-time constants may be defined */
@@ -1124,7 +1136,7 @@ void sema_kernel_body(sema *S, const ast_funcdef *f) {
     S->cur = NULL;
 }
 
-static tir_kernel *sema_kernel(sema *S, const ast_funcdef *f) {
+tir_kernel *sema_kernel(sema *S, const ast_funcdef *f) {
     tir_kernel *k = TLC_NEW(S->arena, tir_kernel);
     k->name = f->name;
     k->loc = f->loc;
@@ -1138,6 +1150,8 @@ static tir_kernel *sema_kernel(sema *S, const ast_funcdef *f) {
     memset(&S->consts_tmp, 0, sizeof S->consts_tmp);
     memset(&S->bound_dims, 0, sizeof S->bound_dims);
     memset(&S->checks, 0, sizeof S->checks);
+    memset(&S->fn_workspaces, 0, sizeof S->fn_workspaces);
+    S->blocks_seen = 0;
     sema_map_init(&S->assign_count);
     sema_push_scope(S);
 
@@ -1194,6 +1208,36 @@ static tir_kernel *sema_kernel(sema *S, const ast_funcdef *f) {
     return k;
 }
 
+/* Whether the --kernel filter names f, or one of its kernels when it has
+ * several (NAME_k0, ...: the whole function is compiled). */
+static bool selected(sema *S, const ast_funcdef *f) {
+    const char *want = S->opt->kernel;
+    size_t n = f->name ? strlen(f->name) : 0;
+    if (!f->name || strncmp(want, f->name, n) != 0) return false;
+    if (!want[n]) return true;
+    if (strncmp(want + n, "_k", 2) != 0 || !want[n + 2]) return false;
+    for (const char *p = want + n + 2; *p; p++)
+        if (!isdigit((unsigned char)*p)) return false;
+    return sema_is_multi_kernel(S, f);
+}
+
+/* A function's kernels are named NAME_k0, NAME_k1, ...: another function of
+ * that name would give the module two kernels of one name. */
+static void check_kernel_names(sema *S, const tir_module *out) {
+    for (int f = 0; f < out->nfunctions; f++)
+        for (int i = 0; i < out->functions[f]->nkernels; i++) {
+            const tir_kernel *k = out->functions[f]->kernels[i];
+            for (int j = 0; j < S->module->nfuncs; j++) {
+                const ast_funcdef *g = S->module->funcs[j];
+                if (!g->name || strcmp(g->name, k->name) != 0) continue;
+                tlc_error(S->diag, g->loc, "'%s' is also the name of kernel %d of function '%s' (its kernels are "
+                          "named %s_k0, %s_k1, ...): rename one of them", g->name, i, out->functions[f]->name,
+                          out->functions[f]->name, out->functions[f]->name);
+                tlc_note(S->diag, out->functions[f]->loc, "function '%s' is here", out->functions[f]->name);
+            }
+        }
+}
+
 tir_module *tlc_sema(const ast_module *m, const tlc_sema_options *opt, tlc_arena *arena, tlc_diag *diag) {
     if (!m) return NULL;
     sema S;
@@ -1215,7 +1259,7 @@ tir_module *tlc_sema(const ast_module *m, const tlc_sema_options *opt, tlc_arena
 
     bool found = !S.opt->kernel;
     for (int i = 0; i < m->nfuncs; i++)
-        if (S.opt->kernel && m->funcs[i]->name && strcmp(m->funcs[i]->name, S.opt->kernel) == 0) found = true;
+        if (S.opt->kernel && selected(&S, m->funcs[i])) found = true;
     if (!found) {
         tlc_error(diag, (tlc_loc){0, 0}, "no kernel named '%s' in this file", S.opt->kernel);
         for (int i = 0; i < m->nskipped; i++)
@@ -1235,22 +1279,27 @@ tir_module *tlc_sema(const ast_module *m, const tlc_sema_options *opt, tlc_arena
 
     sema_push_scope(&S); /* module scope */
     sema_globals(&S);
-    tlc_ptrvec kernels;
+    tlc_ptrvec kernels, functions;
     memset(&kernels, 0, sizeof kernels);
+    memset(&functions, 0, sizeof functions);
     for (int i = 0; i < m->nfuncs && !tlc_diag_too_many(diag); i++) {
         const ast_funcdef *f = m->funcs[i];
-        if (S.opt->kernel && (!f->name || strcmp(f->name, S.opt->kernel) != 0)) continue;
+        if (S.opt->kernel && !selected(&S, f)) continue;
         for (int j = 0; j < i; j++)
             if (f->name && m->funcs[j]->name && strcmp(f->name, m->funcs[j]->name) == 0) {
                 tlc_error(diag, f->loc, "kernel '%s' is defined twice", f->name);
                 tlc_note(diag, m->funcs[j]->loc, "the first definition is here");
                 break;
             }
-        tlc_ptrvec_push(&kernels, sema_kernel(&S, f));
+        if (sema_is_multi_kernel(&S, f)) tlc_ptrvec_push(&functions, sema_function(&S, f, &kernels));
+        else tlc_ptrvec_push(&kernels, sema_kernel(&S, f));
     }
     sema_pop_scope(&S);
     out->nkernels = kernels.len;
     out->kernels = (tir_kernel **)tlc_ptrvec_freeze(&kernels, arena);
+    out->nfunctions = functions.len;
+    out->functions = (tir_function **)tlc_ptrvec_freeze(&functions, arena);
+    check_kernel_names(&S, out);
 
     free(S.define_used);
     free(S.syms);

@@ -145,6 +145,15 @@ typedef struct sema {
     bool python;              /* in a Python-shaped function: its compile-time names may be reassigned */
     tlc_ptrvec bound_dims;    /* sema_dim_use: dims that some tensor must have */
     tlc_ptrvec checks;        /* asserts left for the launch (struct tir_launch_check *) */
+    /* A function of several kernels (sema_function.c) is analysed once per
+     * `with Kernel` block: a pass analyses block `want_block` (-1: none,
+     * the function's signature) and skips the others. Outside its block a
+     * pass after the first reports into a quiet diag (the first pass said
+     * it all); `loud` is the compilation's. */
+    bool fn_mode;
+    int want_block, blocks_seen;
+    tlc_diag *loud;
+    tlc_ptrvec fn_workspaces; /* alloc_global at function level, in order (tir_buffer *) */
 } sema;
 
 /* A symbolic dim that a tensor parameter's shape must give at launch: a
@@ -253,9 +262,23 @@ tir_param *sema_kernel_param(sema *S, const char *name, tlc_loc loc, const ast_e
 tir_param *sema_tensor_param(sema *S, const char *name, tlc_loc loc, const ast_expr *shape, const ast_expr *dtype);
 /* Whether an annotation is a tensor type (Tensor / Buffer). */
 bool sema_is_tensor_annotation(sema *S, const ast_expr *ann);
-/* The statements of a kernel function: constants, then `with Kernel`. */
+/* The statements of a kernel function: constants, then `with Kernel`
+ * blocks, with alloc_global workspaces before and between them. */
 void sema_kernel_body(sema *S, const ast_funcdef *f);
 bool sema_is_kernel_with(sema *S, const ast_stmt *s);
+/* `NAME = alloc_global(...)`: at function level, a workspace. */
+bool sema_is_workspace_decl(sema *S, const ast_stmt *s);
+/* One kernel (or, in fn_mode, one pass over a function) from a function definition. */
+tir_kernel *sema_kernel(sema *S, const ast_funcdef *f);
+
+/* sema_function.c: a function with several `with Kernel` blocks or with
+ * workspaces (alloc_global before a block). */
+/* The function holding f's Kernel blocks: f, or a factory's kernel. */
+const ast_funcdef *sema_kernel_holder(sema *S, const ast_funcdef *f);
+/* Whether f is such a function. */
+bool sema_is_multi_kernel(sema *S, const ast_funcdef *f);
+/* Analyses f into its kernels (appended to kernels) and its record. */
+tir_function *sema_function(sema *S, const ast_funcdef *f, tlc_ptrvec *kernels);
 /* A new symbolic dim (pushed into the kernel's list). */
 tir_var *sema_new_sym_dim(sema *S, const char *name, bool dynamic, tlc_loc loc);
 /* The -D value of `name` as a value of the kind its text has (int, float,
@@ -278,6 +301,8 @@ sv sema_const_dims(sema *S, const ast_expr *call, const char *names, bool dynami
  * factory returning a @T.prim_func, or an eager function with T.const,
  * annotations in its body, T.empty and `return`). */
 bool sema_is_python_style(const ast_funcdef *f);
+/* Whether g is decorated @T.macro (refused: not a factory's kernel). */
+bool sema_decorated_macro(sema *S, const ast_funcdef *g);
 void sema_python_kernel(sema *S, const ast_funcdef *f);
 /* End of a kernel: every T.const / T.dynamic name and used factory
  * parameter without a default is a dim of some tensor parameter. */

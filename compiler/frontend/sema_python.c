@@ -54,7 +54,7 @@ static int param_index(const ast_funcdef *f, const char *name) {
     return -1;
 }
 
-static bool decorated_macro(sema *S, const ast_funcdef *g) {
+bool sema_decorated_macro(sema *S, const ast_funcdef *g) {
     for (int i = 0; i < g->ndecorators; i++) {
         const ast_expr *d = g->decorators[i].expr;
         const ast_expr *head = d && d->kind == AE_CALL ? d->u.call.func : d;
@@ -145,10 +145,8 @@ static void order_params(sema *S, int *key) {
 
 void sema_python_kernel(sema *S, const ast_funcdef *f) {
     tir_kernel *k = S->k;
-    const ast_funcdef *g = NULL; /* a factory's kernel */
-    for (int i = 0; i < f->body.n && !g; i++)
-        if (f->body.stmts[i]->kind == AS_FUNCDEF && !decorated_macro(S, f->body.stmts[i]->u.func))
-            g = f->body.stmts[i]->u.func;
+    const ast_funcdef *g = sema_kernel_holder(S, f); /* a factory's kernel, or NULL */
+    if (g == f) g = NULL;
     S->param_cap = f->nparams + (g ? g->nparams : 0) + f->body.n + 1;
     k->params = TLC_NEW_ARRAY(S->arena, tir_param, (size_t)S->param_cap);
     int *key = TLC_NEW_ARRAY(S->arena, int, (size_t)S->param_cap);
@@ -194,7 +192,7 @@ void sema_python_kernel(sema *S, const ast_funcdef *f) {
             continue;
         }
         if (s->kind == AS_FUNCDEF) {
-            if (decorated_macro(S, s->u.func)) {
+            if (sema_decorated_macro(S, s->u.func)) {
                 sema_refuse_tilelang(S, "macro", s->u.func->decorators[0].loc);
             } else if (s->u.func != g) {
                 tlc_error(S->diag, s->loc, "a factory returns one kernel; '%s' is a second function in '%s'",
@@ -220,9 +218,10 @@ void sema_python_kernel(sema *S, const ast_funcdef *f) {
             returned = true;
             continue;
         }
-        if (done) {
+        if (done && !(S->fn_mode && !g && sema_is_workspace_decl(S, s))) {
             tlc_error(S->diag, s->loc, g ? "statements after the kernel '%s' are not supported (only 'return %s')"
-                                         : "statements after the 'with Kernel' block are not supported (only 'return')",
+                                         : "statements after the 'with Kernel' block are not supported (only "
+                                           "'return', alloc_global workspaces and further 'with Kernel' blocks)",
                       g ? g->name : "", g ? g->name : "");
             continue;
         }

@@ -100,7 +100,8 @@ static void alloc_stmt(sema *S, const ast_expr *target, const ast_expr *call, co
         if (target->kind == AE_NAME) sema_declare_error(S, target->u.name, target->loc);
         return;
     }
-    if (!S->in_kernel) {
+    bool workspace = !S->in_kernel && S->fn_mode && b->id == B_ALLOC_GLOBAL;
+    if (!S->in_kernel && !workspace) {
         tlc_error(S->diag, call->loc, "'%s' must be inside 'with Kernel(...)'", b->name);
         return;
     }
@@ -148,6 +149,7 @@ static void alloc_stmt(sema *S, const ast_expr *target, const ast_expr *call, co
         buf = sema_new_buffer(S, target->u.name, sc, t, rank, target->loc);
         buf->shape = dims;
         buf->is_workspace = b->id == B_ALLOC_GLOBAL;
+        if (workspace) tlc_ptrvec_push(&S->fn_workspaces, buf);
         /* whatever layout inference picks, a thread holds at least
          * elements / threads of a fragment (4-byte registers, two 16-bit
          * elements to one); lowering allows 256 registers (the hardware's
@@ -865,7 +867,10 @@ void sema_stmt(sema *S, const ast_stmt *s) {
     case AS_WITH: {
         const builtin_spec *b = sema_call_builtin(S, s->u.with.item);
         const ast_expr *w = s->u.with.item;
-        if (b && b->id == B_KERNEL) sema_kernel_with(S, s);
+        if (b && b->id == B_KERNEL && S->fn_mode && !S->in_kernel)
+            tlc_error(S->diag, s->loc, "a function with several 'with Kernel' blocks or workspaces has each block "
+                      "at its top level, not inside another statement");
+        else if (b && b->id == B_KERNEL) sema_kernel_with(S, s);
         else if (!b && w->kind == AE_CALL && sema_refuse_tilelang(S, sema_dotted_name(S, w->u.call.func), w->loc)) return;
         else tlc_error(S->diag, s->loc, "unsupported 'with' statement (only 'with Kernel(...)')");
         return;

@@ -605,3 +605,14 @@ void tir_collect_tile_ops(const tir_stmt *s, tlc_ptrvec *ops) {
         break;
     }
 }
+
+bool tir_kernel_selected(const tir_kernel *k, const char *filter) {
+    if (!filter) return true;
+    if (k->name && strcmp(k->name, filter) == 0) return true;
+    const tir_function *f = k->function;
+    if (!f) return false;
+    if (f->name && strcmp(f->name, filter) == 0) return true;
+    for (int i = 0; i < f->nkernels; i++)
+        if (f->kernels[i]->name && strcmp(f->kernels[i]->name, filter) == 0) return true;
+    return false;
+}

@@ -282,6 +282,7 @@ typedef struct tir_param {
     tir_buffer *buf; /* TENSOR */
     tir_var *var;    /* SCALAR */
     tlc_loc loc;
+    bool workspace;  /* TENSOR: a workspace of the kernel's function, which the runtime allocates */
 } tir_param;
 
 /* A compile-time parameter after -D binding (printed in the dump, recorded in metadata). */
@@ -317,13 +318,39 @@ typedef struct tir_kernel {
     /* asserts on values known only at launch (sym dims, scalar params):
      * the runtime checks each at every launch (metadata `check`) */
     struct tir_launch_check { tir_expr *cond; tlc_loc loc; } *checks; int nchecks;
+    const struct tir_function *function; /* the function this kernel is part of, or NULL */
 } tir_kernel;
+
+/* A function whose body holds several `with Kernel` blocks, or alloc_global
+ * workspaces before them (docs/language.md, "Several kernels in one
+ * function"): its kernels run in order on one launch's arguments. Kernel i
+ * is named NAME_k<i>; its parameters are the function's parameters it uses
+ * (in the function's order, plus any tensor that binds a symbolic dim it
+ * uses), then the workspaces it uses (tir_param.workspace). */
+typedef struct tir_function {
+    const char *name;
+    tlc_loc loc;
+    /* The function's parameters, symbolic dims, constants and launch
+     * checks, as a kernel without grid or body; its buffers are the tensor
+     * parameters, then the workspaces. */
+    const tir_kernel *sig;
+    /* alloc_global at function level, in declaration order: global buffers
+     * of sig (is_workspace) whose dims are constants or sig's symbolic
+     * dims. The runtime allocates them per launch, uninitialized. */
+    tir_buffer **workspaces; int nworkspaces;
+    tir_kernel **kernels; int nkernels; /* in launch order; also in the module's list */
+} tir_function;
 
 typedef struct tir_module {
     const char *source_name;
     tlc_arch arch;
     tir_kernel **kernels; int nkernels;
+    tir_function **functions; int nfunctions;
 } tir_module;
+/* Whether `filter` (a --kernel name; NULL selects all) selects k: its
+ * name, or its function's or any of its function's kernels' (the kernels of
+ * a function are compiled and run together). */
+bool tir_kernel_selected(const tir_kernel *k, const char *filter);
 
 /* Printer (tir_print.c): deterministic text for --emit=tir and golden tests. */
 void tir_print_module(tlc_strbuf *sb, const tir_module *m);

@@ -7,11 +7,15 @@
 struct tir_access_walk {
     tir_access_fn fn;
     void *ctx;
+    void (*var_fn)(const tir_var *v, void *ctx); /* tir_stmt_vars: NULL for the access query */
 };
 
 static void expr_walk(const tir_access_walk *w, const tir_expr *e, const tir_stmt *in) {
     if (!e) return;
     switch (e->kind) {
+    case TE_VAR:
+        if (w->var_fn) w->var_fn(e->u.var, w->ctx);
+        break;
     case TE_LOAD: {
         tir_access acc = {e->u.load.buf, TIR_ACCESS_READ, NULL, e->u.load.idx, in, e->loc};
         w->fn(&acc, w->ctx);
@@ -87,18 +91,33 @@ static void deep_walk(const tir_access_walk *w, const tir_stmt *s) {
 }
 
 void tir_stmt_accesses(const tir_stmt *s, tir_access_fn fn, void *ctx) {
-    tir_access_walk w = {fn, ctx};
+    tir_access_walk w = {fn, ctx, NULL};
     deep_walk(&w, s);
 }
 
 void tir_stmt_own_accesses(const tir_stmt *s, tir_access_fn fn, void *ctx) {
-    tir_access_walk w = {fn, ctx};
+    tir_access_walk w = {fn, ctx, NULL};
     if (s) own_walk(&w, s);
 }
 
 void tir_expr_accesses(const tir_expr *e, const tir_stmt *in, tir_access_fn fn, void *ctx) {
-    tir_access_walk w = {fn, ctx};
+    tir_access_walk w = {fn, ctx, NULL};
     expr_walk(&w, e, in);
+}
+
+static void ignore_access(const tir_access *acc, void *ctx) {
+    (void)acc;
+    (void)ctx;
+}
+
+void tir_stmt_vars(const tir_stmt *s, void (*fn)(const tir_var *v, void *ctx), void *ctx) {
+    tir_access_walk w = {ignore_access, ctx, fn};
+    deep_walk(&w, s);
+}
+
+void tir_expr_vars(const tir_expr *e, void (*fn)(const tir_var *v, void *ctx), void *ctx) {
+    tir_access_walk w = {ignore_access, ctx, fn};
+    expr_walk(&w, e, NULL);
 }
 
 static void append(const tir_access *acc, void *ctx) {

@@ -48,6 +48,12 @@ typedef struct tir_access_list {
 void tir_access_list_collect(const tir_stmt *s, tir_access_list *out); /* appends tir_stmt_accesses(s) */
 void tir_access_list_free(tir_access_list *l);
 
+/* Every variable read in s and the statements inside it (loop variables
+ * where they are used, not where they are bound), in no promised order. */
+void tir_stmt_vars(const tir_stmt *s, void (*fn)(const tir_var *v, void *ctx), void *ctx);
+/* Every variable read in e. */
+void tir_expr_vars(const tir_expr *e, void (*fn)(const tir_var *v, void *ctx), void *ctx);
+
 /* Whether s (or anything in it) writes buffer b. */
 bool tir_stmt_writes(const tir_stmt *s, const tir_buffer *b);
 #endif

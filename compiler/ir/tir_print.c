@@ -650,6 +650,7 @@ static void print_kernel(printer *p, const tir_kernel *k) {
             put_buf(p, prm->buf);
             tlc_sb_printf(sb, ": %s ", scope_text(prm->buf->scope));
             print_shape(p, prm->buf);
+            if (prm->workspace) tlc_sb_printf(sb, "  # workspace of %s", k->function ? k->function->name : "?");
         } else if (prm->var) {
             put_var(p, prm->var);
             tlc_sb_printf(sb, ": %s", dtype_text(prm->var->dtype));
@@ -696,10 +697,43 @@ void tir_print_kernel(tlc_strbuf *sb, const tir_kernel *k) {
     free(p.buf_dup);
 }
 
+/* The function record: its parameters, workspaces and kernels in launch order. */
+static void print_function(tlc_strbuf *sb, const tir_function *f) {
+    printer p = {.sb = sb};
+    init_dups(&p, f->sig);
+    tlc_sb_printf(sb, "function %s\n", f->name);
+    for (int i = 0; i < f->sig->nparams; i++) {
+        const tir_param *prm = &f->sig->params[i];
+        tlc_sb_printf(sb, "  param %s: ", prm->name);
+        if (prm->kind == TIR_PARAM_TENSOR) {
+            tlc_sb_printf(sb, "%s ", scope_text(prm->buf->scope));
+            print_shape(&p, prm->buf);
+        } else {
+            tlc_sb_puts(sb, dtype_text(prm->var->dtype));
+        }
+        tlc_sb_putc(sb, '\n');
+    }
+    for (int i = 0; i < f->nworkspaces; i++) {
+        tlc_sb_printf(sb, "  workspace %s: ", f->workspaces[i]->name);
+        print_shape(&p, f->workspaces[i]);
+        tlc_sb_puts(sb, "  # uninitialized\n");
+    }
+    tlc_sb_puts(sb, "  launch");
+    for (int i = 0; i < f->nkernels; i++) tlc_sb_printf(sb, "%s %s", i ? "," : "", f->kernels[i]->name);
+    tlc_sb_putc(sb, '\n');
+    free(p.var_dup);
+    free(p.buf_dup);
+}
+
 void tir_print_module(tlc_strbuf *sb, const tir_module *m) {
     tlc_sb_printf(sb, "# Tile IR of %s for %s\n", m->source_name ? m->source_name : "<input>",
                   tlc_arch_name(m->arch));
     for (int i = 0; i < m->nkernels; i++) {
+        const tir_function *f = m->kernels[i]->function;
+        if (f && f->kernels[0] == m->kernels[i]) {
+            tlc_sb_putc(sb, '\n');
+            print_function(sb, f);
+        }
         tlc_sb_putc(sb, '\n');
         tir_print_kernel(sb, m->kernels[i]);
     }

@@ -597,7 +597,8 @@ static bool buffers_fit(const tir_kernel *k, tlc_diag *diag) {
     for (int i = 0; i < k->nbuffers; i++) {
         const tir_buffer *b = k->buffers[i];
         if (b->scope == TIR_SCOPE_GLOBAL && b->param_index < 0) {
-            tlc_error(diag, b->loc, "alloc_global workspaces are not lowered yet");
+            tlc_error(diag, b->loc, "alloc_global inside 'with Kernel' is not lowered: declare '%s' before the "
+                      "'with Kernel' block, where it is a workspace the runtime allocates", b->name);
             return false;
         }
         if (b->scope == TIR_SCOPE_FRAGMENT) {

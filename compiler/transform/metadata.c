@@ -71,10 +71,18 @@ static tlrt_swizzle swizzle_of(tlc_swizzle s) {
     }
 }
 
-bool tlc_kernel_metadata(tlc_lower_ctx *lc, tlrt_kernel_meta *out) {
-    const tir_kernel *k = lc->k;
+/* A buffer's dims for tlrt_kernel_meta_add_tensor: constants, or -(sym + 1). */
+static void meta_dims(const tir_kernel *k, const tir_buffer *b, int64_t dims[TLRT_MAX_RANK]) {
+    for (int d = 0; d < b->rank && d < TLRT_MAX_RANK; d++) {
+        const tir_expr *e = b->shape[d];
+        dims[d] = e->kind == TE_VAR ? -(int64_t)sym_index(k, e->u.var) - 1 : tir_buffer_dim(b, d);
+    }
+}
+
+/* The sym, tensor and scalar lines of a kernel or a function's signature;
+ * false when the runtime's limits do not hold them. */
+static bool meta_params(const tir_kernel *k, tlrt_kernel_meta *out) {
     bool ok = true;
-    tlrt_kernel_meta_init(out, k->name);
     for (int i = 0; i < k->nsym; i++) ok &= tlrt_kernel_meta_add_sym(out, k->sym_dims[i]->name) >= 0;
     for (int i = 0; i < k->nparams; i++) {
         const tir_param *p = &k->params[i];
@@ -83,18 +91,44 @@ bool tlc_kernel_metadata(tlc_lower_ctx *lc, tlrt_kernel_meta *out) {
             continue;
         }
         int64_t dims[TLRT_MAX_RANK];
-        int rank = p->buf->rank;
-        for (int d = 0; d < rank && d < TLRT_MAX_RANK; d++) {
-            const tir_expr *e = p->buf->shape[d];
-            dims[d] = e->kind == TE_VAR ? -(int64_t)sym_index(k, e->u.var) - 1 : tir_buffer_dim(p->buf, d);
+        meta_dims(k, p->buf, dims);
+        ok &= tlrt_kernel_meta_add_tensor(out, p->name, (tlrt_dtype)p->buf->dtype, p->buf->rank, dims, 16) >= 0;
+    }
+    return ok;
+}
+
+/* The launch checks the runtime can evaluate; a warning for the others. */
+static void meta_checks(const tir_kernel *k, tlrt_kernel_meta *out, tlc_diag *diag) {
+    for (int i = 0; i < k->nchecks; i++) {
+        const struct tir_launch_check *c = &k->checks[i];
+        tlrt_expr e = {0};
+        if (out->nchecks == TLRT_MAX_CHECKS || !grid_expr(k, c->cond, &e)) {
+            tlc_warning(diag, c->loc, "%s: tlc does not check this assert",
+                        out->nchecks == TLRT_MAX_CHECKS
+                            ? "more than 8 asserts to check at launch"
+                            : "the runtime cannot evaluate its condition (integer sizes and scalars, + - * // % min "
+                              "max, comparisons, and, or)");
+            continue;
         }
-        int at = tlrt_kernel_meta_add_tensor(out, p->name, (tlrt_dtype)p->buf->dtype, rank, dims, 16);
-        ok &= at >= 0;
+        out->checks[out->nchecks].line = c->loc.line;
+        out->checks[out->nchecks].col = c->loc.col;
+        out->checks[out->nchecks].cond = e;
+        out->nchecks++;
+    }
+}
+
+bool tlc_kernel_metadata(tlc_lower_ctx *lc, tlrt_kernel_meta *out) {
+    const tir_kernel *k = lc->k;
+    tlrt_kernel_meta_init(out, k->name);
+    bool ok = meta_params(k, out);
+    for (int i = 0; ok && i < k->nparams; i++) {
+        const tir_param *p = &k->params[i];
+        if (p->kind != TIR_PARAM_TENSOR) continue;
         /* reached only through tensor maps: the runtime may take any
          * strides a map can describe */
         bool mapped = false;
         for (int t = 0; t < lc->ntmaps; t++) mapped |= lc->tmaps[t].tensor == p->buf;
-        if (at >= 0 && mapped && !lc->addressed[p->buf->id]) out->params[at].strided = true;
+        if (mapped && !lc->addressed[p->buf->id]) out->params[i].strided = true;
     }
     for (int i = 0; i < lc->ntmaps && ok; i++) {
         const tlc_tmap_use *t = &lc->tmaps[i];
@@ -124,22 +158,7 @@ bool tlc_kernel_metadata(tlc_lower_ctx *lc, tlrt_kernel_meta *out) {
             return false;
         }
     }
-    for (int i = 0; i < k->nchecks; i++) {
-        const struct tir_launch_check *c = &k->checks[i];
-        tlrt_expr e = {0};
-        if (out->nchecks == TLRT_MAX_CHECKS || !grid_expr(k, c->cond, &e)) {
-            tlc_warning(lc->diag, c->loc, "%s: tlc does not check this assert",
-                        out->nchecks == TLRT_MAX_CHECKS
-                            ? "more than 8 asserts to check at launch"
-                            : "the runtime cannot evaluate its condition (integer sizes and scalars, + - * // % min "
-                              "max, comparisons, and, or)");
-            continue;
-        }
-        out->checks[out->nchecks].line = c->loc.line;
-        out->checks[out->nchecks].col = c->loc.col;
-        out->checks[out->nchecks].cond = e;
-        out->nchecks++;
-    }
+    meta_checks(k, out, lc->diag);
     out->threads[0] = lc->tk->threads; /* warp specialization may add some */
     out->smem_bytes = lc->tk->dyn_shared_bytes;
     out->persistent = tlc_ws_persistent_blocks(lc);
@@ -153,8 +172,32 @@ bool tlc_kernel_metadata(tlc_lower_ctx *lc, tlrt_kernel_meta *out) {
     return true;
 }
 
+/* A function's record: its signature (parameters, checks), workspaces and
+ * the indices of its kernels in the module. */
+static bool function_metadata(const tir_module *m, const tir_function *f, tlrt_function_meta *out, tlc_diag *diag) {
+    tlrt_function_meta_init(out, f->name);
+    bool ok = meta_params(f->sig, &out->sig);
+    meta_checks(f->sig, &out->sig, diag);
+    for (int w = 0; ok && w < f->nworkspaces; w++) {
+        const tir_buffer *b = f->workspaces[w];
+        int64_t dims[TLRT_MAX_RANK];
+        meta_dims(f->sig, b, dims);
+        ok = tlrt_function_meta_add_workspace(out, b->name, (tlrt_dtype)b->dtype, b->rank, dims) >= 0;
+    }
+    for (int i = 0; ok && i < f->nkernels; i++)
+        for (int j = 0; j < m->nkernels; j++)
+            if (m->kernels[j] == f->kernels[i]) ok = tlrt_function_meta_add_launch(out, j) >= 0;
+    if (!ok) tlc_error(diag, f->loc, "function '%s' cannot be described to the runtime: too many parameters, "
+                       "symbolic dims, workspaces or kernels, or a name too long", f->name);
+    return ok;
+}
+
 const char *tlc_module_metadata(const tir_module *m, tlrt_kernel_meta *kernels, tlc_arena *a, tlc_diag *diag) {
-    tlrt_module_meta mm = {.version = TLRT_META_VERSION, .nkernels = m->nkernels, .kernels = kernels};
+    tlrt_function_meta *functions = TLC_NEW_ARRAY(a, tlrt_function_meta, (size_t)m->nfunctions + 1);
+    for (int i = 0; i < m->nfunctions; i++)
+        if (!function_metadata(m, m->functions[i], &functions[i], diag)) return NULL;
+    tlrt_module_meta mm = {.version = TLRT_META_VERSION, .nkernels = m->nkernels, .kernels = kernels,
+                           .nfunctions = m->nfunctions, .functions = functions};
     snprintf(mm.tlc_version, sizeof mm.tlc_version, "%s", TLC_VERSION);
     snprintf(mm.arch, sizeof mm.arch, "%s", tlc_arch_name(m->arch));
     char err[256];

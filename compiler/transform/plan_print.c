@@ -68,10 +68,28 @@ static void print_ws(tlc_strbuf *sb, const tlc_ws_decision *w) {
     }
 }
 
+/* A function of several kernels: the order of its launches and the
+ * workspaces the runtime allocates for them. */
+static void print_function(tlc_strbuf *sb, const tir_function *f) {
+    tlc_sb_printf(sb, "function %s: launches", f->name);
+    for (int i = 0; i < f->nkernels; i++) tlc_sb_printf(sb, "%s %s", i ? "," : "", f->kernels[i]->name);
+    tlc_sb_puts(sb, " in order\n");
+    for (int w = 0; w < f->nworkspaces; w++) {
+        const tir_buffer *b = f->workspaces[w];
+        tlc_sb_printf(sb, "  workspace %s: %s[", b->name, tir_dtype_name(b->dtype));
+        for (int d = 0; d < b->rank; d++) {
+            if (d) tlc_sb_puts(sb, ", ");
+            tir_print_expr(sb, b->shape[d]);
+        }
+        tlc_sb_puts(sb, "], allocated by the runtime at launch\n");
+    }
+}
+
 void tlc_plan_print_module(tlc_strbuf *sb, const tir_module *m) {
     for (int i = 0; i < m->nkernels; i++) {
         const tir_kernel *k = m->kernels[i];
         const tlc_kernel_plan *p = k->plan;
+        if (k->function && k->function->kernels[0] == k) print_function(sb, k->function);
         tlc_sb_printf(sb, "kernel %s (%s): %d threads\n", k->name, tlc_arch_name(m->arch), k->threads);
         if (!p) {
             tlc_sb_puts(sb, "  (not planned)\n");

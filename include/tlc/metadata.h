@@ -58,6 +58,30 @@
  * - "check LINE:COL EXPR" (optional, at most TLRT_MAX_CHECKS): EXPR, a grid
  *   expression that may also use < <= > >= == != and or (1 or 0), must be
  *   nonzero for every launch; the source's assert at LINE:COL said so.
+ * - "function NAME" (optional, after every kernel it launches; added with
+ *   functions of several kernels): a source function whose `with Kernel`
+ *   blocks compiled to several kernels, launched in order by one call
+ *   (tlrt_launch_function) on the function's arguments. Its lines:
+ *     "sym", "tensor", "scalar": the function's parameters, as a kernel's
+ *       (the arguments a launch takes, in this order);
+ *     "check": launch checks on them, as a kernel's;
+ *     "workspace NAME DTYPE [d0,d1,...]": device memory the runtime
+ *       allocates for each launch (uninitialized), dims as a tensor's
+ *       (constants or the function's syms);
+ *     "launch KERNEL": the kernels in launch order (1..TLRT_MAX_LAUNCHES),
+ *       each described earlier in the block. A kernel's parameters are
+ *       function parameters or workspaces of the same name, kind, dtype,
+ *       rank and dims.
+ *   e.g. (dsl-examples/split_logsumexp.tl)
+ *     // tlc.meta function split_logsumexp
+ *     // tlc.meta sym M
+ *     // tlc.meta sym N
+ *     // tlc.meta tensor X float32 [M,N] align=16
+ *     // tlc.meta tensor LSE float32 [M] align=16
+ *     // tlc.meta workspace part_max float32 [4,M]
+ *     // tlc.meta workspace part_sum float32 [4,M]
+ *     // tlc.meta launch split_logsumexp_k0
+ *     // tlc.meta launch split_logsumexp_k1
  * - "end" closes the block; a block without it (a truncated file) is rejected.
  * dtypes: float16 bfloat16 float32 float8_e4m3 int8 int32 int64 bool.
  *
@@ -104,6 +128,9 @@ enum {
     TLRT_MAX_EXPR = 32,         /* nodes per grid expression */
     TLRT_MAX_KERNELS = 256,     /* per module */
     TLRT_MAX_CHECKS = 8,        /* launch checks per kernel */
+    TLRT_MAX_FUNCTIONS = 64,    /* per module */
+    TLRT_MAX_LAUNCHES = 16,     /* kernels per function */
+    TLRT_MAX_WORKSPACES = 16,   /* per function */
 };
 
 /* Same order and names as the compiler's tir_dtype. */
@@ -187,12 +214,26 @@ typedef struct tlrt_kernel_meta {
     struct { int line, col; tlrt_expr cond; } checks[TLRT_MAX_CHECKS];
 } tlrt_kernel_meta;
 
+/* A function of several kernels ("function" lines). */
+typedef struct tlrt_function_meta {
+    /* name, syms, params and checks of the function; no tmaps, grid 1 1 1,
+     * threads 1 1 1 (tlrt_kernel_meta_init): binding a launch's arguments
+     * to it is tlrt_plan_launch's work for a kernel */
+    tlrt_kernel_meta sig;
+    int nworkspaces;
+    tlrt_param_meta workspaces[TLRT_MAX_WORKSPACES]; /* tensors; align 16 */
+    int nlaunches;
+    int launches[TLRT_MAX_LAUNCHES]; /* indices into the module's kernels, in launch order */
+} tlrt_function_meta;
+
 typedef struct tlrt_module_meta {
     int version;           /* TLRT_META_VERSION */
     char tlc_version[32];  /* "0.1.0" */
     char arch[16];         /* "sm_90a" */
     int nkernels;
     tlrt_kernel_meta *kernels; /* malloc'd; tlrt_meta_free */
+    int nfunctions;
+    tlrt_function_meta *functions; /* malloc'd; tlrt_meta_free */
 } tlrt_module_meta;
 
 /* Parses the metadata block out of `text` (typically a whole PTX file; need
@@ -212,8 +253,16 @@ TLC_API bool tlrt_meta_validate_kernel(const tlrt_kernel_meta *k, char *err, siz
  * NUL-terminated string, or NULL with err set when the metadata is invalid. */
 TLC_API char *tlrt_meta_format(const tlrt_module_meta *m, char *err, size_t errlen);
 
+/* Checks a function's metadata against the module's kernels (the parser
+ * and the writer call it): its signature, workspaces, and that every
+ * launched kernel's parameters are parameters or workspaces of it. */
+TLC_API bool tlrt_meta_validate_function(const tlrt_module_meta *m, const tlrt_function_meta *f, char *err,
+                                         size_t errlen);
+
 /* Finds a kernel by name; NULL when absent. */
 TLC_API const tlrt_kernel_meta *tlrt_meta_find(const tlrt_module_meta *m, const char *name);
+/* Finds a function by name; NULL when absent. */
+TLC_API const tlrt_function_meta *tlrt_meta_find_function(const tlrt_module_meta *m, const char *name);
 
 /* Helpers for writers (codegen). Names longer than the limits, too many
  * entries, etc. make them return -1 (else the new index). */
@@ -223,6 +272,13 @@ TLC_API int tlrt_kernel_meta_add_sym(tlrt_kernel_meta *k, const char *name);
 TLC_API int tlrt_kernel_meta_add_tensor(tlrt_kernel_meta *k, const char *name, tlrt_dtype dt, int rank,
                                 const int64_t *dims, int align);
 TLC_API int tlrt_kernel_meta_add_scalar(tlrt_kernel_meta *k, const char *name, tlrt_dtype dt);
+/* A function: tlrt_function_meta_init, then its params with the kernel
+ * builders on f->sig, then workspaces (dims as for a tensor, over f->sig's
+ * syms), then launches (indices of the module's kernels). */
+TLC_API void tlrt_function_meta_init(tlrt_function_meta *f, const char *name);
+TLC_API int tlrt_function_meta_add_workspace(tlrt_function_meta *f, const char *name, tlrt_dtype dt, int rank,
+                                             const int64_t *dims);
+TLC_API int tlrt_function_meta_add_launch(tlrt_function_meta *f, int kernel_index);
 
 /* Expressions: parse "(ceildiv M 4)" against a kernel's syms and params, or
  * build postfix node by node (push operands, then the operator). */

@@ -204,6 +204,45 @@ TLC_API tlrt_status tlrt_plan_launch(const tlrt_kernel_meta *k, const tlrt_arg *
  * the count (-1 when plan or params is NULL). */
 TLC_API int tlrt_plan_param_pointers(tlrt_launch_plan *plan, void **params);
 
+/* ---- functions of several kernels ----
+ * A source function with several `with Kernel` blocks (or alloc_global
+ * workspaces) compiles to kernels NAME_k0, NAME_k1, ... and a "function"
+ * record in the metadata. One call launches its kernels in order on one
+ * stream with the function's arguments; its workspaces live in device
+ * memory the module keeps per stream: allocated by the first launch on a
+ * stream that needs them (or more than it has; growing synchronizes that
+ * stream first), reused by every later launch, so that repeated launches,
+ * and CUDA graph capture after a first launch of the same or larger sizes,
+ * allocate nothing. Freed by tlrt_module_unload. Workspaces start
+ * uninitialized, and launches of the module's functions on one stream
+ * share that memory (they run one after another there). */
+typedef struct tlrt_function tlrt_function;
+/* The function belongs to the module (valid until it is unloaded). */
+TLC_API tlrt_status tlrt_function_get(tlrt_module *m, const char *name, tlrt_function **out);
+TLC_API const tlrt_function_meta *tlrt_function_metadata(const tlrt_function *f); /* NULL for NULL */
+/* args: the function's parameters in order (tlrt_function_metadata(f)->sig),
+ * checked as tlrt_launch checks a kernel's, before anything is launched. */
+TLC_API tlrt_status tlrt_launch_function(tlrt_function *f, const tlrt_arg *args, int nargs, tlrt_stream *stream);
+
+/* The checking half of tlrt_launch_function, usable without a GPU. */
+typedef struct tlrt_function_plan {
+    int64_t sym_values[TLRT_MAX_SYMS];                      /* the function's syms, bound by args */
+    int64_t ws_shape[TLRT_MAX_WORKSPACES][TLRT_MAX_RANK];
+    uint64_t ws_offset[TLRT_MAX_WORKSPACES];                /* bytes into one allocation, 256-aligned */
+    uint64_t ws_bytes;                                      /* that allocation: 0 without workspaces */
+} tlrt_function_plan;
+/* Checks args against the function's signature (tlrt_plan_launch's rules,
+ * launch checks included) and sizes its workspaces. */
+TLC_API tlrt_status tlrt_plan_function(const tlrt_function_meta *f, const tlrt_arg *args, int nargs,
+                                       tlrt_function_plan *plan, char *err, size_t errlen);
+/* The arguments of kernel k (one the function launches): each of its
+ * parameters from args by name, or a workspace at ws_base + its offset
+ * (shapes point into plan). out has room for TLRT_MAX_PARAMS; returns the
+ * count, or -1 with err set. */
+TLC_API int tlrt_function_kernel_args(const tlrt_function_meta *f, const tlrt_kernel_meta *k,
+                                      const tlrt_function_plan *plan, const tlrt_arg *args, int nargs,
+                                      tlrt_devptr ws_base, tlrt_arg *out, char *err, size_t errlen);
+
 /* Events (timing). */
 TLC_API tlrt_status tlrt_event_create(tlrt_context *ctx, tlrt_event **out);
 TLC_API tlrt_status tlrt_event_destroy(tlrt_context *ctx, tlrt_event *e);

@@ -117,6 +117,16 @@ TLC_API tlc_status tlc_jit_load_kernel(tlc_jit *jit, tlrt_context *ctx, const ch
                                const char *source_name, const tlc_jit_define *defines, int ndefines,
                                const char *kernel, tlrt_module **module, tlrt_kernel **out, char **errtext);
 
+/* The same for a function with several `with Kernel` blocks (its kernels
+ * NAME_k0, NAME_k1, ... launched in order by one tlrt_launch_function call,
+ * its workspaces allocated by the runtime): compiles only that function,
+ * loads it into ctx and looks it up. *module is the caller's; *out lives as
+ * long as it. */
+TLC_API tlc_status tlc_jit_load_function(tlc_jit *jit, tlrt_context *ctx, const char *source, size_t len,
+                                         const char *source_name, const tlc_jit_define *defines, int ndefines,
+                                         const char *function, tlrt_module **module, tlrt_function **out,
+                                         char **errtext);
+
 #ifdef __cplusplus
 }
 #endif

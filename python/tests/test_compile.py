@@ -42,6 +42,22 @@ class CompileTest(unittest.TestCase):
         self.assertEqual(k.metadata["params"][0]["shape"], ["M", 512])
         self.assertEqual(k.metadata["params"][0]["dtype"], "bfloat16")
 
+    def test_function_of_two_kernels(self):
+        f = tlc.compile(os.path.join(EXAMPLES, "split_logsumexp.tl"), arch="sm_90a", cache_dir=self.cache.name)
+        self.assertIsInstance(f, tlc.Function)
+        self.assertEqual(f.name, "split_logsumexp")
+        self.assertEqual(f.kernels, ["split_logsumexp_k0", "split_logsumexp_k1"])
+        self.assertEqual([p["name"] for p in f.metadata["params"]], ["X", "LSE"])
+        self.assertEqual(f.metadata["workspaces"], [{"name": "part_max", "dtype": "float32", "shape": [4, "M"]},
+                                                    {"name": "part_sum", "dtype": "float32", "shape": [4, "M"]}])
+        self.assertIn(".entry split_logsumexp_k1", f.ptx)
+        self.assertIn("split_logsumexp_k0", repr(f))
+        # one of its kernels alone, by name
+        k = tlc.compile(os.path.join(EXAMPLES, "split_logsumexp.tl"), kernel="split_logsumexp_k1", arch="sm_90a",
+                        cache_dir=self.cache.name)
+        self.assertNotIsInstance(k, tlc.Function)
+        self.assertEqual([p["name"] for p in k.metadata["params"]], ["LSE", "part_max", "part_sum"])
+
     def test_several_kernels_need_a_choice(self):
         with self.assertRaisesRegex(tlc.TlcError, "rmsnorm, rmsnorm_silu: choose one with kernel="):
             tlc.compile(os.path.join(EXAMPLES, "rmsnorm.tl"), arch="sm_90a", cache_dir=self.cache.name)

@@ -89,6 +89,24 @@ class GpuTest(unittest.TestCase):
         ref = torch.nn.functional.silu(torch.nn.functional.rms_norm(x.float(), (32768,), w.float(), eps=1e-5))
         torch.testing.assert_close(y.float(), ref, rtol=1.6e-2, atol=1e-2)
 
+    def test_function_of_two_kernels(self):
+        f = tlc.compile(os.path.join(EXAMPLES, "split_logsumexp.tl"))
+        for rows, cols in ((37, 1000), (1, 1), (300, 5000)):
+            x = torch.randn(rows, cols, device="cuda") * 8
+            lse = torch.empty(rows, device="cuda")
+            f(x, lse)
+            torch.testing.assert_close(lse, torch.logsumexp(x, dim=1), rtol=1e-5, atol=1e-5)
+        # packed once, replayed: the workspaces were made by the first call
+        x = torch.randn(64, 700, device="cuda")
+        lse = torch.empty(64, device="cuda")
+        run = f.bind(x, lse)
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            run()
+        g.replay()
+        torch.cuda.synchronize()
+        torch.testing.assert_close(lse, torch.logsumexp(x, dim=1), rtol=1e-5, atol=1e-5)
+
     def test_wrong_arguments_are_launch_errors(self):
         k = tlc.compile(SCALE, defines={"N": 256})
         x = torch.randn(128, device="cuda")

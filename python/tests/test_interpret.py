@@ -62,6 +62,15 @@ class InterpretTest(unittest.TestCase):
         with self.assertRaisesRegex(TypeError, "complex128"):
             tlc.interpret(SCALE, {"X": np.ones(64, dtype=np.complex128)})
 
+    def test_function_of_two_kernels(self):
+        rng = np.random.default_rng(5)
+        x = (rng.standard_normal((37, 1000)) * 8).astype(np.float32)
+        lse = np.zeros(37, dtype=np.float32)
+        tlc.interpret(os.path.join(EXAMPLES, "split_logsumexp.tl"), {"X": x, "LSE": lse})  # no workspace arguments
+        m = x.astype(np.float64).max(axis=1)
+        ref = m + np.log(np.exp(x - m[:, None]).sum(axis=1))
+        np.testing.assert_allclose(lse, ref, rtol=1e-6)
+
     def test_without_a_gpu(self):
         try:
             tlc.compile(SCALE, cache_dir=self.cache.name)  # the arch of the GPU
@@ -76,6 +85,9 @@ class InterpretTest(unittest.TestCase):
         k = tlc.compile(SCALE, defines={"N": 64}, arch="sm_90a", cache_dir=self.cache.name)
         with self.assertRaisesRegex(tlc.LaunchError, "no CUDA driver|no CUDA-capable device|no GPU"):
             k(FakeDeviceArray(), FakeDeviceArray(), 1.0)
+        f = tlc.compile(os.path.join(EXAMPLES, "split_logsumexp.tl"), arch="sm_90a", cache_dir=self.cache.name)
+        with self.assertRaisesRegex(tlc.LaunchError, "no CUDA driver|no CUDA-capable device|no GPU"):
+            f(FakeDeviceArray(), FakeDeviceArray())
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ from kernels import ROOT
 FILES = os.path.join(ROOT, "tests", "golden", "tilelang")
 FACTORY = os.path.join(FILES, "factory_kernels.py")
 EAGER = os.path.join(FILES, "eager_kernels.py")
+SPLIT = os.path.join(FILES, "split_combine.py")
 
 
 class FactoryFileTest(unittest.TestCase):
@@ -81,6 +82,31 @@ class EagerFileTest(unittest.TestCase):
     def test_outputs_follow_the_inputs(self):
         k = tlc.compile(EAGER, kernel="add_scaled", arch="sm_90a")
         self.assertEqual([p["name"] for p in k.metadata["params"]], ["A", "B", "alpha", "C"])
+
+
+class SplitCombineFileTest(unittest.TestCase):
+    """Functions with two T.Kernel blocks and T.alloc_global workspaces, which the interpreter allocates."""
+
+    def test_row_sums(self):
+        rng = np.random.default_rng(6)
+        rows, cols = 37, 1000  # a partial last row block; splits of unequal column counts
+        x = rng.standard_normal((rows, cols)).astype(np.float32)
+        out = np.full(rows, np.nan, dtype=np.float32)
+        tlc.interpret(SPLIT, {"X": x, "Out": out}, kernel="row_sums", defines={"cols": cols})
+        np.testing.assert_allclose(out, x.astype(np.float64).sum(axis=1), rtol=1e-5, atol=1e-4)
+
+    def test_scale_then_shift(self):
+        rng = np.random.default_rng(7)
+        x = rng.standard_normal((5, 64)).astype(np.float32)
+        y = np.full((5, 64), np.nan, dtype=np.float32)
+        tlc.interpret(SPLIT, {"X": x, "Y": y}, kernel="scale_then_shift", defines={"cols": 1000})
+        np.testing.assert_allclose(y, x * np.float32(2.0) + np.float32(1.0), rtol=1e-6)
+
+    def test_compiles_to_a_function(self):
+        f = tlc.compile(SPLIT, kernel="row_sums", defines={"cols": 1000}, arch="sm_80")
+        self.assertIsInstance(f, tlc.Function)
+        self.assertEqual(f.kernels, ["row_sums_k0", "row_sums_k1"])
+        self.assertEqual(f.metadata["workspaces"], [{"name": "part", "dtype": "float32", "shape": [4, "rows"]}])
 
 
 if __name__ == "__main__":

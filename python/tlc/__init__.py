@@ -10,6 +10,9 @@
 
     tlc.interpret("dsl-examples/rmsnorm.tl", {"X": xs, "W": ws, "Y": ys}, kernel="rmsnorm")  # NumPy, no GPU
 
+    f = tlc.compile("dsl-examples/split_logsumexp.tl")   # a function with two `with Kernel` blocks
+    f(x, lse)                  # both kernels, in order; the runtime allocates the workspaces
+
 libtlc is found through $TLC_LIBRARY, tlc.load_library(path), or the
 dynamic loader (libtlc.so.0 of an installed tlc)."""
 import ctypes
@@ -23,7 +26,7 @@ from ._lib import (ARG_SCALAR, ARG_TENSOR, DTYPES, TLC_ERROR_COMPILE, TLC_ERROR_
 from .errors import CompileError, InterpreterError, LaunchError, TlcError
 from .tensors import device_tensor, dtype_name
 
-__all__ = ["compile", "interpret", "Kernel", "load_library", "version", "device_arch", "dtype_name", "TlcError",
+__all__ = ["compile", "interpret", "Kernel", "Function", "load_library", "version", "device_arch", "dtype_name", "TlcError",
            "CompileError", "InterpreterError", "LaunchError"]
 
 _lock = threading.Lock()
@@ -124,6 +127,8 @@ class Kernel:
     parameters: k(x, w, y, 1e-5). It runs on the caller's current stream (torch's or CuPy's, from the
     tensors' library), or on stream= (a torch/CuPy stream or a CUstream handle as an int)."""
 
+    _get, _launch = "tlrt_kernel_get", "tlrt_launch"  # libtlrt's lookup and launch
+
     def __init__(self, name, ptx, arch, meta):
         self.name, self.ptx, self.arch = name, ptx, arch
         self.metadata = meta  # {"name", "params", "syms", "grid", "threads", "smem", ...}
@@ -147,7 +152,7 @@ class Kernel:
             data = self.ptx.encode()
             if lib.tlrt_module_load_ptx(ctx, data, len(data), ctypes.byref(mod)) != 0:
                 raise LaunchError(f"{self.name}: " + lib.tlrt_last_error(ctx).decode())
-            if lib.tlrt_kernel_get(mod, self.name.encode(), ctypes.byref(k)) != 0:
+            if getattr(lib, self._get)(mod, self.name.encode(), ctypes.byref(k)) != 0:
                 msg = lib.tlrt_last_error(ctx).decode()
                 lib.tlrt_module_unload(ctx, mod)
                 raise LaunchError(f"{self.name}: {msg}")
@@ -189,14 +194,33 @@ class Kernel:
                     items[i] = Arg(ARG_SCALAR, dt, 0, 0, None, None, 0.0, int(a))
                 else:
                     items[i] = Arg(ARG_SCALAR, dt, 0, 0, None, None, float(a), 0)
-        s, launch, n, name = _stream(device, handle), lib.tlrt_launch, len(args), self.name
+        s, n, name, what = _stream(device, handle), len(args), self.name, self._launch
+        launch = getattr(lib, what)
 
         def launch_once():
             if launch(k, items, n, s) != 0:
                 msg = lib.tlrt_last_error(ctx).decode()
-                raise LaunchError(f"{name}: {msg}", "tlrt_launch", msg)
+                raise LaunchError(f"{name}: {msg}", what, msg)
         launch_once.keep = (items, keep, args)  # what the packed arguments point into lives as long
         return launch_once
+
+
+class Function(Kernel):
+    """A source function with several `with Kernel` blocks: one call, f(x, lse), launches its kernels
+    (f.kernels) in order on one stream, with the function's parameters. Its workspaces (alloc_global
+    before the blocks, f.metadata["workspaces"]) are allocated by the runtime, uninitialized, in memory
+    it keeps per stream and reuses, so repeated calls and CUDA graph capture after a first call of the
+    same or larger sizes allocate nothing."""
+
+    _get, _launch = "tlrt_function_get", "tlrt_launch_function"
+
+    @property
+    def kernels(self):
+        return list(self.metadata["launches"])
+
+    def __repr__(self):
+        params = ", ".join(p["name"] for p in self.metadata["params"])
+        return f"<tlc.Function {self.name}({params}) = {', '.join(self.kernels)} for {self.arch}>"
 
 
 def _stream_handle(stream, tensors):
@@ -226,7 +250,8 @@ def _stream(device, handle):
 
 def compile(source, kernel=None, defines=None, arch=None, cache_dir=None, name=None, opt_level=3):
     """Compiles DSL source (text, or the path of a .tl file or a TileLang .py file) to PTX through the JIT's cache.
-    kernel: the kernel to compile (may be left out when the source has one). defines: {NAME: value}
+    kernel: the kernel to compile (may be left out when the source has one), or a function with several
+    `with Kernel` blocks, which gives a Function launching all of them. defines: {NAME: value}
     as -D NAME=VALUE. arch: "sm_80" .. "sm_90a" (None: the current GPU's). cache_dir: None for
     $TLC_CACHE_DIR or ~/.cache/tlc. opt_level: LLVM's optimization level, 0 .. 3 (tlc -O0 .. -O3).
     Raises CompileError with the diagnostics."""
@@ -248,11 +273,15 @@ def compile(source, kernel=None, defines=None, arch=None, cache_dir=None, name=N
         raise cls(diag.rstrip("\n"), _status_name(lib, st), diag)
     ptx_text = take_string(lib, ptx)
     meta = _metadata.parse(ptx_text)
-    kernels = meta["kernels"]
+    kernels, functions = meta["kernels"], meta["functions"]
     if kernel is None:
-        if len(kernels) != 1:
-            raise TlcError(f"{name} has kernels {', '.join(kernels)}: choose one with kernel=")
-        kernel = next(iter(kernels))
+        parts = {k for f in functions.values() for k in f["launches"]}
+        entries = list(functions) + [k for k in kernels if k not in parts]
+        if len(entries) != 1:
+            raise TlcError(f"{name} has kernels {', '.join(entries)}: choose one with kernel=")
+        kernel = entries[0]
+    if kernel in functions:
+        return Function(kernel, ptx_text, meta.get("arch", arch), functions[kernel])
     return Kernel(kernel, ptx_text, meta.get("arch", arch), kernels[kernel])
 
 

@@ -62,6 +62,8 @@ _SIGNATURES = {
     "tlrt_module_unload": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p]),
     "tlrt_kernel_get": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_char_p, P(ctypes.c_void_p)]),
     "tlrt_launch": (ctypes.c_int, [ctypes.c_void_p, P(Arg), ctypes.c_int, ctypes.c_void_p]),
+    "tlrt_function_get": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_char_p, P(ctypes.c_void_p)]),
+    "tlrt_launch_function": (ctypes.c_int, [ctypes.c_void_p, P(Arg), ctypes.c_int, ctypes.c_void_p]),
     "tlrt_stream_from_handle": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p, P(ctypes.c_void_p)]),
 }
 

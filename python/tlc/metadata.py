@@ -10,10 +10,13 @@ def _dims(text):
 
 
 def parse(ptx):
-    """{"version", "tlc", "arch", "kernels": {name: {"params", "syms", "grid", "threads", "smem", ...}}}.
+    """{"version", "tlc", "arch", "kernels": {name: {"params", "syms", "grid", "threads", "smem", ...}},
+    "functions": {name: {"params", "syms", "workspaces", "launches", ...}}}.
     A kernel's launch checks (asserts the runtime checks) are "checks": ["LINE:COL EXPR", ...].
-    A param is {"name", "kind": "tensor" | "scalar", "dtype", and for tensors "shape" and "strided"}."""
-    module = {"kernels": {}}
+    A param is {"name", "kind": "tensor" | "scalar", "dtype", and for tensors "shape" and "strided"}.
+    A function (a source function with several `with Kernel` blocks) has its parameters and checks as
+    a kernel has, "workspaces" [{"name", "dtype", "shape"}] and "launches" [kernel names in order]."""
+    module = {"kernels": {}, "functions": {}}
     kernel = None
     for line in ptx.splitlines():
         if not line.startswith(PREFIX):
@@ -30,6 +33,9 @@ def parse(ptx):
         elif head == "kernel":
             kernel = {"name": rest[0], "params": [], "syms": [], "tmaps": [], "smem": 0}
             module["kernels"][rest[0]] = kernel
+        elif head == "function":
+            kernel = {"name": rest[0], "params": [], "syms": [], "workspaces": [], "launches": []}
+            module["functions"][rest[0]] = kernel
         elif kernel is None or head == "end":
             continue
         elif head == "sym":
@@ -39,6 +45,10 @@ def parse(ptx):
             kernel["params"].append({"name": rest[0], "kind": "tensor", "dtype": rest[1],
                                      "shape": _dims(" ".join(rest[2:shape_end + 1])),
                                      "strided": "strided" in rest[shape_end + 1:]})
+        elif head == "workspace":
+            kernel["workspaces"].append({"name": rest[0], "dtype": rest[1], "shape": _dims(" ".join(rest[2:]))})
+        elif head == "launch":
+            kernel["launches"].append(rest[0])
         elif head == "scalar":
             kernel["params"].append({"name": rest[0], "kind": "scalar", "dtype": rest[1]})
         elif head == "tmap":

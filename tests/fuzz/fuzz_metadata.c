@@ -43,11 +43,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         return 0;
     }
     for (int i = 0; i < m.nkernels; i++) evaluate_grids(&m.kernels[i]);
+    for (int i = 0; i < m.nfunctions; i++) /* launch checks and workspace dims are evaluated as grids are */
+        for (int l = 0; l < m.functions[i].nlaunches; l++)
+            check(m.functions[i].launches[l] >= 0 && m.functions[i].launches[l] < m.nkernels,
+                  "a function launches a kernel the module lacks", m.functions[i].sig.name);
     char *text = tlrt_meta_format(&m, err, sizeof err);
     check(text != NULL, "accepted metadata the formatter refuses", err);
     tlrt_module_meta again;
     check(tlrt_meta_parse(text, strlen(text), &again, err, sizeof err), "the formatter's output does not parse", err);
     check(again.nkernels == m.nkernels, "a round trip changed the number of kernels", NULL);
+    check(again.nfunctions == m.nfunctions, "a round trip changed the number of functions", NULL);
     char *text2 = tlrt_meta_format(&again, err, sizeof err);
     check(text2 != NULL && strcmp(text, text2) == 0, "a round trip changed the metadata", text);
     free(text2);

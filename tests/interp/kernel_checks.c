@@ -211,6 +211,34 @@ kc_result kc_check_rmsnorm(const char *name, const char *text, size_t len, const
     return r;
 }
 
+kc_result kc_check_logsumexp(const char *name, const char *text, size_t len, int64_t rows, int64_t cols,
+                             const tlc_define *extra, int nextra, uint64_t seed) {
+    kc_result r = {0};
+    tlc_define defs[32];
+    int nd = add_defs(defs, 0, extra, nextra);
+    tlc_compilation c;
+    if (!compile(&r, &c, name, text, len, defs, nd)) { tlc_compilation_free(&c); return r; }
+    host_t h[2];
+    host_init(&h[0], "X", TIR_F32, 2, (int64_t[]){rows, cols});
+    host_init(&h[1], "LSE", TIR_F32, 1, (int64_t[]){rows});
+    uint64_t st = seed;
+    host_random(&h[0], &st);
+    for (int64_t i = 0; i < h[0].n; i++) { /* spread the values so that the max matters */
+        tlc_host_store_f(h[0].t.data, TIR_F32, i, h[0].f[i] * 8.0);
+        h[0].f[i] = (float)tlc_host_load_f(h[0].t.data, TIR_F32, i);
+    }
+    host_poison(&h[1]);
+    if (run(&r, &c, NULL, h, 2, NULL, 0)) {
+        float *ref = malloc(sizeof(float) * (size_t)(rows > 0 ? rows : 1));
+        tlc_ref_logsumexp(rows, cols, h[0].f, ref);
+        compare(&r, &h[1], ref, 1e-5, 1e-5);
+        free(ref);
+    }
+    for (int i = 0; i < 2; i++) host_free(&h[i]);
+    tlc_compilation_free(&c);
+    return r;
+}
+
 kc_result kc_check_mla(const char *name, const char *text, size_t len, const kc_mla_cfg *g,
                        const tlc_define *extra, int nextra) {
     kc_result r = {0};

@@ -31,6 +31,11 @@ kc_result kc_check_rmsnorm(const char *name, const char *text, size_t len, const
                            int64_t C, const char *dtype, double x_scale, const tlc_define *extra, int nextra,
                            uint64_t seed);
 
+/* split_logsumexp.tl, a function of two kernels (split, combine) through
+ * two workspaces: LSE of rows x cols against tlc_ref_logsumexp. */
+kc_result kc_check_logsumexp(const char *name, const char *text, size_t len, int64_t rows, int64_t cols,
+                             const tlc_define *extra, int nextra, uint64_t seed);
+
 /* mla_decode.tl: schedule, split and combine kernels over num_parts parts
  * (workspaces of batch + num_parts slots); checks Output and the schedule.
  * Pages are 64 tokens; each sequence gets a shuffled set of distinct pages. */

@@ -153,6 +153,26 @@ static void test_attention_varlen(void **state) {
     free(t);
 }
 
+/* A function of two kernels: the split kernel writes per-split maxima and
+ * sums into workspaces the run allocates, the combine kernel reads them.
+ * Shapes with row tails, splits without columns (cols < num_split *
+ * block_N), one column, and more column tiles than splits. */
+static void test_split_logsumexp(void **state) {
+    (void)state;
+    size_t len;
+    char *t = load("split_logsumexp.tl", &len);
+    static const struct { int64_t rows, cols; } s[] = {{1, 1}, {37, 1000}, {16, 64}, {130, 200}, {5, 3000}};
+    for (size_t i = 0; i < sizeof s / sizeof s[0]; i++) {
+        char what[96];
+        snprintf(what, sizeof what, "split_logsumexp %lldx%lld", (long long)s[i].rows, (long long)s[i].cols);
+        expect_match(what, kc_check_logsumexp("split_logsumexp.tl", t, len, s[i].rows, s[i].cols, NULL, 0, 40 + i));
+    }
+    tlc_define eight[] = {{"num_split", "8"}, {"block_N", "32"}};
+    expect_match("split_logsumexp 9x700 (8 splits of 32 columns)",
+                 kc_check_logsumexp("split_logsumexp.tl", t, len, 9, 700, eight, 2, 50));
+    free(t);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_attention),
@@ -160,6 +180,7 @@ int main(void) {
         cmocka_unit_test(test_gemm),
         cmocka_unit_test(test_rmsnorm),
         cmocka_unit_test(test_mla),
+        cmocka_unit_test(test_split_logsumexp),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

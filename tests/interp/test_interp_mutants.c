@@ -176,6 +176,27 @@ static void check_gemm_mutant(const char *what, const char *from, const char *to
     free(t);
 }
 
+/* The split kernel's running sum not rescaled when the max grows. */
+static void test_lse_no_rescale(void **state) {
+    (void)state;
+    char *t = load("split_logsumexp.tl");
+    char *m = mutate(t, "l[i] * exp(m_prev[i] - m[i])", "l[i]", false);
+    expect_caught("split_logsumexp without rescale", kc_check_logsumexp("m.tl", m, strlen(m), 7, 900, NULL, 0, 3));
+    free(m);
+    free(t);
+}
+
+/* The combine kernel reads one split fewer. */
+static void test_lse_combine_drops_split(void **state) {
+    (void)state;
+    char *t = load("split_logsumexp.tl");
+    char *m = mutate(t, "for s in serial(num_split):\n            for i in Parallel(threads):\n                if bx * threads + i < M:\n                    acc",
+                     "for s in serial(num_split - 1):\n            for i in Parallel(threads):\n                if bx * threads + i < M:\n                    acc", false);
+    expect_caught("split_logsumexp combining 3 of 4 splits", kc_check_logsumexp("m.tl", m, strlen(m), 7, 900, NULL, 0, 4));
+    free(m);
+    free(t);
+}
+
 static void test_gemm_swapped_block_index(void **state) {
     (void)state;
     check_gemm_mutant("gemm: B tile indexed by by", "copy(B[ko * block_K, bx * block_N]", "copy(B[ko * block_K, by * block_N]");
@@ -189,6 +210,8 @@ static void test_gemm_no_clear(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_attention_causal_off_by_one),
+        cmocka_unit_test(test_lse_no_rescale),
+        cmocka_unit_test(test_lse_combine_drops_split),
         cmocka_unit_test(test_attention_kv_head),
         cmocka_unit_test(test_varlen_kv_start),
         cmocka_unit_test(test_varlen_lse_row),

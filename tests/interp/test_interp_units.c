@@ -235,8 +235,8 @@ static void build_scale(hb *h, int64_t off) {
     k->name = "scale";
     k->nparams = 2;
     k->params = TLC_NEW_ARRAY(&h->a, tir_param, 2);
-    k->params[0] = (tir_param){TIR_PARAM_TENSOR, "A", A, NULL, L(1, 12)};
-    k->params[1] = (tir_param){TIR_PARAM_TENSOR, "B", B, NULL, L(1, 30)};
+    k->params[0] = (tir_param){TIR_PARAM_TENSOR, "A", A, NULL, L(1, 12), false};
+    k->params[1] = (tir_param){TIR_PARAM_TENSOR, "B", B, NULL, L(1, 30), false};
     k->sym_dims = TLC_NEW_ARRAY(&h->a, tir_var *, 1);
     k->sym_dims[0] = M;
     k->nsym = 1;

@@ -26,6 +26,16 @@ void tlc_ref_rmsnorm(int64_t rows, int64_t C, const float *X, const float *W, do
     }
 }
 
+void tlc_ref_logsumexp(int64_t rows, int64_t cols, const float *X, float *LSE) {
+    for (int64_t r = 0; r < rows; r++) {
+        const float *x = X + r * cols;
+        double mx = -INFINITY, sum = 0;
+        for (int64_t c = 0; c < cols; c++) mx = fmax(mx, x[c]);
+        for (int64_t c = 0; c < cols; c++) sum += exp(x[c] - mx);
+        LSE[r] = (float)(mx + log(sum));
+    }
+}
+
 /* Softmax-weighted sum of the keys [k0, k1) (the ones the query may see) of
  * one query row q (dv + dpe columns); returns log(sum exp(score)) or -inf
  * when no key is visible. */

@@ -14,6 +14,9 @@ void tlc_ref_gemm(int64_t M, int64_t N, int64_t K, const float *A, const float *
 /* Y[r,:] = X[r,:] * rsqrt(mean(X[r,:]^2) + eps) * W, then silu(v) = v / (1 + exp(-v)) if silu. */
 void tlc_ref_rmsnorm(int64_t rows, int64_t C, const float *X, const float *W, double eps, bool silu, float *Y);
 
+/* LSE[r] = log(sum_c exp(X[r,c])) (dsl-examples/split_logsumexp.tl). */
+void tlc_ref_logsumexp(int64_t rows, int64_t cols, const float *X, float *LSE);
+
 /* MLA decode over a paged latent cache (dsl-examples/mla_decode.tl), in
  * FlashMLA's layout (a token's dv latent columns, then its dpe rope columns):
  *   Q [batch, s_q, h_q, dv + dpe]   KV [num_pages, page, 1, dv + dpe]

@@ -319,6 +319,55 @@ static void bad_arguments_are_refused(void **state) {
     tlc_jit_destroy(j);
 }
 
+/* A function of several kernels: its name (or any of its kernels' names)
+ * compiles all of them with the function's record; loading it without a
+ * GPU driver is a clear runtime error. */
+static void function_of_two_kernels(void **state) {
+    fixture *f = *state;
+    tlc_jit *j = make_jit(f->dir, false);
+    size_t len;
+    char *src = tlc_read_file(TLC_SOURCE_DIR "/dsl-examples/split_logsumexp.tl", &len);
+    assert_non_null(src);
+    char *ptx = NULL, *ptx1 = NULL, *err = NULL;
+    if (tlc_jit_compile(j, src, len, "s.tl", NULL, 0, "split_logsumexp", &ptx, &err) != TLC_OK) fail_msg("%s", err);
+    assert_non_null(strstr(ptx, "// tlc.meta function split_logsumexp\n"));
+    assert_non_null(strstr(ptx, "// tlc.meta launch split_logsumexp_k1\n"));
+    assert_non_null(strstr(ptx, ".entry split_logsumexp_k0("));
+    assert_non_null(strstr(ptx, ".entry split_logsumexp_k1("));
+    tlrt_module_meta m;
+    char merr[256];
+    assert_true(tlrt_meta_parse(ptx, strlen(ptx), &m, merr, sizeof merr));
+    assert_int_equal(m.nfunctions, 1);
+    assert_int_equal(m.functions[0].nworkspaces, 2);
+    tlrt_meta_free(&m);
+    assert_int_equal(tlc_jit_compile(j, src, len, "s.tl", NULL, 0, "split_logsumexp_k1", &ptx1, &err), TLC_OK);
+    assert_string_equal(ptx, ptx1);
+    tlc_free(ptx1);
+
+    tlrt_context *ctx = NULL;
+    tlrt_init_options o = {0, "/nonexistent/libcuda.so.1"};
+    assert_int_equal(tlrt_init_ex(&ctx, &o), TLRT_ERROR_NO_DRIVER);
+    tlrt_module *mod = (tlrt_module *)&mod;
+    tlrt_function *fn = (tlrt_function *)&fn;
+    assert_int_equal(tlc_jit_load_function(j, ctx, src, len, "s.tl", NULL, 0, "split_logsumexp", &mod, &fn, &err),
+                     TLC_ERROR_RUNTIME);
+    assert_null(mod);
+    assert_null(fn);
+    assert_non_null(strstr(err, "no CUDA driver"));
+    tlc_free(err);
+    assert_int_equal(tlc_jit_load_function(j, ctx, src, len, "s.tl", NULL, 0, NULL, &mod, &fn, &err),
+                     TLC_ERROR_INVALID_ARGUMENT);
+    tlc_free(err);
+    assert_int_equal(tlc_jit_load_function(j, ctx, src, len, "s.tl", NULL, 0, "nope", &mod, &fn, &err),
+                     TLC_ERROR_COMPILE);
+    assert_non_null(strstr(err, "no kernel named 'nope'"));
+    tlc_free(err);
+    tlrt_destroy(ctx);
+    tlc_free(ptx);
+    free(src);
+    tlc_jit_destroy(j);
+}
+
 /* ---- 8 threads, one jit object, one cache dir ---- */
 
 enum { NTHREADS = 8, ROUNDS = 3 };
@@ -400,6 +449,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(compile_error_has_location, setup, teardown),
         cmocka_unit_test_setup_teardown(opt_level_is_part_of_the_key, setup, teardown),
         cmocka_unit_test_setup_teardown(bad_arguments_are_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(function_of_two_kernels, setup, teardown),
         cmocka_unit_test_setup_teardown(concurrent_compiles_agree, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

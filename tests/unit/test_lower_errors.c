@@ -32,7 +32,7 @@ static const error_case cases[] = {
      "3:9: error: shared buffer 's' has rank 5; at most 4 is supported"},
     {"        g = alloc_global((64,), float32)\n"
      "        g[0] = 1.0\n",
-     "3:9: error: alloc_global workspaces are not lowered yet"},
+     "3:9: error: alloc_global inside 'with Kernel' is not lowered: declare 'g' before the 'with Kernel' block, where it is a workspace the runtime allocates"},
     {"        l = alloc_local((64,), float32)\n"
      "        atomic_add(C, l)\n",
      "4:9: error: atomic_add from a local region is not supported: copy it into a fragment first"},

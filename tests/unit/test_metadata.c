@@ -339,6 +339,74 @@ static void garbage(void **state) {
     print_message("garbage: %d of 20000 mutants were still valid metadata\n", accepted);
 }
 
+/* A function of two kernels (dsl-examples/split_logsumexp.tl's shape). */
+#define FN_KERNELS                                                                              \
+    "// tlc.meta kernel f_k0\n// tlc.meta sym M\n// tlc.meta tensor X float32 [M,64] align=16\n"     \
+    "// tlc.meta scalar s float32\n// tlc.meta tensor w float32 [4,M] align=16\n"                     \
+    "// tlc.meta grid M 1 1\n// tlc.meta threads 64 1 1\n"                                          \
+    "// tlc.meta kernel f_k1\n// tlc.meta sym M\n// tlc.meta tensor Y float32 [M] align=16\n"        \
+    "// tlc.meta tensor w float32 [4,M] align=16\n// tlc.meta grid M 1 1\n// tlc.meta threads 64 1 1\n"
+#define FN_HEAD                                                                                 \
+    "// tlc.meta function f\n// tlc.meta sym M\n// tlc.meta tensor X float32 [M,64] align=16\n"     \
+    "// tlc.meta tensor Y float32 [M] align=16\n// tlc.meta scalar s float32\n"
+
+static void functions(void **state) {
+    (void)state;
+    const char *text = "// tlc.meta v1 tlc=0.1.0 arch=sm_90a\n" FN_KERNELS FN_HEAD
+                       "// tlc.meta workspace w float32 [4,M]\n// tlc.meta launch f_k0\n// tlc.meta launch f_k1\n"
+                       "// tlc.meta check 3:5 (> M 0)\n// tlc.meta end\n";
+    tlrt_module_meta m;
+    char err[512];
+    if (!tlrt_meta_parse(text, strlen(text), &m, err, sizeof err)) fail_msg("%s", err);
+    assert_int_equal(m.nkernels, 2);
+    assert_int_equal(m.nfunctions, 1);
+    const tlrt_function_meta *f = tlrt_meta_find_function(&m, "f");
+    assert_non_null(f);
+    assert_null(tlrt_meta_find_function(&m, "f_k0"));
+    assert_int_equal(f->sig.nparams, 3);
+    assert_int_equal(f->sig.nchecks, 1);
+    assert_int_equal(f->nworkspaces, 1);
+    assert_string_equal(f->workspaces[0].name, "w");
+    assert_int_equal(f->workspaces[0].rank, 2);
+    assert_int_equal(f->workspaces[0].dims[0], 4);
+    assert_int_equal(f->workspaces[0].dim_sym[1], 0);
+    assert_int_equal(f->nlaunches, 2);
+    assert_int_equal(f->launches[0], 0);
+    assert_int_equal(f->launches[1], 1);
+    /* written back the same, and read again the same */
+    char *out = tlrt_meta_format(&m, err, sizeof err);
+    if (!out) fail_msg("%s", err);
+    assert_non_null(strstr(out, "// tlc.meta function f\n"));
+    assert_non_null(strstr(out, "// tlc.meta workspace w float32 [4,M]\n"));
+    tlrt_module_meta again;
+    assert_true(tlrt_meta_parse(out, strlen(out), &again, err, sizeof err));
+    char *out2 = tlrt_meta_format(&again, err, sizeof err);
+    assert_string_equal(out, out2);
+    free(out);
+    free(out2);
+    tlrt_meta_free(&again);
+    tlrt_meta_free(&m);
+
+    expect_bad(FN_KERNELS FN_HEAD "// tlc.meta launch f_k0\n", "neither a parameter nor a workspace");
+    expect_bad(FN_KERNELS FN_HEAD "// tlc.meta workspace w float16 [4,M]\n// tlc.meta launch f_k0\n",
+               "not of the same kind");
+    expect_bad(FN_KERNELS FN_HEAD "// tlc.meta workspace w float32 [4,64]\n// tlc.meta launch f_k1\n",
+               "not of the same kind");
+    expect_bad(FN_KERNELS FN_HEAD "// tlc.meta workspace w float32 [4,M]\n", "launch lines");
+    expect_bad(FN_KERNELS FN_HEAD "// tlc.meta launch g\n", "no kernel 'g' before");
+    expect_bad(FN_HEAD "// tlc.meta launch f_k0\n" FN_KERNELS, "no kernel 'f_k0' before");
+    expect_bad(FN_KERNELS FN_HEAD "// tlc.meta workspace X float32 [4]\n// tlc.meta launch f_k0\n", "repeated name");
+    expect_bad(FN_KERNELS FN_HEAD "// tlc.meta workspace v float32 [K]\n", "neither a declared sym");
+    expect_bad(FN_KERNELS FN_HEAD "// tlc.meta workspace v float99 [4]\n", "unknown dtype");
+    expect_bad(FN_KERNELS FN_HEAD "// tlc.meta grid 1 1 1\n", "in a function");
+    expect_bad(FN_KERNELS FN_HEAD "// tlc.meta tmap X box=[8,8]\n", "in a function");
+    expect_bad(FN_KERNELS "// tlc.meta workspace v float32 [4]\n", "outside a function");
+    expect_bad(FN_KERNELS FN_HEAD "// tlc.meta launch f_k0\n// tlc.meta workspace w float32 [4,M]\n", "before the launch");
+    expect_bad(FN_KERNELS FN_HEAD "// tlc.meta workspace w float32 [4,M]\n// tlc.meta launch f_k0\n" FN_HEAD
+               "// tlc.meta workspace w float32 [4,M]\n// tlc.meta launch f_k0\n", "described twice");
+    expect_bad(FN_KERNELS "// tlc.meta function 9f\n", "bad function name");
+}
+
 static void dtypes(void **state) {
     (void)state;
     for (int i = 0; i < TLRT_DTYPE_COUNT; i++) {
@@ -359,7 +427,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(parse_sample), cmocka_unit_test(round_trip),  cmocka_unit_test(expressions),
         cmocka_unit_test(malformed),    cmocka_unit_test(truncations), cmocka_unit_test(garbage),
-        cmocka_unit_test(dtypes),
+        cmocka_unit_test(dtypes),       cmocka_unit_test(functions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

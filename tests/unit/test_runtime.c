@@ -390,6 +390,9 @@ static void no_driver(void **state) {
     assert_int_equal(tlrt_launch(NULL, NULL, 0, NULL), TLRT_ERROR_INVALID_ARGUMENT);
     assert_int_equal(tlrt_launch_raw(NULL, NULL, NULL, 0, NULL, NULL), TLRT_ERROR_INVALID_ARGUMENT);
     assert_null(tlrt_kernel_metadata(NULL));
+    assert_int_equal(tlrt_function_get(NULL, "f", NULL), TLRT_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(tlrt_launch_function(NULL, NULL, 0, NULL), TLRT_ERROR_INVALID_ARGUMENT);
+    assert_null(tlrt_function_metadata(NULL));
     assert_non_null(tlrt_last_error(NULL));
     tlrt_destroy(NULL);
     assert_string_equal(tlrt_status_string(TLRT_ERROR_NO_DRIVER), "TLRT_ERROR_NO_DRIVER");
@@ -405,6 +408,74 @@ static void bad_device_env(void **state) {
     assert_int_equal(tlrt_synchronize(ctx), TLRT_ERROR_INVALID_ARGUMENT);
     tlrt_destroy(ctx);
     unsetenv("TLC_DEVICE");
+}
+
+/* A function of two kernels (split_logsumexp.tl's shape): f_k0 writes the
+ * workspaces, f_k1 reads them. */
+static const char *FN_META =
+    "// tlc.meta v1 tlc=0.1.0 arch=sm_90a\n"
+    "// tlc.meta kernel f_k0\n// tlc.meta sym M\n// tlc.meta tensor X float32 [M,64] align=16\n"
+    "// tlc.meta scalar s float32\n// tlc.meta tensor w float32 [4,M] align=16\n"
+    "// tlc.meta tensor v int8 [M] align=16\n"
+    "// tlc.meta grid M 1 1\n// tlc.meta threads 64 1 1\n"
+    "// tlc.meta kernel f_k1\n// tlc.meta sym M\n// tlc.meta tensor Y float32 [M] align=16\n"
+    "// tlc.meta tensor w float32 [4,M] align=16\n// tlc.meta grid M 1 1\n// tlc.meta threads 64 1 1\n"
+    "// tlc.meta function f\n// tlc.meta sym M\n// tlc.meta tensor X float32 [M,64] align=16\n"
+    "// tlc.meta tensor Y float32 [M] align=16\n// tlc.meta scalar s float32\n"
+    "// tlc.meta workspace w float32 [4,M]\n// tlc.meta workspace v int8 [M]\n"
+    "// tlc.meta launch f_k0\n// tlc.meta launch f_k1\n// tlc.meta check 2:5 (< M 1000)\n"
+    "// tlc.meta end\n";
+
+/* tlrt_plan_function binds the function's arguments with the kernels'
+ * rules, sizes and places the workspaces, and gives each kernel its
+ * arguments by name. */
+static void plan_function(void **state) {
+    (void)state;
+    tlrt_module_meta m;
+    char err[1200];
+    if (!tlrt_meta_parse(FN_META, strlen(FN_META), &m, err, sizeof err)) fail_msg("%s", err);
+    const tlrt_function_meta *f = tlrt_meta_find_function(&m, "f");
+    assert_non_null(f);
+    int64_t xs[2] = {10, 64}, ys[1] = {10};
+    tlrt_arg args[] = {tlrt_arg_tensor(0x10000, TLRT_F32, 2, xs, NULL), tlrt_arg_tensor(0x20000, TLRT_F32, 1, ys, NULL),
+                       tlrt_arg_float(TLRT_F32, 2.0)};
+    tlrt_function_plan plan;
+    assert_int_equal(tlrt_plan_function(f, args, 3, &plan, err, sizeof err), TLRT_SUCCESS);
+    assert_int_equal(plan.sym_values[0], 10);
+    assert_int_equal(plan.ws_shape[0][0], 4);
+    assert_int_equal(plan.ws_shape[0][1], 10);
+    assert_int_equal(plan.ws_offset[0], 0);
+    assert_int_equal(plan.ws_offset[1], 256); /* 160 bytes, then 256-aligned */
+    assert_int_equal(plan.ws_bytes, 512);
+    tlrt_arg kargs[TLRT_MAX_PARAMS];
+    assert_int_equal(tlrt_function_kernel_args(f, &m.kernels[0], &plan, args, 3, 0x100000, kargs, err, sizeof err), 4);
+    assert_int_equal(kargs[0].ptr, 0x10000);
+    assert_true(kargs[1].kind == TLRT_ARG_SCALAR && kargs[1].f == 2.0);
+    assert_int_equal(kargs[2].ptr, 0x100000);
+    assert_int_equal(kargs[2].shape[1], 10);
+    assert_int_equal(kargs[3].ptr, 0x100000 + 256);
+    assert_int_equal(kargs[3].dtype, TLRT_I8);
+    tlrt_launch_plan lp;
+    assert_int_equal(tlrt_plan_launch(&m.kernels[0], kargs, 4, &lp, err, sizeof err), TLRT_SUCCESS);
+    assert_int_equal(tlrt_function_kernel_args(f, &m.kernels[1], &plan, args, 3, 0x100000, kargs, err, sizeof err), 2);
+    assert_int_equal(kargs[0].ptr, 0x20000);
+    assert_int_equal(kargs[1].ptr, 0x100000);
+
+    /* no rows: empty workspaces still get an address */
+    xs[0] = ys[0] = 0;
+    assert_int_equal(tlrt_plan_function(f, args, 3, &plan, err, sizeof err), TLRT_SUCCESS);
+    assert_int_equal(plan.ws_bytes, 256);
+    /* the function's rules: shapes agree, launch checks hold, the count is right */
+    xs[0] = 10, ys[0] = 11;
+    assert_int_equal(tlrt_plan_function(f, args, 3, &plan, err, sizeof err), TLRT_ERROR_ARG_MISMATCH);
+    assert_non_null(strstr(err, "function 'f', argument 1 ('Y')"));
+    xs[0] = ys[0] = 1000;
+    assert_int_equal(tlrt_plan_function(f, args, 3, &plan, err, sizeof err), TLRT_ERROR_ARG_MISMATCH);
+    assert_non_null(strstr(err, "2:5"));
+    assert_int_equal(tlrt_plan_function(f, args, 2, &plan, err, sizeof err), TLRT_ERROR_ARG_MISMATCH);
+    assert_int_equal(tlrt_plan_function(NULL, args, 3, &plan, err, sizeof err), TLRT_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(tlrt_function_kernel_args(f, &m.kernels[0], &plan, args, 2, 0, kargs, err, sizeof err), -1);
+    tlrt_meta_free(&m);
 }
 
 #ifdef TLRT_FAKE_CUDA
@@ -683,6 +754,93 @@ static void external_stream(void **state) {
     tlrt_destroy(ctx);
     dlclose(fake);
 }
+
+/* tlrt_launch_function: both kernels launched in order with the
+ * workspaces; the workspace memory is made once per stream, grows when a
+ * launch needs more, and goes with the module. */
+static void function_launch(void **state) {
+    (void)state;
+    void *fake = dlopen(TLRT_FAKE_CUDA, RTLD_NOW | RTLD_LOCAL);
+    assert_non_null(fake);
+    const fake_launch *(*last_launch)(void);
+    int (*live_allocs)(void);
+    void *p = fake_sym(fake, "fake_last_launch");
+    memcpy(&last_launch, &p, sizeof p);
+    p = fake_sym(fake, "fake_live_allocs");
+    memcpy(&live_allocs, &p, sizeof p);
+
+    tlrt_context *ctx;
+    tlrt_init_options o = {0, TLRT_FAKE_CUDA};
+    assert_int_equal(tlrt_init_ex(&ctx, &o), TLRT_SUCCESS);
+    size_t n = strlen(FN_META);
+    const char *entries = ".version 8.0\n.target sm_90a\n.address_size 64\n"
+                          ".visible .entry f_k0(.param .u64 X, .param .u64 w, .param .u64 v, .param .s64 M, "
+                          ".param .f32 s)\n{ ret; }\n"
+                          ".visible .entry f_k1(.param .u64 Y, .param .u64 w, .param .s64 M)\n{ ret; }\n";
+    char *ptx = malloc(n + strlen(entries) + 1);
+    memcpy(ptx, FN_META, n);
+    strcpy(ptx + n, entries);
+    tlrt_module *mod;
+    assert_int_equal(tlrt_module_load_ptx(ctx, ptx, strlen(ptx), &mod), TLRT_SUCCESS);
+    free(ptx);
+    tlrt_function *f, *f2;
+    assert_int_equal(tlrt_function_get(mod, "f", &f), TLRT_SUCCESS);
+    assert_int_equal(tlrt_function_get(mod, "f", &f2), TLRT_SUCCESS);
+    assert_ptr_equal(f, f2);
+    assert_string_equal(tlrt_function_metadata(f)->sig.name, "f");
+    assert_int_equal(tlrt_function_get(mod, "f_k0", &f2), TLRT_ERROR_NOT_FOUND);
+    assert_non_null(strstr(tlrt_last_error(ctx), "it is a kernel"));
+    assert_int_equal(tlrt_function_get(mod, "g", &f2), TLRT_ERROR_NOT_FOUND);
+
+    tlrt_devptr x, y;
+    assert_int_equal(tlrt_malloc(ctx, 100 * 64 * 4, &x), TLRT_SUCCESS);
+    assert_int_equal(tlrt_malloc(ctx, 100 * 4, &y), TLRT_SUCCESS);
+    int64_t xs[2] = {10, 64}, ys[1] = {10};
+    tlrt_arg args[] = {tlrt_arg_tensor(x, TLRT_F32, 2, xs, NULL), tlrt_arg_tensor(y, TLRT_F32, 1, ys, NULL),
+                       tlrt_arg_float(TLRT_F32, 2.0)};
+    int allocs0 = live_allocs(), launches0 = last_launch()->launches;
+    assert_int_equal(tlrt_launch_function(f, args, 3, NULL), TLRT_SUCCESS);
+    const fake_launch *L = last_launch();
+    assert_int_equal(L->launches, launches0 + 2);
+    assert_int_equal(L->nparams, 3); /* the last launch is f_k1: Y, w, M */
+    assert_int_equal(L->params[0], y);
+    assert_int_equal(L->params[2], 10);
+    uint64_t w = L->params[1];
+    assert_true(w != 0 && w % 256 == 0);
+    assert_int_equal(live_allocs(), allocs0 + 1);
+    /* again, and smaller: the same memory, nothing allocated */
+    assert_int_equal(tlrt_launch_function(f, args, 3, NULL), TLRT_SUCCESS);
+    assert_int_equal(L->params[1], w);
+    xs[0] = ys[0] = 3;
+    assert_int_equal(tlrt_launch_function(f, args, 3, NULL), TLRT_SUCCESS);
+    assert_int_equal(L->params[1], w);
+    assert_int_equal(live_allocs(), allocs0 + 1);
+    /* larger: the stream's memory grows (one allocation still) */
+    xs[0] = ys[0] = 100;
+    assert_int_equal(tlrt_launch_function(f, args, 3, NULL), TLRT_SUCCESS);
+    assert_int_equal(live_allocs(), allocs0 + 1);
+    assert_int_equal(L->launches, launches0 + 8);
+    /* another stream has its own */
+    tlrt_stream *s;
+    assert_int_equal(tlrt_stream_create(ctx, &s), TLRT_SUCCESS);
+    assert_int_equal(tlrt_launch_function(f, args, 3, s), TLRT_SUCCESS);
+    assert_int_equal(live_allocs(), allocs0 + 2);
+    assert_int_equal(L->launches, launches0 + 10);
+    /* misuse: nothing launched, the message names the function */
+    args[1].dtype = TLRT_F16;
+    assert_int_equal(tlrt_launch_function(f, args, 3, s), TLRT_ERROR_ARG_MISMATCH);
+    assert_non_null(strstr(tlrt_last_error(ctx), "function 'f', argument 1 ('Y')"));
+    assert_int_equal(tlrt_launch_function(f, NULL, 3, s), TLRT_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(L->launches, launches0 + 10);
+
+    assert_int_equal(tlrt_stream_destroy(ctx, s), TLRT_SUCCESS);
+    assert_int_equal(tlrt_module_unload(ctx, mod), TLRT_SUCCESS);
+    assert_int_equal(live_allocs(), allocs0);
+    assert_int_equal(tlrt_free(ctx, x), TLRT_SUCCESS);
+    assert_int_equal(tlrt_free(ctx, y), TLRT_SUCCESS);
+    tlrt_destroy(ctx);
+    dlclose(fake);
+}
 #endif
 
 int main(void) {
@@ -694,7 +852,9 @@ int main(void) {
         cmocka_unit_test(float_conversions),
         cmocka_unit_test(no_driver),
         cmocka_unit_test(bad_device_env),
+        cmocka_unit_test(plan_function),
 #ifdef TLRT_FAKE_CUDA
+        cmocka_unit_test(function_launch),
         cmocka_unit_test(with_fake_driver),
         cmocka_unit_test(external_stream),
 #endif

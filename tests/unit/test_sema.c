@@ -446,7 +446,6 @@ static void test_scope_errors(void **state) {
         "    x = 1\n");
     expect_diag(&c, "t.tl:2:9: error: 'alloc_shared' must be inside 'with Kernel(...)'");
     expect_diag(&c, "t.tl:3:5: error: 'copy' must be inside 'with Kernel(...)'");
-    expect_diag(&c, "t.tl:6:5: error: a kernel has exactly one 'with Kernel' block");
     expect_diag(&c, "t.tl:8:5: error: kernel 'g' has no 'with Kernel(...)' block");
     done(&c);
 }

@@ -113,8 +113,8 @@ static int setup(void **state) {
     f->A = mk_buf(f, "A", TIR_SCOPE_GLOBAL, TIR_F16, 2, list2(V(f->M), I(64)));
     f->A->param_index = 0;
     k->params = TLC_NEW_ARRAY(AR, tir_param, 2);
-    k->params[0] = (tir_param){TIR_PARAM_TENSOR, "A", f->A, NULL, L};
-    k->params[1] = (tir_param){TIR_PARAM_SCALAR, "eps", NULL, eps, L};
+    k->params[0] = (tir_param){TIR_PARAM_TENSOR, "A", f->A, NULL, L, false};
+    k->params[1] = (tir_param){TIR_PARAM_SCALAR, "eps", NULL, eps, L, false};
     k->nparams = 2;
     k->sym_dims = TLC_NEW_ARRAY(AR, tir_var *, 1);
     k->sym_dims[0] = f->M;
