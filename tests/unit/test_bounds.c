@@ -107,16 +107,6 @@ static const bound_case cases[] = {
      "        S = alloc_shared((218, 480), float16)\n"
      "        copy(A, S)\n",
      {{0}}, 0, NULL},
-    {"a fill and masked Parallel loops of 840 elements per thread", NULL,
-     "def k(A: Tensor[(M, N), float16], B: Tensor[(M, N), float16]):\n"
-     "    with Kernel(ceildiv(M, 218), threads=128) as bx:\n"
-     "        S = alloc_shared((218, 480), float16)\n"
-     "        fill(S, 1.0)\n"
-     "        for i, j in Parallel(218, 480):\n"
-     "            S[i, j] = S[i, j] + A[bx * 218 + i, j] * 2.0\n"
-     "        for i, j in Parallel(218, 480):\n"
-     "            B[bx * 218 + i, j] = S[i, j]\n",
-     {{0}}, 0, NULL},
     {"a copy of 8192 elements per thread between tensors", NULL,
      "def k(A: Tensor[(256, 1023), float16], B: Tensor[(256, 1023), float16]):\n"
      "    with Kernel(1, threads=32) as bx:\n"
