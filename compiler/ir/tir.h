@@ -64,6 +64,14 @@ typedef struct tir_var {
  * given (nested unroll(8) loops around a 1024-element Parallel loop took
  * 20 s). */
 #define TLC_UNROLLED_MAX_STMTS 16384
+/* Groups of slots (vectors or single elements) per thread up to which a
+ * walk that holds no registers (a copy or fill between memories, a Parallel
+ * loop over shared and global memory only) is unrolled; past it lowering
+ * emits a run-time loop over the slots. Each group of a masked copy is a
+ * branch, and LLVM's time grows faster than their count (840 masked loads
+ * per thread took 7 s, 8192 unmasked ones 2 s); the shipped kernels' walks
+ * have at most 64 groups. */
+#define TLC_UNROLLED_MAX_SLOT_GROUPS 128
 
 typedef enum {
     TIR_SCOPE_GLOBAL,   /* tensor parameter or alloc_global workspace */

@@ -127,16 +127,22 @@ th_expr *tlc_frag_replica0(tlc_lower_ctx *lc, const tlc_fragment *f) {
     return th_cmp(lc->a, THC_EQ, rep, tlc_i32(lc, 0));
 }
 
+/* The largest part of dim d's logical index that f's digits on `target` give. */
+static int64_t digits_max(const tlc_fragment *f, int d, tlc_digit_target target) {
+    int64_t m = 0;
+    for (int i = 0; i < f->ndigits; i++) {
+        const tlc_digit *g = &f->digits[i];
+        if (g->target == target && g->dim == d) m += (g->extent - 1) * g->lstride;
+    }
+    return m;
+}
+
 th_expr *tlc_frag_valid(tlc_lower_ctx *lc, const tlc_fragment *f, th_expr *const *thread_idx, int64_t slot) {
     int64_t c[TLC_FRAG_MAX_RANK];
     tlc_fragment_slot_part(f, slot, c);
     th_expr *cond = NULL;
     for (int d = 0; d < f->rank; d++) {
-        int64_t tmax = 0;
-        for (int i = 0; i < f->ndigits; i++) {
-            const tlc_digit *g = &f->digits[i];
-            if (g->target == TLC_DIGIT_THREAD && g->dim == d) tmax += (g->extent - 1) * g->lstride;
-        }
+        int64_t tmax = digits_max(f, d, TLC_DIGIT_THREAD);
         if (c[d] + tmax < f->shape[d]) continue;      /* never a hole */
         if (c[d] >= f->shape[d]) return th_int(lc->a, TH_I1, 0); /* always a hole */
         /* The thread part is a multiple of g (the smallest thread digit
@@ -151,6 +157,14 @@ th_expr *tlc_frag_valid(tlc_lower_ctx *lc, const tlc_fragment *f, th_expr *const
         cond = tlc_and(lc, cond, th_cmp(lc->a, THC_LT, th_bin(lc->a, THB_ADD, thread_idx[d], tlc_i32(lc, ce)),
                                         tlc_i32(lc, f->shape[d])));
     }
+    return cond;
+}
+
+th_expr *tlc_frag_valid_at(tlc_lower_ctx *lc, const tlc_fragment *f, th_expr *const *logical) {
+    th_expr *cond = NULL;
+    for (int d = 0; d < f->rank; d++)
+        if (digits_max(f, d, TLC_DIGIT_SLOT) + digits_max(f, d, TLC_DIGIT_THREAD) >= f->shape[d])
+            cond = tlc_and(lc, cond, th_cmp(lc->a, THC_LT, logical[d], tlc_i32(lc, f->shape[d])));
     return cond;
 }
 

@@ -138,6 +138,26 @@ int64_t tlc_parallel_access_slot(tlc_lower_ctx *lc, const tir_buffer *b, tir_exp
 void tlc_frag_thread_index(tlc_lower_ctx *lc, const tlc_fragment *f, th_expr **out);
 th_expr *tlc_frag_replica0(tlc_lower_ctx *lc, const tlc_fragment *f); /* "is replica 0"; NULL: no replicas */
 th_expr *tlc_frag_valid(tlc_lower_ctx *lc, const tlc_fragment *f, th_expr *const *thread_idx, int64_t slot);
+/* The hole condition for a run-time logical index (NULL if never a hole). */
+th_expr *tlc_frag_valid_at(tlc_lower_ctx *lc, const tlc_fragment *f, th_expr *const *logical);
+
+/* A run-time loop over the groups of `group` consecutive slots of fragment
+ * f (slot_loop.c), for walks that index no registers: what unrolling would
+ * repeat per group is emitted once between begin and end, at the logical
+ * index `ilog` of the group's first slot (i32 per dim), under `valid` (the
+ * hole test, NULL if never a hole). Wanted past TLC_UNROLLED_MAX_SLOT_GROUPS
+ * groups. */
+typedef struct tlc_slot_loop {
+    th_var *counter;
+    int64_t groups;
+    tlc_ptrvec *saved;
+    th_expr *ilog[TLC_FRAG_MAX_RANK];
+    th_expr *valid;
+} tlc_slot_loop;
+bool tlc_slot_loop_wanted(const tlc_fragment *f, int64_t group);
+void tlc_slot_loop_begin(tlc_lower_ctx *lc, tlc_slot_loop *l, const tlc_fragment *f, int64_t group,
+                         th_expr *const *tidx);
+void tlc_slot_loop_end(tlc_lower_ctx *lc, tlc_slot_loop *l);
 
 /* Shared scratch: byte offset of fresh bytes after everything else. */
 int64_t tlc_scratch(tlc_lower_ctx *lc, int64_t bytes);

@@ -118,10 +118,87 @@ static void side_index(tlc_lower_ctx *lc, const side *sd, th_expr *const *ilog, 
     }
 }
 
+/* What every group of slots of one copy shares. */
+typedef struct copy_walk {
+    const side *src, *dst;
+    int64_t vw;         /* lanes per group */
+    bool unmasked;      /* the caller proved the global side in bounds */
+    th_expr *writer;    /* replica 0 (NULL: no replicas) */
+    th_var *lanes;      /* vw lanes, in the source's type */
+    th_type dt;         /* the destination's element type */
+} copy_walk;
+
+/* One group: vw lanes at logical index `ilog` (slot s0 of a fragment side). */
+static void copy_group(tlc_lower_ctx *lc, const copy_walk *w, th_expr *const *ilog, int64_t s0) {
+    tlc_arena *a = lc->a;
+    const side *src = w->src, *dst = w->dst;
+    int64_t vw = w->vw;
+    th_type dt = w->dt;
+    /* read vw lanes */
+    th_expr *idx[MAXR];
+    int64_t maxv[MAXR];
+    if (src->b->scope == TIR_SCOPE_FRAGMENT) {
+        for (int64_t i = 0; i < vw; i++)
+            tlc_emit(lc, th_assign(a, w->lanes, tlc_i32(lc, i), th_array_read(a, lc->regs[src->b->id], tlc_i32(lc, s0 + i))));
+    } else {
+        side_index(lc, src, ilog, idx, maxv);
+        th_type mt = tlc_mem_type(src->b->dtype);
+        th_type vt = vw > 1 ? th_vec(mt.base, (int)vw) : mt;
+        int align = (int)(vw * tir_dtype_bytes(src->b->dtype));
+        th_expr *ptr = src->b->scope == TIR_SCOPE_GLOBAL ? tlc_global_elem_ptr(lc, src->b, idx)
+                                                          : tlc_shared_elem_ptr(lc, src->b, idx);
+        th_expr *ld = th_load(a, ptr, vt, align);
+        th_expr *mask = src->b->scope == TIR_SCOPE_GLOBAL && !w->unmasked ? tlc_global_in_bounds(lc, src->b, idx, maxv) : NULL;
+        th_var *tmp = tlc_temp(lc, "ld", vt, 0);
+        if (mask) {
+            tlc_emit(lc, th_assign(a, tmp, NULL, tlc_zero(lc, vt)));
+            tlc_emit(lc, th_if(a, mask, th_assign(a, tmp, NULL, ld), NULL));
+        } else {
+            tlc_emit(lc, th_assign(a, tmp, NULL, ld));
+        }
+        for (int64_t i = 0; i < vw; i++) {
+            th_expr *lane = vw > 1 ? th_extract(a, th_read(a, tmp), (int)i) : th_read(a, tmp);
+            tlc_emit(lc, th_assign(a, w->lanes, tlc_i32(lc, i), lane));
+        }
+    }
+    /* convert and write vw lanes */
+    th_expr *conv[16];
+    for (int64_t i = 0; i < vw; i++) {
+        th_expr *x = th_array_read(a, w->lanes, tlc_i32(lc, i));
+        if ((x->type.base == TH_F16 || x->type.base == TH_BF16) && (dt.base == TH_F16 || dt.base == TH_BF16) &&
+            x->type.base != dt.base)
+            x = th_convert(a, x, th_scalar(TH_F32));
+        conv[i] = tlc_coerce(lc, x, dt);
+    }
+    if (dst->b->scope == TIR_SCOPE_FRAGMENT) {
+        for (int64_t i = 0; i < vw; i++)
+            tlc_emit(lc, th_assign(a, lc->regs[dst->b->id], tlc_i32(lc, s0 + i), conv[i]));
+    } else {
+        side_index(lc, dst, ilog, idx, maxv);
+        th_type vt = vw > 1 ? th_vec(dt.base, (int)vw) : dt;
+        int align = (int)(vw * tir_dtype_bytes(dst->b->dtype));
+        th_expr *ptr = dst->b->scope == TIR_SCOPE_GLOBAL ? tlc_global_elem_ptr(lc, dst->b, idx)
+                                                          : tlc_shared_elem_ptr(lc, dst->b, idx);
+        th_expr *val = vw > 1 ? th_build(a, vt, conv, (int)vw) : conv[0];
+        th_expr *mask = dst->b->scope == TIR_SCOPE_GLOBAL && !w->unmasked ? tlc_global_in_bounds(lc, dst->b, idx, maxv) : NULL;
+        mask = tlc_and(lc, w->writer, mask);
+        th_stmt *stst = th_store(a, ptr, val, align);
+        tlc_emit(lc, mask ? th_if(a, mask, stst, NULL) : stst);
+    }
+}
+
+/* One group under its condition (NULL: none). */
+static void copy_group_if(tlc_lower_ctx *lc, const copy_walk *w, th_expr *const *ilog, int64_t s0, th_expr *cond) {
+    tlc_ptrvec *saved = tlc_lower_begin(lc);
+    copy_group(lc, w, ilog, s0);
+    th_stmt *body = tlc_lower_end(lc, saved);
+    tlc_emit(lc, cond ? th_if(lc->a, cond, body, NULL) : body);
+}
+
 /* Emits the copy over iteration fragment I: lanes go from `src` to `dst`.
- * A fragment side must have I as its layout. */
-static void emit_copy(tlc_lower_ctx *lc, const tlc_fragment *I, const side *src, const side *dst, bool unmasked,
-                      tlc_loc loc) {
+ * A fragment side must have I as its layout. Between memories, past
+ * TLC_UNROLLED_MAX_SLOT_GROUPS groups, a run-time loop over the groups. */
+static void emit_copy(tlc_lower_ctx *lc, const tlc_fragment *I, const side *src, const side *dst, bool unmasked) {
     tlc_arena *a = lc->a;
     int64_t vlen = tlc_fragment_vector_len(I);
     vlen &= -vlen; /* a run of 24 consecutive slots is copied as vectors of 8 */
@@ -133,15 +210,25 @@ static void emit_copy(tlc_lower_ctx *lc, const tlc_fragment *I, const side *src,
     tlc_frag_thread_index(lc, I, tidx);
     th_expr *who = NULL;
     if (I->threads < lc->k->threads) who = th_cmp(a, THC_LT, th_read(a, lc->tid), tlc_i32(lc, I->threads));
-    th_expr *writer = dst->b->scope == TIR_SCOPE_FRAGMENT ? NULL : tlc_frag_replica0(lc, I);
-    if (writer) writer = tlc_let(lc, "rep0", writer);
-    th_type st = tlc_mem_type(src->b->dtype), dt = tlc_mem_type(dst->b->dtype);
+    copy_walk w = {src, dst, vw, unmasked, NULL, NULL, tlc_mem_type(dst->b->dtype)};
+    w.writer = dst->b->scope == TIR_SCOPE_FRAGMENT ? NULL : tlc_frag_replica0(lc, I);
+    if (w.writer) w.writer = tlc_let(lc, "rep0", w.writer);
+    th_type st = tlc_mem_type(src->b->dtype);
     if (src->b->scope == TIR_SCOPE_FRAGMENT) st = tlc_reg_type(src->b->dtype);
-    if (dst->b->scope == TIR_SCOPE_FRAGMENT) dt = tlc_reg_type(dst->b->dtype);
-    th_var *lanes = tlc_temp(lc, "cv", st, (int)vw);
-    tlc_emit(lc, th_comment(a, tlc_arena_printf(a, "copy %s -> %s: %lld slots per thread, vectors of %lld", src->b->name,
-                                                dst->b->name, (long long)I->slots, (long long)vw)));
-    (void)loc;
+    if (dst->b->scope == TIR_SCOPE_FRAGMENT) w.dt = tlc_reg_type(dst->b->dtype);
+    w.lanes = tlc_temp(lc, "cv", st, (int)vw);
+    bool looped = src->b->scope != TIR_SCOPE_FRAGMENT && dst->b->scope != TIR_SCOPE_FRAGMENT &&
+                  tlc_slot_loop_wanted(I, vw);
+    tlc_emit(lc, th_comment(a, tlc_arena_printf(a, "copy %s -> %s: %lld slots per thread, vectors of %lld%s", src->b->name,
+                                                dst->b->name, (long long)I->slots, (long long)vw,
+                                                looped ? ", in a loop" : "")));
+    if (looped) {
+        tlc_slot_loop l;
+        tlc_slot_loop_begin(lc, &l, I, vw, tidx);
+        copy_group_if(lc, &w, l.ilog, 0, tlc_and(lc, who, l.valid));
+        tlc_slot_loop_end(lc, &l);
+        return;
+    }
     for (int64_t s0 = 0; s0 < I->slots; s0 += vw) {
         int64_t c[TLC_FRAG_MAX_RANK];
         tlc_fragment_slot_part(I, s0, c);
@@ -149,61 +236,7 @@ static void emit_copy(tlc_lower_ctx *lc, const tlc_fragment *I, const side *src,
         if (valid && valid->kind == THE_INT && valid->u.ival == 0) continue;
         th_expr *ilog[TLC_FRAG_MAX_RANK];
         for (int d = 0; d < I->rank; d++) ilog[d] = th_bin(a, THB_ADD, tidx[d], tlc_i32(lc, c[d]));
-        th_expr *base_cond = tlc_and(lc, who, valid);
-        tlc_ptrvec *saved = tlc_lower_begin(lc);
-        /* read vw lanes */
-        th_expr *idx[MAXR];
-        int64_t maxv[MAXR];
-        if (src->b->scope == TIR_SCOPE_FRAGMENT) {
-            for (int64_t i = 0; i < vw; i++)
-                tlc_emit(lc, th_assign(a, lanes, tlc_i32(lc, i), th_array_read(a, lc->regs[src->b->id], tlc_i32(lc, s0 + i))));
-        } else {
-            side_index(lc, src, ilog, idx, maxv);
-            th_type mt = tlc_mem_type(src->b->dtype);
-            th_type vt = vw > 1 ? th_vec(mt.base, (int)vw) : mt;
-            int align = (int)(vw * tir_dtype_bytes(src->b->dtype));
-            th_expr *ptr = src->b->scope == TIR_SCOPE_GLOBAL ? tlc_global_elem_ptr(lc, src->b, idx)
-                                                              : tlc_shared_elem_ptr(lc, src->b, idx);
-            th_expr *ld = th_load(a, ptr, vt, align);
-            th_expr *mask = src->b->scope == TIR_SCOPE_GLOBAL && !unmasked ? tlc_global_in_bounds(lc, src->b, idx, maxv) : NULL;
-            th_var *tmp = tlc_temp(lc, "ld", vt, 0);
-            if (mask) {
-                tlc_emit(lc, th_assign(a, tmp, NULL, tlc_zero(lc, vt)));
-                tlc_emit(lc, th_if(a, mask, th_assign(a, tmp, NULL, ld), NULL));
-            } else {
-                tlc_emit(lc, th_assign(a, tmp, NULL, ld));
-            }
-            for (int64_t i = 0; i < vw; i++) {
-                th_expr *lane = vw > 1 ? th_extract(a, th_read(a, tmp), (int)i) : th_read(a, tmp);
-                tlc_emit(lc, th_assign(a, lanes, tlc_i32(lc, i), lane));
-            }
-        }
-        /* convert and write vw lanes */
-        th_expr *conv[16];
-        for (int64_t i = 0; i < vw; i++) {
-            th_expr *x = th_array_read(a, lanes, tlc_i32(lc, i));
-            if ((x->type.base == TH_F16 || x->type.base == TH_BF16) && (dt.base == TH_F16 || dt.base == TH_BF16) &&
-                x->type.base != dt.base)
-                x = th_convert(a, x, th_scalar(TH_F32));
-            conv[i] = tlc_coerce(lc, x, dt);
-        }
-        if (dst->b->scope == TIR_SCOPE_FRAGMENT) {
-            for (int64_t i = 0; i < vw; i++)
-                tlc_emit(lc, th_assign(a, lc->regs[dst->b->id], tlc_i32(lc, s0 + i), conv[i]));
-        } else {
-            side_index(lc, dst, ilog, idx, maxv);
-            th_type vt = vw > 1 ? th_vec(dt.base, (int)vw) : dt;
-            int align = (int)(vw * tir_dtype_bytes(dst->b->dtype));
-            th_expr *ptr = dst->b->scope == TIR_SCOPE_GLOBAL ? tlc_global_elem_ptr(lc, dst->b, idx)
-                                                              : tlc_shared_elem_ptr(lc, dst->b, idx);
-            th_expr *val = vw > 1 ? th_build(a, vt, conv, (int)vw) : conv[0];
-            th_expr *mask = dst->b->scope == TIR_SCOPE_GLOBAL && !unmasked ? tlc_global_in_bounds(lc, dst->b, idx, maxv) : NULL;
-            mask = tlc_and(lc, writer, mask);
-            th_stmt *stst = th_store(a, ptr, val, align);
-            tlc_emit(lc, mask ? th_if(a, mask, stst, NULL) : stst);
-        }
-        th_stmt *body = tlc_lower_end(lc, saved);
-        tlc_emit(lc, base_cond ? th_if(a, base_cond, body, NULL) : body);
+        copy_group_if(lc, &w, ilog, s0, tlc_and(lc, who, valid));
     }
 }
 
@@ -501,12 +534,12 @@ static void copy_lower(tlc_lower_ctx *lc, const tir_stmt *s) {
         tlc_op_scratch_barrier(lc, s);
         side_init(lc, &a_side, src, rs, S, idims, S->rank);
         side_init(lc, &b_side, tmp, NULL, S, idims, S->rank);
-        emit_copy(lc, S, &a_side, &b_side, false, s->loc);
+        emit_copy(lc, S, &a_side, &b_side, false);
         tlc_emit(lc, th_barrier(a));
         const tlc_fragment *D = dst->fragment;
         side_init(lc, &a_side, tmp, NULL, D, idims, D->rank);
         side_init(lc, &b_side, dst, rd, D, idims, D->rank);
-        emit_copy(lc, D, &a_side, &b_side, false, s->loc);
+        emit_copy(lc, D, &a_side, &b_side, false);
         return;
     }
     const tlc_fragment *I;
@@ -548,7 +581,7 @@ static void copy_lower(tlc_lower_ctx *lc, const tir_stmt *s) {
     if (!whole) {
         if (fs && dst->scope == TIR_SCOPE_GLOBAL && in_bounds(&b_side) && stmatrix_store(lc, s, I, &a_side, &b_side))
             return;
-        emit_copy(lc, I, &a_side, &b_side, false, s->loc);
+        emit_copy(lc, I, &a_side, &b_side, false);
         return;
     }
     /* a tile wholly inside the tensor (all but the edge tiles) stores
@@ -566,11 +599,11 @@ static void copy_lower(tlc_lower_ctx *lc, const tir_stmt *s) {
     int64_t known = sym >= 0 ? lc->sym_multiple[sym] : 0;
     if (sym >= 0) lc->sym_multiple[sym] = 16 / tir_dtype_bytes(dst->dtype);
     tlc_ptrvec *saved = tlc_lower_begin(lc);
-    if (!stmatrix_store(lc, s, I, &a_side, &b_side)) emit_copy(lc, I, &a_side, &b_side, true, s->loc);
+    if (!stmatrix_store(lc, s, I, &a_side, &b_side)) emit_copy(lc, I, &a_side, &b_side, true);
     th_stmt *fast = tlc_lower_end(lc, saved);
     if (sym >= 0) lc->sym_multiple[sym] = known;
     saved = tlc_lower_begin(lc);
-    emit_copy(lc, I, &a_side, &b_side, false, s->loc);
+    emit_copy(lc, I, &a_side, &b_side, false);
     th_stmt *edge = tlc_lower_end(lc, saved);
     tlc_emit(lc, th_if(a, whole, fast, edge));
 }

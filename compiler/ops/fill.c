@@ -34,6 +34,35 @@ static th_expr *in_region(tlc_lower_ctx *lc, const tir_region *r, th_expr *const
     return cond;
 }
 
+/* A fill between memories, spread over the threads: what every element shares. */
+typedef struct fill_walk {
+    const tir_region *r;
+    const int64_t *shape; /* the region's extents */
+    th_expr *rep0, *who;  /* replica 0; a thread of the walk (NULL: always) */
+    th_expr *value;
+} fill_walk;
+
+/* The element at logical index l of the region, unless `valid` (a hole test) fails. */
+static void fill_elem(tlc_lower_ctx *lc, const fill_walk *w, th_expr *const *l, th_expr *valid) {
+    tlc_arena *a = lc->a;
+    const tir_region *r = w->r;
+    const tir_buffer *b = r->buf;
+    th_expr *idx[8];
+    int64_t maxv[8];
+    for (int d = 0; d < r->rank; d++) {
+        th_expr *st = tlc_coerce(lc, tlc_lower_expr(lc, r->start[d]), th_scalar(TH_I32));
+        idx[d] = th_bin(a, THB_ADD, st, l[d]);
+        int64_t lo, hi;
+        maxv[d] = tlc_expr_range(lc, r->start[d], &lo, &hi) && lo >= 0 ? hi + w->shape[d] - 1 : -1;
+    }
+    th_expr *ptr = b->scope == TIR_SCOPE_GLOBAL ? tlc_global_elem_ptr(lc, b, idx) : tlc_shared_elem_ptr(lc, b, idx);
+    th_expr *cond = tlc_and(lc, tlc_and(lc, valid, w->rep0),
+                            b->scope == TIR_SCOPE_GLOBAL ? tlc_global_in_bounds(lc, b, idx, maxv) : NULL);
+    cond = tlc_and(lc, cond, w->who);
+    th_stmt *st = th_store(a, ptr, tlc_coerce(lc, w->value, tlc_mem_type(b->dtype)), tir_dtype_bytes(b->dtype));
+    tlc_emit(lc, cond ? th_if(a, cond, st, NULL) : st);
+}
+
 static void fill_lower(tlc_lower_ctx *lc, const tir_stmt *s) {
     tlc_arena *a = lc->a;
     const tir_region *r = &s->u.fill.dst;
@@ -94,28 +123,23 @@ static void fill_lower(tlc_lower_ctx *lc, const tir_stmt *s) {
         tlc_fragment *I = tlc_fragment_blocked(a, n, shape, lc->k->threads, 1);
         th_expr *tidx[TLC_FRAG_MAX_RANK];
         tlc_frag_thread_index(lc, I, tidx);
-        th_expr *rep0 = tlc_frag_replica0(lc, I);
-        th_type mt = tlc_mem_type(b->dtype);
+        fill_walk w = {r, shape, tlc_frag_replica0(lc, I), NULL, value};
+        if (I->threads < lc->k->threads) w.who = th_cmp(a, THC_LT, th_read(a, lc->tid), tlc_i32(lc, I->threads));
+        if (tlc_slot_loop_wanted(I, 1)) {
+            tlc_slot_loop l;
+            tlc_slot_loop_begin(lc, &l, I, 1, tidx);
+            fill_elem(lc, &w, l.ilog, l.valid);
+            tlc_slot_loop_end(lc, &l);
+            return;
+        }
         for (int64_t slot = 0; slot < I->slots; slot++) {
             int64_t c[TLC_FRAG_MAX_RANK];
             tlc_fragment_slot_part(I, slot, c);
             th_expr *valid = tlc_frag_valid(lc, I, tidx, slot);
             if (valid && valid->kind == THE_INT && valid->u.ival == 0) continue;
-            th_expr *idx[8];
-            int64_t maxv[8];
-            for (int d = 0; d < r->rank; d++) {
-                th_expr *st = tlc_coerce(lc, tlc_lower_expr(lc, r->start[d]), th_scalar(TH_I32));
-                idx[d] = th_bin(a, THB_ADD, st, th_bin(a, THB_ADD, tidx[d], tlc_i32(lc, c[d])));
-                int64_t lo, hi;
-                maxv[d] = tlc_expr_range(lc, r->start[d], &lo, &hi) && lo >= 0 ? hi + shape[d] - 1 : -1;
-            }
-            th_expr *ptr = b->scope == TIR_SCOPE_GLOBAL ? tlc_global_elem_ptr(lc, b, idx) : tlc_shared_elem_ptr(lc, b, idx);
-            th_expr *cond = tlc_and(lc, tlc_and(lc, valid, rep0),
-                                    b->scope == TIR_SCOPE_GLOBAL ? tlc_global_in_bounds(lc, b, idx, maxv) : NULL);
-            if (I->threads < lc->k->threads)
-                cond = tlc_and(lc, cond, th_cmp(a, THC_LT, th_read(a, lc->tid), tlc_i32(lc, I->threads)));
-            th_stmt *st = th_store(a, ptr, tlc_coerce(lc, value, mt), tir_dtype_bytes(b->dtype));
-            tlc_emit(lc, cond ? th_if(a, cond, st, NULL) : st);
+            th_expr *l[TLC_FRAG_MAX_RANK];
+            for (int d = 0; d < I->rank; d++) l[d] = th_bin(a, THB_ADD, tidx[d], tlc_i32(lc, c[d]));
+            fill_elem(lc, &w, l, valid);
         }
         return;
     }

@@ -155,6 +155,38 @@ bool tlc_parallel_check(tlc_infer *st, const tir_stmt *s) {
 }
 
 /* ---------------- lowering ---------------- */
+/* Fragment registers are indexed by constants: a body that touches one is
+ * unrolled whatever its size. */
+static bool touches_fragments(const tir_stmt *s) {
+    tir_access_list l = {0};
+    tir_access_list_collect(s->u.for_.body, &l);
+    bool any = false;
+    for (int i = 0; i < l.n && !any; i++) any = l.v[i].buf->scope == TIR_SCOPE_FRAGMENT;
+    tir_access_list_free(&l);
+    return any;
+}
+
+/* The body once, with the loop variables at logical index `ilog` (slot
+ * `slot` of L), under `cond` (NULL: always). */
+static void lower_body_at(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_fragment *L, th_expr *const *ilog,
+                          int64_t slot, th_expr *cond) {
+    for (int v = 0; v < s->u.for_.nvars; v++) {
+        const tir_var *var = s->u.for_.vars[v];
+        lc->var_expr[var->id] = ilog[v];
+        lc->var_lo[var->id] = 0;
+        lc->var_hi[var->id] = L->shape[v] - 1;
+        lc->var_known[var->id] = true;
+    }
+    tlc_par_ctx pc = {s, L, slot};
+    const tlc_par_ctx *saved_par = lc->par;
+    lc->par = &pc;
+    tlc_ptrvec *saved = tlc_lower_begin(lc);
+    lc->lower_stmt(lc, s->u.for_.body);
+    th_stmt *body = tlc_lower_end(lc, saved);
+    lc->par = saved_par;
+    tlc_emit(lc, cond ? th_if(lc->a, cond, body, NULL) : body);
+}
+
 static void parallel_lower(tlc_lower_ctx *lc, const tir_stmt *s) {
     if (lc->in_parallel) {
         tlc_error(lc->diag, s->loc, "nested Parallel loops are not supported; use one Parallel(d0, d1, ...)");
@@ -171,28 +203,22 @@ static void parallel_lower(tlc_lower_ctx *lc, const tir_stmt *s) {
     th_expr *valid_thread = NULL;
     if (L->threads < lc->k->threads)
         valid_thread = th_cmp(lc->a, THC_LT, th_read(lc->a, lc->tid), tlc_i32(lc, L->threads));
-    tlc_emit(lc, th_comment(lc->a, tlc_arena_printf(lc->a, "Parallel loop at line %d: %lld slots per thread",
-                                                    s->loc.line, (long long)L->slots)));
+    bool looped = tlc_slot_loop_wanted(L, 1) && !touches_fragments(s);
+    tlc_emit(lc, th_comment(lc->a, tlc_arena_printf(lc->a, "Parallel loop at line %d: %lld slots per thread%s",
+                                                    s->loc.line, (long long)L->slots, looped ? ", in a loop" : "")));
     lc->in_parallel = true;
-    for (int64_t slot = 0; slot < L->slots; slot++) {
+    if (looped) {
+        tlc_slot_loop l;
+        tlc_slot_loop_begin(lc, &l, L, 1, tidx);
+        lower_body_at(lc, s, L, l.ilog, 0, tlc_and(lc, valid_thread, l.valid));
+        tlc_slot_loop_end(lc, &l);
+    }
+    for (int64_t slot = 0; slot < L->slots && !looped; slot++) {
         int64_t c[TLC_FRAG_MAX_RANK];
         tlc_fragment_slot_part(L, slot, c);
-        for (int v = 0; v < n; v++) {
-            const tir_var *var = s->u.for_.vars[v];
-            lc->var_expr[var->id] = th_bin(lc->a, THB_ADD, tidx[v], tlc_i32(lc, c[v]));
-            lc->var_lo[var->id] = 0;
-            lc->var_hi[var->id] = L->shape[v] - 1;
-            lc->var_known[var->id] = true;
-        }
-        tlc_par_ctx pc = {s, L, slot};
-        const tlc_par_ctx *saved_par = lc->par;
-        lc->par = &pc;
-        tlc_ptrvec *saved = tlc_lower_begin(lc);
-        lc->lower_stmt(lc, s->u.for_.body);
-        th_stmt *body = tlc_lower_end(lc, saved);
-        lc->par = saved_par;
-        th_expr *cond = tlc_and(lc, valid_thread, tlc_frag_valid(lc, L, tidx, slot));
-        tlc_emit(lc, cond ? th_if(lc->a, cond, body, NULL) : body);
+        th_expr *ilog[TLC_FRAG_MAX_RANK];
+        for (int v = 0; v < n; v++) ilog[v] = th_bin(lc->a, THB_ADD, tidx[v], tlc_i32(lc, c[v]));
+        lower_body_at(lc, s, L, ilog, slot, tlc_and(lc, valid_thread, tlc_frag_valid(lc, L, tidx, slot)));
     }
     lc->in_parallel = false;
     for (int v = 0; v < n; v++) {

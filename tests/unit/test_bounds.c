@@ -101,6 +101,17 @@ static const bound_case cases[] = {
      "                for i, j in Parallel(128, 1024):\n"
      "                    B[i, j] = A[i, j] + 1.0\n",
      {{0}}, 0, NULL},
+    {"a masked copy of 840 elements per thread into shared memory", NULL,
+     "def k(A: Tensor[(128, N), float16]):\n"
+     "    with Kernel(1, threads=128) as bx:\n"
+     "        S = alloc_shared((218, 480), float16)\n"
+     "        copy(A, S)\n",
+     {{0}}, 0, NULL},
+    {"a copy of 8192 elements per thread between tensors", NULL,
+     "def k(A: Tensor[(256, 1023), float16], B: Tensor[(256, 1023), float16]):\n"
+     "    with Kernel(1, threads=32) as bx:\n"
+     "        copy(A, B)\n",
+     {{0}}, 0, NULL},
     {"unroll(100000000)", NULL,
      "def k(A: Tensor[(64,), float32]):\n"
      "    with Kernel(1, threads=128) as bx:\n"
