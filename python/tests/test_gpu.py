@@ -96,13 +96,20 @@ class GpuTest(unittest.TestCase):
             lse = torch.empty(rows, device="cuda")
             f(x, lse)
             torch.testing.assert_close(lse, torch.logsumexp(x, dim=1), rtol=1e-5, atol=1e-5)
-        # packed once, replayed: the workspaces were made by the first call
+        # packed once for the capture stream, run once there (the workspaces are made then), captured
+        # and replayed into a poisoned output
         x = torch.randn(64, 700, device="cuda")
         lse = torch.empty(64, device="cuda")
-        run = f.bind(x, lse)
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        run = f.bind(x, lse, stream=side)
+        run()
+        side.synchronize()
         g = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(g):
+        with torch.cuda.graph(g, stream=side):
             run()
+        lse.fill_(float("nan"))
+        torch.cuda.synchronize()
         g.replay()
         torch.cuda.synchronize()
         torch.testing.assert_close(lse, torch.logsumexp(x, dim=1), rtol=1e-5, atol=1e-5)
