@@ -195,16 +195,48 @@ static void copy_group_if(tlc_lower_ctx *lc, const copy_walk *w, th_expr *const 
     tlc_emit(lc, cond ? th_if(lc->a, cond, body, NULL) : body);
 }
 
+/* A copy of part of a fragment (`part`: the fragment side's region, NULL
+ * for the whole): the condition that logical index `ilog` lies inside it
+ * (NULL: every dim whole). */
+static th_expr *in_part(tlc_lower_ctx *lc, const tir_region *part, th_expr *const *ilog) {
+    th_expr *cond = NULL;
+    if (!part) return NULL;
+    for (int d = 0; d < part->rank; d++) {
+        int64_t s0, e;
+        if (tir_expr_const_int(part->start[d], &s0) && tir_expr_const_int(part->extent[d], &e) && s0 == 0 &&
+            e == tir_buffer_dim(part->buf, d))
+            continue;
+        th_expr *st = tlc_coerce(lc, tlc_lower_expr(lc, part->start[d]), th_scalar(TH_I32));
+        th_expr *ex = tlc_coerce(lc, tlc_lower_expr(lc, part->extent[d]), th_scalar(TH_I32));
+        cond = tlc_and(lc, cond, tlc_and(lc, th_cmp(lc->a, THC_GE, ilog[d], st),
+                                         th_cmp(lc->a, THC_LT, ilog[d], th_bin(lc->a, THB_ADD, st, ex))));
+    }
+    return cond;
+}
+
+/* Lanes per group that keep a group wholly inside or outside `part`. */
+static int64_t part_vec(const tir_region *part, int64_t vw) {
+    int last = part ? part->rank - 1 : -1;
+    if (last < 0) return vw;
+    int64_t s0, e;
+    if (!tir_expr_const_int(part->start[last], &s0) || !tir_expr_const_int(part->extent[last], &e)) return 1;
+    while (vw > 1 && (s0 % vw || e % vw)) vw /= 2;
+    return vw;
+}
+
 /* Emits the copy over iteration fragment I: lanes go from `src` to `dst`.
- * A fragment side must have I as its layout. Between memories, past
+ * A fragment side must have I as its layout; `part` is its region when the
+ * copy takes part of it (NULL: all). Between memories, past
  * TLC_UNROLLED_MAX_SLOT_GROUPS groups, a run-time loop over the groups. */
-static void emit_copy(tlc_lower_ctx *lc, const tlc_fragment *I, const side *src, const side *dst, bool unmasked) {
+static void emit_copy(tlc_lower_ctx *lc, const tlc_fragment *I, const side *src, const side *dst, bool unmasked,
+                      const tir_region *part) {
     tlc_arena *a = lc->a;
     int64_t vlen = tlc_fragment_vector_len(I);
     vlen &= -vlen; /* a run of 24 consecutive slots is copied as vectors of 8 */
     int64_t vw = side_vec(lc, src, I, vlen);
     int64_t v2 = side_vec(lc, dst, I, vlen);
     if (v2 < vw) vw = v2;
+    vw = part_vec(part, vw);
     if (vw < 1) vw = 1;
     th_expr *tidx[TLC_FRAG_MAX_RANK];
     tlc_frag_thread_index(lc, I, tidx);
@@ -236,7 +268,7 @@ static void emit_copy(tlc_lower_ctx *lc, const tlc_fragment *I, const side *src,
         if (valid && valid->kind == THE_INT && valid->u.ival == 0) continue;
         th_expr *ilog[TLC_FRAG_MAX_RANK];
         for (int d = 0; d < I->rank; d++) ilog[d] = th_bin(a, THB_ADD, tidx[d], tlc_i32(lc, c[d]));
-        copy_group_if(lc, &w, ilog, s0, tlc_and(lc, who, valid));
+        copy_group_if(lc, &w, ilog, s0, tlc_and(lc, tlc_and(lc, who, valid), in_part(lc, part, ilog)));
     }
 }
 
@@ -504,8 +536,10 @@ static void copy_lower(tlc_lower_ctx *lc, const tir_stmt *s) {
         tlc_error(lc->diag, s->loc, "copy to or from local buffers is not lowered yet; use element assignments");
         return;
     }
-    if ((fs && !whole(rs)) || (fd && !whole(rd))) {
-        tlc_error(lc->diag, s->loc, "copy of part of a fragment is not lowered yet: copy the whole fragment");
+    const tir_region *part = fs && !whole(rs) ? rs : fd && !whole(rd) ? rd : NULL;
+    if (part && fs && fd) {
+        tlc_error(lc->diag, s->loc, "copy of part of a fragment into another fragment is not supported: copy "
+                  "through a shared buffer, or copy whole fragments");
         return;
     }
     int idims[MAXR];
@@ -534,12 +568,12 @@ static void copy_lower(tlc_lower_ctx *lc, const tir_stmt *s) {
         tlc_op_scratch_barrier(lc, s);
         side_init(lc, &a_side, src, rs, S, idims, S->rank);
         side_init(lc, &b_side, tmp, NULL, S, idims, S->rank);
-        emit_copy(lc, S, &a_side, &b_side, false);
+        emit_copy(lc, S, &a_side, &b_side, false, NULL);
         tlc_emit(lc, th_barrier(a));
         const tlc_fragment *D = dst->fragment;
         side_init(lc, &a_side, tmp, NULL, D, idims, D->rank);
         side_init(lc, &b_side, dst, rd, D, idims, D->rank);
-        emit_copy(lc, D, &a_side, &b_side, false);
+        emit_copy(lc, D, &a_side, &b_side, false, NULL);
         return;
     }
     const tlc_fragment *I;
@@ -577,11 +611,24 @@ static void copy_lower(tlc_lower_ctx *lc, const tir_stmt *s) {
         tlc_error(lc->diag, s->loc, "copy: the regions' shapes do not line up (after dropping extent-1 dims)");
         return;
     }
+    if (part) {
+        /* the memory side's element for fragment index l is its start plus
+         * l minus the part's start; elements outside the part are skipped */
+        side *mem = fs ? &b_side : &a_side;
+        for (int d = 0; d < mem->b->rank; d++) {
+            if (mem->imap[d] < 0) continue;
+            th_expr *fst = tlc_coerce(lc, tlc_lower_expr(lc, part->start[mem->imap[d]]), th_scalar(TH_I32));
+            mem->start[d] = th_bin(a, THB_SUB, mem->start[d], fst);
+            mem->start_hi[d] = -1;
+        }
+        emit_copy(lc, I, &a_side, &b_side, false, part);
+        return;
+    }
     th_expr *whole = fs && dst->scope == TIR_SCOPE_GLOBAL ? whole_tile_cond(lc, &b_side, I) : NULL;
     if (!whole) {
         if (fs && dst->scope == TIR_SCOPE_GLOBAL && in_bounds(&b_side) && stmatrix_store(lc, s, I, &a_side, &b_side))
             return;
-        emit_copy(lc, I, &a_side, &b_side, false);
+        emit_copy(lc, I, &a_side, &b_side, false, NULL);
         return;
     }
     /* a tile wholly inside the tensor (all but the edge tiles) stores
@@ -599,11 +646,11 @@ static void copy_lower(tlc_lower_ctx *lc, const tir_stmt *s) {
     int64_t known = sym >= 0 ? lc->sym_multiple[sym] : 0;
     if (sym >= 0) lc->sym_multiple[sym] = 16 / tir_dtype_bytes(dst->dtype);
     tlc_ptrvec *saved = tlc_lower_begin(lc);
-    if (!stmatrix_store(lc, s, I, &a_side, &b_side)) emit_copy(lc, I, &a_side, &b_side, true);
+    if (!stmatrix_store(lc, s, I, &a_side, &b_side)) emit_copy(lc, I, &a_side, &b_side, true, NULL);
     th_stmt *fast = tlc_lower_end(lc, saved);
     if (sym >= 0) lc->sym_multiple[sym] = known;
     saved = tlc_lower_begin(lc);
-    emit_copy(lc, I, &a_side, &b_side, false);
+    emit_copy(lc, I, &a_side, &b_side, false, NULL);
     th_stmt *edge = tlc_lower_end(lc, saved);
     tlc_emit(lc, th_if(a, whole, fast, edge));
 }

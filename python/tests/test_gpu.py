@@ -77,6 +77,37 @@ class GpuTest(unittest.TestCase):
         ref = 1.0 + torch.nn.functional.pad(a, (0, 0, 0, 24)).view(16, 64, 96).sum(0)
         torch.testing.assert_close(out, ref, rtol=1e-5, atol=1e-4)
 
+    def test_copies_of_part_of_a_fragment(self):
+        src = (
+            "def k(A: Tensor[(64, 128), float32], Out: Tensor[(M, 96), float32], Back: Tensor[(64, 128), float32],\n"
+            "      Rows: Tensor[(16, 128), float16]):\n"
+            "    with Kernel(1, threads=128) as bx:\n"
+            "        acc = alloc_fragment((64, 128), float32)\n"
+            "        B = alloc_fragment((64, 128), float32)\n"
+            "        S = alloc_shared((32, 128), float16)\n"
+            "        copy(A, acc)\n"
+            "        for i, j in Parallel(64, 128):\n"
+            "            acc[i, j] = acc[i, j] * 2.0\n"
+            "        copy(acc[8:24, 4:100], Out[0:16, 0:96])\n"
+            "        clear(B)\n"
+            "        copy(A[0:16, 0:128], B[16:32, :])\n"
+            "        copy(B, Back)\n"
+            "        copy(acc[40:56, :], S[0:16, :])\n"
+            "        copy(S[0:16, :], Rows)\n"
+        )
+        k = tlc.compile(src)
+        a = torch.randn(64, 128, device="cuda")
+        out = torch.full((20, 96), float("nan"), device="cuda")
+        back = torch.full((64, 128), float("nan"), device="cuda")
+        rows = torch.full((16, 128), float("nan"), device="cuda", dtype=torch.float16)
+        k(a, out, back, rows)
+        torch.testing.assert_close(out[:16], 2 * a[8:24, 4:100])
+        self.assertTrue(torch.isnan(out[16:]).all())
+        want = torch.zeros_like(back)
+        want[16:32] = a[:16]
+        torch.testing.assert_close(back, want)
+        torch.testing.assert_close(rows, (2 * a[40:56]).half())
+
     def test_fast_math_silu(self):
         # rmsnorm_silu (pass_configs fast math) at the width where it matters, against torch
         k = tlc.compile(os.path.join(EXAMPLES, "rmsnorm.tl"), kernel="rmsnorm_silu",

@@ -56,8 +56,11 @@ static const error_case cases[] = {
      "        copy(C, l)\n",
      "4:9: error: copy to or from local buffers is not lowered yet"},
     {"        f = alloc_fragment((64, 64), float32)\n"
-     "        copy(A[0:32, 0:64], f[0:32, 0:64])\n",
-     "4:9: error: copy of part of a fragment is not lowered yet"},
+     "        g = alloc_fragment((64, 64), float32)\n"
+     "        copy(A, f)\n"
+     "        copy(f[0:32, 0:64], g[32:64, 0:64])\n"
+     "        copy(g, B)\n",
+     "6:9: error: copy of part of a fragment into another fragment is not supported"},
     {"        f = alloc_fragment((64, 64), float32)\n"
      "        g = alloc_fragment((64, 64), float32)\n"
      "        copy(A, f)\n"
