@@ -106,6 +106,10 @@ typedef struct tlc_kernel_plan {
     tlc_smem_scratch *fresh; int nfresh; /* ops' fresh scratch (tlc_op_desc.fresh_scratch_bytes), after the mbarriers */
     int64_t smem_bytes;    /* buffers, planned scratch, mbarriers and fresh scratch */
     int min_blocks_per_sm; /* minnctapersm (0: none asked) */
+    /* warp specialization without persistent tiles: with them the kernel's
+     * shared memory did not fit (stage buffers live across tiles, so the
+     * epilogue's buffers cannot reuse them) */
+    bool ws_one_tile;
 } tlc_kernel_plan;
 
 /* The plan of a Pipelined loop (NULL: it runs as a serial loop), of a gemm,

@@ -104,11 +104,13 @@ static void plan_fresh_scratch(tlc_kernel_plan *p, const tir_kernel *k, tlc_aren
     tlc_ptrvec_free(&ops);
 }
 
-static bool plan_kernel(tir_kernel *k, tlc_arch arch, tlc_arena *a, tlc_diag *diag) {
+/* One planning of the kernel; ws_one_tile: no persistent tiles. */
+static tlc_kernel_plan *plan_once(tir_kernel *k, tlc_arch arch, tlc_arena *a, tlc_diag *diag, bool ws_one_tile) {
     tlc_kernel_plan *p = TLC_NEW(a, tlc_kernel_plan);
     p->arch = arch;
+    p->ws_one_tile = ws_one_tile;
     tlc_plan_pipelines(p, k, a);
-    if (!plan_gemms(p, k, a, diag)) return false;
+    if (!plan_gemms(p, k, a, diag)) return NULL;
     plan_gemm_chains(p, k->body);
     tlc_plan_warp_specialization(p, k, a);
     tlc_plan_shared_memory(p, k, a);
@@ -123,6 +125,21 @@ static bool plan_kernel(tir_kernel *k, tlc_arch arch, tlc_arena *a, tlc_diag *di
     plan_fresh_scratch(p, k, a, &top);
     p->smem_bytes = top;
     p->min_blocks_per_sm = min_blocks_per_sm(p, k);
+    return p;
+}
+
+/* Persistent warp-specialized tiles keep every stage buffer live across
+ * tiles; when that leaves the block over the shared-memory limit, the
+ * kernel is planned again with one tile per block, where buffers used
+ * after the loop (an epilogue's staging) reuse the stages' bytes. */
+static bool plan_kernel(tir_kernel *k, tlc_arch arch, tlc_arena *a, tlc_diag *diag) {
+    tlc_kernel_plan *p = plan_once(k, arch, a, diag, false);
+    if (!p) return false;
+    if (p->ws.loop && p->ws.persistent && p->smem_bytes > tlc_target_of(arch)->max_shared_per_block) {
+        tlc_kernel_plan *q = plan_once(k, arch, a, diag, true);
+        if (!q) return false;
+        if (q->smem_bytes < p->smem_bytes) p = q;
+    }
     k->plan = p;
     return true;
 }

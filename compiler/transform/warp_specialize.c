@@ -415,7 +415,7 @@ void tlc_plan_warp_specialization(tlc_kernel_plan *p, const tir_kernel *k, tlc_a
     }
     tlc_ptrvec_free(&sl.slice);
     if (!any_wgmma) return; /* nothing for the consumers to overlap */
-    w.persistent = k->grid_rank >= 1 && !w.nested;
+    w.persistent = k->grid_rank >= 1 && !w.nested && !p->ws_one_tile;
     if (!w.gemm_only) w.lookahead = plan_lookahead(p, w.loop, w.pipe);
     if (w.persistent && !w.gemm_only) {
         int deps = trip_count_block_deps(k, &w);

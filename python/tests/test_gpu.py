@@ -108,6 +108,47 @@ class GpuTest(unittest.TestCase):
         torch.testing.assert_close(back, want)
         torch.testing.assert_close(rows, (2 * a[40:56]).half())
 
+    def test_warp_specialized_one_tile_per_block(self):
+        # tests/golden/plan/ws_one_tile.tl: persistent tiles would not fit, so one tile per block,
+        # O_s reusing Q_s's bytes after the warp-specialized loop
+        src = (
+            "@jit(dtype=float16)\n"
+            "def decode(Q: Tensor[(B, 64, 512), dtype], KV: Tensor[(P, 64, 512), dtype], lens: Tensor[(B,), int32],\n"
+            "           O: Tensor[(B, 64, 512), dtype]):\n"
+            "    with Kernel(B, threads=256) as bx:\n"
+            "        Q_s = alloc_shared((64, 512), dtype)\n"
+            "        KV_s = alloc_shared((64, 512), dtype)\n"
+            "        P_s = alloc_shared((64, 64), dtype)\n"
+            "        O_s = alloc_shared((64, 512), dtype)\n"
+            "        acc_s = alloc_fragment((64, 64), float32)\n"
+            "        acc_o = alloc_fragment((64, 512), float32)\n"
+            "        copy(Q[bx, :, :], Q_s)\n"
+            "        clear(acc_o)\n"
+            "        for k in Pipelined(ceildiv(lens[bx], 64), num_stages=2):\n"
+            "            copy(KV[k, :, :], KV_s)\n"
+            "            gemm(Q_s, KV_s, acc_s, transpose_B=True, policy=GemmWarpPolicy.FullCol, clear_accum=True)\n"
+            "            copy(acc_s, P_s)\n"
+            "            gemm(P_s, KV_s, acc_o, policy=GemmWarpPolicy.FullCol)\n"
+            "        copy(acc_o, O_s)\n"
+            "        copy(O_s, O[bx, :, :])\n"
+        )
+        k = tlc.compile(src, arch="sm_90a") if _sm90() else None
+        if k is None:
+            self.skipTest("needs an sm_90 GPU")
+        b, pages = 6, 8
+        q = torch.randn(b, 64, 512, device="cuda").half() * 0.05
+        kv = torch.randn(pages, 64, 512, device="cuda").half() * 0.05
+        lens = torch.tensor([64, 1, 512, 130, 0, 320], dtype=torch.int32, device="cuda")
+        o = torch.full((b, 64, 512), float("nan"), device="cuda").half()
+        k(q, kv, lens, o)
+        for i in range(b):
+            n = (int(lens[i]) + 63) // 64
+            acc = torch.zeros(64, 512, device="cuda")
+            for j in range(n):
+                s = (q[i].float() @ kv[j].float().T).half().float()
+                acc += s @ kv[j].float()
+            torch.testing.assert_close(o[i].float(), acc, rtol=2e-2, atol=2e-2)
+
     def test_fast_math_silu(self):
         # rmsnorm_silu (pass_configs fast math) at the width where it matters, against torch
         k = tlc.compile(os.path.join(EXAMPLES, "rmsnorm.tl"), kernel="rmsnorm_silu",
