@@ -107,6 +107,7 @@ enum { TLRT_CUDA_CONSTANTS(TLRT_CUDA_ENUMERATOR) };
     X(0, cuLinkDestroy, "cuLinkDestroy", CUresult, (CUlinkState s))                                        \
     X(1, cuModuleGetFunction, "cuModuleGetFunction", CUresult, (CUfunction * f, CUmodule m, const char *n)) \
     X(1, cuFuncSetAttribute, "cuFuncSetAttribute", CUresult, (CUfunction f, int attr, int value))          \
+    X(0, cuFuncGetAttribute, "cuFuncGetAttribute", CUresult, (int *value, int attr, CUfunction f))          \
     X(1, cuLaunchKernel, "cuLaunchKernel", CUresult,                                                       \
       (CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,         \
        unsigned smem, CUstream s, void **params, void **extra))                                            \

@@ -161,6 +161,27 @@ tlrt_status tlrt_compile_ptx(tlrt_context *ctx, const char *ptx, size_t len, voi
     return st;
 }
 
+tlrt_status tlrt_module_local_bytes(tlrt_module *m, int *max_bytes) {
+    if (!m) return TLRT_ERROR_INVALID_ARGUMENT;
+    tlrt_context *ctx = m->ctx;
+    tlrt_status st = tlrt_enter(ctx);
+    if (st != TLRT_SUCCESS) return st;
+    if (!max_bytes) return tlrt_fail(ctx, TLRT_ERROR_INVALID_ARGUMENT, "tlrt_module_local_bytes: NULL argument");
+    *max_bytes = 0;
+    if (!m->has_meta) return tlrt_fail(ctx, TLRT_ERROR_UNSUPPORTED, "the module has no tlc metadata");
+    if (!ctx->cu.cuFuncGetAttribute) return tlrt_fail(ctx, TLRT_ERROR_UNSUPPORTED, "the driver has no cuFuncGetAttribute");
+    enum { LOCAL_SIZE_BYTES = 3 }; /* CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES */
+    for (int i = 0; i < m->meta.nkernels; i++) {
+        CUfunction fn = NULL;
+        int bytes = 0;
+        CUresult r = ctx->cu.cuModuleGetFunction(&fn, m->mod, m->meta.kernels[i].name);
+        if (r == CUDA_SUCCESS) r = ctx->cu.cuFuncGetAttribute(&bytes, LOCAL_SIZE_BYTES, fn);
+        if (r != CUDA_SUCCESS) return tlrt_cuda_fail(ctx, r, TLRT_ERROR_DRIVER, "cuFuncGetAttribute");
+        if (bytes > *max_bytes) *max_bytes = bytes;
+    }
+    return TLRT_SUCCESS;
+}
+
 tlrt_status tlrt_module_unload(tlrt_context *ctx, tlrt_module *m) {
     tlrt_status st = tlrt_enter(ctx);
     if (st != TLRT_SUCCESS || !m) return st;

@@ -264,10 +264,38 @@ tlc_status tlc_jit_compile_file(tlc_jit *jit, const char *path, const tlc_jit_de
     return st;
 }
 
+/* What the cache keeps, in place of machine code, for PTX whose linked
+ * machine code is worse than its own load's (not an ELF image). */
+static const char PTX_ONLY_MARKER[] = "tlc: load this PTX, not the linker's machine code\n";
+
+/* The driver's linker compiles PTX as relocatable code, where a
+ * warp-specialized kernel whose consumers raise their register count
+ * (setmaxnreg) can spill what the PTX's own load keeps in registers (a
+ * 128 x 128 gemm with two blocks per SM: 1104 bytes of stack, 18x slower).
+ * m: the linked module. Returns the module to use: m, or the PTX loaded
+ * when it needs less local memory (m is then unloaded and *ptx_better set). */
+static tlrt_module *better_of_linked_and_ptx(tlrt_context *ctx, tlrt_module *m, const char *ptx, size_t len,
+                                             bool *ptx_better) {
+    int linked = 0, own = 0;
+    *ptx_better = false;
+    if (tlrt_module_local_bytes(m, &linked) != TLRT_SUCCESS || linked == 0) return m;
+    tlrt_module *p = NULL;
+    if (tlrt_module_load_ptx(ctx, ptx, len, &p) != TLRT_SUCCESS) return m;
+    if (tlrt_module_local_bytes(p, &own) == TLRT_SUCCESS && own < linked) {
+        tlrt_module_unload(ctx, m);
+        *ptx_better = true;
+        return p;
+    }
+    tlrt_module_unload(ctx, p);
+    return m;
+}
+
 /* The module of this PTX from the machine code the cache keeps for the
  * context's device and driver; on a miss the driver's linker makes it and
- * it is stored. NULL (no message) when that fails in any way: the caller
- * loads the PTX, which compiles it again. */
+ * it is stored (or, where it spills more than the PTX's own load, a marker
+ * that sends later loads to the PTX). NULL (no message) when that fails in
+ * any way or the marker is found: the caller loads the PTX, which compiles
+ * it again. */
 static tlrt_module *load_machine_code(tlc_jit *jit, tlrt_context *ctx, const char *ptx) {
     size_t ptx_len = strlen(ptx);
     tlrt_device_props pr;
@@ -285,6 +313,10 @@ static tlrt_module *load_machine_code(tlc_jit *jit, tlrt_context *ctx, const cha
     tlrt_module *m = NULL;
     tlc_jit_cache_result r = tlc_jit_cache_lookup(jit->cache_dir, &key, &image, &n, e, sizeof e);
     if (r == TLC_JIT_CACHE_HIT) {
+        if (n == sizeof PTX_ONLY_MARKER - 1 && memcmp(image, PTX_ONLY_MARKER, n) == 0) {
+            free(image);
+            return NULL;
+        }
         if (tlrt_module_load_cubin(ctx, image, n, ptx, ptx_len, &m) == TLRT_SUCCESS) {
             atomic_fetch_add(&jit->machine_hits, 1);
             free(image);
@@ -298,8 +330,15 @@ static tlrt_module *load_machine_code(tlc_jit *jit, tlrt_context *ctx, const cha
     image = NULL;
     atomic_fetch_add(&jit->machine_misses, 1);
     if (tlrt_compile_ptx(ctx, ptx, ptx_len, (void **)&image, &n) != TLRT_SUCCESS) return NULL;
-    if (tlrt_module_load_cubin(ctx, image, n, ptx, ptx_len, &m) != TLRT_SUCCESS) m = NULL;
-    else if (!tlc_jit_cache_store(jit->cache_dir, &key, image, n, e, sizeof e)) atomic_fetch_add(&jit->store_errors, 1);
+    if (tlrt_module_load_cubin(ctx, image, n, ptx, ptx_len, &m) != TLRT_SUCCESS) {
+        free(image);
+        return NULL;
+    }
+    bool ptx_better;
+    m = better_of_linked_and_ptx(ctx, m, ptx, ptx_len, &ptx_better);
+    const void *keep = ptx_better ? (const void *)PTX_ONLY_MARKER : image;
+    size_t keep_len = ptx_better ? sizeof PTX_ONLY_MARKER - 1 : n;
+    if (!tlc_jit_cache_store(jit->cache_dir, &key, keep, keep_len, e, sizeof e)) atomic_fetch_add(&jit->store_errors, 1);
     free(image);
     return m;
 }

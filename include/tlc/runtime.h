@@ -122,6 +122,14 @@ TLC_API tlrt_status tlrt_module_load_cubin(tlrt_context *ctx, const void *cubin,
  * tlrt_module_load_cubin. *image is malloc'd; the caller frees it. The
  * driver's error log is part of the error message. */
 TLC_API tlrt_status tlrt_compile_ptx(tlrt_context *ctx, const char *ptx, size_t len, void **image, size_t *image_len);
+/* The most local memory (bytes per thread: spills and stack) that any
+ * kernel of the module's metadata uses. The driver's linker compiles PTX as
+ * relocatable code, where a warp-specialized kernel whose consumers raise
+ * their register count (setmaxnreg) can spill what the PTX's own load
+ * keeps in registers: the JIT compares the two before it keeps machine
+ * code. TLRT_ERROR_UNSUPPORTED without metadata or without the driver's
+ * cuFuncGetAttribute. */
+TLC_API tlrt_status tlrt_module_local_bytes(tlrt_module *m, int *max_bytes);
 TLC_API tlrt_status tlrt_module_unload(tlrt_context *ctx, tlrt_module *m);
 /* The kernel belongs to the module (valid until it is unloaded). */
 TLC_API tlrt_status tlrt_kernel_get(tlrt_module *m, const char *name, tlrt_kernel **out);

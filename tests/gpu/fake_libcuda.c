@@ -148,6 +148,14 @@ CUresult cuModuleGetFunction(void **f, void *m, const char *name) {
     *f = fn;
     return OK;
 }
+/* CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES: `FAKE_LOCAL_BYTES=N` in the module's text, else 0. */
+CUresult cuFuncGetAttribute(int *value, int attr, void *f) {
+    fake_func *fn = f;
+    if (attr != 3 || !fn || !fn->mod) return INVALID_VALUE;
+    const char *p = strstr(fn->mod->text, "FAKE_LOCAL_BYTES=");
+    *value = p ? atoi(p + strlen("FAKE_LOCAL_BYTES=")) : 0;
+    return OK;
+}
 CUresult cuFuncSetAttribute(void *f, int attr, int value) {
     (void)f;
     if (attr != 8) return INVALID_VALUE;

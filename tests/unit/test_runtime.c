@@ -579,6 +579,22 @@ static void with_fake_driver(void **state) {
     assert_int_equal(tlrt_kernel_get(mod, "nope", &k2), TLRT_ERROR_NOT_FOUND);
     assert_non_null(strstr(tlrt_last_error(ctx), "no kernel 'nope'"));
     assert_int_equal(tlrt_kernel_get(mod, "plain", &k2), TLRT_ERROR_NOT_FOUND); /* not in the metadata */
+    int local = -1;
+    assert_int_equal(tlrt_module_local_bytes(mod, &local), TLRT_SUCCESS);
+    assert_int_equal(local, 0);
+    {
+        /* the same module with a kernel the driver reports 1104 bytes of local memory for */
+        size_t n = strlen(FAKE_PTX) + 64;
+        char *spilled = malloc(n);
+        snprintf(spilled, n, "%s// FAKE_LOCAL_BYTES=1104\n", FAKE_PTX);
+        tlrt_module *m2;
+        assert_int_equal(tlrt_module_load_ptx(ctx, spilled, strlen(spilled), &m2), TLRT_SUCCESS);
+        assert_int_equal(tlrt_module_local_bytes(m2, &local), TLRT_SUCCESS);
+        assert_int_equal(local, 1104);
+        assert_int_equal(tlrt_module_local_bytes(m2, NULL), TLRT_ERROR_INVALID_ARGUMENT);
+        assert_int_equal(tlrt_module_unload(ctx, m2), TLRT_SUCCESS);
+        free(spilled);
+    }
     int64_t shape[] = {300, 4096};
     tlrt_arg args[] = {tlrt_arg_tensor(x, TLRT_F16, 2, shape, NULL), tlrt_arg_tensor(y, TLRT_F16, 2, shape, NULL),
                        tlrt_arg_float(TLRT_F32, 0.5), tlrt_arg_int(TLRT_I32, 2)};
