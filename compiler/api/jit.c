@@ -290,10 +290,48 @@ static tlrt_module *better_of_linked_and_ptx(tlrt_context *ctx, tlrt_module *m, 
     return m;
 }
 
+/* Machine code from the toolkit's ptxas (not relocatable, as the PTX's own
+ * load compiles it) for the context's device, loaded; NULL when there is no
+ * ptxas, it fails, or the code needs more local memory than `own_local`.
+ * *image: the cubin (malloc'd) on success. */
+static tlrt_module *ptxas_module(tlrt_context *ctx, const char *ptx, size_t len, int own_local, void **image,
+                                 size_t *image_len) {
+    char name[32];
+    tlc_arch arch;
+    *image = NULL;
+    if (!tlc_ptxas_available() || tlrt_device_arch(ctx, name, sizeof name) != TLRT_SUCCESS ||
+        !tlc_arch_for_device(name, &arch))
+        return NULL;
+    tlc_arena a;
+    tlc_arena_init(&a);
+    tlc_diag d;
+    tlc_diag_init(&d, NULL);
+    size_t n = 0;
+    unsigned char *cubin = tlc_ptxas_assemble(ptx, arch, &n, &a, &d);
+    tlrt_module *m = NULL;
+    int local = 0;
+    if (cubin && tlrt_module_load_cubin(ctx, cubin, n, ptx, len, &m) == TLRT_SUCCESS &&
+        (tlrt_module_local_bytes(m, &local) != TLRT_SUCCESS || local > own_local)) {
+        tlrt_module_unload(ctx, m);
+        m = NULL;
+    }
+    if (m && (*image = malloc(n ? n : 1))) {
+        memcpy(*image, cubin, n);
+        *image_len = n;
+    } else if (m) {
+        tlrt_module_unload(ctx, m);
+        m = NULL;
+    }
+    tlc_diag_free(&d);
+    tlc_arena_free(&a);
+    return m;
+}
+
 /* The module of this PTX from the machine code the cache keeps for the
  * context's device and driver; on a miss the driver's linker makes it and
- * it is stored (or, where it spills more than the PTX's own load, a marker
- * that sends later loads to the PTX). NULL (no message) when that fails in
+ * it is stored (or, where it spills more than the PTX's own load, the
+ * toolkit's ptxas makes it where installed, else a marker sends later
+ * loads to the PTX). NULL (no message) when that fails in
  * any way or the marker is found: the caller loads the PTX, which compiles
  * it again. */
 static tlrt_module *load_machine_code(tlc_jit *jit, tlrt_context *ctx, const char *ptx) {
@@ -336,6 +374,21 @@ static tlrt_module *load_machine_code(tlc_jit *jit, tlrt_context *ctx, const cha
     }
     bool ptx_better;
     m = better_of_linked_and_ptx(ctx, m, ptx, ptx_len, &ptx_better);
+    if (ptx_better) {
+        int own = 0;
+        void *cubin = NULL;
+        size_t cn = 0;
+        tlrt_module *q = tlrt_module_local_bytes(m, &own) == TLRT_SUCCESS
+                             ? ptxas_module(ctx, ptx, ptx_len, own, &cubin, &cn) : NULL;
+        if (q) {
+            tlrt_module_unload(ctx, m);
+            m = q;
+            free(image);
+            image = cubin;
+            n = cn;
+            ptx_better = false;
+        }
+    }
     const void *keep = ptx_better ? (const void *)PTX_ONLY_MARKER : image;
     size_t keep_len = ptx_better ? sizeof PTX_ONLY_MARKER - 1 : n;
     if (!tlc_jit_cache_store(jit->cache_dir, &key, keep, keep_len, e, sizeof e)) atomic_fetch_add(&jit->store_errors, 1);

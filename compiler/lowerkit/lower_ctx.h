@@ -37,6 +37,7 @@ typedef struct tlc_lower_ctx {
     th_var **var_slot;    /* tir_var id -> mutable slot (lets, serial loop vars) */
     int64_t *var_lo, *var_hi; bool *var_known; /* constant ranges of loop vars */
     th_var **regs;        /* buffer id -> register array (fragment / local / var) */
+    th_var **acc_packed;  /* buffer id -> a float16 wgmma accumulator's b32 pairs (ops/gemm.c), made on first use */
     int *tensor_param;    /* buffer id -> th param index (global tensors), else -1 */
     bool *addressed;      /* buffer id -> an address into the global tensor was computed from its shape */
     int *sym_param;       /* sym index -> th param index */

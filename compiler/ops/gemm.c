@@ -140,21 +140,50 @@ static bool f16_acc(const tir_buffer *C) { return C->dtype == TIR_F16; }
 static int acc_per_reg(const tir_buffer *C) { return f16_acc(C) ? 2 : 1; }
 static th_base acc_reg_base(const tir_buffer *C) { return f16_acc(C) ? TH_I32 : TH_F32; }
 
-static th_expr *acc_reg_read(tlc_lower_ctx *lc, const tir_buffer *C, int64_t slot) {
+/* mma.sync (synchronous): the pairs are packed before and unpacked after
+ * each instruction. */
+static th_expr *acc_pair_read(tlc_lower_ctx *lc, const tir_buffer *C, int64_t slot) {
     th_var *acc = lc->regs[C->id];
     if (!f16_acc(C)) return th_array_read(lc->a, acc, tlc_i32(lc, slot));
     th_expr *l2[2] = {th_array_read(lc->a, acc, tlc_i32(lc, slot)), th_array_read(lc->a, acc, tlc_i32(lc, slot + 1))};
     return th_bitcast(lc->a, th_build(lc->a, th_vec(TH_F16, 2), l2, 2), th_scalar(TH_I32));
 }
 
-static void acc_reg_write(tlc_lower_ctx *lc, const tir_buffer *C, int64_t slot, th_var *reg) {
+static void acc_pair_write(tlc_lower_ctx *lc, const tir_buffer *C, int64_t slot, th_expr *reg) {
     th_var *acc = lc->regs[C->id];
     if (!f16_acc(C)) {
-        tlc_emit(lc, th_assign(lc->a, acc, tlc_i32(lc, slot), th_read(lc->a, reg)));
+        tlc_emit(lc, th_assign(lc->a, acc, tlc_i32(lc, slot), reg));
         return;
     }
-    th_expr *h2 = th_bitcast(lc->a, th_read(lc->a, reg), th_vec(TH_F16, 2));
+    th_expr *h2 = th_bitcast(lc->a, reg, th_vec(TH_F16, 2));
     for (int l = 0; l < 2; l++) tlc_emit(lc, th_assign(lc->a, acc, tlc_i32(lc, slot + l), th_extract(lc->a, h2, l)));
+}
+
+/* wgmma (asynchronous): a float16 accumulator lives in its b32 pairs from
+ * the pack before the first wgmma of a chain to the unpack after the
+ * chain's last gemm waits for all of it (wait_group 0), so that no
+ * instruction touches a register an unfinished wgmma writes (unpacking right after the issue read them early: wrong
+ * results once ptxas scheduled it so). A float32 accumulator is its slots. */
+static th_var *acc_regs(tlc_lower_ctx *lc, const tir_buffer *C) {
+    if (!f16_acc(C)) return lc->regs[C->id];
+    if (!lc->acc_packed[C->id])
+        lc->acc_packed[C->id] = tlc_temp(lc, tlc_arena_printf(lc->a, "%s_pairs", C->name), th_scalar(TH_I32),
+                                         (int)(C->fragment->slots / 2));
+    return lc->acc_packed[C->id];
+}
+
+static void acc_pack(tlc_lower_ctx *lc, const tir_buffer *C) {
+    if (!f16_acc(C)) return;
+    th_var *pairs = acc_regs(lc, C);
+    for (int64_t i = 0; i + 2 <= C->fragment->slots; i += 2)
+        tlc_emit(lc, th_assign(lc->a, pairs, tlc_i32(lc, i / 2), acc_pair_read(lc, C, i)));
+}
+
+static void acc_unpack(tlc_lower_ctx *lc, const tir_buffer *C) {
+    if (!f16_acc(C)) return;
+    th_var *pairs = acc_regs(lc, C);
+    for (int64_t i = 0; i + 2 <= C->fragment->slots; i += 2)
+        acc_pair_write(lc, C, i, th_array_read(lc->a, pairs, tlc_i32(lc, i / 2)));
 }
 
 /* i32 shared address of the buffer's first byte (current stage). */
@@ -296,9 +325,9 @@ static void lower_mma_sync(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_gemm_
                 for (int q = 0; q < 4; q++) args[q] = th_read(a, af[mi * 4 + q]);
                 args[4] = th_read(a, bfr[ni * 2]);
                 args[5] = th_read(a, bfr[ni * 2 + 1]);
-                for (int q = 0; q < nd; q++) args[6 + q] = acc_reg_read(lc, C, base + q * per);
+                for (int q = 0; q < nd; q++) args[6 + q] = acc_pair_read(lc, C, base + q * per);
                 tlc_emit_ptx(lc, mma, args, 6 + nd, d, nd);
-                for (int q = 0; q < nd; q++) acc_reg_write(lc, C, base + q * per, d[q]);
+                for (int q = 0; q < nd; q++) acc_pair_write(lc, C, base + q * per, th_read(a, d[q]));
             }
     }
 }
@@ -337,13 +366,14 @@ static th_expr *desc_base(tlc_lower_ctx *lc, const tir_buffer *b, bool k_major) 
  * none lands between a wgmma and the wait_group that retires it (ptxas
  * would serialize every wgmma of the kernel, C7514). */
 static void fence_acc(tlc_lower_ctx *lc, const tir_buffer *C) {
-    int per = acc_per_reg(C);
-    for (int64_t i = 0; i + per <= C->fragment->slots; i += per) {
+    th_var *regs = acc_regs(lc, C);
+    int64_t n = C->fragment->slots / acc_per_reg(C);
+    for (int64_t i = 0; i < n; i++) {
         th_var *d = scalar_tmp(lc, "fa", acc_reg_base(C));
-        th_expr *args[1] = {acc_reg_read(lc, C, i)};
+        th_expr *args[1] = {th_array_read(lc->a, regs, tlc_i32(lc, i))};
         /* no PTX: pins the register in place */
         tlc_emit(lc, th_asm(lc->a, "", f16_acc(C) ? "=r,0" : "=f,0", args, 1, &d, 1, true));
-        acc_reg_write(lc, C, i, d);
+        tlc_emit(lc, th_assign(lc->a, regs, tlc_i32(lc, i), th_read(lc->a, d)));
     }
 }
 
@@ -399,7 +429,15 @@ static void lower_wgmma(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_gemm_pla
             tlc_emit(lc, th_assign(a, apack[i], NULL, th_bitcast(a, th_build(a, h2, l2, 2), th_scalar(TH_I32))));
         }
     }
-    if (!chain->chain_prev) fence_acc(lc, C);
+    if (f16_acc(C) && lc->wgmma_async) {
+        tlc_error(lc->diag, s->loc, "a float16 accumulator in a gemm run ahead of its loop body is not supported: "
+                  "accumulate in float32");
+        return;
+    }
+    if (!chain->chain_prev) {
+        acc_pack(lc, C);
+        fence_acc(lc, C);
+    }
     tlc_emit_ptx(lc, tlc_ptx_wgmma_fence(), NULL, 0, NULL, 0);
     for (int ks = 0; ks < ksteps; ks++)
         for (int mi = 0; mi < mreps; mi++)
@@ -415,15 +453,18 @@ static void lower_wgmma(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_gemm_pla
                 }
                 args[nin - 1] = th_bin(a, THB_ADD, db, th_int(a, TH_I64, bo >> 4));
                 int64_t base = tlc_gemm_acc_slot(p, mi, c, 0);
-                for (int i = 0; i < nregs; i++) args[nin + i] = acc_reg_read(lc, C, base + (int64_t)i * per);
+                th_var *regs = acc_regs(lc, C);
+                for (int i = 0; i < nregs; i++) args[nin + i] = th_array_read(a, regs, tlc_i32(lc, base / per + i));
                 tlc_emit_ptx(lc, inst, args, nregs + nin, d, nregs);
-                for (int i = 0; i < nregs; i++) acc_reg_write(lc, C, base + (int64_t)i * per, d[i]);
+                for (int i = 0; i < nregs; i++) tlc_emit(lc, th_assign(a, regs, tlc_i32(lc, base / per + i), th_read(a, d[i])));
             }
     tlc_emit_ptx(lc, tlc_ptx_wgmma_commit(), NULL, 0, NULL, 0);
     if (chain->chain_next || lc->wgmma_async) return; /* the next gemm, or the caller, waits */
     /* a warp-specialized consumer keeps the last group in flight while it
-     * waits for the next stage (warp_specialize.c drains it) */
-    tlc_wgmma_wait(lc, C, lc->wgmma_inflight);
+     * waits for the next stage (warp_specialize.c drains it); a float16
+     * accumulator waits for it here, so its slots can be unpacked */
+    tlc_wgmma_wait(lc, C, f16_acc(C) ? 0 : lc->wgmma_inflight);
+    acc_unpack(lc, C); /* only here: the slots may change after the gemm (a later drain must not undo that) */
 }
 
 void tlc_wgmma_wait(tlc_lower_ctx *lc, const tir_buffer *C, int pending) {

@@ -650,6 +650,7 @@ static th_kernel *lower_kernel(const tir_module *m, int index, tlrt_kernel_meta 
     lc->var_hi = TLC_NEW_ARRAY(a, int64_t, nv);
     lc->var_known = TLC_NEW_ARRAY(a, bool, nv);
     lc->regs = TLC_NEW_ARRAY(a, th_var *, nb);
+    lc->acc_packed = TLC_NEW_ARRAY(a, th_var *, nb);
     lc->tensor_param = TLC_NEW_ARRAY(a, int, nb);
     lc->addressed = TLC_NEW_ARRAY(a, bool, nb);
     lc->sym_param = TLC_NEW_ARRAY(a, int, (size_t)k->nsym + 1);
