@@ -4,7 +4,7 @@ import os
 import unittest
 
 import tlc
-from kernels import EXAMPLES, SCALE
+from kernels import EXAMPLES, ROOT, SCALE
 
 try:
     import torch
@@ -78,23 +78,8 @@ class GpuTest(unittest.TestCase):
         torch.testing.assert_close(out, ref, rtol=1e-5, atol=1e-4)
 
     def test_copies_of_part_of_a_fragment(self):
-        src = (
-            "def k(A: Tensor[(64, 128), float32], Out: Tensor[(M, 96), float32], Back: Tensor[(64, 128), float32],\n"
-            "      Rows: Tensor[(16, 128), float16]):\n"
-            "    with Kernel(1, threads=128) as bx:\n"
-            "        acc = alloc_fragment((64, 128), float32)\n"
-            "        B = alloc_fragment((64, 128), float32)\n"
-            "        S = alloc_shared((32, 128), float16)\n"
-            "        copy(A, acc)\n"
-            "        for i, j in Parallel(64, 128):\n"
-            "            acc[i, j] = acc[i, j] * 2.0\n"
-            "        copy(acc[8:24, 4:100], Out[0:16, 0:96])\n"
-            "        clear(B)\n"
-            "        copy(A[0:16, 0:128], B[16:32, :])\n"
-            "        copy(B, Back)\n"
-            "        copy(acc[40:56, :], S[0:16, :])\n"
-            "        copy(S[0:16, :], Rows)\n"
-        )
+        with open(os.path.join(ROOT, "tests", "golden", "tir", "fragment_parts.tl")) as f:
+            src = f.read()
         k = tlc.compile(src)
         a = torch.randn(64, 128, device="cuda")
         out = torch.full((20, 96), float("nan"), device="cuda")
@@ -109,29 +94,10 @@ class GpuTest(unittest.TestCase):
         torch.testing.assert_close(rows, (2 * a[40:56]).half())
 
     def test_warp_specialized_one_tile_per_block(self):
-        # tests/golden/plan/ws_one_tile.tl: persistent tiles would not fit, so one tile per block,
-        # O_s reusing Q_s's bytes after the warp-specialized loop
-        src = (
-            "@jit(dtype=float16)\n"
-            "def decode(Q: Tensor[(B, 64, 512), dtype], KV: Tensor[(P, 64, 512), dtype], lens: Tensor[(B,), int32],\n"
-            "           O: Tensor[(B, 64, 512), dtype]):\n"
-            "    with Kernel(B, threads=256) as bx:\n"
-            "        Q_s = alloc_shared((64, 512), dtype)\n"
-            "        KV_s = alloc_shared((64, 512), dtype)\n"
-            "        P_s = alloc_shared((64, 64), dtype)\n"
-            "        O_s = alloc_shared((64, 512), dtype)\n"
-            "        acc_s = alloc_fragment((64, 64), float32)\n"
-            "        acc_o = alloc_fragment((64, 512), float32)\n"
-            "        copy(Q[bx, :, :], Q_s)\n"
-            "        clear(acc_o)\n"
-            "        for k in Pipelined(ceildiv(lens[bx], 64), num_stages=2):\n"
-            "            copy(KV[k, :, :], KV_s)\n"
-            "            gemm(Q_s, KV_s, acc_s, transpose_B=True, policy=GemmWarpPolicy.FullCol, clear_accum=True)\n"
-            "            copy(acc_s, P_s)\n"
-            "            gemm(P_s, KV_s, acc_o, policy=GemmWarpPolicy.FullCol)\n"
-            "        copy(acc_o, O_s)\n"
-            "        copy(O_s, O[bx, :, :])\n"
-        )
+        # persistent tiles would not fit, so one tile per block, O_s reusing Q_s's bytes after the
+        # warp-specialized loop
+        with open(os.path.join(ROOT, "tests", "golden", "plan", "ws_one_tile.tl")) as f:
+            src = f.read()
         k = tlc.compile(src, arch="sm_90a") if _sm90() else None
         if k is None:
             self.skipTest("needs an sm_90 GPU")

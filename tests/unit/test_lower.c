@@ -170,27 +170,6 @@ static const char atomic_from_shared[] =
     "            S[i, j] = if_then_else(bx * bm + i < M, A[bx * bm + i, j], 0.0)\n"
     "        atomic_add(Out, S)\n";
 
-/* Copies of part of a fragment, to and from global and shared memory
- * (TileLang's acc_o[:valid_block_H, :]): each slot inside the part,
- * vectors that never straddle its edge. */
-static const char fragment_parts[] =
-    "def k(A: Tensor[(64, 128), float32], Out: Tensor[(M, 96), float32], Back: Tensor[(64, 128), float32],\n"
-    "      Rows: Tensor[(16, 128), float16]):\n"
-    "    with Kernel(1, threads=128) as bx:\n"
-    "        acc = alloc_fragment((64, 128), float32)\n"
-    "        B = alloc_fragment((64, 128), float32)\n"
-    "        S = alloc_shared((32, 128), float16)\n"
-    "        copy(A, acc)\n"
-    "        for i, j in Parallel(64, 128):\n"
-    "            acc[i, j] = acc[i, j] * 2.0\n"
-    "        copy(acc[8:24, 4:100], Out[0:16, 0:96])\n"
-    "        clear(B)\n"
-    "        copy(A[0:16, 0:128], B[16:32, :])\n"
-    "        copy(B, Back)\n"
-    "        copy(acc[40:56, :], S[0:16, :])\n"
-    "        copy(S[0:16, :], Rows)\n"
-;
-
 static void test_small_kernels(void **state) {
     (void)state;
     static const tlc_arch arches[] = {TLC_SM80, TLC_SM90A};
@@ -210,10 +189,15 @@ static void test_small_kernels(void **state) {
         assert_true(tst_count(p, "atom.global.add.f32") + tst_count(p, "red.global.add.f32") >= 33);
         assert_non_null(strstr(p, "%nctaid.y")); /* use_swizzle remap */
         free(p);
-        p = ptx_of(fragment_parts, strlen(fragment_parts), NULL, 0, arches[ar], NULL);
+        /* copies of part of a fragment: vectors that never straddle the part's edge */
+        size_t plen = 0;
+        char *parts = tlc_read_file(TLC_SOURCE_DIR "/tests/golden/tir/fragment_parts.tl", &plen);
+        assert_non_null(parts);
+        p = ptx_of(parts, plen, NULL, 0, arches[ar], NULL);
         assert_true(tst_count(p, "st.global.v4.b32") >= 1); /* 4-aligned column part: 16-byte stores */
         assert_true(tst_count(p, "st.shared") >= 1);
         free(p);
+        free(parts);
         p = ptx_of(atomic_from_shared, strlen(atomic_from_shared), NULL, 0, arches[ar], NULL);
         assert_int_equal(tst_count(p, "atom.global.add.f32") + tst_count(p, "red.global.add.f32"), 32);
         assert_int_equal(tst_count(p, "ld.shared.b32") + 4 * tst_count(p, "ld.shared.v4"), 32);
