@@ -268,28 +268,6 @@ tlc_status tlc_jit_compile_file(tlc_jit *jit, const char *path, const tlc_jit_de
  * machine code is worse than its own load's (not an ELF image). */
 static const char PTX_ONLY_MARKER[] = "tlc: load this PTX, not the linker's machine code\n";
 
-/* The driver's linker compiles PTX as relocatable code, where a
- * warp-specialized kernel whose consumers raise their register count
- * (setmaxnreg) can spill what the PTX's own load keeps in registers (a
- * 128 x 128 gemm with two blocks per SM: 1104 bytes of stack, 18x slower).
- * m: the linked module. Returns the module to use: m, or the PTX loaded
- * when it needs less local memory (m is then unloaded and *ptx_better set). */
-static tlrt_module *better_of_linked_and_ptx(tlrt_context *ctx, tlrt_module *m, const char *ptx, size_t len,
-                                             bool *ptx_better) {
-    int linked = 0, own = 0;
-    *ptx_better = false;
-    if (tlrt_module_local_bytes(m, &linked) != TLRT_SUCCESS || linked == 0) return m;
-    tlrt_module *p = NULL;
-    if (tlrt_module_load_ptx(ctx, ptx, len, &p) != TLRT_SUCCESS) return m;
-    if (tlrt_module_local_bytes(p, &own) == TLRT_SUCCESS && own < linked) {
-        tlrt_module_unload(ctx, m);
-        *ptx_better = true;
-        return p;
-    }
-    tlrt_module_unload(ctx, p);
-    return m;
-}
-
 /* Machine code from the toolkit's ptxas (not relocatable, as the PTX's own
  * load compiles it) for the context's device, loaded; NULL when there is no
  * ptxas, it fails, or the code needs more local memory than `own_local`.
@@ -325,6 +303,33 @@ static tlrt_module *ptxas_module(tlrt_context *ctx, const char *ptx, size_t len,
     tlc_diag_free(&d);
     tlc_arena_free(&a);
     return m;
+}
+
+/* The driver's linker compiles PTX as relocatable code, where a
+ * warp-specialized kernel whose consumers raise their register count
+ * (setmaxnreg) can spill what the PTX's own load keeps in registers (a
+ * 128 x 128 gemm with two blocks per SM: 1104 bytes of stack, 18x slower).
+ * `linked`: the linker's module, *image / *n its machine code. Returns the
+ * module to use: `linked` when it needs no more local memory than the
+ * PTX's own load; else the toolkit's ptxas build (*image its cubin), or
+ * the PTX loaded (*image NULL: the cache keeps the marker). */
+static tlrt_module *best_module(tlrt_context *ctx, tlrt_module *linked, void **image, size_t *n, const char *ptx,
+                                size_t len) {
+    int linked_local = 0, own = 0;
+    if (tlrt_module_local_bytes(linked, &linked_local) != TLRT_SUCCESS || linked_local == 0) return linked;
+    tlrt_module *p = NULL;
+    if (tlrt_module_load_ptx(ctx, ptx, len, &p) != TLRT_SUCCESS) return linked;
+    if (tlrt_module_local_bytes(p, &own) != TLRT_SUCCESS || own >= linked_local) {
+        tlrt_module_unload(ctx, p);
+        return linked;
+    }
+    tlrt_module_unload(ctx, linked);
+    free(*image);
+    *image = NULL;
+    tlrt_module *q = ptxas_module(ctx, ptx, len, own, image, n);
+    if (!q) return p;
+    tlrt_module_unload(ctx, p);
+    return q;
 }
 
 /* The module of this PTX from the machine code the cache keeps for the
@@ -372,25 +377,9 @@ static tlrt_module *load_machine_code(tlc_jit *jit, tlrt_context *ctx, const cha
         free(image);
         return NULL;
     }
-    bool ptx_better;
-    m = better_of_linked_and_ptx(ctx, m, ptx, ptx_len, &ptx_better);
-    if (ptx_better) {
-        int own = 0;
-        void *cubin = NULL;
-        size_t cn = 0;
-        tlrt_module *q = tlrt_module_local_bytes(m, &own) == TLRT_SUCCESS
-                             ? ptxas_module(ctx, ptx, ptx_len, own, &cubin, &cn) : NULL;
-        if (q) {
-            tlrt_module_unload(ctx, m);
-            m = q;
-            free(image);
-            image = cubin;
-            n = cn;
-            ptx_better = false;
-        }
-    }
-    const void *keep = ptx_better ? (const void *)PTX_ONLY_MARKER : image;
-    size_t keep_len = ptx_better ? sizeof PTX_ONLY_MARKER - 1 : n;
+    m = best_module(ctx, m, (void **)&image, &n, ptx, ptx_len);
+    const void *keep = image ? (const void *)image : PTX_ONLY_MARKER;
+    size_t keep_len = image ? n : sizeof PTX_ONLY_MARKER - 1;
     if (!tlc_jit_cache_store(jit->cache_dir, &key, keep, keep_len, e, sizeof e)) atomic_fetch_add(&jit->store_errors, 1);
     free(image);
     return m;

@@ -168,6 +168,21 @@ th_expr *tlc_frag_valid_at(tlc_lower_ctx *lc, const tlc_fragment *f, th_expr *co
     return cond;
 }
 
+th_expr *tlc_region_holds(tlc_lower_ctx *lc, const tir_region *r, th_expr *const *l) {
+    th_expr *cond = NULL;
+    for (int d = 0; d < r->rank; d++) {
+        int64_t s0, e;
+        if (tir_expr_const_int(r->start[d], &s0) && tir_expr_const_int(r->extent[d], &e) && s0 == 0 &&
+            e == tir_buffer_dim(r->buf, d))
+            continue;
+        th_expr *st = tlc_coerce(lc, tlc_lower_expr(lc, r->start[d]), th_scalar(TH_I32));
+        th_expr *ex = tlc_coerce(lc, tlc_lower_expr(lc, r->extent[d]), th_scalar(TH_I32));
+        cond = tlc_and(lc, cond, tlc_and(lc, th_cmp(lc->a, THC_GE, l[d], st),
+                                         th_cmp(lc->a, THC_LT, l[d], th_bin(lc->a, THB_ADD, st, ex))));
+    }
+    return cond;
+}
+
 /* ---------------- Tile IR facts ---------------- */
 bool tlc_expr_range(const tlc_lower_ctx *lc, const tir_expr *e, int64_t *lo, int64_t *hi) {
     int64_t a0, a1, b0, b1;

@@ -141,6 +141,10 @@ th_expr *tlc_frag_replica0(tlc_lower_ctx *lc, const tlc_fragment *f); /* "is rep
 th_expr *tlc_frag_valid(tlc_lower_ctx *lc, const tlc_fragment *f, th_expr *const *thread_idx, int64_t slot);
 /* The hole condition for a run-time logical index (NULL if never a hole). */
 th_expr *tlc_frag_valid_at(tlc_lower_ctx *lc, const tlc_fragment *f, th_expr *const *logical);
+/* Logical index `l` (one per dim of r's buffer) lies inside region r; NULL
+ * when every dim of r is its buffer's whole dim (part of a fragment a
+ * copy or an atomic_add takes). */
+th_expr *tlc_region_holds(tlc_lower_ctx *lc, const tir_region *r, th_expr *const *l);
 
 /* A run-time loop over the groups of `group` consecutive slots of fragment
  * f (slot_loop.c), for walks that index no registers: what unrolling would

@@ -30,49 +30,52 @@ static th_stmt *atomic_at(tlc_lower_ctx *lc, const tir_buffer *dst, th_expr **id
     return mask ? th_if(lc->a, mask, st, NULL) : st;
 }
 
-/* A shared source region: its elements spread over the block's threads as
- * a blocked fragment of the region's shape, each loaded from shared memory
- * and added to its destination element. sd / dd: the regions' squeezed
- * dims, in order. */
-static void atomic_add_from_shared(tlc_lower_ctx *lc, const tir_stmt *s, const int *sd, const int *dd, int nd) {
+/* A region source, walked as the slots of fragment F: the source
+ * fragment's own layout (slots outside the region skipped), or for a
+ * shared source a blocked fragment of the region's shape whose element l
+ * is loaded from the region's start + l. Each element is added once to its
+ * destination element. sd / dd: the regions' squeezed dims, in order. */
+static void atomic_add_region(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_fragment *F, const int *sd,
+                              const int *dd, int nd) {
     tlc_arena *a = lc->a;
     const tir_region *rs = &s->u.atomic.src, *rd = &s->u.atomic.dst;
     const tir_buffer *src = rs->buf, *dst = rd->buf;
-    int64_t shape[TLC_FRAG_MAX_RANK];
-    if (rs->rank > TLC_FRAG_MAX_RANK) {
-        tlc_error(lc->diag, s->loc, "atomic_add: a shared source of rank %d is not supported", rs->rank);
-        return;
-    }
-    for (int d = 0; d < rs->rank; d++)
-        if (!tir_expr_const_int(rs->extent[d], &shape[d]) || shape[d] <= 0) {
-            tlc_error(lc->diag, s->loc, "atomic_add: a shared source region needs constant extents");
-            return;
-        }
-    const tlc_fragment *F = tlc_fragment_blocked(a, rs->rank, shape, lc->k->threads, 1);
-    th_expr *tidx[TLC_FRAG_MAX_RANK];
+    bool shared = src->scope == TIR_SCOPE_SHARED;
+    th_expr *tidx[TLC_FRAG_MAX_RANK], *sstart[TLC_FRAG_MAX_RANK], *dstart[8];
     tlc_frag_thread_index(lc, F, tidx);
-    th_expr *sstart[TLC_FRAG_MAX_RANK], *dstart[8];
     for (int d = 0; d < rs->rank; d++) sstart[d] = tlc_coerce(lc, tlc_lower_expr(lc, rs->start[d]), th_scalar(TH_I32));
     for (int d = 0; d < dst->rank; d++) dstart[d] = tlc_coerce(lc, tlc_lower_expr(lc, rd->start[d]), th_scalar(TH_I32));
+    th_expr *once = tlc_frag_replica0(lc, F);
+    if (once) once = tlc_let(lc, "rep0", once);
+    if (F->threads < lc->k->threads) once = tlc_and(lc, once, th_cmp(a, THC_LT, th_read(a, lc->tid), tlc_i32(lc, F->threads)));
     for (int64_t slot = 0; slot < F->slots; slot++) {
         int64_t c[TLC_FRAG_MAX_RANK];
         tlc_fragment_slot_part(F, slot, c);
         th_expr *valid = tlc_frag_valid(lc, F, tidx, slot);
         if (valid && valid->kind == THE_INT && valid->u.ival == 0) continue;
-        th_expr *l[TLC_FRAG_MAX_RANK], *sidx[TLC_FRAG_MAX_RANK], *idx[8];
+        th_expr *l[TLC_FRAG_MAX_RANK], *off[TLC_FRAG_MAX_RANK], *idx[8];
         int64_t maxv[8];
-        for (int d = 0; d < rs->rank; d++) {
+        for (int d = 0; d < F->rank; d++) {
             l[d] = th_bin(a, THB_ADD, tidx[d], tlc_i32(lc, c[d]));
-            sidx[d] = th_bin(a, THB_ADD, sstart[d], l[d]);
+            off[d] = shared ? l[d] : th_bin(a, THB_SUB, l[d], sstart[d]); /* from the region's start */
         }
         for (int d = 0; d < dst->rank; d++) {
             idx[d] = dstart[d];
             maxv[d] = -1;
         }
-        for (int i = 0; i < nd; i++) idx[dd[i]] = th_bin(a, THB_ADD, idx[dd[i]], l[sd[i]]);
-        th_expr *v = th_load(a, tlc_shared_elem_ptr(lc, src, sidx), tlc_mem_type(src->dtype), tir_dtype_bytes(src->dtype));
+        for (int i = 0; i < nd; i++) idx[dd[i]] = th_bin(a, THB_ADD, idx[dd[i]], off[sd[i]]);
+        th_expr *v, *cond = valid;
+        if (shared) {
+            th_expr *sidx[TLC_FRAG_MAX_RANK];
+            for (int d = 0; d < rs->rank; d++) sidx[d] = th_bin(a, THB_ADD, sstart[d], l[d]);
+            v = th_load(a, tlc_shared_elem_ptr(lc, src, sidx), tlc_mem_type(src->dtype), tir_dtype_bytes(src->dtype));
+        } else {
+            v = th_array_read(a, lc->regs[src->id], tlc_i32(lc, slot));
+            cond = tlc_and(lc, cond, tlc_region_holds(lc, rs, l));
+        }
+        cond = tlc_and(lc, cond, once);
         th_stmt *st = atomic_at(lc, dst, idx, maxv, v);
-        tlc_emit(lc, valid ? th_if(a, valid, st, NULL) : st);
+        tlc_emit(lc, cond ? th_if(a, cond, st, NULL) : st);
     }
 }
 
@@ -114,7 +117,17 @@ static void atomic_add_lower(tlc_lower_ctx *lc, const tir_stmt *s) {
         return;
     }
     if (src->scope == TIR_SCOPE_SHARED) {
-        atomic_add_from_shared(lc, s, sd, dd, nd);
+        int64_t shape[TLC_FRAG_MAX_RANK];
+        if (rs->rank > TLC_FRAG_MAX_RANK) {
+            tlc_error(lc->diag, s->loc, "atomic_add: a shared source of rank %d is not supported", rs->rank);
+            return;
+        }
+        for (int d = 0; d < rs->rank; d++)
+            if (!tir_expr_const_int(rs->extent[d], &shape[d]) || shape[d] <= 0) {
+                tlc_error(lc->diag, s->loc, "atomic_add: a shared source region needs constant extents");
+                return;
+            }
+        atomic_add_region(lc, s, tlc_fragment_blocked(a, rs->rank, shape, lc->k->threads, 1), sd, dd, nd);
         return;
     }
     if (src->scope != TIR_SCOPE_FRAGMENT) {
@@ -122,43 +135,7 @@ static void atomic_add_lower(tlc_lower_ctx *lc, const tir_stmt *s) {
                   tir_scope_name(src->scope));
         return;
     }
-    const tlc_fragment *F = src->fragment;
-    th_expr *tidx[TLC_FRAG_MAX_RANK];
-    tlc_frag_thread_index(lc, F, tidx);
-    th_expr *rep0 = tlc_let(lc, "rep0", tlc_frag_replica0(lc, F) ? tlc_frag_replica0(lc, F) : th_int(a, TH_I1, 1));
-    for (int64_t slot = 0; slot < F->slots; slot++) {
-        int64_t c[TLC_FRAG_MAX_RANK];
-        tlc_fragment_slot_part(F, slot, c);
-        th_expr *valid = tlc_frag_valid(lc, F, tidx, slot);
-        if (valid && valid->kind == THE_INT && valid->u.ival == 0) continue;
-        th_expr *inreg = NULL;
-        for (int d = 0; d < F->rank; d++) { /* this slot inside the source region? */
-            int64_t s0, e;
-            if (tir_expr_const_int(rs->start[d], &s0) && tir_expr_const_int(rs->extent[d], &e) && s0 == 0 &&
-                e == F->shape[d])
-                continue;
-            th_expr *l = th_bin(a, THB_ADD, tidx[d], tlc_i32(lc, c[d]));
-            th_expr *st = tlc_coerce(lc, tlc_lower_expr(lc, rs->start[d]), th_scalar(TH_I32));
-            th_expr *ex = tlc_coerce(lc, tlc_lower_expr(lc, rs->extent[d]), th_scalar(TH_I32));
-            inreg = tlc_and(lc, inreg, tlc_and(lc, th_cmp(a, THC_GE, l, st), th_cmp(a, THC_LT, l, th_bin(a, THB_ADD, st, ex))));
-        }
-        for (int d = 0; d < dst->rank; d++) {
-            idx[d] = tlc_coerce(lc, tlc_lower_expr(lc, rd->start[d]), th_scalar(TH_I32));
-            maxv[d] = -1;
-        }
-        for (int i = 0; i < nd; i++) {
-            int fdim = sd[i];
-            th_expr *l = th_bin(a, THB_ADD, tidx[fdim], tlc_i32(lc, c[fdim]));
-            th_expr *off = th_bin(a, THB_SUB, l, tlc_coerce(lc, tlc_lower_expr(lc, rs->start[fdim]), th_scalar(TH_I32)));
-            idx[dd[i]] = th_bin(a, THB_ADD, idx[dd[i]], off);
-        }
-        th_expr *v = th_array_read(a, lc->regs[src->id], tlc_i32(lc, slot));
-        th_stmt *st = atomic_at(lc, dst, idx, maxv, v);
-        th_expr *cond = tlc_and(lc, tlc_and(lc, valid, inreg), rep0);
-        if (F->threads < lc->k->threads)
-            cond = tlc_and(lc, cond, th_cmp(a, THC_LT, th_read(a, lc->tid), tlc_i32(lc, F->threads)));
-        tlc_emit(lc, th_if(a, cond, st, NULL));
-    }
+    atomic_add_region(lc, s, src->fragment, sd, dd, nd);
 }
 
 /* ---------------- Tile IR, interpreter, table row ---------------- */

@@ -195,25 +195,6 @@ static void copy_group_if(tlc_lower_ctx *lc, const copy_walk *w, th_expr *const 
     tlc_emit(lc, cond ? th_if(lc->a, cond, body, NULL) : body);
 }
 
-/* A copy of part of a fragment (`part`: the fragment side's region, NULL
- * for the whole): the condition that logical index `ilog` lies inside it
- * (NULL: every dim whole). */
-static th_expr *in_part(tlc_lower_ctx *lc, const tir_region *part, th_expr *const *ilog) {
-    th_expr *cond = NULL;
-    if (!part) return NULL;
-    for (int d = 0; d < part->rank; d++) {
-        int64_t s0, e;
-        if (tir_expr_const_int(part->start[d], &s0) && tir_expr_const_int(part->extent[d], &e) && s0 == 0 &&
-            e == tir_buffer_dim(part->buf, d))
-            continue;
-        th_expr *st = tlc_coerce(lc, tlc_lower_expr(lc, part->start[d]), th_scalar(TH_I32));
-        th_expr *ex = tlc_coerce(lc, tlc_lower_expr(lc, part->extent[d]), th_scalar(TH_I32));
-        cond = tlc_and(lc, cond, tlc_and(lc, th_cmp(lc->a, THC_GE, ilog[d], st),
-                                         th_cmp(lc->a, THC_LT, ilog[d], th_bin(lc->a, THB_ADD, st, ex))));
-    }
-    return cond;
-}
-
 /* Lanes per group that keep a group wholly inside or outside `part`. */
 static int64_t part_vec(const tir_region *part, int64_t vw) {
     int last = part ? part->rank - 1 : -1;
@@ -268,7 +249,7 @@ static void emit_copy(tlc_lower_ctx *lc, const tlc_fragment *I, const side *src,
         if (valid && valid->kind == THE_INT && valid->u.ival == 0) continue;
         th_expr *ilog[TLC_FRAG_MAX_RANK];
         for (int d = 0; d < I->rank; d++) ilog[d] = th_bin(a, THB_ADD, tidx[d], tlc_i32(lc, c[d]));
-        copy_group_if(lc, &w, ilog, s0, tlc_and(lc, tlc_and(lc, who, valid), in_part(lc, part, ilog)));
+        copy_group_if(lc, &w, ilog, s0, tlc_and(lc, tlc_and(lc, who, valid), part ? tlc_region_holds(lc, part, ilog) : NULL));
     }
 }
 

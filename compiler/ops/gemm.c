@@ -162,8 +162,10 @@ static void acc_pair_write(tlc_lower_ctx *lc, const tir_buffer *C, int64_t slot,
 /* wgmma (asynchronous): a float16 accumulator lives in its b32 pairs from
  * the pack before the first wgmma of a chain to the unpack after the
  * chain's last gemm waits for all of it (wait_group 0), so that no
- * instruction touches a register an unfinished wgmma writes (unpacking right after the issue read them early: wrong
- * results once ptxas scheduled it so). A float32 accumulator is its slots. */
+ * instruction touches a register an unfinished wgmma writes (unpacking
+ * right after the issue read them early: wrong results once ptxas
+ * scheduled it so). Planning never runs such a gemm ahead (warp
+ * specialization's overlap). A float32 accumulator is its slots. */
 static th_var *acc_regs(tlc_lower_ctx *lc, const tir_buffer *C) {
     if (!f16_acc(C)) return lc->regs[C->id];
     if (!lc->acc_packed[C->id])
@@ -428,11 +430,6 @@ static void lower_wgmma(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_gemm_pla
             apack[i] = scalar_tmp(lc, "ap", TH_I32);
             tlc_emit(lc, th_assign(a, apack[i], NULL, th_bitcast(a, th_build(a, h2, l2, 2), th_scalar(TH_I32))));
         }
-    }
-    if (f16_acc(C) && lc->wgmma_async) {
-        tlc_error(lc->diag, s->loc, "a float16 accumulator in a gemm run ahead of its loop body is not supported: "
-                  "accumulate in float32");
-        return;
     }
     if (!chain->chain_prev) {
         acc_pack(lc, C);

@@ -252,7 +252,8 @@ static bool region_constant(const tir_region *r) {
 }
 
 /* Consumer overlap (plan.h, `lookahead`): at least three stages, and the
- * body after the loads starts with a chain of wgmma gemms whose first clears the accumulator, whose
+ * body after the loads starts with a chain of wgmma gemms into a float32
+ * accumulator (a float16 one is waited for at every gemm, ops/gemm.c) whose first clears it, whose
  * operands nothing in the body writes (the stages aside) and whose regions
  * do not move with the iteration, and more follows it. */
 static int plan_lookahead(const tlc_kernel_plan *p, const tir_stmt *loop, const tlc_pipe_plan *pp) {
@@ -271,7 +272,7 @@ static int plan_lookahead(const tlc_kernel_plan *p, const tir_stmt *loop, const 
         const tlc_gemm_op_plan *g = x->kind == TS_GEMM ? tlc_plan_gemm_op(p, x) : NULL;
         if (!g || g->inst.inst != TLC_INST_WGMMA) break;
         if (i == first) {
-            if (!x->u.gemm.clear_accum) return 0;
+            if (!x->u.gemm.clear_accum || x->u.gemm.c.buf->dtype != TIR_F32) return 0;
             C = x->u.gemm.c.buf;
         } else if (!g->chain_prev) {
             break;
