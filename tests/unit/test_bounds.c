@@ -112,6 +112,22 @@ static const bound_case cases[] = {
      "    with Kernel(1, threads=32) as bx:\n"
      "        copy(A, B)\n",
      {{0}}, 0, NULL},
+    {"a (128, 1024) int8 fragment copied in and out under bounds tests", NULL,
+     "def k(A: Tensor[(M, N), int8], B: Tensor[(M, N), int8]):\n"
+     "    with Kernel(1, threads=128) as bx:\n"
+     "        f = alloc_fragment((128, 1024), int8)\n"
+     "        copy(A[0:128, 0:1024], f)\n"
+     "        copy(f, B[0:128, 0:1024])\n",
+     {{0}}, 0, NULL},
+    {"the same through Parallel loops", NULL,
+     "def k(A: Tensor[(M, N), int8], B: Tensor[(M, N), int8]):\n"
+     "    with Kernel(1, threads=128) as bx:\n"
+     "        f = alloc_fragment((128, 1024), int8)\n"
+     "        for i, j in Parallel(128, 1024):\n"
+     "            f[i, j] = A[i, j]\n"
+     "        for i, j in Parallel(128, 1024):\n"
+     "            B[i, j] = f[i, j] + 1\n",
+     {{0}}, 0, NULL},
     {"unroll(100000000)", NULL,
      "def k(A: Tensor[(64,), float32]):\n"
      "    with Kernel(1, threads=128) as bx:\n"
@@ -167,8 +183,6 @@ static void test_worst_cases(void **state) {
     long time_limit = LIMIT_MS * (SANITIZED ? 10 : optimized ? 1 : 4);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const bound_case *c = &cases[i];
-        struct timespec t0, t1;
-        clock_gettime(CLOCK_MONOTONIC, &t0);
         fflush(NULL);
         pid_t pid = fork();
         assert_true(pid >= 0);
@@ -176,8 +190,11 @@ static void test_worst_cases(void **state) {
         int status;
         struct rusage ru;
         assert_int_equal(wait4(pid, &status, 0, &ru), pid);
-        clock_gettime(CLOCK_MONOTONIC, &t1);
-        long ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+        /* The child's processor time, not the wall clock: the bound is on
+         * the compiler's work, which other tests running beside this one
+         * do not change. */
+        long ms = (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000L
+                + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1000;
         long mb = ru.ru_maxrss / 1024;
         print_message("%-45s %5ld ms %5ld MB\n", c->what, ms, mb);
         if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) fail_msg("%s: wrong outcome (status %d)", c->what, status);
