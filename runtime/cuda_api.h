@@ -34,6 +34,7 @@
     X(CU_JIT_LOG_VERBOSE, 12)                                       \
     X(CU_JIT_INPUT_PTX, 1)                                          \
     X(CU_STREAM_NON_BLOCKING, 1)                                    \
+    X(CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION, 6)     \
     X(CU_EVENT_DEFAULT, 0)                                          \
     X(CU_TENSOR_MAP_DATA_TYPE_UINT8, 0)                             \
     X(CU_TENSOR_MAP_DATA_TYPE_INT32, 3)                             \
@@ -64,6 +65,21 @@ typedef struct CUstream_st *CUstream;
 typedef struct CUevent_st *CUevent;
 typedef struct CUlinkState_st *CUlinkState;
 typedef struct { _Alignas(64) uint64_t opaque[16]; } tlrt_cu_tensor_map; /* CUtensorMap: 128 bytes */
+/* CUlaunchAttribute (an id, padding to 8 bytes, a 64-byte value union) and
+ * CUlaunchConfig, for cuLaunchKernelEx */
+typedef struct {
+    int id;
+    char pad[4];
+    union { int value; char bytes[64]; } value;
+} tlrt_cu_launch_attribute;
+typedef struct {
+    unsigned grid[3], block[3], smem_bytes;
+    CUstream stream;
+    tlrt_cu_launch_attribute *attrs;
+    unsigned nattrs;
+} tlrt_cu_launch_config;
+_Static_assert(sizeof(tlrt_cu_launch_attribute) == 72 && sizeof(tlrt_cu_launch_config) == 56,
+               "launch structures do not match the driver's (cuda_api_check.c)");
 
 #define TLRT_CUDA_ENUMERATOR(name, value) name = value,
 enum { TLRT_CUDA_CONSTANTS(TLRT_CUDA_ENUMERATOR) };
@@ -111,6 +127,8 @@ enum { TLRT_CUDA_CONSTANTS(TLRT_CUDA_ENUMERATOR) };
     X(1, cuLaunchKernel, "cuLaunchKernel", CUresult,                                                       \
       (CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,         \
        unsigned smem, CUstream s, void **params, void **extra))                                            \
+    X(0, cuLaunchKernelEx, "cuLaunchKernelEx", CUresult,                                                   \
+      (const tlrt_cu_launch_config *config, CUfunction f, void **params, void **extra))                   \
     X(1, cuEventCreate, "cuEventCreate", CUresult, (CUevent * e, unsigned flags))                          \
     X(1, cuEventDestroy, "cuEventDestroy_v2", CUresult, (CUevent e))                                       \
     X(1, cuEventRecord, "cuEventRecord", CUresult, (CUevent e, CUstream s))                                \

@@ -74,6 +74,22 @@ static tlrt_status tile_counter(tlrt_context *ctx, tlrt_kernel *k, CUstream s, C
     return TLRT_SUCCESS;
 }
 
+/* A kernel that calls pdl_sync() (metadata `pdl`) goes out as a
+ * programmatic dependent of the stream's previous kernel: it may start
+ * once that kernel's blocks have all run pdl_trigger() or exited, and
+ * waits for its completion itself. A driver without cuLaunchKernelEx
+ * launches it in order, which its wait then finds complete. */
+static CUresult launch(tlrt_context *ctx, tlrt_kernel *k, const unsigned grid[3], const unsigned block[3],
+                       unsigned smem, CUstream s, void **params) {
+    if (k->meta && k->meta->pdl && ctx->cu.cuLaunchKernelEx) {
+        tlrt_cu_launch_attribute attr = {.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION};
+        attr.value.value = 1;
+        tlrt_cu_launch_config cfg = {{grid[0], grid[1], grid[2]}, {block[0], block[1], block[2]}, smem, s, &attr, 1};
+        return ctx->cu.cuLaunchKernelEx(&cfg, k->fn, params, NULL);
+    }
+    return ctx->cu.cuLaunchKernel(k->fn, grid[0], grid[1], grid[2], block[0], block[1], block[2], smem, s, params, NULL);
+}
+
 tlrt_status tlrt_launch(tlrt_kernel *k, const tlrt_arg *args, int nargs, tlrt_stream *stream) {
     if (!k) return TLRT_ERROR_INVALID_ARGUMENT;
     tlrt_context *ctx = k->module->ctx;
@@ -102,8 +118,7 @@ tlrt_status tlrt_launch(tlrt_kernel *k, const tlrt_arg *args, int nargs, tlrt_st
         if ((st = tile_counter(ctx, k, stream ? stream->s : NULL, &counter)) != TLRT_SUCCESS) return st;
         params[nparams++] = &counter;
     }
-    CUresult r = ctx->cu.cuLaunchKernel(k->fn, plan.grid[0], plan.grid[1], plan.grid[2], plan.block[0], plan.block[1],
-                                        plan.block[2], plan.smem_bytes, stream ? stream->s : NULL, params, NULL);
+    CUresult r = launch(ctx, k, plan.grid, plan.block, plan.smem_bytes, stream ? stream->s : NULL, params);
     if (r != CUDA_SUCCESS) {
         char what[400];
         snprintf(what, sizeof what, "launching '%s' (grid %u,%u,%u block %u,%u,%u smem %u)", k->name, plan.grid[0],

@@ -453,6 +453,13 @@ static bool do_check(parser *ps, const char *rest) {
     return true;
 }
 
+static bool do_pdl(parser *ps, int nw) {
+    if (ps->k->pdl) return fail(ps, "second pdl line", NULL, NULL);
+    if (nw != 0) return fail(ps, "unexpected text after 'pdl'", NULL, NULL);
+    ps->k->pdl = true;
+    return true;
+}
+
 static bool do_tile_counter(parser *ps, int nw) {
     if (ps->k->tile_counter) return fail(ps, "second tile_counter line", NULL, NULL);
     if (nw != 0) return fail(ps, "unexpected text after 'tile_counter'", NULL, NULL);
@@ -506,6 +513,7 @@ static int do_line(parser *ps, char *text, bool first) {
     else if (strcmp(d, "divisible") == 0) ok = do_divisible(ps, w + 1, nw - 1);
     else if (strcmp(d, "persistent") == 0) ok = do_persistent(ps, w + 1, nw - 1);
     else if (strcmp(d, "tile_counter") == 0) ok = do_tile_counter(ps, nw - 1);
+    else if (strcmp(d, "pdl") == 0) ok = do_pdl(ps, nw - 1);
     else if (strcmp(d, "check") == 0) ok = do_check(ps, strstr(rest_copy, "check") + 5);
     else ok = fail(ps, "unknown directive '%.40s'", d, NULL);
     return ok ? 0 : -1;

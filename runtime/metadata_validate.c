@@ -207,8 +207,8 @@ static bool same_tensor(const tlrt_param_meta *a, const tlrt_kernel_meta *ka, co
 bool tlrt_meta_validate_function(const tlrt_module_meta *m, const tlrt_function_meta *f, char *err, size_t errlen) {
     const tlrt_kernel_meta *sig = &f->sig;
     if (!tlrt_meta_validate_kernel(sig, err, errlen)) return false;
-    if (sig->ntmaps || sig->persistent || sig->tile_counter) {
-        tlrt_errf(err, errlen, "function '%s': tmap, persistent and tile_counter belong to kernels", sig->name);
+    if (sig->ntmaps || sig->persistent || sig->tile_counter || sig->pdl) {
+        tlrt_errf(err, errlen, "function '%s': tmap, persistent, tile_counter and pdl belong to kernels", sig->name);
         return false;
     }
     if (f->nworkspaces < 0 || f->nworkspaces > TLRT_MAX_WORKSPACES) {

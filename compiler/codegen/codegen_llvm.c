@@ -193,7 +193,7 @@ static void build_kernel(cg_ctx *cg, const th_kernel *k) {
         }
         if (p->type.base != TH_PTR) continue;
         th_param_attr pa = k->param_attrs ? k->param_attrs[i] : (th_param_attr){0};
-        if (p->type.addrspace == TH_AS_GLOBAL) add_attr(cg, fn, idx, "noalias", 0);
+        if (p->type.addrspace == TH_AS_GLOBAL && !k->pdl_wait) add_attr(cg, fn, idx, "noalias", 0);
         if (pa.readonly) add_attr(cg, fn, idx, "readonly", 0);
         if (pa.align > 0) {
             if (!tlc_is_pow2(pa.align)) cg_error(cg, "parameter '%s': alignment %d is not a power of two", p->name, pa.align);

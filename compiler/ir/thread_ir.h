@@ -171,6 +171,10 @@ typedef struct th_kernel {
     int threads;               /* maxntid */
     int min_blocks_per_sm;     /* minnctapersm (0: unset) */
     bool fast_math;            /* the Tile IR kernel's: codegen approximates as with tlc_codegen_options.fast_math */
+    /* Waits for the stream's previous grid at its start (griddepcontrol.wait,
+     * pdl_sync): its pointers are not `noalias`, so that no load becomes
+     * ld.global.nc, which ptxas may move above the wait. */
+    bool pdl_wait;
     int64_t dyn_shared_bytes;  /* dynamic shared memory, base aligned to 1024 */
     th_stmt *body;
     /* Added with codegen: */

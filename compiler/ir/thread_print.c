@@ -293,6 +293,7 @@ static void print_kernel(tlc_strbuf *sb, const th_kernel *k) {
     tlc_sb_printf(sb, ") threads=%d", k->threads);
     if (k->min_blocks_per_sm > 0) tlc_sb_printf(sb, " min_blocks=%d", k->min_blocks_per_sm);
     if (k->fast_math) tlc_sb_puts(sb, " fast_math");
+    if (k->pdl_wait) tlc_sb_puts(sb, " pdl_wait");
     tlc_sb_printf(sb, " dyn_shared=%" PRId64 " {\n", k->dyn_shared_bytes);
     for (int i = 0; i < k->nvars; i++) {
         const th_var *v = k->vars[i];

@@ -223,6 +223,7 @@ typedef enum {
     TS_GEMM,       /* tile op */
     TS_REDUCE,     /* tile op */
     TS_ATOMIC_ADD, /* tile op */
+    TS_LAUNCH_DEPENDENTS, /* pdl_trigger(): the next kernel in the stream may be scheduled */
 } tir_stmt_kind;
 
 typedef enum { TIR_FOR_SERIAL, TIR_FOR_PARALLEL, TIR_FOR_PIPELINED, TIR_FOR_UNROLLED } tir_for_kind;
@@ -318,6 +319,10 @@ typedef struct tir_kernel {
     int swizzle_panel;
     bool swizzle_col;               /* order="col" (default "row") */
     bool fast_math;                 /* pass_configs TL_ENABLE_FAST_MATH: approximate f32 division, reassociation */
+    /* pdl_sync(): launched as a programmatic dependent of the stream's
+     * previous kernel, whose completion it waits for at its start */
+    bool pdl_wait;
+    tlc_loc pdl_wait_loc;
     tir_stmt *body;                 /* TS_SEQ */
     tir_buffer **buffers; int nbuffers; /* every buffer: params first, then allocs in order */
     int nvars;                      /* ids of tir_var are < nvars */

@@ -1,7 +1,8 @@
 /* The tile-op table: one row per op, each defined in the op's file. */
 #include "op_table.h"
 
-static const tlc_op_desc *const OPS[] = {&tlc_op_copy, &tlc_op_fill, &tlc_op_gemm, &tlc_op_reduce, &tlc_op_atomic_add};
+static const tlc_op_desc *const OPS[] = {&tlc_op_copy,       &tlc_op_fill,       &tlc_op_gemm,
+                                         &tlc_op_reduce,     &tlc_op_atomic_add, &tlc_op_launch_dependents};
 
 const tlc_op_desc *tlc_op_for_kind(tir_stmt_kind kind) {
     for (size_t i = 0; i < sizeof OPS / sizeof OPS[0]; i++)

@@ -123,6 +123,10 @@ tlc_ptx tlc_ptx_wgmma_rs(tlc_arena *a, int n, const char *acc, const char *ty, b
 
 tlc_ptx tlc_ptx_wgmma_fence(void) { return ptx("wgmma.fence.sync.aligned;", ""); }
 
+tlc_ptx tlc_ptx_griddepcontrol_wait(void) { return ptx("griddepcontrol.wait;", ""); }
+
+tlc_ptx tlc_ptx_griddepcontrol_launch_dependents(void) { return ptx("griddepcontrol.launch_dependents;", ""); }
+
 tlc_ptx tlc_ptx_wgmma_commit(void) { return ptx("wgmma.commit_group.sync.aligned;", ""); }
 
 tlc_ptx tlc_ptx_wgmma_wait(tlc_arena *a, int pending) {

@@ -65,6 +65,10 @@ tlc_ptx tlc_ptx_wgmma(tlc_arena *a, int n, const char *acc, const char *ty, bool
  * (pairs of halves), B's descriptor, the tied accumulators. */
 tlc_ptx tlc_ptx_wgmma_rs(tlc_arena *a, int n, const char *acc, const char *ty, bool trans_b);
 tlc_ptx tlc_ptx_wgmma_fence(void);
+/* Programmatic dependent launch (sm_90): wait for the stream's previous
+ * grid, or let the next one be scheduled. */
+tlc_ptx tlc_ptx_griddepcontrol_wait(void);
+tlc_ptx tlc_ptx_griddepcontrol_launch_dependents(void);
 tlc_ptx tlc_ptx_wgmma_commit(void);
 tlc_ptx tlc_ptx_wgmma_wait(tlc_arena *a, int pending);
 /* generic-proxy writes to shared memory before async-proxy reads (wgmma, TMA) */

@@ -17,11 +17,11 @@ static const tlc_target TARGETS[TLC_ARCH_COUNT] = {
      .max_shared_per_block = 101376, .shared_per_sm = 102400, .regs_per_sm = 65536, .max_regs_per_thread = 255,
      .max_threads_per_block = 1024},
     {.arch = TLC_SM90, .name = "sm_90", .sm = 90, .ptx_isa = 80, .cp_async = true, .mbarrier = true, .tma = true,
-     .stmatrix = true, .clusters = true, .max_shared_per_block = 232448, .shared_per_sm = 233472,
+     .stmatrix = true, .clusters = true, .griddepcontrol = true, .max_shared_per_block = 232448, .shared_per_sm = 233472,
      .regs_per_sm = 65536, .max_regs_per_thread = 255, .max_threads_per_block = 1024},
     {.arch = TLC_SM90A, .name = "sm_90a", .sm = 90, .ptx_isa = 80, .arch_specific = true, .cp_async = true,
      .mbarrier = true, .tma = true, .stmatrix = true, .clusters = true, .wgmma = true, .setmaxnreg = true,
-     .max_shared_per_block = 232448, .shared_per_sm = 233472, .regs_per_sm = 65536, .max_regs_per_thread = 255,
+     .griddepcontrol = true, .max_shared_per_block = 232448, .shared_per_sm = 233472, .regs_per_sm = 65536, .max_regs_per_thread = 255,
      .max_threads_per_block = 1024},
 };
 

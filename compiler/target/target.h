@@ -26,6 +26,7 @@ typedef struct tlc_target {
     bool clusters;        /* thread block clusters */
     bool wgmma;           /* wgmma.mma_async (warpgroup MMA) */
     bool setmaxnreg;      /* setmaxnreg.inc / .dec */
+    bool griddepcontrol;  /* programmatic dependent launch: griddepcontrol.wait / .launch_dependents */
     /* limits */
     int64_t max_shared_per_block; /* dynamic shared memory per block, opt-in maximum */
     int64_t shared_per_sm;        /* shared memory of one SM (blocks and their 1 KiB reserves) */

@@ -681,6 +681,12 @@ static th_kernel *lower_kernel(const tir_module *m, int index, tlrt_kernel_meta 
 
     tlc_ptrvec top = {0};
     lc->out = &top;
+    if (k->pdl_wait && tlc_target_of(m->arch)->griddepcontrol) {
+        /* pdl_sync(): before anything, in every thread (both roles of a
+         * warp-specialized kernel load) */
+        tk->pdl_wait = true;
+        tlc_emit_ptx(lc, tlc_ptx_griddepcontrol_wait(), NULL, 0, NULL, 0);
+    }
     lc->tid = th_new_var(a, tk, "tid", th_scalar(TH_I32), 0);
     tlc_emit(lc, th_assign(a, lc->tid, NULL, th_special_reg(a, THS_TID_X)));
     for (int i = 0; i < k->nsym; i++)

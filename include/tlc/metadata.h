@@ -55,6 +55,11 @@
  *   to two zeroed u32 (the counter and the count of blocks that finished),
  *   which the runtime keeps per stream and the kernel's last block zeroes
  *   again before it exits.
+ * - "pdl" (optional, sm_90 kernels): the kernel calls pdl_sync(), so it is
+ *   launched as a programmatic dependent of the stream's previous kernel
+ *   (cuLaunchKernelEx with programmatic stream serialization) and waits
+ *   for that kernel's completion itself (griddepcontrol.wait) before it
+ *   reads anything.
  * - "check LINE:COL EXPR" (optional, at most TLRT_MAX_CHECKS): EXPR, a grid
  *   expression that may also use < <= > >= == != and or (1 or 0), must be
  *   nonzero for every launch; the source's assert at LINE:COL said so.
@@ -207,6 +212,7 @@ typedef struct tlrt_kernel_meta {
     int64_t sym_multiple[TLRT_MAX_SYMS]; /* "divisible": 0 or 1 = nothing assumed */
     int persistent;                      /* "persistent B": blocks per SM; 0 = an ordinary grid */
     bool tile_counter;                   /* "tile_counter": tiles handed out at run time */
+    bool pdl;                            /* "pdl": launched as a programmatic dependent */
     /* "check LINE:COL EXPR": a condition on syms and integer scalars (an
      * assert of the source on values known at launch) that every launch
      * must meet, or it is refused naming the line and the values. */

@@ -115,6 +115,47 @@ class GpuTest(unittest.TestCase):
                 acc += s @ kv[j].float()
             torch.testing.assert_close(o[i].float(), acc, rtol=2e-2, atol=2e-2)
 
+    def test_programmatic_dependent_launch(self):
+        # The producer lets its dependent start at once (pdl_trigger first), then takes a while
+        # to write Y; the consumer (pdl_sync) must still read every Y the producer wrote.
+        producer = """
+def produce(X: Tensor[(N,), float32], Y: Tensor[(N,), float32]):
+    with Kernel(ceildiv(N, 128), threads=128) as bx:
+        pdl_trigger()
+        acc = alloc_fragment((128,), float32)
+        for i in Parallel(128):
+            acc[i] = X[bx * 128 + i]
+        for r in range(200):
+            for i in Parallel(128):
+                acc[i] = acc[i] * 1.0001 + 0.5
+        for i in Parallel(128):
+            Y[bx * 128 + i] = acc[i]
+"""
+        consumer = """
+def consume(Y: Tensor[(N,), float32], Z: Tensor[(N,), float32]):
+    with Kernel(ceildiv(N, 128), threads=128) as bx:
+        pdl_sync()
+        for i in Parallel(128):
+            Z[bx * 128 + i] = Y[bx * 128 + i] + 1.0
+"""
+        if not _sm90():
+            self.skipTest("needs an sm_90 GPU")
+        kp = tlc.compile(producer, arch="sm_90a")
+        kc = tlc.compile(consumer, arch="sm_90a")
+        self.assertIn("griddepcontrol.wait", kc.ptx)
+        self.assertIn("griddepcontrol.launch_dependents", kp.ptx)
+        n = 1 << 20
+        x = torch.randn(n, device="cuda")
+        ref = x.clone()
+        for _ in range(200):
+            ref = ref * 1.0001 + 0.5
+        for _ in range(20):
+            y = torch.full_like(x, float("nan"))
+            z = torch.full_like(x, float("nan"))
+            kp(x, y)
+            kc(y, z)
+            torch.testing.assert_close(z, ref + 1.0, rtol=1e-4, atol=1e-4)
+
     def test_fast_math_silu(self):
         # rmsnorm_silu (pass_configs fast math) at the width where it matters, against torch
         k = tlc.compile(os.path.join(EXAMPLES, "rmsnorm.tl"), kernel="rmsnorm_silu",

@@ -110,6 +110,7 @@ static void round_trip(void **state) {
     assert_true(tlrt_expr_push(&k.grid[2], TLRT_EX_MOD, 0));
     k.threads[0] = 256;
     k.smem_bytes = 98304;
+    k.pdl = true;
     k.ntmaps = 1;
     k.tmaps[0] = (tlrt_tmap_meta){.param = 1, .rank = 2, .box = {64, 64}, .elem_strides = {1, 1},
                                   .swizzle = TLRT_SWIZZLE_128B, .l2 = TLRT_L2_256B, .oob = TLRT_OOB_NAN};
@@ -129,6 +130,8 @@ static void round_trip(void **state) {
     assert_int_equal(b->params[1].dim_sym[1], 1);
     assert_int_equal(b->tmaps[0].oob, TLRT_OOB_NAN);
     assert_int_equal(b->smem_bytes, 98304);
+    assert_true(b->pdl);
+    assert_non_null(strstr(text, "// tlc.meta pdl\n"));
     for (int a = 0; a < 3; a++) {
         assert_int_equal(b->grid[a].n, k.grid[a].n);
         assert_memory_equal(b->grid[a].nodes, k.grid[a].nodes, sizeof(tlrt_expr_node) * (size_t)k.grid[a].n);
@@ -237,6 +240,8 @@ static void malformed(void **state) {
     expect_bad(K END "// tlc.meta smem -1\n", "smem");
     expect_bad(K END "// tlc.meta smem 999999999\n", "smem");
     expect_bad(K END "// tlc.meta frobnicate 3\n", "unknown directive");
+    expect_bad(K END "// tlc.meta pdl\n// tlc.meta pdl\n", "second pdl");
+    expect_bad(K END "// tlc.meta pdl 1\n", "after 'pdl'");
     expect_bad(K END K END, "described twice");
     expect_bad("// tlc.meta sym N\n", "outside a kernel");
     expect_bad("// tlc.meta kernel bad-name\n" END, "bad kernel name");
