@@ -1151,6 +1151,8 @@ tir_kernel *sema_kernel(sema *S, const ast_funcdef *f) {
     memset(&S->bound_dims, 0, sizeof S->bound_dims);
     memset(&S->checks, 0, sizeof S->checks);
     memset(&S->fn_workspaces, 0, sizeof S->fn_workspaces);
+    memset(&S->macros, 0, sizeof S->macros);
+    memset(&S->macros_counted, 0, sizeof S->macros_counted);
     S->blocks_seen = 0;
     sema_map_init(&S->assign_count);
     sema_push_scope(S);
@@ -1204,6 +1206,8 @@ tir_kernel *sema_kernel(sema *S, const ast_funcdef *f) {
     check_shared(S);
     sema_pop_scope(S);
     sema_map_free(&S->assign_count);
+    tlc_ptrvec_free(&S->macros);
+    tlc_ptrvec_free(&S->macros_counted);
     S->k = NULL;
     return k;
 }
@@ -1212,6 +1216,7 @@ tir_kernel *sema_kernel(sema *S, const ast_funcdef *f) {
  * several (NAME_k0, ...: the whole function is compiled). */
 static bool selected(sema *S, const ast_funcdef *f) {
     const char *want = S->opt->kernel;
+    if (sema_decorated_macro(S, f)) return false;
     size_t n = f->name ? strlen(f->name) : 0;
     if (!f->name || strncmp(want, f->name, n) != 0) return false;
     if (!want[n]) return true;
@@ -1285,6 +1290,7 @@ tir_module *tlc_sema(const ast_module *m, const tlc_sema_options *opt, tlc_arena
     for (int i = 0; i < m->nfuncs && !tlc_diag_too_many(diag); i++) {
         const ast_funcdef *f = m->funcs[i];
         if (S.opt->kernel && !selected(&S, f)) continue;
+        if (sema_decorated_macro(&S, f)) continue; /* inlined where it is called */
         for (int j = 0; j < i; j++)
             if (f->name && m->funcs[j]->name && strcmp(f->name, m->funcs[j]->name) == 0) {
                 tlc_error(diag, f->loc, "kernel '%s' is defined twice", f->name);

@@ -154,6 +154,9 @@ typedef struct sema {
     int want_block, blocks_seen;
     tlc_diag *loud;
     tlc_ptrvec fn_workspaces; /* alloc_global at function level, in order (tir_buffer *) */
+    tlc_ptrvec macros;        /* @T.macro functions defined in the kernel's factory (const ast_funcdef *) */
+    int macro_depth;          /* macro calls being inlined */
+    tlc_ptrvec macros_counted; /* macros whose assignments are in assign_count */
 } sema;
 
 /* A symbolic dim that a tensor parameter's shape must give at launch: a
@@ -301,7 +304,8 @@ sv sema_const_dims(sema *S, const ast_expr *call, const char *names, bool dynami
  * factory returning a @T.prim_func, or an eager function with T.const,
  * annotations in its body, T.empty and `return`). */
 bool sema_is_python_style(const ast_funcdef *f);
-/* Whether g is decorated @T.macro (refused: not a factory's kernel). */
+/* Whether g is decorated @T.macro (a macro: its body is inlined where it
+ * is called, sema_stmt.c; not a kernel). */
 bool sema_decorated_macro(sema *S, const ast_funcdef *g);
 void sema_python_kernel(sema *S, const ast_funcdef *f);
 /* End of a kernel: every T.const / T.dynamic name and used factory

@@ -193,7 +193,7 @@ void sema_python_kernel(sema *S, const ast_funcdef *f) {
         }
         if (s->kind == AS_FUNCDEF) {
             if (sema_decorated_macro(S, s->u.func)) {
-                sema_refuse_tilelang(S, "macro", s->u.func->decorators[0].loc);
+                tlc_ptrvec_push(&S->macros, (void *)s->u.func);
             } else if (s->u.func != g) {
                 tlc_error(S->diag, s->loc, "a factory returns one kernel; '%s' is a second function in '%s'",
                           s->u.func->name, f->name);

@@ -791,9 +791,135 @@ static void if_stmt(sema *S, const ast_stmt *s) {
 
 /* ---------------- statements ---------------- */
 
+/* ---------------- TileLang's @T.macro ---------------- */
+/* A macro is inlined where it is called, as TileLang expands it: its
+ * parameters stand for the call's arguments (evaluated once, at the call)
+ * and its body is read as if written there. */
+enum { MAX_MACRO_DEPTH = 16 };
+
+/* The macro called `name`: the kernel's factory's, else the module's. */
+static const ast_funcdef *macro_named(sema *S, const char *name) {
+    for (int i = S->macros.len - 1; i >= 0; i--) {
+        const ast_funcdef *g = S->macros.items[i];
+        if (g->name && !strcmp(g->name, name)) return g;
+    }
+    for (int i = 0; S->module && i < S->module->nfuncs; i++) {
+        const ast_funcdef *g = S->module->funcs[i];
+        if (g->name && !strcmp(g->name, name) && sema_decorated_macro(S, g)) return g;
+    }
+    return NULL;
+}
+
+/* Parameter `name` stands for the argument's value v. */
+static void bind_macro_param(sema *S, const char *name, tlc_loc loc, sv v) {
+    sym *ns;
+    switch (v.kind) {
+    case SV_ERROR: sema_declare_error(S, name, loc); return;
+    case SV_BUFFER:
+        ns = sema_declare(S, name, SYM_BUFFER, loc);
+        ns->buf = v.u.buf;
+        return;
+    case SV_SCALAR: {
+        const tir_expr *e = v.u.e;
+        if (!S->in_kernel || e->kind == TE_INT || e->kind == TE_FLOAT || e->kind == TE_VAR) {
+            declare_value(S, name, loc, v.u.e);
+            return;
+        }
+        tir_var *var = sema_new_var(S, name, TV_LET, e->dtype, loc); /* evaluated once, here */
+        let_stmt(S, TS_LET, var, v.u.e, loc);
+        ns = sema_declare(S, name, SYM_VAR, loc);
+        ns->var = var;
+        return;
+    }
+    default:
+        ns = sema_declare(S, name, SYM_CONST, loc);
+        ns->value = v;
+        ns->origin = CONST_LOCAL;
+        return;
+    }
+}
+
+static void inline_macro(sema *S, const ast_funcdef *m, const ast_expr *call) {
+    const char *name = m->name;
+    if (S->macro_depth >= MAX_MACRO_DEPTH) {
+        tlc_error(S->diag, call->loc, "macro '%s' is expanded inside %d other macro calls: does it call itself?", name,
+                  S->macro_depth);
+        return;
+    }
+    int np = m->nparams;
+    const ast_expr **arg = TLC_NEW_ARRAY(S->arena, const ast_expr *, (size_t)np + 1);
+    bool ok = true;
+    if (call->u.call.nargs > np) {
+        tlc_error(S->diag, call->loc, "macro '%s' takes %d argument%s, but %d are given", name, np, np == 1 ? "" : "s",
+                  call->u.call.nargs);
+        tlc_note(S->diag, m->loc, "'%s' is defined here", name);
+        return;
+    }
+    for (int i = 0; i < call->u.call.nargs; i++) arg[i] = call->u.call.args[i];
+    for (int i = 0; i < call->u.call.nkwargs; i++) {
+        const ast_kwarg *kw = &call->u.call.kwargs[i];
+        int p = -1;
+        for (int j = 0; kw->name && j < np; j++)
+            if (!strcmp(m->params[j].name, kw->name)) p = j;
+        if (p < 0) {
+            tlc_error(S->diag, kw->loc, "'%s' is not a parameter of macro '%s'", kw->name ? kw->name : "**", name);
+            ok = false;
+        } else if (arg[p]) {
+            tlc_error(S->diag, kw->loc, "macro '%s': parameter '%s' is given twice", name, kw->name);
+            ok = false;
+        } else {
+            arg[p] = kw->value;
+        }
+    }
+    for (int i = 0; i < np; i++) {
+        if (!arg[i]) arg[i] = m->params[i].default_value;
+        if (!arg[i]) {
+            tlc_error(S->diag, call->loc, "macro '%s': no value for parameter '%s'", name, m->params[i].name);
+            ok = false;
+        }
+    }
+    if (!ok) {
+        tlc_note(S->diag, m->loc, "'%s' is defined here", name);
+        return;
+    }
+    sv *vals = TLC_NEW_ARRAY(S->arena, sv, (size_t)np + 1);
+    for (int i = 0; i < np; i++) vals[i] = sema_eval(S, arg[i]); /* in the caller's scope */
+    bool counted = false; /* a macro's names count once per kernel, however often it is called */
+    for (int i = 0; i < S->macros_counted.len; i++) counted |= S->macros_counted.items[i] == m;
+    if (!counted) {
+        count_block(S, &m->body, 1);
+        tlc_ptrvec_push(&S->macros_counted, (void *)m);
+    }
+    int errors0 = S->diag->errors;
+    sema_push_scope(S);
+    for (int i = 0; i < np; i++) bind_macro_param(S, m->params[i].name, m->params[i].loc, vals[i]);
+    S->macro_depth++;
+    for (int i = 0; i < m->body.n && !tlc_diag_too_many(S->diag); i++) {
+        const ast_stmt *st = m->body.stmts[i];
+        if (st->kind == AS_EXPR && st->u.expr && st->u.expr->kind == AE_STRING) continue; /* docstring */
+        if (st->kind == AS_RETURN) {
+            tlc_error(S->diag, st->loc, "a macro that returns a value is not supported: write the value into a "
+                      "buffer the caller passes");
+            continue;
+        }
+        sema_stmt(S, st);
+    }
+    S->macro_depth--;
+    sema_pop_scope(S);
+    if (S->diag->errors > errors0 && S->macro_depth == 0) /* at the outermost call only */
+        tlc_note(S->diag, call->loc, "in the call of macro '%s' here", name);
+}
+
 static void expr_stmt(sema *S, const ast_stmt *s) {
     const ast_expr *e = s->u.expr;
     if (!e || e->kind == AE_STRING) return; /* docstring */
+    if (e->kind == AE_CALL && e->u.call.func && e->u.call.func->kind == AE_NAME && !sema_lookup(S, e->u.call.func->u.name)) {
+        const ast_funcdef *m = macro_named(S, e->u.call.func->u.name);
+        if (m) {
+            inline_macro(S, m, e);
+            return;
+        }
+    }
     const builtin_spec *b = sema_call_builtin(S, e);
     if (b && b->kind == BK_STMT) {
         if (!S->in_kernel) {

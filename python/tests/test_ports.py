@@ -159,6 +159,20 @@ class AttentionPortsTest(unittest.TestCase):
                 ref = np.swapaxes(attention(t(q), t(k), t(v), causal), 1, 2)
                 np.testing.assert_allclose(f64(o), ref, rtol=1e-2, atol=1e-2)
 
+    def test_macros_expanded(self):
+        # the same attention written with TileLang's @T.macro helpers, each call expanded where it
+        # stands (tests/golden/tilelang/macros.py)
+        b, s, h, d = 1, 128, 2, 64
+        path = os.path.join(ROOT, "tests", "golden", "tilelang", "macros.py")
+        for causal in (False, True):
+            with self.subTest(causal=causal):
+                q, k, v = randn(b, s, h, d), randn(b, s, h, d), randn(b, s, h, d)
+                o = empty(b, s, h, d)
+                tlc.interpret(path, {"Q": q, "K": k, "V": v, "Output": o}, defines={"dim": d, "is_causal": causal})
+                t = lambda x: np.swapaxes(x, 1, 2)  # noqa: E731
+                ref = np.swapaxes(attention(t(q), t(k), t(v), causal), 1, 2)
+                np.testing.assert_allclose(f64(o), ref, rtol=1e-2, atol=1e-2)
+
     def test_mha_fwd_bhsd_with_a_longer_cache(self):
         b, h, sq, skv, d = 1, 2, 64, 128, 64
         q, k, v = randn(b, h, sq, d), randn(b, h, skv, d), randn(b, h, skv, d)

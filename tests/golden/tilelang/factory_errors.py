@@ -1,7 +1,7 @@
 # RUN: --emit=summary
 # The diagnostics of a TileLang factory: parameters without a default that
 # a constant needs, or that no tensor has as a dimension; the return value;
-# a second kernel; a macro; a tensor among the factory's parameters.
+# a second kernel; a tensor among the factory's parameters.
 import tilelang
 import tilelang.language as T
 
@@ -38,20 +38,6 @@ def returns_something_else(N=64):
 
     @T.prim_func
     def second(A: T.Tensor((N,), "float32")):
-        with T.Kernel(1, threads=32):
-            pass
-
-    return main
-
-
-@tilelang.jit
-def with_a_macro(N=64):
-    @T.macro
-    def body(A):
-        pass
-
-    @T.prim_func
-    def main(A: T.Tensor((N,), "float32")):
         with T.Kernel(1, threads=32):
             pass
 
