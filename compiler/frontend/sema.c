@@ -1152,6 +1152,7 @@ tir_kernel *sema_kernel(sema *S, const ast_funcdef *f) {
     memset(&S->checks, 0, sizeof S->checks);
     memset(&S->fn_workspaces, 0, sizeof S->fn_workspaces);
     memset(&S->macros, 0, sizeof S->macros);
+    S->macro_expansions = 0;
     memset(&S->macros_counted, 0, sizeof S->macros_counted);
     S->blocks_seen = 0;
     sema_map_init(&S->assign_count);

@@ -156,6 +156,7 @@ typedef struct sema {
     tlc_ptrvec fn_workspaces; /* alloc_global at function level, in order (tir_buffer *) */
     tlc_ptrvec macros;        /* @T.macro functions defined in the kernel's factory (const ast_funcdef *) */
     int macro_depth;          /* macro calls being inlined */
+    int macro_expansions;     /* in this kernel (bounded: two calls per macro, nested, double at each level) */
     tlc_ptrvec macros_counted; /* macros whose assignments are in assign_count */
 } sema;
 

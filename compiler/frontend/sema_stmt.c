@@ -795,7 +795,7 @@ static void if_stmt(sema *S, const ast_stmt *s) {
 /* A macro is inlined where it is called, as TileLang expands it: its
  * parameters stand for the call's arguments (evaluated once, at the call)
  * and its body is read as if written there. */
-enum { MAX_MACRO_DEPTH = 16 };
+enum { MAX_MACRO_DEPTH = 16, MAX_MACRO_EXPANSIONS = 64 };
 
 /* The macro called `name`: the kernel's factory's, else the module's. */
 static const ast_funcdef *macro_named(sema *S, const char *name) {
@@ -846,6 +846,13 @@ static void inline_macro(sema *S, const ast_funcdef *m, const ast_expr *call) {
                   S->macro_depth);
         return;
     }
+    if (S->macro_expansions >= MAX_MACRO_EXPANSIONS) {
+        if (S->macro_expansions++ == MAX_MACRO_EXPANSIONS)
+            tlc_error(S->diag, call->loc, "more than %d macro calls are expanded in kernel '%s' (macros that call "
+                      "macros several times multiply)", MAX_MACRO_EXPANSIONS, S->k ? S->k->name : "?");
+        return;
+    }
+    S->macro_expansions++;
     int np = m->nparams;
     const ast_expr **arg = TLC_NEW_ARRAY(S->arena, const ast_expr *, (size_t)np + 1);
     bool ok = true;
