@@ -1276,8 +1276,13 @@ tir_module *tlc_sema(const ast_module *m, const tlc_sema_options *opt, tlc_arena
                 break;
             }
     }
-    if (m->nfuncs == 0 && !S.opt->kernel) {
+    int nkernels = 0; /* macros are not kernels */
+    for (int i = 0; i < m->nfuncs; i++) nkernels += !sema_decorated_macro(&S, m->funcs[i]);
+    if (nkernels == 0 && !S.opt->kernel) {
         tlc_error(diag, (tlc_loc){0, 0}, "no kernel in this file");
+        if (m->nfuncs > 0)
+            tlc_note(diag, m->funcs[0]->loc, "'%s' is a @T.macro: it is expanded where a kernel calls it",
+                     m->funcs[0]->name ? m->funcs[0]->name : "?");
         if (m->nskipped > 0)
             tlc_note(diag, m->skipped[0].loc, "functions such as '%s' are read as Python, not as kernels: a kernel "
                      "is decorated with @jit, @tilelang.jit or @T.prim_func", m->skipped[0].name);
