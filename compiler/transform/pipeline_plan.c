@@ -8,8 +8,13 @@
  * sm_90a when every one of them fits a tensor map box.
  *
  * A loop qualifies when its body starts with lets and such copies (the
- * lets are re-evaluated for the prefetched iteration). Anything else stays
- * a serial loop with single-buffered shared memory. */
+ * lets are re-evaluated for the prefetched iteration), or holds such a
+ * copy further down that could as well open the body: nothing before it
+ * in the iteration touches its destination, writes what it reads or sets
+ * a variable its region uses (TileLang's attention examples load V in a
+ * macro after the softmax). Its loads go out with the stage's and the
+ * statement is skipped where it stands. Anything else stays a serial loop
+ * with single-buffered shared memory. */
 #include "../ir/tir_access.h"
 #include "lower_internal.h"
 
@@ -66,6 +71,65 @@ static bool written_elsewhere(const tir_stmt *s, const tir_buffer *b, const tir_
     return q.found;
 }
 
+typedef struct touch_query {
+    const tir_buffer *b;
+    int mode;
+    bool found;
+} touch_query;
+
+static void note_touch(const tir_access *acc, void *ctx) {
+    touch_query *q = ctx;
+    if (acc->buf == q->b && (acc->mode & q->mode)) q->found = true;
+}
+
+/* Something in items[from, to) accesses b in a way of `mode`. */
+static bool touched(tir_stmt *const *items, int from, int to, const tir_buffer *b, int mode) {
+    touch_query q = {b, mode, false};
+    for (int i = from; i < to && !q.found; i++) tir_stmt_accesses(items[i], note_touch, &q);
+    return q.found;
+}
+
+/* s, or a statement in it, sets variable v. */
+static bool sets_var(const tir_stmt *s, const tir_var *v) {
+    if (!s) return false;
+    switch (s->kind) {
+    case TS_LET: case TS_ASSIGN: return s->u.let.var == v;
+    case TS_SEQ:
+        for (int i = 0; i < s->u.seq.n; i++)
+            if (sets_var(s->u.seq.stmts[i], v)) return true;
+        return false;
+    case TS_FOR: return sets_var(s->u.for_.body, v);
+    case TS_IF: return sets_var(s->u.if_.then, v) || sets_var(s->u.if_.els, v);
+    default: return false;
+    }
+}
+
+typedef struct var_query {
+    tir_stmt *const *items;
+    int from, to;
+    bool set;
+} var_query;
+
+static void note_set_var(const tir_var *v, void *ctx) {
+    var_query *q = ctx;
+    for (int i = q->from; i < q->to && !q->set; i++) q->set = sets_var(q->items[i], v);
+}
+
+/* The copy items[i] may be issued before items[from, i) instead of after. */
+static bool hoistable(tir_stmt *const *items, int from, int i) {
+    const tir_stmt *s = items[i];
+    if (touched(items, from, i, s->u.copy.dst.buf, TIR_ACCESS_READ_WRITE)) return false;
+    tir_access_list acc = {0};
+    tir_access_list_collect(s, &acc);
+    bool ok = true;
+    for (int a = 0; a < acc.n && ok; a++)
+        if ((acc.v[a].mode & TIR_ACCESS_READ) && touched(items, from, i, acc.v[a].buf, TIR_ACCESS_WRITE)) ok = false;
+    tir_access_list_free(&acc);
+    var_query q = {items, from, i, false};
+    if (ok) tir_stmt_vars(s, note_set_var, &q);
+    return ok && !q.set;
+}
+
 /* The plan of one loop; false when it stays a serial loop. */
 static bool loop_plan(tlc_arch arch, const tir_stmt *loop, tlc_pipe_plan *out) {
     *out = (tlc_pipe_plan){.loop = loop, .mbar = -1};
@@ -86,6 +150,16 @@ static bool loop_plan(tlc_arch arch, const tir_stmt *loop, tlc_pipe_plan *out) {
         if (dup || written_elsewhere(body, b, s)) break;
         out->copies[out->ncopies++] = s;
         out->nprefix = i + 1;
+        if (!tma_copy(s)) out->tma = false;
+    }
+    for (int i = out->nprefix; i < n && out->ncopies < TLC_PIPE_MAX_COPIES; i++) {
+        const tir_stmt *s = items[i];
+        if (!pipelinable_copy(s)) continue;
+        const tir_buffer *b = s->u.copy.dst.buf;
+        bool dup = false;
+        for (int j = 0; j < out->ncopies; j++) dup |= out->copies[j]->u.copy.dst.buf == b;
+        if (dup || written_elsewhere(body, b, s) || !hoistable(items, out->nprefix, i)) continue;
+        out->copies[out->ncopies++] = s;
         if (!tma_copy(s)) out->tma = false;
     }
     return out->ncopies > 0;

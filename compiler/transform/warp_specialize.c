@@ -195,11 +195,10 @@ static bool producer_slice(const tir_kernel *k, slicer *sl, tlc_arena *a) {
     const tir_stmt *body = s->u.for_.body;
     for (int i = 0; i < sl->pp->nprefix; i++) {
         const tir_stmt *x = body->kind == TS_SEQ ? body->u.seq.stmts[i] : body;
-        if (x->kind == TS_LET) {
-            need_expr(sl, x->u.let.value);
-            continue;
-        }
-        const tir_region *src = &x->u.copy.src;
+        if (x->kind == TS_LET) need_expr(sl, x->u.let.value);
+    }
+    for (int c = 0; c < sl->pp->ncopies; c++) { /* the prefix's copies and those issued with them */
+        const tir_region *src = &sl->pp->copies[c]->u.copy.src;
         for (int d = 0; d < src->rank; d++) need_expr(sl, src->start[d]);
     }
     for (int i = 0; i < sl->depth; i++) {
