@@ -261,6 +261,14 @@ static void declare_value(sema *S, const char *name, tlc_loc loc, tir_expr *e) {
     ns->origin = CONST_LOCAL;
 }
 
+/* name (declared at decl) is a new local holding e, computed here (loc) */
+static void declare_let(sema *S, const char *name, tlc_loc decl, tir_expr *e, tlc_loc loc) {
+    tir_var *var = sema_new_var(S, name, TV_LET, e->dtype, decl);
+    let_stmt(S, TS_LET, var, e, loc);
+    sym *ns = sema_declare(S, name, SYM_VAR, decl);
+    ns->var = var;
+}
+
 /* target (a name) = value, or `target: ann = value` when has_ann. */
 static void assign_name(sema *S, const ast_expr *target, const ast_expr *value, bool has_ann, tir_dtype ann, tlc_loc loc) {
     const builtin_spec *b = sema_call_builtin(S, value);
@@ -338,10 +346,7 @@ static void bind_new_name(sema *S, const ast_expr *target, sv v, const ast_expr 
         sema_declare_error(S, name, target->loc);
         return;
     }
-    tir_var *var = sema_new_var(S, name, TV_LET, e->dtype, target->loc);
-    let_stmt(S, TS_LET, var, e, loc);
-    sym *ns = sema_declare(S, name, SYM_VAR, target->loc);
-    ns->var = var;
+    declare_let(S, name, target->loc, e, loc);
 }
 
 /* Resolves buf[idx...] as an element for a store; NULL when diagnosed. */
@@ -825,10 +830,7 @@ static void bind_macro_param(sema *S, const char *name, tlc_loc loc, sv v) {
             declare_value(S, name, loc, v.u.e);
             return;
         }
-        tir_var *var = sema_new_var(S, name, TV_LET, e->dtype, loc); /* evaluated once, here */
-        let_stmt(S, TS_LET, var, v.u.e, loc);
-        ns = sema_declare(S, name, SYM_VAR, loc);
-        ns->var = var;
+        declare_let(S, name, loc, v.u.e, loc); /* evaluated once, here */
         return;
     }
     default:

@@ -583,7 +583,6 @@ void sema_tile_op(sema *S, const builtin_spec *b, const ast_expr *call) {
     case B_USE_SWIZZLE: op_use_swizzle(S, &a); break;
     case B_PDL_SYNC:
         /* waiting earlier than asked is always correct: at the start */
-        if (!S->k->pdl_wait) S->k->pdl_wait_loc = call->loc;
         S->k->pdl_wait = true;
         break;
     case B_PDL_TRIGGER: sema_emit(S, tlc_new_tile_op(S->arena, TS_LAUNCH_DEPENDENTS, call->loc)); break;

@@ -322,7 +322,6 @@ typedef struct tir_kernel {
     /* pdl_sync(): launched as a programmatic dependent of the stream's
      * previous kernel, whose completion it waits for at its start */
     bool pdl_wait;
-    tlc_loc pdl_wait_loc;
     tir_stmt *body;                 /* TS_SEQ */
     tir_buffer **buffers; int nbuffers; /* every buffer: params first, then allocs in order */
     int nvars;                      /* ids of tir_var are < nvars */

@@ -142,18 +142,21 @@ void tir_access_list_free(tir_access_list *l) {
     *l = (tir_access_list){0};
 }
 
-typedef struct writes_query {
+typedef struct touch_query {
     const tir_buffer *b;
+    tir_access_mode mode;
     bool found;
-} writes_query;
+} touch_query;
 
-static void note_write(const tir_access *acc, void *ctx) {
-    writes_query *q = ctx;
-    if (acc->buf == q->b && (acc->mode & TIR_ACCESS_WRITE)) q->found = true;
+static void note_touch(const tir_access *acc, void *ctx) {
+    touch_query *q = ctx;
+    if (acc->buf == q->b && (acc->mode & q->mode)) q->found = true;
 }
 
-bool tir_stmt_writes(const tir_stmt *s, const tir_buffer *b) {
-    writes_query q = {b, false};
-    tir_stmt_accesses(s, note_write, &q);
+bool tir_stmt_touches(const tir_stmt *s, const tir_buffer *b, tir_access_mode mode) {
+    touch_query q = {b, mode, false};
+    tir_stmt_accesses(s, note_touch, &q);
     return q.found;
 }
+
+bool tir_stmt_writes(const tir_stmt *s, const tir_buffer *b) { return tir_stmt_touches(s, b, TIR_ACCESS_WRITE); }

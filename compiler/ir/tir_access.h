@@ -54,6 +54,8 @@ void tir_stmt_vars(const tir_stmt *s, void (*fn)(const tir_var *v, void *ctx), v
 /* Every variable read in e. */
 void tir_expr_vars(const tir_expr *e, void (*fn)(const tir_var *v, void *ctx), void *ctx);
 
-/* Whether s (or anything in it) writes buffer b. */
+/* Whether s (or anything in it) accesses buffer b in a way of `mode`
+ * (TIR_ACCESS_READ_WRITE: either), and whether it writes it. */
+bool tir_stmt_touches(const tir_stmt *s, const tir_buffer *b, tir_access_mode mode);
 bool tir_stmt_writes(const tir_stmt *s, const tir_buffer *b);
 #endif

@@ -20,7 +20,7 @@ typedef struct tlc_op_desc {
     tir_stmt_kind kind; /* TS_FOR: a Parallel loop (a loop to the Tile IR; only its back-end parts are here) */
     const char *name;
     /* Tile IR: the op's operands, each region or expression in program
-     * order (tir_access_region / tir_access_expr); its line of text
+     * order (tir_access_region / tir_access_expr; NULL: none); its line of text
      * (without indentation or newline); its structural checks. */
     void (*accesses)(const tir_access_walk *w, const tir_stmt *s);
     void (*print)(tir_printer *p, const tir_stmt *s);
@@ -28,7 +28,8 @@ typedef struct tlc_op_desc {
     /* The interpreter's step (interp/interp_internal.h). */
     void (*interp)(struct tlc_interp *it, const tir_stmt *s);
     /* Back end: layout rule (proposals from known layouts, free_pass false,
-     * or also defaults, true; true if it proposed anything), shared scratch
+     * or also defaults, true; true if it proposed anything; NULL: no
+     * operand has a layout), shared scratch
      * its lowering needs (NULL: never any), lowering to Thread IR. */
     bool (*infer)(struct tlc_infer *st, const tir_stmt *s, bool free_pass);
     int64_t (*scratch_bytes)(const tir_kernel *k, const tir_stmt *s);

@@ -10,11 +10,6 @@
 #include "../ir/tir_op.h"
 #include "op_table.h"
 
-static void launch_dependents_accesses(const tir_access_walk *w, const tir_stmt *s) {
-    (void)w;
-    (void)s;
-}
-
 static void launch_dependents_print(tir_printer *p, const tir_stmt *s) {
     (void)s;
     tir_printer_puts(p, "pdl_trigger()");
@@ -30,13 +25,6 @@ static void launch_dependents_interp(tlc_interp *it, const tir_stmt *s) {
     (void)s;
 }
 
-static bool launch_dependents_infer(tlc_infer *st, const tir_stmt *s, bool free_pass) {
-    (void)st;
-    (void)s;
-    (void)free_pass;
-    return false;
-}
-
 static void launch_dependents_lower(tlc_lower_ctx *lc, const tir_stmt *s) {
     (void)s;
     if (tlc_target_of(lc->arch)->griddepcontrol)
@@ -45,6 +33,6 @@ static void launch_dependents_lower(tlc_lower_ctx *lc, const tir_stmt *s) {
 
 const tlc_op_desc tlc_op_launch_dependents = {
     .kind = TS_LAUNCH_DEPENDENTS, .name = "pdl_trigger",
-    .accesses = launch_dependents_accesses, .print = launch_dependents_print, .verify = launch_dependents_verify,
-    .interp = launch_dependents_interp, .infer = launch_dependents_infer, .lower = launch_dependents_lower,
+    .print = launch_dependents_print, .verify = launch_dependents_verify, .interp = launch_dependents_interp,
+    .lower = launch_dependents_lower, /* no operands, no layout */
 };

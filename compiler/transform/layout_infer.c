@@ -18,7 +18,7 @@
 
 static bool op_rule(tlc_infer *st, const tir_stmt *s, bool free_pass) {
     const tlc_op_desc *d = tlc_op_of(s);
-    return d && d->infer(st, s, free_pass);
+    return d && d->infer && d->infer(st, s, free_pass);
 }
 
 static bool copy_touches_global(const tir_stmt *s) {

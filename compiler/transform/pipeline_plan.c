@@ -71,22 +71,11 @@ static bool written_elsewhere(const tir_stmt *s, const tir_buffer *b, const tir_
     return q.found;
 }
 
-typedef struct touch_query {
-    const tir_buffer *b;
-    int mode;
-    bool found;
-} touch_query;
-
-static void note_touch(const tir_access *acc, void *ctx) {
-    touch_query *q = ctx;
-    if (acc->buf == q->b && (acc->mode & q->mode)) q->found = true;
-}
-
 /* Something in items[from, to) accesses b in a way of `mode`. */
-static bool touched(tir_stmt *const *items, int from, int to, const tir_buffer *b, int mode) {
-    touch_query q = {b, mode, false};
-    for (int i = from; i < to && !q.found; i++) tir_stmt_accesses(items[i], note_touch, &q);
-    return q.found;
+static bool touched(tir_stmt *const *items, int from, int to, const tir_buffer *b, tir_access_mode mode) {
+    for (int i = from; i < to; i++)
+        if (tir_stmt_touches(items[i], b, mode)) return true;
+    return false;
 }
 
 /* s, or a statement in it, sets variable v. */
@@ -130,6 +119,21 @@ static bool hoistable(tir_stmt *const *items, int from, int i) {
     return ok && !q.set;
 }
 
+/* s is a copy the stage can take besides those already in `out`: the only
+ * writer of a buffer none of them fills. */
+static bool stageable(const tlc_pipe_plan *out, const tir_stmt *body, const tir_stmt *s) {
+    if (!pipelinable_copy(s) || out->ncopies >= TLC_PIPE_MAX_COPIES) return false;
+    const tir_buffer *b = s->u.copy.dst.buf;
+    for (int j = 0; j < out->ncopies; j++)
+        if (out->copies[j]->u.copy.dst.buf == b) return false;
+    return !written_elsewhere(body, b, s);
+}
+
+static void add_copy(tlc_pipe_plan *out, const tir_stmt *s) {
+    out->copies[out->ncopies++] = s;
+    if (!tma_copy(s)) out->tma = false;
+}
+
 /* The plan of one loop; false when it stays a serial loop. */
 static bool loop_plan(tlc_arch arch, const tir_stmt *loop, tlc_pipe_plan *out) {
     *out = (tlc_pipe_plan){.loop = loop, .mbar = -1};
@@ -141,27 +145,13 @@ static bool loop_plan(tlc_arch arch, const tir_stmt *loop, tlc_pipe_plan *out) {
     out->stages = loop->u.for_.num_stages;
     out->tma = tlc_target_of(arch)->tma;
     for (int i = 0; i < n; i++) {
-        const tir_stmt *s = items[i];
-        if (s->kind == TS_LET) continue;
-        if (!pipelinable_copy(s) || out->ncopies >= TLC_PIPE_MAX_COPIES) break;
-        const tir_buffer *b = s->u.copy.dst.buf;
-        bool dup = false;
-        for (int j = 0; j < out->ncopies; j++) dup |= out->copies[j]->u.copy.dst.buf == b;
-        if (dup || written_elsewhere(body, b, s)) break;
-        out->copies[out->ncopies++] = s;
+        if (items[i]->kind == TS_LET) continue;
+        if (!stageable(out, body, items[i])) break;
+        add_copy(out, items[i]);
         out->nprefix = i + 1;
-        if (!tma_copy(s)) out->tma = false;
     }
-    for (int i = out->nprefix; i < n && out->ncopies < TLC_PIPE_MAX_COPIES; i++) {
-        const tir_stmt *s = items[i];
-        if (!pipelinable_copy(s)) continue;
-        const tir_buffer *b = s->u.copy.dst.buf;
-        bool dup = false;
-        for (int j = 0; j < out->ncopies; j++) dup |= out->copies[j]->u.copy.dst.buf == b;
-        if (dup || written_elsewhere(body, b, s) || !hoistable(items, out->nprefix, i)) continue;
-        out->copies[out->ncopies++] = s;
-        if (!tma_copy(s)) out->tma = false;
-    }
+    for (int i = out->nprefix; i < n; i++)
+        if (stageable(out, body, items[i]) && hoistable(items, out->nprefix, i)) add_copy(out, items[i]);
     return out->ncopies > 0;
 }
 
