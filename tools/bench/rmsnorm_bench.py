@@ -91,8 +91,8 @@ def rule(C):
         while bm < 64 and ((bm * vectors) % 32 or bm * vectors < 64):
             bm *= 2
         return (bm, bm * vectors)
-    threads = ((C + 63) // 64 + 31) // 32 * 32
-    return (1, min(max(threads, 128), 1024))
+    per_thread = 16 * ((C + 8191) // 8192)
+    return (1, ((C + per_thread - 1) // per_thread + 31) // 32 * 32)
 
 
 class Configs:

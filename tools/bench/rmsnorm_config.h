@@ -8,11 +8,13 @@
  *   elements) and a block the fewest rows (a power of two) that make whole
  *   warps, at least two: rows of 96 columns (12 vectors) go 8 to a
  *   96-thread block, rows of 1024 one to a 128-thread block.
- * - Wider rows go one to a block, over the fewest threads (whole warps, at
- *   least 4, at most 1024) that hold at most 64 elements each: fewer,
- *   fuller threads keep more of the row in flight per SM (at 16384 x 8192,
- *   128 threads of 64 elements move 98-99% of the copy bandwidth, 512
- *   threads of 16 only 88% and, with SiLU, 76%); more than 64 spill.
+ * - Wider rows go one to a block, over whole warps of at least
+ *   16 * ceil(C / 8192) elements each: 16 up to 8192 columns, 32 up to
+ *   16384, at most 512 threads above. With the launches overlapped
+ *   (pdl_sync / pdl_trigger), more threads holding less of the row come
+ *   out ahead where rows are few (4096 x 8192 with SiLU: 128 threads of 64
+ *   94% of the copy bandwidth, 512 of 16 96%) and equal where they are
+ *   many (16384 x 8192: 99-100%); 1024 threads at 16384 columns drop to 82%.
  *
  * The rule does not depend on the row count: at 1 and 7 rows the time is
  * launch latency, and configurations differ there by less than the spread
@@ -34,10 +36,9 @@ static inline tlc_rmsnorm_config tlc_rmsnorm_config_for(int C) {
         c.threads = c.block_m * vectors;
         return c;
     }
-    c.threads = (C + 63) / 64;
+    int per_thread = 16 * ((C + 8191) / 8192);
+    c.threads = (C + per_thread - 1) / per_thread;
     c.threads = (c.threads + 31) / 32 * 32;
-    if (c.threads < 128) c.threads = 128;
-    if (c.threads > 1024) c.threads = 1024;
     return c;
 }
 #endif
