@@ -356,11 +356,24 @@ static uint64_t desc_bits(const tlc_layout *l, bool k_major) {
     return ((lbo >> 4) & 0x3FFF) << 16 | ((sbo >> 4) & 0x3FFF) << 32 | (uint64_t)swizzle_code(l->swizzle) << 62;
 }
 
-static th_expr *desc_base(tlc_lower_ctx *lc, const tir_buffer *b, bool k_major) {
-    th_expr *addr = th_convert(lc->a, shared_base32(lc, b), th_scalar(TH_I64));
-    th_expr *enc = th_bin(lc->a, THB_AND, th_bin(lc->a, THB_LSHR, addr, th_int(lc->a, TH_I64, 4)),
-                          th_int(lc->a, TH_I64, 0x3FFF));
-    return tlc_let(lc, "desc", th_bin(lc->a, THB_OR, enc, th_int(lc->a, TH_I64, (int64_t)desc_bits(b->layout, k_major))));
+/* The descriptor's start-address field (bits 0-13, 16-byte units), in 32
+ * bits: offsets are added to it there and the 64-bit descriptor is only
+ * assembled at each wgmma (desc_at). */
+static th_expr *desc_base(tlc_lower_ctx *lc, const tir_buffer *b) {
+    th_expr *addr = shared_base32(lc, b);
+    return tlc_let(lc, "desc", th_bin(lc->a, THB_AND, th_bin(lc->a, THB_LSHR, addr, tlc_i32(lc, 4)), tlc_i32(lc, 0x3FFF)));
+}
+
+/* The descriptor of start field `start` plus `units`, built from its two
+ * 32-bit halves (mov.b64 {lo, hi}). Built as a 64-bit add of the constant
+ * bits instead, ptxas (CUDA 13.0, -O1 and up) dropped the constant's upper
+ * half on some of a kernel's wgmmas: those read their operand with SBO 0
+ * and no swizzle (docs/architecture.md, JIT). */
+static th_expr *desc_at(tlc_lower_ctx *lc, th_expr *start, int64_t units, uint64_t bits) {
+    th_expr *lo = th_bin(lc->a, THB_OR, th_bin(lc->a, THB_ADD, start, tlc_i32(lc, units)),
+                         th_int(lc->a, TH_I32, (int64_t)(uint32_t)bits));
+    th_expr *halves[2] = {lo, th_int(lc->a, TH_I32, (int64_t)(int32_t)(uint32_t)(bits >> 32))};
+    return th_bitcast(lc->a, th_build(lc->a, th_vec(TH_I32, 2), halves, 2), th_scalar(TH_I64));
 }
 
 /* An empty asm that takes and returns every accumulator register: LLVM
@@ -393,16 +406,17 @@ static void lower_wgmma(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_gemm_pla
     th_expr *wg = tlc_let(lc, "wg", th_bin(a, THB_UDIV, tid, tlc_i32(lc, 128)));
     th_expr *um = th_bin(a, THB_UREM, wg, tlc_i32(lc, p->units_m)), *un = th_bin(a, THB_UDIV, wg, tlc_i32(lc, p->units_m));
     bool a_regs = A->scope == TIR_SCOPE_FRAGMENT;
-    th_expr *da = a_regs ? NULL : desc_base(lc, A, a_kmajor), *db = desc_base(lc, B, b_kmajor);
+    th_expr *da = a_regs ? NULL : desc_base(lc, A), *db = desc_base(lc, B);
+    uint64_t a_bits = a_regs ? 0 : desc_bits(A->layout, a_kmajor), b_bits = desc_bits(B->layout, b_kmajor);
     /* the warpgroup's tile offset, in descriptor units (16 bytes); the
      * layouts make it linear in the unit index (panels are whole atoms) */
     const tlc_layout *la = A->layout, *lb = B->layout;
     int64_t b_unit = tb ? linear_byte(lb, p->tile_n, 0) : linear_byte(lb, 0, p->tile_n);
     if (!a_regs && p->units_m > 1) {
         int64_t a_unit = !ta ? linear_byte(la, p->tile_m, 0) : linear_byte(la, 0, p->tile_m);
-        da = tlc_let(lc, "desca", th_bin(a, THB_ADD, da, th_convert(a, th_bin(a, THB_MUL, um, tlc_i32(lc, a_unit >> 4)), th_scalar(TH_I64))));
+        da = tlc_let(lc, "desca", th_bin(a, THB_ADD, da, th_bin(a, THB_MUL, um, tlc_i32(lc, a_unit >> 4))));
     }
-    if (p->units_n > 1) db = tlc_let(lc, "descb", th_bin(a, THB_ADD, db, th_convert(a, th_bin(a, THB_MUL, un, tlc_i32(lc, b_unit >> 4)), th_scalar(TH_I64))));
+    if (p->units_n > 1) db = tlc_let(lc, "descb", th_bin(a, THB_ADD, db, th_bin(a, THB_MUL, un, tlc_i32(lc, b_unit >> 4))));
     int per = acc_per_reg(C), nregs = p->inst_n / 2 / per, nin = a_regs ? 5 : 2; /* A's registers or descriptor, B's descriptor */
     const char *acc_ty = f16_acc(C) ? "f16" : "f32";
     /* transpose bits: A MN-major when transposed, B K-major unless transposed */
@@ -446,9 +460,9 @@ static void lower_wgmma(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_gemm_pla
                 } else {
                     int64_t ao = a_kmajor ? linear_byte(la, (int64_t)mi * 64, (int64_t)ks * 16)
                                           : linear_byte(la, (int64_t)ks * 16, (int64_t)mi * 64);
-                    args[0] = th_bin(a, THB_ADD, da, th_int(a, TH_I64, ao >> 4));
+                    args[0] = desc_at(lc, da, ao >> 4, a_bits);
                 }
-                args[nin - 1] = th_bin(a, THB_ADD, db, th_int(a, TH_I64, bo >> 4));
+                args[nin - 1] = desc_at(lc, db, bo >> 4, b_bits);
                 int64_t base = tlc_gemm_acc_slot(p, mi, c, 0);
                 th_var *regs = acc_regs(lc, C);
                 for (int i = 0; i < nregs; i++) args[nin + i] = th_array_read(a, regs, tlc_i32(lc, base / per + i));
