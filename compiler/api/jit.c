@@ -268,18 +268,53 @@ tlc_status tlc_jit_compile_file(tlc_jit *jit, const char *path, const tlc_jit_de
  * machine code is worse than its own load's (not an ELF image). */
 static const char PTX_ONLY_MARKER[] = "tlc: load this PTX, not the linker's machine code\n";
 
+/* Machine code from the toolkit's ptxas (not relocatable, as the PTX's own
+ * load compiles it) for the context's device, loaded; NULL when there is no
+ * ptxas, it fails, or the code needs more local memory than `own_local`.
+ * *image: the cubin (malloc'd) on success. */
+static tlrt_module *ptxas_module(tlrt_context *ctx, const char *ptx, size_t len, int own_local, void **image,
+                                 size_t *image_len) {
+    char name[32];
+    tlc_arch arch;
+    *image = NULL;
+    if (!tlc_ptxas_available() || tlrt_device_arch(ctx, name, sizeof name) != TLRT_SUCCESS ||
+        !tlc_arch_for_device(name, &arch))
+        return NULL;
+    tlc_arena a;
+    tlc_arena_init(&a);
+    tlc_diag d;
+    tlc_diag_init(&d, NULL);
+    size_t n = 0;
+    unsigned char *cubin = tlc_ptxas_assemble(ptx, arch, &n, &a, &d);
+    tlrt_module *m = NULL;
+    int local = 0;
+    if (cubin && tlrt_module_load_cubin(ctx, cubin, n, ptx, len, &m) == TLRT_SUCCESS &&
+        (tlrt_module_local_bytes(m, &local) != TLRT_SUCCESS || local > own_local)) {
+        tlrt_module_unload(ctx, m);
+        m = NULL;
+    }
+    if (m && (*image = malloc(n ? n : 1))) {
+        memcpy(*image, cubin, n);
+        *image_len = n;
+    } else if (m) {
+        tlrt_module_unload(ctx, m);
+        m = NULL;
+    }
+    tlc_diag_free(&d);
+    tlc_arena_free(&a);
+    return m;
+}
+
 /* The driver's linker compiles PTX as relocatable code, where a
  * warp-specialized kernel whose consumers raise their register count
  * (setmaxnreg) can spill what the PTX's own load keeps in registers (a
  * 128 x 128 gemm with two blocks per SM: 1104 bytes of stack, 18x slower).
  * `linked`: the linker's module, *image / *n its machine code. Returns the
  * module to use: `linked` when it needs no more local memory than the
- * PTX's own load; else the PTX loaded (*image NULL: the cache keeps the
- * marker, and later loads compile the PTX again). The toolkit's ptxas is
- * not used here: its build of flash_attention (sm_90a) gave wrong results
- * on the H100 where the driver's compilations of the same PTX, linked or
- * not, were right (docs/architecture.md, "JIT"). */
-static tlrt_module *best_module(tlrt_context *ctx, tlrt_module *linked, void **image, const char *ptx, size_t len) {
+ * PTX's own load; else the toolkit's ptxas build (*image its cubin), or
+ * the PTX loaded (*image NULL: the cache keeps the marker). */
+static tlrt_module *best_module(tlrt_context *ctx, tlrt_module *linked, void **image, size_t *n, const char *ptx,
+                                size_t len) {
     int linked_local = 0, own = 0;
     if (tlrt_module_local_bytes(linked, &linked_local) != TLRT_SUCCESS || linked_local == 0) return linked;
     tlrt_module *p = NULL;
@@ -291,13 +326,17 @@ static tlrt_module *best_module(tlrt_context *ctx, tlrt_module *linked, void **i
     tlrt_module_unload(ctx, linked);
     free(*image);
     *image = NULL;
-    return p;
+    tlrt_module *q = ptxas_module(ctx, ptx, len, own, image, n);
+    if (!q) return p;
+    tlrt_module_unload(ctx, p);
+    return q;
 }
 
 /* The module of this PTX from the machine code the cache keeps for the
  * context's device and driver; on a miss the driver's linker makes it and
- * it is stored (or, where it spills more than the PTX's own load, a marker
- * sends later loads to the PTX). NULL (no message) when that fails in
+ * it is stored (or, where it spills more than the PTX's own load, the
+ * toolkit's ptxas makes it where installed, else a marker sends later
+ * loads to the PTX). NULL (no message) when that fails in
  * any way or the marker is found: the caller loads the PTX, which compiles
  * it again. */
 static tlrt_module *load_machine_code(tlc_jit *jit, tlrt_context *ctx, const char *ptx) {
@@ -338,7 +377,7 @@ static tlrt_module *load_machine_code(tlc_jit *jit, tlrt_context *ctx, const cha
         free(image);
         return NULL;
     }
-    m = best_module(ctx, m, (void **)&image, ptx, ptx_len);
+    m = best_module(ctx, m, (void **)&image, &n, ptx, ptx_len);
     const void *keep = image ? (const void *)image : PTX_ONLY_MARKER;
     size_t keep_len = image ? n : sizeof PTX_ONLY_MARKER - 1;
     if (!tlc_jit_cache_store(jit->cache_dir, &key, keep, keep_len, e, sizeof e)) atomic_fetch_add(&jit->store_errors, 1);
