@@ -58,6 +58,13 @@ typedef struct tir_var {
  * vectors: more than any shared-memory tile takes, so only a region global
  * memory alone bounds (a whole large tensor) is refused. */
 #define TLC_UNROLLED_MAX_BYTES_PER_THREAD 16384
+/* Bounds-tested element accesses per thread in one kernel (each a branch
+ * around a load or store once unrolled). LLVM's optimizations take time
+ * superlinear in them: a (128, N) int8 fragment copied in and out of a
+ * tensor of symbolic shape, 2N tests, compiles in about 0.8-1.1 s at
+ * N = 512, 1.1-2.6 s at 768, 1.7 s and more at 1024 on the development
+ * machine; the shipped kernels and ports need at most a few hundred. */
+#define TLC_KERNEL_MAX_BOUNDS_TESTS 1024
 /* Thread IR statements an `unroll` loop may expand to (its body, itself
  * expanded, times its trip count). Past it the loop stays a loop: unroll is
  * a hint, and LLVM's time grows faster than the straight-line code it is

@@ -353,6 +353,7 @@ th_expr *tlc_global_in_bounds(tlc_lower_ctx *lc, const tir_buffer *b, th_expr **
         th_expr *lim = dim > 0 ? tlc_i32(lc, dim) : tlc_coerce(lc, tlc_dim_value(lc, b, d), th_scalar(TH_I32));
         cond = tlc_and(lc, cond, th_cmp(lc->a, THC_LT, tlc_coerce(lc, idx[d], th_scalar(TH_I32)), lim));
     }
+    if (cond) lc->bounds_tests++;
     return cond;
 }
 

@@ -60,6 +60,8 @@ typedef struct tlc_lower_ctx {
     int64_t *sym_multiple;
     const tlc_kernel_plan *plan; /* the kernel's plan (transform/plan.c) */
     int scratch_hit;             /* the planned scratch the op being lowered took (-1: none) */
+    int64_t bounds_tests;        /* element accesses emitted under a bounds test so far */
+    bool bounds_reported;        /* their limit was reported */
     const tir_stmt *scratch_clear; /* the op whose planned scratch no access since the last barrier touches */
     /* The driver's statement lowering (transform/lower.c), for ops that
      * lower the statements nested in them (a Parallel loop's body). */

@@ -489,8 +489,27 @@ static void lower_tile_stmt(tlc_lower_ctx *lc, const tir_stmt *s, effects *pendi
     merge(lc, pending, &e);
 }
 
+/* Reports, once, the statement whose lowering took the kernel past
+ * TLC_KERNEL_MAX_BOUNDS_TESTS. */
+static void check_bounds_tests(tlc_lower_ctx *lc, tlc_loc loc) {
+    if (lc->bounds_reported || lc->bounds_tests <= TLC_KERNEL_MAX_BOUNDS_TESTS) return;
+    lc->bounds_reported = true;
+    tlc_error(lc->diag, loc,
+              "kernel '%s' needs more than %d bounds-tested element accesses per thread (%lld once this "
+              "statement is lowered): compile time grows faster than their number; use fewer elements per "
+              "thread (more threads or smaller tiles) or constant tensor dims the tiles divide",
+              lc->k->name, TLC_KERNEL_MAX_BOUNDS_TESTS, (long long)lc->bounds_tests);
+}
+
+static void lower_stmt_kind(tlc_lower_ctx *lc, const tir_stmt *s);
+
 void tlc_lower_stmt(tlc_lower_ctx *lc, const tir_stmt *s) {
-    if (!s || tlc_diag_too_many(lc->diag)) return;
+    if (!s || tlc_diag_too_many(lc->diag) || lc->bounds_reported) return;
+    lower_stmt_kind(lc, s);
+    check_bounds_tests(lc, s->loc);
+}
+
+static void lower_stmt_kind(tlc_lower_ctx *lc, const tir_stmt *s) {
     switch (s->kind) {
     case TS_SEQ:
         for (int i = 0; i < s->u.seq.n; i++) tlc_lower_stmt(lc, s->u.seq.stmts[i]);
@@ -721,6 +740,7 @@ static th_kernel *lower_kernel(const tir_module *m, int index, tlrt_kernel_meta 
     } else {
         lower_tile_stmt(lc, k->body, &pending);
     }
+    check_bounds_tests(lc, k->loc);
     tk->body = th_seq(a, (th_stmt **)top.items, top.len);
     tlc_ptrvec_free(&top);
     tk->dyn_shared_bytes = lc->smem_top;

@@ -112,25 +112,48 @@ static const bound_case cases[] = {
      "    with Kernel(1, threads=32) as bx:\n"
      "        copy(A, B)\n",
      {{0}}, 0, NULL},
-    /* 768 guarded elements per thread each way: about 1.1 s of processor
-     * time. 1024 (the register limit for int8) takes 1.6-1.8 s alone and
-     * over 2 s beside another process: docs/fuzzing.md. */
+    /* 512 bounds-tested elements per thread each way (1,024, the limit):
+     * about 0.8-1.1 s of processor time. 768 each way took 1.1-2.6 s and
+     * 1024 (the register limit for int8) 1.7 s and more, and are refused
+     * (TLC_KERNEL_MAX_BOUNDS_TESTS, docs/fuzzing.md). */
+    {"a (128, 512) int8 fragment copied in and out under bounds tests", NULL,
+     "def k(A: Tensor[(M, N), int8], B: Tensor[(M, N), int8]):\n"
+     "    with Kernel(1, threads=128) as bx:\n"
+     "        f = alloc_fragment((128, 512), int8)\n"
+     "        copy(A[0:128, 0:512], f)\n"
+     "        copy(f, B[0:128, 0:512])\n",
+     {{0}}, 0, NULL},
+    {"the same through Parallel loops", NULL,
+     "def k(A: Tensor[(M, N), int8], B: Tensor[(M, N), int8]):\n"
+     "    with Kernel(1, threads=128) as bx:\n"
+     "        f = alloc_fragment((128, 512), int8)\n"
+     "        for i, j in Parallel(128, 512):\n"
+     "            f[i, j] = A[i, j]\n"
+     "        for i, j in Parallel(128, 512):\n"
+     "            B[i, j] = f[i, j] + 1\n",
+     {{0}}, 0, NULL},
     {"a (128, 768) int8 fragment copied in and out under bounds tests", NULL,
      "def k(A: Tensor[(M, N), int8], B: Tensor[(M, N), int8]):\n"
      "    with Kernel(1, threads=128) as bx:\n"
      "        f = alloc_fragment((128, 768), int8)\n"
      "        copy(A[0:128, 0:768], f)\n"
      "        copy(f, B[0:128, 0:768])\n",
-     {{0}}, 0, NULL},
-    {"the same through Parallel loops", NULL,
+     {{0}}, 0, "bounds-tested element accesses per thread"},
+    {"a (128, 1024) int8 fragment copied in and out under bounds tests", NULL,
      "def k(A: Tensor[(M, N), int8], B: Tensor[(M, N), int8]):\n"
      "    with Kernel(1, threads=128) as bx:\n"
-     "        f = alloc_fragment((128, 768), int8)\n"
-     "        for i, j in Parallel(128, 768):\n"
-     "            f[i, j] = A[i, j]\n"
-     "        for i, j in Parallel(128, 768):\n"
-     "            B[i, j] = f[i, j] + 1\n",
-     {{0}}, 0, NULL},
+     "        f = alloc_fragment((128, 1024), int8)\n"
+     "        copy(A[0:128, 0:1024], f)\n"
+     "        copy(f, B[0:128, 0:1024])\n",
+     {{0}}, 0, "bounds-tested element accesses per thread"},
+    {"two masked reads and a masked store per element of a (128, 1024) int8 fragment", NULL,
+     "def k(A: Tensor[(M, N), int8], C: Tensor[(M, N), int8], B: Tensor[(M, N), int8]):\n"
+     "    with Kernel(1, threads=128) as bx:\n"
+     "        f = alloc_fragment((128, 1024), int8)\n"
+     "        for i, j in Parallel(128, 1024):\n"
+     "            f[i, j] = A[i, j] + C[i, j]\n"
+     "            B[i, j] = f[i, j]\n",
+     {{0}}, 0, "bounds-tested element accesses per thread"},
     {"unroll(100000000)", NULL,
      "def k(A: Tensor[(64,), float32]):\n"
      "    with Kernel(1, threads=128) as bx:\n"
