@@ -606,6 +606,20 @@ void tir_collect_tile_ops(const tir_stmt *s, tlc_ptrvec *ops) {
     }
 }
 
+bool tir_stmt_any(const tir_stmt *s, bool (*pred)(const tir_stmt *s, const void *ctx), const void *ctx) {
+    if (!s) return false;
+    if (pred(s, ctx)) return true;
+    switch (s->kind) {
+    case TS_SEQ:
+        for (int i = 0; i < s->u.seq.n; i++)
+            if (tir_stmt_any(s->u.seq.stmts[i], pred, ctx)) return true;
+        return false;
+    case TS_FOR: return tir_stmt_any(s->u.for_.body, pred, ctx);
+    case TS_IF: return tir_stmt_any(s->u.if_.then, pred, ctx) || tir_stmt_any(s->u.if_.els, pred, ctx);
+    default: return false;
+    }
+}
+
 bool tir_kernel_selected(const tir_kernel *k, const char *filter) {
     if (!filter) return true;
     if (k->name && strcmp(k->name, filter) == 0) return true;

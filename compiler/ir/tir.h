@@ -289,6 +289,9 @@ tir_stmt *tir_new_stmt(tlc_arena *a, tir_stmt_kind k, tlc_loc loc);
 /* Appends the tile ops of s in program order to ops; a Parallel loop counts
  * as one op (its body holds no tile ops). */
 void tir_collect_tile_ops(const tir_stmt *s, tlc_ptrvec *ops);
+/* Whether pred holds for s or a statement nested in it (a sequence's
+ * items, a loop's body, an if's branches). */
+bool tir_stmt_any(const tir_stmt *s, bool (*pred)(const tir_stmt *s, const void *ctx), const void *ctx);
 
 /* ---------------- kernels and modules ---------------- */
 typedef enum { TIR_PARAM_TENSOR, TIR_PARAM_SCALAR } tir_param_kind;

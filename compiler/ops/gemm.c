@@ -370,9 +370,8 @@ static th_expr *desc_base(tlc_lower_ctx *lc, const tir_buffer *b) {
  * half on some of a kernel's wgmmas: those read their operand with SBO 0
  * and no swizzle (docs/architecture.md, JIT). */
 static th_expr *desc_at(tlc_lower_ctx *lc, th_expr *start, int64_t units, uint64_t bits) {
-    th_expr *lo = th_bin(lc->a, THB_OR, th_bin(lc->a, THB_ADD, start, tlc_i32(lc, units)),
-                         th_int(lc->a, TH_I32, (int64_t)(uint32_t)bits));
-    th_expr *halves[2] = {lo, th_int(lc->a, TH_I32, (int64_t)(int32_t)(uint32_t)(bits >> 32))};
+    th_expr *lo = th_bin(lc->a, THB_OR, th_bin(lc->a, THB_ADD, start, tlc_i32(lc, units)), tlc_i32(lc, (int32_t)bits));
+    th_expr *halves[2] = {lo, tlc_i32(lc, (int32_t)(bits >> 32))};
     return th_bitcast(lc->a, th_build(lc->a, th_vec(TH_I32, 2), halves, 2), th_scalar(TH_I64));
 }
 

@@ -293,17 +293,9 @@ static void lower_pipelined_for(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_
     memcpy(lc->smem_unfenced, pv.exit, unfenced_bytes(lc));
 }
 
-static bool holds_pipelined_loop(const tir_stmt *s) {
-    if (!s) return false;
-    switch (s->kind) {
-    case TS_SEQ:
-        for (int i = 0; i < s->u.seq.n; i++)
-            if (holds_pipelined_loop(s->u.seq.stmts[i])) return true;
-        return false;
-    case TS_FOR: return s->u.for_.kind == TIR_FOR_PIPELINED || holds_pipelined_loop(s->u.for_.body);
-    case TS_IF: return holds_pipelined_loop(s->u.if_.then) || holds_pipelined_loop(s->u.if_.els);
-    default: return false;
-    }
+static bool is_pipelined_loop(const tir_stmt *s, const void *ctx) {
+    (void)ctx;
+    return s->kind == TS_FOR && s->u.for_.kind == TIR_FOR_PIPELINED;
 }
 
 /* The body of the warp-specialized loop in the consumers: every statement
@@ -393,7 +385,7 @@ static void lower_serial_for(tlc_lower_ctx *lc, const tir_stmt *s, effects *pend
     bool *entry_unfenced = unfenced_copy(lc);
     mark_unfenced(lc, &body);
     tlc_ptrvec *saved = tlc_lower_begin(lc);
-    if (!lc->in_parallel && holds_pipelined_loop(s->u.for_.body)) {
+    if (!lc->in_parallel && tir_stmt_any(s->u.for_.body, is_pipelined_loop, NULL)) {
         /* A loop around a Pipelined loop (MLA's walk over sequences) runs a
          * kernel's worth of tile code per iteration. LLVM would hoist all
          * of its thread-index arithmetic (hundreds of shared and global

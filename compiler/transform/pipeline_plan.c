@@ -78,19 +78,9 @@ static bool touched(tir_stmt *const *items, int from, int to, const tir_buffer *
     return false;
 }
 
-/* s, or a statement in it, sets variable v. */
-static bool sets_var(const tir_stmt *s, const tir_var *v) {
-    if (!s) return false;
-    switch (s->kind) {
-    case TS_LET: case TS_ASSIGN: return s->u.let.var == v;
-    case TS_SEQ:
-        for (int i = 0; i < s->u.seq.n; i++)
-            if (sets_var(s->u.seq.stmts[i], v)) return true;
-        return false;
-    case TS_FOR: return sets_var(s->u.for_.body, v);
-    case TS_IF: return sets_var(s->u.if_.then, v) || sets_var(s->u.if_.els, v);
-    default: return false;
-    }
+/* s sets variable v (a let or an assignment). */
+static bool sets_var(const tir_stmt *s, const void *v) {
+    return (s->kind == TS_LET || s->kind == TS_ASSIGN) && s->u.let.var == v;
 }
 
 typedef struct var_query {
@@ -101,7 +91,7 @@ typedef struct var_query {
 
 static void note_set_var(const tir_var *v, void *ctx) {
     var_query *q = ctx;
-    for (int i = q->from; i < q->to && !q->set; i++) q->set = sets_var(q->items[i], v);
+    for (int i = q->from; i < q->to && !q->set; i++) q->set = tir_stmt_any(q->items[i], sets_var, v);
 }
 
 /* The copy items[i] may be issued before items[from, i) instead of after. */

@@ -841,19 +841,7 @@ static void producer_loads(tlc_lower_ctx *lc, th_var *pbase) {
     if (pbase) tlc_emit(lc, th_assign(a, pbase, NULL, th_bin(a, THB_ADD, b0, ps.n)));
 }
 
-static bool holds(const tir_stmt *s, const tir_stmt *x) {
-    if (!s) return false;
-    if (s == x) return true;
-    switch (s->kind) {
-    case TS_SEQ:
-        for (int i = 0; i < s->u.seq.n; i++)
-            if (holds(s->u.seq.stmts[i], x)) return true;
-        return false;
-    case TS_FOR: return holds(s->u.for_.body, x);
-    case TS_IF: return holds(s->u.if_.then, x) || holds(s->u.if_.els, x);
-    default: return false;
-    }
-}
+static bool is_stmt(const tir_stmt *s, const void *x) { return s == x; }
 
 static bool in_slice(const tlc_ws_decision *d, const tir_stmt *s) {
     for (int i = 0; i < d->nslice; i++)
@@ -876,7 +864,7 @@ static void producer_walk(tlc_lower_ctx *lc, const tir_stmt *s, th_var *pbase) {
         for (int i = 0; i < s->u.seq.n; i++) producer_walk(lc, s->u.seq.stmts[i], pbase);
         return;
     case TS_FOR: {
-        if (!holds(s, d->loop)) return;
+        if (!tir_stmt_any(s, is_stmt, d->loop)) return;
         tlc_arena *a = lc->a;
         th_var *tv = loop_var_slot(lc, s->u.for_.vars[0]);
         th_expr *start = tlc_let(lc, "pstart", tlc_coerce(lc, tlc_lower_expr(lc, s->u.for_.start[0]), th_scalar(TH_I32)));
