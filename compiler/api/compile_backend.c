@@ -21,7 +21,8 @@ bool tlc_compile_layouts(tlc_compilation *c, tlc_strbuf *dump) {
     if (!have_tir(c)) return false;
     if (!planned(c->tir)) {
         double start = tlc_clock_ms();
-        bool ok = tlc_layout_infer(c->tir, &c->arena, &c->diag) && c->diag.errors == 0 &&
+        bool ok = tlc_plan_turns(c->tir, &c->arena, &c->diag) && c->diag.errors == 0 &&
+                  tlc_layout_infer(c->tir, &c->arena, &c->diag) && c->diag.errors == 0 &&
                   tlc_plan_module(c->tir, &c->arena, &c->diag) && c->diag.errors == 0;
         tlc_stage_times_add(&c->times, TLC_TIMED_LAYOUT_PLAN, start);
         if (!ok) return false;

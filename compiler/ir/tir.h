@@ -257,6 +257,10 @@ struct tir_stmt {
             tir_expr **extent;  /* per var: iteration count (Parallel: constant) */
             int64_t step;       /* serial range step (>0 or <0, never 0); 1 otherwise */
             int num_stages;     /* Pipelined; 0 otherwise */
+            bool turns_hint;    /* Pipelined(..., turns=True) */
+            /* The warpgroup-turns schedule of this loop (transform/turns.c),
+             * NULL when not taken. */
+            const struct tir_turns *turns;
             tir_stmt *body;
         } for_;
         struct { tir_expr *cond; tir_stmt *then, *els; } if_; /* els may be NULL */
@@ -270,6 +274,10 @@ struct tir_stmt {
             bool trans_a, trans_b, clear_accum;
             tir_gemm_policy policy;
             int m, n, k; /* the gemm's problem shape, checked by sema */
+            /* each warpgroup computes the whole tile (a turns loop's score
+             * gemms, transform/turns.c): planned over 128 threads, the
+             * accumulator replicated over the warpgroups */
+            bool per_warpgroup;
         } gemm;
         struct {
             tir_reduce_kind kind;
@@ -284,6 +292,28 @@ struct tir_stmt {
         } atomic;
     } u;
 };
+
+/* Warpgroup turns (transform/turns.c, docs/architecture.md "Warpgroup
+ * turns"): the two consumer warpgroups take a Pipelined loop's iterations
+ * in turns for the part of its body that derives from the score gemms
+ * (owner statements), while both run the part that accumulates the output
+ * (shared statements) every iteration. */
+typedef enum { TIR_TURN_LOADS, TIR_TURN_OWNER, TIR_TURN_SHARED } tir_turn_role;
+typedef struct tir_turns {
+    int first, nchain;     /* the score gemms: body items first .. first + nchain - 1 */
+    tir_turn_role *role;   /* per body item */
+    /* fragments the owner computes that the shared statements read: the
+     * owner publishes them in shared memory each turn */
+    tir_buffer **published;
+    int npublished;
+    /* fragments the owner computes that the next turn's owner, or the code
+     * after the loop, reads: handed over in shared memory */
+    tir_buffer **handed;
+    int nhanded;
+    /* shared buffers the owner writes (P staged for the other warpgroup) */
+    tir_buffer **staged;
+    int nstaged;
+} tir_turns;
 
 tir_stmt *tir_new_stmt(tlc_arena *a, tir_stmt_kind k, tlc_loc loc);
 /* Appends the tile ops of s in program order to ops; a Parallel loop counts

@@ -111,6 +111,7 @@ tlc_fragment *tlc_gemm_acc_fragment(tlc_arena *a, const tlc_gemm_plan *p) {
     }
     add(f, 0, p->units_m, p->tile_m, TLC_DIGIT_THREAD, ts);
     add(f, 1, p->units_n, p->tile_n, TLC_DIGIT_THREAD, ts * p->units_m);
+    add(f, -1, p->replicas, 0, TLC_DIGIT_THREAD, ts * p->units);
     /* slots: col bit 0, row + 8, n8 tiles, instruction tiles along M */
     add(f, 1, 2, 1, TLC_DIGIT_SLOT, 1);
     add(f, 0, 2, 8, TLC_DIGIT_SLOT, 2);
@@ -143,6 +144,7 @@ tlc_fragment *tlc_gemm_a_fragment(tlc_arena *a, const tlc_gemm_plan *p) {
     }
     add(f, 0, p->units_m, p->tile_m, TLC_DIGIT_THREAD, ts);
     add(f, -1, p->units_n, 0, TLC_DIGIT_THREAD, ts * p->units_m); /* units along N hold the same A */
+    add(f, -1, p->replicas, 0, TLC_DIGIT_THREAD, ts * p->units);
     add(f, 1, 2, 1, TLC_DIGIT_SLOT, 1);
     add(f, 0, 2, 8, TLC_DIGIT_SLOT, 2);
     add(f, 1, 2, 8, TLC_DIGIT_SLOT, 4);

@@ -19,6 +19,10 @@ typedef struct tlc_gemm_plan {
     int tile_m, tile_n; /* per unit: m / units_m, n / units_n */
     int inst_m, inst_n; /* one instruction: 16 x 8 (mma.sync), 64 x inst_n (wgmma) */
     tir_gemm_policy policy;
+    /* > 1: the units above span one warpgroup and each of the block's
+     * `replicas` warpgroups computes the whole tile (a per-warpgroup gemm,
+     * tir.h); the fragments are replicated over them */
+    int replicas;
 } tlc_gemm_plan;
 
 /* Chooses the instruction (wgmma on sm_90a when the block is whole

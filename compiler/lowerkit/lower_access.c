@@ -116,6 +116,7 @@ void tlc_frag_thread_index(tlc_lower_ctx *lc, const tlc_fragment *f, th_expr **o
 th_expr *tlc_frag_replica0(tlc_lower_ctx *lc, const tlc_fragment *f) {
     if (f->replicate <= 1) return NULL;
     th_expr *tid = th_read(lc->a, lc->tid);
+    if (lc->in_turn) tid = th_bin(lc->a, THB_UREM, tid, tlc_i32(lc, 128)); /* its warpgroup's copy */
     th_expr *rep = tlc_i32(lc, 0);
     for (int i = 0; i < f->ndigits; i++) {
         const tlc_digit *g = &f->digits[i];

@@ -53,6 +53,10 @@ typedef struct tlc_lower_ctx {
     struct tlc_ws_plan *ws; /* non-NULL: the kernel is split into producer / consumer warpgroups */
     int wgmma_inflight;     /* wgmma groups a gemm may leave in flight (wait_group N at its end) */
     bool wgmma_async;       /* a gemm ends at its commit; its waiter is the caller (warp specialization's overlap) */
+    /* Lowering a turn's owner statements (warp_specialize.c): one warpgroup
+     * runs them, so a fragment's copy held by each warpgroup (replication
+     * over 128-thread strides) counts as its own replica 0. */
+    bool in_turn;
     /* Per sym index, a power of two the
      * sym's value is known to be a multiple of (1: nothing known). Facts
      * come from TMA maps (16-byte row strides), are written to the metadata

@@ -80,6 +80,14 @@ typedef struct tlc_ws_decision {
      * lightest tiles, and a group's K and V stay in L2. */
     bool dynamic_tiles, heaviest_first;
     int64_t tile_full, tile_empty, tile_slots; /* byte offsets: 2 mbarriers each, 2 u32 slots */
+    /* Warpgroup turns (the loop's tir_turns, taken when the loop is warp-
+     * specialized with two consumer warpgroups and every fragment the owner
+     * computes is held whole by each warpgroup): byte offsets of the
+     * published and handed-over fragments' slots, in the order of the
+     * turns' lists. turns_refused says why a turns loop runs without. */
+    const tir_turns *turns;
+    const char *turns_refused;
+    int64_t *published_at, *handed_at;
 } tlc_ws_decision;
 
 /* Shared memory (transform/shared_alloc.c): buffer offsets are in their

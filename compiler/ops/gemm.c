@@ -61,6 +61,8 @@ bool tlc_gemm_choose(tlc_arena *a, const tir_kernel *k, tlc_arch arch, const tir
         return false;
     }
     int m = s->u.gemm.m, n = s->u.gemm.n, kk = s->u.gemm.k;
+    /* a per-warpgroup gemm is planned over one warpgroup and replicated */
+    int threads = s->u.gemm.per_warpgroup ? 128 : k->threads;
     bool shared_ops = A->scope == TIR_SCOPE_SHARED && B->scope == TIR_SCOPE_SHARED;
     if (B->scope != TIR_SCOPE_SHARED) {
         snprintf(why, (size_t)whylen, "operand B must be in shared memory");
@@ -69,14 +71,16 @@ bool tlc_gemm_choose(tlc_arena *a, const tir_kernel *k, tlc_arch arch, const tir
     /* A in registers (FlashAttention's P @ V) feeds wgmma too, untransposed */
     bool a_regs = A->scope == TIR_SCOPE_FRAGMENT && !s->u.gemm.trans_a;
     if ((shared_ops || a_regs) && tlc_target_of(arch)->wgmma &&
-        tlc_gemm_plan_make(p, arch, k->threads, m, n, kk, s->u.gemm.policy, true, why, whylen) &&
+        tlc_gemm_plan_make(p, arch, threads, m, n, kk, s->u.gemm.policy, true, why, whylen) &&
         p->inst == TLC_INST_WGMMA) {
+        p->replicas = k->threads / threads;
         bool ok = (a_regs || wgmma_operand_ok(operand_layout(a, A), !s->u.gemm.trans_a, 64, p->tile_m)) &&
                   wgmma_operand_ok(operand_layout(a, B), s->u.gemm.trans_b, p->inst_n, p->inst_n) &&
                   wgmma_operand_ok(operand_layout(a, B), s->u.gemm.trans_b, p->inst_n, p->tile_n);
         if (ok) return true;
     }
-    if (!tlc_gemm_plan_make(p, arch, k->threads, m, n, kk, s->u.gemm.policy, false, why, whylen)) return false;
+    if (!tlc_gemm_plan_make(p, arch, threads, m, n, kk, s->u.gemm.policy, false, why, whylen)) return false;
+    p->replicas = k->threads / threads;
     if (A->scope == TIR_SCOPE_FRAGMENT && s->u.gemm.trans_a) {
         snprintf(why, (size_t)whylen, "an A operand in registers cannot be transposed");
         return false;
@@ -86,11 +90,12 @@ bool tlc_gemm_choose(tlc_arena *a, const tir_kernel *k, tlc_arch arch, const tir
 
 static const char *plan_name(tlc_arena *a, const tlc_gemm_plan *p) {
     const char *pol = tir_policy_name(p->policy);
+    const char *rep = p->replicas > 1 ? tlc_arena_printf(a, ", in each of %d warpgroups", p->replicas) : "";
     if (p->inst == TLC_INST_WGMMA)
-        return tlc_arena_printf(a, "gemm accumulator (wgmma m64n%dk16, %s, %d x %d warpgroups of %d x %d)", p->inst_n,
-                                pol, p->units_m, p->units_n, p->tile_m, p->tile_n);
-    return tlc_arena_printf(a, "gemm accumulator (mma.sync m16n8k16, %s, %d x %d warps of %d x %d)", pol, p->units_m,
-                            p->units_n, p->tile_m, p->tile_n);
+        return tlc_arena_printf(a, "gemm accumulator (wgmma m64n%dk16, %s, %d x %d warpgroups of %d x %d%s)", p->inst_n,
+                                pol, p->units_m, p->units_n, p->tile_m, p->tile_n, rep);
+    return tlc_arena_printf(a, "gemm accumulator (mma.sync m16n8k16, %s, %d x %d warps of %d x %d%s)", pol, p->units_m,
+                            p->units_n, p->tile_m, p->tile_n, rep);
 }
 
 static bool gemm_infer(tlc_infer *st, const tir_stmt *s, bool free_pass) {
@@ -263,7 +268,9 @@ static void lower_mma_sync(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_gemm_
     bool bf = A->dtype == TIR_BF16;
     int mtiles = p->tile_m / 16, ntiles = p->tile_n / 8, ksteps = p->k / 16;
     th_expr *tid = th_read(a, lc->tid);
-    th_expr *warp = tlc_let(lc, "warp", th_bin(a, THB_UDIV, tid, tlc_i32(lc, 32)));
+    th_expr *warp = th_bin(a, THB_UDIV, tid, tlc_i32(lc, 32));
+    if (p->replicas > 1) warp = th_bin(a, THB_UREM, warp, tlc_i32(lc, p->units)); /* each warpgroup: the whole tile */
+    warp = tlc_let(lc, "warp", warp);
     th_expr *lane = tlc_let(lc, "lane", th_bin(a, THB_UREM, tid, tlc_i32(lc, 32)));
     th_expr *row0 = tlc_let(lc, "wrow", th_bin(a, THB_MUL, th_bin(a, THB_UREM, warp, tlc_i32(lc, p->units_m)),
                                               tlc_i32(lc, p->tile_m)));

@@ -66,6 +66,10 @@ tlc_ptx tlc_ptx_setmaxnreg(tlc_arena *a, bool increase, int regs) {
     return ptx(tlc_arena_printf(a, "setmaxnreg.%s.sync.aligned.u32 %d;", increase ? "inc" : "dec", regs), "");
 }
 
+tlc_ptx tlc_ptx_bar_arrive(tlc_arena *a, int id, int nthreads) {
+    return ptx(tlc_arena_printf(a, "bar.arrive %d, %d;", id, nthreads), "");
+}
+
 tlc_ptx tlc_ptx_ldmatrix(int num, bool trans) {
     if (num == 4)
         return trans ? ptx("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {$0, $1, $2, $3}, [$4];", "=r,=r,=r,=r,r")

@@ -43,6 +43,10 @@ tlc_ptx tlc_ptx_tma_load(tlc_arena *a, int rank);
 
 /* ---- warp specialization (sm_90a) ---- */
 tlc_ptx tlc_ptx_setmaxnreg(tlc_arena *a, bool increase, int regs);
+/* Named barrier `id` of `nthreads`: this warp arrives without waiting
+ * (its earlier shared-memory writes are visible to the threads whose
+ * bar.sync on `id` completes the barrier). */
+tlc_ptx tlc_ptx_bar_arrive(tlc_arena *a, int id, int nthreads);
 
 /* ---- tensor cores ---- */
 /* ldmatrix m8n8 .x`num` (2 or 4) b16, optionally .trans: outputs $0 ..

@@ -6,6 +6,10 @@
 #include "../ir/tir.h"
 #include "../lowerkit/plan.h"
 
+/* Warpgroup turns (turns.c): analyses every Pipelined(..., turns=True)
+ * loop, records its roles (loop->u.for_.turns) and marks its score gemms
+ * per-warpgroup; before layout inference, which that decides. */
+bool tlc_plan_turns(tir_module *m, tlc_arena *a, tlc_diag *diag);
 /* Layout inference (layout_infer.c): sets buffer->fragment for every
  * fragment buffer and buffer->layout for every shared buffer. Errors (layout
  * conflicts) go to diag at the op's source line. */
@@ -21,7 +25,7 @@ void tlc_plan_pipelines(tlc_kernel_plan *p, const tir_kernel *k, tlc_arena *a);
  * shared memory is placed (`top`: its end so far), occupancy, the register
  * split and the mbarriers (placed at *top, which grows past them). */
 void tlc_plan_warp_specialization(tlc_kernel_plan *p, const tir_kernel *k, tlc_arena *a);
-void tlc_plan_warp_specialization_shared(tlc_kernel_plan *p, const tir_kernel *k, int64_t *top);
+void tlc_plan_warp_specialization_shared(tlc_kernel_plan *p, const tir_kernel *k, int64_t *top, tlc_arena *a);
 /* shared_alloc.c: offsets of the shared buffers (in their layouts) and of
  * the tile ops' scratch, by liveness; p->smem. */
 void tlc_plan_shared_memory(tlc_kernel_plan *p, tir_kernel *k, tlc_arena *a);

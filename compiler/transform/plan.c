@@ -115,7 +115,7 @@ static tlc_kernel_plan *plan_once(tir_kernel *k, tlc_arch arch, tlc_arena *a, tl
     tlc_plan_warp_specialization(p, k, a);
     tlc_plan_shared_memory(p, k, a);
     int64_t top = p->smem.top; /* the end of every buffer and planned scratch */
-    tlc_plan_warp_specialization_shared(p, k, &top);
+    tlc_plan_warp_specialization_shared(p, k, &top, a);
     for (int i = 0; i < p->npipes; i++) {
         tlc_pipe_plan *pp = &p->pipes[i];
         if (!pp->tma || pp->loop == p->ws.loop) continue;

@@ -40,9 +40,41 @@ static void print_gemm(tlc_strbuf *sb, const tlc_gemm_op_plan *g) {
                   g->op->u.gemm.b.buf->name, g->op->u.gemm.c.buf->name);
     if (wg) tlc_sb_printf(sb, "wgmma m64n%dk16", p->inst_n);
     else tlc_sb_puts(sb, "mma.sync m16n8k16");
-    tlc_sb_printf(sb, ", %s, %d x %d %s of %d x %d%s\n", tir_policy_name(p->policy), p->units_m, p->units_n,
-                  wg ? "warpgroups" : "warps", p->tile_m, p->tile_n,
+    tlc_sb_printf(sb, ", %s, %d x %d %s of %d x %d%s%s\n", tir_policy_name(p->policy), p->units_m, p->units_n,
+                  wg ? "warpgroups" : "warps", p->tile_m, p->tile_n, p->replicas > 1 ? ", in each warpgroup" : "",
                   g->chain_next ? ", in flight into the next gemm" : "");
+}
+
+static void print_lines(tlc_strbuf *sb, const tir_stmt *body, const tir_turns *t, tir_turn_role role) {
+    int c = 0;
+    for (int j = t->first; j < body->u.seq.n; j++)
+        if (t->role[j] == role) tlc_sb_printf(sb, "%s %d", c++ ? "," : "", body->u.seq.stmts[j]->loc.line);
+}
+
+static void print_slots(tlc_strbuf *sb, const char *what, tir_buffer *const *v, const int64_t *at, int n) {
+    if (!n) return;
+    tlc_sb_printf(sb, "; %s", what);
+    for (int i = 0; i < n; i++) tlc_sb_printf(sb, "%s %s at %lld", i ? "," : "", v[i]->name, (long long)at[i]);
+}
+
+static void print_turns(tlc_strbuf *sb, const tlc_ws_decision *w) {
+    if (!w->turns) {
+        tlc_sb_printf(sb, "    turns: not taken (%s)\n", w->turns_refused ? w->turns_refused : "?");
+        return;
+    }
+    const tir_turns *t = w->turns;
+    const tir_stmt *body = w->loop->u.for_.body;
+    tlc_sb_puts(sb, "    turns: warpgroup k % 2 alone runs iteration k's lines");
+    print_lines(sb, body, t, TIR_TURN_OWNER);
+    tlc_sb_puts(sb, "; both run lines");
+    print_lines(sb, body, t, TIR_TURN_SHARED);
+    print_slots(sb, "published", t->published, w->published_at, t->npublished);
+    print_slots(sb, "handed over", t->handed, w->handed_at, t->nhanded);
+    if (t->nstaged) {
+        tlc_sb_puts(sb, "; staged");
+        for (int i = 0; i < t->nstaged; i++) tlc_sb_printf(sb, "%s %s", i ? "," : "", t->staged[i]->name);
+    }
+    tlc_sb_putc(sb, '\n');
 }
 
 static void print_ws(tlc_strbuf *sb, const tlc_ws_decision *w) {
@@ -72,6 +104,7 @@ static void print_ws(tlc_strbuf *sb, const tlc_ws_decision *w) {
             tlc_sb_printf(sb, "%s %d", i ? "," : "", body->u.seq.stmts[w->pipe->nprefix + i]->loc.line);
         tlc_sb_puts(sb, " run one iteration ahead, under the rest of the body\n");
     }
+    if (w->loop->u.for_.turns) print_turns(sb, w);
     if (w->nslice) {
         tlc_sb_puts(sb, "    producer also runs the statements at lines");
         for (int i = 0; i < w->nslice; i++) tlc_sb_printf(sb, "%s %d", i ? "," : "", w->slice[i]->loc.line);

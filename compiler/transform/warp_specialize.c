@@ -47,6 +47,7 @@
  * (`base` + ko). */
 #include <stdlib.h>
 #include <string.h>
+#include "../ir/tir_access.h"
 #include "../support/int_math.h"
 #include "lower_internal.h"
 
@@ -388,6 +389,54 @@ static int trip_count_block_deps(const tir_kernel *k, const tlc_ws_decision *w) 
     return m;
 }
 
+/* Warpgroup turns: does each warpgroup hold the whole of f (its thread
+ * digits within 128 threads, the warpgroups replicas)? */
+static bool held_per_warpgroup(const tlc_fragment *f, int threads) {
+    if (!f || f->threads != threads) return false;
+    for (int i = 0; i < f->ndigits; i++) {
+        const tlc_digit *g = &f->digits[i];
+        if (g->target == TLC_DIGIT_THREAD && g->dim >= 0 && g->tstride * g->extent > 128) return false;
+    }
+    return true;
+}
+
+typedef struct turn_check {
+    tlc_arena *a;
+    int threads;
+    const char *why;
+} turn_check;
+
+static void check_owned_write(const tir_access *acc, void *ctx) {
+    turn_check *c = ctx;
+    const tir_buffer *b = acc->buf;
+    if (c->why || !(acc->mode & TIR_ACCESS_WRITE) || b->scope != TIR_SCOPE_FRAGMENT) return;
+    if (!held_per_warpgroup(b->fragment, c->threads))
+        c->why = tlc_arena_printf(c->a, "fragment '%s' is spread over both warpgroups", b->name);
+}
+
+static const char *exchanged_refusal(tlc_arena *a, tir_buffer *const *v, int n) {
+    for (int i = 0; i < n; i++)
+        if ((v[i]->dtype != TIR_F32 && v[i]->dtype != TIR_I32) || tlc_fragment_has_padding(v[i]->fragment))
+            return tlc_arena_printf(a, "fragment '%s' would pass between the warpgroups, which takes float32 "
+                                       "or int32 fragments without padding",
+                                    v[i]->name);
+    return NULL;
+}
+
+/* Why the loop's warpgroup turns cannot be taken (NULL: they can). */
+static const char *turns_refusal(const tir_kernel *k, const tlc_ws_decision *w, const tir_turns *t, tlc_arena *a) {
+    if (w->gemm_only) return "the body is nothing but gemms";
+    if (w->consumer_threads != 256) return "it takes two consumer warpgroups";
+    if (w->pipe->nprefix > t->first) return "a pipelined load comes after the score gemms";
+    const tir_stmt *body = w->loop->u.for_.body;
+    turn_check c = {a, k->threads, NULL};
+    for (int j = 0; j < body->u.seq.n && !c.why; j++)
+        if (t->role[j] == TIR_TURN_OWNER) tir_stmt_accesses(body->u.seq.stmts[j], check_owned_write, &c);
+    if (c.why) return c.why;
+    const char *why = exchanged_refusal(a, t->published, t->npublished);
+    return why ? why : exchanged_refusal(a, t->handed, t->nhanded);
+}
+
 void tlc_plan_warp_specialization(tlc_kernel_plan *p, const tir_kernel *k, tlc_arena *a) {
     p->ws = (tlc_ws_decision){0};
     const tlc_target *t = tlc_target_of(p->arch);
@@ -417,6 +466,13 @@ void tlc_plan_warp_specialization(tlc_kernel_plan *p, const tir_kernel *k, tlc_a
     if (!any_wgmma) return; /* nothing for the consumers to overlap */
     w.persistent = k->grid_rank >= 1 && !w.nested && !p->ws_one_tile;
     if (!w.gemm_only) w.lookahead = plan_lookahead(p, w.loop, w.pipe);
+    if (w.loop->u.for_.turns) {
+        w.turns_refused = turns_refusal(k, &w, w.loop->u.for_.turns, a);
+        if (!w.turns_refused) {
+            w.turns = w.loop->u.for_.turns;
+            w.lookahead = 0; /* each warpgroup's scores run under the other's work instead */
+        }
+    }
     if (w.persistent && !w.gemm_only) {
         int deps = trip_count_block_deps(k, &w);
         w.dynamic_tiles = deps != 0;
@@ -431,7 +487,42 @@ void tlc_plan_warp_specialization(tlc_kernel_plan *p, const tir_kernel *k, tlc_a
     p->ws = w;
 }
 
-void tlc_plan_warp_specialization_shared(tlc_kernel_plan *p, const tir_kernel *k, int64_t *top) {
+static int64_t *place_slots(tlc_arena *a, tir_buffer *const *v, int n, int64_t *top) {
+    int64_t *at = TLC_NEW_ARRAY(a, int64_t, (size_t)n + 1);
+    for (int i = 0; i < n; i++) {
+        int64_t bytes = tir_dtype_bytes(v[i]->dtype);
+        for (int d = 0; d < v[i]->rank; d++) bytes *= tir_buffer_dim(v[i], d);
+        at[i] = tlc_align_up(*top, 16);
+        *top = at[i] + bytes;
+    }
+    return at;
+}
+
+/* Turns: the owner statements may not use shared scratch (its barriers
+ * would wait for the other warpgroup); the published and handed-over
+ * fragments' slots follow the mbarriers. */
+static void turn_slots(tlc_kernel_plan *p, tlc_ws_decision *w, int64_t *top, tlc_arena *a) {
+    const tir_turns *t = w->turns;
+    const tir_stmt *body = w->loop->u.for_.body;
+    for (int j = 0; j < body->u.seq.n; j++) {
+        if (t->role[j] != TIR_TURN_OWNER) continue;
+        tlc_ptrvec ops = {0};
+        tir_collect_tile_ops(body->u.seq.stmts[j], &ops);
+        bool scratch = false;
+        for (int i = 0; i < ops.len; i++)
+            scratch |= tlc_plan_scratch(p, ops.items[i]) != NULL || tlc_plan_fresh_scratch(p, ops.items[i]) != NULL;
+        tlc_ptrvec_free(&ops);
+        if (scratch) {
+            w->turns = NULL;
+            w->turns_refused = "a statement that computes from the scores needs shared scratch";
+            return;
+        }
+    }
+    w->published_at = place_slots(a, t->published, t->npublished, top);
+    w->handed_at = place_slots(a, t->handed, t->nhanded, top);
+}
+
+void tlc_plan_warp_specialization_shared(tlc_kernel_plan *p, const tir_kernel *k, int64_t *top, tlc_arena *a) {
     tlc_ws_decision *w = &p->ws;
     if (!w->loop) return;
     const tlc_target *t = tlc_target_of(p->arch);
@@ -448,6 +539,7 @@ void tlc_plan_warp_specialization_shared(tlc_kernel_plan *p, const tir_kernel *k
     w->full = tlc_align_up(*top, 128);
     w->empty = tlc_align_up(w->full + 8 * (int64_t)S, 128);
     *top = w->empty + 8 * (int64_t)S;
+    if (w->turns) turn_slots(p, w, top, a);
     if (w->dynamic_tiles) {
         w->tile_full = *top;
         w->tile_empty = w->tile_full + 16;
@@ -699,7 +791,201 @@ static void take_ahead(tlc_lower_ctx *lc) {
         tlc_emit(lc, th_assign(lc->a, own, tlc_i32(lc, i), th_array_read(lc->a, w->ahead_regs, tlc_i32(lc, i))));
 }
 
+/* ---------------- warpgroup turns ---------------- */
+/* Named barriers of the turns (0 is the block's, 1 the consumers'): the
+ * owner of iteration k has published its turn; it has finished reading the
+ * staged buffers (its output gemm retired). Each is arrived at by the
+ * owner and waited for by the other warpgroup (256 threads), one barrier
+ * per parity of k: the owner of k + 1 may wait for that turn before the
+ * other warpgroup has waited for turn k, which on one barrier would
+ * complete turn k's phase with the wrong threads. */
+enum { TURN_PUBLISHED = 2, TURN_STAGED_FREE = 4 };
+
+static th_stmt *turn_barrier(tlc_lower_ctx *lc, int id, th_expr *k, bool arrive) {
+    tlc_ptrvec *v[2];
+    th_stmt *b[2];
+    for (int p = 0; p < 2; p++) {
+        v[p] = tlc_lower_begin(lc);
+        if (arrive) tlc_emit_ptx(lc, tlc_ptx_bar_arrive(lc->a, id + p, 256), NULL, 0, NULL, 0);
+        else tlc_emit(lc, th_barrier_sync(lc->a, id + p, 256));
+        b[p] = tlc_lower_end(lc, v[p]);
+    }
+    th_expr *odd = th_cmp(lc->a, THC_NE, th_bin(lc->a, THB_AND, k, tlc_i32(lc, 1)), tlc_i32(lc, 0));
+    return th_if(lc->a, odd, b[1], b[0]);
+}
+
+/* Every slot of fragment b to (store) or from its slot in shared memory at
+ * byte offset `at`, element (i, j, ...) at its row-major place: each
+ * warpgroup's copy of an element sits in the same place. */
+static void move_fragment(tlc_lower_ctx *lc, const tir_buffer *b, int64_t at, bool store) {
+    tlc_arena *a = lc->a;
+    const tlc_fragment *f = b->fragment;
+    th_expr *ti[TLC_FRAG_MAX_RANK];
+    tlc_frag_thread_index(lc, f, ti);
+    th_expr *lin = tlc_i32(lc, 0);
+    int64_t stride = 1;
+    for (int d = b->rank - 1; d >= 0; d--) {
+        lin = th_bin(a, THB_ADD, lin, th_bin(a, THB_MUL, ti[d], tlc_i32(lc, stride)));
+        stride *= tir_buffer_dim(b, d);
+    }
+    int eb = tir_dtype_bytes(b->dtype);
+    th_expr *base = tlc_let(lc, "turnslot", th_bin(a, THB_ADD, tlc_i32(lc, at), th_bin(a, THB_MUL, lin, tlc_i32(lc, eb))));
+    th_var *regs = lc->regs[b->id];
+    for (int64_t sl = 0; sl < f->slots; sl++) {
+        int64_t sp[TLC_FRAG_MAX_RANK], off = 0;
+        tlc_fragment_slot_part(f, sl, sp);
+        stride = 1;
+        for (int d = b->rank - 1; d >= 0; d--) {
+            off += sp[d] * stride;
+            stride *= tir_buffer_dim(b, d);
+        }
+        th_expr *ptr = th_shared_ptr(a, th_bin(a, THB_ADD, base, tlc_i32(lc, off * eb)));
+        if (store)
+            tlc_emit(lc, th_store(a, ptr, th_array_read(a, regs, tlc_i32(lc, sl)), eb));
+        else
+            tlc_emit(lc, th_assign(a, regs, tlc_i32(lc, sl), th_load(a, ptr, regs->type, eb)));
+    }
+}
+
+static void move_fragments(tlc_lower_ctx *lc, tir_buffer *const *v, const int64_t *at, int n, bool store) {
+    for (int i = 0; i < n; i++) move_fragment(lc, v[i], at[i], store);
+}
+
+static bool has_barrier(const th_stmt *s) {
+    if (!s) return false;
+    switch (s->kind) {
+    case THS_SEQ:
+        for (int i = 0; i < s->u.seq.n; i++)
+            if (has_barrier(s->u.seq.stmts[i])) return true;
+        return false;
+    case THS_FOR: return has_barrier(s->u.for_.body);
+    case THS_IF: return has_barrier(s->u.if_.then) || has_barrier(s->u.if_.els);
+    case THS_BARRIER: return true;
+    default: return false;
+    }
+}
+
+static bool writes_staged(const tir_turns *t, const tir_stmt *x) {
+    for (int i = 0; i < t->nstaged; i++)
+        if (tir_stmt_writes(x, t->staged[i])) return true;
+    return false;
+}
+
+/* The other warpgroup: wait until the owner has published, take what it did. */
+static void take_published(tlc_lower_ctx *lc, const tir_turns *t, const tlc_ws_decision *d, th_expr *k) {
+    tlc_emit(lc, turn_barrier(lc, TURN_PUBLISHED, k, false));
+    move_fragments(lc, t->published, d->published_at, t->npublished, false);
+}
+
+/* The consumers' loop under warpgroup turns. Iteration k belongs to
+ * warpgroup k % 2 (its owner):
+ *   both:   wait for the stage; the loads' lets
+ *   owner:  take the handed-over fragments (k > 0), the score gemms, the
+ *           statements that compute from them (before the first write of a
+ *           staged buffer: wait until the previous owner's output gemm has
+ *           read them), publish, arrive `published`
+ *   other:  wait `published`, take the published fragments
+ *   both:   the statements that update the output accumulator; the owner
+ *           arrives `staged free`; release the stage
+ * After the loop every consumer takes the handed-over fragments (the last
+ * owner's), and the warpgroup that did not own the last iteration waits
+ * for its `staged free`, so that every barrier phase is complete. */
+static void lower_turns_loop(tlc_lower_ctx *lc, const tir_stmt *s) {
+    tlc_arena *a = lc->a;
+    const tlc_ws_plan *w = lc->ws;
+    const tlc_ws_decision *d = w->d;
+    const tir_turns *t = d->turns;
+    const tlc_pipe_plan *pp = d->pipe;
+    int S = pp->stages;
+    const tir_stmt *body = s->u.for_.body;
+    const tir_var *v = s->u.for_.vars[0];
+    th_var *tv = loop_var_slot(lc, v);
+    tlc_emit(lc, th_comment(a, tlc_arena_printf(a, "Pipelined loop over %s, consumers of a warp-specialized pipeline "
+                                                   "(%d stages), the two warpgroups taking iterations in turns",
+                                                v->name, S)));
+    th_expr *n = tlc_let(lc, "pn", tlc_coerce(lc, tlc_lower_expr(lc, s->u.for_.extent[0]), th_scalar(TH_I32)));
+    th_expr *base = w->base ? tlc_let(lc, "base", th_read(a, w->base)) : NULL;
+    th_expr *wg = tlc_let(lc, "turnwg", th_bin(a, THB_UDIV, th_read(a, lc->tid), tlc_i32(lc, 128)));
+    bool staged = t->nstaged > 0;
+    tlc_ptrvec *saved = tlc_lower_begin(lc);
+    th_expr *ko = th_read(a, tv);
+    th_expr *g = base ? tlc_let(lc, "git", th_bin(a, THB_ADD, base, ko)) : ko;
+    th_expr *stage = tlc_let(lc, "stage", th_bin(a, THB_UREM, g, tlc_i32(lc, S)));
+    wait_parity(lc, bar_addr(lc, d->full, stage), th_bin(a, THB_AND, th_bin(a, THB_UDIV, g, tlc_i32(lc, S)), tlc_i32(lc, 1)));
+    tlc_pipe_set_stage(lc, pp, stage);
+    for (int j = 0; j < t->first; j++)
+        if (!tlc_pipe_is_copy(pp, body->u.seq.stmts[j])) tlc_lower_stmt(lc, body->u.seq.stmts[j]);
+    th_expr *later = tlc_let(lc, "notfirst", th_cmp(a, THC_GT, ko, tlc_i32(lc, 0)));
+    /* the owner's turn */
+    tlc_ptrvec *own = tlc_lower_begin(lc);
+    if (t->nhanded) {
+        tlc_ptrvec *take = tlc_lower_begin(lc);
+        move_fragments(lc, t->handed, d->handed_at, t->nhanded, false);
+        th_stmt *tk = tlc_lower_end(lc, take);
+        tlc_emit(lc, th_if(a, later, tk, NULL));
+    }
+    lc->in_turn = true;
+    bool waited = false;
+    int nitems = body->u.seq.n, first_shared = nitems;
+    for (int j = t->first; j < nitems; j++) {
+        const tir_stmt *x = body->u.seq.stmts[j];
+        if (t->role[j] != TIR_TURN_OWNER) {
+            if (first_shared == nitems) first_shared = j;
+            continue;
+        }
+        if (staged && !waited && writes_staged(t, x)) {
+            th_stmt *ws = turn_barrier(lc, TURN_STAGED_FREE, th_bin(a, THB_SUB, ko, tlc_i32(lc, 1)), false);
+            tlc_emit(lc, th_if(a, later, ws, NULL));
+            waited = true;
+        }
+        int from = lc->out->len;
+        tlc_lower_stmt(lc, x);
+        for (int i = from; i < lc->out->len; i++)
+            if (has_barrier(lc->out->items[i])) {
+                tlc_error(lc->diag, x->loc, "turns=True: this statement needs a barrier of the whole block, which "
+                                            "one warpgroup alone cannot take");
+                break;
+            }
+    }
+    lc->in_turn = false;
+    if (staged) tlc_emit_ptx(lc, tlc_ptx_fence_proxy_async(), NULL, 0, NULL, 0); /* for the output gemm's wgmma */
+    move_fragments(lc, t->published, d->published_at, t->npublished, true);
+    move_fragments(lc, t->handed, d->handed_at, t->nhanded, true);
+    tlc_emit(lc, turn_barrier(lc, TURN_PUBLISHED, ko, true));
+    th_stmt *own_part = tlc_lower_end(lc, own);
+    /* the other warpgroup */
+    tlc_ptrvec *oth = tlc_lower_begin(lc);
+    take_published(lc, t, d, ko);
+    th_stmt *other_part = tlc_lower_end(lc, oth);
+    th_expr *mine = tlc_let(lc, "myturn", th_cmp(a, THC_EQ, th_bin(a, THB_AND, ko, tlc_i32(lc, 1)), wg));
+    tlc_emit(lc, th_if(a, mine, own_part, other_part));
+    for (int j = first_shared; j < nitems; j++) tlc_lower_stmt(lc, body->u.seq.stmts[j]);
+    if (staged) {
+        tlc_emit(lc, th_if(a, mine, turn_barrier(lc, TURN_STAGED_FREE, ko, true), NULL));
+    }
+    tlc_pipe_set_stage(lc, pp, NULL);
+    th_expr *args[1] = {bar_addr(lc, d->empty, stage)};
+    tlc_emit_ptx(lc, tlc_ptx_mbarrier_arrive(), args, 1, NULL, 0);
+    th_stmt *b = tlc_lower_end(lc, saved);
+    tlc_emit(lc, th_for(a, tv, tlc_i32(lc, 0), n, 1, false, b));
+    /* after the loop */
+    tlc_ptrvec *after = tlc_lower_begin(lc);
+    if (staged) {
+        th_expr *last_owner = th_bin(a, THB_AND, th_bin(a, THB_SUB, n, tlc_i32(lc, 1)), tlc_i32(lc, 1));
+        th_stmt *ws = turn_barrier(lc, TURN_STAGED_FREE, th_bin(a, THB_SUB, n, tlc_i32(lc, 1)), false);
+        tlc_emit(lc, th_if(a, th_cmp(a, THC_NE, wg, last_owner), ws, NULL));
+    }
+    move_fragments(lc, t->handed, d->handed_at, t->nhanded, false);
+    th_stmt *af = tlc_lower_end(lc, after);
+    tlc_emit(lc, th_if(a, th_cmp(a, THC_GT, n, tlc_i32(lc, 0)), af, NULL));
+    if (base) tlc_emit(lc, th_assign(a, w->base, NULL, th_bin(a, THB_ADD, base, n)));
+}
+
 void tlc_ws_lower_consumer_loop(tlc_lower_ctx *lc, const tir_stmt *s, tlc_ws_body_fn lower_body, void *ctx) {
+    if (lc->ws->d->turns) {
+        lower_turns_loop(lc, s);
+        return;
+    }
     tlc_arena *a = lc->a;
     const tlc_ws_plan *w = lc->ws;
     const tlc_pipe_plan *pp = w->d->pipe;

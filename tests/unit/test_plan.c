@@ -93,9 +93,12 @@ static void test_gemm_sm80(void **state) {
     tlc_compilation_free(&c);
 }
 
-/* MLA's split kernel on sm_90a: not warp-specialized (elementwise work
- * between the gemms); its TMA loop's mbarriers after everything; both
- * reductions' scratch planned inside S_shared's bytes. */
+/* MLA's split kernel on sm_90a: the page loop is warp-specialized inside
+ * the walk over sequences and, with turns=True, its two consumer
+ * warpgroups take the pages in turns: the score gemms run in each
+ * warpgroup over the whole 64 x 64 tile, the softmax's reductions stay
+ * within warps (no scratch), the scale is published and the running max
+ * and sum handed over in shared memory after the mbarriers. */
 static void test_mla_sm90a(void **state) {
     (void)state;
     tlc_compilation c;
@@ -104,8 +107,7 @@ static void test_mla_sm90a(void **state) {
     const tlc_kernel_plan *p = k->plan;
     assert_int_equal(p->npipes, 1);
     assert_true(p->pipes[0].tma);
-    /* the attention loop is warp-specialized inside the walk over sequences:
-     * not persistent, stages counted over all runs, and the producer
+    /* not persistent, stages counted over all runs, and the producer
      * replays the scalar statements its loads depend on (first_seq,
      * last_seq, seqlen, n_pages, lo, hi) */
     assert_ptr_equal(p->ws.loop, p->pipes[0].loop);
@@ -116,41 +118,66 @@ static void test_mla_sm90a(void **state) {
     assert_int_equal(p->ws.nslice, 6);
     for (int i = 0; i < p->ws.nslice; i++)
         assert_true(p->ws.slice[i]->kind == TS_LET || p->ws.slice[i]->kind == TS_STORE);
-    assert_true(p->ws.full >= p->smem.top);
+    assert_int_equal(p->ws.lookahead, 0);
+    /* the turns: what passes between the warpgroups */
+    const tir_turns *t = p->ws.turns;
+    assert_non_null(t);
+    assert_null(p->ws.turns_refused);
+    assert_int_equal(t->nchain, 2);
+    assert_int_equal(t->npublished, 1);
+    assert_string_equal(t->published[0]->name, "scores_scale");
+    assert_int_equal(t->nhanded, 2);
+    assert_string_equal(t->handed[0]->name, "scores_max");
+    assert_string_equal(t->handed[1]->name, "logsum");
+    assert_int_equal(t->nstaged, 1);
+    assert_ptr_equal(t->staged[0], buffer(k, "S_shared"));
+    assert_true(p->ws.published_at[0] >= p->ws.empty + 8 * p->pipes[0].stages);
+    assert_true(p->ws.handed_at[0] >= p->ws.published_at[0] + 64 * 4);
+    assert_true(p->ws.handed_at[1] >= p->ws.handed_at[0] + 64 * 4);
+    assert_int_equal(p->smem_bytes, p->ws.handed_at[1] + 64 * 4);
     assert_int_equal(p->nfresh, 0); /* float32 partials: no staged store */
-    assert_int_equal(p->smem_bytes, p->ws.empty + 8 * p->pipes[0].stages);
+    assert_int_equal(p->smem.nscratch, 0);
+    /* Q @ KV^T and Q_pe @ K_pe^T: one warpgroup's 64 x 64 tile, held by
+     * each, chained; P @ V split over both (FullCol) */
     assert_int_equal(p->ngemms, 3);
-    assert_int_equal(p->smem.nscratch, 2);
-    const tir_buffer *S = buffer(k, "S_shared");
-    for (int i = 0; i < p->smem.nscratch; i++) {
-        assert_int_equal(p->smem.scratch[i].op->kind, TS_REDUCE);
-        assert_ptr_equal(tlc_plan_scratch(p, p->smem.scratch[i].op), &p->smem.scratch[i]);
+    for (int i = 0; i < 2; i++) {
+        assert_true(p->gemms[i].op->u.gemm.per_warpgroup);
+        assert_int_equal(p->gemms[i].inst.units, 1);
+        assert_int_equal(p->gemms[i].inst.replicas, 2);
+        assert_int_equal(p->gemms[i].inst.inst_n, 64);
     }
-    /* the row max's scratch, in the loop: bytes of its own after S_shared */
-    assert_true(p->smem.scratch[0].offset >= S->layout->offset + 8192);
-    /* Q @ KV^T and Q_pe @ K_pe^T into acc_s chain; P @ V does not */
     assert_true(p->gemms[0].chain_next && !p->gemms[0].chain_prev);
     assert_true(p->gemms[1].chain_prev && !p->gemms[1].chain_next);
     assert_false(p->gemms[2].chain_prev || p->gemms[2].chain_next);
+    assert_int_equal(p->gemms[2].inst.units_n, 2);
+    assert_true(p->gemms[2].inst.replicas <= 1);
     /* Lowered: one wait for the chained pair and one for P @ V; the async
      * proxy is fenced once before the loop (for Q, stored by threads) and
-     * once per iteration before P @ V (for S_shared), not before the
-     * gemms that read only Q and TMA stages */
+     * once per turn before P @ V (for S_shared) */
     char *ptx = tlc_compile_ptx(&c, false);
     assert_non_null(ptx);
     assert_int_equal(tst_count(ptx, "wgmma.wait_group.sync.aligned 0;"), 2);
     assert_int_equal(tst_count(ptx, "fence.proxy.async"), 2);
     /* the warp-specialized form: 256 consumers + a producer warpgroup, two
      * stages each with a full (1 arrival + TMA bytes) and an empty barrier
-     * (every consumer arrives), consumer-only named barriers, the block
-     * table read by the producer's one issuing thread */
+     * (every consumer arrives), the block table read by the producer's one
+     * issuing thread; the turns' named barriers, one per parity of the
+     * page: published (2, 3) and staged-free (4, 5), each arrived at by the
+     * owner and waited for by the other warpgroup */
     assert_non_null(strstr(ptx, ".maxntid 384"));
     assert_int_equal(tst_count(ptx, "setmaxnreg.dec.sync.aligned.u32 40;"), 1);
     assert_int_equal(tst_count(ptx, "setmaxnreg.inc.sync.aligned.u32 232;"), 1);
     assert_int_equal(tst_count(ptx, "mbarrier.init.shared::cta.b64"), 4);
     assert_int_equal(tst_count(ptx, "], 256;"), 2);
-    assert_true(tst_count(ptx, "bar.sync \t1, 256;") + tst_count(ptx, "bar.sync 1, 256;") >= 5);
-    assert_int_equal(tst_count(ptx, "bar.sync \t0;") + tst_count(ptx, "bar.sync 0;"), 1);
+    for (int id = 2; id <= 5; id++) {
+        char arrive[32], sync[32];
+        snprintf(arrive, sizeof arrive, "bar.arrive %d, 256;", id);
+        snprintf(sync, sizeof sync, "bar.sync \t%d, 256;", id);
+        assert_int_equal(tst_count(ptx, arrive), 1);
+        assert_true(tst_count(ptx, sync) >= 1);
+    }
+    assert_true(tst_count(ptx, "bar.sync \t1, 256;") >= 1);
+    assert_int_equal(tst_count(ptx, "bar.sync \t0;"), 1);
     assert_int_equal(tst_count(ptx, "mbarrier.arrive.expect_tx"), 1);
     assert_int_equal(tst_count(ptx, "mbarrier.arrive.shared::cta.b64"), 1);
     tlc_compilation_free(&c);
