@@ -279,7 +279,10 @@ static bool walk(analysis *an, tir_stmt *s) {
     case TS_FOR:
         if (s->u.for_.kind == TIR_FOR_PIPELINED && s->u.for_.turns_hint) return analyse(an, s);
         return walk(an, s->u.for_.body);
-    case TS_IF: return walk(an, s->u.if_.then) & walk(an, s->u.if_.els);
+    case TS_IF: {
+        bool ok = walk(an, s->u.if_.then);
+        return walk(an, s->u.if_.els) && ok;
+    }
     default: return true;
     }
 }
