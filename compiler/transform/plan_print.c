@@ -104,7 +104,7 @@ static void print_ws(tlc_strbuf *sb, const tlc_ws_decision *w) {
             tlc_sb_printf(sb, "%s %d", i ? "," : "", body->u.seq.stmts[w->pipe->nprefix + i]->loc.line);
         tlc_sb_puts(sb, " run one iteration ahead, under the rest of the body\n");
     }
-    if (w->loop->u.for_.turns) print_turns(sb, w);
+    if (w->loop->u.for_.turns_hint) print_turns(sb, w);
     if (w->nslice) {
         tlc_sb_puts(sb, "    producer also runs the statements at lines");
         for (int i = 0; i < w->nslice; i++) tlc_sb_printf(sb, "%s %d", i ? "," : "", w->slice[i]->loc.line);

@@ -466,6 +466,7 @@ void tlc_plan_warp_specialization(tlc_kernel_plan *p, const tir_kernel *k, tlc_a
     if (!any_wgmma) return; /* nothing for the consumers to overlap */
     w.persistent = k->grid_rank >= 1 && !w.nested && !p->ws_one_tile;
     if (!w.gemm_only) w.lookahead = plan_lookahead(p, w.loop, w.pipe);
+    if (w.loop->u.for_.turns_hint && !w.loop->u.for_.turns) w.turns_refused = "it takes two consumer warpgroups";
     if (w.loop->u.for_.turns) {
         w.turns_refused = turns_refusal(k, &w, w.loop->u.for_.turns, a);
         if (!w.turns_refused) {
