@@ -214,7 +214,7 @@ static int64_t linear_byte(const tlc_layout *l, int64_t row, int64_t col) {
 static void clear_acc(tlc_lower_ctx *lc, const tir_buffer *C) {
     th_var *acc = lc->regs[C->id];
     for (int64_t i = 0; i < C->fragment->slots; i++)
-        tlc_emit(lc, th_assign(lc->a, acc, tlc_i32(lc, i), th_float(lc->a, TH_F32, 0.0)));
+        tlc_emit(lc, th_assign(lc->a, acc, tlc_i32(lc, i), th_float(lc->a, acc->type.base, 0.0)));
 }
 
 /* ---------------- sm_80: ldmatrix + mma.sync ---------------- */

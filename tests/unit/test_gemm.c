@@ -480,6 +480,16 @@ static void test_f16_accumulator(void **state) {
     assert_non_null(strstr(err, "bfloat16 x bfloat16 -> float16"));
     free(err);
     free(src);
+    /* clear_accum into a float16 accumulator (MLA's score gemm, with its
+     * warpgroup turns): the zeros are float16 too */
+    src = tlc_read_file(TLC_SOURCE_DIR "/dsl-examples/mla_decode.tl", &len);
+    assert_non_null(src);
+    tlc_define dm[] = {{"accum_dtype", "float16"}};
+    ptx = tlc_compile_to_ptx("mla_decode.tl", src, len, dm, 1, TLC_SM90A, "mla_decode_split", 3, &err);
+    if (!ptx) fail_msg("mla_decode_split with float16 accumulators: %s", err ? err : "?");
+    assert_true(tst_count(ptx, "wgmma.mma_async.sync.aligned.m64n64k16.f16.f16.f16") >= 36);
+    free(ptx);
+    free(src);
 }
 
 static void test_errors(void **state) {
