@@ -18,8 +18,9 @@
  * (warp_specialize.c). The score gemms become per-warpgroup: each
  * warpgroup computes whole tiles, its own iterations'.
  *
- * Only on targets with wgmma and setmaxnreg, where the loop can be warp-
- * specialized, and in blocks of two warpgroups; elsewhere the hint is
+ * The shape is checked on every target; the turns are taken only on
+ * targets with wgmma, setmaxnreg and TMA, where the loop can be warp-
+ * specialized, in blocks of two warpgroups; elsewhere the hint is
  * ignored. */
 #include <stdlib.h>
 #include "../ir/tir_access.h"
@@ -93,7 +94,7 @@ typedef struct analysis {
     tlc_diag *diag;
     const tir_kernel *k;
     const tir_stmt *loop;
-    bool outside_read_scan; /* collecting reads outside the loop */
+    bool applies; /* the target has what turns need (wgmma, setmaxnreg, TMA) */
     bool *read_outside;
 } analysis;
 
@@ -136,7 +137,6 @@ static bool analyse(analysis *an, tir_stmt *loop) {
     const tir_kernel *k = an->k;
     tlc_diag *diag = an->diag;
     tir_stmt *body = loop->u.for_.body;
-    if (k->threads != 256) return true; /* a hint: the plan says why it was not taken */
     if (body->kind != TS_SEQ) {
         tlc_error(diag, loop->loc, "turns=True: the loop body must start with its loads and score gemms");
         return false;
@@ -249,8 +249,12 @@ static bool analyse(analysis *an, tir_stmt *loop) {
         t->published = buffer_list(an, published, &t->npublished);
         t->handed = buffer_list(an, handed, &t->nhanded);
         t->staged = buffer_list(an, staged, &t->nstaged);
-        for (int j = first; j < first + t->nchain; j++) items[j]->u.gemm.per_warpgroup = true;
-        loop->u.for_.turns = t;
+        /* the shape is checked everywhere; the turns taken only where
+         * they can run (the plan says why not otherwise) */
+        if (an->applies && k->threads == 256) {
+            for (int j = first; j < first + t->nchain; j++) items[j]->u.gemm.per_warpgroup = true;
+            loop->u.for_.turns = t;
+        }
     }
     free(outputs);
     free(owned);
@@ -287,10 +291,9 @@ static bool walk(analysis *an, tir_stmt *s) {
 
 bool tlc_plan_turns(tir_module *m, tlc_arena *a, tlc_diag *diag) {
     const tlc_target *t = tlc_target_of(m->arch);
-    if (!t->wgmma || !t->setmaxnreg || !t->tma) return true; /* a hint: nothing to turn */
     bool ok = true;
     for (int i = 0; i < m->nkernels; i++) {
-        analysis an = {.a = a, .diag = diag, .k = m->kernels[i]};
+        analysis an = {.a = a, .diag = diag, .k = m->kernels[i], .applies = t->wgmma && t->setmaxnreg && t->tma};
         ok &= walk(&an, m->kernels[i]->body);
     }
     return ok;
