@@ -792,6 +792,20 @@ static void take_ahead(tlc_lower_ctx *lc) {
         tlc_emit(lc, th_assign(lc->a, own, tlc_i32(lc, i), th_array_read(lc->a, w->ahead_regs, tlc_i32(lc, i))));
 }
 
+/* The consumers' loop variable, a comment naming the loop (`how`, with the
+ * stage count), its trip count and (nested or persistent) the iterations
+ * of its earlier runs. */
+static void consumer_loop_head(tlc_lower_ctx *lc, const tir_stmt *s, const char *how, th_var **tv, th_expr **n,
+                               th_expr **base) {
+    tlc_arena *a = lc->a;
+    const tir_var *v = s->u.for_.vars[0];
+    *tv = loop_var_slot(lc, v);
+    const char *what = tlc_arena_printf(a, how, lc->ws->d->pipe->stages);
+    tlc_emit(lc, th_comment(a, tlc_arena_printf(a, "Pipelined loop over %s, consumers of a warp-specialized %s", v->name, what)));
+    *n = tlc_let(lc, "pn", tlc_coerce(lc, tlc_lower_expr(lc, s->u.for_.extent[0]), th_scalar(TH_I32)));
+    *base = lc->ws->base ? tlc_let(lc, "base", th_read(a, lc->ws->base)) : NULL;
+}
+
 /* ---------------- warpgroup turns ---------------- */
 /* Named barriers of the turns (0 is the block's, 1 the consumers'): the
  * owner of iteration k has published its turn; it has finished reading the
@@ -899,13 +913,9 @@ static void lower_turns_loop(tlc_lower_ctx *lc, const tir_stmt *s) {
     const tlc_pipe_plan *pp = d->pipe;
     int S = pp->stages;
     const tir_stmt *body = s->u.for_.body;
-    const tir_var *v = s->u.for_.vars[0];
-    th_var *tv = loop_var_slot(lc, v);
-    tlc_emit(lc, th_comment(a, tlc_arena_printf(a, "Pipelined loop over %s, consumers of a warp-specialized pipeline "
-                                                   "(%d stages), the two warpgroups taking iterations in turns",
-                                                v->name, S)));
-    th_expr *n = tlc_let(lc, "pn", tlc_coerce(lc, tlc_lower_expr(lc, s->u.for_.extent[0]), th_scalar(TH_I32)));
-    th_expr *base = w->base ? tlc_let(lc, "base", th_read(a, w->base)) : NULL;
+    th_var *tv;
+    th_expr *n, *base;
+    consumer_loop_head(lc, s, "pipeline (%d stages), the two warpgroups taking iterations in turns", &tv, &n, &base);
     th_expr *wg = tlc_let(lc, "turnwg", th_bin(a, THB_UDIV, th_read(a, lc->tid), tlc_i32(lc, 128)));
     bool staged = t->nstaged > 0;
     tlc_ptrvec *saved = tlc_lower_begin(lc);
@@ -992,13 +1002,9 @@ void tlc_ws_lower_consumer_loop(tlc_lower_ctx *lc, const tir_stmt *s, tlc_ws_bod
     const tlc_pipe_plan *pp = w->d->pipe;
     bool gemm_only = w->d->gemm_only;
     int S = pp->stages;
-    const tir_var *v = s->u.for_.vars[0];
-    th_var *tv = loop_var_slot(lc, v);
-    tlc_emit(lc, th_comment(a, tlc_arena_printf(a, "Pipelined loop over %s, consumers of a warp-specialized "
-                                                   "pipeline: %d stages filled by TMA from the producer warpgroup",
-                                                v->name, S)));
-    th_expr *n = tlc_let(lc, "pn", tlc_coerce(lc, tlc_lower_expr(lc, s->u.for_.extent[0]), th_scalar(TH_I32)));
-    th_expr *base = w->base ? tlc_let(lc, "base", th_read(a, w->base)) : NULL;
+    th_var *tv;
+    th_expr *n, *base;
+    consumer_loop_head(lc, s, "pipeline: %d stages filled by TMA from the producer warpgroup", &tv, &n, &base);
     /* gemm-only: one arrival per warp on `empty`: wgmma.wait_group is
      * warp-aligned, so when lane 0 passes it the whole warp's wgmmas have
      * retired */
