@@ -22,24 +22,19 @@
  * targets with wgmma, setmaxnreg and TMA, where the loop can be warp-
  * specialized, in blocks of two warpgroups; elsewhere the hint is
  * ignored. */
-#include <stdlib.h>
 #include "../ir/tir_access.h"
 #include "../target/target.h"
 #include "passes.h"
 
-typedef struct bufset {
-    bool *in;
-    int n;
-} bufset;
-
+/* Per buffer id: what one statement reads and writes. */
 typedef struct collect {
-    bufset *reads, *writes;
+    bool *reads, *writes;
 } collect;
 
 static void note_access(const tir_access *acc, void *ctx) {
     collect *c = ctx;
-    if (acc->mode & TIR_ACCESS_READ) c->reads->in[acc->buf->id] = true;
-    if (acc->mode & TIR_ACCESS_WRITE) c->writes->in[acc->buf->id] = true;
+    if (acc->mode & TIR_ACCESS_READ) c->reads[acc->buf->id] = true;
+    if (acc->mode & TIR_ACCESS_WRITE) c->writes[acc->buf->id] = true;
 }
 
 static bool is_load_item(const tir_stmt *x) {
@@ -161,21 +156,22 @@ static bool analyse(analysis *an, tir_stmt *loop) {
     t->role = TLC_NEW_ARRAY(an->a, tir_turn_role, (size_t)n);
     for (int j = 0; j < i; j++) t->role[j] = j < first ? TIR_TURN_LOADS : TIR_TURN_OWNER;
     int nb = k->nbuffers;
-    bool *outputs = calloc((size_t)nb + 1, 1), *owned = calloc((size_t)nb + 1, 1), *staged = calloc((size_t)nb + 1, 1),
-         *published = calloc((size_t)nb + 1, 1), *handed = calloc((size_t)nb + 1, 1), *whole = calloc((size_t)nb + 1, 1),
-         *carried = calloc((size_t)nb + 1, 1), *rd = calloc((size_t)nb + 1, 1), *wr = calloc((size_t)nb + 1, 1);
-    an->read_outside = calloc((size_t)nb + 1, 1);
-    bool ok = outputs && owned && staged && published && handed && whole && carried && rd && wr && an->read_outside;
-    if (!ok) tlc_error(diag, loop->loc, "out of memory");
-    for (int j = i; ok && j < n; j++)
+    size_t sz = (size_t)nb + 1;
+    bool *outputs = TLC_NEW_ARRAY(an->a, bool, sz), *owned = TLC_NEW_ARRAY(an->a, bool, sz),
+         *staged = TLC_NEW_ARRAY(an->a, bool, sz), *published = TLC_NEW_ARRAY(an->a, bool, sz),
+         *handed = TLC_NEW_ARRAY(an->a, bool, sz), *whole = TLC_NEW_ARRAY(an->a, bool, sz),
+         *carried = TLC_NEW_ARRAY(an->a, bool, sz), *rd = TLC_NEW_ARRAY(an->a, bool, sz),
+         *wr = TLC_NEW_ARRAY(an->a, bool, sz);
+    an->read_outside = TLC_NEW_ARRAY(an->a, bool, sz);
+    bool ok = true;
+    for (int j = i; j < n; j++)
         if (items[j]->kind == TS_GEMM) outputs[items[j]->u.gemm.c.buf->id] = true;
     owned[S->id] = whole[S->id] = true;
     bool shared_seen = false;
     for (int j = i; ok && j < n; j++) {
         tir_stmt *x = items[j];
-        bufset r = {rd, nb}, w = {wr, nb};
         for (int b = 0; b < nb; b++) rd[b] = wr[b] = false;
-        collect c = {&r, &w};
+        collect c = {rd, wr};
         tir_stmt_accesses(x, note_access, &c);
         bool writes_output = false;
         for (int b = 0; b < nb; b++) writes_output |= wr[b] && outputs[b];
@@ -256,17 +252,6 @@ static bool analyse(analysis *an, tir_stmt *loop) {
             loop->u.for_.turns = t;
         }
     }
-    free(outputs);
-    free(owned);
-    free(staged);
-    free(published);
-    free(handed);
-    free(whole);
-    free(carried);
-    free(rd);
-    free(wr);
-    free(an->read_outside);
-    an->read_outside = NULL;
     return ok;
 }
 

@@ -423,10 +423,13 @@ static const char *exchanged_refusal(tlc_arena *a, tir_buffer *const *v, int n) 
     return NULL;
 }
 
-/* Why the loop's warpgroup turns cannot be taken (NULL: they can). */
-static const char *turns_refusal(const tir_kernel *k, const tlc_ws_decision *w, const tir_turns *t, tlc_arena *a) {
+/* Why the loop's warpgroup turns (turns=True) cannot be taken (NULL: they
+ * can). The analysis (turns.c) records them only for blocks of two
+ * warpgroups. */
+static const char *turns_refusal(const tir_kernel *k, const tlc_ws_decision *w, tlc_arena *a) {
+    const tir_turns *t = w->loop->u.for_.turns;
+    if (!t) return "it takes two consumer warpgroups";
     if (w->gemm_only) return "the body is nothing but gemms";
-    if (w->consumer_threads != 256) return "it takes two consumer warpgroups";
     if (w->pipe->nprefix > t->first) return "a pipelined load comes after the score gemms";
     const tir_stmt *body = w->loop->u.for_.body;
     turn_check c = {a, k->threads, NULL};
@@ -465,15 +468,12 @@ void tlc_plan_warp_specialization(tlc_kernel_plan *p, const tir_kernel *k, tlc_a
     tlc_ptrvec_free(&sl.slice);
     if (!any_wgmma) return; /* nothing for the consumers to overlap */
     w.persistent = k->grid_rank >= 1 && !w.nested && !p->ws_one_tile;
-    if (!w.gemm_only) w.lookahead = plan_lookahead(p, w.loop, w.pipe);
-    if (w.loop->u.for_.turns_hint && !w.loop->u.for_.turns) w.turns_refused = "it takes two consumer warpgroups";
-    if (w.loop->u.for_.turns) {
-        w.turns_refused = turns_refusal(k, &w, w.loop->u.for_.turns, a);
-        if (!w.turns_refused) {
-            w.turns = w.loop->u.for_.turns;
-            w.lookahead = 0; /* each warpgroup's scores run under the other's work instead */
-        }
+    if (w.loop->u.for_.turns_hint) {
+        w.turns_refused = turns_refusal(k, &w, a);
+        if (!w.turns_refused) w.turns = w.loop->u.for_.turns;
     }
+    /* with turns, each warpgroup's scores run under the other's work instead */
+    if (!w.gemm_only && !w.turns) w.lookahead = plan_lookahead(p, w.loop, w.pipe);
     if (w.persistent && !w.gemm_only) {
         int deps = trip_count_block_deps(k, &w);
         w.dynamic_tiles = deps != 0;
