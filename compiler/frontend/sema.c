@@ -1063,34 +1063,26 @@ static int64_t shared_buffer_bytes(const tir_buffer *b) {
     return (bytes + align - 1) / align * align;
 }
 
+/* The sum of the shared buffers, before pipelining and before liveness
+ * lets buffers share bytes: what `--emit=tir` shows. Whether the kernel
+ * fits its target is the plan's question (transform/plan.c), asked of the
+ * bytes it places; here only a buffer too big for the target on its own is
+ * an error. */
 static void check_shared(sema *S) {
     tir_kernel *k = S->k;
-    int64_t total = 0;
-    for (int i = 0; i < k->nbuffers; i++)
-        if (k->buffers[i]->scope == TIR_SCOPE_SHARED) {
-            total += shared_buffer_bytes(k->buffers[i]);
-            if (total > INT64_MAX / 4) total = INT64_MAX / 4;
-        }
-    k->shared_bytes = total;
-    int64_t max = tlc_target_of(S->opt ? S->opt->arch : TLC_DEFAULT_ARCH)->max_shared_per_block;
-    if (total <= max) return;
-    tlc_loc at = S->kernel_with ? S->kernel_with->loc : k->loc;
-    tlc_error(S->diag, at, "kernel '%s' needs %lld bytes of shared memory per block, over the %s limit of %lld bytes",
-              k->name, (long long)total, tlc_arch_name(S->opt ? S->opt->arch : TLC_DEFAULT_ARCH), (long long)max);
-    /* the three biggest shared buffers */
-    const tir_buffer *shown[3] = {NULL, NULL, NULL};
-    for (int r = 0; r < 3; r++) {
-        const tir_buffer *best = NULL;
-        for (int i = 0; i < k->nbuffers; i++) {
-            const tir_buffer *b = k->buffers[i];
-            if (b->scope != TIR_SCOPE_SHARED || b == shown[0] || b == shown[1]) continue;
-            if (!best || shared_buffer_bytes(b) > shared_buffer_bytes(best)) best = b;
-        }
-        if (!best) break;
-        shown[r] = best;
-        tlc_note(S->diag, best->loc, "'%s' (%s) uses %lld bytes", best->name, tir_dtype_name(best->dtype),
-                 (long long)shared_buffer_bytes(best));
+    tlc_arch arch = S->opt ? S->opt->arch : TLC_DEFAULT_ARCH;
+    int64_t total = 0, max = tlc_target_of(arch)->max_shared_per_block;
+    for (int i = 0; i < k->nbuffers; i++) {
+        const tir_buffer *b = k->buffers[i];
+        if (b->scope != TIR_SCOPE_SHARED) continue;
+        int64_t bytes = shared_buffer_bytes(b);
+        if (bytes > max)
+            tlc_error(S->diag, b->loc, "shared buffer '%s' (%s) needs %lld bytes of shared memory on its own, over the %s limit of %lld bytes per block",
+                      b->name, tir_dtype_name(b->dtype), (long long)bytes, tlc_arch_name(arch), (long long)max);
+        total += bytes;
+        if (total > INT64_MAX / 4) total = INT64_MAX / 4;
     }
+    k->shared_bytes = total;
 }
 
 /* ---------------- kernels ---------------- */

@@ -83,9 +83,18 @@ static bool infer_kernel(tlc_infer *st, tir_kernel *k) {
             }
             for (int d = 0; d < b->rank; d++) shape[d] = tir_buffer_dim(b, d);
             int eb = tir_dtype_bytes(b->dtype);
-            b->layout = b->layout_hint == TIR_LAYOUT_HINT_SWIZZLED
-                            ? tlc_layout_swizzled(st->a, b->rank, shape, eb, TLC_SWIZZLE_128B)
-                            : tlc_layout_row_major(st->a, b->rank, shape, eb);
+            int64_t rows = 1;
+            for (int d = 0; d + 1 < b->rank; d++) rows *= shape[d];
+            /* Rows wider than the 128-byte swizzle atom go in 128-byte
+             * panels, as a gemm operand's do: the swizzle then permutes
+             * each row's chunks by the row, so the same columns of eight
+             * consecutive rows fall in different banks (with whole wide
+             * rows it would permute by the column instead). */
+            bool panels = b->rank >= 2 && shape[b->rank - 1] * eb > 128 && shape[b->rank - 1] * eb % 128 == 0 &&
+                          rows % 8 == 0;
+            b->layout = b->layout_hint != TIR_LAYOUT_HINT_SWIZZLED ? tlc_layout_row_major(st->a, b->rank, shape, eb)
+                        : panels ? tlc_layout_gemm_operand(st->a, b->rank, shape, eb)
+                                 : tlc_layout_swizzled(st->a, b->rank, shape, eb, TLC_SWIZZLE_128B);
         }
     }
     return true;

@@ -128,6 +128,34 @@ static tlc_kernel_plan *plan_once(tir_kernel *k, tlc_arch arch, tlc_arena *a, tl
     return p;
 }
 
+/* The kernel's planned shared memory against the target's limit; over it,
+ * an error at the kernel naming its three biggest shared buffers. */
+static bool check_shared_limit(const tlc_kernel_plan *p, const tir_kernel *k, tlc_diag *diag) {
+    int64_t max = tlc_target_of(p->arch)->max_shared_per_block;
+    if (p->smem_bytes <= max) return true;
+    tlc_error(diag, k->body->loc, "kernel '%s' needs %lld bytes of shared memory per block, over the %s limit of %lld bytes",
+              k->name, (long long)p->smem_bytes, tlc_arch_name(p->arch), (long long)max);
+    const tir_buffer *shown[3] = {NULL, NULL, NULL};
+    for (int r = 0; r < 3; r++) {
+        const tir_buffer *best = NULL;
+        for (int i = 0; i < k->nbuffers; i++) {
+            const tir_buffer *b = k->buffers[i];
+            if (b->scope != TIR_SCOPE_SHARED || !b->layout || b == shown[0] || b == shown[1]) continue;
+            if (!best || tlc_layout_total_bytes(b->layout) > tlc_layout_total_bytes(best->layout)) best = b;
+        }
+        if (!best) break;
+        shown[r] = best;
+        int64_t stages = best->layout->stages > 1 ? best->layout->stages : 1;
+        if (stages > 1)
+            tlc_note(diag, best->loc, "'%s' (%s) uses %lld bytes (%lld pipeline stages)", best->name,
+                     tir_dtype_name(best->dtype), (long long)tlc_layout_total_bytes(best->layout), (long long)stages);
+        else
+            tlc_note(diag, best->loc, "'%s' (%s) uses %lld bytes", best->name, tir_dtype_name(best->dtype),
+                     (long long)tlc_layout_total_bytes(best->layout));
+    }
+    return false;
+}
+
 /* Persistent warp-specialized tiles keep every stage buffer live across
  * tiles; when that leaves the block over the shared-memory limit, the
  * kernel is planned again with one tile per block, where buffers used
@@ -141,7 +169,7 @@ static bool plan_kernel(tir_kernel *k, tlc_arch arch, tlc_arena *a, tlc_diag *di
         if (q->smem_bytes < p->smem_bytes) p = q;
     }
     k->plan = p;
-    return true;
+    return check_shared_limit(p, k, diag);
 }
 
 bool tlc_plan_module(tir_module *m, tlc_arena *a, tlc_diag *diag) {

@@ -10,10 +10,11 @@
  *   - a buffer lives from its first to its last use;
  *   - a buffer used inside a loop lives over the whole loop, unless its
  *     value never crosses an iteration: every use is inside the loop body
- *     and the first one, at the body's top level, overwrites all of it
- *     (a copy or fill of the whole buffer), at the top level of the body of
- *     the loop or of an inner loop that holds every use. MLA's S_shared is
- *     such a buffer;
+ *     and the first one overwrites all of it (a copy or fill of the whole
+ *     buffer) at the top level of a body that holds every use: the loop's,
+ *     an inner loop's, or a branch of an `if` inside the loop. MLA's
+ *     S_shared is such a buffer, and so is its O_shared, used only in the
+ *     branch that writes a whole sequence's output;
  *   - the stage buffers of a Pipelined loop (pipeline_plan.c) live from the
  *     kernel's start to the loop's end: asynchronous loads fill them ahead
  *     of the iteration that reads them;
@@ -58,6 +59,13 @@ typedef struct loop_span {
     int start, end; /* header position, last position of the body */
 } loop_span;
 
+/* A body that runs as a unit: a serial or Pipelined loop's, or one branch
+ * of an `if`. */
+typedef struct body_span {
+    const tir_stmt *s; /* the loop or the if */
+    int first, last;   /* its positions; empty when last < first */
+} body_span;
+
 typedef struct scratch_req {
     const tir_stmt *op;
     int pos;
@@ -72,6 +80,7 @@ typedef struct walk {
     const tir_stmt **leaf, **encl; int cap_pos; /* per position: statement, innermost enclosing loop / if */
     use *uses; int nuses, cap_uses;
     loop_span *loops; int nloops, cap_loops;
+    body_span *bodies; int nbodies, cap_bodies;
     scratch_req *scr; int nscr, cap_scr;
 } walk;
 
@@ -119,6 +128,11 @@ static void stmt_uses(walk *w, int pos, const tir_stmt *s, bool own) {
     else tir_stmt_accesses(s, note_use, &u);
 }
 
+static void add_body(walk *w, const tir_stmt *s, int first) {
+    w->bodies = grow(w->a, w->bodies, w->nbodies, &w->cap_bodies, sizeof *w->bodies);
+    w->bodies[w->nbodies++] = (body_span){s, first, w->npos - 1};
+}
+
 /* Numbers the statements (see the file comment). */
 static void walk_stmt(walk *w, const tir_stmt *s, const tir_stmt *encl) {
     if (!s) return;
@@ -132,6 +146,7 @@ static void walk_stmt(walk *w, const tir_stmt *s, const tir_stmt *encl) {
             int p = new_pos(w, s, encl);
             stmt_uses(w, p, s, true);
             walk_stmt(w, s->u.for_.body, s);
+            add_body(w, s, p + 1);
             w->loops = grow(w->a, w->loops, w->nloops, &w->cap_loops, sizeof *w->loops);
             w->loops[w->nloops++] = (loop_span){s, p, w->npos - 1};
         }
@@ -140,7 +155,10 @@ static void walk_stmt(walk *w, const tir_stmt *s, const tir_stmt *encl) {
         int p = new_pos(w, s, encl);
         stmt_uses(w, p, s, true);
         walk_stmt(w, s->u.if_.then, s);
+        add_body(w, s, p + 1);
+        int els = w->npos;
         walk_stmt(w, s->u.if_.els, s);
+        add_body(w, s, els);
         return;
     }
     case TS_ALLOC: return;
@@ -165,17 +183,19 @@ static bool whole_region(const tir_region *r) {
 }
 
 /* The statement at `pos` overwrites all of buffer `id`, reads none of it,
- * and sits at the top level of the body of L or of a loop inside L that
- * holds every use of the buffer (MLA's sequence loop around its Pipelined
- * loop): then no value of the buffer crosses an iteration of L. */
+ * and sits at the top level of a body inside L that holds every use of the
+ * buffer: L's own, an inner loop's (MLA's sequence loop around its
+ * Pipelined loop) or an if branch's (MLA's whole-sequence output). Then no
+ * value of the buffer crosses an iteration of L. */
 static bool kills(const walk *w, const loop_span *L, int id, int pos) {
     const tir_stmt *s = w->leaf[pos];
-    const loop_span *M = NULL;
-    for (int l = 0; l < w->nloops; l++)
-        if (w->loops[l].s == w->encl[pos]) M = &w->loops[l];
-    if (!M || M->start < L->start || M->end > L->end) return false;
+    const body_span *M = NULL;
+    for (int b = 0; b < w->nbodies; b++)
+        if (w->bodies[b].s == w->encl[pos] && w->bodies[b].first <= pos && pos <= w->bodies[b].last)
+            M = &w->bodies[b];
+    if (!M || M->first <= L->start || M->last > L->end) return false;
     for (int i = 0; i < w->nuses; i++)
-        if (w->uses[i].id == id && (w->uses[i].pos <= M->start || w->uses[i].pos > M->end)) return false;
+        if (w->uses[i].id == id && (w->uses[i].pos < M->first || w->uses[i].pos > M->last)) return false;
     const tir_region *dst = s->kind == TS_COPY ? &s->u.copy.dst : s->kind == TS_FILL ? &s->u.fill.dst : NULL;
     if (!dst || !dst->buf || dst->buf->id != id || !whole_region(dst)) return false;
     for (int i = 0; i < w->nuses; i++)

@@ -831,7 +831,9 @@ static th_stmt *turn_barrier(tlc_lower_ctx *lc, int id, th_expr *k, bool arrive)
 
 /* Every slot of fragment b to (store) or from its slot in shared memory at
  * byte offset `at`, element (i, j, ...) at its row-major place: each
- * warpgroup's copy of an element sits in the same place. */
+ * warpgroup's copy of an element sits in the same place. A store is the
+ * owner's, by the first of the lanes that hold the element in its
+ * warpgroup (lc->in_turn). */
 static void move_fragment(tlc_lower_ctx *lc, const tir_buffer *b, int64_t at, bool store) {
     tlc_arena *a = lc->a;
     const tlc_fragment *f = b->fragment;
@@ -846,6 +848,8 @@ static void move_fragment(tlc_lower_ctx *lc, const tir_buffer *b, int64_t at, bo
     int eb = tir_dtype_bytes(b->dtype);
     th_expr *base = tlc_let(lc, "turnslot", th_bin(a, THB_ADD, tlc_i32(lc, at), th_bin(a, THB_MUL, lin, tlc_i32(lc, eb))));
     th_var *regs = lc->regs[b->id];
+    th_expr *writer = store ? tlc_frag_replica0(lc, f) : NULL;
+    tlc_ptrvec *saved = writer ? tlc_lower_begin(lc) : NULL;
     for (int64_t sl = 0; sl < f->slots; sl++) {
         int64_t sp[TLC_FRAG_MAX_RANK], off = 0;
         tlc_fragment_slot_part(f, sl, sp);
@@ -859,6 +863,10 @@ static void move_fragment(tlc_lower_ctx *lc, const tir_buffer *b, int64_t at, bo
             tlc_emit(lc, th_store(a, ptr, th_array_read(a, regs, tlc_i32(lc, sl)), eb));
         else
             tlc_emit(lc, th_assign(a, regs, tlc_i32(lc, sl), th_load(a, ptr, regs->type, eb)));
+    }
+    if (writer) {
+        th_stmt *stores = tlc_lower_end(lc, saved);
+        tlc_emit(lc, th_if(a, writer, stores, NULL));
     }
 }
 
@@ -960,8 +968,15 @@ static void lower_turns_loop(tlc_lower_ctx *lc, const tir_stmt *s) {
     }
     lc->in_turn = false;
     if (staged) tlc_emit_ptx(lc, tlc_ptx_fence_proxy_async(), NULL, 0, NULL, 0); /* for the output gemm's wgmma */
+    /* A row's slot is read by every lane holding the row and written by
+     * one of them: the other lanes' reads (this turn's hand-over, the last
+     * turn's publication) must be done. The wgmma in between converge the
+     * warp but order no memory; a warp barrier does. */
+    tlc_emit_ptx(lc, tlc_ptx_bar_warp_sync(), NULL, 0, NULL, 0);
+    lc->in_turn = true;
     move_fragments(lc, t->published, d->published_at, t->npublished, true);
     move_fragments(lc, t->handed, d->handed_at, t->nhanded, true);
+    lc->in_turn = false;
     tlc_emit(lc, turn_barrier(lc, TURN_PUBLISHED, ko, true));
     th_stmt *own_part = tlc_lower_end(lc, own);
     /* the other warpgroup */

@@ -178,6 +178,9 @@ static void test_mla_sm90a(void **state) {
     }
     assert_true(tst_count(ptx, "bar.sync \t1, 256;") >= 1);
     assert_int_equal(tst_count(ptx, "bar.sync \t0;"), 1);
+    /* before the owner writes the rows' slots, a warp barrier: the other
+     * lanes holding a row have read its slot (hand-over, publication) */
+    assert_int_equal(tst_count(ptx, "bar.warp.sync -1;"), 1);
     assert_int_equal(tst_count(ptx, "mbarrier.arrive.expect_tx"), 1);
     assert_int_equal(tst_count(ptx, "mbarrier.arrive.shared::cta.b64"), 1);
     tlc_compilation_free(&c);

@@ -152,6 +152,41 @@ static void test_loops(void **state) {
     tlc_compilation_free(&c);
 }
 
+/* A branch of an `if` inside a loop is a body of its own: o, overwritten
+ * whole at the top of the branch and used nowhere else, does not cross an
+ * iteration and takes q's bytes (q is dead once the branch starts); r,
+ * written in the branch but read after the `if` too, may hold a value of
+ * an earlier iteration there, so it lives over the whole loop and shares
+ * nothing with q. */
+static void test_if_branch_kills(void **state) {
+    (void)state;
+    tlc_compilation c;
+    compile_layouts(&c,
+                    "def k(A: Tensor[(256, 64), float16], B: Tensor[(64, 64), float16], n: int32):\n"
+                    "    with Kernel(1, threads=128) as bx:\n"
+                    "        q = alloc_shared((64, 64), float16)\n"
+                    "        o = alloc_shared((64, 64), float16)\n"
+                    "        r = alloc_shared((64, 64), float16)\n"
+                    "        f = alloc_fragment((64, 64), float16)\n"
+                    "        for ko in range(4):\n"
+                    "            copy(A[ko * 64, 0], q)\n"
+                    "            copy(q, f)\n"
+                    "            if ko < n:\n"
+                    "                copy(f, o)\n"
+                    "                copy(o, B)\n"
+                    "                copy(f, r)\n"
+                    "            copy(r, B)\n",
+                    TLC_SM90A);
+    assert_int_equal(lo(buf(&c, "o")), lo(buf(&c, "q")));
+    assert_false(share_bytes(buf(&c, "r"), buf(&c, "q")));
+    assert_false(share_bytes(buf(&c, "r"), buf(&c, "o")));
+    char *t = thread_text(&c);
+    assert_true(barrier_between(t, "// copy q -> f", "// copy f -> o"));
+    assert_true(barrier_between(t, "// copy f -> o", "// copy o -> B"));
+    free(t);
+    tlc_compilation_free(&c);
+}
+
 /* A swizzled buffer reusing the bytes of a dead row-major one keeps its
  * 1024-byte alignment (small sits at 512, right after x; s at 1024, inside
  * small's old bytes); x, live throughout, is never overlapped. */
@@ -274,7 +309,8 @@ static void test_mla_split_fits_sm90a(void **state) {
     assert_true(tlc_compile_layouts(&c, NULL));
     const tir_kernel *k = c.tir->kernels[0];
     const tlc_smem_plan *p = &k->plan->smem;
-    const tir_buffer *S = buf(&c, "S_shared"), *Q = buf(&c, "Q_shared"), *KV = buf(&c, "KV_shared");
+    const tir_buffer *S = buf(&c, "S_shared"), *Q = buf(&c, "Q_shared"), *KV = buf(&c, "KV_shared"),
+                     *O = buf(&c, "O_shared");
     assert_int_equal(KV->layout->stages, 2);
     assert_int_equal(p->nscratch, 0); /* each warpgroup reduces its own rows within warps */
     for (int i = 0; i < k->nbuffers; i++) {
@@ -282,9 +318,17 @@ static void test_mla_split_fits_sm90a(void **state) {
         if (b->scope != TIR_SCOPE_SHARED) continue;
         if (b->layout->swizzle != TLC_SWIZZLE_NONE) assert_int_equal(lo(b) % 1024, 0);
         for (int j = 0; j < i; j++) /* Q, Q_pe, the stages and S_shared are all live in the loop */
-            if (k->buffers[j]->scope == TIR_SCOPE_SHARED) assert_false(share_bytes(b, k->buffers[j]));
+            if (k->buffers[j]->scope == TIR_SCOPE_SHARED && b != O && k->buffers[j] != O)
+                assert_false(share_bytes(b, k->buffers[j]));
     }
     assert_false(share_bytes(Q, S));
+    /* O_shared, written only in the branch that stores a whole sequence's
+     * output, lives there alone: it takes Q_shared's bytes (Q is dead from
+     * the last page to the next sequence) and no one else's */
+    assert_int_equal(lo(O), lo(Q));
+    for (int i = 0; i < k->nbuffers; i++)
+        if (k->buffers[i]->scope == TIR_SCOPE_SHARED && k->buffers[i] != O && k->buffers[i] != Q)
+            assert_false(share_bytes(O, k->buffers[i]));
     assert_true(p->top + 1024 <= 232448);
     /* per page the warpgroups meet only through the turns' named barriers
      * (one of each pair per parity: the other warpgroup waits for the
@@ -302,6 +346,22 @@ static void test_mla_split_fits_sm90a(void **state) {
     }
     assert_int_equal(bars, 4);
     assert_int_equal(consumer_bars, 0);
+    /* after the loop, a barrier of the consumers before acc_o goes into
+     * Q_shared's bytes (the last score gemms read Q there) and one before
+     * the rows go out (each thread stores rows others wrote) */
+    const char *stage_o = strstr(end, "// copy acc_o -> O_shared");
+    assert_non_null(stage_o);
+    const char *bar = strstr(end, "bar.sync 1, 256");
+    assert_true(bar && bar < stage_o);
+    assert_true(barrier_between(t, "// copy acc_o -> O_shared", "// copy O_shared -> Output"));
+    /* the owner's slot stores: after a warp barrier, by one lane per row
+     * (the first of the four in its warpgroup that hold the row) */
+    const char *wsync = strstr(loop, "bar.warp.sync -1");
+    assert_non_null(wsync);
+    const char *slot = strstr(wsync, "store.a4[smem+turnslot");
+    assert_non_null(slot);
+    const char *only = strstr(wsync, "if ((((tid.0 %u 128) %u 4)");
+    assert_true(only && only < slot);
     free(t);
     tlc_compilation_free(&c);
     free(src);
@@ -312,6 +372,7 @@ int main(void) {
         cmocka_unit_test(test_disjoint_ranges_share),
         cmocka_unit_test(test_overlapping_ranges_do_not_share),
         cmocka_unit_test(test_loops),
+        cmocka_unit_test(test_if_branch_kills),
         cmocka_unit_test(test_alignment),
         cmocka_unit_test(test_reduce_scratch_reuse),
         cmocka_unit_test(test_mla_split_fits_sm90a),
