@@ -298,7 +298,9 @@ struct tir_stmt {
  * in turns for the part of its body that derives from the score gemms
  * (owner statements), while both run the part that accumulates the output
  * (shared statements) every iteration. */
-typedef enum { TIR_TURN_LOADS, TIR_TURN_OWNER, TIR_TURN_SHARED } tir_turn_role;
+/* LATE: an owner statement after the shared ones (the row sum), run while
+ * the output gemm executes; what it computes is only handed over. */
+typedef enum { TIR_TURN_LOADS, TIR_TURN_OWNER, TIR_TURN_SHARED, TIR_TURN_LATE } tir_turn_role;
 typedef struct tir_turns {
     int first, nchain;     /* the score gemms: body items first .. first + nchain - 1 */
     tir_turn_role *role;   /* per body item */
@@ -313,6 +315,7 @@ typedef struct tir_turns {
     /* shared buffers the owner writes (P staged for the other warpgroup) */
     tir_buffer **staged;
     int nstaged;
+    bool late; /* some items are TIR_TURN_LATE */
 } tir_turns;
 
 tir_stmt *tir_new_stmt(tlc_arena *a, tir_stmt_kind k, tlc_loc loc);

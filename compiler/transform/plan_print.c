@@ -68,6 +68,11 @@ static void print_turns(tlc_strbuf *sb, const tlc_ws_decision *w) {
     print_lines(sb, body, t, TIR_TURN_OWNER);
     tlc_sb_puts(sb, "; both run lines");
     print_lines(sb, body, t, TIR_TURN_SHARED);
+    if (t->late) {
+        tlc_sb_puts(sb, "; the owner runs lines");
+        print_lines(sb, body, t, TIR_TURN_LATE);
+        tlc_sb_puts(sb, " after publishing, then hands over");
+    }
     print_slots(sb, "published", t->published, w->published_at, t->npublished);
     print_slots(sb, "handed over", t->handed, w->handed_at, t->nhanded);
     if (t->nstaged) {

@@ -11,12 +11,17 @@
  *           runs it. It writes fragments (R, which S joins) and shared
  *           buffers (staged: P for the other warpgroup's gemm), never
  *           global memory or scalars, and reads no output accumulator.
- * Owner items come before shared ones. R fragments the shared items read
- * are published each turn; R fragments the next owner reads before writing
- * them whole (loop-carried: the running max, the running sum) or that code
- * outside the loop reads are handed over; both go through shared memory
- * (warp_specialize.c). The score gemms become per-warpgroup: each
- * warpgroup computes whole tiles, its own iterations'.
+ * Owner items come before shared ones, except late ones:
+ *   late:   an owner item after the shared ones; it writes only fragments
+ *           that no shared item reads and reads no output accumulator and
+ *           no staged buffer (MLA's row sum). The owner runs it while the
+ *           output gemm executes.
+ * R fragments the shared items read are published each turn; R fragments
+ * the next owner reads before writing them whole (loop-carried: the
+ * running max, the running sum) or that code outside the loop reads are
+ * handed over; both go through shared memory (warp_specialize.c). The
+ * score gemms become per-warpgroup: each warpgroup computes whole tiles,
+ * its own iterations'.
  *
  * The shape is checked on every target; the turns are taken only on
  * targets with wgmma, setmaxnreg and TMA, where the loop can be warp-
@@ -176,6 +181,12 @@ static bool analyse(analysis *an, tir_stmt *loop) {
         bool writes_output = false;
         for (int b = 0; b < nb; b++) writes_output |= wr[b] && outputs[b];
         if (writes_output) {
+            if (t->late) {
+                tlc_error(diag, x->loc, "turns=True: the statements that update the output accumulator must come "
+                                        "together, after those that compute from the scores");
+                ok = false;
+                break;
+            }
             t->role[j] = TIR_TURN_SHARED;
             shared_seen = true;
             for (int b = 0; b < nb && ok; b++) {
@@ -194,12 +205,20 @@ static bool analyse(analysis *an, tir_stmt *loop) {
             }
             continue;
         }
-        t->role[j] = TIR_TURN_OWNER;
-        if (shared_seen) {
-            tlc_error(diag, x->loc, "turns=True: the statements that compute from the scores must come before those "
-                                    "that update the output accumulator");
-            ok = false;
-            break;
+        bool late = shared_seen;
+        t->role[j] = late ? TIR_TURN_LATE : TIR_TURN_OWNER;
+        t->late |= late;
+        for (int b = 0; b < nb && ok && late; b++) {
+            const tir_buffer *B = k->buffers[b];
+            if (wr[b] && (B->scope != TIR_SCOPE_FRAGMENT || published[b])) {
+                tlc_error(diag, x->loc, "turns=True: a statement after those that update the output accumulator "
+                                        "may write only fragments they do not read; '%s' is not one", B->name);
+                ok = false;
+            } else if (rd[b] && staged[b]) {
+                tlc_error(diag, x->loc, "turns=True: shared buffer '%s' is written for the output gemm and read "
+                                        "again after it", B->name);
+                ok = false;
+            }
         }
         for (int b = 0; b < nb && ok; b++) {
             tir_buffer *B = k->buffers[b];

@@ -434,7 +434,8 @@ static const char *turns_refusal(const tir_kernel *k, const tlc_ws_decision *w, 
     const tir_stmt *body = w->loop->u.for_.body;
     turn_check c = {a, k->threads, NULL};
     for (int j = 0; j < body->u.seq.n && !c.why; j++)
-        if (t->role[j] == TIR_TURN_OWNER) tir_stmt_accesses(body->u.seq.stmts[j], check_owned_write, &c);
+        if (t->role[j] == TIR_TURN_OWNER || t->role[j] == TIR_TURN_LATE)
+            tir_stmt_accesses(body->u.seq.stmts[j], check_owned_write, &c);
     if (c.why) return c.why;
     const char *why = exchanged_refusal(a, t->published, t->npublished);
     return why ? why : exchanged_refusal(a, t->handed, t->nhanded);
@@ -506,7 +507,7 @@ static void turn_slots(tlc_kernel_plan *p, tlc_ws_decision *w, int64_t *top, tlc
     const tir_turns *t = w->turns;
     const tir_stmt *body = w->loop->u.for_.body;
     for (int j = 0; j < body->u.seq.n; j++) {
-        if (t->role[j] != TIR_TURN_OWNER) continue;
+        if (t->role[j] != TIR_TURN_OWNER && t->role[j] != TIR_TURN_LATE) continue;
         tlc_ptrvec ops = {0};
         tir_collect_tile_ops(body->u.seq.stmts[j], &ops);
         bool scratch = false;
@@ -808,13 +809,14 @@ static void consumer_loop_head(tlc_lower_ctx *lc, const tir_stmt *s, const char 
 
 /* ---------------- warpgroup turns ---------------- */
 /* Named barriers of the turns (0 is the block's, 1 the consumers'): the
- * owner of iteration k has published its turn; it has finished reading the
- * staged buffers (its output gemm retired). Each is arrived at by the
+ * owner of iteration k has published its turn; its turn is done (its
+ * output gemm has retired, so the staged buffers are read, and its late
+ * statements have handed over). Each is arrived at by the
  * owner and waited for by the other warpgroup (256 threads), one barrier
  * per parity of k: the owner of k + 1 may wait for that turn before the
  * other warpgroup has waited for turn k, which on one barrier would
  * complete turn k's phase with the wrong threads. */
-enum { TURN_PUBLISHED = 2, TURN_STAGED_FREE = 4 };
+enum { TURN_PUBLISHED = 2, TURN_DONE = 4 };
 
 static th_stmt *turn_barrier(tlc_lower_ctx *lc, int id, th_expr *k, bool arrive) {
     tlc_ptrvec *v[2];
@@ -894,6 +896,18 @@ static bool writes_staged(const tir_turns *t, const tir_stmt *x) {
     return false;
 }
 
+/* A statement only the owner runs: it may take no barrier of the block. */
+static void lower_owner_stmt(tlc_lower_ctx *lc, const tir_stmt *x) {
+    int from = lc->out->len;
+    tlc_lower_stmt(lc, x);
+    for (int i = from; i < lc->out->len; i++)
+        if (has_barrier(lc->out->items[i])) {
+            tlc_error(lc->diag, x->loc, "turns=True: this statement needs a barrier of the whole block, which "
+                                        "one warpgroup alone cannot take");
+            return;
+        }
+}
+
 /* The other warpgroup: wait until the owner has published, take what it did. */
 static void take_published(tlc_lower_ctx *lc, const tir_turns *t, const tlc_ws_decision *d, th_expr *k) {
     tlc_emit(lc, turn_barrier(lc, TURN_PUBLISHED, k, false));
@@ -905,14 +919,18 @@ static void take_published(tlc_lower_ctx *lc, const tir_turns *t, const tlc_ws_d
  *   both:   wait for the stage; the loads' lets
  *   owner:  take the handed-over fragments (k > 0), the score gemms, the
  *           statements that compute from them (before the first write of a
- *           staged buffer: wait until the previous owner's output gemm has
- *           read them), publish, arrive `published`
+ *           staged buffer: wait until the previous owner's turn is done,
+ *           its output gemm has read them), publish, arrive `published`
  *   other:  wait `published`, take the published fragments
+ *           and, with late statements, runs them and hands over
  *   both:   the statements that update the output accumulator; the owner
- *           arrives `staged free`; release the stage
- * After the loop every consumer takes the handed-over fragments (the last
- * owner's), and the warpgroup that did not own the last iteration waits
- * for its `staged free`, so that every barrier phase is complete. */
+ *           arrives `turn done`; release the stage
+ * With late statements the next owner takes the handed-over fragments
+ * after its score gemms, once the last turn is done (the hand-over came
+ * after `published`). After the loop every consumer takes the handed-over
+ * fragments (the last owner's), and the warpgroup that did not own the
+ * last iteration waits for its `turn done`, so that every barrier phase is
+ * complete. */
 static void lower_turns_loop(tlc_lower_ctx *lc, const tir_stmt *s) {
     tlc_arena *a = lc->a;
     const tlc_ws_plan *w = lc->ws;
@@ -925,7 +943,8 @@ static void lower_turns_loop(tlc_lower_ctx *lc, const tir_stmt *s) {
     th_expr *n, *base;
     consumer_loop_head(lc, s, "pipeline (%d stages), the two warpgroups taking iterations in turns", &tv, &n, &base);
     th_expr *wg = tlc_let(lc, "turnwg", th_bin(a, THB_UDIV, th_read(a, lc->tid), tlc_i32(lc, 128)));
-    bool staged = t->nstaged > 0;
+    bool staged = t->nstaged > 0, done_bar = staged || t->late;
+    int nitems = body->u.seq.n;
     tlc_ptrvec *saved = tlc_lower_begin(lc);
     th_expr *ko = th_read(a, tv);
     th_expr *g = base ? tlc_let(lc, "git", th_bin(a, THB_ADD, base, ko)) : ko;
@@ -935,9 +954,10 @@ static void lower_turns_loop(tlc_lower_ctx *lc, const tir_stmt *s) {
     for (int j = 0; j < t->first; j++)
         if (!tlc_pipe_is_copy(pp, body->u.seq.stmts[j])) tlc_lower_stmt(lc, body->u.seq.stmts[j]);
     th_expr *later = tlc_let(lc, "notfirst", th_cmp(a, THC_GT, ko, tlc_i32(lc, 0)));
+    th_expr *prev = th_bin(a, THB_SUB, ko, tlc_i32(lc, 1));
     /* the owner's turn */
     tlc_ptrvec *own = tlc_lower_begin(lc);
-    if (t->nhanded) {
+    if (t->nhanded && !t->late) {
         tlc_ptrvec *take = tlc_lower_begin(lc);
         move_fragments(lc, t->handed, d->handed_at, t->nhanded, false);
         th_stmt *tk = tlc_lower_end(lc, take);
@@ -945,26 +965,26 @@ static void lower_turns_loop(tlc_lower_ctx *lc, const tir_stmt *s) {
     }
     lc->in_turn = true;
     bool waited = false;
-    int nitems = body->u.seq.n, first_shared = nitems;
     for (int j = t->first; j < nitems; j++) {
         const tir_stmt *x = body->u.seq.stmts[j];
-        if (t->role[j] != TIR_TURN_OWNER) {
-            if (first_shared == nitems) first_shared = j;
-            continue;
-        }
+        if (t->role[j] != TIR_TURN_OWNER) continue;
         if (staged && !waited && writes_staged(t, x)) {
-            th_stmt *ws = turn_barrier(lc, TURN_STAGED_FREE, th_bin(a, THB_SUB, ko, tlc_i32(lc, 1)), false);
-            tlc_emit(lc, th_if(a, later, ws, NULL));
+            tlc_emit(lc, th_if(a, later, turn_barrier(lc, TURN_DONE, prev, false), NULL));
             waited = true;
         }
-        int from = lc->out->len;
-        tlc_lower_stmt(lc, x);
-        for (int i = from; i < lc->out->len; i++)
-            if (has_barrier(lc->out->items[i])) {
-                tlc_error(lc->diag, x->loc, "turns=True: this statement needs a barrier of the whole block, which "
-                                            "one warpgroup alone cannot take");
-                break;
-            }
+        lower_owner_stmt(lc, x);
+        if (t->late && j == t->first + t->nchain - 1) {
+            /* the last turn's late statements and hand-over are done when
+             * its `turn done` is: wait for it after the score gemms (its
+             * output gemm has retired long since), then take them */
+            tlc_ptrvec *take = tlc_lower_begin(lc);
+            tlc_emit(lc, turn_barrier(lc, TURN_DONE, prev, false));
+            lc->in_turn = false;
+            move_fragments(lc, t->handed, d->handed_at, t->nhanded, false);
+            lc->in_turn = true;
+            tlc_emit(lc, th_if(a, later, tlc_lower_end(lc, take), NULL));
+            waited = true;
+        }
     }
     lc->in_turn = false;
     if (staged) tlc_emit_ptx(lc, tlc_ptx_fence_proxy_async(), NULL, 0, NULL, 0); /* for the output gemm's wgmma */
@@ -975,9 +995,18 @@ static void lower_turns_loop(tlc_lower_ctx *lc, const tir_stmt *s) {
     tlc_emit_ptx(lc, tlc_ptx_bar_warp_sync(), NULL, 0, NULL, 0);
     lc->in_turn = true;
     move_fragments(lc, t->published, d->published_at, t->npublished, true);
-    move_fragments(lc, t->handed, d->handed_at, t->nhanded, true);
+    if (!t->late) move_fragments(lc, t->handed, d->handed_at, t->nhanded, true);
     lc->in_turn = false;
     tlc_emit(lc, turn_barrier(lc, TURN_PUBLISHED, ko, true));
+    if (t->late) {
+        /* off the other warpgroup's path: the late statements (they touch
+         * nothing the output statements read or write), then the hand-over */
+        lc->in_turn = true;
+        for (int j = t->first; j < nitems; j++)
+            if (t->role[j] == TIR_TURN_LATE) lower_owner_stmt(lc, body->u.seq.stmts[j]);
+        move_fragments(lc, t->handed, d->handed_at, t->nhanded, true);
+        lc->in_turn = false;
+    }
     th_stmt *own_part = tlc_lower_end(lc, own);
     /* the other warpgroup */
     tlc_ptrvec *oth = tlc_lower_begin(lc);
@@ -985,10 +1014,9 @@ static void lower_turns_loop(tlc_lower_ctx *lc, const tir_stmt *s) {
     th_stmt *other_part = tlc_lower_end(lc, oth);
     th_expr *mine = tlc_let(lc, "myturn", th_cmp(a, THC_EQ, th_bin(a, THB_AND, ko, tlc_i32(lc, 1)), wg));
     tlc_emit(lc, th_if(a, mine, own_part, other_part));
-    for (int j = first_shared; j < nitems; j++) tlc_lower_stmt(lc, body->u.seq.stmts[j]);
-    if (staged) {
-        tlc_emit(lc, th_if(a, mine, turn_barrier(lc, TURN_STAGED_FREE, ko, true), NULL));
-    }
+    for (int j = t->first; j < nitems; j++)
+        if (t->role[j] == TIR_TURN_SHARED) tlc_lower_stmt(lc, body->u.seq.stmts[j]);
+    if (done_bar) tlc_emit(lc, th_if(a, mine, turn_barrier(lc, TURN_DONE, ko, true), NULL));
     tlc_pipe_set_stage(lc, pp, NULL);
     th_expr *args[1] = {bar_addr(lc, d->empty, stage)};
     tlc_emit_ptx(lc, tlc_ptx_mbarrier_arrive(), args, 1, NULL, 0);
@@ -996,11 +1024,14 @@ static void lower_turns_loop(tlc_lower_ctx *lc, const tir_stmt *s) {
     tlc_emit(lc, th_for(a, tv, tlc_i32(lc, 0), n, 1, false, b));
     /* after the loop */
     tlc_ptrvec *after = tlc_lower_begin(lc);
-    if (staged) {
+    if (done_bar) {
         th_expr *last_owner = th_bin(a, THB_AND, th_bin(a, THB_SUB, n, tlc_i32(lc, 1)), tlc_i32(lc, 1));
-        th_stmt *ws = turn_barrier(lc, TURN_STAGED_FREE, th_bin(a, THB_SUB, n, tlc_i32(lc, 1)), false);
+        th_stmt *ws = turn_barrier(lc, TURN_DONE, th_bin(a, THB_SUB, n, tlc_i32(lc, 1)), false);
         tlc_emit(lc, th_if(a, th_cmp(a, THC_NE, wg, last_owner), ws, NULL));
     }
+    /* the last owner's lanes read what one of them stored after its last
+     * warp barrier */
+    if (t->late) tlc_emit_ptx(lc, tlc_ptx_bar_warp_sync(), NULL, 0, NULL, 0);
     move_fragments(lc, t->handed, d->handed_at, t->nhanded, false);
     th_stmt *af = tlc_lower_end(lc, after);
     tlc_emit(lc, th_if(a, th_cmp(a, THC_GT, n, tlc_i32(lc, 0)), af, NULL));

@@ -1,6 +1,7 @@
 /* gpu/turns: warpgroup turns (docs/language.md 11.4) beyond MLA, on sm_90a:
  * tests/gpu/turns_attention.tl, an attention loop over key blocks in a
- * persistent warp-specialized kernel, with turns=True and turns=False,
+ * persistent warp-specialized kernel, with turns=True (the row sum before
+ * the output gemm, and after it: a late statement) and turns=False,
  * against a float64 reference:
  *   |out - ref| <= 2e-3 + 1e-2 * |ref|
  * Sequence lengths with an even and an odd number of key blocks (the last
@@ -109,13 +110,15 @@ int main(int argc, char **argv) {
                              TLC_SOURCE_DIR "/tests/gpu/turns_attention.tl", "warpgroup turns", &ctx, &jit, &src, &len);
     if (rc) return rc;
     int cases = 0, failures = 0;
-    for (int turns = 1; turns >= 0; turns--) {
-        tlc_jit_define defs[1] = {{"turns", turns ? "True" : "False"}};
+    static const struct { const char *what, *turns, *late_sum; } forms[] = {
+        {"turns, late sum", "True", "True"}, {"turns", "True", "False"}, {"lockstep", "False", "False"}};
+    for (int f = 0; f < 3; f++) {
+        tlc_jit_define defs[2] = {{"turns", forms[f].turns}, {"late_sum", forms[f].late_sum}};
         tlrt_module *mod = NULL;
         tlrt_kernel *k = NULL;
         char *err = NULL;
-        const char *what = turns ? "turns" : "lockstep";
-        if (tlc_jit_load_kernel(jit, ctx, src, len, "turns_attention.tl", defs, 1, "attn", &mod, &k, &err) != TLC_OK) {
+        const char *what = forms[f].what;
+        if (tlc_jit_load_kernel(jit, ctx, src, len, "turns_attention.tl", defs, 2, "attn", &mod, &k, &err) != TLC_OK) {
             printf("FAIL %s: cannot load: %s\n", what, err ? err : "?");
             tlc_free(err);
             cases++;
@@ -124,7 +127,7 @@ int main(int argc, char **argv) {
         }
         for (int i = 0; i < NCASES; i++) {
             cases++;
-            failures += run_case(ctx, k, what, &CASES[i], 0x7e4e0000ull + (uint64_t)(turns * 64 + i));
+            failures += run_case(ctx, k, what, &CASES[i], 0x7e4e0000ull + (uint64_t)(f * 64 + i));
         }
         tlrt_module_unload(ctx, mod);
     }

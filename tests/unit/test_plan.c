@@ -131,6 +131,17 @@ static void test_mla_sm90a(void **state) {
     assert_string_equal(t->handed[1]->name, "logsum");
     assert_int_equal(t->nstaged, 1);
     assert_ptr_equal(t->staged[0], buffer(k, "S_shared"));
+    /* the row sum and the running sum's update come after the output gemm
+     * in the source: late, run by the owner after publishing */
+    assert_true(t->late);
+    const tir_stmt *loop_body = p->ws.loop->u.for_.body;
+    int nlate = 0;
+    for (int j = 0; j < loop_body->u.seq.n; j++) {
+        if (t->role[j] != TIR_TURN_LATE) continue;
+        nlate++;
+        assert_true(j > 0 && t->role[j - 1] != TIR_TURN_OWNER); /* after the shared statements */
+    }
+    assert_int_equal(nlate, 2);
     assert_true(p->ws.published_at[0] >= p->ws.empty + 8 * p->pipes[0].stages);
     assert_true(p->ws.handed_at[0] >= p->ws.published_at[0] + 64 * 4);
     assert_true(p->ws.handed_at[1] >= p->ws.handed_at[0] + 64 * 4);
@@ -179,8 +190,10 @@ static void test_mla_sm90a(void **state) {
     assert_true(tst_count(ptx, "bar.sync \t1, 256;") >= 1);
     assert_int_equal(tst_count(ptx, "bar.sync \t0;"), 1);
     /* before the owner writes the rows' slots, a warp barrier: the other
-     * lanes holding a row have read its slot (hand-over, publication) */
-    assert_int_equal(tst_count(ptx, "bar.warp.sync -1;"), 1);
+     * lanes holding a row have read its slot (hand-over, publication);
+     * another after the loop, before the last owner's lanes read the
+     * hand-over one of them wrote */
+    assert_int_equal(tst_count(ptx, "bar.warp.sync -1;"), 2);
     assert_int_equal(tst_count(ptx, "mbarrier.arrive.expect_tx"), 1);
     assert_int_equal(tst_count(ptx, "mbarrier.arrive.shared::cta.b64"), 1);
     tlc_compilation_free(&c);
