@@ -214,10 +214,6 @@ static bool analyse(analysis *an, tir_stmt *loop) {
                 tlc_error(diag, x->loc, "turns=True: a statement after those that update the output accumulator "
                                         "may write only fragments they do not read; '%s' is not one", B->name);
                 ok = false;
-            } else if (rd[b] && staged[b]) {
-                tlc_error(diag, x->loc, "turns=True: shared buffer '%s' is written for the output gemm and read "
-                                        "again after it", B->name);
-                ok = false;
             }
         }
         for (int b = 0; b < nb && ok; b++) {
@@ -232,7 +228,7 @@ static bool analyse(analysis *an, tir_stmt *loop) {
                 ok = false;
             } else if (rd[b] && staged[b]) {
                 tlc_error(diag, x->loc, "turns=True: shared buffer '%s' is written for the output gemm and read "
-                                        "again before it", B->name);
+                                        "again %s it", B->name, late ? "after" : "before");
                 ok = false;
             }
             if (rd[b] && B->scope == TIR_SCOPE_FRAGMENT && !whole[b] && B != S) carried[b] = true;
