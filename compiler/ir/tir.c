@@ -163,6 +163,15 @@ int64_t tir_region_elems(const tir_region *r) {
     return n;
 }
 
+bool tir_region_is_whole(const tir_region *r) {
+    for (int d = 0; d < r->rank; d++) {
+        int64_t s, e;
+        if (!tir_expr_const_int(r->start[d], &s) || s != 0) return false;
+        if (!tir_expr_const_int(r->extent[d], &e) || e != tir_buffer_dim(r->buf, d)) return false;
+    }
+    return true;
+}
+
 /* ---------------- expressions ---------------- */
 
 static tir_expr *new_expr(tlc_arena *a, tir_expr_kind k, tir_dtype t, tlc_loc loc) {

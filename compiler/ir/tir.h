@@ -215,6 +215,8 @@ void tir_shape_text(char *buf, size_t cap, const int64_t *s, int n);
 /* Squeezed constant shape: writes up to 8 dims into out, returns count, or -1 if symbolic. */
 int tir_region_shape(const tir_region *r, int64_t out[8]);
 int64_t tir_region_elems(const tir_region *r); /* -1 if symbolic */
+/* The region is its whole buffer: every dim from constant 0 over the buffer's constant extent. */
+bool tir_region_is_whole(const tir_region *r);
 
 /* ---------------- statements ---------------- */
 typedef enum {
@@ -297,9 +299,9 @@ struct tir_stmt {
  * turns"): the two consumer warpgroups take a Pipelined loop's iterations
  * in turns for the part of its body that derives from the score gemms
  * (owner statements), while both run the part that accumulates the output
- * (shared statements) every iteration. */
-/* LATE: an owner statement after the shared ones (the row sum), run while
- * the output gemm executes; what it computes is only handed over. */
+ * (shared statements) every iteration. LATE: an owner statement written
+ * after the shared ones (the row sum), which the owner runs right after
+ * publishing; what it computes is only handed over. */
 typedef enum { TIR_TURN_LOADS, TIR_TURN_OWNER, TIR_TURN_SHARED, TIR_TURN_LATE } tir_turn_role;
 typedef struct tir_turns {
     int first, nchain;     /* the score gemms: body items first .. first + nchain - 1 */

@@ -485,15 +485,6 @@ static int row_chunk_check(tlc_lower_ctx *lc, const side *g, int64_t vec, th_exp
     return -1;
 }
 
-static bool whole(const tir_region *r) {
-    for (int d = 0; d < r->rank; d++) {
-        int64_t s, e;
-        if (!tir_expr_const_int(r->start[d], &s) || s != 0) return false;
-        if (!tir_expr_const_int(r->extent[d], &e) || e != tir_buffer_dim(r->buf, d)) return false;
-    }
-    return true;
-}
-
 /* Shared scratch of a fragment -> fragment copy between different
  * layouts: the whole tile, row-major (the conversion in copy_lower). */
 static int64_t copy_scratch_bytes(const tir_kernel *k, const tir_stmt *s) {
@@ -517,7 +508,7 @@ static void copy_lower(tlc_lower_ctx *lc, const tir_stmt *s) {
         tlc_error(lc->diag, s->loc, "copy to or from local buffers is not lowered yet; use element assignments");
         return;
     }
-    const tir_region *part = fs && !whole(rs) ? rs : fd && !whole(rd) ? rd : NULL;
+    const tir_region *part = fs && !tir_region_is_whole(rs) ? rs : fd && !tir_region_is_whole(rd) ? rd : NULL;
     if (part && fs && fd) {
         tlc_error(lc->diag, s->loc, "copy of part of a fragment into another fragment is not supported: copy "
                   "through a shared buffer, or copy whole fragments");

@@ -12,6 +12,7 @@
  *      fresh scratch (a staged epilogue's), after everything, in program
  *      order;
  *   5. blocks per SM (minnctapersm). */
+#include <stdio.h>
 #include "../ops/op_table.h"
 #include "../support/int_math.h"
 #include "passes.h"
@@ -145,13 +146,10 @@ static bool check_shared_limit(const tlc_kernel_plan *p, const tir_kernel *k, tl
         }
         if (!best) break;
         shown[r] = best;
-        int64_t stages = best->layout->stages > 1 ? best->layout->stages : 1;
-        if (stages > 1)
-            tlc_note(diag, best->loc, "'%s' (%s) uses %lld bytes (%lld pipeline stages)", best->name,
-                     tir_dtype_name(best->dtype), (long long)tlc_layout_total_bytes(best->layout), (long long)stages);
-        else
-            tlc_note(diag, best->loc, "'%s' (%s) uses %lld bytes", best->name, tir_dtype_name(best->dtype),
-                     (long long)tlc_layout_total_bytes(best->layout));
+        char stages[32] = "";
+        if (best->layout->stages > 1) snprintf(stages, sizeof stages, " (%d pipeline stages)", best->layout->stages);
+        tlc_note(diag, best->loc, "'%s' (%s) uses %lld bytes%s", best->name, tir_dtype_name(best->dtype),
+                 (long long)tlc_layout_total_bytes(best->layout), stages);
     }
     return false;
 }

@@ -173,15 +173,6 @@ static void walk_stmt(walk *w, const tir_stmt *s, const tir_stmt *encl) {
     }
 }
 
-static bool whole_region(const tir_region *r) {
-    for (int d = 0; d < r->rank; d++) {
-        int64_t s, e;
-        if (!tir_expr_const_int(r->start[d], &s) || s != 0) return false;
-        if (!tir_expr_const_int(r->extent[d], &e) || e != tir_buffer_dim(r->buf, d)) return false;
-    }
-    return true;
-}
-
 /* The statement at `pos` overwrites all of buffer `id`, reads none of it,
  * and sits at the top level of a body inside L that holds every use of the
  * buffer: L's own, an inner loop's (MLA's sequence loop around its
@@ -197,7 +188,7 @@ static bool kills(const walk *w, const loop_span *L, int id, int pos) {
     for (int i = 0; i < w->nuses; i++)
         if (w->uses[i].id == id && (w->uses[i].pos < M->first || w->uses[i].pos > M->last)) return false;
     const tir_region *dst = s->kind == TS_COPY ? &s->u.copy.dst : s->kind == TS_FILL ? &s->u.fill.dst : NULL;
-    if (!dst || !dst->buf || dst->buf->id != id || !whole_region(dst)) return false;
+    if (!dst || !dst->buf || dst->buf->id != id || !tir_region_is_whole(dst)) return false;
     for (int i = 0; i < w->nuses; i++)
         if (w->uses[i].pos == pos && w->uses[i].id == id && !w->uses[i].write) return false;
     return true;

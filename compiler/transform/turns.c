@@ -47,23 +47,13 @@ static bool is_load_item(const tir_stmt *x) {
                                  x->u.copy.dst.buf->scope == TIR_SCOPE_SHARED);
 }
 
-static bool whole_region(const tir_region *r) {
-    for (int d = 0; d < r->rank; d++) {
-        int64_t s, e;
-        if (!tir_expr_const_int(r->start[d], &s) || s != 0 || !tir_expr_const_int(r->extent[d], &e) ||
-            e != tir_buffer_dim(r->buf, d))
-            return false;
-    }
-    return true;
-}
-
 /* Does x write all of b (so that what b held before is not read)? */
 static bool writes_whole(const tir_stmt *x, const tir_buffer *b) {
     switch (x->kind) {
-    case TS_COPY: return x->u.copy.dst.buf == b && whole_region(&x->u.copy.dst);
-    case TS_FILL: return x->u.fill.dst.buf == b && whole_region(&x->u.fill.dst);
-    case TS_REDUCE: return x->u.reduce.dst.buf == b && x->u.reduce.clear && whole_region(&x->u.reduce.dst);
-    case TS_GEMM: return x->u.gemm.c.buf == b && x->u.gemm.clear_accum && whole_region(&x->u.gemm.c);
+    case TS_COPY: return x->u.copy.dst.buf == b && tir_region_is_whole(&x->u.copy.dst);
+    case TS_FILL: return x->u.fill.dst.buf == b && tir_region_is_whole(&x->u.fill.dst);
+    case TS_REDUCE: return x->u.reduce.dst.buf == b && x->u.reduce.clear && tir_region_is_whole(&x->u.reduce.dst);
+    case TS_GEMM: return x->u.gemm.c.buf == b && x->u.gemm.clear_accum && tir_region_is_whole(&x->u.gemm.c);
     case TS_FOR: {
         /* Parallel over b's shape storing b[vars] at the body's top level */
         if (x->u.for_.kind != TIR_FOR_PARALLEL || x->u.for_.nvars != b->rank) return false;

@@ -835,7 +835,7 @@ static th_stmt *turn_barrier(tlc_lower_ctx *lc, int id, th_expr *k, bool arrive)
  * byte offset `at`, element (i, j, ...) at its row-major place: each
  * warpgroup's copy of an element sits in the same place. A store is the
  * owner's, by the first of the lanes that hold the element in its
- * warpgroup (lc->in_turn). */
+ * warpgroup. */
 static void move_fragment(tlc_lower_ctx *lc, const tir_buffer *b, int64_t at, bool store) {
     tlc_arena *a = lc->a;
     const tlc_fragment *f = b->fragment;
@@ -850,7 +850,10 @@ static void move_fragment(tlc_lower_ctx *lc, const tir_buffer *b, int64_t at, bo
     int eb = tir_dtype_bytes(b->dtype);
     th_expr *base = tlc_let(lc, "turnslot", th_bin(a, THB_ADD, tlc_i32(lc, at), th_bin(a, THB_MUL, lin, tlc_i32(lc, eb))));
     th_var *regs = lc->regs[b->id];
+    bool in_turn = lc->in_turn;
+    lc->in_turn = true; /* replica 0 within the owner's warpgroup */
     th_expr *writer = store ? tlc_frag_replica0(lc, f) : NULL;
+    lc->in_turn = in_turn;
     tlc_ptrvec *saved = writer ? tlc_lower_begin(lc) : NULL;
     for (int64_t sl = 0; sl < f->slots; sl++) {
         int64_t sp[TLC_FRAG_MAX_RANK], off = 0;
@@ -908,6 +911,16 @@ static void lower_owner_stmt(tlc_lower_ctx *lc, const tir_stmt *x) {
         }
 }
 
+/* The owner of iteration k > 0 (`later`): the handed-over fragments,
+ * after `wait` if any. */
+static void take_handed(tlc_lower_ctx *lc, const tir_turns *t, const tlc_ws_decision *d, th_expr *later,
+                        th_stmt *wait) {
+    tlc_ptrvec *take = tlc_lower_begin(lc);
+    if (wait) tlc_emit(lc, wait);
+    move_fragments(lc, t->handed, d->handed_at, t->nhanded, false);
+    tlc_emit(lc, th_if(lc->a, later, tlc_lower_end(lc, take), NULL));
+}
+
 /* The other warpgroup: wait until the owner has published, take what it did. */
 static void take_published(tlc_lower_ctx *lc, const tir_turns *t, const tlc_ws_decision *d, th_expr *k) {
     tlc_emit(lc, turn_barrier(lc, TURN_PUBLISHED, k, false));
@@ -957,12 +970,7 @@ static void lower_turns_loop(tlc_lower_ctx *lc, const tir_stmt *s) {
     th_expr *prev = th_bin(a, THB_SUB, ko, tlc_i32(lc, 1));
     /* the owner's turn */
     tlc_ptrvec *own = tlc_lower_begin(lc);
-    if (t->nhanded && !t->late) {
-        tlc_ptrvec *take = tlc_lower_begin(lc);
-        move_fragments(lc, t->handed, d->handed_at, t->nhanded, false);
-        th_stmt *tk = tlc_lower_end(lc, take);
-        tlc_emit(lc, th_if(a, later, tk, NULL));
-    }
+    if (t->nhanded && !t->late) take_handed(lc, t, d, later, NULL);
     lc->in_turn = true;
     bool waited = false;
     for (int j = t->first; j < nitems; j++) {
@@ -977,12 +985,7 @@ static void lower_turns_loop(tlc_lower_ctx *lc, const tir_stmt *s) {
             /* the last turn's late statements and hand-over are done when
              * its `turn done` is: wait for it after the score gemms (its
              * output gemm has retired long since), then take them */
-            tlc_ptrvec *take = tlc_lower_begin(lc);
-            tlc_emit(lc, turn_barrier(lc, TURN_DONE, prev, false));
-            lc->in_turn = false;
-            move_fragments(lc, t->handed, d->handed_at, t->nhanded, false);
-            lc->in_turn = true;
-            tlc_emit(lc, th_if(a, later, tlc_lower_end(lc, take), NULL));
+            take_handed(lc, t, d, later, turn_barrier(lc, TURN_DONE, prev, false));
             waited = true;
         }
     }
@@ -993,10 +996,8 @@ static void lower_turns_loop(tlc_lower_ctx *lc, const tir_stmt *s) {
      * turn's publication) must be done. The wgmma in between converge the
      * warp but order no memory; a warp barrier does. */
     tlc_emit_ptx(lc, tlc_ptx_bar_warp_sync(), NULL, 0, NULL, 0);
-    lc->in_turn = true;
     move_fragments(lc, t->published, d->published_at, t->npublished, true);
     if (!t->late) move_fragments(lc, t->handed, d->handed_at, t->nhanded, true);
-    lc->in_turn = false;
     tlc_emit(lc, turn_barrier(lc, TURN_PUBLISHED, ko, true));
     if (t->late) {
         /* off the other warpgroup's path: the late statements (they touch
@@ -1004,8 +1005,8 @@ static void lower_turns_loop(tlc_lower_ctx *lc, const tir_stmt *s) {
         lc->in_turn = true;
         for (int j = t->first; j < nitems; j++)
             if (t->role[j] == TIR_TURN_LATE) lower_owner_stmt(lc, body->u.seq.stmts[j]);
-        move_fragments(lc, t->handed, d->handed_at, t->nhanded, true);
         lc->in_turn = false;
+        move_fragments(lc, t->handed, d->handed_at, t->nhanded, true);
     }
     th_stmt *own_part = tlc_lower_end(lc, own);
     /* the other warpgroup */
