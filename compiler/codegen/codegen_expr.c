@@ -133,21 +133,26 @@ static LLVMValueRef int_index(cg_ctx *cg, const th_expr *idx, const char *what) 
     return v;
 }
 
-static LLVMValueRef array_elem_ptr(cg_ctx *cg, const th_var *var, const th_expr *index, cg_slot **out) {
-    *out = NULL;
-    if (!var) { cg_error(cg, "array access without a variable"); return NULL; }
-    if (var->array_len <= 0) { cg_error(cg, "'%s' is not a register array", var->name); return NULL; }
+/* Element `index` of register array var: its value, or a load from its
+ * alloca when the array is indexed at run time. */
+static LLVMValueRef array_read(cg_ctx *cg, const th_var *var, const th_expr *index, th_type want) {
+    char b1[32];
+    if (!var) { cg_error(cg, "array access without a variable"); return cg_undef(cg, want); }
+    if (var->array_len <= 0) { cg_error(cg, "'%s' is not a register array", var->name); return cg_undef(cg, want); }
     int64_t c;
-    if (th_expr_const_int(index, &c) && (c < 0 || c >= var->array_len)) {
+    bool is_const = th_expr_const_int(index, &c);
+    if (is_const && (c < 0 || c >= var->array_len)) {
         cg_error(cg, "index %lld out of range for '%s[%d]'", (long long)c, var->name, var->array_len);
-        return NULL;
+        return cg_undef(cg, want);
     }
     LLVMValueRef idx = int_index(cg, index, "register array");
     cg_slot *s = cg_var_slot(cg, var);
-    if (!s) return NULL;
-    *out = s;
+    if (!s) return cg_undef(cg, want);
+    if (!th_type_eq(var->type, want)) { cg_error(cg, "read of '%s' with type %s", var->name, tname(want, b1)); return cg_undef(cg, want); }
+    if (!s->alloca) return cg_var_value(cg, s, (int)c);
     LLVMValueRef gi[2] = {i32c(cg, 0), idx};
-    return LLVMBuildInBoundsGEP2(cg->b, s->ty, s->alloca, gi, 2, "");
+    LLVMValueRef p = LLVMBuildInBoundsGEP2(cg->b, s->ty, s->alloca, gi, 2, "");
+    return LLVMBuildLoad2(cg->b, cg_type(cg, var->type), p, "");
 }
 
 /* Python floor division / modulo on signed integers:
@@ -359,16 +364,9 @@ LLVMValueRef cg_expr(cg_ctx *cg, const th_expr *e) {
         if (!th_type_eq(v->type, e->type)) { cg_error(cg, "read of '%s' with type %s", v->name, tname(e->type, b1)); return cg_undef(cg, e->type); }
         cg_slot *s = cg_var_slot(cg, v);
         if (!s) return cg_undef(cg, e->type);
-        return LLVMBuildLoad2(cg->b, s->ty, s->alloca, v->name ? v->name : "");
+        return cg_var_value(cg, s, 0);
     }
-    case THE_ARRAY_READ: {
-        cg_slot *s;
-        const th_var *v = e->u.var.var;
-        LLVMValueRef p = array_elem_ptr(cg, v, e->u.var.index, &s);
-        if (!p) return cg_undef(cg, e->type);
-        if (!th_type_eq(v->type, e->type)) { cg_error(cg, "read of '%s' with type %s", v->name, tname(e->type, b1)); return cg_undef(cg, e->type); }
-        return LLVMBuildLoad2(cg->b, cg_type(cg, v->type), p, "");
-    }
+    case THE_ARRAY_READ: return array_read(cg, e->u.var.var, e->u.var.index, e->type);
     case THE_PARAM: {
         int i = e->u.param;
         if (!cg->k || i < 0 || i >= cg->k->nparams) { cg_error(cg, "parameter %d does not exist", i); return cg_undef(cg, e->type); }

@@ -9,11 +9,28 @@
 #include "../ir/thread_ir.h"
 
 
+/* A Thread IR variable: its values (one per array element) in cg_ctx.values,
+ * or, for a register array indexed at run time, an alloca (codegen_vars.c). */
 typedef struct cg_slot {
     const th_var *var;
-    LLVMValueRef alloca;
-    LLVMTypeRef ty; /* allocated type: T or [N x T] */
+    LLVMValueRef alloca; /* NULL unless the array is indexed at run time */
+    LLVMTypeRef ty;      /* one element's type; with an alloca, [N x T] */
+    int value;           /* its first entry in cg_ctx.values; -1 with an alloca */
+    bool runtime_index;  /* some access indexes it with a non-constant */
 } cg_slot;
+
+/* A copy of every variable's current value (an if's other path). */
+typedef struct cg_values {
+    LLVMValueRef *vals;
+    int n;
+} cg_values;
+
+/* The phis a loop header holds, one per value the loop assigns. */
+typedef struct cg_loop_phis {
+    int *entries;
+    LLVMValueRef *phis;
+    int n, cap;
+} cg_loop_phis;
 
 typedef struct cg_ctx {
     LLVMContextRef ctx;
@@ -26,7 +43,10 @@ typedef struct cg_ctx {
     LLVMValueRef fn;
     LLVMBasicBlockRef entry;
     LLVMValueRef smem; /* @__tlc_smem, created on first use */
-    cg_slot *slots; int nslots, cap_slots; /* var -> alloca (open addressing) */
+    cg_slot *slots; int nslots, cap_slots; /* var -> slot (open addressing) */
+    LLVMValueRef *values;      /* each variable's current value here (NULL: none yet) */
+    LLVMTypeRef *value_types;
+    int nvalues, cap_values;
     tlc_loc loc; /* location of the statement being translated (for errors) */
     bool failed;
 } cg_ctx;
@@ -41,7 +61,6 @@ bool cg_fast_math(const cg_ctx *cg);
 LLVMTypeRef cg_type(cg_ctx *cg, th_type t);
 LLVMTypeRef cg_elem_type(cg_ctx *cg, th_type t); /* scalar type of one lane */
 LLVMValueRef cg_undef(cg_ctx *cg, th_type t);
-cg_slot *cg_var_slot(cg_ctx *cg, const th_var *v);
 LLVMValueRef cg_shared_base(cg_ctx *cg);
 bool cg_is_int(th_type t);
 bool cg_is_float(th_type t);
@@ -50,6 +69,23 @@ bool cg_is_float(th_type t);
 LLVMModuleRef cg_build_module(const th_module *m, const tlc_codegen_options *o, LLVMContextRef ctx,
                               LLVMTargetDataRef td, tlc_diag *diag);
 const char *cg_arch_cpu(tlc_arch a); /* "sm_90a" */
+
+/* codegen_vars.c */
+void cg_vars_reset(cg_ctx *cg);
+/* Marks the register arrays that some access in s indexes at run time;
+ * runs over a kernel's body before its translation. */
+void cg_scan_runtime_indices(cg_ctx *cg, const th_stmt *s);
+cg_slot *cg_var_slot(cg_ctx *cg, const th_var *v);
+LLVMValueRef cg_var_value(cg_ctx *cg, const cg_slot *s, int elem); /* undef before any assignment */
+void cg_var_assign(cg_ctx *cg, const cg_slot *s, int elem, LLVMValueRef x);
+cg_values cg_values_save(cg_ctx *cg);
+void cg_values_restore(cg_ctx *cg, const cg_values *c);
+void cg_values_free(cg_values *c);
+/* At the start of a join block: a phi for each value that differs between
+ * `other` (reaching it from other_end) and the current values (from this_end). */
+void cg_values_join(cg_ctx *cg, const cg_values *other, LLVMBasicBlockRef other_end, LLVMBasicBlockRef this_end);
+void cg_loop_phis_open(cg_ctx *cg, cg_loop_phis *lp, const th_stmt *loop, LLVMBasicBlockRef preheader);
+void cg_loop_phis_close(cg_ctx *cg, cg_loop_phis *lp, LLVMBasicBlockRef latch);
 
 /* codegen_expr.c */
 LLVMValueRef cg_expr(cg_ctx *cg, const th_expr *e);
@@ -70,6 +106,9 @@ LLVMValueRef cg_unary_math(cg_ctx *cg, th_unop op, LLVMValueRef x, th_type t);
 LLVMValueRef cg_fdiv(cg_ctx *cg, LLVMValueRef a, LLVMValueRef b, th_type t);
 LLVMValueRef cg_pow(cg_ctx *cg, const th_expr *base, const th_expr *exponent, th_type t);
 void cg_set_fp_flags(cg_ctx *cg, LLVMValueRef inst);
+
+/* opt_pipeline.c: the LLVM pass pipeline text for an opt level */
+const char *cg_opt_pipeline(int opt_level);
 
 /* ptx_emit.c */
 bool cg_init_targets(tlc_diag *diag);

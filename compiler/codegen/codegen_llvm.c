@@ -70,50 +70,7 @@ LLVMValueRef cg_undef(cg_ctx *cg, th_type t) {
     return LLVMGetUndef(cg_type(cg, t));
 }
 
-/* ---------------- variable slots ---------------- */
-static size_t slot_hash(const th_var *v, int cap) {
-    uintptr_t p = (uintptr_t)v;
-    p ^= p >> 17;
-    p *= (uintptr_t)0x9E3779B97F4A7C15ull;
-    return (size_t)(p >> 7) & (size_t)(cap - 1);
-}
-
-static void slots_grow(cg_ctx *cg) {
-    int cap = cg->cap_slots ? cg->cap_slots * 2 : 64;
-    cg_slot *ns = calloc((size_t)cap, sizeof *ns);
-    if (!ns) { fputs("tlc: fatal: out of memory\n", stderr); abort(); }
-    for (int i = 0; i < cg->cap_slots; i++) {
-        if (!cg->slots[i].var) continue;
-        size_t h = slot_hash(cg->slots[i].var, cap);
-        while (ns[h].var) h = (h + 1) & (size_t)(cap - 1);
-        ns[h] = cg->slots[i];
-    }
-    free(cg->slots);
-    cg->slots = ns;
-    cg->cap_slots = cap;
-}
-
 bool cg_fast_math(const cg_ctx *cg) { return (cg->opt && cg->opt->fast_math) || (cg->k && cg->k->fast_math); }
-
-/* The alloca of v, created in the entry block on first use so SROA and
- * mem2reg promote it to SSA registers. */
-cg_slot *cg_var_slot(cg_ctx *cg, const th_var *v) {
-    if ((cg->nslots + 1) * 2 > cg->cap_slots) slots_grow(cg);
-    size_t h = slot_hash(v, cg->cap_slots);
-    while (cg->slots[h].var && cg->slots[h].var != v) h = (h + 1) & (size_t)(cg->cap_slots - 1);
-    cg_slot *s = &cg->slots[h];
-    if (s->var) return s;
-    if (v->type.base == TH_VOID) {
-        cg_error(cg, "variable '%s' has type void", v->name);
-        return NULL;
-    }
-    s->var = v;
-    s->ty = cg_type(cg, v->type);
-    if (v->array_len > 0) s->ty = LLVMArrayType2(s->ty, (uint64_t)v->array_len);
-    s->alloca = LLVMBuildAlloca(cg->alloca_b, s->ty, v->name ? v->name : "v");
-    cg->nslots++;
-    return s;
-}
 
 /* @__tlc_smem: the block's dynamic shared memory, 1024-byte aligned (128-byte
  * swizzles and TMA need that). One extern declaration per module; every
@@ -205,8 +162,8 @@ static void build_kernel(cg_ctx *cg, const th_kernel *k) {
     LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(cg->ctx, fn, "body");
     LLVMPositionBuilderAtEnd(cg->alloca_b, cg->entry);
     LLVMPositionBuilderAtEnd(cg->b, body);
-    cg->nslots = 0;
-    if (cg->cap_slots) memset(cg->slots, 0, sizeof(cg_slot) * (size_t)cg->cap_slots);
+    cg_vars_reset(cg);
+    cg_scan_runtime_indices(cg, k->body);
 
     /* Declared vars first, in order, so the entry block reads like the kernel. */
     for (int i = 0; i < k->nvars; i++)
@@ -242,6 +199,8 @@ LLVMModuleRef cg_build_module(const th_module *m, const tlc_codegen_options *o, 
     LLVMDisposeBuilder(cg.b);
     LLVMDisposeBuilder(cg.alloca_b);
     free(cg.slots);
+    free(cg.values);
+    free(cg.value_types);
     if (cg.failed) {
         LLVMDisposeModule(cg.mod);
         return NULL;

@@ -1,8 +1,9 @@
 /* Thread IR statements -> LLVM basic blocks. Structured control flow only:
- * a for loop is header / body / latch / exit blocks with the induction
- * variable in its slot; `unroll` puts llvm.loop.unroll.full on the back edge
- * so loops over register arrays are flattened and SROA can keep the arrays
- * in registers (no local memory). */
+ * a for loop is header / body / latch / exit blocks, the values it assigns
+ * (its induction variable among them) phis in the header (codegen_vars.c);
+ * `unroll` puts llvm.loop.unroll.full on the back edge so loops over
+ * register arrays are flattened and SROA can keep arrays indexed by their
+ * counter in registers (no local memory). */
 #include "codegen_internal.h"
 #include <llvm-c/DebugInfo.h>
 #include <string.h>
@@ -43,13 +44,16 @@ static void for_stmt(cg_ctx *cg, const th_stmt *s) {
     LLVMBuilderRef B = cg->b;
     LLVMValueRef start = cg_expr(cg, s->u.for_.start);
     LLVMValueRef end = cg_expr(cg, s->u.for_.end); /* evaluated once, like range() */
-    LLVMBuildStore(B, start, slot->alloca);
+    cg_var_assign(cg, slot, 0, start);
+    LLVMBasicBlockRef preheader = LLVMGetInsertBlock(B);
     LLVMBasicBlockRef header = new_block(cg, "for.head"), body = new_block(cg, "for.body");
     LLVMBasicBlockRef latch = new_block(cg, "for.latch"), exit = new_block(cg, "for.end");
     LLVMBuildBr(B, header);
 
     LLVMPositionBuilderAtEnd(B, header);
-    LLVMValueRef i = LLVMBuildLoad2(B, slot->ty, slot->alloca, v->name);
+    cg_loop_phis lp;
+    cg_loop_phis_open(cg, &lp, s, preheader);
+    LLVMValueRef i = cg_var_value(cg, slot, 0);
     LLVMValueRef more = LLVMBuildICmp(B, step > 0 ? LLVMIntSLT : LLVMIntSGT, i, end, "");
     LLVMBuildCondBr(B, more, body, exit);
 
@@ -58,12 +62,13 @@ static void for_stmt(cg_ctx *cg, const th_stmt *s) {
     LLVMBuildBr(B, latch);
 
     LLVMPositionBuilderAtEnd(B, latch);
-    LLVMValueRef cur = LLVMBuildLoad2(B, slot->ty, slot->alloca, "");
+    LLVMValueRef cur = cg_var_value(cg, slot, 0);
     /* nsw: the bound check runs before every increment, so it never wraps */
     LLVMValueRef next = LLVMBuildNSWAdd(B, cur, LLVMConstInt(slot->ty, (unsigned long long)step, 1), "");
-    LLVMBuildStore(B, next, slot->alloca);
+    cg_var_assign(cg, slot, 0, next);
     LLVMValueRef back = LLVMBuildBr(B, header);
     if (s->u.for_.unroll) set_loop_unroll_full(cg, back);
+    cg_loop_phis_close(cg, &lp, latch);
 
     LLVMPositionBuilderAtEnd(B, exit);
 }
@@ -74,16 +79,25 @@ static void if_stmt(cg_ctx *cg, const th_stmt *s) {
     LLVMBuilderRef B = cg->b;
     LLVMBasicBlockRef then = new_block(cg, "if.then"), join = new_block(cg, "if.end");
     LLVMBasicBlockRef els = s->u.if_.els ? new_block(cg, "if.else") : join;
+    LLVMBasicBlockRef else_end = LLVMGetInsertBlock(B);
     LLVMBuildCondBr(B, c, then, els);
+    cg_values before = cg_values_save(cg);
     LLVMPositionBuilderAtEnd(B, then);
     if (s->u.if_.then) cg_stmt(cg, s->u.if_.then);
+    LLVMBasicBlockRef then_end = LLVMGetInsertBlock(B);
     LLVMBuildBr(B, join);
+    cg_values after_then = cg_values_save(cg);
+    cg_values_restore(cg, &before);
+    cg_values_free(&before);
     if (s->u.if_.els) {
         LLVMPositionBuilderAtEnd(B, els);
         cg_stmt(cg, s->u.if_.els);
+        else_end = LLVMGetInsertBlock(B);
         LLVMBuildBr(B, join);
     }
     LLVMPositionBuilderAtEnd(B, join);
+    cg_values_join(cg, &after_then, then_end, else_end);
+    cg_values_free(&after_then);
 }
 
 static void assign_stmt(cg_ctx *cg, const th_stmt *s) {
@@ -111,6 +125,11 @@ static void assign_stmt(cg_ctx *cg, const th_stmt *s) {
         }
         cg_slot *slot = cg_var_slot(cg, v);
         if (!slot) return;
+        if (!slot->alloca) {
+            if (!th_expr_const_int(s->u.assign.index, &c)) { cg_error(cg, "'%s' indexed at run time has no alloca", v->name); return; }
+            cg_var_assign(cg, slot, (int)c, x);
+            return;
+        }
         LLVMValueRef gi[2] = {LLVMConstInt(LLVMInt32TypeInContext(cg->ctx), 0, 0), cg_expr(cg, ix)};
         LLVMValueRef p = LLVMBuildInBoundsGEP2(cg->b, slot->ty, slot->alloca, gi, 2, "");
         LLVMBuildStore(cg->b, x, p);
@@ -118,7 +137,7 @@ static void assign_stmt(cg_ctx *cg, const th_stmt *s) {
     }
     if (v->array_len > 0) { cg_error(cg, "register array '%s' assigned without an index", v->name); return; }
     cg_slot *slot = cg_var_slot(cg, v);
-    if (slot) LLVMBuildStore(cg->b, x, slot->alloca);
+    if (slot) cg_var_assign(cg, slot, 0, x);
 }
 
 static void store_stmt(cg_ctx *cg, const th_stmt *s) {
@@ -204,7 +223,7 @@ static void asm_stmt(cg_ctx *cg, const th_stmt *s) {
         cg_slot *slot = cg_var_slot(cg, s->u.asm_.outs[i]);
         if (!slot) return;
         LLVMValueRef x = nouts == 1 ? call : LLVMBuildExtractValue(cg->b, call, (unsigned)i, "");
-        LLVMBuildStore(cg->b, x, slot->alloca);
+        cg_var_assign(cg, slot, 0, x);
     }
 }
 

@@ -1,10 +1,10 @@
 /* LLVM module -> PTX text (and --emit=llvm). Each call creates its own
  * LLVMContext, module and target machine, so compilations run in parallel on
  * many threads; only the one-time target registration is shared, guarded by
- * pthread_once. Pipeline: verify, then the new pass manager's default<O3>
- * (with the NVPTX callbacks, since the target machine is passed), then the
- * NVPTX backend at the aggressive codegen level; both levels follow
- * tlc_codegen_options.opt_level (tlc -O0 .. -O3). */
+ * pthread_once. Pipeline: verify, then the IR passes (at -O3 tlc's own
+ * selection from default<O3>, opt_pipeline.c; below it LLVM's defaults),
+ * then the NVPTX backend at the aggressive codegen level; both levels
+ * follow tlc_codegen_options.opt_level (tlc -O0 .. -O3). */
 #include "codegen_internal.h"
 #include <llvm-c/Analysis.h>
 #include <llvm-c/Error.h>
@@ -77,8 +77,7 @@ bool cg_verify_and_optimize(LLVMModuleRef mod, LLVMTargetMachineRef tm, int opt_
         return false;
     }
     LLVMDisposeMessage(msg);
-    const char *pipeline = opt_level <= 0 ? "default<O0>" : opt_level == 1 ? "default<O1>"
-                         : opt_level == 2 ? "default<O2>" : "default<O3>";
+    const char *pipeline = cg_opt_pipeline(opt_level);
     LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
     LLVMPassBuilderOptionsSetLoopUnrolling(po, 1);
     LLVMPassBuilderOptionsSetLoopVectorization(po, 0); /* one thread's code: no loop vectorizer */

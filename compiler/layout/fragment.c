@@ -2,6 +2,7 @@
  * mixed-radix digits (fragment.h). Everything here is closed-form integer
  * arithmetic on at most TLC_FRAG_MAX_DIGITS digits. */
 #include "fragment.h"
+#include "../support/int_math.h"
 #include <stdio.h>
 #include <string.h>
 
@@ -232,9 +233,17 @@ tlc_fragment *tlc_fragment_reduce(tlc_arena *a, const tlc_fragment *src, int dim
     return f;
 }
 
+/* (x / stride) % extent for x >= 0; shifts and masks for the power-of-two
+ * strides and extents of nearly every digit (layout inference and lowering
+ * evaluate this for every thread of every slot). */
+static inline int64_t digit_of(int64_t x, int64_t stride, int64_t extent) {
+    if (x >= 0 && tlc_is_pow2(stride) && tlc_is_pow2(extent))
+        return (x >> __builtin_ctzll((unsigned long long)stride)) & (extent - 1);
+    return (x / stride) % extent;
+}
+
 static int64_t digit_value(const tlc_digit *g, int64_t thread, int64_t slot) {
-    int64_t x = g->target == TLC_DIGIT_THREAD ? thread : slot;
-    return (x / g->tstride) % g->extent;
+    return digit_of(g->target == TLC_DIGIT_THREAD ? thread : slot, g->tstride, g->extent);
 }
 
 bool tlc_fragment_inverse(const tlc_fragment *f, int64_t thread, int64_t slot, int64_t *logical,
@@ -277,7 +286,7 @@ void tlc_fragment_forward(const tlc_fragment *f, const int64_t *logical, int64_t
     for (int i = 0; i < f->ndigits; i++) {
         const tlc_digit *g = &f->digits[i];
         if (g->dim < 0) continue;
-        int64_t v = (logical[g->dim] / g->lstride) % g->extent;
+        int64_t v = digit_of(logical[g->dim], g->lstride, g->extent);
         if (g->target == TLC_DIGIT_THREAD) t += v * g->tstride;
         else s += v * g->tstride;
     }

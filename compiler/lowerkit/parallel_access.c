@@ -23,7 +23,17 @@ bool tlc_par_access_map(const tir_stmt *loop, const tir_buffer *b, tir_expr *con
     return true;
 }
 
+/* B is the loop's own fragment, indexed by the loop variables in order:
+ * every thread finds its element at the loop's slot. */
+static bool is_own_fragment(const tlc_fragment *L, const tlc_fragment *B, const int *map, int brank) {
+    if (brank != L->rank || tlc_fragment_has_padding(L) || !(L == B || tlc_fragment_equal(L, B))) return false;
+    for (int d = 0; d < brank; d++)
+        if (map[d] != d) return false;
+    return true;
+}
+
 int64_t tlc_par_access_slot(const tlc_fragment *L, const tlc_fragment *B, const int *map, int brank, int64_t slot) {
+    if (slot >= 0 && slot < L->slots && is_own_fragment(L, B, map, brank)) return slot;
     int64_t r = -1;
     int64_t logical[TLC_FRAG_MAX_RANK], bl[TLC_FRAG_MAX_RANK];
     for (int64_t t = 0; t < L->threads; t++) {

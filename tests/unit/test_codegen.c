@@ -296,6 +296,52 @@ static void test_register_array_no_local_memory(void **state) {
     kb_free(&b);
 }
 
+/* Values that meet at joins: codegen places the phis itself (codegen_vars.c).
+ * x grows in a loop on one path of an if; v[0] and v[1] (constant indices)
+ * are set on different paths; t is first assigned inside the else branch;
+ * y only on one path of a later if. The verifier and ptxas check the SSA
+ * form; the -O0 module shows the phis. */
+static void build_joins(kb *b) {
+    th_param ps[] = {{.name = "out", .type = th_ptr(TH_AS_GLOBAL)}};
+    kb_init(b, "joins", ps, NULL, 1, 128);
+    tlc_arena *a = &b->a;
+    th_type i32 = th_scalar(TH_I32);
+    th_var *x = th_new_var(a, b->k, "x", i32, 0), *j = th_new_var(a, b->k, "j", i32, 0);
+    th_var *v = th_new_var(a, b->k, "v", i32, 2), *t = th_new_var(a, b->k, "t", i32, 0);
+    th_var *y = th_new_var(a, b->k, "y", i32, 0);
+    kb_add(b, th_assign(a, x, NULL, I32(a, 0)));
+    th_stmt *then = seq2(a, th_assign(a, x, NULL, add(a, th_read(a, x), th_read(a, j))),
+                         th_assign(a, v, I32(a, 0), th_read(a, j)));
+    th_stmt *els = seq2(a, th_assign(a, t, NULL, mul(a, th_read(a, j), I32(a, 2))),
+                        th_assign(a, v, I32(a, 1), th_read(a, t)));
+    kb_add(b, th_for(a, j, I32(a, 0), I32(a, 4), 1, false,
+                     th_if(a, th_cmp(a, THC_LT, tid(a), th_read(a, j)), then, els)));
+    kb_add(b, th_if(a, th_cmp(a, THC_EQ, tid(a), I32(a, 0)), th_assign(a, y, NULL, I32(a, 5)), NULL));
+    th_expr *sum = add(a, add(a, th_read(a, x), th_array_read(a, v, I32(a, 0))),
+                       add(a, th_array_read(a, v, I32(a, 1)), add(a, th_read(a, t), th_read(a, y))));
+    kb_add(b, th_store(a, th_ptr_add(a, th_param_ref(a, b->k, 0), tid(a), i32), sum, 4));
+    kb_finish(b);
+}
+
+static void test_joins(void **state) {
+    (void)state;
+    kb b;
+    build_joins(&b);
+    const char *must[] = {"st.global", NULL};
+    const char *must_not[] = {".local", NULL};
+    check_all_arches(&b, must, must_not);
+    tlc_diag d;
+    tlc_diag_init(&d, NULL);
+    tlc_codegen_options o = {.arch = TLC_SM80, .opt_level = 0};
+    char *raw = tlc_codegen_llvm_ir(&b.m, &o, &b.a, &d);
+    assert_non_null(raw);
+    assert_int_equal(d.errors, 0);
+    assert_true(has(raw, "phi i32"));
+    assert_false(has(raw, "alloca"));
+    tlc_diag_free(&d);
+    kb_free(&b);
+}
+
 /* (4) f16 / bf16 conversions and the fast approximations:
  * y16[i] = f16(ex2.approx(f32(x16[i]))), ybf[i] = bf16(rsqrt.approx(...)),
  * plus a vector of two halves built, bitcast and extracted. */
@@ -614,11 +660,14 @@ static void test_emit_llvm(void **state) {
     assert_true(has(ll, "noalias readonly align 16"));
     assert_true(has(ll, "; tlc-kernel copy_f16"));
     assert_true(has(ll, "load <4 x i32>"));
-    /* O0 keeps the slots as allocas: --emit=llvm at -O0 shows the raw translation */
+    /* --emit=llvm at -O0 shows the raw translation: scalars are SSA values
+     * from the start (the tail loop's counter a phi in its header), no
+     * alloca */
     o.opt_level = 0;
     char *raw = tlc_codegen_llvm_ir(&b.m, &o, &b.a, &d);
     assert_non_null(raw);
-    assert_true(has(raw, "alloca i32"));
+    assert_true(has(raw, "phi i32"));
+    assert_false(has(raw, "alloca"));
     assert_true(has(raw, "define ptx_kernel void @copy_f16("));
     assert_int_equal(d.errors, 0);
     tlc_diag_free(&d);
@@ -630,6 +679,7 @@ static void test_emit_llvm(void **state) {
     raw = tlc_codegen_llvm_ir(&r.m, &o, &r.a, &d);
     assert_non_null(raw);
     assert_true(has(raw, "llvm.loop.unroll.full"));
+    /* indexed by the loop counter: an array in memory until unrolling */
     assert_true(has(raw, "alloca [8 x float]"));
     tlc_diag_free(&d);
     kb_free(&r);
@@ -757,6 +807,7 @@ int main(void) {
         cmocka_unit_test(test_copy_kernel),
         cmocka_unit_test(test_reduce_kernel),
         cmocka_unit_test(test_register_array_no_local_memory),
+        cmocka_unit_test(test_joins),
         cmocka_unit_test(test_conversions_and_approx),
         cmocka_unit_test(test_every_node_kind),
         cmocka_unit_test(test_type_matrix),
