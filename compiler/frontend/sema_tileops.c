@@ -582,8 +582,9 @@ void sema_tile_op(sema *S, const builtin_spec *b, const ast_expr *call) {
     case B_ATOMIC_ADD: op_atomic_add(S, &a, call->loc); break;
     case B_USE_SWIZZLE: op_use_swizzle(S, &a); break;
     case B_PDL_SYNC:
-        /* waiting earlier than asked is always correct: at the start */
+        /* the kernel is launched as a dependent; the wait stands here */
         S->k->pdl_wait = true;
+        sema_emit(S, tlc_new_tile_op(S->arena, TS_GRID_DEPENDENCY_WAIT, call->loc));
         break;
     case B_PDL_TRIGGER: sema_emit(S, tlc_new_tile_op(S->arena, TS_LAUNCH_DEPENDENTS, call->loc)); break;
     case B_ANNOTATE_LAYOUT: op_annotate_layout(S, &a); break;

@@ -233,6 +233,7 @@ typedef enum {
     TS_REDUCE,     /* tile op */
     TS_ATOMIC_ADD, /* tile op */
     TS_LAUNCH_DEPENDENTS, /* pdl_trigger(): the next kernel in the stream may be scheduled */
+    TS_GRID_DEPENDENCY_WAIT, /* pdl_sync(): wait for the previous kernel in the stream */
 } tir_stmt_kind;
 
 typedef enum { TIR_FOR_SERIAL, TIR_FOR_PARALLEL, TIR_FOR_PIPELINED, TIR_FOR_UNROLLED } tir_for_kind;

@@ -681,7 +681,7 @@ static void print_kernel(printer *p, const tir_kernel *k) {
         put_var(p, k->block_idx[d]);
     }
     tlc_sb_printf(sb, ")\n  threads %d\n", k->threads);
-    if (k->pdl_wait) tlc_sb_puts(sb, "  pdl_sync (waits for the previous kernel at its start)\n");
+    if (k->pdl_wait) tlc_sb_puts(sb, "  pdl_sync (launched as a dependent of the previous kernel)\n");
     if (k->use_swizzle)
         tlc_sb_printf(sb, "  swizzle panel_size=%d order=%s\n", k->swizzle_panel, k->swizzle_col ? "col" : "row");
     if (k->fast_math) tlc_sb_puts(sb, "  fast_math\n");

@@ -2,7 +2,8 @@
 #include "op_table.h"
 
 static const tlc_op_desc *const OPS[] = {&tlc_op_copy,       &tlc_op_fill,       &tlc_op_gemm,
-                                         &tlc_op_reduce,     &tlc_op_atomic_add, &tlc_op_launch_dependents};
+                                         &tlc_op_reduce,     &tlc_op_atomic_add, &tlc_op_launch_dependents,
+                                         &tlc_op_grid_dependency_wait};
 
 const tlc_op_desc *tlc_op_for_kind(tir_stmt_kind kind) {
     for (size_t i = 0; i < sizeof OPS / sizeof OPS[0]; i++)
