@@ -311,39 +311,63 @@ th_expr *tlc_global_elem_ptr(tlc_lower_ctx *lc, const tir_buffer *b, th_expr **i
     return th_ptr_add(lc->a, base, off, tlc_mem_type(b->dtype));
 }
 
+/* Byte address of element idx of a shared buffer: rows (all dims but the
+ * last, linearized) times the row's bytes, plus the byte in the row; with
+ * column panels, the panel first. A swizzle XORs byte bits 4.. with bits
+ * 7.. of the address ((a >> 7) & (chunks - 1)) << 4. When the row takes at
+ * most 128 bytes and at least the swizzle's, those bits 7.. come from the
+ * row part H alone and the XOR touches only the in-row part L, so the
+ * address is H + (L ^ mask(H)): in a fragment's copy the mask is then a
+ * per-thread value and each element costs an XOR with a constant, not the
+ * whole formula again. */
 th_expr *tlc_shared_elem_ptr(tlc_lower_ctx *lc, const tir_buffer *b, th_expr **idx) {
     const tlc_layout *l = b->layout;
     int eb = tir_dtype_bytes(b->dtype);
+    tlc_arena *a = lc->a;
     th_expr *lin = tlc_i32(lc, 0);
     for (int d = 0; d + 1 < b->rank; d++) {
-        if (d) lin = th_bin(lc->a, THB_MUL, lin, tlc_i32(lc, l ? l->shape[d] : tir_buffer_dim(b, d)));
-        lin = th_bin(lc->a, THB_ADD, lin, tlc_coerce(lc, idx[d], th_scalar(TH_I32)));
+        if (d) lin = th_bin(a, THB_MUL, lin, tlc_i32(lc, l ? l->shape[d] : tir_buffer_dim(b, d)));
+        lin = th_bin(a, THB_ADD, lin, tlc_coerce(lc, idx[d], th_scalar(TH_I32)));
     }
+    th_expr *rows_part = NULL, *in_row = tlc_i32(lc, 0); /* element offsets: H / eb and L / eb */
+    int64_t row_bytes = 0;
     if (b->rank && l && l->panel_elems > 0) {
         /* column panels (gemm_layouts.h): panel, then row, then column in panel */
         int64_t p = l->panel_elems, rows = l->bytes / l->elem_bytes / l->row_elems;
         th_expr *col = tlc_coerce(lc, idx[b->rank - 1], th_scalar(TH_I32));
-        th_expr *panel = th_bin(lc->a, THB_UDIV, col, tlc_i32(lc, p));
-        th_expr *inpanel = th_bin(lc->a, THB_UREM, col, tlc_i32(lc, p));
-        lin = th_bin(lc->a, THB_ADD, th_bin(lc->a, THB_MUL, panel, tlc_i32(lc, rows * p)),
-                     th_bin(lc->a, THB_ADD, th_bin(lc->a, THB_MUL, lin, tlc_i32(lc, p)), inpanel));
+        th_expr *panel = th_bin(a, THB_UDIV, col, tlc_i32(lc, p));
+        in_row = th_bin(a, THB_UREM, col, tlc_i32(lc, p));
+        rows_part = th_bin(a, THB_ADD, th_bin(a, THB_MUL, panel, tlc_i32(lc, rows * p)),
+                           th_bin(a, THB_MUL, lin, tlc_i32(lc, p)));
+        row_bytes = p * eb;
     } else if (b->rank) {
         int64_t row = l ? l->row_elems : tir_buffer_dim(b, b->rank - 1);
-        if (b->rank > 1) lin = th_bin(lc->a, THB_MUL, lin, tlc_i32(lc, row));
-        lin = th_bin(lc->a, THB_ADD, lin, tlc_coerce(lc, idx[b->rank - 1], th_scalar(TH_I32)));
+        rows_part = b->rank > 1 ? th_bin(a, THB_MUL, lin, tlc_i32(lc, row)) : tlc_i32(lc, 0);
+        in_row = tlc_coerce(lc, idx[b->rank - 1], th_scalar(TH_I32));
+        row_bytes = row * eb;
+    } else {
+        rows_part = lin;
     }
-    th_expr *byte = th_bin(lc->a, THB_MUL, lin, tlc_i32(lc, eb));
+    th_expr *hi = th_bin(a, THB_MUL, rows_part, tlc_i32(lc, eb));
+    th_expr *lo = th_bin(a, THB_MUL, in_row, tlc_i32(lc, eb));
+    th_expr *byte;
     if (l && l->swizzle != TLC_SWIZZLE_NONE) {
         int64_t chunks = (int64_t)l->swizzle / 16;
-        th_expr *rowbits = th_bin(lc->a, THB_AND, th_bin(lc->a, THB_LSHR, byte, tlc_i32(lc, 7)), tlc_i32(lc, chunks - 1));
-        byte = th_bin(lc->a, THB_XOR, byte, th_bin(lc->a, THB_SHL, rowbits, tlc_i32(lc, 4)));
+        bool split = row_bytes >= (int64_t)l->swizzle && row_bytes <= 128 && tlc_is_pow2(row_bytes);
+        th_expr *from = split ? hi : th_bin(a, THB_ADD, hi, lo);
+        th_expr *mask = th_bin(a, THB_SHL, th_bin(a, THB_AND, th_bin(a, THB_LSHR, from, tlc_i32(lc, 7)),
+                                                  tlc_i32(lc, chunks - 1)),
+                               tlc_i32(lc, 4));
+        byte = split ? th_bin(a, THB_ADD, hi, th_bin(a, THB_XOR, lo, mask)) : th_bin(a, THB_XOR, from, mask);
+    } else {
+        byte = th_bin(a, THB_ADD, hi, lo);
     }
     int64_t base = l ? l->offset : 0;
-    th_expr *off = th_bin(lc->a, THB_ADD, byte, tlc_i32(lc, base));
+    th_expr *off = th_bin(a, THB_ADD, byte, tlc_i32(lc, base));
     /* multi-buffered by a Pipelined loop: the current stage's copy */
     if (lc->stage_off && b->id >= 0 && b->id < lc->k->nbuffers && lc->stage_off[b->id])
-        off = th_bin(lc->a, THB_ADD, off, lc->stage_off[b->id]);
-    return th_shared_ptr(lc->a, off);
+        off = th_bin(a, THB_ADD, off, lc->stage_off[b->id]);
+    return th_shared_ptr(a, off);
 }
 
 th_expr *tlc_global_in_bounds(tlc_lower_ctx *lc, const tir_buffer *b, th_expr **idx, const int64_t *max_idx) {
