@@ -8,6 +8,7 @@
 #include "codegen_internal.h"
 #include <llvm-c/Analysis.h>
 #include <llvm-c/Error.h>
+#include <llvm-c/Support.h>
 #include <llvm-c/Target.h>
 #include <llvm-c/Transforms/PassBuilder.h>
 #include <pthread.h>
@@ -22,6 +23,13 @@ static void init_targets_once(void) {
     LLVMInitializeNVPTXTarget();
     LLVMInitializeNVPTXTargetMC();
     LLVMInitializeNVPTXAsmPrinter();
+    /* 32-bit shared-memory pointers, as nvcc uses: an address is one
+     * register and `st.shared [%r]`, not a 64-bit add per access. LLVM
+     * reads it when a target machine is made (its data layout then says
+     * p3:32); set once, before any, for every compilation of the process
+     * (libtlc.so links its own LLVM). */
+    const char *argv[] = {"tlc", "-nvptx-short-ptr"};
+    LLVMParseCommandLineOptions(2, argv, NULL);
 }
 
 bool cg_init_targets(tlc_diag *diag) {
