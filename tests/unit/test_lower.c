@@ -99,6 +99,50 @@ static void test_rmsnorm_odd_warps(void **state) {
     free(src);
 }
 
+/* pdl_sync() waits where it is written, except in a warp-specialized
+ * kernel, which waits first thing in both roles: MLA's combine reads the
+ * schedule, then waits; gemm.tl with a pdl_sync() written after its main
+ * loop still waits before the producer's first TMA load. */
+static void test_pdl_sync_position(void **state) {
+    (void)state;
+    size_t len;
+    char *src = tlc_read_file(TLC_SOURCE_DIR "/dsl-examples/mla_decode.tl", &len);
+    if (!src) skip();
+    tlc_define bf[1] = {{"dtype", "bfloat16"}};
+    char *ptx = ptx_of(src, len, bf, 1, TLC_SM90A, "mla_decode_combine");
+    const char *wait = strstr(ptx, "griddepcontrol.wait"), *load = strstr(ptx, "ld.global");
+    assert_int_equal(tst_count(ptx, "griddepcontrol.wait"), 1);
+    assert_true(load && wait && load < wait);
+    free(ptx);
+    /* the split kernel lets the combine start, and waits for nothing */
+    ptx = ptx_of(src, len, bf, 1, TLC_SM90A, "mla_decode_split");
+    assert_int_equal(tst_count(ptx, "griddepcontrol.launch_dependents"), 1);
+    assert_int_equal(tst_count(ptx, "griddepcontrol.wait"), 0);
+    free(ptx);
+    free(src);
+
+    src = tlc_read_file(TLC_SOURCE_DIR "/dsl-examples/gemm.tl", &len);
+    if (!src) skip();
+    const char *at = "        # Fused epilogue;";
+    char *pos = strstr(src, at);
+    assert_non_null(pos);
+    const char *stmt = "        pdl_sync()\n";
+    size_t pre = (size_t)(pos - src), add = strlen(stmt);
+    char *edited = malloc(len + add + 1);
+    assert_non_null(edited);
+    memcpy(edited, src, pre);
+    memcpy(edited + pre, stmt, add);
+    memcpy(edited + pre + add, pos, len - pre + 1);
+    ptx = ptx_of(edited, len + add, NULL, 0, TLC_SM90A, "matmul");
+    wait = strstr(ptx, "griddepcontrol.wait");
+    const char *tma = strstr(ptx, "cp.async.bulk.tensor");
+    assert_int_equal(tst_count(ptx, "griddepcontrol.wait"), 1);
+    assert_true(wait && tma && wait < tma);
+    free(ptx);
+    free(edited);
+    free(src);
+}
+
 /* Float division: by a constant it is a multiply by the reciprocal; else div.full.f32. */
 static void test_division(void **state) {
     (void)state;
@@ -252,6 +296,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rmsnorm),
         cmocka_unit_test(test_rmsnorm_odd_warps),
+        cmocka_unit_test(test_pdl_sync_position),
         cmocka_unit_test(test_division),
         cmocka_unit_test(test_small_kernels),
         cmocka_unit_test(test_thread_dump_and_errors),
