@@ -13,6 +13,12 @@
 #ifndef TLC_VERSION
 #define TLC_VERSION "unknown"
 #endif
+#include "tlc_build_id.h" /* TLC_BUILD_ID, generated (cmake/build_id.cmake) */
+
+/* What compiled code in the cache must come from: this version and this
+ * build (its commit and uncommitted changes), so that a cache filled by
+ * another build of tlc, whose code generation may differ, misses. */
+static const char COMPILER_ID[] = TLC_VERSION "+" TLC_BUILD_ID;
 
 enum { CACHE_DIR_MAX = 4096, ERR_MAX = 512 };
 
@@ -183,7 +189,7 @@ tlc_status tlc_jit_compile(tlc_jit *jit, const char *source, size_t len, const c
     tlc_jit_key key;
     if (jit->use_cache) {
         tlc_jit_key_input in = {.source = source, .source_len = len, .defines = defs, .ndefines = ndefines,
-                                .kernel = kernel, .arch = jit->arch_name, .compiler_version = TLC_VERSION,
+                                .kernel = kernel, .arch = jit->arch_name, .compiler_version = COMPILER_ID,
                                 .options = jit->opt_key};
         tlc_jit_key_compute(&in, &key);
         char e[ERR_MAX];
@@ -346,7 +352,7 @@ static tlrt_module *load_machine_code(tlc_jit *jit, tlrt_context *ctx, const cha
     char device[400], arch[16];
     snprintf(arch, sizeof arch, "sm_%d", pr.sm);
     snprintf(device, sizeof device, "machine code; driver %d; %s", pr.driver_version, pr.name);
-    tlc_jit_key_input in = {.source = ptx, .source_len = ptx_len, .arch = arch, .compiler_version = TLC_VERSION,
+    tlc_jit_key_input in = {.source = ptx, .source_len = ptx_len, .arch = arch, .compiler_version = COMPILER_ID,
                             .options = device};
     tlc_jit_key key;
     tlc_jit_key_compute(&in, &key);
