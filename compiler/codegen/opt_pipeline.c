@@ -5,13 +5,14 @@
  * (fragment slots) or kept (pipelined main loops); the inliner, the
  * coroutine, OpenMP and global passes, jump threading, loop unswitching,
  * the loop vectorizer and three of the eight InstCombine runs do nothing to
- * it, and they took about a third of the pipeline's time. The passes left
- * out were found by taking default<O3>'s out one at a time and keeping out
- * those without which the PTX of every shipped kernel, port and golden test
- * stayed byte for byte the same (docs/benchmarks.md, compile time). SROA
- * and the full unroll stay although those kernels do without them: a
- * register array indexed by a loop counter needs both, and they cost
- * nothing where there is no such array.
+ * it, and they took a sixth of the pipeline's time. The passes left out
+ * were found by taking default<O3>'s out one at a time and keeping out
+ * those without which the PTX of the shipped kernels, ports and golden
+ * tests stayed byte for byte the same (docs/benchmarks.md, compile time;
+ * one golden's induction registers come out numbered in another order).
+ * SROA stays although those kernels do without it: a register array
+ * indexed by a loop counter needs it after unrolling, and it costs nothing
+ * where there is no such array.
  * -O0 .. -O2 keep LLVM's default pipelines. */
 #include "codegen_internal.h"
 
