@@ -15,11 +15,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void *xrealloc(void *p, size_t n) {
-    void *q = realloc(p, n ? n : 1);
-    if (!q) { fputs("tlc: fatal: out of memory\n", stderr); abort(); }
-    return q;
+static void *checked(void *p) {
+    if (!p) { fputs("tlc: fatal: out of memory\n", stderr); abort(); }
+    return p;
 }
+
+static void *xrealloc(void *p, size_t n) { return checked(realloc(p, n ? n : 1)); }
+static void *xcalloc(size_t n) { return checked(calloc(n ? n : 1, 1)); }
 
 /* ---------------- the slot table (open addressing on the var's address) ---------------- */
 static size_t slot_hash(const th_var *v, int cap) {
@@ -31,8 +33,7 @@ static size_t slot_hash(const th_var *v, int cap) {
 
 static void slots_grow(cg_ctx *cg) {
     int cap = cg->cap_slots ? cg->cap_slots * 2 : 64;
-    cg_slot *ns = calloc((size_t)cap, sizeof *ns);
-    if (!ns) { fputs("tlc: fatal: out of memory\n", stderr); abort(); }
+    cg_slot *ns = xcalloc(sizeof *ns * (size_t)cap);
     for (int i = 0; i < cg->cap_slots; i++) {
         if (!cg->slots[i].var) continue;
         size_t h = slot_hash(cg->slots[i].var, cap);
@@ -246,8 +247,7 @@ void cg_loop_phis_open(cg_ctx *cg, cg_loop_phis *lp, const th_stmt *loop, LLVMBa
     collect_assigned(cg, lp, loop);
     if (lp->n == 0) return;
     /* one phi per entry, whatever the number of assignments */
-    char *seen = calloc((size_t)cg->nvalues, 1);
-    if (!seen) { fputs("tlc: fatal: out of memory\n", stderr); abort(); }
+    char *seen = xcalloc((size_t)cg->nvalues);
     int n = 0;
     for (int i = 0; i < lp->n; i++)
         if (!seen[lp->entries[i]]) {

@@ -57,10 +57,6 @@ typedef struct tlc_lower_ctx {
      * runs them, so a fragment's copy held by each warpgroup (replication
      * over 128-thread strides) counts as its own replica 0. */
     bool in_turn;
-    /* pdl_sync()'s wait went out at the kernel's start (a warp-specialized
-     * kernel: the producer's loads wait too), so the statement lowers to
-     * nothing */
-    bool grid_wait_at_start;
     /* Per sym index, a power of two the
      * sym's value is known to be a multiple of (1: nothing known). Facts
      * come from TMA maps (16-byte row strides), are written to the metadata

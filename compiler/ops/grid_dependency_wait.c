@@ -30,7 +30,8 @@ static void grid_dependency_wait_interp(tlc_interp *it, const tir_stmt *s) {
 
 static void grid_dependency_wait_lower(tlc_lower_ctx *lc, const tir_stmt *s) {
     (void)s;
-    if (tlc_target_of(lc->arch)->griddepcontrol && !lc->grid_wait_at_start)
+    /* a warp-specialized kernel waited at its start (lower.c) */
+    if (tlc_target_of(lc->arch)->griddepcontrol && !lc->plan->ws.loop)
         tlc_emit_ptx(lc, tlc_ptx_griddepcontrol_wait(), NULL, 0, NULL, 0);
 }
 

@@ -697,10 +697,7 @@ static th_kernel *lower_kernel(const tir_module *m, int index, tlrt_kernel_meta 
         /* pdl_sync() waits where it is written, except in a warp-
          * specialized kernel, where both roles load: there before anything,
          * in every thread (waiting earlier is always correct) */
-        if (lc->plan->ws.loop) {
-            tlc_emit_ptx(lc, tlc_ptx_griddepcontrol_wait(), NULL, 0, NULL, 0);
-            lc->grid_wait_at_start = true;
-        }
+        if (lc->plan->ws.loop) tlc_emit_ptx(lc, tlc_ptx_griddepcontrol_wait(), NULL, 0, NULL, 0);
     }
     lc->tid = th_new_var(a, tk, "tid", th_scalar(TH_I32), 0);
     tlc_emit(lc, th_assign(a, lc->tid, NULL, th_special_reg(a, THS_TID_X)));
