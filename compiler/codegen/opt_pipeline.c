@@ -10,11 +10,12 @@
  * those without which the PTX of the shipped kernels, ports and golden
  * tests stayed byte for byte the same (docs/benchmarks.md, compile time;
  * one golden's induction registers come out numbered in another order).
- * Two more are out because ptxas makes the same machine code without
+ * Three more are out because ptxas makes the same machine code without
  * them: DSE (its walks past the wgmma asm statements took mla_decode_split
- * 14 ms) and the InstCombine after SCCP; over the shipped kernels and
- * ports on sm_90a and sm_80, every kernel's SASS stays instruction for
- * instruction the same.
+ * 14 ms), the SLP vectorizer (the NVPTX backend's load/store vectorizer
+ * forms the same vector accesses) and the InstCombine after SCCP; over the
+ * shipped kernels and ports on sm_90a and sm_80, every kernel's SASS stays
+ * instruction for instruction the same.
  * SROA stays although those kernels do without it: a register array
  * indexed by a loop counter needs it after unrolling, and it costs nothing
  * where there is no such array.
@@ -45,7 +46,7 @@ static const char TLC_O3_PIPELINE[] =
     CFG_MID "," IC ",loop(indvars,loop-unroll-full),sroa<modify-cfg>,vector-combine,mldst-motion<no-split-footer-bb>,"
     "gvn<>,sccp,correlated-propagation," LICM "),function-attrs),"
     /* the late function passes */
-    "function(loop(loop-deletion),infer-alignment," CFG_LATE ",slp-vectorizer," IC ",loop-unroll<O3>,"
+    "function(loop(loop-deletion),infer-alignment," CFG_LATE "," IC ",loop-unroll<O3>,"
     "sroa<preserve-cfg>,infer-alignment," IC "," LICM ",div-rem-pairs," CFG_LAST "),"
     "globaldce";
 

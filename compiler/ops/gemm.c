@@ -424,17 +424,12 @@ static void lower_wgmma(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_gemm_pla
     }
     if (p->units_n > 1) db = tlc_let(lc, "descb", th_bin(a, THB_ADD, db, th_bin(a, THB_MUL, un, tlc_i32(lc, b_unit >> 4))));
     int per = acc_per_reg(C), nregs = p->inst_n / 2 / per, nin = a_regs ? 5 : 2; /* A's registers or descriptor, B's descriptor */
-    const char *acc_ty = f16_acc(C) ? "f16" : "f32";
-    /* transpose bits: A MN-major when transposed, B K-major unless transposed */
-    tlc_ptx inst = a_regs ? tlc_ptx_wgmma_rs(a, p->inst_n, acc_ty, ty, !tb) : tlc_ptx_wgmma(a, p->inst_n, acc_ty, ty, ta, !tb);
-    th_var **d = TLC_NEW_ARRAY(a, th_var *, (size_t)nregs);
-    for (int i = 0; i < nregs; i++) d[i] = scalar_tmp(lc, "d", acc_reg_base(C));
-    th_expr **args = TLC_NEW_ARRAY(a, th_expr *, (size_t)nregs + nin);
     th_type h2 = th_vec(A->dtype == TIR_BF16 ? TH_BF16 : TH_F16, 2);
 
     /* a chained gemm's accumulators are still the previous gemm's wgmma
      * outputs in flight: nothing may touch them */
     int mreps = p->tile_m / 64, chunks = p->tile_n / p->inst_n, ksteps = p->k / 16;
+    int ngroups = mreps * chunks, ninst = ksteps * ngroups;
     /* A in registers: every k step's b32 pairs packed before wgmma.fence
      * (a register defined after it and read by a wgmma makes ptxas fence
      * again, C7519); slots 8 * (ks + ksteps * mi) + r (tlc_gemm_a_fragment) */
@@ -455,26 +450,50 @@ static void lower_wgmma(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_gemm_pla
         acc_pack(lc, C);
         fence_acc(lc, C);
     }
-    tlc_emit_ptx(lc, tlc_ptx_wgmma_fence(), NULL, 0, NULL, 0);
+    /* Every k step of every accumulator group in one asm statement, in the
+     * order the hardware runs them (k steps outermost); operands as
+     * tlc_ptx_wgmma_chain lays them out. */
+    int *group = TLC_NEW_ARRAY(a, int, (size_t)ninst);
+    th_expr **args = TLC_NEW_ARRAY(a, th_expr *, (size_t)(ninst * nin + ngroups * nregs));
+    th_var **d = TLC_NEW_ARRAY(a, th_var *, (size_t)(ngroups * nregs));
+    th_var *regs = acc_regs(lc, C);
+    int q = 0;
     for (int ks = 0; ks < ksteps; ks++)
         for (int mi = 0; mi < mreps; mi++)
-            for (int c = 0; c < chunks; c++) {
+            for (int c = 0; c < chunks; c++, q++) {
+                th_expr **in = args + q * nin;
                 int64_t bo = b_kmajor ? linear_byte(lb, (int64_t)c * p->inst_n, (int64_t)ks * 16)
                                       : linear_byte(lb, (int64_t)ks * 16, (int64_t)c * p->inst_n);
                 if (a_regs) {
-                    for (int q = 0; q < 4; q++) args[q] = th_read(a, apack[4 * (ks + ksteps * mi) + q]);
+                    for (int r = 0; r < 4; r++) in[r] = th_read(a, apack[4 * (ks + ksteps * mi) + r]);
                 } else {
                     int64_t ao = a_kmajor ? linear_byte(la, (int64_t)mi * 64, (int64_t)ks * 16)
                                           : linear_byte(la, (int64_t)ks * 16, (int64_t)mi * 64);
-                    args[0] = desc_at(lc, da, ao >> 4, a_bits);
+                    in[0] = desc_at(lc, da, ao >> 4, a_bits);
                 }
-                args[nin - 1] = desc_at(lc, db, bo >> 4, b_bits);
-                int64_t base = tlc_gemm_acc_slot(p, mi, c, 0);
-                th_var *regs = acc_regs(lc, C);
-                for (int i = 0; i < nregs; i++) args[nin + i] = th_array_read(a, regs, tlc_i32(lc, base / per + i));
-                tlc_emit_ptx(lc, inst, args, nregs + nin, d, nregs);
-                for (int i = 0; i < nregs; i++) tlc_emit(lc, th_assign(a, regs, tlc_i32(lc, base / per + i), th_read(a, d[i])));
+                in[nin - 1] = desc_at(lc, db, bo >> 4, b_bits);
+                group[q] = mi * chunks + c;
             }
+    for (int mi = 0; mi < mreps; mi++)
+        for (int c = 0; c < chunks; c++) {
+            int g = mi * chunks + c;
+            int64_t base = tlc_gemm_acc_slot(p, mi, c, 0) / per;
+            for (int i = 0; i < nregs; i++) {
+                d[g * nregs + i] = scalar_tmp(lc, "d", acc_reg_base(C));
+                args[ninst * nin + g * nregs + i] = th_array_read(a, regs, tlc_i32(lc, base + i));
+            }
+        }
+    tlc_wgmma_shape shape = {p->inst_n, f16_acc(C) ? "f16" : "f32", ty, a_regs, a_regs ? false : ta, !tb};
+    tlc_emit_ptx(lc, tlc_ptx_wgmma_fence(), NULL, 0, NULL, 0);
+    tlc_emit_ptx(lc, tlc_ptx_wgmma_chain(a, &shape, ninst, group), args, ninst * nin + ngroups * nregs, d,
+                 ngroups * nregs);
+    for (int mi = 0; mi < mreps; mi++)
+        for (int c = 0; c < chunks; c++) {
+            int g = mi * chunks + c;
+            int64_t base = tlc_gemm_acc_slot(p, mi, c, 0) / per;
+            for (int i = 0; i < nregs; i++)
+                tlc_emit(lc, th_assign(a, regs, tlc_i32(lc, base + i), th_read(a, d[g * nregs + i])));
+        }
     tlc_emit_ptx(lc, tlc_ptx_wgmma_commit(), NULL, 0, NULL, 0);
     if (chain->chain_next || lc->wgmma_async) return; /* the next gemm, or the caller, waits */
     /* a warp-specialized consumer keeps the last group in flight while it

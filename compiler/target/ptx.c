@@ -91,38 +91,38 @@ tlc_ptx tlc_ptx_mma_m16n8k16(bool bf16, bool f16_acc) {
                       cons);
 }
 
-/* wgmma m64nNk16: the accumulator outputs (n/2 f32, or n/4 b32 of two
- * halves), then A (a shared-memory descriptor, or four b32 registers), B's
- * descriptor and the flags, then the accumulator inputs tied to the
- * outputs. */
-static tlc_ptx wgmma(tlc_arena *a, int n, const char *acc, const char *ty, bool a_regs, bool trans_a, bool trans_b) {
-    bool f16_acc = strcmp(acc, "f16") == 0;
-    int nregs = f16_acc ? n / 4 : n / 2;
+/* A chain of wgmma m64nNk16 instructions in one asm statement. Operands:
+ * every group's accumulator outputs (n/2 f32, or n/4 b32 of two halves,
+ * per group), then each instruction's A (a shared-memory descriptor, or
+ * four b32 registers) and B descriptor, then the accumulator inputs tied to
+ * the outputs. */
+tlc_ptx tlc_ptx_wgmma_chain(tlc_arena *a, const tlc_wgmma_shape *w, int ninst, const int *group) {
+    bool f16_acc = strcmp(w->acc, "f16") == 0;
+    int nregs = f16_acc ? w->n / 4 : w->n / 2, nin = w->a_regs ? 5 : 2, ngroups = 0;
+    for (int q = 0; q < ninst; q++)
+        if (group[q] + 1 > ngroups) ngroups = group[q] + 1;
+    int nouts = ngroups * nregs;
     tlc_strbuf text, cons;
     tlc_sb_init(&text);
     tlc_sb_init(&cons);
-    tlc_sb_printf(&text, "wgmma.mma_async.sync.aligned.m64n%dk16.%s.%s.%s {", n, acc, ty, ty);
-    for (int i = 0; i < nregs; i++) tlc_sb_printf(&text, "%s$%d", i ? ", " : "", i);
-    if (a_regs)
-        tlc_sb_printf(&text, "}, {$%d, $%d, $%d, $%d}, $%d, 1, 1, 1, %d;", nregs, nregs + 1, nregs + 2, nregs + 3,
-                      nregs + 4, trans_b ? 1 : 0);
-    else
-        tlc_sb_printf(&text, "}, $%d, $%d, 1, 1, 1, %d, %d;", nregs, nregs + 1, trans_a ? 1 : 0, trans_b ? 1 : 0);
-    for (int i = 0; i < nregs; i++) tlc_sb_puts(&cons, f16_acc ? "=r," : "=f,");
-    tlc_sb_puts(&cons, a_regs ? "r,r,r,r,l" : "l,l");
-    for (int i = 0; i < nregs; i++) tlc_sb_printf(&cons, ",%d", i);
+    for (int q = 0; q < ninst; q++) {
+        int o = group[q] * nregs, in = nouts + q * nin;
+        tlc_sb_printf(&text, "%swgmma.mma_async.sync.aligned.m64n%dk16.%s.%s.%s {", q ? "\n\t" : "", w->n, w->acc,
+                      w->ty, w->ty);
+        for (int i = 0; i < nregs; i++) tlc_sb_printf(&text, "%s$%d", i ? ", " : "", o + i);
+        if (w->a_regs)
+            tlc_sb_printf(&text, "}, {$%d, $%d, $%d, $%d}, $%d, 1, 1, 1, %d;", in, in + 1, in + 2, in + 3, in + 4,
+                          w->trans_b ? 1 : 0);
+        else
+            tlc_sb_printf(&text, "}, $%d, $%d, 1, 1, 1, %d, %d;", in, in + 1, w->trans_a ? 1 : 0, w->trans_b ? 1 : 0);
+    }
+    for (int i = 0; i < nouts; i++) tlc_sb_puts(&cons, f16_acc ? "=r," : "=f,");
+    for (int q = 0; q < ninst; q++) tlc_sb_printf(&cons, "%s%s", q ? "," : "", w->a_regs ? "r,r,r,r,l" : "l,l");
+    for (int i = 0; i < nouts; i++) tlc_sb_printf(&cons, ",%d", i);
     tlc_ptx r = ptx(tlc_arena_strdup(a, tlc_sb_cstr(&text)), tlc_arena_strdup(a, tlc_sb_cstr(&cons)));
     tlc_sb_free(&text);
     tlc_sb_free(&cons);
     return r;
-}
-
-tlc_ptx tlc_ptx_wgmma(tlc_arena *a, int n, const char *acc, const char *ty, bool trans_a, bool trans_b) {
-    return wgmma(a, n, acc, ty, false, trans_a, trans_b);
-}
-
-tlc_ptx tlc_ptx_wgmma_rs(tlc_arena *a, int n, const char *acc, const char *ty, bool trans_b) {
-    return wgmma(a, n, acc, ty, true, false, trans_b);
 }
 
 tlc_ptx tlc_ptx_wgmma_fence(void) { return ptx("wgmma.fence.sync.aligned;", ""); }

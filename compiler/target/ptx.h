@@ -59,15 +59,24 @@ tlc_ptx tlc_ptx_ldmatrix(int num, bool trans);
  * $2..$5, B $6, $7, C tied. */
 tlc_ptx tlc_ptx_mma_m16n8k16(bool bf16, bool f16_acc);
 /* wgmma.mma_async m64n`n`k16 `acc` += `ty` x `ty` (acc "f32", or "f16"
- * with ty "f16"; ty "f16" / "bf16") from two shared-memory descriptors:
- * the accumulator outputs ($0..$n/2-1 f32, or $0..$n/4-1 b32 holding two
- * halves each, in the f32 accumulator's element order), the descriptors
- * (u64), then the accumulator inputs tied to the outputs; trans_a /
- * trans_b: MN-major A / K-major B (the instruction's transpose bits). */
-tlc_ptx tlc_ptx_wgmma(tlc_arena *a, int n, const char *acc, const char *ty, bool trans_a, bool trans_b);
-/* The same with A from registers: the outputs, A's four b32 registers
- * (pairs of halves), B's descriptor, the tied accumulators. */
-tlc_ptx tlc_ptx_wgmma_rs(tlc_arena *a, int n, const char *acc, const char *ty, bool trans_b);
+ * with ty "f16"; ty "f16" / "bf16"), A from a shared-memory descriptor or
+ * (a_regs) from four b32 registers (pairs of halves), B from a descriptor;
+ * trans_a / trans_b: MN-major A / K-major B (the instruction's transpose
+ * bits). */
+typedef struct tlc_wgmma_shape {
+    int n;
+    const char *acc, *ty;
+    bool a_regs, trans_a, trans_b;
+} tlc_wgmma_shape;
+/* `ninst` such instructions in one asm statement, instruction q adding into
+ * accumulator group group[q] (groups numbered from 0). Operands: each
+ * group's accumulator outputs in turn (n/2 f32, or n/4 b32 holding two
+ * halves each in the f32 accumulator's element order), then each
+ * instruction's A operand(s) and B descriptor (u64), then the accumulator
+ * inputs tied to the outputs. One statement instead of one per instruction
+ * leaves LLVM one call and no per-instruction copies of the accumulators
+ * (mla_decode_split's 40 wgmmas were 1,664 extracted values). */
+tlc_ptx tlc_ptx_wgmma_chain(tlc_arena *a, const tlc_wgmma_shape *w, int ninst, const int *group);
 tlc_ptx tlc_ptx_wgmma_fence(void);
 /* Programmatic dependent launch (sm_90): wait for the stream's previous
  * grid, or let the next one be scheduled. */

@@ -94,17 +94,39 @@ static void test_ptx_builders(void **state) {
     assert_string_equal(tlc_ptx_setmaxnreg(&a, true, 232).text, "setmaxnreg.inc.sync.aligned.u32 232;");
     assert_string_equal(tlc_ptx_setmaxnreg(&a, false, 40).text, "setmaxnreg.dec.sync.aligned.u32 40;");
     assert_string_equal(tlc_ptx_cp_async_wait(&a, 1).text, "cp.async.wait_group 1;");
-    tlc_ptx w = tlc_ptx_wgmma(&a, 64, "f32", "bf16", false, true);
+    int one[1] = {0};
+    tlc_wgmma_shape sb = {64, "f32", "bf16", false, false, true};
+    tlc_ptx w = tlc_ptx_wgmma_chain(&a, &sb, 1, one);
     assert_non_null(strstr(w.text, "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {$0, "));
     assert_non_null(strstr(w.text, "}, $32, $33, 1, 1, 1, 0, 1;"));
     /* 32 outputs, 2 descriptors, 32 tied inputs */
     assert_int_equal(constraint_count(w.constraints), 66);
     /* f16 accumulator: 16 b32 outputs of two halves, 2 descriptors, 16 tied inputs */
-    tlc_ptx wh = tlc_ptx_wgmma(&a, 64, "f16", "f16", false, true);
+    tlc_wgmma_shape sh = {64, "f16", "f16", false, false, true};
+    tlc_ptx wh = tlc_ptx_wgmma_chain(&a, &sh, 1, one);
     assert_non_null(strstr(wh.text, "wgmma.mma_async.sync.aligned.m64n64k16.f16.f16.f16 {$0, "));
     assert_non_null(strstr(wh.text, "}, $16, $17, 1, 1, 1, 0, 1;"));
     assert_int_equal(constraint_count(wh.constraints), 34);
     assert_non_null(strstr(wh.constraints, "=r,"));
+    /* a chain: k steps 0, 1 of groups 0 and 1 (A from registers); each
+     * instruction names its group's outputs and its own inputs, and the
+     * tied inputs follow every instruction's operands */
+    int groups[4] = {0, 1, 0, 1};
+    tlc_wgmma_shape sr = {16, "f32", "f16", true, false, true};
+    tlc_ptx wc = tlc_ptx_wgmma_chain(&a, &sr, 4, groups);
+    assert_string_equal(wc.text, "wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 {$0, $1, $2, $3, $4, $5, $6, $7}, "
+                                 "{$16, $17, $18, $19}, $20, 1, 1, 1, 1;\n\t"
+                                 "wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 {$8, $9, $10, $11, $12, $13, $14, "
+                                 "$15}, {$21, $22, $23, $24}, $25, 1, 1, 1, 1;\n\t"
+                                 "wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 {$0, $1, $2, $3, $4, $5, $6, $7}, "
+                                 "{$26, $27, $28, $29}, $30, 1, 1, 1, 1;\n\t"
+                                 "wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 {$8, $9, $10, $11, $12, $13, $14, "
+                                 "$15}, {$31, $32, $33, $34}, $35, 1, 1, 1, 1;");
+    /* 16 outputs, 4 x 5 inputs, 16 tied (to 0..15) */
+    assert_int_equal(constraint_count(wc.constraints), 52);
+    assert_non_null(strstr(wc.constraints, "=f,r,r,r,r,l,r,"));
+    assert_non_null(strstr(wc.constraints, ",l,0,1,2,"));
+    assert_non_null(strstr(wc.constraints, ",14,15"));
     tlc_ptx all[] = {tlc_ptx_mbarrier_init(&a, 1), tlc_ptx_mbarrier_init_fence(), tlc_ptx_mbarrier_arrive(),
                      tlc_ptx_mbarrier_arrive_expect_tx(), tlc_ptx_mbarrier_wait_parity(), tlc_ptx_cp_async_16(true),
                      tlc_ptx_cp_async_16(false), tlc_ptx_cp_async_commit(), t, tlc_ptx_ldmatrix(4, true),
