@@ -418,6 +418,7 @@ def main():
                     help="override few-rows configs (default $TLC_RMSNORM_SMALL_CONFIGS)")
     ap.add_argument("--out", default=os.environ.get("OUT"))
     ap.add_argument("--max-jobs", type=int, default=0, help="measure only the first N shapes (a smoke test)")
+    ap.add_argument("--shapes", default="", help="measure only these shapes: ROWSxC,... (e.g. 4096x4096)")
     a = ap.parse_args()
 
     tlc.load_library(a.lib)
@@ -450,6 +451,9 @@ def main():
     jobs += [(r, C, torch.float16, s) for (r, C) in item6 if (r, C) not in headline for s in (False, True)]
     if not a.quick:
         jobs += [(r, C, torch.bfloat16, s) for (r, C) in item6 if (r, C) not in headline for s in (False, True)]
+    if a.shapes:
+        only = {tuple(int(v) for v in sh.split("x")) for sh in a.shapes.split(",")}
+        jobs = [j for j in jobs if (j[0], j[1]) in only]
     if a.max_jobs > 0:  # smoke test: a few of each kind (big first, then 1 and 7 rows)
         jobs = jobs[:a.max_jobs // 2] + [j for j in jobs if j[0] < 4096][:a.max_jobs - a.max_jobs // 2]
 
