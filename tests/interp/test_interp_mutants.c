@@ -33,7 +33,7 @@ static void expect_caught(const char *what, kc_result r) {
         fail_msg("mutant '%s' was not reported as a mismatch: %s\n%s", what, kc_status_name(r.status), r.msg);
 }
 
-static const int32_t mla_seqlens[] = {200, 300}; /* 4 + 5 pages over 2 parts: the second is split */
+static const int32_t mla_seqlens[] = {130, 700}; /* 3 + 11 pages over 2 parts: the second is split, 2 + 9 */
 static const kc_mla_cfg mla_cfg = {2, 1, 16, 128, 32, 2, true, "float16", mla_seqlens, 21};
 static const int32_t mla_seqlens2[] = {150, 130};
 static const kc_mla_cfg mla_cfg_sq2 = {2, 2, 8, 64, 32, 2, true, "float16", mla_seqlens2, 22};

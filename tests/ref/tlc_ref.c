@@ -99,40 +99,57 @@ static void take_pages(int32_t *sched, int64_t num_parts, int64_t p, int64_t b, 
     r[3] = (int32_t)to;
 }
 
-void tlc_ref_mla_schedule(int64_t batch, const int32_t *cache_seqlens, int64_t page, int64_t overhead,
-                          int64_t num_parts, int32_t *sched, int32_t *seq_splits) {
-    int64_t total = 0;
-    for (int64_t b = 0; b < batch; b++) total += (cache_seqlens[b] + page - 1) / page + overhead;
-    int64_t payload = (total + num_parts - 1) / num_parts + overhead;
-    if (payload < 2 * overhead) payload = 2 * overhead;
+/* The walk with `payload`: fills sched and seq_splits when they are given;
+ * returns the number of parts it uses. */
+static int64_t mla_walk(int64_t batch, const int32_t *cache_seqlens, int64_t page, int64_t overhead,
+                        int64_t num_parts, int64_t payload, int32_t *sched, int32_t *seq_splits) {
     int64_t cap = payload - overhead > 1 ? payload - overhead : 1;
-    for (int64_t p = 0; p < num_parts; p++) {
-        int32_t *r = sched + 4 * p;
-        r[0] = 1; r[1] = 0; r[2] = 0; r[3] = 0;
-    }
     int64_t p = 0, remain = payload;
     for (int64_t b = 0; b < batch; b++) {
         int64_t n = (cache_seqlens[b] + page - 1) / page, pg = 0, first = p;
         if (n + overhead > remain) { /* not in what is left of part p */
             if (remain - overhead > 0) {
                 pg = remain - overhead;
-                take_pages(sched, num_parts, p, b, 0, pg);
+                if (sched) take_pages(sched, num_parts, p, b, 0, pg);
             } else {
                 first = p + 1;
             }
             p++;
             remain = payload;
             while (n - pg > cap) { /* whole parts */
-                take_pages(sched, num_parts, p, b, pg, pg + cap);
+                if (sched) take_pages(sched, num_parts, p, b, pg, pg + cap);
                 pg += cap;
                 p++;
             }
         }
-        take_pages(sched, num_parts, p, b, pg, n);
+        if (sched) take_pages(sched, num_parts, p, b, pg, n);
         remain -= n - pg + overhead;
-        seq_splits[2 * b] = (int32_t)(b + first);
-        seq_splits[2 * b + 1] = (int32_t)(p - first + 1);
+        if (seq_splits) {
+            seq_splits[2 * b] = (int32_t)(b + first);
+            seq_splits[2 * b + 1] = (int32_t)(p - first + 1);
+        }
     }
+    return p + (remain < payload ? 1 : 0);
+}
+
+void tlc_ref_mla_schedule(int64_t batch, const int32_t *cache_seqlens, int64_t page, int64_t overhead,
+                          int64_t num_parts, int32_t *sched, int32_t *seq_splits) {
+    int64_t total = 0;
+    for (int64_t b = 0; b < batch; b++) total += (cache_seqlens[b] + page - 1) / page + overhead;
+    /* the smallest payload ceildiv(total, num_parts) + s (s = 0 .. overhead,
+     * at least 2 * overhead) whose walk fits; s = overhead always does */
+    int64_t payload = 0;
+    for (int64_t s = 0; s <= overhead && !payload; s++) {
+        int64_t c = (total + num_parts - 1) / num_parts + s;
+        if (c < 2 * overhead) c = 2 * overhead;
+        if (s == overhead || mla_walk(batch, cache_seqlens, page, overhead, num_parts, c, NULL, NULL) <= num_parts)
+            payload = c;
+    }
+    for (int64_t p = 0; p < num_parts; p++) {
+        int32_t *r = sched + 4 * p;
+        r[0] = 1; r[1] = 0; r[2] = 0; r[3] = 0;
+    }
+    mla_walk(batch, cache_seqlens, page, overhead, num_parts, payload, sched, seq_splits);
 }
 
 void tlc_ref_attention(const tlc_ref_attn_shape *s, const float *Q, const float *K, const float *V, double sm_scale,

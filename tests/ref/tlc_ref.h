@@ -35,12 +35,13 @@ void tlc_ref_mla_decode(const tlc_ref_mla_shape *s, const float *Q, const float 
                         const int32_t *cache_seqlens, double sm_scale, float *Out /* [batch, s_q, h_q, dv] */);
 
 /* mla_decode_schedule's result, by a plain walk: sequence b costs
- * n_pages(b) + overhead units; each part may take payload = max(ceildiv(total,
- * num_parts) + overhead, 2 * overhead) units. A sequence that fits what is
- * left of the current part goes there whole; else the part takes its first
- * (left - overhead) pages if that is any, the following parts payload -
- * overhead pages each while more than that is left, and the next part the
- * rest.
+ * n_pages(b) + overhead units; each part may take payload units, the
+ * smallest of max(ceildiv(total, num_parts) + s, 2 * overhead), s = 0 ..
+ * overhead, whose walk fits in num_parts parts (tried in turn). A sequence
+ * that fits what is left of the current part goes there whole; else the
+ * part takes its first (left - overhead) pages if that is any, the
+ * following parts payload - overhead pages each while more than that is
+ * left, and the next part the rest.
  *   sched[p] = (first sequence, its first page, last sequence, its end page),
  *              or (1, 0, 0, 0) for a part with nothing;
  *   seq_splits[b] = (b + the part of its first piece, number of pieces). */
