@@ -11,7 +11,8 @@
  * query token t sees keys up to seqlen - s_q + t); one non-causal case; the
  * work spread over 1 part (nothing split), a few, 66 or 132 (one block per
  * SM: many sequences split, pieces with no page), and more parts than
- * units (idle parts). Sequence lengths are random and never multiples of
+ * units (idle parts). The schedule also runs alone for batches of 1,030 to
+ * 4,096 (several chunks of lengths; run_schedule_case). Sequence lengths are random and never multiples of
  * 64 (the last page is partial), some shorter than a page, one 0 (output
  * 0), and one 1 with s_q = 2 (query token 0 sees no key: output 0). The
  * cache pages are distinct and shuffled (block_table), with a page nobody
@@ -272,6 +273,59 @@ out:
     free(bt); free(sched); free(splits); free(rsched); free(rsplits); free(sl);
 }
 
+/* The schedule alone for batches past one chunk of lengths (1024) and
+ * parts from 7 to 132: lengths drawn from 0, 1, 63, 64, 65, 1000, 4096 and
+ * 20000 tokens (many sequences split, zero-length ones), or uniform in
+ * [0, 9000); sched and seq_splits compared exactly with
+ * tlc_ref_mla_schedule. */
+static void run_schedule_case(state *s, const trio *p, int64_t B, int64_t parts, bool uniform, uint64_t seed) {
+    static const int32_t mix[] = {0, 1, 63, 64, 65, 1000, 4096, 20000};
+    s->cases++;
+    uint64_t st = seed;
+    size_t nsch = (size_t)(4 * parts), nsp = (size_t)(2 * B);
+    int32_t *sl = malloc((size_t)B * 4), *sched = malloc(nsch * 4), *splits = malloc(nsp * 4);
+    int32_t *rsched = malloc(nsch * 4), *rsplits = malloc(nsp * 4);
+    tlrt_devptr dsl = 0, dsched = 0, dsplits = 0;
+    char what[96];
+    snprintf(what, sizeof what, "schedule b=%lld parts=%lld %s lengths", (long long)B, (long long)parts,
+             uniform ? "uniform" : "mixed");
+    if (!sl || !sched || !splits || !rsched || !rsplits) {
+        printf("FAIL %s: out of host memory\n", what);
+        s->failures++;
+        goto out;
+    }
+    for (int64_t b = 0; b < B; b++)
+        sl[b] = uniform ? (int32_t)(gts_splitmix(&st) % 9000u) : mix[gts_splitmix(&st) % 8u];
+    int64_t ssl[1] = {B}, ssch[2] = {parts, 4}, ssp[2] = {B, 2};
+    if (tlrt_malloc(s->ctx, (size_t)B * 4, &dsl) || tlrt_malloc(s->ctx, nsch * 4, &dsched) ||
+        tlrt_malloc(s->ctx, nsp * 4, &dsplits) || tlrt_memcpy_htod(s->ctx, dsl, sl, (size_t)B * 4) ||
+        tlrt_memset_d8(s->ctx, dsched, 0xff, nsch * 4) || tlrt_memset_d8(s->ctx, dsplits, 0xff, nsp * 4))
+        goto device_error;
+    tlrt_arg a[3] = {tlrt_arg_tensor(dsl, TLRT_I32, 1, ssl, NULL), tlrt_arg_tensor(dsched, TLRT_I32, 2, ssch, NULL),
+                     tlrt_arg_tensor(dsplits, TLRT_I32, 2, ssp, NULL)};
+    if (tlrt_launch(p->k[0], a, 3, NULL) || tlrt_synchronize(s->ctx) ||
+        tlrt_memcpy_dtoh(s->ctx, sched, dsched, nsch * 4) || tlrt_memcpy_dtoh(s->ctx, splits, dsplits, nsp * 4))
+        goto device_error;
+    tlc_ref_mla_schedule(B, sl, PAGE, OVERHEAD, parts, rsched, rsplits);
+    int64_t bad = compare_int("sched", sched, rsched, (int64_t)nsch) + compare_int("seq_splits", splits, rsplits, (int64_t)nsp);
+    if (bad) {
+        s->failures++;
+        printf("FAIL %s: %lld values wrong\n", what, (long long)bad);
+    } else {
+        printf("ok   %s\n", what);
+    }
+    goto out;
+device_error:
+    printf("FAIL %s: device error: %s\n", what, tlrt_last_error(s->ctx));
+    s->failures++;
+out:
+    fflush(stdout);
+    tlrt_devptr *all[] = {&dsl, &dsched, &dsplits};
+    for (size_t i = 0; i < 3; i++)
+        if (*all[i]) tlrt_free(s->ctx, *all[i]);
+    free(sl); free(sched); free(splits); free(rsched); free(rsplits);
+}
+
 int main(int argc, char **argv) {
     state s = {0};
     int rc = gts_start_sm90a(argc > 1 ? argv[1] : NULL, "dsl-examples/mla_decode.tl",
@@ -299,6 +353,12 @@ int main(int argc, char **argv) {
                     continue;
                 }
                 run_case(&s, &p, dts[d], mc, 0x5eed0000ull + (uint64_t)ci * 7919u + (uint64_t)d);
+            }
+            if (loaded && d == 0 && causal == 1 && !(only && *only)) {
+                static const struct { int64_t B, parts; } big[] = {{2500, 132}, {1500, 7}, {1030, 66}, {4096, 132}};
+                for (size_t i = 0; i < sizeof big / sizeof big[0]; i++)
+                    for (int u = 0; u < 2; u++)
+                        run_schedule_case(&s, &p, big[i].B, big[i].parts, u == 1, 0x5c4ed000ull + i * 31u + (uint64_t)u);
             }
             unload_trio(&s, &p);
         }
