@@ -474,26 +474,22 @@ static void lower_wgmma(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_gemm_pla
                 in[nin - 1] = desc_at(lc, db, bo >> 4, b_bits);
                 group[q] = mi * chunks + c;
             }
+    /* group g = mi * chunks + c: its first accumulator register */
+    int64_t *first_reg = TLC_NEW_ARRAY(a, int64_t, (size_t)ngroups);
     for (int mi = 0; mi < mreps; mi++)
-        for (int c = 0; c < chunks; c++) {
-            int g = mi * chunks + c;
-            int64_t base = tlc_gemm_acc_slot(p, mi, c, 0) / per;
-            for (int i = 0; i < nregs; i++) {
-                d[g * nregs + i] = scalar_tmp(lc, "d", acc_reg_base(C));
-                args[ninst * nin + g * nregs + i] = th_array_read(a, regs, tlc_i32(lc, base + i));
-            }
+        for (int c = 0; c < chunks; c++) first_reg[mi * chunks + c] = tlc_gemm_acc_slot(p, mi, c, 0) / per;
+    for (int g = 0; g < ngroups; g++)
+        for (int i = 0; i < nregs; i++) {
+            d[g * nregs + i] = scalar_tmp(lc, "d", acc_reg_base(C));
+            args[ninst * nin + g * nregs + i] = th_array_read(a, regs, tlc_i32(lc, first_reg[g] + i));
         }
     tlc_wgmma_shape shape = {p->inst_n, f16_acc(C) ? "f16" : "f32", ty, a_regs, a_regs ? false : ta, !tb};
     tlc_emit_ptx(lc, tlc_ptx_wgmma_fence(), NULL, 0, NULL, 0);
     tlc_emit_ptx(lc, tlc_ptx_wgmma_chain(a, &shape, ninst, group), args, ninst * nin + ngroups * nregs, d,
                  ngroups * nregs);
-    for (int mi = 0; mi < mreps; mi++)
-        for (int c = 0; c < chunks; c++) {
-            int g = mi * chunks + c;
-            int64_t base = tlc_gemm_acc_slot(p, mi, c, 0) / per;
-            for (int i = 0; i < nregs; i++)
-                tlc_emit(lc, th_assign(a, regs, tlc_i32(lc, base + i), th_read(a, d[g * nregs + i])));
-        }
+    for (int g = 0; g < ngroups; g++)
+        for (int i = 0; i < nregs; i++)
+            tlc_emit(lc, th_assign(a, regs, tlc_i32(lc, first_reg[g] + i), th_read(a, d[g * nregs + i])));
     tlc_emit_ptx(lc, tlc_ptx_wgmma_commit(), NULL, 0, NULL, 0);
     if (chain->chain_next || lc->wgmma_async) return; /* the next gemm, or the caller, waits */
     /* a warp-specialized consumer keeps the last group in flight while it
