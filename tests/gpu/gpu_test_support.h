@@ -73,6 +73,13 @@ static inline float *gts_decode_table(tlrt_dtype dt) {
     return t;
 }
 
+/* A failed runtime call in a test case: says which case and the runtime's
+ * error, and counts the failure. */
+static inline void gts_device_failure(tlrt_context *ctx, const char *what, int *failures) {
+    printf("FAIL %s: device error: %s\n", what, tlrt_last_error(ctx));
+    (*failures)++;
+}
+
 /* Compares n floats: |got - ref| <= atol + rtol * |ref|, NaN never
  * passes, infinities of the same sign match. Shows the first three bad
  * ones; *worst gets the largest error / tolerance of the good ones.

@@ -264,8 +264,7 @@ static void run_case(state *s, const trio *p, tlrt_dtype dt, const mla_case *mc,
     }
     goto out;
 device_error:
-    printf("FAIL %s: device error: %s\n", what, tlrt_last_error(s->ctx));
-    s->failures++;
+    gts_device_failure(s->ctx, what, &s->failures);
 out:
     fflush(stdout);
     free_problem(s, &pr);
@@ -316,8 +315,7 @@ static void run_schedule_case(state *s, const trio *p, int64_t B, int64_t parts,
     }
     goto out;
 device_error:
-    printf("FAIL %s: device error: %s\n", what, tlrt_last_error(s->ctx));
-    s->failures++;
+    gts_device_failure(s->ctx, what, &s->failures);
 out:
     fflush(stdout);
     tlrt_devptr *all[] = {&dsl, &dsched, &dsplits};
