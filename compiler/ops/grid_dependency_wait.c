@@ -8,24 +8,13 @@
  * launch in order, and in a warp-specialized kernel, which waits at its
  * start (lower.c: the producer's loads must wait too).
  *
- * No operands and no layout; the interpreter runs kernels one at a time. */
-#include "../interp/interp_internal.h"
+ * No operands and no layout (op_table.h: nothing to check or run). */
 #include "../ir/tir_op.h"
 #include "op_table.h"
 
 static void grid_dependency_wait_print(tir_printer *p, const tir_stmt *s) {
     (void)s;
     tir_printer_puts(p, "pdl_sync()");
-}
-
-static void grid_dependency_wait_verify(tir_verifier *v, const tir_stmt *s) {
-    (void)v;
-    (void)s;
-}
-
-static void grid_dependency_wait_interp(tlc_interp *it, const tir_stmt *s) {
-    (void)it;
-    (void)s;
 }
 
 static void grid_dependency_wait_lower(tlc_lower_ctx *lc, const tir_stmt *s) {
@@ -37,6 +26,6 @@ static void grid_dependency_wait_lower(tlc_lower_ctx *lc, const tir_stmt *s) {
 
 const tlc_op_desc tlc_op_grid_dependency_wait = {
     .kind = TS_GRID_DEPENDENCY_WAIT, .name = "pdl_sync",
-    .print = grid_dependency_wait_print, .verify = grid_dependency_wait_verify,
-    .interp = grid_dependency_wait_interp, .lower = grid_dependency_wait_lower, /* no operands, no layout */
+    .print = grid_dependency_wait_print, .verify = tlc_op_check_nothing,
+    .interp = tlc_op_step_nothing, .lower = grid_dependency_wait_lower, /* no operands, no layout */
 };

@@ -5,24 +5,13 @@
  * counts too. Lowered to griddepcontrol.launch_dependents on sm_90, to
  * nothing where there is no programmatic launch (sm_80).
  *
- * No operands and no layout; the interpreter runs kernels one at a time. */
-#include "../interp/interp_internal.h"
+ * No operands and no layout (op_table.h: nothing to check or run). */
 #include "../ir/tir_op.h"
 #include "op_table.h"
 
 static void launch_dependents_print(tir_printer *p, const tir_stmt *s) {
     (void)s;
     tir_printer_puts(p, "pdl_trigger()");
-}
-
-static void launch_dependents_verify(tir_verifier *v, const tir_stmt *s) {
-    (void)v;
-    (void)s;
-}
-
-static void launch_dependents_interp(tlc_interp *it, const tir_stmt *s) {
-    (void)it;
-    (void)s;
 }
 
 static void launch_dependents_lower(tlc_lower_ctx *lc, const tir_stmt *s) {
@@ -33,6 +22,6 @@ static void launch_dependents_lower(tlc_lower_ctx *lc, const tir_stmt *s) {
 
 const tlc_op_desc tlc_op_launch_dependents = {
     .kind = TS_LAUNCH_DEPENDENTS, .name = "pdl_trigger",
-    .print = launch_dependents_print, .verify = launch_dependents_verify, .interp = launch_dependents_interp,
+    .print = launch_dependents_print, .verify = tlc_op_check_nothing, .interp = tlc_op_step_nothing,
     .lower = launch_dependents_lower, /* no operands, no layout */
 };

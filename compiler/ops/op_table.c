@@ -5,6 +5,16 @@ static const tlc_op_desc *const OPS[] = {&tlc_op_copy,       &tlc_op_fill,      
                                          &tlc_op_reduce,     &tlc_op_atomic_add, &tlc_op_launch_dependents,
                                          &tlc_op_grid_dependency_wait};
 
+void tlc_op_check_nothing(tir_verifier *v, const tir_stmt *s) {
+    (void)v;
+    (void)s;
+}
+
+void tlc_op_step_nothing(struct tlc_interp *it, const tir_stmt *s) {
+    (void)it;
+    (void)s;
+}
+
 const tlc_op_desc *tlc_op_for_kind(tir_stmt_kind kind) {
     for (size_t i = 0; i < sizeof OPS / sizeof OPS[0]; i++)
         if (OPS[i]->kind == kind) return OPS[i];

@@ -32,6 +32,13 @@ void tlc_wgmma_wait(tlc_lower_ctx *lc, const tir_buffer *C, int pending);
 extern const tlc_op_desc tlc_op_copy, tlc_op_fill, tlc_op_gemm, tlc_op_reduce, tlc_op_atomic_add, tlc_op_parallel,
     tlc_op_launch_dependents, tlc_op_grid_dependency_wait;
 
+/* The structural check and the interpreter step of an op without operands
+ * whose only effect is on how kernels are launched (pdl_sync, pdl_trigger):
+ * nothing to check, nothing to run (the interpreter runs kernels one at a
+ * time). */
+void tlc_op_check_nothing(tir_verifier *v, const tir_stmt *s);
+void tlc_op_step_nothing(struct tlc_interp *it, const tir_stmt *s);
+
 /* The row of a tile-op kind (what sema puts in a new node's `op`); NULL
  * for any other kind. */
 const tlc_op_desc *tlc_op_for_kind(tir_stmt_kind kind);
