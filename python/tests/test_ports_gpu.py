@@ -1,0 +1,146 @@
+"""The ports of TileLang's examples (tests/ports) compiled by tlc and run on the GPU against torch, with
+the defines of tests/ports/ptx_defines.txt, so that the code generated for them (not only the
+interpreter's reading, test_ports.py) is checked. Skipped where torch or a CUDA device is missing."""
+import os
+import unittest
+
+import tlc
+from kernels import ROOT
+
+try:
+    import torch
+    HAVE_GPU = torch.cuda.is_available()
+except ImportError:
+    HAVE_GPU = False
+
+PORTS = os.path.join(ROOT, "tests", "ports")
+
+
+def port(name):
+    return os.path.join(PORTS, name)
+
+
+def randn(*shape, dtype=None, scale=1.0):
+    return (scale * torch.randn(*shape, device="cuda")).to(dtype or torch.float16)
+
+
+def attention(q, k, v, causal, past=0, sinks=None, window=None):
+    """softmax(q k^T / sqrt(d)) v over (..., seq, dim) tensors in float64; the queries are the last
+    positions; sinks add exp(sink - max) to each row's denominator."""
+    q, k, v = q.double(), k.double(), v.double()
+    s = q @ k.transpose(-1, -2) / q.shape[-1] ** 0.5
+    qi = torch.arange(q.shape[-2], device="cuda")[:, None] + past
+    ki = torch.arange(k.shape[-2], device="cuda")[None, :]
+    keep = torch.ones_like(s, dtype=torch.bool)
+    if causal:
+        keep &= qi >= ki
+    if window is not None:
+        keep &= qi < ki + window
+    s = s.masked_fill(~keep, float("-inf"))
+    m = s.amax(dim=-1, keepdim=True)
+    if sinks is not None:
+        m = torch.maximum(m, sinks)
+    e = torch.exp(s - m)
+    den = e.sum(dim=-1, keepdim=True) + (torch.exp(sinks - m) if sinks is not None else 0)
+    return e / den @ v
+
+
+@unittest.skipUnless(HAVE_GPU, "needs torch with a CUDA device")
+class PortsOnGpuTest(unittest.TestCase):
+    def setUp(self):
+        torch.manual_seed(7)
+
+    def close(self, out, ref, rtol=1e-2, atol=1e-2):
+        torch.testing.assert_close(out.double(), ref.double(), rtol=rtol, atol=atol)
+
+    def test_mha_fwd_bhsd(self):
+        b, h, sq, skv, d = 2, 4, 256, 384, 64
+        k = tlc.compile(port("example_mha_fwd_bhsd.py"), defines={"dim": d, "is_causal": True})
+        q, kk, v = randn(b, h, sq, d), randn(b, h, skv, d), randn(b, h, skv, d)
+        o = torch.full_like(q, float("nan"))
+        k(q, kk, v, o)
+        self.close(o, attention(q, kk, v, True, past=skv - sq))
+
+    def test_gqa_fwd_bshd(self):
+        b, s, h, g, d = 2, 512, 8, 2, 128
+        k = tlc.compile(port("example_gqa_fwd_bshd.py"),
+                        defines={"dim": d, "is_causal": False, "heads": h, "groups": g, "num_stages": 2})
+        q, kk, v = randn(b, s, h, d), randn(b, s, h // g, d), randn(b, s, h // g, d)
+        o = torch.full_like(q, float("nan"))
+        k(q, kk, v, o)
+        t = lambda x: x.transpose(1, 2)  # noqa: E731  (b, h, s, d)
+        ref = attention(t(q), t(kk).repeat_interleave(g, dim=1), t(v).repeat_interleave(g, dim=1), False)
+        self.close(o, t(ref))
+
+    def test_mha_sink_fwd_bhsd(self):
+        b, h, s = 1, 4, 512
+        for d, window, defines in ((128, None, {"block_M": 128, "block_N": 128, "num_stages": 2, "threads": 256}),
+                                   (64, 128, {"window_size": 128})):
+            with self.subTest(dim=d, window=window):
+                k = tlc.compile(port("example_mha_sink_fwd_bhsd.py"), defines={"dim": d, **defines})
+                q, kk, v = randn(b, h, s, d), randn(b, h, s, d), randn(b, h, s, d)
+                sinks = randn(h)
+                o = torch.full_like(q, float("nan"))
+                k(q, kk, v, o, sinks)
+                ref = attention(q, kk, v, True, sinks=sinks.double()[None, :, None, None], window=window)
+                self.close(o, ref)
+
+    def test_blocksparse_gemm(self):
+        n, bm, bk = 1024, 128, 32
+        k = tlc.compile(port("example_blocksparse_gemm.py"),
+                        defines={"M": n, "N": n, "K": n, "block_M": bm, "block_N": bm, "block_K": bk, "num_stages": 2,
+                                 "thread_num": 128, "enable_rasteration": True})
+        a, bb = randn(n, n), randn(n, n)
+        mask = torch.rand(n // bm, n // bm, n // bk, device="cuda") > 0.5
+        c = torch.full((n, n), float("nan"), dtype=torch.float16, device="cuda")
+        k(a, bb, mask, c)
+        # block (i, j) sums A's (i, kk) times B's (kk, j) over the k blocks kk its mask keeps
+        ref = torch.empty(n, n, dtype=torch.float64, device="cuda")
+        for i in range(n // bm):
+            for j in range(n // bm):
+                cols = mask[i, j].repeat_interleave(bk).double()
+                ref[i * bm:(i + 1) * bm, j * bm:(j + 1) * bm] = \
+                    (a[i * bm:(i + 1) * bm].double() * cols) @ bb[:, j * bm:(j + 1) * bm].double()
+        self.close(c, ref, rtol=1e-2, atol=5e-2)
+
+    def test_rms_norm(self):
+        x = randn(1000, 4096, dtype=torch.float32)
+        ref = x.double() / torch.sqrt((x.double() ** 2).mean(dim=1, keepdim=True) + 1e-12)
+        for kernel in ("rms_norm", "rms_norm_splitk"):
+            with self.subTest(kernel):
+                k = tlc.compile(port("rms_norm.py"), kernel=kernel, defines={"blk_m": 1, "blk_k": 512, "N": 4096})
+                y = torch.full_like(x, float("nan"))
+                k(x, y)
+                self.close(y, ref, rtol=1e-5, atol=1e-5)
+
+    def test_layernorm_forward(self):
+        n, d, eps = 4096, 1024, 1e-5
+        k = tlc.compile(port("layernorm.py"), kernel="_layernorm_fwd",
+                        defines={"N": n, "D": d, "in_dtype": "float16", "out_dtype": "float16"})
+        x, g, bb = randn(n, d, scale=2.0), randn(d), randn(d)
+        y = torch.full_like(x, float("nan"))
+        mean = torch.full((n,), float("nan"), device="cuda")
+        rstd = torch.full((n,), float("nan"), device="cuda")
+        k(x, g, bb, y, mean, rstd)
+        mu = x.double().mean(dim=1, keepdim=True)
+        rs = 1.0 / torch.sqrt(x.double().var(dim=1, unbiased=False, keepdim=True) + eps)
+        self.close(y, (x.double() - mu) * rs * g.double() + bb.double(), atol=2e-2)
+        self.close(mean, mu[:, 0], rtol=1e-4, atol=1e-4)
+        self.close(rstd, rs[:, 0], rtol=1e-3, atol=1e-4)
+
+    def test_linear_attn_fwd(self):
+        b, s, h, d = 2, 256, 4, 128
+        k = tlc.compile(port("example_linear_attn_fwd.py"), defines={"DK": d, "DV": d})
+        q, kk, v = randn(b, s, h, d, scale=0.3), randn(b, s, h, d, scale=0.3), randn(b, s, h, d)
+        o = torch.zeros(b, s, h, d, device="cuda")  # the kernel adds into O
+        state = torch.full((b, h, d, d), float("nan"), device="cuda")
+        k(q, kk, v, o, state)
+        t = lambda x: x.double().transpose(1, 2)  # noqa: E731  (b, h, s, d)
+        causal = torch.tril(torch.ones(s, s, device="cuda", dtype=torch.float64))
+        ref = (t(q) @ t(kk).transpose(-1, -2) * d**-0.5 * causal) @ t(v)
+        self.close(o, ref.transpose(1, 2), rtol=2e-2, atol=5e-2)
+        self.close(state, t(kk).transpose(-1, -2) @ t(v), rtol=2e-2, atol=5e-2)
+
+
+if __name__ == "__main__":
+    unittest.main()
