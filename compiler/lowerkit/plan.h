@@ -67,6 +67,18 @@ typedef struct tlc_ws_decision {
      * them for k + 1 into a second register copy of the accumulator, then
      * runs the rest of its body (the softmax) while they execute. */
     int lookahead;
+    /* Deferred output gemm (FlashAttention-3's overlap; an attention body,
+     * no turns, taken before `lookahead`): the body after its loads is
+     * G (the score gemms) X P R O, where O is the last statement, a wgmma
+     * gemm with A in registers, P the last statement writing O's A (the
+     * scores as the input type) and R what lies between (the rescale of O's
+     * accumulator). Iteration k issues G(k), then runs R and O of
+     * iteration k - 1 (O reading the previous stage), waits for G(k) alone,
+     * runs X(k) while O(k - 1) executes, waits for it, releases its stage
+     * and runs P(k). Iteration 0's G X P run before the loop, the last R O
+     * after it. defer_p, defer_r: P's and R's first index in the body (0:
+     * no deferral). */
+    int defer_p, defer_r;
     /* Run-time tile scheduler (persistent attention bodies whose trip count
      * depends on the block indices, so tiles differ in work: causal
      * attention): the producer takes each next tile from a counter in

@@ -95,6 +95,7 @@ static void print_ws(tlc_strbuf *sb, const tlc_ws_decision *w) {
                   w->persistent ? "persistent tiles" : "one tile per block", (long long)w->full, (long long)w->empty);
     tlc_sb_printf(sb, "    consumers: %s%s\n",
                   w->gemm_only ? "the last wgmma group stays in flight, a stage is released one iteration late"
+                  : w->defer_p ? "a stage is released one iteration late, after the deferred output gemm"
                                : "a stage is released at the end of its iteration",
                   w->nested ? "; stages counted over every run of the loop (it sits in serial loops)" : "");
     if (w->dynamic_tiles)
@@ -102,6 +103,19 @@ static void print_ws(tlc_strbuf *sb, const tlc_ws_decision *w) {
                           "block indices); mbarriers tile full %lld, tile empty %lld, slots %lld\n",
                       w->heaviest_first ? "; groups of (y, z) planes, x descending within a group (heaviest first)" : "", (long long)w->tile_full,
                       (long long)w->tile_empty, (long long)w->tile_slots);
+    if (w->defer_p) {
+        const tir_stmt *body = w->loop->u.for_.body;
+        int n = body->u.seq.n;
+        tlc_sb_printf(sb, "    overlap: the output gemm at line %d", body->u.seq.stmts[n - 1]->loc.line);
+        if (w->defer_r < n - 1) {
+            tlc_sb_puts(sb, " and the line(s)");
+            for (int i = w->defer_r; i < n - 1; i++) tlc_sb_printf(sb, "%s %d", i > w->defer_r ? "," : "", body->u.seq.stmts[i]->loc.line);
+            tlc_sb_puts(sb, " before it");
+        }
+        tlc_sb_printf(sb, " run in the next iteration, issued after its score gemm(s) and executing under its "
+                          "softmax; line %d, which writes the gemm's A operand, waits for it\n",
+                      body->u.seq.stmts[w->defer_p]->loc.line);
+    }
     if (w->lookahead) {
         const tir_stmt *body = w->loop->u.for_.body;
         tlc_sb_puts(sb, "    overlap: the gemm(s) at line(s)");

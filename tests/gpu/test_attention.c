@@ -5,7 +5,8 @@
  * The configurations cover the warp-specialized attention loop with 1, 2
  * and 3 consumer warpgroups (threads 128, 256, 384; block_M = 64 rows per
  * warpgroup), with two stages (no overlap) and three (each iteration's
- * Q @ K^T issued under the previous one's softmax); float16 and bfloat16;
+ * P @ V deferred to the next one, under its softmax), with block_N 64 and
+ * the kernel's own (96 at head_dim 128, 128 at 64); float16 and bfloat16;
  * head_dim 64 and 128; causal and not; GQA (heads 4 or 6 over 1 or 2 kv
  * heads) and MHA; query and key lengths that are not multiples of the tiles,
  * seq_q < seq_kv (causal rows offset to the end of the keys) and seq_q >
@@ -43,6 +44,7 @@
 typedef struct attn_config {
     int threads, stages, dim;
     bool causal, bf16;
+    bool default_tile; /* the kernel's own block_N (by head dim), else 64 */
 } attn_config;
 
 typedef struct attn_case {
@@ -50,15 +52,16 @@ typedef struct attn_case {
 } attn_case;
 
 static const attn_config CONFIGS[] = {
-    {128, 3, 128, false, true}, {128, 2, 64, true, false},  {256, 3, 128, true, true},
-    {256, 3, 64, false, false}, {256, 2, 128, false, true}, {384, 3, 64, true, true},
-    {384, 2, 64, false, false}, {384, 3, 128, false, true},
+    {128, 3, 128, false, true, false}, {128, 2, 64, true, false, false},  {256, 3, 128, true, true, false},
+    {256, 3, 64, false, false, false}, {256, 2, 128, false, true, false}, {384, 3, 64, true, true, false},
+    {384, 2, 64, false, false, false}, {384, 3, 128, false, true, false},
+    {256, 3, 128, true, false, true}, {256, 3, 64, false, true, true},
 };
 static const attn_case CASES[] = {
     {2, 200, 333, 4, 2}, {1, 517, 517, 6, 1}, {3, 70, 41, 2, 2}, {1, 1, 1000, 4, 4},
 };
 /* compiled for sm_80 (threads / 32 warps over the rows), run on the same GPU */
-static const attn_config SM80_CONFIGS[] = {{256, 2, 128, false, true}, {128, 2, 64, true, false}};
+static const attn_config SM80_CONFIGS[] = {{256, 2, 128, false, true, false}, {128, 2, 64, true, false, false}};
 enum { NCONFIGS = sizeof CONFIGS / sizeof CONFIGS[0], NCASES = sizeof CASES / sizeof CASES[0],
        NSM80 = sizeof SM80_CONFIGS / sizeof SM80_CONFIGS[0] };
 
@@ -259,8 +262,9 @@ static void run_config(state *s, tlc_jit *jit, const attn_config *cf, int c) {
     snprintf(dim, sizeof dim, "%d", cf->dim);
     tlc_jit_define defs[7] = {{"threads", threads}, {"block_M", block_m}, {"num_stages", stages}, {"dim", dim},
                               {"causal", cf->causal ? "True" : "False"}, {"dtype", cf->bf16 ? "bfloat16" : "float16"},
-                              {"block_N", "64"}};
-    printf("-- %s, threads=%d stages=%d dim=%d\n", tlc_jit_arch(jit), cf->threads, cf->stages, cf->dim);
+                              {"block_N", cf->default_tile ? "0" : "64"}};
+    printf("-- %s, threads=%d stages=%d dim=%d block_N=%s\n", tlc_jit_arch(jit), cf->threads, cf->stages, cf->dim,
+           cf->default_tile ? "default" : "64");
     for (int varlen = 0; varlen < 2; varlen++) {
         const char *kname = varlen ? "flash_attention_varlen" : "flash_attention";
         tlrt_module *mod = NULL;

@@ -199,10 +199,11 @@ static void test_mla_sm90a(void **state) {
     tlc_compilation_free(&c);
 }
 
-/* dsl-examples/flash_attention.tl: with three stages the score gemm runs one
- * iteration ahead (issued once before the loop and once in it, into a
- * second register copy of acc_s, waited for at the top of the iteration);
- * with two it does not. */
+/* dsl-examples/flash_attention.tl: with three stages the output gemm (P @ V)
+ * is deferred to the next iteration (plan.h, defer_p): the score gemm is
+ * issued before the loop (iteration 0) and in it, P @ V in it and after it,
+ * and the loop waits for the score gemm alone (wait_group 1) so that the
+ * softmax runs while P @ V executes; with two stages neither. */
 static void test_attention_overlap(void **state) {
     (void)state;
     for (int stages = 2; stages <= 3; stages++) {
@@ -226,11 +227,17 @@ static void test_attention_overlap(void **state) {
         const tlc_kernel_plan *p = c.tir->kernels[0]->plan;
         assert_non_null(p->ws.loop);
         assert_false(p->ws.gemm_only);
-        assert_int_equal(p->ws.lookahead, stages == 3 ? 1 : 0);
+        assert_int_equal(p->ws.lookahead, 0);
+        /* P is the copy into acc_s_cast, R the rescale of acc_o, O the last statement */
+        const tir_stmt *body = p->ws.loop->u.for_.body;
+        assert_int_equal(p->ws.defer_p, stages == 3 ? body->u.seq.n - 3 : 0);
+        assert_int_equal(p->ws.defer_r, stages == 3 ? body->u.seq.n - 2 : 0);
         char *ptx = tlc_compile_ptx(&c, false);
         assert_non_null(ptx);
-        /* Q @ K^T: 128 / 16 k steps of m64n64k16 per issue */
+        /* Q @ K^T: 128 / 16 k steps of m64n64k16 per issue; P @ V: 64 / 16 of m64n128k16 */
         assert_int_equal(tst_count(ptx, "wgmma.mma_async.sync.aligned.m64n64k16"), stages == 3 ? 16 : 8);
+        assert_int_equal(tst_count(ptx, "wgmma.mma_async.sync.aligned.m64n128k16"), stages == 3 ? 8 : 4);
+        assert_int_equal(tst_count(ptx, "wgmma.wait_group.sync.aligned 1;"), stages == 3 ? 1 : 0);
         tlc_compilation_free(&c);
     }
 }
