@@ -242,6 +242,59 @@ static void test_attention_overlap(void **state) {
     }
 }
 
+/* Replaces the first `from` in the heap string *s with `to`. */
+static void replace_first(char **s, const char *from, const char *to) {
+    char *at = strstr(*s, from);
+    assert_non_null(at);
+    size_t head = (size_t)(at - *s), nf = strlen(from), nt = strlen(to), rest = strlen(at + nf);
+    char *r = malloc(head + nt + rest + 1);
+    assert_non_null(r);
+    memcpy(r, *s, head);
+    memcpy(r + head, to, nt);
+    memcpy(r + head + nt, at + nf, rest + 1);
+    free(*s);
+    *s = r;
+}
+
+/* The overlap that runs the score gemm one iteration ahead (plan.h,
+ * lookahead) where the output gemm cannot be deferred: flash_attention with
+ * P staged in shared memory (the deferral wants P in registers and no
+ * shared writes in the body). Three stages: the score gemm is issued before
+ * the loop and in it (into a second register copy of acc_s). */
+static void test_attention_lookahead(void **state) {
+    (void)state;
+    char path[512];
+    snprintf(path, sizeof path, "%s/dsl-examples/flash_attention.tl", TLC_SOURCE_DIR);
+    size_t len = 0;
+    char *src = tlc_read_file(path, &len);
+    assert_non_null(src);
+    replace_first(&src, "        K_shared = alloc_shared((tile_N, dim), dtype)\n",
+                  "        K_shared = alloc_shared((tile_N, dim), dtype)\n"
+                  "        P_shared = alloc_shared((block_M, tile_N), dtype)\n");
+    replace_first(&src, "copy(acc_s, acc_s_cast)", "copy(acc_s, P_shared)");
+    replace_first(&src, "gemm(acc_s_cast, V_shared, acc_o", "gemm(P_shared, V_shared, acc_o");
+    tlc_compile_options o;
+    tlc_compile_options_default(&o);
+    o.arch = TLC_SM90A;
+    tlc_define defs[2] = {{"num_stages", "3"}, {"block_N", "64"}};
+    o.defines = defs;
+    o.ndefines = 2;
+    o.kernel = "flash_attention";
+    tlc_compilation c;
+    bool ok = tlc_compile_source(&c, "flash_attention.tl", src, strlen(src), &o) && tlc_compile_layouts(&c, NULL);
+    free(src);
+    if (!ok) print_message("%s", tlc_sb_cstr(&c.diag.out));
+    assert_true(ok);
+    const tlc_kernel_plan *p = c.tir->kernels[0]->plan;
+    assert_non_null(p->ws.loop);
+    assert_int_equal(p->ws.defer_p, 0);
+    assert_int_equal(p->ws.lookahead, 1);
+    char *ptx = tlc_compile_ptx(&c, false);
+    assert_non_null(ptx);
+    assert_int_equal(tst_count(ptx, "wgmma.mma_async.sync.aligned.m64n64k16"), 16);
+    tlc_compilation_free(&c);
+}
+
 /* Lowering reads the plan: decisions changed after planning reach the PTX. */
 static void test_lowering_reads_the_plan(void **state) {
     (void)state;
@@ -290,6 +343,7 @@ int main(void) {
         cmocka_unit_test(test_gemm_sm80),
         cmocka_unit_test(test_mla_sm90a),
         cmocka_unit_test(test_attention_overlap),
+        cmocka_unit_test(test_attention_lookahead),
         cmocka_unit_test(test_lowering_reads_the_plan),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
