@@ -76,9 +76,9 @@ typedef struct tlc_ws_decision {
      * iteration k - 1 (O reading the previous stage), waits for G(k) alone,
      * runs X(k) while O(k - 1) executes, waits for it, releases its stage
      * and runs P(k). Iteration 0's G X P run before the loop, the last R O
-     * after it. defer_p, defer_r: P's and R's first index in the body (0:
-     * no deferral). */
-    int defer_p, defer_r;
+     * after it. defer_x, defer_p, defer_r: the first index in the body of
+     * X, P and R (0: no deferral). */
+    int defer_x, defer_p, defer_r;
     /* Run-time tile scheduler (persistent attention bodies whose trip count
      * depends on the block indices, so tiles differ in work: causal
      * attention): the producer takes each next tile from a counter in

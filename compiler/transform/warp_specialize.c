@@ -255,13 +255,14 @@ static void note_rw(const tir_access *acc, void *ctx) {
 }
 
 static bool is_wgmma(const tlc_kernel_plan *p, const tir_stmt *x) {
-    return x->kind == TS_GEMM && tlc_plan_gemm(p, x)->inst == TLC_INST_WGMMA;
+    const tlc_gemm_plan *g = x->kind == TS_GEMM ? tlc_plan_gemm(p, x) : NULL;
+    return g && g->inst == TLC_INST_WGMMA;
 }
 
 /* The body's shape G X P R O and what each part may touch (plan.h). */
 static void plan_defer(const tlc_kernel_plan *p, const tir_kernel *k, const tir_stmt *body, int first, int stages,
-                       int *defer_p, int *defer_r) {
-    *defer_p = *defer_r = 0;
+                       int *defer_x, int *defer_p, int *defer_r) {
+    *defer_x = *defer_p = *defer_r = 0;
     /* a stage is released one iteration later than the body's own end:
      * with two, the next load would start only when it is already needed
      * (attention at head_dim 128 measured 12% slower on the H100) */
@@ -309,6 +310,7 @@ static void plan_defer(const tlc_kernel_plan *p, const tir_kernel *k, const tir_
     free(rd);
     free(wr);
     if (ok && pidx) {
+        *defer_x = gend;
         *defer_p = pidx;
         *defer_r = pidx + 1;
     }
@@ -546,7 +548,7 @@ void tlc_plan_warp_specialization(tlc_kernel_plan *p, const tir_kernel *k, tlc_a
     }
     /* with turns, each warpgroup's scores run under the other's work instead */
     if (!w.gemm_only && !w.turns)
-        plan_defer(p, k, w.loop->u.for_.body, w.pipe->nprefix, w.pipe->stages, &w.defer_p, &w.defer_r);
+        plan_defer(p, k, w.loop->u.for_.body, w.pipe->nprefix, w.pipe->stages, &w.defer_x, &w.defer_p, &w.defer_r);
     if (!w.gemm_only && !w.turns && !w.defer_p) w.lookahead = plan_lookahead(p, w.loop, w.pipe);
     if (w.persistent && !w.gemm_only) {
         int deps = trip_count_block_deps(k, &w);
@@ -1125,10 +1127,7 @@ static void lower_defer_loop(tlc_lower_ctx *lc, const tir_stmt *s) {
     const tlc_ws_decision *d = w->d;
     const tlc_pipe_plan *pp = d->pipe;
     const tir_stmt *body = s->u.for_.body;
-    int S = pp->stages, n_items = body->u.seq.n, first = pp->nprefix, gend = first;
-    while (gend < n_items && body->u.seq.stmts[gend]->kind == TS_GEMM &&
-           (gend == first || tlc_plan_gemm_op(lc->plan, body->u.seq.stmts[gend])->chain_prev))
-        gend++;
+    int S = pp->stages, n_items = body->u.seq.n, first = pp->nprefix, gend = d->defer_x;
     const tir_buffer *Sacc = body->u.seq.stmts[first]->u.gemm.c.buf, *Oacc = body->u.seq.stmts[n_items - 1]->u.gemm.c.buf;
     th_var *tv;
     th_expr *n, *base;
