@@ -160,3 +160,18 @@ bool tir_stmt_touches(const tir_stmt *s, const tir_buffer *b, tir_access_mode mo
 }
 
 bool tir_stmt_writes(const tir_stmt *s, const tir_buffer *b) { return tir_stmt_touches(s, b, TIR_ACCESS_WRITE); }
+
+typedef struct read_written {
+    bool *reads, *writes;
+} read_written;
+
+static void note_read_written(const tir_access *acc, void *ctx) {
+    read_written *c = ctx;
+    if (acc->mode & TIR_ACCESS_READ) c->reads[acc->buf->id] = true;
+    if (acc->mode & TIR_ACCESS_WRITE) c->writes[acc->buf->id] = true;
+}
+
+void tir_stmt_buffers_read_written(const tir_stmt *s, bool *reads, bool *writes) {
+    read_written c = {reads, writes};
+    tir_stmt_accesses(s, note_read_written, &c);
+}

@@ -31,17 +31,6 @@
 #include "../target/target.h"
 #include "passes.h"
 
-/* Per buffer id: what one statement reads and writes. */
-typedef struct collect {
-    bool *reads, *writes;
-} collect;
-
-static void note_access(const tir_access *acc, void *ctx) {
-    collect *c = ctx;
-    if (acc->mode & TIR_ACCESS_READ) c->reads[acc->buf->id] = true;
-    if (acc->mode & TIR_ACCESS_WRITE) c->writes[acc->buf->id] = true;
-}
-
 static bool is_load_item(const tir_stmt *x) {
     return x->kind == TS_LET || (x->kind == TS_COPY && x->u.copy.src.buf->scope == TIR_SCOPE_GLOBAL &&
                                  x->u.copy.dst.buf->scope == TIR_SCOPE_SHARED);
@@ -166,8 +155,7 @@ static bool analyse(analysis *an, tir_stmt *loop) {
     for (int j = i; ok && j < n; j++) {
         tir_stmt *x = items[j];
         for (int b = 0; b < nb; b++) rd[b] = wr[b] = false;
-        collect c = {rd, wr};
-        tir_stmt_accesses(x, note_access, &c);
+        tir_stmt_buffers_read_written(x, rd, wr);
         bool writes_output = false;
         for (int b = 0; b < nb; b++) writes_output |= wr[b] && outputs[b];
         if (writes_output) {

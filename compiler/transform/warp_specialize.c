@@ -243,17 +243,6 @@ static bool body_qualifies(const tlc_kernel_plan *p, const tir_stmt *body, int f
     return wgmmas > 0;
 }
 
-/* Deferred output gemm (plan.h): what each statement reads and writes. */
-typedef struct rw_sets {
-    bool *reads, *writes;
-} rw_sets;
-
-static void note_rw(const tir_access *acc, void *ctx) {
-    rw_sets *c = ctx;
-    if (acc->mode & TIR_ACCESS_READ) c->reads[acc->buf->id] = true;
-    if (acc->mode & TIR_ACCESS_WRITE) c->writes[acc->buf->id] = true;
-}
-
 static bool is_wgmma(const tlc_kernel_plan *p, const tir_stmt *x) {
     const tlc_gemm_plan *g = x->kind == TS_GEMM ? tlc_plan_gemm(p, x) : NULL;
     return g && g->inst == TLC_INST_WGMMA;
@@ -283,8 +272,7 @@ static void plan_defer(const tlc_kernel_plan *p, const tir_kernel *k, const tir_
     for (int j = gend; ok && j < n - 1; j++) {
         memset(rd, 0, nb);
         memset(wr, 0, nb);
-        rw_sets c = {rd, wr};
-        tir_stmt_accesses(it[j], note_rw, &c);
+        tir_stmt_buffers_read_written(it[j], rd, wr);
         if (wr[A->id]) pidx = j;
         for (int b = 0; b < k->nbuffers; b++)
             if (wr[b] && k->buffers[b]->scope == TIR_SCOPE_SHARED) ok = false; /* no barriers to track */
@@ -296,8 +284,7 @@ static void plan_defer(const tlc_kernel_plan *p, const tir_kernel *k, const tir_
     for (int j = gend; ok && pidx && j < n - 1; j++) {
         memset(rd, 0, nb);
         memset(wr, 0, nb);
-        rw_sets c = {rd, wr};
-        tir_stmt_accesses(it[j], note_rw, &c);
+        tir_stmt_buffers_read_written(it[j], rd, wr);
         if (j < pidx) { /* X: runs while O(k - 1) reads A and accumulates into C */
             ok = !rd[C->id] && !wr[C->id] && !wr[A->id];
         } else if (j > pidx) { /* R: runs while G(k) accumulates into S */
