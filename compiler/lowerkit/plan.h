@@ -69,7 +69,9 @@ typedef struct tlc_ws_decision {
     int lookahead;
     /* Deferred output gemm (FlashAttention-3's overlap; an attention body,
      * no turns, taken before `lookahead`): the body after its loads is
-     * G (the score gemms) X P R O, where O is the last statement, a wgmma
+     * G (the score gemms, after statements that only set their
+     * accumulator) X P R O (copies the producer issues aside), where O is
+     * the last statement, a wgmma
      * gemm with A in registers, P the last statement writing O's A (the
      * scores as the input type) and R what lies between (the rescale of O's
      * accumulator). Iteration k issues G(k), then runs R and O of

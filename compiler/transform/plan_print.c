@@ -107,11 +107,12 @@ static void print_ws(tlc_strbuf *sb, const tlc_ws_decision *w) {
         const tir_stmt *body = w->loop->u.for_.body;
         int n = body->u.seq.n;
         tlc_sb_printf(sb, "    overlap: the output gemm at line %d", body->u.seq.stmts[n - 1]->loc.line);
-        if (w->defer_r < n - 1) {
-            tlc_sb_puts(sb, " and the line(s)");
-            for (int i = w->defer_r; i < n - 1; i++) tlc_sb_printf(sb, "%s %d", i > w->defer_r ? "," : "", body->u.seq.stmts[i]->loc.line);
-            tlc_sb_puts(sb, " before it");
+        int nr = 0;
+        for (int i = w->defer_r; i < n - 1; i++) {
+            if (tlc_pipe_is_copy(w->pipe, body->u.seq.stmts[i])) continue; /* the producer's */
+            tlc_sb_printf(sb, "%s %d", nr++ ? "," : " and the line(s)", body->u.seq.stmts[i]->loc.line);
         }
+        if (nr) tlc_sb_puts(sb, " before it");
         tlc_sb_printf(sb, " run in the next iteration, issued after its score gemm(s) and executing under its "
                           "softmax; line %d, which writes the gemm's A operand, waits for it\n",
                       body->u.seq.stmts[w->defer_p]->loc.line);

@@ -249,27 +249,40 @@ static bool is_wgmma(const tlc_kernel_plan *p, const tir_stmt *x) {
 }
 
 /* The body's shape G X P R O and what each part may touch (plan.h). */
-static void plan_defer(const tlc_kernel_plan *p, const tir_kernel *k, const tir_stmt *body, int first, int stages,
+static void plan_defer(const tlc_kernel_plan *p, const tir_kernel *k, const tlc_pipe_plan *pp, const tir_stmt *body,
                        int *defer_x, int *defer_p, int *defer_r) {
     *defer_x = *defer_p = *defer_r = 0;
     /* a stage is released one iteration later than the body's own end:
      * with two, the next load would start only when it is already needed
      * (attention at head_dim 128 measured 12% slower on the H100) */
-    if (body->kind != TS_SEQ || stages < 3) return;
-    int n = body->u.seq.n;
+    if (body->kind != TS_SEQ || pp->stages < 3) return;
+    int n = body->u.seq.n, first = pp->nprefix;
     tir_stmt *const *it = body->u.seq.stmts;
-    if (first >= n || !is_wgmma(p, it[first]) || !it[first]->u.gemm.clear_accum) return;
-    int gend = first;
-    while (gend < n && is_wgmma(p, it[gend]) && (gend == first || tlc_plan_gemm_op(p, it[gend])->chain_prev)) gend++;
+    /* G: the score gemm chain, after statements that only set its
+     * accumulator (TileLang's examples start it at the mask: 0 or -inf)
+     * and copies the producer issues */
+    int gfirst = first;
+    while (gfirst < n && !is_wgmma(p, it[gfirst])) gfirst++;
+    if (gfirst >= n) return;
+    int gend = gfirst;
+    while (gend < n && is_wgmma(p, it[gend]) && (gend == gfirst || tlc_plan_gemm_op(p, it[gend])->chain_prev)) gend++;
     const tir_stmt *O = it[n - 1];
     if (gend >= n - 1 || !is_wgmma(p, O) || tlc_plan_gemm_op(p, O)->chain_prev) return;
-    const tir_buffer *A = O->u.gemm.a.buf, *C = O->u.gemm.c.buf, *S = it[first]->u.gemm.c.buf;
+    const tir_buffer *A = O->u.gemm.a.buf, *C = O->u.gemm.c.buf, *S = it[gfirst]->u.gemm.c.buf;
     if (A->scope != TIR_SCOPE_FRAGMENT || C->scope != TIR_SCOPE_FRAGMENT || C->dtype != TIR_F32 || C == S) return;
     size_t nb = (size_t)k->nbuffers + 1;
     bool *rd = calloc(nb, 1), *wr = calloc(nb, 1);
     int pidx = 0;
     bool ok = rd && wr;
+    for (int j = first; ok && j < gfirst; j++) {
+        if (tlc_pipe_is_copy(pp, it[j])) continue;
+        memset(rd, 0, nb);
+        memset(wr, 0, nb);
+        tir_stmt_buffers_read_written(it[j], rd, wr);
+        for (int b = 0; b < k->nbuffers; b++) ok &= !wr[b] || b == S->id;
+    }
     for (int j = gend; ok && j < n - 1; j++) {
+        if (tlc_pipe_is_copy(pp, it[j])) continue;
         memset(rd, 0, nb);
         memset(wr, 0, nb);
         tir_stmt_buffers_read_written(it[j], rd, wr);
@@ -282,6 +295,7 @@ static void plan_defer(const tlc_kernel_plan *p, const tir_kernel *k, const tir_
         tlc_ptrvec_free(&ops);
     }
     for (int j = gend; ok && pidx && j < n - 1; j++) {
+        if (tlc_pipe_is_copy(pp, it[j])) continue;
         memset(rd, 0, nb);
         memset(wr, 0, nb);
         tir_stmt_buffers_read_written(it[j], rd, wr);
@@ -535,7 +549,7 @@ void tlc_plan_warp_specialization(tlc_kernel_plan *p, const tir_kernel *k, tlc_a
     }
     /* with turns, each warpgroup's scores run under the other's work instead */
     if (!w.gemm_only && !w.turns)
-        plan_defer(p, k, w.loop->u.for_.body, w.pipe->nprefix, w.pipe->stages, &w.defer_x, &w.defer_p, &w.defer_r);
+        plan_defer(p, k, w.pipe, w.loop->u.for_.body, &w.defer_x, &w.defer_p, &w.defer_r);
     if (!w.gemm_only && !w.turns && !w.defer_p) w.lookahead = plan_lookahead(p, w.loop, w.pipe);
     if (w.persistent && !w.gemm_only) {
         int deps = trip_count_block_deps(k, &w);
@@ -1102,9 +1116,11 @@ static void lower_turns_loop(tlc_lower_ctx *lc, const tir_stmt *s) {
 }
 
 /* ---------------- the deferred output gemm (plan.h) ---------------- */
+/* Items from .. to - 1 of the body, but the copies the producer issues. */
 static void lower_items(tlc_lower_ctx *lc, const tir_stmt *body, int from, int to, bool async) {
     lc->wgmma_async = async;
-    for (int j = from; j < to; j++) tlc_lower_stmt(lc, body->u.seq.stmts[j]);
+    for (int j = from; j < to; j++)
+        if (!tlc_pipe_is_copy(lc->ws->d->pipe, body->u.seq.stmts[j])) tlc_lower_stmt(lc, body->u.seq.stmts[j]);
     lc->wgmma_async = false;
 }
 
@@ -1115,7 +1131,7 @@ static void lower_defer_loop(tlc_lower_ctx *lc, const tir_stmt *s) {
     const tlc_pipe_plan *pp = d->pipe;
     const tir_stmt *body = s->u.for_.body;
     int S = pp->stages, n_items = body->u.seq.n, first = pp->nprefix, gend = d->defer_x;
-    const tir_buffer *Sacc = body->u.seq.stmts[first]->u.gemm.c.buf, *Oacc = body->u.seq.stmts[n_items - 1]->u.gemm.c.buf;
+    const tir_buffer *Sacc = body->u.seq.stmts[gend - 1]->u.gemm.c.buf, *Oacc = body->u.seq.stmts[n_items - 1]->u.gemm.c.buf;
     th_var *tv;
     th_expr *n, *base;
     consumer_loop_head(lc, s, "pipeline: %d stages filled by TMA from the producer warpgroup, the output gemm "

@@ -54,23 +54,29 @@ class PortsOnGpuTest(unittest.TestCase):
         torch.testing.assert_close(out.double(), ref.double(), rtol=rtol, atol=atol)
 
     def test_mha_fwd_bhsd(self):
+        # three stages: P @ V deferred to the next iteration (its V copy stands further down the body)
         b, h, sq, skv, d = 2, 4, 256, 384, 64
-        k = tlc.compile(port("example_mha_fwd_bhsd.py"), defines={"dim": d, "is_causal": True})
-        q, kk, v = randn(b, h, sq, d), randn(b, h, skv, d), randn(b, h, skv, d)
-        o = torch.full_like(q, float("nan"))
-        k(q, kk, v, o)
-        self.close(o, attention(q, kk, v, True, past=skv - sq))
+        for stages in (1, 3):
+            with self.subTest(stages=stages):
+                k = tlc.compile(port("example_mha_fwd_bhsd.py"),
+                                defines={"dim": d, "is_causal": True, "num_stages": stages})
+                q, kk, v = randn(b, h, sq, d), randn(b, h, skv, d), randn(b, h, skv, d)
+                o = torch.full_like(q, float("nan"))
+                k(q, kk, v, o)
+                self.close(o, attention(q, kk, v, True, past=skv - sq))
 
     def test_gqa_fwd_bshd(self):
-        b, s, h, g, d = 2, 512, 8, 2, 128
-        k = tlc.compile(port("example_gqa_fwd_bshd.py"),
-                        defines={"dim": d, "is_causal": False, "heads": h, "groups": g, "num_stages": 2})
-        q, kk, v = randn(b, s, h, d), randn(b, s, h // g, d), randn(b, s, h // g, d)
-        o = torch.full_like(q, float("nan"))
-        k(q, kk, v, o)
-        t = lambda x: x.transpose(1, 2)  # noqa: E731  (b, h, s, d)
-        ref = attention(t(q), t(kk).repeat_interleave(g, dim=1), t(v).repeat_interleave(g, dim=1), False)
-        self.close(o, t(ref))
+        b, s, h, g, d = 2, 517, 8, 2, 128
+        for stages in (2, 3):
+            with self.subTest(stages=stages):
+                k = tlc.compile(port("example_gqa_fwd_bshd.py"),
+                                defines={"dim": d, "is_causal": False, "heads": h, "groups": g, "num_stages": stages})
+                q, kk, v = randn(b, s, h, d), randn(b, s, h // g, d), randn(b, s, h // g, d)
+                o = torch.full_like(q, float("nan"))
+                k(q, kk, v, o)
+                t = lambda x: x.transpose(1, 2)  # noqa: E731  (b, h, s, d)
+                ref = attention(t(q), t(kk).repeat_interleave(g, dim=1), t(v).repeat_interleave(g, dim=1), False)
+                self.close(o, t(ref))
 
     def test_mha_sink_fwd_bhsd(self):
         b, h, s = 1, 4, 512

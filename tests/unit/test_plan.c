@@ -242,6 +242,37 @@ static void test_attention_overlap(void **state) {
     }
 }
 
+/* TileLang's MHA example on three stages: its scores start at the mask
+ * (a Parallel loop writing acc_s before the gemm) and its V copy stands
+ * further down the body, and P @ V is deferred all the same. */
+static void test_port_attention_deferred(void **state) {
+    (void)state;
+    char path[512];
+    snprintf(path, sizeof path, "%s/tests/ports/example_mha_fwd_bshd.py", TLC_SOURCE_DIR);
+    size_t len = 0;
+    char *src = tlc_read_file(path, &len);
+    assert_non_null(src);
+    tlc_compile_options o;
+    tlc_compile_options_default(&o);
+    o.arch = TLC_SM90A;
+    tlc_define defs[3] = {{"num_stages", "3"}, {"dim", "64"}, {"is_causal", "False"}};
+    o.defines = defs;
+    o.ndefines = 3;
+    tlc_compilation c;
+    bool ok = tlc_compile_source(&c, "example_mha_fwd_bshd.py", src, len, &o) && tlc_compile_layouts(&c, NULL);
+    free(src);
+    if (!ok) print_message("%s", tlc_sb_cstr(&c.diag.out));
+    assert_true(ok);
+    const tlc_kernel_plan *p = c.tir->kernels[0]->plan;
+    assert_non_null(p->ws.loop);
+    assert_true(p->ws.defer_x > p->pipes[0].nprefix); /* the mask's statement comes before the score gemm */
+    assert_true(p->ws.defer_p > p->ws.defer_x);
+    char *ptx = tlc_compile_ptx(&c, false);
+    assert_non_null(ptx);
+    assert_int_equal(tst_count(ptx, "wgmma.wait_group.sync.aligned 1;"), 1);
+    tlc_compilation_free(&c);
+}
+
 /* Replaces the first `from` in the heap string *s with `to`. */
 static void replace_first(char **s, const char *from, const char *to) {
     char *at = strstr(*s, from);
@@ -344,6 +375,7 @@ int main(void) {
         cmocka_unit_test(test_mla_sm90a),
         cmocka_unit_test(test_attention_overlap),
         cmocka_unit_test(test_attention_lookahead),
+        cmocka_unit_test(test_port_attention_deferred),
         cmocka_unit_test(test_lowering_reads_the_plan),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
