@@ -41,6 +41,30 @@ static const tir_buffer *buffer(const tir_kernel *k, const char *name) {
     return NULL;
 }
 
+/* Plans `src` (file name `name`) for sm_90a with the defines given;
+ * `kernel` NULL: the file's only kernel. Fails the test on an error. */
+static void plan_sm90a(tlc_compilation *c, const char *name, const char *src, size_t len, const char *kernel,
+                       tlc_define *defs, int ndefs) {
+    tlc_compile_options o;
+    tlc_compile_options_default(&o);
+    o.arch = TLC_SM90A;
+    o.defines = defs;
+    o.ndefines = ndefs;
+    o.kernel = kernel;
+    bool ok = tlc_compile_source(c, name, src, len, &o) && tlc_compile_layouts(c, NULL);
+    if (!ok) print_message("%s", tlc_sb_cstr(&c->diag.out));
+    assert_true(ok);
+}
+
+/* The text of the file at `rel` in the source tree. */
+static char *source_file(const char *rel, size_t *len) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", TLC_SOURCE_DIR, rel);
+    char *src = tlc_read_file(path, len);
+    assert_non_null(src);
+    return src;
+}
+
 static void test_gemm_sm90a(void **state) {
     (void)state;
     tlc_compilation c;
@@ -207,22 +231,13 @@ static void test_mla_sm90a(void **state) {
 static void test_attention_overlap(void **state) {
     (void)state;
     for (int stages = 2; stages <= 3; stages++) {
-        char path[512];
-        snprintf(path, sizeof path, "%s/dsl-examples/flash_attention.tl", TLC_SOURCE_DIR);
         size_t len = 0;
-        char *src = tlc_read_file(path, &len);
-        assert_non_null(src);
-        tlc_compile_options o;
-        tlc_compile_options_default(&o);
-        o.arch = TLC_SM90A;
+        char *src = source_file("dsl-examples/flash_attention.tl", &len);
         char st[8];
         snprintf(st, sizeof st, "%d", stages);
         tlc_define defs[2] = {{"num_stages", st}, {"block_N", "64"}};
-        o.defines = defs;
-        o.ndefines = 2;
-        o.kernel = "flash_attention";
         tlc_compilation c;
-        assert_true(tlc_compile_source(&c, "flash_attention.tl", src, len, &o) && tlc_compile_layouts(&c, NULL));
+        plan_sm90a(&c, "flash_attention.tl", src, len, "flash_attention", defs, 2);
         free(src);
         const tlc_kernel_plan *p = c.tir->kernels[0]->plan;
         assert_non_null(p->ws.loop);
@@ -247,22 +262,12 @@ static void test_attention_overlap(void **state) {
  * further down the body, and P @ V is deferred all the same. */
 static void test_port_attention_deferred(void **state) {
     (void)state;
-    char path[512];
-    snprintf(path, sizeof path, "%s/tests/ports/example_mha_fwd_bshd.py", TLC_SOURCE_DIR);
     size_t len = 0;
-    char *src = tlc_read_file(path, &len);
-    assert_non_null(src);
-    tlc_compile_options o;
-    tlc_compile_options_default(&o);
-    o.arch = TLC_SM90A;
+    char *src = source_file("tests/ports/example_mha_fwd_bshd.py", &len);
     tlc_define defs[3] = {{"num_stages", "3"}, {"dim", "64"}, {"is_causal", "False"}};
-    o.defines = defs;
-    o.ndefines = 3;
     tlc_compilation c;
-    bool ok = tlc_compile_source(&c, "example_mha_fwd_bshd.py", src, len, &o) && tlc_compile_layouts(&c, NULL);
+    plan_sm90a(&c, "example_mha_fwd_bshd.py", src, len, NULL, defs, 3);
     free(src);
-    if (!ok) print_message("%s", tlc_sb_cstr(&c.diag.out));
-    assert_true(ok);
     const tlc_kernel_plan *p = c.tir->kernels[0]->plan;
     assert_non_null(p->ws.loop);
     assert_true(p->ws.defer_x > p->pipes[0].nprefix); /* the mask's statement comes before the score gemm */
@@ -294,28 +299,17 @@ static void replace_first(char **s, const char *from, const char *to) {
  * the loop and in it (into a second register copy of acc_s). */
 static void test_attention_lookahead(void **state) {
     (void)state;
-    char path[512];
-    snprintf(path, sizeof path, "%s/dsl-examples/flash_attention.tl", TLC_SOURCE_DIR);
     size_t len = 0;
-    char *src = tlc_read_file(path, &len);
-    assert_non_null(src);
+    char *src = source_file("dsl-examples/flash_attention.tl", &len);
     replace_first(&src, "        K_shared = alloc_shared((tile_N, dim), dtype)\n",
                   "        K_shared = alloc_shared((tile_N, dim), dtype)\n"
                   "        P_shared = alloc_shared((block_M, tile_N), dtype)\n");
     replace_first(&src, "copy(acc_s, acc_s_cast)", "copy(acc_s, P_shared)");
     replace_first(&src, "gemm(acc_s_cast, V_shared, acc_o", "gemm(P_shared, V_shared, acc_o");
-    tlc_compile_options o;
-    tlc_compile_options_default(&o);
-    o.arch = TLC_SM90A;
     tlc_define defs[2] = {{"num_stages", "3"}, {"block_N", "64"}};
-    o.defines = defs;
-    o.ndefines = 2;
-    o.kernel = "flash_attention";
     tlc_compilation c;
-    bool ok = tlc_compile_source(&c, "flash_attention.tl", src, strlen(src), &o) && tlc_compile_layouts(&c, NULL);
+    plan_sm90a(&c, "flash_attention.tl", src, strlen(src), "flash_attention", defs, 2);
     free(src);
-    if (!ok) print_message("%s", tlc_sb_cstr(&c.diag.out));
-    assert_true(ok);
     const tlc_kernel_plan *p = c.tir->kernels[0]->plan;
     assert_non_null(p->ws.loop);
     assert_int_equal(p->ws.defer_p, 0);
