@@ -280,6 +280,7 @@ static void plan_defer(const tlc_kernel_plan *p, const tir_kernel *k, const tlc_
         memset(wr, 0, nb);
         tir_stmt_buffers_read_written(it[j], rd, wr);
         for (int b = 0; b < k->nbuffers; b++) ok &= !wr[b] || b == S->id;
+        ok &= !rd[C->id]; /* R and O of the previous iteration now run after it */
     }
     for (int j = gend; ok && j < n - 1; j++) {
         if (tlc_pipe_is_copy(pp, it[j])) continue;
