@@ -171,7 +171,8 @@ static void note_read_written(const tir_access *acc, void *ctx) {
     if (acc->mode & TIR_ACCESS_WRITE) c->writes[acc->buf->id] = true;
 }
 
-void tir_stmt_buffers_read_written(const tir_stmt *s, bool *reads, bool *writes) {
+void tir_stmt_buffers_read_written(const tir_stmt *s, int nbuffers, bool *reads, bool *writes) {
+    for (int b = 0; b < nbuffers; b++) reads[b] = writes[b] = false;
     read_written c = {reads, writes};
     tir_stmt_accesses(s, note_read_written, &c);
 }

@@ -37,9 +37,9 @@ void tir_stmt_accesses(const tir_stmt *s, tir_access_fn fn, void *ctx);
  * bounds, an if's condition; for every other statement the same as
  * tir_stmt_accesses (a sequence has none). */
 void tir_stmt_own_accesses(const tir_stmt *s, tir_access_fn fn, void *ctx);
-/* Per buffer id, whether s (with the statements inside it) reads it and
- * whether it writes it: sets reads[id] and writes[id], clearing nothing. */
-void tir_stmt_buffers_read_written(const tir_stmt *s, bool *reads, bool *writes);
+/* Per buffer id (0 .. nbuffers - 1), whether s (with the statements inside
+ * it) reads it and whether it writes it. */
+void tir_stmt_buffers_read_written(const tir_stmt *s, int nbuffers, bool *reads, bool *writes);
 /* The loads in e (as reads of statement `in`). */
 void tir_expr_accesses(const tir_expr *e, const tir_stmt *in, tir_access_fn fn, void *ctx);
 

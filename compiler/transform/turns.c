@@ -154,8 +154,7 @@ static bool analyse(analysis *an, tir_stmt *loop) {
     bool shared_seen = false;
     for (int j = i; ok && j < n; j++) {
         tir_stmt *x = items[j];
-        for (int b = 0; b < nb; b++) rd[b] = wr[b] = false;
-        tir_stmt_buffers_read_written(x, rd, wr);
+        tir_stmt_buffers_read_written(x, nb, rd, wr);
         bool writes_output = false;
         for (int b = 0; b < nb; b++) writes_output |= wr[b] && outputs[b];
         if (writes_output) {

@@ -220,6 +220,11 @@ static bool producer_slice(const tir_kernel *k, slicer *sl, tlc_arena *a) {
 /* How the body after the loads uses the stages: *gemm_only when it is
  * nothing but wgmma gemms on stage buffers; false when it holds no wgmma
  * at all (nothing for consumers to overlap). *max_n: the widest wgmma. */
+static bool is_wgmma(const tlc_kernel_plan *p, const tir_stmt *x) {
+    const tlc_gemm_plan *g = x->kind == TS_GEMM ? tlc_plan_gemm(p, x) : NULL;
+    return g && g->inst == TLC_INST_WGMMA;
+}
+
 static bool body_qualifies(const tlc_kernel_plan *p, const tir_stmt *body, int first, bool *gemm_only, int *max_n) {
     tlc_ptrvec ops = {0};
     int n = body->kind == TS_SEQ ? body->u.seq.n : 1;
@@ -228,8 +233,7 @@ static bool body_qualifies(const tlc_kernel_plan *p, const tir_stmt *body, int f
     int wgmmas = 0;
     for (int i = first; i < n; i++) {
         const tir_stmt *x = body->kind == TS_SEQ ? body->u.seq.stmts[i] : body;
-        const tlc_gemm_plan *g = x->kind == TS_GEMM ? tlc_plan_gemm(p, x) : NULL;
-        if (!g || g->inst != TLC_INST_WGMMA) *gemm_only = false;
+        if (!is_wgmma(p, x)) *gemm_only = false;
         tir_collect_tile_ops(x, &ops);
     }
     for (int i = 0; i < ops.len; i++) {
@@ -241,11 +245,6 @@ static bool body_qualifies(const tlc_kernel_plan *p, const tir_stmt *body, int f
     }
     tlc_ptrvec_free(&ops);
     return wgmmas > 0;
-}
-
-static bool is_wgmma(const tlc_kernel_plan *p, const tir_stmt *x) {
-    const tlc_gemm_plan *g = x->kind == TS_GEMM ? tlc_plan_gemm(p, x) : NULL;
-    return g && g->inst == TLC_INST_WGMMA;
 }
 
 /* The body's shape G X P R O and what each part may touch (plan.h). */
@@ -276,17 +275,13 @@ static void plan_defer(const tlc_kernel_plan *p, const tir_kernel *k, const tlc_
     bool ok = rd && wr;
     for (int j = first; ok && j < gfirst; j++) {
         if (tlc_pipe_is_copy(pp, it[j])) continue;
-        memset(rd, 0, nb);
-        memset(wr, 0, nb);
-        tir_stmt_buffers_read_written(it[j], rd, wr);
+        tir_stmt_buffers_read_written(it[j], k->nbuffers, rd, wr);
         for (int b = 0; b < k->nbuffers; b++) ok &= !wr[b] || b == S->id;
         ok &= !rd[C->id]; /* R and O of the previous iteration now run after it */
     }
     for (int j = gend; ok && j < n - 1; j++) {
         if (tlc_pipe_is_copy(pp, it[j])) continue;
-        memset(rd, 0, nb);
-        memset(wr, 0, nb);
-        tir_stmt_buffers_read_written(it[j], rd, wr);
+        tir_stmt_buffers_read_written(it[j], k->nbuffers, rd, wr);
         if (wr[A->id]) pidx = j;
         for (int b = 0; b < k->nbuffers; b++)
             if (wr[b] && k->buffers[b]->scope == TIR_SCOPE_SHARED) ok = false; /* no barriers to track */
@@ -297,9 +292,7 @@ static void plan_defer(const tlc_kernel_plan *p, const tir_kernel *k, const tlc_
     }
     for (int j = gend; ok && pidx && j < n - 1; j++) {
         if (tlc_pipe_is_copy(pp, it[j])) continue;
-        memset(rd, 0, nb);
-        memset(wr, 0, nb);
-        tir_stmt_buffers_read_written(it[j], rd, wr);
+        tir_stmt_buffers_read_written(it[j], k->nbuffers, rd, wr);
         if (j < pidx) { /* X: runs while O(k - 1) reads A and accumulates into C */
             ok = !rd[C->id] && !wr[C->id] && !wr[A->id];
         } else if (j > pidx) { /* R: runs while G(k) accumulates into S */
@@ -835,6 +828,20 @@ static void wait_parity(tlc_lower_ctx *lc, th_expr *bar, th_expr *parity) {
     tlc_emit_ptx(lc, tlc_ptx_mbarrier_wait_parity(), args, 2, NULL, 0);
 }
 
+/* Consumers: wait until the loads of iteration g (counted over every run),
+ * in `stage` (g % stages), have arrived: round g / stages of its full
+ * barrier. */
+static void wait_stage_loaded(tlc_lower_ctx *lc, th_expr *g, th_expr *stage) {
+    th_expr *round = th_bin(lc->a, THB_UDIV, g, tlc_i32(lc, lc->ws->d->pipe->stages));
+    wait_parity(lc, bar_addr(lc, lc->ws->d->full, stage), th_bin(lc->a, THB_AND, round, tlc_i32(lc, 1)));
+}
+
+/* A consumer thread (or a warp's lane 0) hands `stage` back to the producer. */
+static void release_stage(tlc_lower_ctx *lc, th_expr *stage) {
+    th_expr *args[1] = {bar_addr(lc, lc->ws->d->empty, stage)};
+    tlc_emit_ptx(lc, tlc_ptx_mbarrier_arrive(), args, 1, NULL, 0);
+}
+
 static th_var *loop_var_slot(tlc_lower_ctx *lc, const tir_var *v) {
     if (!lc->var_slot[v->id]) lc->var_slot[v->id] = th_new_var(lc->a, lc->tk, v->name, th_scalar(TH_I32), 0);
     return lc->var_slot[v->id];
@@ -1039,7 +1046,7 @@ static void lower_turns_loop(tlc_lower_ctx *lc, const tir_stmt *s) {
     th_expr *ko = th_read(a, tv);
     th_expr *g = base ? tlc_let(lc, "git", th_bin(a, THB_ADD, base, ko)) : ko;
     th_expr *stage = tlc_let(lc, "stage", th_bin(a, THB_UREM, g, tlc_i32(lc, S)));
-    wait_parity(lc, bar_addr(lc, d->full, stage), th_bin(a, THB_AND, th_bin(a, THB_UDIV, g, tlc_i32(lc, S)), tlc_i32(lc, 1)));
+    wait_stage_loaded(lc, g, stage);
     tlc_pipe_set_stage(lc, pp, stage);
     for (int j = 0; j < t->first; j++)
         if (!tlc_pipe_is_copy(pp, body->u.seq.stmts[j])) tlc_lower_stmt(lc, body->u.seq.stmts[j]);
@@ -1096,8 +1103,7 @@ static void lower_turns_loop(tlc_lower_ctx *lc, const tir_stmt *s) {
         if (t->role[j] == TIR_TURN_SHARED) tlc_lower_stmt(lc, body->u.seq.stmts[j]);
     if (done_bar) tlc_emit(lc, th_if(a, mine, turn_barrier(lc, TURN_DONE, ko, true), NULL));
     tlc_pipe_set_stage(lc, pp, NULL);
-    th_expr *args[1] = {bar_addr(lc, d->empty, stage)};
-    tlc_emit_ptx(lc, tlc_ptx_mbarrier_arrive(), args, 1, NULL, 0);
+    release_stage(lc, stage);
     th_stmt *b = tlc_lower_end(lc, saved);
     tlc_emit(lc, th_for(a, tv, tlc_i32(lc, 0), n, 1, false, b));
     /* after the loop */
@@ -1142,7 +1148,7 @@ static void lower_defer_loop(tlc_lower_ctx *lc, const tir_stmt *s) {
     /* iteration 0: G X P */
     tlc_ptrvec *pro = tlc_lower_begin(lc);
     th_expr *st0 = tlc_let(lc, "stage", th_bin(a, THB_UREM, g0, tlc_i32(lc, S)));
-    wait_parity(lc, bar_addr(lc, d->full, st0), th_bin(a, THB_AND, th_bin(a, THB_UDIV, g0, tlc_i32(lc, S)), tlc_i32(lc, 1)));
+    wait_stage_loaded(lc, g0, st0);
     tlc_emit(lc, th_assign(a, tv, NULL, tlc_i32(lc, 0)));
     tlc_pipe_set_stage(lc, pp, st0);
     lower_items(lc, body, first, d->defer_r, false);
@@ -1155,7 +1161,7 @@ static void lower_defer_loop(tlc_lower_ctx *lc, const tir_stmt *s) {
     th_expr *g = base ? tlc_let(lc, "git", th_bin(a, THB_ADD, base, ko)) : ko;
     th_expr *stage = tlc_let(lc, "stage", th_bin(a, THB_UREM, g, tlc_i32(lc, S)));
     th_expr *prev = tlc_let(lc, "sprev", th_bin(a, THB_UREM, th_bin(a, THB_ADD, g, tlc_i32(lc, S - 1)), tlc_i32(lc, S)));
-    wait_parity(lc, bar_addr(lc, d->full, stage), th_bin(a, THB_AND, th_bin(a, THB_UDIV, g, tlc_i32(lc, S)), tlc_i32(lc, 1)));
+    wait_stage_loaded(lc, g, stage);
     tlc_emit(lc, th_assign(a, tv, NULL, ko));
     tlc_pipe_set_stage(lc, pp, stage);
     lower_items(lc, body, first, gend, true); /* G(k), in flight */
@@ -1167,8 +1173,7 @@ static void lower_defer_loop(tlc_lower_ctx *lc, const tir_stmt *s) {
     tlc_pipe_set_stage(lc, pp, stage);
     lower_items(lc, body, gend, d->defer_p, false);    /* X(k) under O(k - 1) */
     tlc_wgmma_wait(lc, Oacc, 0);                        /* O(k - 1) retired: its stage is free */
-    th_expr *args[1] = {bar_addr(lc, d->empty, prev)};
-    tlc_emit_ptx(lc, tlc_ptx_mbarrier_arrive(), args, 1, NULL, 0);
+    release_stage(lc, prev);
     lower_items(lc, body, d->defer_p, d->defer_r, false); /* P(k) */
     tlc_pipe_set_stage(lc, pp, NULL);
     th_stmt *b = tlc_lower_end(lc, saved);
@@ -1181,8 +1186,7 @@ static void lower_defer_loop(tlc_lower_ctx *lc, const tir_stmt *s) {
     tlc_pipe_set_stage(lc, pp, last);
     lower_items(lc, body, d->defer_r, n_items, false);
     tlc_pipe_set_stage(lc, pp, NULL);
-    th_expr *args2[1] = {bar_addr(lc, d->empty, last)};
-    tlc_emit_ptx(lc, tlc_ptx_mbarrier_arrive(), args2, 1, NULL, 0);
+    release_stage(lc, last);
     th_stmt *e = tlc_lower_end(lc, epi);
     tlc_emit(lc, th_if(a, th_cmp(a, THC_GT, n, tlc_i32(lc, 0)), e, NULL));
     if (base) tlc_emit(lc, th_assign(a, w->base, NULL, th_bin(a, THB_ADD, base, n)));
@@ -1218,7 +1222,7 @@ void tlc_ws_lower_consumer_loop(tlc_lower_ctx *lc, const tir_stmt *s, tlc_ws_bod
         tlc_ptrvec *pro = tlc_lower_begin(lc);
         th_expr *g0 = base ? base : tlc_i32(lc, 0);
         th_expr *st0 = tlc_let(lc, "stage", th_bin(a, THB_UREM, g0, tlc_i32(lc, S)));
-        wait_parity(lc, bar_addr(lc, w->d->full, st0), th_bin(a, THB_AND, th_bin(a, THB_UDIV, g0, tlc_i32(lc, S)), tlc_i32(lc, 1)));
+        wait_stage_loaded(lc, g0, st0);
         issue_ahead(lc, st0);
         th_stmt *p = tlc_lower_end(lc, pro);
         tlc_emit(lc, th_if(a, th_cmp(a, THC_GT, n, tlc_i32(lc, 0)), p, NULL));
@@ -1234,12 +1238,12 @@ void tlc_ws_lower_consumer_loop(tlc_lower_ctx *lc, const tir_stmt *s, tlc_ws_bod
         tlc_ptrvec *nx = tlc_lower_begin(lc);
         th_expr *g1 = tlc_let(lc, "gnext", th_bin(a, THB_ADD, g, tlc_i32(lc, 1)));
         th_expr *st1 = tlc_let(lc, "snext", th_bin(a, THB_UREM, g1, tlc_i32(lc, S)));
-        wait_parity(lc, bar_addr(lc, w->d->full, st1), th_bin(a, THB_AND, th_bin(a, THB_UDIV, g1, tlc_i32(lc, S)), tlc_i32(lc, 1)));
+        wait_stage_loaded(lc, g1, st1);
         issue_ahead(lc, st1);
         th_stmt *next = tlc_lower_end(lc, nx);
         tlc_emit(lc, th_if(a, th_cmp(a, THC_LT, th_bin(a, THB_ADD, ko, tlc_i32(lc, 1)), n), next, NULL));
     } else {
-        wait_parity(lc, bar_addr(lc, w->d->full, stage), th_bin(a, THB_AND, th_bin(a, THB_UDIV, g, tlc_i32(lc, S)), tlc_i32(lc, 1)));
+        wait_stage_loaded(lc, g, stage);
     }
     tlc_pipe_set_stage(lc, pp, stage);
     lc->wgmma_inflight = gemm_only ? 1 : 0;
@@ -1250,15 +1254,13 @@ void tlc_ws_lower_consumer_loop(tlc_lower_ctx *lc, const tir_stmt *s, tlc_ws_bod
         /* the previous iteration's wgmmas have retired: its stage may be refilled */
         tlc_ptrvec *rel = tlc_lower_begin(lc);
         th_expr *prev = th_bin(a, THB_UREM, th_bin(a, THB_ADD, g, tlc_i32(lc, S - 1)), tlc_i32(lc, S));
-        th_expr *args[1] = {bar_addr(lc, w->d->empty, prev)};
-        tlc_emit_ptx(lc, tlc_ptx_mbarrier_arrive(), args, 1, NULL, 0);
+        release_stage(lc, prev);
         th_stmt *release = tlc_lower_end(lc, rel);
         tlc_emit(lc, th_if(a, tlc_and(lc, th_cmp(a, THC_GT, ko, tlc_i32(lc, 0)), lane0), release, NULL));
     } else {
         /* every wgmma of the iteration has been waited for and every read
          * of the stage is done: each consumer thread releases it */
-        th_expr *args[1] = {bar_addr(lc, w->d->empty, stage)};
-        tlc_emit_ptx(lc, tlc_ptx_mbarrier_arrive(), args, 1, NULL, 0);
+        release_stage(lc, stage);
     }
     th_stmt *b = tlc_lower_end(lc, saved);
     tlc_emit(lc, th_for(a, tv, tlc_i32(lc, 0), n, 1, false, b));
@@ -1272,9 +1274,8 @@ void tlc_ws_lower_consumer_loop(tlc_lower_ctx *lc, const tir_stmt *s, tlc_ws_bod
         if (gemm_only) {
             /* the run's last stage is free now; the next run goes on from here */
             th_expr *last = th_bin(a, THB_UREM, th_bin(a, THB_ADD, base, th_bin(a, THB_SUB, n, tlc_i32(lc, 1))), tlc_i32(lc, S));
-            th_expr *args2[1] = {bar_addr(lc, w->d->empty, last)};
             tlc_ptrvec *fin = tlc_lower_begin(lc);
-            tlc_emit_ptx(lc, tlc_ptx_mbarrier_arrive(), args2, 1, NULL, 0);
+            release_stage(lc, last);
             th_stmt *fr = tlc_lower_end(lc, fin);
             tlc_emit(lc, th_if(a, tlc_and(lc, th_cmp(a, THC_GT, n, tlc_i32(lc, 0)), lane0), fr, NULL));
         }
