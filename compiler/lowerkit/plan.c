@@ -13,6 +13,12 @@ bool tlc_pipe_is_copy(const tlc_pipe_plan *pp, const tir_stmt *s) {
     return false;
 }
 
+bool tlc_ws_is_preload(const tlc_ws_decision *d, const tir_stmt *s) {
+    for (int i = 0; d && i < d->npreloads; i++)
+        if (d->preloads[i] == s) return true;
+    return false;
+}
+
 const tlc_gemm_op_plan *tlc_plan_gemm_op(const tlc_kernel_plan *p, const tir_stmt *op) {
     for (int i = 0; p && i < p->ngemms; i++)
         if (p->gemms[i].op == op) return &p->gemms[i];

@@ -102,6 +102,22 @@ typedef struct tlc_ws_decision {
     const tir_turns *turns;
     const char *turns_refused;
     int64_t *published_at, *handed_at;
+    /* Preloads: copies global -> shared standing before the loop in its own
+     * sequence (attention's Q tile) whose buffers nothing but the loop's
+     * body reads and nothing but the copy writes, and whose regions the
+     * producer can compute. The producer issues them by TMA before the
+     * loop's loads, on their own mbarrier pair (pre_full: one arrival with
+     * their bytes; pre_empty: every consumer thread); the consumers wait on
+     * pre_full where the first copy stands and release the buffers once the
+     * loop has read them: with the deferred output gemm, when only the
+     * score gemms read them, as soon as the last score gemm has retired
+     * (preload_early), else after the loop. The buffers get bytes of their
+     * own (shared_alloc.c), so the next run's preload overlaps the
+     * consumers' epilogue. */
+#define TLC_WS_MAX_PRELOADS 4
+    const tir_stmt *preloads[TLC_WS_MAX_PRELOADS]; int npreloads;
+    bool preload_early;
+    int64_t pre_full, pre_empty; /* byte offsets of the preloads' mbarriers */
 } tlc_ws_decision;
 
 /* Shared memory (transform/shared_alloc.c): buffer offsets are in their
@@ -132,6 +148,9 @@ typedef struct tlc_kernel_plan {
      * shared memory did not fit (stage buffers live across tiles, so the
      * epilogue's buffers cannot reuse them) */
     bool ws_one_tile;
+    /* warp specialization without preloads: with them (their buffers
+     * reusing nobody's bytes) the kernel's shared memory did not fit */
+    bool ws_no_preload;
 } tlc_kernel_plan;
 
 /* The plan of a Pipelined loop (NULL: it runs as a serial loop), of a gemm,
@@ -141,6 +160,8 @@ const tlc_gemm_plan *tlc_plan_gemm(const tlc_kernel_plan *p, const tir_stmt *op)
 const tlc_gemm_op_plan *tlc_plan_gemm_op(const tlc_kernel_plan *p, const tir_stmt *op);
 /* s is one of the loop's pipelined copies. */
 bool tlc_pipe_is_copy(const tlc_pipe_plan *pp, const tir_stmt *s);
+/* s is one of the warp-specialized loop's preloads (tlc_ws_decision). */
+bool tlc_ws_is_preload(const tlc_ws_decision *d, const tir_stmt *s);
 const tlc_smem_scratch *tlc_plan_scratch(const tlc_kernel_plan *p, const tir_stmt *op);
 const tlc_smem_scratch *tlc_plan_fresh_scratch(const tlc_kernel_plan *p, const tir_stmt *op);
 #endif

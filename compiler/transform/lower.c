@@ -459,6 +459,13 @@ static void lower_tile_stmt(tlc_lower_ctx *lc, const tir_stmt *s, effects *pendi
         merge(lc, pending, &e2);
         return;
     }
+    case TS_COPY:
+        /* the producer's load, ordered by the preloads' mbarriers */
+        if (lc->ws && tlc_ws_is_preload(&lc->plan->ws, s)) {
+            tlc_ws_consumer_preload(lc, s);
+            return;
+        }
+        break;
     default: break;
     }
     if (!lc->in_parallel) barrier_if_needed(lc, s, pending);

@@ -15,7 +15,8 @@ const char *tlc_module_metadata(const tir_module *m, tlrt_kernel_meta *kernels, 
 void tlc_lower_stmt(tlc_lower_ctx *lc, const tir_stmt *s);
 /* ---------------- Pipelined loops (lower_pipeline.c) ---------------- */
 /* Before the kernel body is lowered: one tmap per TMA copy of every
- * pipelined loop, appended to the kernel parameters. */
+ * pipelined loop and per preload of the warp-specialized loop, appended to
+ * the kernel parameters. */
 void tlc_pipe_collect_tmaps(tlc_lower_ctx *lc, int *nparams);
 /* After tlc_pipe_collect_tmaps: a TMA map needs 16-byte strides, so a
  * symbolic last dim of a mapped tensor is a multiple of 16 bytes' worth of
@@ -48,6 +49,9 @@ void tlc_pipe_begin(tlc_lower_ctx *lc, tlc_pipe_state *ps);
 void tlc_pipe_issue(tlc_lower_ctx *lc, tlc_pipe_state *ps, th_expr *it, th_expr *stage);
 void tlc_pipe_wait(tlc_lower_ctx *lc, tlc_pipe_state *ps, th_expr *it, th_expr *stage);
 void tlc_pipe_end(tlc_lower_ctx *lc, tlc_pipe_state *ps);
+/* The TMA loads of copy s (one per swizzle panel) into the shared bytes
+ * at `base`, completing on mbarrier `bar` (both shared addresses). */
+void tlc_tma_issue_copy(tlc_lower_ctx *lc, const tir_stmt *s, th_expr *base, th_expr *bar);
 /* stage_off for the plan's buffers at `stage` (NULL: clear). */
 void tlc_pipe_set_stage(tlc_lower_ctx *lc, const tlc_pipe_plan *pp, th_expr *stage);
 
@@ -66,6 +70,9 @@ bool tlc_ws_owns_loop(const tlc_lower_ctx *lc, const tir_stmt *loop);
 typedef void (*tlc_ws_body_fn)(tlc_lower_ctx *lc, const tir_stmt *loop, void *ctx);
 void tlc_ws_lower_consumer_loop(tlc_lower_ctx *lc, const tir_stmt *loop, tlc_ws_body_fn lower_body, void *ctx);
 void tlc_ws_finish(tlc_lower_ctx *lc, th_stmt *consumer_body);
+/* The consumers at a preload (tlc_ws_is_preload): the first of them waits
+ * for the producer's loads; the others are no-ops. */
+void tlc_ws_consumer_preload(tlc_lower_ctx *lc, const tir_stmt *s);
 /* Warp-specialized kernels are persistent: the runtime launches at most
  * (SMs x this) blocks (metadata `persistent` line) and each walks the
  * logical grid's tiles; 0 when the kernel is not. */

@@ -36,6 +36,9 @@ static void collect(tlc_lower_ctx *lc, const tir_stmt *s, tlc_ptrvec *out) {
         collect(lc, s->u.for_.body, out);
         break;
     }
+    case TS_COPY:
+        if (tlc_ws_is_preload(&lc->plan->ws, s)) tlc_ptrvec_push(out, (void *)s);
+        break;
     case TS_IF:
         collect(lc, s->u.if_.then, out);
         collect(lc, s->u.if_.els, out);
@@ -98,6 +101,8 @@ static const tlc_tmap_use *tmap_of(const tlc_lower_ctx *lc, const tir_stmt *copy
         if (lc->tmaps[i].copy == copy) return &lc->tmaps[i];
     return NULL;
 }
+
+static void issue_tma(tlc_lower_ctx *lc, tlc_pipe_state *ps, const tir_stmt *s, th_expr *stage);
 
 /* ---------------- stages ---------------- */
 void tlc_pipe_set_stage(tlc_lower_ctx *lc, const tlc_pipe_plan *pp, th_expr *stage) {
@@ -296,18 +301,22 @@ static void issue_cp_async(tlc_lower_ctx *lc, const tlc_pipe_state *ps, const ti
 }
 
 static void issue_tma(tlc_lower_ctx *lc, tlc_pipe_state *ps, const tir_stmt *s, th_expr *stage) {
+    const tir_buffer *b = s->u.copy.dst.buf;
+    th_expr *base = th_bin(lc->a, THB_ADD, tlc_i32(lc, b->layout->offset), th_bin(lc->a, THB_MUL, stage, tlc_i32(lc, b->layout->bytes)));
+    tlc_tma_issue_copy(lc, s, base, mbar_addr(lc, ps, stage));
+}
+
+void tlc_tma_issue_copy(tlc_lower_ctx *lc, const tir_stmt *s, th_expr *base, th_expr *bar) {
     tlc_arena *a = lc->a;
     const tlc_tmap_use *t = tmap_of(lc, s);
     const tir_region *src = &s->u.copy.src;
     const tir_buffer *b = s->u.copy.dst.buf;
     if (!t) {
-        tlc_error(lc->diag, s->loc, "internal error: no tensor map for this pipelined copy");
+        tlc_error(lc->diag, s->loc, "internal error: no tensor map for this copy");
         return;
     }
     int eb = tir_dtype_bytes(b->dtype);
     int64_t panel_bytes = tir_buffer_dim(b, 0) * t->inner * eb;
-    th_expr *base = th_bin(a, THB_ADD, tlc_i32(lc, b->layout->offset), th_bin(a, THB_MUL, stage, tlc_i32(lc, b->layout->bytes)));
-    th_expr *bar = mbar_addr(lc, ps, stage);
     th_expr *tmap = th_param_ref(a, lc->tk, t->param);
     for (int p = 0; p < t->npanels; p++) {
         th_expr *args[8];

@@ -21,6 +21,9 @@ bool tlc_plan_module(tir_module *m, tlc_arena *a, tlc_diag *diag);
 /* pipeline_plan.c: the plan of every Pipelined loop; sets the stage count
  * of the shared layouts its copies fill. */
 void tlc_plan_pipelines(tlc_kernel_plan *p, const tir_kernel *k, tlc_arena *a);
+/* s copies a tile global -> a whole 2-d shared buffer in one TMA box (per
+ * swizzle panel), as a pipelined copy on sm_90 would. */
+bool tlc_tma_copy_fits(const tir_stmt *s);
 /* warp_specialize.c: which loop (if any) is warp-specialized; then, once
  * shared memory is placed (`top`: its end so far), occupancy, the register
  * split and the mbarriers (placed at *top, which grows past them). */

@@ -53,6 +53,8 @@ static bool tma_copy(const tir_stmt *s) {
     return true;
 }
 
+bool tlc_tma_copy_fits(const tir_stmt *s) { return pipelinable_copy(s) && tma_copy(s); }
+
 typedef struct other_writes {
     const tir_buffer *b;
     const tir_stmt *except;

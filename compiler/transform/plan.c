@@ -105,11 +105,14 @@ static void plan_fresh_scratch(tlc_kernel_plan *p, const tir_kernel *k, tlc_aren
     tlc_ptrvec_free(&ops);
 }
 
-/* One planning of the kernel; ws_one_tile: no persistent tiles. */
-static tlc_kernel_plan *plan_once(tir_kernel *k, tlc_arch arch, tlc_arena *a, tlc_diag *diag, bool ws_one_tile) {
+/* One planning of the kernel; ws_one_tile: no persistent tiles;
+ * ws_no_preload: no preloads. */
+static tlc_kernel_plan *plan_once(tir_kernel *k, tlc_arch arch, tlc_arena *a, tlc_diag *diag, bool ws_one_tile,
+                                  bool ws_no_preload) {
     tlc_kernel_plan *p = TLC_NEW(a, tlc_kernel_plan);
     p->arch = arch;
     p->ws_one_tile = ws_one_tile;
+    p->ws_no_preload = ws_no_preload;
     tlc_plan_pipelines(p, k, a);
     if (!plan_gemms(p, k, a, diag)) return NULL;
     plan_gemm_chains(p, k->body);
@@ -155,14 +158,20 @@ static bool check_shared_limit(const tlc_kernel_plan *p, const tir_kernel *k, tl
 }
 
 /* Persistent warp-specialized tiles keep every stage buffer live across
- * tiles; when that leaves the block over the shared-memory limit, the
- * kernel is planned again with one tile per block, where buffers used
- * after the loop (an epilogue's staging) reuse the stages' bytes. */
+ * tiles, and preloaded buffers keep bytes of their own; when that leaves
+ * the block over the shared-memory limit, the kernel is planned again
+ * without preloads, then with one tile per block (buffers used after the
+ * loop, an epilogue's staging, reuse the stages' bytes), with and without
+ * preloads: the first plan that fits, in that order, else the smallest. */
 static bool plan_kernel(tir_kernel *k, tlc_arch arch, tlc_arena *a, tlc_diag *diag) {
-    tlc_kernel_plan *p = plan_once(k, arch, a, diag, false);
+    int64_t max = tlc_target_of(arch)->max_shared_per_block;
+    tlc_kernel_plan *p = plan_once(k, arch, a, diag, false, false);
     if (!p) return false;
-    if (p->ws.loop && p->ws.persistent && p->smem_bytes > tlc_target_of(arch)->max_shared_per_block) {
-        tlc_kernel_plan *q = plan_once(k, arch, a, diag, true);
+    bool persistent = p->ws.loop && p->ws.persistent, preloads = p->ws.npreloads > 0;
+    for (int t = 1; t < 4 && p->smem_bytes > max; t++) {
+        bool one_tile = t >= 2, no_preload = t != 2;
+        if ((one_tile && !persistent) || (!no_preload && !preloads) || (t == 1 && !preloads)) continue;
+        tlc_kernel_plan *q = plan_once(k, arch, a, diag, one_tile, no_preload);
         if (!q) return false;
         if (q->smem_bytes < p->smem_bytes) p = q;
     }

@@ -23,8 +23,9 @@
  *     lives only at the op: the op itself begins with a block barrier
  *     before it writes the scratch (ops/reduce.c, ops/copy.c);
  *   - in a kernel the plan warp-specializes (warp_specialize.c), the
- *     stages of its loop live over the whole kernel: the producer fills
- *     them ahead of the consumers, across tiles and runs of the loop.
+ *     stages of its loop and the buffers its producer preloads live over
+ *     the whole kernel: the producer fills them ahead of the consumers,
+ *     across tiles and runs of the loop.
  *     What only the consumers use is reused as anywhere else (barriers
  *     among the consumers order it), except in a persistent kernel, whose
  *     next tile starts with no barrier after the last.
@@ -202,6 +203,13 @@ static bool stage_buffer(const tlc_kernel_plan *plan, const tir_stmt *loop, int 
     return false;
 }
 
+/* A buffer the warp-specialized loop's producer preloads (plan.h). */
+static bool preloaded(const tlc_ws_decision *d, int id) {
+    for (int i = 0; i < d->npreloads; i++)
+        if (d->preloads[i]->u.copy.dst.buf->id == id) return true;
+    return false;
+}
+
 typedef struct obj {
     int first, last;
     int64_t bytes, align, offset;
@@ -290,7 +298,7 @@ static void plan_offsets(const tlc_kernel_plan *plan, const tir_kernel *k, tlc_a
         }
     }
     for (int i = 0; i < nb; i++) {
-        bool ws_stage = plan->ws.loop && stage_buffer(plan, plan->ws.loop, i);
+        bool ws_stage = plan->ws.loop && (stage_buffer(plan, plan->ws.loop, i) || preloaded(&plan->ws, i));
         if (no_reuse || ws_stage || o[i].last < 0) {
             o[i].first = 0;
             o[i].last = whole_last;

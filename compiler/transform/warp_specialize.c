@@ -60,6 +60,7 @@ struct tlc_ws_plan {
     const tir_buffer *ahead_acc; /* overlap: the accumulator of the gemms run ahead */
     th_var *ahead_regs;          /* ... and its second register copy, which they fill */
     th_expr *counter;            /* run-time tiles: the counter pair's address (last parameter) */
+    th_var *pre_count, *ppre_count; /* preloads waited for (consumers) / issued (producer) so far */
 };
 
 /* ---------------- the decision (planning) ---------------- */
@@ -182,6 +183,16 @@ static void mark_written(const tir_access *acc, void *ctx) {
     if (acc->mode & TIR_ACCESS_WRITE) written[acc->buf->id] = true;
 }
 
+/* Grows the slice until every needed value is defined in it. */
+static bool slice_fixed_point(const tir_kernel *k, slicer *sl) {
+    for (int round = 0; sl->ok && round <= k->nvars + k->nbuffers; round++) {
+        sl->changed = false;
+        scan_slice(sl, k->body, true);
+        if (!sl->changed) break;
+    }
+    return sl->ok;
+}
+
 /* The producer's slice for the loop at the end of `path` (false: none). */
 static bool producer_slice(const tir_kernel *k, slicer *sl, tlc_arena *a) {
     sl->k = k;
@@ -209,12 +220,7 @@ static bool producer_slice(const tir_kernel *k, slicer *sl, tlc_arena *a) {
         need_expr(sl, p->u.for_.start[0]);
         need_expr(sl, p->u.for_.extent[0]);
     }
-    for (int round = 0; sl->ok && round <= k->nvars + k->nbuffers; round++) {
-        sl->changed = false;
-        scan_slice(sl, k->body, true);
-        if (!sl->changed) break;
-    }
-    return sl->ok;
+    return slice_fixed_point(k, sl);
 }
 
 /* How the body after the loads uses the stages: *gemm_only when it is
@@ -392,6 +398,79 @@ static const tir_stmt *find_loop(const tlc_kernel_plan *p, const tir_kernel *k, 
     return NULL;
 }
 
+/* Preloads (plan.h) ---------------------------------------------------- */
+typedef struct buffer_uses {
+    const tir_buffer *b;
+    int reads, writes;
+} buffer_uses;
+
+static void count_use(const tir_access *acc, void *ctx) {
+    buffer_uses *u = ctx;
+    if (acc->buf != u->b) return;
+    if (acc->mode & TIR_ACCESS_READ) u->reads++;
+    if (acc->mode & TIR_ACCESS_WRITE) u->writes++;
+}
+
+static buffer_uses uses_in(const tir_stmt *s, const tir_buffer *b) {
+    buffer_uses u = {b, 0, 0};
+    tir_stmt_accesses(s, count_use, &u);
+    return u;
+}
+
+/* Copy s writes its buffer, which only the loop's body reads and nothing
+ * else writes. */
+static bool only_loop_reads(const tir_kernel *k, const tir_stmt *loop, const tir_stmt *s) {
+    const tir_buffer *b = s->u.copy.dst.buf;
+    buffer_uses all = uses_in(k->body, b), in_loop = uses_in(loop->u.for_.body, b), own = uses_in(s, b);
+    return in_loop.writes == 0 && own.reads == 0 && all.writes == own.writes && all.reads == in_loop.reads;
+}
+
+/* The copies before the loop in its own sequence that the producer can
+ * issue, and the slice grown by what their regions need (none when it
+ * cannot compute that). */
+static void plan_preloads(const tlc_kernel_plan *p, const tir_kernel *k, slicer *sl, tlc_ws_decision *w, tlc_arena *a) {
+    if (p->ws_no_preload || sl->depth == 0 || sl->path[sl->depth - 1]->kind != TS_SEQ) return;
+    const tir_stmt *seq = sl->path[sl->depth - 1];
+    int tmaps = w->pipe->ncopies; /* the runtime encodes at most 8 tensor maps */
+    for (int i = 0; i < seq->u.seq.n && seq->u.seq.stmts[i] != w->loop; i++) {
+        const tir_stmt *s = seq->u.seq.stmts[i];
+        if (w->npreloads == TLC_WS_MAX_PRELOADS || tmaps == 8) break;
+        if (s->kind != TS_COPY || !tlc_tma_copy_fits(s) || sl->written[s->u.copy.src.buf->id]) continue;
+        if (!only_loop_reads(k, w->loop, s)) continue;
+        w->preloads[w->npreloads++] = s;
+        tmaps++;
+    }
+    if (!w->npreloads) return;
+    bool *var_needed = TLC_NEW_ARRAY(a, bool, (size_t)k->nvars + 1), *buf_needed = TLC_NEW_ARRAY(a, bool, (size_t)k->nbuffers + 1);
+    memcpy(var_needed, sl->var_needed, (size_t)k->nvars * sizeof *var_needed);
+    memcpy(buf_needed, sl->buf_needed, (size_t)k->nbuffers * sizeof *buf_needed);
+    int len = sl->slice.len;
+    for (int i = 0; i < w->npreloads; i++) {
+        const tir_region *src = &w->preloads[i]->u.copy.src;
+        for (int d = 0; d < src->rank; d++) need_expr(sl, src->start[d]);
+    }
+    if (slice_fixed_point(k, sl)) return;
+    /* the slice as it was, without preloads */
+    sl->var_needed = var_needed;
+    sl->buf_needed = buf_needed;
+    sl->slice.len = len;
+    sl->ok = true;
+    w->npreloads = 0;
+}
+
+/* With the deferred output gemm, the preloads may be released once the
+ * last score gemm retires when nothing after the score gemms reads them. */
+static bool preload_released_early(const tlc_ws_decision *w) {
+    if (!w->defer_p) return false;
+    const tir_stmt *body = w->loop->u.for_.body;
+    for (int j = 0; j < body->u.seq.n; j++) {
+        if (j >= w->pipe->nprefix && j < w->defer_x) continue;
+        for (int i = 0; i < w->npreloads; i++)
+            if (tir_stmt_touches(body->u.seq.stmts[j], w->preloads[i]->u.copy.dst.buf, TIR_ACCESS_READ_WRITE)) return false;
+    }
+    return true;
+}
+
 /* What a consumer thread keeps in registers: a wgmma m64nN needs about
  * N / 2 + 32, and an attention body holds all its fragments (the
  * accumulators, scores, their 16-bit copy, the overlap's second copy) at
@@ -521,6 +600,7 @@ void tlc_plan_warp_specialization(tlc_kernel_plan *p, const tir_kernel *k, tlc_a
         return;
     }
     w.pipe = sl.pp;
+    plan_preloads(p, k, &sl, &w, a);
     bool any_wgmma = body_qualifies(p, w.loop->u.for_.body, w.pipe->nprefix, &w.gemm_only, &w.max_wgmma_n);
     for (int i = 0; i < sl.depth; i++) w.nested |= sl.path[i]->kind == TS_FOR;
     w.nslice = sl.slice.len;
@@ -545,6 +625,7 @@ void tlc_plan_warp_specialization(tlc_kernel_plan *p, const tir_kernel *k, tlc_a
     if (!w.gemm_only && !w.turns)
         plan_defer(p, k, w.pipe, w.loop->u.for_.body, &w.defer_x, &w.defer_p, &w.defer_r);
     if (!w.gemm_only && !w.turns && !w.defer_p) w.lookahead = plan_lookahead(p, w.loop, w.pipe);
+    w.preload_early = w.npreloads && preload_released_early(&w);
     if (w.persistent && !w.gemm_only) {
         int deps = trip_count_block_deps(k, &w);
         w.dynamic_tiles = deps != 0;
@@ -602,7 +683,7 @@ void tlc_plan_warp_specialization_shared(tlc_kernel_plan *p, const tir_kernel *k
     int S = w->pipe->stages;
     /* blocks per SM that the shared memory allows (1 KiB per block is the
      * hardware's reserve), at most 2 */
-    int64_t smem = *top + 16 * (int64_t)S + (w->dynamic_tiles ? TLC_WS_TILE_RING_BYTES : 0) + 1024 + 128;
+    int64_t smem = *top + 16 * (int64_t)S + (w->dynamic_tiles ? TLC_WS_TILE_RING_BYTES : 0) + (w->npreloads ? 16 : 0) + 1024 + 128;
     /* two blocks when the consumers' registers and, at entry, every
      * warp's cover a wgmma (ptxas, C7602) */
     bool regs2 = consumer_regs(t, w, 2) >= need && t->regs_per_sm / (2 * total) >= w->max_wgmma_n / 2 + 32;
@@ -611,6 +692,11 @@ void tlc_plan_warp_specialization_shared(tlc_kernel_plan *p, const tir_kernel *k
     w->full = tlc_align_up(*top, 128);
     w->empty = tlc_align_up(w->full + 8 * (int64_t)S, 128);
     *top = w->empty + 8 * (int64_t)S;
+    if (w->npreloads) {
+        w->pre_full = *top;
+        w->pre_empty = w->pre_full + 8;
+        *top = w->pre_empty + 8;
+    }
     if (w->turns) turn_slots(p, w, top, a);
     if (w->dynamic_tiles) {
         w->tile_full = *top;
@@ -647,6 +733,7 @@ bool tlc_ws_begin(tlc_lower_ctx *lc) {
     }
     if (d->dynamic_tiles) w->counter = th_param_ref(lc->a, lc->tk, lc->tk->nparams - 1);
     if (d->persistent || d->nested) w->base = tlc_temp(lc, "wsbase", th_scalar(TH_I32), 0);
+    if (d->npreloads) w->pre_count = tlc_temp(lc, "precount", th_scalar(TH_I32), 0);
     if (d->lookahead) {
         const tir_buffer *C = d->loop->u.for_.body->u.seq.stmts[d->pipe->nprefix]->u.gemm.c.buf;
         w->ahead_acc = C;
@@ -840,6 +927,48 @@ static void wait_stage_loaded(tlc_lower_ctx *lc, th_expr *g, th_expr *stage) {
 static void release_stage(tlc_lower_ctx *lc, th_expr *stage) {
     th_expr *args[1] = {bar_addr(lc, lc->ws->d->empty, stage)};
     tlc_emit_ptx(lc, tlc_ptx_mbarrier_arrive(), args, 1, NULL, 0);
+}
+
+/* ---------------- preloads ---------------- */
+/* Round c of the preloads: the consumers wait for phase c of `preload
+ * full`; the producer refills the buffers after phase c - 1 of `preload
+ * empty`, which every consumer thread arrives at once the loop has read
+ * them. */
+void tlc_ws_consumer_preload(tlc_lower_ctx *lc, const tir_stmt *s) {
+    const tlc_ws_plan *w = lc->ws;
+    if (s != w->d->preloads[0]) return;
+    tlc_arena *a = lc->a;
+    th_expr *c = tlc_let(lc, "prc", th_read(a, w->pre_count));
+    wait_parity(lc, bar_addr(lc, w->d->pre_full, tlc_i32(lc, 0)), th_bin(a, THB_AND, c, tlc_i32(lc, 1)));
+    tlc_emit(lc, th_assign(a, w->pre_count, NULL, th_bin(a, THB_ADD, c, tlc_i32(lc, 1))));
+}
+
+static void release_preloads(tlc_lower_ctx *lc) {
+    th_expr *args[1] = {bar_addr(lc, lc->ws->d->pre_empty, tlc_i32(lc, 0))};
+    tlc_emit_ptx(lc, tlc_ptx_mbarrier_arrive(), args, 1, NULL, 0);
+}
+
+/* The producer at a preload: at the first, wait until the consumers have
+ * released the previous round's buffers and arm `preload full` with every
+ * preload's bytes; then issue the copy. */
+static void producer_preload(tlc_lower_ctx *lc, const tir_stmt *s) {
+    tlc_arena *a = lc->a;
+    const tlc_ws_decision *d = lc->ws->d;
+    th_expr *full = bar_addr(lc, d->pre_full, tlc_i32(lc, 0));
+    if (s == d->preloads[0]) {
+        th_var *count = lc->ws->ppre_count;
+        th_expr *c = tlc_let(lc, "ppc", th_read(a, count));
+        tlc_ptrvec *wt = tlc_lower_begin(lc);
+        wait_parity(lc, bar_addr(lc, d->pre_empty, tlc_i32(lc, 0)), th_bin(a, THB_AND, th_bin(a, THB_ADD, c, tlc_i32(lc, 1)), tlc_i32(lc, 1)));
+        th_stmt *wait = tlc_lower_end(lc, wt);
+        tlc_emit(lc, th_if(a, th_cmp(a, THC_GE, c, tlc_i32(lc, 1)), wait, NULL));
+        int64_t bytes = 0;
+        for (int i = 0; i < d->npreloads; i++) bytes += d->preloads[i]->u.copy.dst.buf->layout->bytes;
+        th_expr *args[2] = {full, tlc_i32(lc, bytes)};
+        tlc_emit_ptx(lc, tlc_ptx_mbarrier_arrive_expect_tx(), args, 2, NULL, 0);
+        tlc_emit(lc, th_assign(a, count, NULL, th_bin(a, THB_ADD, c, tlc_i32(lc, 1))));
+    }
+    tlc_tma_issue_copy(lc, s, tlc_i32(lc, s->u.copy.dst.buf->layout->offset), full);
 }
 
 static th_var *loop_var_slot(tlc_lower_ctx *lc, const tir_var *v) {
@@ -1155,6 +1284,11 @@ static void lower_defer_loop(tlc_lower_ctx *lc, const tir_stmt *s) {
     tlc_pipe_set_stage(lc, pp, NULL);
     th_stmt *p0 = tlc_lower_end(lc, pro);
     tlc_emit(lc, th_if(a, th_cmp(a, THC_GT, n, tlc_i32(lc, 0)), p0, NULL));
+    if (d->preload_early) { /* no score gemm after iteration 0's */
+        tlc_ptrvec *rel = tlc_lower_begin(lc);
+        release_preloads(lc);
+        tlc_emit(lc, th_if(a, th_cmp(a, THC_LE, n, tlc_i32(lc, 1)), tlc_lower_end(lc, rel), NULL));
+    }
     /* iterations 1 .. n - 1 */
     tlc_ptrvec *saved = tlc_lower_begin(lc);
     th_expr *ko = th_read(a, kr);
@@ -1169,6 +1303,12 @@ static void lower_defer_loop(tlc_lower_ctx *lc, const tir_stmt *s) {
     tlc_pipe_set_stage(lc, pp, prev);
     lower_items(lc, body, d->defer_r, n_items, true); /* R(k - 1), O(k - 1) in flight */
     tlc_wgmma_wait(lc, Sacc, 1);                        /* G(k) retired */
+    if (d->preload_early) { /* the last score gemm has read them */
+        tlc_ptrvec *rel = tlc_lower_begin(lc);
+        release_preloads(lc);
+        th_expr *last_it = th_cmp(a, THC_EQ, ko, th_bin(a, THB_SUB, n, tlc_i32(lc, 1)));
+        tlc_emit(lc, th_if(a, last_it, tlc_lower_end(lc, rel), NULL));
+    }
     tlc_emit(lc, th_assign(a, tv, NULL, ko));
     tlc_pipe_set_stage(lc, pp, stage);
     lower_items(lc, body, gend, d->defer_p, false);    /* X(k) under O(k - 1) */
@@ -1192,15 +1332,19 @@ static void lower_defer_loop(tlc_lower_ctx *lc, const tir_stmt *s) {
     if (base) tlc_emit(lc, th_assign(a, w->base, NULL, th_bin(a, THB_ADD, base, n)));
 }
 
+static void lower_stage_loop(tlc_lower_ctx *lc, const tir_stmt *s, tlc_ws_body_fn lower_body, void *ctx);
+
 void tlc_ws_lower_consumer_loop(tlc_lower_ctx *lc, const tir_stmt *s, tlc_ws_body_fn lower_body, void *ctx) {
-    if (lc->ws->d->turns) {
-        lower_turns_loop(lc, s);
-        return;
-    }
-    if (lc->ws->d->defer_p) {
-        lower_defer_loop(lc, s);
-        return;
-    }
+    const tlc_ws_decision *d = lc->ws->d;
+    if (d->turns) lower_turns_loop(lc, s);
+    else if (d->defer_p) lower_defer_loop(lc, s);
+    else lower_stage_loop(lc, s, lower_body, ctx);
+    if (d->npreloads && !d->preload_early) release_preloads(lc); /* every read of them has retired */
+}
+
+/* The loop without turns or deferral: each iteration waits for its stage
+ * (or the gemms run ahead), runs the body and releases a stage. */
+static void lower_stage_loop(tlc_lower_ctx *lc, const tir_stmt *s, tlc_ws_body_fn lower_body, void *ctx) {
     tlc_arena *a = lc->a;
     const tlc_ws_plan *w = lc->ws;
     const tlc_pipe_plan *pp = w->d->pipe;
@@ -1374,6 +1518,9 @@ static void producer_walk(tlc_lower_ctx *lc, const tir_stmt *s, th_var *pbase) {
     case TS_LET: case TS_ASSIGN: case TS_STORE:
         if (in_slice(d, s)) tlc_lower_stmt(lc, s);
         return;
+    case TS_COPY:
+        if (tlc_ws_is_preload(d, s)) producer_preload(lc, s);
+        return;
     default: return;
     }
 }
@@ -1385,6 +1532,10 @@ static th_stmt *producer(tlc_lower_ctx *lc) {
     tlc_emit_ptx(lc, tlc_ptx_setmaxnreg(a, false, w->d->reg_dec), NULL, 0, NULL, 0);
     tlc_ptrvec *one = tlc_lower_begin(lc);
     th_var *pbase = NULL;
+    if (w->d->npreloads) {
+        lc->ws->ppre_count = tlc_temp(lc, "ppcount", th_scalar(TH_I32), 0);
+        tlc_emit(lc, th_assign(a, lc->ws->ppre_count, NULL, tlc_i32(lc, 0)));
+    }
     if (w->d->persistent || w->d->nested) {
         pbase = tlc_temp(lc, "pbase", th_scalar(TH_I32), 0);
         tlc_emit(lc, th_assign(a, pbase, NULL, tlc_i32(lc, 0)));
@@ -1417,6 +1568,12 @@ void tlc_ws_finish(tlc_lower_ctx *lc, th_stmt *consumer_body) {
         int arrivals = w->d->gemm_only ? w->d->consumer_threads / 32 : w->d->consumer_threads;
         tlc_emit_ptx(lc, tlc_ptx_mbarrier_init(a, arrivals), e, 1, NULL, 0);
     }
+    if (w->d->npreloads) {
+        th_expr *f[1] = {bar_addr(lc, w->d->pre_full, tlc_i32(lc, 0))};
+        tlc_emit_ptx(lc, tlc_ptx_mbarrier_init(a, 1), f, 1, NULL, 0);
+        th_expr *e[1] = {bar_addr(lc, w->d->pre_empty, tlc_i32(lc, 0))};
+        tlc_emit_ptx(lc, tlc_ptx_mbarrier_init(a, w->d->consumer_threads), e, 1, NULL, 0);
+    }
     for (int st = 0; w->d->dynamic_tiles && st < 2; st++) {
         th_expr *f[1] = {bar_addr(lc, w->d->tile_full, tlc_i32(lc, st))};
         tlc_emit_ptx(lc, tlc_ptx_mbarrier_init(a, 1), f, 1, NULL, 0);
@@ -1431,6 +1588,7 @@ void tlc_ws_finish(tlc_lower_ctx *lc, th_stmt *consumer_body) {
     saved = tlc_lower_begin(lc);
     tlc_emit_ptx(lc, tlc_ptx_setmaxnreg(a, true, w->d->reg_inc), NULL, 0, NULL, 0);
     if (w->base) tlc_emit(lc, th_assign(a, w->base, NULL, tlc_i32(lc, 0)));
+    if (w->pre_count) tlc_emit(lc, th_assign(a, w->pre_count, NULL, tlc_i32(lc, 0)));
     if (w->d->persistent) {
         tile_loop tl = tile_loop_begin(lc, false);
         tlc_emit(lc, consumer_body);

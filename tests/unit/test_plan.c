@@ -143,6 +143,10 @@ static void test_mla_sm90a(void **state) {
     for (int i = 0; i < p->ws.nslice; i++)
         assert_true(p->ws.slice[i]->kind == TS_LET || p->ws.slice[i]->kind == TS_STORE);
     assert_int_equal(p->ws.lookahead, 0);
+    /* Q preloaded by the producer would keep bytes of its own, which
+     * O_shared shares: that plan is over the limit, so none */
+    assert_true(p->ws_no_preload);
+    assert_int_equal(p->ws.npreloads, 0);
     /* the turns: what passes between the warpgroups */
     const tir_turns *t = p->ws.turns;
     assert_non_null(t);
@@ -320,6 +324,50 @@ static void test_attention_lookahead(void **state) {
     tlc_compilation_free(&c);
 }
 
+/* The Q tile of flash_attention, copied before the loop and read only by
+ * the score gemm, is preloaded by the producer (plan.h, preloads): issued
+ * by TMA on its own mbarrier pair, waited for by the consumers, and
+ * released once the last score gemm has retired (three stages: deferred
+ * output gemm) or after the loop (two). No thread loads it. Read after
+ * the loop as well, it is not preloaded. */
+static void test_attention_preload(void **state) {
+    (void)state;
+    for (int stages = 2; stages <= 3; stages++) {
+        size_t len = 0;
+        char *src = source_file("dsl-examples/flash_attention.tl", &len);
+        char st[8];
+        snprintf(st, sizeof st, "%d", stages);
+        tlc_define defs[1] = {{"num_stages", st}};
+        tlc_compilation c;
+        plan_sm90a(&c, "flash_attention.tl", src, len, "flash_attention", defs, 1);
+        free(src);
+        const tir_kernel *k = c.tir->kernels[0];
+        const tlc_kernel_plan *p = k->plan;
+        assert_non_null(p->ws.loop);
+        assert_int_equal(p->ws.npreloads, 1);
+        assert_ptr_equal(p->ws.preloads[0]->u.copy.dst.buf, buffer(k, "Q_shared"));
+        assert_int_equal(p->ws.preload_early, stages == 3);
+        assert_true(p->ws.pre_full >= p->ws.empty + 8 * stages && p->ws.pre_empty == p->ws.pre_full + 8);
+        char *ptx = tlc_compile_ptx(&c, false);
+        assert_non_null(ptx);
+        assert_int_equal(tst_count(ptx, "ld.global"), 0);
+        assert_int_equal(tst_count(ptx, "mbarrier.init.shared::cta.b64"), 2 * stages + 2);
+        assert_int_equal(tst_count(ptx, "[128]"), 3); /* tensor maps: K, V and Q */
+        tlc_compilation_free(&c);
+    }
+    size_t len = 0;
+    char *src = source_file("dsl-examples/flash_attention.tl", &len);
+    replace_first(&src, "        copy(acc_o, Output[bz, row0:row0 + block_M, by, :])\n",
+                  "        copy(acc_o, Output[bz, row0:row0 + block_M, by, :])\n"
+                  "        copy(Q_shared, Output[bz, row0:row0 + block_M, by, :])\n");
+    tlc_compilation c;
+    plan_sm90a(&c, "flash_attention.tl", src, strlen(src), "flash_attention", NULL, 0);
+    free(src);
+    assert_non_null(c.tir->kernels[0]->plan->ws.loop);
+    assert_int_equal(c.tir->kernels[0]->plan->ws.npreloads, 0);
+    tlc_compilation_free(&c);
+}
+
 /* Lowering reads the plan: decisions changed after planning reach the PTX. */
 static void test_lowering_reads_the_plan(void **state) {
     (void)state;
@@ -370,6 +418,7 @@ int main(void) {
         cmocka_unit_test(test_attention_overlap),
         cmocka_unit_test(test_attention_lookahead),
         cmocka_unit_test(test_port_attention_deferred),
+        cmocka_unit_test(test_attention_preload),
         cmocka_unit_test(test_lowering_reads_the_plan),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
