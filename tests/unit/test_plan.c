@@ -305,9 +305,9 @@ static void test_attention_lookahead(void **state) {
     (void)state;
     size_t len = 0;
     char *src = source_file("dsl-examples/flash_attention.tl", &len);
-    replace_first(&src, "        K_shared = alloc_shared((tile_N, dim), dtype)\n",
-                  "        K_shared = alloc_shared((tile_N, dim), dtype)\n"
-                  "        P_shared = alloc_shared((block_M, tile_N), dtype)\n");
+    replace_first(&src, "        K_shared = alloc_shared((block_N, dim), dtype)\n",
+                  "        K_shared = alloc_shared((block_N, dim), dtype)\n"
+                  "        P_shared = alloc_shared((block_M, block_N), dtype)\n");
     replace_first(&src, "copy(acc_s, acc_s_cast)", "copy(acc_s, P_shared)");
     replace_first(&src, "gemm(acc_s_cast, V_shared, acc_o", "gemm(P_shared, V_shared, acc_o");
     tlc_define defs[2] = {{"num_stages", "3"}, {"block_N", "64"}};
