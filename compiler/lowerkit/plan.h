@@ -113,10 +113,13 @@ typedef struct tlc_ws_decision {
      * score gemms read them, as soon as the last score gemm has retired
      * (preload_early), else after the loop. The buffers get bytes of their
      * own (shared_alloc.c), so the next run's preload overlaps the
-     * consumers' epilogue. */
+     * consumers' epilogue. The producer issues a run's preloads after its
+     * first `preload_after_loads` stage loads: those that wait only for
+     * stages the consumers free before they release the preloads. */
 #define TLC_WS_MAX_PRELOADS 4
     const tir_stmt *preloads[TLC_WS_MAX_PRELOADS]; int npreloads;
     bool preload_early;
+    int preload_after_loads;
     int64_t pre_full, pre_empty; /* byte offsets of the preloads' mbarriers */
 } tlc_ws_decision;
 

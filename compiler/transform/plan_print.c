@@ -129,9 +129,9 @@ static void print_ws(tlc_strbuf *sb, const tlc_ws_decision *w) {
         tlc_sb_puts(sb, "    preloads: the copies at line(s)");
         for (int i = 0; i < w->npreloads; i++)
             tlc_sb_printf(sb, "%s %d (%s)", i ? "," : "", w->preloads[i]->loc.line, w->preloads[i]->u.copy.dst.buf->name);
-        tlc_sb_printf(sb, " issued by the producer by TMA, released %s; mbarriers preload full %lld, empty %lld\n",
-                      w->preload_early ? "when the last score gemm has retired" : "after the loop", (long long)w->pre_full,
-                      (long long)w->pre_empty);
+        tlc_sb_printf(sb, " issued by the producer by TMA after %d stage load(s) of the run, released %s",
+                      w->preload_after_loads, w->preload_early ? "when the last score gemm has retired" : "after the loop");
+        tlc_sb_printf(sb, "; mbarriers preload full %lld, empty %lld\n", (long long)w->pre_full, (long long)w->pre_empty);
     }
     if (w->nslice) {
         tlc_sb_puts(sb, "    producer also runs the statements at lines");

@@ -63,6 +63,8 @@ struct tlc_ws_plan {
     th_var *pre_count, *ppre_count; /* preloads waited for (consumers) / issued (producer) so far */
 };
 
+static bool is_stmt(const tir_stmt *s, const void *x) { return s == x; }
+
 /* ---------------- the decision (planning) ---------------- */
 /* The producer's slice of the kernel: the scalar statements the loads
  * depend on. `path` holds the loop's ancestors (sequences and serial
@@ -678,6 +680,10 @@ static void turn_slots(tlc_kernel_plan *p, tlc_ws_decision *w, int64_t *top, tlc
 void tlc_plan_warp_specialization_shared(tlc_kernel_plan *p, const tir_kernel *k, int64_t *top, tlc_arena *a) {
     tlc_ws_decision *w = &p->ws;
     if (!w->loop) return;
+    /* the stage loads that wait only for stages freed before the preloads:
+     * with the early release, all but the last two of the previous run */
+    int S0 = w->pipe->stages;
+    w->preload_after_loads = w->preload_early ? (S0 > 2 ? S0 - 2 : 0) : S0;
     const tlc_target *t = tlc_target_of(p->arch);
     int total = w->consumer_threads + w->producer_threads, need = consumer_regs_needed(k, w);
     int S = w->pipe->stages;
@@ -969,6 +975,10 @@ static void producer_preload(tlc_lower_ctx *lc, const tir_stmt *s) {
         tlc_emit(lc, th_assign(a, count, NULL, th_bin(a, THB_ADD, c, tlc_i32(lc, 1))));
     }
     tlc_tma_issue_copy(lc, s, tlc_i32(lc, s->u.copy.dst.buf->layout->offset), full);
+}
+
+static void producer_preloads(tlc_lower_ctx *lc) {
+    for (int i = 0; i < lc->ws->d->npreloads; i++) producer_preload(lc, lc->ws->d->preloads[i]);
 }
 
 static th_var *loop_var_slot(tlc_lower_ctx *lc, const tir_var *v) {
@@ -1474,12 +1484,23 @@ static void producer_loads(tlc_lower_ctx *lc, th_var *pbase) {
      * its way while the producer waits */
     ps.before_loads = th_if(a, th_cmp(a, THC_GE, g, tlc_i32(lc, S)), wait, NULL);
     tlc_pipe_issue(lc, &ps, i, stage);
+    /* the run's preloads after its first P loads (plan.h), or after the
+     * loop when it has fewer */
+    int P = w->d->preload_after_loads;
+    if (w->d->npreloads && P) {
+        tlc_ptrvec *pl = tlc_lower_begin(lc);
+        producer_preloads(lc);
+        tlc_emit(lc, th_if(a, th_cmp(a, THC_EQ, i, tlc_i32(lc, P - 1)), tlc_lower_end(lc, pl), NULL));
+    }
     th_stmt *b = tlc_lower_end(lc, body);
     tlc_emit(lc, th_for(a, it, tlc_i32(lc, 0), ps.n, 1, false, b));
+    if (w->d->npreloads && P) {
+        tlc_ptrvec *pl = tlc_lower_begin(lc);
+        producer_preloads(lc);
+        tlc_emit(lc, th_if(a, th_cmp(a, THC_LT, ps.n, tlc_i32(lc, P)), tlc_lower_end(lc, pl), NULL));
+    }
     if (pbase) tlc_emit(lc, th_assign(a, pbase, NULL, th_bin(a, THB_ADD, b0, ps.n)));
 }
-
-static bool is_stmt(const tir_stmt *s, const void *x) { return s == x; }
 
 static bool in_slice(const tlc_ws_decision *d, const tir_stmt *s) {
     for (int i = 0; i < d->nslice; i++)
@@ -1519,7 +1540,7 @@ static void producer_walk(tlc_lower_ctx *lc, const tir_stmt *s, th_var *pbase) {
         if (in_slice(d, s)) tlc_lower_stmt(lc, s);
         return;
     case TS_COPY:
-        if (tlc_ws_is_preload(d, s)) producer_preload(lc, s);
+        if (tlc_ws_is_preload(d, s) && !d->preload_after_loads) producer_preload(lc, s);
         return;
     default: return;
     }

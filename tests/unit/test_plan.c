@@ -326,7 +326,8 @@ static void test_attention_lookahead(void **state) {
 
 /* The Q tile of flash_attention, copied before the loop and read only by
  * the score gemm, is preloaded by the producer (plan.h, preloads): issued
- * by TMA on its own mbarrier pair, waited for by the consumers, and
+ * by TMA on its own mbarrier pair after the tile's first stage loads,
+ * waited for by the consumers, and
  * released once the last score gemm has retired (three stages: deferred
  * output gemm) or after the loop (two). No thread loads it. Read after
  * the loop as well, it is not preloaded. */
@@ -347,6 +348,10 @@ static void test_attention_preload(void **state) {
         assert_int_equal(p->ws.npreloads, 1);
         assert_ptr_equal(p->ws.preloads[0]->u.copy.dst.buf, buffer(k, "Q_shared"));
         assert_int_equal(p->ws.preload_early, stages == 3);
+        /* the producer issues the next tile's Q after the stage loads that
+         * wait only for stages freed before Q's release: one of three (the
+         * last two are freed after the last score gemm), both of two */
+        assert_int_equal(p->ws.preload_after_loads, stages == 3 ? 1 : 2);
         assert_true(p->ws.pre_full >= p->ws.empty + 8 * stages && p->ws.pre_empty == p->ws.pre_full + 8);
         char *ptx = tlc_compile_ptx(&c, false);
         assert_non_null(ptx);
