@@ -165,16 +165,18 @@ static bool check_shared_limit(const tlc_kernel_plan *p, const tir_kernel *k, tl
  * preloads: the first plan that fits, in that order, else the smallest. */
 static bool plan_kernel(tir_kernel *k, tlc_arch arch, tlc_arena *a, tlc_diag *diag) {
     int64_t max = tlc_target_of(arch)->max_shared_per_block;
-    tlc_kernel_plan *p = plan_once(k, arch, a, diag, false, false);
+    tlc_kernel_plan *p = plan_once(k, arch, a, diag, false, false), *last = p;
     if (!p) return false;
     bool persistent = p->ws.loop && p->ws.persistent, preloads = p->ws.npreloads > 0;
     for (int t = 1; t < 4 && p->smem_bytes > max; t++) {
         bool one_tile = t >= 2, no_preload = t != 2;
         if ((one_tile && !persistent) || (!no_preload && !preloads) || (t == 1 && !preloads)) continue;
-        tlc_kernel_plan *q = plan_once(k, arch, a, diag, one_tile, no_preload);
+        tlc_kernel_plan *q = last = plan_once(k, arch, a, diag, one_tile, no_preload);
         if (!q) return false;
         if (q->smem_bytes < p->smem_bytes) p = q;
     }
+    /* the buffers' offsets (in their layouts) are the last planning's */
+    if (p != last && !(p = plan_once(k, arch, a, diag, p->ws_one_tile, p->ws_no_preload))) return false;
     k->plan = p;
     return check_shared_limit(p, k, diag);
 }
