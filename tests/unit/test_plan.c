@@ -227,6 +227,18 @@ static void test_mla_sm90a(void **state) {
     tlc_compilation_free(&c);
 }
 
+/* dsl-examples/flash_attention.tl's flash_attention planned for sm_90a
+ * with `stages` stages and block_N (NULL: the kernel's own). */
+static void plan_attention_stages(tlc_compilation *c, int stages, const char *block_n) {
+    size_t len = 0;
+    char *src = source_file("dsl-examples/flash_attention.tl", &len);
+    char st[8];
+    snprintf(st, sizeof st, "%d", stages);
+    tlc_define defs[2] = {{"num_stages", st}, {"block_N", block_n}};
+    plan_sm90a(c, "flash_attention.tl", src, len, "flash_attention", defs, block_n ? 2 : 1);
+    free(src);
+}
+
 /* dsl-examples/flash_attention.tl: with three stages the output gemm (P @ V)
  * is deferred to the next iteration (plan.h, defer_p): the score gemm is
  * issued before the loop (iteration 0) and in it, P @ V in it and after it,
@@ -235,14 +247,8 @@ static void test_mla_sm90a(void **state) {
 static void test_attention_overlap(void **state) {
     (void)state;
     for (int stages = 2; stages <= 3; stages++) {
-        size_t len = 0;
-        char *src = source_file("dsl-examples/flash_attention.tl", &len);
-        char st[8];
-        snprintf(st, sizeof st, "%d", stages);
-        tlc_define defs[2] = {{"num_stages", st}, {"block_N", "64"}};
         tlc_compilation c;
-        plan_sm90a(&c, "flash_attention.tl", src, len, "flash_attention", defs, 2);
-        free(src);
+        plan_attention_stages(&c, stages, "64");
         const tlc_kernel_plan *p = c.tir->kernels[0]->plan;
         assert_non_null(p->ws.loop);
         assert_false(p->ws.gemm_only);
@@ -330,18 +336,13 @@ static void test_attention_lookahead(void **state) {
  * waited for by the consumers, and
  * released once the last score gemm has retired (three stages: deferred
  * output gemm) or after the loop (two). No thread loads it. Read after
- * the loop as well, it is not preloaded. */
+ * the loop as well, or loaded from a tensor the kernel writes, it is not
+ * preloaded. */
 static void test_attention_preload(void **state) {
     (void)state;
     for (int stages = 2; stages <= 3; stages++) {
-        size_t len = 0;
-        char *src = source_file("dsl-examples/flash_attention.tl", &len);
-        char st[8];
-        snprintf(st, sizeof st, "%d", stages);
-        tlc_define defs[1] = {{"num_stages", st}};
         tlc_compilation c;
-        plan_sm90a(&c, "flash_attention.tl", src, len, "flash_attention", defs, 1);
-        free(src);
+        plan_attention_stages(&c, stages, NULL);
         const tir_kernel *k = c.tir->kernels[0];
         const tlc_kernel_plan *p = k->plan;
         assert_non_null(p->ws.loop);
@@ -366,6 +367,18 @@ static void test_attention_preload(void **state) {
                   "        copy(acc_o, Output[bz, row0:row0 + block_M, by, :])\n"
                   "        copy(Q_shared, Output[bz, row0:row0 + block_M, by, :])\n");
     tlc_compilation c;
+    plan_sm90a(&c, "flash_attention.tl", src, strlen(src), "flash_attention", NULL, 0);
+    free(src);
+    assert_non_null(c.tir->kernels[0]->plan->ws.loop);
+    assert_int_equal(c.tir->kernels[0]->plan->ws.npreloads, 0);
+    tlc_compilation_free(&c);
+    /* Nor when the kernel writes the tensor it is loaded from (the
+     * producer's load of the next tile would not be ordered after the
+     * consumers' store of this one). */
+    src = source_file("dsl-examples/flash_attention.tl", &len);
+    replace_first(&src, "        copy(acc_o, Output[bz, row0:row0 + block_M, by, :])\n",
+                  "        copy(acc_o, Output[bz, row0:row0 + block_M, by, :])\n"
+                  "        copy(acc_o, Q[bz, row0:row0 + block_M, by, :])\n");
     plan_sm90a(&c, "flash_attention.tl", src, strlen(src), "flash_attention", NULL, 0);
     free(src);
     assert_non_null(c.tir->kernels[0]->plan->ws.loop);
