@@ -9,7 +9,10 @@ backends, in one process, on the same tensors, on the same GPU.
 
 Shapes: batch x seq x heads x head_dim with batch * seq = 16k tokens, 4k to
 16k tokens per sequence, head_dim 128 (16 heads) and 64 (32 heads), bf16
-and fp16, causal and not; MHA (heads_kv = heads). tlc runs the kernel with
+and fp16, causal and not; MHA (heads_kv = heads). Then (not with --quick)
+flash_attention_varlen on 16k tokens of packed sequences of mixed lengths
+against torch's own varlen entry points (FlashAttention-2's, and cuDNN's
+where this torch has one), checked against per-sequence SDPA in float32. tlc runs the kernel with
 its defaults (or --defines). Every row is checked first: tlc's output and
 log-sum-exp against torch's (max |out - ref| / max |ref| below 1e-2).
 Times are triton.testing.do_bench medians (L2 cleared before each call),
@@ -116,10 +119,101 @@ def main():
                     lines.append(line)
                     print(line, flush=True)
                     del q, k, v, qt, kt, vt, out, lse
+    if not a.quick:
+        bad += varlen_rows(a, src, extra, lines)
     if a.out:
         with open(os.path.join(a.out, "attention_bench.md"), "w") as f:
             f.write("\n".join(lines) + "\n")
     sys.exit(1 if bad else 0)
+
+
+# Packed sequences of these lengths (16k tokens in all), as serving stacks
+# batch them.
+VARLEN_SEQS = [8192, 4096, 2048, 1024, 512, 256, 128, 128]
+
+
+def varlen_reference(name, fn, out_ref):
+    """fn's output checked against the reference; None when the backend
+    cannot run here or disagrees (then it is reported, not timed)."""
+    try:
+        out = fn()
+        torch.cuda.synchronize()
+    except (RuntimeError, AttributeError, TypeError) as e:
+        print(f"# {name}: not available ({str(e).splitlines()[0][:100]})", flush=True)
+        return None
+    err = ((out.float() - out_ref).abs().max() / out_ref.abs().max()).item()
+    if not err < 1e-2:
+        print(f"# {name}: output differs from the reference ({err:.3g}), not timed", flush=True)
+        return None
+    return fn
+
+
+def varlen_rows(a, src, extra, lines):
+    """flash_attention_varlen on packed sequences against torch's own varlen
+    entry points (FlashAttention-2's and cuDNN's, where this torch has them),
+    on the same tensors. Returns the number of wrong rows."""
+    seqs = VARLEN_SEQS
+    total = sum(seqs)
+    cu = torch.tensor([0] + [sum(seqs[:i + 1]) for i in range(len(seqs))], device="cuda", dtype=torch.int32)
+    head = ["", f"Variable-length: {len(seqs)} packed sequences of {', '.join(map(str, seqs))} tokens "
+            f"({total} in all), queries and keys alike", "",
+            "| dtype | heads x dim | causal | FA2 varlen TFLOP/s | cuDNN varlen TFLOP/s | tlc TFLOP/s | tlc / FA2 "
+            "| tlc / cuDNN | tlc err |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for ln in head:
+        lines.append(ln)
+        print(ln, flush=True)
+    bad = 0
+    for dtype in (torch.bfloat16, torch.float16):
+        for d, h in ((128, 16), (64, 32)):
+            for causal in (False, True):
+                defs = {"dim": d, "causal": causal, "dtype": tlc.dtype_name(dtype)}
+                defs.update(extra)
+                kern = tlc.compile(src, kernel="flash_attention_varlen", defines=defs,
+                                   name="flash_attention.tl").load()
+                q, k, v = (torch.randn(total, h, d, device="cuda", dtype=dtype) for _ in range(3))
+                out = torch.full_like(q, float("nan"))
+                lse = torch.empty(h, total, device="cuda", dtype=torch.float32)
+                run = kern.bind(q, k, v, cu, cu, out, lse, max(seqs), d ** -0.5)
+                run()
+                torch.cuda.synchronize()
+                ref = torch.empty(total, h, d, device="cuda", dtype=torch.float32)
+                for i in range(len(seqs)):
+                    lo, hi = int(cu[i]), int(cu[i + 1])
+                    qi, ki, vi = (x[lo:hi].transpose(0, 1).float() for x in (q, k, v))
+                    ref[lo:hi] = F.scaled_dot_product_attention(qi, ki, vi, is_causal=causal).transpose(0, 1)
+                err = ((out.float() - ref).abs().max() / ref.abs().max()).item()
+                if not err < 1e-2:
+                    bad += 1
+                    line = f"| {tlc.dtype_name(dtype)} | {h} x {d} | {causal} | WRONG: err {err:.3g} |"
+                    lines.append(line)
+                    print(line, flush=True)
+                    continue
+                mx = max(seqs)
+                fns = {"tlc": run}
+                fa2 = varlen_reference("FA2 varlen", lambda: torch.ops.aten._flash_attention_forward(
+                    q, k, v, cu, cu, mx, mx, 0.0, causal, False, scale=d ** -0.5)[0], ref)
+                if fa2:
+                    fns["fa2"] = fa2
+                cudnn = varlen_reference("cuDNN varlen", lambda: torch.ops.aten._cudnn_attention_forward(
+                    q, k, v, None, cu, cu, mx, mx, False, 0.0, causal, False, scale=d ** -0.5)[0], ref)
+                if cudnn:
+                    fns["cudnn"] = cudnn
+                times = {n: [] for n in fns}
+                names = list(fns)
+                for r in range(a.rounds):
+                    for n in (names if r % 2 == 0 else names[::-1]):
+                        times[n].append(do_bench(fns[n], warmup=10, rep=60, return_mode="median"))
+                fl = sum(4 * h * n * n * d / (2 if causal else 1) for n in seqs)
+                tf = {n: fl / (median(t) * 1e-3) / 1e12 for n, t in times.items()}
+                cell = lambda n: f"{tf[n]:.0f}" if n in tf else "-"  # noqa: E731
+                ratio = lambda n: f"{tf['tlc'] / tf[n]:.2f}" if n in tf else "-"  # noqa: E731
+                line = (f"| {tlc.dtype_name(dtype)} | {h} x {d} | {causal} | {cell('fa2')} | {cell('cudnn')} | "
+                        f"{tf['tlc']:.0f} | {ratio('fa2')} | {ratio('cudnn')} | {err:.1e} |")
+                lines.append(line)
+                print(line, flush=True)
+                del q, k, v, out, lse, ref
+    return bad
 
 
 if __name__ == "__main__":
