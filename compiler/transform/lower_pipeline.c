@@ -102,8 +102,6 @@ static const tlc_tmap_use *tmap_of(const tlc_lower_ctx *lc, const tir_stmt *copy
     return NULL;
 }
 
-static void issue_tma(tlc_lower_ctx *lc, tlc_pipe_state *ps, const tir_stmt *s, th_expr *stage);
-
 /* ---------------- stages ---------------- */
 void tlc_pipe_set_stage(tlc_lower_ctx *lc, const tlc_pipe_plan *pp, th_expr *stage) {
     if (!lc->stage_off) lc->stage_off = TLC_NEW_ARRAY(lc->a, th_expr *, (size_t)lc->k->nbuffers + 1);

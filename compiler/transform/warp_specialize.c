@@ -39,6 +39,12 @@
  * consumers take what it gives back, in multiples of 8, at most 240
  * (setmaxnreg.inc draws on the block's own pool).
  *
+ * Preloads: copies global -> shared before the loop whose buffers only the
+ * loop reads (attention's Q tile) are issued by the producer by TMA on their
+ * own mbarrier pair, each run's after the run's first stage loads; the
+ * consumers wait where the copy stands and release them after the last
+ * read (plan.h).
+ *
  * Persistent (a loop at the top level): the runtime launches min(tiles,
  * SMs x blocks per SM) blocks (metadata `persistent`), and both roles walk
  * the logical grid's tiles in rounds (tile_loop_begin), so the producer
@@ -400,7 +406,7 @@ static const tir_stmt *find_loop(const tlc_kernel_plan *p, const tir_kernel *k, 
     return NULL;
 }
 
-/* Preloads (plan.h) ---------------------------------------------------- */
+/* ---------------- preloads (plan.h) ---------------- */
 typedef struct buffer_uses {
     const tir_buffer *b;
     int reads, writes;
@@ -433,10 +439,11 @@ static bool only_loop_reads(const tir_kernel *k, const tir_stmt *loop, const tir
 static void plan_preloads(const tlc_kernel_plan *p, const tir_kernel *k, slicer *sl, tlc_ws_decision *w, tlc_arena *a) {
     if (p->ws_no_preload || sl->depth == 0 || sl->path[sl->depth - 1]->kind != TS_SEQ) return;
     const tir_stmt *seq = sl->path[sl->depth - 1];
-    int tmaps = w->pipe->ncopies; /* the runtime encodes at most 8 tensor maps */
+    int tmaps = 0; /* the runtime encodes at most 8 tensor maps: every TMA pipeline's copies and the preloads */
+    for (int i = 0; i < p->npipes; i++) tmaps += p->pipes[i].tma ? p->pipes[i].ncopies : 0;
     for (int i = 0; i < seq->u.seq.n && seq->u.seq.stmts[i] != w->loop; i++) {
         const tir_stmt *s = seq->u.seq.stmts[i];
-        if (w->npreloads == TLC_WS_MAX_PRELOADS || tmaps == 8) break;
+        if (w->npreloads == TLC_WS_MAX_PRELOADS || tmaps >= 8) break;
         if (s->kind != TS_COPY || !tlc_tma_copy_fits(s) || sl->written[s->u.copy.src.buf->id]) continue;
         if (!only_loop_reads(k, w->loop, s)) continue;
         w->preloads[w->npreloads++] = s;
@@ -680,13 +687,12 @@ static void turn_slots(tlc_kernel_plan *p, tlc_ws_decision *w, int64_t *top, tlc
 void tlc_plan_warp_specialization_shared(tlc_kernel_plan *p, const tir_kernel *k, int64_t *top, tlc_arena *a) {
     tlc_ws_decision *w = &p->ws;
     if (!w->loop) return;
-    /* the stage loads that wait only for stages freed before the preloads:
-     * with the early release, all but the last two of the previous run */
-    int S0 = w->pipe->stages;
-    w->preload_after_loads = w->preload_early ? (S0 > 2 ? S0 - 2 : 0) : S0;
     const tlc_target *t = tlc_target_of(p->arch);
     int total = w->consumer_threads + w->producer_threads, need = consumer_regs_needed(k, w);
     int S = w->pipe->stages;
+    /* the stage loads that wait only for stages freed before the preloads:
+     * with the early release, all but the last two of the previous run */
+    w->preload_after_loads = w->preload_early ? (S > 2 ? S - 2 : 0) : S;
     /* blocks per SM that the shared memory allows (1 KiB per block is the
      * hardware's reserve), at most 2 */
     int64_t smem = *top + 16 * (int64_t)S + (w->dynamic_tiles ? TLC_WS_TILE_RING_BYTES : 0) + (w->npreloads ? 16 : 0) + 1024 + 128;
