@@ -340,27 +340,40 @@ static int64_t copy_fresh_scratch_bytes(const tir_kernel *k, const tir_stmt *s) 
 
 /* sm_90: an accumulator in the mma layout (per warp and slot group: lane l
  * holds row R + l/4, columns C + 8m + 2(l%4) and the next, m = 0..3, in four
- * pairs of slots) stored to global memory with the stores' masks proven
- * unneeded goes through stmatrix into a per-warp shared scratch (two 8 x 64
- * byte buffers, 16-byte chunks swizzled by row/2 so stmatrix is
- * conflict-free) and comes back as one 16-byte row chunk per lane: a warp's
- * store then covers 8 rows x 64 contiguous bytes instead of 8 x 16 bytes,
- * a quarter of the store instructions with whole sectors. Returns false,
- * emitting nothing, when the fragment or the copy does not fit or the plan
- * has no scratch for it. */
-static bool stmatrix_store(tlc_lower_ctx *lc, const tir_stmt *op, const tlc_fragment *I, const side *src,
-                           const side *dst) {
+ * pairs of slots) stored to global memory goes through stmatrix into a
+ * per-warp shared scratch (two 8 x 64 byte buffers, 16-byte chunks swizzled
+ * by row/2 so stmatrix is conflict-free) and comes back as one 16-byte row
+ * chunk per lane: a warp's store then covers 8 rows x 64 contiguous bytes
+ * instead of 8 x 16 bytes, a quarter of the store instructions with whole
+ * sectors. In an edge tile each chunk's store is masked (a chunk lies wholly
+ * inside the tensor or wholly outside: rows keep 16-byte chunks).
+ * staging_plan: whether the fragment and the plan (its fresh scratch) allow
+ * it; stmatrix_store emits it when the copy keeps 16-byte row chunks. */
+typedef struct staging {
+    int64_t off, bytes;
+    int64_t *first; /* group * 4 + m -> the first slot of its pair */
+} staging;
+
+static bool staging_plan(tlc_lower_ctx *lc, const tir_stmt *op, const tlc_fragment *I, const side *src,
+                         const side *dst, staging *st) {
     tlc_arena *a = lc->a;
     if (src->b->scope != TIR_SCOPE_FRAGMENT || dst->b->scope != TIR_SCOPE_GLOBAL || tir_dtype_bytes(dst->b->dtype) != 2)
         return false;
     const tlc_smem_scratch *planned = tlc_plan_fresh_scratch(lc->plan, op);
     if (!planned || I->slots < 8) return false;
-    if (side_vec(lc, dst, I, 8) != 8) return false; /* 16-byte row chunks: start and row length multiples of 8 */
-    int64_t ngroups = I->slots / 8;
     int64_t *grp = TLC_NEW_ARRAY(a, int64_t, (size_t)I->slots / 2); /* pair -> group * 4 + m, -1 free */
-    int64_t *first = TLC_NEW_ARRAY(a, int64_t, (size_t)ngroups * 4); /* group * 4 + m -> pair's first slot */
-    if (!staging_groups(I, lc->k->threads, grp, first)) return false;
-    int64_t scratch_bytes = planned->bytes, off = planned->offset;
+    st->first = TLC_NEW_ARRAY(a, int64_t, (size_t)I->slots / 8 * 4);
+    if (!staging_groups(I, lc->k->threads, grp, st->first)) return false;
+    st->bytes = planned->bytes;
+    st->off = planned->offset;
+    return true;
+}
+
+static void stmatrix_store(tlc_lower_ctx *lc, const tlc_fragment *I, const side *src, const side *dst,
+                           const staging *st, bool masked) {
+    tlc_arena *a = lc->a;
+    int64_t ngroups = I->slots / 8, scratch_bytes = st->bytes, off = st->off;
+    const int64_t *first = st->first;
     bool has_stmatrix = tlc_target_of(lc->arch)->stmatrix;
     tlc_emit(lc, th_comment(a, tlc_arena_printf(a, "copy %s -> %s: %s through %lld bytes of shared scratch, "
                                                    "16-byte row chunks", src->b->name, dst->b->name,
@@ -425,9 +438,10 @@ static bool stmatrix_store(tlc_lower_ctx *lc, const tir_stmt *op, const tlc_frag
         side_index(lc, dst, ilog, idx, maxv);
         th_expr *lanes[4];
         for (int m = 0; m < 4; m++) lanes[m] = th_read(a, w[m]);
-        tlc_emit(lc, th_store(a, tlc_global_elem_ptr(lc, dst->b, idx), th_build(a, v4, lanes, 4), 16));
+        th_stmt *store = th_store(a, tlc_global_elem_ptr(lc, dst->b, idx), th_build(a, v4, lanes, 4), 16);
+        th_expr *inside = masked ? tlc_global_in_bounds(lc, dst->b, idx, maxv) : NULL;
+        tlc_emit(lc, inside ? th_if(a, inside, store, NULL) : store);
     }
-    return true;
 }
 
 /* Every dim of a memory side provably inside its buffer (no masks). */
@@ -597,12 +611,17 @@ static void copy_lower(tlc_lower_ctx *lc, const tir_stmt *s) {
         return;
     }
     th_expr *whole = fs && dst->scope == TIR_SCOPE_GLOBAL ? whole_tile_cond(lc, &b_side, I) : NULL;
+    staging st;
     if (!whole) {
-        if (fs && dst->scope == TIR_SCOPE_GLOBAL && in_bounds(&b_side) && stmatrix_store(lc, s, I, &a_side, &b_side))
+        if (fs && dst->scope == TIR_SCOPE_GLOBAL && in_bounds(&b_side) && side_vec(lc, &b_side, I, 8) == 8 &&
+            staging_plan(lc, s, I, &a_side, &b_side, &st)) {
+            stmatrix_store(lc, I, &a_side, &b_side, &st, false);
             return;
+        }
         emit_copy(lc, I, &a_side, &b_side, false, NULL);
         return;
     }
+    bool staged = staging_plan(lc, s, I, &a_side, &b_side, &st);
     /* a tile wholly inside the tensor (all but the edge tiles) stores
      * without per-element masks; with a symbolic row length (no TMA map
      * vouches for it, as on sm_80), also only when rows keep 16-byte
@@ -618,11 +637,14 @@ static void copy_lower(tlc_lower_ctx *lc, const tir_stmt *s) {
     int64_t known = sym >= 0 ? lc->sym_multiple[sym] : 0;
     if (sym >= 0) lc->sym_multiple[sym] = 16 / tir_dtype_bytes(dst->dtype);
     tlc_ptrvec *saved = tlc_lower_begin(lc);
-    if (!stmatrix_store(lc, s, I, &a_side, &b_side)) emit_copy(lc, I, &a_side, &b_side, true, NULL);
+    /* 16-byte row chunks: the start and the row length multiples of 8 */
+    if (staged && side_vec(lc, &b_side, I, 8) == 8) stmatrix_store(lc, I, &a_side, &b_side, &st, false);
+    else emit_copy(lc, I, &a_side, &b_side, true, NULL);
     th_stmt *fast = tlc_lower_end(lc, saved);
     if (sym >= 0) lc->sym_multiple[sym] = known;
     saved = tlc_lower_begin(lc);
-    emit_copy(lc, I, &a_side, &b_side, false, NULL);
+    if (staged && side_vec(lc, &b_side, I, 8) == 8) stmatrix_store(lc, I, &a_side, &b_side, &st, true);
+    else emit_copy(lc, I, &a_side, &b_side, false, NULL);
     th_stmt *edge = tlc_lower_end(lc, saved);
     tlc_emit(lc, th_if(a, whole, fast, edge));
 }
