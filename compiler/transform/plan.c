@@ -168,10 +168,13 @@ static bool plan_kernel(tir_kernel *k, tlc_arch arch, tlc_arena *a, tlc_diag *di
     tlc_kernel_plan *p = plan_once(k, arch, a, diag, false, false), *last = p;
     if (!p) return false;
     bool persistent = p->ws.loop && p->ws.persistent, preloads = p->ws.npreloads > 0;
-    for (int t = 1; t < 4 && p->smem_bytes > max; t++) {
-        bool one_tile = t >= 2, no_preload = t != 2;
-        if ((one_tile && !persistent) || (!no_preload && !preloads) || (t == 1 && !preloads)) continue;
-        tlc_kernel_plan *q = last = plan_once(k, arch, a, diag, one_tile, no_preload);
+    static const struct { bool one_tile, no_preload; } tries[] = {{false, true}, {true, false}, {true, true}};
+    for (int t = 0; t < 3 && p->smem_bytes > max; t++) {
+        /* a try that differs from an earlier one only where this kernel has
+         * nothing to change (no persistence to give up, no preloads to drop)
+         * would plan the same again */
+        if ((tries[t].one_tile && !persistent) || (!preloads && !(tries[t].one_tile && tries[t].no_preload))) continue;
+        tlc_kernel_plan *q = last = plan_once(k, arch, a, diag, tries[t].one_tile, tries[t].no_preload);
         if (!q) return false;
         if (q->smem_bytes < p->smem_bytes) p = q;
     }

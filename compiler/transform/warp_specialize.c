@@ -691,8 +691,9 @@ void tlc_plan_warp_specialization_shared(tlc_kernel_plan *p, const tir_kernel *k
     int total = w->consumer_threads + w->producer_threads, need = consumer_regs_needed(k, w);
     int S = w->pipe->stages;
     /* the stage loads that wait only for stages freed before the preloads:
-     * with the early release, all but the last two of the previous run */
-    w->preload_after_loads = w->preload_early ? (S > 2 ? S - 2 : 0) : S;
+     * with the early release (three stages or more), all but the last two
+     * of the previous run */
+    w->preload_after_loads = w->preload_early ? S - 2 : S;
     /* blocks per SM that the shared memory allows (1 KiB per block is the
      * hardware's reserve), at most 2 */
     int64_t smem = *top + 16 * (int64_t)S + (w->dynamic_tiles ? TLC_WS_TILE_RING_BYTES : 0) + (w->npreloads ? 16 : 0) + 1024 + 128;
@@ -768,6 +769,8 @@ typedef struct tile_loop {
 
 static th_expr *bar_addr(tlc_lower_ctx *lc, int64_t base, th_expr *stage);
 static void wait_parity(tlc_lower_ctx *lc, th_expr *bar, th_expr *parity);
+static th_stmt *wait_released(tlc_lower_ctx *lc, th_expr *bar, th_expr *round, th_expr *later);
+static void mbar_arrive(tlc_lower_ctx *lc, th_expr *bar);
 
 /* Run-time tiles, round j: the producer waits until the consumers have read
  * slot j % 2's previous tile, takes the next tile from the counter and
@@ -782,24 +785,19 @@ static th_expr *take_dynamic_tile(tlc_lower_ctx *lc, bool producer, th_expr *j) 
                                     th_scalar(TH_I32));
     th_var *t = tlc_temp(lc, "tile", th_scalar(TH_I32), 0);
     if (producer) {
-        tlc_ptrvec *wt = tlc_lower_begin(lc);
-        wait_parity(lc, bar_addr(lc, d->tile_empty, slot), th_bin(a, THB_AND, th_bin(a, THB_ADD, use, tlc_i32(lc, 1)), tlc_i32(lc, 1)));
-        th_stmt *wait = tlc_lower_end(lc, wt);
-        tlc_emit(lc, th_if(a, th_cmp(a, THC_GE, j, tlc_i32(lc, 2)), wait, NULL));
+        tlc_emit(lc, wait_released(lc, bar_addr(lc, d->tile_empty, slot), use, th_cmp(a, THC_GE, j, tlc_i32(lc, 2))));
         th_expr *args[2] = {lc->ws->counter, tlc_i32(lc, 1)};
         th_var *outs[1] = {t};
         tlc_emit_ptx(lc, tlc_ptx_atom_add_global_u32(), args, 2, outs, 1);
         th_expr *st[2] = {slot_addr, th_read(a, t)};
         tlc_emit_ptx(lc, tlc_ptx_st_shared_b32(), st, 2, NULL, 0);
-        th_expr *arr[1] = {bar_addr(lc, d->tile_full, slot)};
-        tlc_emit_ptx(lc, tlc_ptx_mbarrier_arrive(), arr, 1, NULL, 0);
+        mbar_arrive(lc, bar_addr(lc, d->tile_full, slot));
     } else {
         wait_parity(lc, bar_addr(lc, d->tile_full, slot), th_bin(a, THB_AND, use, tlc_i32(lc, 1)));
         th_expr *ld[1] = {slot_addr};
         th_var *outs[1] = {t};
         tlc_emit_ptx(lc, tlc_ptx_ld_shared_b32(), ld, 1, outs, 1);
-        th_expr *arr[1] = {bar_addr(lc, d->tile_empty, slot)};
-        tlc_emit_ptx(lc, tlc_ptx_mbarrier_arrive(), arr, 1, NULL, 0);
+        mbar_arrive(lc, bar_addr(lc, d->tile_empty, slot));
     }
     return th_read(a, t);
 }
@@ -927,6 +925,20 @@ static void wait_parity(tlc_lower_ctx *lc, th_expr *bar, th_expr *parity) {
     tlc_emit_ptx(lc, tlc_ptx_mbarrier_wait_parity(), args, 2, NULL, 0);
 }
 
+/* The producer before it fills round `round` of the buffers behind `bar`
+ * (an `empty` mbarrier): when `later` (there was a round before), wait
+ * until the consumers have released that one, phase round - 1. */
+static th_stmt *wait_released(tlc_lower_ctx *lc, th_expr *bar, th_expr *round, th_expr *later) {
+    tlc_ptrvec *wt = tlc_lower_begin(lc);
+    wait_parity(lc, bar, th_bin(lc->a, THB_AND, th_bin(lc->a, THB_ADD, round, tlc_i32(lc, 1)), tlc_i32(lc, 1)));
+    return th_if(lc->a, later, tlc_lower_end(lc, wt), NULL);
+}
+
+static void mbar_arrive(tlc_lower_ctx *lc, th_expr *bar) {
+    th_expr *args[1] = {bar};
+    tlc_emit_ptx(lc, tlc_ptx_mbarrier_arrive(), args, 1, NULL, 0);
+}
+
 /* Consumers: wait until the loads of iteration g (counted over every run),
  * in `stage` (g % stages), have arrived: round g / stages of its full
  * barrier. */
@@ -936,10 +948,7 @@ static void wait_stage_loaded(tlc_lower_ctx *lc, th_expr *g, th_expr *stage) {
 }
 
 /* A consumer thread (or a warp's lane 0) hands `stage` back to the producer. */
-static void release_stage(tlc_lower_ctx *lc, th_expr *stage) {
-    th_expr *args[1] = {bar_addr(lc, lc->ws->d->empty, stage)};
-    tlc_emit_ptx(lc, tlc_ptx_mbarrier_arrive(), args, 1, NULL, 0);
-}
+static void release_stage(tlc_lower_ctx *lc, th_expr *stage) { mbar_arrive(lc, bar_addr(lc, lc->ws->d->empty, stage)); }
 
 /* ---------------- preloads ---------------- */
 /* Round c of the preloads: the consumers wait for phase c of `preload
@@ -955,36 +964,25 @@ void tlc_ws_consumer_preload(tlc_lower_ctx *lc, const tir_stmt *s) {
     tlc_emit(lc, th_assign(a, w->pre_count, NULL, th_bin(a, THB_ADD, c, tlc_i32(lc, 1))));
 }
 
-static void release_preloads(tlc_lower_ctx *lc) {
-    th_expr *args[1] = {bar_addr(lc, lc->ws->d->pre_empty, tlc_i32(lc, 0))};
-    tlc_emit_ptx(lc, tlc_ptx_mbarrier_arrive(), args, 1, NULL, 0);
-}
+static void release_preloads(tlc_lower_ctx *lc) { mbar_arrive(lc, bar_addr(lc, lc->ws->d->pre_empty, tlc_i32(lc, 0))); }
 
-/* The producer at a preload: at the first, wait until the consumers have
- * released the previous round's buffers and arm `preload full` with every
- * preload's bytes; then issue the copy. */
-static void producer_preload(tlc_lower_ctx *lc, const tir_stmt *s) {
+/* The producer's preloads of one run: wait until the consumers have
+ * released the previous run's buffers, arm `preload full` with all their
+ * bytes, issue every copy. */
+static void producer_preloads(tlc_lower_ctx *lc) {
     tlc_arena *a = lc->a;
     const tlc_ws_decision *d = lc->ws->d;
+    th_var *count = lc->ws->ppre_count;
+    th_expr *c = tlc_let(lc, "ppc", th_read(a, count));
+    tlc_emit(lc, wait_released(lc, bar_addr(lc, d->pre_empty, tlc_i32(lc, 0)), c, th_cmp(a, THC_GE, c, tlc_i32(lc, 1))));
+    int64_t bytes = 0;
+    for (int i = 0; i < d->npreloads; i++) bytes += d->preloads[i]->u.copy.dst.buf->layout->bytes;
     th_expr *full = bar_addr(lc, d->pre_full, tlc_i32(lc, 0));
-    if (s == d->preloads[0]) {
-        th_var *count = lc->ws->ppre_count;
-        th_expr *c = tlc_let(lc, "ppc", th_read(a, count));
-        tlc_ptrvec *wt = tlc_lower_begin(lc);
-        wait_parity(lc, bar_addr(lc, d->pre_empty, tlc_i32(lc, 0)), th_bin(a, THB_AND, th_bin(a, THB_ADD, c, tlc_i32(lc, 1)), tlc_i32(lc, 1)));
-        th_stmt *wait = tlc_lower_end(lc, wt);
-        tlc_emit(lc, th_if(a, th_cmp(a, THC_GE, c, tlc_i32(lc, 1)), wait, NULL));
-        int64_t bytes = 0;
-        for (int i = 0; i < d->npreloads; i++) bytes += d->preloads[i]->u.copy.dst.buf->layout->bytes;
-        th_expr *args[2] = {full, tlc_i32(lc, bytes)};
-        tlc_emit_ptx(lc, tlc_ptx_mbarrier_arrive_expect_tx(), args, 2, NULL, 0);
-        tlc_emit(lc, th_assign(a, count, NULL, th_bin(a, THB_ADD, c, tlc_i32(lc, 1))));
-    }
-    tlc_tma_issue_copy(lc, s, tlc_i32(lc, s->u.copy.dst.buf->layout->offset), full);
-}
-
-static void producer_preloads(tlc_lower_ctx *lc) {
-    for (int i = 0; i < lc->ws->d->npreloads; i++) producer_preload(lc, lc->ws->d->preloads[i]);
+    th_expr *args[2] = {full, tlc_i32(lc, bytes)};
+    tlc_emit_ptx(lc, tlc_ptx_mbarrier_arrive_expect_tx(), args, 2, NULL, 0);
+    tlc_emit(lc, th_assign(a, count, NULL, th_bin(a, THB_ADD, c, tlc_i32(lc, 1))));
+    for (int i = 0; i < d->npreloads; i++)
+        tlc_tma_issue_copy(lc, d->preloads[i], tlc_i32(lc, d->preloads[i]->u.copy.dst.buf->layout->offset), full);
 }
 
 static th_var *loop_var_slot(tlc_lower_ctx *lc, const tir_var *v) {
@@ -1481,26 +1479,23 @@ static void producer_loads(tlc_lower_ctx *lc, th_var *pbase) {
     th_expr *i = th_read(a, it);
     th_expr *g = b0 ? tlc_let(lc, "pg", th_bin(a, THB_ADD, b0, i)) : i; /* iteration over all runs */
     th_expr *stage = tlc_let(lc, "pst", th_bin(a, THB_UREM, g, tlc_i32(lc, S)));
-    /* round r = g / S refills a stage the consumers released in round r - 1 */
-    tlc_ptrvec *wt = tlc_lower_begin(lc);
-    wait_parity(lc, bar_addr(lc, w->d->empty, stage),
-                th_bin(a, THB_AND, th_bin(a, THB_ADD, th_bin(a, THB_UDIV, g, tlc_i32(lc, S)), tlc_i32(lc, 1)), tlc_i32(lc, 1)));
-    th_stmt *wait = tlc_lower_end(lc, wt);
-    /* after the loads' lets: a page number read from global memory is on
+    /* round r = g / S refills a stage the consumers released in round r - 1;
+     * after the loads' lets: a page number read from global memory is on
      * its way while the producer waits */
-    ps.before_loads = th_if(a, th_cmp(a, THC_GE, g, tlc_i32(lc, S)), wait, NULL);
+    ps.before_loads = wait_released(lc, bar_addr(lc, w->d->empty, stage), th_bin(a, THB_UDIV, g, tlc_i32(lc, S)),
+                                    th_cmp(a, THC_GE, g, tlc_i32(lc, S)));
     tlc_pipe_issue(lc, &ps, i, stage);
     /* the run's preloads after its first P loads (plan.h), or after the
      * loop when it has fewer */
     int P = w->d->preload_after_loads;
-    if (w->d->npreloads && P) {
+    if (w->d->npreloads) {
         tlc_ptrvec *pl = tlc_lower_begin(lc);
         producer_preloads(lc);
         tlc_emit(lc, th_if(a, th_cmp(a, THC_EQ, i, tlc_i32(lc, P - 1)), tlc_lower_end(lc, pl), NULL));
     }
     th_stmt *b = tlc_lower_end(lc, body);
     tlc_emit(lc, th_for(a, it, tlc_i32(lc, 0), ps.n, 1, false, b));
-    if (w->d->npreloads && P) {
+    if (w->d->npreloads) {
         tlc_ptrvec *pl = tlc_lower_begin(lc);
         producer_preloads(lc);
         tlc_emit(lc, th_if(a, th_cmp(a, THC_LT, ps.n, tlc_i32(lc, P)), tlc_lower_end(lc, pl), NULL));
@@ -1544,9 +1539,6 @@ static void producer_walk(tlc_lower_ctx *lc, const tir_stmt *s, th_var *pbase) {
     }
     case TS_LET: case TS_ASSIGN: case TS_STORE:
         if (in_slice(d, s)) tlc_lower_stmt(lc, s);
-        return;
-    case TS_COPY:
-        if (tlc_ws_is_preload(d, s) && !d->preload_after_loads) producer_preload(lc, s);
         return;
     default: return;
     }
