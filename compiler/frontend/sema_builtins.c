@@ -22,6 +22,7 @@ static const builtin_spec builtins[] = {
     {"annotate_layout", B_ANNOTATE_LAYOUT, BK_STMT, P("layout_map"), 1, 1, 0, 0},
     {"pdl_sync", B_PDL_SYNC, BK_STMT, P(NULL), 0, 0, 0, 0},
     {"pdl_trigger", B_PDL_TRIGGER, BK_STMT, P(NULL), 0, 0, 0, 0},
+    {"prefetch", B_PREFETCH, BK_STMT, P("src"), 1, 1, 0, 0},
 
     {"Kernel", B_KERNEL, BK_DECL, P("threads"), 1, 0, 1, 3},
     {"Parallel", B_PARALLEL, BK_LOOP, P(NULL), 0, 0, 1, 8},

@@ -257,6 +257,27 @@ static void op_copy(sema *S, const sema_args *a, tlc_loc loc) {
     sema_emit(S, st);
 }
 
+/* prefetch(X[...]): a region of a global tensor, start indices alone
+ * meaning one element; tails past the tensor's end are dropped, as a
+ * copy's are. */
+static void op_prefetch(sema *S, const sema_args *a, tlc_loc loc) {
+    pregion src;
+    if (!region_of(S, a->arg[0], &src, "prefetch", "the source")) return;
+    if (src.r.buf->scope != TIR_SCOPE_GLOBAL) {
+        tlc_error(S->diag, a->arg[0]->loc,
+                  "prefetch: the source must be a region of a global tensor (it is brought into the L2 cache), "
+                  "'%s' is a %s buffer",
+                  src.r.buf->name, tir_scope_name(src.r.buf->scope));
+        sema_note_decl(S, src.r.buf);
+        return;
+    }
+    src.point = false;
+    if (!check_bounds(S, &src)) return;
+    tir_stmt *st = tlc_new_tile_op(S->arena, TS_PREFETCH, loc);
+    st->u.prefetch.src = src.r;
+    sema_emit(S, st);
+}
+
 static void op_fill(sema *S, const builtin_spec *b, const sema_args *a, tlc_loc loc) {
     pregion dst;
     bool ok = region_of(S, a->arg[0], &dst, b->name, "the destination");
@@ -587,6 +608,7 @@ void sema_tile_op(sema *S, const builtin_spec *b, const ast_expr *call) {
         sema_emit(S, tlc_new_tile_op(S->arena, TS_GRID_DEPENDENCY_WAIT, call->loc));
         break;
     case B_PDL_TRIGGER: sema_emit(S, tlc_new_tile_op(S->arena, TS_LAUNCH_DEPENDENTS, call->loc)); break;
+    case B_PREFETCH: op_prefetch(S, &a, call->loc); break;
     case B_ANNOTATE_LAYOUT: op_annotate_layout(S, &a); break;
     default: tlc_error(S->diag, call->loc, "'%s' is not a statement", b->name); break;
     }

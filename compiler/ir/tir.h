@@ -234,6 +234,7 @@ typedef enum {
     TS_ATOMIC_ADD, /* tile op */
     TS_LAUNCH_DEPENDENTS, /* pdl_trigger(): the next kernel in the stream may be scheduled */
     TS_GRID_DEPENDENCY_WAIT, /* pdl_sync(): wait for the previous kernel in the stream */
+    TS_PREFETCH,   /* tile op: prefetch(src), a global region brought into the L2 cache */
 } tir_stmt_kind;
 
 typedef enum { TIR_FOR_SERIAL, TIR_FOR_PARALLEL, TIR_FOR_PIPELINED, TIR_FOR_UNROLLED } tir_for_kind;
@@ -271,6 +272,7 @@ struct tir_stmt {
         struct { tir_var *var; tir_expr *value; } let;       /* TS_LET, TS_ASSIGN */
         struct { tir_buffer *buf; tir_expr **idx; tir_expr *value; } store;
         struct { tir_region src, dst; } copy;
+        struct { tir_region src; } prefetch;
         struct { tir_region dst; tir_expr *value; bool is_clear; } fill;
         struct {
             tir_region a, b, c;

@@ -131,6 +131,16 @@ tlc_ptx tlc_ptx_griddepcontrol_wait(void) { return ptx("griddepcontrol.wait;", "
 
 tlc_ptx tlc_ptx_griddepcontrol_launch_dependents(void) { return ptx("griddepcontrol.launch_dependents;", ""); }
 
+tlc_ptx tlc_ptx_bulk_prefetch_l2(void) {
+    /* the instruction takes 16-byte aligned addresses and sizes */
+    return ptx("{\n\t.reg .b64 tlc_pfa, tlc_pfe;\n\t.reg .b32 tlc_pfs;\n\t.reg .pred tlc_pfp;\n"
+               "\tand.b64 tlc_pfa, $0, -16;\n\tcvt.u64.u32 tlc_pfe, $1;\n\tadd.s64 tlc_pfe, tlc_pfe, $0;\n"
+               "\tand.b64 tlc_pfe, tlc_pfe, -16;\n\tsub.s64 tlc_pfe, tlc_pfe, tlc_pfa;\n"
+               "\tcvt.u32.u64 tlc_pfs, tlc_pfe;\n\tsetp.ne.u32 tlc_pfp, tlc_pfs, 0;\n"
+               "\t@tlc_pfp cp.async.bulk.prefetch.L2.global [tlc_pfa], tlc_pfs;\n\t}",
+               "l,r");
+}
+
 tlc_ptx tlc_ptx_wgmma_commit(void) { return ptx("wgmma.commit_group.sync.aligned;", ""); }
 
 tlc_ptx tlc_ptx_wgmma_wait(tlc_arena *a, int pending) {

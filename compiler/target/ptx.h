@@ -82,6 +82,10 @@ tlc_ptx tlc_ptx_wgmma_fence(void);
  * grid, or let the next one be scheduled. */
 tlc_ptx tlc_ptx_griddepcontrol_wait(void);
 tlc_ptx tlc_ptx_griddepcontrol_launch_dependents(void);
+/* cp.async.bulk.prefetch.L2 (sm_90) of the 16-byte chunks from the one
+ * holding $0 up to the one holding $0 + $1, that one excluded: $0 global
+ * address (u64), $1 bytes (u32); nothing when they are the same chunk. */
+tlc_ptx tlc_ptx_bulk_prefetch_l2(void);
 tlc_ptx tlc_ptx_wgmma_commit(void);
 tlc_ptx tlc_ptx_wgmma_wait(tlc_arena *a, int pending);
 /* generic-proxy writes to shared memory before async-proxy reads (wgmma, TMA) */
