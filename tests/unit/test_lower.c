@@ -34,22 +34,26 @@ static void test_rmsnorm(void **state) {
     char *src = tlc_read_file(TLC_SOURCE_DIR "/dsl-examples/rmsnorm.tl", &len);
     if (!src) skip();
     if (!tlc_ptxas_available()) print_message("note: ptxas not found; PTX is checked but not assembled\n");
-    static const struct { const char *c, *bm; bool cross_warp; } cfg[] = {
-        {"96", "4", false}, {"160", "4", false}, {"320", "4", false}, {"1024", "4", false},
-        {"4096", "1", true}, {"8192", "1", true},
+    static const struct { const char *c, *bm, *threads; bool cross_warp; } cfg[] = {
+        {"96", "4", "128", false},  {"160", "4", "128", false},  {"320", "4", "128", false},
+        {"1024", "4", "128", false}, {"4096", "1", "128", true}, {"8192", "1", "128", true},
+        {"32768", "1", "512", true},
     };
     static const char *kernels[] = {"rmsnorm", "rmsnorm_silu"};
     static const tlc_arch arches[] = {TLC_SM80, TLC_SM90A};
     for (size_t i = 0; i < sizeof cfg / sizeof cfg[0]; i++)
         for (int k = 0; k < 2; k++)
             for (int ar = 0; ar < 2; ar++) {
-                tlc_define defs[2] = {{"C", cfg[i].c}, {"BLOCK_M", cfg[i].bm}};
-                char *ptx = ptx_of(src, len, defs, 2, arches[ar], kernels[k]);
+                tlc_define defs[3] = {{"C", cfg[i].c}, {"BLOCK_M", cfg[i].bm}, {"threads", cfg[i].threads}};
+                char *ptx = ptx_of(src, len, defs, 3, arches[ar], kernels[k]);
                 assert_true(tst_count(ptx, "ld.global.nc.v4") + tst_count(ptx, "ld.global.v4") >= 1);
                 assert_true(tst_count(ptx, "st.global.v4") >= 1);
                 assert_true(tst_count(ptx, "shfl.sync.bfly") >= 4); /* 96 halves: 12 vectors on 16 lanes */
                 assert_non_null(strstr(ptx, "rsqrt.approx"));
-                if (k == 0) {
+                /* the block's rows prefetched into L2 before the wait: one
+                 * bulk prefetch (sm_90), nothing on sm_80 */
+                assert_int_equal(tst_count(ptx, "cp.async.bulk.prefetch.L2.global"), arches[ar] == TLC_SM90A);
+                if (k == 0 || atoi(cfg[i].c) <= 16384) {
                     /* the weight lives in registers (no shared memory, no
                      * barrier); the row sums need one barrier, between the
                      * partial sums' stores and loads, only when rows span
@@ -58,9 +62,9 @@ static void test_rmsnorm(void **state) {
                     assert_int_equal(tst_count(ptx, "bar.sync"), cfg[i].cross_warp ? 1 : 0);
                     assert_int_equal(tst_count(ptx, "st.shared"), cfg[i].cross_warp ? 1 : 0);
                 } else {
-                    /* the weight in shared memory: one barrier between its
-                     * stores and the first read, which the row sums' partial
-                     * sums share when rows span warps; 16-byte stores */
+                    /* SiLU's weight past 16384 columns in shared memory: one
+                     * barrier between its stores and the first read, which
+                     * the row sums' partial sums share; 16-byte stores */
                     assert_int_equal(tst_count(ptx, "bar.sync"), 1);
                     assert_true(tst_count(ptx, "st.shared.v4") >= 1);
                     assert_true(tst_count(ptx, "ld.shared") >= 1);
