@@ -9,8 +9,8 @@
  * contiguous run, 16-byte chunks): the trailing dims the region covers whole
  * join the run of the dim before them, so a block of whole rows is one run;
  * the runs (one per index of the dims before) go to the threads in turn.
- * Rows past the tensor's end are dropped, and the run's own dim is clamped
- * to it, as a copy masks its tail; a run longer than 1 GiB is prefetched
+ * Rows past the tensor's end (or before its start) are dropped, and the
+ * run's own dim is clamped to it, as a copy masks its tail; a run longer than 1 GiB is prefetched
  * up to there. Nothing on sm_80, which has no bulk prefetch. */
 #include "../ir/tir_op.h"
 #include "op_table.h"
@@ -63,9 +63,12 @@ static void prefetch_lower(tlc_lower_ctx *lc, const tir_stmt *s) {
         stride /= ext[d];
         th_expr *off = th_bin(a, THB_UREM, th_bin(a, THB_UDIV, j, tlc_i32(lc, stride)), tlc_i32(lc, ext[d]));
         idx[d] = th_bin(a, THB_ADD, st, off);
-        th_expr *in = th_cmp(a, THC_LT, tlc_coerce(lc, idx[d], th_scalar(TH_I64)), tlc_dim_value(lc, g, d));
-        valid = tlc_and(lc, valid, in);
+        th_expr *i64 = tlc_coerce(lc, idx[d], th_scalar(TH_I64));
+        valid = tlc_and(lc, valid, th_cmp(a, THC_LT, i64, tlc_dim_value(lc, g, d)));
+        valid = tlc_and(lc, valid, th_cmp(a, THC_GE, i64, tlc_i64(lc, 0)));
     }
+    /* a hint must not reach outside the tensor, even from a bad start */
+    valid = tlc_and(lc, valid, th_cmp(a, THC_GE, start_run, tlc_i64(lc, 0)));
     valid = tlc_and(lc, valid, th_cmp(a, THC_GT, bytes, tlc_i64(lc, 0)));
     tlc_ptrvec *one = tlc_lower_begin(lc);
     th_expr *args[2] = {tlc_global_elem_ptr(lc, g, idx), tlc_coerce(lc, bytes, th_scalar(TH_I32))};
