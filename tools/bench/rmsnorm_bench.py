@@ -88,7 +88,7 @@ def rule(C):
     """tools/bench/rmsnorm_config.h's tlc_rmsnorm_config_for: (BLOCK_M, threads)."""
     if C <= 2048:
         vectors, bm = max(C // 8, 1), 1
-        while bm < 64 and ((bm * vectors) % 32 or bm * vectors < 64):
+        while bm < 64 and ((bm * vectors) % 32 or bm * vectors < 128):
             bm *= 2
         return (bm, bm * vectors)
     per_thread = 16 * ((C + 8191) // 8192)

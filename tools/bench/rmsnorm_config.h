@@ -6,8 +6,10 @@
  *
  * - Up to 2048 columns a thread takes one 16-byte vector of a row (8
  *   elements) and a block the fewest rows (a power of two) that make whole
- *   warps, at least two: rows of 96 columns (12 vectors) go 8 to a
- *   96-thread block, rows of 1024 one to a 128-thread block.
+ *   warps, at least four: rows of 96 columns (12 vectors) go 16 to a
+ *   192-thread block, rows of 1024 one to a 128-thread block. (Blocks of
+ *   two and three warps were level or 1-2 points of the copy bandwidth
+ *   slower at 302400 rows, 96 columns the most.)
  * - Wider rows go one to a block, over whole warps of at least
  *   16 * ceil(C / 8192) elements each: 16 up to 8192 columns, 32 up to
  *   16384, at most 512 threads above. With the launches overlapped
@@ -32,7 +34,7 @@ static inline tlc_rmsnorm_config tlc_rmsnorm_config_for(int C) {
     tlc_rmsnorm_config c = {C, 1, 0};
     if (C <= 2048) {
         int vectors = C / 8 > 0 ? C / 8 : 1; /* per row */
-        while (c.block_m < 64 && ((c.block_m * vectors) % 32 || c.block_m * vectors < 64)) c.block_m *= 2;
+        while (c.block_m < 64 && ((c.block_m * vectors) % 32 || c.block_m * vectors < 128)) c.block_m *= 2;
         c.threads = c.block_m * vectors;
         return c;
     }
