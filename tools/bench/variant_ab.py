@@ -2,12 +2,12 @@
 """A/B of kernel variants in one process: DSL sources (and -D values) of the
 same kernel, timed side by side on the same tensors, each checked first.
 
-    python3 tools/bench/variant_ab.py attention NAME=SRC[@D=V;D=V] NAME=SRC ... [--shapes ...]
+    python3 tools/bench/variant_ab.py attention NAME=SRC[@D=V,D=V] NAME=SRC ... [--shapes ...]
     python3 tools/bench/variant_ab.py mla       NAME=SRC ... [--shapes bxtxh_qxs_q,...]
     python3 tools/bench/variant_ab.py rmsnorm   NAME=SRC ... [--shapes ROWSxC,...] [--kernels ...]
 
 SRC is a .tl path (relative to the repository root or absolute); after `@`,
-`;`-separated -D values for that variant only (e.g. `b64=dsl-examples/
+`,`-separated -D values for that variant only (e.g. `b64=dsl-examples/
 flash_attention.tl@block_N=64`). Every variant's output is checked against
 a torch reference before anything is timed (attention: SDPA in float32;
 MLA: the reference of mla_bench.py, with FlashMLA beside when it is found
@@ -41,9 +41,9 @@ def parse_variant(text):
     name, _, rest = text.partition("=")
     path, _, defs = rest.partition("@")
     if not name or not path:
-        raise SystemExit(f"variant '{text}': write NAME=SRC[@D=V;...]")
+        raise SystemExit(f"variant '{text}': write NAME=SRC[@D=V,...]")
     path = path if os.path.isabs(path) else os.path.join(ROOT, path)
-    d = dict(kv.split("=", 1) for kv in defs.split(";") if kv)
+    d = dict(kv.split("=", 1) for kv in defs.split(",") if kv)
     return name, open(path).read(), d
 
 
@@ -191,7 +191,7 @@ def graph_rounds(pairs, rounds):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("kernel", choices=["attention", "mla", "rmsnorm"])
-    ap.add_argument("variants", nargs="+", help="NAME=SRC[@D=V;D=V]")
+    ap.add_argument("variants", nargs="+", help="NAME=SRC[@D=V,D=V]")
     ap.add_argument("--shapes", default="", help="attention causal:dim:seq, mla bxtxh_qxs_q, rmsnorm ROWSxC")
     ap.add_argument("--kernels", default="", help="rmsnorm: rmsnorm,rmsnorm_silu")
     ap.add_argument("--dtype", default="bfloat16", choices=["bfloat16", "float16"])
