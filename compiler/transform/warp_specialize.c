@@ -985,6 +985,14 @@ static void producer_preloads(tlc_lower_ctx *lc) {
         tlc_tma_issue_copy(lc, d->preloads[i], tlc_i32(lc, d->preloads[i]->u.copy.dst.buf->layout->offset), full);
 }
 
+/* The run's preloads, issued when `cond` holds (nothing without preloads). */
+static void producer_preloads_if(tlc_lower_ctx *lc, th_expr *cond) {
+    if (!lc->ws->d->npreloads) return;
+    tlc_ptrvec *pl = tlc_lower_begin(lc);
+    producer_preloads(lc);
+    tlc_emit(lc, th_if(lc->a, cond, tlc_lower_end(lc, pl), NULL));
+}
+
 static th_var *loop_var_slot(tlc_lower_ctx *lc, const tir_var *v) {
     if (!lc->var_slot[v->id]) lc->var_slot[v->id] = th_new_var(lc->a, lc->tk, v->name, th_scalar(TH_I32), 0);
     return lc->var_slot[v->id];
@@ -1488,18 +1496,10 @@ static void producer_loads(tlc_lower_ctx *lc, th_var *pbase) {
     /* the run's preloads after its first P loads (plan.h), or after the
      * loop when it has fewer */
     int P = w->d->preload_after_loads;
-    if (w->d->npreloads) {
-        tlc_ptrvec *pl = tlc_lower_begin(lc);
-        producer_preloads(lc);
-        tlc_emit(lc, th_if(a, th_cmp(a, THC_EQ, i, tlc_i32(lc, P - 1)), tlc_lower_end(lc, pl), NULL));
-    }
+    producer_preloads_if(lc, th_cmp(a, THC_EQ, i, tlc_i32(lc, P - 1)));
     th_stmt *b = tlc_lower_end(lc, body);
     tlc_emit(lc, th_for(a, it, tlc_i32(lc, 0), ps.n, 1, false, b));
-    if (w->d->npreloads) {
-        tlc_ptrvec *pl = tlc_lower_begin(lc);
-        producer_preloads(lc);
-        tlc_emit(lc, th_if(a, th_cmp(a, THC_LT, ps.n, tlc_i32(lc, P)), tlc_lower_end(lc, pl), NULL));
-    }
+    producer_preloads_if(lc, th_cmp(a, THC_LT, ps.n, tlc_i32(lc, P)));
     if (pbase) tlc_emit(lc, th_assign(a, pbase, NULL, th_bin(a, THB_ADD, b0, ps.n)));
 }
 

@@ -66,6 +66,40 @@ def rel_err(x, ref):
     return ((x.float() - ref).abs().max() / ref.abs().max().clamp_min(1e-30)).item()
 
 
+def make_inputs(b, t, h_q, s_q, dtype):
+    """q [b, s_q, h_q, 576], the cache [pages, 64, 1, 576] (pages shuffled through the block
+    table) and every sequence's length t, from torch's current random state."""
+    pages = (t + PAGE - 1) // PAGE
+    q = torch.randn(b, s_q, h_q, D, device="cuda").to(dtype)
+    kcache = torch.randn(b * pages, PAGE, 1, D, device="cuda").to(dtype)
+    block_table = torch.randperm(b * pages, device="cuda", dtype=torch.int32).view(b, pages)
+    seqlens = torch.full((b,), t, device="cuda", dtype=torch.int32)
+    return q, kcache, block_table, seqlens
+
+
+def tlc_launches(ks, q, kcache, block_table, seqlens, sm_scale, sms):
+    """tlc's three kernels (ks: name -> loaded kernel) bound to these tensors: (schedule, run, out,
+    buffers), where run() launches the split and the combine, out is the output (NaN until run) and
+    buffers are the scratch tensors to keep alive while the launches are."""
+    b, s_q, h_q, _ = q.shape
+    parts = max(sms // ((s_q * h_q + 63) // 64), 1)  # the split's blocks per head block
+    sched = torch.empty(parts, 4, device="cuda", dtype=torch.int32)
+    splits = torch.empty(b, 2, device="cuda", dtype=torch.int32)
+    glse = torch.empty(b + parts, s_q * h_q, device="cuda", dtype=torch.float32)
+    part = torch.empty(b + parts, s_q * h_q, DV, device="cuda", dtype=torch.float32)
+    out = torch.full((b, s_q, h_q, DV), float("nan"), device="cuda", dtype=q.dtype)
+    q_rows, out_rows = q.view(b, s_q * h_q, D), out.view(b, s_q * h_q, DV)  # the same memory
+    schedule = ks["mla_decode_schedule"].bind(seqlens, sched, splits)
+    split = ks["mla_decode_split"].bind(q_rows, kcache, block_table, seqlens, sched, splits, glse,
+                                        part, out_rows, sm_scale, h_q)
+    combine = ks["mla_decode_combine"].bind(splits, glse, part, out_rows)
+
+    def run():
+        split()
+        combine()
+    return schedule, run, out, (sched, splits, glse, part)
+
+
 def median(xs):
     xs = sorted(xs)
     n = len(xs)
@@ -114,30 +148,10 @@ def main():
     ratios, bad = [], 0
     torch.manual_seed(0)
     for (b, t, h_q, s_q) in rows:
-        pages = (t + PAGE - 1) // PAGE
-        q = torch.randn(b, s_q, h_q, D, device="cuda").to(dtype)
-        kcache = torch.randn(b * pages, PAGE, 1, D, device="cuda").to(dtype)
-        block_table = torch.randperm(b * pages, device="cuda", dtype=torch.int32).view(b, pages)
-        seqlens = torch.full((b,), t, device="cuda", dtype=torch.int32)
+        q, kcache, block_table, seqlens = make_inputs(b, t, h_q, s_q, dtype)
         sm_scale = D ** -0.5
         ref = reference(q, kcache, block_table, seqlens, sm_scale, False)
-
-        head_blocks = (s_q * h_q + 63) // 64
-        parts = max(sms // head_blocks, 1)
-        sched = torch.empty(parts, 4, device="cuda", dtype=torch.int32)
-        splits = torch.empty(b, 2, device="cuda", dtype=torch.int32)
-        glse = torch.empty(b + parts, s_q * h_q, device="cuda", dtype=torch.float32)
-        part = torch.empty(b + parts, s_q * h_q, DV, device="cuda", dtype=torch.float32)
-        out = torch.full((b, s_q, h_q, DV), float("nan"), device="cuda", dtype=dtype)
-        q_rows, out_rows = q.view(b, s_q * h_q, D), out.view(b, s_q * h_q, DV)  # the same memory
-        schedule = ks["mla_decode_schedule"].bind(seqlens, sched, splits)
-        split = ks["mla_decode_split"].bind(q_rows, kcache, block_table, seqlens, sched, splits, glse,
-                                                      part, out_rows, sm_scale, h_q)
-        combine = ks["mla_decode_combine"].bind(splits, glse, part, out_rows)
-
-        def run_tlc():
-            split()
-            combine()
+        schedule, run_tlc, out, _bufs = tlc_launches(ks, q, kcache, block_table, seqlens, sm_scale, sms)
         schedule()
         run_tlc()
         torch.cuda.synchronize()

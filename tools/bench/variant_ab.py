@@ -94,7 +94,7 @@ def mla(variants, a):
         sys.path.insert(0, fm_dir)
         import flash_mla as fm
     dtype = getattr(torch, a.dtype)
-    D, DV, PAGE = mb.D, mb.DV, mb.PAGE
+    D, DV = mb.D, mb.DV
     rows = [tuple(int(x) for x in r.split("x")) for r in
             (a.shapes or "64x1024x16x1,64x1024x16x2,64x1024x128x1,64x1024x128x2,"
                           "128x4096x16x1,128x4096x128x1,128x4096x128x2,64x8192x16x2").split(",")]
@@ -107,36 +107,18 @@ def mla(variants, a):
     yield "b x t x h_q x s_q", "us"
     for (b, t, h_q, s_q) in rows:
         torch.manual_seed(0)
-        pages = (t + PAGE - 1) // PAGE
-        q = torch.randn(b, s_q, h_q, D, device="cuda").to(dtype)
-        kcache = torch.randn(b * pages, PAGE, 1, D, device="cuda").to(dtype)
-        block_table = torch.randperm(b * pages, device="cuda", dtype=torch.int32).view(b, pages)
-        seqlens = torch.full((b,), t, device="cuda", dtype=torch.int32)
+        q, kcache, block_table, seqlens = mb.make_inputs(b, t, h_q, s_q, dtype)
         scale = D ** -0.5
         ref = mb.reference(q, kcache, block_table, seqlens, scale, False)
-        parts = max(sms // ((s_q * h_q + 63) // 64), 1)
         fns, errs, keep = {}, {}, []
         for name, _, _ in variants:
-            k = ks[name]
-            sched = torch.empty(parts, 4, device="cuda", dtype=torch.int32)
-            splits = torch.empty(b, 2, device="cuda", dtype=torch.int32)
-            glse = torch.empty(b + parts, s_q * h_q, device="cuda", dtype=torch.float32)
-            part = torch.empty(b + parts, s_q * h_q, DV, device="cuda", dtype=torch.float32)
-            out = torch.full((b, s_q, h_q, DV), float("nan"), device="cuda", dtype=dtype)
-            q_rows, out_rows = q.view(b, s_q * h_q, D), out.view(b, s_q * h_q, DV)
-            k["mla_decode_schedule"].bind(seqlens, sched, splits)()
-            split = k["mla_decode_split"].bind(q_rows, kcache, block_table, seqlens, sched, splits, glse, part,
-                                               out_rows, scale, h_q)
-            comb = k["mla_decode_combine"].bind(splits, glse, part, out_rows)
-
-            def run(split=split, comb=comb):
-                split()
-                comb()
+            schedule, run, out, bufs = mb.tlc_launches(ks[name], q, kcache, block_table, seqlens, scale, sms)
+            schedule()
             run()
             torch.cuda.synchronize()
             errs[name] = mb.rel_err(out, ref)
             fns[name] = run
-            keep.append((sched, splits, glse, part, out))
+            keep.append((bufs, out))
         if fm:
             md, nsplits = fm.get_mla_metadata(seqlens, s_q * h_q, 1)
             fns["FlashMLA"] = lambda: fm.flash_mla_with_kvcache(q, kcache, block_table, seqlens, DV, md, nsplits,
