@@ -265,6 +265,11 @@ struct tir_stmt {
             /* The warpgroup-turns schedule of this loop (transform/turns.c),
              * NULL when not taken. */
             const struct tir_turns *turns;
+            /* Parallel: how each fragment access of the body reaches its
+             * elements, recorded by layout inference's check
+             * (ops/parallel.c) for lowering to read */
+            const struct tir_par_access *par_access;
+            int npar_access;
             tir_stmt *body;
         } for_;
         struct { tir_expr *cond; tir_stmt *then, *els; } if_; /* els may be NULL */
@@ -322,6 +327,19 @@ typedef struct tir_turns {
     int nstaged;
     bool late; /* some items are TIR_TURN_LATE */
 } tir_turns;
+
+/* A fragment access of a Parallel loop with the final layouts: buffer
+ * `buf` indexed through `map` (per dim of buf: the loop variable it is
+ * indexed by, or TLC_PAR_MAP_ZERO), and for each slot of the loop's
+ * fragment the slot of buf every thread finds its element at (-1: no
+ * thread runs that slot). */
+#define TIR_PAR_ACCESS_MAX_RANK 4
+typedef struct tir_par_access {
+    const struct tlc_fragment *loop_frag, *buf_frag; /* the layouts it was found for */
+    const struct tir_buffer *buf;
+    int map[TIR_PAR_ACCESS_MAX_RANK];
+    const int64_t *slot;
+} tir_par_access;
 
 tir_stmt *tir_new_stmt(tlc_arena *a, tir_stmt_kind k, tlc_loc loc);
 /* Appends the tile ops of s in program order to ops; a Parallel loop counts

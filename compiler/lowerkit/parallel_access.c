@@ -1,6 +1,7 @@
 /* How the iterations of a Parallel loop reach the fragments they index
  * (lower_ctx.h): shared by the Parallel op's layout rule, its check and
  * every element access lowered inside its body. */
+#include <string.h>
 #include "lower_ctx.h"
 
 bool tlc_par_access_map(const tir_stmt *loop, const tir_buffer *b, tir_expr *const *idx, int *map) {
@@ -55,7 +56,17 @@ int64_t tlc_parallel_access_slot(tlc_lower_ctx *lc, const tir_buffer *b, tir_exp
                   b->name);
         return -1;
     }
-    int64_t r = tlc_par_access_slot(p->frag, b->fragment, map, b->rank, p->slot);
+    /* what layout inference's check found, if the layouts are still those
+     * it saw, else anew */
+    int64_t r = -3;
+    const tir_stmt *loop = p->loop;
+    for (int i = 0; i < loop->u.for_.npar_access && r == -3; i++) {
+        const tir_par_access *x = &loop->u.for_.par_access[i];
+        if (x->buf == b && x->buf_frag == b->fragment && memcmp(x->map, map, sizeof(int) * (size_t)b->rank) == 0 &&
+            tlc_fragment_equal(x->loop_frag, p->frag) && p->slot >= 0 && p->slot < p->frag->slots)
+            r = x->slot[p->slot];
+    }
+    if (r == -3) r = tlc_par_access_slot(p->frag, b->fragment, map, b->rank, p->slot);
     if (r == -2) {
         tlc_error(lc->diag, loc, "fragment '%s': this thread does not hold the element it needs here", b->name);
         return -1;

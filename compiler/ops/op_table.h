@@ -12,7 +12,7 @@
 
 /* After the fixpoint: every fragment access of a Parallel loop must be
  * served from the thread's own registers; reports a conflict otherwise. */
-bool tlc_parallel_check(tlc_infer *st, const tir_stmt *s);
+bool tlc_parallel_check(tlc_infer *st, tir_stmt *s);
 /* The iteration fragment of a Parallel loop: the fragment of a buffer it
  * indexes with exactly its loop variables, else a blocked fragment of its
  * own. Deterministic, so inference and lowering agree. NULL only if

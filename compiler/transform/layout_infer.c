@@ -55,7 +55,7 @@ static bool infer_kernel(tlc_infer *st, tir_kernel *k) {
         if (!took) break;
     }
     for (int i = 0; i < n && !st->failed; i++) {
-        const tir_stmt *s = v[i];
+        tir_stmt *s = v[i];
         if (s->kind == TS_FOR) tlc_parallel_check(st, s);
     }
     tlc_ptrvec_free(&ops);
@@ -113,6 +113,7 @@ bool tlc_layout_infer(tir_module *m, tlc_arena *a, tlc_diag *diag) {
                 return false;
             }
         if (!infer_kernel(&st, k)) ok = false;
+        tlc_ptrvec_free(&st.par_seen);
     }
     return ok;
 }
