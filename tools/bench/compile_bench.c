@@ -51,7 +51,10 @@ int main(int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--runs") && i + 1 < argc) runs = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--arch") && i + 1 < argc) arch_name = argv[++i];
-        else dir = argv[i];
+        else if (argv[i][0] == '-') {
+            fprintf(stderr, "usage: tlc-compile-bench [--runs N] [--arch sm_90a] [DSL_DIR]\n");
+            return strcmp(argv[i], "--help") && strcmp(argv[i], "-h") ? 2 : 0;
+        } else dir = argv[i];
     }
     if (runs < 1 || runs > 1000) runs = 7;
     tlc_arch arch;
