@@ -460,7 +460,11 @@ static bool reg_copy(tlc_lower_ctx *lc, const tir_buffer *src, const tir_buffer 
     if (S->rank != D->rank) return false;
     int64_t *map = TLC_NEW_ARRAY(lc->a, int64_t, (size_t)D->slots);
     int64_t logical[TLC_FRAG_MAX_RANK];
-    for (int64_t s = 0; s < D->slots; s++) {
+    /* the same layout without holes (a cast: acc_s into its 16-bit copy):
+     * every thread's slot s is its slot s */
+    bool same = tlc_fragment_equal(S, D) && !tlc_fragment_has_padding(D);
+    for (int64_t s = 0; s < D->slots && same; s++) map[s] = s;
+    for (int64_t s = 0; s < D->slots && !same; s++) {
         map[s] = -1;
         for (int64_t t = 0; t < D->threads; t++) {
             if (!tlc_fragment_inverse(D, t, s, logical, NULL) || tlc_fragment_is_hole(D, logical)) continue;
