@@ -248,6 +248,9 @@ const char *sema_nearest(const char *name, const char *const *cands, int n);
 
 /* sema_tileops.c */
 void sema_tile_op(sema *S, const builtin_spec *b, const ast_expr *call);
+/* `name = atomic_add(..., return_prev=True)`: the op, and the rank-0 var
+ * buffer that receives the previous value (NULL after an error). */
+tir_buffer *sema_atomic_add_prev(sema *S, const builtin_spec *b, const ast_expr *call, const char *name);
 
 /* sema_kernel (sema.c): the `with Kernel(...)` statement. */
 void sema_kernel_with(sema *S, const ast_stmt *s);

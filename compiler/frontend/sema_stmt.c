@@ -278,6 +278,22 @@ static void assign_name(sema *S, const ast_expr *target, const ast_expr *value, 
     }
     const char *name = target->u.name;
     sym *s = local_symbol(S, name);
+    if (b && b->id == B_ATOMIC_ADD) {
+        /* old = atomic_add(..., return_prev=True): the op writes a var
+         * buffer, and `old` is its value */
+        tir_buffer *prev = S->in_kernel ? sema_atomic_add_prev(S, b, value, name) : NULL;
+        if (!S->in_kernel) tlc_error(S->diag, value->loc, "'%s' must be inside 'with Kernel(...)'", b->name);
+        if (!prev) {
+            if (!s) sema_declare_error(S, name, target->loc);
+            return;
+        }
+        tir_expr *v = tir_load(S->arena, prev, NULL, loc);
+        if (s && s->kind == SYM_VAR && s->var->kind == TV_LET) let_stmt(S, TS_ASSIGN, s->var, v, loc);
+        else if (s && s->kind == SYM_BUFFER && s->buf->scope == TIR_SCOPE_VAR) store_stmt(S, s->buf, NULL, v, loc);
+        else if (s) cannot_assign(S, s, target);
+        else declare_let(S, name, target->loc, has_ann ? tir_cast(S->arena, v, ann, loc) : v, loc);
+        return;
+    }
     if (s) {
         if (s->kind == SYM_VAR && s->var->kind == TV_LET) {
             tir_expr *v = sema_eval_scalar(S, value);

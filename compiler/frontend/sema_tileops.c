@@ -485,40 +485,76 @@ static bool is_tile_expr(sema *S, const ast_expr *e) {
     return false;
 }
 
-static void op_atomic_add(sema *S, const sema_args *a, tlc_loc loc) {
+/* prev_name: the name `old = atomic_add(..., return_prev=True)` assigns
+ * (NULL: a statement). Returns the buffer that receives the previous value
+ * (NULL: none, or an error). */
+static tir_buffer *op_atomic_add(sema *S, const sema_args *a, tlc_loc loc, const char *prev_name) {
+    bool return_prev = false;
+    if (a->arg[2] && !sema_eval_const_bool(S, a->arg[2], "return_prev", &return_prev)) return NULL;
+    if (return_prev && !prev_name) {
+        tlc_error(S->diag, a->arg[2]->loc, "atomic_add(..., return_prev=True) returns the value before the add: assign "
+                                           "it to a name (old = atomic_add(...))");
+        return NULL;
+    }
+    if (!return_prev && prev_name) {
+        tlc_error(S->diag, loc, "atomic_add returns a value only with return_prev=True");
+        return NULL;
+    }
+    if (return_prev && !sema_check_not_in_parallel(S, loc, "atomic_add(..., return_prev=True)")) return NULL;
     pregion dst;
-    if (!region_of(S, a->arg[0], &dst, "atomic_add", "the destination")) return;
+    if (!region_of(S, a->arg[0], &dst, "atomic_add", "the destination")) return NULL;
     tir_scope ds = dst.r.buf->scope;
     if (ds != TIR_SCOPE_GLOBAL && ds != TIR_SCOPE_SHARED) {
         tlc_error(S->diag, a->arg[0]->loc, "atomic_add: the destination must be global or shared memory, but '%s' is %s",
                   dst.r.buf->name, sema_buffer_desc(dst.r.buf));
         sema_note_decl(S, dst.r.buf);
-        return;
+        return NULL;
     }
     tir_stmt *st = tlc_new_tile_op(S->arena, TS_ATOMIC_ADD, loc);
     if (is_tile_expr(S, a->arg[1])) {
+        if (return_prev) {
+            tlc_error(S->diag, a->arg[1]->loc, "atomic_add(..., return_prev=True) adds a scalar to one element");
+            return NULL;
+        }
         pregion src;
-        if (!region_of(S, a->arg[1], &src, "atomic_add", "the value")) return;
-        if (!pair_regions(S, &dst, &src, "atomic_add")) return;
+        if (!region_of(S, a->arg[1], &src, "atomic_add", "the value")) return NULL;
+        if (!pair_regions(S, &dst, &src, "atomic_add")) return NULL;
         bool ok = check_bounds(S, &dst);
         ok = check_bounds(S, &src) && ok;
-        if (!ok || !check_same_shape(S, &src, &dst, "atomic_add", "value", "destination")) return;
+        if (!ok || !check_same_shape(S, &src, &dst, "atomic_add", "value", "destination")) return NULL;
         st->u.atomic.dst = dst.r;
         st->u.atomic.src = src.r;
     } else {
         tir_expr *v = sema_eval_scalar(S, a->arg[1]);
-        if (!v) return;
+        if (!v) return NULL;
         if (!dst.point && dst.r.rank > 0) {
             tlc_error(S->diag, a->arg[0]->loc, "atomic_add with a scalar value needs an element destination such as %s[i, j]",
                       dst.r.buf->name);
-            return;
+            return NULL;
         }
         dst.point = false;
-        if (!check_bounds(S, &dst)) return;
+        if (!check_bounds(S, &dst)) return NULL;
         st->u.atomic.dst = dst.r;
         st->u.atomic.value = tir_cast(S->arena, v, dst.r.buf->dtype, loc);
     }
+    tir_buffer *prev = NULL;
+    if (return_prev) {
+        tir_dtype t = dst.r.buf->dtype;
+        if (ds != TIR_SCOPE_GLOBAL || (t != TIR_I32 && t != TIR_F32)) {
+            tlc_error(S->diag, a->arg[0]->loc, "atomic_add(..., return_prev=True) needs an int32 or float32 element of a "
+                      "global tensor, but '%s' is %s of %s", dst.r.buf->name, sema_buffer_desc(dst.r.buf),
+                      tir_dtype_name(t));
+            sema_note_decl(S, dst.r.buf);
+            return NULL;
+        }
+        prev = sema_new_buffer(S, tlc_arena_printf(S->arena, "%s.prev", prev_name), TIR_SCOPE_VAR, t, 0, loc);
+        tir_stmt *al = tir_new_stmt(S->arena, TS_ALLOC, loc);
+        al->u.alloc.buf = prev;
+        sema_emit(S, al);
+        st->u.atomic.prev = (tir_region){.buf = prev, .rank = 0, .loc = loc};
+    }
     sema_emit(S, st);
+    return prev;
 }
 
 static void op_use_swizzle(sema *S, const sema_args *a) {
@@ -584,6 +620,12 @@ static void op_annotate_layout(sema *S, const sema_args *a) {
     }
 }
 
+tir_buffer *sema_atomic_add_prev(sema *S, const builtin_spec *b, const ast_expr *call, const char *name) {
+    sema_args a;
+    if (!sema_bind_args(S, b, call, &a)) return NULL;
+    return op_atomic_add(S, &a, call->loc, name);
+}
+
 void sema_tile_op(sema *S, const builtin_spec *b, const ast_expr *call) {
     /* atomic_add of one element is a scalar operation, fine per element. */
     if (b->id != B_ATOMIC_ADD) {
@@ -600,7 +642,7 @@ void sema_tile_op(sema *S, const builtin_spec *b, const ast_expr *call) {
     case B_REDUCE_MAX: case B_REDUCE_SUM: case B_REDUCE_MIN: case B_REDUCE_ABSMAX: case B_REDUCE_ABSSUM:
         op_reduce(S, b, &a, call->loc);
         break;
-    case B_ATOMIC_ADD: op_atomic_add(S, &a, call->loc); break;
+    case B_ATOMIC_ADD: op_atomic_add(S, &a, call->loc, NULL); break;
     case B_USE_SWIZZLE: op_use_swizzle(S, &a); break;
     case B_PDL_SYNC:
         /* the kernel is launched as a dependent; the wait stands here */

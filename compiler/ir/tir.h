@@ -299,6 +299,11 @@ struct tir_stmt {
             tir_region dst;
             tir_region src;    /* region form: dst += src elementwise (src.buf NULL if scalar form) */
             tir_expr *value;   /* scalar form: dst (extent 1 everywhere) += value */
+            /* return_prev=True (scalar form, one element of global memory,
+             * outside Parallel loops): a rank-0 var buffer that receives
+             * the element's value before the add, the same in every thread
+             * (prev.buf NULL otherwise) */
+            tir_region prev;
         } atomic;
     } u;
 };

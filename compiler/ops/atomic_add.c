@@ -7,6 +7,14 @@
  * the block's threads as a blocked fragment (after the barrier the driver
  * puts behind the stores that wrote it).
  *
+ * return_prev=True (one int32 / float32 element of a global tensor, outside
+ * Parallel loops): every thread of the block fences (fence.acq_rel.gpu),
+ * a block barrier, thread 0 adds (atom.acq_rel.gpu) and leaves the old
+ * value in 4 bytes of scratch, a block barrier, every thread takes it and
+ * fences again. So a block that sees the count of the others reads what
+ * they wrote before counting (the last of several blocks to finish one
+ * piece of work merges them).
+ *
  * Layout rule: a fragment source nothing else constrains gets a blocked
  * fragment (free). */
 #include "../interp/interp_internal.h"
@@ -79,6 +87,37 @@ static void atomic_add_region(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_fr
     }
 }
 
+static void atomic_add_prev_lower(tlc_lower_ctx *lc, const tir_stmt *s, th_expr **idx, const int64_t *maxv) {
+    tlc_arena *a = lc->a;
+    const tir_buffer *dst = s->u.atomic.dst.buf, *prev = s->u.atomic.prev.buf;
+    bool f32 = dst->dtype == TIR_F32;
+    th_type t = th_scalar(f32 ? TH_F32 : TH_I32);
+    int64_t off = tlc_op_scratch(lc, s, 4);
+    tlc_emit_ptx(lc, tlc_ptx_fence_acq_rel_gpu(), NULL, 0, NULL, 0);
+    tlc_emit(lc, th_barrier(a)); /* the block's writes before the add; the scratch free */
+    th_var *old = th_new_var(a, lc->tk, "prev", t, 0);
+    tlc_ptrvec *one = tlc_lower_begin(lc);
+    tlc_emit(lc, th_assign(a, old, NULL, f32 ? th_float(a, TH_F32, 0.0) : tlc_i32(lc, 0)));
+    tlc_ptrvec *add = tlc_lower_begin(lc);
+    th_expr *args[2] = {tlc_global_elem_ptr(lc, dst, idx), tlc_coerce(lc, tlc_lower_expr(lc, s->u.atomic.value), t)};
+    tlc_emit_ptx(lc, tlc_ptx_atom_add_acq_rel_gpu(f32), args, 2, &old, 1);
+    th_stmt *add_st = tlc_lower_end(lc, add);
+    th_expr *mask = tlc_global_in_bounds(lc, dst, idx, maxv);
+    tlc_emit(lc, mask ? th_if(a, mask, add_st, NULL) : add_st);
+    tlc_emit(lc, th_store(a, th_shared_ptr(a, tlc_i32(lc, off)), th_read(a, old), 4));
+    th_stmt *one_st = tlc_lower_end(lc, one);
+    tlc_emit(lc, th_if(a, th_cmp(a, THC_EQ, th_read(a, lc->tid), tlc_i32(lc, 0)), one_st, NULL));
+    tlc_emit(lc, th_barrier(a));
+    tlc_emit(lc, th_assign(a, lc->regs[prev->id], NULL,
+                           tlc_coerce(lc, th_load(a, th_shared_ptr(a, tlc_i32(lc, off)), t, 4), lc->regs[prev->id]->type)));
+    tlc_emit_ptx(lc, tlc_ptx_fence_acq_rel_gpu(), NULL, 0, NULL, 0);
+}
+
+static int64_t atomic_add_scratch_bytes(const tir_kernel *k, const tir_stmt *s) {
+    (void)k;
+    return s->u.atomic.prev.buf ? 4 : 0;
+}
+
 static void atomic_add_lower(tlc_lower_ctx *lc, const tir_stmt *s) {
     tlc_arena *a = lc->a;
     const tir_region *rd = &s->u.atomic.dst;
@@ -100,6 +139,14 @@ static void atomic_add_lower(tlc_lower_ctx *lc, const tir_stmt *s) {
             idx[d] = tlc_coerce(lc, tlc_lower_expr(lc, rd->start[d]), th_scalar(TH_I32));
             int64_t lo, hi;
             maxv[d] = tlc_expr_range(lc, rd->start[d], &lo, &hi) && lo >= 0 ? hi : -1;
+        }
+        if (s->u.atomic.prev.buf) {
+            if (lc->par || dst->scope != TIR_SCOPE_GLOBAL || (dst->dtype != TIR_I32 && dst->dtype != TIR_F32)) {
+                tlc_error(lc->diag, s->loc, "internal error: atomic_add with return_prev outside what sema allows");
+                return;
+            }
+            atomic_add_prev_lower(lc, s, idx, maxv);
+            return;
         }
         th_expr *v = tlc_lower_expr(lc, s->u.atomic.value);
         th_stmt *st = atomic_at(lc, dst, idx, maxv, v);
@@ -143,6 +190,7 @@ static void atomic_add_accesses(const tir_access_walk *w, const tir_stmt *s) {
     tir_access_region(w, &s->u.atomic.dst, TIR_ACCESS_READ_WRITE, s);
     tir_access_region(w, &s->u.atomic.src, TIR_ACCESS_READ, s);
     tir_access_expr(w, s->u.atomic.value, s);
+    tir_access_region(w, &s->u.atomic.prev, TIR_ACCESS_WRITE, s);
 }
 
 static void atomic_add_print(tir_printer *p, const tir_stmt *s) {
@@ -151,7 +199,8 @@ static void atomic_add_print(tir_printer *p, const tir_stmt *s) {
     tir_printer_puts(p, ", ");
     if (s->u.atomic.src.buf) tir_printer_region(p, &s->u.atomic.src);
     else tir_printer_expr(p, s->u.atomic.value);
-    tir_printer_puts(p, ")");
+    if (s->u.atomic.prev.buf) tir_printer_printf(p, ", return_prev=True) -> %s", s->u.atomic.prev.buf->name);
+    else tir_printer_puts(p, ")");
 }
 
 static void atomic_add_verify(tir_verifier *v, const tir_stmt *s) {
@@ -161,6 +210,12 @@ static void atomic_add_verify(tir_verifier *v, const tir_stmt *s) {
         if (s->u.atomic.value) tir_verifier_fail(v, s->loc, "atomic_add has both a source region and a value");
     } else {
         tir_verifier_expr(v, s->u.atomic.value, s->loc);
+    }
+    if (s->u.atomic.prev.buf) {
+        const tir_buffer *pb = s->u.atomic.prev.buf;
+        if (pb->scope != TIR_SCOPE_VAR || pb->rank != 0 || s->u.atomic.prev.rank != 0 || pb->dtype != s->u.atomic.dst.buf->dtype ||
+            s->u.atomic.src.buf)
+            tir_verifier_fail(v, s->loc, "atomic_add's previous value must go to a scalar var of the destination's dtype");
     }
 }
 
@@ -191,11 +246,19 @@ static void atomic_add_interp(tlc_interp *it, const tir_stmt *s) {
                                                        (uint64_t)(tlc_interp_isf(vt) ? tlc_float_to_int(TIR_I64, v.f) : v.i)));
         }
     }
+    if (s->u.atomic.prev.buf) { /* one element: its value before the add */
+        rregion pr;
+        tlc_interp_region(it, &s->u.atomic.prev, &pr, s->loc);
+        tlc_ival *pv = tlc_interp_scratch(it, 0, 1);
+        tlc_interp_gather(it, &dst, pv, df ? TIR_F32 : TIR_I64);
+        tlc_interp_scatter(it, &pr, pv, df ? dt : TIR_I64);
+    }
     tlc_interp_scatter(it, &dst, dv, df ? dt : TIR_I64);
 }
 
 const tlc_op_desc tlc_op_atomic_add = {
     .kind = TS_ATOMIC_ADD, .name = "atomic_add",
     .accesses = atomic_add_accesses, .print = atomic_add_print, .verify = atomic_add_verify,
-    .interp = atomic_add_interp, .infer = atomic_add_infer, .lower = atomic_add_lower,
+    .interp = atomic_add_interp, .infer = atomic_add_infer, .scratch_bytes = atomic_add_scratch_bytes,
+    .lower = atomic_add_lower,
 };

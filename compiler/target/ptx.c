@@ -26,6 +26,11 @@ tlc_ptx tlc_ptx_mbarrier_wait_parity(void) {
 
 tlc_ptx tlc_ptx_atom_add_global_u32(void) { return ptx("atom.global.add.u32 $0, [$1], $2;", "=r,l,r"); }
 
+tlc_ptx tlc_ptx_atom_add_acq_rel_gpu(bool f32) {
+    return f32 ? ptx("atom.acq_rel.gpu.global.add.f32 $0, [$1], $2;", "=f,l,f")
+               : ptx("atom.acq_rel.gpu.global.add.u32 $0, [$1], $2;", "=r,l,r");
+}
+
 tlc_ptx tlc_ptx_st_global_u32(void) { return ptx("st.global.u32 [$0], $1;", "l,r"); }
 
 tlc_ptx tlc_ptx_fence_acq_rel_gpu(void) { return ptx("fence.acq_rel.gpu;", ""); }

@@ -23,6 +23,8 @@ tlc_ptx tlc_ptx_mbarrier_wait_parity(void);             /* $0, $1 phase parity: 
 
 /* ---- the run-time tile scheduler (a counter pair in global memory) ---- */
 tlc_ptx tlc_ptx_atom_add_global_u32(void); /* output $0 (the old value), $1 address (u64), $2 addend (u32) */
+/* The same, acquire and release at GPU scope, of a u32 or f32 */
+tlc_ptx tlc_ptx_atom_add_acq_rel_gpu(bool f32);
 tlc_ptx tlc_ptx_st_global_u32(void);       /* $0 address (u64), $1 u32 */
 tlc_ptx tlc_ptx_fence_acq_rel_gpu(void);
 tlc_ptx tlc_ptx_ld_shared_b32(void);       /* output $0 (u32), $1 shared address */

@@ -1,7 +1,8 @@
 /* Tile ops the shipped kernels do not all use, checked against values
  * computed here: gemm with transpose_A, reduce_min / reduce_max with
  * clear=False, reduce over dim 0, atomic_add (region and scalar forms,
- * across blocks), stores rounded to float8_e4m3, fill of a region. */
+ * across blocks, and return_prev), stores rounded to float8_e4m3, fill of
+ * a region. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -92,7 +93,61 @@ static void test_ops(void **state) {
     tlc_compilation_free(&c);
 }
 
+/* atomic_add(..., return_prev=True): each block gets the count before its
+ * add (every value once), and the last block reads the others' parts. */
+static const char *LAST_SRC =
+    "def last(X: Tensor[(n,), float32], count: Tensor[(1,), int32], Total: Tensor[(1,), float32],\n"
+    "         Parts: Tensor[(nb,), float32], Order: Tensor[(nb,), int32]):\n"
+    "    with Kernel(nb, threads=64) as (bx,):\n"
+    "        acc = alloc_fragment((1, 64), float32)\n"
+    "        s = alloc_fragment((1,), float32)\n"
+    "        for r, i in Parallel(1, 64):\n"
+    "            acc[r, i] = if_then_else(bx * 64 + i < n, X[bx * 64 + i], 0.0)\n"
+    "        reduce_sum(acc, s, dim=1)\n"
+    "        for i in Parallel(1):\n"
+    "            Parts[bx] = s[0]\n"
+    "        done = atomic_add(count[0], 1, return_prev=True)\n"
+    "        for i in Parallel(1):\n"
+    "            Order[bx] = done\n"
+    "        if done == nb - 1:\n"
+    "            for i in Parallel(1):\n"
+    "                t = 0.0\n"
+    "                for j in serial(nb):\n"
+    "                    t += Parts[j]\n"
+    "                Total[0] = t\n"
+    "                count[0] = 0\n";
+
+static void test_atomic_add_return_prev(void **state) {
+    (void)state;
+    tlc_compilation c;
+    tlc_compile_options co;
+    tlc_compile_options_default(&co);
+    if (!tlc_compile_source(&c, "last.tl", LAST_SRC, strlen(LAST_SRC), &co))
+        fail_msg("does not compile:\n%s", tlc_sb_cstr(&c.diag.out));
+    enum { NB = 5, N = NB * 64 - 9 };
+    float X[N], Total[1] = {0}, Parts[NB] = {0};
+    int32_t Count[1] = {0}, Order[NB];
+    double sum = 0;
+    for (int i = 0; i < N; i++) sum += X[i] = (float)(i % 13) - 6.0f;
+    tlc_interp_tensor t[] = {
+        {"X", X, TIR_F32, 1, {N}},         {"count", Count, TIR_I32, 1, {1}}, {"Total", Total, TIR_F32, 1, {1}},
+        {"Parts", Parts, TIR_F32, 1, {NB}}, {"Order", Order, TIR_I32, 1, {NB}},
+    };
+    tlc_strbuf err;
+    tlc_sb_init(&err);
+    if (!tlc_interp_run_module(c.tir, &c.src, NULL, t, 5, NULL, 0, &err)) fail_msg("%s", tlc_sb_cstr(&err));
+    tlc_sb_free(&err);
+    bool seen[NB] = {false};
+    for (int b = 0; b < NB; b++) {
+        if (Order[b] < 0 || Order[b] >= NB || seen[Order[b]]) fail_msg("Order[%d] = %d", b, Order[b]);
+        seen[Order[b]] = true;
+    }
+    assert_int_equal(Count[0], 0);
+    if (fabs(Total[0] - sum) > 1e-3) fail_msg("Total = %g, expected %g", Total[0], sum);
+    tlc_compilation_free(&c);
+}
+
 int main(void) {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_ops)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_ops), cmocka_unit_test(test_atomic_add_return_prev)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
