@@ -78,35 +78,14 @@ class GpuTest(unittest.TestCase):
         torch.testing.assert_close(out, ref, rtol=1e-5, atol=1e-4)
 
     def test_atomic_add_return_prev_last_block(self):
-        # every block sums its part of X and counts itself; the block that
-        # counts last adds the parts the others wrote and resets the counter
-        src = (
-            "@jit(block=128)\n"
-            "def k(X: Tensor[(n,), float32], count: Tensor[(1,), int32], Total: Tensor[(1,), float32],\n"
-            "      Parts: Tensor[(nb,), float32], Order: Tensor[(nb,), int32]):\n"
-            "    with Kernel(nb, threads=128) as (bx,):\n"
-            "        acc = alloc_fragment((1, block), float32)\n"
-            "        s = alloc_fragment((1,), float32)\n"
-            "        for r, i in Parallel(1, block):\n"
-            "            acc[r, i] = if_then_else(bx * block + i < n, X[bx * block + i], 0.0)\n"
-            "        reduce_sum(acc, s, dim=1)\n"
-            "        for i in Parallel(1):\n"
-            "            Parts[bx] = s[0]\n"
-            "        done = atomic_add(count[0], 1, return_prev=True)\n"
-            "        for i in Parallel(1):\n"
-            "            Order[bx] = done\n"
-            "        if done == nb - 1:\n"
-            "            for i in Parallel(1):\n"
-            "                t = 0.0\n"
-            "                for j in serial(nb):\n"
-            "                    t += Parts[j]\n"
-            "                Total[0] = t\n"
-            "                count[0] = 0\n")
+        # tests/golden/tir/atomic_last_block.tl: every block sums its part of X and counts itself;
+        # the block that counts last adds the parts the others wrote and resets the counter
+        src = os.path.join(ROOT, "tests", "golden", "tir", "atomic_last_block.tl")
         k = tlc.compile(src)
         nb = 2000
         count = torch.zeros(1, dtype=torch.int32, device="cuda")
         for rep in range(10):
-            x = torch.randn(nb * 128 - 77, device="cuda")
+            x = torch.randn(nb * 64 - 37, device="cuda")
             total = torch.zeros(1, device="cuda")
             parts = torch.zeros(nb, device="cuda")
             order = torch.full((nb,), -1, dtype=torch.int32, device="cuda")

@@ -15,6 +15,7 @@
 #include "interp/float_conv.h"
 #include "interp/random_fill.h"
 #include "interp/interp.h"
+#include "support/read_file.h"
 
 static const char *SRC =
     "def ops(A: Tensor[(M, 32), float16], B: Tensor[(32, 16), float16], Out: Tensor[(M, 16), float32],\n"
@@ -93,38 +94,21 @@ static void test_ops(void **state) {
     tlc_compilation_free(&c);
 }
 
-/* atomic_add(..., return_prev=True): each block gets the count before its
- * add (every value once), and the last block reads the others' parts. */
-static const char *LAST_SRC =
-    "def last(X: Tensor[(n,), float32], count: Tensor[(1,), int32], Total: Tensor[(1,), float32],\n"
-    "         Parts: Tensor[(nb,), float32], Order: Tensor[(nb,), int32]):\n"
-    "    with Kernel(nb, threads=64) as (bx,):\n"
-    "        acc = alloc_fragment((1, 64), float32)\n"
-    "        s = alloc_fragment((1,), float32)\n"
-    "        for r, i in Parallel(1, 64):\n"
-    "            acc[r, i] = if_then_else(bx * 64 + i < n, X[bx * 64 + i], 0.0)\n"
-    "        reduce_sum(acc, s, dim=1)\n"
-    "        for i in Parallel(1):\n"
-    "            Parts[bx] = s[0]\n"
-    "        done = atomic_add(count[0], 1, return_prev=True)\n"
-    "        for i in Parallel(1):\n"
-    "            Order[bx] = done\n"
-    "        if done == nb - 1:\n"
-    "            for i in Parallel(1):\n"
-    "                t = 0.0\n"
-    "                for j in serial(nb):\n"
-    "                    t += Parts[j]\n"
-    "                Total[0] = t\n"
-    "                count[0] = 0\n";
-
+/* atomic_add(..., return_prev=True) (tests/golden/tir/atomic_last_block.tl):
+ * each block gets the count before its add (every value once), and the last
+ * block reads the others' parts. */
 static void test_atomic_add_return_prev(void **state) {
     (void)state;
     tlc_compilation c;
     tlc_compile_options co;
     tlc_compile_options_default(&co);
-    if (!tlc_compile_source(&c, "last.tl", LAST_SRC, strlen(LAST_SRC), &co))
+    const char *path = TLC_SOURCE_DIR "/tests/golden/tir/atomic_last_block.tl";
+    size_t len = 0;
+    char *src = tlc_read_file(path, &len);
+    if (!src) fail_msg("cannot read %s", path);
+    if (!tlc_compile_source(&c, "atomic_last_block.tl", src, len, &co))
         fail_msg("does not compile:\n%s", tlc_sb_cstr(&c.diag.out));
-    enum { NB = 5, N = NB * 64 - 9 };
+    enum { NB = 5, N = NB * 64 - 9 }; /* blocks of 64 */
     float X[N], Total[1] = {0}, Parts[NB] = {0};
     int32_t Count[1] = {0}, Order[NB];
     double sum = 0;
@@ -145,6 +129,7 @@ static void test_atomic_add_return_prev(void **state) {
     assert_int_equal(Count[0], 0);
     if (fabs(Total[0] - sum) > 1e-3) fail_msg("Total = %g, expected %g", Total[0], sum);
     tlc_compilation_free(&c);
+    free(src);
 }
 
 int main(void) {
