@@ -281,8 +281,8 @@ static void assign_name(sema *S, const ast_expr *target, const ast_expr *value, 
     if (b && b->id == B_ATOMIC_ADD) {
         /* old = atomic_add(..., return_prev=True): the op writes a var
          * buffer, and `old` is its value */
-        tir_buffer *prev = S->in_kernel ? sema_atomic_add_prev(S, b, value, name) : NULL;
         if (!S->in_kernel) tlc_error(S->diag, value->loc, "'%s' must be inside 'with Kernel(...)'", b->name);
+        tir_buffer *prev = S->in_kernel ? sema_atomic_add_prev(S, b, value, name) : NULL;
         if (!prev) {
             if (!s) sema_declare_error(S, name, target->loc);
             return;

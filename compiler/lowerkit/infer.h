@@ -5,15 +5,6 @@
 #include "../ir/tir.h"
 #include "../layout/fragment.h"
 
-/* An answer of the Parallel check (ops/parallel.c): access `map` of a
- * fragment laid out as B from a loop laid out as L, per slot of L. */
-typedef struct tlc_par_seen {
-    const tlc_fragment *L, *B;
-    int map[TLC_FRAG_MAX_RANK];
-    int brank;
-    const int64_t *slot;
-} tlc_par_seen;
-
 typedef struct tlc_infer {
     tlc_arena *a;
     tlc_diag *diag;
@@ -23,7 +14,7 @@ typedef struct tlc_infer {
     bool changed;
     bool failed;
     tlc_arch arch; /* gemm's rule depends on the target */
-    tlc_ptrvec par_seen; /* tlc_par_seen *, the Parallel check's answers so far */
+    tlc_ptrvec par_seen; /* const tir_par_access *: the Parallel check's answers so far, in any loop */
 } tlc_infer;
 
 /* Offers fragment `f` for `b` with strength s from op `by`. Unknown -> taken;

@@ -84,30 +84,23 @@ static tlc_fragment *project(tlc_arena *a, const tlc_fragment *L, const int *map
 /* For each slot of L, the slot of B that access `map` reaches (NULL if a
  * thread would need another's registers). A kernel's Parallel loops repeat
  * the same accesses over the same layouts (acc_o scaled by a row
- * statistic, ...): the answers are kept in st->par_seen and shared. */
+ * statistic, ...): a table some loop already recorded (st->par_seen) is
+ * shared. */
 _Static_assert(TIR_PAR_ACCESS_MAX_RANK == TLC_FRAG_MAX_RANK, "a recorded access map holds a fragment's rank");
 static const int64_t *access_slots(tlc_infer *st, const tlc_fragment *L, const tlc_fragment *B, const int *map,
                                    int brank) {
     if (B->threads < L->threads) return NULL;
     for (int i = 0; i < st->par_seen.len; i++) {
-        const tlc_par_seen *x = st->par_seen.items[i];
-        if (x->brank != brank || memcmp(x->map, map, sizeof(int) * (size_t)brank) != 0 ||
-            !tlc_fragment_equal(x->L, L) || !tlc_fragment_equal(x->B, B))
-            continue;
-        return x->slot;
+        const tir_par_access *x = st->par_seen.items[i];
+        if (x->buf->rank == brank && memcmp(x->map, map, sizeof(int) * (size_t)brank) == 0 &&
+            tlc_fragment_equal(x->loop_frag, L) && tlc_fragment_equal(x->buf_frag, B))
+            return x->slot;
     }
     int64_t *slot = TLC_NEW_ARRAY(st->a, int64_t, (size_t)L->slots);
     for (int64_t s = 0; s < L->slots; s++) {
         slot[s] = tlc_par_access_slot(L, B, map, brank, s);
         if (slot[s] == -2) return NULL;
     }
-    tlc_par_seen *x = TLC_NEW(st->a, tlc_par_seen);
-    x->L = L;
-    x->B = B;
-    memcpy(x->map, map, sizeof(int) * (size_t)brank);
-    x->brank = brank;
-    x->slot = slot;
-    tlc_ptrvec_push(&st->par_seen, x);
     return slot;
 }
 
@@ -162,7 +155,6 @@ bool tlc_parallel_check(tlc_infer *st, tir_stmt *s) {
         const tir_access *x = &l.v[i];
         if (x->buf->scope != TIR_SCOPE_FRAGMENT) continue;
         int map[TLC_FRAG_MAX_RANK];
-        const int64_t *slot = NULL;
         if (x->buf->rank > TLC_FRAG_MAX_RANK || !tlc_par_access_map(s, x->buf, x->idx, map)) {
             tlc_error(st->diag, x->loc,
                       "fragment '%s' must be indexed by the Parallel loop's variables, in order (e.g. %s[i, j])",
@@ -170,21 +162,25 @@ bool tlc_parallel_check(tlc_infer *st, tir_stmt *s) {
             tlc_note(st->diag, s->loc, "in this Parallel loop");
             st->failed = true;
             ok = false;
-        } else if (!x->buf->fragment || !(slot = access_slots(st, L, x->buf->fragment, map, x->buf->rank))) {
-            tlc_infer_conflict(st, s, x->buf, L,
-                               "a thread of this Parallel loop would read or write elements held by another thread");
-            ok = false;
         } else {
-            bool known = false;
+            bool known = false; /* the loop's earlier access of the same elements */
             for (int j = 0; j < nacc && !known; j++)
                 known = acc[j].buf == x->buf && memcmp(acc[j].map, map, sizeof(int) * (size_t)x->buf->rank) == 0;
-            if (!known) {
-                acc[nacc].loop_frag = L;
-                acc[nacc].buf_frag = x->buf->fragment;
-                acc[nacc].buf = x->buf;
-                memcpy(acc[nacc].map, map, sizeof(int) * (size_t)x->buf->rank);
-                acc[nacc++].slot = slot;
+            if (known) continue;
+            const int64_t *slot = x->buf->fragment ? access_slots(st, L, x->buf->fragment, map, x->buf->rank) : NULL;
+            if (!slot) {
+                tlc_infer_conflict(st, s, x->buf, L,
+                                   "a thread of this Parallel loop would read or write elements held by another thread");
+                ok = false;
+                continue;
             }
+            tir_par_access *r = &acc[nacc++];
+            r->loop_frag = L;
+            r->buf_frag = x->buf->fragment;
+            r->buf = x->buf;
+            memcpy(r->map, map, sizeof(int) * (size_t)x->buf->rank);
+            r->slot = slot;
+            tlc_ptrvec_push(&st->par_seen, r);
         }
     }
     tir_access_list_free(&l);
