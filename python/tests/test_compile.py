@@ -58,6 +58,20 @@ class CompileTest(unittest.TestCase):
         self.assertNotIsInstance(k, tlc.Function)
         self.assertEqual([p["name"] for p in k.metadata["params"]], ["LSE", "part_max", "part_sum"])
 
+    def test_from_ptx(self):
+        k = tlc.compile(os.path.join(EXAMPLES, "rmsnorm.tl"), kernel="rmsnorm", defines={"C": 512},
+                        arch="sm_90a", cache_dir=self.cache.name)
+        again = tlc.from_ptx(k.ptx)
+        self.assertEqual((again.name, again.arch, again.metadata), (k.name, k.arch, k.metadata))
+        self.assertEqual(again.ptx, k.ptx)
+        f = tlc.compile(os.path.join(EXAMPLES, "split_logsumexp.tl"), arch="sm_90a", cache_dir=self.cache.name)
+        self.assertIsInstance(tlc.from_ptx(f.ptx), tlc.Function)
+        self.assertEqual(tlc.from_ptx(f.ptx, kernel="split_logsumexp_k1").name, "split_logsumexp_k1")
+        with self.assertRaisesRegex(tlc.TlcError, "no kernel nope .it has split_logsumexp."):
+            tlc.from_ptx(f.ptx, kernel="nope")
+        with self.assertRaisesRegex(tlc.TlcError, "no tlc.meta kernel"):
+            tlc.from_ptx(".version 8.0\n.target sm_90a\n")
+
     def test_several_kernels_need_a_choice(self):
         with self.assertRaisesRegex(tlc.TlcError, "rmsnorm, rmsnorm_silu: choose one with kernel="):
             tlc.compile(os.path.join(EXAMPLES, "rmsnorm.tl"), arch="sm_90a", cache_dir=self.cache.name)

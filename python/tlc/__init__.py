@@ -271,17 +271,26 @@ def compile(source, kernel=None, defines=None, arch=None, cache_dir=None, name=N
         diag = take_string(lib, err)
         cls = CompileError if st == TLC_ERROR_COMPILE else TlcError
         raise cls(diag.rstrip("\n"), _status_name(lib, st), diag)
-    ptx_text = take_string(lib, ptx)
+    return from_ptx(take_string(lib, ptx), kernel, arch, name)
+
+
+def from_ptx(ptx_text, kernel=None, arch=None, name="<ptx>"):
+    """The Kernel (or Function) `kernel` of PTX text that tlc wrote (`tlc --emit=ptx`, or any tlc
+    build's JIT): its tlc.meta lines say the parameters and launch shape. Nothing is compiled."""
     meta = _metadata.parse(ptx_text)
     kernels, functions = meta["kernels"], meta["functions"]
+    parts = {k for f in functions.values() for k in f["launches"]}
+    entries = list(functions) + [k for k in kernels if k not in parts]
+    if not entries:
+        raise TlcError(f"{name}: no tlc.meta kernel in this PTX (not written by tlc?)")
     if kernel is None:
-        parts = {k for f in functions.values() for k in f["launches"]}
-        entries = list(functions) + [k for k in kernels if k not in parts]
         if len(entries) != 1:
             raise TlcError(f"{name} has kernels {', '.join(entries)}: choose one with kernel=")
         kernel = entries[0]
     if kernel in functions:
         return Function(kernel, ptx_text, meta.get("arch", arch), functions[kernel])
+    if kernel not in kernels:
+        raise TlcError(f"{name} has no kernel {kernel} (it has {', '.join(entries)})")
     return Kernel(kernel, ptx_text, meta.get("arch", arch), kernels[kernel])
 
 

@@ -8,7 +8,11 @@ same kernel, timed side by side on the same tensors, each checked first.
 
 SRC is a .tl path (relative to the repository root or absolute); after `@`,
 `,`-separated -D values for that variant only (e.g. `b64=dsl-examples/
-flash_attention.tl@block_N=64`). Every variant's output is checked against
+flash_attention.tl@block_N=64`). SRC `ptx:DIR` takes every kernel from PTX
+another tlc build wrote instead (two compilers side by side): the file
+DIR/KERNEL@D=V,D=V.ptx, the -D values this script passes sorted by name
+(the script says which file it misses; `tlc --emit=ptx --kernel=KERNEL
+-D ...` writes it). Every variant's output is checked against
 a torch reference before anything is timed (attention: SDPA in float32;
 MLA: the reference of mla_bench.py, with FlashMLA beside when it is found
 in gpu-build/flashmla; RMSNorm: F.rms_norm, and its SiLU). Timing:
@@ -42,9 +46,24 @@ def parse_variant(text):
     path, _, defs = rest.partition("@")
     if not name or not path:
         raise SystemExit(f"variant '{text}': write NAME=SRC[@D=V,...]")
-    path = path if os.path.isabs(path) else os.path.join(ROOT, path)
     d = dict(kv.split("=", 1) for kv in defs.split(",") if kv)
+    if path.startswith("ptx:"):
+        return name, "ptx:" + (path[4:] if os.path.isabs(path[4:]) else os.path.join(ROOT, path[4:])), d
+    path = path if os.path.isabs(path) else os.path.join(ROOT, path)
     return name, open(path).read(), d
+
+
+def build(src, kernel, name, defines, arch=None):
+    """The variant's kernel: compiled from its source, or read from its PTX directory."""
+    if not src.startswith("ptx:"):
+        return tlc.compile(src, kernel=kernel, name=name, defines=defines, arch=arch).load()
+    defs = ",".join(f"{k}={defines[k]}" for k in sorted(defines))
+    path = os.path.join(src[4:], f"{kernel}@{defs}.ptx")
+    if not os.path.exists(path):
+        raise SystemExit(f"{path}: missing (tlc --emit=ptx --kernel={kernel} "
+                         + " ".join(f"-D {k}={defines[k]}" for k in sorted(defines)) + f" {name})")
+    with open(path) as f:
+        return tlc.from_ptx(f.read(), kernel, arch, name).load()
 
 
 def time_rounds(fns, rounds):
@@ -72,8 +91,8 @@ def attention(variants, a):
                                              is_causal=causal).transpose(1, 2)
         fns, errs = {}, {}
         for name, src, defs in variants:
-            kern = tlc.compile(src, kernel="flash_attention", name="flash_attention.tl",
-                               defines={"dim": d, "causal": causal, "dtype": tlc.dtype_name(dtype), **defs}).load()
+            kern = build(src, "flash_attention", "flash_attention.tl",
+                         {"dim": d, "causal": causal, "dtype": tlc.dtype_name(dtype), **defs})
             out = torch.full_like(q, float("nan"))
             lse = torch.empty(b, h, s, device="cuda", dtype=torch.float32)
             fns[name] = kern.bind(q, k, v, out, lse, d ** -0.5)
@@ -98,9 +117,8 @@ def mla(variants, a):
     rows = [tuple(int(x) for x in r.split("x")) for r in
             (a.shapes or "64x1024x16x1,64x1024x16x2,64x1024x128x1,64x1024x128x2,"
                           "128x4096x16x1,128x4096x128x1,128x4096x128x2,64x8192x16x2").split(",")]
-    ks = {name: {n: tlc.compile(src, kernel=n, arch="sm_90a", name="mla_decode.tl",
-                                defines={"dtype": tlc.dtype_name(dtype), "causal": "False",
-                                         **(defs if n == "mla_decode_split" else {})}).load()
+    ks = {name: {n: build(src, n, "mla_decode.tl", {"dtype": tlc.dtype_name(dtype), "causal": "False",
+                                                    **(defs if n == "mla_decode_split" else {})}, "sm_90a")
                  for n in ("mla_decode_schedule", "mla_decode_split", "mla_decode_combine")}
           for name, src, defs in variants}
     sms = torch.cuda.get_device_properties(0).multi_processor_count
@@ -150,9 +168,8 @@ def rmsnorm(variants, a):
                     return F.silu(F.rms_norm(p, (C,), q, rb.EPS))
             pairs, errs = {}, {}
             for name, src, defs in variants:
-                kern = tlc.compile(src, kernel=kname, name="rmsnorm.tl",
-                                   defines={"C": C, "BLOCK_M": bm, "threads": thr,
-                                            "dtype": tlc.dtype_name(dtype), **defs}).load()
+                kern = build(src, kname, "rmsnorm.tl",
+                             {"C": C, "BLOCK_M": bm, "threads": thr, "dtype": tlc.dtype_name(dtype), **defs})
                 pairs[name] = rb.GraphPair(tlc, kern, x, w, op, dtype, 1, side, l2)
                 errs[name] = float(pairs[name].check())  # elements out of tolerance
             moved = 2 * rows * C * x.element_size()
