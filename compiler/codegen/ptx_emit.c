@@ -114,24 +114,33 @@ static void put_metadata(tlc_strbuf *sb, const th_module *m, const char *prefix)
 
 typedef enum { OUT_LLVM, OUT_PTX } out_kind;
 
-/* Past this many basic blocks in one function, -O3 generates code at the
- * Default level rather than Aggressive. On NVPTX the two differ in the
- * backend's IR passes, where Aggressive runs GVN (twice) in place of
- * EarlyCSE; default<O3> has run GVN already, and the backend's GVN asks
- * memory dependence about each load back through every earlier block,
- * which is quadratic in a function of many small blocks: a walk of guarded
- * element loads (a (128, 1024) int8 fragment copied in and out under
- * bounds tests, 4,099 blocks) takes 3.6 s at Aggressive, 1.8 s at Default.
- * The shipped kernels have at most 1,056 blocks and keep Aggressive. */
-enum { CG_AGGRESSIVE_CODEGEN_MAX_BLOCKS = 2048 };
+/* Past this many basic blocks or instructions in one function, -O3
+ * generates code at the Default level rather than Aggressive. On NVPTX the
+ * two differ in the backend's IR passes, where Aggressive runs GVN (twice)
+ * in place of EarlyCSE; default<O3> has run GVN already.
+ * - The backend's GVN asks memory dependence about each load back through
+ *   every earlier block, which is quadratic in a function of many small
+ *   blocks: a walk of guarded element loads (a (128, 1024) int8 fragment
+ *   copied in and out under bounds tests, 4,099 blocks) takes 3.6 s at
+ *   Aggressive, 1.8 s at Default.
+ * - In the large kernels (attention, MLA's split kernel: 3,500 to 4,800
+ *   instructions after the IR passes) it finds nothing EarlyCSE misses:
+ *   their machine code is the same at both levels, and Default takes 5-6%
+ *   off the backend's time (docs/benchmarks.md, compile time). GEMM's main
+ *   loop (2,747) and the small kernels keep Aggressive, whose machine code
+ *   differs for GEMM. */
+enum { CG_AGGRESSIVE_CODEGEN_MAX_BLOCKS = 2048, CG_AGGRESSIVE_CODEGEN_MAX_INSTRUCTIONS = 3000 };
 
-static unsigned largest_function_blocks(LLVMModuleRef mod) {
-    unsigned most = 0;
+/* Whether some function of the module is past either limit above. */
+static bool past_aggressive_limits(LLVMModuleRef mod) {
     for (LLVMValueRef f = LLVMGetFirstFunction(mod); f; f = LLVMGetNextFunction(f)) {
-        unsigned n = LLVMCountBasicBlocks(f);
-        if (n > most) most = n;
+        if (LLVMCountBasicBlocks(f) > CG_AGGRESSIVE_CODEGEN_MAX_BLOCKS) return true;
+        unsigned n = 0;
+        for (LLVMBasicBlockRef b = LLVMGetFirstBasicBlock(f); b; b = LLVMGetNextBasicBlock(b))
+            for (LLVMValueRef i = LLVMGetFirstInstruction(b); i; i = LLVMGetNextInstruction(i)) n++;
+        if (n > CG_AGGRESSIVE_CODEGEN_MAX_INSTRUCTIONS) return true;
     }
-    return most;
+    return false;
 }
 
 static char *generate(const th_module *m, const tlc_codegen_options *o, tlc_arena *a, tlc_diag *diag, out_kind kind) {
@@ -160,7 +169,7 @@ static char *generate(const th_module *m, const tlc_codegen_options *o, tlc_aren
             char *err = NULL;
             LLVMMemoryBufferRef buf = NULL;
             LLVMTargetMachineRef emit_tm = tm;
-            if (o->opt_level >= 3 && largest_function_blocks(mod) > CG_AGGRESSIVE_CODEGEN_MAX_BLOCKS)
+            if (o->opt_level >= 3 && past_aggressive_limits(mod))
                 emit_tm = cg_target_machine(o->arch, 2, diag);
             if (!emit_tm) {
                 /* cg_target_machine has reported why */
