@@ -107,8 +107,10 @@ LLVMValueRef cg_fdiv(cg_ctx *cg, LLVMValueRef a, LLVMValueRef b, th_type t);
 LLVMValueRef cg_pow(cg_ctx *cg, const th_expr *base, const th_expr *exponent, th_type t);
 void cg_set_fp_flags(cg_ctx *cg, LLVMValueRef inst);
 
-/* opt_pipeline.c: the LLVM pass pipeline text for an opt level */
-const char *cg_opt_pipeline(int opt_level);
+/* opt_pipeline.c: the LLVM pass pipeline text for an opt level; `large`:
+ * the module has a function past CG_LARGE_FUNCTION_INSTRUCTIONS as built */
+enum { CG_LARGE_FUNCTION_INSTRUCTIONS = 7000 };
+const char *cg_opt_pipeline(int opt_level, bool large);
 
 /* ptx_emit.c */
 bool cg_init_targets(tlc_diag *diag);

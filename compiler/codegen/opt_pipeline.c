@@ -34,23 +34,36 @@
 #define CFG_LAST CFG_OPTS("no-", "", "", "no-", "", "no-", "", "no-", "")
 #define LICM "loop-mssa(licm<allowspeculation>)"
 
-static const char TLC_O3_PIPELINE[] =
-    /* nvvm-intr-range bounds tid / ctaid for the folds below */
-    "function(nvvm-intr-range," CFG_EARLY ",sroa<modify-cfg>,early-cse<>),"
-    "ipsccp,"
-    "function(" IC "," CFG_MID "),"
-    /* default<O3>'s function simplification, then the kernel's attributes */
-    "cgscc(function(sroa<modify-cfg>,early-cse<memssa>,speculative-execution<only-if-divergent-target>," IC
-    ",reassociate,"
-    "loop-mssa(licm<no-allowspeculation>,loop-rotate<header-duplication;no-prepare-for-lto>,licm<allowspeculation>),"
-    CFG_MID "," IC ",loop(indvars,loop-unroll-full),sroa<modify-cfg>,vector-combine,mldst-motion<no-split-footer-bb>,"
-    "gvn<>,sccp,correlated-propagation," LICM "),function-attrs),"
-    /* the late function passes */
-    "function(loop(loop-deletion),infer-alignment," CFG_LATE "," IC ",loop-unroll<O3>,"
-    "sroa<preserve-cfg>,infer-alignment," IC "," LICM ",div-rem-pairs," CFG_LAST "),"
-    "globaldce";
+/* The list, with or without (LATE_IC) the InstCombine in front of the
+ * late unroller. */
+#define TLC_O3_LIST(LATE_IC)                                                                                           \
+    /* nvvm-intr-range bounds tid / ctaid for the folds below */                                                      \
+    "function(nvvm-intr-range," CFG_EARLY ",sroa<modify-cfg>,early-cse<>),"                                            \
+    "ipsccp,"                                                                                                          \
+    "function(" IC "," CFG_MID "),"                                                                                    \
+    /* default<O3>'s function simplification, then the kernel's attributes */                                          \
+    "cgscc(function(sroa<modify-cfg>,early-cse<memssa>,speculative-execution<only-if-divergent-target>," IC           \
+    ",reassociate,"                                                                                                    \
+    "loop-mssa(licm<no-allowspeculation>,loop-rotate<header-duplication;no-prepare-for-lto>,licm<allowspeculation>),"  \
+    CFG_MID "," IC ",loop(indvars,loop-unroll-full),sroa<modify-cfg>,vector-combine,mldst-motion<no-split-footer-bb>," \
+    "gvn<>,sccp,correlated-propagation," LICM "),function-attrs),"                                                    \
+    /* the late function passes */                                                                                     \
+    "function(loop(loop-deletion),infer-alignment," CFG_LATE "," LATE_IC "loop-unroll<O3>,"                           \
+    "sroa<preserve-cfg>,infer-alignment," IC "," LICM ",div-rem-pairs," CFG_LAST "),"                                  \
+    "globaldce"
 
-const char *cg_opt_pipeline(int opt_level) {
-    return opt_level <= 0 ? "default<O0>" : opt_level == 1 ? "default<O1>" : opt_level == 2 ? "default<O2>"
-                                                                                             : TLC_O3_PIPELINE;
+static const char TLC_O3_PIPELINE[] = TLC_O3_LIST(IC ",");
+/* A large function (lowering's unrolled fragment code: the attention and
+ * MLA kernels, 7,262-12,312 instructions as built) goes without the
+ * InstCombine in front of the late unroller. On those kernels it changes
+ * nothing: their PTX is byte for byte the same without it, and it cost
+ * mla_decode_split 36M instructions of 1,305M. In a small function it
+ * tidies loops before the unroller sizes them: without it, a golden
+ * kernel's runtime loop is unrolled and its code doubles
+ * (docs/benchmarks.md, compile time, ninth session). */
+static const char TLC_O3_LARGE_PIPELINE[] = TLC_O3_LIST("");
+
+const char *cg_opt_pipeline(int opt_level, bool large) {
+    if (opt_level >= 3) return large ? TLC_O3_LARGE_PIPELINE : TLC_O3_PIPELINE;
+    return opt_level <= 0 ? "default<O0>" : opt_level == 1 ? "default<O1>" : "default<O2>";
 }

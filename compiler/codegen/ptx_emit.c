@@ -77,6 +77,22 @@ LLVMTargetMachineRef cg_target_machine(tlc_arch arch, int opt_level, tlc_diag *d
     return tm;
 }
 
+static unsigned function_instructions(LLVMValueRef f) {
+    unsigned n = 0;
+    for (LLVMBasicBlockRef b = LLVMGetFirstBasicBlock(f); b; b = LLVMGetNextBasicBlock(b))
+        for (LLVMValueRef i = LLVMGetFirstInstruction(b); i; i = LLVMGetNextInstruction(i)) n++;
+    return n;
+}
+
+static unsigned largest_function_instructions(LLVMModuleRef mod) {
+    unsigned most = 0;
+    for (LLVMValueRef f = LLVMGetFirstFunction(mod); f; f = LLVMGetNextFunction(f)) {
+        unsigned n = function_instructions(f);
+        if (n > most) most = n;
+    }
+    return most;
+}
+
 bool cg_verify_and_optimize(LLVMModuleRef mod, LLVMTargetMachineRef tm, int opt_level, tlc_diag *diag) {
     char *msg = NULL;
     if (LLVMVerifyModule(mod, LLVMReturnStatusAction, &msg)) {
@@ -85,7 +101,7 @@ bool cg_verify_and_optimize(LLVMModuleRef mod, LLVMTargetMachineRef tm, int opt_
         return false;
     }
     LLVMDisposeMessage(msg);
-    const char *pipeline = cg_opt_pipeline(opt_level);
+    const char *pipeline = cg_opt_pipeline(opt_level, largest_function_instructions(mod) > CG_LARGE_FUNCTION_INSTRUCTIONS);
     LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
     LLVMPassBuilderOptionsSetLoopUnrolling(po, 1);
     LLVMPassBuilderOptionsSetLoopVectorization(po, 0); /* one thread's code: no loop vectorizer */
@@ -134,11 +150,9 @@ enum { CG_AGGRESSIVE_CODEGEN_MAX_BLOCKS = 2048, CG_AGGRESSIVE_CODEGEN_MAX_INSTRU
 /* Whether some function of the module is past either limit above. */
 static bool past_aggressive_limits(LLVMModuleRef mod) {
     for (LLVMValueRef f = LLVMGetFirstFunction(mod); f; f = LLVMGetNextFunction(f)) {
-        if (LLVMCountBasicBlocks(f) > CG_AGGRESSIVE_CODEGEN_MAX_BLOCKS) return true;
-        unsigned n = 0;
-        for (LLVMBasicBlockRef b = LLVMGetFirstBasicBlock(f); b; b = LLVMGetNextBasicBlock(b))
-            for (LLVMValueRef i = LLVMGetFirstInstruction(b); i; i = LLVMGetNextInstruction(i)) n++;
-        if (n > CG_AGGRESSIVE_CODEGEN_MAX_INSTRUCTIONS) return true;
+        if (LLVMCountBasicBlocks(f) > CG_AGGRESSIVE_CODEGEN_MAX_BLOCKS ||
+            function_instructions(f) > CG_AGGRESSIVE_CODEGEN_MAX_INSTRUCTIONS)
+            return true;
     }
     return false;
 }
