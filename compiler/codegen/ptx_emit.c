@@ -102,8 +102,9 @@ static LLVMValueRef *large_functions(LLVMModuleRef mod) {
 }
 
 /* A large function's stores and loads go past the backend's load/store
- * vectorizer, which skips functions marked noimplicitfloat (NVPTX has no
- * other use for the attribute). Lowering emits the vector accesses a
+ * vectorizer, which skips functions marked noimplicitfloat (the other
+ * readers of the attribute are the IR vectorizers, which have run, and
+ * other targets' lowering). Lowering emits the vector accesses a
  * fragment's layout allows; in the attention and MLA kernels the
  * vectorizer finds nothing more (their PTX is byte-identical without it)
  * and cost mla_decode_split 89M instructions of 1,268M: it compares every
