@@ -13,7 +13,6 @@
 #include <llvm-c/Transforms/PassBuilder.h>
 #include <pthread.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 static const char TRIPLE[] = "nvptx64-nvidia-cuda";
@@ -85,38 +84,28 @@ static unsigned function_instructions(LLVMValueRef f) {
     return n;
 }
 
-/* The module's functions past CG_LARGE_FUNCTION_INSTRUCTIONS as built
- * (malloc'd, NULL-terminated; NULL when there is none). */
-static LLVMValueRef *large_functions(LLVMModuleRef mod) {
-    LLVMValueRef *large = NULL;
-    size_t n = 0;
-    for (LLVMValueRef f = LLVMGetFirstFunction(mod); f; f = LLVMGetNextFunction(f)) {
-        if (function_instructions(f) <= CG_LARGE_FUNCTION_INSTRUCTIONS) continue;
-        LLVMValueRef *grown = realloc(large, (n + 2) * sizeof *large);
-        if (!grown) break;
-        large = grown;
-        large[n++] = f;
-        large[n] = NULL;
-    }
-    return large;
-}
-
-/* A large function's stores and loads go past the backend's load/store
- * vectorizer, which skips functions marked noimplicitfloat (the other
- * readers of the attribute are the IR vectorizers, which have run, and
- * other targets' lowering). Lowering emits the vector accesses a
- * fragment's layout allows; in the attention and MLA kernels the
- * vectorizer finds nothing more (their PTX is byte-identical without it)
- * and cost mla_decode_split 89M instructions of 1,268M: it compares every
- * pair of the 128 stores that stage the output, all off one base
+/* Marks the module's functions past CG_LARGE_FUNCTION_INSTRUCTIONS as
+ * built noimplicitfloat; true if there is one. The mark's only reader in
+ * tlc's passes and NVPTX's backend is the backend's load/store vectorizer
+ * (the other readers are vectorizers tlc does not run and other targets'
+ * lowering), which then skips the function. Lowering emits the vector
+ * accesses a fragment's layout allows; in the attention and MLA kernels
+ * the vectorizer finds nothing more (their PTX is byte-identical without
+ * it) and cost mla_decode_split 89M instructions of 1,268M: it compares
+ * every pair of the 128 stores that stage the output, all off one base
  * (docs/benchmarks.md, compile time, ninth session). Small kernels
  * (RMSNorm's rows, the ports) keep it: there it merges accesses. */
-static void skip_load_store_vectorizer(LLVMValueRef *large) {
-    for (size_t i = 0; large && large[i]; i++) {
-        LLVMContextRef ctx = LLVMGetTypeContext(LLVMTypeOf(large[i]));
-        unsigned kind = LLVMGetEnumAttributeKindForName("noimplicitfloat", strlen("noimplicitfloat"));
-        LLVMAddAttributeAtIndex(large[i], LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(ctx, kind, 0));
+static bool mark_large_functions(LLVMModuleRef mod) {
+    static const char attr[] = "noimplicitfloat";
+    bool any = false;
+    for (LLVMValueRef f = LLVMGetFirstFunction(mod); f; f = LLVMGetNextFunction(f)) {
+        if (function_instructions(f) <= CG_LARGE_FUNCTION_INSTRUCTIONS) continue;
+        LLVMContextRef ctx = LLVMGetTypeContext(LLVMTypeOf(f));
+        unsigned kind = LLVMGetEnumAttributeKindForName(attr, sizeof attr - 1);
+        LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(ctx, kind, 0));
+        any = true;
     }
+    return any;
 }
 
 bool cg_verify_and_optimize(LLVMModuleRef mod, LLVMTargetMachineRef tm, int opt_level, tlc_diag *diag) {
@@ -127,16 +116,14 @@ bool cg_verify_and_optimize(LLVMModuleRef mod, LLVMTargetMachineRef tm, int opt_
         return false;
     }
     LLVMDisposeMessage(msg);
-    LLVMValueRef *large = large_functions(mod);
-    const char *pipeline = cg_opt_pipeline(opt_level, large != NULL);
+    bool large = opt_level >= 3 && mark_large_functions(mod);
+    const char *pipeline = cg_opt_pipeline(opt_level, large);
     LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
     LLVMPassBuilderOptionsSetLoopUnrolling(po, 1);
     LLVMPassBuilderOptionsSetLoopVectorization(po, 0); /* one thread's code: no loop vectorizer */
     LLVMPassBuilderOptionsSetSLPVectorization(po, 1);
     LLVMErrorRef e = LLVMRunPasses(mod, pipeline, tm, po);
     LLVMDisposePassBuilderOptions(po);
-    if (!e && opt_level >= 3) skip_load_store_vectorizer(large);
-    free(large);
     if (e) {
         char *m = LLVMGetErrorMessage(e);
         report_llvm_message(diag, "LLVM pass pipeline failed", m);
