@@ -34,6 +34,7 @@
     X(CU_JIT_LOG_VERBOSE, 12)                                       \
     X(CU_JIT_INPUT_PTX, 1)                                          \
     X(CU_STREAM_NON_BLOCKING, 1)                                    \
+    X(CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION, 4)                     \
     X(CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION, 6)     \
     X(CU_EVENT_DEFAULT, 0)                                          \
     X(CU_TENSOR_MAP_DATA_TYPE_UINT8, 0)                             \

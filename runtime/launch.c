@@ -79,12 +79,21 @@ static tlrt_status tile_counter(tlrt_context *ctx, tlrt_kernel *k, CUstream s, C
  * once that kernel's blocks have all run pdl_trigger() or exited, and
  * waits for its completion itself. A driver without cuLaunchKernelEx
  * launches it in order, which its wait then finds complete. */
-static CUresult launch(tlrt_context *ctx, tlrt_kernel *k, const unsigned grid[3], const unsigned block[3],
-                       unsigned smem, CUstream s, void **params) {
+static CUresult launch(tlrt_context *ctx, tlrt_kernel *k, const tlrt_launch_plan *plan, CUstream s, void **params) {
+    const unsigned *grid = plan->grid, *block = plan->block, smem = plan->smem_bytes;
+    tlrt_cu_launch_attribute attrs[2];
+    unsigned n = 0;
+    memset(attrs, 0, sizeof attrs);
     if (k->meta && k->meta->pdl && ctx->cu.cuLaunchKernelEx) {
-        tlrt_cu_launch_attribute attr = {.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION};
-        attr.value.value = 1;
-        tlrt_cu_launch_config cfg = {{grid[0], grid[1], grid[2]}, {block[0], block[1], block[2]}, smem, s, &attr, 1};
+        attrs[n].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+        attrs[n++].value.value = 1;
+    }
+    if (plan->cluster[0] * plan->cluster[1] * plan->cluster[2] > 1) { /* tlrt_launch checked cuLaunchKernelEx */
+        attrs[n].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+        memcpy(attrs[n++].value.bytes, plan->cluster, sizeof plan->cluster);
+    }
+    if (n) {
+        tlrt_cu_launch_config cfg = {{grid[0], grid[1], grid[2]}, {block[0], block[1], block[2]}, smem, s, attrs, n};
         return ctx->cu.cuLaunchKernelEx(&cfg, k->fn, params, NULL);
     }
     return ctx->cu.cuLaunchKernel(k->fn, grid[0], grid[1], grid[2], block[0], block[1], block[2], smem, s, params, NULL);
@@ -105,6 +114,10 @@ tlrt_status tlrt_launch(tlrt_kernel *k, const tlrt_arg *args, int nargs, tlrt_st
     if (plan.empty) return TLRT_SUCCESS;
     if ((st = raise_smem(ctx, k, plan.smem_bytes)) != TLRT_SUCCESS) return st;
     if ((st = encode_tmaps(ctx, k, &plan)) != TLRT_SUCCESS) return st;
+    if (plan.cluster[0] * plan.cluster[1] * plan.cluster[2] > 1 && !ctx->cu.cuLaunchKernelEx)
+        return tlrt_fail(ctx, TLRT_ERROR_UNSUPPORTED,
+                         "kernel '%s' runs in thread block clusters, which need cuLaunchKernelEx (CUDA 12 drivers)",
+                         k->name);
     if (k->meta->persistent) { /* persistent: at most the blocks that fit at once; each walks the tiles */
         uint64_t tiles = (uint64_t)plan.grid[0] * plan.grid[1] * plan.grid[2];
         uint64_t fit = (uint64_t)(ctx->props.sm_count > 0 ? ctx->props.sm_count : 1) * (uint64_t)k->meta->persistent;
@@ -118,7 +131,7 @@ tlrt_status tlrt_launch(tlrt_kernel *k, const tlrt_arg *args, int nargs, tlrt_st
         if ((st = tile_counter(ctx, k, stream ? stream->s : NULL, &counter)) != TLRT_SUCCESS) return st;
         params[nparams++] = &counter;
     }
-    CUresult r = launch(ctx, k, plan.grid, plan.block, plan.smem_bytes, stream ? stream->s : NULL, params);
+    CUresult r = launch(ctx, k, &plan, stream ? stream->s : NULL, params);
     if (r != CUDA_SUCCESS) {
         char what[400];
         snprintf(what, sizeof what, "launching '%s' (grid %u,%u,%u block %u,%u,%u smem %u)", k->name, plan.grid[0],

@@ -314,6 +314,31 @@ tlrt_status tlrt_plan_launch(const tlrt_kernel_meta *k, const tlrt_arg *args, in
         if (v == 0) plan->empty = true;
         plan->block[a] = (uint32_t)k->threads[a];
     }
+    int64_t cluster_blocks = 1;
+    for (int a = 0; a < 3; a++) {
+        int64_t v = 1;
+        char sub[200];
+        if (k->has_cluster && !tlrt_expr_eval(&k->cluster[a], plan->sym_values, scalar_ints, &v, sub, sizeof sub)) {
+            tlrt_errf(err, errlen, "kernel '%s': cluster %c: %s", k->name, "xyz"[a], sub);
+            return TLRT_ERROR_ARG_MISMATCH;
+        }
+        if (v < 1 || v > 8 || (plan->grid[a] && plan->grid[a] % v)) {
+            tlrt_buf eb = {0};
+            tlrt_expr_format(&eb, &k->cluster[a], k);
+            tlrt_errf(err, errlen, "kernel '%s': cluster %c = %s evaluates to %lld, which %s the grid's %u blocks on that axis",
+                      k->name, "xyz"[a], eb.data ? eb.data : "?", (long long)v,
+                      v < 1 || v > 8 ? "is not between 1 and 8 for" : "does not divide", plan->grid[a]);
+            tlrt_buf_free(&eb);
+            return TLRT_ERROR_ARG_MISMATCH;
+        }
+        plan->cluster[a] = (uint32_t)v;
+        cluster_blocks *= v;
+    }
+    if (cluster_blocks > 8) {
+        tlrt_errf(err, errlen, "kernel '%s': a cluster of %u x %u x %u blocks (at most 8 in all)", k->name,
+                  plan->cluster[0], plan->cluster[1], plan->cluster[2]);
+        return TLRT_ERROR_ARG_MISMATCH;
+    }
     for (int c = 0; c < k->nchecks; c++) {
         int64_t v;
         char sub[200];

@@ -73,6 +73,13 @@ static void format_kernel(tlrt_buf *b, const tlrt_kernel_meta *k) {
         tlrt_buf_printf(b, " ");
         tlrt_expr_format(b, &k->grid[a], k);
     }
+    if (k->has_cluster) {
+        tlrt_buf_printf(b, "\n" TLRT_META_PREFIX "cluster");
+        for (int a = 0; a < 3; a++) {
+            tlrt_buf_printf(b, " ");
+            tlrt_expr_format(b, &k->cluster[a], k);
+        }
+    }
     tlrt_buf_printf(b, "\n" TLRT_META_PREFIX "threads %d %d %d\n", k->threads[0], k->threads[1], k->threads[2]);
     tlrt_buf_printf(b, TLRT_META_PREFIX "smem %lld\n", (long long)k->smem_bytes);
     if (k->persistent) tlrt_buf_printf(b, TLRT_META_PREFIX "persistent %d\n", k->persistent);

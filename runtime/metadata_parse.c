@@ -369,18 +369,32 @@ static bool do_tmap(parser *ps, char **w, int nw) {
     return true;
 }
 
-static bool do_grid(parser *ps, const char *rest) {
-    if (ps->have_grid) return fail(ps, "second grid line", NULL, NULL);
+/* "grid E E E" or "cluster E E E" into out[3]. */
+static bool do_exprs3(parser *ps, const char *what, const char *rest, tlrt_expr *out) {
     const char *p = rest, *end = rest + strlen(rest);
     for (int a = 0; a < 3; a++) {
         char sub[300];
-        if (!tlrt_expr_parse_at(&p, end, ps->k, &ps->k->grid[a], sub, sizeof sub))
-            return fail(ps, "grid: %s", sub, NULL);
-        if (p < end && *p != ' ' && *p != '\t') return fail(ps, "grid: expressions must be separated by blanks", NULL, NULL);
+        out[a].n = 0;
+        if (!tlrt_expr_parse_at(&p, end, ps->k, &out[a], sub, sizeof sub)) return fail(ps, "%s: %s", what, sub);
+        if (p < end && *p != ' ' && *p != '\t') return fail(ps, "%s: expressions must be separated by blanks", what, NULL);
     }
     while (p < end && (*p == ' ' || *p == '\t')) p++;
-    if (p != end) return fail(ps, "grid: expected exactly 3 expressions", NULL, NULL);
+    if (p != end) return fail(ps, "%s: expected exactly 3 expressions", what, NULL);
+    return true;
+}
+
+static bool do_grid(parser *ps, const char *rest) {
+    if (ps->have_grid) return fail(ps, "second grid line", NULL, NULL);
+    if (!do_exprs3(ps, "grid", rest, ps->k->grid)) return false;
     ps->have_grid = true;
+    return true;
+}
+
+static bool do_cluster(parser *ps, const char *rest) {
+    if (ps->k->has_cluster) return fail(ps, "second cluster line", NULL, NULL);
+    if (!ps->have_grid) return fail(ps, "the cluster line must come after the grid line", NULL, NULL);
+    if (!do_exprs3(ps, "cluster", rest, ps->k->cluster)) return false;
+    ps->k->has_cluster = true;
     return true;
 }
 
@@ -508,6 +522,8 @@ static int do_line(parser *ps, char *text, bool first) {
     else if (strcmp(d, "grid") == 0) {
         const char *r = strstr(rest_copy, "grid") + 4;
         ok = do_grid(ps, r);
+    } else if (strcmp(d, "cluster") == 0) {
+        ok = do_cluster(ps, strstr(rest_copy, "cluster") + 7);
     } else if (strcmp(d, "threads") == 0) ok = do_threads(ps, w + 1, nw - 1);
     else if (strcmp(d, "smem") == 0) ok = do_smem(ps, w + 1, nw - 1);
     else if (strcmp(d, "divisible") == 0) ok = do_divisible(ps, w + 1, nw - 1);

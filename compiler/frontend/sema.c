@@ -941,6 +941,65 @@ static void kernel_params(sema *S, const ast_funcdef *f) {
         sema_kernel_param(S, p->name, p->loc, p->annotation, false);
     }
 }
+/* A grid or cluster dimension: an integer the runtime evaluates at launch
+ * (constants, symbolic dims, integer scalars; + - * // % min max), between
+ * 1 and `max` where it is a constant. */
+static tir_expr *launch_dim(sema *S, const ast_expr *e, const char *what, int64_t max) {
+    tir_expr *g = sema_eval_int(S, e, what);
+    int64_t c;
+    if (!g) return NULL;
+    bool ok = true;
+    if (tir_expr_const_int(g, &c) && (c <= 0 || c > max)) {
+        tlc_error(S->diag, e->loc, "%s must be between 1 and %lld, got %lld", what, (long long)max, (long long)c);
+        ok = false;
+    }
+    int nodes = tir_grid_expr_nodes(g);
+    if (nodes < 0) {
+        tlc_error(S->diag, e->loc, "a %s is evaluated at launch, from constants, symbolic dims "
+                                   "and integer scalars with + - * // %% min max only", what);
+        ok = false;
+    } else if (nodes > TLRT_MAX_EXPR) {
+        tlc_error(S->diag, e->loc, "this %s has %d operands and operators; the launch metadata holds at most %d", what,
+                  nodes, TLRT_MAX_EXPR);
+        ok = false;
+    }
+    return ok ? g : NULL;
+}
+
+/* cluster_dims=N or (x, y[, z]) of T.Kernel: blocks per thread block
+ * cluster along the grid's axes (at most 8 in all, the portable limit). */
+static bool kernel_cluster(sema *S, tir_kernel *k, const ast_expr *e) {
+    const ast_expr *const *items = &e;
+    int n = 1;
+    if (e->kind == AE_TUPLE || e->kind == AE_LIST) {
+        items = (const ast_expr *const *)e->u.seq.items;
+        n = e->u.seq.n;
+    }
+    if (n < 1 || n > k->grid_rank) {
+        tlc_error(S->diag, e->loc, "cluster_dims has %d entr%s but the grid has %d dimension%s", n, n == 1 ? "y" : "ies",
+                  k->grid_rank, k->grid_rank == 1 ? "" : "s");
+        return false;
+    }
+    bool ok = true, consts = true;
+    int64_t product = 1;
+    for (int i = 0; i < n; i++) {
+        tir_expr *c = launch_dim(S, items[i], "cluster dimension", 8);
+        int64_t v;
+        if (!c) {
+            ok = false;
+            continue;
+        }
+        if (!tir_expr_const_int(c, &v)) consts = false, v = 2; /* known at launch: may be more than 1 */
+        if (v > 1) k->cluster_axes |= 1 << i;
+        product *= v;
+        if (v != 1) k->cluster[i] = c; /* 1 (NULL): no cluster along that axis */
+    }
+    if (ok && consts && product > 8) {
+        tlc_error(S->diag, e->loc, "cluster_dims holds %lld blocks; a cluster holds at most 8", (long long)product);
+        ok = false;
+    }
+    return ok;
+}
 
 /* ---------------- with Kernel(...) ---------------- */
 
@@ -967,24 +1026,8 @@ void sema_kernel_with(sema *S, const ast_stmt *s) {
     bool ok = sema_bind_args(S, b, call, &a);
     k->grid_rank = a.nvar;
     for (int i = 0; i < a.nvar; i++) {
-        tir_expr *g = sema_eval_int(S, a.var[i], "a grid dimension");
-        int64_t c;
-        if (!g) { ok = false; continue; }
-        if (tir_expr_const_int(g, &c) && (c <= 0 || c > INT32_MAX)) {
-            tlc_error(S->diag, a.var[i]->loc, "grid dimension must be between 1 and 2^31-1, got %lld", (long long)c);
-            ok = false;
-        }
-        int nodes = tir_grid_expr_nodes(g);
-        if (nodes < 0) {
-            tlc_error(S->diag, a.var[i]->loc, "a grid dimension is evaluated at launch, from constants, symbolic dims "
-                                              "and integer scalars with + - * // %% min max only");
-            ok = false;
-        } else if (nodes > TLRT_MAX_EXPR) {
-            tlc_error(S->diag, a.var[i]->loc,
-                      "this grid dimension has %d operands and operators; the launch metadata holds at most %d", nodes,
-                      TLRT_MAX_EXPR);
-            ok = false;
-        }
+        tir_expr *g = launch_dim(S, a.var[i], "grid dimension", INT32_MAX);
+        if (!g) ok = false;
         k->grid[i] = g;
     }
     k->threads = 128;
@@ -1005,6 +1048,7 @@ void sema_kernel_with(sema *S, const ast_stmt *s) {
             ok = false;
         }
     }
+    if (a.arg[1] && !kernel_cluster(S, k, a.arg[1])) ok = false;
     sema_push_scope(S);
     const ast_expr *tgt = s->u.with.target;
     if (tgt) {

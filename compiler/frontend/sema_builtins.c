@@ -24,7 +24,7 @@ static const builtin_spec builtins[] = {
     {"pdl_trigger", B_PDL_TRIGGER, BK_STMT, P(NULL), 0, 0, 0, 0},
     {"prefetch", B_PREFETCH, BK_STMT, P("src"), 1, 1, 0, 0},
 
-    {"Kernel", B_KERNEL, BK_DECL, P("threads"), 1, 0, 1, 3},
+    {"Kernel", B_KERNEL, BK_DECL, P("threads", "cluster_dims"), 2, 0, 1, 3},
     {"Parallel", B_PARALLEL, BK_LOOP, P(NULL), 0, 0, 1, 8},
     /* order= ... annotations= are TileLang's manual schedule: bound here so
      * that the loop can refuse them by name */

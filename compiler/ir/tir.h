@@ -385,6 +385,11 @@ typedef struct tir_kernel {
     int grid_rank;                  /* 1..3 */
     tir_expr *grid[3];              /* over constants, sym dims and scalar params */
     tir_var *block_idx[3];
+    /* cluster_dims=: blocks per cluster along each grid axis, evaluated at
+     * launch like the grid (NULL: 1). cluster_axes has bit i set where
+     * axis i may hold more than one block of a cluster. */
+    tir_expr *cluster[3];
+    int cluster_axes;
     int threads;
     bool use_swizzle;
     int swizzle_panel;

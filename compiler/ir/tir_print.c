@@ -681,6 +681,15 @@ static void print_kernel(printer *p, const tir_kernel *k) {
         put_var(p, k->block_idx[d]);
     }
     tlc_sb_printf(sb, ")\n  threads %d\n", k->threads);
+    if (k->cluster[0] || k->cluster[1] || k->cluster[2]) {
+        tlc_sb_puts(sb, "  cluster_dims (");
+        for (int d = 0; d < k->grid_rank && d < 3; d++) {
+            if (d) tlc_sb_puts(sb, ", ");
+            if (k->cluster[d]) print_expr(p, k->cluster[d], 0);
+            else tlc_sb_puts(sb, "1");
+        }
+        tlc_sb_puts(sb, ")\n");
+    }
     if (k->pdl_wait) tlc_sb_puts(sb, "  pdl_sync (launched as a dependent of the previous kernel)\n");
     if (k->use_swizzle)
         tlc_sb_printf(sb, "  swizzle panel_size=%d order=%s\n", k->swizzle_panel, k->swizzle_col ? "col" : "row");

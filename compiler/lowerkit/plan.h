@@ -93,6 +93,20 @@ typedef struct tlc_ws_decision {
      * group's heads, so each group, the last one included, ends with its
      * lightest tiles, and a group's K and V stay in L2. */
     bool dynamic_tiles, heaviest_first;
+    /* TMA multicast (the kernel runs in clusters, cluster_dims, and what the
+     * producer computes, its loops' bounds and its loads' coordinates do not
+     * depend on a block index that varies within a cluster, so every block
+     * of a cluster loads the same tiles in the same order): the loop's
+     * loads are shared out over the cluster's blocks, panel i by the block
+     * of rank i % blocks, each sent to all of them (.multicast::cluster);
+     * every block's full barrier still counts all the bytes. A stage may be
+     * refilled only when it is free in every block: each consumer warp, by
+     * its lane 0 once the warp is done with the stage, arrives at `empty`
+     * of that stage in every block of the cluster (count: warps x blocks),
+     * so each producer waits for its own `empty` alone. multicast_refused
+     * says why a clustered kernel loads without. */
+    bool multicast;
+    const char *multicast_refused;
     int64_t tile_full, tile_empty, tile_slots; /* byte offsets: 2 mbarriers each, 2 u32 slots */
     /* Warpgroup turns (the loop's tir_turns, taken when the loop is warp-
      * specialized with two consumer warpgroups and every fragment the owner

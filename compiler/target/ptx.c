@@ -24,6 +24,22 @@ tlc_ptx tlc_ptx_mbarrier_wait_parity(void) {
                "r,r");
 }
 
+tlc_ptx tlc_ptx_mbarrier_init_count(void) { return ptx("mbarrier.init.shared::cta.b64 [$0], $1;", "r,r"); }
+
+tlc_ptx tlc_ptx_cluster_rank(void) { return ptx("mov.u32 $0, %cluster_ctarank;", "=r"); }
+
+tlc_ptx tlc_ptx_cluster_blocks(void) { return ptx("mov.u32 $0, %cluster_nctarank;", "=r"); }
+
+tlc_ptx tlc_ptx_cluster_sync(void) {
+    return ptx("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;", "");
+}
+
+tlc_ptx tlc_ptx_mbarrier_arrive_remote(void) {
+    return ptx("{\n\t.reg .b32 tlc_r;\n\tmapa.shared::cluster.u32 tlc_r, $0, $1;\n"
+               "\tmbarrier.arrive.shared::cluster.b64 _, [tlc_r];\n\t}",
+               "r,r");
+}
+
 tlc_ptx tlc_ptx_atom_add_global_u32(void) { return ptx("atom.global.add.u32 $0, [$1], $2;", "=r,l,r"); }
 
 tlc_ptx tlc_ptx_atom_add_acq_rel_gpu(bool f32) {
@@ -48,24 +64,29 @@ tlc_ptx tlc_ptx_cp_async_wait(tlc_arena *a, int pending) {
     return ptx(tlc_arena_printf(a, "cp.async.wait_group %d;", pending), "");
 }
 
-tlc_ptx tlc_ptx_tma_load(tlc_arena *a, int rank) {
+static tlc_ptx tma_load(tlc_arena *a, int rank, bool multicast) {
     tlc_strbuf text, cons;
     tlc_sb_init(&text);
     tlc_sb_init(&cons);
-    tlc_sb_printf(&text, "cp.async.bulk.tensor.%dd.shared::cluster.global.mbarrier::complete_tx::bytes [$0], [$1, {",
-                  rank);
+    if (multicast) tlc_sb_printf(&text, "{\n\t.reg .b16 tlc_m;\n\tcvt.u16.u32 tlc_m, $%d;\n\t", 3 + rank);
+    tlc_sb_printf(&text, "cp.async.bulk.tensor.%dd.shared::cluster.global.mbarrier::complete_tx::bytes%s [$0], [$1, {",
+                  rank, multicast ? ".multicast::cluster" : "");
     tlc_sb_puts(&cons, "r,l");
     for (int d = 0; d < rank; d++) {
         tlc_sb_printf(&text, "%s$%d", d ? ", " : "", 2 + d);
         tlc_sb_puts(&cons, ",r");
     }
-    tlc_sb_printf(&text, "}], [$%d];", 2 + rank);
-    tlc_sb_puts(&cons, ",r");
+    tlc_sb_printf(&text, "}], [$%d]%s;", 2 + rank, multicast ? ", tlc_m" : "");
+    tlc_sb_puts(&cons, multicast ? ",r,r" : ",r");
+    if (multicast) tlc_sb_puts(&text, "\n\t}");
     tlc_ptx r = ptx(tlc_arena_strdup(a, tlc_sb_cstr(&text)), tlc_arena_strdup(a, tlc_sb_cstr(&cons)));
     tlc_sb_free(&text);
     tlc_sb_free(&cons);
     return r;
 }
+
+tlc_ptx tlc_ptx_tma_load(tlc_arena *a, int rank) { return tma_load(a, rank, false); }
+tlc_ptx tlc_ptx_tma_load_multicast(tlc_arena *a, int rank) { return tma_load(a, rank, true); }
 
 tlc_ptx tlc_ptx_setmaxnreg(tlc_arena *a, bool increase, int regs) {
     return ptx(tlc_arena_printf(a, "setmaxnreg.%s.sync.aligned.u32 %d;", increase ? "inc" : "dec", regs), "");

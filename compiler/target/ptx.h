@@ -20,6 +20,15 @@ tlc_ptx tlc_ptx_mbarrier_init_fence(void);              /* makes the inits visib
 tlc_ptx tlc_ptx_mbarrier_arrive(void);                  /* $0 */
 tlc_ptx tlc_ptx_mbarrier_arrive_expect_tx(void);        /* $0, $1 transaction bytes (u32) */
 tlc_ptx tlc_ptx_mbarrier_wait_parity(void);             /* $0, $1 phase parity: spins until that phase completed */
+/* Thread block clusters (sm_90): */
+tlc_ptx tlc_ptx_mbarrier_init_count(void);         /* $0, $1 expected arrivals per phase (u32 register) */
+tlc_ptx tlc_ptx_cluster_rank(void);                /* $0 = this block's rank in its cluster */
+tlc_ptx tlc_ptx_cluster_blocks(void);              /* $0 = the blocks in this cluster */
+tlc_ptx tlc_ptx_cluster_sync(void);                /* every thread of every block of the cluster */
+/* $0 (own address) in the block of rank $1; the default semantics
+ * (release, CTA scope) as CUTLASS's cluster pipelines arrive: what it
+ * orders are reads by wgmma that have retired */
+tlc_ptx tlc_ptx_mbarrier_arrive_remote(void);
 
 /* ---- the run-time tile scheduler (a counter pair in global memory) ---- */
 tlc_ptx tlc_ptx_atom_add_global_u32(void); /* output $0 (the old value), $1 address (u64), $2 addend (u32) */
@@ -42,6 +51,10 @@ tlc_ptx tlc_ptx_cp_async_wait(tlc_arena *a, int pending); /* until at most `pend
  * shared address, $1 tensor map (u64 generic address), $2 .. $rank+1 the
  * box's coordinates innermost first, $rank+2 the mbarrier. */
 tlc_ptx tlc_ptx_tma_load(tlc_arena *a, int rank);
+/* The same, written into every block of the cluster whose bit is set in
+ * the mask, after the mbarrier: $(3 + rank), a u32 of which 16 bits count;
+ * each block's mbarrier at that address gets its bytes. */
+tlc_ptx tlc_ptx_tma_load_multicast(tlc_arena *a, int rank);
 
 /* ---- warp specialization (sm_90a) ---- */
 tlc_ptx tlc_ptx_setmaxnreg(tlc_arena *a, bool increase, int regs);

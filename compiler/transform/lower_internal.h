@@ -33,6 +33,9 @@ typedef struct tlc_pipe_state {
     bool in_issuer;    /* already in the one thread that issues TMA (warp specialization) */
     int align_mode;    /* cp.async copies over a symbolic row length: TLC_PIPE_ALIGN_* */
     th_stmt *before_loads; /* emitted after the loads' lets, before the loads (the producer's wait for a stage) */
+    /* TMA multicast (plan.h, tlc_ws_decision.multicast): this block's rank
+     * in its cluster and the cluster's blocks; NULL: every load its own */
+    th_expr *mc_rank, *mc_blocks;
 } tlc_pipe_state;
 /* INTERIOR: every chunk of every iteration lies inside its tensor and rows
  * are 16-byte aligned (tlc_pipe_interior_cond held), so no masks at all. */

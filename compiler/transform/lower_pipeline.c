@@ -298,38 +298,61 @@ static void issue_cp_async(tlc_lower_ctx *lc, const tlc_pipe_state *ps, const ti
     tlc_emit(lc, th_if(a, aligned, fast, slow));
 }
 
-static void issue_tma(tlc_lower_ctx *lc, tlc_pipe_state *ps, const tir_stmt *s, th_expr *stage) {
-    const tir_buffer *b = s->u.copy.dst.buf;
-    th_expr *base = th_bin(lc->a, THB_ADD, tlc_i32(lc, b->layout->offset), th_bin(lc->a, THB_MUL, stage, tlc_i32(lc, b->layout->bytes)));
-    tlc_tma_issue_copy(lc, s, base, mbar_addr(lc, ps, stage));
-}
-
-void tlc_tma_issue_copy(tlc_lower_ctx *lc, const tir_stmt *s, th_expr *base, th_expr *bar) {
+/* One panel's cp.async.bulk.tensor: its arguments (the multicast mask
+ * last, when `mask`). */
+static th_stmt *tma_panel(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_tmap_use *t, th_expr *base, th_expr *bar, int p,
+                          th_expr *mask) {
     tlc_arena *a = lc->a;
-    const tlc_tmap_use *t = tmap_of(lc, s);
     const tir_region *src = &s->u.copy.src;
     const tir_buffer *b = s->u.copy.dst.buf;
+    int64_t panel_bytes = tir_buffer_dim(b, 0) * t->inner * tir_dtype_bytes(b->dtype);
+    th_expr *args[9];
+    int na = 0;
+    args[na++] = th_convert(a, th_shared_ptr(a, th_bin(a, THB_ADD, base, tlc_i32(lc, p * panel_bytes))), th_scalar(TH_I32));
+    args[na++] = th_param_ref(a, lc->tk, t->param);
+    /* coordinates, innermost dim first */
+    for (int d = t->rank - 1; d >= 0; d--) {
+        th_expr *c = tlc_coerce(lc, tlc_lower_expr(lc, src->start[d]), th_scalar(TH_I32));
+        if (d == t->rank - 1) c = th_bin(a, THB_ADD, c, tlc_i32(lc, p * t->inner));
+        args[na++] = c;
+    }
+    args[na++] = bar;
+    if (mask) args[na++] = mask;
+    return tlc_ptx_stmt(lc, mask ? tlc_ptx_tma_load_multicast(a, t->rank) : tlc_ptx_tma_load(a, t->rank), args, na, NULL, 0);
+}
+
+/* A copy's panels; with multicast (ps->mc_blocks), in a cluster of more
+ * than one block panel number *next (counted over the iteration's
+ * copies) goes out from the block of rank *next % blocks to all of them. */
+static void issue_copy(tlc_lower_ctx *lc, const tir_stmt *s, th_expr *base, th_expr *bar, const tlc_pipe_state *ps,
+                       int *next) {
+    tlc_arena *a = lc->a;
+    const tlc_tmap_use *t = tmap_of(lc, s);
     if (!t) {
         tlc_error(lc->diag, s->loc, "internal error: no tensor map for this copy");
         return;
     }
-    int eb = tir_dtype_bytes(b->dtype);
-    int64_t panel_bytes = tir_buffer_dim(b, 0) * t->inner * eb;
-    th_expr *tmap = th_param_ref(a, lc->tk, t->param);
     for (int p = 0; p < t->npanels; p++) {
-        th_expr *args[8];
-        int na = 0;
-        args[na++] = th_convert(a, th_shared_ptr(a, th_bin(a, THB_ADD, base, tlc_i32(lc, p * panel_bytes))), th_scalar(TH_I32));
-        args[na++] = tmap;
-        /* coordinates, innermost dim first */
-        for (int d = t->rank - 1; d >= 0; d--) {
-            th_expr *c = tlc_coerce(lc, tlc_lower_expr(lc, src->start[d]), th_scalar(TH_I32));
-            if (d == t->rank - 1) c = th_bin(a, THB_ADD, c, tlc_i32(lc, p * t->inner));
-            args[na++] = c;
+        th_stmt *own = tma_panel(lc, s, t, base, bar, p, NULL);
+        if (!ps || !ps->mc_blocks) {
+            tlc_emit(lc, own);
+            continue;
         }
-        args[na++] = bar;
-        tlc_emit_ptx(lc, tlc_ptx_tma_load(a, t->rank), args, na, NULL, 0);
+        th_expr *all = th_bin(a, THB_SUB, th_bin(a, THB_SHL, tlc_i32(lc, 1), ps->mc_blocks), tlc_i32(lc, 1));
+        th_expr *mine = th_cmp(a, THC_EQ, ps->mc_rank, th_bin(a, THB_UREM, tlc_i32(lc, (*next)++), ps->mc_blocks));
+        th_stmt *shared = th_if(a, mine, tma_panel(lc, s, t, base, bar, p, all), NULL);
+        tlc_emit(lc, th_if(a, th_cmp(a, THC_GT, ps->mc_blocks, tlc_i32(lc, 1)), shared, own));
     }
+}
+
+static void issue_tma(tlc_lower_ctx *lc, tlc_pipe_state *ps, const tir_stmt *s, th_expr *stage, int *next) {
+    const tir_buffer *b = s->u.copy.dst.buf;
+    th_expr *base = th_bin(lc->a, THB_ADD, tlc_i32(lc, b->layout->offset), th_bin(lc->a, THB_MUL, stage, tlc_i32(lc, b->layout->bytes)));
+    issue_copy(lc, s, base, mbar_addr(lc, ps, stage), ps, next);
+}
+
+void tlc_tma_issue_copy(tlc_lower_ctx *lc, const tir_stmt *s, th_expr *base, th_expr *bar) {
+    issue_copy(lc, s, base, bar, NULL, NULL);
 }
 
 void tlc_pipe_issue(tlc_lower_ctx *lc, tlc_pipe_state *ps, th_expr *it, th_expr *stage) {
@@ -355,7 +378,8 @@ void tlc_pipe_issue(tlc_lower_ctx *lc, tlc_pipe_state *ps, th_expr *it, th_expr 
         tlc_ptrvec *inner = tlc_lower_begin(lc);
         th_expr *args[2] = {mbar_addr(lc, ps, stage), tlc_i32(lc, bytes)};
         tlc_emit_ptx(lc, tlc_ptx_mbarrier_arrive_expect_tx(), args, 2, NULL, 0);
-        for (int i = 0; i < pp->ncopies; i++) issue_tma(lc, ps, pp->copies[i], stage);
+        int next = 0;
+        for (int i = 0; i < pp->ncopies; i++) issue_tma(lc, ps, pp->copies[i], stage, &next);
         th_stmt *one = tlc_lower_end(lc, inner);
         tlc_emit(lc, ps->in_issuer ? one : th_if(a, tid_is0(lc), one, NULL));
     } else {

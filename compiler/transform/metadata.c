@@ -158,6 +158,23 @@ bool tlc_kernel_metadata(tlc_lower_ctx *lc, tlrt_kernel_meta *out) {
             return false;
         }
     }
+    /* Clusters change nothing a kernel computes (tlc gives the source no
+     * access to another block's shared memory), so a target without them
+     * launches the grid as it is. */
+    bool clusters = tlc_target_of(lc->plan->arch)->clusters;
+    for (int i = 0; i < 3; i++) {
+        if (!k->cluster[i] || !clusters) {
+            out->cluster[i].n = 0;
+            tlrt_expr_push(&out->cluster[i], TLRT_EX_INT, 1);
+            continue;
+        }
+        out->has_cluster = true;
+        if (!grid_expr(k, k->cluster[i], &out->cluster[i])) {
+            tlc_error(lc->diag, k->loc, "cluster dimension %d of kernel '%s' uses something the runtime cannot evaluate",
+                      i, k->name);
+            return false;
+        }
+    }
     meta_checks(k, out, lc->diag);
     out->threads[0] = lc->tk->threads; /* warp specialization may add some */
     out->smem_bytes = lc->tk->dyn_shared_bytes;

@@ -93,6 +93,11 @@ static void print_ws(tlc_strbuf *sb, const tlc_ws_decision *w) {
                   w->loop->u.for_.vars[0]->name, w->loop->loc.line, w->consumer_threads / 128, w->consumer_threads,
                   w->producer_threads, w->reg_inc, w->reg_dec, w->blocks_per_sm,
                   w->persistent ? "persistent tiles" : "one tile per block", (long long)w->full, (long long)w->empty);
+    if (w->multicast)
+        tlc_sb_puts(sb, "    multicast: the loads shared out over each cluster's blocks, sent to all of them; every "
+                        "consumer warp releases a stage in all of them\n");
+    else if (w->multicast_refused)
+        tlc_sb_printf(sb, "    multicast: not taken (%s)\n", w->multicast_refused);
     tlc_sb_printf(sb, "    consumers: %s%s\n",
                   w->gemm_only ? "the last wgmma group stays in flight, a stage is released one iteration late"
                   : w->defer_p ? "a stage is released one iteration late, after the deferred output gemm"

@@ -67,6 +67,7 @@ struct tlc_ws_plan {
     th_var *ahead_regs;          /* ... and its second register copy, which they fill */
     th_expr *counter;            /* run-time tiles: the counter pair's address (last parameter) */
     th_var *pre_count, *ppre_count; /* preloads waited for (consumers) / issued (producer) so far */
+    th_expr *cluster_rank, *cluster_blocks; /* multicast: this block's rank, the cluster's blocks */
 };
 
 static bool is_stmt(const tir_stmt *s, const void *x) { return s == x; }
@@ -533,6 +534,52 @@ static int block_deps(const tir_expr *e, const int *mask) {
     return 7;
 }
 
+/* The block indices the slice's lets and assignments depend on, per var
+ * (calloc'd; NULL when out of memory). */
+static int *slice_block_deps(const tir_kernel *k, const tlc_ws_decision *w) {
+    int *mask = calloc((size_t)k->nvars + 1, sizeof *mask);
+    if (!mask) return NULL;
+    for (int i = 0; i < w->nslice; i++) {
+        const tir_stmt *s = w->slice[i];
+        if (s->kind == TS_LET || s->kind == TS_ASSIGN) mask[s->u.let.var->id] |= block_deps(s->u.let.value, mask);
+    }
+    return mask;
+}
+
+/* Multicast: the block indices the producer's program depends on: the
+ * loop's trip count, its ancestors' bounds and its loads' coordinates. */
+static int producer_block_deps(const tir_kernel *k, const tlc_ws_decision *w, const tir_stmt *const *path, int depth) {
+    int *mask = slice_block_deps(k, w);
+    if (!mask) return 7;
+    int m = block_deps(w->loop->u.for_.extent[0], mask);
+    /* the lets in front of the loads (a page number read from a table) */
+    const tir_stmt *body = w->loop->u.for_.body;
+    for (int i = 0; body->kind == TS_SEQ && i < w->pipe->nprefix; i++) {
+        const tir_stmt *s = body->u.seq.stmts[i];
+        if (s->kind == TS_LET) mask[s->u.let.var->id] |= block_deps(s->u.let.value, mask);
+    }
+    for (int i = 0; i < depth; i++)
+        if (path[i]->kind == TS_FOR)
+            m |= block_deps(path[i]->u.for_.start[0], mask) | block_deps(path[i]->u.for_.extent[0], mask);
+    for (int i = 0; i < w->pipe->ncopies; i++) {
+        const tir_region *r = &w->pipe->copies[i]->u.copy.src;
+        for (int d = 0; d < r->buf->rank; d++) m |= block_deps(r->start[d], mask);
+    }
+    free(mask);
+    return m;
+}
+
+static const char *multicast_refusal(const tir_kernel *k, const tlc_ws_decision *w, const tir_stmt *const *path,
+                                     int depth, tlc_arena *a) {
+    if (w->npreloads) return "the loop has preloads";
+    if (k->use_swizzle) return "use_swizzle remaps the block indices, so a cluster's blocks need not share them";
+    int deps = producer_block_deps(k, w, path, depth) & k->cluster_axes;
+    if (!deps) return NULL;
+    int axis = deps & 1 ? 0 : deps & 2 ? 1 : 2;
+    return tlc_arena_printf(a, "the producer's loads depend on block index %s, which varies within a cluster",
+                            k->block_idx[axis] ? k->block_idx[axis]->name : "?");
+}
+
 static int trip_count_block_deps(const tir_kernel *k, const tlc_ws_decision *w) {
     int *mask = calloc((size_t)k->nvars + 1, sizeof *mask);
     if (!mask) return 7;
@@ -625,7 +672,13 @@ void tlc_plan_warp_specialization(tlc_kernel_plan *p, const tir_kernel *k, tlc_a
     }
     tlc_ptrvec_free(&sl.slice);
     if (!any_wgmma) return; /* nothing for the consumers to overlap */
-    w.persistent = k->grid_rank >= 1 && !w.nested && !p->ws_one_tile;
+    if (k->cluster_axes && w.pipe->tma) {
+        w.multicast_refused = multicast_refusal(k, &w, sl.path, sl.depth, a);
+        w.multicast = !w.multicast_refused;
+    }
+    /* a persistent grid is folded onto the SMs, which a cluster launch's
+     * grid cannot be */
+    w.persistent = k->grid_rank >= 1 && !w.nested && !p->ws_one_tile && !k->cluster[0] && !k->cluster[1] && !k->cluster[2];
     if (w.loop->u.for_.turns_hint) {
         w.turns_refused = turns_refusal(k, &w, a);
         if (!w.turns_refused) w.turns = w.loop->u.for_.turns;
@@ -745,6 +798,14 @@ bool tlc_ws_begin(tlc_lower_ctx *lc) {
         w->ntiles = tlc_let(lc, "ntiles", n);
     }
     if (d->dynamic_tiles) w->counter = th_param_ref(lc->a, lc->tk, lc->tk->nparams - 1);
+    if (d->multicast) {
+        th_var *v = tlc_temp(lc, "crank", th_scalar(TH_I32), 0);
+        tlc_emit_ptx(lc, tlc_ptx_cluster_rank(), NULL, 0, &v, 1);
+        w->cluster_rank = tlc_let(lc, "crank", th_read(lc->a, v));
+        v = tlc_temp(lc, "cblocks", th_scalar(TH_I32), 0);
+        tlc_emit_ptx(lc, tlc_ptx_cluster_blocks(), NULL, 0, &v, 1);
+        w->cluster_blocks = tlc_let(lc, "cblocks", th_read(lc->a, v));
+    }
     if (d->persistent || d->nested) w->base = tlc_temp(lc, "wsbase", th_scalar(TH_I32), 0);
     if (d->npreloads) w->pre_count = tlc_temp(lc, "precount", th_scalar(TH_I32), 0);
     if (d->lookahead) {
@@ -948,7 +1009,31 @@ static void wait_stage_loaded(tlc_lower_ctx *lc, th_expr *g, th_expr *stage) {
 }
 
 /* A consumer thread (or a warp's lane 0) hands `stage` back to the producer. */
-static void release_stage(tlc_lower_ctx *lc, th_expr *stage) { mbar_arrive(lc, bar_addr(lc, lc->ws->d->empty, stage)); }
+static void release_stage(tlc_lower_ctx *lc, th_expr *stage) {
+    const tlc_ws_plan *w = lc->ws;
+    if (!w->d->multicast) {
+        mbar_arrive(lc, bar_addr(lc, w->d->empty, stage));
+        return;
+    }
+    /* Multicast: any block of the cluster may refill the stage in this
+     * one, so each warp tells every block's producer, by its lane 0 once
+     * the warp's reads are done (gemm_only: only lane 0 gets here). */
+    tlc_arena *a = lc->a;
+    tlc_ptrvec *one = tlc_lower_begin(lc);
+    th_var *r = tlc_temp(lc, "crk", th_scalar(TH_I32), 0);
+    tlc_ptrvec *each = tlc_lower_begin(lc);
+    th_expr *args[2] = {bar_addr(lc, w->d->empty, stage), th_read(a, r)};
+    tlc_emit_ptx(lc, tlc_ptx_mbarrier_arrive_remote(), args, 2, NULL, 0);
+    tlc_emit(lc, th_for(a, r, tlc_i32(lc, 0), w->cluster_blocks, 1, false, tlc_lower_end(lc, each)));
+    th_stmt *tell = tlc_lower_end(lc, one);
+    if (w->d->gemm_only) {
+        tlc_emit(lc, tell);
+        return;
+    }
+    tlc_emit_ptx(lc, tlc_ptx_bar_warp_sync(), NULL, 0, NULL, 0);
+    th_expr *lane = th_bin(a, THB_AND, th_read(a, lc->tid), tlc_i32(lc, 31));
+    tlc_emit(lc, th_if(a, th_cmp(a, THC_EQ, lane, tlc_i32(lc, 0)), tell, NULL));
+}
 
 /* ---------------- preloads ---------------- */
 /* Round c of the preloads: the consumers wait for phase c of `preload
@@ -1492,6 +1577,10 @@ static void producer_loads(tlc_lower_ctx *lc, th_var *pbase) {
      * its way while the producer waits */
     ps.before_loads = wait_released(lc, bar_addr(lc, w->d->empty, stage), th_bin(a, THB_UDIV, g, tlc_i32(lc, S)),
                                     th_cmp(a, THC_GE, g, tlc_i32(lc, S)));
+    if (w->d->multicast) {
+        ps.mc_rank = w->cluster_rank;
+        ps.mc_blocks = w->cluster_blocks;
+    }
     tlc_pipe_issue(lc, &ps, i, stage);
     /* the run's preloads after its first P loads (plan.h), or after the
      * loop when it has fewer */
@@ -1583,9 +1672,14 @@ void tlc_ws_finish(tlc_lower_ctx *lc, th_stmt *consumer_body) {
     for (int st = 0; st < S; st++) {
         th_expr *f[1] = {bar_addr(lc, w->d->full, tlc_i32(lc, st))};
         tlc_emit_ptx(lc, tlc_ptx_mbarrier_init(a, 1), f, 1, NULL, 0);
-        th_expr *e[1] = {bar_addr(lc, w->d->empty, tlc_i32(lc, st))};
-        int arrivals = w->d->gemm_only ? w->d->consumer_threads / 32 : w->d->consumer_threads;
-        tlc_emit_ptx(lc, tlc_ptx_mbarrier_init(a, arrivals), e, 1, NULL, 0);
+        th_expr *e[2] = {bar_addr(lc, w->d->empty, tlc_i32(lc, st)), NULL};
+        int arrivals = w->d->gemm_only || w->d->multicast ? w->d->consumer_threads / 32 : w->d->consumer_threads;
+        if (w->d->multicast) { /* every warp of every block of the cluster */
+            e[1] = th_bin(a, THB_MUL, w->cluster_blocks, tlc_i32(lc, arrivals));
+            tlc_emit_ptx(lc, tlc_ptx_mbarrier_init_count(), e, 2, NULL, 0);
+        } else {
+            tlc_emit_ptx(lc, tlc_ptx_mbarrier_init(a, arrivals), e, 1, NULL, 0);
+        }
     }
     if (w->d->npreloads) {
         th_expr *f[1] = {bar_addr(lc, w->d->pre_full, tlc_i32(lc, 0))};
@@ -1603,6 +1697,9 @@ void tlc_ws_finish(tlc_lower_ctx *lc, th_stmt *consumer_body) {
     th_stmt *init = tlc_lower_end(lc, saved);
     tlc_emit(lc, th_if(a, th_cmp(a, THC_EQ, th_read(a, lc->tid), tlc_i32(lc, 0)), init, NULL));
     tlc_emit(lc, th_barrier(a));
+    /* the other blocks' producers arrive at this block's cluster mbarriers
+     * and their loads complete on its full ones: all initialized first */
+    if (w->d->multicast) tlc_emit_ptx(lc, tlc_ptx_cluster_sync(), NULL, 0, NULL, 0);
     th_stmt *prod = producer(lc);
     saved = tlc_lower_begin(lc);
     tlc_emit_ptx(lc, tlc_ptx_setmaxnreg(a, true, w->d->reg_inc), NULL, 0, NULL, 0);
@@ -1617,4 +1714,6 @@ void tlc_ws_finish(tlc_lower_ctx *lc, th_stmt *consumer_body) {
     }
     th_stmt *cons = tlc_lower_end(lc, saved);
     tlc_emit(lc, th_if(a, th_cmp(a, THC_GE, th_read(a, lc->tid), tlc_i32(lc, w->d->consumer_threads)), prod, cons));
+    /* no block leaves while another may still reach its shared memory */
+    if (w->d->multicast) tlc_emit_ptx(lc, tlc_ptx_cluster_sync(), NULL, 0, NULL, 0);
 }

@@ -40,6 +40,11 @@
  *   an integer scalar param name, or "(OP E E)" with OP one of
  *   + - * // % ceildiv min max  (// and % floor like Python).
  * - "threads X Y Z", "smem BYTES" (dynamic shared memory; default 0).
+ * - "cluster E E E" (optional, after the grid line; sm_90 kernels): blocks
+ *   per thread block cluster along each axis, expressions as the grid's.
+ *   Each must divide the grid's extent on its axis and their product be at
+ *   most 8; the runtime launches with cuLaunchKernelEx's cluster dimension.
+ *   Not with "persistent".
  * - "divisible SYM M" (optional, after the sym line; added for dynamic-shape
  *   GEMM epilogues): the kernel assumes SYM's value is a multiple of M
  *   (1..65536), e.g. because a TMA map needs 16-byte row strides and the
@@ -213,6 +218,8 @@ typedef struct tlrt_kernel_meta {
     int persistent;                      /* "persistent B": blocks per SM; 0 = an ordinary grid */
     bool tile_counter;                   /* "tile_counter": tiles handed out at run time */
     bool pdl;                            /* "pdl": launched as a programmatic dependent */
+    bool has_cluster;                    /* "cluster E E E": launched in thread block clusters */
+    tlrt_expr cluster[3];
     /* "check LINE:COL EXPR": a condition on syms and integer scalars (an
      * assert of the source on values known at launch) that every launch
      * must meet, or it is refused naming the line and the values. */

@@ -192,6 +192,7 @@ enum { TLRT_MAX_PTX_PARAMS = TLRT_MAX_PARAMS + TLRT_MAX_SYMS + TLRT_MAX_TMAPS + 
 
 typedef struct tlrt_launch_plan {
     uint32_t grid[3], block[3], smem_bytes;
+    uint32_t cluster[3];                  /* blocks per cluster (1 1 1: none) */
     bool empty;                           /* some grid extent is 0: nothing to run */
     int64_t sym_values[TLRT_MAX_SYMS];
     int nslots;                           /* PTX params other than tmaps, in ABI order */

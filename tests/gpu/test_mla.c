@@ -79,6 +79,7 @@ typedef struct state {
     const char *src;
     size_t len;
     int cases, failures;
+    const char *cluster; /* mla_decode_split's -D cluster (NULL: its default) */
 } state;
 
 /* The three kernels for (dtype, causal); false (reported) on failure. */
@@ -90,12 +91,14 @@ typedef struct trio {
 } trio;
 
 static bool load_trio(state *s, tlrt_dtype dt, bool causal, trio *p) {
-    tlc_jit_define defs[2] = {{"dtype", tlrt_dtype_name(dt)}, {"causal", causal ? "True" : "False"}};
+    tlc_jit_define defs[3] = {{"dtype", tlrt_dtype_name(dt)}, {"causal", causal ? "True" : "False"},
+                              {"cluster", s->cluster}};
+    int ndefs = s->cluster ? 3 : 2;
     memset(p, 0, sizeof *p);
     for (int i = 0; i < NK; i++) {
         char *err = NULL;
-        if (tlc_jit_load_kernel(s->jit, s->ctx, s->src, s->len, "mla_decode.tl", defs, 2, KNAMES[i], &p->mod[i],
-                                &p->k[i], &err) != TLC_OK) {
+        if (tlc_jit_load_kernel(s->jit, s->ctx, s->src, s->len, "mla_decode.tl", defs, i == 1 ? ndefs : 2, KNAMES[i],
+                                &p->mod[i], &p->k[i], &err) != TLC_OK) {
             printf("FAIL %s %s: cannot load: %s\n", KNAMES[i], tlrt_dtype_name(dt), err ? err : "?");
             tlc_free(err);
             return false;
@@ -184,9 +187,10 @@ static void run_case(state *s, const trio *p, tlrt_dtype dt, const mla_case *mc,
     int32_t *bt = malloc(nbt * 4), *sched = malloc(nsch * 4), *splits = malloc(nsp * 4);
     int32_t *rsched = malloc(nsch * 4), *rsplits = malloc(nsp * 4);
     char what[192];
-    snprintf(what, sizeof what, "%-8s b=%lld s_q=%lld h_q=%3lld parts=%lld%s%s seqlens=%d,%d..", tlrt_dtype_name(dt),
+    snprintf(what, sizeof what, "%-8s b=%lld s_q=%lld h_q=%3lld parts=%lld%s%s%s%s seqlens=%d,%d..", tlrt_dtype_name(dt),
              (long long)pr.B, (long long)pr.S, (long long)pr.H, (long long)pr.parts, mc->causal ? "" : " non-causal",
-             mc->strided_kv ? " strided-cache" : "", sl[0], pr.B > 1 ? sl[1] : 0);
+             mc->strided_kv ? " strided-cache" : "", s->cluster ? " cluster=" : "", s->cluster ? s->cluster : "", sl[0],
+             pr.B > 1 ? sl[1] : 0);
     if (!hq || !hkv || !hout || !fq || !fkv || !out || !rout || !bt || !sched || !splits || !rsched || !rsplits) {
         printf("FAIL %s: out of host memory\n", what);
         s->failures++;
@@ -360,6 +364,25 @@ int main(int argc, char **argv) {
             }
             unload_trio(&s, &p);
         }
+    /* Head blocks in pairs as thread block clusters (-D cluster=2: the
+     * pages multicast to both): the cases with an even number of head
+     * blocks (h_q * s_q a multiple of 128), float16 and bfloat16, causal */
+    s.cluster = "2";
+    for (int d = 0; d < 2 && !(only && *only); d++) {
+        trio p = {0};
+        bool loaded = load_trio(&s, dts[d], true, &p);
+        for (int ci = 0; ci < NCASES; ci++) {
+            const mla_case *mc = &CASES[ci];
+            if (!mc->causal || (mc->h_q * mc->s_q) % 128) continue;
+            if (!loaded) {
+                s.cases++;
+                s.failures++;
+                continue;
+            }
+            run_case(&s, &p, dts[d], mc, 0xc1057e00ull + (uint64_t)ci * 7919u + (uint64_t)d);
+        }
+        unload_trio(&s, &p);
+    }
     printf("test_mla: %d cases, %d failed\n", s.cases, s.failures);
     rc = s.failures ? 1 : 0;
 done:

@@ -170,6 +170,7 @@ static void test_mla_sm90a(void **state) {
         assert_true(j > 0 && t->role[j - 1] != TIR_TURN_OWNER); /* after the shared statements */
     }
     assert_int_equal(nlate, 2);
+    assert_false(p->ws.multicast); /* cluster=1 */
     assert_true(p->ws.published_at[0] >= p->ws.empty + 8 * p->pipes[0].stages);
     assert_true(p->ws.handed_at[0] >= p->ws.published_at[0] + 64 * 4);
     assert_true(p->ws.handed_at[1] >= p->ws.handed_at[0] + 64 * 4);
@@ -224,7 +225,39 @@ static void test_mla_sm90a(void **state) {
     assert_int_equal(tst_count(ptx, "bar.warp.sync -1;"), 2);
     assert_int_equal(tst_count(ptx, "mbarrier.arrive.expect_tx"), 1);
     assert_int_equal(tst_count(ptx, "mbarrier.arrive.shared::cta.b64"), 1);
+    assert_null(strstr(ptx, "cluster ("));
     tlc_compilation_free(&c);
+}
+
+/* mla_decode_split with -D cluster=2: head blocks in pairs as clusters;
+ * the producer never reads hb, so the pages are multicast. */
+static void test_mla_cluster_sm90a(void **state) {
+    (void)state;
+    size_t len = 0;
+    char *src = source_file("dsl-examples/mla_decode.tl", &len);
+    if (!src) skip();
+    tlc_define defs[1] = {{"cluster", "2"}};
+    tlc_compilation c;
+    plan_sm90a(&c, "mla_decode.tl", src, len, "mla_decode_split", defs, 1);
+    const tlc_kernel_plan *p = c.tir->kernels[0]->plan;
+    assert_true(p->ws.multicast);
+    assert_null(p->ws.multicast_refused);
+    char *ptx = tlc_compile_ptx(&c, false);
+    assert_non_null(ptx);
+    /* each of the 9 panels of a page (8 of KV, 1 of K_pe) also in a form
+     * sent to the whole cluster; each consumer warp's lane 0
+     * releases a stage in every block of the cluster (the empty barriers
+     * count 8 warps x the cluster's blocks, a register); a cluster barrier
+     * after the mbarriers' initialization and one at the end */
+    assert_int_equal(tst_count(ptx, ".multicast::cluster"), 9);
+    assert_int_equal(tst_count(ptx, "cp.async.bulk.tensor"), 18);
+    assert_true(tst_count(ptx, "mbarrier.arrive.shared::cluster.b64") >= 1);
+    assert_int_equal(tst_count(ptx, "mbarrier.arrive.shared::cta.b64"), 0);
+    assert_int_equal(tst_count(ptx, "bar.warp.sync -1;"), 3);
+    assert_int_equal(tst_count(ptx, "barrier.cluster.arrive.release.aligned;"), 2);
+    assert_non_null(strstr(ptx, "// tlc.meta cluster 2 1 1\n"));
+    tlc_compilation_free(&c);
+    free(src);
 }
 
 /* dsl-examples/flash_attention.tl's flash_attention planned for sm_90a
@@ -433,6 +466,7 @@ int main(void) {
         cmocka_unit_test(test_gemm_sm90a),
         cmocka_unit_test(test_gemm_sm80),
         cmocka_unit_test(test_mla_sm90a),
+        cmocka_unit_test(test_mla_cluster_sm90a),
         cmocka_unit_test(test_attention_overlap),
         cmocka_unit_test(test_attention_lookahead),
         cmocka_unit_test(test_port_attention_deferred),

@@ -85,6 +85,84 @@ static void plan_packs_params_in_abi_order(void **state) {
     tlrt_meta_free(&m);
 }
 
+/* "cluster E E E": evaluated per launch like the grid, checked against it
+ * (each divides its axis, at most 8 blocks in all), kept through
+ * formatting; refused with persistent and out of order. */
+static void plan_cluster(void **state) {
+    (void)state;
+    static const char *CL_META =
+        "// tlc.meta v1 tlc=0.1.0 arch=sm_90a\n"
+        "// tlc.meta kernel cl\n"
+        "// tlc.meta sym M\n"
+        "// tlc.meta tensor X float16 [M,4096] align=16\n"
+        "// tlc.meta tensor Y float16 [M,4096] align=16\n"
+        "// tlc.meta scalar eps float32\n"
+        "// tlc.meta scalar rows int32\n"
+        "// tlc.meta grid (ceildiv M 64) rows 1\n"
+        "// tlc.meta cluster (- 2 (% (ceildiv M 64) 2)) 1 1\n"
+        "// tlc.meta threads 384 1 1\n"
+        "// tlc.meta smem 0\n"
+        "// tlc.meta end\n";
+    tlrt_module_meta m = parse(CL_META);
+    assert_true(m.kernels[0].has_cluster);
+    int64_t shape[] = {256, 4096};
+    tlrt_arg args[] = {
+        tlrt_arg_tensor(0x10000, TLRT_F16, 2, shape, NULL),
+        tlrt_arg_tensor(0x20000, TLRT_F16, 2, shape, NULL),
+        tlrt_arg_float(TLRT_F32, 1e-5),
+        tlrt_arg_int(TLRT_I32, 33),
+    };
+    tlrt_launch_plan plan;
+    char err[512];
+    assert_int_equal(tlrt_plan_launch(&m.kernels[0], args, 4, &plan, err, sizeof err), TLRT_SUCCESS);
+    assert_int_equal(plan.grid[0], 4);
+    assert_int_equal(plan.cluster[0], 2);
+    assert_int_equal(plan.cluster[1], 1);
+    assert_int_equal(plan.cluster[2], 1);
+    shape[0] = 192; /* 3 head blocks: clusters of 1 */
+    assert_int_equal(tlrt_plan_launch(&m.kernels[0], args, 4, &plan, err, sizeof err), TLRT_SUCCESS);
+    assert_int_equal(plan.cluster[0], 1);
+    char *again = tlrt_meta_format(&m, err, sizeof err);
+    assert_non_null(again);
+    assert_non_null(strstr(again, "// tlc.meta cluster (- 2 (% (ceildiv M 64) 2)) 1 1\n"));
+    free(again);
+    tlrt_meta_free(&m);
+    /* a cluster that does not divide the grid, or holds more than 8 blocks */
+    static const struct { const char *line, *msg; } bad[] = {
+        {"// tlc.meta cluster 2 1 1\n", "does not divide the grid's 3 blocks"},
+        {"// tlc.meta cluster 1 (+ rows 0) 1\n", "is not between 1 and 8"},
+        {"// tlc.meta cluster 3 3 1\n", "at most 8 in all"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char text[1024];
+        const char *at = strstr(CL_META, "// tlc.meta cluster");
+        const char *next = strchr(at, '\n') + 1;
+        snprintf(text, sizeof text, "%.*s%s%s", (int)(at - CL_META), CL_META, bad[i].line, next);
+        if (i == 2) { /* a grid of 3 x 33 */
+            char *g = strstr(text, "(ceildiv M 64) rows 1");
+            memcpy(g, "3 (* 3 rows) 1       ", 21);
+        }
+        m = parse(text);
+        assert_int_equal(tlrt_plan_launch(&m.kernels[0], args, 4, &plan, err, sizeof err), TLRT_ERROR_ARG_MISMATCH);
+        if (!strstr(err, bad[i].msg)) fail_msg("case %zu: %s", i, err);
+        tlrt_meta_free(&m);
+    }
+    /* refused: with persistent; before the grid line */
+    char text[1024];
+    snprintf(text, sizeof text, "%s", CL_META);
+    char *end = strstr(text, "// tlc.meta end");
+    strcpy(end, "// tlc.meta persistent 1\n// tlc.meta end\n");
+    assert_false(tlrt_meta_parse(text, strlen(text), &m, err, sizeof err));
+    assert_non_null(strstr(err, "cluster with persistent"));
+    tlrt_meta_free(&m);
+    const char *g = strstr(CL_META, "// tlc.meta grid"), *c = strstr(CL_META, "// tlc.meta cluster");
+    const char *after = strchr(c, '\n') + 1;
+    snprintf(text, sizeof text, "%.*s%.*s%.*s%s", (int)(g - CL_META), CL_META, (int)(after - c), c, (int)(c - g), g, after);
+    assert_false(tlrt_meta_parse(text, strlen(text), &m, err, sizeof err));
+    assert_non_null(strstr(err, "after the grid line"));
+    tlrt_meta_free(&m);
+}
+
 typedef struct bad_case {
     const char *what;
     void (*edit)(tlrt_arg *args, int *nargs);
@@ -862,6 +940,7 @@ static void function_launch(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(plan_packs_params_in_abi_order),
+        cmocka_unit_test(plan_cluster),
         cmocka_unit_test(plan_rejects_misuse),
         cmocka_unit_test(plan_tmap),
         cmocka_unit_test(null_arguments),
