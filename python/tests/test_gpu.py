@@ -135,6 +135,26 @@ class GpuTest(unittest.TestCase):
                 acc += s @ kv[j].float()
             torch.testing.assert_close(o[i].float(), acc, rtol=2e-2, atol=2e-2)
 
+    def test_multicast_in_clusters(self):
+        # shared_panel runs in clusters of two column blocks that load the same tiles: the
+        # producer shares them out, each sent to both blocks (TMA multicast)
+        with open(os.path.join(ROOT, "tests", "golden", "plan", "multicast.tl")) as f:
+            src = f.read()
+        k = tlc.compile(src, kernel="shared_panel", arch="sm_90a") if _sm90() else None
+        if k is None:
+            self.skipTest("needs an sm_90 GPU")
+        for m, n, kk in [(256, 512, 1024), (512, 256, 4096), (1000, 768, 200)]:
+            a = torch.randn(m, kk, device="cuda").half()
+            b = torch.randn(kk, 128, device="cuda").half()
+            c = torch.full((m, n), float("nan"), device="cuda").half()
+            k(a, b, c)
+            ref = (a.float() @ b.float()).repeat(1, n // 128)
+            torch.testing.assert_close(c.float(), ref, rtol=2e-2, atol=2e-1)
+        # one column block: clusters of two do not divide the grid
+        one = torch.empty(128, 128, device="cuda").half()
+        with self.assertRaisesRegex(tlc.LaunchError, "cluster x = 2 .* does not divide"):
+            k(torch.randn(128, 64, device="cuda").half(), torch.randn(64, 128, device="cuda").half(), one)
+
     def test_programmatic_dependent_launch(self):
         # The producer lets its dependent start at once (pdl_trigger first), then takes a while
         # to write Y; the consumer (pdl_sync) must still read every Y the producer wrote.
