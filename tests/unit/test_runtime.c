@@ -35,16 +35,20 @@ static tlrt_module_meta parse(const char *text) {
     return m;
 }
 
+/* X and Y of [shape] at fixed addresses, eps, rows: RMS_META's arguments. */
+static void rms_args(tlrt_arg *args, int64_t *shape, int rows) {
+    args[0] = tlrt_arg_tensor(0x10000, TLRT_F16, 2, shape, NULL);
+    args[1] = tlrt_arg_tensor(0x20000, TLRT_F16, 2, shape, NULL);
+    args[2] = tlrt_arg_float(TLRT_F32, 1e-5);
+    args[3] = tlrt_arg_int(TLRT_I32, rows);
+}
+
 static void plan_packs_params_in_abi_order(void **state) {
     (void)state;
     tlrt_module_meta m = parse(RMS_META);
     int64_t shape[] = {300, 4096};
-    tlrt_arg args[] = {
-        tlrt_arg_tensor(0x10000, TLRT_F16, 2, shape, NULL),
-        tlrt_arg_tensor(0x20000, TLRT_F16, 2, shape, NULL),
-        tlrt_arg_float(TLRT_F32, 1e-5),
-        tlrt_arg_int(TLRT_I32, 4),
-    };
+    tlrt_arg args[4];
+    rms_args(args, shape, 4);
     tlrt_launch_plan plan;
     char err[512];
     assert_int_equal(tlrt_plan_launch(&m.kernels[0], args, 4, &plan, err, sizeof err), TLRT_SUCCESS);
@@ -106,12 +110,8 @@ static void plan_cluster(void **state) {
     tlrt_module_meta m = parse(CL_META);
     assert_true(m.kernels[0].has_cluster);
     int64_t shape[] = {256, 4096};
-    tlrt_arg args[] = {
-        tlrt_arg_tensor(0x10000, TLRT_F16, 2, shape, NULL),
-        tlrt_arg_tensor(0x20000, TLRT_F16, 2, shape, NULL),
-        tlrt_arg_float(TLRT_F32, 1e-5),
-        tlrt_arg_int(TLRT_I32, 33),
-    };
+    tlrt_arg args[4];
+    rms_args(args, shape, 33);
     tlrt_launch_plan plan;
     char err[512];
     assert_int_equal(tlrt_plan_launch(&m.kernels[0], args, 4, &plan, err, sizeof err), TLRT_SUCCESS);
