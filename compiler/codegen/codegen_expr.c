@@ -234,6 +234,11 @@ static LLVMValueRef bin_expr(cg_ctx *cg, const th_expr *e) {
     case THB_MAX: { LLVMValueRef args[2] = {a, b}; return cg_call_intrinsic(cg, "llvm.smax", &ty, 1, args, 2, ty); }
     case THB_AND: return LLVMBuildAnd(B, a, b, "");
     case THB_OR: return LLVMBuildOr(B, a, b, "");
+    case THB_OR_DISJOINT: {
+        LLVMValueRef v = LLVMBuildOr(B, a, b, "");
+        if (LLVMIsAInstruction(v)) LLVMSetIsDisjoint(v, 1);
+        return v;
+    }
     case THB_XOR: return LLVMBuildXor(B, a, b, "");
     case THB_SHL: return LLVMBuildShl(B, a, b, "");
     case THB_SHR: return LLVMBuildAShr(B, a, b, "");

@@ -184,7 +184,7 @@ static bool fold_int(th_binop op, th_base t, int64_t x, int64_t y, int64_t *r) {
     case THB_SUB: *r = wrap_int(t, ux - uy); return true;
     case THB_MUL: *r = wrap_int(t, ux * uy); return true;
     case THB_AND: *r = wrap_int(t, ux & uy); return true;
-    case THB_OR: *r = wrap_int(t, ux | uy); return true;
+    case THB_OR: case THB_OR_DISJOINT: *r = wrap_int(t, ux | uy); return true;
     case THB_XOR: *r = wrap_int(t, ux ^ uy); return true;
     case THB_MIN: *r = x < y ? x : y; return true;
     case THB_MAX: *r = x > y ? x : y; return true;
@@ -217,12 +217,12 @@ th_expr *th_bin(tlc_arena *a, th_binop op, th_expr *x, th_expr *y) {
         /* identities that keep index arithmetic readable in --emit=thread */
         int64_t c;
         if (th_expr_const_int(y, &c)) {
-            if (c == 0 && (op == THB_ADD || op == THB_SUB || op == THB_OR || op == THB_XOR ||
+            if (c == 0 && (op == THB_ADD || op == THB_SUB || op == THB_OR || op == THB_OR_DISJOINT || op == THB_XOR ||
                            op == THB_SHL || op == THB_SHR || op == THB_LSHR)) return x;
             if (c == 1 && (op == THB_MUL || op == THB_DIV || op == THB_FLOORDIV || op == THB_UDIV)) return x;
         }
         if (th_expr_const_int(x, &c)) {
-            if (c == 0 && (op == THB_ADD || op == THB_OR || op == THB_XOR)) return y;
+            if (c == 0 && (op == THB_ADD || op == THB_OR || op == THB_OR_DISJOINT || op == THB_XOR)) return y;
             if (c == 1 && op == THB_MUL) return y;
         }
     }

@@ -76,6 +76,7 @@ typedef enum {
     THB_MIN, THB_MAX, /* float: maxnum semantics; int: signed */
     THB_AND, THB_OR, THB_XOR, THB_SHL, THB_SHR /* arithmetic */, THB_LSHR,
     THB_POW,
+    THB_OR_DISJOINT, /* x | y where x and y have no bit in common (so also x + y) */
 } th_binop;
 typedef enum { THU_NEG, THU_NOT /* bitwise, i1 logical */, THU_ABS, THU_SQRT,
                THU_EXP, THU_LOG, THU_EXP2_APPROX, THU_LOG2_APPROX, THU_RSQRT_APPROX,

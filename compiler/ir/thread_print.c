@@ -13,6 +13,7 @@ static const char *binop_str(int op) {
     case THB_MIN: return "min"; case THB_MAX: return "max"; case THB_AND: return "&";
     case THB_OR: return "|"; case THB_XOR: return "^"; case THB_SHL: return "<<";
     case THB_SHR: return ">>"; case THB_LSHR: return ">>u"; case THB_POW: return "**";
+    case THB_OR_DISJOINT: return "|disjoint";
     }
     return "?bin";
 }

@@ -447,6 +447,9 @@ static void build_everything(kb *b) {
         kb_add(b, th_assign(a, vi, NULL, th_bin(a, op, th_read(a, vi), rhs)));
     }
     kb_add(b, th_assign(a, vi, NULL, th_bin(a, THB_POW, th_read(a, vi), I32(a, 3))));
+    /* an OR of bits known disjoint: (vi << 8) and tid.x & 255 */
+    kb_add(b, th_assign(a, vi, NULL, th_bin(a, THB_OR_DISJOINT, th_bin(a, THB_SHL, th_read(a, vi), I32(a, 8)),
+                                            th_bin(a, THB_AND, th_special_reg(a, THS_TID_X), I32(a, 255)))));
     kb_add(b, th_assign(a, vi, NULL, th_un(a, THU_NEG, th_un(a, THU_NOT, th_un(a, THU_ABS, th_read(a, vi))))));
     kb_add(b, th_assign(a, vl, NULL, th_bin(a, THB_FLOORDIV, th_convert(a, th_read(a, vi), i64), k)));
     /* float ops */
@@ -517,6 +520,7 @@ static void test_every_node_kind(void **state) {
     th_print_module(&sb, &b.m);
     const char *txt = tlc_sb_cstr(&sb);
     assert_true(has(txt, "kernel everything("));
+    assert_true(has(txt, "|disjoint"));
     assert_true(has(txt, "param4 desc: bytes[128]"));
     assert_true(has(txt, "asm \"add.s32 $0, $1, 1; // $2\" \"=r,r,l\" outs(asm_out.9) ins(vi.0, param4)"));
     assert_true(has(txt, "bar.sync 1, 128"));
@@ -671,6 +675,13 @@ static void test_emit_llvm(void **state) {
     assert_true(has(raw, "define ptx_kernel void @copy_f16("));
     assert_int_equal(d.errors, 0);
     tlc_diag_free(&d);
+
+    kb e;
+    build_everything(&e);
+    raw = tlc_codegen_llvm_ir(&e.m, &o, &e.a, &d);
+    assert_non_null(raw);
+    assert_true(has(raw, "or disjoint i32"));
+    kb_free(&e);
 
     /* unroll metadata survives in the unoptimized module */
     kb r;
