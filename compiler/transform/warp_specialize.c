@@ -581,12 +581,8 @@ static const char *multicast_refusal(const tir_kernel *k, const tlc_ws_decision 
 }
 
 static int trip_count_block_deps(const tir_kernel *k, const tlc_ws_decision *w) {
-    int *mask = calloc((size_t)k->nvars + 1, sizeof *mask);
+    int *mask = slice_block_deps(k, w);
     if (!mask) return 7;
-    for (int i = 0; i < w->nslice; i++) {
-        const tir_stmt *s = w->slice[i];
-        if (s->kind == TS_LET || s->kind == TS_ASSIGN) mask[s->u.let.var->id] |= block_deps(s->u.let.value, mask);
-    }
     int m = block_deps(w->loop->u.for_.extent[0], mask);
     free(mask);
     return m;
