@@ -78,7 +78,8 @@ static tlrt_status tile_counter(tlrt_context *ctx, tlrt_kernel *k, CUstream s, C
  * programmatic dependent of the stream's previous kernel: it may start
  * once that kernel's blocks have all run pdl_trigger() or exited, and
  * waits for its completion itself. A driver without cuLaunchKernelEx
- * launches it in order, which its wait then finds complete. */
+ * launches it in order, which its wait then finds complete. A kernel in
+ * clusters (metadata `cluster`) goes out with their dimensions. */
 static CUresult launch(tlrt_context *ctx, tlrt_kernel *k, const tlrt_launch_plan *plan, CUstream s, void **params) {
     const unsigned *grid = plan->grid, *block = plan->block, smem = plan->smem_bytes;
     tlrt_cu_launch_attribute attrs[2];
