@@ -80,6 +80,8 @@ static tlrt_status tile_counter(tlrt_context *ctx, tlrt_kernel *k, CUstream s, C
  * waits for its completion itself. A driver without cuLaunchKernelEx
  * launches it in order, which its wait then finds complete. A kernel in
  * clusters (metadata `cluster`) goes out with their dimensions. */
+static bool in_clusters(const tlrt_launch_plan *plan) { return plan->cluster[0] * plan->cluster[1] * plan->cluster[2] > 1; }
+
 static CUresult launch(tlrt_context *ctx, tlrt_kernel *k, const tlrt_launch_plan *plan, CUstream s, void **params) {
     const unsigned *grid = plan->grid, *block = plan->block, smem = plan->smem_bytes;
     tlrt_cu_launch_attribute attrs[2];
@@ -89,7 +91,7 @@ static CUresult launch(tlrt_context *ctx, tlrt_kernel *k, const tlrt_launch_plan
         attrs[n].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
         attrs[n++].value.value = 1;
     }
-    if (plan->cluster[0] * plan->cluster[1] * plan->cluster[2] > 1) { /* tlrt_launch checked cuLaunchKernelEx */
+    if (in_clusters(plan)) { /* tlrt_launch checked cuLaunchKernelEx */
         attrs[n].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
         memcpy(attrs[n++].value.bytes, plan->cluster, sizeof plan->cluster);
     }
@@ -115,7 +117,7 @@ tlrt_status tlrt_launch(tlrt_kernel *k, const tlrt_arg *args, int nargs, tlrt_st
     if (plan.empty) return TLRT_SUCCESS;
     if ((st = raise_smem(ctx, k, plan.smem_bytes)) != TLRT_SUCCESS) return st;
     if ((st = encode_tmaps(ctx, k, &plan)) != TLRT_SUCCESS) return st;
-    if (plan.cluster[0] * plan.cluster[1] * plan.cluster[2] > 1 && !ctx->cu.cuLaunchKernelEx)
+    if (in_clusters(&plan) && !ctx->cu.cuLaunchKernelEx)
         return tlrt_fail(ctx, TLRT_ERROR_UNSUPPORTED,
                          "kernel '%s' runs in thread block clusters, which need cuLaunchKernelEx (CUDA 12 drivers)",
                          k->name);

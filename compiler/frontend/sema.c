@@ -990,7 +990,6 @@ static bool kernel_cluster(sema *S, tir_kernel *k, const ast_expr *e) {
             continue;
         }
         if (!tir_expr_const_int(c, &v)) consts = false, v = 2; /* known at launch: may be more than 1 */
-        if (v > 1) k->cluster_axes |= 1 << i;
         product *= v;
         if (v != 1) k->cluster[i] = c; /* 1 (NULL): no cluster along that axis */
     }

@@ -211,6 +211,13 @@ tir_expr *tir_load(tlc_arena *a, tir_buffer *b, tir_expr **idx, tlc_loc loc) {
     return e;
 }
 
+int tir_cluster_axes(const tir_kernel *k) {
+    int axes = 0;
+    for (int i = 0; i < 3; i++)
+        if (k->cluster[i]) axes |= 1 << i;
+    return axes;
+}
+
 int tir_grid_expr_nodes(const tir_expr *e) {
     switch (e->kind) {
     case TE_INT: return 1;

@@ -386,10 +386,8 @@ typedef struct tir_kernel {
     tir_expr *grid[3];              /* over constants, sym dims and scalar params */
     tir_var *block_idx[3];
     /* cluster_dims=: blocks per cluster along each grid axis, evaluated at
-     * launch like the grid (NULL: 1). cluster_axes has bit i set where
-     * axis i may hold more than one block of a cluster. */
+     * launch like the grid (NULL: 1; sema leaves a constant 1 out) */
     tir_expr *cluster[3];
-    int cluster_axes;
     int threads;
     bool use_swizzle;
     int swizzle_panel;
@@ -408,6 +406,10 @@ typedef struct tir_kernel {
     struct tir_launch_check { tir_expr *cond; tlc_loc loc; } *checks; int nchecks;
     const struct tir_function *function; /* the function this kernel is part of, or NULL */
 } tir_kernel;
+
+/* Bit i set where grid axis i may hold more than one block of a cluster
+ * (k->cluster[i] set); 0: no clusters. */
+int tir_cluster_axes(const tir_kernel *k);
 
 /* A function whose body holds several `with Kernel` blocks, or alloc_global
  * workspaces before them (docs/language.md, "Several kernels in one

@@ -681,7 +681,7 @@ static void print_kernel(printer *p, const tir_kernel *k) {
         put_var(p, k->block_idx[d]);
     }
     tlc_sb_printf(sb, ")\n  threads %d\n", k->threads);
-    if (k->cluster[0] || k->cluster[1] || k->cluster[2]) {
+    if (tir_cluster_axes(k)) {
         tlc_sb_puts(sb, "  cluster_dims (");
         for (int d = 0; d < k->grid_rank && d < 3; d++) {
             if (d) tlc_sb_puts(sb, ", ");

@@ -332,13 +332,14 @@ static void issue_copy(tlc_lower_ctx *lc, const tir_stmt *s, th_expr *base, th_e
         tlc_error(lc->diag, s->loc, "internal error: no tensor map for this copy");
         return;
     }
+    bool multicast = ps && ps->mc_blocks;
+    th_expr *all = multicast ? th_bin(a, THB_SUB, th_bin(a, THB_SHL, tlc_i32(lc, 1), ps->mc_blocks), tlc_i32(lc, 1)) : NULL;
     for (int p = 0; p < t->npanels; p++) {
         th_stmt *own = tma_panel(lc, s, t, base, bar, p, NULL);
-        if (!ps || !ps->mc_blocks) {
+        if (!multicast) {
             tlc_emit(lc, own);
             continue;
         }
-        th_expr *all = th_bin(a, THB_SUB, th_bin(a, THB_SHL, tlc_i32(lc, 1), ps->mc_blocks), tlc_i32(lc, 1));
         th_expr *mine = th_cmp(a, THC_EQ, ps->mc_rank, th_bin(a, THB_UREM, tlc_i32(lc, (*next)++), ps->mc_blocks));
         th_stmt *shared = th_if(a, mine, tma_panel(lc, s, t, base, bar, p, all), NULL);
         tlc_emit(lc, th_if(a, th_cmp(a, THC_GT, ps->mc_blocks, tlc_i32(lc, 1)), shared, own));

@@ -573,7 +573,7 @@ static const char *multicast_refusal(const tir_kernel *k, const tlc_ws_decision 
                                      int depth, tlc_arena *a) {
     if (w->npreloads) return "the loop has preloads";
     if (k->use_swizzle) return "use_swizzle remaps the block indices, so a cluster's blocks need not share them";
-    int deps = producer_block_deps(k, w, path, depth) & k->cluster_axes;
+    int deps = producer_block_deps(k, w, path, depth) & tir_cluster_axes(k);
     if (!deps) return NULL;
     int axis = deps & 1 ? 0 : deps & 2 ? 1 : 2;
     return tlc_arena_printf(a, "the producer's loads depend on block index %s, which varies within a cluster",
@@ -668,13 +668,14 @@ void tlc_plan_warp_specialization(tlc_kernel_plan *p, const tir_kernel *k, tlc_a
     }
     tlc_ptrvec_free(&sl.slice);
     if (!any_wgmma) return; /* nothing for the consumers to overlap */
-    if (k->cluster_axes && w.pipe->tma) {
+    bool clustered = tir_cluster_axes(k) != 0;
+    if (clustered && w.pipe->tma) {
         w.multicast_refused = multicast_refusal(k, &w, sl.path, sl.depth, a);
         w.multicast = !w.multicast_refused;
     }
     /* a persistent grid is folded onto the SMs, which a cluster launch's
      * grid cannot be */
-    w.persistent = k->grid_rank >= 1 && !w.nested && !p->ws_one_tile && !k->cluster[0] && !k->cluster[1] && !k->cluster[2];
+    w.persistent = k->grid_rank >= 1 && !w.nested && !p->ws_one_tile && !clustered;
     if (w.loop->u.for_.turns_hint) {
         w.turns_refused = turns_refusal(k, &w, a);
         if (!w.turns_refused) w.turns = w.loop->u.for_.turns;
