@@ -28,7 +28,7 @@ static const builtin_spec builtins[] = {
     {"Parallel", B_PARALLEL, BK_LOOP, P(NULL), 0, 0, 1, 8},
     /* order= ... annotations= are TileLang's manual schedule: bound here so
      * that the loop can refuse them by name */
-    {"Pipelined", B_PIPELINED, BK_LOOP, P("num_stages", "order", "stage", "sync", "group", "annotations", "turns"), 7, 0, 1, 2},
+    {"Pipelined", B_PIPELINED, BK_LOOP, P("num_stages", "order", "stage", "sync", "group", "annotations", "turns", "roles"), 8, 0, 1, 2},
     {"serial", B_SERIAL, BK_LOOP, P(NULL), 0, 0, 1, 3},
     {"Serial", B_SERIAL, BK_LOOP, P(NULL), 0, 0, 1, 3},
     {"range", B_RANGE, BK_LOOP, P(NULL), 0, 0, 1, 3},

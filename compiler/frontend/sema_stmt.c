@@ -661,7 +661,7 @@ static void for_stmt(sema *S, const ast_stmt *s) {
             if (ok) ok = parallel_size_fits(S, st, it->loc);
             break;
         case B_PIPELINED: {
-            enum { TURNS_ARG = 6 };
+            enum { TURNS_ARG = 6, ROLES_ARG = 7 };
             for (int i = 1; i < TURNS_ARG; i++)
                 if (a.arg[i]) {
                     tlc_error(S->diag, a.arg[i]->loc, "'%s=' of T.Pipelined is a TileLang construct tlc does not support; "
@@ -683,6 +683,8 @@ static void for_stmt(sema *S, const ast_stmt *s) {
             }
             bool turns = false;
             if (a.arg[TURNS_ARG] && !sema_eval_const_bool(S, a.arg[TURNS_ARG], "turns", &turns)) ok = false;
+            bool roles = false;
+            if (a.arg[ROLES_ARG] && !sema_eval_const_bool(S, a.arg[ROLES_ARG], "roles", &roles)) ok = false;
             if (!stop || !ok) { ok = false; break; }
             if (start && tir_expr_const_int(start, &s0) && s0 == 0) start = NULL;
             st->u.for_.extent[0] = start ? range_extent(S, start, stop, 1, it->loc) : clamp_count(S, stop, it->loc);
@@ -699,7 +701,8 @@ static void for_stmt(sema *S, const ast_stmt *s) {
              * count); a start is added where the variable is read */
             st->u.for_.kind = TIR_FOR_PIPELINED;
             st->u.for_.num_stages = (int)ns;
-            st->u.for_.turns_hint = turns;
+            st->u.for_.turns_hint = turns || roles;
+            st->u.for_.roles_hint = roles;
             pipe_start = start;
             break;
         }

@@ -261,7 +261,8 @@ struct tir_stmt {
             tir_expr **extent;  /* per var: iteration count (Parallel: constant) */
             int64_t step;       /* serial range step (>0 or <0, never 0); 1 otherwise */
             int num_stages;     /* Pipelined; 0 otherwise */
-            bool turns_hint;    /* Pipelined(..., turns=True) */
+            bool turns_hint;    /* Pipelined(..., turns=True), or roles=True */
+            bool roles_hint;    /* Pipelined(..., roles=True): turns_hint too */
             /* The warpgroup-turns schedule of this loop (transform/turns.c),
              * NULL when not taken. */
             const struct tir_turns *turns;
@@ -288,6 +289,9 @@ struct tir_stmt {
              * gemms, transform/turns.c): planned over 128 threads, the
              * accumulator replicated over the warpgroups */
             bool per_warpgroup;
+            /* the widest wgmma N it may use (0: 256): a roles loop's output
+             * gemms (transform/turns.c) */
+            int max_inst_n;
         } gemm;
         struct {
             tir_reduce_kind kind;

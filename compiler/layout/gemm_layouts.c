@@ -17,10 +17,16 @@ static int64_t imin(int64_t a, int64_t b) { return a < b ? a : b; }
  * as possible; FullCol: along N; Square: fewest operand bytes per unit
  * (mma.sync: the per-unit tile closest to square; wgmma: the bytes its
  * instructions read from shared memory), ties to more units along M. */
-static int64_t wgmma_n(int64_t tile_n) {
-    int64_t w = imin(tile_n, 256);
+static int64_t wgmma_n_under(int64_t tile_n, int64_t max_n) {
+    int64_t w = imin(tile_n, max_n);
     while (w > 8 && (tile_n % w || w % 8)) w -= 8;
     return w;
+}
+
+static int64_t wgmma_n(int64_t tile_n) { return wgmma_n_under(tile_n, 256); }
+
+void tlc_gemm_plan_cap_n(tlc_gemm_plan *p, int max_n) {
+    if (p->inst == TLC_INST_WGMMA && p->inst_n > max_n) p->inst_n = (int)wgmma_n_under(p->tile_n, max_n);
 }
 
 static int64_t split_cost(tir_gemm_policy pol, int64_t um, int64_t un, int64_t m, int64_t n, bool wg) {

@@ -30,6 +30,9 @@ typedef struct tlc_gemm_plan {
  * split. False with a reason in `why` when no split fits. */
 bool tlc_gemm_plan_make(tlc_gemm_plan *p, tlc_arch arch, int threads, int m, int n, int k, tir_gemm_policy policy,
                         bool allow_wgmma, char *why, int whylen);
+/* A wgmma plan's instruction narrowed to at most max_n columns (the widest
+ * multiple of 8 dividing the unit's N). */
+void tlc_gemm_plan_cap_n(tlc_gemm_plan *p, int max_n);
 /* Accumulator fragment over [m, n]: per unit, the instruction's tiles
  * repeated over tile_m x tile_n. Slot of (instruction tile mi, ni, register
  * r) is tlc_gemm_acc_slot. */

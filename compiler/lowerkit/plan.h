@@ -116,6 +116,30 @@ typedef struct tlc_ws_decision {
     const tir_turns *turns;
     const char *turns_refused;
     int64_t *published_at, *handed_at;
+    /* Warpgroup roles (roles=True on a turns loop): instead of the two
+     * warpgroups taking turns, a score warpgroup added after the consumers
+     * (threads consumer_threads .. + 127, tid - consumer_threads in its
+     * fragments, so it holds warpgroup 0's copy of each) runs every
+     * iteration's score gemms and owner and late statements and publishes
+     * through the same slots; the consumers run only the shared statements
+     * (the output gemm), iteration k's while the score warpgroup computes
+     * k + 1's scores. It replays the loop's ancestors and score_slice (the
+     * scalar statements its statements need), runs score_inits (the
+     * statements before the loop in its sequence that set the handed-over
+     * fragments) where they stand, and hands over after each run.
+     * roles_refused says why a roles=True loop runs in turns instead. */
+    bool roles;
+    const char *roles_refused;
+    int score_threads; /* 128 with roles, else 0 */
+    int reg_score;     /* the score warpgroup's setmaxnreg */
+    const tir_stmt **score_slice; int nscore_slice;
+    const tir_stmt **score_inits; int nscore_inits;
+    /* byte offsets of the roles' two mbarriers: `published` (the score
+     * warpgroup's threads arrive: iteration k's scores, or a run's hand-
+     * over, are in shared memory) and `freed` (the consumers' threads
+     * arrive: their writes before the loop are done, or iteration k's
+     * output gemm has retired) */
+    int64_t role_published, role_freed;
     /* Preloads: copies global -> shared standing before the loop in its own
      * sequence (attention's Q tile) whose buffers nothing but the loop's
      * body reads and nothing but the copy writes, and whose regions the

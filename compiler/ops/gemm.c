@@ -73,6 +73,7 @@ bool tlc_gemm_choose(tlc_arena *a, const tir_kernel *k, tlc_arch arch, const tir
     if ((shared_ops || a_regs) && tlc_target_of(arch)->wgmma &&
         tlc_gemm_plan_make(p, arch, threads, m, n, kk, s->u.gemm.policy, true, why, whylen) &&
         p->inst == TLC_INST_WGMMA) {
+        if (s->u.gemm.max_inst_n) tlc_gemm_plan_cap_n(p, s->u.gemm.max_inst_n);
         p->replicas = k->threads / threads;
         bool ok = (a_regs || wgmma_operand_ok(operand_layout(a, A), !s->u.gemm.trans_a, 64, p->tile_m)) &&
                   wgmma_operand_ok(operand_layout(a, B), s->u.gemm.trans_b, p->inst_n, p->inst_n) &&

@@ -57,7 +57,45 @@ static void print_slots(tlc_strbuf *sb, const char *what, tir_buffer *const *v, 
     for (int i = 0; i < n; i++) tlc_sb_printf(sb, "%s %s at %lld", i ? "," : "", v[i]->name, (long long)at[i]);
 }
 
+static void print_staged(tlc_strbuf *sb, const tir_turns *t) {
+    if (!t->nstaged) return;
+    tlc_sb_puts(sb, "; staged");
+    for (int i = 0; i < t->nstaged; i++) tlc_sb_printf(sb, "%s %s", i ? "," : "", t->staged[i]->name);
+}
+
+static void print_roles(tlc_strbuf *sb, const tlc_ws_decision *w) {
+    const tir_turns *t = w->turns;
+    const tir_stmt *body = w->loop->u.for_.body;
+    tlc_sb_printf(sb, "    roles: a score warpgroup (threads %d-%d, setmaxnreg %d) runs every iteration's lines",
+                  w->consumer_threads, w->consumer_threads + w->score_threads - 1, w->reg_score);
+    print_lines(sb, body, t, TIR_TURN_OWNER);
+    if (t->late) {
+        tlc_sb_puts(sb, ", then after publishing lines");
+        print_lines(sb, body, t, TIR_TURN_LATE);
+    }
+    tlc_sb_puts(sb, "; the consumers run lines");
+    print_lines(sb, body, t, TIR_TURN_SHARED);
+    tlc_sb_puts(sb, " under the next iteration's scores");
+    print_slots(sb, "published", t->published, w->published_at, t->npublished);
+    print_slots(sb, "handed over after each run", t->handed, w->handed_at, t->nhanded);
+    print_staged(sb, t);
+    tlc_sb_putc(sb, '\n');
+    if (w->nscore_inits) {
+        tlc_sb_puts(sb, "    score warpgroup also runs lines");
+        for (int i = 0; i < w->nscore_inits; i++) tlc_sb_printf(sb, "%s %d", i ? "," : "", w->score_inits[i]->loc.line);
+        tlc_sb_puts(sb, " before the loop");
+        for (int i = 0; i < w->nscore_slice; i++)
+            tlc_sb_printf(sb, "%s %d", i ? "," : " and the statements at lines", w->score_slice[i]->loc.line);
+        tlc_sb_putc(sb, '\n');
+    }
+}
+
 static void print_turns(tlc_strbuf *sb, const tlc_ws_decision *w) {
+    if (w->roles) {
+        print_roles(sb, w);
+        return;
+    }
+    if (w->roles_refused) tlc_sb_printf(sb, "    roles: not taken (%s)\n", w->roles_refused);
     if (!w->turns) {
         tlc_sb_printf(sb, "    turns: not taken (%s)\n", w->turns_refused ? w->turns_refused : "?");
         return;
@@ -75,10 +113,7 @@ static void print_turns(tlc_strbuf *sb, const tlc_ws_decision *w) {
     }
     print_slots(sb, "published", t->published, w->published_at, t->npublished);
     print_slots(sb, "handed over", t->handed, w->handed_at, t->nhanded);
-    if (t->nstaged) {
-        tlc_sb_puts(sb, "; staged");
-        for (int i = 0; i < t->nstaged; i++) tlc_sb_printf(sb, "%s %s", i ? "," : "", t->staged[i]->name);
-    }
+    print_staged(sb, t);
     tlc_sb_putc(sb, '\n');
 }
 
@@ -90,7 +125,8 @@ static void print_ws(tlc_strbuf *sb, const tlc_ws_decision *w) {
     tlc_sb_printf(sb,
                   "  warp specialization: loop over %s at line %d; %d consumer warpgroup(s) (%d threads) + 1 producer "
                   "warpgroup (%d threads); setmaxnreg %d / %d; %d block(s) per SM; %s; mbarriers full %lld, empty %lld\n",
-                  w->loop->u.for_.vars[0]->name, w->loop->loc.line, w->consumer_threads / 128, w->consumer_threads,
+                  w->loop->u.for_.vars[0]->name, w->loop->loc.line, w->consumer_threads / 128 + w->score_threads / 128,
+                  w->consumer_threads + w->score_threads,
                   w->producer_threads, w->reg_inc, w->reg_dec, w->blocks_per_sm,
                   w->persistent ? "persistent tiles" : "one tile per block", (long long)w->full, (long long)w->empty);
     if (w->multicast)

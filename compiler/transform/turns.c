@@ -114,10 +114,11 @@ static tir_buffer **buffer_list(analysis *an, const bool *in, int *n) {
 
 static bool analyse(analysis *an, tir_stmt *loop) {
     const tir_kernel *k = an->k;
+    const char *hint = loop->u.for_.roles_hint ? "roles=True" : "turns=True";
     tlc_diag *diag = an->diag;
     tir_stmt *body = loop->u.for_.body;
     if (body->kind != TS_SEQ) {
-        tlc_error(diag, loop->loc, "turns=True: the loop body must start with its loads and score gemms");
+        tlc_error(diag, loop->loc, "%s: the loop body must start with its loads and score gemms", hint);
         return false;
     }
     int n = body->u.seq.n, i = 0;
@@ -130,8 +131,8 @@ static bool analyse(analysis *an, tir_stmt *loop) {
         i++;
     if (i == first || !items[first]->u.gemm.clear_accum || S->scope != TIR_SCOPE_FRAGMENT) {
         tlc_error(diag, i < n ? items[i]->loc : loop->loc,
-                  "turns=True: after its loads the loop body must start with the score gemms (a chain into one "
-                  "fragment, the first with clear_accum=True, operands in shared memory)");
+                  "%s: after its loads the loop body must start with the score gemms (a chain into one "
+                  "fragment, the first with clear_accum=True, operands in shared memory)", hint);
         return false;
     }
     tir_turns *t = TLC_NEW(an->a, tir_turns);
@@ -159,8 +160,8 @@ static bool analyse(analysis *an, tir_stmt *loop) {
         for (int b = 0; b < nb; b++) writes_output |= wr[b] && outputs[b];
         if (writes_output) {
             if (t->late) {
-                tlc_error(diag, x->loc, "turns=True: the statements that update the output accumulator must come "
-                                        "together, after those that compute from the scores");
+                tlc_error(diag, x->loc, "%s: the statements that update the output accumulator must come "
+                                        "together, after those that compute from the scores", hint);
                 ok = false;
                 break;
             }
@@ -169,12 +170,12 @@ static bool analyse(analysis *an, tir_stmt *loop) {
             for (int b = 0; b < nb && ok; b++) {
                 const tir_buffer *B = k->buffers[b];
                 if (wr[b] && !outputs[b]) {
-                    tlc_error(diag, x->loc, "turns=True: a statement that updates the output accumulator may not "
-                                            "also write '%s'", B->name);
+                    tlc_error(diag, x->loc, "%s: a statement that updates the output accumulator may not "
+                                            "also write '%s'", hint, B->name);
                     ok = false;
                 } else if (rd[b] && B == S) {
-                    tlc_error(diag, x->loc, "turns=True: the output gemm must read the scores from shared memory "
-                                            "(each warpgroup holds only its own iterations' scores)");
+                    tlc_error(diag, x->loc, "%s: the output gemm must read the scores from shared memory "
+                                            "(each warpgroup holds only its own iterations' scores)", hint);
                     ok = false;
                 } else if (rd[b] && owned[b]) {
                     published[b] = true;
@@ -188,24 +189,24 @@ static bool analyse(analysis *an, tir_stmt *loop) {
         for (int b = 0; b < nb && ok && late; b++) {
             const tir_buffer *B = k->buffers[b];
             if (wr[b] && (B->scope != TIR_SCOPE_FRAGMENT || published[b])) {
-                tlc_error(diag, x->loc, "turns=True: a statement after those that update the output accumulator "
-                                        "may write only fragments they do not read; '%s' is not one", B->name);
+                tlc_error(diag, x->loc, "%s: a statement after those that update the output accumulator "
+                                        "may write only fragments they do not read; '%s' is not one", hint, B->name);
                 ok = false;
             }
         }
         for (int b = 0; b < nb && ok; b++) {
             tir_buffer *B = k->buffers[b];
             if (rd[b] && outputs[b]) {
-                tlc_error(diag, x->loc, "turns=True: only the statements that update the output accumulator may "
-                                        "read '%s'", B->name);
+                tlc_error(diag, x->loc, "%s: only the statements that update the output accumulator may "
+                                        "read '%s'", hint, B->name);
                 ok = false;
             } else if (wr[b] && B->scope != TIR_SCOPE_FRAGMENT && B->scope != TIR_SCOPE_SHARED) {
-                tlc_error(diag, x->loc, "turns=True: '%s' is written by only one warpgroup per iteration; "
-                                        "compute from the scores into fragments and shared memory only", B->name);
+                tlc_error(diag, x->loc, "%s: '%s' is written by only one warpgroup per iteration; "
+                                        "compute from the scores into fragments and shared memory only", hint, B->name);
                 ok = false;
             } else if (rd[b] && staged[b]) {
-                tlc_error(diag, x->loc, "turns=True: shared buffer '%s' is written for the output gemm and read "
-                                        "again %s it", B->name, late ? "after" : "before");
+                tlc_error(diag, x->loc, "%s: shared buffer '%s' is written for the output gemm and read "
+                                        "again %s it", hint, B->name, late ? "after" : "before");
                 ok = false;
             }
             if (rd[b] && B->scope == TIR_SCOPE_FRAGMENT && !whole[b] && B != S) carried[b] = true;
@@ -225,8 +226,8 @@ static bool analyse(analysis *an, tir_stmt *loop) {
             tir_buffer *B = k->buffers[b];
             if (!owned[b] && !staged[b]) continue;
             if (an->read_outside[b] && (B == S || staged[b])) {
-                tlc_error(diag, B->loc, "turns=True: '%s' holds one warpgroup's iteration only and cannot be read "
-                                        "outside the loop", B->name);
+                tlc_error(diag, B->loc, "%s: '%s' holds one warpgroup's iteration only and cannot be read "
+                                        "outside the loop", hint, B->name);
                 ok = false;
             } else if (owned[b] && B != S && (carried[b] || an->read_outside[b])) {
                 handed[b] = true;
@@ -241,6 +242,11 @@ static bool analyse(analysis *an, tir_stmt *loop) {
          * they can run (the plan says why not otherwise) */
         if (an->applies && k->threads == 256) {
             for (int j = first; j < first + t->nchain; j++) items[j]->u.gemm.per_warpgroup = true;
+            /* roles add a score warpgroup: 512 threads, 128 registers each
+             * at entry, and ptxas refuses a wgmma whose accumulator does
+             * not fit them (m64n256 in float32 asks for about 154) */
+            for (int j = first + t->nchain; j < n && loop->u.for_.roles_hint; j++)
+                if (t->role[j] == TIR_TURN_SHARED && items[j]->kind == TS_GEMM) items[j]->u.gemm.max_inst_n = 128;
             loop->u.for_.turns = t;
         }
     }

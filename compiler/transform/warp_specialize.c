@@ -68,6 +68,7 @@ struct tlc_ws_plan {
     th_expr *counter;            /* run-time tiles: the counter pair's address (last parameter) */
     th_var *pre_count, *ppre_count; /* preloads waited for (consumers) / issued (producer) so far */
     th_expr *cluster_rank, *cluster_blocks; /* multicast: this block's rank, the cluster's blocks */
+    th_var *role_waits; /* roles: the phases of the other side's mbarrier waited for so far (per role) */
 };
 
 static bool is_stmt(const tir_stmt *s, const void *x) { return s == x; }
@@ -97,16 +98,16 @@ static bool loop_var_in_reach(const slicer *sl, const tir_var *v) {
     return false;
 }
 
+static void need_var(slicer *sl, const tir_var *v) {
+    if (v->kind == TV_LOOP && !loop_var_in_reach(sl, v)) sl->ok = false;
+    if ((v->kind == TV_LET || v->kind == TV_LOOP) && !sl->var_needed[v->id]) sl->var_needed[v->id] = sl->changed = true;
+}
+
 static void need_expr(slicer *sl, const tir_expr *e) {
     if (!e || !sl->ok) return;
     switch (e->kind) {
     case TE_INT: case TE_FLOAT: return;
-    case TE_VAR: {
-        const tir_var *v = e->u.var;
-        if (v->kind == TV_LOOP && !loop_var_in_reach(sl, v)) sl->ok = false;
-        if ((v->kind == TV_LET || v->kind == TV_LOOP) && !sl->var_needed[v->id]) sl->var_needed[v->id] = sl->changed = true;
-        return;
-    }
+    case TE_VAR: need_var(sl, e->u.var); return;
     case TE_LOAD: {
         const tir_buffer *b = e->u.load.buf;
         if (b->scope == TIR_SCOPE_VAR) {
@@ -485,13 +486,37 @@ static bool preload_released_early(const tlc_ws_decision *w) {
  * N / 2 + 32, and an attention body holds all its fragments (the
  * accumulators, scores, their 16-bit copy, the overlap's second copy) at
  * once, plus about 32 for addresses and indices. */
+static int fragment_regs(const tir_buffer *b) {
+    return b->scope == TIR_SCOPE_FRAGMENT && b->fragment ? (int)((b->fragment->slots * tir_dtype_bytes(b->dtype) + 3) / 4) : 0;
+}
+
+/* Roles: the fragments the score warpgroup computes (written by the score
+ * gemms, the owner and the late statements); *read: those they read. */
+static void score_fragments(const tir_kernel *k, const tlc_ws_decision *w, bool *owned, bool *read) {
+    const tir_turns *t = w->turns;
+    const tir_stmt *body = w->loop->u.for_.body;
+    size_t nb = (size_t)k->nbuffers + 1;
+    bool *rd = calloc(nb, 1), *wr = calloc(nb, 1);
+    for (int j = t->first; rd && wr && j < body->u.seq.n; j++) {
+        if (t->role[j] != TIR_TURN_OWNER && t->role[j] != TIR_TURN_LATE) continue;
+        tir_stmt_buffers_read_written(body->u.seq.stmts[j], k->nbuffers, rd, wr);
+        for (int b = 0; b < k->nbuffers; b++) {
+            bool frag = k->buffers[b]->scope == TIR_SCOPE_FRAGMENT;
+            owned[b] |= frag && wr[b];
+            if (read) read[b] |= frag && rd[b];
+        }
+    }
+    free(rd);
+    free(wr);
+}
+
 static int consumer_regs_needed(const tir_kernel *k, const tlc_ws_decision *w) {
     int64_t frag = 0;
-    for (int i = 0; i < k->nbuffers; i++) {
-        const tir_buffer *b = k->buffers[i];
-        if (b->scope == TIR_SCOPE_FRAGMENT && b->fragment)
-            frag += (b->fragment->slots * tir_dtype_bytes(b->dtype) + 3) / 4;
-    }
+    bool *owned = w->roles ? calloc((size_t)k->nbuffers + 1, 1) : NULL;
+    if (owned) score_fragments(k, w, owned, NULL);
+    for (int i = 0; i < k->nbuffers; i++) /* with roles, the score warpgroup's are not theirs */
+        if (!owned || !owned[i]) frag += fragment_regs(k->buffers[i]);
+    free(owned);
     if (w->lookahead) frag += w->loop->u.for_.body->u.seq.stmts[w->pipe->nprefix]->u.gemm.c.buf->fragment->slots;
     int64_t need = frag + 32;
     return (int)(need > w->max_wgmma_n / 2 + 32 ? need : w->max_wgmma_n / 2 + 32);
@@ -503,10 +528,15 @@ static int consumer_regs_needed(const tir_kernel *k, const tlc_ws_decision *w) {
  * setmaxnreg.inc draws only on what the block's own producer gave back
  * with setmaxnreg.dec: asking for more blocks the consumers forever
  * (measured on the H100 with two 384-thread blocks per SM). At most 240. */
+static int entry_regs(const tlc_target *t, const tlc_ws_decision *w, int blocks) {
+    int total = w->consumer_threads + w->producer_threads + w->score_threads;
+    return t->regs_per_sm / (blocks * total) / 8 * 8;
+}
+
 static int consumer_regs(const tlc_target *t, const tlc_ws_decision *w, int blocks) {
-    int total = w->consumer_threads + w->producer_threads;
-    int R = t->regs_per_sm / (blocks * total) / 8 * 8;
-    int inc = (R + w->producer_threads * (R - w->reg_dec) / w->consumer_threads) / 8 * 8;
+    int R = entry_regs(t, w, blocks);
+    int freed = w->producer_threads * (R - w->reg_dec) + w->score_threads * (R - w->reg_score);
+    int inc = (R + freed / w->consumer_threads) / 8 * 8;
     return inc > 240 ? 240 : inc;
 }
 
@@ -571,7 +601,6 @@ static int producer_block_deps(const tir_kernel *k, const tlc_ws_decision *w, co
 
 static const char *multicast_refusal(const tir_kernel *k, const tlc_ws_decision *w, const tir_stmt *const *path,
                                      int depth, tlc_arena *a) {
-    if (w->npreloads) return "the loop has preloads";
     if (k->use_swizzle) return "use_swizzle remaps the block indices, so a cluster's blocks need not share them";
     int deps = producer_block_deps(k, w, path, depth) & tir_cluster_axes(k);
     if (!deps) return NULL;
@@ -640,6 +669,164 @@ static const char *turns_refusal(const tir_kernel *k, const tlc_ws_decision *w, 
     return why ? why : exchanged_refusal(a, t->handed, t->nhanded);
 }
 
+/* A slice's statements in source order (the slice's vector freed). */
+static const tir_stmt **source_order(tlc_ptrvec *v, int *n, tlc_arena *a) {
+    const tir_stmt **out = TLC_NEW_ARRAY(a, const tir_stmt *, (size_t)v->len + 1);
+    for (int i = 0; i < v->len; i++) {
+        const tir_stmt *x = v->items[i];
+        int j = i;
+        for (; j > 0 && (out[j - 1]->loc.line > x->loc.line ||
+                         (out[j - 1]->loc.line == x->loc.line && out[j - 1]->loc.col > x->loc.col));
+             j--)
+            out[j] = out[j - 1];
+        out[j] = x;
+    }
+    *n = v->len;
+    tlc_ptrvec_free(v);
+    return out;
+}
+
+/* ---------------- warpgroup roles (plan.h) ---------------- */
+/* The variables the loop's body defines (its lets, its loops' variables):
+ * the score warpgroup computes them itself. */
+static void mark_defined(const tir_stmt *s, bool *defined) {
+    if (!s) return;
+    switch (s->kind) {
+    case TS_SEQ:
+        for (int i = 0; i < s->u.seq.n; i++) mark_defined(s->u.seq.stmts[i], defined);
+        return;
+    case TS_FOR:
+        for (int i = 0; i < s->u.for_.nvars; i++) defined[s->u.for_.vars[i]->id] = true;
+        mark_defined(s->u.for_.body, defined);
+        return;
+    case TS_IF:
+        mark_defined(s->u.if_.then, defined);
+        mark_defined(s->u.if_.els, defined);
+        return;
+    case TS_LET: defined[s->u.let.var->id] = true; return;
+    default: return;
+    }
+}
+
+typedef struct score_seed {
+    slicer *sl;
+    const bool *defined;
+} score_seed;
+
+static void seed_score_var(const tir_var *v, void *ctx) {
+    score_seed *ss = ctx;
+    if (!ss->defined[v->id]) need_var(ss->sl, v);
+}
+
+static void seed_score_buffer(const tir_access *acc, void *ctx) {
+    slicer *sl = ((score_seed *)ctx)->sl;
+    const tir_buffer *b = acc->buf;
+    if ((acc->mode & TIR_ACCESS_READ) && b->scope == TIR_SCOPE_VAR && !sl->buf_needed[b->id])
+        sl->buf_needed[b->id] = sl->changed = true;
+}
+
+static void seed_score_stmt(score_seed *ss, const tir_stmt *x) {
+    tir_stmt_vars(x, seed_score_var, ss);
+    tir_stmt_accesses(x, seed_score_buffer, ss);
+}
+
+/* The statements before the loop in its sequence that set the handed-over
+ * fragments (the running max and sum start values); NULL, or why the
+ * score warpgroup cannot run them. */
+static const char *find_score_inits(const tir_kernel *k, tlc_ws_decision *w, const slicer *sl, tlc_ptrvec *inits,
+                                    tlc_arena *a) {
+    const tir_turns *t = w->turns;
+    if (!t->nhanded) return NULL;
+    const tir_stmt *seq = sl->depth ? sl->path[sl->depth - 1] : NULL;
+    if (!seq || seq->kind != TS_SEQ) return "the loop is not in a sequence of statements";
+    size_t nb = (size_t)k->nbuffers + 1;
+    bool *rd = calloc(nb, 1), *wr = calloc(nb, 1), *handed = calloc(nb, 1), *set = calloc(nb, 1);
+    const char *why = !rd || !wr || !handed || !set ? "out of memory" : NULL;
+    for (int i = 0; !why && i < t->nhanded; i++) handed[t->handed[i]->id] = true;
+    for (int i = 0; !why && i < seq->u.seq.n && seq->u.seq.stmts[i] != w->loop; i++) {
+        const tir_stmt *x = seq->u.seq.stmts[i];
+        tir_stmt_buffers_read_written(x, k->nbuffers, rd, wr);
+        bool sets = false;
+        for (int b = 0; b < k->nbuffers; b++) sets |= wr[b] && handed[b];
+        if (!sets) continue;
+        for (int b = 0; !why && b < k->nbuffers; b++) {
+            const tir_buffer *B = k->buffers[b];
+            if (wr[b] && !handed[b])
+                why = tlc_arena_printf(a, "the statement at line %d sets '%s' with '%s'", x->loc.line, B->name,
+                                       t->handed[0]->name);
+            else if (rd[b] && B->scope != TIR_SCOPE_GLOBAL && B->scope != TIR_SCOPE_VAR)
+                why = tlc_arena_printf(a, "the statement at line %d sets a handed-over fragment from '%s'", x->loc.line,
+                                       B->name);
+            if (wr[b]) set[b] = true;
+        }
+        tlc_ptrvec_push(inits, (void *)x);
+    }
+    for (int i = 0; !why && i < t->nhanded; i++)
+        if (!set[t->handed[i]->id])
+            why = tlc_arena_printf(a, "'%s' is not set before the loop in the loop's own sequence", t->handed[i]->name);
+    free(rd);
+    free(wr);
+    free(handed);
+    free(set);
+    return why;
+}
+
+/* Why roles cannot be taken for the turns loop (NULL: they are, with the
+ * score warpgroup's program and registers in w). `tmpl` holds the loop's
+ * path. */
+static const char *plan_roles(const tlc_target *t, const tir_kernel *k, tlc_ws_decision *w, const slicer *tmpl,
+                              tlc_arena *a) {
+    if (w->dynamic_tiles) return "the blocks take their tiles at run time";
+    size_t nb = (size_t)k->nbuffers + 1;
+    bool *owned = TLC_NEW_ARRAY(a, bool, nb), *read = TLC_NEW_ARRAY(a, bool, nb);
+    score_fragments(k, w, owned, read);
+    for (int b = 0; b < k->nbuffers; b++)
+        if (read[b] && !owned[b])
+            return tlc_arena_printf(a, "'%s' is computed outside the loop, where the score warpgroup does not run",
+                                    k->buffers[b]->name);
+    tlc_ptrvec inits = {0};
+    const char *why = find_score_inits(k, w, tmpl, &inits, a);
+    if (why) {
+        tlc_ptrvec_free(&inits);
+        return why;
+    }
+    /* the scalar statements the score warpgroup replays: the producer's
+     * (the trip count, the loads' lets) and what its statements need */
+    slicer sl = {.loop = tmpl->loop, .pp = tmpl->pp, .depth = tmpl->depth};
+    memcpy(sl.path, tmpl->path, sizeof sl.path);
+    bool ok = producer_slice(k, &sl, a);
+    if (ok) {
+        bool *defined = TLC_NEW_ARRAY(a, bool, (size_t)k->nvars + 1);
+        mark_defined(w->loop->u.for_.body, defined);
+        score_seed ss = {&sl, defined};
+        const tir_turns *tt = w->turns;
+        const tir_stmt *body = w->loop->u.for_.body;
+        for (int j = tt->first; j < body->u.seq.n; j++)
+            if (tt->role[j] == TIR_TURN_OWNER || tt->role[j] == TIR_TURN_LATE) seed_score_stmt(&ss, body->u.seq.stmts[j]);
+        for (int i = 0; i < inits.len; i++) seed_score_stmt(&ss, inits.items[i]);
+        ok = slice_fixed_point(k, &sl);
+    }
+    if (!ok) {
+        tlc_ptrvec_free(&sl.slice);
+        tlc_ptrvec_free(&inits);
+        return "the score statements need a value the score warpgroup cannot compute where the loop stands";
+    }
+    w->score_slice = source_order(&sl.slice, &w->nscore_slice, a);
+    w->score_inits = source_order(&inits, &w->nscore_inits, a);
+    /* registers: the score warpgroup keeps its fragments and about 48 for
+     * addresses and indices; the consumers get what is left */
+    w->score_threads = 128;
+    int score = 48;
+    for (int b = 0; b < k->nbuffers; b++)
+        if (owned[b]) score += fragment_regs(k->buffers[b]);
+    w->reg_score = (score + 7) / 8 * 8;
+    w->roles = true;
+    if (w->reg_score < entry_regs(t, w, 1) && consumer_regs(t, w, 1) >= consumer_regs_needed(k, w)) return NULL;
+    w->roles = false;
+    w->score_threads = w->reg_score = 0;
+    return "the registers of four warpgroups do not fit the score warpgroup and the consumers";
+}
+
 void tlc_plan_warp_specialization(tlc_kernel_plan *p, const tir_kernel *k, tlc_arena *a) {
     p->ws = (tlc_ws_decision){0};
     const tlc_target *t = tlc_target_of(p->arch);
@@ -655,18 +842,7 @@ void tlc_plan_warp_specialization(tlc_kernel_plan *p, const tir_kernel *k, tlc_a
     plan_preloads(p, k, &sl, &w, a);
     bool any_wgmma = body_qualifies(p, w.loop->u.for_.body, w.pipe->nprefix, &w.gemm_only, &w.max_wgmma_n);
     for (int i = 0; i < sl.depth; i++) w.nested |= sl.path[i]->kind == TS_FOR;
-    w.nslice = sl.slice.len;
-    w.slice = TLC_NEW_ARRAY(a, const tir_stmt *, (size_t)sl.slice.len + 1);
-    for (int i = 0; i < sl.slice.len; i++) { /* in source order */
-        const tir_stmt *x = sl.slice.items[i];
-        int j = i;
-        for (; j > 0 && (w.slice[j - 1]->loc.line > x->loc.line ||
-                         (w.slice[j - 1]->loc.line == x->loc.line && w.slice[j - 1]->loc.col > x->loc.col));
-             j--)
-            w.slice[j] = w.slice[j - 1];
-        w.slice[j] = x;
-    }
-    tlc_ptrvec_free(&sl.slice);
+    w.slice = source_order(&sl.slice, &w.nslice, a);
     if (!any_wgmma) return; /* nothing for the consumers to overlap */
     bool clustered = tir_cluster_axes(k) != 0;
     if (clustered && w.pipe->tma) {
@@ -694,7 +870,13 @@ void tlc_plan_warp_specialization(tlc_kernel_plan *p, const tir_kernel *k, tlc_a
      * also wants every instruction to fit the registers at entry (a wgmma
      * m64n256 under 128 is refused, C7602) */
     w.reg_dec = k->threads == 384 ? 24 : 40;
-    int total = w.consumer_threads + w.producer_threads;
+    if (w.turns && w.loop->u.for_.roles_hint) {
+        int dec = w.reg_dec;
+        w.reg_dec = 24; /* four warpgroups */
+        w.roles_refused = plan_roles(t, k, &w, &sl, a);
+        if (w.roles_refused) w.reg_dec = dec;
+    }
+    int total = w.consumer_threads + w.producer_threads + w.score_threads;
     if (consumer_regs(t, &w, 1) < consumer_regs_needed(k, &w) || t->regs_per_sm / total < w.max_wgmma_n / 2 + 32) return;
     p->ws = w;
 }
@@ -738,7 +920,7 @@ void tlc_plan_warp_specialization_shared(tlc_kernel_plan *p, const tir_kernel *k
     tlc_ws_decision *w = &p->ws;
     if (!w->loop) return;
     const tlc_target *t = tlc_target_of(p->arch);
-    int total = w->consumer_threads + w->producer_threads, need = consumer_regs_needed(k, w);
+    int total = w->consumer_threads + w->producer_threads + w->score_threads, need = consumer_regs_needed(k, w);
     int S = w->pipe->stages;
     /* the stage loads that wait only for stages freed before the preloads:
      * with the early release (three stages or more), all but the last two
@@ -749,7 +931,8 @@ void tlc_plan_warp_specialization_shared(tlc_kernel_plan *p, const tir_kernel *k
     int64_t smem = *top + 16 * (int64_t)S + (w->dynamic_tiles ? TLC_WS_TILE_RING_BYTES : 0) + (w->npreloads ? 16 : 0) + 1024 + 128;
     /* two blocks when the consumers' registers and, at entry, every
      * warp's cover a wgmma (ptxas, C7602) */
-    bool regs2 = consumer_regs(t, w, 2) >= need && t->regs_per_sm / (2 * total) >= w->max_wgmma_n / 2 + 32;
+    bool regs2 = consumer_regs(t, w, 2) >= need && t->regs_per_sm / (2 * total) >= w->max_wgmma_n / 2 + 32 &&
+                 (!w->roles || w->reg_score < entry_regs(t, w, 2)); /* the score warpgroup gives back, never takes */
     w->blocks_per_sm = smem * 2 <= t->shared_per_sm && total * 2 <= 1024 && regs2 ? 2 : 1;
     w->reg_inc = consumer_regs(t, w, w->blocks_per_sm);
     w->full = tlc_align_up(*top, 128);
@@ -759,6 +942,11 @@ void tlc_plan_warp_specialization_shared(tlc_kernel_plan *p, const tir_kernel *k
         w->pre_full = *top;
         w->pre_empty = w->pre_full + 8;
         *top = w->pre_empty + 8;
+    }
+    if (w->roles) {
+        w->role_published = *top;
+        w->role_freed = w->role_published + 8;
+        *top = w->role_freed + 8;
     }
     if (w->turns) turn_slots(p, w, top, a);
     if (w->dynamic_tiles) {
@@ -777,7 +965,7 @@ bool tlc_ws_begin(tlc_lower_ctx *lc) {
     if (!d->loop) return false;
     tlc_ws_plan *w = TLC_NEW(lc->a, tlc_ws_plan);
     w->d = d;
-    lc->tk->threads = d->consumer_threads + d->producer_threads;
+    lc->tk->threads = d->consumer_threads + d->producer_threads + d->score_threads;
     lc->ws = w;
     /* persistent tiles: the logical grid (evaluated once, before the role
      * split) and block indices that each tile assigns */
@@ -805,6 +993,7 @@ bool tlc_ws_begin(tlc_lower_ctx *lc) {
     }
     if (d->persistent || d->nested) w->base = tlc_temp(lc, "wsbase", th_scalar(TH_I32), 0);
     if (d->npreloads) w->pre_count = tlc_temp(lc, "precount", th_scalar(TH_I32), 0);
+    if (d->roles) w->role_waits = tlc_temp(lc, "rolewaits", th_scalar(TH_I32), 0);
     if (d->lookahead) {
         const tir_buffer *C = d->loop->u.for_.body->u.seq.stmts[d->pipe->nprefix]->u.gemm.c.buf;
         w->ahead_acc = C;
@@ -1124,6 +1313,21 @@ static void consumer_loop_head(tlc_lower_ctx *lc, const tir_stmt *s, const char 
     *base = lc->ws->base ? tlc_let(lc, "base", th_read(a, lc->ws->base)) : NULL;
 }
 
+/* An iteration of the turns or roles: g = base + ko counts iterations over
+ * every run; wait for its stage, point the stage buffers at it and run the
+ * loads' lets (the producer issues the copies). Returns the stage. */
+static th_expr *enter_stage(tlc_lower_ctx *lc, const tir_stmt *body, int nloads, th_expr *base, th_expr *ko) {
+    tlc_arena *a = lc->a;
+    const tlc_pipe_plan *pp = lc->ws->d->pipe;
+    th_expr *g = base ? tlc_let(lc, "git", th_bin(a, THB_ADD, base, ko)) : ko;
+    th_expr *stage = tlc_let(lc, "stage", th_bin(a, THB_UREM, g, tlc_i32(lc, pp->stages)));
+    wait_stage_loaded(lc, g, stage);
+    tlc_pipe_set_stage(lc, pp, stage);
+    for (int j = 0; j < nloads; j++)
+        if (!tlc_pipe_is_copy(pp, body->u.seq.stmts[j])) tlc_lower_stmt(lc, body->u.seq.stmts[j]);
+    return stage;
+}
+
 /* ---------------- warpgroup turns ---------------- */
 /* Named barriers of the turns (0 is the block's, 1 the consumers'): the
  * owner of iteration k has published its turn; its turn is done (its
@@ -1222,8 +1426,8 @@ static void lower_owner_stmt(tlc_lower_ctx *lc, const tir_stmt *x) {
     tlc_lower_stmt(lc, x);
     for (int i = from; i < lc->out->len; i++)
         if (has_barrier(lc->out->items[i])) {
-            tlc_error(lc->diag, x->loc, "turns=True: this statement needs a barrier of the whole block, which "
-                                        "one warpgroup alone cannot take");
+            tlc_error(lc->diag, x->loc, "%s: this statement needs a barrier of the whole block, which "
+                                        "one warpgroup alone cannot take", lc->ws->d->roles ? "roles=True" : "turns=True");
             return;
         }
 }
@@ -1267,7 +1471,6 @@ static void lower_turns_loop(tlc_lower_ctx *lc, const tir_stmt *s) {
     const tlc_ws_decision *d = w->d;
     const tir_turns *t = d->turns;
     const tlc_pipe_plan *pp = d->pipe;
-    int S = pp->stages;
     const tir_stmt *body = s->u.for_.body;
     th_var *tv;
     th_expr *n, *base;
@@ -1277,12 +1480,7 @@ static void lower_turns_loop(tlc_lower_ctx *lc, const tir_stmt *s) {
     int nitems = body->u.seq.n;
     tlc_ptrvec *saved = tlc_lower_begin(lc);
     th_expr *ko = th_read(a, tv);
-    th_expr *g = base ? tlc_let(lc, "git", th_bin(a, THB_ADD, base, ko)) : ko;
-    th_expr *stage = tlc_let(lc, "stage", th_bin(a, THB_UREM, g, tlc_i32(lc, S)));
-    wait_stage_loaded(lc, g, stage);
-    tlc_pipe_set_stage(lc, pp, stage);
-    for (int j = 0; j < t->first; j++)
-        if (!tlc_pipe_is_copy(pp, body->u.seq.stmts[j])) tlc_lower_stmt(lc, body->u.seq.stmts[j]);
+    th_expr *stage = enter_stage(lc, body, t->first, base, ko);
     th_expr *later = tlc_let(lc, "notfirst", th_cmp(a, THC_GT, ko, tlc_i32(lc, 0)));
     th_expr *prev = th_bin(a, THB_SUB, ko, tlc_i32(lc, 1));
     /* the owner's turn */
@@ -1353,6 +1551,129 @@ static void lower_turns_loop(tlc_lower_ctx *lc, const tir_stmt *s) {
     th_stmt *af = tlc_lower_end(lc, after);
     tlc_emit(lc, th_if(a, th_cmp(a, THC_GT, n, tlc_i32(lc, 0)), af, NULL));
     if (base) tlc_emit(lc, th_assign(a, w->base, NULL, th_bin(a, THB_ADD, base, n)));
+}
+
+/* ---------------- warpgroup roles (plan.h) ---------------- */
+/* The roles' mbarriers (plan.h), each arrived at by every thread of one
+ * side and waited for by the other: `published` by the score warpgroup,
+ * `freed` by the consumers. Each side's next arrival follows its wait for
+ * the other side's last, so a side is never two phases ahead and the
+ * parity of the waits counted so far names the phase. */
+static th_expr *role_bar(tlc_lower_ctx *lc, bool published) {
+    const tlc_ws_decision *d = lc->ws->d;
+    return bar_addr(lc, published ? d->role_published : d->role_freed, tlc_i32(lc, 0));
+}
+
+static void role_wait(tlc_lower_ctx *lc, bool published) {
+    tlc_arena *a = lc->a;
+    th_var *count = lc->ws->role_waits;
+    th_expr *c = tlc_let(lc, "rolew", th_read(a, count));
+    wait_parity(lc, role_bar(lc, published), th_bin(a, THB_AND, c, tlc_i32(lc, 1)));
+    tlc_emit(lc, th_assign(a, count, NULL, th_bin(a, THB_ADD, c, tlc_i32(lc, 1))));
+}
+
+/* The consumers' loop with roles: iteration k's shared statements (the
+ * output gemm) once the score warpgroup has published k; then they free
+ * its staged buffers and release the stage. Before the loop they tell the
+ * score warpgroup that their shared-memory writes are done (Q); after it
+ * they take the handed-over fragments. */
+static void lower_roles_loop(tlc_lower_ctx *lc, const tir_stmt *s) {
+    tlc_arena *a = lc->a;
+    const tlc_ws_plan *w = lc->ws;
+    const tlc_ws_decision *d = w->d;
+    const tir_turns *t = d->turns;
+    const tlc_pipe_plan *pp = d->pipe;
+    const tir_stmt *body = s->u.for_.body;
+    th_var *tv;
+    th_expr *n, *base;
+    consumer_loop_head(lc, s, "pipeline (%d stages), the output statements of a score warpgroup's iterations", &tv, &n,
+                       &base);
+    /* written by generic stores, read by the score warpgroup's wgmma */
+    tlc_emit_ptx(lc, tlc_ptx_fence_proxy_async(), NULL, 0, NULL, 0);
+    mbar_arrive(lc, role_bar(lc, false));
+    tlc_ptrvec *saved = tlc_lower_begin(lc);
+    th_expr *ko = th_read(a, tv);
+    th_expr *stage = enter_stage(lc, body, t->first, base, ko);
+    role_wait(lc, true);
+    move_fragments(lc, t->published, d->published_at, t->npublished, false);
+    for (int j = t->first; j < body->u.seq.n; j++)
+        if (t->role[j] == TIR_TURN_SHARED) tlc_lower_stmt(lc, body->u.seq.stmts[j]);
+    tlc_pipe_set_stage(lc, pp, NULL);
+    release_stage(lc, stage);
+    mbar_arrive(lc, role_bar(lc, false));
+    th_stmt *b = tlc_lower_end(lc, saved);
+    tlc_emit(lc, th_for(a, tv, tlc_i32(lc, 0), n, 1, false, b));
+    role_wait(lc, true);
+    move_fragments(lc, t->handed, d->handed_at, t->nhanded, false);
+    if (base) tlc_emit(lc, th_assign(a, w->base, NULL, th_bin(a, THB_ADD, base, n)));
+}
+
+/* The score warpgroup's run of the loop: iteration k's loads' lets, score
+ * gemms, owner statements (before the first write of a staged buffer or
+ * of the published slots, from k = 1 on, it waits until iteration k - 1's
+ * output gemm has retired), publication, late statements; it releases the
+ * stage. After the run it waits for the last output gemm and hands over. */
+static void score_loop(tlc_lower_ctx *lc, th_var *sbase) {
+    tlc_arena *a = lc->a;
+    const tlc_ws_decision *d = lc->ws->d;
+    const tir_turns *t = d->turns;
+    const tlc_pipe_plan *pp = d->pipe;
+    const tir_stmt *s = d->loop, *body = s->u.for_.body;
+    int nitems = body->u.seq.n;
+    th_var *tv = loop_var_slot(lc, s->u.for_.vars[0]);
+    tlc_emit(lc, th_comment(a, tlc_arena_printf(a, "Pipelined loop over %s, the score warpgroup's program", s->u.for_.vars[0]->name)));
+    th_expr *n = tlc_let(lc, "sn", tlc_coerce(lc, tlc_lower_expr(lc, s->u.for_.extent[0]), th_scalar(TH_I32)));
+    th_expr *b0 = sbase ? tlc_let(lc, "sb0", th_read(a, sbase)) : NULL;
+    /* the consumers' writes before the loop (Q) are done, and so are the
+     * producer's preloads (its score gemms read them) */
+    role_wait(lc, false);
+    if (d->npreloads) tlc_ws_consumer_preload(lc, d->preloads[0]);
+    tlc_ptrvec *saved = tlc_lower_begin(lc);
+    th_expr *ko = th_read(a, tv);
+    th_expr *stage = enter_stage(lc, body, t->first, b0, ko);
+    th_expr *later = tlc_let(lc, "snotfirst", th_cmp(a, THC_GT, ko, tlc_i32(lc, 0)));
+    tlc_ptrvec *wt = tlc_lower_begin(lc);
+    role_wait(lc, false);
+    th_stmt *wait_prev = th_if(a, later, tlc_lower_end(lc, wt), NULL);
+    bool waited = false;
+    lc->in_turn = true;
+    for (int j = t->first; j < nitems; j++) {
+        const tir_stmt *x = body->u.seq.stmts[j];
+        if (t->role[j] != TIR_TURN_OWNER) continue;
+        if (!waited && writes_staged(t, x)) {
+            tlc_emit(lc, wait_prev);
+            waited = true;
+        }
+        lower_owner_stmt(lc, x);
+    }
+    lc->in_turn = false;
+    if (!waited) tlc_emit(lc, wait_prev);
+    if (t->nstaged) tlc_emit_ptx(lc, tlc_ptx_fence_proxy_async(), NULL, 0, NULL, 0); /* for the output gemm's wgmma */
+    /* a row's slot is read by every lane that holds the row and written by
+     * one of them (move_fragment) */
+    tlc_emit_ptx(lc, tlc_ptx_bar_warp_sync(), NULL, 0, NULL, 0);
+    move_fragments(lc, t->published, d->published_at, t->npublished, true);
+    mbar_arrive(lc, role_bar(lc, true));
+    lc->in_turn = true;
+    for (int j = t->first; j < nitems; j++)
+        if (t->role[j] == TIR_TURN_LATE) lower_owner_stmt(lc, body->u.seq.stmts[j]);
+    lc->in_turn = false;
+    tlc_pipe_set_stage(lc, pp, NULL);
+    release_stage(lc, stage);
+    th_stmt *b = tlc_lower_end(lc, saved);
+    tlc_emit(lc, th_for(a, tv, tlc_i32(lc, 0), n, 1, false, b));
+    /* the last output gemm has retired: the next run's first iteration may
+     * write the staged buffers, and every phase of the barrier completes */
+    tlc_ptrvec *last = tlc_lower_begin(lc);
+    role_wait(lc, false);
+    tlc_emit(lc, th_if(a, th_cmp(a, THC_GT, n, tlc_i32(lc, 0)), tlc_lower_end(lc, last), NULL));
+    if (d->npreloads) release_preloads(lc); /* its score gemms have retired */
+    tlc_emit_ptx(lc, tlc_ptx_bar_warp_sync(), NULL, 0, NULL, 0);
+    lc->in_turn = true;
+    move_fragments(lc, t->handed, d->handed_at, t->nhanded, true);
+    lc->in_turn = false;
+    mbar_arrive(lc, role_bar(lc, true));
+    if (sbase) tlc_emit(lc, th_assign(a, sbase, NULL, th_bin(a, THB_ADD, b0, n)));
 }
 
 /* ---------------- the deferred output gemm (plan.h) ---------------- */
@@ -1440,7 +1761,8 @@ static void lower_stage_loop(tlc_lower_ctx *lc, const tir_stmt *s, tlc_ws_body_f
 
 void tlc_ws_lower_consumer_loop(tlc_lower_ctx *lc, const tir_stmt *s, tlc_ws_body_fn lower_body, void *ctx) {
     const tlc_ws_decision *d = lc->ws->d;
-    if (d->turns) lower_turns_loop(lc, s);
+    if (d->roles) lower_roles_loop(lc, s);
+    else if (d->turns) lower_turns_loop(lc, s);
     else if (d->defer_p) lower_defer_loop(lc, s);
     else lower_stage_loop(lc, s, lower_body, ctx);
     if (d->npreloads && !d->preload_early) release_preloads(lc); /* every read of them has retired */
@@ -1589,25 +1911,32 @@ static void producer_loads(tlc_lower_ctx *lc, th_var *pbase) {
     if (pbase) tlc_emit(lc, th_assign(a, pbase, NULL, th_bin(a, THB_ADD, b0, ps.n)));
 }
 
-static bool in_slice(const tlc_ws_decision *d, const tir_stmt *s) {
-    for (int i = 0; i < d->nslice; i++)
-        if (d->slice[i] == s) return true;
+static bool listed(const tir_stmt *const *v, int n, const tir_stmt *s) {
+    for (int i = 0; i < n; i++)
+        if (v[i] == s) return true;
     return false;
 }
 
-/* The producer's program: the loop's ancestors replayed (serial loops with
- * the same bounds), the slice's scalar statements where they stand, and at
- * the loop its loads; nothing else. */
-static void producer_walk(tlc_lower_ctx *lc, const tir_stmt *s, th_var *pbase) {
+/* The producer's program (score: the score warpgroup's): the loop's
+ * ancestors replayed (serial loops with the same bounds), the slice's
+ * scalar statements where they stand (and the score warpgroup's starting
+ * values of the handed-over fragments), and at the loop its loads (the
+ * score warpgroup's run); nothing else. */
+static void replay_walk(tlc_lower_ctx *lc, const tir_stmt *s, th_var *base, bool score) {
     const tlc_ws_decision *d = lc->ws->d;
     if (!s) return;
     if (s == d->loop) {
-        producer_loads(lc, pbase);
+        if (score) score_loop(lc, base);
+        else producer_loads(lc, base);
+        return;
+    }
+    if (score && listed(d->score_inits, d->nscore_inits, s)) {
+        lower_owner_stmt(lc, s);
         return;
     }
     switch (s->kind) {
     case TS_SEQ:
-        for (int i = 0; i < s->u.seq.n; i++) producer_walk(lc, s->u.seq.stmts[i], pbase);
+        for (int i = 0; i < s->u.seq.n; i++) replay_walk(lc, s->u.seq.stmts[i], base, score);
         return;
     case TS_FOR: {
         if (!tir_stmt_any(s, is_stmt, d->loop)) return;
@@ -1618,16 +1947,50 @@ static void producer_walk(tlc_lower_ctx *lc, const tir_stmt *s, th_var *pbase) {
         int64_t step = s->u.for_.step; /* > 0 (planning) */
         th_expr *end = th_bin(a, THB_ADD, start, th_bin(a, THB_MUL, count, tlc_i32(lc, step)));
         tlc_ptrvec *saved = tlc_lower_begin(lc);
-        producer_walk(lc, s->u.for_.body, pbase);
+        replay_walk(lc, s->u.for_.body, base, score);
         th_stmt *b = tlc_lower_end(lc, saved);
         tlc_emit(lc, th_for(a, tv, start, end, step, false, b));
         return;
     }
     case TS_LET: case TS_ASSIGN: case TS_STORE:
-        if (in_slice(d, s)) tlc_lower_stmt(lc, s);
+        if (score ? listed(d->score_slice, d->nscore_slice, s) : listed(d->slice, d->nslice, s)) tlc_lower_stmt(lc, s);
         return;
     default: return;
     }
+}
+
+/* The score warpgroup (roles): its fragments are warpgroup 0's copies, so
+ * it computes them with tid - consumers. */
+static th_stmt *score_program(tlc_lower_ctx *lc) {
+    tlc_arena *a = lc->a;
+    const tlc_ws_decision *d = lc->ws->d;
+    tlc_ptrvec *saved = tlc_lower_begin(lc);
+    tlc_emit_ptx(lc, tlc_ptx_setmaxnreg(a, false, d->reg_score), NULL, 0, NULL, 0);
+    lc->ws->role_waits = tlc_temp(lc, "srolewaits", th_scalar(TH_I32), 0);
+    tlc_emit(lc, th_assign(a, lc->ws->role_waits, NULL, tlc_i32(lc, 0)));
+    th_var *cons_preloads = lc->ws->pre_count;
+    if (d->npreloads) {
+        lc->ws->pre_count = tlc_temp(lc, "sprecount", th_scalar(TH_I32), 0);
+        tlc_emit(lc, th_assign(a, lc->ws->pre_count, NULL, tlc_i32(lc, 0)));
+    }
+    th_var *tid = lc->tid;
+    lc->tid = tlc_temp(lc, "stid", th_scalar(TH_I32), 0);
+    tlc_emit(lc, th_assign(a, lc->tid, NULL, th_bin(a, THB_SUB, th_read(a, tid), tlc_i32(lc, d->consumer_threads))));
+    th_var *sbase = NULL;
+    if (d->nested || d->persistent) {
+        sbase = tlc_temp(lc, "sbase", th_scalar(TH_I32), 0);
+        tlc_emit(lc, th_assign(a, sbase, NULL, tlc_i32(lc, 0)));
+    }
+    if (d->persistent) { /* the consumers' tiles, in the same order */
+        tile_loop tl = tile_loop_begin(lc, false);
+        replay_walk(lc, lc->k->body, sbase, true);
+        tile_loop_end(lc, &tl);
+    } else {
+        replay_walk(lc, lc->k->body, sbase, true);
+    }
+    lc->ws->pre_count = cons_preloads;
+    lc->tid = tid;
+    return tlc_lower_end(lc, saved);
 }
 
 static th_stmt *producer(tlc_lower_ctx *lc) {
@@ -1647,13 +2010,14 @@ static th_stmt *producer(tlc_lower_ctx *lc) {
     }
     if (w->d->persistent) {
         tile_loop tl = tile_loop_begin(lc, true);
-        producer_walk(lc, lc->k->body, pbase);
+        replay_walk(lc, lc->k->body, pbase, false);
         tile_loop_end(lc, &tl);
     } else {
-        producer_walk(lc, lc->k->body, pbase);
+        replay_walk(lc, lc->k->body, pbase, false);
     }
     th_stmt *issuer = tlc_lower_end(lc, one);
-    tlc_emit(lc, th_if(a, th_cmp(a, THC_EQ, th_read(a, lc->tid), tlc_i32(lc, w->d->consumer_threads)), issuer, NULL));
+    int first = w->d->consumer_threads + w->d->score_threads;
+    tlc_emit(lc, th_if(a, th_cmp(a, THC_EQ, th_read(a, lc->tid), tlc_i32(lc, first)), issuer, NULL));
     return tlc_lower_end(lc, saved);
 }
 
@@ -1670,7 +2034,8 @@ void tlc_ws_finish(tlc_lower_ctx *lc, th_stmt *consumer_body) {
         th_expr *f[1] = {bar_addr(lc, w->d->full, tlc_i32(lc, st))};
         tlc_emit_ptx(lc, tlc_ptx_mbarrier_init(a, 1), f, 1, NULL, 0);
         th_expr *e[2] = {bar_addr(lc, w->d->empty, tlc_i32(lc, st)), NULL};
-        int arrivals = w->d->gemm_only || w->d->multicast ? w->d->consumer_threads / 32 : w->d->consumer_threads;
+        int readers = w->d->consumer_threads + w->d->score_threads;
+        int arrivals = w->d->gemm_only || w->d->multicast ? readers / 32 : readers;
         if (w->d->multicast) { /* every warp of every block of the cluster */
             e[1] = th_bin(a, THB_MUL, w->cluster_blocks, tlc_i32(lc, arrivals));
             tlc_emit_ptx(lc, tlc_ptx_mbarrier_init_count(), e, 2, NULL, 0);
@@ -1678,11 +2043,17 @@ void tlc_ws_finish(tlc_lower_ctx *lc, th_stmt *consumer_body) {
             tlc_emit_ptx(lc, tlc_ptx_mbarrier_init(a, arrivals), e, 1, NULL, 0);
         }
     }
+    if (w->d->roles) {
+        th_expr *pb[1] = {bar_addr(lc, w->d->role_published, tlc_i32(lc, 0))};
+        tlc_emit_ptx(lc, tlc_ptx_mbarrier_init(a, w->d->score_threads), pb, 1, NULL, 0);
+        th_expr *fb[1] = {bar_addr(lc, w->d->role_freed, tlc_i32(lc, 0))};
+        tlc_emit_ptx(lc, tlc_ptx_mbarrier_init(a, w->d->consumer_threads), fb, 1, NULL, 0);
+    }
     if (w->d->npreloads) {
         th_expr *f[1] = {bar_addr(lc, w->d->pre_full, tlc_i32(lc, 0))};
         tlc_emit_ptx(lc, tlc_ptx_mbarrier_init(a, 1), f, 1, NULL, 0);
         th_expr *e[1] = {bar_addr(lc, w->d->pre_empty, tlc_i32(lc, 0))};
-        tlc_emit_ptx(lc, tlc_ptx_mbarrier_init(a, w->d->consumer_threads), e, 1, NULL, 0);
+        tlc_emit_ptx(lc, tlc_ptx_mbarrier_init(a, w->d->consumer_threads + w->d->score_threads), e, 1, NULL, 0);
     }
     for (int st = 0; w->d->dynamic_tiles && st < 2; st++) {
         th_expr *f[1] = {bar_addr(lc, w->d->tile_full, tlc_i32(lc, st))};
@@ -1697,11 +2068,14 @@ void tlc_ws_finish(tlc_lower_ctx *lc, th_stmt *consumer_body) {
     /* the other blocks' producers arrive at this block's cluster mbarriers
      * and their loads complete on its full ones: all initialized first */
     if (w->d->multicast) tlc_emit_ptx(lc, tlc_ptx_cluster_sync(), NULL, 0, NULL, 0);
+    th_var *cons_waits = w->role_waits;
     th_stmt *prod = producer(lc);
+    th_stmt *score = w->d->roles ? score_program(lc) : NULL;
     saved = tlc_lower_begin(lc);
     tlc_emit_ptx(lc, tlc_ptx_setmaxnreg(a, true, w->d->reg_inc), NULL, 0, NULL, 0);
     if (w->base) tlc_emit(lc, th_assign(a, w->base, NULL, tlc_i32(lc, 0)));
     if (w->pre_count) tlc_emit(lc, th_assign(a, w->pre_count, NULL, tlc_i32(lc, 0)));
+    if (cons_waits) tlc_emit(lc, th_assign(a, cons_waits, NULL, tlc_i32(lc, 0)));
     if (w->d->persistent) {
         tile_loop tl = tile_loop_begin(lc, false);
         tlc_emit(lc, consumer_body);
@@ -1710,7 +2084,9 @@ void tlc_ws_finish(tlc_lower_ctx *lc, th_stmt *consumer_body) {
         tlc_emit(lc, consumer_body);
     }
     th_stmt *cons = tlc_lower_end(lc, saved);
-    tlc_emit(lc, th_if(a, th_cmp(a, THC_GE, th_read(a, lc->tid), tlc_i32(lc, w->d->consumer_threads)), prod, cons));
+    th_expr *tid = th_read(a, lc->tid);
+    if (score) cons = th_if(a, th_cmp(a, THC_GE, tid, tlc_i32(lc, w->d->consumer_threads)), score, cons);
+    tlc_emit(lc, th_if(a, th_cmp(a, THC_GE, tid, tlc_i32(lc, w->d->consumer_threads + w->d->score_threads)), prod, cons));
     /* no block leaves while another may still reach its shared memory */
     if (w->d->multicast) tlc_emit_ptx(lc, tlc_ptx_cluster_sync(), NULL, 0, NULL, 0);
 }

@@ -80,6 +80,7 @@ typedef struct state {
     size_t len;
     int cases, failures;
     const char *cluster; /* mla_decode_split's -D cluster (NULL: its default) */
+    const char *roles;   /* and its -D roles (NULL: its default) */
 } state;
 
 /* The three kernels for (dtype, causal); false (reported) on failure. */
@@ -91,9 +92,10 @@ typedef struct trio {
 } trio;
 
 static bool load_trio(state *s, tlrt_dtype dt, bool causal, trio *p) {
-    tlc_jit_define defs[3] = {{"dtype", tlrt_dtype_name(dt)}, {"causal", causal ? "True" : "False"},
-                              {"cluster", s->cluster}};
-    int ndefs = s->cluster ? 3 : 2;
+    tlc_jit_define defs[4] = {{"dtype", tlrt_dtype_name(dt)}, {"causal", causal ? "True" : "False"}};
+    int ndefs = 2;
+    if (s->cluster) defs[ndefs++] = (tlc_jit_define){"cluster", s->cluster};
+    if (s->roles) defs[ndefs++] = (tlc_jit_define){"roles", s->roles};
     memset(p, 0, sizeof *p);
     for (int i = 0; i < NK; i++) {
         char *err = NULL;
@@ -187,9 +189,10 @@ static void run_case(state *s, const trio *p, tlrt_dtype dt, const mla_case *mc,
     int32_t *bt = malloc(nbt * 4), *sched = malloc(nsch * 4), *splits = malloc(nsp * 4);
     int32_t *rsched = malloc(nsch * 4), *rsplits = malloc(nsp * 4);
     char what[192];
-    snprintf(what, sizeof what, "%-8s b=%lld s_q=%lld h_q=%3lld parts=%lld%s%s%s%s seqlens=%d,%d..", tlrt_dtype_name(dt),
+    snprintf(what, sizeof what, "%-8s b=%lld s_q=%lld h_q=%3lld parts=%lld%s%s%s%s%s seqlens=%d,%d..", tlrt_dtype_name(dt),
              (long long)pr.B, (long long)pr.S, (long long)pr.H, (long long)pr.parts, mc->causal ? "" : " non-causal",
-             mc->strided_kv ? " strided-cache" : "", s->cluster ? " cluster=" : "", s->cluster ? s->cluster : "", sl[0],
+             mc->strided_kv ? " strided-cache" : "", s->cluster ? " cluster=" : "", s->cluster ? s->cluster : "",
+             s->roles ? " roles" : "", sl[0],
              pr.B > 1 ? sl[1] : 0);
     if (!hq || !hkv || !hout || !fq || !fkv || !out || !rout || !bt || !sched || !splits || !rsched || !rsplits) {
         printf("FAIL %s: out of host memory\n", what);
@@ -361,6 +364,26 @@ int main(int argc, char **argv) {
                 for (size_t i = 0; i < sizeof big / sizeof big[0]; i++)
                     for (int u = 0; u < 2; u++)
                         run_schedule_case(&s, &p, big[i].B, big[i].parts, u == 1, 0x5c4ed000ull + i * 31u + (uint64_t)u);
+            }
+            unload_trio(&s, &p);
+        }
+    /* A score warpgroup beside the two consumer warpgroups (-D roles=True,
+     * three consumer warpgroups in all): every case, float16 and bfloat16,
+     * causal and not, and the pairs of head blocks as clusters after */
+    s.roles = "True";
+    for (int d = 0; d < 2 && !(only && *only); d++)
+        for (int causal = 1; causal >= 0; causal--) {
+            trio p = {0};
+            bool loaded = load_trio(&s, dts[d], causal, &p);
+            for (int ci = 0; ci < NCASES; ci++) {
+                const mla_case *mc = &CASES[ci];
+                if ((d == 1 && !mc->both_dtypes) || mc->causal != (causal == 1)) continue;
+                if (!loaded) {
+                    s.cases++;
+                    s.failures++;
+                    continue;
+                }
+                run_case(&s, &p, dts[d], mc, 0x401e5000ull + (uint64_t)ci * 7919u + (uint64_t)d);
             }
             unload_trio(&s, &p);
         }

@@ -110,15 +110,19 @@ int main(int argc, char **argv) {
                              TLC_SOURCE_DIR "/tests/gpu/turns_attention.tl", "warpgroup turns", &ctx, &jit, &src, &len);
     if (rc) return rc;
     int cases = 0, failures = 0;
-    static const struct { const char *what, *turns, *late_sum; } forms[] = {
-        {"turns, late sum", "True", "True"}, {"turns", "True", "False"}, {"lockstep", "False", "False"}};
-    for (int f = 0; f < 3; f++) {
-        tlc_jit_define defs[2] = {{"turns", forms[f].turns}, {"late_sum", forms[f].late_sum}};
+    static const struct { const char *what, *turns, *roles, *late_sum; } forms[] = {
+        {"turns, late sum", "True", "False", "True"}, {"turns", "True", "False", "False"},
+        {"lockstep", "False", "False", "False"},      {"roles, late sum", "True", "True", "True"},
+        {"roles", "True", "True", "False"}};
+    const char *only = getenv("TLC_TURNS_FORM"); /* TLC_TURNS_FORM=i: form i alone (under compute-sanitizer) */
+    for (int f = 0; f < (int)(sizeof forms / sizeof forms[0]); f++) {
+        if (only && *only && atoi(only) != f) continue;
+        tlc_jit_define defs[3] = {{"turns", forms[f].turns}, {"roles", forms[f].roles}, {"late_sum", forms[f].late_sum}};
         tlrt_module *mod = NULL;
         tlrt_kernel *k = NULL;
         char *err = NULL;
         const char *what = forms[f].what;
-        if (tlc_jit_load_kernel(jit, ctx, src, len, "turns_attention.tl", defs, 2, "attn", &mod, &k, &err) != TLC_OK) {
+        if (tlc_jit_load_kernel(jit, ctx, src, len, "turns_attention.tl", defs, 3, "attn", &mod, &k, &err) != TLC_OK) {
             printf("FAIL %s: cannot load: %s\n", what, err ? err : "?");
             tlc_free(err);
             cases++;

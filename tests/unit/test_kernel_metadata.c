@@ -59,7 +59,7 @@ static void round_trip(const char *file, const char *kernel, tlc_arch arch) {
         for (int p = 0; p < k->nparams; p++) assert_string_equal(km->params[p].name, k->params[p].name);
         assert_int_equal(km->smem_bytes, k->plan->smem_bytes); /* every shared byte is planned */
         if (k->plan->ws.loop) {
-            assert_int_equal(km->threads[0], k->threads + 128);
+            assert_int_equal(km->threads[0], k->threads + 128 + k->plan->ws.score_threads);
             assert_int_equal(km->persistent, k->plan->ws.persistent ? k->plan->ws.blocks_per_sm : 0);
             assert_int_equal(km->tile_counter, k->plan->ws.persistent && k->plan->ws.dynamic_tiles);
         } else {

@@ -305,6 +305,9 @@ static void test_mla_split_fits_sm90a(void **state) {
     tlc_compile_options_default(&o);
     o.arch = TLC_SM90A;
     o.kernel = "mla_decode_split";
+    tlc_define turns[1] = {{"roles", "False"}}; /* the turns form, whose barriers are checked below */
+    o.defines = turns;
+    o.ndefines = 1;
     assert_true(tlc_compile_source(&c, "mla_decode.tl", src, len, &o));
     assert_true(tlc_compile_layouts(&c, NULL));
     const tir_kernel *k = c.tir->kernels[0];

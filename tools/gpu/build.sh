@@ -41,7 +41,8 @@ soname=$(readelf -d "$build/compiler/libtlc.so" | sed -n 's/.*(SONAME).*\[\(.*\)
 cp "$(readlink -f "$build/compiler/libtlc.so")" "$carry/$soname"
 ln -s "$soname" "$carry/libtlc.so"
 for p in "${programs[@]}"; do
-    cp "$(find "$build" -type f -name "$p" -perm -u+x | head -1)" "$carry/"
+    # the one the build just made: the newest of that name (an old copy elsewhere under the build folder must not win)
+    cp "$(find "$build" -type f -name "$p" -perm -u+x -printf '%T@ %p\n' | sort -rn | head -1 | cut -d' ' -f2-)" "$carry/"
 done
 # launch_bench uses only the public API: built here against libtlc.so.
 cc -O2 -std=c11 -Wall -Wextra -Werror -I"$root/include" "$root/tools/bench/launch_bench.c" -o "$carry/launch_bench" \
