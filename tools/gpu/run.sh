@@ -87,3 +87,9 @@ for i in "${!names[@]}"; do echo "| ${names[$i]} | ${results[$i]} |"; done
 grep -h "^| " "$logs/jit_bench.log" "$logs/launch_bench.log" 2>/dev/null
 grep -h "test_rmsnorm:\|^FAIL" "$logs/test_rmsnorm.log" 2>/dev/null | head -20
 grep -h "^best\|^rmsnorm_bench:\|^device\|^L2 cache\|^slower\|^host time" "$logs/rmsnorm_bench.log" 2>/dev/null
+# The status: 1 if a step failed or timed out, else 0 (the greps above
+# return 2 when a log is absent).
+for r in "${results[@]}"; do
+    case $r in PASS* | SKIP*) ;; *) exit 1 ;; esac
+done
+exit 0
