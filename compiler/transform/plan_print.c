@@ -96,6 +96,7 @@ static void print_turns(tlc_strbuf *sb, const tlc_ws_decision *w) {
         return;
     }
     if (w->roles_refused) tlc_sb_printf(sb, "    roles: not taken (%s)\n", w->roles_refused);
+    else if (w->loop->u.for_.roles_hint) tlc_sb_puts(sb, "    roles: not taken (they need the turns, below)\n");
     if (!w->turns) {
         tlc_sb_printf(sb, "    turns: not taken (%s)\n", w->turns_refused ? w->turns_refused : "?");
         return;
