@@ -601,6 +601,7 @@ static int producer_block_deps(const tir_kernel *k, const tlc_ws_decision *w, co
 
 static const char *multicast_refusal(const tir_kernel *k, const tlc_ws_decision *w, const tir_stmt *const *path,
                                      int depth, tlc_arena *a) {
+    if (w->npreloads) return "the loop has preloads";
     if (k->use_swizzle) return "use_swizzle remaps the block indices, so a cluster's blocks need not share them";
     int deps = producer_block_deps(k, w, path, depth) & tir_cluster_axes(k);
     if (!deps) return NULL;
@@ -746,14 +747,15 @@ static const char *find_score_inits(const tir_kernel *k, tlc_ws_decision *w, con
     for (int i = 0; !why && i < seq->u.seq.n && seq->u.seq.stmts[i] != w->loop; i++) {
         const tir_stmt *x = seq->u.seq.stmts[i];
         tir_stmt_buffers_read_written(x, k->nbuffers, rd, wr);
-        bool sets = false;
-        for (int b = 0; b < k->nbuffers; b++) sets |= wr[b] && handed[b];
+        const tir_buffer *sets = NULL;
+        for (int b = 0; b < k->nbuffers && !sets; b++)
+            if (wr[b] && handed[b]) sets = k->buffers[b];
         if (!sets) continue;
         for (int b = 0; !why && b < k->nbuffers; b++) {
             const tir_buffer *B = k->buffers[b];
             if (wr[b] && !handed[b])
                 why = tlc_arena_printf(a, "the statement at line %d sets '%s' with '%s'", x->loc.line, B->name,
-                                       t->handed[0]->name);
+                                       sets->name);
             else if (rd[b] && B->scope != TIR_SCOPE_GLOBAL && B->scope != TIR_SCOPE_VAR)
                 why = tlc_arena_printf(a, "the statement at line %d sets a handed-over fragment from '%s'", x->loc.line,
                                        B->name);
