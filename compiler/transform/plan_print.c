@@ -80,14 +80,14 @@ static void print_roles(tlc_strbuf *sb, const tlc_ws_decision *w) {
     print_slots(sb, "handed over after each run", t->handed, w->handed_at, t->nhanded);
     print_staged(sb, t);
     tlc_sb_putc(sb, '\n');
-    if (w->nscore_inits) {
-        tlc_sb_puts(sb, "    score warpgroup also runs lines");
-        for (int i = 0; i < w->nscore_inits; i++) tlc_sb_printf(sb, "%s %d", i ? "," : "", w->score_inits[i]->loc.line);
-        tlc_sb_puts(sb, " before the loop");
-        for (int i = 0; i < w->nscore_slice; i++)
-            tlc_sb_printf(sb, "%s %d", i ? "," : " and the statements at lines", w->score_slice[i]->loc.line);
-        tlc_sb_putc(sb, '\n');
-    }
+    if (!w->nscore_inits && !w->nscore_slice) return;
+    tlc_sb_puts(sb, "    score warpgroup also runs");
+    for (int i = 0; i < w->nscore_inits; i++) tlc_sb_printf(sb, "%s %d", i ? "," : " lines", w->score_inits[i]->loc.line);
+    if (w->nscore_inits) tlc_sb_puts(sb, " before the loop");
+    for (int i = 0; i < w->nscore_slice; i++)
+        tlc_sb_printf(sb, "%s %d", i ? "," : w->nscore_inits ? " and the statements at lines" : " the statements at lines",
+                      w->score_slice[i]->loc.line);
+    tlc_sb_putc(sb, '\n');
 }
 
 static void print_turns(tlc_strbuf *sb, const tlc_ws_decision *w) {

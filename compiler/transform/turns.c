@@ -245,8 +245,9 @@ static bool analyse(analysis *an, tir_stmt *loop) {
             /* roles add a score warpgroup: 512 threads, 128 registers each
              * at entry, and ptxas refuses a wgmma whose accumulator does
              * not fit them (m64n256 in float32 asks for about 154) */
-            for (int j = first + t->nchain; j < n && loop->u.for_.roles_hint; j++)
-                if (t->role[j] == TIR_TURN_SHARED && items[j]->kind == TS_GEMM) items[j]->u.gemm.max_inst_n = 128;
+            if (loop->u.for_.roles_hint)
+                for (int j = first + t->nchain; j < n; j++)
+                    if (t->role[j] == TIR_TURN_SHARED && items[j]->kind == TS_GEMM) items[j]->u.gemm.max_inst_n = 128;
             loop->u.for_.turns = t;
         }
     }

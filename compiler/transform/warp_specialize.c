@@ -825,7 +825,7 @@ static const char *plan_roles(const tlc_target *t, const tir_kernel *k, tlc_ws_d
     w->roles = true;
     if (w->reg_score < entry_regs(t, w, 1) && consumer_regs(t, w, 1) >= consumer_regs_needed(k, w)) return NULL;
     w->roles = false;
-    w->score_threads = w->reg_score = 0;
+    w->score_threads = w->reg_score = w->nscore_slice = w->nscore_inits = 0;
     return "the registers of four warpgroups do not fit the score warpgroup and the consumers";
 }
 
@@ -1968,9 +1968,10 @@ static th_stmt *score_program(tlc_lower_ctx *lc) {
     const tlc_ws_decision *d = lc->ws->d;
     tlc_ptrvec *saved = tlc_lower_begin(lc);
     tlc_emit_ptx(lc, tlc_ptx_setmaxnreg(a, false, d->reg_score), NULL, 0, NULL, 0);
+    /* its own counters, the consumers' put back after */
+    th_var *cons_waits = lc->ws->role_waits, *cons_preloads = lc->ws->pre_count;
     lc->ws->role_waits = tlc_temp(lc, "srolewaits", th_scalar(TH_I32), 0);
     tlc_emit(lc, th_assign(a, lc->ws->role_waits, NULL, tlc_i32(lc, 0)));
-    th_var *cons_preloads = lc->ws->pre_count;
     if (d->npreloads) {
         lc->ws->pre_count = tlc_temp(lc, "sprecount", th_scalar(TH_I32), 0);
         tlc_emit(lc, th_assign(a, lc->ws->pre_count, NULL, tlc_i32(lc, 0)));
@@ -1991,6 +1992,7 @@ static th_stmt *score_program(tlc_lower_ctx *lc) {
         replay_walk(lc, lc->k->body, sbase, true);
     }
     lc->ws->pre_count = cons_preloads;
+    lc->ws->role_waits = cons_waits;
     lc->tid = tid;
     return tlc_lower_end(lc, saved);
 }
@@ -2070,14 +2072,13 @@ void tlc_ws_finish(tlc_lower_ctx *lc, th_stmt *consumer_body) {
     /* the other blocks' producers arrive at this block's cluster mbarriers
      * and their loads complete on its full ones: all initialized first */
     if (w->d->multicast) tlc_emit_ptx(lc, tlc_ptx_cluster_sync(), NULL, 0, NULL, 0);
-    th_var *cons_waits = w->role_waits;
     th_stmt *prod = producer(lc);
     th_stmt *score = w->d->roles ? score_program(lc) : NULL;
     saved = tlc_lower_begin(lc);
     tlc_emit_ptx(lc, tlc_ptx_setmaxnreg(a, true, w->d->reg_inc), NULL, 0, NULL, 0);
     if (w->base) tlc_emit(lc, th_assign(a, w->base, NULL, tlc_i32(lc, 0)));
     if (w->pre_count) tlc_emit(lc, th_assign(a, w->pre_count, NULL, tlc_i32(lc, 0)));
-    if (cons_waits) tlc_emit(lc, th_assign(a, cons_waits, NULL, tlc_i32(lc, 0)));
+    if (w->role_waits) tlc_emit(lc, th_assign(a, w->role_waits, NULL, tlc_i32(lc, 0)));
     if (w->d->persistent) {
         tile_loop tl = tile_loop_begin(lc, false);
         tlc_emit(lc, consumer_body);
