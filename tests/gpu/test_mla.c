@@ -163,9 +163,14 @@ static int64_t compare_int(const char *what, const int32_t *got, const int32_t *
     return bad;
 }
 
+/* p NULL: the case's kernels did not load, and it counts as failed. */
 static void run_case(state *s, const trio *p, tlrt_dtype dt, const mla_case *mc, uint64_t seed) {
     problem pr = {.B = mc->batch, .S = mc->s_q, .H = mc->h_q, .parts = mc->num_parts};
     s->cases++;
+    if (!p) {
+        s->failures++;
+        return;
+    }
     uint64_t st = seed;
     int32_t *sl = malloc(sizeof(int32_t) * (size_t)pr.B);
     for (int64_t b = 0; b < pr.B; b++) {
@@ -352,12 +357,7 @@ int main(int argc, char **argv) {
                     loaded = load_trio(&s, dts[d], causal, &p);
                     tried = true;
                 }
-                if (!loaded) {
-                    s.cases++;
-                    s.failures++;
-                    continue;
-                }
-                run_case(&s, &p, dts[d], mc, 0x5eed0000ull + (uint64_t)ci * 7919u + (uint64_t)d);
+                run_case(&s, loaded ? &p : NULL, dts[d], mc, 0x5eed0000ull + (uint64_t)ci * 7919u + (uint64_t)d);
             }
             if (loaded && d == 0 && causal == 1 && !(only && *only)) {
                 static const struct { int64_t B, parts; } big[] = {{2500, 132}, {1500, 7}, {1030, 66}, {4096, 132}};
@@ -378,12 +378,7 @@ int main(int argc, char **argv) {
             for (int ci = 0; ci < NCASES; ci++) {
                 const mla_case *mc = &CASES[ci];
                 if ((d == 1 && !mc->both_dtypes) || mc->causal != (causal == 1)) continue;
-                if (!loaded) {
-                    s.cases++;
-                    s.failures++;
-                    continue;
-                }
-                run_case(&s, &p, dts[d], mc, 0x401e5000ull + (uint64_t)ci * 7919u + (uint64_t)d);
+                run_case(&s, loaded ? &p : NULL, dts[d], mc, 0x401e5000ull + (uint64_t)ci * 7919u + (uint64_t)d);
             }
             unload_trio(&s, &p);
         }
@@ -397,12 +392,7 @@ int main(int argc, char **argv) {
         for (int ci = 0; ci < NCASES; ci++) {
             const mla_case *mc = &CASES[ci];
             if (!mc->causal || (mc->h_q * mc->s_q) % 128) continue;
-            if (!loaded) {
-                s.cases++;
-                s.failures++;
-                continue;
-            }
-            run_case(&s, &p, dts[d], mc, 0xc1057e00ull + (uint64_t)ci * 7919u + (uint64_t)d);
+            run_case(&s, loaded ? &p : NULL, dts[d], mc, 0xc1057e00ull + (uint64_t)ci * 7919u + (uint64_t)d);
         }
         unload_trio(&s, &p);
     }

@@ -65,6 +65,16 @@ static char *source_file(const char *rel, size_t *len) {
     return src;
 }
 
+/* mla_decode_split (dsl-examples/mla_decode.tl) planned for sm_90a with
+ * `defs`: its plan. */
+static const tlc_kernel_plan *plan_mla_split(tlc_compilation *c, tlc_define *defs, int ndefs) {
+    size_t len = 0;
+    char *src = source_file("dsl-examples/mla_decode.tl", &len);
+    plan_sm90a(c, "mla_decode.tl", src, len, "mla_decode_split", defs, ndefs);
+    free(src);
+    return c->tir->kernels[0]->plan;
+}
+
 static void test_gemm_sm90a(void **state) {
     (void)state;
     tlc_compilation c;
@@ -125,14 +135,10 @@ static void test_gemm_sm80(void **state) {
  * max and sum handed over in shared memory after the mbarriers. */
 static void test_mla_sm90a(void **state) {
     (void)state;
-    size_t len = 0;
-    char *src = source_file("dsl-examples/mla_decode.tl", &len);
     tlc_define no_roles[1] = {{"roles", "False"}};
     tlc_compilation c;
-    plan_sm90a(&c, "mla_decode.tl", src, len, "mla_decode_split", no_roles, 1);
-    free(src);
+    const tlc_kernel_plan *p = plan_mla_split(&c, no_roles, 1);
     const tir_kernel *k = c.tir->kernels[0];
-    const tlc_kernel_plan *p = k->plan;
     assert_int_equal(p->npipes, 1);
     assert_true(p->pipes[0].tma);
     /* not persistent, stages counted over all runs, and the producer
@@ -239,14 +245,9 @@ static void test_mla_sm90a(void **state) {
  * in m64n128 pieces (512 threads leave 128 registers at entry). */
 static void test_mla_roles_sm90a(void **state) {
     (void)state;
-    size_t len = 0;
-    char *src = source_file("dsl-examples/mla_decode.tl", &len);
     tlc_define roles[1] = {{"roles", "True"}};
     tlc_compilation c;
-    plan_sm90a(&c, "mla_decode.tl", src, len, "mla_decode_split", roles, 1);
-    free(src);
-    const tir_kernel *k = c.tir->kernels[0];
-    const tlc_kernel_plan *p = k->plan;
+    const tlc_kernel_plan *p = plan_mla_split(&c, roles, 1);
     assert_true(p->ws.roles);
     assert_null(p->ws.roles_refused);
     assert_non_null(p->ws.turns);
@@ -291,13 +292,9 @@ static void test_mla_roles_sm90a(void **state) {
  * the producer never reads hb, so the pages are multicast. */
 static void test_mla_cluster_sm90a(void **state) {
     (void)state;
-    size_t len = 0;
-    char *src = source_file("dsl-examples/mla_decode.tl", &len);
-    if (!src) skip();
     tlc_define defs[2] = {{"cluster", "2"}, {"roles", "False"}};
     tlc_compilation c;
-    plan_sm90a(&c, "mla_decode.tl", src, len, "mla_decode_split", defs, 2);
-    const tlc_kernel_plan *p = c.tir->kernels[0]->plan;
+    const tlc_kernel_plan *p = plan_mla_split(&c, defs, 2);
     assert_true(p->ws.multicast);
     assert_null(p->ws.multicast_refused);
     char *ptx = tlc_compile_ptx(&c, false);
@@ -315,7 +312,6 @@ static void test_mla_cluster_sm90a(void **state) {
     assert_int_equal(tst_count(ptx, "barrier.cluster.arrive.release.aligned;"), 2);
     assert_non_null(strstr(ptx, "// tlc.meta cluster 2 1 1\n"));
     tlc_compilation_free(&c);
-    free(src);
 }
 
 /* dsl-examples/flash_attention.tl's flash_attention planned for sm_90a
