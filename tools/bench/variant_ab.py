@@ -205,15 +205,16 @@ def main():
     a = ap.parse_args()
     tlc.load_library(a.lib)
     variants = [parse_variant(v) for v in a.variants]
-    if len({v[0] for v in variants}) != len(variants):
+    names = {v[0] for v in variants}
+    if len(names) != len(variants):
         raise SystemExit("variant names must differ")
+    unchecked = set(filter(None, a.unchecked.split(",")))
+    if unchecked - names:
+        raise SystemExit(f"--unchecked names no variant: {', '.join(sorted(unchecked - names))}")
     gen = {"attention": attention, "mla": mla, "rmsnorm": rmsnorm}[a.kernel](variants, a)
     what, unit = next(gen)
     print(f"# {a.kernel}, {torch.cuda.get_device_name(0)}, {a.dtype}: {unit}; each cell: first order / "
           f"opposite order (mean)")
-    unchecked = set(filter(None, a.unchecked.split(",")))
-    if unchecked - {v[0] for v in variants}:
-        raise SystemExit(f"--unchecked names no variant: {', '.join(sorted(unchecked - {v[0] for v in variants}))}")
     bad = 0
     header = None
     for label, (fns, errs, conv, tol) in gen:
