@@ -279,7 +279,7 @@ static th_expr *swizzled_chunk(tlc_lower_ctx *lc, th_expr *base, th_expr *r, th_
     return th_bin(a, THB_ADD, base, off);
 }
 
-/* The accumulator layout the staged store needs (see stmatrix_store),
+/* The accumulator layout the chunked store needs (see chunk_store),
  * from the fragment alone: `first` (slots / 2 entries) gets, per group of
  * four slot pairs and pair m, the pair's first slot. */
 static bool staging_groups(const tlc_fragment *I, int threads, int64_t *grp, int64_t *first) {
@@ -338,20 +338,25 @@ static int64_t copy_fresh_scratch_bytes(const tir_kernel *k, const tir_stmt *s) 
     return ok ? I->threads / 32 * 1024 : 0;
 }
 
-/* sm_90: an accumulator in the mma layout (per warp and slot group: lane l
- * holds row R + l/4, columns C + 8m + 2(l%4) and the next, m = 0..3, in four
- * pairs of slots) stored to global memory goes through stmatrix into a
- * per-warp shared scratch (two 8 x 64 byte buffers, 16-byte chunks swizzled
- * by row/2 so stmatrix is conflict-free) and comes back as one 16-byte row
- * chunk per lane: a warp's store then covers 8 rows x 64 contiguous bytes
- * instead of 8 x 16 bytes, a quarter of the store instructions with whole
- * sectors. In an edge tile each chunk's store is masked (a chunk lies wholly
+/* An accumulator in the mma layout (per warp and slot group: lane l holds
+ * row R + l/4, columns C + 8m + 2(l%4) and the next, m = 0..3, in four
+ * pairs of slots) stored to global memory as one 16-byte row chunk per
+ * lane, C + 8(l%4) .. + 7 of row R + l/4: a warp's store then covers 8 rows
+ * x 64 contiguous bytes instead of 8 x 16 bytes, a quarter of the store
+ * instructions with whole sectors. The lane gets its chunk either through
+ * a per-warp shared scratch (sm_90: stmatrix into two 8 x 64 byte buffers,
+ * 16-byte chunks swizzled by row/2 so stmatrix is conflict-free; sm_80:
+ * st.shared) read back with one ld.shared.v4, or, when the plan had no
+ * room for the scratch (attention's epilogue, beside three stages), by a
+ * 4 x 4 transpose of the pairs within each quad of lanes: two rounds of
+ * shfl.bfly, each lane sending one word of each pair of words it swaps.
+ * In an edge tile each chunk's store is masked (a chunk lies wholly
  * inside the tensor or wholly outside: rows keep 16-byte chunks).
- * staging_plan: whether the fragment and the plan (its fresh scratch) allow
- * it; stmatrix_store emits it when the copy keeps 16-byte row chunks. */
+ * staging_plan: whether the fragment allows it, and with which of the
+ * two; chunk_store emits it when the copy keeps 16-byte row chunks. */
 typedef struct staging {
-    int64_t off, bytes;
-    int64_t *first; /* group * 4 + m -> the first slot of its pair */
+    int64_t off, bytes; /* the planned scratch; bytes 0: none, the quad transpose */
+    int64_t *first;     /* group * 4 + m -> the first slot of its pair */
 } staging;
 
 static bool staging_plan(tlc_lower_ctx *lc, const tir_stmt *op, const tlc_fragment *I, const side *src,
@@ -359,44 +364,57 @@ static bool staging_plan(tlc_lower_ctx *lc, const tir_stmt *op, const tlc_fragme
     tlc_arena *a = lc->a;
     if (src->b->scope != TIR_SCOPE_FRAGMENT || dst->b->scope != TIR_SCOPE_GLOBAL || tir_dtype_bytes(dst->b->dtype) != 2)
         return false;
-    const tlc_smem_scratch *planned = tlc_plan_fresh_scratch(lc->plan, op);
-    if (!planned || I->slots < 8) return false;
+    if (I->slots < 8) return false;
     int64_t *grp = TLC_NEW_ARRAY(a, int64_t, (size_t)I->slots / 2); /* pair -> group * 4 + m, -1 free */
     st->first = TLC_NEW_ARRAY(a, int64_t, (size_t)I->slots / 8 * 4);
     if (!staging_groups(I, lc->k->threads, grp, st->first)) return false;
-    st->bytes = planned->bytes;
-    st->off = planned->offset;
+    const tlc_smem_scratch *planned = tlc_plan_fresh_scratch(lc->plan, op);
+    st->bytes = planned ? planned->bytes : 0;
+    st->off = planned ? planned->offset : 0;
     return true;
 }
 
-static void stmatrix_store(tlc_lower_ctx *lc, const tlc_fragment *I, const side *src, const side *dst,
-                           const staging *st, bool masked) {
+/* Pairs of words the quad transpose swaps in its rounds (xor masks 1, 2). */
+static const int quad_pairs[2][2][2] = {{{0, 1}, {2, 3}}, {{0, 2}, {1, 3}}};
+
+static void chunk_store(tlc_lower_ctx *lc, const tlc_fragment *I, const side *src, const side *dst,
+                        const staging *st, bool masked) {
     tlc_arena *a = lc->a;
     int64_t ngroups = I->slots / 8, scratch_bytes = st->bytes, off = st->off;
     const int64_t *first = st->first;
-    bool has_stmatrix = tlc_target_of(lc->arch)->stmatrix;
-    tlc_emit(lc, th_comment(a, tlc_arena_printf(a, "copy %s -> %s: %s through %lld bytes of shared scratch, "
-                                                   "16-byte row chunks", src->b->name, dst->b->name,
-                                                has_stmatrix ? "stmatrix" : "st.shared.b32",
-                                                (long long)scratch_bytes)));
+    bool scratch = scratch_bytes > 0, has_stmatrix = scratch && tlc_target_of(lc->arch)->stmatrix;
+    const char *how = !scratch ? "a 4 x 4 transpose within each quad of lanes (shfl.bfly)"
+                      : tlc_arena_printf(a, "%s through %lld bytes of shared scratch",
+                                         has_stmatrix ? "stmatrix" : "st.shared.b32", (long long)scratch_bytes);
+    tlc_emit(lc, th_comment(a, tlc_arena_printf(a, "copy %s -> %s: %s, 16-byte row chunks", src->b->name,
+                                                dst->b->name, how)));
     th_expr *tid = th_read(a, lc->tid);
     th_expr *lane = tlc_let(lc, "sl", th_bin(a, THB_UREM, tid, tlc_i32(lc, 32)));
-    th_expr *wbase = th_bin(a, THB_ADD, th_convert(a, th_shared_ptr(a, tlc_i32(lc, off)), th_scalar(TH_I32)),
-                            th_bin(a, THB_MUL, th_bin(a, THB_UDIV, tid, tlc_i32(lc, 32)), tlc_i32(lc, 1024)));
-    wbase = tlc_let(lc, "swb", wbase);
-    /* stmatrix: lane l gives row l % 8 of matrix l / 8; the read back: lane
-     * l takes chunk l % 4 of row l / 4 */
-    th_expr *st_addr = tlc_let(lc, "sta", swizzled_chunk(lc, wbase, th_bin(a, THB_UREM, lane, tlc_i32(lc, 8)),
-                                                         th_bin(a, THB_UDIV, lane, tlc_i32(lc, 8))));
     th_expr *lq = th_bin(a, THB_UREM, lane, tlc_i32(lc, 4));
-    /* no stmatrix (sm_80): the lane writes its word m where stmatrix would
-     * put it, byte 4 (l % 4) of row l / 4 of matrix m; still conflict-free */
-    th_expr *st_word[4] = {NULL, NULL, NULL, NULL};
-    for (int m = 0; m < 4 && !has_stmatrix; m++)
-        st_word[m] = tlc_let(lc, "stw", th_bin(a, THB_ADD, th_bin(a, THB_MUL, lq, tlc_i32(lc, 4)),
-                                               swizzled_chunk(lc, wbase, th_bin(a, THB_UDIV, lane, tlc_i32(lc, 4)),
-                                                              tlc_i32(lc, m))));
-    th_expr *ld_addr = tlc_let(lc, "lda", swizzled_chunk(lc, wbase, th_bin(a, THB_UDIV, lane, tlc_i32(lc, 4)), lq));
+    th_expr *st_addr = NULL, *ld_addr = NULL, *st_word[4] = {NULL, NULL, NULL, NULL}, *upper[2] = {NULL, NULL};
+    if (scratch) {
+        th_expr *wbase =
+            th_bin(a, THB_ADD, th_convert(a, th_shared_ptr(a, tlc_i32(lc, off)), th_scalar(TH_I32)),
+                   th_bin(a, THB_MUL, th_bin(a, THB_UDIV, tid, tlc_i32(lc, 32)), tlc_i32(lc, 1024)));
+        wbase = tlc_let(lc, "swb", wbase);
+        /* stmatrix: lane l gives row l % 8 of matrix l / 8; the read back:
+         * lane l takes chunk l % 4 of row l / 4 */
+        st_addr = tlc_let(lc, "sta", swizzled_chunk(lc, wbase, th_bin(a, THB_UREM, lane, tlc_i32(lc, 8)),
+                                                    th_bin(a, THB_UDIV, lane, tlc_i32(lc, 8))));
+        /* no stmatrix (sm_80): the lane writes its word m where stmatrix
+         * would put it, byte 4 (l % 4) of row l / 4 of matrix m; still
+         * conflict-free */
+        for (int m = 0; m < 4 && !has_stmatrix; m++)
+            st_word[m] = tlc_let(lc, "stw", th_bin(a, THB_ADD, th_bin(a, THB_MUL, lq, tlc_i32(lc, 4)),
+                                                   swizzled_chunk(lc, wbase, th_bin(a, THB_UDIV, lane, tlc_i32(lc, 4)),
+                                                                  tlc_i32(lc, m))));
+        ld_addr = tlc_let(lc, "lda", swizzled_chunk(lc, wbase, th_bin(a, THB_UDIV, lane, tlc_i32(lc, 4)), lq));
+    } else {
+        /* upper[r]: the lane is the upper one of the pair round r swaps */
+        for (int r = 0; r < 2; r++)
+            upper[r] = tlc_let(lc, "sup", th_cmp(a, THC_NE, th_bin(a, THB_AND, lane, tlc_i32(lc, 1 << r)),
+                                                 tlc_i32(lc, 0)));
+    }
     th_expr *tidx[TLC_FRAG_MAX_RANK];
     tlc_frag_thread_index(lc, I, tidx);
     /* the lane's chunk starts 6 (l % 4) columns right of its own first pair */
@@ -405,8 +423,7 @@ static void stmatrix_store(tlc_lower_ctx *lc, const tlc_fragment *I, const side 
     th_type h2 = th_vec(dt.base, 2);
     th_type v4 = th_vec(TH_I32, 4);
     for (int64_t gi = 0; gi < ngroups; gi++) {
-        th_expr *buf = th_bin(a, THB_ADD, st_addr, tlc_i32(lc, (gi % 2) * 512));
-        th_expr *args[5] = {buf};
+        th_expr *word[4]; /* the lane's pair m, packed */
         for (int m = 0; m < 4; m++) {
             th_expr *x[2];
             for (int e = 0; e < 2; e++) {
@@ -415,29 +432,48 @@ static void stmatrix_store(tlc_lower_ctx *lc, const tlc_fragment *I, const side 
                     v = th_convert(a, v, th_scalar(TH_F32));
                 x[e] = tlc_coerce(lc, v, dt);
             }
-            args[1 + m] = th_bitcast(a, th_build(a, h2, x, 2), th_scalar(TH_I32));
+            word[m] = th_bitcast(a, th_build(a, h2, x, 2), th_scalar(TH_I32));
         }
-        if (has_stmatrix) {
-            tlc_emit_ptx(lc, tlc_ptx_stmatrix_x4(), args, 5, NULL, 0);
-        } else {
-            for (int m = 0; m < 4; m++) {
-                th_expr *wa[2] = {th_bin(a, THB_ADD, st_word[m], tlc_i32(lc, (gi % 2) * 512)), args[1 + m]};
-                tlc_emit_ptx(lc, tlc_ptx_st_shared_b32(), wa, 2, NULL, 0);
+        th_expr *lanes[4]; /* the lane's chunk, in column order */
+        if (scratch) {
+            th_expr *buf = th_bin(a, THB_ADD, st_addr, tlc_i32(lc, (gi % 2) * 512));
+            th_expr *args[5] = {buf, word[0], word[1], word[2], word[3]};
+            if (has_stmatrix) {
+                tlc_emit_ptx(lc, tlc_ptx_stmatrix_x4(), args, 5, NULL, 0);
+            } else {
+                for (int m = 0; m < 4; m++) {
+                    th_expr *wa[2] = {th_bin(a, THB_ADD, st_word[m], tlc_i32(lc, (gi % 2) * 512)), word[m]};
+                    tlc_emit_ptx(lc, tlc_ptx_st_shared_b32(), wa, 2, NULL, 0);
+                }
             }
+            tlc_emit_ptx(lc, tlc_ptx_bar_warp_sync(), NULL, 0, NULL, 0);
+            th_var *w[4];
+            for (int m = 0; m < 4; m++) w[m] = tlc_temp(lc, "sw", th_scalar(TH_I32), 0);
+            th_expr *la[1] = {th_bin(a, THB_ADD, ld_addr, tlc_i32(lc, (gi % 2) * 512))};
+            tlc_emit_ptx(lc, tlc_ptx_ld_shared_v4_b32(), la, 1, w, 4);
+            for (int m = 0; m < 4; m++) lanes[m] = th_read(a, w[m]);
+        } else {
+            /* round r swaps bit r of the word index with bit r of the lane
+             * (within its quad): afterwards lane l holds pair j of group
+             * l % 4 as word j */
+            for (int m = 0; m < 4; m++) lanes[m] = tlc_let(lc, "sq", word[m]);
+            for (int r = 0; r < 2; r++)
+                for (int p = 0; p < 2; p++) {
+                    int lo = quad_pairs[r][p][0], hi = quad_pairs[r][p][1];
+                    th_expr *send = th_select(a, upper[r], lanes[lo], lanes[hi]);
+                    th_expr *args[2] = {send, tlc_i32(lc, 1 << r)};
+                    th_expr *got = tlc_let(lc, "sx", th_intrin_call(a, THI_SHFL_BFLY, th_scalar(TH_I32), args, 2));
+                    th_expr *nlo = tlc_let(lc, "sq", th_select(a, upper[r], got, lanes[lo]));
+                    lanes[hi] = tlc_let(lc, "sq", th_select(a, upper[r], lanes[hi], got));
+                    lanes[lo] = nlo;
+                }
         }
-        tlc_emit_ptx(lc, tlc_ptx_bar_warp_sync(), NULL, 0, NULL, 0);
-        th_var *w[4];
-        for (int m = 0; m < 4; m++) w[m] = tlc_temp(lc, "sw", th_scalar(TH_I32), 0);
-        th_expr *la[1] = {th_bin(a, THB_ADD, ld_addr, tlc_i32(lc, (gi % 2) * 512))};
-        tlc_emit_ptx(lc, tlc_ptx_ld_shared_v4_b32(), la, 1, w, 4);
         int64_t c[TLC_FRAG_MAX_RANK];
         tlc_fragment_slot_part(I, first[gi * 4], c);
         th_expr *ilog[2] = {th_bin(a, THB_ADD, tidx[0], tlc_i32(lc, c[0])), th_bin(a, THB_ADD, col, tlc_i32(lc, c[1]))};
         th_expr *idx[MAXR];
         int64_t maxv[MAXR];
         side_index(lc, dst, ilog, idx, maxv);
-        th_expr *lanes[4];
-        for (int m = 0; m < 4; m++) lanes[m] = th_read(a, w[m]);
         th_stmt *store = th_store(a, tlc_global_elem_ptr(lc, dst->b, idx), th_build(a, v4, lanes, 4), 16);
         th_expr *inside = masked ? tlc_global_in_bounds(lc, dst->b, idx, maxv) : NULL;
         tlc_emit(lc, inside ? th_if(a, inside, store, NULL) : store);
@@ -619,7 +655,7 @@ static void copy_lower(tlc_lower_ctx *lc, const tir_stmt *s) {
     if (!whole) {
         if (fs && dst->scope == TIR_SCOPE_GLOBAL && in_bounds(&b_side) && side_vec(lc, &b_side, I, 8) == 8 &&
             staging_plan(lc, s, I, &a_side, &b_side, &st)) {
-            stmatrix_store(lc, I, &a_side, &b_side, &st, false);
+            chunk_store(lc, I, &a_side, &b_side, &st, false);
             return;
         }
         emit_copy(lc, I, &a_side, &b_side, false, NULL);
@@ -642,12 +678,12 @@ static void copy_lower(tlc_lower_ctx *lc, const tir_stmt *s) {
     if (sym >= 0) lc->sym_multiple[sym] = 16 / tir_dtype_bytes(dst->dtype);
     tlc_ptrvec *saved = tlc_lower_begin(lc);
     /* 16-byte row chunks: the start and the row length multiples of 8 */
-    if (staged && side_vec(lc, &b_side, I, 8) == 8) stmatrix_store(lc, I, &a_side, &b_side, &st, false);
+    if (staged && side_vec(lc, &b_side, I, 8) == 8) chunk_store(lc, I, &a_side, &b_side, &st, false);
     else emit_copy(lc, I, &a_side, &b_side, true, NULL);
     th_stmt *fast = tlc_lower_end(lc, saved);
     if (sym >= 0) lc->sym_multiple[sym] = known;
     saved = tlc_lower_begin(lc);
-    if (staged && side_vec(lc, &b_side, I, 8) == 8) stmatrix_store(lc, I, &a_side, &b_side, &st, true);
+    if (staged && side_vec(lc, &b_side, I, 8) == 8) chunk_store(lc, I, &a_side, &b_side, &st, true);
     else emit_copy(lc, I, &a_side, &b_side, false, NULL);
     th_stmt *edge = tlc_lower_end(lc, saved);
     tlc_emit(lc, th_if(a, whole, fast, edge));
