@@ -59,10 +59,19 @@ static void stmt_effects(const tlc_lower_ctx *lc, const tir_stmt *s, effects *e)
     scratch_effects(lc, s, e);
 }
 
-/* The effects of s without those of statement `skip` (reached through
- * sequences). */
+/* A copy the warp-specialized loop's producer preloads: its shared bytes
+ * are ordered by the preload mbarriers, not by the consumers' barriers. */
+static bool is_preload(const tlc_lower_ctx *lc, const tir_stmt *s) {
+    const tlc_ws_decision *d = &lc->plan->ws;
+    for (int i = 0; i < d->npreloads; i++)
+        if (d->preloads[i] == s) return true;
+    return false;
+}
+
+/* The effects of s without those of statement `skip` and of the preloaded
+ * copies (reached through sequences). */
 static void stmt_effects_except(const tlc_lower_ctx *lc, const tir_stmt *s, const tir_stmt *skip, effects *e) {
-    if (!s || s == skip) return;
+    if (!s || s == skip || is_preload(lc, s)) return;
     if (s->kind != TS_SEQ) {
         stmt_effects(lc, s, e);
         return;
@@ -343,10 +352,11 @@ static void lower_serial_for(tlc_lower_ctx *lc, const tir_stmt *s, effects *pend
         if (fence || pending->any) tlc_emit(lc, th_barrier(lc->a));
         clear(lc, pending);
         tlc_ws_lower_consumer_loop(lc, s, lower_ws_body, NULL);
-        /* The loop's own shared memory (its stages) is ordered by the
-         * mbarriers. A barrier after it is needed only when the rest of the
-         * body uses shared memory too: then it also keeps one persistent
-         * tile's accesses from racing the next tile's. */
+        /* The loop's own shared memory (its stages) and the preloaded
+         * buffers are ordered by the mbarriers. A barrier after it is
+         * needed only when the rest of the body uses shared memory too:
+         * then it also keeps one persistent tile's accesses from racing
+         * the next tile's. */
         effects rest = effects_new(lc);
         stmt_effects_except(lc, lc->k->body, s, &rest);
         if (rest.any) tlc_emit(lc, th_barrier(lc->a));
