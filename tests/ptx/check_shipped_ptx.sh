@@ -6,7 +6,10 @@
 # A kernel may fail to lower on an arch for exactly one reason: it needs
 # more shared memory than that arch has (mla_decode_split on sm_80..sm_89);
 # any other failure, and any ptxas failure, fails the test. On sm_90a, the
-# primary target, every shipped kernel must lower.
+# primary target, every shipped kernel must lower, and at -O3 ptxas must
+# not serialize its wgmma instructions (its C75xx notes: a wgmma group left
+# in flight where ptxas cannot follow it costs every wgmma of the kernel;
+# unoptimized code may).
 # usage: check_shipped_ptx.sh TLC EXAMPLES_DIR [PTXAS]; exit 77 without ptxas.
 set -u
 tlc=$1 examples=$2 ptxas=${3:-}
@@ -29,8 +32,14 @@ for f in "$examples"/*.tl; do
                    awk '{ v = $NF; if (v + 0 >= 4294967296 || v + 0 < -4294967296) print }')
         if [[ -n $wide_add ]]; then
           echo "FAIL: $what: a 64-bit add of a constant beyond 32 bits: $wide_add"; fail=1
-        elif "$ptxas" -arch=$arch -o "$tmp/k.cubin" "$tmp/k.ptx" 2>"$tmp/ptxas.err"; then
-          echo "ok: $what"; assembled=$((assembled + 1))
+        elif "$ptxas" -arch=$arch -v -o "$tmp/k.cubin" "$tmp/k.ptx" >"$tmp/ptxas.out" 2>"$tmp/ptxas.err"; then
+          serialized=
+          [[ $arch == sm_90a && -z $level ]] && serialized=$(grep -hEm1 'C75[0-9][0-9].*serializ' "$tmp/ptxas.out" "$tmp/ptxas.err")
+          if [[ -n $serialized ]]; then
+            echo "FAIL: $what: ptxas serializes the wgmmas: $serialized"; fail=1
+          else
+            echo "ok: $what"; assembled=$((assembled + 1))
+          fi
         else
           echo "FAIL: $what: ptxas: $(head -3 "$tmp/ptxas.err")"; fail=1
         fi
