@@ -374,47 +374,96 @@ static bool staging_plan(tlc_lower_ctx *lc, const tir_stmt *op, const tlc_fragme
     return true;
 }
 
+/* How a lane gets its 16-byte chunk: through the per-warp scratch
+ * (addresses set up once) or by the quad transpose (its lane bits). */
+typedef struct chunk_source {
+    bool scratch, stmatrix;
+    th_expr *st_addr, *ld_addr, *st_word[4]; /* scratch */
+    th_expr *upper[2]; /* transpose: the lane is the upper one of the pair round r swaps */
+} chunk_source;
+
+static chunk_source chunk_source_init(tlc_lower_ctx *lc, const staging *st, th_expr *tid, th_expr *lane, th_expr *lq) {
+    tlc_arena *a = lc->a;
+    chunk_source cs = {.scratch = st->bytes > 0};
+    cs.stmatrix = cs.scratch && tlc_target_of(lc->arch)->stmatrix;
+    if (!cs.scratch) {
+        for (int r = 0; r < 2; r++)
+            cs.upper[r] = tlc_let(lc, "sup", th_cmp(a, THC_NE, th_bin(a, THB_AND, lane, tlc_i32(lc, 1 << r)),
+                                                    tlc_i32(lc, 0)));
+        return cs;
+    }
+    th_expr *wbase = th_bin(a, THB_ADD, th_convert(a, th_shared_ptr(a, tlc_i32(lc, st->off)), th_scalar(TH_I32)),
+                            th_bin(a, THB_MUL, th_bin(a, THB_UDIV, tid, tlc_i32(lc, 32)), tlc_i32(lc, 1024)));
+    wbase = tlc_let(lc, "swb", wbase);
+    /* stmatrix: lane l gives row l % 8 of matrix l / 8; the read back: lane
+     * l takes chunk l % 4 of row l / 4 */
+    cs.st_addr = tlc_let(lc, "sta", swizzled_chunk(lc, wbase, th_bin(a, THB_UREM, lane, tlc_i32(lc, 8)),
+                                                   th_bin(a, THB_UDIV, lane, tlc_i32(lc, 8))));
+    /* no stmatrix (sm_80): the lane writes its word m where stmatrix would
+     * put it, byte 4 (l % 4) of row l / 4 of matrix m; still conflict-free */
+    for (int m = 0; m < 4 && !cs.stmatrix; m++)
+        cs.st_word[m] = tlc_let(lc, "stw", th_bin(a, THB_ADD, th_bin(a, THB_MUL, lq, tlc_i32(lc, 4)),
+                                                  swizzled_chunk(lc, wbase, th_bin(a, THB_UDIV, lane, tlc_i32(lc, 4)),
+                                                                 tlc_i32(lc, m))));
+    cs.ld_addr = tlc_let(lc, "lda", swizzled_chunk(lc, wbase, th_bin(a, THB_UDIV, lane, tlc_i32(lc, 4)), lq));
+    return cs;
+}
+
 /* Pairs of words the quad transpose swaps in its rounds (xor masks 1, 2). */
 static const int quad_pairs[2][2][2] = {{{0, 1}, {2, 3}}, {{0, 2}, {1, 3}}};
+
+/* Band gi's chunk of the lane into lanes[0..3] (column order), from its
+ * packed pairs word[m]. */
+static void lane_chunk(tlc_lower_ctx *lc, const chunk_source *cs, int64_t gi, th_expr *const *word, th_expr **lanes) {
+    tlc_arena *a = lc->a;
+    if (cs->scratch) {
+        th_expr *buf = th_bin(a, THB_ADD, cs->st_addr, tlc_i32(lc, (gi % 2) * 512));
+        th_expr *args[5] = {buf, word[0], word[1], word[2], word[3]};
+        if (cs->stmatrix) {
+            tlc_emit_ptx(lc, tlc_ptx_stmatrix_x4(), args, 5, NULL, 0);
+        } else {
+            for (int m = 0; m < 4; m++) {
+                th_expr *wa[2] = {th_bin(a, THB_ADD, cs->st_word[m], tlc_i32(lc, (gi % 2) * 512)), word[m]};
+                tlc_emit_ptx(lc, tlc_ptx_st_shared_b32(), wa, 2, NULL, 0);
+            }
+        }
+        tlc_emit_ptx(lc, tlc_ptx_bar_warp_sync(), NULL, 0, NULL, 0);
+        th_var *w[4];
+        for (int m = 0; m < 4; m++) w[m] = tlc_temp(lc, "sw", th_scalar(TH_I32), 0);
+        th_expr *la[1] = {th_bin(a, THB_ADD, cs->ld_addr, tlc_i32(lc, (gi % 2) * 512))};
+        tlc_emit_ptx(lc, tlc_ptx_ld_shared_v4_b32(), la, 1, w, 4);
+        for (int m = 0; m < 4; m++) lanes[m] = th_read(a, w[m]);
+        return;
+    }
+    /* round r swaps bit r of the word index with bit r of the lane (within
+     * its quad): afterwards lane l holds pair j of group l % 4 as word j */
+    for (int m = 0; m < 4; m++) lanes[m] = tlc_let(lc, "sq", word[m]);
+    for (int r = 0; r < 2; r++)
+        for (int p = 0; p < 2; p++) {
+            int lo = quad_pairs[r][p][0], hi = quad_pairs[r][p][1];
+            th_expr *send = th_select(a, cs->upper[r], lanes[lo], lanes[hi]);
+            th_expr *args[2] = {send, tlc_i32(lc, 1 << r)};
+            th_expr *got = tlc_let(lc, "sx", th_intrin_call(a, THI_SHFL_BFLY, th_scalar(TH_I32), args, 2));
+            th_expr *nlo = tlc_let(lc, "sq", th_select(a, cs->upper[r], got, lanes[lo]));
+            lanes[hi] = tlc_let(lc, "sq", th_select(a, cs->upper[r], lanes[hi], got));
+            lanes[lo] = nlo;
+        }
+}
 
 static void chunk_store(tlc_lower_ctx *lc, const tlc_fragment *I, const side *src, const side *dst,
                         const staging *st, bool masked) {
     tlc_arena *a = lc->a;
-    int64_t ngroups = I->slots / 8, scratch_bytes = st->bytes, off = st->off;
     const int64_t *first = st->first;
-    bool scratch = scratch_bytes > 0, has_stmatrix = scratch && tlc_target_of(lc->arch)->stmatrix;
-    const char *how = !scratch ? "a 4 x 4 transpose within each quad of lanes (shfl.bfly)"
+    const char *how = st->bytes <= 0 ? "a 4 x 4 transpose within each quad of lanes (shfl.bfly)"
                       : tlc_arena_printf(a, "%s through %lld bytes of shared scratch",
-                                         has_stmatrix ? "stmatrix" : "st.shared.b32", (long long)scratch_bytes);
+                                         tlc_target_of(lc->arch)->stmatrix ? "stmatrix" : "st.shared.b32",
+                                         (long long)st->bytes);
     tlc_emit(lc, th_comment(a, tlc_arena_printf(a, "copy %s -> %s: %s, 16-byte row chunks", src->b->name,
                                                 dst->b->name, how)));
     th_expr *tid = th_read(a, lc->tid);
     th_expr *lane = tlc_let(lc, "sl", th_bin(a, THB_UREM, tid, tlc_i32(lc, 32)));
     th_expr *lq = th_bin(a, THB_UREM, lane, tlc_i32(lc, 4));
-    th_expr *st_addr = NULL, *ld_addr = NULL, *st_word[4] = {NULL, NULL, NULL, NULL}, *upper[2] = {NULL, NULL};
-    if (scratch) {
-        th_expr *wbase =
-            th_bin(a, THB_ADD, th_convert(a, th_shared_ptr(a, tlc_i32(lc, off)), th_scalar(TH_I32)),
-                   th_bin(a, THB_MUL, th_bin(a, THB_UDIV, tid, tlc_i32(lc, 32)), tlc_i32(lc, 1024)));
-        wbase = tlc_let(lc, "swb", wbase);
-        /* stmatrix: lane l gives row l % 8 of matrix l / 8; the read back:
-         * lane l takes chunk l % 4 of row l / 4 */
-        st_addr = tlc_let(lc, "sta", swizzled_chunk(lc, wbase, th_bin(a, THB_UREM, lane, tlc_i32(lc, 8)),
-                                                    th_bin(a, THB_UDIV, lane, tlc_i32(lc, 8))));
-        /* no stmatrix (sm_80): the lane writes its word m where stmatrix
-         * would put it, byte 4 (l % 4) of row l / 4 of matrix m; still
-         * conflict-free */
-        for (int m = 0; m < 4 && !has_stmatrix; m++)
-            st_word[m] = tlc_let(lc, "stw", th_bin(a, THB_ADD, th_bin(a, THB_MUL, lq, tlc_i32(lc, 4)),
-                                                   swizzled_chunk(lc, wbase, th_bin(a, THB_UDIV, lane, tlc_i32(lc, 4)),
-                                                                  tlc_i32(lc, m))));
-        ld_addr = tlc_let(lc, "lda", swizzled_chunk(lc, wbase, th_bin(a, THB_UDIV, lane, tlc_i32(lc, 4)), lq));
-    } else {
-        /* upper[r]: the lane is the upper one of the pair round r swaps */
-        for (int r = 0; r < 2; r++)
-            upper[r] = tlc_let(lc, "sup", th_cmp(a, THC_NE, th_bin(a, THB_AND, lane, tlc_i32(lc, 1 << r)),
-                                                 tlc_i32(lc, 0)));
-    }
+    chunk_source cs = chunk_source_init(lc, st, tid, lane, lq);
     th_expr *tidx[TLC_FRAG_MAX_RANK];
     tlc_frag_thread_index(lc, I, tidx);
     /* the lane's chunk starts 6 (l % 4) columns right of its own first pair */
@@ -422,7 +471,7 @@ static void chunk_store(tlc_lower_ctx *lc, const tlc_fragment *I, const side *sr
     th_type dt = tlc_reg_type(dst->b->dtype);
     th_type h2 = th_vec(dt.base, 2);
     th_type v4 = th_vec(TH_I32, 4);
-    for (int64_t gi = 0; gi < ngroups; gi++) {
+    for (int64_t gi = 0; gi < I->slots / 8; gi++) {
         th_expr *word[4]; /* the lane's pair m, packed */
         for (int m = 0; m < 4; m++) {
             th_expr *x[2];
@@ -434,40 +483,8 @@ static void chunk_store(tlc_lower_ctx *lc, const tlc_fragment *I, const side *sr
             }
             word[m] = th_bitcast(a, th_build(a, h2, x, 2), th_scalar(TH_I32));
         }
-        th_expr *lanes[4]; /* the lane's chunk, in column order */
-        if (scratch) {
-            th_expr *buf = th_bin(a, THB_ADD, st_addr, tlc_i32(lc, (gi % 2) * 512));
-            th_expr *args[5] = {buf, word[0], word[1], word[2], word[3]};
-            if (has_stmatrix) {
-                tlc_emit_ptx(lc, tlc_ptx_stmatrix_x4(), args, 5, NULL, 0);
-            } else {
-                for (int m = 0; m < 4; m++) {
-                    th_expr *wa[2] = {th_bin(a, THB_ADD, st_word[m], tlc_i32(lc, (gi % 2) * 512)), word[m]};
-                    tlc_emit_ptx(lc, tlc_ptx_st_shared_b32(), wa, 2, NULL, 0);
-                }
-            }
-            tlc_emit_ptx(lc, tlc_ptx_bar_warp_sync(), NULL, 0, NULL, 0);
-            th_var *w[4];
-            for (int m = 0; m < 4; m++) w[m] = tlc_temp(lc, "sw", th_scalar(TH_I32), 0);
-            th_expr *la[1] = {th_bin(a, THB_ADD, ld_addr, tlc_i32(lc, (gi % 2) * 512))};
-            tlc_emit_ptx(lc, tlc_ptx_ld_shared_v4_b32(), la, 1, w, 4);
-            for (int m = 0; m < 4; m++) lanes[m] = th_read(a, w[m]);
-        } else {
-            /* round r swaps bit r of the word index with bit r of the lane
-             * (within its quad): afterwards lane l holds pair j of group
-             * l % 4 as word j */
-            for (int m = 0; m < 4; m++) lanes[m] = tlc_let(lc, "sq", word[m]);
-            for (int r = 0; r < 2; r++)
-                for (int p = 0; p < 2; p++) {
-                    int lo = quad_pairs[r][p][0], hi = quad_pairs[r][p][1];
-                    th_expr *send = th_select(a, upper[r], lanes[lo], lanes[hi]);
-                    th_expr *args[2] = {send, tlc_i32(lc, 1 << r)};
-                    th_expr *got = tlc_let(lc, "sx", th_intrin_call(a, THI_SHFL_BFLY, th_scalar(TH_I32), args, 2));
-                    th_expr *nlo = tlc_let(lc, "sq", th_select(a, upper[r], got, lanes[lo]));
-                    lanes[hi] = tlc_let(lc, "sq", th_select(a, upper[r], lanes[hi], got));
-                    lanes[lo] = nlo;
-                }
-        }
+        th_expr *lanes[4];
+        lane_chunk(lc, &cs, gi, word, lanes);
         int64_t c[TLC_FRAG_MAX_RANK];
         tlc_fragment_slot_part(I, first[gi * 4], c);
         th_expr *ilog[2] = {th_bin(a, THB_ADD, tidx[0], tlc_i32(lc, c[0])), th_bin(a, THB_ADD, col, tlc_i32(lc, c[1]))};
