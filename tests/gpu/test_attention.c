@@ -6,7 +6,8 @@
  * and 3 consumer warpgroups (threads 128, 256, 384; block_M = 64 rows per
  * warpgroup), with two stages (no overlap) and three (each iteration's
  * P @ V deferred to the next one, under its softmax), with block_N 64 and
- * the kernel's own (128); float16 and bfloat16;
+ * the kernel's own (128), and the kernel's own tile (at head_dim 64 without
+ * the causal mask: 192 x 112, 3 consumer warpgroups); float16 and bfloat16;
  * head_dim 64 and 128; causal and not; GQA (heads 4 or 6 over 1 or 2 kv
  * heads) and MHA; query and key lengths that are not multiples of the tiles,
  * seq_q < seq_kv (causal rows offset to the end of the keys) and seq_q >
@@ -41,10 +42,15 @@
 #define TLC_SOURCE_DIR "."
 #endif
 
+/* the tile a configuration asks for: block_M = threads / 2 and block_N 64;
+ * block_M = threads / 2 and the kernel's own block_N; or the kernel's own
+ * tile, threads and stages (threads and stages then say what it picks) */
+typedef enum { TILE_N64, TILE_DEFAULT_N, TILE_DEFAULT } attn_tile;
+
 typedef struct attn_config {
     int threads, stages, dim;
     bool causal, bf16;
-    bool default_tile; /* the kernel's own block_N, else 64 */
+    attn_tile tile;
 } attn_config;
 
 typedef struct attn_case {
@@ -52,16 +58,19 @@ typedef struct attn_case {
 } attn_case;
 
 static const attn_config CONFIGS[] = {
-    {128, 3, 128, false, true, false}, {128, 2, 64, true, false, false},  {256, 3, 128, true, true, false},
-    {256, 3, 64, false, false, false}, {256, 2, 128, false, true, false}, {384, 3, 64, true, true, false},
-    {384, 2, 64, false, false, false}, {384, 3, 128, false, true, false},
-    {256, 3, 128, true, false, true}, {256, 3, 64, false, true, true},
+    {128, 3, 128, false, true, TILE_N64},       {128, 2, 64, true, false, TILE_N64},
+    {256, 3, 128, true, true, TILE_N64},        {256, 3, 64, false, false, TILE_N64},
+    {256, 2, 128, false, true, TILE_N64},       {384, 3, 64, true, true, TILE_N64},
+    {384, 2, 64, false, false, TILE_N64},       {384, 3, 128, false, true, TILE_N64},
+    {256, 3, 128, true, false, TILE_DEFAULT_N}, {256, 3, 64, false, true, TILE_DEFAULT_N},
+    {384, 4, 64, false, true, TILE_DEFAULT},    {384, 4, 64, false, false, TILE_DEFAULT},
 };
 static const attn_case CASES[] = {
     {2, 200, 333, 4, 2}, {1, 517, 517, 6, 1}, {3, 70, 41, 2, 2}, {1, 1, 1000, 4, 4},
 };
 /* compiled for sm_80 (threads / 32 warps over the rows), run on the same GPU */
-static const attn_config SM80_CONFIGS[] = {{256, 2, 128, false, true, false}, {128, 2, 64, true, false, false}};
+static const attn_config SM80_CONFIGS[] = {
+    {256, 2, 128, false, true, TILE_N64}, {128, 2, 64, true, false, TILE_N64}, {384, 4, 64, false, true, TILE_DEFAULT}};
 enum { NCONFIGS = sizeof CONFIGS / sizeof CONFIGS[0], NCASES = sizeof CASES / sizeof CASES[0],
        NSM80 = sizeof SM80_CONFIGS / sizeof SM80_CONFIGS[0] };
 
@@ -260,12 +269,18 @@ static void run_config(state *s, tlc_jit *jit, const attn_config *cf, int c) {
     snprintf(block_m, sizeof block_m, "%d", cf->threads / 2);
     snprintf(stages, sizeof stages, "%d", cf->stages);
     snprintf(dim, sizeof dim, "%d", cf->dim);
-    tlc_jit_define defs[7] = {{"threads", threads}, {"block_M", block_m}, {"num_stages", stages}, {"dim", dim},
-                              {"causal", cf->causal ? "True" : "False"}, {"dtype", cf->bf16 ? "bfloat16" : "float16"},
-                              {"block_N", "64"}};
-    int ndefs = cf->default_tile ? 6 : 7;
-    printf("-- %s, threads=%d stages=%d dim=%d block_N=%s\n", tlc_jit_arch(jit), cf->threads, cf->stages, cf->dim,
-           cf->default_tile ? "default" : "64");
+    tlc_jit_define defs[7] = {{"dim", dim}, {"causal", cf->causal ? "True" : "False"},
+                              {"dtype", cf->bf16 ? "bfloat16" : "float16"}};
+    int ndefs = 3;
+    if (cf->tile != TILE_DEFAULT) {
+        defs[ndefs++] = (tlc_jit_define){"threads", threads};
+        defs[ndefs++] = (tlc_jit_define){"block_M", block_m};
+        defs[ndefs++] = (tlc_jit_define){"num_stages", stages};
+    }
+    if (cf->tile == TILE_N64) defs[ndefs++] = (tlc_jit_define){"block_N", "64"};
+    static const char *const tile_names[] = {"block_N=64", "block_N default", "the kernel's tile"};
+    printf("-- %s, threads=%d stages=%d dim=%d, %s\n", tlc_jit_arch(jit), cf->threads, cf->stages, cf->dim,
+           tile_names[cf->tile]);
     for (int varlen = 0; varlen < 2; varlen++) {
         const char *kname = varlen ? "flash_attention_varlen" : "flash_attention";
         tlrt_module *mod = NULL;

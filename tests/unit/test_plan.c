@@ -398,9 +398,9 @@ static void test_attention_lookahead(void **state) {
     (void)state;
     size_t len = 0;
     char *src = source_file("dsl-examples/flash_attention.tl", &len);
-    replace_first(&src, "        K_shared = alloc_shared((block_N, dim), dtype)\n",
-                  "        K_shared = alloc_shared((block_N, dim), dtype)\n"
-                  "        P_shared = alloc_shared((block_M, block_N), dtype)\n");
+    replace_first(&src, "        K_shared = alloc_shared((tile_N, dim), dtype)\n",
+                  "        K_shared = alloc_shared((tile_N, dim), dtype)\n"
+                  "        P_shared = alloc_shared((tile_M, tile_N), dtype)\n");
     replace_first(&src, "copy(acc_s, acc_s_cast)", "copy(acc_s, P_shared)");
     replace_first(&src, "gemm(acc_s_cast, V_shared, acc_o", "gemm(P_shared, V_shared, acc_o");
     tlc_define defs[2] = {{"num_stages", "3"}, {"block_N", "64"}};
@@ -450,9 +450,9 @@ static void test_attention_preload(void **state) {
     }
     size_t len = 0;
     char *src = source_file("dsl-examples/flash_attention.tl", &len);
-    replace_first(&src, "        copy(acc_o, Output[bz, row0:row0 + block_M, by, :])\n",
-                  "        copy(acc_o, Output[bz, row0:row0 + block_M, by, :])\n"
-                  "        copy(Q_shared, Output[bz, row0:row0 + block_M, by, :])\n");
+    replace_first(&src, "        copy(acc_o, Output[bz, row0:row0 + tile_M, by, :])\n",
+                  "        copy(acc_o, Output[bz, row0:row0 + tile_M, by, :])\n"
+                  "        copy(Q_shared, Output[bz, row0:row0 + tile_M, by, :])\n");
     tlc_compilation c;
     plan_sm90a(&c, "flash_attention.tl", src, strlen(src), "flash_attention", NULL, 0);
     free(src);
@@ -463,9 +463,9 @@ static void test_attention_preload(void **state) {
      * producer's load of the next tile would not be ordered after the
      * consumers' store of this one). */
     src = source_file("dsl-examples/flash_attention.tl", &len);
-    replace_first(&src, "        copy(acc_o, Output[bz, row0:row0 + block_M, by, :])\n",
-                  "        copy(acc_o, Output[bz, row0:row0 + block_M, by, :])\n"
-                  "        copy(acc_o, Q[bz, row0:row0 + block_M, by, :])\n");
+    replace_first(&src, "        copy(acc_o, Output[bz, row0:row0 + tile_M, by, :])\n",
+                  "        copy(acc_o, Output[bz, row0:row0 + tile_M, by, :])\n"
+                  "        copy(acc_o, Q[bz, row0:row0 + tile_M, by, :])\n");
     plan_sm90a(&c, "flash_attention.tl", src, strlen(src), "flash_attention", NULL, 0);
     free(src);
     assert_non_null(c.tir->kernels[0]->plan->ws.loop);
