@@ -38,6 +38,10 @@ void tlc_interp_region(tlc_interp *it, const tir_region *r, rregion *out, tlc_lo
         if (out->ext[d] < 0)
             tlc_interp_fail(it, out->loc, "region of '%s' has negative extent %lld in dim %d", r->buf->name,
                             (long long)out->ext[d], d);
+        /* only a global tensor's end is masked (the GPU tests idx < dim) */
+        if (out->start[d] < 0 && out->ext[d] > 0 && r->buf->scope == TIR_SCOPE_GLOBAL)
+            tlc_interp_fail(it, out->loc, "region of '%s' starts at %lld in dim %d: a start must not be negative",
+                            r->buf->name, (long long)out->start[d], d);
         out->elems *= out->ext[d];
     }
 }

@@ -93,6 +93,25 @@ static void test_oob_shared_copy(void **state) {
     free(e);
 }
 
+/* A global region's start must not be negative (only the end of a dim is
+ * masked, and the GPU's masks test the end alone): an error, not a mask. */
+static void test_negative_region_start(void **state) {
+    (void)state;
+    const char *src =
+        "def k(A: Tensor[(M,), float32], n: int32):\n"
+        "    with Kernel(1, threads=128) as bx:\n"
+        "        s = alloc_fragment((32,), float32)\n"
+        "        copy(A[n:n + 32], s)\n"
+        "        copy(s, A[0:32])\n";
+    char *e = run_src(src, 64, 16);
+    assert_string_equal(e, "");
+    free(e);
+    e = run_src(src, 64, -8);
+    expect_in(e, "t.tl:4:");
+    expect_in(e, "region of 'A' starts at -8 in dim 0: a start must not be negative");
+    free(e);
+}
+
 static void test_div_zero(void **state) {
     (void)state;
     const char *src =
@@ -272,6 +291,7 @@ int main(void) {
         cmocka_unit_test(test_oob_fragment_store),
         cmocka_unit_test(test_oob_global_load),
         cmocka_unit_test(test_oob_shared_copy),
+        cmocka_unit_test(test_negative_region_start),
         cmocka_unit_test(test_div_zero),
         cmocka_unit_test(test_npy_declared_size),
         cmocka_unit_test(test_run_cli),
