@@ -7,11 +7,13 @@ gemm, its epilogue, what waits between tiles), S * 128 over the same the
 time of one 128-key iteration.
 
     python3 tools/bench/attention_tile_cost.py [SRC.tl] [--dim 128] [--rounds 3]
-        [--seq-q 4096,16384] [--seq-kv 1024,2048,4096,8192,16384]
+        [--seq-q 4096,16384] [--seq-kv 1024,2048,4096,8192,16384] [--block-m 128]
 
-SRC defaults to dsl-examples/flash_attention.tl (its defaults, non-causal,
-bfloat16). Heads: 2048 / dim; batch: 16384 / seq_q tokens, so every seq_q
-has the same tiles (128-row blocks). Each point is checked against cuDNN
+SRC defaults to dsl-examples/flash_attention.tl (non-causal, bfloat16, its
+defaults but block_M, which this script sets: 128 unless --block-m says
+otherwise, 0 for the kernel's own choice, which is then read from its
+launch metadata). Heads: 2048 / dim; batch: 16384 / seq_q tokens, so every
+seq_q has the same number of rows. Each point is checked against cuDNN
 first (max |out - ref| / max |ref| below 1e-2), then timed with
 triton.testing.do_bench (median of each round, the middle round kept).
 """
@@ -37,6 +39,15 @@ def fit(xs, ys):
     return my - slope * mx, slope
 
 
+def tile_rows(kern):
+    """Query rows per tile of the compiled kernel, from its launch metadata:
+    64 rows per consumer warpgroup, and a producer warpgroup beside them
+    (the warp-specialized form, sm_90a)."""
+    t = kern.metadata["threads"]
+    threads = t[0] if isinstance(t, (list, tuple)) else int(t)
+    return (threads - 128) // 2
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("src", nargs="?", default=os.path.join(ROOT, "dsl-examples/flash_attention.tl"))
@@ -44,10 +55,15 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--seq-q", default="4096,16384")
     ap.add_argument("--seq-kv", default="1024,2048,4096,8192,16384")
+    ap.add_argument("--block-m", type=int, default=128, help="query rows per tile (0: the kernel's choice)")
     a = ap.parse_args()
     d, h = a.dim, 2048 // a.dim
+    defines = {"dim": d, "causal": False, "dtype": "bfloat16"}
+    if a.block_m:
+        defines["block_M"] = a.block_m
     kern = tlc.compile(open(a.src).read(), kernel="flash_attention", name=os.path.basename(a.src),
-                       defines={"dim": d, "causal": False, "dtype": "bfloat16"}).load()
+                       defines=defines).load()
+    bm = a.block_m or tile_rows(kern)
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     print(f"# {torch.cuda.get_device_name()}, bfloat16, head_dim {d}, {h} heads, non-causal; us")
     print("| seq_q x batch | seq_kv | tlc us | cuDNN us | tlc TFLOP/s | cuDNN TFLOP/s | err |")
@@ -81,7 +97,7 @@ def main():
             flops = 4 * b * h * sq * skv * d
             rows.append((skv, t, c))
             print(f"| {sq} x {b} | {skv} | {t:.1f} | {c:.1f} | {flops / t / 1e6:.0f} | {flops / c / 1e6:.0f} | {err:.1e} |")
-        per_sm = b * h * (sq // 128) / sms
+        per_sm = b * h * -(-sq // bm) / sms
         for name, i in (("tlc", 1), ("cuDNN", 2)):
             icpt, slope = fit([r[0] for r in rows], [r[i] for r in rows])
             fits.append(f"| {sq} x {b} | {name} | {icpt / per_sm:.2f} | {slope * 128 / per_sm:.3f} |")
