@@ -59,19 +59,11 @@ static void stmt_effects(const tlc_lower_ctx *lc, const tir_stmt *s, effects *e)
     scratch_effects(lc, s, e);
 }
 
-/* A copy the warp-specialized loop's producer preloads: its shared bytes
- * are ordered by the preload mbarriers, not by the consumers' barriers. */
-static bool is_preload(const tlc_lower_ctx *lc, const tir_stmt *s) {
-    const tlc_ws_decision *d = &lc->plan->ws;
-    for (int i = 0; i < d->npreloads; i++)
-        if (d->preloads[i] == s) return true;
-    return false;
-}
-
-/* The effects of s without those of statement `skip` and of the preloaded
- * copies (reached through sequences). */
+/* The effects of s without those of statement `skip` and of the copies
+ * the warp-specialized loop's producer preloads (their shared bytes are
+ * ordered by the preload mbarriers), reached through sequences. */
 static void stmt_effects_except(const tlc_lower_ctx *lc, const tir_stmt *s, const tir_stmt *skip, effects *e) {
-    if (!s || s == skip || is_preload(lc, s)) return;
+    if (!s || s == skip || tlc_ws_is_preload(&lc->plan->ws, s)) return;
     if (s->kind != TS_SEQ) {
         stmt_effects(lc, s, e);
         return;
