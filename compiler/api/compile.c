@@ -66,6 +66,7 @@ bool tlc_compile_source(tlc_compilation *c, const char *name, const char *text, 
         opt = &defaults;
     }
     c->opt_level = opt->opt_level;
+    c->backend = opt->backend;
     bool ok = front_end(c, opt);
     tlc_stage_times_add(&c->times, TLC_TIMED_FRONT_END, start);
     return ok;

@@ -18,6 +18,7 @@ typedef struct tlc_compile_options {
     const char *kernel;  /* NULL: every kernel */
     tlc_stage stop_after;
     int opt_level;       /* LLVM optimization level for code generation, 0..3 (default 3) */
+    int backend;         /* tlc_backend (ir/thread_ir.h): who generates the PTX; LLVM by default */
 } tlc_compile_options;
 
 typedef struct tlc_compilation {
@@ -29,6 +30,7 @@ typedef struct tlc_compilation {
     tir_module *tir;
     struct th_module *thread; /* the Thread IR once lowered (compile_backend.h), reused by codegen */
     int opt_level;            /* from the options, for code generation */
+    int backend;              /* from the options, for code generation */
     tlc_stage_times times;    /* wall time of each stage run so far */
 } tlc_compilation;
 

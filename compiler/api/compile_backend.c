@@ -59,7 +59,8 @@ typedef char *(*codegen_fn)(const th_module *, const tlc_codegen_options *, tlc_
 static char *codegen(tlc_compilation *c, bool fast_math, codegen_fn generate) {
     th_module *m = tlc_compile_thread(c, NULL);
     if (!m) return NULL;
-    tlc_codegen_options o = {.arch = c->tir->arch, .opt_level = c->opt_level, .fast_math = fast_math};
+    tlc_codegen_options o = {.arch = c->tir->arch, .opt_level = c->opt_level, .fast_math = fast_math,
+                             .backend = (tlc_backend)c->backend};
     double start = tlc_clock_ms();
     char *text = generate(m, &o, &c->arena, &c->diag);
     tlc_stage_times_add(&c->times, TLC_TIMED_CODEGEN, start);
@@ -88,10 +89,17 @@ static char *dup(const char *s) {
 
 char *tlc_compile_to_ptx(const char *name, const char *text, size_t len, const tlc_define *defines, int ndefines,
                          tlc_arch arch, const char *kernel, int opt_level, char **err) {
+    return tlc_compile_to_ptx_backend(name, text, len, defines, ndefines, arch, kernel, opt_level, TLC_BACKEND_LLVM, err);
+}
+
+char *tlc_compile_to_ptx_backend(const char *name, const char *text, size_t len, const tlc_define *defines,
+                                 int ndefines, tlc_arch arch, const char *kernel, int opt_level, int backend,
+                                 char **err) {
     if (err) *err = NULL;
     tlc_compile_options o;
     tlc_compile_options_default(&o);
     o.arch = arch;
+    o.backend = backend;
     o.defines = defines;
     o.ndefines = ndefines;
     o.kernel = kernel;

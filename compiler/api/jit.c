@@ -26,6 +26,7 @@ struct tlc_jit {
     tlc_arch arch;
     char arch_name[16];
     int opt_level;       /* 0..3 */
+    int backend;         /* tlc_backend: $TLC_BACKEND=direct picks tlc's own PTX generator */
     char opt_key[16];    /* "O3": the level's part of the cache key */
     bool use_cache;
     char cache_dir[CACHE_DIR_MAX];
@@ -124,7 +125,9 @@ tlc_status tlc_jit_create(const tlc_jit_options *opt, tlc_jit **out, char **err)
     if (st == TLC_OK) {
         snprintf(j->arch_name, sizeof j->arch_name, "%s", tlc_arch_name(j->arch));
         j->opt_level = o.opt_level == TLC_OPT_DEFAULT ? 3 : (int)o.opt_level - (int)TLC_OPT_O0;
-        snprintf(j->opt_key, sizeof j->opt_key, "O%d", j->opt_level);
+        const char *be = getenv("TLC_BACKEND");
+        j->backend = be && strcmp(be, "direct") == 0 ? TLC_BACKEND_DIRECT : TLC_BACKEND_LLVM;
+        snprintf(j->opt_key, sizeof j->opt_key, "O%d%s", j->opt_level, j->backend == TLC_BACKEND_DIRECT ? "-direct" : "");
         j->use_cache = !o.disable_cache;
         if (j->use_cache) {
             char e[ERR_MAX] = "";
@@ -208,7 +211,8 @@ tlc_status tlc_jit_compile(tlc_jit *jit, const char *source, size_t len, const c
 
     atomic_fetch_add(&jit->misses, 1);
     char *err = NULL;
-    char *out = tlc_compile_to_ptx(source_name, source, len, defs, ndefines, jit->arch, kernel, jit->opt_level, &err);
+    char *out = tlc_compile_to_ptx_backend(source_name, source, len, defs, ndefines, jit->arch, kernel, jit->opt_level,
+                                           jit->backend, &err);
     free(defs);
     if (!out) {
         atomic_fetch_add(&jit->compile_errors, 1);

@@ -112,6 +112,9 @@ void cg_set_fp_flags(cg_ctx *cg, LLVMValueRef inst);
 enum { CG_LARGE_FUNCTION_INSTRUCTIONS = 7000 };
 const char *cg_opt_pipeline(int opt_level, bool large);
 
+/* ptx_direct.c: Thread IR -> PTX text without LLVM (TLC_BACKEND_DIRECT). */
+char *cg_direct_ptx(const th_module *m, const tlc_codegen_options *o, tlc_arena *a, tlc_diag *diag);
+
 /* ptx_emit.c */
 bool cg_init_targets(tlc_diag *diag);
 LLVMTargetMachineRef cg_target_machine(tlc_arch arch, int opt_level, tlc_diag *diag);

@@ -180,6 +180,17 @@ static char *generate(const th_module *m, const tlc_codegen_options *o, tlc_aren
         tlc_error(diag, (tlc_loc){0, 0}, "internal error: codegen: no thread IR module");
         return NULL;
     }
+    if (kind == OUT_PTX && o->backend == TLC_BACKEND_DIRECT) {
+        char *ptx = cg_direct_ptx(m, o, a, diag);
+        if (!ptx) return NULL;
+        tlc_strbuf sb;
+        tlc_sb_init(&sb);
+        put_metadata(&sb, m, "// ");
+        tlc_sb_puts(&sb, ptx);
+        char *r = tlc_arena_strdup(a, tlc_sb_cstr(&sb));
+        tlc_sb_free(&sb);
+        return r;
+    }
     LLVMTargetMachineRef tm = cg_target_machine(o->arch, o->opt_level, diag);
     if (!tm) return NULL;
     LLVMContextRef ctx = LLVMContextCreate();

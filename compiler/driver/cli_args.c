@@ -2,6 +2,7 @@
  * (--emit=tir, -DNAME=V, -oFILE) or as the next argument (--emit tir,
  * -D NAME=V, -o FILE). The parser only records; main.c acts. */
 #include "cli.h"
+#include "ir/thread_ir.h"
 #include <stdio.h>
 #include <string.h>
 
@@ -33,6 +34,8 @@ void tlc_cli_usage(tlc_strbuf *out) {
     tlc_sb_puts(out,
         "  -v, --verbose       say what tlc does (input, target, kernels, stages, output) on standard error\n"
         "  --time-passes       print the time each compilation stage took on standard error\n"
+        "  --backend=NAME      who writes the PTX: llvm (LLVM's NVPTX backend, the default) or\n"
+        "                      direct (tlc's own generator; ptxas optimizes; no -O level applies)\n"
         "  --help              print this help and exit\n"
         "  --version           print the version and exit\n"
         "\n"
@@ -118,6 +121,14 @@ tlc_args_result tlc_cli_parse(int argc, char **argv, tlc_cli_options *o, tlc_str
         } else if (arg[1] == 'O') { /* the last -O wins, as with cc */
             if (!parse_opt_level(arg, &o->opt_level)) {
                 tlc_sb_printf(err, "unknown optimization level '%s' (expected -O0, -O1, -O2 or -O3)", arg);
+                return TLC_ARGS_USAGE;
+            }
+        } else if ((r = tlc_opt_long("--backend", argc, argv, &i, &v)) != 0) {
+            if (r < 0) return missing_value(err, arg);
+            if (strcmp(v, "llvm") == 0) o->backend = TLC_BACKEND_LLVM;
+            else if (strcmp(v, "direct") == 0) o->backend = TLC_BACKEND_DIRECT;
+            else {
+                tlc_sb_printf(err, "unknown --backend '%s' (expected llvm or direct)", v);
                 return TLC_ARGS_USAGE;
             }
         } else if ((r = tlc_opt_long("--emit", argc, argv, &i, &v)) != 0) {

@@ -62,6 +62,7 @@ static int compile_and_emit(const tlc_cli_options *o) {
     co.kernel = o->kernel;
     co.stop_after = o->emit->stage;
     co.opt_level = o->opt_level;
+    co.backend = o->backend;
 
     tlc_compilation c;
     const char *name = strcmp(o->input, "-") == 0 ? "<stdin>" : o->input;

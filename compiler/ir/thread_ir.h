@@ -237,10 +237,15 @@ void th_print_module(tlc_strbuf *sb, const th_module *m);
 /* Codegen (compiler/codegen/): Thread IR -> LLVM module -> PTX text.
  * Returns an arena string (PTX with the kernels' metadata as leading
  * comment lines), or NULL with an error in diag. */
+/* Who turns Thread IR into PTX: LLVM's NVPTX backend, or tlc's own
+ * generator (codegen/ptx_direct.c), which leaves the optimization to ptxas. */
+typedef enum { TLC_BACKEND_LLVM = 0, TLC_BACKEND_DIRECT = 1 } tlc_backend;
+
 typedef struct tlc_codegen_options {
     tlc_arch arch;
     int opt_level;  /* 3 by default */
     bool fast_math; /* approximate exp2/rsqrt already explicit in IR; this allows reassociation */
+    tlc_backend backend;
 } tlc_codegen_options;
 char *tlc_codegen_llvm_ir(const th_module *m, const tlc_codegen_options *o, tlc_arena *a, tlc_diag *diag); /* --emit=llvm */
 char *tlc_codegen_ptx(const th_module *m, const tlc_codegen_options *o, tlc_arena *a, tlc_diag *diag);     /* --emit=ptx */
