@@ -39,6 +39,14 @@ typedef struct pd_opnd {
     const char *s;
     bool is_int; /* integer immediate iv (s is its text) */
     int64_t iv;
+    /* a 16-bit float rounded from this f32 register (by this expression):
+     * two such lanes packed into a word are one cvt.rn.{bf16,f16}x2.f32 */
+    const char *f32src;
+    th_base half;
+    /* an element of a 16-bit float array whose pair (2j, 2j + 1) was last
+     * written as one packed word: that word, and which half this is */
+    const char *pair;
+    bool pair_hi;
 } pd_opnd;
 
 typedef struct pd_val {
@@ -55,8 +63,25 @@ typedef struct pd_var {
     bool bound;         /* an unrolled loop's variable: the constant cval */
     int64_t cval;
     int reads, assigns; /* static counts over the kernel */
+    int assigned_at;    /* the assignment stamp of its last assignment (CSE validity) */
+    const char **pair;  /* per element pair (2j, 2j + 1): the packed word both came from, or NULL */
+    int loop_mark;      /* the loop being entered assigns it (loop hoisting) */
     int ptr_param;      /* a pointer assigned once from parameter ptr_param (+ offsets); -1 */
 } pd_var;
+
+/* A value computed earlier: the same expression (structurally, reading
+ * variables not assigned since) reuses it. Entries form a stack so that
+ * those made inside an if's path or a loop body go when it ends. */
+typedef struct pd_cse {
+    const th_expr *e;
+    uint64_t hash;
+    int stamp;
+    int prev; /* the bucket's previous entry */
+    int n;
+    pd_opnd *lanes;
+} pd_cse;
+
+enum { PD_CSE_BUCKETS = 4096 };
 
 typedef struct pd_ctx {
     tlc_arena *a;
@@ -71,6 +96,22 @@ typedef struct pd_ctx {
     int cap, nvars;
     const th_stmt **skip; /* assignments folded into an asm's tied outputs */
     int nskip, cap_skip;
+    /* read once at the kernel's entry: parameters, special registers and
+     * the shared window's base, as the scan found them used */
+    bool *param_used;
+    const char **param_reg;
+    bool special_used[THS_WARPID + 1];
+    const char *special_reg[THS_WARPID + 1];
+    const char *smem_reg;
+    pd_cse *cse;
+    int ncse, cap_cse, stamp;
+    /* pair words recorded (var, pair index), so that those recorded inside
+     * an if's path or a loop body can be forgotten when it ends */
+    struct { pd_var *v; int j; } *pair_log;
+    const th_stmt **hoisted; /* assignments emitted before their loop instead of in it */
+    int nhoisted, cap_hoisted, nloops;
+    int npair_log, cap_pair_log;
+    int cse_head[PD_CSE_BUCKETS];
     tlc_loc loc;
     bool used_smem;
     bool failed;
@@ -161,9 +202,9 @@ static const char *btype(th_base b) {
     }
 }
 
-static pd_opnd reg_op(const char *r) { return (pd_opnd){r, false, 0}; }
+static pd_opnd reg_op(const char *r) { return (pd_opnd){r, false, 0, NULL, TH_VOID, NULL, false}; }
 
-static pd_opnd int_op(pd_ctx *c, int64_t v) { return (pd_opnd){tlc_arena_printf(c->a, "%" PRId64, v), true, v}; }
+static pd_opnd int_op(pd_ctx *c, int64_t v) { return (pd_opnd){tlc_arena_printf(c->a, "%" PRId64, v), true, v, NULL, TH_VOID, NULL, false}; }
 
 /* v wrapped to the width of integer base b (i8 / i16 sign-extended: the
  * value a b16 register of that type holds). */
@@ -267,11 +308,17 @@ static void scan_expr(pd_ctx *c, const th_expr *e) {
     if (!e) return;
     switch (e->kind) {
     case THE_VAR: if (e->u.var.var) var_entry(c, e->u.var.var)->reads++; break;
+    case THE_PARAM:
+        if (c->k && e->u.param >= 0 && e->u.param < c->k->nparams) c->param_used[e->u.param] = true;
+        break;
+    case THE_SPECIAL:
+        if ((unsigned)e->u.special <= THS_WARPID) c->special_used[e->u.special] = true;
+        break;
     case THE_ARRAY_READ:
         if (e->u.var.var) var_entry(c, e->u.var.var)->reads++;
         scan_expr(c, e->u.var.index);
         break;
-    case THE_SHARED_PTR: scan_expr(c, e->u.offset); break;
+    case THE_SHARED_PTR: c->used_smem = true; scan_expr(c, e->u.offset); break;
     case THE_PTR_ADD: scan_expr(c, e->u.ptr_add.ptr); scan_expr(c, e->u.ptr_add.index); break;
     case THE_LOAD: scan_expr(c, e->u.load.ptr); break;
     case THE_BIN: case THE_CMP: scan_expr(c, e->u.bin.a); scan_expr(c, e->u.bin.b); break;
@@ -351,6 +398,7 @@ static const char *param_name(pd_ctx *c, int i) { return tlc_arena_printf(c->a, 
 
 static pd_opnd param_value(pd_ctx *c, int i, th_type want) {
     const th_param *p = &c->k->params[i];
+    if (c->param_reg && c->param_reg[i]) return reg_op(c->param_reg[i]);
     if (p->byte_size_override > 0) { /* the .param block's generic address */
         const char *t = newreg(c, RC_D), *r = newreg(c, RC_D);
         ins(c, "mov.b64 %s, %s", t, param_name(c, i));
@@ -372,6 +420,7 @@ static pd_opnd param_value(pd_ctx *c, int i, th_type want) {
 }
 
 static pd_opnd special(pd_ctx *c, th_special s) {
+    if ((unsigned)s <= THS_WARPID && c->special_reg[s]) return reg_op(c->special_reg[s]);
     static const char *const names[] = {"%tid.x", "%tid.y", "%tid.z", "%ntid.x", "%ctaid.x", "%ctaid.y", "%ctaid.z",
                                         "%nctaid.x", "%nctaid.y", "%nctaid.z", "%laneid"};
     const char *r = newreg(c, RC_R);
@@ -433,12 +482,16 @@ static pd_opnd from_f32(pd_ctx *c, pd_opnd f, th_base b) {
         ins(c, "cvt.f64.f32 %s, %s", r, f.s);
         return reg_op(r);
     }
-    return reg_op(f32_to_half(c, as_reg(c, f, RC_R), b));
+    const char *src = as_reg(c, f, RC_R);
+    pd_opnd h = reg_op(f32_to_half(c, src, b));
+    h.f32src = src;
+    h.half = b;
+    return h;
 }
 
 static pd_opnd float_const(pd_ctx *c, th_base b, double v) {
-    if (b == TH_F32) return (pd_opnd){f32_imm(c, v), false, 0};
-    if (b == TH_F64) return (pd_opnd){f64_imm(c, v), false, 0};
+    if (b == TH_F32) return (pd_opnd){f32_imm(c, v), false, 0, NULL, TH_VOID, NULL, false};
+    if (b == TH_F64) return (pd_opnd){f64_imm(c, v), false, 0, NULL, TH_VOID, NULL, false};
     uint16_t bits = b == TH_F16 ? tlrt_f32_to_f16((float)v) : tlrt_f32_to_bf16((float)v);
     const char *r = newreg(c, RC_H);
     ins(c, "mov.b16 %s, 0x%04X", r, bits);
@@ -505,6 +558,14 @@ static pd_opnd int_bin(pd_ctx *c, th_binop op, th_base b, pd_opnd x, pd_opnd y) 
     if (x.is_int && x.iv == 0 && (op == THB_ADD || op == THB_OR || op == THB_OR_DISJOINT || op == THB_XOR)) return y;
     if (y.is_int && y.iv == 1 && (op == THB_MUL || op == THB_DIV || op == THB_UDIV || op == THB_FLOORDIV)) return x;
     if (x.is_int && x.iv == 1 && op == THB_MUL) return y;
+    /* unsigned division and remainder by a power of two, a multiplication by one */
+    if (y.is_int && y.iv > 0 && tlc_is_pow2(y.iv) && b != TH_I8) {
+        int sh = 0;
+        while ((1ll << sh) < y.iv) sh++;
+        if (op == THB_UDIV) return int_bin(c, THB_LSHR, b, x, int_op(c, sh));
+        if (op == THB_UREM) return int_bin(c, THB_AND, b, x, int_op(c, y.iv - 1));
+        if (op == THB_MUL) return int_bin(c, THB_SHL, b, x, int_op(c, sh));
+    }
     reg_class rc = class_of(th_scalar(b));
     const char *r = newreg(c, rc);
     bool commutes = op == THB_ADD || op == THB_MUL || op == THB_AND || op == THB_OR || op == THB_OR_DISJOINT ||
@@ -903,6 +964,15 @@ static int to_words(pd_ctx *c, const pd_val *v, th_type t, int wbytes, const cha
             w[i] = acc;
             continue;
         }
+        const pd_opnd *lo = &v->l[i * per], *hi = &v->l[i * per + 1];
+        if (per == 2 && lo->pair && lo->pair == hi->pair && !lo->pair_hi && hi->pair_hi) {
+            w[i] = lo->pair;
+            continue;
+        }
+        if (per == 2 && lo->f32src && hi->f32src && lo->half == hi->half) {
+            ins(c, "cvt.rn.%s.f32 %s, %s, %s", lo->half == TH_F16 ? "f16x2" : "bf16x2", w[i], hi->f32src, lo->f32src);
+            continue;
+        }
         tlc_strbuf sb;
         tlc_sb_init(&sb);
         reg_class ec = class_of(th_scalar(t.base));
@@ -1127,6 +1197,10 @@ static pd_val array_read(pd_ctx *c, const th_expr *e) {
         return undef_val(c, e->type);
     }
     for (int i = 0; i < v.n; i++) v.l[i] = reg_op(var_reg(c, pv, (int)idx.iv, i));
+    if (v.n == 1 && pv->pair && pv->pair[idx.iv / 2]) {
+        v.l[0].pair = pv->pair[idx.iv / 2];
+        v.l[0].pair_hi = (idx.iv & 1) != 0;
+    }
     return v;
 }
 
@@ -1287,7 +1361,209 @@ static pd_opnd pow_lane(pd_ctx *c, th_base b, pd_opnd x, const th_expr *exponent
     return float_un(c, THU_EXP2, b, p);
 }
 
+/* ---- common subexpressions ---- */
+static void touch(pd_ctx *c, pd_var *pv) { pv->assigned_at = ++c->stamp; }
+
+static int nelems(const th_var *v) { return v->array_len > 0 ? v->array_len : 1; }
+
+static void clear_pair(pd_var *pv, int elem) {
+    if (pv->pair) pv->pair[elem / 2] = NULL;
+}
+
+static void clear_pairs(pd_var *pv) {
+    if (pv->pair) memset(pv->pair, 0, sizeof *pv->pair * (size_t)((nelems(pv->var) + 1) / 2));
+}
+
+static void set_pair(pd_ctx *c, pd_var *pv, int elem, const char *word) {
+    if (!pv->pair) pv->pair = tlc_arena_calloc(c->a, (size_t)((nelems(pv->var) + 1) / 2), sizeof *pv->pair);
+    pv->pair[elem / 2] = word;
+    if (c->npair_log == c->cap_pair_log) {
+        c->cap_pair_log = c->cap_pair_log ? c->cap_pair_log * 2 : 256;
+        c->pair_log = realloc(c->pair_log, sizeof *c->pair_log * (size_t)c->cap_pair_log);
+        if (!c->pair_log) { fputs("tlc: fatal: out of memory\n", stderr); abort(); }
+    }
+    c->pair_log[c->npair_log].v = pv;
+    c->pair_log[c->npair_log].j = elem / 2;
+    c->npair_log++;
+}
+
+/* Forgets the pair words recorded since `mark` (a path or body ended). */
+static void forget_pairs(pd_ctx *c, int mark) {
+    while (c->npair_log > mark) {
+        c->npair_log--;
+        pd_var *pv = c->pair_log[c->npair_log].v;
+        if (pv->pair) pv->pair[c->pair_log[c->npair_log].j] = NULL;
+    }
+}
+
+static uint64_t mix(uint64_t h, uint64_t x) {
+    h ^= x + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
+    return h;
+}
+
+/* Structural hash; false for what must not be reused (memory, shuffles). */
+static bool cse_hash(pd_ctx *c, const th_expr *e, uint64_t *h) {
+    if (!e) return false;
+    uint64_t x = mix((uint64_t)e->kind * 131 + (uint64_t)e->type.base, (uint64_t)e->type.lanes * 7 + e->type.addrspace);
+    switch (e->kind) {
+    case THE_INT: x = mix(x, (uint64_t)e->u.ival); break;
+    case THE_FLOAT: {
+        uint64_t u;
+        memcpy(&u, &e->u.fval, 8);
+        x = mix(x, u);
+        break;
+    }
+    case THE_VAR: {
+        pd_var *pv = var_entry(c, e->u.var.var);
+        x = mix(x, pv->bound ? (uint64_t)pv->cval * 31 + 1 : (uint64_t)(uintptr_t)e->u.var.var);
+        break;
+    }
+    case THE_ARRAY_READ: {
+        uint64_t ih;
+        if (var_entry(c, e->u.var.var)->runtime_index || !cse_hash(c, e->u.var.index, &ih)) return false;
+        x = mix(mix(x, (uint64_t)(uintptr_t)e->u.var.var), ih);
+        break;
+    }
+    case THE_PARAM: x = mix(x, (uint64_t)e->u.param); break;
+    case THE_SPECIAL: x = mix(x, (uint64_t)e->u.special); break;
+    case THE_SHARED_PTR: {
+        uint64_t oh = 0;
+        if (e->u.offset && !cse_hash(c, e->u.offset, &oh)) return false;
+        x = mix(x, oh);
+        break;
+    }
+    case THE_PTR_ADD: {
+        uint64_t a, b;
+        if (!cse_hash(c, e->u.ptr_add.ptr, &a) || !cse_hash(c, e->u.ptr_add.index, &b)) return false;
+        x = mix(mix(mix(x, a), b), (uint64_t)th_type_bytes(e->elem));
+        break;
+    }
+    case THE_BIN: case THE_CMP: {
+        uint64_t a, b;
+        if (!cse_hash(c, e->u.bin.a, &a) || !cse_hash(c, e->u.bin.b, &b)) return false;
+        x = mix(mix(mix(x, (uint64_t)e->u.bin.op), a), b);
+        break;
+    }
+    case THE_UN: {
+        uint64_t a;
+        if (!cse_hash(c, e->u.un.a, &a)) return false;
+        x = mix(mix(x, (uint64_t)e->u.un.op), a);
+        break;
+    }
+    case THE_SELECT: {
+        uint64_t a, b, d;
+        if (!cse_hash(c, e->u.sel.cond, &a) || !cse_hash(c, e->u.sel.a, &b) || !cse_hash(c, e->u.sel.b, &d)) return false;
+        x = mix(mix(mix(x, a), b), d);
+        break;
+    }
+    case THE_CONVERT: case THE_BITCAST: {
+        uint64_t a;
+        if (!cse_hash(c, e->u.conv.a, &a)) return false;
+        x = mix(x, a);
+        break;
+    }
+    case THE_EXTRACT: {
+        uint64_t a;
+        if (!cse_hash(c, e->u.extract.vec, &a)) return false;
+        x = mix(mix(x, a), (uint64_t)e->u.extract.lane);
+        break;
+    }
+    case THE_BUILD:
+        for (int i = 0; i < e->u.build.n; i++) {
+            uint64_t a;
+            if (!e->u.build.lanes || !cse_hash(c, e->u.build.lanes[i], &a)) return false;
+            x = mix(x, a);
+        }
+        break;
+    default: return false; /* loads, intrinsics */
+    }
+    *h = x;
+    return true;
+}
+
+/* a (made at `stamp`) and b compute the same value now. */
+static bool cse_same(pd_ctx *c, const th_expr *a, const th_expr *b, int stamp) {
+    if (!a || !b || a->kind != b->kind || !th_type_eq(a->type, b->type)) return false;
+    switch (a->kind) {
+    case THE_INT: return a->u.ival == b->u.ival;
+    case THE_FLOAT: return memcmp(&a->u.fval, &b->u.fval, sizeof a->u.fval) == 0;
+    case THE_VAR: {
+        if (a->u.var.var != b->u.var.var) return false;
+        return var_entry(c, a->u.var.var)->assigned_at <= stamp;
+    }
+    case THE_ARRAY_READ:
+        return a->u.var.var == b->u.var.var && var_entry(c, a->u.var.var)->assigned_at <= stamp &&
+               cse_same(c, a->u.var.index, b->u.var.index, stamp);
+    case THE_PARAM: return a->u.param == b->u.param;
+    case THE_SPECIAL: return a->u.special == b->u.special;
+    case THE_SHARED_PTR:
+        return (!a->u.offset && !b->u.offset) || cse_same(c, a->u.offset, b->u.offset, stamp);
+    case THE_PTR_ADD:
+        return th_type_bytes(a->elem) == th_type_bytes(b->elem) && cse_same(c, a->u.ptr_add.ptr, b->u.ptr_add.ptr, stamp) &&
+               cse_same(c, a->u.ptr_add.index, b->u.ptr_add.index, stamp);
+    case THE_BIN: case THE_CMP:
+        return a->u.bin.op == b->u.bin.op && cse_same(c, a->u.bin.a, b->u.bin.a, stamp) &&
+               cse_same(c, a->u.bin.b, b->u.bin.b, stamp);
+    case THE_UN: return a->u.un.op == b->u.un.op && cse_same(c, a->u.un.a, b->u.un.a, stamp);
+    case THE_SELECT:
+        return cse_same(c, a->u.sel.cond, b->u.sel.cond, stamp) && cse_same(c, a->u.sel.a, b->u.sel.a, stamp) &&
+               cse_same(c, a->u.sel.b, b->u.sel.b, stamp);
+    case THE_CONVERT: case THE_BITCAST: return cse_same(c, a->u.conv.a, b->u.conv.a, stamp);
+    case THE_EXTRACT: return a->u.extract.lane == b->u.extract.lane && cse_same(c, a->u.extract.vec, b->u.extract.vec, stamp);
+    case THE_BUILD:
+        if (a->u.build.n != b->u.build.n) return false;
+        for (int i = 0; i < a->u.build.n; i++)
+            if (!cse_same(c, a->u.build.lanes[i], b->u.build.lanes[i], stamp)) return false;
+        return true;
+    default: return false;
+    }
+}
+
+static int cse_mark(const pd_ctx *c) { return c->ncse; }
+
+static void cse_truncate(pd_ctx *c, int mark) {
+    while (c->ncse > mark) {
+        pd_cse *x = &c->cse[--c->ncse];
+        c->cse_head[x->hash % PD_CSE_BUCKETS] = x->prev;
+    }
+}
+
+static pd_val expr_uncached(pd_ctx *c, const th_expr *e);
+
 static pd_val expr(pd_ctx *c, const th_expr *e) {
+    if (!e || e->kind == THE_INT || e->kind == THE_FLOAT || e->kind == THE_VAR || e->kind == THE_PARAM ||
+        e->kind == THE_SPECIAL || e->kind == THE_LOAD || e->kind == THE_INTRIN)
+        return expr_uncached(c, e);
+    uint64_t h;
+    if (!cse_hash(c, e, &h)) return expr_uncached(c, e);
+    for (int i = c->cse_head[h % PD_CSE_BUCKETS]; i >= 0; i = c->cse[i].prev) {
+        const pd_cse *x = &c->cse[i];
+        if (x->hash == h && cse_same(c, x->e, e, x->stamp)) {
+            pd_val v;
+            v.n = x->n;
+            memcpy(v.l, x->lanes, sizeof *x->lanes * (size_t)x->n);
+            return v;
+        }
+    }
+    pd_val v = expr_uncached(c, e);
+    if (c->ncse == c->cap_cse) {
+        c->cap_cse = c->cap_cse ? c->cap_cse * 2 : 1024;
+        c->cse = realloc(c->cse, sizeof *c->cse * (size_t)c->cap_cse);
+        if (!c->cse) { fputs("tlc: fatal: out of memory\n", stderr); abort(); }
+    }
+    pd_cse *x = &c->cse[c->ncse];
+    x->e = e;
+    x->hash = h;
+    x->stamp = c->stamp;
+    x->prev = c->cse_head[h % PD_CSE_BUCKETS];
+    x->n = v.n;
+    x->lanes = tlc_arena_alloc(c->a, sizeof *x->lanes * (size_t)(v.n > 0 ? v.n : 1));
+    memcpy(x->lanes, v.l, sizeof *v.l * (size_t)v.n);
+    c->cse_head[h % PD_CSE_BUCKETS] = c->ncse++;
+    return v;
+}
+
+static pd_val expr_uncached(pd_ctx *c, const th_expr *e) {
     if (!e) { pd_error(c, "missing expression"); return scalar(int_op(c, 0)); }
     th_type t = e->type;
     if (lanes_of(t) > PD_MAX_LANES) { pd_error(c, "vector of %d lanes", lanes_of(t)); return scalar(int_op(c, 0)); }
@@ -1316,9 +1592,11 @@ static pd_val expr(pd_ctx *c, const th_expr *e) {
         return scalar(param_value(c, e->u.param, t));
     case THE_SPECIAL: return scalar(special(c, e->u.special));
     case THE_SHARED_PTR: {
-        const char *b = newreg(c, RC_R);
-        c->used_smem = true;
-        ins(c, "mov.u32 %s, __tlc_smem", b);
+        const char *b = c->smem_reg;
+        if (!b) {
+            b = newreg(c, RC_R);
+            ins(c, "mov.u32 %s, __tlc_smem", b);
+        }
         if (!e->u.offset) return scalar(reg_op(b));
         pd_opnd off = expr(c, e->u.offset).l[0];
         if (e->u.offset->type.base == TH_I64) off = convert_lane(c, off, e->u.offset->type, th_scalar(TH_I32));
@@ -1337,6 +1615,19 @@ static pd_val expr(pd_ctx *c, const th_expr *e) {
             pd_val y = const_small_int(e->u.bin.b, &n) ? x : expr(c, e->u.bin.b);
             for (int i = 0; i < v.n; i++) v.l[i] = pow_lane(c, t.base, x.l[i], e->u.bin.b, y.l[i < y.n ? i : 0]);
             return v;
+        }
+        if ((op == THB_REM || op == THB_UREM) && is_intb(t.base) && t.base != TH_I1 && t.base != TH_I8 && v.n == 1 &&
+            !(e->u.bin.b->kind == THE_INT && tlc_is_pow2(e->u.bin.b->u.ival))) {
+            /* a % b as a - (a / b) * b, the quotient shared with a / b (one division) */
+            th_expr *q = tlc_arena_calloc(c->a, 1, sizeof *q);
+            *q = *e;
+            q->u.bin.op = op == THB_REM ? THB_DIV : THB_UDIV;
+            pd_opnd qv = expr(c, q).l[0];
+            pd_val xv = expr(c, e->u.bin.a), yv = expr(c, e->u.bin.b);
+            if (!qv.is_int || !xv.l[0].is_int || !yv.l[0].is_int) {
+                v.l[0] = int_bin(c, THB_SUB, t.base, xv.l[0], int_bin(c, THB_MUL, t.base, qv, yv.l[0]));
+                return v;
+            }
         }
         pd_val x = expr(c, e->u.bin.a), y = expr(c, e->u.bin.b);
         for (int i = 0; i < v.n; i++)
@@ -1441,10 +1732,11 @@ static pd_val expr(pd_ctx *c, const th_expr *e) {
             for (int i = 0; i < v.n; i++) v.l[i] = reg_op(as_reg(c, xv.l[i], class_of(th_scalar(t.base))));
             return v;
         }
-        int wb = fe < te ? fe : te;
-        if (wb < 2) wb = total >= 2 ? 2 : 1;
+        (void)fe;
+        (void)te;
+        int wb = total >= 4 ? 4 : 2; /* 16-bit lanes pack into 32-bit words */
         const char *w[PD_MAX_LANES];
-        if (wb == 1) { pd_error(c, "bitcast of bytes"); return undef_val(c, t); }
+        if (total < 2) { pd_error(c, "bitcast of one byte"); return undef_val(c, t); }
         int nw = to_words(c, &xv, x->type, wb, w);
         from_words(c, w, nw, wb, t, &v);
         return v;
@@ -1490,6 +1782,8 @@ static void assign_value(pd_ctx *c, const th_var *v, int elem, const pd_val *x) 
     reg_class rc = class_of(th_scalar(v->type.base));
     if (v->type.base == TH_PTR) rc = class_of(v->type);
     for (int i = 0; i < x->n; i++) mov_into(c, var_reg(c, pv, elem, i), x->l[i], rc);
+    touch(c, pv);
+    clear_pair(pv, elem);
 }
 
 static void assign_stmt(pd_ctx *c, const th_stmt *s) {
@@ -1509,6 +1803,7 @@ static void assign_stmt(pd_ctx *c, const th_stmt *s) {
     if (s->u.assign.index->type.base != TH_I32 && !idx.is_int)
         idx = convert_lane(c, idx, s->u.assign.index->type, th_scalar(TH_I32));
     if (pv->runtime_index) {
+        touch(c, pv);
         const char *addr = local_addr(c, pv, idx);
         const char *w[PD_MAX_LANES];
         int esize = base_bytes(v->type.base);
@@ -1631,6 +1926,194 @@ static void scan_runtime_stmt(pd_ctx *c, const th_stmt *s, pd_bound_set *b) {
     }
 }
 
+/* Marks every variable s assigns as assigned now. */
+static void touch_assigned(pd_ctx *c, const th_stmt *s) {
+    if (!s) return;
+    switch (s->kind) {
+    case THS_SEQ:
+        for (int i = 0; i < s->u.seq.n; i++) touch_assigned(c, s->u.seq.stmts ? s->u.seq.stmts[i] : NULL);
+        break;
+    case THS_FOR:
+        if (s->u.for_.var) touch(c, var_entry(c, s->u.for_.var));
+        touch_assigned(c, s->u.for_.body);
+        break;
+    case THS_IF: touch_assigned(c, s->u.if_.then); touch_assigned(c, s->u.if_.els); break;
+    case THS_ASSIGN:
+        if (s->u.assign.var) {
+            touch(c, var_entry(c, s->u.assign.var));
+            clear_pairs(var_entry(c, s->u.assign.var));
+        }
+        break;
+    case THS_ASM:
+        for (int i = 0; i < s->u.asm_.nouts; i++)
+            if (s->u.asm_.outs && s->u.asm_.outs[i]) touch(c, var_entry(c, s->u.asm_.outs[i]));
+        break;
+    default: break;
+    }
+}
+
+/* ---- loop-invariant assignments ---- */
+/* Marks the variables s assigns (not counting hoisted statements) with `mark`. */
+static bool is_hoisted(const pd_ctx *c, const th_stmt *s) {
+    for (int i = 0; i < c->nhoisted; i++)
+        if (c->hoisted[i] == s) return true;
+    return false;
+}
+
+static void mark_assigned(pd_ctx *c, const th_stmt *s, int mark) {
+    if (!s) return;
+    switch (s->kind) {
+    case THS_SEQ:
+        for (int i = 0; i < s->u.seq.n; i++) mark_assigned(c, s->u.seq.stmts ? s->u.seq.stmts[i] : NULL, mark);
+        break;
+    case THS_FOR:
+        if (s->u.for_.var) var_entry(c, s->u.for_.var)->loop_mark = mark;
+        mark_assigned(c, s->u.for_.body, mark);
+        break;
+    case THS_IF: mark_assigned(c, s->u.if_.then, mark); mark_assigned(c, s->u.if_.els, mark); break;
+    case THS_ASSIGN:
+        if (s->u.assign.var && !is_hoisted(c, s)) var_entry(c, s->u.assign.var)->loop_mark = mark;
+        break;
+    case THS_ASM:
+        for (int i = 0; i < s->u.asm_.nouts; i++)
+            if (s->u.asm_.outs && s->u.asm_.outs[i]) var_entry(c, s->u.asm_.outs[i])->loop_mark = mark;
+        break;
+    default: break;
+    }
+}
+
+/* e is pure and reads nothing the loop (mark) assigns. */
+static bool loop_invariant(pd_ctx *c, const th_expr *e, int mark) {
+    if (!e) return false;
+    switch (e->kind) {
+    case THE_INT: case THE_FLOAT: case THE_PARAM: case THE_SPECIAL: return true;
+    case THE_VAR: {
+        pd_var *pv = var_entry(c, e->u.var.var);
+        return !pv->bound && pv->loop_mark != mark && e->u.var.var->array_len <= 0;
+    }
+    case THE_SHARED_PTR: return !e->u.offset || loop_invariant(c, e->u.offset, mark);
+    case THE_PTR_ADD: return loop_invariant(c, e->u.ptr_add.ptr, mark) && loop_invariant(c, e->u.ptr_add.index, mark);
+    case THE_BIN: case THE_CMP: return loop_invariant(c, e->u.bin.a, mark) && loop_invariant(c, e->u.bin.b, mark);
+    case THE_UN: return loop_invariant(c, e->u.un.a, mark);
+    case THE_SELECT:
+        return loop_invariant(c, e->u.sel.cond, mark) && loop_invariant(c, e->u.sel.a, mark) &&
+               loop_invariant(c, e->u.sel.b, mark);
+    case THE_CONVERT: case THE_BITCAST: return loop_invariant(c, e->u.conv.a, mark);
+    default: return false;
+    }
+}
+
+/* Scalar variables assigned once in the whole kernel, in this loop, from a
+ * loop-invariant expression (as lowering writes `wg = tid / 128` in every
+ * iteration): such an assignment moves before the loop, so the variable and
+ * what is computed from it are invariant too. Returns how many moved. */
+static int find_hoistable(pd_ctx *c, const th_stmt *s, int mark) {
+    if (!s) return 0;
+    int n = 0;
+    switch (s->kind) {
+    case THS_SEQ:
+        for (int i = 0; i < s->u.seq.n; i++) n += find_hoistable(c, s->u.seq.stmts ? s->u.seq.stmts[i] : NULL, mark);
+        break;
+    case THS_IF: n += find_hoistable(c, s->u.if_.then, mark) + find_hoistable(c, s->u.if_.els, mark); break;
+    case THS_ASSIGN: {
+        const th_var *v = s->u.assign.var;
+        if (!v || s->u.assign.index || v->array_len > 0 || is_hoisted(c, s)) break;
+        pd_var *pv = var_entry(c, v);
+        if (pv->assigns != 1 || pv->bound || !loop_invariant(c, s->u.assign.value, mark)) break;
+        if (c->nhoisted == c->cap_hoisted) {
+            c->cap_hoisted = c->cap_hoisted ? c->cap_hoisted * 2 : 64;
+            c->hoisted = realloc(c->hoisted, sizeof *c->hoisted * (size_t)c->cap_hoisted);
+            if (!c->hoisted) { fputs("tlc: fatal: out of memory\n", stderr); abort(); }
+        }
+        c->hoisted[c->nhoisted++] = s;
+        pv->loop_mark = 0;
+        n++;
+        break;
+    }
+    default: break; /* nested loops keep theirs (they hoist them themselves) */
+    }
+    return n;
+}
+
+/* Emits the statements of s that are hoisted (from `from` on), in order. */
+static void emit_hoisted(pd_ctx *c, const th_stmt *s, int from);
+
+/* Whether e reads only variables assigned at or before stamp `pre` (none
+ * the loop being entered assigns) and nothing else that can change. */
+static bool invariant(pd_ctx *c, const th_expr *e, int pre) {
+    if (!e) return false;
+    switch (e->kind) {
+    case THE_INT: case THE_FLOAT: case THE_PARAM: case THE_SPECIAL: return true;
+    case THE_VAR: {
+        pd_var *pv = var_entry(c, e->u.var.var);
+        return !pv->bound && pv->assigned_at <= pre;
+    }
+    case THE_BIN: case THE_CMP: return invariant(c, e->u.bin.a, pre) && invariant(c, e->u.bin.b, pre);
+    case THE_UN: return invariant(c, e->u.un.a, pre);
+    case THE_CONVERT: return invariant(c, e->u.conv.a, pre);
+    default: return false;
+    }
+}
+
+static void hoist_expr(pd_ctx *c, const th_expr *e, int pre);
+
+/* Integer divisions (not by a power of two) in the loop body that do not
+ * change from one iteration to the next, computed once before the loop: the
+ * body's copies then reuse them (ptxas keeps them in the loop). */
+static void hoist_stmt(pd_ctx *c, const th_stmt *s, int pre) {
+    if (!s) return;
+    switch (s->kind) {
+    case THS_SEQ:
+        for (int i = 0; i < s->u.seq.n; i++) hoist_stmt(c, s->u.seq.stmts ? s->u.seq.stmts[i] : NULL, pre);
+        break;
+    case THS_FOR: hoist_expr(c, s->u.for_.start, pre); hoist_expr(c, s->u.for_.end, pre); hoist_stmt(c, s->u.for_.body, pre); break;
+    case THS_IF: hoist_expr(c, s->u.if_.cond, pre); hoist_stmt(c, s->u.if_.then, pre); hoist_stmt(c, s->u.if_.els, pre); break;
+    case THS_ASSIGN: hoist_expr(c, s->u.assign.index, pre); hoist_expr(c, s->u.assign.value, pre); break;
+    case THS_STORE: hoist_expr(c, s->u.store.ptr, pre); hoist_expr(c, s->u.store.value, pre); break;
+    case THS_ATOMIC_ADD: hoist_expr(c, s->u.atomic.ptr, pre); hoist_expr(c, s->u.atomic.value, pre); break;
+    case THS_ASM:
+        for (int i = 0; i < s->u.asm_.nargs; i++) hoist_expr(c, s->u.asm_.args ? s->u.asm_.args[i] : NULL, pre);
+        break;
+    default: break;
+    }
+}
+
+static void hoist_expr(pd_ctx *c, const th_expr *e, int pre) {
+    if (!e) return;
+    switch (e->kind) {
+    case THE_BIN: {
+        th_binop op = (th_binop)e->u.bin.op;
+        bool div = op == THB_DIV || op == THB_REM || op == THB_UDIV || op == THB_UREM || op == THB_FLOORDIV ||
+                   op == THB_FLOORMOD;
+        const th_expr *d = e->u.bin.b;
+        if (div && is_intb(e->type.base) && e->type.lanes <= 1 && !(d && d->kind == THE_INT && tlc_is_pow2(d->u.ival)) &&
+            invariant(c, e, pre)) {
+            (void)expr(c, e);
+            return;
+        }
+        hoist_expr(c, e->u.bin.a, pre);
+        hoist_expr(c, e->u.bin.b, pre);
+        break;
+    }
+    case THE_CMP: hoist_expr(c, e->u.bin.a, pre); hoist_expr(c, e->u.bin.b, pre); break;
+    case THE_UN: hoist_expr(c, e->u.un.a, pre); break;
+    case THE_SELECT: hoist_expr(c, e->u.sel.cond, pre); hoist_expr(c, e->u.sel.a, pre); hoist_expr(c, e->u.sel.b, pre); break;
+    case THE_CONVERT: case THE_BITCAST: hoist_expr(c, e->u.conv.a, pre); break;
+    case THE_PTR_ADD: hoist_expr(c, e->u.ptr_add.ptr, pre); hoist_expr(c, e->u.ptr_add.index, pre); break;
+    case THE_SHARED_PTR: hoist_expr(c, e->u.offset, pre); break;
+    case THE_LOAD: hoist_expr(c, e->u.load.ptr, pre); break;
+    case THE_ARRAY_READ: hoist_expr(c, e->u.var.index, pre); break;
+    case THE_EXTRACT: hoist_expr(c, e->u.extract.vec, pre); break;
+    case THE_BUILD:
+        for (int i = 0; i < e->u.build.n; i++) hoist_expr(c, e->u.build.lanes ? e->u.build.lanes[i] : NULL, pre);
+        break;
+    case THE_INTRIN:
+        for (int i = 0; i < e->u.intrin.nargs; i++) hoist_expr(c, e->u.intrin.args ? e->u.intrin.args[i] : NULL, pre);
+        break;
+    default: break;
+    }
+}
+
 static void for_stmt(pd_ctx *c, const th_stmt *s) {
     const th_var *v = s->u.for_.var;
     if (!v || v->array_len > 0 || !is_intb(v->type.base) || v->type.base == TH_I1 || v->type.lanes > 1) {
@@ -1649,11 +2132,13 @@ static void for_stmt(pd_ctx *c, const th_stmt *s) {
         for (; step > 0 ? i < end.iv : i > end.iv; i += step) {
             pv->bound = true;
             pv->cval = i;
+            touch(c, pv);
             if (s->u.for_.body) stmt(c, s->u.for_.body);
             if (c->failed && tlc_diag_too_many(c->diag)) break;
         }
         pv->bound = was_bound;
         pv->cval = was;
+        touch(c, pv);
         if (!was_bound) mov_into(c, var_reg(c, pv, 0, 0), int_op(c, i), class_of(v->type));
         return;
     }
@@ -1664,6 +2149,18 @@ static void for_stmt(pd_ctx *c, const th_stmt *s) {
         mov_into(c, endr, end, class_of(v->type));
     }
     mov_into(c, iv, start, class_of(v->type));
+    /* invariant assignments first, before the loop */
+    int lmark = ++c->nloops, from = c->nhoisted;
+    mark_assigned(c, s->u.for_.body, lmark);
+    while (find_hoistable(c, s->u.for_.body, lmark) > 0) {
+    }
+    if (c->nhoisted > from) emit_hoisted(c, s->u.for_.body, from);
+    /* what the loop assigns differs at its head from before it */
+    int pre = c->stamp;
+    touch(c, pv);
+    touch_assigned(c, s->u.for_.body);
+    hoist_stmt(c, s->u.for_.body, pre);
+    int mark = cse_mark(c), pmark = c->npair_log;
     int head = ++c->nlabel, done = ++c->nlabel;
     const char *p = newreg(c, RC_P);
     label(c, head);
@@ -1674,6 +2171,9 @@ static void for_stmt(pd_ctx *c, const th_stmt *s) {
     if (v->type.base == TH_I8) ins(c, "cvt.s16.s8 %s, %s", iv, iv);
     ins(c, "bra $Ltlc%d", head);
     label(c, done);
+    cse_truncate(c, mark);
+    forget_pairs(c, pmark);
+    c->nhoisted = from; /* an unrolled loop around this one emits it again */
 }
 
 static void if_stmt(pd_ctx *c, const th_stmt *s) {
@@ -1692,11 +2192,16 @@ static void if_stmt(pd_ctx *c, const th_stmt *s) {
     }
     int els = ++c->nlabel, done = s->u.if_.els ? ++c->nlabel : els;
     ins(c, "@!%s bra $Ltlc%d", cv.s, els);
+    int mark = cse_mark(c), pmark = c->npair_log;
     if (s->u.if_.then) stmt(c, s->u.if_.then);
+    cse_truncate(c, mark);
+    forget_pairs(c, pmark);
     if (s->u.if_.els) {
         ins(c, "bra $Ltlc%d", done);
         label(c, els);
         stmt(c, s->u.if_.els);
+        cse_truncate(c, mark);
+        forget_pairs(c, pmark);
     }
     label(c, done);
 }
@@ -1880,6 +2385,14 @@ static void asm_stmt(pd_ctx *c, const th_stmt *s, th_stmt **seq, int nseq, int a
         if (x.n != 1) { pd_error(c, "inline asm operand %d is a vector", i); return; }
         opnd[nouts + i] = as_reg(c, x.l[0], letter_class(k.letter));
     }
+    /* the outputs change when the asm has run (after its inputs were read) */
+    for (int i = 0; i < nouts; i++) touch(c, var_entry(c, s->u.asm_.outs[i]));
+    for (int i = 0; i < nargs; i++) {
+        const th_var *v;
+        int elem;
+        if (cons[nouts + i].kind == 't' && in_place[cons[nouts + i].tie] && plain_read(c, s->u.asm_.args[i], &v, &elem))
+            touch(c, var_entry(c, v));
+    }
     if (!*text) return;
     tlc_strbuf sb;
     tlc_sb_init(&sb);
@@ -1902,6 +2415,56 @@ static void asm_stmt(pd_ctx *c, const th_stmt *s, th_stmt **seq, int nseq, int a
     tlc_sb_free(&sb);
 }
 
+static void emit_hoisted(pd_ctx *c, const th_stmt *s, int from) {
+    if (!s) return;
+    switch (s->kind) {
+    case THS_SEQ:
+        for (int i = 0; i < s->u.seq.n; i++) emit_hoisted(c, s->u.seq.stmts ? s->u.seq.stmts[i] : NULL, from);
+        break;
+    case THS_IF: emit_hoisted(c, s->u.if_.then, from); emit_hoisted(c, s->u.if_.els, from); break;
+    case THS_ASSIGN:
+        for (int i = from; i < c->nhoisted; i++)
+            if (c->hoisted[i] == s) assign_stmt(c, s);
+        break;
+    default: break;
+    }
+}
+
+/* The f32 operand a 16-bit float conversion rounds, if e is one. */
+static const th_expr *rounded_f32(const th_expr *e) {
+    if (!e || e->kind != THE_CONVERT || e->type.lanes > 1 || (e->type.base != TH_F16 && e->type.base != TH_BF16))
+        return NULL;
+    const th_expr *x = e->u.conv.a;
+    return x && x->type.base == TH_F32 && x->type.lanes <= 1 ? x : NULL;
+}
+
+/* `A[2j] = cvt(x)` followed by `A[2j + 1] = cvt(y)` (A a 16-bit float
+ * register array): one packed conversion, its word recorded for the pair's
+ * later reads. */
+static bool assign_pair(pd_ctx *c, const th_stmt *a, const th_stmt *b) {
+    if (!a || !b || a->kind != THS_ASSIGN || b->kind != THS_ASSIGN || a->u.assign.var != b->u.assign.var) return false;
+    const th_var *v = a->u.assign.var;
+    if (!v || v->array_len <= 0 || v->type.lanes > 1 || !a->u.assign.index || !b->u.assign.index) return false;
+    const th_expr *xa = rounded_f32(a->u.assign.value), *xb = rounded_f32(b->u.assign.value);
+    if (!xa || !xb || a->u.assign.value->type.base != b->u.assign.value->type.base ||
+        a->u.assign.value->type.base != v->type.base)
+        return false;
+    pd_var *pv = var_entry(c, v);
+    if (pv->runtime_index || pv->bound) return false;
+    pd_opnd ia = expr(c, a->u.assign.index).l[0], ib = expr(c, b->u.assign.index).l[0];
+    if (!ia.is_int || !ib.is_int || ia.iv % 2 != 0 || ib.iv != ia.iv + 1 || ib.iv >= v->array_len) return false;
+    tlc_loc saved = c->loc;
+    if (a->loc.line > 0) c->loc = a->loc;
+    const char *fa = as_reg(c, expr(c, xa).l[0], RC_R), *fb = as_reg(c, expr(c, xb).l[0], RC_R);
+    const char *w = newreg(c, RC_R);
+    ins(c, "cvt.rn.%s.f32 %s, %s, %s", v->type.base == TH_F16 ? "f16x2" : "bf16x2", w, fb, fa);
+    ins(c, "mov.b32 {%s, %s}, %s", var_reg(c, pv, (int)ia.iv, 0), var_reg(c, pv, (int)ib.iv, 0), w);
+    touch(c, pv);
+    set_pair(c, pv, (int)ia.iv, w);
+    c->loc = saved;
+    return true;
+}
+
 static void stmt(pd_ctx *c, const th_stmt *s) {
     if (!s || tlc_diag_too_many(c->diag)) return;
     tlc_loc saved = c->loc;
@@ -1914,6 +2477,7 @@ static void stmt(pd_ctx *c, const th_stmt *s) {
             if (!x) continue;
             if (c->nskip > mark && skipped(c, x)) continue;
             if (x->kind == THS_ASM) asm_stmt(c, x, s->u.seq.stmts, s->u.seq.n, i);
+            else if (i + 1 < s->u.seq.n && assign_pair(c, x, s->u.seq.stmts[i + 1])) i++;
             else stmt(c, x);
         }
         c->nskip = mark;
@@ -1921,7 +2485,9 @@ static void stmt(pd_ctx *c, const th_stmt *s) {
     }
     case THS_FOR: for_stmt(c, s); break;
     case THS_IF: if_stmt(c, s); break;
-    case THS_ASSIGN: assign_stmt(c, s); break;
+    case THS_ASSIGN:
+        if (!is_hoisted(c, s)) assign_stmt(c, s);
+        break;
     case THS_STORE: store_stmt(c, s); break;
     case THS_BARRIER: {
         int id = s->u.barrier.id, n = s->u.barrier.nthreads;
@@ -1972,6 +2538,12 @@ static bool emit_kernel(pd_ctx *c, const th_kernel *k, tlc_strbuf *out) {
     c->nvars = 0;
     if (c->cap) memset(c->vars, 0, sizeof *c->vars * (size_t)c->cap);
     c->nskip = 0;
+    c->ncse = 0;
+    c->stamp = 0;
+    c->npair_log = 0;
+    c->nhoisted = 0;
+    c->nloops = 0;
+    for (int i = 0; i < PD_CSE_BUCKETS; i++) c->cse_head[i] = -1;
     if (!k->name || !*k->name) { pd_error(c, "kernel without a name"); return false; }
     if (k->threads < 0 || k->threads > 1024) { pd_error(c, "threads = %d is outside 1..1024", k->threads); return false; }
     for (int i = 0; i < k->nparams; i++)
@@ -1982,7 +2554,27 @@ static bool emit_kernel(pd_ctx *c, const th_kernel *k, tlc_strbuf *out) {
         }
     tlc_sb_init(&c->body);
     tlc_sb_init(&c->locals);
+    c->param_used = tlc_arena_calloc(c->a, (size_t)(k->nparams > 0 ? k->nparams : 1), sizeof *c->param_used);
+    c->param_reg = NULL;
+    memset(c->special_used, 0, sizeof c->special_used);
+    memset(c->special_reg, 0, sizeof c->special_reg);
+    c->smem_reg = NULL;
+    bool smem_before = c->used_smem;
+    c->used_smem = false;
     scan_stmt(c, k->body);
+    /* the entry block: what every path may read, read once */
+    const char **preg = tlc_arena_calloc(c->a, (size_t)(k->nparams > 0 ? k->nparams : 1), sizeof *preg);
+    for (int i = 0; i < k->nparams; i++)
+        if (c->param_used[i]) preg[i] = param_value(c, i, k->params[i].byte_size_override > 0 ? th_ptr(TH_AS_GENERIC)
+                                                                                          : k->params[i].type).s;
+    c->param_reg = preg;
+    for (int s = 0; s <= THS_WARPID; s++)
+        if (c->special_used[s]) c->special_reg[s] = special(c, (th_special)s).s;
+    if (c->used_smem) {
+        c->smem_reg = newreg(c, RC_R);
+        ins(c, "mov.u32 %s, __tlc_smem", c->smem_reg);
+    }
+    c->used_smem = c->used_smem || smem_before;
     pd_bound_set bs = {0};
     scan_runtime_stmt(c, k->body, &bs);
     free(bs.vars);
@@ -2040,6 +2632,9 @@ char *cg_direct_ptx(const th_module *m, const tlc_codegen_options *o, tlc_arena 
     }
     free(c.vars);
     free(c.skip);
+    free(c.cse);
+    free(c.pair_log);
+    free(c.hoisted);
     char *r = NULL;
     if (ok && !c.failed) {
         tlc_strbuf out;
