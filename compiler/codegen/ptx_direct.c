@@ -1926,6 +1926,8 @@ static void scan_runtime_stmt(pd_ctx *c, const th_stmt *s, pd_bound_set *b) {
     }
 }
 
+static bool is_hoisted(const pd_ctx *c, const th_stmt *s);
+
 /* Marks every variable s assigns as assigned now. */
 static void touch_assigned(pd_ctx *c, const th_stmt *s) {
     if (!s) return;
@@ -1939,7 +1941,7 @@ static void touch_assigned(pd_ctx *c, const th_stmt *s) {
         break;
     case THS_IF: touch_assigned(c, s->u.if_.then); touch_assigned(c, s->u.if_.els); break;
     case THS_ASSIGN:
-        if (s->u.assign.var) {
+        if (s->u.assign.var && !is_hoisted(c, s)) {
             touch(c, var_entry(c, s->u.assign.var));
             clear_pairs(var_entry(c, s->u.assign.var));
         }
@@ -2151,9 +2153,9 @@ static void for_stmt(pd_ctx *c, const th_stmt *s) {
     mov_into(c, iv, start, class_of(v->type));
     /* invariant assignments first, before the loop */
     int lmark = ++c->nloops, from = c->nhoisted;
+    pv->loop_mark = lmark;
     mark_assigned(c, s->u.for_.body, lmark);
-    while (find_hoistable(c, s->u.for_.body, lmark) > 0) {
-    }
+    (void)find_hoistable(c, s->u.for_.body, lmark); /* one pass in program order: a use after its def */
     if (c->nhoisted > from) emit_hoisted(c, s->u.for_.body, from);
     /* what the loop assigns differs at its head from before it */
     int pre = c->stamp;
@@ -2390,8 +2392,10 @@ static void asm_stmt(pd_ctx *c, const th_stmt *s, th_stmt **seq, int nseq, int a
     for (int i = 0; i < nargs; i++) {
         const th_var *v;
         int elem;
-        if (cons[nouts + i].kind == 't' && in_place[cons[nouts + i].tie] && plain_read(c, s->u.asm_.args[i], &v, &elem))
+        if (cons[nouts + i].kind == 't' && in_place[cons[nouts + i].tie] && plain_read(c, s->u.asm_.args[i], &v, &elem)) {
             touch(c, var_entry(c, v));
+            clear_pair(var_entry(c, v), elem);
+        }
     }
     if (!*text) return;
     tlc_strbuf sb;
