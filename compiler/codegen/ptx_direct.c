@@ -498,6 +498,82 @@ static pd_opnd float_const(pd_ctx *c, th_base b, double v) {
     return reg_op(r);
 }
 
+/* ---- 32-bit division by a constant: a multiplication by its reciprocal ----
+ * ptxas leaves `div.u32 x, 3` a full division (a float reciprocal and its
+ * corrections), so the quotient by a constant d is computed here as LLVM
+ * does, from a "magic" multiplier (Granlund and Montgomery; Hacker's
+ * Delight, chapter 10). */
+static const char *udiv_const(pd_ctx *c, const char *x, uint32_t d) {
+    /* l = ceil(log2 d); m = floor(2^32 (2^l - d) / d) + 1;
+     * q = (t + ((x - t) >> 1)) >> (l - 1) with t = mulhi(x, m) */
+    int l = 0;
+    while (l < 32 && ((uint64_t)1 << l) < d) l++;
+    unsigned __int128 num = ((unsigned __int128)1 << 32) * (((uint64_t)1 << l) - d);
+    uint32_t m = (uint32_t)(num / d + 1);
+    const char *t = newreg(c, RC_R), *u = newreg(c, RC_R), *w = newreg(c, RC_R), *y = newreg(c, RC_R), *q = newreg(c, RC_R);
+    ins(c, "mul.hi.u32 %s, %s, %u", t, x, m);
+    ins(c, "sub.s32 %s, %s, %s", u, x, t);
+    ins(c, "shr.u32 %s, %s, 1", w, u);
+    ins(c, "add.s32 %s, %s, %s", y, t, w);
+    ins(c, "shr.u32 %s, %s, %d", q, y, l - 1);
+    return q;
+}
+
+/* Signed: the multiplier and shift of Hacker's Delight's magic() for d >= 2. */
+static void signed_magic(int32_t d, int32_t *mult, int *shift) {
+    const uint32_t two31 = 0x80000000u;
+    uint32_t ad = (uint32_t)d, t = two31 + ((uint32_t)d >> 31);
+    uint32_t anc = t - 1 - t % ad;
+    int p = 31;
+    uint32_t q1 = two31 / anc, r1 = two31 - q1 * anc, q2 = two31 / ad, r2 = two31 - q2 * ad, delta;
+    do {
+        p++;
+        q1 *= 2;
+        r1 *= 2;
+        if (r1 >= anc) { q1++; r1 -= anc; }
+        q2 *= 2;
+        r2 *= 2;
+        if (r2 >= ad) { q2++; r2 -= ad; }
+        delta = ad - r2;
+    } while (q1 < delta || (q1 == delta && r1 == 0));
+    *mult = (int32_t)(q2 + 1);
+    *shift = p - 32;
+}
+
+static const char *sdiv_const(pd_ctx *c, const char *x, int32_t d) {
+    const char *q;
+    if (tlc_is_pow2(d)) { /* (x + (x < 0 ? d - 1 : 0)) >> k */
+        int k = 0;
+        while ((1 << k) < d) k++;
+        const char *sg = newreg(c, RC_R), *b = newreg(c, RC_R), *s = newreg(c, RC_R);
+        q = newreg(c, RC_R);
+        ins(c, "shr.s32 %s, %s, 31", sg, x);
+        ins(c, "shr.u32 %s, %s, %d", b, sg, 32 - k);
+        ins(c, "add.s32 %s, %s, %s", s, x, b);
+        ins(c, "shr.s32 %s, %s, %d", q, s, k);
+        return q;
+    }
+    int32_t m;
+    int sh;
+    signed_magic(d, &m, &sh);
+    const char *t = newreg(c, RC_R), *sgn = newreg(c, RC_R);
+    ins(c, "mul.hi.s32 %s, %s, %d", t, x, m);
+    if (m < 0) {
+        const char *t2 = newreg(c, RC_R);
+        ins(c, "add.s32 %s, %s, %s", t2, t, x);
+        t = t2;
+    }
+    if (sh > 0) {
+        const char *t3 = newreg(c, RC_R);
+        ins(c, "shr.s32 %s, %s, %d", t3, t, sh);
+        t = t3;
+    }
+    q = newreg(c, RC_R);
+    ins(c, "shr.u32 %s, %s, 31", sgn, x); /* + 1 for a negative x: toward zero */
+    ins(c, "add.s32 %s, %s, %s", q, t, sgn);
+    return q;
+}
+
 /* ---- integer arithmetic on one lane ---- */
 /* Python's floor division and modulo (y != 0, not INT64_MIN / -1). */
 static int64_t floor_div(int64_t x, int64_t y) {
@@ -558,6 +634,10 @@ static pd_opnd int_bin(pd_ctx *c, th_binop op, th_base b, pd_opnd x, pd_opnd y) 
     if (x.is_int && x.iv == 0 && (op == THB_ADD || op == THB_OR || op == THB_OR_DISJOINT || op == THB_XOR)) return y;
     if (y.is_int && y.iv == 1 && (op == THB_MUL || op == THB_DIV || op == THB_UDIV || op == THB_FLOORDIV)) return x;
     if (x.is_int && x.iv == 1 && op == THB_MUL) return y;
+    if (b == TH_I32 && !x.is_int && y.is_int && y.iv >= 2 && y.iv <= INT32_MAX) {
+        if (op == THB_UDIV && !tlc_is_pow2(y.iv)) return reg_op(udiv_const(c, x.s, (uint32_t)y.iv));
+        if (op == THB_DIV) return reg_op(sdiv_const(c, x.s, (int32_t)y.iv));
+    }
     /* unsigned division and remainder by a power of two, a multiplication by one */
     if (y.is_int && y.iv > 0 && tlc_is_pow2(y.iv) && b != TH_I8) {
         int sh = 0;
@@ -1031,6 +1111,115 @@ static void from_words(pd_ctx *c, const char **w, int nw, int wbytes, th_type t,
     }
 }
 
+/* ---- addresses: a register plus a constant offset ---- */
+static th_expr *sum(pd_ctx *c, th_expr *x, th_expr *y) {
+    if (!x) return y;
+    if (!y) return x;
+    return th_bin(c->a, THB_ADD, x, y);
+}
+
+/* e (a scalar integer) as rest + *off, the constant parts gathered into
+ * *off (NULL rest: e is the constant). Lowering's index arithmetic does not
+ * overflow, so the offset may also come out of a widening conversion:
+ * the accesses of an unrolled copy then share one address register and
+ * differ in the instruction's immediate offset, as with LLVM's
+ * SeparateConstOffsetFromGEP. */
+static th_expr *split_offset(pd_ctx *c, th_expr *e, int64_t *off, int depth) {
+    *off = 0;
+    if (!e || depth > 16 || !is_intb(e->type.base) || e->type.base == TH_I1 || e->type.lanes > 1) return e;
+    switch (e->kind) {
+    case THE_INT: *off = e->u.ival; return NULL;
+    case THE_VAR: {
+        pd_var *pv = var_entry(c, e->u.var.var);
+        if (pv->bound) {
+            *off = pv->cval;
+            return NULL;
+        }
+        return e;
+    }
+    case THE_BIN: {
+        th_binop op = (th_binop)e->u.bin.op;
+        int64_t oa, ob, k;
+        if (op == THB_ADD || op == THB_OR_DISJOINT || op == THB_SUB) {
+            th_expr *ra = split_offset(c, e->u.bin.a, &oa, depth + 1), *rb = split_offset(c, e->u.bin.b, &ob, depth + 1);
+            if (oa == 0 && ob == 0) return e;
+            if (op == THB_SUB) {
+                *off = oa - ob;
+                if (!rb) return ra ? ra : NULL;
+                return th_bin(c->a, THB_SUB, ra ? ra : th_int(c->a, e->type.base, 0), rb);
+            }
+            *off = oa + ob;
+            return sum(c, ra, rb);
+        }
+        if ((op == THB_MUL || op == THB_SHL) && th_expr_const_int(e->u.bin.b, &k) && (op == THB_MUL || (k >= 0 && k < 32))) {
+            th_expr *ra = split_offset(c, e->u.bin.a, &oa, depth + 1);
+            if (oa == 0) return e;
+            *off = op == THB_MUL ? oa * k : (int64_t)((uint64_t)oa << k);
+            return ra ? th_bin(c->a, op, ra, e->u.bin.b) : NULL;
+        }
+        if (op == THB_MUL && th_expr_const_int(e->u.bin.a, &k)) {
+            th_expr *rb = split_offset(c, e->u.bin.b, &ob, depth + 1);
+            if (ob == 0) return e;
+            *off = ob * k;
+            return rb ? th_bin(c->a, op, e->u.bin.a, rb) : NULL;
+        }
+        return e;
+    }
+    case THE_CONVERT: {
+        const th_expr *x = e->u.conv.a;
+        if (!x || !is_intb(x->type.base) || x->type.base == TH_I1 || base_bytes(x->type.base) > base_bytes(e->type.base))
+            return e;
+        th_expr *r = split_offset(c, (th_expr *)x, off, depth + 1);
+        if (*off == 0) return e;
+        return r ? th_convert(c->a, r, e->type) : NULL;
+    }
+    default: return e;
+    }
+}
+
+/* A pointer expression as a pointer without constant offsets plus *off bytes. */
+static const th_expr *split_pointer(pd_ctx *c, const th_expr *e, int64_t *off) {
+    *off = 0;
+    if (!e) return e;
+    if (e->kind == THE_PTR_ADD) {
+        int64_t po, io;
+        const th_expr *pr = split_pointer(c, e->u.ptr_add.ptr, &po);
+        th_expr *ir = split_offset(c, e->u.ptr_add.index, &io, 0);
+        *off = po + io * th_type_bytes(e->elem);
+        if (!ir) return pr;
+        if (pr == e->u.ptr_add.ptr && ir == e->u.ptr_add.index) return e;
+        th_expr *n = tlc_arena_calloc(c->a, 1, sizeof *n);
+        *n = *e;
+        n->u.ptr_add.ptr = (th_expr *)pr;
+        n->u.ptr_add.index = ir;
+        return n;
+    }
+    if (e->kind == THE_SHARED_PTR && e->u.offset) {
+        th_expr *r = split_offset(c, e->u.offset, off, 0);
+        if (r == e->u.offset) return e;
+        th_expr *n = tlc_arena_calloc(c->a, 1, sizeof *n);
+        *n = *e;
+        n->u.offset = r;
+        return n;
+    }
+    return e;
+}
+
+/* The address of an access through p: a register and an immediate offset. */
+static const char *address(pd_ctx *c, const th_expr *p, int64_t *off) {
+    const th_expr *base = split_pointer(c, p, off);
+    if (*off < -(1ll << 31) || *off >= (1ll << 31)) { /* beyond an immediate: the whole address */
+        base = p;
+        *off = 0;
+    }
+    pd_opnd a = expr(c, base).l[0];
+    if (a.is_int) {
+        *off += a.iv;
+        return as_reg(c, int_op(c, 0), class_of(p->type));
+    }
+    return as_reg(c, a, class_of(p->type));
+}
+
 /* ---- memory accesses ---- */
 static const char *space_of(pd_ctx *c, const th_expr *ptr, bool load) {
     switch (ptr->type.addrspace) {
@@ -1068,14 +1257,13 @@ static pd_val load(pd_ctx *c, const th_expr *e) {
     th_type t = e->type;
     pd_val v = {0};
     if (!p || p->type.base != TH_PTR) { pd_error(c, "load through a non-pointer"); return undef_val(c, t); }
-    pd_opnd addr = expr(c, p).l[0];
+    int64_t boff;
+    const char *base = address(c, p, &boff);
     const char *space = space_of(c, p, true);
     int esize = base_bytes(t.base), total = esize * lanes_of(t);
-    reg_class ac = class_of(p->type);
-    const char *base = as_reg(c, addr, ac);
     if (t.base == TH_I1) { /* a byte */
         const char *h = newreg(c, RC_H), *r = newreg(c, RC_P);
-        ins(c, "ld%s.u8 %s, [%s]", space, h, base);
+        ins(c, "ld%s.u8 %s, [%s+%" PRId64 "]", space, h, base, boff);
         ins(c, "setp.ne.u16 %s, %s, 0", r, h);
         return scalar(reg_op(r));
     }
@@ -1092,8 +1280,8 @@ static pd_val load(pd_ctx *c, const th_expr *e) {
             words[nw + j] = newreg(c, wc);
             tlc_sb_printf(&sb, "%s%s", j ? ", " : "", words[nw + j]);
         }
-        if (k > 1) ins(c, "ld%s.v%d.%s {%s}, [%s+%d]", space, k, ty, tlc_sb_cstr(&sb), base, off);
-        else ins(c, "ld%s.%s %s, [%s+%d]", space, ty, tlc_sb_cstr(&sb), base, off);
+        if (k > 1) ins(c, "ld%s.v%d.%s {%s}, [%s+%" PRId64 "]", space, k, ty, tlc_sb_cstr(&sb), base, boff + off);
+        else ins(c, "ld%s.%s %s, [%s+%" PRId64 "]", space, ty, tlc_sb_cstr(&sb), base, boff + off);
         tlc_sb_free(&sb);
         nw += k;
     }
@@ -1107,14 +1295,14 @@ static pd_val load(pd_ctx *c, const th_expr *e) {
 }
 
 static void store(pd_ctx *c, const th_expr *p, const pd_val *val, th_type t, int align) {
-    pd_opnd addr = expr(c, p).l[0];
+    int64_t boff;
+    const char *base = address(c, p, &boff);
     const char *space = space_of(c, p, false);
-    const char *base = as_reg(c, addr, class_of(p->type));
     int esize = base_bytes(t.base), total = esize * val->n;
     if (t.base == TH_I1) {
         const char *h = newreg(c, RC_H);
         ins(c, "selp.u16 %s, 1, 0, %s", h, as_reg(c, val->l[0], RC_P));
-        ins(c, "st%s.u8 [%s], %s", space, base, h);
+        ins(c, "st%s.u8 [%s+%" PRId64 "], %s", space, base, boff, h);
         return;
     }
     int unit, wbytes, k;
@@ -1133,8 +1321,8 @@ static void store(pd_ctx *c, const th_expr *p, const pd_val *val, th_type t, int
         tlc_strbuf sb;
         tlc_sb_init(&sb);
         for (int j = 0; j < k; j++) tlc_sb_printf(&sb, "%s%s", j ? ", " : "", words[w + j]);
-        if (k > 1) ins(c, "st%s.v%d.%s [%s+%d], {%s}", space, k, ty, base, off, tlc_sb_cstr(&sb));
-        else ins(c, "st%s.%s [%s+%d], %s", space, ty, base, off, tlc_sb_cstr(&sb));
+        if (k > 1) ins(c, "st%s.v%d.%s [%s+%" PRId64 "], {%s}", space, k, ty, base, boff + off, tlc_sb_cstr(&sb));
+        else ins(c, "st%s.%s [%s+%" PRId64 "], %s", space, ty, base, boff + off, tlc_sb_cstr(&sb));
         tlc_sb_free(&sb);
     }
 }
@@ -1616,16 +1804,40 @@ static pd_val expr_uncached(pd_ctx *c, const th_expr *e) {
             for (int i = 0; i < v.n; i++) v.l[i] = pow_lane(c, t.base, x.l[i], e->u.bin.b, y.l[i < y.n ? i : 0]);
             return v;
         }
-        if ((op == THB_REM || op == THB_UREM) && is_intb(t.base) && t.base != TH_I1 && t.base != TH_I8 && v.n == 1 &&
-            !(e->u.bin.b->kind == THE_INT && tlc_is_pow2(e->u.bin.b->u.ival))) {
-            /* a % b as a - (a / b) * b, the quotient shared with a / b (one division) */
+        bool pow2 = e->u.bin.b->kind == THE_INT && tlc_is_pow2(e->u.bin.b->u.ival);
+        if ((op == THB_REM || op == THB_UREM || op == THB_FLOORDIV || op == THB_FLOORMOD) && is_intb(t.base) &&
+            t.base != TH_I1 && t.base != TH_I8 && v.n == 1 && !(pow2 && op == THB_UREM)) {
+            /* a % b as a - (a / b) * b, the quotient shared with a / b (one division); Python's
+             * floor division and modulo from the same quotient and remainder */
             th_expr *q = tlc_arena_calloc(c->a, 1, sizeof *q);
             *q = *e;
-            q->u.bin.op = op == THB_REM ? THB_DIV : THB_UDIV;
-            pd_opnd qv = expr(c, q).l[0];
+            q->u.bin.op = op == THB_UREM ? THB_UDIV : THB_DIV;
             pd_val xv = expr(c, e->u.bin.a), yv = expr(c, e->u.bin.b);
-            if (!qv.is_int || !xv.l[0].is_int || !yv.l[0].is_int) {
-                v.l[0] = int_bin(c, THB_SUB, t.base, xv.l[0], int_bin(c, THB_MUL, t.base, qv, yv.l[0]));
+            pd_opnd qv = expr(c, q).l[0], x0 = xv.l[0], y0 = yv.l[0];
+            if (!qv.is_int || !x0.is_int || !y0.is_int) {
+                pd_opnd r = int_bin(c, THB_SUB, t.base, x0, int_bin(c, THB_MUL, t.base, qv, y0));
+                if (op == THB_REM || op == THB_UREM) {
+                    v.l[0] = r;
+                    return v;
+                }
+                /* floor: one less (plus b) where the remainder is not 0 and its sign is not b's */
+                reg_class rc = class_of(th_scalar(t.base));
+                const char *st = stype(t.base), *bt = btype(t.base);
+                const char *rr = as_reg(c, r, rc), *x2 = newreg(c, rc), *out = newreg(c, rc), *s2 = newreg(c, rc);
+                const char *pnz = newreg(c, RC_P), *pneg = newreg(c, RC_P), *adj = newreg(c, RC_P);
+                ins(c, "setp.ne.%s %s, %s, 0", st, pnz, rr);
+                ins(c, "xor.%s %s, %s, %s", bt, x2, rr, y0.s);
+                ins(c, "setp.lt.%s %s, %s, 0", st, pneg, x2);
+                ins(c, "and.pred %s, %s, %s", adj, pnz, pneg);
+                if (op == THB_FLOORMOD) {
+                    ins(c, "add.%s %s, %s, %s", st, s2, rr, y0.s);
+                    ins(c, "selp.%s %s, %s, %s, %s", bt, out, s2, rr, adj);
+                } else {
+                    const char *qq = as_reg(c, qv, rc);
+                    ins(c, "sub.%s %s, %s, 1", st, s2, qq);
+                    ins(c, "selp.%s %s, %s, %s, %s", bt, out, s2, qq, adj);
+                }
+                v.l[0] = reg_op(out);
                 return v;
             }
         }
@@ -2220,8 +2432,8 @@ static void atomic_stmt(pd_ctx *c, const th_stmt *s) {
     if (!p || !val || p->type.base != TH_PTR) { pd_error(c, "atomic add needs a pointer and a value"); return; }
     th_type t = val->type;
     pd_val x = expr(c, val);
-    pd_opnd addr = expr(c, p).l[0];
-    const char *base = as_reg(c, addr, class_of(p->type));
+    int64_t boff;
+    const char *base = address(c, p, &boff);
     const char *space = space_of(c, p, false);
     const char *ty, *operand;
     if (t.lanes == 2 && (t.base == TH_F16 || t.base == TH_BF16)) {
@@ -2241,7 +2453,7 @@ static void atomic_stmt(pd_ctx *c, const th_stmt *s) {
         }
         operand = as_reg(c, x.l[0], class_of(th_scalar(t.base)));
     }
-    ins(c, "red.relaxed.gpu%s.add.%s [%s], %s", space, ty, base, operand);
+    ins(c, "red.relaxed.gpu%s.add.%s [%s+%" PRId64 "], %s", space, ty, base, boff, operand);
 }
 
 /* Inline asm: $N operands, ${:uid}, tied inputs ("0" .. ), clobbers. */
