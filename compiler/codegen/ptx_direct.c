@@ -43,8 +43,9 @@ typedef struct pd_opnd {
      * two such lanes packed into a word are one cvt.rn.{bf16,f16}x2.f32 */
     const char *f32src;
     th_base half;
-    /* an element of a 16-bit float array whose pair (2j, 2j + 1) was last
-     * written as one packed word: that word, and which half this is */
+    /* a 16-bit value that is one half of a 32-bit word (unpacked from a
+     * load, or converted as a pair): the word and which half; two halves of
+     * one word packed again are that word */
     const char *pair;
     bool pair_hi;
 } pd_opnd;
@@ -64,7 +65,8 @@ typedef struct pd_var {
     int64_t cval;
     int reads, assigns; /* static counts over the kernel */
     int assigned_at;    /* the assignment stamp of its last assignment (CSE validity) */
-    const char **pair;  /* per element pair (2j, 2j + 1): the packed word both came from, or NULL */
+    const char **half_word; /* per register: the word its 16-bit value is half of (see pd_opnd.pair) */
+    bool *half_hi;
     int loop_mark;      /* the loop being entered assigns it (loop hoisting) */
     int ptr_param;      /* a pointer assigned once from parameter ptr_param (+ offsets); -1 */
 } pd_var;
@@ -91,6 +93,7 @@ typedef struct pd_ctx {
     tlc_strbuf body;
     tlc_strbuf locals;
     int nreg[4]; /* p, rs, r, rd */
+    int nvreg[4]; /* the same for variables' registers */
     int nlabel, nuid, nlocal;
     pd_var *vars;
     int cap, nvars;
@@ -105,7 +108,7 @@ typedef struct pd_ctx {
     const char *smem_reg;
     pd_cse *cse;
     int ncse, cap_cse, stamp;
-    /* pair words recorded (var, pair index), so that those recorded inside
+    /* halves recorded (var, register index), so that those recorded inside
      * an if's path or a loop body can be forgotten when it ends */
     struct { pd_var *v; int j; } *pair_log;
     const th_stmt **hoisted; /* assignments emitted before their loop instead of in it */
@@ -170,6 +173,15 @@ static const char *newreg(pd_ctx *c, reg_class rc) {
 }
 
 static const char *newreg_t(pd_ctx *c, th_type t) { return newreg(c, class_of(t)); }
+
+/* A variable's register: its own range (%vr, ...), so that a value held in
+ * one is known to change when the variable is assigned. */
+static const char *new_var_reg(pd_ctx *c, reg_class rc) {
+    static const char *const prefix[] = {"%vp", "%vrs", "%vr", "%vrd"};
+    return tlc_arena_printf(c->a, "%s%d", prefix[rc], ++c->nvreg[rc]);
+}
+
+static bool is_var_reg(const char *r) { return r && r[0] == '%' && r[1] == 'v'; }
 
 static int lanes_of(th_type t) { return t.lanes > 1 ? t.lanes : 1; }
 
@@ -297,8 +309,57 @@ static const char *var_reg(pd_ctx *c, pd_var *pv, int elem, int lane) {
     }
     int i = elem * lanes + lane;
     if (i < 0 || i >= pv->nregs) { pd_error(c, "element %d of '%s' out of range", elem, v->name); return "%r0"; }
-    if (!pv->regs[i]) pv->regs[i] = newreg_t(c, v->type);
+    if (!pv->regs[i]) pv->regs[i] = new_var_reg(c, class_of(v->type));
     return pv->regs[i];
+}
+
+static void clear_half(pd_var *pv, int reg) {
+    if (pv->half_word && reg >= 0 && reg < pv->nregs) pv->half_word[reg] = NULL;
+}
+
+static void clear_pairs(pd_var *pv) {
+    if (pv->half_word) memset(pv->half_word, 0, sizeof *pv->half_word * (size_t)pv->nregs);
+}
+
+/* Register `reg` of pv now holds half `hi` of `word` (NULL: nothing known). */
+static void set_half(pd_ctx *c, pd_var *pv, int reg, const char *word, bool hi) {
+    if (!word || is_var_reg(word)) {
+        clear_half(pv, reg);
+        return;
+    }
+    if (!pv->half_word) {
+        pv->half_word = tlc_arena_calloc(c->a, (size_t)(pv->nregs > 0 ? pv->nregs : 1), sizeof *pv->half_word);
+        pv->half_hi = tlc_arena_calloc(c->a, (size_t)(pv->nregs > 0 ? pv->nregs : 1), sizeof *pv->half_hi);
+    }
+    if (reg < 0 || reg >= pv->nregs) return;
+    pv->half_word[reg] = word;
+    pv->half_hi[reg] = hi;
+    if (c->npair_log == c->cap_pair_log) {
+        c->cap_pair_log = c->cap_pair_log ? c->cap_pair_log * 2 : 256;
+        c->pair_log = realloc(c->pair_log, sizeof *c->pair_log * (size_t)c->cap_pair_log);
+        if (!c->pair_log) { fputs("tlc: fatal: out of memory\n", stderr); abort(); }
+    }
+    c->pair_log[c->npair_log].v = pv;
+    c->pair_log[c->npair_log].j = reg;
+    c->npair_log++;
+}
+
+/* The operand of register `reg` of pv, with what is known of its half. */
+static pd_opnd var_opnd(pd_var *pv, int reg, const char *r) {
+    pd_opnd o = reg_op(r);
+    if (pv->half_word && reg < pv->nregs && pv->half_word[reg]) {
+        o.pair = pv->half_word[reg];
+        o.pair_hi = pv->half_hi[reg];
+    }
+    return o;
+}
+
+/* Forgets the pair words recorded since `mark` (a path or body ended). */
+static void forget_pairs(pd_ctx *c, int mark) {
+    while (c->npair_log > mark) {
+        c->npair_log--;
+        clear_half(c->pair_log[c->npair_log].v, c->pair_log[c->npair_log].j);
+    }
 }
 
 /* ---------------- the scan before a kernel: reads, assignments, run-time indices ---------------- */
@@ -1104,6 +1165,10 @@ static void from_words(pd_ctx *c, const char **w, int nw, int wbytes, th_type t,
         for (int j = 0; j < per; j++) {
             const char *r = newreg(c, ec);
             v->l[i * per + j] = reg_op(r);
+            if (per == 2 && wbytes == 4 && !is_var_reg(w[i])) {
+                v->l[i * per + j].pair = w[i];
+                v->l[i * per + j].pair_hi = j == 1;
+            }
             tlc_sb_printf(&sb, "%s%s", j ? ", " : "", r);
         }
         ins(c, "mov.b%d {%s}, %s", wbytes * 8, tlc_sb_cstr(&sb), w[i]);
@@ -1384,10 +1449,9 @@ static pd_val array_read(pd_ctx *c, const th_expr *e) {
         pd_error(c, "index %" PRId64 " out of range for '%s[%d]'", idx.iv, var->name, var->array_len);
         return undef_val(c, e->type);
     }
-    for (int i = 0; i < v.n; i++) v.l[i] = reg_op(var_reg(c, pv, (int)idx.iv, i));
-    if (v.n == 1 && pv->pair && pv->pair[idx.iv / 2]) {
-        v.l[0].pair = pv->pair[idx.iv / 2];
-        v.l[0].pair_hi = (idx.iv & 1) != 0;
+    for (int i = 0; i < v.n; i++) {
+        const char *r = var_reg(c, pv, (int)idx.iv, i);
+        v.l[i] = var_opnd(pv, (int)idx.iv * v.n + i, r);
     }
     return v;
 }
@@ -1552,37 +1616,6 @@ static pd_opnd pow_lane(pd_ctx *c, th_base b, pd_opnd x, const th_expr *exponent
 /* ---- common subexpressions ---- */
 static void touch(pd_ctx *c, pd_var *pv) { pv->assigned_at = ++c->stamp; }
 
-static int nelems(const th_var *v) { return v->array_len > 0 ? v->array_len : 1; }
-
-static void clear_pair(pd_var *pv, int elem) {
-    if (pv->pair) pv->pair[elem / 2] = NULL;
-}
-
-static void clear_pairs(pd_var *pv) {
-    if (pv->pair) memset(pv->pair, 0, sizeof *pv->pair * (size_t)((nelems(pv->var) + 1) / 2));
-}
-
-static void set_pair(pd_ctx *c, pd_var *pv, int elem, const char *word) {
-    if (!pv->pair) pv->pair = tlc_arena_calloc(c->a, (size_t)((nelems(pv->var) + 1) / 2), sizeof *pv->pair);
-    pv->pair[elem / 2] = word;
-    if (c->npair_log == c->cap_pair_log) {
-        c->cap_pair_log = c->cap_pair_log ? c->cap_pair_log * 2 : 256;
-        c->pair_log = realloc(c->pair_log, sizeof *c->pair_log * (size_t)c->cap_pair_log);
-        if (!c->pair_log) { fputs("tlc: fatal: out of memory\n", stderr); abort(); }
-    }
-    c->pair_log[c->npair_log].v = pv;
-    c->pair_log[c->npair_log].j = elem / 2;
-    c->npair_log++;
-}
-
-/* Forgets the pair words recorded since `mark` (a path or body ended). */
-static void forget_pairs(pd_ctx *c, int mark) {
-    while (c->npair_log > mark) {
-        c->npair_log--;
-        pd_var *pv = c->pair_log[c->npair_log].v;
-        if (pv->pair) pv->pair[c->pair_log[c->npair_log].j] = NULL;
-    }
-}
 
 static uint64_t mix(uint64_t h, uint64_t x) {
     h ^= x + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
@@ -1771,7 +1804,10 @@ static pd_val expr_uncached(pd_ctx *c, const th_expr *e) {
         if (!var || var->array_len > 0) { pd_error(c, "read of a register array without an index"); return undef_val(c, t); }
         pd_var *pv = var_entry(c, var);
         if (pv->bound) return scalar(int_op(c, pv->cval));
-        for (int i = 0; i < v.n; i++) v.l[i] = reg_op(var_reg(c, pv, 0, i));
+        for (int i = 0; i < v.n; i++) {
+            const char *r = var_reg(c, pv, 0, i);
+            v.l[i] = var_opnd(pv, i, r);
+        }
         return v;
     }
     case THE_ARRAY_READ: return array_read(c, e);
@@ -1995,7 +2031,7 @@ static void assign_value(pd_ctx *c, const th_var *v, int elem, const pd_val *x) 
     if (v->type.base == TH_PTR) rc = class_of(v->type);
     for (int i = 0; i < x->n; i++) mov_into(c, var_reg(c, pv, elem, i), x->l[i], rc);
     touch(c, pv);
-    clear_pair(pv, elem);
+    for (int i = 0; i < x->n; i++) set_half(c, pv, elem * x->n + i, x->l[i].pair, x->l[i].pair_hi);
 }
 
 static void assign_stmt(pd_ctx *c, const th_stmt *s) {
@@ -2390,6 +2426,44 @@ static void for_stmt(pd_ctx *c, const th_stmt *s) {
     c->nhoisted = from; /* an unrolled loop around this one emits it again */
 }
 
+/* The addresses the loads and stores of a path use, computed before its
+ * branch when they read nothing the path assigns (LLVM's speculation of
+ * cheap instructions on a divergent target does the same): the paths of
+ * an unrolled copy, each behind its own bounds test, then share them. */
+static void speculate_expr(pd_ctx *c, const th_expr *e, int mark);
+
+static void speculate_address(pd_ctx *c, const th_expr *p, int mark) {
+    int64_t off;
+    const th_expr *base = split_pointer(c, p, &off);
+    if (base && base->kind != THE_PARAM && base->kind != THE_VAR && loop_invariant(c, base, mark)) (void)expr(c, base);
+}
+
+static void speculate_expr(pd_ctx *c, const th_expr *e, int mark) {
+    if (!e) return;
+    switch (e->kind) {
+    case THE_LOAD: speculate_address(c, e->u.load.ptr, mark); break;
+    case THE_BIN: case THE_CMP: speculate_expr(c, e->u.bin.a, mark); speculate_expr(c, e->u.bin.b, mark); break;
+    case THE_UN: speculate_expr(c, e->u.un.a, mark); break;
+    case THE_CONVERT: case THE_BITCAST: speculate_expr(c, e->u.conv.a, mark); break;
+    case THE_BUILD:
+        for (int i = 0; i < e->u.build.n; i++) speculate_expr(c, e->u.build.lanes ? e->u.build.lanes[i] : NULL, mark);
+        break;
+    default: break;
+    }
+}
+
+static void speculate_stmt(pd_ctx *c, const th_stmt *s, int mark) {
+    if (!s) return;
+    switch (s->kind) {
+    case THS_SEQ:
+        for (int i = 0; i < s->u.seq.n; i++) speculate_stmt(c, s->u.seq.stmts ? s->u.seq.stmts[i] : NULL, mark);
+        break;
+    case THS_ASSIGN: speculate_expr(c, s->u.assign.value, mark); break;
+    case THS_STORE: speculate_address(c, s->u.store.ptr, mark); speculate_expr(c, s->u.store.value, mark); break;
+    default: break; /* not into nested branches or loops */
+    }
+}
+
 static void if_stmt(pd_ctx *c, const th_stmt *s) {
     const th_expr *ce = s->u.if_.cond;
     if (!ce) { pd_error(c, "if without a condition"); return; }
@@ -2405,6 +2479,11 @@ static void if_stmt(pd_ctx *c, const th_stmt *s) {
         return;
     }
     int els = ++c->nlabel, done = s->u.if_.els ? ++c->nlabel : els;
+    if (s->u.if_.then && !s->u.if_.els) {
+        int smark = ++c->nloops;
+        mark_assigned(c, s->u.if_.then, smark);
+        speculate_stmt(c, s->u.if_.then, smark);
+    }
     ins(c, "@!%s bra $Ltlc%d", cv.s, els);
     int mark = cse_mark(c), pmark = c->npair_log;
     if (s->u.if_.then) stmt(c, s->u.if_.then);
@@ -2606,7 +2685,7 @@ static void asm_stmt(pd_ctx *c, const th_stmt *s, th_stmt **seq, int nseq, int a
         int elem;
         if (cons[nouts + i].kind == 't' && in_place[cons[nouts + i].tie] && plain_read(c, s->u.asm_.args[i], &v, &elem)) {
             touch(c, var_entry(c, v));
-            clear_pair(var_entry(c, v), elem);
+            clear_half(var_entry(c, v), elem);
         }
     }
     if (!*text) return;
@@ -2676,7 +2755,8 @@ static bool assign_pair(pd_ctx *c, const th_stmt *a, const th_stmt *b) {
     ins(c, "cvt.rn.%s.f32 %s, %s, %s", v->type.base == TH_F16 ? "f16x2" : "bf16x2", w, fb, fa);
     ins(c, "mov.b32 {%s, %s}, %s", var_reg(c, pv, (int)ia.iv, 0), var_reg(c, pv, (int)ib.iv, 0), w);
     touch(c, pv);
-    set_pair(c, pv, (int)ia.iv, w);
+    set_half(c, pv, (int)ia.iv, w, false);
+    set_half(c, pv, (int)ib.iv, w, true);
     c->loc = saved;
     return true;
 }
@@ -2750,6 +2830,7 @@ static bool emit_kernel(pd_ctx *c, const th_kernel *k, tlc_strbuf *out) {
     c->k = k;
     c->loc = (tlc_loc){0, 0};
     memset(c->nreg, 0, sizeof c->nreg);
+    memset(c->nvreg, 0, sizeof c->nvreg);
     c->nlabel = c->nuid = c->nlocal = 0;
     c->nvars = 0;
     if (c->cap) memset(c->vars, 0, sizeof *c->vars * (size_t)c->cap);
@@ -2809,6 +2890,9 @@ static bool emit_kernel(pd_ctx *c, const th_kernel *k, tlc_strbuf *out) {
     static const char *const decl[] = {".pred \t%p", ".b16 \t%rs", ".b32 \t%r", ".b64 \t%rd"};
     for (int rc = 0; rc < 4; rc++)
         if (c->nreg[rc]) tlc_sb_printf(out, "\t.reg %s<%d>;\n", decl[rc], c->nreg[rc] + 1);
+    static const char *const vdecl[] = {".pred \t%vp", ".b16 \t%vrs", ".b32 \t%vr", ".b64 \t%vrd"};
+    for (int rc = 0; rc < 4; rc++)
+        if (c->nvreg[rc]) tlc_sb_printf(out, "\t.reg %s<%d>;\n", vdecl[rc], c->nvreg[rc] + 1);
     tlc_sb_puts(out, "\n");
     tlc_sb_puts(out, tlc_sb_cstr(&c->body));
     tlc_sb_puts(out, "}\n");
