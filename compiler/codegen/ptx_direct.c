@@ -48,6 +48,8 @@ typedef struct pd_opnd {
      * one word packed again are that word */
     const char *pair;
     bool pair_hi;
+    bool hconst; /* a 16-bit constant: its bits */
+    uint16_t hbits;
 } pd_opnd;
 
 typedef struct pd_val {
@@ -214,9 +216,9 @@ static const char *btype(th_base b) {
     }
 }
 
-static pd_opnd reg_op(const char *r) { return (pd_opnd){r, false, 0, NULL, TH_VOID, NULL, false}; }
+static pd_opnd reg_op(const char *r) { return (pd_opnd){r, false, 0, NULL, TH_VOID, NULL, false, false, 0}; }
 
-static pd_opnd int_op(pd_ctx *c, int64_t v) { return (pd_opnd){tlc_arena_printf(c->a, "%" PRId64, v), true, v, NULL, TH_VOID, NULL, false}; }
+static pd_opnd int_op(pd_ctx *c, int64_t v) { return (pd_opnd){tlc_arena_printf(c->a, "%" PRId64, v), true, v, NULL, TH_VOID, NULL, false, false, 0}; }
 
 /* v wrapped to the width of integer base b (i8 / i16 sign-extended: the
  * value a b16 register of that type holds). */
@@ -300,16 +302,26 @@ static pd_var *var_entry(pd_ctx *c, const th_var *v) {
 }
 
 /* The register of element `elem`, lane `lane` of v. */
+/* A vector of 16-bit lanes is kept as 32-bit words, two lanes each, as it
+ * is loaded and stored: copying one moves words, not halves that ptxas
+ * would pack again. */
+static bool packed(const th_var *v) {
+    return v->type.lanes >= 2 && v->type.lanes % 2 == 0 &&
+           (v->type.base == TH_F16 || v->type.base == TH_BF16 || v->type.base == TH_I16);
+}
+
+/* Register `lane` of element `elem` (for a packed vector: word `lane`). */
 static const char *var_reg(pd_ctx *c, pd_var *pv, int elem, int lane) {
     const th_var *v = pv->var;
-    int lanes = lanes_of(v->type), n = (v->array_len > 0 ? v->array_len : 1) * lanes;
+    int lanes = packed(v) ? lanes_of(v->type) / 2 : lanes_of(v->type);
+    int n = (v->array_len > 0 ? v->array_len : 1) * lanes;
     if (!pv->regs) {
         pv->regs = tlc_arena_calloc(c->a, (size_t)n, sizeof *pv->regs);
         pv->nregs = n;
     }
     int i = elem * lanes + lane;
     if (i < 0 || i >= pv->nregs) { pd_error(c, "element %d of '%s' out of range", elem, v->name); return "%r0"; }
-    if (!pv->regs[i]) pv->regs[i] = new_var_reg(c, class_of(v->type));
+    if (!pv->regs[i]) pv->regs[i] = new_var_reg(c, packed(v) ? RC_R : class_of(v->type));
     return pv->regs[i];
 }
 
@@ -359,6 +371,29 @@ static void forget_pairs(pd_ctx *c, int mark) {
     while (c->npair_log > mark) {
         c->npair_log--;
         clear_half(c->pair_log[c->npair_log].v, c->pair_log[c->npair_log].j);
+    }
+}
+
+/* The lanes of element `elem` of pv. */
+static void read_elem(pd_ctx *c, pd_var *pv, int elem, pd_val *v) {
+    const th_var *var = pv->var;
+    v->n = lanes_of(var->type);
+    if (!packed(var)) {
+        for (int i = 0; i < v->n; i++) {
+            const char *r = var_reg(c, pv, elem, i);
+            v->l[i] = var_opnd(pv, elem * v->n + i, r);
+        }
+        return;
+    }
+    for (int w = 0; w < v->n / 2; w++) {
+        const char *word = var_reg(c, pv, elem, w);
+        const char *lo = newreg(c, RC_H), *hi = newreg(c, RC_H);
+        ins(c, "mov.b32 {%s, %s}, %s", lo, hi, word);
+        v->l[2 * w] = reg_op(lo);
+        v->l[2 * w + 1] = reg_op(hi);
+        /* within this expression the halves are still the word's */
+        v->l[2 * w].pair = v->l[2 * w + 1].pair = word;
+        v->l[2 * w + 1].pair_hi = true;
     }
 }
 
@@ -551,12 +586,15 @@ static pd_opnd from_f32(pd_ctx *c, pd_opnd f, th_base b) {
 }
 
 static pd_opnd float_const(pd_ctx *c, th_base b, double v) {
-    if (b == TH_F32) return (pd_opnd){f32_imm(c, v), false, 0, NULL, TH_VOID, NULL, false};
-    if (b == TH_F64) return (pd_opnd){f64_imm(c, v), false, 0, NULL, TH_VOID, NULL, false};
+    if (b == TH_F32) return (pd_opnd){f32_imm(c, v), false, 0, NULL, TH_VOID, NULL, false, false, 0};
+    if (b == TH_F64) return (pd_opnd){f64_imm(c, v), false, 0, NULL, TH_VOID, NULL, false, false, 0};
     uint16_t bits = b == TH_F16 ? tlrt_f32_to_f16((float)v) : tlrt_f32_to_bf16((float)v);
     const char *r = newreg(c, RC_H);
     ins(c, "mov.b16 %s, 0x%04X", r, bits);
-    return reg_op(r);
+    pd_opnd o = reg_op(r);
+    o.hconst = true;
+    o.hbits = bits;
+    return o;
 }
 
 /* ---- 32-bit division by a constant: a multiplication by its reciprocal ----
@@ -1110,6 +1148,10 @@ static int to_words(pd_ctx *c, const pd_val *v, th_type t, int wbytes, const cha
             w[i] = lo->pair;
             continue;
         }
+        if (per == 2 && lo->hconst && hi->hconst) {
+            ins(c, "mov.b32 %s, 0x%04X%04X", w[i], hi->hbits, lo->hbits);
+            continue;
+        }
         if (per == 2 && lo->f32src && hi->f32src && lo->half == hi->half) {
             ins(c, "cvt.rn.%s.f32 %s, %s, %s", lo->half == TH_F16 ? "f16x2" : "bf16x2", w[i], hi->f32src, lo->f32src);
             continue;
@@ -1449,10 +1491,7 @@ static pd_val array_read(pd_ctx *c, const th_expr *e) {
         pd_error(c, "index %" PRId64 " out of range for '%s[%d]'", idx.iv, var->name, var->array_len);
         return undef_val(c, e->type);
     }
-    for (int i = 0; i < v.n; i++) {
-        const char *r = var_reg(c, pv, (int)idx.iv, i);
-        v.l[i] = var_opnd(pv, (int)idx.iv * v.n + i, r);
-    }
+    read_elem(c, pv, (int)idx.iv, &v);
     return v;
 }
 
@@ -1804,10 +1843,7 @@ static pd_val expr_uncached(pd_ctx *c, const th_expr *e) {
         if (!var || var->array_len > 0) { pd_error(c, "read of a register array without an index"); return undef_val(c, t); }
         pd_var *pv = var_entry(c, var);
         if (pv->bound) return scalar(int_op(c, pv->cval));
-        for (int i = 0; i < v.n; i++) {
-            const char *r = var_reg(c, pv, 0, i);
-            v.l[i] = var_opnd(pv, i, r);
-        }
+        read_elem(c, pv, 0, &v);
         return v;
     }
     case THE_ARRAY_READ: return array_read(c, e);
@@ -2027,6 +2063,13 @@ static void add_skip(pd_ctx *c, const th_stmt *s) {
 static void assign_value(pd_ctx *c, const th_var *v, int elem, const pd_val *x) {
     pd_var *pv = var_entry(c, v);
     if (pv->bound) { pd_error(c, "assignment to the unrolled loop variable '%s'", v->name); return; }
+    if (packed(v)) {
+        const char *w[PD_MAX_LANES];
+        int nw = to_words(c, x, v->type, 4, w);
+        for (int i = 0; i < nw; i++) mov_into(c, var_reg(c, pv, elem, i), reg_op(w[i]), RC_R);
+        touch(c, pv);
+        return;
+    }
     reg_class rc = class_of(th_scalar(v->type.base));
     if (v->type.base == TH_PTR) rc = class_of(v->type);
     for (int i = 0; i < x->n; i++) mov_into(c, var_reg(c, pv, elem, i), x->l[i], rc);
@@ -2300,12 +2343,17 @@ static bool invariant(pd_ctx *c, const th_expr *e, int pre) {
     }
     case THE_BIN: case THE_CMP: return invariant(c, e->u.bin.a, pre) && invariant(c, e->u.bin.b, pre);
     case THE_UN: return invariant(c, e->u.un.a, pre);
-    case THE_CONVERT: return invariant(c, e->u.conv.a, pre);
+    case THE_CONVERT: case THE_BITCAST: return invariant(c, e->u.conv.a, pre);
+    case THE_SELECT:
+        return invariant(c, e->u.sel.cond, pre) && invariant(c, e->u.sel.a, pre) && invariant(c, e->u.sel.b, pre);
+    case THE_SHARED_PTR: return !e->u.offset || invariant(c, e->u.offset, pre);
+    case THE_PTR_ADD: return invariant(c, e->u.ptr_add.ptr, pre) && invariant(c, e->u.ptr_add.index, pre);
     default: return false;
     }
 }
 
 static void hoist_expr(pd_ctx *c, const th_expr *e, int pre);
+static void hoist_address(pd_ctx *c, const th_expr *p, int pre);
 
 /* Integer divisions (not by a power of two) in the loop body that do not
  * change from one iteration to the next, computed once before the loop: the
@@ -2319,13 +2367,20 @@ static void hoist_stmt(pd_ctx *c, const th_stmt *s, int pre) {
     case THS_FOR: hoist_expr(c, s->u.for_.start, pre); hoist_expr(c, s->u.for_.end, pre); hoist_stmt(c, s->u.for_.body, pre); break;
     case THS_IF: hoist_expr(c, s->u.if_.cond, pre); hoist_stmt(c, s->u.if_.then, pre); hoist_stmt(c, s->u.if_.els, pre); break;
     case THS_ASSIGN: hoist_expr(c, s->u.assign.index, pre); hoist_expr(c, s->u.assign.value, pre); break;
-    case THS_STORE: hoist_expr(c, s->u.store.ptr, pre); hoist_expr(c, s->u.store.value, pre); break;
-    case THS_ATOMIC_ADD: hoist_expr(c, s->u.atomic.ptr, pre); hoist_expr(c, s->u.atomic.value, pre); break;
+    case THS_STORE: hoist_address(c, s->u.store.ptr, pre); hoist_expr(c, s->u.store.value, pre); break;
+    case THS_ATOMIC_ADD: hoist_address(c, s->u.atomic.ptr, pre); hoist_expr(c, s->u.atomic.value, pre); break;
     case THS_ASM:
         for (int i = 0; i < s->u.asm_.nargs; i++) hoist_expr(c, s->u.asm_.args ? s->u.asm_.args[i] : NULL, pre);
         break;
     default: break;
     }
+}
+
+/* An access's address as address() will compute it: its base without the constant offset. */
+static void hoist_address(pd_ctx *c, const th_expr *p, int pre) {
+    int64_t off;
+    const th_expr *base = split_pointer(c, p, &off);
+    hoist_expr(c, base, pre);
 }
 
 static void hoist_expr(pd_ctx *c, const th_expr *e, int pre) {
@@ -2351,7 +2406,7 @@ static void hoist_expr(pd_ctx *c, const th_expr *e, int pre) {
     case THE_CONVERT: case THE_BITCAST: hoist_expr(c, e->u.conv.a, pre); break;
     case THE_PTR_ADD: hoist_expr(c, e->u.ptr_add.ptr, pre); hoist_expr(c, e->u.ptr_add.index, pre); break;
     case THE_SHARED_PTR: hoist_expr(c, e->u.offset, pre); break;
-    case THE_LOAD: hoist_expr(c, e->u.load.ptr, pre); break;
+    case THE_LOAD: hoist_address(c, e->u.load.ptr, pre); break;
     case THE_ARRAY_READ: hoist_expr(c, e->u.var.index, pre); break;
     case THE_EXTRACT: hoist_expr(c, e->u.extract.vec, pre); break;
     case THE_BUILD:
