@@ -1,13 +1,14 @@
 /* compile_bench: source to PTX for every shipped kernel, per stage, in one
  * process (what `tlc --emit=ptx --kernel=K FILE` does, without the process
  * start): front end (lexer, parser, sema, Tile IR verifier), layout
- * inference + planning, lowering to Thread IR, then LLVM IR + the NVPTX
- * backend, as the pipeline itself times them (api/stage_times.h, what
+ * inference + planning, lowering to Thread IR, then the PTX (LLVM IR + the
+ * NVPTX backend, or with --backend=direct tlc's own generator), as the
+ * pipeline itself times them (api/stage_times.h, what
  * `tlc --time-passes` prints). Median of --runs runs (default 7) in
  * milliseconds; each run is a fresh compilation. Run it on one core (`taskset -c 0`) to compare with
  * docs/benchmarks.md.
  *
- *   tlc-compile-bench [--runs N] [--arch sm_90a] [DSL_DIR]
+ *   tlc-compile-bench [--runs N] [--arch sm_90a] [--backend llvm|direct] [DSL_DIR]
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,17 +43,24 @@ static const job JOBS[] = {
     {"flash_attention.tl", "flash_attention_varlen", NULL},
 };
 enum { NSTAGES = 4 }; /* the stages of source -> PTX: TLC_TIMED_FRONT_END .. TLC_TIMED_CODEGEN */
-static const char *const STAGES[NSTAGES] = {"front end", "layouts + plan", "Thread IR", "LLVM + PTX"};
+static const char *const STAGES[NSTAGES] = {"front end", "layouts + plan", "Thread IR", "PTX"};
 _Static_assert(TLC_TIMED_FRONT_END == 0 && TLC_TIMED_CODEGEN == NSTAGES - 1, "STAGES follows tlc_timed_stage");
 
 int main(int argc, char **argv) {
     int runs = 7;
+    tlc_backend backend = TLC_BACKEND_LLVM;
     const char *dir = TLC_SOURCE_DIR "/dsl-examples", *arch_name = "sm_90a";
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--runs") && i + 1 < argc) runs = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--arch") && i + 1 < argc) arch_name = argv[++i];
-        else if (argv[i][0] == '-') {
-            fprintf(stderr, "usage: tlc-compile-bench [--runs N] [--arch sm_90a] [DSL_DIR]\n");
+        else if (!strcmp(argv[i], "--backend") && i + 1 < argc && !strcmp(argv[i + 1], "direct")) {
+            backend = TLC_BACKEND_DIRECT;
+            i++;
+        } else if (!strcmp(argv[i], "--backend") && i + 1 < argc && !strcmp(argv[i + 1], "llvm")) {
+            backend = TLC_BACKEND_LLVM;
+            i++;
+        } else if (argv[i][0] == '-') {
+            fprintf(stderr, "usage: tlc-compile-bench [--runs N] [--arch sm_90a] [--backend llvm|direct] [DSL_DIR]\n");
             return strcmp(argv[i], "--help") && strcmp(argv[i], "-h") ? 2 : 0;
         } else dir = argv[i];
     }
@@ -84,6 +92,7 @@ int main(int argc, char **argv) {
             tlc_compile_options o;
             tlc_compile_options_default(&o);
             o.arch = arch;
+            o.backend = backend;
             o.kernel = JOBS[j].kernel;
             if (JOBS[j].define) {
                 o.defines = &def;
