@@ -32,7 +32,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { PD_MAX_LANES = 64, PD_MAX_ASM_OPERANDS = 320 };
+/* Lanes of a value (Thread IR's vectors are at most 16 bytes wide; 32
+ * keeps room for 2-byte lanes of a 64-byte one) and operands of an asm. */
+enum { PD_MAX_LANES = 32, PD_MAX_ASM_OPERANDS = 320 };
 
 /* One lane of a value: a register name or an immediate. */
 typedef struct pd_opnd {
@@ -215,6 +217,11 @@ static const char *btype(th_base b) {
     default: return "b64";
     }
 }
+
+/* Two's complement arithmetic on constants (hostile input may overflow). */
+static int64_t wadd(int64_t a, int64_t b) { return (int64_t)((uint64_t)a + (uint64_t)b); }
+static int64_t wsub(int64_t a, int64_t b) { return (int64_t)((uint64_t)a - (uint64_t)b); }
+static int64_t wmul(int64_t a, int64_t b) { return (int64_t)((uint64_t)a * (uint64_t)b); }
 
 static pd_opnd reg_op(const char *r) { return (pd_opnd){r, false, 0, NULL, TH_VOID, NULL, false, false, 0}; }
 
@@ -1251,23 +1258,23 @@ static th_expr *split_offset(pd_ctx *c, th_expr *e, int64_t *off, int depth) {
             th_expr *ra = split_offset(c, e->u.bin.a, &oa, depth + 1), *rb = split_offset(c, e->u.bin.b, &ob, depth + 1);
             if (oa == 0 && ob == 0) return e;
             if (op == THB_SUB) {
-                *off = oa - ob;
+                *off = wsub(oa, ob);
                 if (!rb) return ra ? ra : NULL;
                 return th_bin(c->a, THB_SUB, ra ? ra : th_int(c->a, e->type.base, 0), rb);
             }
-            *off = oa + ob;
+            *off = wadd(oa, ob);
             return sum(c, ra, rb);
         }
         if ((op == THB_MUL || op == THB_SHL) && th_expr_const_int(e->u.bin.b, &k) && (op == THB_MUL || (k >= 0 && k < 32))) {
             th_expr *ra = split_offset(c, e->u.bin.a, &oa, depth + 1);
             if (oa == 0) return e;
-            *off = op == THB_MUL ? oa * k : (int64_t)((uint64_t)oa << k);
+            *off = op == THB_MUL ? wmul(oa, k) : (int64_t)((uint64_t)oa << k);
             return ra ? th_bin(c->a, op, ra, e->u.bin.b) : NULL;
         }
         if (op == THB_MUL && th_expr_const_int(e->u.bin.a, &k)) {
             th_expr *rb = split_offset(c, e->u.bin.b, &ob, depth + 1);
             if (ob == 0) return e;
-            *off = ob * k;
+            *off = wmul(ob, k);
             return rb ? th_bin(c->a, op, e->u.bin.a, rb) : NULL;
         }
         return e;
@@ -1292,7 +1299,7 @@ static const th_expr *split_pointer(pd_ctx *c, const th_expr *e, int64_t *off) {
         int64_t po, io;
         const th_expr *pr = split_pointer(c, e->u.ptr_add.ptr, &po);
         th_expr *ir = split_offset(c, e->u.ptr_add.index, &io, 0);
-        *off = po + io * th_type_bytes(e->elem);
+        *off = wadd(po, wmul(io, th_type_bytes(e->elem)));
         if (!ir) return pr;
         if (pr == e->u.ptr_add.ptr && ir == e->u.ptr_add.index) return e;
         th_expr *n = tlc_arena_calloc(c->a, 1, sizeof *n);
@@ -1321,7 +1328,7 @@ static const char *address(pd_ctx *c, const th_expr *p, int64_t *off) {
     }
     pd_opnd a = expr(c, base).l[0];
     if (a.is_int) {
-        *off += a.iv;
+        *off = wadd(*off, a.iv);
         return as_reg(c, int_op(c, 0), class_of(p->type));
     }
     return as_reg(c, a, class_of(p->type));
@@ -1387,8 +1394,8 @@ static pd_val load(pd_ctx *c, const th_expr *e) {
             words[nw + j] = newreg(c, wc);
             tlc_sb_printf(&sb, "%s%s", j ? ", " : "", words[nw + j]);
         }
-        if (k > 1) ins(c, "ld%s.v%d.%s {%s}, [%s+%" PRId64 "]", space, k, ty, tlc_sb_cstr(&sb), base, boff + off);
-        else ins(c, "ld%s.%s %s, [%s+%" PRId64 "]", space, ty, tlc_sb_cstr(&sb), base, boff + off);
+        if (k > 1) ins(c, "ld%s.v%d.%s {%s}, [%s+%" PRId64 "]", space, k, ty, tlc_sb_cstr(&sb), base, wadd(boff, off));
+        else ins(c, "ld%s.%s %s, [%s+%" PRId64 "]", space, ty, tlc_sb_cstr(&sb), base, wadd(boff, off));
         tlc_sb_free(&sb);
         nw += k;
     }
@@ -1428,8 +1435,8 @@ static void store(pd_ctx *c, const th_expr *p, const pd_val *val, th_type t, int
         tlc_strbuf sb;
         tlc_sb_init(&sb);
         for (int j = 0; j < k; j++) tlc_sb_printf(&sb, "%s%s", j ? ", " : "", words[w + j]);
-        if (k > 1) ins(c, "st%s.v%d.%s [%s+%" PRId64 "], {%s}", space, k, ty, base, boff + off, tlc_sb_cstr(&sb));
-        else ins(c, "st%s.%s [%s+%" PRId64 "], %s", space, ty, base, boff + off, tlc_sb_cstr(&sb));
+        if (k > 1) ins(c, "st%s.v%d.%s [%s+%" PRId64 "], {%s}", space, k, ty, base, wadd(boff, off), tlc_sb_cstr(&sb));
+        else ins(c, "st%s.%s [%s+%" PRId64 "], %s", space, ty, base, wadd(boff, off), tlc_sb_cstr(&sb));
         tlc_sb_free(&sb);
     }
 }
@@ -1445,7 +1452,7 @@ static const char *local_addr(pd_ctx *c, pd_var *pv, pd_opnd index) {
     const char *b = newreg(c, RC_D), *i64 = newreg(c, RC_D), *r = newreg(c, RC_D);
     ins(c, "mov.u64 %s, %s", b, pv->local_sym);
     if (index.is_int) {
-        ins(c, "add.s64 %s, %s, %" PRId64, r, b, index.iv * esize);
+        ins(c, "add.s64 %s, %s, %" PRId64, r, b, wmul(index.iv, esize));
         return r;
     }
     ins(c, "cvt.s64.s32 %s, %s", i64, index.s);
@@ -1504,9 +1511,9 @@ static pd_opnd ptr_add(pd_ctx *c, const th_expr *e) {
     reg_class rc = narrow ? RC_R : RC_D;
     if (idx.is_int) {
         if (idx.iv == 0) return base;
-        if (base.is_int) return int_op(c, base.iv + idx.iv * size);
+        if (base.is_int) return int_op(c, wadd(base.iv, wmul(idx.iv, size)));
         const char *r = newreg(c, rc);
-        ins(c, "add.s%d %s, %s, %" PRId64, narrow ? 32 : 64, r, base.s, idx.iv * size);
+        ins(c, "add.s%d %s, %s, %" PRId64, narrow ? 32 : 64, r, base.s, wmul(idx.iv, size));
         return reg_op(r);
     }
     const char *b = as_reg(c, base, rc);
@@ -1561,7 +1568,7 @@ static pd_val shuffle(pd_ctx *c, bool bfly, const pd_val *x, th_type t, pd_opnd 
         ins(c, "cvt.u16.u32 %s, %s", h, s);
         return scalar(t.base == TH_I8 ? norm_i8(c, reg_op(h)) : reg_op(h));
     }
-    if (total % 4) { pd_error(c, "cannot shuffle a value of %d bytes", total); return *x; }
+    if (total % 4 || total > 4 * PD_MAX_LANES) { pd_error(c, "cannot shuffle a value of %d bytes", total); return *x; }
     const char *w[PD_MAX_LANES];
     int nw = to_words(c, x, t, 4, w);
     for (int i = 0; i < nw; i++) w[i] = shfl32(c, bfly, w[i], lane, width);
@@ -1924,7 +1931,7 @@ static pd_val expr_uncached(pd_ctx *c, const th_expr *e) {
             pd_opnd o = x.l[i];
             if (is_floatb(t.base)) { v.l[i] = float_un(c, e->u.un.op, t.base, o); continue; }
             if (o.is_int) {
-                int64_t r = e->u.un.op == THU_NEG ? -o.iv : e->u.un.op == THU_NOT ? ~o.iv : o.iv < 0 ? -o.iv : o.iv;
+                int64_t r = e->u.un.op == THU_NEG ? wsub(0, o.iv) : e->u.un.op == THU_NOT ? ~o.iv : o.iv < 0 ? wsub(0, o.iv) : o.iv;
                 v.l[i] = int_op(c, wrap_int(t.base, r));
                 continue;
             }
@@ -2011,6 +2018,7 @@ static pd_val expr_uncached(pd_ctx *c, const th_expr *e) {
         }
         int total = th_type_bytes(x->type);
         if (total != th_type_bytes(t)) { pd_error(c, "bitcast changes the size"); return undef_val(c, t); }
+        if (total > 4 * PD_MAX_LANES) { pd_error(c, "bitcast of %d bytes", total); return undef_val(c, t); }
         int fe = base_bytes(x->type.base), te = base_bytes(t.base);
         if (fe == te) { /* same lane width: the registers as they are */
             for (int i = 0; i < v.n; i++) v.l[i] = reg_op(as_reg(c, xv.l[i], class_of(th_scalar(t.base))));
