@@ -1,0 +1,1595 @@
+/* tlc's own PTX generator: expressions (ptx_direct.c has the kernels and
+ * statements). Each Thread IR expression becomes a value of one operand
+ * per lane (a register or an immediate); integer arithmetic on constants
+ * folds; pure expressions are shared (common subexpressions, below);
+ * divisions by constants become multiplications; an access's address is a
+ * register plus the constant part of its index as the instruction's
+ * immediate offset. */
+#include "ptx_direct_internal.h"
+#include "../support/int_math.h"
+#include "tlc/runtime.h"
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---------------- expressions ---------------- */
+
+static pd_val scalar(pd_opnd o) {
+    pd_val v;
+    v.n = 1;
+    v.l[0] = o;
+    return v;
+}
+
+static pd_val undef_val(pd_ctx *c, th_type t) {
+    pd_val v;
+    v.n = lanes_of(t) > PD_MAX_LANES ? PD_MAX_LANES : lanes_of(t);
+    for (int i = 0; i < v.n; i++) v.l[i] = pd_int_op(c, 0);
+    return v;
+}
+
+/* The parameter a pointer expression is based on (through offsets), or -1. */
+int pd_ptr_param_of(pd_ctx *c, const th_expr *e) {
+    while (e && e->kind == THE_PTR_ADD) e = e->u.ptr_add.ptr;
+    if (!e) return -1;
+    if (e->kind == THE_PARAM) return e->u.param;
+    if (e->kind == THE_VAR && e->u.var.var && e->u.var.var->array_len <= 0) {
+        pd_var *pv = pd_var_entry(c, e->u.var.var);
+        return pv->assigns == 1 ? pv->ptr_param : -1;
+    }
+    return -1;
+}
+
+const char *pd_param_name(pd_ctx *c, int i) { return tlc_arena_printf(c->a, "%s_param_%d", c->k->name, i); }
+
+pd_opnd pd_param_value(pd_ctx *c, int i, th_type want) {
+    const th_param *p = &c->k->params[i];
+    if (c->param_reg && c->param_reg[i]) return reg_op(c->param_reg[i]);
+    if (p->byte_size_override > 0) { /* the .param block's generic address */
+        const char *t = pd_newreg(c, RC_D), *r = pd_newreg(c, RC_D);
+        pd_ins(c, "mov.b64 %s, %s", t, pd_param_name(c, i));
+        pd_ins(c, "cvta.param.u64 %s, %s", r, t);
+        return reg_op(r);
+    }
+    th_type t = p->type;
+    if (!th_type_eq(t, want)) pd_error(c, "parameter '%s' read with another type", p->name);
+    if (t.base == TH_I1) {
+        const char *h = pd_newreg(c, RC_H), *r = pd_newreg(c, RC_P);
+        pd_ins(c, "ld.param.u8 %s, [%s]", h, pd_param_name(c, i));
+        pd_ins(c, "setp.ne.u16 %s, %s, 0", r, h);
+        return reg_op(r);
+    }
+    const char *r = pd_newreg_t(c, t);
+    const char *ty = t.base == TH_I8 ? "s8" : t.base == TH_PTR ? "u64" : btype(t.base);
+    pd_ins(c, "ld.param.%s %s, [%s]", ty, r, pd_param_name(c, i));
+    return reg_op(r);
+}
+
+pd_opnd pd_special(pd_ctx *c, th_special s) {
+    if ((unsigned)s <= THS_WARPID && c->special_reg[s]) return reg_op(c->special_reg[s]);
+    static const char *const names[] = {"%tid.x", "%tid.y", "%tid.z", "%ntid.x", "%ctaid.x", "%ctaid.y", "%ctaid.z",
+                                        "%nctaid.x", "%nctaid.y", "%nctaid.z", "%laneid"};
+    const char *r = pd_newreg(c, RC_R);
+    if (s == THS_WARPID) {
+        const char *t = pd_newreg(c, RC_R);
+        pd_ins(c, "mov.u32 %s, %%tid.x", t);
+        pd_ins(c, "shr.u32 %s, %s, 5", r, t);
+        return reg_op(r);
+    }
+    if ((unsigned)s > THS_LANEID) { pd_error(c, "unknown special register %d", (int)s); return pd_int_op(c, 0); }
+    pd_ins(c, "mov.u32 %s, %s", r, names[s]);
+    return reg_op(r);
+}
+
+/* Sign-extends the low 8 bits of an i8 held in a b16 register. */
+static pd_opnd norm_i8(pd_ctx *c, pd_opnd o) {
+    if (o.is_int) return pd_int_op(c, (int8_t)(uint8_t)o.iv);
+    const char *r = pd_newreg(c, RC_H);
+    pd_ins(c, "cvt.s16.s8 %s, %s", r, o.s);
+    return reg_op(r);
+}
+
+/* f16 / bf16 lane -> f32 register, and back (round to nearest even). */
+static const char *half_to_f32(pd_ctx *c, pd_opnd o, th_base b) {
+    const char *h = pd_as_reg(c, o, RC_H), *r = pd_newreg(c, RC_R);
+    if (b == TH_F16) pd_ins(c, "cvt.f32.f16 %s, %s", r, h);
+    else if (tlc_target_of(c->opt->arch)->sm >= 90) pd_ins(c, "cvt.f32.bf16 %s, %s", r, h);
+    else {
+        const char *w = pd_newreg(c, RC_R);
+        pd_ins(c, "cvt.u32.u16 %s, %s", w, h);
+        pd_ins(c, "shl.b32 %s, %s, 16", r, w);
+    }
+    return r;
+}
+
+static const char *f32_to_half(pd_ctx *c, const char *f, th_base b) {
+    const char *h = pd_newreg(c, RC_H);
+    pd_ins(c, "cvt.rn.%s.f32 %s, %s", b == TH_F16 ? "f16" : "bf16", h, f);
+    return h;
+}
+
+static const char *f64_to_f32(pd_ctx *c, pd_opnd o) {
+    const char *r = pd_newreg(c, RC_R);
+    pd_ins(c, "cvt.rn.f32.f64 %s, %s", r, o.s);
+    return r;
+}
+
+/* Any float lane as an f32 operand. */
+static pd_opnd to_f32(pd_ctx *c, pd_opnd o, th_base b) {
+    if (b == TH_F32) return o;
+    if (b == TH_F64) return reg_op(f64_to_f32(c, o));
+    return reg_op(half_to_f32(c, o, b));
+}
+
+static pd_opnd from_f32(pd_ctx *c, pd_opnd f, th_base b) {
+    if (b == TH_F32) return f;
+    if (b == TH_F64) {
+        const char *r = pd_newreg(c, RC_D);
+        pd_ins(c, "cvt.f64.f32 %s, %s", r, f.s);
+        return reg_op(r);
+    }
+    const char *src = pd_as_reg(c, f, RC_R);
+    pd_opnd h = reg_op(f32_to_half(c, src, b));
+    h.f32src = src;
+    h.half = b;
+    return h;
+}
+
+static pd_opnd float_const(pd_ctx *c, th_base b, double v) {
+    if (b == TH_F32) return (pd_opnd){pd_f32_imm(c, v), false, 0, NULL, TH_VOID, NULL, false, false, 0};
+    if (b == TH_F64) return (pd_opnd){pd_f64_imm(c, v), false, 0, NULL, TH_VOID, NULL, false, false, 0};
+    uint16_t bits = b == TH_F16 ? tlrt_f32_to_f16((float)v) : tlrt_f32_to_bf16((float)v);
+    const char *r = pd_newreg(c, RC_H);
+    pd_ins(c, "mov.b16 %s, 0x%04X", r, bits);
+    pd_opnd o = reg_op(r);
+    o.hconst = true;
+    o.hbits = bits;
+    return o;
+}
+
+/* ---- 32-bit division by a constant: a multiplication by its reciprocal ----
+ * ptxas leaves `div.u32 x, 3` a full division (a float reciprocal and its
+ * corrections), so the quotient by a constant d is computed here as LLVM
+ * does, from a "magic" multiplier (Granlund and Montgomery; Hacker's
+ * Delight, chapter 10). */
+static const char *udiv_const(pd_ctx *c, const char *x, uint32_t d) {
+    /* l = ceil(log2 d); m = floor(2^32 (2^l - d) / d) + 1;
+     * q = (t + ((x - t) >> 1)) >> (l - 1) with t = mulhi(x, m) */
+    int l = 0;
+    while (l < 32 && ((uint64_t)1 << l) < d) l++;
+    unsigned __int128 num = ((unsigned __int128)1 << 32) * (((uint64_t)1 << l) - d);
+    uint32_t m = (uint32_t)(num / d + 1);
+    const char *t = pd_newreg(c, RC_R), *u = pd_newreg(c, RC_R), *w = pd_newreg(c, RC_R), *y = pd_newreg(c, RC_R), *q = pd_newreg(c, RC_R);
+    pd_ins(c, "mul.hi.u32 %s, %s, %u", t, x, m);
+    pd_ins(c, "sub.s32 %s, %s, %s", u, x, t);
+    pd_ins(c, "shr.u32 %s, %s, 1", w, u);
+    pd_ins(c, "add.s32 %s, %s, %s", y, t, w);
+    pd_ins(c, "shr.u32 %s, %s, %d", q, y, l - 1);
+    return q;
+}
+
+/* Signed: the multiplier and shift of Hacker's Delight's magic() for d >= 2. */
+static void signed_magic(int32_t d, int32_t *mult, int *shift) {
+    const uint32_t two31 = 0x80000000u;
+    uint32_t ad = (uint32_t)d, t = two31 + ((uint32_t)d >> 31);
+    uint32_t anc = t - 1 - t % ad;
+    int p = 31;
+    uint32_t q1 = two31 / anc, r1 = two31 - q1 * anc, q2 = two31 / ad, r2 = two31 - q2 * ad, delta;
+    do {
+        p++;
+        q1 *= 2;
+        r1 *= 2;
+        if (r1 >= anc) { q1++; r1 -= anc; }
+        q2 *= 2;
+        r2 *= 2;
+        if (r2 >= ad) { q2++; r2 -= ad; }
+        delta = ad - r2;
+    } while (q1 < delta || (q1 == delta && r1 == 0));
+    *mult = (int32_t)(q2 + 1);
+    *shift = p - 32;
+}
+
+static const char *sdiv_const(pd_ctx *c, const char *x, int32_t d) {
+    const char *q;
+    if (tlc_is_pow2(d)) { /* (x + (x < 0 ? d - 1 : 0)) >> k */
+        int k = 0;
+        while ((1 << k) < d) k++;
+        const char *sg = pd_newreg(c, RC_R), *b = pd_newreg(c, RC_R), *s = pd_newreg(c, RC_R);
+        q = pd_newreg(c, RC_R);
+        pd_ins(c, "shr.s32 %s, %s, 31", sg, x);
+        pd_ins(c, "shr.u32 %s, %s, %d", b, sg, 32 - k);
+        pd_ins(c, "add.s32 %s, %s, %s", s, x, b);
+        pd_ins(c, "shr.s32 %s, %s, %d", q, s, k);
+        return q;
+    }
+    int32_t m;
+    int sh;
+    signed_magic(d, &m, &sh);
+    const char *t = pd_newreg(c, RC_R), *sgn = pd_newreg(c, RC_R);
+    pd_ins(c, "mul.hi.s32 %s, %s, %d", t, x, m);
+    if (m < 0) {
+        const char *t2 = pd_newreg(c, RC_R);
+        pd_ins(c, "add.s32 %s, %s, %s", t2, t, x);
+        t = t2;
+    }
+    if (sh > 0) {
+        const char *t3 = pd_newreg(c, RC_R);
+        pd_ins(c, "shr.s32 %s, %s, %d", t3, t, sh);
+        t = t3;
+    }
+    q = pd_newreg(c, RC_R);
+    pd_ins(c, "shr.u32 %s, %s, 31", sgn, x); /* + 1 for a negative x: toward zero */
+    pd_ins(c, "add.s32 %s, %s, %s", q, t, sgn);
+    return q;
+}
+
+/* ---- integer arithmetic on one lane ---- */
+/* Python's floor division and modulo (y != 0, not INT64_MIN / -1). */
+static int64_t floor_div(int64_t x, int64_t y) {
+    int64_t q = x / y;
+    return (x % y != 0 && ((x % y) ^ y) < 0) ? q - 1 : q;
+}
+static int64_t floor_mod(int64_t x, int64_t y) {
+    int64_t r = x % y;
+    return (r != 0 && (r ^ y) < 0) ? r + y : r;
+}
+
+static bool fold_int_bin(th_binop op, th_base b, int64_t x, int64_t y, int64_t *out) {
+    uint64_t ux = (uint64_t)x, uy = (uint64_t)y;
+    int bits = b == TH_I1 ? 1 : base_bytes(b) * 8;
+    uint64_t mask = bits >= 64 ? ~0ull : ((1ull << bits) - 1);
+    switch (op) {
+    case THB_ADD: *out = (int64_t)(ux + uy); break;
+    case THB_SUB: *out = (int64_t)(ux - uy); break;
+    case THB_MUL: *out = (int64_t)(ux * uy); break;
+    case THB_DIV: if (y == 0 || (x == INT64_MIN && y == -1)) return false; *out = x / y; break;
+    case THB_REM: if (y == 0 || (x == INT64_MIN && y == -1)) return false; *out = x % y; break;
+    case THB_UDIV: if ((uy & mask) == 0) return false; *out = (int64_t)((ux & mask) / (uy & mask)); break;
+    case THB_UREM: if ((uy & mask) == 0) return false; *out = (int64_t)((ux & mask) % (uy & mask)); break;
+    case THB_FLOORDIV: if (y == 0 || (x == INT64_MIN && y == -1)) return false; *out = floor_div(x, y); break;
+    case THB_FLOORMOD: if (y == 0 || (x == INT64_MIN && y == -1)) return false; *out = floor_mod(x, y); break;
+    case THB_MIN: *out = x < y ? x : y; break;
+    case THB_MAX: *out = x > y ? x : y; break;
+    case THB_AND: *out = x & y; break;
+    case THB_OR: case THB_OR_DISJOINT: *out = x | y; break;
+    case THB_XOR: *out = x ^ y; break;
+    case THB_SHL: if (y < 0 || y >= bits) return false; *out = (int64_t)(ux << y); break;
+    case THB_SHR: if (y < 0 || y >= bits) return false; *out = x >> y; break;
+    case THB_LSHR: if (y < 0 || y >= bits) return false; *out = (int64_t)((ux & mask) >> y); break;
+    default: return false;
+    }
+    *out = wrap_int(b, *out);
+    return true;
+}
+
+static pd_opnd int_bin(pd_ctx *c, th_binop op, th_base b, pd_opnd x, pd_opnd y) {
+    int64_t f;
+    if (x.is_int && y.is_int && fold_int_bin(op, b, x.iv, y.iv, &f)) return pd_int_op(c, f);
+    if (b == TH_I1) {
+        const char *r = pd_newreg(c, RC_P);
+        const char *px = pd_as_reg(c, x, RC_P), *py = pd_as_reg(c, y, RC_P);
+        switch (op) {
+        case THB_AND: case THB_MIN: case THB_MUL: pd_ins(c, "and.pred %s, %s, %s", r, px, py); break;
+        case THB_OR: case THB_OR_DISJOINT: case THB_MAX: pd_ins(c, "or.pred %s, %s, %s", r, px, py); break;
+        case THB_XOR: case THB_ADD: case THB_SUB: pd_ins(c, "xor.pred %s, %s, %s", r, px, py); break;
+        default: pd_error(c, "binary operation %d on i1", (int)op);
+        }
+        return reg_op(r);
+    }
+    /* identities that unrolled index arithmetic meets often */
+    if (y.is_int && y.iv == 0 && (op == THB_ADD || op == THB_SUB || op == THB_OR || op == THB_OR_DISJOINT ||
+                                  op == THB_XOR || op == THB_SHL || op == THB_SHR || op == THB_LSHR))
+        return x;
+    if (x.is_int && x.iv == 0 && (op == THB_ADD || op == THB_OR || op == THB_OR_DISJOINT || op == THB_XOR)) return y;
+    if (y.is_int && y.iv == 1 && (op == THB_MUL || op == THB_DIV || op == THB_UDIV || op == THB_FLOORDIV)) return x;
+    if (x.is_int && x.iv == 1 && op == THB_MUL) return y;
+    if (b == TH_I32 && !x.is_int && y.is_int && y.iv >= 2 && y.iv <= INT32_MAX) {
+        if (op == THB_UDIV && !tlc_is_pow2(y.iv)) return reg_op(udiv_const(c, x.s, (uint32_t)y.iv));
+        if (op == THB_DIV) return reg_op(sdiv_const(c, x.s, (int32_t)y.iv));
+    }
+    /* unsigned division and remainder by a power of two, a multiplication by one */
+    if (y.is_int && y.iv > 0 && tlc_is_pow2(y.iv) && b != TH_I8) {
+        int sh = 0;
+        while ((1ll << sh) < y.iv) sh++;
+        if (op == THB_UDIV) return int_bin(c, THB_LSHR, b, x, pd_int_op(c, sh));
+        if (op == THB_UREM) return int_bin(c, THB_AND, b, x, pd_int_op(c, y.iv - 1));
+        if (op == THB_MUL) return int_bin(c, THB_SHL, b, x, pd_int_op(c, sh));
+    }
+    reg_class rc = class_of(th_scalar(b));
+    const char *r = pd_newreg(c, rc);
+    bool commutes = op == THB_ADD || op == THB_MUL || op == THB_AND || op == THB_OR || op == THB_OR_DISJOINT ||
+                    op == THB_XOR || op == THB_MIN || op == THB_MAX;
+    if (x.is_int && !y.is_int && commutes) { /* PTX takes an immediate as the second operand */
+        pd_opnd t = x;
+        x = y;
+        y = t;
+    }
+    const char *xs = pd_as_reg(c, x, rc), *ys = y.s;
+    const char *bt = btype(b), *st = stype(b), *ut = utype(b);
+    switch (op) {
+    case THB_ADD: pd_ins(c, "add.%s %s, %s, %s", st, r, xs, ys); break;
+    case THB_SUB: pd_ins(c, "sub.%s %s, %s, %s", st, r, xs, ys); break;
+    case THB_MUL: pd_ins(c, "mul.lo.%s %s, %s, %s", st, r, xs, ys); break;
+    case THB_DIV: pd_ins(c, "div.%s %s, %s, %s", st, r, xs, ys); break;
+    case THB_REM: pd_ins(c, "rem.%s %s, %s, %s", st, r, xs, ys); break;
+    case THB_UDIV:
+    case THB_UREM: {
+        const char *ux = xs, *uy = ys;
+        if (b == TH_I8) { /* the low 8 bits, zero-extended */
+            const char *t1 = pd_newreg(c, RC_H), *t2 = pd_newreg(c, RC_H);
+            pd_ins(c, "and.b16 %s, %s, 255", t1, xs);
+            pd_ins(c, "and.b16 %s, %s, 255", t2, ys);
+            ux = t1;
+            uy = t2;
+        }
+        pd_ins(c, "%s.%s %s, %s, %s", op == THB_UDIV ? "div" : "rem", ut, r, ux, uy);
+        break;
+    }
+    case THB_FLOORDIV:
+    case THB_FLOORMOD: {
+        /* q = a / b toward -inf; r = a - q * b, the sign of b */
+        const char *q = pd_newreg(c, rc), *m = pd_newreg(c, rc), *x2 = pd_newreg(c, rc);
+        const char *pnz = pd_newreg(c, RC_P), *pneg = pd_newreg(c, RC_P), *adj = pd_newreg(c, RC_P);
+        pd_ins(c, "div.%s %s, %s, %s", st, q, xs, ys);
+        pd_ins(c, "rem.%s %s, %s, %s", st, m, xs, ys);
+        pd_ins(c, "setp.ne.%s %s, %s, 0", st, pnz, m);
+        pd_ins(c, "xor.%s %s, %s, %s", bt, x2, m, ys);
+        pd_ins(c, "setp.lt.%s %s, %s, 0", st, pneg, x2);
+        pd_ins(c, "and.pred %s, %s, %s", adj, pnz, pneg);
+        if (op == THB_FLOORMOD) {
+            const char *s2 = pd_newreg(c, rc);
+            pd_ins(c, "add.%s %s, %s, %s", st, s2, m, ys);
+            pd_ins(c, "selp.%s %s, %s, %s, %s", bt, r, s2, m, adj);
+        } else {
+            const char *s2 = pd_newreg(c, rc);
+            pd_ins(c, "sub.%s %s, %s, 1", st, s2, q);
+            pd_ins(c, "selp.%s %s, %s, %s, %s", bt, r, s2, q, adj);
+        }
+        break;
+    }
+    case THB_MIN: pd_ins(c, "min.%s %s, %s, %s", st, r, xs, ys); break;
+    case THB_MAX: pd_ins(c, "max.%s %s, %s, %s", st, r, xs, ys); break;
+    case THB_AND: pd_ins(c, "and.%s %s, %s, %s", bt, r, xs, ys); break;
+    case THB_OR: case THB_OR_DISJOINT: pd_ins(c, "or.%s %s, %s, %s", bt, r, xs, ys); break;
+    case THB_XOR: pd_ins(c, "xor.%s %s, %s, %s", bt, r, xs, ys); break;
+    case THB_SHL: case THB_SHR: case THB_LSHR: {
+        /* the shift amount is a u32 whatever the width */
+        const char *amt = ys;
+        if (!y.is_int && b != TH_I32) {
+            const char *t = pd_newreg(c, RC_R);
+            pd_ins(c, "cvt.u32.%s %s, %s", ut, t, ys);
+            amt = t;
+        }
+        const char *sx = xs;
+        if (op == THB_LSHR && b == TH_I8) {
+            const char *t = pd_newreg(c, RC_H);
+            pd_ins(c, "and.b16 %s, %s, 255", t, xs);
+            sx = t;
+        }
+        if (op == THB_SHL) pd_ins(c, "shl.%s %s, %s, %s", bt, r, sx, amt);
+        else if (op == THB_SHR) pd_ins(c, "shr.%s %s, %s, %s", st, r, sx, amt);
+        else pd_ins(c, "shr.%s %s, %s, %s", ut, r, sx, amt);
+        break;
+    }
+    default: pd_error(c, "unknown integer operation %d", (int)op); break;
+    }
+    pd_opnd o = reg_op(r);
+    return b == TH_I8 && op != THB_SHR && op != THB_DIV && op != THB_REM && op != THB_MIN && op != THB_MAX
+               ? norm_i8(c, o) : o;
+}
+
+/* ---- float arithmetic on one lane (f16 / bf16 through f32, one rounding) ---- */
+static bool fast_math(const pd_ctx *c) { return (c->opt && c->opt->fast_math) || (c->k && c->k->fast_math); }
+
+static pd_opnd fdiv(pd_ctx *c, pd_opnd x, pd_opnd y, th_base b) {
+    if (b == TH_F64) {
+        const char *r = pd_newreg(c, RC_D);
+        pd_ins(c, "div.rn.f64 %s, %s, %s", r, pd_as_reg(c, x, RC_D), y.s);
+        return reg_op(r);
+    }
+    pd_opnd fx = to_f32(c, x, b), fy = to_f32(c, y, b);
+    const char *r = pd_newreg(c, RC_R);
+    if (b == TH_F32) pd_ins(c, "div.%s.f32 %s, %s, %s", fast_math(c) ? "approx" : "full", r, pd_as_reg(c, fx, RC_R), fy.s);
+    else pd_ins(c, "div.rn.f32 %s, %s, %s", r, pd_as_reg(c, fx, RC_R), fy.s);
+    return from_f32(c, reg_op(r), b);
+}
+
+static pd_opnd float_bin(pd_ctx *c, th_binop op, th_base b, pd_opnd x, pd_opnd y) {
+    if (op == THB_DIV) return fdiv(c, x, y, b);
+    bool d = b == TH_F64;
+    reg_class rc = d ? RC_D : RC_R;
+    const char *ft = d ? "f64" : "f32";
+    pd_opnd fx = d ? x : to_f32(c, x, b), fy = d ? y : to_f32(c, y, b);
+    const char *xs = pd_as_reg(c, fx, rc), *ys = fy.s;
+    const char *r = pd_newreg(c, rc);
+    switch (op) {
+    case THB_ADD: pd_ins(c, "add.%s %s, %s, %s", ft, r, xs, ys); break;
+    case THB_SUB: pd_ins(c, "sub.%s %s, %s, %s", ft, r, xs, ys); break;
+    case THB_MUL: pd_ins(c, "mul.%s %s, %s, %s", ft, r, xs, ys); break;
+    case THB_MIN: pd_ins(c, "min.%s %s, %s, %s", ft, r, xs, ys); break;
+    case THB_MAX: pd_ins(c, "max.%s %s, %s, %s", ft, r, xs, ys); break;
+    case THB_REM:
+    case THB_FLOORDIV:
+    case THB_FLOORMOD: {
+        /* q = x / y rounded (toward zero for REM, down otherwise); r = x - q * y */
+        const char *q = pd_newreg(c, rc), *qi = pd_newreg(c, rc), *p = pd_newreg(c, rc);
+        pd_ins(c, "div.rn.%s %s, %s, %s", ft, q, xs, ys);
+        pd_ins(c, "cvt.%s.%s.%s %s, %s", op == THB_REM ? "rzi" : "rmi", ft, ft, qi, q);
+        if (op == THB_FLOORDIV) {
+            r = qi;
+            break;
+        }
+        pd_ins(c, "mul.rn.%s %s, %s, %s", ft, p, qi, ys);
+        pd_ins(c, "sub.rn.%s %s, %s, %s", ft, r, xs, p);
+        break;
+    }
+    default: pd_error(c, "binary operation %d is not defined on floats", (int)op); break;
+    }
+    return d ? reg_op(r) : from_f32(c, reg_op(r), b);
+}
+
+static pd_opnd math_f32(pd_ctx *c, th_unop op, const char *x) {
+    const char *r = pd_newreg(c, RC_R);
+    switch (op) {
+    case THU_SQRT: pd_ins(c, "sqrt.rn.f32 %s, %s", r, x); break;
+    case THU_EXP2: pd_ins(c, "ex2.approx.f32 %s, %s", r, x); break;
+    case THU_EXP2_APPROX: pd_ins(c, "ex2.approx.ftz.f32 %s, %s", r, x); break;
+    case THU_EXP: {
+        const char *t = pd_newreg(c, RC_R);
+        pd_ins(c, "mul.f32 %s, %s, 0f3FB8AA3B", t, x);
+        pd_ins(c, "ex2.approx.f32 %s, %s", r, t);
+        break;
+    }
+    case THU_LOG2: pd_ins(c, "lg2.approx.f32 %s, %s", r, x); break;
+    case THU_LOG2_APPROX: pd_ins(c, "lg2.approx.ftz.f32 %s, %s", r, x); break;
+    case THU_LOG: {
+        const char *t = pd_newreg(c, RC_R);
+        pd_ins(c, "lg2.approx.f32 %s, %s", t, x);
+        pd_ins(c, "mul.f32 %s, %s, 0f3F317218", r, t);
+        break;
+    }
+    case THU_RSQRT: {
+        const char *t = pd_newreg(c, RC_R);
+        pd_ins(c, "sqrt.rn.f32 %s, %s", t, x);
+        pd_ins(c, "div.rn.f32 %s, 0f3F800000, %s", r, t);
+        break;
+    }
+    case THU_RSQRT_APPROX: pd_ins(c, "rsqrt.approx.ftz.f32 %s, %s", r, x); break;
+    case THU_RCP_APPROX: pd_ins(c, "rcp.approx.ftz.f32 %s, %s", r, x); break;
+    case THU_FLOOR: pd_ins(c, "cvt.rmi.f32.f32 %s, %s", r, x); break;
+    case THU_CEIL: pd_ins(c, "cvt.rpi.f32.f32 %s, %s", r, x); break;
+    case THU_SIN_APPROX: pd_ins(c, "sin.approx.f32 %s, %s", r, x); break;
+    case THU_COS_APPROX: pd_ins(c, "cos.approx.f32 %s, %s", r, x); break;
+    default: pd_error(c, "unary operation %d is not a math function", (int)op); break;
+    }
+    return reg_op(r);
+}
+
+static pd_opnd float_un(pd_ctx *c, th_unop op, th_base b, pd_opnd x) {
+    if (b == TH_F64 && (op == THU_SQRT || op == THU_NEG || op == THU_ABS)) {
+        const char *r = pd_newreg(c, RC_D), *xs = pd_as_reg(c, x, RC_D);
+        pd_ins(c, "%s.f64 %s, %s", op == THU_SQRT ? "sqrt.rn" : op == THU_NEG ? "neg" : "abs", r, xs);
+        return reg_op(r);
+    }
+    if (op == THU_NEG || op == THU_ABS) {
+        if (b == TH_F32) {
+            const char *r = pd_newreg(c, RC_R);
+            pd_ins(c, "%s.f32 %s, %s", op == THU_NEG ? "neg" : "abs", r, pd_as_reg(c, x, RC_R));
+            return reg_op(r);
+        }
+        /* f16 / bf16: the sign bit */
+        const char *r = pd_newreg(c, RC_H);
+        pd_ins(c, "%s.b16 %s, %s, %s", op == THU_NEG ? "xor" : "and", r, pd_as_reg(c, x, RC_H),
+            op == THU_NEG ? "0x8000" : "0x7FFF");
+        return reg_op(r);
+    }
+    pd_opnd f = to_f32(c, x, b);
+    return from_f32(c, math_f32(c, op, pd_as_reg(c, f, RC_R)), b);
+}
+
+static pd_opnd pow_lane(pd_ctx *c, th_base b, pd_opnd x, const th_expr *exponent, pd_opnd ey);
+
+/* ---- comparisons ---- */
+static pd_opnd cmp_lane(pd_ctx *c, th_cmpop op, th_type t, pd_opnd x, pd_opnd y) {
+    static const char *const fop[] = {"eq", "neu", "lt", "le", "gt", "ge"};
+    static const char *const iop[] = {"eq", "ne", "lt", "le", "gt", "ge"};
+    if ((unsigned)op > THC_GE) { pd_error(c, "unknown comparison %d", (int)op); return pd_int_op(c, 0); }
+    const char *r = pd_newreg(c, RC_P);
+    if (is_floatb(t.base)) {
+        bool d = t.base == TH_F64;
+        pd_opnd fx = d ? x : to_f32(c, x, t.base), fy = d ? y : to_f32(c, y, t.base);
+        pd_ins(c, "setp.%s.%s %s, %s, %s", fop[op], d ? "f64" : "f32", r, pd_as_reg(c, fx, d ? RC_D : RC_R), fy.s);
+        return reg_op(r);
+    }
+    if (t.base == TH_I1) {
+        if (x.is_int && y.is_int) return pd_int_op(c, 0); /* unreachable: folded by the caller */
+        const char *px = pd_as_reg(c, x, RC_P), *py = pd_as_reg(c, y, RC_P);
+        if (op == THC_EQ || op == THC_NE) {
+            pd_ins(c, "xor.pred %s, %s, %s", r, px, py);
+            if (op == THC_EQ) pd_ins(c, "not.pred %s, %s", r, r);
+            return reg_op(r);
+        }
+        const char *ux = pd_newreg(c, RC_R), *uy = pd_newreg(c, RC_R);
+        pd_ins(c, "selp.u32 %s, 1, 0, %s", ux, px);
+        pd_ins(c, "selp.u32 %s, 1, 0, %s", uy, py);
+        pd_ins(c, "setp.%s.u32 %s, %s, %s", iop[op], r, ux, uy);
+        return reg_op(r);
+    }
+    const char *ty = t.base != TH_PTR ? stype(t.base) : t.addrspace == TH_AS_SHARED ? "u32" : "u64";
+    reg_class rc = class_of(t);
+    pd_ins(c, "setp.%s.%s %s, %s, %s", iop[op], ty, r, pd_as_reg(c, x, rc), y.s);
+    return reg_op(r);
+}
+
+static bool fold_cmp(th_cmpop op, int64_t x, int64_t y, bool *out) {
+    switch (op) {
+    case THC_EQ: *out = x == y; return true;
+    case THC_NE: *out = x != y; return true;
+    case THC_LT: *out = x < y; return true;
+    case THC_LE: *out = x <= y; return true;
+    case THC_GT: *out = x > y; return true;
+    case THC_GE: *out = x >= y; return true;
+    }
+    return false;
+}
+
+/* ---- conversions (one lane) ---- */
+pd_opnd pd_convert_lane(pd_ctx *c, pd_opnd x, th_type from, th_type to) {
+    th_base fb = from.base, tb = to.base;
+    if (fb == tb && (fb != TH_PTR || from.addrspace == to.addrspace)) return x;
+    if (fb == TH_PTR || tb == TH_PTR) {
+        bool fs = fb == TH_PTR && from.addrspace == TH_AS_SHARED, ts = tb == TH_PTR && to.addrspace == TH_AS_SHARED;
+        if (fb == TH_PTR && tb == TH_PTR) {
+            /* address-space casts through generic */
+            const char *r;
+            if (fs) { /* shared (32-bit) -> generic */
+                const char *w = pd_newreg(c, RC_D);
+                pd_ins(c, "cvt.u64.u32 %s, %s", w, pd_as_reg(c, x, RC_R));
+                r = pd_newreg(c, RC_D);
+                pd_ins(c, "cvta.shared.u64 %s, %s", r, w);
+                if (to.addrspace == TH_AS_GENERIC) return reg_op(r);
+                x = reg_op(r);
+                from = th_ptr(TH_AS_GENERIC);
+            } else if (from.addrspace != TH_AS_GENERIC) {
+                static const char *const sp[] = {"", "global", "", "shared", "const", "local"};
+                r = pd_newreg(c, RC_D);
+                pd_ins(c, "cvta.%s.u64 %s, %s", sp[from.addrspace <= 5 ? from.addrspace : 1], r, pd_as_reg(c, x, RC_D));
+                x = reg_op(r);
+                if (to.addrspace == TH_AS_GENERIC) return x;
+            }
+            static const char *const sp[] = {"", "global", "", "shared", "const", "local"};
+            r = pd_newreg(c, RC_D);
+            pd_ins(c, "cvta.to.%s.u64 %s, %s", sp[to.addrspace <= 5 ? to.addrspace : 1], r, pd_as_reg(c, x, RC_D));
+            if (ts) {
+                const char *n = pd_newreg(c, RC_R);
+                pd_ins(c, "cvt.u32.u64 %s, %s", n, r);
+                return reg_op(n);
+            }
+            return reg_op(r);
+        }
+        /* pointer <-> integer: the address bits */
+        int pbits = (fb == TH_PTR ? fs : ts) ? 32 : 64;
+        th_base ib = fb == TH_PTR ? tb : fb;
+        int ibits = base_bytes(ib) * 8;
+        if (x.is_int) return pd_int_op(c, x.iv);
+        if (pbits == ibits) return x;
+        if (fb == TH_PTR) { /* narrow or widen the address to the integer */
+            const char *r = pd_newreg(c, class_of(th_scalar(ib)));
+            pd_ins(c, "cvt.%s.%s %s, %s", utype(ib), pbits == 64 ? "u64" : "u32", r, x.s);
+            return reg_op(r);
+        }
+        const char *r = pd_newreg(c, pbits == 64 ? RC_D : RC_R);
+        pd_ins(c, "cvt.%s.%s %s, %s", pbits == 64 ? "u64" : "u32", utype(ib), r, x.s);
+        return reg_op(r);
+    }
+    if (is_intb(fb) && is_intb(tb)) {
+        if (tb == TH_I1) {
+            if (x.is_int) return pd_int_op(c, x.iv != 0);
+            const char *r = pd_newreg(c, RC_P);
+            pd_ins(c, "setp.ne.%s %s, %s, 0", btype(fb), r, x.s);
+            return reg_op(r);
+        }
+        if (fb == TH_I1) {
+            if (x.is_int) return pd_int_op(c, x.iv & 1);
+            const char *r = pd_newreg(c, class_of(to));
+            pd_ins(c, "selp.%s %s, 1, 0, %s", btype(tb), r, x.s);
+            return reg_op(r);
+        }
+        if (x.is_int) return pd_int_op(c, wrap_int(tb, x.iv));
+        int fbits = base_bytes(fb) * 8, tbits = base_bytes(tb) * 8;
+        if (fb == TH_I8 && tb == TH_I16) return x; /* i8 is kept sign-extended in 16 bits */
+        if (fbits == tbits) return x;
+        const char *r = pd_newreg(c, class_of(to));
+        if (fbits < tbits) pd_ins(c, "cvt.%s.%s %s, %s", stype(tb), fb == TH_I8 ? "s8" : stype(fb), r, x.s);
+        else pd_ins(c, "cvt.%s.%s %s, %s", utype(tb), utype(fb), r, x.s);
+        pd_opnd o = reg_op(r);
+        return tb == TH_I8 ? norm_i8(c, o) : o;
+    }
+    if (is_intb(fb) && is_floatb(tb)) {
+        if (x.is_int) return float_const(c, tb, (double)x.iv);
+        const char *f = pd_newreg(c, tb == TH_F64 ? RC_D : RC_R);
+        if (fb == TH_I1) pd_ins(c, "selp.f32 %s, 0f3F800000, 0f00000000, %s", f, x.s);
+        else pd_ins(c, "cvt.rn.%s.%s %s, %s", tb == TH_F64 ? "f64" : "f32", stype(fb), f, x.s);
+        if (fb == TH_I1 && tb == TH_F64) {
+            const char *d = pd_newreg(c, RC_D);
+            pd_ins(c, "cvt.f64.f32 %s, %s", d, f);
+            return reg_op(d);
+        }
+        return tb == TH_F64 || tb == TH_F32 ? reg_op(f) : from_f32(c, reg_op(f), tb);
+    }
+    if (is_floatb(fb) && is_intb(tb)) {
+        bool d = fb == TH_F64;
+        pd_opnd f = d ? x : to_f32(c, x, fb);
+        const char *fs = pd_as_reg(c, f, d ? RC_D : RC_R);
+        if (tb == TH_I1) {
+            const char *r = pd_newreg(c, RC_P);
+            pd_ins(c, "setp.neu.%s %s, %s, %s", d ? "f64" : "f32", r, fs, d ? "0d0000000000000000" : "0f00000000");
+            return reg_op(r);
+        }
+        /* cvt.rzi saturates; an i8 goes through i16 and keeps its low byte */
+        const char *r = pd_newreg(c, class_of(to));
+        pd_ins(c, "cvt.rzi.%s.%s %s, %s", stype(tb), d ? "f64" : "f32", r, fs);
+        return tb == TH_I8 ? norm_i8(c, reg_op(r)) : reg_op(r);
+    }
+    if (is_floatb(fb) && is_floatb(tb)) {
+        if (fb == TH_F64 && tb == TH_F32) return reg_op(f64_to_f32(c, x));
+        if (fb == TH_F32 && tb == TH_F64) return from_f32(c, x, TH_F64);
+        pd_opnd f = to_f32(c, x, fb);
+        return from_f32(c, f, tb);
+    }
+    char b1[32], b2[32];
+    pd_error(c, "conversion from %s to %s", th_type_name(from, b1), th_type_name(to, b2));
+    return pd_int_op(c, 0);
+}
+
+/* ---- values as 32-bit words (bitcasts, vector memory accesses) ---- */
+/* The value's bytes as words of `wbytes` (2, 4 or 8) bytes: n lanes of
+ * esize bytes packed little-endian. */
+int pd_to_words(pd_ctx *c, const pd_val *v, th_type t, int wbytes, const char **w) {
+    int esize = base_bytes(t.base), n = v->n, total = esize * n, nw = total / wbytes;
+    reg_class wc = wbytes == 2 ? RC_H : wbytes == 4 ? RC_R : RC_D;
+    if (t.base == TH_I1) {
+        pd_error(c, "i1 values have no memory layout");
+        return 0;
+    }
+    if (esize == wbytes) {
+        for (int i = 0; i < n; i++) w[i] = pd_as_reg(c, v->l[i], wc);
+        return n;
+    }
+    if (esize > wbytes) { /* split each lane */
+        int per = esize / wbytes;
+        for (int i = 0; i < n; i++) {
+            const char *src = pd_as_reg(c, v->l[i], class_of(th_scalar(t.base)));
+            tlc_strbuf sb;
+            tlc_sb_init(&sb);
+            tlc_sb_puts(&sb, "{");
+            for (int j = 0; j < per; j++) {
+                w[i * per + j] = pd_newreg(c, wc);
+                tlc_sb_printf(&sb, "%s%s", j ? ", " : "", w[i * per + j]);
+            }
+            tlc_sb_puts(&sb, "}");
+            pd_ins(c, "mov.b%d %s, %s", esize * 8, tlc_sb_cstr(&sb), src);
+            tlc_sb_free(&sb);
+        }
+        return nw;
+    }
+    int per = wbytes / esize;
+    for (int i = 0; i < nw; i++) {
+        w[i] = pd_newreg(c, wc);
+        if (esize == 1) { /* bytes: shift and or into the word */
+            const char *acc = NULL;
+            for (int j = 0; j < per; j++) {
+                const char *h = pd_as_reg(c, v->l[i * per + j], RC_H);
+                const char *u = pd_newreg(c, wc);
+                pd_ins(c, "cvt.u%d.u8 %s, %s", wbytes * 8, u, h);
+                if (j) {
+                    const char *s = pd_newreg(c, wc);
+                    pd_ins(c, "shl.b%d %s, %s, %d", wbytes * 8, s, u, 8 * j);
+                    const char *o = pd_newreg(c, wc);
+                    pd_ins(c, "or.b%d %s, %s, %s", wbytes * 8, o, acc, s);
+                    acc = o;
+                } else acc = u;
+            }
+            w[i] = acc;
+            continue;
+        }
+        const pd_opnd *lo = &v->l[i * per], *hi = &v->l[i * per + 1];
+        if (per == 2 && lo->pair && lo->pair == hi->pair && !lo->pair_hi && hi->pair_hi) {
+            w[i] = lo->pair;
+            continue;
+        }
+        if (per == 2 && lo->hconst && hi->hconst) {
+            pd_ins(c, "mov.b32 %s, 0x%04X%04X", w[i], hi->hbits, lo->hbits);
+            continue;
+        }
+        if (per == 2 && lo->f32src && hi->f32src && lo->half == hi->half) {
+            pd_ins(c, "cvt.rn.%s.f32 %s, %s, %s", lo->half == TH_F16 ? "f16x2" : "bf16x2", w[i], hi->f32src, lo->f32src);
+            continue;
+        }
+        tlc_strbuf sb;
+        tlc_sb_init(&sb);
+        reg_class ec = class_of(th_scalar(t.base));
+        for (int j = 0; j < per; j++) tlc_sb_printf(&sb, "%s%s", j ? ", " : "", pd_as_reg(c, v->l[i * per + j], ec));
+        pd_ins(c, "mov.b%d %s, {%s}", wbytes * 8, w[i], tlc_sb_cstr(&sb));
+        tlc_sb_free(&sb);
+    }
+    return nw;
+}
+
+/* The inverse: lanes of type t from words. */
+static void from_words(pd_ctx *c, const char **w, int nw, int wbytes, th_type t, pd_val *v) {
+    int esize = base_bytes(t.base);
+    int n = nw * wbytes / esize;
+    v->n = n;
+    reg_class ec = class_of(th_scalar(t.base));
+    if (esize == wbytes) {
+        for (int i = 0; i < n; i++) v->l[i] = reg_op(w[i]);
+        return;
+    }
+    if (esize > wbytes) {
+        int per = esize / wbytes;
+        for (int i = 0; i < n; i++) {
+            const char *r = pd_newreg(c, ec);
+            tlc_strbuf sb;
+            tlc_sb_init(&sb);
+            for (int j = 0; j < per; j++) tlc_sb_printf(&sb, "%s%s", j ? ", " : "", w[i * per + j]);
+            pd_ins(c, "mov.b%d %s, {%s}", esize * 8, r, tlc_sb_cstr(&sb));
+            tlc_sb_free(&sb);
+            v->l[i] = reg_op(r);
+        }
+        return;
+    }
+    int per = wbytes / esize;
+    for (int i = 0; i < nw; i++) {
+        if (esize == 1) {
+            for (int j = 0; j < per; j++) {
+                const char *s = pd_newreg(c, wbytes == 8 ? RC_D : wbytes == 4 ? RC_R : RC_H);
+                pd_ins(c, "shr.u%d %s, %s, %d", wbytes * 8, s, w[i], 8 * j);
+                const char *h = pd_newreg(c, RC_H);
+                if (wbytes == 2) pd_ins(c, "mov.b16 %s, %s", h, s);
+                else pd_ins(c, "cvt.u16.u%d %s, %s", wbytes * 8, h, s);
+                v->l[i * per + j] = norm_i8(c, reg_op(h));
+            }
+            continue;
+        }
+        tlc_strbuf sb;
+        tlc_sb_init(&sb);
+        for (int j = 0; j < per; j++) {
+            const char *r = pd_newreg(c, ec);
+            v->l[i * per + j] = reg_op(r);
+            if (per == 2 && wbytes == 4 && !is_var_reg(w[i])) {
+                v->l[i * per + j].pair = w[i];
+                v->l[i * per + j].pair_hi = j == 1;
+            }
+            tlc_sb_printf(&sb, "%s%s", j ? ", " : "", r);
+        }
+        pd_ins(c, "mov.b%d {%s}, %s", wbytes * 8, tlc_sb_cstr(&sb), w[i]);
+        tlc_sb_free(&sb);
+    }
+}
+
+/* ---- addresses: a register plus a constant offset ---- */
+static th_expr *sum(pd_ctx *c, th_expr *x, th_expr *y) {
+    if (!x) return y;
+    if (!y) return x;
+    return th_bin(c->a, THB_ADD, x, y);
+}
+
+/* e (a scalar integer) as rest + *off, the constant parts gathered into
+ * *off (NULL rest: e is the constant). Lowering's index arithmetic does not
+ * overflow, so the offset may also come out of a widening conversion:
+ * the accesses of an unrolled copy then share one address register and
+ * differ in the instruction's immediate offset, as with LLVM's
+ * SeparateConstOffsetFromGEP. */
+static th_expr *split_offset(pd_ctx *c, th_expr *e, int64_t *off, int depth) {
+    *off = 0;
+    if (!e || depth > 16 || !is_intb(e->type.base) || e->type.base == TH_I1 || e->type.lanes > 1) return e;
+    switch (e->kind) {
+    case THE_INT: *off = e->u.ival; return NULL;
+    case THE_VAR: {
+        pd_var *pv = pd_var_entry(c, e->u.var.var);
+        if (pv->bound) {
+            *off = pv->cval;
+            return NULL;
+        }
+        return e;
+    }
+    case THE_BIN: {
+        th_binop op = (th_binop)e->u.bin.op;
+        int64_t oa, ob, k;
+        if (op == THB_ADD || op == THB_OR_DISJOINT || op == THB_SUB) {
+            th_expr *ra = split_offset(c, e->u.bin.a, &oa, depth + 1), *rb = split_offset(c, e->u.bin.b, &ob, depth + 1);
+            if (oa == 0 && ob == 0) return e;
+            if (op == THB_SUB) {
+                *off = wsub(oa, ob);
+                if (!rb) return ra ? ra : NULL;
+                return th_bin(c->a, THB_SUB, ra ? ra : th_int(c->a, e->type.base, 0), rb);
+            }
+            *off = wadd(oa, ob);
+            return sum(c, ra, rb);
+        }
+        if ((op == THB_MUL || op == THB_SHL) && th_expr_const_int(e->u.bin.b, &k) && (op == THB_MUL || (k >= 0 && k < 32))) {
+            th_expr *ra = split_offset(c, e->u.bin.a, &oa, depth + 1);
+            if (oa == 0) return e;
+            *off = op == THB_MUL ? wmul(oa, k) : (int64_t)((uint64_t)oa << k);
+            return ra ? th_bin(c->a, op, ra, e->u.bin.b) : NULL;
+        }
+        if (op == THB_MUL && th_expr_const_int(e->u.bin.a, &k)) {
+            th_expr *rb = split_offset(c, e->u.bin.b, &ob, depth + 1);
+            if (ob == 0) return e;
+            *off = wmul(ob, k);
+            return rb ? th_bin(c->a, op, e->u.bin.a, rb) : NULL;
+        }
+        return e;
+    }
+    case THE_CONVERT: {
+        const th_expr *x = e->u.conv.a;
+        if (!x || !is_intb(x->type.base) || x->type.base == TH_I1 || base_bytes(x->type.base) > base_bytes(e->type.base))
+            return e;
+        th_expr *r = split_offset(c, (th_expr *)x, off, depth + 1);
+        if (*off == 0) return e;
+        return r ? th_convert(c->a, r, e->type) : NULL;
+    }
+    default: return e;
+    }
+}
+
+/* A pointer expression as a pointer without constant offsets plus *off bytes. */
+const th_expr *pd_split_pointer(pd_ctx *c, const th_expr *e, int64_t *off) {
+    *off = 0;
+    if (!e) return e;
+    if (e->kind == THE_PTR_ADD) {
+        int64_t po, io;
+        const th_expr *pr = pd_split_pointer(c, e->u.ptr_add.ptr, &po);
+        th_expr *ir = split_offset(c, e->u.ptr_add.index, &io, 0);
+        *off = wadd(po, wmul(io, th_type_bytes(e->elem)));
+        if (!ir) return pr;
+        if (pr == e->u.ptr_add.ptr && ir == e->u.ptr_add.index) return e;
+        th_expr *n = tlc_arena_calloc(c->a, 1, sizeof *n);
+        *n = *e;
+        n->u.ptr_add.ptr = (th_expr *)pr;
+        n->u.ptr_add.index = ir;
+        return n;
+    }
+    if (e->kind == THE_SHARED_PTR && e->u.offset) {
+        th_expr *r = split_offset(c, e->u.offset, off, 0);
+        if (r == e->u.offset) return e;
+        th_expr *n = tlc_arena_calloc(c->a, 1, sizeof *n);
+        *n = *e;
+        n->u.offset = r;
+        return n;
+    }
+    return e;
+}
+
+/* The address of an access through p: a register and an immediate offset. */
+const char *pd_address(pd_ctx *c, const th_expr *p, int64_t *off) {
+    const th_expr *base = pd_split_pointer(c, p, off);
+    if (*off < -(1ll << 31) || *off >= (1ll << 31)) { /* beyond an immediate: the whole address */
+        base = p;
+        *off = 0;
+    }
+    pd_opnd a = pd_expr(c, base).l[0];
+    if (a.is_int) {
+        *off = wadd(*off, a.iv);
+        return pd_as_reg(c, pd_int_op(c, 0), class_of(p->type));
+    }
+    return pd_as_reg(c, a, class_of(p->type));
+}
+
+/* ---- memory accesses ---- */
+const char *pd_space_of(pd_ctx *c, const th_expr *ptr, bool load) {
+    switch (ptr->type.addrspace) {
+    case TH_AS_GLOBAL: {
+        if (load && !c->k->pdl_wait) {
+            int p = pd_ptr_param_of(c, ptr);
+            if (p >= 0 && c->k->param_attrs && c->k->param_attrs[p].readonly) return ".global.nc";
+        }
+        return ".global";
+    }
+    case TH_AS_SHARED: return ".shared";
+    case TH_AS_CONST: return ".const";
+    case TH_AS_LOCAL: return ".local";
+    default: return "";
+    }
+}
+
+/* How an access of `total` bytes at alignment `align` is split: pieces of
+ * `unit` bytes, each `k` words of `wbytes`. */
+static void access_shape(int total, int align, int esize, int *unit, int *wbytes, int *k) {
+    int u = total;
+    if (align > 0 && align < u) u = align;
+    if (u > 16) u = 16;
+    while (u > esize && (total % u != 0 || (u & (u - 1)) != 0)) u /= 2;
+    if (u < esize) u = esize;
+    int w = u >= 4 ? 4 : u;
+    if (esize > w) w = esize;
+    *unit = u;
+    *wbytes = w;
+    *k = u / w;
+}
+
+static pd_val load(pd_ctx *c, const th_expr *e) {
+    const th_expr *p = e->u.load.ptr;
+    th_type t = e->type;
+    pd_val v = {0};
+    if (!p || p->type.base != TH_PTR) { pd_error(c, "load through a non-pointer"); return undef_val(c, t); }
+    int64_t boff;
+    const char *base = pd_address(c, p, &boff);
+    const char *space = pd_space_of(c, p, true);
+    int esize = base_bytes(t.base), total = esize * lanes_of(t);
+    if (t.base == TH_I1) { /* a byte */
+        const char *h = pd_newreg(c, RC_H), *r = pd_newreg(c, RC_P);
+        pd_ins(c, "ld%s.u8 %s, [%s+%" PRId64 "]", space, h, base, boff);
+        pd_ins(c, "setp.ne.u16 %s, %s, 0", r, h);
+        return scalar(reg_op(r));
+    }
+    int unit, wbytes, k;
+    access_shape(total, e->u.load.align > 0 ? e->u.load.align : esize, esize, &unit, &wbytes, &k);
+    const char *words[PD_MAX_LANES];
+    int nw = 0;
+    for (int off = 0; off < total; off += unit) {
+        reg_class wc = wbytes == 1 || wbytes == 2 ? RC_H : wbytes == 4 ? RC_R : RC_D;
+        const char *ty = wbytes == 1 ? "u8" : wbytes == 2 ? "b16" : wbytes == 4 ? "b32" : "b64";
+        tlc_strbuf sb;
+        tlc_sb_init(&sb);
+        for (int j = 0; j < k; j++) {
+            words[nw + j] = pd_newreg(c, wc);
+            tlc_sb_printf(&sb, "%s%s", j ? ", " : "", words[nw + j]);
+        }
+        if (k > 1) pd_ins(c, "ld%s.v%d.%s {%s}, [%s+%" PRId64 "]", space, k, ty, tlc_sb_cstr(&sb), base, wadd(boff, off));
+        else pd_ins(c, "ld%s.%s %s, [%s+%" PRId64 "]", space, ty, tlc_sb_cstr(&sb), base, wadd(boff, off));
+        tlc_sb_free(&sb);
+        nw += k;
+    }
+    if (wbytes == 1) { /* byte loads: the lanes themselves */
+        v.n = nw;
+        for (int i = 0; i < nw; i++) v.l[i] = norm_i8(c, reg_op(words[i]));
+        return v;
+    }
+    from_words(c, words, nw, wbytes, t, &v);
+    return v;
+}
+
+void pd_store(pd_ctx *c, const th_expr *p, const pd_val *val, th_type t, int align) {
+    int64_t boff;
+    const char *base = pd_address(c, p, &boff);
+    const char *space = pd_space_of(c, p, false);
+    int esize = base_bytes(t.base), total = esize * val->n;
+    if (t.base == TH_I1) {
+        const char *h = pd_newreg(c, RC_H);
+        pd_ins(c, "selp.u16 %s, 1, 0, %s", h, pd_as_reg(c, val->l[0], RC_P));
+        pd_ins(c, "st%s.u8 [%s+%" PRId64 "], %s", space, base, boff, h);
+        return;
+    }
+    int unit, wbytes, k;
+    access_shape(total, align > 0 ? align : esize, esize, &unit, &wbytes, &k);
+    const char *words[PD_MAX_LANES];
+    int nw;
+    if (wbytes == 1) {
+        nw = val->n;
+        for (int i = 0; i < nw; i++) words[i] = val->l[i].is_int ? val->l[i].s : pd_as_reg(c, val->l[i], RC_H);
+    } else {
+        nw = pd_to_words(c, val, t, wbytes, words);
+    }
+    const char *ty = wbytes == 1 ? "u8" : wbytes == 2 ? "b16" : wbytes == 4 ? "b32" : "b64";
+    int w = 0;
+    for (int off = 0; off < total && w + k <= nw; off += unit, w += k) {
+        tlc_strbuf sb;
+        tlc_sb_init(&sb);
+        for (int j = 0; j < k; j++) tlc_sb_printf(&sb, "%s%s", j ? ", " : "", words[w + j]);
+        if (k > 1) pd_ins(c, "st%s.v%d.%s [%s+%" PRId64 "], {%s}", space, k, ty, base, wadd(boff, off), tlc_sb_cstr(&sb));
+        else pd_ins(c, "st%s.%s [%s+%" PRId64 "], %s", space, ty, base, wadd(boff, off), tlc_sb_cstr(&sb));
+        tlc_sb_free(&sb);
+    }
+}
+
+/* ---- register arrays indexed at run time: local memory ---- */
+const char *pd_local_addr(pd_ctx *c, pd_var *pv, pd_opnd index) {
+    const th_var *v = pv->var;
+    int esize = th_type_bytes(v->type);
+    if (!pv->local_sym) {
+        pv->local_sym = tlc_arena_printf(c->a, "__tlc_local%d", c->nlocal++);
+        tlc_sb_printf(&c->locals, "\t.local .align 16 .b8 %s[%d];\n", pv->local_sym, esize * v->array_len);
+    }
+    const char *b = pd_newreg(c, RC_D), *i64 = pd_newreg(c, RC_D), *r = pd_newreg(c, RC_D);
+    pd_ins(c, "mov.u64 %s, %s", b, pv->local_sym);
+    if (index.is_int) {
+        pd_ins(c, "add.s64 %s, %s, %" PRId64, r, b, wmul(index.iv, esize));
+        return r;
+    }
+    pd_ins(c, "cvt.s64.s32 %s, %s", i64, index.s);
+    pd_ins(c, "mad.lo.s64 %s, %s, %d, %s", r, i64, esize, b);
+    return r;
+}
+
+static pd_val array_read(pd_ctx *c, const th_expr *e) {
+    const th_var *var = e->u.var.var;
+    if (!var || var->array_len <= 0) { pd_error(c, "array read of a non-array"); return undef_val(c, e->type); }
+    pd_var *pv = pd_var_entry(c, var);
+    pd_val ix = pd_expr(c, e->u.var.index);
+    const th_expr *ie = e->u.var.index;
+    pd_opnd idx = ix.l[0];
+    if (ie && ie->type.base != TH_I32 && !idx.is_int) idx = pd_convert_lane(c, idx, ie->type, th_scalar(TH_I32));
+    pd_val v;
+    v.n = lanes_of(var->type);
+    if (pv->runtime_index) {
+        const char *addr = pd_local_addr(c, pv, idx);
+        pd_val r = {0};
+        th_expr fake = {0};
+        (void)fake;
+        int esize = base_bytes(var->type.base);
+        const char *words[PD_MAX_LANES];
+        int wb = esize < 4 ? esize : 4;
+        if (esize == 8) wb = 8;
+        for (int i = 0; i < v.n * esize / wb; i++) {
+            words[i] = pd_newreg(c, wb == 2 || wb == 1 ? RC_H : wb == 4 ? RC_R : RC_D);
+            pd_ins(c, "ld.local.%s %s, [%s+%d]", wb == 1 ? "u8" : wb == 2 ? "b16" : wb == 4 ? "b32" : "b64", words[i],
+                addr, i * wb);
+        }
+        if (var->type.base == TH_I1) { pd_error(c, "i1 array in local memory"); return undef_val(c, e->type); }
+        if (wb == 1) {
+            r.n = v.n;
+            for (int i = 0; i < v.n; i++) r.l[i] = norm_i8(c, reg_op(words[i]));
+            return r;
+        }
+        from_words(c, words, v.n * esize / wb, wb, var->type, &r);
+        return r;
+    }
+    if (!idx.is_int) { pd_error(c, "'%s' indexed at run time is not in local memory", var->name); return undef_val(c, e->type); }
+    if (idx.iv < 0 || idx.iv >= var->array_len) {
+        pd_error(c, "index %" PRId64 " out of range for '%s[%d]'", idx.iv, var->name, var->array_len);
+        return undef_val(c, e->type);
+    }
+    pd_read_elem(c, pv, (int)idx.iv, &v);
+    return v;
+}
+
+static pd_opnd ptr_add(pd_ctx *c, const th_expr *e) {
+    const th_expr *p = e->u.ptr_add.ptr, *ix = e->u.ptr_add.index;
+    pd_opnd base = pd_expr(c, p).l[0];
+    pd_opnd idx = pd_expr(c, ix).l[0];
+    int64_t size = th_type_bytes(e->elem);
+    bool narrow = p->type.addrspace == TH_AS_SHARED;
+    reg_class rc = narrow ? RC_R : RC_D;
+    if (idx.is_int) {
+        if (idx.iv == 0) return base;
+        if (base.is_int) return pd_int_op(c, wadd(base.iv, wmul(idx.iv, size)));
+        const char *r = pd_newreg(c, rc);
+        pd_ins(c, "add.s%d %s, %s, %" PRId64, narrow ? 32 : 64, r, base.s, wmul(idx.iv, size));
+        return reg_op(r);
+    }
+    const char *b = pd_as_reg(c, base, rc);
+    const char *r = pd_newreg(c, rc);
+    if (narrow) {
+        const char *i32 = idx.s;
+        if (ix->type.base == TH_I64) {
+            const char *t = pd_newreg(c, RC_R);
+            pd_ins(c, "cvt.u32.u64 %s, %s", t, idx.s);
+            i32 = t;
+        } else if (ix->type.base != TH_I32) {
+            pd_opnd w = pd_convert_lane(c, idx, ix->type, th_scalar(TH_I32));
+            i32 = w.s;
+        }
+        pd_ins(c, "mad.lo.s32 %s, %s, %" PRId64 ", %s", r, i32, size, b);
+        return reg_op(r);
+    }
+    if (ix->type.base == TH_I64) {
+        pd_ins(c, "mad.lo.s64 %s, %s, %" PRId64 ", %s", r, idx.s, size, b);
+        return reg_op(r);
+    }
+    pd_opnd w = ix->type.base == TH_I32 ? idx : pd_convert_lane(c, idx, ix->type, th_scalar(TH_I32));
+    const char *off = pd_newreg(c, RC_D);
+    pd_ins(c, "mul.wide.s32 %s, %s, %" PRId64, off, w.s, size);
+    pd_ins(c, "add.s64 %s, %s, %s", r, b, off);
+    return reg_op(r);
+}
+
+/* ---- shuffles ---- */
+static const char *shfl32(pd_ctx *c, bool bfly, const char *v, pd_opnd lane, int width) {
+    const char *r = pd_newreg(c, RC_R);
+    pd_ins(c, "shfl.sync.%s.b32 %s, %s, %s, %d, -1", bfly ? "bfly" : "idx", r, v, lane.s, ((32 - width) << 8) | 0x1f);
+    return r;
+}
+
+static pd_val shuffle(pd_ctx *c, bool bfly, const pd_val *x, th_type t, pd_opnd lane, int width) {
+    pd_val r = {0};
+    int esize = base_bytes(t.base), total = esize * x->n;
+    if (t.base == TH_I1) {
+        const char *u = pd_newreg(c, RC_R);
+        pd_ins(c, "selp.u32 %s, 1, 0, %s", u, pd_as_reg(c, x->l[0], RC_P));
+        const char *s = shfl32(c, bfly, u, lane, width);
+        const char *p = pd_newreg(c, RC_P);
+        pd_ins(c, "setp.ne.u32 %s, %s, 0", p, s);
+        return scalar(reg_op(p));
+    }
+    if (total < 4) { /* one 8- or 16-bit lane, widened */
+        const char *u = pd_newreg(c, RC_R);
+        pd_ins(c, "cvt.u32.u16 %s, %s", u, pd_as_reg(c, x->l[0], RC_H));
+        const char *s = shfl32(c, bfly, u, lane, width);
+        const char *h = pd_newreg(c, RC_H);
+        pd_ins(c, "cvt.u16.u32 %s, %s", h, s);
+        return scalar(t.base == TH_I8 ? norm_i8(c, reg_op(h)) : reg_op(h));
+    }
+    if (total % 4 || total > 4 * PD_MAX_LANES) { pd_error(c, "cannot shuffle a value of %d bytes", total); return *x; }
+    const char *w[PD_MAX_LANES];
+    int nw = pd_to_words(c, x, t, 4, w);
+    for (int i = 0; i < nw; i++) w[i] = shfl32(c, bfly, w[i], lane, width);
+    from_words(c, w, nw, 4, t, &r);
+    return r;
+}
+
+static pd_val intrin(pd_ctx *c, const th_expr *e) {
+    int n = e->u.intrin.nargs;
+    th_expr **args = e->u.intrin.args;
+    for (int i = 0; i < n; i++)
+        if (!args || !args[i]) { pd_error(c, "intrinsic with a missing argument"); return undef_val(c, e->type); }
+    switch (e->u.intrin.id) {
+    case THI_SHFL_BFLY:
+    case THI_SHFL_IDX: {
+        int64_t width = 32;
+        if (n < 2 || n > 3 || (n == 3 && (!th_expr_const_int(args[2], &width) || width < 1 || width > 32 ||
+                                          (width & (width - 1))))) {
+            pd_error(c, "shuffle wants (value, lane[, constant width])");
+            return undef_val(c, e->type);
+        }
+        pd_val x = pd_expr(c, args[0]);
+        pd_opnd lane = pd_expr(c, args[1]).l[0];
+        lane = pd_convert_lane(c, lane, args[1]->type, th_scalar(TH_I32));
+        return shuffle(c, e->u.intrin.id == THI_SHFL_BFLY, &x, e->type, lane, (int)width);
+    }
+    case THI_FMA: {
+        if (n != 3) { pd_error(c, "fma wants three operands"); return undef_val(c, e->type); }
+        pd_val a = pd_expr(c, args[0]), b = pd_expr(c, args[1]), d = pd_expr(c, args[2]);
+        pd_val r;
+        r.n = a.n;
+        th_base bt = e->type.base;
+        for (int i = 0; i < a.n; i++) {
+            bool dd = bt == TH_F64;
+            reg_class rc = dd ? RC_D : RC_R;
+            pd_opnd fa = dd ? a.l[i] : to_f32(c, a.l[i], bt), fb = dd ? b.l[i] : to_f32(c, b.l[i], bt);
+            pd_opnd fd = dd ? d.l[i] : to_f32(c, d.l[i], bt);
+            const char *o = pd_newreg(c, rc);
+            pd_ins(c, "fma.rn.%s %s, %s, %s, %s", dd ? "f64" : "f32", o, pd_as_reg(c, fa, rc), fb.s, fd.s);
+            r.l[i] = dd ? reg_op(o) : from_f32(c, reg_op(o), bt);
+        }
+        return r;
+    }
+    }
+    pd_error(c, "unknown intrinsic %d", (int)e->u.intrin.id);
+    return undef_val(c, e->type);
+}
+
+/* Exponent as a small integer constant (also through a conversion). */
+static bool const_small_int(const th_expr *e, int64_t *n) {
+    while (e && e->kind == THE_CONVERT) e = e->u.conv.a;
+    if (!e) return false;
+    if (e->kind == THE_INT) { *n = e->u.ival; return *n >= -64 && *n <= 64; }
+    if (e->kind == THE_FLOAT && e->u.fval == floor(e->u.fval) && fabs(e->u.fval) <= 64) {
+        *n = (int64_t)e->u.fval;
+        return true;
+    }
+    return false;
+}
+
+static pd_opnd mul_any(pd_ctx *c, th_base b, pd_opnd x, pd_opnd y) {
+    return is_floatb(b) ? float_bin(c, THB_MUL, b, x, y) : int_bin(c, THB_MUL, b, x, y);
+}
+
+static pd_opnd pow_lane(pd_ctx *c, th_base b, pd_opnd x, const th_expr *exponent, pd_opnd ey) {
+    int64_t n;
+    if (const_small_int(exponent, &n)) {
+        if (n < 0 && !is_floatb(b)) { pd_error(c, "integer power with a negative exponent"); return pd_int_op(c, 0); }
+        uint64_t m = (uint64_t)(n < 0 ? -n : n);
+        pd_opnd acc = {0}, sq = x;
+        bool have = false;
+        while (m) {
+            if (m & 1) {
+                acc = have ? mul_any(c, b, acc, sq) : sq;
+                have = true;
+            }
+            m >>= 1;
+            if (m) sq = mul_any(c, b, sq, sq);
+        }
+        if (!have) return is_floatb(b) ? float_const(c, b, 1.0) : pd_int_op(c, 1);
+        if (n < 0) return float_bin(c, THB_DIV, b, float_const(c, b, 1.0), acc);
+        return acc;
+    }
+    if (!is_floatb(b)) { pd_error(c, "integer power needs a constant exponent in -64..64"); return pd_int_op(c, 0); }
+    if (exponent && exponent->kind == THE_FLOAT && exponent->u.fval == 0.5) return float_un(c, THU_SQRT, b, x);
+    pd_opnd l = float_un(c, THU_LOG2, b, x);
+    pd_opnd p = float_bin(c, THB_MUL, b, ey, l);
+    return float_un(c, THU_EXP2, b, p);
+}
+
+/* ---- common subexpressions ---- */
+void pd_touch(pd_ctx *c, pd_var *pv) { pv->assigned_at = ++c->stamp; }
+
+
+static uint64_t mix(uint64_t h, uint64_t x) {
+    h ^= x + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
+    return h;
+}
+
+/* Structural hash; false for what must not be reused (memory, shuffles). */
+static bool cse_hash(pd_ctx *c, const th_expr *e, uint64_t *h) {
+    if (!e) return false;
+    uint64_t x = mix((uint64_t)e->kind * 131 + (uint64_t)e->type.base, (uint64_t)e->type.lanes * 7 + e->type.addrspace);
+    switch (e->kind) {
+    case THE_INT: x = mix(x, (uint64_t)e->u.ival); break;
+    case THE_FLOAT: {
+        uint64_t u;
+        memcpy(&u, &e->u.fval, 8);
+        x = mix(x, u);
+        break;
+    }
+    case THE_VAR: {
+        pd_var *pv = pd_var_entry(c, e->u.var.var);
+        x = mix(x, pv->bound ? (uint64_t)pv->cval * 31 + 1 : (uint64_t)(uintptr_t)e->u.var.var);
+        break;
+    }
+    case THE_ARRAY_READ: {
+        uint64_t ih;
+        if (pd_var_entry(c, e->u.var.var)->runtime_index || !cse_hash(c, e->u.var.index, &ih)) return false;
+        x = mix(mix(x, (uint64_t)(uintptr_t)e->u.var.var), ih);
+        break;
+    }
+    case THE_PARAM: x = mix(x, (uint64_t)e->u.param); break;
+    case THE_SPECIAL: x = mix(x, (uint64_t)e->u.special); break;
+    case THE_SHARED_PTR: {
+        uint64_t oh = 0;
+        if (e->u.offset && !cse_hash(c, e->u.offset, &oh)) return false;
+        x = mix(x, oh);
+        break;
+    }
+    case THE_PTR_ADD: {
+        uint64_t a, b;
+        if (!cse_hash(c, e->u.ptr_add.ptr, &a) || !cse_hash(c, e->u.ptr_add.index, &b)) return false;
+        x = mix(mix(mix(x, a), b), (uint64_t)th_type_bytes(e->elem));
+        break;
+    }
+    case THE_BIN: case THE_CMP: {
+        uint64_t a, b;
+        if (!cse_hash(c, e->u.bin.a, &a) || !cse_hash(c, e->u.bin.b, &b)) return false;
+        x = mix(mix(mix(x, (uint64_t)e->u.bin.op), a), b);
+        break;
+    }
+    case THE_UN: {
+        uint64_t a;
+        if (!cse_hash(c, e->u.un.a, &a)) return false;
+        x = mix(mix(x, (uint64_t)e->u.un.op), a);
+        break;
+    }
+    case THE_SELECT: {
+        uint64_t a, b, d;
+        if (!cse_hash(c, e->u.sel.cond, &a) || !cse_hash(c, e->u.sel.a, &b) || !cse_hash(c, e->u.sel.b, &d)) return false;
+        x = mix(mix(mix(x, a), b), d);
+        break;
+    }
+    case THE_CONVERT: case THE_BITCAST: {
+        uint64_t a;
+        if (!cse_hash(c, e->u.conv.a, &a)) return false;
+        x = mix(x, a);
+        break;
+    }
+    case THE_EXTRACT: {
+        uint64_t a;
+        if (!cse_hash(c, e->u.extract.vec, &a)) return false;
+        x = mix(mix(x, a), (uint64_t)e->u.extract.lane);
+        break;
+    }
+    case THE_BUILD:
+        for (int i = 0; i < e->u.build.n; i++) {
+            uint64_t a;
+            if (!e->u.build.lanes || !cse_hash(c, e->u.build.lanes[i], &a)) return false;
+            x = mix(x, a);
+        }
+        break;
+    default: return false; /* loads, intrinsics */
+    }
+    *h = x;
+    return true;
+}
+
+/* a (made at `stamp`) and b compute the same value now. */
+static bool cse_same(pd_ctx *c, const th_expr *a, const th_expr *b, int stamp) {
+    if (!a || !b || a->kind != b->kind || !th_type_eq(a->type, b->type)) return false;
+    switch (a->kind) {
+    case THE_INT: return a->u.ival == b->u.ival;
+    case THE_FLOAT: return memcmp(&a->u.fval, &b->u.fval, sizeof a->u.fval) == 0;
+    case THE_VAR: {
+        if (a->u.var.var != b->u.var.var) return false;
+        return pd_var_entry(c, a->u.var.var)->assigned_at <= stamp;
+    }
+    case THE_ARRAY_READ:
+        return a->u.var.var == b->u.var.var && pd_var_entry(c, a->u.var.var)->assigned_at <= stamp &&
+               cse_same(c, a->u.var.index, b->u.var.index, stamp);
+    case THE_PARAM: return a->u.param == b->u.param;
+    case THE_SPECIAL: return a->u.special == b->u.special;
+    case THE_SHARED_PTR:
+        return (!a->u.offset && !b->u.offset) || cse_same(c, a->u.offset, b->u.offset, stamp);
+    case THE_PTR_ADD:
+        return th_type_bytes(a->elem) == th_type_bytes(b->elem) && cse_same(c, a->u.ptr_add.ptr, b->u.ptr_add.ptr, stamp) &&
+               cse_same(c, a->u.ptr_add.index, b->u.ptr_add.index, stamp);
+    case THE_BIN: case THE_CMP:
+        return a->u.bin.op == b->u.bin.op && cse_same(c, a->u.bin.a, b->u.bin.a, stamp) &&
+               cse_same(c, a->u.bin.b, b->u.bin.b, stamp);
+    case THE_UN: return a->u.un.op == b->u.un.op && cse_same(c, a->u.un.a, b->u.un.a, stamp);
+    case THE_SELECT:
+        return cse_same(c, a->u.sel.cond, b->u.sel.cond, stamp) && cse_same(c, a->u.sel.a, b->u.sel.a, stamp) &&
+               cse_same(c, a->u.sel.b, b->u.sel.b, stamp);
+    case THE_CONVERT: case THE_BITCAST: return cse_same(c, a->u.conv.a, b->u.conv.a, stamp);
+    case THE_EXTRACT: return a->u.extract.lane == b->u.extract.lane && cse_same(c, a->u.extract.vec, b->u.extract.vec, stamp);
+    case THE_BUILD:
+        if (a->u.build.n != b->u.build.n) return false;
+        for (int i = 0; i < a->u.build.n; i++)
+            if (!cse_same(c, a->u.build.lanes[i], b->u.build.lanes[i], stamp)) return false;
+        return true;
+    default: return false;
+    }
+}
+
+int pd_cse_mark(const pd_ctx *c) { return c->ncse; }
+
+void pd_cse_truncate(pd_ctx *c, int mark) {
+    while (c->ncse > mark) {
+        pd_cse *x = &c->cse[--c->ncse];
+        c->cse_head[x->hash % PD_CSE_BUCKETS] = x->prev;
+    }
+}
+
+static pd_val expr_uncached(pd_ctx *c, const th_expr *e);
+
+pd_val pd_expr(pd_ctx *c, const th_expr *e) {
+    if (!e || e->kind == THE_INT || e->kind == THE_FLOAT || e->kind == THE_VAR || e->kind == THE_PARAM ||
+        e->kind == THE_SPECIAL || e->kind == THE_LOAD || e->kind == THE_INTRIN)
+        return expr_uncached(c, e);
+    uint64_t h;
+    if (!cse_hash(c, e, &h)) return expr_uncached(c, e);
+    for (int i = c->cse_head[h % PD_CSE_BUCKETS]; i >= 0; i = c->cse[i].prev) {
+        const pd_cse *x = &c->cse[i];
+        if (x->hash == h && cse_same(c, x->e, e, x->stamp)) {
+            pd_val v;
+            v.n = x->n;
+            memcpy(v.l, x->lanes, sizeof *x->lanes * (size_t)x->n);
+            return v;
+        }
+    }
+    pd_val v = expr_uncached(c, e);
+    if (c->ncse == c->cap_cse) {
+        c->cap_cse = c->cap_cse ? c->cap_cse * 2 : 1024;
+        c->cse = realloc(c->cse, sizeof *c->cse * (size_t)c->cap_cse);
+        if (!c->cse) { fputs("tlc: fatal: out of memory\n", stderr); abort(); }
+    }
+    pd_cse *x = &c->cse[c->ncse];
+    x->e = e;
+    x->hash = h;
+    x->stamp = c->stamp;
+    x->prev = c->cse_head[h % PD_CSE_BUCKETS];
+    x->n = v.n;
+    x->lanes = tlc_arena_alloc(c->a, sizeof *x->lanes * (size_t)(v.n > 0 ? v.n : 1));
+    memcpy(x->lanes, v.l, sizeof *v.l * (size_t)v.n);
+    c->cse_head[h % PD_CSE_BUCKETS] = c->ncse++;
+    return v;
+}
+
+static pd_val expr_uncached(pd_ctx *c, const th_expr *e) {
+    if (!e) { pd_error(c, "missing expression"); return scalar(pd_int_op(c, 0)); }
+    th_type t = e->type;
+    if (lanes_of(t) > PD_MAX_LANES) { pd_error(c, "vector of %d lanes", lanes_of(t)); return scalar(pd_int_op(c, 0)); }
+    pd_val v = {0};
+    v.n = lanes_of(t);
+    switch (e->kind) {
+    case THE_INT:
+        for (int i = 0; i < v.n; i++) v.l[i] = is_floatb(t.base) ? float_const(c, t.base, (double)e->u.ival)
+                                                                 : pd_int_op(c, wrap_int(t.base, e->u.ival));
+        return v;
+    case THE_FLOAT:
+        for (int i = 0; i < v.n; i++) v.l[i] = is_floatb(t.base) ? float_const(c, t.base, e->u.fval)
+                                                                 : pd_int_op(c, (int64_t)e->u.fval);
+        return v;
+    case THE_VAR: {
+        const th_var *var = e->u.var.var;
+        if (!var || var->array_len > 0) { pd_error(c, "read of a register array without an index"); return undef_val(c, t); }
+        pd_var *pv = pd_var_entry(c, var);
+        if (pv->bound) return scalar(pd_int_op(c, pv->cval));
+        pd_read_elem(c, pv, 0, &v);
+        return v;
+    }
+    case THE_ARRAY_READ: return array_read(c, e);
+    case THE_PARAM:
+        if (!c->k || e->u.param < 0 || e->u.param >= c->k->nparams) { pd_error(c, "parameter %d does not exist", e->u.param); return undef_val(c, t); }
+        return scalar(pd_param_value(c, e->u.param, t));
+    case THE_SPECIAL: return scalar(pd_special(c, e->u.special));
+    case THE_SHARED_PTR: {
+        const char *b = c->smem_reg;
+        if (!b) {
+            b = pd_newreg(c, RC_R);
+            pd_ins(c, "mov.u32 %s, __tlc_smem", b);
+        }
+        if (!e->u.offset) return scalar(reg_op(b));
+        pd_opnd off = pd_expr(c, e->u.offset).l[0];
+        if (e->u.offset->type.base == TH_I64) off = pd_convert_lane(c, off, e->u.offset->type, th_scalar(TH_I32));
+        if (off.is_int && off.iv == 0) return scalar(reg_op(b));
+        const char *r = pd_newreg(c, RC_R);
+        pd_ins(c, "add.s32 %s, %s, %s", r, b, off.s);
+        return scalar(reg_op(r));
+    }
+    case THE_PTR_ADD: return scalar(ptr_add(c, e));
+    case THE_LOAD: return load(c, e);
+    case THE_BIN: {
+        th_binop op = (th_binop)e->u.bin.op;
+        if (op == THB_POW) {
+            pd_val x = pd_expr(c, e->u.bin.a);
+            int64_t n;
+            pd_val y = const_small_int(e->u.bin.b, &n) ? x : pd_expr(c, e->u.bin.b);
+            for (int i = 0; i < v.n; i++) v.l[i] = pow_lane(c, t.base, x.l[i], e->u.bin.b, y.l[i < y.n ? i : 0]);
+            return v;
+        }
+        bool pow2 = e->u.bin.b->kind == THE_INT && tlc_is_pow2(e->u.bin.b->u.ival);
+        if ((op == THB_REM || op == THB_UREM || op == THB_FLOORDIV || op == THB_FLOORMOD) && is_intb(t.base) &&
+            t.base != TH_I1 && t.base != TH_I8 && v.n == 1 && !(pow2 && op == THB_UREM)) {
+            /* a % b as a - (a / b) * b, the quotient shared with a / b (one division); Python's
+             * floor division and modulo from the same quotient and remainder */
+            th_expr *q = tlc_arena_calloc(c->a, 1, sizeof *q);
+            *q = *e;
+            q->u.bin.op = op == THB_UREM ? THB_UDIV : THB_DIV;
+            pd_val xv = pd_expr(c, e->u.bin.a), yv = pd_expr(c, e->u.bin.b);
+            pd_opnd qv = pd_expr(c, q).l[0], x0 = xv.l[0], y0 = yv.l[0];
+            if (!qv.is_int || !x0.is_int || !y0.is_int) {
+                pd_opnd r = int_bin(c, THB_SUB, t.base, x0, int_bin(c, THB_MUL, t.base, qv, y0));
+                if (op == THB_REM || op == THB_UREM) {
+                    v.l[0] = r;
+                    return v;
+                }
+                /* floor: one less (plus b) where the remainder is not 0 and its sign is not b's */
+                reg_class rc = class_of(th_scalar(t.base));
+                const char *st = stype(t.base), *bt = btype(t.base);
+                const char *rr = pd_as_reg(c, r, rc), *x2 = pd_newreg(c, rc), *out = pd_newreg(c, rc), *s2 = pd_newreg(c, rc);
+                const char *pnz = pd_newreg(c, RC_P), *pneg = pd_newreg(c, RC_P), *adj = pd_newreg(c, RC_P);
+                pd_ins(c, "setp.ne.%s %s, %s, 0", st, pnz, rr);
+                pd_ins(c, "xor.%s %s, %s, %s", bt, x2, rr, y0.s);
+                pd_ins(c, "setp.lt.%s %s, %s, 0", st, pneg, x2);
+                pd_ins(c, "and.pred %s, %s, %s", adj, pnz, pneg);
+                if (op == THB_FLOORMOD) {
+                    pd_ins(c, "add.%s %s, %s, %s", st, s2, rr, y0.s);
+                    pd_ins(c, "selp.%s %s, %s, %s, %s", bt, out, s2, rr, adj);
+                } else {
+                    const char *qq = pd_as_reg(c, qv, rc);
+                    pd_ins(c, "sub.%s %s, %s, 1", st, s2, qq);
+                    pd_ins(c, "selp.%s %s, %s, %s, %s", bt, out, s2, qq, adj);
+                }
+                v.l[0] = reg_op(out);
+                return v;
+            }
+        }
+        pd_val x = pd_expr(c, e->u.bin.a), y = pd_expr(c, e->u.bin.b);
+        for (int i = 0; i < v.n; i++)
+            v.l[i] = is_floatb(t.base) ? float_bin(c, op, t.base, x.l[i], y.l[i]) : int_bin(c, op, t.base, x.l[i], y.l[i]);
+        return v;
+    }
+    case THE_UN: {
+        pd_val x = pd_expr(c, e->u.un.a);
+        for (int i = 0; i < v.n; i++) {
+            pd_opnd o = x.l[i];
+            if (is_floatb(t.base)) { v.l[i] = float_un(c, e->u.un.op, t.base, o); continue; }
+            if (o.is_int) {
+                int64_t r = e->u.un.op == THU_NEG ? wsub(0, o.iv) : e->u.un.op == THU_NOT ? ~o.iv : o.iv < 0 ? wsub(0, o.iv) : o.iv;
+                v.l[i] = pd_int_op(c, wrap_int(t.base, r));
+                continue;
+            }
+            const char *r = pd_newreg_t(c, th_scalar(t.base));
+            if (t.base == TH_I1) {
+                if (e->u.un.op == THU_NOT) pd_ins(c, "not.pred %s, %s", r, o.s);
+                else r = o.s; /* -x and |x| of one bit */
+                v.l[i] = reg_op(r);
+                continue;
+            }
+            switch (e->u.un.op) {
+            case THU_NEG: pd_ins(c, "neg.%s %s, %s", stype(t.base), r, o.s); break;
+            case THU_NOT: pd_ins(c, "not.%s %s, %s", btype(t.base), r, o.s); break;
+            case THU_ABS: pd_ins(c, "abs.%s %s, %s", stype(t.base), r, o.s); break;
+            default: pd_error(c, "unary operation %d on an integer", (int)e->u.un.op); break;
+            }
+            v.l[i] = t.base == TH_I8 ? norm_i8(c, reg_op(r)) : reg_op(r);
+        }
+        return v;
+    }
+    case THE_CMP: {
+        const th_expr *xa = e->u.bin.a;
+        pd_val x = pd_expr(c, xa), y = pd_expr(c, e->u.bin.b);
+        th_type at = th_scalar(xa->type.base);
+        at.addrspace = xa->type.addrspace;
+        for (int i = 0; i < v.n; i++) {
+            bool r;
+            if (x.l[i].is_int && y.l[i].is_int && !is_floatb(at.base) && at.base != TH_PTR &&
+                fold_cmp((th_cmpop)e->u.bin.op, x.l[i].iv, y.l[i].iv, &r)) {
+                v.l[i] = pd_int_op(c, r);
+                continue;
+            }
+            v.l[i] = cmp_lane(c, (th_cmpop)e->u.bin.op, at, x.l[i], y.l[i]);
+        }
+        return v;
+    }
+    case THE_SELECT: {
+        pd_val cv = pd_expr(c, e->u.sel.cond);
+        th_type ct = e->u.sel.cond->type;
+        if (ct.base != TH_I1) { /* any scalar: != 0 */
+            th_type st = th_scalar(ct.base);
+            st.addrspace = ct.addrspace;
+            for (int i = 0; i < cv.n; i++) cv.l[i] = pd_convert_lane(c, cv.l[i], st, th_scalar(TH_I1));
+        }
+        if (cv.n == 1 && cv.l[0].is_int) return pd_expr(c, cv.l[0].iv ? e->u.sel.a : e->u.sel.b);
+        pd_val x = pd_expr(c, e->u.sel.a), y = pd_expr(c, e->u.sel.b);
+        reg_class rc = class_of(t);
+        for (int i = 0; i < v.n; i++) {
+            pd_opnd cl = cv.l[cv.n > 1 ? i : 0];
+            if (cl.is_int) { v.l[i] = cl.iv ? x.l[i] : y.l[i]; continue; }
+            const char *r = pd_newreg(c, rc);
+            if (rc == RC_P) {
+                const char *px = pd_as_reg(c, x.l[i], RC_P), *py = pd_as_reg(c, y.l[i], RC_P);
+                const char *t1 = pd_newreg(c, RC_P), *t2 = pd_newreg(c, RC_P), *nc = pd_newreg(c, RC_P);
+                pd_ins(c, "and.pred %s, %s, %s", t1, cl.s, px);
+                pd_ins(c, "not.pred %s, %s", nc, cl.s);
+                pd_ins(c, "and.pred %s, %s, %s", t2, nc, py);
+                pd_ins(c, "or.pred %s, %s, %s", r, t1, t2);
+            } else {
+                pd_ins(c, "selp.%s %s, %s, %s, %s", bits_of(rc), r, x.l[i].s, y.l[i].s, cl.s);
+            }
+            v.l[i] = reg_op(r);
+        }
+        return v;
+    }
+    case THE_CONVERT: {
+        const th_expr *x = e->u.conv.a;
+        pd_val xv = pd_expr(c, x);
+        th_type ft = th_scalar(x->type.base), tt = th_scalar(t.base);
+        ft.addrspace = x->type.addrspace;
+        tt.addrspace = t.addrspace;
+        for (int i = 0; i < v.n; i++) v.l[i] = pd_convert_lane(c, xv.l[i], ft, tt);
+        return v;
+    }
+    case THE_BITCAST: {
+        const th_expr *x = e->u.conv.a;
+        pd_val xv = pd_expr(c, x);
+        if (th_type_eq(x->type, t)) return xv;
+        if (x->type.base == TH_PTR || t.base == TH_PTR) {
+            th_type ft = th_scalar(x->type.base), tt = th_scalar(t.base);
+            ft.addrspace = x->type.addrspace;
+            tt.addrspace = t.addrspace;
+            return scalar(pd_convert_lane(c, xv.l[0], ft, tt));
+        }
+        int total = th_type_bytes(x->type);
+        if (total != th_type_bytes(t)) { pd_error(c, "bitcast changes the size"); return undef_val(c, t); }
+        if (total > 4 * PD_MAX_LANES) { pd_error(c, "bitcast of %d bytes", total); return undef_val(c, t); }
+        int fe = base_bytes(x->type.base), te = base_bytes(t.base);
+        if (fe == te) { /* same lane width: the registers as they are */
+            for (int i = 0; i < v.n; i++) v.l[i] = reg_op(pd_as_reg(c, xv.l[i], class_of(th_scalar(t.base))));
+            return v;
+        }
+        (void)fe;
+        (void)te;
+        int wb = total >= 4 ? 4 : 2; /* 16-bit lanes pack into 32-bit words */
+        const char *w[PD_MAX_LANES];
+        if (total < 2) { pd_error(c, "bitcast of one byte"); return undef_val(c, t); }
+        int nw = pd_to_words(c, &xv, x->type, wb, w);
+        from_words(c, w, nw, wb, t, &v);
+        return v;
+    }
+    case THE_EXTRACT: {
+        pd_val x = pd_expr(c, e->u.extract.vec);
+        int l = e->u.extract.lane;
+        if (l < 0 || l >= x.n) { pd_error(c, "lane %d of a %d-lane vector", l, x.n); return undef_val(c, t); }
+        return scalar(x.l[l]);
+    }
+    case THE_BUILD: {
+        if (e->u.build.n != v.n) { pd_error(c, "vector built from %d lanes", e->u.build.n); return undef_val(c, t); }
+        for (int i = 0; i < v.n; i++) v.l[i] = pd_expr(c, e->u.build.lanes[i]).l[0];
+        return v;
+    }
+    case THE_INTRIN: return intrin(c, e);
+    }
+    pd_error(c, "unknown expression kind %d", (int)e->kind);
+    return undef_val(c, t);
+}
