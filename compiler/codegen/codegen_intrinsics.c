@@ -256,18 +256,6 @@ LLVMValueRef cg_unary_math(cg_ctx *cg, th_unop op, LLVMValueRef x, th_type t) {
     return t.base == TH_F64 ? LLVMBuildFPExt(B, r, ty, "") : LLVMBuildFPTrunc(B, r, ty, "");
 }
 
-/* Exponent as a small integer constant (also through a conversion). */
-static bool const_small_int(const th_expr *e, int64_t *n) {
-    while (e && e->kind == THE_CONVERT) e = e->u.conv.a;
-    if (!e) return false;
-    if (e->kind == THE_INT) { *n = e->u.ival; return *n >= -64 && *n <= 64; }
-    if (e->kind == THE_FLOAT && e->u.fval == floor(e->u.fval) && fabs(e->u.fval) <= 64) {
-        *n = (int64_t)e->u.fval;
-        return true;
-    }
-    return false;
-}
-
 static LLVMValueRef mul_any(cg_ctx *cg, LLVMValueRef a, LLVMValueRef b, th_type t) {
     if (cg_is_float(t)) return fmul(cg, a, b);
     return LLVMBuildMul(cg->b, a, b, "");
@@ -277,7 +265,7 @@ LLVMValueRef cg_pow(cg_ctx *cg, const th_expr *base, const th_expr *exponent, th
     int64_t n;
     LLVMValueRef x = cg_expr(cg, base);
     LLVMTypeRef ty = cg_type(cg, t);
-    if (const_small_int(exponent, &n)) {
+    if (th_pow_small_int(exponent, &n)) {
         if (n < 0 && !cg_is_float(t)) { cg_error(cg, "integer power with a negative exponent"); return LLVMGetUndef(ty); }
         uint64_t m = (uint64_t)(n < 0 ? -n : n);
         LLVMValueRef acc = NULL, sq = x;

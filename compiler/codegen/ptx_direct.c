@@ -271,67 +271,43 @@ void pd_read_elem(pd_ctx *c, pd_var *pv, int elem, pd_val *v) {
 }
 
 /* ---------------- the scan before a kernel: reads, assignments, run-time indices ---------------- */
-static void scan_expr(pd_ctx *c, const th_expr *e);
 
 static void scan_expr(pd_ctx *c, const th_expr *e) {
     if (!e) return;
     switch (e->kind) {
-    case THE_VAR: if (e->u.var.var) pd_var_entry(c, e->u.var.var)->reads++; break;
+    case THE_VAR: case THE_ARRAY_READ:
+        if (e->u.var.var) pd_var_entry(c, e->u.var.var)->reads++;
+        break;
     case THE_PARAM:
         if (c->k && e->u.param >= 0 && e->u.param < c->k->nparams) c->param_used[e->u.param] = true;
         break;
     case THE_SPECIAL:
         if ((unsigned)e->u.special <= THS_WARPID) c->special_used[e->u.special] = true;
         break;
-    case THE_ARRAY_READ:
-        if (e->u.var.var) pd_var_entry(c, e->u.var.var)->reads++;
-        scan_expr(c, e->u.var.index);
-        break;
-    case THE_SHARED_PTR: c->used_smem = true; scan_expr(c, e->u.offset); break;
-    case THE_PTR_ADD: scan_expr(c, e->u.ptr_add.ptr); scan_expr(c, e->u.ptr_add.index); break;
-    case THE_LOAD: scan_expr(c, e->u.load.ptr); break;
-    case THE_BIN: case THE_CMP: scan_expr(c, e->u.bin.a); scan_expr(c, e->u.bin.b); break;
-    case THE_UN: scan_expr(c, e->u.un.a); break;
-    case THE_SELECT: scan_expr(c, e->u.sel.cond); scan_expr(c, e->u.sel.a); scan_expr(c, e->u.sel.b); break;
-    case THE_CONVERT: case THE_BITCAST: scan_expr(c, e->u.conv.a); break;
-    case THE_EXTRACT: scan_expr(c, e->u.extract.vec); break;
-    case THE_BUILD:
-        for (int i = 0; i < e->u.build.n; i++) scan_expr(c, e->u.build.lanes ? e->u.build.lanes[i] : NULL);
-        break;
-    case THE_INTRIN:
-        for (int i = 0; i < e->u.intrin.nargs; i++) scan_expr(c, e->u.intrin.args ? e->u.intrin.args[i] : NULL);
-        break;
+    case THE_SHARED_PTR: c->used_smem = true; break;
     default: break;
     }
+    const th_expr *tmp[3];
+    int n;
+    const th_expr *const *kids = th_expr_children(e, &n, tmp);
+    for (int i = 0; i < n; i++) scan_expr(c, kids[i]);
 }
 
 static void scan_stmt(pd_ctx *c, const th_stmt *s) {
     if (!s) return;
-    switch (s->kind) {
-    case THS_SEQ:
-        for (int i = 0; i < s->u.seq.n; i++) scan_stmt(c, s->u.seq.stmts ? s->u.seq.stmts[i] : NULL);
-        break;
-    case THS_FOR:
-        if (s->u.for_.var) pd_var_entry(c, s->u.for_.var)->assigns += 2;
-        scan_expr(c, s->u.for_.start);
-        scan_expr(c, s->u.for_.end);
-        scan_stmt(c, s->u.for_.body);
-        break;
-    case THS_IF: scan_expr(c, s->u.if_.cond); scan_stmt(c, s->u.if_.then); scan_stmt(c, s->u.if_.els); break;
-    case THS_ASSIGN:
-        if (s->u.assign.var) pd_var_entry(c, s->u.assign.var)->assigns++;
-        scan_expr(c, s->u.assign.index);
-        scan_expr(c, s->u.assign.value);
-        break;
-    case THS_STORE: scan_expr(c, s->u.store.ptr); scan_expr(c, s->u.store.value); break;
-    case THS_ATOMIC_ADD: scan_expr(c, s->u.atomic.ptr); scan_expr(c, s->u.atomic.value); break;
-    case THS_ASM:
-        for (int i = 0; i < s->u.asm_.nargs; i++) scan_expr(c, s->u.asm_.args ? s->u.asm_.args[i] : NULL);
+    if (s->kind == THS_FOR && s->u.for_.var) pd_var_entry(c, s->u.for_.var)->assigns += 2;
+    if (s->kind == THS_ASSIGN && s->u.assign.var) pd_var_entry(c, s->u.assign.var)->assigns++;
+    if (s->kind == THS_ASM)
         for (int i = 0; i < s->u.asm_.nouts; i++)
             if (s->u.asm_.outs && s->u.asm_.outs[i]) pd_var_entry(c, s->u.asm_.outs[i])->assigns++;
-        break;
-    default: break;
-    }
+    const th_expr *etmp[2];
+    int ne;
+    const th_expr *const *es = th_stmt_exprs(s, &ne, etmp);
+    for (int i = 0; i < ne; i++) scan_expr(c, es[i]);
+    const th_stmt *tmp[2];
+    int n;
+    const th_stmt *const *kids = th_stmt_children(s, &n, tmp);
+    for (int i = 0; i < n; i++) scan_stmt(c, kids[i]);
 }
 
 /* ---------------- statements ---------------- */
@@ -441,101 +417,62 @@ static void note_array(pd_ctx *c, const th_var *v, const th_expr *index, const p
 
 static void scan_runtime_expr(pd_ctx *c, const th_expr *e, const pd_bound_set *b) {
     if (!e) return;
-    switch (e->kind) {
-    case THE_ARRAY_READ:
-        note_array(c, e->u.var.var, e->u.var.index, b);
-        scan_runtime_expr(c, e->u.var.index, b);
-        break;
-    case THE_SHARED_PTR: scan_runtime_expr(c, e->u.offset, b); break;
-    case THE_PTR_ADD: scan_runtime_expr(c, e->u.ptr_add.ptr, b); scan_runtime_expr(c, e->u.ptr_add.index, b); break;
-    case THE_LOAD: scan_runtime_expr(c, e->u.load.ptr, b); break;
-    case THE_BIN: case THE_CMP: scan_runtime_expr(c, e->u.bin.a, b); scan_runtime_expr(c, e->u.bin.b, b); break;
-    case THE_UN: scan_runtime_expr(c, e->u.un.a, b); break;
-    case THE_SELECT:
-        scan_runtime_expr(c, e->u.sel.cond, b);
-        scan_runtime_expr(c, e->u.sel.a, b);
-        scan_runtime_expr(c, e->u.sel.b, b);
-        break;
-    case THE_CONVERT: case THE_BITCAST: scan_runtime_expr(c, e->u.conv.a, b); break;
-    case THE_EXTRACT: scan_runtime_expr(c, e->u.extract.vec, b); break;
-    case THE_BUILD:
-        for (int i = 0; i < e->u.build.n; i++) scan_runtime_expr(c, e->u.build.lanes ? e->u.build.lanes[i] : NULL, b);
-        break;
-    case THE_INTRIN:
-        for (int i = 0; i < e->u.intrin.nargs; i++) scan_runtime_expr(c, e->u.intrin.args ? e->u.intrin.args[i] : NULL, b);
-        break;
-    default: break;
-    }
+    if (e->kind == THE_ARRAY_READ) note_array(c, e->u.var.var, e->u.var.index, b);
+    const th_expr *tmp[3];
+    int n;
+    const th_expr *const *kids = th_expr_children(e, &n, tmp);
+    for (int i = 0; i < n; i++) scan_runtime_expr(c, kids[i], b);
 }
 
 static void scan_runtime_stmt(pd_ctx *c, const th_stmt *s, pd_bound_set *b) {
     if (!s) return;
-    switch (s->kind) {
-    case THS_SEQ:
-        for (int i = 0; i < s->u.seq.n; i++) scan_runtime_stmt(c, s->u.seq.stmts ? s->u.seq.stmts[i] : NULL, b);
-        break;
-    case THS_FOR: {
-        scan_runtime_expr(c, s->u.for_.start, b);
-        scan_runtime_expr(c, s->u.for_.end, b);
-        bool unrolled = s->u.for_.unroll && const_bounds(s, b);
-        if (unrolled) {
-            if (b->n == b->cap) {
-                b->cap = b->cap ? b->cap * 2 : 16;
-                b->vars = realloc(b->vars, sizeof *b->vars * (size_t)b->cap);
-                if (!b->vars) { fputs("tlc: fatal: out of memory\n", stderr); abort(); }
-            }
-            b->vars[b->n++] = s->u.for_.var;
+    if (s->kind == THS_ASSIGN) note_array(c, s->u.assign.var, s->u.assign.index, b);
+    const th_expr *etmp[2];
+    int ne;
+    const th_expr *const *es = th_stmt_exprs(s, &ne, etmp);
+    for (int i = 0; i < ne; i++) scan_runtime_expr(c, es[i], b);
+    /* an unrolled loop's variable is a constant in its body */
+    bool unrolled = s->kind == THS_FOR && s->u.for_.unroll && const_bounds(s, b);
+    if (unrolled) {
+        if (b->n == b->cap) {
+            b->cap = b->cap ? b->cap * 2 : 16;
+            b->vars = realloc(b->vars, sizeof *b->vars * (size_t)b->cap);
+            if (!b->vars) { fputs("tlc: fatal: out of memory\n", stderr); abort(); }
         }
-        scan_runtime_stmt(c, s->u.for_.body, b);
-        if (unrolled) b->n--;
-        break;
+        b->vars[b->n++] = s->u.for_.var;
     }
-    case THS_IF:
-        scan_runtime_expr(c, s->u.if_.cond, b);
-        scan_runtime_stmt(c, s->u.if_.then, b);
-        scan_runtime_stmt(c, s->u.if_.els, b);
-        break;
-    case THS_ASSIGN:
-        note_array(c, s->u.assign.var, s->u.assign.index, b);
-        scan_runtime_expr(c, s->u.assign.index, b);
-        scan_runtime_expr(c, s->u.assign.value, b);
-        break;
-    case THS_STORE: scan_runtime_expr(c, s->u.store.ptr, b); scan_runtime_expr(c, s->u.store.value, b); break;
-    case THS_ATOMIC_ADD: scan_runtime_expr(c, s->u.atomic.ptr, b); scan_runtime_expr(c, s->u.atomic.value, b); break;
-    case THS_ASM:
-        for (int i = 0; i < s->u.asm_.nargs; i++) scan_runtime_expr(c, s->u.asm_.args ? s->u.asm_.args[i] : NULL, b);
-        break;
-    default: break;
-    }
+    const th_stmt *tmp[2];
+    int n;
+    const th_stmt *const *kids = th_stmt_children(s, &n, tmp);
+    for (int i = 0; i < n; i++) scan_runtime_stmt(c, kids[i], b);
+    if (unrolled) b->n--;
 }
 
 static bool is_hoisted(const pd_ctx *c, const th_stmt *s);
 
-/* Marks every variable s assigns as assigned now. */
-static void touch_assigned(pd_ctx *c, const th_stmt *s) {
+/* Calls fn(c, v, arg) for each variable s (and what it nests) assigns:
+ * loop variables, assignments not hoisted out of their loop, asm outputs. */
+static void each_assigned(pd_ctx *c, const th_stmt *s, void (*fn)(pd_ctx *, pd_var *, int), int arg) {
     if (!s) return;
-    switch (s->kind) {
-    case THS_SEQ:
-        for (int i = 0; i < s->u.seq.n; i++) touch_assigned(c, s->u.seq.stmts ? s->u.seq.stmts[i] : NULL);
-        break;
-    case THS_FOR:
-        if (s->u.for_.var) pd_touch(c, pd_var_entry(c, s->u.for_.var));
-        touch_assigned(c, s->u.for_.body);
-        break;
-    case THS_IF: touch_assigned(c, s->u.if_.then); touch_assigned(c, s->u.if_.els); break;
-    case THS_ASSIGN:
-        if (s->u.assign.var && !is_hoisted(c, s)) {
-            pd_touch(c, pd_var_entry(c, s->u.assign.var));
-            clear_pairs(pd_var_entry(c, s->u.assign.var));
-        }
-        break;
-    case THS_ASM:
+    if (s->kind == THS_FOR && s->u.for_.var) fn(c, pd_var_entry(c, s->u.for_.var), arg);
+    if (s->kind == THS_ASSIGN && s->u.assign.var && !is_hoisted(c, s)) fn(c, pd_var_entry(c, s->u.assign.var), arg);
+    if (s->kind == THS_ASM)
         for (int i = 0; i < s->u.asm_.nouts; i++)
-            if (s->u.asm_.outs && s->u.asm_.outs[i]) pd_touch(c, pd_var_entry(c, s->u.asm_.outs[i]));
-        break;
-    default: break;
-    }
+            if (s->u.asm_.outs && s->u.asm_.outs[i]) fn(c, pd_var_entry(c, s->u.asm_.outs[i]), arg);
+    const th_stmt *tmp[2];
+    int n;
+    const th_stmt *const *kids = th_stmt_children(s, &n, tmp);
+    for (int i = 0; i < n; i++) each_assigned(c, kids[i], fn, arg);
 }
+
+static void touch_and_forget(pd_ctx *c, pd_var *pv, int unused) {
+    (void)unused;
+    pd_touch(c, pv);
+    clear_pairs(pv);
+}
+
+/* Marks every variable s assigns as assigned now. */
+static void touch_assigned(pd_ctx *c, const th_stmt *s) { each_assigned(c, s, touch_and_forget, 0); }
 
 /* ---- loop-invariant assignments ---- */
 /* Marks the variables s assigns (not counting hoisted statements) with `mark`. */
@@ -545,27 +482,12 @@ static bool is_hoisted(const pd_ctx *c, const th_stmt *s) {
     return false;
 }
 
-static void mark_assigned(pd_ctx *c, const th_stmt *s, int mark) {
-    if (!s) return;
-    switch (s->kind) {
-    case THS_SEQ:
-        for (int i = 0; i < s->u.seq.n; i++) mark_assigned(c, s->u.seq.stmts ? s->u.seq.stmts[i] : NULL, mark);
-        break;
-    case THS_FOR:
-        if (s->u.for_.var) pd_var_entry(c, s->u.for_.var)->loop_mark = mark;
-        mark_assigned(c, s->u.for_.body, mark);
-        break;
-    case THS_IF: mark_assigned(c, s->u.if_.then, mark); mark_assigned(c, s->u.if_.els, mark); break;
-    case THS_ASSIGN:
-        if (s->u.assign.var && !is_hoisted(c, s)) pd_var_entry(c, s->u.assign.var)->loop_mark = mark;
-        break;
-    case THS_ASM:
-        for (int i = 0; i < s->u.asm_.nouts; i++)
-            if (s->u.asm_.outs && s->u.asm_.outs[i]) pd_var_entry(c, s->u.asm_.outs[i])->loop_mark = mark;
-        break;
-    default: break;
-    }
+static void set_loop_mark(pd_ctx *c, pd_var *pv, int mark) {
+    (void)c;
+    pv->loop_mark = mark;
 }
+
+static void mark_assigned(pd_ctx *c, const th_stmt *s, int mark) { each_assigned(c, s, set_loop_mark, mark); }
 
 /* e is pure and reads nothing the loop (mark) assigns. */
 static bool loop_invariant(pd_ctx *c, const th_expr *e, int mark) {
@@ -652,20 +574,18 @@ static void hoist_address(pd_ctx *c, const th_expr *p, int pre);
  * body's copies then reuse them (ptxas keeps them in the loop). */
 static void hoist_stmt(pd_ctx *c, const th_stmt *s, int pre) {
     if (!s) return;
-    switch (s->kind) {
-    case THS_SEQ:
-        for (int i = 0; i < s->u.seq.n; i++) hoist_stmt(c, s->u.seq.stmts ? s->u.seq.stmts[i] : NULL, pre);
-        break;
-    case THS_FOR: hoist_expr(c, s->u.for_.start, pre); hoist_expr(c, s->u.for_.end, pre); hoist_stmt(c, s->u.for_.body, pre); break;
-    case THS_IF: hoist_expr(c, s->u.if_.cond, pre); hoist_stmt(c, s->u.if_.then, pre); hoist_stmt(c, s->u.if_.els, pre); break;
-    case THS_ASSIGN: hoist_expr(c, s->u.assign.index, pre); hoist_expr(c, s->u.assign.value, pre); break;
-    case THS_STORE: hoist_address(c, s->u.store.ptr, pre); hoist_expr(c, s->u.store.value, pre); break;
-    case THS_ATOMIC_ADD: hoist_address(c, s->u.atomic.ptr, pre); hoist_expr(c, s->u.atomic.value, pre); break;
-    case THS_ASM:
-        for (int i = 0; i < s->u.asm_.nargs; i++) hoist_expr(c, s->u.asm_.args ? s->u.asm_.args[i] : NULL, pre);
-        break;
-    default: break;
+    const th_expr *etmp[2];
+    int ne;
+    const th_expr *const *es = th_stmt_exprs(s, &ne, etmp);
+    bool address_first = s->kind == THS_STORE || s->kind == THS_ATOMIC_ADD;
+    for (int i = 0; i < ne; i++) {
+        if (i == 0 && address_first) hoist_address(c, es[0], pre);
+        else hoist_expr(c, es[i], pre);
     }
+    const th_stmt *tmp[2];
+    int n;
+    const th_stmt *const *kids = th_stmt_children(s, &n, tmp);
+    for (int i = 0; i < n; i++) hoist_stmt(c, kids[i], pre);
 }
 
 /* An access's address as pd_address() will compute it: its base without the constant offset. */
@@ -677,8 +597,11 @@ static void hoist_address(pd_ctx *c, const th_expr *p, int pre) {
 
 static void hoist_expr(pd_ctx *c, const th_expr *e, int pre) {
     if (!e) return;
-    switch (e->kind) {
-    case THE_BIN: {
+    if (e->kind == THE_LOAD) {
+        hoist_address(c, e->u.load.ptr, pre);
+        return;
+    }
+    if (e->kind == THE_BIN) {
         th_binop op = (th_binop)e->u.bin.op;
         bool div = op == THB_DIV || op == THB_REM || op == THB_UDIV || op == THB_UREM || op == THB_FLOORDIV ||
                    op == THB_FLOORMOD;
@@ -688,27 +611,11 @@ static void hoist_expr(pd_ctx *c, const th_expr *e, int pre) {
             (void)pd_expr(c, e);
             return;
         }
-        hoist_expr(c, e->u.bin.a, pre);
-        hoist_expr(c, e->u.bin.b, pre);
-        break;
     }
-    case THE_CMP: hoist_expr(c, e->u.bin.a, pre); hoist_expr(c, e->u.bin.b, pre); break;
-    case THE_UN: hoist_expr(c, e->u.un.a, pre); break;
-    case THE_SELECT: hoist_expr(c, e->u.sel.cond, pre); hoist_expr(c, e->u.sel.a, pre); hoist_expr(c, e->u.sel.b, pre); break;
-    case THE_CONVERT: case THE_BITCAST: hoist_expr(c, e->u.conv.a, pre); break;
-    case THE_PTR_ADD: hoist_expr(c, e->u.ptr_add.ptr, pre); hoist_expr(c, e->u.ptr_add.index, pre); break;
-    case THE_SHARED_PTR: hoist_expr(c, e->u.offset, pre); break;
-    case THE_LOAD: hoist_address(c, e->u.load.ptr, pre); break;
-    case THE_ARRAY_READ: hoist_expr(c, e->u.var.index, pre); break;
-    case THE_EXTRACT: hoist_expr(c, e->u.extract.vec, pre); break;
-    case THE_BUILD:
-        for (int i = 0; i < e->u.build.n; i++) hoist_expr(c, e->u.build.lanes ? e->u.build.lanes[i] : NULL, pre);
-        break;
-    case THE_INTRIN:
-        for (int i = 0; i < e->u.intrin.nargs; i++) hoist_expr(c, e->u.intrin.args ? e->u.intrin.args[i] : NULL, pre);
-        break;
-    default: break;
-    }
+    const th_expr *tmp[3];
+    int n;
+    const th_expr *const *kids = th_expr_children(e, &n, tmp);
+    for (int i = 0; i < n; i++) hoist_expr(c, kids[i], pre);
 }
 
 static void for_stmt(pd_ctx *c, const th_stmt *s) {

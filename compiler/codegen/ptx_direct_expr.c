@@ -1161,25 +1161,13 @@ static pd_val intrin(pd_ctx *c, const th_expr *e) {
     return undef_val(c, e->type);
 }
 
-/* Exponent as a small integer constant (also through a conversion). */
-static bool const_small_int(const th_expr *e, int64_t *n) {
-    while (e && e->kind == THE_CONVERT) e = e->u.conv.a;
-    if (!e) return false;
-    if (e->kind == THE_INT) { *n = e->u.ival; return *n >= -64 && *n <= 64; }
-    if (e->kind == THE_FLOAT && e->u.fval == floor(e->u.fval) && fabs(e->u.fval) <= 64) {
-        *n = (int64_t)e->u.fval;
-        return true;
-    }
-    return false;
-}
-
 static pd_opnd mul_any(pd_ctx *c, th_base b, pd_opnd x, pd_opnd y) {
     return is_floatb(b) ? float_bin(c, THB_MUL, b, x, y) : int_bin(c, THB_MUL, b, x, y);
 }
 
 static pd_opnd pow_lane(pd_ctx *c, th_base b, pd_opnd x, const th_expr *exponent, pd_opnd ey) {
     int64_t n;
-    if (const_small_int(exponent, &n)) {
+    if (th_pow_small_int(exponent, &n)) {
         if (n < 0 && !is_floatb(b)) { pd_error(c, "integer power with a negative exponent"); return pd_int_op(c, 0); }
         uint64_t m = (uint64_t)(n < 0 ? -n : n);
         pd_opnd acc = {0}, sq = x;
@@ -1423,7 +1411,7 @@ static pd_val expr_uncached(pd_ctx *c, const th_expr *e) {
         if (op == THB_POW) {
             pd_val x = pd_expr(c, e->u.bin.a);
             int64_t n;
-            pd_val y = const_small_int(e->u.bin.b, &n) ? x : pd_expr(c, e->u.bin.b);
+            pd_val y = th_pow_small_int(e->u.bin.b, &n) ? x : pd_expr(c, e->u.bin.b);
             for (int i = 0; i < v.n; i++) v.l[i] = pow_lane(c, t.base, x.l[i], e->u.bin.b, y.l[i < y.n ? i : 0]);
             return v;
         }

@@ -116,6 +116,72 @@ th_expr *th_float(tlc_arena *a, th_base t, double v) {
     return e;
 }
 
+const th_expr *const *th_expr_children(const th_expr *e, int *n, const th_expr *tmp[3]) {
+    *n = 0;
+    if (!e) return tmp;
+    switch (e->kind) {
+    case THE_BUILD:
+        *n = e->u.build.lanes ? e->u.build.n : 0;
+        return (const th_expr *const *)e->u.build.lanes;
+    case THE_INTRIN:
+        *n = e->u.intrin.args ? e->u.intrin.nargs : 0;
+        return (const th_expr *const *)e->u.intrin.args;
+    case THE_ARRAY_READ: tmp[0] = e->u.var.index; *n = 1; break;
+    case THE_SHARED_PTR: tmp[0] = e->u.offset; *n = 1; break;
+    case THE_PTR_ADD: tmp[0] = e->u.ptr_add.ptr; tmp[1] = e->u.ptr_add.index; *n = 2; break;
+    case THE_LOAD: tmp[0] = e->u.load.ptr; *n = 1; break;
+    case THE_BIN: case THE_CMP: tmp[0] = e->u.bin.a; tmp[1] = e->u.bin.b; *n = 2; break;
+    case THE_UN: tmp[0] = e->u.un.a; *n = 1; break;
+    case THE_SELECT: tmp[0] = e->u.sel.cond; tmp[1] = e->u.sel.a; tmp[2] = e->u.sel.b; *n = 3; break;
+    case THE_CONVERT: case THE_BITCAST: tmp[0] = e->u.conv.a; *n = 1; break;
+    case THE_EXTRACT: tmp[0] = e->u.extract.vec; *n = 1; break;
+    default: break;
+    }
+    return tmp;
+}
+
+const th_expr *const *th_stmt_exprs(const th_stmt *s, int *n, const th_expr *tmp[2]) {
+    *n = 0;
+    if (!s) return tmp;
+    switch (s->kind) {
+    case THS_ASM:
+        *n = s->u.asm_.args ? s->u.asm_.nargs : 0;
+        return (const th_expr *const *)s->u.asm_.args;
+    case THS_FOR: tmp[0] = s->u.for_.start; tmp[1] = s->u.for_.end; *n = 2; break;
+    case THS_IF: tmp[0] = s->u.if_.cond; *n = 1; break;
+    case THS_ASSIGN: tmp[0] = s->u.assign.index; tmp[1] = s->u.assign.value; *n = 2; break;
+    case THS_STORE: tmp[0] = s->u.store.ptr; tmp[1] = s->u.store.value; *n = 2; break;
+    case THS_ATOMIC_ADD: tmp[0] = s->u.atomic.ptr; tmp[1] = s->u.atomic.value; *n = 2; break;
+    default: break;
+    }
+    return tmp;
+}
+
+const th_stmt *const *th_stmt_children(const th_stmt *s, int *n, const th_stmt *tmp[2]) {
+    *n = 0;
+    if (!s) return tmp;
+    switch (s->kind) {
+    case THS_SEQ:
+        *n = s->u.seq.stmts ? s->u.seq.n : 0;
+        return (const th_stmt *const *)s->u.seq.stmts;
+    case THS_FOR: tmp[0] = s->u.for_.body; *n = 1; break;
+    case THS_IF: tmp[0] = s->u.if_.then; tmp[1] = s->u.if_.els; *n = 2; break;
+    default: break;
+    }
+    return tmp;
+}
+
+bool th_pow_small_int(const th_expr *e, int64_t *n) {
+    while (e && e->kind == THE_CONVERT) e = e->u.conv.a;
+    if (!e) return false;
+    if (e->kind == THE_INT) { *n = e->u.ival; return *n >= -64 && *n <= 64; }
+    if (e->kind == THE_FLOAT && e->u.fval == floor(e->u.fval) && fabs(e->u.fval) <= 64) {
+        *n = (int64_t)e->u.fval;
+        return true;
+    }
+    return false;
+}
+
 bool th_expr_const_int(const th_expr *e, int64_t *out) {
     if (!e || e->kind != THE_INT) return false;
     if (out) *out = e->u.ival;

@@ -227,6 +227,19 @@ th_stmt *th_atomic_add(tlc_arena *a, th_expr *ptr, th_expr *value);
 th_stmt *th_asm(tlc_arena *a, const char *text, const char *constraints, th_expr **args, int nargs,
                 th_var **outs, int nouts, bool has_side_effects);
 bool th_expr_const_int(const th_expr *e, int64_t *out); /* true if e is THE_INT */
+/* Walking Thread IR: the direct operands of an expression (a load's
+ * pointer, a vector's lanes, an intrinsic's arguments, ...), the
+ * expressions a statement itself evaluates (a loop's bounds, an if's
+ * condition, an assignment's index and value, a store's pointer and value,
+ * an asm's inputs) and the statements nested in one (a sequence's, a
+ * loop's body, an if's paths). Each returns an array of *n entries, some
+ * of which may be NULL: the node's own array, or tmp filled in. */
+const th_expr *const *th_expr_children(const th_expr *e, int *n, const th_expr *tmp[3]);
+const th_expr *const *th_stmt_exprs(const th_stmt *s, int *n, const th_expr *tmp[2]);
+const th_stmt *const *th_stmt_children(const th_stmt *s, int *n, const th_stmt *tmp[2]);
+/* A power's exponent that codegen expands into multiplications: an integer
+ * constant in -64..64 (also a whole float, also through a conversion). */
+bool th_pow_small_int(const th_expr *e, int64_t *n);
 const char *th_type_name(th_type t, char buf[32]);      /* "i32", "f16x8", "ptr<global>" */
 void th_print_expr(tlc_strbuf *sb, const th_expr *e);
 void th_print_stmt(tlc_strbuf *sb, const th_stmt *s, int indent);
