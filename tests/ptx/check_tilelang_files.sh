@@ -4,9 +4,10 @@
 # is a file with its -D values: a file's own `# PTX: ARGS` line, and the
 # lines `FILE ARGS...` of DIR/ptx_defines.txt (several lines may name one
 # file). Files with neither (the diagnostics' tests) are not compiled.
-# usage: check_tilelang_files.sh TLC DIR [PTXAS]; exit 77 without ptxas.
+# A fourth argument is passed to every tlc command (e.g. --backend=direct).
+# usage: check_tilelang_files.sh TLC DIR [PTXAS [TLC_OPTION]]; exit 77 without ptxas.
 set -u
-tlc=$1 dir=$2 ptxas=${3:-}
+tlc=$1 dir=$2 ptxas=${3:-} extra=${4:-}
 [[ -x $ptxas ]] || ptxas=$(command -v ptxas || true)
 [[ -x ${ptxas:-} ]] || ptxas=/usr/local/cuda/bin/ptxas
 if [[ ! -x $ptxas ]]; then echo "skipped: ptxas not found"; exit 77; fi
@@ -29,7 +30,7 @@ for config in "${configs[@]}"; do
   for k in $kernels; do
     for arch in sm_90a sm_80; do
       what="$config: $k $arch"
-      if ! "$tlc" --emit=ptx --arch=$arch "${args[@]}" --kernel="$k" -o "$tmp/k.ptx" "$f" 2>"$tmp/err"; then
+      if ! "$tlc" --emit=ptx --arch=$arch ${extra:+"$extra"} "${args[@]}" --kernel="$k" -o "$tmp/k.ptx" "$f" 2>"$tmp/err"; then
         echo "FAIL: $what: $(grep -m1 'error' "$tmp/err")"; fail=1
       elif ! "$ptxas" -arch=$arch -o "$tmp/k.cubin" "$tmp/k.ptx" 2>"$tmp/ptxas.err"; then
         echo "FAIL: $what: ptxas: $(head -3 "$tmp/ptxas.err")"; fail=1
