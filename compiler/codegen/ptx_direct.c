@@ -296,7 +296,11 @@ static void scan_expr(pd_ctx *c, const th_expr *e) {
 static void scan_stmt(pd_ctx *c, const th_stmt *s) {
     if (!s) return;
     if (s->kind == THS_FOR && s->u.for_.var) pd_var_entry(c, s->u.for_.var)->assigns += 2;
-    if (s->kind == THS_ASSIGN && s->u.assign.var) pd_var_entry(c, s->u.assign.var)->assigns++;
+    if (s->kind == THS_ASSIGN && s->u.assign.var) {
+        pd_var *pv = pd_var_entry(c, s->u.assign.var);
+        pv->assigns++;
+        if (!s->u.assign.index) pv->def = s->u.assign.value;
+    }
     if (s->kind == THS_ASM)
         for (int i = 0; i < s->u.asm_.nouts; i++)
             if (s->u.asm_.outs && s->u.asm_.outs[i]) pd_var_entry(c, s->u.asm_.outs[i])->assigns++;
@@ -487,10 +491,10 @@ static void set_loop_mark(pd_ctx *c, pd_var *pv, int mark) {
     pv->loop_mark = mark;
 }
 
-static void mark_assigned(pd_ctx *c, const th_stmt *s, int mark) { each_assigned(c, s, set_loop_mark, mark); }
+void pd_mark_assigned(pd_ctx *c, const th_stmt *s, int mark) { each_assigned(c, s, set_loop_mark, mark); }
 
 /* e is pure and reads nothing the loop (mark) assigns. */
-static bool loop_invariant(pd_ctx *c, const th_expr *e, int mark) {
+bool pd_loop_invariant(pd_ctx *c, const th_expr *e, int mark) {
     if (!e) return false;
     switch (e->kind) {
     case THE_INT: case THE_FLOAT: case THE_PARAM: case THE_SPECIAL: return true;
@@ -498,14 +502,14 @@ static bool loop_invariant(pd_ctx *c, const th_expr *e, int mark) {
         pd_var *pv = pd_var_entry(c, e->u.var.var);
         return !pv->bound && pv->loop_mark != mark && e->u.var.var->array_len <= 0;
     }
-    case THE_SHARED_PTR: return !e->u.offset || loop_invariant(c, e->u.offset, mark);
-    case THE_PTR_ADD: return loop_invariant(c, e->u.ptr_add.ptr, mark) && loop_invariant(c, e->u.ptr_add.index, mark);
-    case THE_BIN: case THE_CMP: return loop_invariant(c, e->u.bin.a, mark) && loop_invariant(c, e->u.bin.b, mark);
-    case THE_UN: return loop_invariant(c, e->u.un.a, mark);
+    case THE_SHARED_PTR: return !e->u.offset || pd_loop_invariant(c, e->u.offset, mark);
+    case THE_PTR_ADD: return pd_loop_invariant(c, e->u.ptr_add.ptr, mark) && pd_loop_invariant(c, e->u.ptr_add.index, mark);
+    case THE_BIN: case THE_CMP: return pd_loop_invariant(c, e->u.bin.a, mark) && pd_loop_invariant(c, e->u.bin.b, mark);
+    case THE_UN: return pd_loop_invariant(c, e->u.un.a, mark);
     case THE_SELECT:
-        return loop_invariant(c, e->u.sel.cond, mark) && loop_invariant(c, e->u.sel.a, mark) &&
-               loop_invariant(c, e->u.sel.b, mark);
-    case THE_CONVERT: case THE_BITCAST: return loop_invariant(c, e->u.conv.a, mark);
+        return pd_loop_invariant(c, e->u.sel.cond, mark) && pd_loop_invariant(c, e->u.sel.a, mark) &&
+               pd_loop_invariant(c, e->u.sel.b, mark);
+    case THE_CONVERT: case THE_BITCAST: return pd_loop_invariant(c, e->u.conv.a, mark);
     default: return false;
     }
 }
@@ -526,7 +530,7 @@ static int find_hoistable(pd_ctx *c, const th_stmt *s, int mark) {
         const th_var *v = s->u.assign.var;
         if (!v || s->u.assign.index || v->array_len > 0 || is_hoisted(c, s)) break;
         pd_var *pv = pd_var_entry(c, v);
-        if (pv->assigns != 1 || pv->bound || !loop_invariant(c, s->u.assign.value, mark)) break;
+        if (pv->assigns != 1 || pv->bound || !pd_loop_invariant(c, s->u.assign.value, mark)) break;
         if (c->nhoisted == c->cap_hoisted) {
             c->cap_hoisted = c->cap_hoisted ? c->cap_hoisted * 2 : 64;
             c->hoisted = realloc(c->hoisted, sizeof *c->hoisted * (size_t)c->cap_hoisted);
@@ -656,7 +660,7 @@ static void for_stmt(pd_ctx *c, const th_stmt *s) {
     /* invariant assignments first, before the loop */
     int lmark = ++c->nloops, from = c->nhoisted;
     pv->loop_mark = lmark;
-    mark_assigned(c, s->u.for_.body, lmark);
+    pd_mark_assigned(c, s->u.for_.body, lmark);
     (void)find_hoistable(c, s->u.for_.body, lmark); /* one pass in program order: a use after its def */
     if (c->nhoisted > from) emit_hoisted(c, s->u.for_.body, from);
     /* what the loop assigns differs at its head from before it */
@@ -689,7 +693,7 @@ static void speculate_expr(pd_ctx *c, const th_expr *e, int mark);
 static void speculate_address(pd_ctx *c, const th_expr *p, int mark) {
     int64_t off;
     const th_expr *base = pd_split_pointer(c, p, &off);
-    if (base && base->kind != THE_PARAM && base->kind != THE_VAR && loop_invariant(c, base, mark)) (void)pd_expr(c, base);
+    if (base && base->kind != THE_PARAM && base->kind != THE_VAR && pd_loop_invariant(c, base, mark)) (void)pd_expr(c, base);
 }
 
 static void speculate_expr(pd_ctx *c, const th_expr *e, int mark) {
@@ -735,7 +739,7 @@ static void if_stmt(pd_ctx *c, const th_stmt *s) {
     int els = ++c->nlabel, done = s->u.if_.els ? ++c->nlabel : els;
     if (s->u.if_.then && !s->u.if_.els) {
         int smark = ++c->nloops;
-        mark_assigned(c, s->u.if_.then, smark);
+        pd_mark_assigned(c, s->u.if_.then, smark);
         speculate_stmt(c, s->u.if_.then, smark);
     }
     pd_ins(c, "@!%s bra $Ltlc%d", cv.s, els);
@@ -1021,16 +1025,30 @@ static void stmt(pd_ctx *c, const th_stmt *s) {
     if (s->loc.line > 0) c->loc = s->loc;
     switch (s->kind) {
     case THS_SEQ: {
-        int mark = c->nskip;
+        /* merged loads: a window of this sequence's statements, unless an
+         * enclosing sequence's window holds this one */
+        int mark = c->nskip, merged_end = 0;
+        bool own = !c->merge_window;
         for (int i = 0; i < s->u.seq.n; i++) {
             const th_stmt *x = s->u.seq.stmts[i];
             if (!x) continue;
+            if (own && i >= merged_end) {
+                c->nmerged = 0;
+                c->merge_window = false;
+                int seen = pd_merge_loads(c, (const th_stmt *const *)s->u.seq.stmts + i, s->u.seq.n - i);
+                merged_end = i + (seen > 0 ? seen : 1);
+                c->merge_window = c->nmerged > 0;
+            }
             if (c->nskip > mark && skipped(c, x)) continue;
             if (x->kind == THS_ASM) asm_stmt(c, x, s->u.seq.stmts, s->u.seq.n, i);
             else if (i + 1 < s->u.seq.n && assign_pair(c, x, s->u.seq.stmts[i + 1])) i++;
             else stmt(c, x);
         }
         c->nskip = mark;
+        if (own) {
+            c->nmerged = 0;
+            c->merge_window = false;
+        }
         break;
     }
     case THS_FOR: for_stmt(c, s); break;
@@ -1189,6 +1207,7 @@ char *cg_direct_ptx(const th_module *m, const tlc_codegen_options *o, tlc_arena 
     free(c.cse);
     free(c.pair_log);
     free(c.hoisted);
+    free(c.merged);
     char *r = NULL;
     if (ok && !c.failed) {
         tlc_strbuf out;

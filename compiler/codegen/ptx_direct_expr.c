@@ -914,6 +914,19 @@ static pd_val load(pd_ctx *c, const th_expr *e) {
     const th_expr *p = e->u.load.ptr;
     th_type t = e->type;
     pd_val v = {0};
+    for (int i = 0; i < c->nmerged; i++) {
+        if (c->merged[i].e != e) continue;
+        if (!c->merged[i].done) { /* the first of its run to be evaluated: the wide load, now */
+            const th_expr *wide = c->merged[i].wide;
+            pd_val wv = load(c, wide);
+            for (int j = 0; j < c->nmerged; j++)
+                if (c->merged[j].wide == wide && c->merged[j].lane < wv.n) {
+                    c->merged[j].v = wv.l[c->merged[j].lane];
+                    c->merged[j].done = true;
+                }
+        }
+        return scalar(c->merged[i].v);
+    }
     if (!p || p->type.base != TH_PTR) { pd_error(c, "load through a non-pointer"); return undef_val(c, t); }
     int64_t boff;
     const char *base = pd_address(c, p, &boff);
@@ -983,6 +996,174 @@ void pd_store(pd_ctx *c, const th_expr *p, const pd_val *val, th_type t, int ali
         else pd_ins(c, "st%s.%s [%s+%" PRId64 "], %s", space, ty, base, wadd(boff, off), tlc_sb_cstr(&sb));
         tlc_sb_free(&sb);
     }
+}
+
+/* ---- adjacent loads merged (LLVM's load/store vectorizer) ---- */
+static bool cse_same(pd_ctx *c, const th_expr *a, const th_expr *b, int stamp);
+
+/* The largest power of two (up to 1024) known to divide e's value. */
+static int64_t known_align(pd_ctx *c, const th_expr *e, int depth) {
+    const int64_t max = 1024;
+    if (!e || depth > 12) return 1;
+    switch (e->kind) {
+    case THE_INT: {
+        uint64_t v = (uint64_t)e->u.ival;
+        if (v == 0) return max;
+        int64_t a = (int64_t)(v & (~v + 1));
+        return a > max || a <= 0 ? max : a;
+    }
+    case THE_VAR: {
+        pd_var *pv = pd_var_entry(c, e->u.var.var);
+        if (pv->bound) {
+            uint64_t v = (uint64_t)pv->cval;
+            if (v == 0) return max;
+            int64_t a = (int64_t)(v & (~v + 1));
+            return a > max || a <= 0 ? max : a;
+        }
+        return pv->assigns == 1 && pv->def ? known_align(c, pv->def, depth + 1) : 1;
+    }
+    case THE_BIN: {
+        int64_t a = known_align(c, e->u.bin.a, depth + 1), b = known_align(c, e->u.bin.b, depth + 1), k;
+        switch ((th_binop)e->u.bin.op) {
+        case THB_ADD: case THB_SUB: case THB_OR_DISJOINT: return a < b ? a : b;
+        case THB_MUL: return a * b > max ? max : a * b;
+        case THB_SHL:
+            if (th_expr_const_int(e->u.bin.b, &k) && k >= 0 && k < 11) return a << k > max ? max : a << k;
+            return a;
+        case THB_AND: return a > b ? a : b;
+        default: return 1;
+        }
+    }
+    case THE_CONVERT:
+        return e->u.conv.a && is_intb(e->u.conv.a->type.base) ? known_align(c, e->u.conv.a, depth + 1) : 1;
+    case THE_SHARED_PTR: return e->u.offset ? known_align(c, e->u.offset, depth + 1) : max;
+    case THE_PARAM: {
+        int p = e->u.param;
+        return c->k->param_attrs && p >= 0 && p < c->k->nparams && c->k->param_attrs[p].align > 0
+                   ? c->k->param_attrs[p].align : 1;
+    }
+    case THE_PTR_ADD: {
+        int64_t a = known_align(c, e->u.ptr_add.ptr, depth + 1);
+        int64_t i = known_align(c, e->u.ptr_add.index, depth + 1) * th_type_bytes(e->elem);
+        if (i > max) i = max;
+        return a < i ? a : i;
+    }
+    default: return 1;
+    }
+}
+
+typedef struct { const th_expr *e, *base; int64_t off; int stmt; } pd_scalar_load;
+
+static void collect_loads(const th_expr *e, int stmt, pd_scalar_load *out, int *n, int cap) {
+    if (!e) return;
+    if (e->kind == THE_LOAD && e->type.lanes <= 1 && (e->type.base == TH_F16 || e->type.base == TH_BF16 ||
+                                                      e->type.base == TH_I16 || e->type.base == TH_F32 ||
+                                                      e->type.base == TH_I32)) {
+        if (*n < cap) {
+            out[*n].e = e;
+            out[*n].stmt = stmt;
+            (*n)++;
+        }
+        return;
+    }
+    const th_expr *tmp[3];
+    int k;
+    const th_expr *const *kids = th_expr_children(e, &k, tmp);
+    for (int i = 0; i < k; i++) collect_loads(kids[i], stmt, out, n, cap);
+}
+
+static void add_merged(pd_ctx *c, const th_expr *e, const th_expr *wide, int lane) {
+    if (c->nmerged == c->cap_merged) {
+        c->cap_merged = c->cap_merged ? c->cap_merged * 2 : 64;
+        c->merged = realloc(c->merged, sizeof *c->merged * (size_t)c->cap_merged);
+        if (!c->merged) { fputs("tlc: fatal: out of memory\n", stderr); abort(); }
+    }
+    c->merged[c->nmerged].e = e;
+    c->merged[c->nmerged].wide = wide;
+    c->merged[c->nmerged].lane = lane;
+    c->merged[c->nmerged].done = false;
+    c->nmerged++;
+}
+
+/* Appends the assignments of s (an assignment, a comment, or a sequence of
+ * those) to leaves; false if s holds anything else. */
+static bool flat_assignments(const th_stmt *s, const th_stmt **leaves, int *n, int cap) {
+    if (!s || s->kind == THS_COMMENT) return true;
+    if (s->kind == THS_ASSIGN) {
+        if (*n >= cap) return false;
+        leaves[(*n)++] = s;
+        return true;
+    }
+    if (s->kind != THS_SEQ) return false;
+    for (int i = 0; i < s->u.seq.n; i++)
+        if (!flat_assignments(s->u.seq.stmts ? s->u.seq.stmts[i] : NULL, leaves, n, cap)) return false;
+    return true;
+}
+
+int pd_merge_loads(pd_ctx *c, const th_stmt *const *top, int ntop) {
+    enum { WINDOW = 64, MAXLOADS = 128 };
+    const th_stmt *stmts[WINDOW];
+    int w = 0, n = 0;
+    while (w < ntop) {
+        int before = n;
+        if (!flat_assignments(top[w], stmts, &n, WINDOW)) {
+            n = before;
+            break;
+        }
+        w++;
+    }
+    if (n < 2) return w;
+    pd_scalar_load loads[MAXLOADS];
+    int nl = 0;
+    for (int i = 0; i < n; i++) collect_loads(stmts[i]->u.assign.value, i, loads, &nl, MAXLOADS);
+    if (nl < 2) return w;
+    for (int i = 0; i < nl; i++) loads[i].base = pd_split_pointer(c, loads[i].e->u.load.ptr, &loads[i].off);
+    bool used[MAXLOADS] = {0};
+    for (int i = 0; i < nl; i++) {
+        if (used[i]) continue;
+        const th_expr *li = loads[i].e;
+        int esize = th_type_bytes(li->type);
+        /* the run from loads[i]: the loads at off + esize, off + 2 esize, ... through the same address */
+        int run[8] = {i}, len = 1;
+        for (int want = 1; want < 8 && len == want; want++)
+            for (int j = 0; j < nl; j++)
+                if (!used[j] && j != i && loads[j].e->type.base == li->type.base &&
+                    loads[j].e->u.load.ptr->type.addrspace == li->u.load.ptr->type.addrspace &&
+                    loads[j].off == loads[i].off + want * esize && cse_same(c, loads[j].base, loads[i].base, c->stamp)) {
+                    run[len++] = j;
+                    break;
+                }
+        /* the widest aligned power-of-two prefix of the run (4 .. 16 bytes) */
+        int64_t align = known_align(c, loads[i].base, 0);
+        int take = 0;
+        for (int k = len; k >= 2; k--) {
+            int64_t bytes = (int64_t)k * esize;
+            if ((k & (k - 1)) == 0 && bytes >= 4 && bytes <= 16 && align % bytes == 0 && loads[i].off % bytes == 0) {
+                take = k;
+                break;
+            }
+        }
+        if (take < 2) continue;
+        /* the address must mean the same from the run's first statement to its last:
+         * no statement in between assigns what it reads */
+        int lo = loads[run[0]].stmt, hi = lo;
+        for (int k = 0; k < take; k++) {
+            if (loads[run[k]].stmt < lo) lo = loads[run[k]].stmt;
+            if (loads[run[k]].stmt > hi) hi = loads[run[k]].stmt;
+        }
+        int mark = ++c->nloops;
+        for (int k = lo; k < hi; k++) pd_mark_assigned(c, stmts[k], mark);
+        if (!pd_loop_invariant(c, loads[i].base, mark)) continue;
+        th_expr *wide = tlc_arena_alloc(c->a, sizeof *wide);
+        *wide = *li;
+        wide->type = th_vec(li->type.base, take);
+        wide->u.load.align = take * esize;
+        for (int k = 0; k < take; k++) {
+            used[run[k]] = true;
+            add_merged(c, loads[run[k]].e, wide, k);
+        }
+    }
+    return w;
 }
 
 /* ---- register arrays indexed at run time: local memory ---- */

@@ -53,6 +53,7 @@ typedef struct pd_var {
     const char **half_word; /* per register: the word its 16-bit value is half of (see pd_opnd.pair) */
     bool *half_hi;
     int loop_mark;      /* the loop being entered assigns it (loop hoisting) */
+    const th_expr *def; /* the value of its one assignment (with assigns == 1) */
     int ptr_param;      /* a pointer assigned once from parameter ptr_param (+ offsets); -1 */
 } pd_var;
 
@@ -100,6 +101,11 @@ typedef struct pd_ctx {
     int nhoisted, cap_hoisted, nloops;
     int npair_log, cap_pair_log;
     int cse_head[PD_CSE_BUCKETS];
+    /* loads of a run of statements merged into wider ones: each load
+     * expression's lane (pd_merge_loads) */
+    struct { const th_expr *e, *wide; int lane; bool done; pd_opnd v; } *merged;
+    int nmerged, cap_merged;
+    bool merge_window; /* a sequence's window of merged loads is being emitted */
     tlc_loc loc;
     bool used_smem;
     bool failed;
@@ -107,6 +113,15 @@ typedef struct pd_ctx {
 
 
 void pd_error(pd_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Loads in the expressions of stmts[0..n) (assignments only: nothing in
+ * between writes memory) that read adjacent elements through one address
+ * become one vector load, emitted where the first of them is evaluated;
+ * the others take its lanes. Returns how many statements it looked at. */
+int pd_merge_loads(pd_ctx *c, const th_stmt *const *stmts, int n);
+/* Marks the variables s assigns with `mark` (pd_var.loop_mark). */
+void pd_mark_assigned(pd_ctx *c, const th_stmt *s, int mark);
+/* e is pure and reads no variable marked with `mark`. */
+bool pd_loop_invariant(pd_ctx *c, const th_expr *e, int mark);
 const char *pd_address(pd_ctx *c, const th_expr *p, int64_t *off);
 const char *pd_as_reg(pd_ctx *c, pd_opnd o, reg_class rc);
 pd_opnd pd_convert_lane(pd_ctx *c, pd_opnd x, th_type from, th_type to);
