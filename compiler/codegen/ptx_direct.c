@@ -1,5 +1,8 @@
 /* Thread IR -> PTX text without LLVM: tlc's own code generator
- * (tlc_codegen_options.backend = TLC_BACKEND_DIRECT).
+ * (tlc_codegen_options.backend = TLC_BACKEND_DIRECT; docs/architecture.md
+ * section 9). This file has the module, kernels, variables and statements;
+ * ptx_direct_expr.c the expressions, memory accesses and common
+ * subexpressions.
  *
  * PTX registers are mutable and ptxas is an optimizing compiler (SSA,
  * copy propagation, common subexpressions, scheduling, allocation), so the
@@ -15,7 +18,7 @@
  * - a register array indexed at run time lives in local memory;
  * - loads through a read-only tensor parameter use ld.global.nc;
  * - an inline asm output tied to an input that the statements right after
- *   it assign back (`asm "=f,0" outs(d) pd_ins(acc[i])` then `acc[i] = d`,
+ *   it assign back (`asm "=f,0" outs(d) ins(acc[i])` then `acc[i] = d`,
  *   d read nowhere else) is written in place: no copy touches a wgmma
  *   accumulator between the instruction and its wait, which ptxas would
  *   answer by serializing every wgmma.
