@@ -153,13 +153,20 @@ static pd_opnd float_const(pd_ctx *c, th_base b, double v) {
  * corrections), so the quotient by a constant d is computed here as LLVM
  * does, from a "magic" multiplier (Granlund and Montgomery; Hacker's
  * Delight, chapter 10). */
+void pd_udiv_magic(uint32_t d, uint32_t *m, int *l) {
+    /* l = ceil(log2 d); m = floor(2^32 (2^l - d) / d) + 1 */
+    int k = 0;
+    while (k < 32 && ((uint64_t)1 << k) < d) k++;
+    unsigned __int128 num = ((unsigned __int128)1 << 32) * (((uint64_t)1 << k) - d);
+    *m = (uint32_t)(num / d + 1);
+    *l = k;
+}
+
 static const char *udiv_const(pd_ctx *c, const char *x, uint32_t d) {
-    /* l = ceil(log2 d); m = floor(2^32 (2^l - d) / d) + 1;
-     * q = (t + ((x - t) >> 1)) >> (l - 1) with t = mulhi(x, m) */
-    int l = 0;
-    while (l < 32 && ((uint64_t)1 << l) < d) l++;
-    unsigned __int128 num = ((unsigned __int128)1 << 32) * (((uint64_t)1 << l) - d);
-    uint32_t m = (uint32_t)(num / d + 1);
+    /* q = (t + ((x - t) >> 1)) >> (l - 1) with t = mulhi(x, m) */
+    uint32_t m;
+    int l;
+    pd_udiv_magic(d, &m, &l);
     const char *t = pd_newreg(c, RC_R), *u = pd_newreg(c, RC_R), *w = pd_newreg(c, RC_R), *y = pd_newreg(c, RC_R), *q = pd_newreg(c, RC_R);
     pd_ins(c, "mul.hi.u32 %s, %s, %u", t, x, m);
     pd_ins(c, "sub.s32 %s, %s, %s", u, x, t);
@@ -169,8 +176,7 @@ static const char *udiv_const(pd_ctx *c, const char *x, uint32_t d) {
     return q;
 }
 
-/* Signed: the multiplier and shift of Hacker's Delight's magic() for d >= 2. */
-static void signed_magic(int32_t d, int32_t *mult, int *shift) {
+void pd_sdiv_magic(int32_t d, int32_t *mult, int *shift) {
     const uint32_t two31 = 0x80000000u;
     uint32_t ad = (uint32_t)d, t = two31 + ((uint32_t)d >> 31);
     uint32_t anc = t - 1 - t % ad;
@@ -205,7 +211,7 @@ static const char *sdiv_const(pd_ctx *c, const char *x, int32_t d) {
     }
     int32_t m;
     int sh;
-    signed_magic(d, &m, &sh);
+    pd_sdiv_magic(d, &m, &sh);
     const char *t = pd_newreg(c, RC_R), *sgn = pd_newreg(c, RC_R);
     pd_ins(c, "mul.hi.s32 %s, %s, %d", t, x, m);
     if (m < 0) {

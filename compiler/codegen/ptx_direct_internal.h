@@ -118,6 +118,12 @@ void pd_error(pd_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 
  * become one vector load, emitted where the first of them is evaluated;
  * the others take its lanes. Returns how many statements it looked at. */
 int pd_merge_loads(pd_ctx *c, const th_stmt *const *stmts, int n);
+/* The multiplier of a 32-bit division by the constant d >= 2 (not a power
+ * of two): unsigned, q = (t + ((x - t) >> 1)) >> (l - 1) with t the high
+ * word of x * m; signed (Hacker's Delight's magic()), q = (mulhi(x, m)
+ * [+ x where m < 0]) >> shift, plus 1 where x < 0. */
+void pd_udiv_magic(uint32_t d, uint32_t *m, int *l);
+void pd_sdiv_magic(int32_t d, int32_t *mult, int *shift);
 /* Marks the variables s assigns with `mark` (pd_var.loop_mark). */
 void pd_mark_assigned(pd_ctx *c, const th_stmt *s, int mark);
 /* e is pure and reads no variable marked with `mark`. */
