@@ -50,6 +50,14 @@ static void *pd_xcalloc(size_t n) {
     return p;
 }
 
+void *pd_grow(void *p, int n, int *cap, size_t elem) {
+    if (n < *cap) return p;
+    *cap = *cap ? *cap * 2 : 64;
+    p = realloc(p, elem * (size_t)*cap);
+    if (!p) { fputs("tlc: fatal: out of memory\n", stderr); abort(); }
+    return p;
+}
+
 void pd_ins(pd_ctx *c, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
@@ -61,14 +69,7 @@ void pd_ins(pd_ctx *c, const char *fmt, ...) {
 
 static void label(pd_ctx *c, int l) { tlc_sb_printf(&c->body, "$Ltlc%d:\n", l); }
 
-/* ---------------- types and registers ---------------- */
-
-
-
-
-
-
-
+/* ---------------- registers ---------------- */
 const char *pd_newreg(pd_ctx *c, reg_class rc) {
     static const char *const prefix[] = {"%p", "%rs", "%r", "%rd"};
     return tlc_arena_printf(c->a, "%s%d", prefix[rc], ++c->nreg[rc]);
@@ -83,30 +84,7 @@ static const char *new_var_reg(pd_ctx *c, reg_class rc) {
     return tlc_arena_printf(c->a, "%s%d", prefix[rc], ++c->nvreg[rc]);
 }
 
-
-
-
-
-/* The bit type of a register class ("b32"). */
-
-
-/* Integer instruction types: signed, unsigned, bits. */
-
-
-
-
-/* Two's complement arithmetic on constants (hostile input may overflow). */
-
-
-
-
-
-
 pd_opnd pd_int_op(pd_ctx *c, int64_t v) { return (pd_opnd){tlc_arena_printf(c->a, "%" PRId64, v), true, v, NULL, TH_VOID, NULL, false, false, 0}; }
-
-/* v wrapped to the width of integer base b (i8 / i16 sign-extended: the
- * value a b16 register of that type holds). */
-
 
 const char *pd_f32_imm(pd_ctx *c, double v) {
     float f = (float)v;
@@ -134,7 +112,6 @@ const char *pd_as_reg(pd_ctx *c, pd_opnd o, reg_class rc) {
 }
 
 static void mov_into(pd_ctx *c, const char *dst, pd_opnd src, reg_class rc) {
-    if (!src.is_int && src.s == dst) return;
     if (!src.is_int && src.s && strcmp(src.s, dst) == 0) return;
     if (rc == RC_P) {
         if (src.is_int) pd_ins(c, "setp.ne.u32 %s, %d, 0", dst, (src.iv & 1) != 0);
@@ -177,7 +154,6 @@ pd_var *pd_var_entry(pd_ctx *c, const th_var *v) {
     return e;
 }
 
-/* The register of element `elem`, lane `lane` of v. */
 /* A vector of 16-bit lanes is kept as 32-bit words, two lanes each, as it
  * is loaded and stored: copying one moves words, not halves that ptxas
  * would pack again. */
@@ -222,11 +198,7 @@ static void set_half(pd_ctx *c, pd_var *pv, int reg, const char *word, bool hi) 
     if (reg < 0 || reg >= pv->nregs) return;
     pv->half_word[reg] = word;
     pv->half_hi[reg] = hi;
-    if (c->npair_log == c->cap_pair_log) {
-        c->cap_pair_log = c->cap_pair_log ? c->cap_pair_log * 2 : 256;
-        c->pair_log = realloc(c->pair_log, sizeof *c->pair_log * (size_t)c->cap_pair_log);
-        if (!c->pair_log) { fputs("tlc: fatal: out of memory\n", stderr); abort(); }
-    }
+    c->pair_log = pd_grow(c->pair_log, c->npair_log, &c->cap_pair_log, sizeof *c->pair_log);
     c->pair_log[c->npair_log].v = pv;
     c->pair_log[c->npair_log].j = reg;
     c->npair_log++;
@@ -327,11 +299,7 @@ static bool skipped(pd_ctx *c, const th_stmt *s) {
 }
 
 static void add_skip(pd_ctx *c, const th_stmt *s) {
-    if (c->nskip == c->cap_skip) {
-        c->cap_skip = c->cap_skip ? c->cap_skip * 2 : 256;
-        c->skip = realloc(c->skip, sizeof *c->skip * (size_t)c->cap_skip);
-        if (!c->skip) { fputs("tlc: fatal: out of memory\n", stderr); abort(); }
-    }
+    c->skip = pd_grow(c->skip, c->nskip, &c->cap_skip, sizeof *c->skip);
     c->skip[c->nskip++] = s;
 }
 
@@ -370,18 +338,7 @@ static void assign_stmt(pd_ctx *c, const th_stmt *s) {
         idx = pd_convert_lane(c, idx, s->u.assign.index->type, th_scalar(TH_I32));
     if (pv->runtime_index) {
         pd_touch(c, pv);
-        const char *addr = pd_local_addr(c, pv, idx);
-        const char *w[PD_MAX_LANES];
-        int esize = base_bytes(v->type.base);
-        int wb = esize < 4 ? esize : 4;
-        if (esize == 8) wb = 8;
-        if (wb == 1) {
-            for (int i = 0; i < x.n; i++) pd_ins(c, "st.local.u8 [%s+%d], %s", addr, i, pd_as_reg(c, x.l[i], RC_H));
-            return;
-        }
-        int nw = pd_to_words(c, &x, v->type, wb, w);
-        for (int i = 0; i < nw; i++)
-            pd_ins(c, "st.local.%s [%s+%d], %s", wb == 2 ? "b16" : wb == 4 ? "b32" : "b64", addr, i * wb, w[i]);
+        pd_local_store(c, pv, idx, &x);
         return;
     }
     if (!idx.is_int || idx.iv < 0 || idx.iv >= v->array_len) {
@@ -441,11 +398,7 @@ static void scan_runtime_stmt(pd_ctx *c, const th_stmt *s, pd_bound_set *b) {
     /* an unrolled loop's variable is a constant in its body */
     bool unrolled = s->kind == THS_FOR && s->u.for_.unroll && const_bounds(s, b);
     if (unrolled) {
-        if (b->n == b->cap) {
-            b->cap = b->cap ? b->cap * 2 : 16;
-            b->vars = realloc(b->vars, sizeof *b->vars * (size_t)b->cap);
-            if (!b->vars) { fputs("tlc: fatal: out of memory\n", stderr); abort(); }
-        }
+        b->vars = pd_grow(b->vars, b->n, &b->cap, sizeof *b->vars);
         b->vars[b->n++] = s->u.for_.var;
     }
     const th_stmt *tmp[2];
@@ -534,11 +487,7 @@ static int find_hoistable(pd_ctx *c, const th_stmt *s, int mark) {
         if (!v || s->u.assign.index || v->array_len > 0 || is_hoisted(c, s)) break;
         pd_var *pv = pd_var_entry(c, v);
         if (pv->assigns != 1 || pv->bound || !pd_loop_invariant(c, s->u.assign.value, mark)) break;
-        if (c->nhoisted == c->cap_hoisted) {
-            c->cap_hoisted = c->cap_hoisted ? c->cap_hoisted * 2 : 64;
-            c->hoisted = realloc(c->hoisted, sizeof *c->hoisted * (size_t)c->cap_hoisted);
-            if (!c->hoisted) { fputs("tlc: fatal: out of memory\n", stderr); abort(); }
-        }
+        c->hoisted = pd_grow(c->hoisted, c->nhoisted, &c->cap_hoisted, sizeof *c->hoisted);
         c->hoisted[c->nhoisted++] = s;
         pv->loop_mark = 0;
         n++;
@@ -549,63 +498,39 @@ static int find_hoistable(pd_ctx *c, const th_stmt *s, int mark) {
     return n;
 }
 
-/* Emits the statements of s that are hoisted (from `from` on), in order. */
-static void emit_hoisted(pd_ctx *c, const th_stmt *s, int from);
-
-/* Whether e reads only variables assigned at or before stamp `pre` (none
- * the loop being entered assigns) and nothing else that can change. */
-static bool invariant(pd_ctx *c, const th_expr *e, int pre) {
-    if (!e) return false;
-    switch (e->kind) {
-    case THE_INT: case THE_FLOAT: case THE_PARAM: case THE_SPECIAL: return true;
-    case THE_VAR: {
-        pd_var *pv = pd_var_entry(c, e->u.var.var);
-        return !pv->bound && pv->assigned_at <= pre;
-    }
-    case THE_BIN: case THE_CMP: return invariant(c, e->u.bin.a, pre) && invariant(c, e->u.bin.b, pre);
-    case THE_UN: return invariant(c, e->u.un.a, pre);
-    case THE_CONVERT: case THE_BITCAST: return invariant(c, e->u.conv.a, pre);
-    case THE_SELECT:
-        return invariant(c, e->u.sel.cond, pre) && invariant(c, e->u.sel.a, pre) && invariant(c, e->u.sel.b, pre);
-    case THE_SHARED_PTR: return !e->u.offset || invariant(c, e->u.offset, pre);
-    case THE_PTR_ADD: return invariant(c, e->u.ptr_add.ptr, pre) && invariant(c, e->u.ptr_add.index, pre);
-    default: return false;
-    }
-}
-
-static void hoist_expr(pd_ctx *c, const th_expr *e, int pre);
-static void hoist_address(pd_ctx *c, const th_expr *p, int pre);
+static void hoist_expr(pd_ctx *c, const th_expr *e, int mark);
+static void hoist_address(pd_ctx *c, const th_expr *p, int mark);
 
 /* Integer divisions (not by a power of two) in the loop body that do not
  * change from one iteration to the next, computed once before the loop: the
  * body's copies then reuse them (ptxas keeps them in the loop). */
-static void hoist_stmt(pd_ctx *c, const th_stmt *s, int pre) {
+static void hoist_stmt(pd_ctx *c, const th_stmt *s, int mark) {
     if (!s) return;
     const th_expr *etmp[2];
     int ne;
     const th_expr *const *es = th_stmt_exprs(s, &ne, etmp);
     bool address_first = s->kind == THS_STORE || s->kind == THS_ATOMIC_ADD;
     for (int i = 0; i < ne; i++) {
-        if (i == 0 && address_first) hoist_address(c, es[0], pre);
-        else hoist_expr(c, es[i], pre);
+        if (i == 0 && address_first) hoist_address(c, es[0], mark);
+        else hoist_expr(c, es[i], mark);
     }
     const th_stmt *tmp[2];
     int n;
     const th_stmt *const *kids = th_stmt_children(s, &n, tmp);
-    for (int i = 0; i < n; i++) hoist_stmt(c, kids[i], pre);
+    for (int i = 0; i < n; i++) hoist_stmt(c, kids[i], mark);
 }
 
 /* An access's address as pd_address() will compute it: its base without the constant offset. */
-static void hoist_address(pd_ctx *c, const th_expr *p, int pre) {
+static void hoist_address(pd_ctx *c, const th_expr *p, int mark) {
     int64_t off;
     const th_expr *base = pd_split_pointer(c, p, &off);
-    hoist_expr(c, base, pre);
+    hoist_expr(c, base, mark);
 }
 
-static void hoist_expr(pd_ctx *c, const th_expr *e, int pre) {
+static void hoist_expr(pd_ctx *c, const th_expr *e, int mark) {
     if (!e) return;
     if (e->kind == THE_LOAD) {
-        hoist_address(c, e->u.load.ptr, pre);
+        hoist_address(c, e->u.load.ptr, mark);
         return;
     }
     if (e->kind == THE_BIN) {
@@ -614,7 +539,7 @@ static void hoist_expr(pd_ctx *c, const th_expr *e, int pre) {
                    op == THB_FLOORMOD;
         const th_expr *d = e->u.bin.b;
         if (div && is_intb(e->type.base) && e->type.lanes <= 1 && !(d && d->kind == THE_INT && tlc_is_pow2(d->u.ival)) &&
-            invariant(c, e, pre)) {
+            pd_loop_invariant(c, e, mark)) {
             (void)pd_expr(c, e);
             return;
         }
@@ -622,7 +547,7 @@ static void hoist_expr(pd_ctx *c, const th_expr *e, int pre) {
     const th_expr *tmp[3];
     int n;
     const th_expr *const *kids = th_expr_children(e, &n, tmp);
-    for (int i = 0; i < n; i++) hoist_expr(c, kids[i], pre);
+    for (int i = 0; i < n; i++) hoist_expr(c, kids[i], mark);
 }
 
 static void for_stmt(pd_ctx *c, const th_stmt *s) {
@@ -665,12 +590,11 @@ static void for_stmt(pd_ctx *c, const th_stmt *s) {
     pv->loop_mark = lmark;
     pd_mark_assigned(c, s->u.for_.body, lmark);
     (void)find_hoistable(c, s->u.for_.body, lmark); /* one pass in program order: a use after its def */
-    if (c->nhoisted > from) emit_hoisted(c, s->u.for_.body, from);
+    for (int i = from; i < c->nhoisted; i++) assign_stmt(c, c->hoisted[i]);
     /* what the loop assigns differs at its head from before it */
-    int pre = c->stamp;
     pd_touch(c, pv);
     touch_assigned(c, s->u.for_.body);
-    hoist_stmt(c, s->u.for_.body, pre);
+    hoist_stmt(c, s->u.for_.body, lmark);
     int mark = pd_cse_mark(c), pmark = c->npair_log;
     int head = ++c->nlabel, done = ++c->nlabel;
     const char *p = pd_newreg(c, RC_P);
@@ -838,6 +762,15 @@ static reg_class letter_class(char l) {
     }
 }
 
+/* A register array's index known now: a constant, or an unrolled loop's
+ * variable (folded without emitting anything). */
+static bool known_index(pd_ctx *c, const th_expr *ix, int64_t *out) {
+    if (th_expr_const_int(ix, out)) return true;
+    if (!ix || ix->kind != THE_VAR || !pd_var_entry(c, ix->u.var.var)->bound) return false;
+    *out = pd_var_entry(c, ix->u.var.var)->cval;
+    return true;
+}
+
 /* The var and element an expression reads, if it is a plain variable read. */
 static bool plain_read(pd_ctx *c, const th_expr *e, const th_var **v, int *elem) {
     if (!e) return false;
@@ -851,14 +784,7 @@ static bool plain_read(pd_ctx *c, const th_expr *e, const th_var **v, int *elem)
         pd_var *pv = pd_var_entry(c, e->u.var.var);
         if (pv->runtime_index) return false;
         int64_t ix;
-        if (!th_expr_const_int(e->u.var.index, &ix)) {
-            pd_val iv = {0};
-            (void)iv;
-            /* an unrolled loop's index: fold it without emitting anything */
-            const th_expr *ie = e->u.var.index;
-            if (!ie || ie->kind != THE_VAR || !pd_var_entry(c, ie->u.var.var)->bound) return false;
-            ix = pd_var_entry(c, ie->u.var.var)->cval;
-        }
+        if (!known_index(c, e->u.var.index, &ix)) return false;
         if (ix < 0 || ix >= e->u.var.var->array_len) return false;
         *v = e->u.var.var;
         *elem = (int)ix;
@@ -877,13 +803,7 @@ static const th_stmt *assign_back(pd_ctx *c, th_stmt **seq, int n, int from, con
         if (!val || val->kind != THE_VAR || val->u.var.var != out) continue;
         if (s->u.assign.var != v) continue;
         int64_t ix = 0;
-        if (s->u.assign.index) {
-            if (!th_expr_const_int(s->u.assign.index, &ix)) {
-                const th_expr *ie = s->u.assign.index;
-                if (!ie || ie->kind != THE_VAR || !pd_var_entry(c, ie->u.var.var)->bound) continue;
-                ix = pd_var_entry(c, ie->u.var.var)->cval;
-            }
-        }
+        if (s->u.assign.index && !known_index(c, s->u.assign.index, &ix)) continue;
         if (ix == elem) return s;
     }
     return NULL;
@@ -971,20 +891,6 @@ static void asm_stmt(pd_ctx *c, const th_stmt *s, th_stmt **seq, int nseq, int a
     tlc_sb_free(&sb);
 }
 
-static void emit_hoisted(pd_ctx *c, const th_stmt *s, int from) {
-    if (!s) return;
-    switch (s->kind) {
-    case THS_SEQ:
-        for (int i = 0; i < s->u.seq.n; i++) emit_hoisted(c, s->u.seq.stmts ? s->u.seq.stmts[i] : NULL, from);
-        break;
-    case THS_IF: emit_hoisted(c, s->u.if_.then, from); emit_hoisted(c, s->u.if_.els, from); break;
-    case THS_ASSIGN:
-        for (int i = from; i < c->nhoisted; i++)
-            if (c->hoisted[i] == s) assign_stmt(c, s);
-        break;
-    default: break;
-    }
-}
 
 /* The f32 operand a 16-bit float conversion rounds, if e is one. */
 static const th_expr *rounded_f32(const th_expr *e) {
@@ -1131,7 +1037,6 @@ static bool emit_kernel(pd_ctx *c, const th_kernel *k, tlc_strbuf *out) {
     memset(c->special_used, 0, sizeof c->special_used);
     memset(c->special_reg, 0, sizeof c->special_reg);
     c->smem_reg = NULL;
-    bool smem_before = c->used_smem;
     c->used_smem = false;
     scan_stmt(c, k->body);
     /* the entry block: what every path may read, read once */
@@ -1146,12 +1051,9 @@ static bool emit_kernel(pd_ctx *c, const th_kernel *k, tlc_strbuf *out) {
         c->smem_reg = pd_newreg(c, RC_R);
         pd_ins(c, "mov.u32 %s, __tlc_smem", c->smem_reg);
     }
-    c->used_smem = c->used_smem || smem_before;
     pd_bound_set bs = {0};
     scan_runtime_stmt(c, k->body, &bs);
     free(bs.vars);
-    for (int i = 0; i < k->nvars; i++)
-        if (k->vars && k->vars[i]) pd_var_entry(c, k->vars[i]);
     if (k->body) stmt(c, k->body);
     pd_ins(c, "ret");
 
@@ -1193,7 +1095,7 @@ char *cg_direct_ptx(const th_module *m, const tlc_codegen_options *o, tlc_arena 
     c.opt = o;
     tlc_strbuf kernels;
     tlc_sb_init(&kernels);
-    bool ok = true;
+    bool ok = true, declare_smem = false;
     for (int i = 0; i < m->nkernels && !tlc_diag_too_many(diag); i++) {
         if (!m->kernels[i]) continue;
         for (int j = 0; j < i; j++)
@@ -1202,8 +1104,8 @@ char *cg_direct_ptx(const th_module *m, const tlc_codegen_options *o, tlc_arena 
                 c.k = m->kernels[i];
                 pd_error(&c, "two kernels named '%s'", m->kernels[i]->name);
             }
-        if (m->kernels[i]->dyn_shared_bytes > 0) c.used_smem = true;
         if (!emit_kernel(&c, m->kernels[i], &kernels)) ok = false;
+        declare_smem = declare_smem || c.used_smem || m->kernels[i]->dyn_shared_bytes > 0;
     }
     free(c.vars);
     free(c.skip);
@@ -1217,7 +1119,7 @@ char *cg_direct_ptx(const th_module *m, const tlc_codegen_options *o, tlc_arena 
         tlc_sb_init(&out);
         tlc_sb_printf(&out, "\n.version %d.%d\n.target %s\n.address_size 64\n\n", tg->ptx_isa / 10, tg->ptx_isa % 10,
                       tg->name);
-        if (c.used_smem) tlc_sb_puts(&out, ".extern .shared .align 1024 .b8 __tlc_smem[];\n");
+        if (declare_smem) tlc_sb_puts(&out, ".extern .shared .align 1024 .b8 __tlc_smem[];\n");
         tlc_sb_puts(&out, tlc_sb_cstr(&kernels));
         r = tlc_arena_strdup(a, tlc_sb_cstr(&out));
         tlc_sb_free(&out);

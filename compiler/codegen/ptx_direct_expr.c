@@ -231,42 +231,38 @@ static const char *sdiv_const(pd_ctx *c, const char *x, int32_t d) {
 }
 
 /* ---- integer arithmetic on one lane ---- */
-/* Python's floor division and modulo (y != 0, not INT64_MIN / -1). */
-static int64_t floor_div(int64_t x, int64_t y) {
-    int64_t q = x / y;
-    return (x % y != 0 && ((x % y) ^ y) < 0) ? q - 1 : q;
-}
-static int64_t floor_mod(int64_t x, int64_t y) {
-    int64_t r = x % y;
-    return (r != 0 && (r ^ y) < 0) ? r + y : r;
+/* Constants folded as th_bin folds them, and unsigned division, which
+ * th_bin leaves (the operands' low bits, as the instruction reads them). */
+static bool fold_int_bin(th_binop op, th_base b, int64_t x, int64_t y, int64_t *out) {
+    if (op != THB_UDIV && op != THB_UREM) return th_fold_int(op, b, x, y, out);
+    int bits = b == TH_I1 ? 1 : base_bytes(b) * 8;
+    uint64_t mask = bits >= 64 ? ~0ull : ((1ull << bits) - 1), ux = (uint64_t)x & mask, uy = (uint64_t)y & mask;
+    if (uy == 0) return false;
+    *out = th_wrap_int(b, op == THB_UDIV ? ux / uy : ux % uy);
+    return true;
 }
 
-static bool fold_int_bin(th_binop op, th_base b, int64_t x, int64_t y, int64_t *out) {
-    uint64_t ux = (uint64_t)x, uy = (uint64_t)y;
-    int bits = b == TH_I1 ? 1 : base_bytes(b) * 8;
-    uint64_t mask = bits >= 64 ? ~0ull : ((1ull << bits) - 1);
-    switch (op) {
-    case THB_ADD: *out = (int64_t)(ux + uy); break;
-    case THB_SUB: *out = (int64_t)(ux - uy); break;
-    case THB_MUL: *out = (int64_t)(ux * uy); break;
-    case THB_DIV: if (y == 0 || (x == INT64_MIN && y == -1)) return false; *out = x / y; break;
-    case THB_REM: if (y == 0 || (x == INT64_MIN && y == -1)) return false; *out = x % y; break;
-    case THB_UDIV: if ((uy & mask) == 0) return false; *out = (int64_t)((ux & mask) / (uy & mask)); break;
-    case THB_UREM: if ((uy & mask) == 0) return false; *out = (int64_t)((ux & mask) % (uy & mask)); break;
-    case THB_FLOORDIV: if (y == 0 || (x == INT64_MIN && y == -1)) return false; *out = floor_div(x, y); break;
-    case THB_FLOORMOD: if (y == 0 || (x == INT64_MIN && y == -1)) return false; *out = floor_mod(x, y); break;
-    case THB_MIN: *out = x < y ? x : y; break;
-    case THB_MAX: *out = x > y ? x : y; break;
-    case THB_AND: *out = x & y; break;
-    case THB_OR: case THB_OR_DISJOINT: *out = x | y; break;
-    case THB_XOR: *out = x ^ y; break;
-    case THB_SHL: if (y < 0 || y >= bits) return false; *out = (int64_t)(ux << y); break;
-    case THB_SHR: if (y < 0 || y >= bits) return false; *out = x >> y; break;
-    case THB_LSHR: if (y < 0 || y >= bits) return false; *out = (int64_t)((ux & mask) >> y); break;
-    default: return false;
+/* Python's floor division or modulo from the truncating quotient q and
+ * remainder r of x by y: one less (r plus y) where r is not 0 and its sign
+ * is not y's. */
+static pd_opnd floor_from(pd_ctx *c, th_binop op, th_base b, pd_opnd q, pd_opnd r, pd_opnd y) {
+    reg_class rc = class_of(th_scalar(b));
+    const char *st = stype(b), *bt = btype(b);
+    const char *rr = pd_as_reg(c, r, rc), *x2 = pd_newreg(c, rc), *out = pd_newreg(c, rc), *s2 = pd_newreg(c, rc);
+    const char *pnz = pd_newreg(c, RC_P), *pneg = pd_newreg(c, RC_P), *adj = pd_newreg(c, RC_P);
+    pd_ins(c, "setp.ne.%s %s, %s, 0", st, pnz, rr);
+    pd_ins(c, "xor.%s %s, %s, %s", bt, x2, rr, y.s);
+    pd_ins(c, "setp.lt.%s %s, %s, 0", st, pneg, x2);
+    pd_ins(c, "and.pred %s, %s, %s", adj, pnz, pneg);
+    if (op == THB_FLOORMOD) {
+        pd_ins(c, "add.%s %s, %s, %s", st, s2, rr, y.s);
+        pd_ins(c, "selp.%s %s, %s, %s, %s", bt, out, s2, rr, adj);
+    } else {
+        const char *qq = pd_as_reg(c, q, rc);
+        pd_ins(c, "sub.%s %s, %s, 1", st, s2, qq);
+        pd_ins(c, "selp.%s %s, %s, %s, %s", bt, out, s2, qq, adj);
     }
-    *out = wrap_int(b, *out);
-    return true;
+    return reg_op(out);
 }
 
 static pd_opnd int_bin(pd_ctx *c, th_binop op, th_base b, pd_opnd x, pd_opnd y) {
@@ -334,24 +330,10 @@ static pd_opnd int_bin(pd_ctx *c, th_binop op, th_base b, pd_opnd x, pd_opnd y) 
     }
     case THB_FLOORDIV:
     case THB_FLOORMOD: {
-        /* q = a / b toward -inf; r = a - q * b, the sign of b */
-        const char *q = pd_newreg(c, rc), *m = pd_newreg(c, rc), *x2 = pd_newreg(c, rc);
-        const char *pnz = pd_newreg(c, RC_P), *pneg = pd_newreg(c, RC_P), *adj = pd_newreg(c, RC_P);
+        const char *q = pd_newreg(c, rc), *m = pd_newreg(c, rc);
         pd_ins(c, "div.%s %s, %s, %s", st, q, xs, ys);
         pd_ins(c, "rem.%s %s, %s, %s", st, m, xs, ys);
-        pd_ins(c, "setp.ne.%s %s, %s, 0", st, pnz, m);
-        pd_ins(c, "xor.%s %s, %s, %s", bt, x2, m, ys);
-        pd_ins(c, "setp.lt.%s %s, %s, 0", st, pneg, x2);
-        pd_ins(c, "and.pred %s, %s, %s", adj, pnz, pneg);
-        if (op == THB_FLOORMOD) {
-            const char *s2 = pd_newreg(c, rc);
-            pd_ins(c, "add.%s %s, %s, %s", st, s2, m, ys);
-            pd_ins(c, "selp.%s %s, %s, %s, %s", bt, r, s2, m, adj);
-        } else {
-            const char *s2 = pd_newreg(c, rc);
-            pd_ins(c, "sub.%s %s, %s, 1", st, s2, q);
-            pd_ins(c, "selp.%s %s, %s, %s, %s", bt, r, s2, q, adj);
-        }
+        r = floor_from(c, op, b, reg_op(q), reg_op(m), y).s;
         break;
     }
     case THB_MIN: pd_ins(c, "min.%s %s, %s, %s", st, r, xs, ys); break;
@@ -602,7 +584,7 @@ pd_opnd pd_convert_lane(pd_ctx *c, pd_opnd x, th_type from, th_type to) {
             pd_ins(c, "selp.%s %s, 1, 0, %s", btype(tb), r, x.s);
             return reg_op(r);
         }
-        if (x.is_int) return pd_int_op(c, wrap_int(tb, x.iv));
+        if (x.is_int) return pd_int_op(c, th_wrap_int(tb, x.iv));
         int fbits = base_bytes(fb) * 8, tbits = base_bytes(tb) * 8;
         if (fb == TH_I8 && tb == TH_I16) return x; /* i8 is kept sign-extended in 16 bits */
         if (fbits == tbits) return x;
@@ -885,6 +867,9 @@ const char *pd_address(pd_ctx *c, const th_expr *p, int64_t *off) {
 }
 
 /* ---- memory accesses ---- */
+/* The type of a memory word of `bytes` bytes (1 .. 8). */
+static const char *mem_type(int bytes) { return bytes == 1 ? "u8" : bytes == 2 ? "b16" : bytes == 4 ? "b32" : "b64"; }
+
 const char *pd_space_of(pd_ctx *c, const th_expr *ptr, bool load) {
     switch (ptr->type.addrspace) {
     case TH_AS_GLOBAL: {
@@ -950,7 +935,7 @@ static pd_val load(pd_ctx *c, const th_expr *e) {
     int nw = 0;
     for (int off = 0; off < total; off += unit) {
         reg_class wc = wbytes == 1 || wbytes == 2 ? RC_H : wbytes == 4 ? RC_R : RC_D;
-        const char *ty = wbytes == 1 ? "u8" : wbytes == 2 ? "b16" : wbytes == 4 ? "b32" : "b64";
+        const char *ty = mem_type(wbytes);
         tlc_strbuf sb;
         tlc_sb_init(&sb);
         for (int j = 0; j < k; j++) {
@@ -992,7 +977,7 @@ void pd_store(pd_ctx *c, const th_expr *p, const pd_val *val, th_type t, int ali
     } else {
         nw = pd_to_words(c, val, t, wbytes, words);
     }
-    const char *ty = wbytes == 1 ? "u8" : wbytes == 2 ? "b16" : wbytes == 4 ? "b32" : "b64";
+    const char *ty = mem_type(wbytes);
     int w = 0;
     for (int off = 0; off < total && w + k <= nw; off += unit, w += k) {
         tlc_strbuf sb;
@@ -1079,11 +1064,7 @@ static void collect_loads(const th_expr *e, int stmt, pd_scalar_load *out, int *
 }
 
 static void add_merged(pd_ctx *c, const th_expr *e, const th_expr *wide, int lane) {
-    if (c->nmerged == c->cap_merged) {
-        c->cap_merged = c->cap_merged ? c->cap_merged * 2 : 64;
-        c->merged = realloc(c->merged, sizeof *c->merged * (size_t)c->cap_merged);
-        if (!c->merged) { fputs("tlc: fatal: out of memory\n", stderr); abort(); }
-    }
+    c->merged = pd_grow(c->merged, c->nmerged, &c->cap_merged, sizeof *c->merged);
     c->merged[c->nmerged].e = e;
     c->merged[c->nmerged].wide = wide;
     c->merged[c->nmerged].lane = lane;
@@ -1173,6 +1154,22 @@ int pd_merge_loads(pd_ctx *c, const th_stmt *const *top, int ntop) {
 }
 
 /* ---- register arrays indexed at run time: local memory ---- */
+/* The word an element of `esize` bytes is loaded and stored by. */
+static int local_word(int esize) { return esize == 8 ? 8 : esize < 4 ? esize : 4; }
+
+void pd_local_store(pd_ctx *c, pd_var *pv, pd_opnd index, const pd_val *x) {
+    const th_var *v = pv->var;
+    const char *addr = pd_local_addr(c, pv, index);
+    int wb = local_word(base_bytes(v->type.base));
+    if (wb == 1) {
+        for (int i = 0; i < x->n; i++) pd_ins(c, "st.local.u8 [%s+%d], %s", addr, i, pd_as_reg(c, x->l[i], RC_H));
+        return;
+    }
+    const char *w[PD_MAX_LANES];
+    int nw = pd_to_words(c, x, v->type, wb, w);
+    for (int i = 0; i < nw; i++) pd_ins(c, "st.local.%s [%s+%d], %s", mem_type(wb), addr, i * wb, w[i]);
+}
+
 const char *pd_local_addr(pd_ctx *c, pd_var *pv, pd_opnd index) {
     const th_var *v = pv->var;
     int esize = th_type_bytes(v->type);
@@ -1204,16 +1201,11 @@ static pd_val array_read(pd_ctx *c, const th_expr *e) {
     if (pv->runtime_index) {
         const char *addr = pd_local_addr(c, pv, idx);
         pd_val r = {0};
-        th_expr fake = {0};
-        (void)fake;
-        int esize = base_bytes(var->type.base);
+        int esize = base_bytes(var->type.base), wb = local_word(esize);
         const char *words[PD_MAX_LANES];
-        int wb = esize < 4 ? esize : 4;
-        if (esize == 8) wb = 8;
         for (int i = 0; i < v.n * esize / wb; i++) {
             words[i] = pd_newreg(c, wb == 2 || wb == 1 ? RC_H : wb == 4 ? RC_R : RC_D);
-            pd_ins(c, "ld.local.%s %s, [%s+%d]", wb == 1 ? "u8" : wb == 2 ? "b16" : wb == 4 ? "b32" : "b64", words[i],
-                addr, i * wb);
+            pd_ins(c, "ld.local.%s %s, [%s+%d]", mem_type(wb), words[i], addr, i * wb);
         }
         if (var->type.base == TH_I1) { pd_error(c, "i1 array in local memory"); return undef_val(c, e->type); }
         if (wb == 1) {
@@ -1532,11 +1524,7 @@ pd_val pd_expr(pd_ctx *c, const th_expr *e) {
         }
     }
     pd_val v = expr_uncached(c, e);
-    if (c->ncse == c->cap_cse) {
-        c->cap_cse = c->cap_cse ? c->cap_cse * 2 : 1024;
-        c->cse = realloc(c->cse, sizeof *c->cse * (size_t)c->cap_cse);
-        if (!c->cse) { fputs("tlc: fatal: out of memory\n", stderr); abort(); }
-    }
+    c->cse = pd_grow(c->cse, c->ncse, &c->cap_cse, sizeof *c->cse);
     pd_cse *x = &c->cse[c->ncse];
     x->e = e;
     x->hash = h;
@@ -1558,7 +1546,7 @@ static pd_val expr_uncached(pd_ctx *c, const th_expr *e) {
     switch (e->kind) {
     case THE_INT:
         for (int i = 0; i < v.n; i++) v.l[i] = is_floatb(t.base) ? float_const(c, t.base, (double)e->u.ival)
-                                                                 : pd_int_op(c, wrap_int(t.base, e->u.ival));
+                                                                 : pd_int_op(c, th_wrap_int(t.base, e->u.ival));
         return v;
     case THE_FLOAT:
         for (int i = 0; i < v.n; i++) v.l[i] = is_floatb(t.base) ? float_const(c, t.base, e->u.fval)
@@ -1618,24 +1606,7 @@ static pd_val expr_uncached(pd_ctx *c, const th_expr *e) {
                     v.l[0] = r;
                     return v;
                 }
-                /* floor: one less (plus b) where the remainder is not 0 and its sign is not b's */
-                reg_class rc = class_of(th_scalar(t.base));
-                const char *st = stype(t.base), *bt = btype(t.base);
-                const char *rr = pd_as_reg(c, r, rc), *x2 = pd_newreg(c, rc), *out = pd_newreg(c, rc), *s2 = pd_newreg(c, rc);
-                const char *pnz = pd_newreg(c, RC_P), *pneg = pd_newreg(c, RC_P), *adj = pd_newreg(c, RC_P);
-                pd_ins(c, "setp.ne.%s %s, %s, 0", st, pnz, rr);
-                pd_ins(c, "xor.%s %s, %s, %s", bt, x2, rr, y0.s);
-                pd_ins(c, "setp.lt.%s %s, %s, 0", st, pneg, x2);
-                pd_ins(c, "and.pred %s, %s, %s", adj, pnz, pneg);
-                if (op == THB_FLOORMOD) {
-                    pd_ins(c, "add.%s %s, %s, %s", st, s2, rr, y0.s);
-                    pd_ins(c, "selp.%s %s, %s, %s, %s", bt, out, s2, rr, adj);
-                } else {
-                    const char *qq = pd_as_reg(c, qv, rc);
-                    pd_ins(c, "sub.%s %s, %s, 1", st, s2, qq);
-                    pd_ins(c, "selp.%s %s, %s, %s, %s", bt, out, s2, qq, adj);
-                }
-                v.l[0] = reg_op(out);
+                v.l[0] = floor_from(c, op, t.base, qv, r, y0);
                 return v;
             }
         }
@@ -1651,7 +1622,7 @@ static pd_val expr_uncached(pd_ctx *c, const th_expr *e) {
             if (is_floatb(t.base)) { v.l[i] = float_un(c, e->u.un.op, t.base, o); continue; }
             if (o.is_int) {
                 int64_t r = e->u.un.op == THU_NEG ? wsub(0, o.iv) : e->u.un.op == THU_NOT ? ~o.iv : o.iv < 0 ? wsub(0, o.iv) : o.iv;
-                v.l[i] = pd_int_op(c, wrap_int(t.base, r));
+                v.l[i] = pd_int_op(c, th_wrap_int(t.base, r));
                 continue;
             }
             const char *r = pd_newreg_t(c, th_scalar(t.base));

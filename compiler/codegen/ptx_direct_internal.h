@@ -107,12 +107,14 @@ typedef struct pd_ctx {
     int nmerged, cap_merged;
     bool merge_window; /* a sequence's window of merged loads is being emitted */
     tlc_loc loc;
-    bool used_smem;
+    bool used_smem; /* the kernel being emitted reads the shared window's base */
     bool failed;
 } pd_ctx;
 
 
 void pd_error(pd_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* p with room for element n (elem bytes each): doubled when full. */
+void *pd_grow(void *p, int n, int *cap, size_t elem);
 /* Loads in the expressions of stmts[0..n) (assignments only: nothing in
  * between writes memory) that read adjacent elements through one address
  * become one vector load, emitted where the first of them is evaluated;
@@ -139,6 +141,8 @@ const char *pd_f64_imm(pd_ctx *c, double v);
 void pd_ins(pd_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 pd_opnd pd_int_op(pd_ctx *c, int64_t v);
 const char *pd_local_addr(pd_ctx *c, pd_var *pv, pd_opnd index);
+/* Element `index` of a register array that lives in local memory, stored. */
+void pd_local_store(pd_ctx *c, pd_var *pv, pd_opnd index, const pd_val *x);
 const char *pd_newreg(pd_ctx *c, reg_class rc);
 const char *pd_newreg_t(pd_ctx *c, th_type t);
 const char *pd_param_name(pd_ctx *c, int i);
@@ -203,16 +207,6 @@ static inline const char *btype(th_base b) {
 }
 
 static inline pd_opnd reg_op(const char *r) { return (pd_opnd){r, false, 0, NULL, TH_VOID, NULL, false, false, 0}; }
-
-static inline int64_t wrap_int(th_base b, int64_t v) {
-    switch (b) {
-    case TH_I1: return v & 1;
-    case TH_I8: return (int8_t)(uint8_t)v;
-    case TH_I16: return (int16_t)(uint16_t)v;
-    case TH_I32: return (int32_t)(uint32_t)v;
-    default: return v;
-    }
-}
 
 static inline int64_t wadd(int64_t a, int64_t b) { return (int64_t)((uint64_t)a + (uint64_t)b); }
 

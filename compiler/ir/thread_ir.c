@@ -65,7 +65,7 @@ const char *th_type_name(th_type t, char buf[32]) {
 }
 
 /* Wraps v to the width of integer type b (two's complement), like the hardware does. */
-static int64_t wrap_int(th_base b, uint64_t v) {
+int64_t th_wrap_int(th_base b, uint64_t v) {
     switch (b) {
     case TH_I1: return (int64_t)(v & 1);
     case TH_I8: return (int8_t)(uint8_t)v;
@@ -106,7 +106,7 @@ static th_expr *new_expr(tlc_arena *a, th_expr_kind k, th_type t) {
 
 th_expr *th_int(tlc_arena *a, th_base t, int64_t v) {
     th_expr *e = new_expr(a, THE_INT, th_scalar(t));
-    e->u.ival = is_int(t) ? wrap_int(t, (uint64_t)v) : v;
+    e->u.ival = is_int(t) ? th_wrap_int(t, (uint64_t)v) : v;
     return e;
 }
 
@@ -241,32 +241,32 @@ th_expr *th_load(tlc_arena *a, th_expr *ptr, th_type t, int align) {
 
 /* Folds integer constant arithmetic; returns false where folding could
  * change meaning (division by zero, overflowing signed division). */
-static bool fold_int(th_binop op, th_base t, int64_t x, int64_t y, int64_t *r) {
+bool th_fold_int(th_binop op, th_base t, int64_t x, int64_t y, int64_t *r) {
     uint64_t ux = (uint64_t)x, uy = (uint64_t)y;
     int bits = base_bytes(t) * 8;
     if (t == TH_I1) bits = 1;
     switch (op) {
-    case THB_ADD: *r = wrap_int(t, ux + uy); return true;
-    case THB_SUB: *r = wrap_int(t, ux - uy); return true;
-    case THB_MUL: *r = wrap_int(t, ux * uy); return true;
-    case THB_AND: *r = wrap_int(t, ux & uy); return true;
-    case THB_OR: case THB_OR_DISJOINT: *r = wrap_int(t, ux | uy); return true;
-    case THB_XOR: *r = wrap_int(t, ux ^ uy); return true;
+    case THB_ADD: *r = th_wrap_int(t, ux + uy); return true;
+    case THB_SUB: *r = th_wrap_int(t, ux - uy); return true;
+    case THB_MUL: *r = th_wrap_int(t, ux * uy); return true;
+    case THB_AND: *r = th_wrap_int(t, ux & uy); return true;
+    case THB_OR: case THB_OR_DISJOINT: *r = th_wrap_int(t, ux | uy); return true;
+    case THB_XOR: *r = th_wrap_int(t, ux ^ uy); return true;
     case THB_MIN: *r = x < y ? x : y; return true;
     case THB_MAX: *r = x > y ? x : y; return true;
-    case THB_SHL: if (y < 0 || y >= bits) return false; *r = wrap_int(t, ux << y); return true;
+    case THB_SHL: if (y < 0 || y >= bits) return false; *r = th_wrap_int(t, ux << y); return true;
     case THB_SHR: if (y < 0 || y >= bits) return false; *r = x >= 0 ? x >> y : ~(~x >> y); return true;
     case THB_LSHR: {
         if (y < 0 || y >= bits) return false;
         uint64_t m = bits == 64 ? ~0ull : ((1ull << bits) - 1);
-        *r = wrap_int(t, (ux & m) >> y);
+        *r = th_wrap_int(t, (ux & m) >> y);
         return true;
     }
     case THB_DIV: case THB_REM: case THB_FLOORDIV: case THB_FLOORMOD: {
         if (y == 0 || (y == -1 && x == INT64_MIN)) return false;
         int64_t q = x / y, m = x % y;
         if ((op == THB_FLOORDIV || op == THB_FLOORMOD) && m != 0 && ((m < 0) != (y < 0))) { q -= 1; m += y; }
-        *r = wrap_int(t, (uint64_t)(op == THB_DIV || op == THB_FLOORDIV ? q : m));
+        *r = th_wrap_int(t, (uint64_t)(op == THB_DIV || op == THB_FLOORDIV ? q : m));
         return true;
     }
     default: return false;
@@ -277,7 +277,7 @@ th_expr *th_bin(tlc_arena *a, th_binop op, th_expr *x, th_expr *y) {
     bool scalar_int = is_int(x->type.base) && x->type.lanes <= 1 && th_type_eq(x->type, y->type);
     if (scalar_int && x->kind == THE_INT && y->kind == THE_INT && x->type.base != TH_I1) {
         int64_t r;
-        if (fold_int(op, x->type.base, x->u.ival, y->u.ival, &r)) return th_int(a, x->type.base, r);
+        if (th_fold_int(op, x->type.base, x->u.ival, y->u.ival, &r)) return th_int(a, x->type.base, r);
     }
     if (scalar_int) {
         /* identities that keep index arithmetic readable in --emit=thread */
@@ -311,7 +311,7 @@ th_expr *th_bin(tlc_arena *a, th_binop op, th_expr *x, th_expr *y) {
 
 th_expr *th_un(tlc_arena *a, th_unop op, th_expr *x) {
     if (op == THU_NEG && x->kind == THE_INT && is_int(x->type.base) && x->type.base != TH_I1)
-        return th_int(a, x->type.base, wrap_int(x->type.base, 0 - (uint64_t)x->u.ival));
+        return th_int(a, x->type.base, th_wrap_int(x->type.base, 0 - (uint64_t)x->u.ival));
     if (op == THU_NEG && x->kind == THE_FLOAT) return th_float(a, x->type.base, -x->u.fval);
     th_expr *e = new_expr(a, THE_UN, x->type);
     e->u.un.op = op;

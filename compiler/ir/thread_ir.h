@@ -237,6 +237,12 @@ bool th_expr_const_int(const th_expr *e, int64_t *out); /* true if e is THE_INT 
 const th_expr *const *th_expr_children(const th_expr *e, int *n, const th_expr *tmp[3]);
 const th_expr *const *th_stmt_exprs(const th_stmt *s, int *n, const th_expr *tmp[2]);
 const th_stmt *const *th_stmt_children(const th_stmt *s, int *n, const th_stmt *tmp[2]);
+/* v wrapped to the width of integer type t (i1: 0 / 1; i8, i16, i32 sign-extended). */
+int64_t th_wrap_int(th_base t, uint64_t v);
+/* x op y on constants of integer type t, as th_bin folds them (wrapped;
+ * false where the result is not defined: division by 0, shifts out of
+ * range, or op not folded, e.g. unsigned division). */
+bool th_fold_int(th_binop op, th_base t, int64_t x, int64_t y, int64_t *r);
 /* A power's exponent that codegen expands into multiplications: an integer
  * constant in -64..64 (also a whole float, also through a conversion). */
 bool th_pow_small_int(const th_expr *e, int64_t *n);
