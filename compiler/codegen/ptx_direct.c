@@ -67,6 +67,16 @@ void pd_ins(pd_ctx *c, const char *fmt, ...) {
     va_end(ap);
 }
 
+void pd_ins_effect(pd_ctx *c, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    tlc_sb_putc(&c->body, '\t');
+    if (c->guard) tlc_sb_printf(&c->body, "@%s ", c->guard);
+    tlc_sb_vprintf(&c->body, fmt, ap);
+    tlc_sb_puts(&c->body, ";\n");
+    va_end(ap);
+}
+
 static void label(pd_ctx *c, int l) { tlc_sb_printf(&c->body, "$Ltlc%d:\n", l); }
 
 /* ---------------- registers ---------------- */
@@ -114,11 +124,11 @@ const char *pd_as_reg(pd_ctx *c, pd_opnd o, reg_class rc) {
 static void mov_into(pd_ctx *c, const char *dst, pd_opnd src, reg_class rc) {
     if (!src.is_int && src.s && strcmp(src.s, dst) == 0) return;
     if (rc == RC_P) {
-        if (src.is_int) pd_ins(c, "setp.ne.u32 %s, %d, 0", dst, (src.iv & 1) != 0);
-        else pd_ins(c, "mov.pred %s, %s", dst, src.s);
+        if (src.is_int) pd_ins_effect(c, "setp.ne.u32 %s, %d, 0", dst, (src.iv & 1) != 0);
+        else pd_ins_effect(c, "mov.pred %s, %s", dst, src.s);
         return;
     }
-    pd_ins(c, "mov.%s %s, %s", bits_of(rc), dst, src.s);
+    pd_ins_effect(c, "mov.%s %s, %s", bits_of(rc), dst, src.s);
 }
 
 /* ---------------- variables ---------------- */
@@ -303,9 +313,28 @@ static void add_skip(pd_ctx *c, const th_stmt *s) {
     c->skip[c->nskip++] = s;
 }
 
+/* pv appears only in the predicated path being emitted, each element
+ * assigned there before it is read: its registers need no guard. */
+static bool scanned_local(const pd_ctx *c, const pd_var *pv) {
+    return pv->path_scan == c->path_scan && !pv->path_live_in && pv->path_reads == pv->reads &&
+           pv->path_assigns == pv->assigns;
+}
+
+static bool path_local(const pd_ctx *c, const pd_var *pv) { return c->guard && scanned_local(c, pv); }
+
+static void assign_regs(pd_ctx *c, pd_var *pv, int elem, const pd_val *x);
+
 static void assign_value(pd_ctx *c, const th_var *v, int elem, const pd_val *x) {
     pd_var *pv = pd_var_entry(c, v);
     if (pv->bound) { pd_error(c, "assignment to the unrolled loop variable '%s'", v->name); return; }
+    const char *g = c->guard;
+    if (path_local(c, pv)) c->guard = NULL;
+    assign_regs(c, pv, elem, x);
+    c->guard = g;
+}
+
+static void assign_regs(pd_ctx *c, pd_var *pv, int elem, const pd_val *x) {
+    const th_var *v = pv->var;
     if (packed(v)) {
         const char *w[PD_MAX_LANES];
         int nw = pd_to_words(c, x, v->type, 4, w);
@@ -501,9 +530,10 @@ static int find_hoistable(pd_ctx *c, const th_stmt *s, int mark) {
 static void hoist_expr(pd_ctx *c, const th_expr *e, int mark);
 static void hoist_address(pd_ctx *c, const th_expr *p, int mark);
 
-/* Integer divisions (not by a power of two) in the loop body that do not
- * change from one iteration to the next, computed once before the loop: the
- * body's copies then reuse them (ptxas keeps them in the loop). */
+/* Integer divisions (not by a power of two) and larger integer or address
+ * computations in the loop body that do not change from one iteration to
+ * the next, computed once before the loop: the body's copies then reuse
+ * them (ptxas keeps them in the loop). */
 static void hoist_stmt(pd_ctx *c, const th_stmt *s, int mark) {
     if (!s) return;
     const th_expr *etmp[2];
@@ -527,6 +557,22 @@ static void hoist_address(pd_ctx *c, const th_expr *p, int mark) {
     hoist_expr(c, base, mark);
 }
 
+/* Operations in e (up to `limit`): what computing it in the loop costs. */
+static int op_count(const th_expr *e, int limit) {
+    if (!e || limit <= 0) return 0;
+    int n = 0;
+    switch (e->kind) {
+    case THE_INT: case THE_FLOAT: case THE_VAR: case THE_PARAM: case THE_SPECIAL: return 0;
+    case THE_SHARED_PTR: n = e->u.offset ? 1 : 0; break;
+    default: n = 1; break;
+    }
+    const th_expr *tmp[3];
+    int k;
+    const th_expr *const *kids = th_expr_children(e, &k, tmp);
+    for (int i = 0; i < k && n < limit; i++) n += op_count(kids[i], limit - n);
+    return n;
+}
+
 static void hoist_expr(pd_ctx *c, const th_expr *e, int mark) {
     if (!e) return;
     if (e->kind == THE_LOAD) {
@@ -543,6 +589,16 @@ static void hoist_expr(pd_ctx *c, const th_expr *e, int mark) {
             (void)pd_expr(c, e);
             return;
         }
+    }
+    /* an invariant integer or address computation of three operations or
+     * more (a swizzled shared offset, a row's address): one register held
+     * through the loop instead of recomputing it in every iteration;
+     * cheaper ones stay (hoisting every one costs registers that the big
+     * loops, MLA's, spill) */
+    if ((is_intb(e->type.base) || e->type.base == TH_PTR) && e->type.lanes <= 1 && op_count(e, 3) >= 3 &&
+        pd_loop_invariant(c, e, mark)) {
+        (void)pd_expr(c, e);
+        return;
     }
     const th_expr *tmp[3];
     int n;
@@ -649,6 +705,85 @@ static void speculate_stmt(pd_ctx *c, const th_stmt *s, int mark) {
     }
 }
 
+/* Straight-line work a predicate can guard: no branch, loop, barrier, asm
+ * or warp shuffle (a shuffle's partners must all run it), and at most
+ * *budget statements. The scan counts each variable's reads and
+ * assignments in it (see path_local). */
+static pd_var *path_entry(pd_ctx *c, const th_var *v) {
+    pd_var *pv = pd_var_entry(c, v);
+    if (pv->path_scan != c->path_scan) {
+        pv->path_scan = c->path_scan;
+        pv->path_reads = pv->path_assigns = 0;
+        pv->path_live_in = false;
+        pv->path_written = tlc_arena_calloc(c->a, (size_t)(v->array_len > 0 ? v->array_len : 1), sizeof(bool));
+    }
+    return pv;
+}
+
+static bool path_elem(const th_var *v, const th_expr *index, int64_t *i) {
+    *i = 0;
+    if (!index) return v->array_len <= 0;
+    return th_expr_const_int(index, i) && *i >= 0 && *i < v->array_len;
+}
+
+static bool predicable_expr(pd_ctx *c, const th_expr *e) {
+    if (!e) return true;
+    if (e->kind == THE_INTRIN && e->u.intrin.id != THI_FMA) return false;
+    if ((e->kind == THE_VAR || e->kind == THE_ARRAY_READ) && e->u.var.var) {
+        pd_var *pv = path_entry(c, e->u.var.var);
+        pv->path_reads++;
+        int64_t i;
+        if (!path_elem(e->u.var.var, e->kind == THE_ARRAY_READ ? e->u.var.index : NULL, &i) || !pv->path_written[i])
+            pv->path_live_in = true;
+    }
+    const th_expr *tmp[3];
+    int n;
+    const th_expr *const *kids = th_expr_children(e, &n, tmp);
+    for (int i = 0; i < n; i++)
+        if (!predicable_expr(c, kids[i])) return false;
+    return true;
+}
+
+static bool predicable(pd_ctx *c, const th_stmt *s, int *budget) {
+    if (!s) return true;
+    switch (s->kind) {
+    case THS_SEQ:
+        for (int i = 0; i < s->u.seq.n; i++)
+            if (!predicable(c, s->u.seq.stmts ? s->u.seq.stmts[i] : NULL, budget)) return false;
+        return true;
+    case THS_COMMENT: return true;
+    case THS_ASSIGN: case THS_STORE: {
+        if (--*budget < 0) return false;
+        const th_expr *tmp[2];
+        int n;
+        const th_expr *const *es = th_stmt_exprs(s, &n, tmp);
+        for (int i = 0; i < n; i++)
+            if (!predicable_expr(c, es[i])) return false;
+        const th_var *v = s->kind == THS_ASSIGN ? s->u.assign.var : NULL;
+        if (v) {
+            pd_var *pv = path_entry(c, v);
+            pv->path_assigns++;
+            int64_t i;
+            if (path_elem(v, s->u.assign.index, &i)) pv->path_written[i] = true;
+        }
+        return true;
+    }
+    default: return false;
+    }
+}
+
+/* Every variable s assigns is local to the path just scanned. */
+static bool assigns_only_local(pd_ctx *c, const th_stmt *s) {
+    if (!s) return true;
+    if (s->kind == THS_ASSIGN && s->u.assign.var && !scanned_local(c, pd_var_entry(c, s->u.assign.var))) return false;
+    const th_stmt *tmp[2];
+    int n;
+    const th_stmt *const *kids = th_stmt_children(s, &n, tmp);
+    for (int i = 0; i < n; i++)
+        if (!assigns_only_local(c, kids[i])) return false;
+    return true;
+}
+
 static void if_stmt(pd_ctx *c, const th_stmt *s) {
     const th_expr *ce = s->u.if_.cond;
     if (!ce) { pd_error(c, "if without a condition"); return; }
@@ -668,6 +803,23 @@ static void if_stmt(pd_ctx *c, const th_stmt *s) {
         int smark = ++c->nloops;
         pd_mark_assigned(c, s->u.if_.then, smark);
         speculate_stmt(c, s->u.if_.then, smark);
+    }
+    int budget = PD_PREDICATED_STMTS;
+    ++c->path_scan;
+    if (s->u.if_.then && !s->u.if_.els && !c->guard && predicable(c, s->u.if_.then, &budget) &&
+        assigns_only_local(c, s->u.if_.then)) {
+        /* a path that only stores (what it assigns lives in it alone): one
+         * basic block, so that ptxas may move the stores up among the work
+         * before them (a branch would keep them after it); its arithmetic
+         * runs unguarded. A path that assigns values used after it keeps
+         * its branch, which saves the work where the condition fails. */
+        int mark = pd_cse_mark(c), pmark = c->npair_log;
+        c->guard = cv.s; /* the condition's variable, if any, is not the path's to assign */
+        stmt(c, s->u.if_.then);
+        c->guard = NULL;
+        pd_cse_truncate(c, mark);
+        forget_pairs(c, pmark);
+        return;
     }
     pd_ins(c, "@!%s bra $Ltlc%d", cv.s, els);
     int mark = pd_cse_mark(c), pmark = c->npair_log;
@@ -717,7 +869,7 @@ static void atomic_stmt(pd_ctx *c, const th_stmt *s) {
         }
         operand = pd_as_reg(c, x.l[0], class_of(th_scalar(t.base)));
     }
-    pd_ins(c, "red.relaxed.gpu%s.add.%s [%s+%" PRId64 "], %s", space, ty, base, boff, operand);
+    pd_ins_effect(c, "red.relaxed.gpu%s.add.%s [%s+%" PRId64 "], %s", space, ty, base, boff, operand);
 }
 
 /* Inline asm: $N operands, ${:uid}, tied inputs ("0" .. ), clobbers. */
@@ -920,7 +1072,10 @@ static bool assign_pair(pd_ctx *c, const th_stmt *a, const th_stmt *b) {
     const char *fa = pd_as_reg(c, pd_expr(c, xa).l[0], RC_R), *fb = pd_as_reg(c, pd_expr(c, xb).l[0], RC_R);
     const char *w = pd_newreg(c, RC_R);
     pd_ins(c, "cvt.rn.%s.f32 %s, %s, %s", v->type.base == TH_F16 ? "f16x2" : "bf16x2", w, fb, fa);
-    pd_ins(c, "mov.b32 {%s, %s}, %s", var_reg(c, pv, (int)ia.iv, 0), var_reg(c, pv, (int)ib.iv, 0), w);
+    const char *g = c->guard;
+    if (path_local(c, pv)) c->guard = NULL;
+    pd_ins_effect(c, "mov.b32 {%s, %s}, %s", var_reg(c, pv, (int)ia.iv, 0), var_reg(c, pv, (int)ib.iv, 0), w);
+    c->guard = g;
     pd_touch(c, pv);
     set_half(c, pv, (int)ia.iv, w, false);
     set_half(c, pv, (int)ib.iv, w, true);

@@ -925,7 +925,7 @@ static pd_val load(pd_ctx *c, const th_expr *e) {
     int esize = base_bytes(t.base), total = esize * lanes_of(t);
     if (t.base == TH_I1) { /* a byte */
         const char *h = pd_newreg(c, RC_H), *r = pd_newreg(c, RC_P);
-        pd_ins(c, "ld%s.u8 %s, [%s+%" PRId64 "]", space, h, base, boff);
+        pd_ins_effect(c, "ld%s.u8 %s, [%s+%" PRId64 "]", space, h, base, boff);
         pd_ins(c, "setp.ne.u16 %s, %s, 0", r, h);
         return scalar(reg_op(r));
     }
@@ -942,8 +942,8 @@ static pd_val load(pd_ctx *c, const th_expr *e) {
             words[nw + j] = pd_newreg(c, wc);
             tlc_sb_printf(&sb, "%s%s", j ? ", " : "", words[nw + j]);
         }
-        if (k > 1) pd_ins(c, "ld%s.v%d.%s {%s}, [%s+%" PRId64 "]", space, k, ty, tlc_sb_cstr(&sb), base, wadd(boff, off));
-        else pd_ins(c, "ld%s.%s %s, [%s+%" PRId64 "]", space, ty, tlc_sb_cstr(&sb), base, wadd(boff, off));
+        if (k > 1) pd_ins_effect(c, "ld%s.v%d.%s {%s}, [%s+%" PRId64 "]", space, k, ty, tlc_sb_cstr(&sb), base, wadd(boff, off));
+        else pd_ins_effect(c, "ld%s.%s %s, [%s+%" PRId64 "]", space, ty, tlc_sb_cstr(&sb), base, wadd(boff, off));
         tlc_sb_free(&sb);
         nw += k;
     }
@@ -964,7 +964,7 @@ void pd_store(pd_ctx *c, const th_expr *p, const pd_val *val, th_type t, int ali
     if (t.base == TH_I1) {
         const char *h = pd_newreg(c, RC_H);
         pd_ins(c, "selp.u16 %s, 1, 0, %s", h, pd_as_reg(c, val->l[0], RC_P));
-        pd_ins(c, "st%s.u8 [%s+%" PRId64 "], %s", space, base, boff, h);
+        pd_ins_effect(c, "st%s.u8 [%s+%" PRId64 "], %s", space, base, boff, h);
         return;
     }
     int unit, wbytes, k;
@@ -983,8 +983,8 @@ void pd_store(pd_ctx *c, const th_expr *p, const pd_val *val, th_type t, int ali
         tlc_strbuf sb;
         tlc_sb_init(&sb);
         for (int j = 0; j < k; j++) tlc_sb_printf(&sb, "%s%s", j ? ", " : "", words[w + j]);
-        if (k > 1) pd_ins(c, "st%s.v%d.%s [%s+%" PRId64 "], {%s}", space, k, ty, base, wadd(boff, off), tlc_sb_cstr(&sb));
-        else pd_ins(c, "st%s.%s [%s+%" PRId64 "], %s", space, ty, base, wadd(boff, off), tlc_sb_cstr(&sb));
+        if (k > 1) pd_ins_effect(c, "st%s.v%d.%s [%s+%" PRId64 "], {%s}", space, k, ty, base, wadd(boff, off), tlc_sb_cstr(&sb));
+        else pd_ins_effect(c, "st%s.%s [%s+%" PRId64 "], %s", space, ty, base, wadd(boff, off), tlc_sb_cstr(&sb));
         tlc_sb_free(&sb);
     }
 }
@@ -1162,12 +1162,12 @@ void pd_local_store(pd_ctx *c, pd_var *pv, pd_opnd index, const pd_val *x) {
     const char *addr = pd_local_addr(c, pv, index);
     int wb = local_word(base_bytes(v->type.base));
     if (wb == 1) {
-        for (int i = 0; i < x->n; i++) pd_ins(c, "st.local.u8 [%s+%d], %s", addr, i, pd_as_reg(c, x->l[i], RC_H));
+        for (int i = 0; i < x->n; i++) pd_ins_effect(c, "st.local.u8 [%s+%d], %s", addr, i, pd_as_reg(c, x->l[i], RC_H));
         return;
     }
     const char *w[PD_MAX_LANES];
     int nw = pd_to_words(c, x, v->type, wb, w);
-    for (int i = 0; i < nw; i++) pd_ins(c, "st.local.%s [%s+%d], %s", mem_type(wb), addr, i * wb, w[i]);
+    for (int i = 0; i < nw; i++) pd_ins_effect(c, "st.local.%s [%s+%d], %s", mem_type(wb), addr, i * wb, w[i]);
 }
 
 const char *pd_local_addr(pd_ctx *c, pd_var *pv, pd_opnd index) {
@@ -1537,6 +1537,32 @@ pd_val pd_expr(pd_ctx *c, const th_expr *e) {
     return v;
 }
 
+/* The terms of a tree of f32 additions, left to right (at most cap; a
+ * subtree past that is one term). */
+static int sum_terms(const th_expr *e, const th_expr **out, int n, int cap) {
+    if (e->kind == THE_BIN && e->u.bin.op == THB_ADD && th_type_eq(e->type, th_scalar(TH_F32)) && n + 2 <= cap)
+        return sum_terms(e->u.bin.b, out, sum_terms(e->u.bin.a, out, n, cap), cap);
+    out[n] = e;
+    return n + 1;
+}
+
+/* Under fast math, a sum of more than two terms is added up in one chain:
+ * ptxas fuses each term's product into an fma then, where a tree (the
+ * order reductions are written in) leaves half of them as multiplies. */
+static bool chained_sum(pd_ctx *c, const th_expr *e, pd_opnd *out) {
+    enum { MAX_TERMS = 256 };
+    if (!fast_math(c) || !th_type_eq(e->type, th_scalar(TH_F32))) return false;
+    const th_expr *a = e->u.bin.a, *b = e->u.bin.b;
+    bool tree_a = a->kind == THE_BIN && a->u.bin.op == THB_ADD, tree_b = b->kind == THE_BIN && b->u.bin.op == THB_ADD;
+    if (!tree_a && !tree_b) return false;
+    const th_expr *terms[MAX_TERMS];
+    int n = sum_terms(e, terms, 0, MAX_TERMS);
+    pd_opnd acc = pd_expr(c, terms[0]).l[0];
+    for (int i = 1; i < n; i++) acc = float_bin(c, THB_ADD, TH_F32, acc, pd_expr(c, terms[i]).l[0]);
+    *out = acc;
+    return true;
+}
+
 static pd_val expr_uncached(pd_ctx *c, const th_expr *e) {
     if (!e) { pd_error(c, "missing expression"); return scalar(pd_int_op(c, 0)); }
     th_type t = e->type;
@@ -1610,6 +1636,7 @@ static pd_val expr_uncached(pd_ctx *c, const th_expr *e) {
                 return v;
             }
         }
+        if (op == THB_ADD && chained_sum(c, e, &v.l[0])) return v;
         pd_val x = pd_expr(c, e->u.bin.a), y = pd_expr(c, e->u.bin.b);
         for (int i = 0; i < v.n; i++)
             v.l[i] = is_floatb(t.base) ? float_bin(c, op, t.base, x.l[i], y.l[i]) : int_bin(c, op, t.base, x.l[i], y.l[i]);

@@ -256,13 +256,15 @@ static void emit_copy(tlc_lower_ctx *lc, const tlc_fragment *I, const side *src,
 /* Fragment -> global stores of many slots per thread (a gemm epilogue):
  * the condition that the whole region lies inside the tensor, when some dim
  * needs a run-time mask; NULL otherwise (nothing to gain). */
-static th_expr *whole_tile_cond(tlc_lower_ctx *lc, const side *g, const tlc_fragment *I) {
+static th_expr *whole_tile_cond(tlc_lower_ctx *lc, const side *g, const tlc_fragment *I, bool *partial) {
+    *partial = false;
     if (I->slots < 32 || !g->r) return NULL;
     th_expr *cond = NULL;
     for (int d = 0; d < g->b->rank; d++) {
         int64_t dim = tir_buffer_dim(g->b, d);
         if (dim > 0 && g->start_hi[d] >= 0 && g->start_hi[d] < dim) continue;
         int64_t ext = g->imap[d] >= 0 ? I->shape[g->imap[d]] : 1;
+        if (ext > 1) *partial = true;
         th_expr *lim = dim > 0 ? tlc_i32(lc, dim) : tlc_coerce(lc, tlc_dim_value(lc, g->b, d), th_scalar(TH_I32));
         cond = tlc_and(lc, cond, th_cmp(lc->a, THC_LE, th_bin(lc->a, THB_ADD, g->start[d], tlc_i32(lc, ext)), lim));
     }
@@ -667,7 +669,8 @@ static void copy_lower(tlc_lower_ctx *lc, const tir_stmt *s) {
         emit_copy(lc, I, &a_side, &b_side, false, part);
         return;
     }
-    th_expr *whole = fs && dst->scope == TIR_SCOPE_GLOBAL ? whole_tile_cond(lc, &b_side, I) : NULL;
+    bool partial = false;
+    th_expr *whole = fs && dst->scope == TIR_SCOPE_GLOBAL ? whole_tile_cond(lc, &b_side, I, &partial) : NULL;
     staging st;
     if (!whole) {
         if (fs && dst->scope == TIR_SCOPE_GLOBAL && in_bounds(&b_side) && side_vec(lc, &b_side, I, 8) == 8 &&
@@ -699,6 +702,12 @@ static void copy_lower(tlc_lower_ctx *lc, const tir_stmt *s) {
     else emit_copy(lc, I, &a_side, &b_side, true, NULL);
     th_stmt *fast = tlc_lower_end(lc, saved);
     if (sym >= 0) lc->sym_multiple[sym] = known;
+    /* bounded only along dims of extent 1: a tile not wholly inside has
+     * no element inside either, so the masked path would store nothing */
+    if (!partial && sym < 0) {
+        tlc_emit(lc, th_if(a, whole, fast, NULL));
+        return;
+    }
     saved = tlc_lower_begin(lc);
     if (staged && side_vec(lc, &b_side, I, 8) == 8) chunk_store(lc, I, &a_side, &b_side, &st, true);
     else emit_copy(lc, I, &a_side, &b_side, false, NULL);
