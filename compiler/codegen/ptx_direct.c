@@ -499,6 +499,23 @@ bool pd_loop_invariant(pd_ctx *c, const th_expr *e, int mark) {
     }
 }
 
+const th_expr *pd_ptr_reassoc(pd_ctx *c, const th_expr *e, int mark) {
+    if (mark <= 0 || !e || e->kind != THE_PTR_ADD || e->type.addrspace == TH_AS_SHARED) return e;
+    const th_expr *ix = e->u.ptr_add.index;
+    if (!ix || ix->kind != THE_BIN || ix->u.bin.op != THB_ADD || ix->type.base != TH_I64 || ix->type.lanes > 1 ||
+        !pd_loop_invariant(c, e->u.ptr_add.ptr, mark))
+        return e;
+    bool inv_a = pd_loop_invariant(c, ix->u.bin.a, mark), inv_b = pd_loop_invariant(c, ix->u.bin.b, mark);
+    if (inv_a == inv_b) return e;
+    th_expr *inner = tlc_arena_alloc(c->a, sizeof *inner), *outer = tlc_arena_alloc(c->a, sizeof *outer);
+    *inner = *e;
+    inner->u.ptr_add.index = inv_a ? ix->u.bin.a : ix->u.bin.b;
+    *outer = *e;
+    outer->u.ptr_add.ptr = inner;
+    outer->u.ptr_add.index = inv_a ? ix->u.bin.b : ix->u.bin.a;
+    return outer;
+}
+
 /* Scalar variables assigned once in the whole kernel, in this loop, from a
  * loop-invariant expression (as lowering writes `wg = tid / 128` in every
  * iteration): such an assignment moves before the loop, so the variable and
@@ -600,6 +617,11 @@ static void hoist_expr(pd_ctx *c, const th_expr *e, int mark) {
         (void)pd_expr(c, e);
         return;
     }
+    const th_expr *r = pd_ptr_reassoc(c, e, mark);
+    if (r != e) {
+        hoist_expr(c, r, mark);
+        return;
+    }
     const th_expr *tmp[3];
     int n;
     const th_expr *const *kids = th_expr_children(e, &n, tmp);
@@ -650,6 +672,8 @@ static void for_stmt(pd_ctx *c, const th_stmt *s) {
     /* what the loop assigns differs at its head from before it */
     pd_touch(c, pv);
     touch_assigned(c, s->u.for_.body);
+    int outer_mark = c->loop_mark;
+    c->loop_mark = lmark;
     hoist_stmt(c, s->u.for_.body, lmark);
     int mark = pd_cse_mark(c), pmark = c->npair_log;
     int head = ++c->nlabel, done = ++c->nlabel;
@@ -664,6 +688,7 @@ static void for_stmt(pd_ctx *c, const th_stmt *s) {
     label(c, done);
     pd_cse_truncate(c, mark);
     forget_pairs(c, pmark);
+    c->loop_mark = outer_mark;
     c->nhoisted = from; /* an unrolled loop around this one emits it again */
 }
 

@@ -1226,7 +1226,20 @@ static pd_val array_read(pd_ctx *c, const th_expr *e) {
 }
 
 static pd_opnd ptr_add(pd_ctx *c, const th_expr *e) {
+    const th_expr *whole = e;
+    e = pd_ptr_reassoc(c, e, c->loop_mark);
     const th_expr *p = e->u.ptr_add.ptr, *ix = e->u.ptr_add.index;
+    if (e != whole && ix->type.base == TH_I64) {
+        /* the loop's part of a reassociated address: its offset in bytes
+         * is shared by the accesses it moves (one column offset for the
+         * rows of a tile), one add each */
+        th_expr *bytes = th_bin(c->a, THB_MUL, (th_expr *)ix, th_int(c->a, TH_I64, th_type_bytes(e->elem)));
+        const char *b = pd_as_reg(c, pd_expr(c, p).l[0], RC_D);
+        pd_opnd off = pd_expr(c, bytes).l[0];
+        const char *r = pd_newreg(c, RC_D);
+        pd_ins(c, "add.s64 %s, %s, %s", r, b, pd_as_reg(c, off, RC_D));
+        return reg_op(r);
+    }
     pd_opnd base = pd_expr(c, p).l[0];
     pd_opnd idx = pd_expr(c, ix).l[0];
     int64_t size = th_type_bytes(e->elem);
@@ -1563,6 +1576,18 @@ static bool chained_sum(pd_ctx *c, const th_expr *e, pd_opnd *out) {
     return true;
 }
 
+/* In a loop, an offset x + y with x or y loop-invariant (and not a
+ * leaf): a constant belongs with that part, hoisted together, rather than
+ * added in every iteration. */
+static bool joins_invariant(pd_ctx *c, const th_expr *off) {
+    if (c->loop_mark <= 0 || !off || off->kind != THE_BIN ||
+        (off->u.bin.op != THB_ADD && off->u.bin.op != THB_OR_DISJOINT))
+        return false;
+    const th_expr *x = off->u.bin.a, *y = off->u.bin.b;
+    return (x->kind != THE_VAR && pd_loop_invariant(c, x, c->loop_mark)) ||
+           (y->kind != THE_VAR && pd_loop_invariant(c, y, c->loop_mark));
+}
+
 static pd_val expr_uncached(pd_ctx *c, const th_expr *e) {
     if (!e) { pd_error(c, "missing expression"); return scalar(pd_int_op(c, 0)); }
     th_type t = e->type;
@@ -1592,6 +1617,18 @@ static pd_val expr_uncached(pd_ctx *c, const th_expr *e) {
         return scalar(pd_param_value(c, e->u.param, t));
     case THE_SPECIAL: return scalar(pd_special(c, e->u.special));
     case THE_SHARED_PTR: {
+        int64_t k;
+        const th_expr *rest = pd_split_pointer(c, e, &k);
+        if (k != 0 && rest != e && !joins_invariant(c, rest->u.offset)) {
+            /* the constant added last, where ptxas folds it into the using
+             * instruction's immediate ([r+imm]; an mbarrier's uniform base
+             * then needs no vector register, which ptxas would schedule
+             * late to spare one) */
+            const char *b = pd_as_reg(c, pd_expr(c, rest).l[0], RC_R);
+            const char *r = pd_newreg(c, RC_R);
+            pd_ins(c, "add.s32 %s, %s, %" PRId64, r, b, k);
+            return scalar(reg_op(r));
+        }
         const char *b = c->smem_reg;
         if (!b) {
             b = pd_newreg(c, RC_R);

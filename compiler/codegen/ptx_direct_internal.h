@@ -117,6 +117,7 @@ typedef struct pd_ctx {
      * assignments to variables live outside it run under (pd_ins_effect) */
     const char *guard;
     int path_scan;
+    int loop_mark; /* the innermost loop being emitted (its mark; 0: none) */
     tlc_loc loc;
     bool used_smem; /* the kernel being emitted reads the shared window's base */
     bool failed;
@@ -141,6 +142,11 @@ void pd_sdiv_magic(int32_t d, int32_t *mult, int *shift);
 void pd_mark_assigned(pd_ctx *c, const th_stmt *s, int mark);
 /* e is pure and reads no variable marked with `mark`. */
 bool pd_loop_invariant(pd_ctx *c, const th_expr *e, int mark);
+/* A global pointer p + (x + y) elements with p and exactly one of x, y
+ * invariant in the loop `mark`, as (p + invariant) + the other (the
+ * address arithmetic is 64-bit and wraps, so the order is free): the inner
+ * sum is then hoisted, and one add is left in the loop. Otherwise e. */
+const th_expr *pd_ptr_reassoc(pd_ctx *c, const th_expr *e, int mark);
 const char *pd_address(pd_ctx *c, const th_expr *p, int64_t *off);
 const char *pd_as_reg(pd_ctx *c, pd_opnd o, reg_class rc);
 pd_opnd pd_convert_lane(pd_ctx *c, pd_opnd x, th_type from, th_type to);
