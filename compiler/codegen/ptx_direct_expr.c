@@ -1778,8 +1778,16 @@ static pd_val expr_uncached(pd_ctx *c, const th_expr *e) {
             for (int i = 0; i < v.n; i++) v.l[i] = reg_op(pd_as_reg(c, xv.l[i], class_of(th_scalar(t.base))));
             return v;
         }
-        (void)fe;
-        (void)te;
+        if (fe == 4 && te == 8 && xv.n == 2 && xv.l[1].is_int && !xv.l[0].is_int) {
+            /* two words, the high one a constant (a wgmma descriptor's
+             * layout bits): or'ed in as an immediate, not moved through a
+             * register that ptxas then keeps in the vector file */
+            const char *r = pd_newreg(c, RC_D);
+            uint64_t hi = (uint64_t)(uint32_t)xv.l[1].iv << 32;
+            pd_ins(c, "cvt.u64.u32 %s, %s", r, xv.l[0].s);
+            if (hi) pd_ins(c, "or.b64 %s, %s, %" PRIu64, r, r, hi);
+            return scalar(reg_op(r));
+        }
         int wb = total >= 4 ? 4 : 2; /* 16-bit lanes pack into 32-bit words */
         const char *w[PD_MAX_LANES];
         if (total < 2) { pd_error(c, "bitcast of one byte"); return undef_val(c, t); }
