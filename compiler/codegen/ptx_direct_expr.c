@@ -1205,7 +1205,7 @@ static pd_val array_read(pd_ctx *c, const th_expr *e) {
         const char *words[PD_MAX_LANES];
         for (int i = 0; i < v.n * esize / wb; i++) {
             words[i] = pd_newreg(c, wb == 2 || wb == 1 ? RC_H : wb == 4 ? RC_R : RC_D);
-            pd_ins(c, "ld.local.%s %s, [%s+%d]", mem_type(wb), words[i], addr, i * wb);
+            pd_ins_effect(c, "ld.local.%s %s, [%s+%d]", mem_type(wb), words[i], addr, i * wb);
         }
         if (var->type.base == TH_I1) { pd_error(c, "i1 array in local memory"); return undef_val(c, e->type); }
         if (wb == 1) {
