@@ -124,11 +124,11 @@ const char *pd_as_reg(pd_ctx *c, pd_opnd o, reg_class rc) {
 static void mov_into(pd_ctx *c, const char *dst, pd_opnd src, reg_class rc) {
     if (!src.is_int && src.s && strcmp(src.s, dst) == 0) return;
     if (rc == RC_P) {
-        if (src.is_int) pd_ins_effect(c, "setp.ne.u32 %s, %d, 0", dst, (src.iv & 1) != 0);
-        else pd_ins_effect(c, "mov.pred %s, %s", dst, src.s);
+        if (src.is_int) pd_ins(c, "setp.ne.u32 %s, %d, 0", dst, (src.iv & 1) != 0);
+        else pd_ins(c, "mov.pred %s, %s", dst, src.s);
         return;
     }
-    pd_ins_effect(c, "mov.%s %s, %s", bits_of(rc), dst, src.s);
+    pd_ins(c, "mov.%s %s, %s", bits_of(rc), dst, src.s);
 }
 
 /* ---------------- variables ---------------- */
@@ -313,28 +313,9 @@ static void add_skip(pd_ctx *c, const th_stmt *s) {
     c->skip[c->nskip++] = s;
 }
 
-/* pv appears only in the predicated path being emitted, each element
- * assigned there before it is read: its registers need no guard. */
-static bool scanned_local(const pd_ctx *c, const pd_var *pv) {
-    return pv->path_scan == c->path_scan && !pv->path_live_in && pv->path_reads == pv->reads &&
-           pv->path_assigns == pv->assigns;
-}
-
-static bool path_local(const pd_ctx *c, const pd_var *pv) { return c->guard && scanned_local(c, pv); }
-
-static void assign_regs(pd_ctx *c, pd_var *pv, int elem, const pd_val *x);
-
 static void assign_value(pd_ctx *c, const th_var *v, int elem, const pd_val *x) {
     pd_var *pv = pd_var_entry(c, v);
     if (pv->bound) { pd_error(c, "assignment to the unrolled loop variable '%s'", v->name); return; }
-    const char *g = c->guard;
-    if (path_local(c, pv)) c->guard = NULL;
-    assign_regs(c, pv, elem, x);
-    c->guard = g;
-}
-
-static void assign_regs(pd_ctx *c, pd_var *pv, int elem, const pd_val *x) {
-    const th_var *v = pv->var;
     if (packed(v)) {
         const char *w[PD_MAX_LANES];
         int nw = pd_to_words(c, x, v->type, 4, w);
@@ -730,10 +711,14 @@ static void speculate_stmt(pd_ctx *c, const th_stmt *s, int mark) {
     }
 }
 
-/* Straight-line work a predicate can guard: no branch, loop, barrier, asm
- * or warp shuffle (a shuffle's partners must all run it), and at most
- * *budget statements. The scan counts each variable's reads and
- * assignments in it (see path_local). */
+/* ---- predicated paths ----
+ * A path qualifies when it is straight-line work a predicate can guard (no
+ * branch, loop, barrier, asm or warp shuffle, whose partners must all run
+ * it; at most PD_PREDICATED_STMTS statements) and every variable it
+ * assigns is its own: read and assigned nowhere else, each element
+ * assigned there before it is read. Then only its memory accesses need the
+ * guard; its variables' registers are dead outside it. The scan counts
+ * each variable's reads and assignments in the path. */
 static pd_var *path_entry(pd_ctx *c, const th_var *v) {
     pd_var *pv = pd_var_entry(c, v);
     if (pv->path_scan != c->path_scan) {
@@ -797,6 +782,13 @@ static bool predicable(pd_ctx *c, const th_stmt *s, int *budget) {
     }
 }
 
+/* pv appears only in the path just scanned, each element assigned there
+ * before it is read. */
+static bool scanned_local(const pd_ctx *c, const pd_var *pv) {
+    return pv->path_scan == c->path_scan && !pv->path_live_in && pv->path_reads == pv->reads &&
+           pv->path_assigns == pv->assigns;
+}
+
 /* Every variable s assigns is local to the path just scanned. */
 static bool assigns_only_local(pd_ctx *c, const th_stmt *s) {
     if (!s) return true;
@@ -833,10 +825,10 @@ static void if_stmt(pd_ctx *c, const th_stmt *s) {
     ++c->path_scan;
     if (s->u.if_.then && !s->u.if_.els && !c->guard && predicable(c, s->u.if_.then, &budget) &&
         assigns_only_local(c, s->u.if_.then)) {
-        /* a path that only stores (what it assigns lives in it alone): one
-         * basic block, so that ptxas may move the stores up among the work
-         * before them (a branch would keep them after it); its arithmetic
-         * runs unguarded. A path that assigns values used after it keeps
+        /* a path that only stores: one basic block, so that ptxas may move
+         * the stores up among the work before them (a branch would keep
+         * them after it); its memory accesses run under the condition, the
+         * rest unguarded. A path that assigns values used after it keeps
          * its branch, which saves the work where the condition fails. */
         int mark = pd_cse_mark(c), pmark = c->npair_log;
         c->guard = cv.s; /* the condition's variable, if any, is not the path's to assign */
@@ -1097,10 +1089,7 @@ static bool assign_pair(pd_ctx *c, const th_stmt *a, const th_stmt *b) {
     const char *fa = pd_as_reg(c, pd_expr(c, xa).l[0], RC_R), *fb = pd_as_reg(c, pd_expr(c, xb).l[0], RC_R);
     const char *w = pd_newreg(c, RC_R);
     pd_ins(c, "cvt.rn.%s.f32 %s, %s, %s", v->type.base == TH_F16 ? "f16x2" : "bf16x2", w, fb, fa);
-    const char *g = c->guard;
-    if (path_local(c, pv)) c->guard = NULL;
-    pd_ins_effect(c, "mov.b32 {%s, %s}, %s", var_reg(c, pv, (int)ia.iv, 0), var_reg(c, pv, (int)ib.iv, 0), w);
-    c->guard = g;
+    pd_ins(c, "mov.b32 {%s, %s}, %s", var_reg(c, pv, (int)ia.iv, 0), var_reg(c, pv, (int)ib.iv, 0), w);
     pd_touch(c, pv);
     set_half(c, pv, (int)ia.iv, w, false);
     set_half(c, pv, (int)ib.iv, w, true);

@@ -55,8 +55,9 @@ typedef struct pd_var {
     int loop_mark;      /* the loop being entered assigns it (loop hoisting) */
     const th_expr *def; /* the value of its one assignment (with assigns == 1) */
     int ptr_param;      /* a pointer assigned once from parameter ptr_param (+ offsets); -1 */
-    /* the scan of a predicated path (predicable()): reads and assignments
-     * in it, elements assigned so far, a read of a value from before it */
+    /* the scan of an if's path for predication (predicable()): reads and
+     * assignments in it, elements assigned so far, a read of a value from
+     * before it */
     int path_scan, path_reads, path_assigns;
     bool *path_written;
     bool path_live_in;
@@ -113,8 +114,8 @@ typedef struct pd_ctx {
     struct { const th_expr *e, *wide; int lane; bool done; pd_opnd v; } *merged;
     int nmerged, cap_merged;
     bool merge_window; /* a sequence's window of merged loads is being emitted */
-    /* an if's path emitted predicated: the predicate its loads, stores and
-     * assignments to variables live outside it run under (pd_ins_effect) */
+    /* an if's path emitted predicated: the predicate its memory accesses
+     * run under (pd_ins_effect) */
     const char *guard;
     int path_scan;
     int loop_mark; /* the innermost loop being emitted (its mark; 0: none) */
@@ -156,8 +157,7 @@ pd_val pd_expr(pd_ctx *c, const th_expr *e);
 const char *pd_f32_imm(pd_ctx *c, double v);
 const char *pd_f64_imm(pd_ctx *c, double v);
 void pd_ins(pd_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* An instruction with an effect (memory access, a variable's register):
- * under the guard of a predicated path, if any. */
+/* A memory access: under the guard of a predicated path, if any. */
 void pd_ins_effect(pd_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 pd_opnd pd_int_op(pd_ctx *c, int64_t v);
 const char *pd_local_addr(pd_ctx *c, pd_var *pv, pd_opnd index);
