@@ -1,6 +1,7 @@
 /* libFuzzer target for the whole compiler: any bytes go through sema, the
  * Tile IR verifier, layout inference, planning, lowering to Thread IR and
- * LLVM's NVPTX back end to PTX, with the printers of each stage.
+ * both PTX generators (LLVM's NVPTX back end, then tlc's own), with the
+ * printers of each stage.
  *
  * Command-line options come from the input itself, from lines starting with
  * `# RUN:` (a comment to the language, the golden tests' convention): the
@@ -156,6 +157,12 @@ static void run_pipeline(const char *text, size_t len) {
         char *ptx = ok ? tlc_compile_ptx(&c, false) : NULL;
         if (ok && !ptx) ok = false;
         if (ok && !strstr(ptx, ".entry")) fail(&c, "PTX without a kernel entry");
+        if (ok) { /* the same Thread IR through tlc's own PTX generator */
+            c.backend = TLC_BACKEND_DIRECT;
+            ptx = tlc_compile_ptx(&c, false);
+            if (!ptx) ok = false;
+            else if (!strstr(ptx, ".entry")) fail(&c, "direct PTX without a kernel entry");
+        }
         tlc_sb_free(&dump);
     }
     if (!ok && c.diag.errors == 0) fail(&c, "a stage failed without an error");
