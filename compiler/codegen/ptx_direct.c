@@ -233,6 +233,21 @@ static void forget_pairs(pd_ctx *c, int mark) {
 }
 
 /* The lanes of element `elem` of pv. */
+pd_opnd pd_read_lane(pd_ctx *c, pd_var *pv, int elem, int lane) {
+    if (!packed(pv->var)) {
+        pd_val v;
+        pd_read_elem(c, pv, elem, &v);
+        return v.l[lane];
+    }
+    const char *word = var_reg(c, pv, elem, lane / 2);
+    const char *lo = pd_newreg(c, RC_H), *hi = pd_newreg(c, RC_H);
+    pd_ins(c, "mov.b32 {%s, %s}, %s", lo, hi, word);
+    pd_opnd o = reg_op(lane % 2 ? hi : lo);
+    o.pair = word;
+    o.pair_hi = lane % 2 != 0;
+    return o;
+}
+
 void pd_read_elem(pd_ctx *c, pd_var *pv, int elem, pd_val *v) {
     const th_var *var = pv->var;
     v->n = lanes_of(var->type);

@@ -1796,8 +1796,22 @@ static pd_val expr_uncached(pd_ctx *c, const th_expr *e) {
         return v;
     }
     case THE_EXTRACT: {
-        pd_val x = pd_expr(c, e->u.extract.vec);
+        const th_expr *vec = e->u.extract.vec;
         int l = e->u.extract.lane;
+        if (vec && (vec->kind == THE_VAR || vec->kind == THE_ARRAY_READ) && vec->u.var.var && l >= 0 &&
+            l < lanes_of(vec->type)) {
+            /* a lane of a variable: its word alone */
+            pd_var *pv = pd_var_entry(c, vec->u.var.var);
+            int64_t elem = 0;
+            bool known = vec->kind == THE_VAR ? vec->u.var.var->array_len <= 0 && !pv->bound : false;
+            if (vec->kind == THE_ARRAY_READ && !pv->runtime_index && vec->u.var.index) {
+                pd_opnd i = pd_expr(c, vec->u.var.index).l[0]; /* constant after unrolling */
+                known = i.is_int && i.iv >= 0 && i.iv < vec->u.var.var->array_len;
+                elem = i.iv;
+            }
+            if (known) return scalar(pd_read_lane(c, pv, (int)elem, l));
+        }
+        pd_val x = pd_expr(c, vec);
         if (l < 0 || l >= x.n) { pd_error(c, "lane %d of a %d-lane vector", l, x.n); return undef_val(c, t); }
         return scalar(x.l[l]);
     }

@@ -169,6 +169,9 @@ const char *pd_param_name(pd_ctx *c, int i);
 pd_opnd pd_param_value(pd_ctx *c, int i, th_type want);
 int pd_ptr_param_of(pd_ctx *c, const th_expr *e);
 void pd_read_elem(pd_ctx *c, pd_var *pv, int elem, pd_val *v);
+/* One lane of element `elem` (for a vector of 16-bit lanes kept as words,
+ * only the lane's word is unpacked). */
+pd_opnd pd_read_lane(pd_ctx *c, pd_var *pv, int elem, int lane);
 const char *pd_space_of(pd_ctx *c, const th_expr *ptr, bool load);
 pd_opnd pd_special(pd_ctx *c, th_special s);
 const th_expr *pd_split_pointer(pd_ctx *c, const th_expr *e, int64_t *off);
