@@ -255,7 +255,8 @@ static void emit_copy(tlc_lower_ctx *lc, const tlc_fragment *I, const side *src,
 
 /* Fragment -> global stores of many slots per thread (a gemm epilogue):
  * the condition that the whole region lies inside the tensor, when some dim
- * needs a run-time mask; NULL otherwise (nothing to gain). */
+ * needs a run-time mask; NULL otherwise (nothing to gain). *partial: a
+ * region can lie partly inside (a dim with a mask has extent > 1). */
 static th_expr *whole_tile_cond(tlc_lower_ctx *lc, const side *g, const tlc_fragment *I, bool *partial) {
     *partial = false;
     if (I->slots < 32 || !g->r) return NULL;
