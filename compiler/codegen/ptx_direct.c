@@ -816,9 +816,42 @@ static bool assigns_only_local(pd_ctx *c, const th_stmt *s) {
     return true;
 }
 
+/* e computes without touching memory or other lanes: safe to evaluate
+ * where the program would not have. */
+static bool harmless(const th_expr *e) {
+    if (!e) return true;
+    if (e->kind == THE_LOAD || (e->kind == THE_INTRIN && e->u.intrin.id != THI_FMA)) return false;
+    const th_expr *tmp[3];
+    int n;
+    const th_expr *const *kids = th_expr_children(e, &n, tmp);
+    for (int i = 0; i < n; i++)
+        if (!harmless(kids[i])) return false;
+    return true;
+}
+
+/* The one statement of s, looking through sequences of one. */
+static const th_stmt *only_stmt(const th_stmt *s) {
+    while (s && s->kind == THS_SEQ && s->u.seq.n == 1 && s->u.seq.stmts) s = s->u.seq.stmts[0];
+    return s;
+}
+
 static void if_stmt(pd_ctx *c, const th_stmt *s) {
     const th_expr *ce = s->u.if_.cond;
     if (!ce) { pd_error(c, "if without a condition"); return; }
+    const th_stmt *inner = only_stmt(s->u.if_.then);
+    if (!s->u.if_.els && inner && inner->kind == THS_IF && !inner->u.if_.els && inner->u.if_.cond &&
+        ce->type.base == TH_I1 && inner->u.if_.cond->type.base == TH_I1 && ce->type.lanes <= 1 &&
+        inner->u.if_.cond->type.lanes <= 1 && harmless(inner->u.if_.cond)) {
+        /* if (a) { if (b) S } as if (a & b) S: one condition, and S's
+         * path may then be predicated (an element's row test around its
+         * bounds test, as masked stores are written) */
+        th_stmt *merged = tlc_arena_alloc(c->a, sizeof *merged);
+        *merged = *inner;
+        merged->u.if_.cond = th_bin(c->a, THB_AND, (th_expr *)ce, inner->u.if_.cond);
+        if (s->loc.line > 0 && merged->loc.line <= 0) merged->loc = s->loc;
+        if_stmt(c, merged);
+        return;
+    }
     pd_opnd cv = pd_expr(c, ce).l[0];
     if (ce->type.base != TH_I1) {
         th_type st = th_scalar(ce->type.base);
