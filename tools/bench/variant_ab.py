@@ -3,6 +3,7 @@
 same kernel, timed side by side on the same tensors, each checked first.
 
     python3 tools/bench/variant_ab.py attention NAME=SRC[@D=V,D=V] NAME=SRC ... [--shapes ...]
+    python3 tools/bench/variant_ab.py attention_varlen NAME=SRC ... [--shapes causal:dim,...]
     python3 tools/bench/variant_ab.py mla       NAME=SRC ... [--shapes bxtxh_qxs_q,...]
     python3 tools/bench/variant_ab.py rmsnorm   NAME=SRC ... [--shapes ROWSxC,...] [--kernels ...]
 
@@ -13,7 +14,9 @@ another tlc build wrote instead (two compilers side by side): the file
 DIR/KERNEL@D=V,D=V.ptx, the -D values this script passes sorted by name
 (the script says which file it misses; `tlc --emit=ptx --kernel=KERNEL
 -D ...` writes it). Every variant's output is checked against
-a torch reference before anything is timed (attention: SDPA in float32;
+a torch reference before anything is timed (attention: SDPA in float32,
+per packed sequence for attention_varlen, whose 8 sequences of 8192 down
+to 128 tokens are attention_bench.py's;
 MLA: the reference of mla_bench.py, with FlashMLA beside when it is found
 in gpu-build/flashmla; RMSNorm: F.rms_norm, and its SiLU). Timing:
 triton's do_bench medians (attention, MLA: L2 cleared before each call) or
@@ -108,6 +111,41 @@ def attention(variants, a):
         yield f"{int(causal)}:{d}:{s}", (fns, errs, lambda us: flops / (us * 1e-6) / 1e12, 1e-2)
 
 
+# ---------------- variable-length attention ----------------
+VARLEN_SEQS = [8192, 4096, 2048, 1024, 512, 256, 128, 128]  # attention_bench.py's packing
+
+
+def attention_varlen(variants, a):
+    dtype = getattr(torch, a.dtype)
+    seqs, total = VARLEN_SEQS, sum(VARLEN_SEQS)
+    cu = torch.tensor([0] + [sum(seqs[:i + 1]) for i in range(len(seqs))], device="cuda", dtype=torch.int32)
+    shapes = [s.split(":") for s in (a.shapes or "0:128,1:128,0:64,1:64").split(",")]
+    yield "causal:dim", "TFLOP/s"
+    for causal, d in shapes:
+        causal, d = causal in ("1", "True"), int(d)
+        h = 2048 // d
+        torch.manual_seed(0)
+        q, k, v = (torch.randn(total, h, d, device="cuda", dtype=dtype) for _ in range(3))
+        ref = torch.empty(total, h, d, device="cuda", dtype=torch.float32)
+        for i in range(len(seqs)):
+            lo, hi = int(cu[i]), int(cu[i + 1])
+            qi, ki, vi = (x[lo:hi].transpose(0, 1).float() for x in (q, k, v))
+            ref[lo:hi] = F.scaled_dot_product_attention(qi, ki, vi, is_causal=causal).transpose(0, 1)
+        fns, errs = {}, {}
+        for name, src, defs in variants:
+            kern = build(src, "flash_attention_varlen", "flash_attention.tl",
+                         {"dim": d, "causal": causal, "dtype": tlc.dtype_name(dtype), **defs})
+            out = torch.full_like(q, float("nan"))
+            lse = torch.empty(h, total, device="cuda", dtype=torch.float32)
+            fns[name] = kern.bind(q, k, v, cu, cu, out, lse, max(seqs), d ** -0.5)
+            fns[name]()
+            torch.cuda.synchronize()
+            errs[name] = ((out.float() - ref).abs().max() / ref.abs().max()).item()
+        del ref
+        flops = sum(4 * h * n * n * d / (2 if causal else 1) for n in seqs)
+        yield f"{int(causal)}:{d}", (fns, errs, lambda us: flops / (us * 1e-6) / 1e12, 1e-2)
+
+
 # ---------------- MLA decode ----------------
 def mla(variants, a):
     import mla_bench as mb
@@ -193,9 +231,10 @@ def graph_rounds(pairs, rounds):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("kernel", choices=["attention", "mla", "rmsnorm"])
+    ap.add_argument("kernel", choices=["attention", "attention_varlen", "mla", "rmsnorm"])
     ap.add_argument("variants", nargs="+", help="NAME=SRC[@D=V,D=V]")
-    ap.add_argument("--shapes", default="", help="attention causal:dim:seq, mla bxtxh_qxs_q, rmsnorm ROWSxC")
+    ap.add_argument("--shapes", default="", help="attention causal:dim:seq, attention_varlen causal:dim, "
+                                                 "mla bxtxh_qxs_q, rmsnorm ROWSxC")
     ap.add_argument("--kernels", default="", help="rmsnorm: rmsnorm,rmsnorm_silu")
     ap.add_argument("--dtype", default="bfloat16", choices=["bfloat16", "float16"])
     ap.add_argument("--rounds", type=int, default=4)
@@ -211,7 +250,8 @@ def main():
     unchecked = set(filter(None, a.unchecked.split(",")))
     if unchecked - names:
         raise SystemExit(f"--unchecked names no variant: {', '.join(sorted(unchecked - names))}")
-    gen = {"attention": attention, "mla": mla, "rmsnorm": rmsnorm}[a.kernel](variants, a)
+    gen = {"attention": attention, "attention_varlen": attention_varlen, "mla": mla,
+           "rmsnorm": rmsnorm}[a.kernel](variants, a)
     what, unit = next(gen)
     print(f"# {a.kernel}, {torch.cuda.get_device_name(0)}, {a.dtype}: {unit}; each cell: first order / "
           f"opposite order (mean)")
