@@ -821,6 +821,8 @@ static bool assigns_only_local(pd_ctx *c, const th_stmt *s) {
 static bool harmless(const th_expr *e) {
     if (!e) return true;
     if (e->kind == THE_LOAD || (e->kind == THE_INTRIN && e->u.intrin.id != THI_FMA)) return false;
+    /* a register array at a run-time index may live in local memory */
+    if (e->kind == THE_ARRAY_READ && (!e->u.var.index || e->u.var.index->kind != THE_INT)) return false;
     const th_expr *tmp[3];
     int n;
     const th_expr *const *kids = th_expr_children(e, &n, tmp);
