@@ -67,7 +67,7 @@ void pd_ins(pd_ctx *c, const char *fmt, ...) {
     va_end(ap);
 }
 
-void pd_ins_effect(pd_ctx *c, const char *fmt, ...) {
+void pd_ins_access(pd_ctx *c, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     tlc_sb_putc(&c->body, '\t');
@@ -936,7 +936,7 @@ static void atomic_stmt(pd_ctx *c, const th_stmt *s) {
         }
         operand = pd_as_reg(c, x.l[0], class_of(th_scalar(t.base)));
     }
-    pd_ins_effect(c, "red.relaxed.gpu%s.add.%s [%s+%" PRId64 "], %s", space, ty, base, boff, operand);
+    pd_ins_access(c, "red.relaxed.gpu%s.add.%s [%s+%" PRId64 "], %s", space, ty, base, boff, operand);
 }
 
 /* Inline asm: $N operands, ${:uid}, tied inputs ("0" .. ), clobbers. */

@@ -925,7 +925,7 @@ static pd_val load(pd_ctx *c, const th_expr *e) {
     int esize = base_bytes(t.base), total = esize * lanes_of(t);
     if (t.base == TH_I1) { /* a byte */
         const char *h = pd_newreg(c, RC_H), *r = pd_newreg(c, RC_P);
-        pd_ins_effect(c, "ld%s.u8 %s, [%s+%" PRId64 "]", space, h, base, boff);
+        pd_ins_access(c, "ld%s.u8 %s, [%s+%" PRId64 "]", space, h, base, boff);
         pd_ins(c, "setp.ne.u16 %s, %s, 0", r, h);
         return scalar(reg_op(r));
     }
@@ -942,8 +942,8 @@ static pd_val load(pd_ctx *c, const th_expr *e) {
             words[nw + j] = pd_newreg(c, wc);
             tlc_sb_printf(&sb, "%s%s", j ? ", " : "", words[nw + j]);
         }
-        if (k > 1) pd_ins_effect(c, "ld%s.v%d.%s {%s}, [%s+%" PRId64 "]", space, k, ty, tlc_sb_cstr(&sb), base, wadd(boff, off));
-        else pd_ins_effect(c, "ld%s.%s %s, [%s+%" PRId64 "]", space, ty, tlc_sb_cstr(&sb), base, wadd(boff, off));
+        if (k > 1) pd_ins_access(c, "ld%s.v%d.%s {%s}, [%s+%" PRId64 "]", space, k, ty, tlc_sb_cstr(&sb), base, wadd(boff, off));
+        else pd_ins_access(c, "ld%s.%s %s, [%s+%" PRId64 "]", space, ty, tlc_sb_cstr(&sb), base, wadd(boff, off));
         tlc_sb_free(&sb);
         nw += k;
     }
@@ -964,7 +964,7 @@ void pd_store(pd_ctx *c, const th_expr *p, const pd_val *val, th_type t, int ali
     if (t.base == TH_I1) {
         const char *h = pd_newreg(c, RC_H);
         pd_ins(c, "selp.u16 %s, 1, 0, %s", h, pd_as_reg(c, val->l[0], RC_P));
-        pd_ins_effect(c, "st%s.u8 [%s+%" PRId64 "], %s", space, base, boff, h);
+        pd_ins_access(c, "st%s.u8 [%s+%" PRId64 "], %s", space, base, boff, h);
         return;
     }
     int unit, wbytes, k;
@@ -983,8 +983,8 @@ void pd_store(pd_ctx *c, const th_expr *p, const pd_val *val, th_type t, int ali
         tlc_strbuf sb;
         tlc_sb_init(&sb);
         for (int j = 0; j < k; j++) tlc_sb_printf(&sb, "%s%s", j ? ", " : "", words[w + j]);
-        if (k > 1) pd_ins_effect(c, "st%s.v%d.%s [%s+%" PRId64 "], {%s}", space, k, ty, base, wadd(boff, off), tlc_sb_cstr(&sb));
-        else pd_ins_effect(c, "st%s.%s [%s+%" PRId64 "], %s", space, ty, base, wadd(boff, off), tlc_sb_cstr(&sb));
+        if (k > 1) pd_ins_access(c, "st%s.v%d.%s [%s+%" PRId64 "], {%s}", space, k, ty, base, wadd(boff, off), tlc_sb_cstr(&sb));
+        else pd_ins_access(c, "st%s.%s [%s+%" PRId64 "], %s", space, ty, base, wadd(boff, off), tlc_sb_cstr(&sb));
         tlc_sb_free(&sb);
     }
 }
@@ -1162,12 +1162,12 @@ void pd_local_store(pd_ctx *c, pd_var *pv, pd_opnd index, const pd_val *x) {
     const char *addr = pd_local_addr(c, pv, index);
     int wb = local_word(base_bytes(v->type.base));
     if (wb == 1) {
-        for (int i = 0; i < x->n; i++) pd_ins_effect(c, "st.local.u8 [%s+%d], %s", addr, i, pd_as_reg(c, x->l[i], RC_H));
+        for (int i = 0; i < x->n; i++) pd_ins_access(c, "st.local.u8 [%s+%d], %s", addr, i, pd_as_reg(c, x->l[i], RC_H));
         return;
     }
     const char *w[PD_MAX_LANES];
     int nw = pd_to_words(c, x, v->type, wb, w);
-    for (int i = 0; i < nw; i++) pd_ins_effect(c, "st.local.%s [%s+%d], %s", mem_type(wb), addr, i * wb, w[i]);
+    for (int i = 0; i < nw; i++) pd_ins_access(c, "st.local.%s [%s+%d], %s", mem_type(wb), addr, i * wb, w[i]);
 }
 
 const char *pd_local_addr(pd_ctx *c, pd_var *pv, pd_opnd index) {
@@ -1205,7 +1205,7 @@ static pd_val array_read(pd_ctx *c, const th_expr *e) {
         const char *words[PD_MAX_LANES];
         for (int i = 0; i < v.n * esize / wb; i++) {
             words[i] = pd_newreg(c, wb == 2 || wb == 1 ? RC_H : wb == 4 ? RC_R : RC_D);
-            pd_ins_effect(c, "ld.local.%s %s, [%s+%d]", mem_type(wb), words[i], addr, i * wb);
+            pd_ins_access(c, "ld.local.%s %s, [%s+%d]", mem_type(wb), words[i], addr, i * wb);
         }
         if (var->type.base == TH_I1) { pd_error(c, "i1 array in local memory"); return undef_val(c, e->type); }
         if (wb == 1) {

@@ -115,7 +115,7 @@ typedef struct pd_ctx {
     int nmerged, cap_merged;
     bool merge_window; /* a sequence's window of merged loads is being emitted */
     /* an if's path emitted predicated: the predicate its memory accesses
-     * run under (pd_ins_effect) */
+     * run under (pd_ins_access) */
     const char *guard;
     int path_scan;
     int loop_mark; /* the innermost loop being emitted (its mark; 0: none) */
@@ -158,7 +158,7 @@ const char *pd_f32_imm(pd_ctx *c, double v);
 const char *pd_f64_imm(pd_ctx *c, double v);
 void pd_ins(pd_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* A memory access: under the guard of a predicated path, if any. */
-void pd_ins_effect(pd_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void pd_ins_access(pd_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 pd_opnd pd_int_op(pd_ctx *c, int64_t v);
 const char *pd_local_addr(pd_ctx *c, pd_var *pv, pd_opnd index);
 /* Element `index` of a register array that lives in local memory, stored. */
