@@ -232,7 +232,6 @@ static void forget_pairs(pd_ctx *c, int mark) {
     }
 }
 
-/* The lanes of element `elem` of pv. */
 pd_opnd pd_read_lane(pd_ctx *c, pd_var *pv, int elem, int lane) {
     if (!packed(pv->var)) {
         pd_val v;
@@ -248,6 +247,7 @@ pd_opnd pd_read_lane(pd_ctx *c, pd_var *pv, int elem, int lane) {
     return o;
 }
 
+/* The lanes of element `elem` of pv. */
 void pd_read_elem(pd_ctx *c, pd_var *pv, int elem, pd_val *v) {
     const th_var *var = pv->var;
     v->n = lanes_of(var->type);
@@ -460,7 +460,6 @@ static void touch_and_forget(pd_ctx *c, pd_var *pv, int unused) {
 static void touch_assigned(pd_ctx *c, const th_stmt *s) { each_assigned(c, s, touch_and_forget, 0); }
 
 /* ---- loop-invariant assignments ---- */
-/* Marks the variables s assigns (not counting hoisted statements) with `mark`. */
 static bool is_hoisted(const pd_ctx *c, const th_stmt *s) {
     for (int i = 0; i < c->nhoisted; i++)
         if (c->hoisted[i] == s) return true;
@@ -472,6 +471,7 @@ static void set_loop_mark(pd_ctx *c, pd_var *pv, int mark) {
     pv->loop_mark = mark;
 }
 
+/* Marks the variables s assigns (not counting hoisted statements) with `mark`. */
 void pd_mark_assigned(pd_ctx *c, const th_stmt *s, int mark) { each_assigned(c, s, set_loop_mark, mark); }
 
 /* e is pure and reads nothing the loop (mark) assigns. */
@@ -543,10 +543,9 @@ static int find_hoistable(pd_ctx *c, const th_stmt *s, int mark) {
 static void hoist_expr(pd_ctx *c, const th_expr *e, int mark);
 static void hoist_address(pd_ctx *c, const th_expr *p, int mark);
 
-/* Integer divisions (not by a power of two) and larger integer or address
- * computations in the loop body that do not change from one iteration to
- * the next, computed once before the loop: the body's copies then reuse
- * them (ptxas keeps them in the loop). */
+/* Computations in the loop body worth a register (worth_hoisting) that
+ * do not change from one iteration to the next, computed once before the
+ * loop: the body's copies then reuse them (ptxas keeps them in the loop). */
 static void hoist_stmt(pd_ctx *c, const th_stmt *s, int mark) {
     if (!s) return;
     const th_expr *etmp[2];
@@ -586,30 +585,31 @@ static int op_count(const th_expr *e, int limit) {
     return n;
 }
 
+/* Worth a register held through the loop when invariant: an integer
+ * division (not by a power of two), or an integer or address computation
+ * of three operations or more (a swizzled shared offset, a row's address).
+ * Cheaper ones stay in the loop: hoisting every one costs registers that
+ * the big loops, MLA's, spill. */
+static bool worth_hoisting(const th_expr *e) {
+    if (e->type.lanes > 1 || !(is_intb(e->type.base) || e->type.base == TH_PTR)) return false;
+    if (e->kind == THE_BIN) {
+        th_binop op = (th_binop)e->u.bin.op;
+        const th_expr *d = e->u.bin.b;
+        if ((op == THB_DIV || op == THB_REM || op == THB_UDIV || op == THB_UREM || op == THB_FLOORDIV ||
+             op == THB_FLOORMOD) &&
+            !(d && d->kind == THE_INT && tlc_is_pow2(d->u.ival)))
+            return true;
+    }
+    return op_count(e, 3) >= 3;
+}
+
 static void hoist_expr(pd_ctx *c, const th_expr *e, int mark) {
     if (!e) return;
     if (e->kind == THE_LOAD) {
         hoist_address(c, e->u.load.ptr, mark);
         return;
     }
-    if (e->kind == THE_BIN) {
-        th_binop op = (th_binop)e->u.bin.op;
-        bool div = op == THB_DIV || op == THB_REM || op == THB_UDIV || op == THB_UREM || op == THB_FLOORDIV ||
-                   op == THB_FLOORMOD;
-        const th_expr *d = e->u.bin.b;
-        if (div && is_intb(e->type.base) && e->type.lanes <= 1 && !(d && d->kind == THE_INT && tlc_is_pow2(d->u.ival)) &&
-            pd_loop_invariant(c, e, mark)) {
-            (void)pd_expr(c, e);
-            return;
-        }
-    }
-    /* an invariant integer or address computation of three operations or
-     * more (a swizzled shared offset, a row's address): one register held
-     * through the loop instead of recomputing it in every iteration;
-     * cheaper ones stay (hoisting every one costs registers that the big
-     * loops, MLA's, spill) */
-    if ((is_intb(e->type.base) || e->type.base == TH_PTR) && e->type.lanes <= 1 && op_count(e, 3) >= 3 &&
-        pd_loop_invariant(c, e, mark)) {
+    if (worth_hoisting(e) && pd_loop_invariant(c, e, mark)) {
         (void)pd_expr(c, e);
         return;
     }
@@ -837,6 +837,15 @@ static const th_stmt *only_stmt(const th_stmt *s) {
     return s;
 }
 
+/* One path of an if: what it computes and learns of halves is forgotten
+ * after it. */
+static void if_path(pd_ctx *c, const th_stmt *s) {
+    int mark = pd_cse_mark(c), pmark = c->npair_log;
+    stmt(c, s);
+    pd_cse_truncate(c, mark);
+    forget_pairs(c, pmark);
+}
+
 static void if_stmt(pd_ctx *c, const th_stmt *s) {
     const th_expr *ce = s->u.if_.cond;
     if (!ce) { pd_error(c, "if without a condition"); return; }
@@ -880,25 +889,17 @@ static void if_stmt(pd_ctx *c, const th_stmt *s) {
          * them after it); its memory accesses run under the condition, the
          * rest unguarded. A path that assigns values used after it keeps
          * its branch, which saves the work where the condition fails. */
-        int mark = pd_cse_mark(c), pmark = c->npair_log;
         c->guard = cv.s; /* the condition's variable, if any, is not the path's to assign */
-        stmt(c, s->u.if_.then);
+        if_path(c, s->u.if_.then);
         c->guard = NULL;
-        pd_cse_truncate(c, mark);
-        forget_pairs(c, pmark);
         return;
     }
     pd_ins(c, "@!%s bra $Ltlc%d", cv.s, els);
-    int mark = pd_cse_mark(c), pmark = c->npair_log;
-    if (s->u.if_.then) stmt(c, s->u.if_.then);
-    pd_cse_truncate(c, mark);
-    forget_pairs(c, pmark);
+    if_path(c, s->u.if_.then);
     if (s->u.if_.els) {
         pd_ins(c, "bra $Ltlc%d", done);
         label(c, els);
-        stmt(c, s->u.if_.els);
-        pd_cse_truncate(c, mark);
-        forget_pairs(c, pmark);
+        if_path(c, s->u.if_.els);
     }
     label(c, done);
 }

@@ -1188,14 +1188,30 @@ const char *pd_local_addr(pd_ctx *c, pd_var *pv, pd_opnd index) {
     return r;
 }
 
+/* A register array read's index, as an i32 operand. */
+static pd_opnd array_index(pd_ctx *c, const th_expr *e) {
+    const th_expr *ie = e->u.var.index;
+    pd_opnd idx = pd_expr(c, ie).l[0];
+    if (ie && ie->type.base != TH_I32 && !idx.is_int) idx = pd_convert_lane(c, idx, ie->type, th_scalar(TH_I32));
+    return idx;
+}
+
+/* The element a register-held array's index picks: a constant in range
+ * after unrolling, else -1 (after an error). */
+static int register_elem(pd_ctx *c, const th_var *var, pd_opnd idx) {
+    if (!idx.is_int) { pd_error(c, "'%s' indexed at run time is not in local memory", var->name); return -1; }
+    if (idx.iv < 0 || idx.iv >= var->array_len) {
+        pd_error(c, "index %" PRId64 " out of range for '%s[%d]'", idx.iv, var->name, var->array_len);
+        return -1;
+    }
+    return (int)idx.iv;
+}
+
 static pd_val array_read(pd_ctx *c, const th_expr *e) {
     const th_var *var = e->u.var.var;
     if (!var || var->array_len <= 0) { pd_error(c, "array read of a non-array"); return undef_val(c, e->type); }
     pd_var *pv = pd_var_entry(c, var);
-    pd_val ix = pd_expr(c, e->u.var.index);
-    const th_expr *ie = e->u.var.index;
-    pd_opnd idx = ix.l[0];
-    if (ie && ie->type.base != TH_I32 && !idx.is_int) idx = pd_convert_lane(c, idx, ie->type, th_scalar(TH_I32));
+    pd_opnd idx = array_index(c, e);
     pd_val v;
     v.n = lanes_of(var->type);
     if (pv->runtime_index) {
@@ -1216,12 +1232,9 @@ static pd_val array_read(pd_ctx *c, const th_expr *e) {
         from_words(c, words, v.n * esize / wb, wb, var->type, &r);
         return r;
     }
-    if (!idx.is_int) { pd_error(c, "'%s' indexed at run time is not in local memory", var->name); return undef_val(c, e->type); }
-    if (idx.iv < 0 || idx.iv >= var->array_len) {
-        pd_error(c, "index %" PRId64 " out of range for '%s[%d]'", idx.iv, var->name, var->array_len);
-        return undef_val(c, e->type);
-    }
-    pd_read_elem(c, pv, (int)idx.iv, &v);
+    int elem = register_elem(c, var, idx);
+    if (elem < 0) return undef_val(c, e->type);
+    pd_read_elem(c, pv, elem, &v);
     return v;
 }
 
@@ -1798,18 +1811,14 @@ static pd_val expr_uncached(pd_ctx *c, const th_expr *e) {
     case THE_EXTRACT: {
         const th_expr *vec = e->u.extract.vec;
         int l = e->u.extract.lane;
-        if (vec && (vec->kind == THE_VAR || vec->kind == THE_ARRAY_READ) && vec->u.var.var && l >= 0 &&
-            l < lanes_of(vec->type)) {
-            /* a lane of a variable: its word alone */
-            pd_var *pv = pd_var_entry(c, vec->u.var.var);
-            int64_t elem = 0;
-            bool known = vec->kind == THE_VAR ? vec->u.var.var->array_len <= 0 && !pv->bound : false;
-            if (vec->kind == THE_ARRAY_READ && !pv->runtime_index && vec->u.var.index) {
-                pd_opnd i = pd_expr(c, vec->u.var.index).l[0]; /* constant after unrolling */
-                known = i.is_int && i.iv >= 0 && i.iv < vec->u.var.var->array_len;
-                elem = i.iv;
+        const th_var *var = vec && (vec->kind == THE_VAR || vec->kind == THE_ARRAY_READ) ? vec->u.var.var : NULL;
+        if (var && l >= 0 && l < lanes_of(vec->type)) { /* a lane of a variable: its word alone */
+            pd_var *pv = pd_var_entry(c, var);
+            if (vec->kind == THE_VAR && var->array_len <= 0 && !pv->bound) return scalar(pd_read_lane(c, pv, 0, l));
+            if (vec->kind == THE_ARRAY_READ && var->array_len > 0 && !pv->runtime_index) {
+                int elem = register_elem(c, var, array_index(c, vec));
+                return elem < 0 ? undef_val(c, t) : scalar(pd_read_lane(c, pv, elem, l));
             }
-            if (known) return scalar(pd_read_lane(c, pv, (int)elem, l));
         }
         pd_val x = pd_expr(c, vec);
         if (l < 0 || l >= x.n) { pd_error(c, "lane %d of a %d-lane vector", l, x.n); return undef_val(c, t); }
