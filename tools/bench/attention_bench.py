@@ -132,6 +132,25 @@ def main():
 VARLEN_SEQS = [8192, 4096, 2048, 1024, 512, 256, 128, 128]
 
 
+def varlen_inputs(h, d, dtype):
+    """q, k, v of VARLEN_SEQS packed ([tokens, h, d]) and their cumulative
+    lengths (int32, on the GPU)."""
+    seqs, total = VARLEN_SEQS, sum(VARLEN_SEQS)
+    cu = torch.tensor([0] + [sum(seqs[:i + 1]) for i in range(len(seqs))], device="cuda", dtype=torch.int32)
+    q, k, v = (torch.randn(total, h, d, device="cuda", dtype=dtype) for _ in range(3))
+    return q, k, v, cu
+
+
+def varlen_ref(q, k, v, cu, causal):
+    """SDPA in float32 per packed sequence."""
+    ref = torch.empty(q.shape, device="cuda", dtype=torch.float32)
+    for i in range(len(cu) - 1):
+        lo, hi = int(cu[i]), int(cu[i + 1])
+        qi, ki, vi = (x[lo:hi].transpose(0, 1).float() for x in (q, k, v))
+        ref[lo:hi] = F.scaled_dot_product_attention(qi, ki, vi, is_causal=causal).transpose(0, 1)
+    return ref
+
+
 def varlen_reference(name, fn, out_ref):
     """fn's output checked against the reference; None when the backend
     cannot run here or disagrees (then it is reported, not timed)."""
@@ -156,7 +175,6 @@ def varlen_rows(a, src, extra, lines):
     established): no reference for a kernel. Returns the number of wrong rows."""
     seqs = VARLEN_SEQS
     total = sum(seqs)
-    cu = torch.tensor([0] + [sum(seqs[:i + 1]) for i in range(len(seqs))], device="cuda", dtype=torch.int32)
     head = ["", f"Variable-length: {len(seqs)} packed sequences of {', '.join(map(str, seqs))} tokens "
             f"({total} in all), queries and keys alike", "",
             "| dtype | heads x dim | causal | FA2 varlen TFLOP/s | tlc TFLOP/s | tlc / FA2 | tlc err |",
@@ -172,17 +190,13 @@ def varlen_rows(a, src, extra, lines):
                 defs.update(extra)
                 kern = tlc.compile(src, kernel="flash_attention_varlen", defines=defs,
                                    name="flash_attention.tl").load()
-                q, k, v = (torch.randn(total, h, d, device="cuda", dtype=dtype) for _ in range(3))
+                q, k, v, cu = varlen_inputs(h, d, dtype)
                 out = torch.full_like(q, float("nan"))
                 lse = torch.empty(h, total, device="cuda", dtype=torch.float32)
                 run = kern.bind(q, k, v, cu, cu, out, lse, max(seqs), d ** -0.5)
                 run()
                 torch.cuda.synchronize()
-                ref = torch.empty(total, h, d, device="cuda", dtype=torch.float32)
-                for i in range(len(seqs)):
-                    lo, hi = int(cu[i]), int(cu[i + 1])
-                    qi, ki, vi = (x[lo:hi].transpose(0, 1).float() for x in (q, k, v))
-                    ref[lo:hi] = F.scaled_dot_product_attention(qi, ki, vi, is_causal=causal).transpose(0, 1)
+                ref = varlen_ref(q, k, v, cu, causal)
                 err = ((out.float() - ref).abs().max() / ref.abs().max()).item()
                 if not err < 1e-2:
                     bad += 1

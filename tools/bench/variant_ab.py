@@ -112,31 +112,24 @@ def attention(variants, a):
 
 
 # ---------------- variable-length attention ----------------
-VARLEN_SEQS = [8192, 4096, 2048, 1024, 512, 256, 128, 128]  # attention_bench.py's packing
-
-
 def attention_varlen(variants, a):
+    import attention_bench as ab
     dtype = getattr(torch, a.dtype)
-    seqs, total = VARLEN_SEQS, sum(VARLEN_SEQS)
-    cu = torch.tensor([0] + [sum(seqs[:i + 1]) for i in range(len(seqs))], device="cuda", dtype=torch.int32)
+    seqs = ab.VARLEN_SEQS
     shapes = [s.split(":") for s in (a.shapes or "0:128,1:128,0:64,1:64").split(",")]
     yield "causal:dim", "TFLOP/s"
     for causal, d in shapes:
         causal, d = causal in ("1", "True"), int(d)
         h = 2048 // d
         torch.manual_seed(0)
-        q, k, v = (torch.randn(total, h, d, device="cuda", dtype=dtype) for _ in range(3))
-        ref = torch.empty(total, h, d, device="cuda", dtype=torch.float32)
-        for i in range(len(seqs)):
-            lo, hi = int(cu[i]), int(cu[i + 1])
-            qi, ki, vi = (x[lo:hi].transpose(0, 1).float() for x in (q, k, v))
-            ref[lo:hi] = F.scaled_dot_product_attention(qi, ki, vi, is_causal=causal).transpose(0, 1)
+        q, k, v, cu = ab.varlen_inputs(h, d, dtype)
+        ref = ab.varlen_ref(q, k, v, cu, causal)
         fns, errs = {}, {}
         for name, src, defs in variants:
             kern = build(src, "flash_attention_varlen", "flash_attention.tl",
                          {"dim": d, "causal": causal, "dtype": tlc.dtype_name(dtype), **defs})
             out = torch.full_like(q, float("nan"))
-            lse = torch.empty(h, total, device="cuda", dtype=torch.float32)
+            lse = torch.empty(h, q.shape[0], device="cuda", dtype=torch.float32)
             fns[name] = kern.bind(q, k, v, cu, cu, out, lse, max(seqs), d ** -0.5)
             fns[name]()
             torch.cuda.synchronize()
