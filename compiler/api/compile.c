@@ -3,12 +3,14 @@
  * compilation owns every node (arena) and every message (diag). */
 #include "compile.h"
 #include <string.h>
+#include "../ir/thread_ir.h"
 
 void tlc_compile_options_default(tlc_compile_options *o) {
     memset(o, 0, sizeof *o);
     o->arch = TLC_DEFAULT_ARCH;
     o->stop_after = TLC_STAGE_TIR;
     o->opt_level = 3;
+    o->backend = TLC_BACKEND_DIRECT;
 }
 
 /* A stage that failed without saying why is a compiler bug; make it visible

@@ -18,7 +18,7 @@ typedef struct tlc_compile_options {
     const char *kernel;  /* NULL: every kernel */
     tlc_stage stop_after;
     int opt_level;       /* LLVM optimization level for code generation, 0..3 (default 3) */
-    int backend;         /* tlc_backend (ir/thread_ir.h): who generates the PTX; LLVM by default */
+    int backend;         /* tlc_backend (ir/thread_ir.h): who generates the PTX; tlc's own by default */
 } tlc_compile_options;
 
 typedef struct tlc_compilation {

@@ -125,11 +125,16 @@ tlc_status tlc_jit_create(const tlc_jit_options *opt, tlc_jit **out, char **err)
     if (st == TLC_OK) {
         snprintf(j->arch_name, sizeof j->arch_name, "%s", tlc_arch_name(j->arch));
         j->opt_level = o.opt_level == TLC_OPT_DEFAULT ? 3 : (int)o.opt_level - (int)TLC_OPT_O0;
-        const char *be = getenv("TLC_BACKEND");
-        j->backend = be && strcmp(be, "direct") == 0 ? TLC_BACKEND_DIRECT : TLC_BACKEND_LLVM;
-        snprintf(j->opt_key, sizeof j->opt_key, "O%d%s", j->opt_level, j->backend == TLC_BACKEND_DIRECT ? "-direct" : "");
+        /* tlc's own generator ignores the level: one cache entry serves them all */
+        const char *be = o.backend ? o.backend : getenv("TLC_BACKEND");
+        if (!be || !*be || strcmp(be, "direct") == 0) j->backend = TLC_BACKEND_DIRECT;
+        else if (strcmp(be, "llvm") == 0) j->backend = TLC_BACKEND_LLVM;
+        else st = fail(err, TLC_ERROR_INVALID_ARGUMENT, "tlc_jit_create: unknown backend '%.64s'%s (expected direct or llvm)",
+                       be, o.backend ? "" : " in $TLC_BACKEND");
+        if (j->backend == TLC_BACKEND_DIRECT) snprintf(j->opt_key, sizeof j->opt_key, "direct");
+        else snprintf(j->opt_key, sizeof j->opt_key, "O%d", j->opt_level);
         j->use_cache = !o.disable_cache;
-        if (j->use_cache) {
+        if (st == TLC_OK && j->use_cache) {
             char e[ERR_MAX] = "";
             if (o.cache_dir) {
                 if (!*o.cache_dir || strlen(o.cache_dir) >= sizeof j->cache_dir - 80)

@@ -19,7 +19,7 @@ const char *tlc_timed_stage_name(tlc_timed_stage s) {
     case TLC_TIMED_FRONT_END: return "front end (lex, parse, sema, verify)";
     case TLC_TIMED_LAYOUT_PLAN: return "layout inference + planning";
     case TLC_TIMED_LOWER: return "lowering to Thread IR";
-    case TLC_TIMED_CODEGEN: return "LLVM IR + NVPTX codegen";
+    case TLC_TIMED_CODEGEN: return "PTX generation";
     case TLC_TIMED_PTXAS: return "ptxas";
     case TLC_NTIMED: break;
     }

@@ -9,7 +9,7 @@ typedef enum {
     TLC_TIMED_FRONT_END,   /* lexer, parser, sema, Tile IR verifier */
     TLC_TIMED_LAYOUT_PLAN, /* layout inference + planning */
     TLC_TIMED_LOWER,       /* lowering to Thread IR */
-    TLC_TIMED_CODEGEN,     /* LLVM IR, its optimization pipeline, the NVPTX backend */
+    TLC_TIMED_CODEGEN,     /* PTX: tlc's own generator, or LLVM IR, its pipeline and the NVPTX backend */
     TLC_TIMED_PTXAS,       /* ptxas (--emit=cubin) */
     TLC_NTIMED,
 } tlc_timed_stage;

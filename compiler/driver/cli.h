@@ -51,7 +51,8 @@ typedef struct tlc_cli_options {
     tlc_define defines[TLC_CLI_MAX_DEFINES];
     int ndefines;
     int opt_level;            /* -O0 .. -O3: LLVM's optimization level (default 3) */
-    int backend;              /* --backend: tlc_backend (ir/thread_ir.h), LLVM by default */
+    bool opt_level_given;     /* an -O was on the command line */
+    int backend;              /* --backend: tlc_backend (ir/thread_ir.h), tlc's own generator by default */
     bool verbose;             /* -v: say what the driver does, on stderr */
     bool time_passes;         /* --time-passes: per-stage times on stderr */
     bool help, version;

@@ -26,7 +26,8 @@ void tlc_cli_usage(tlc_strbuf *out) {
         "                      or specialize the symbolic dim NAME (repeatable; also -DNAME=VALUE;\n"
         "                      a NAME given twice takes the later value, with a warning)\n"
         "  --kernel=NAME       compile only kernel NAME\n"
-        "  -O0, -O1, -O2, -O3  LLVM optimization level for llvm, ptx and cubin (default: -O3)\n");
+        "  -O0, -O1, -O2, -O3  LLVM's optimization level for --emit=llvm and, with --backend=llvm,\n"
+        "                      ptx and cubin (default: -O3)\n");
     char names[128];
     tlc_arch_names(names, sizeof names, ", ");
     tlc_sb_printf(out, "  --arch=ARCH         target: %s (default: %s); nvcc's -arch=ARCH too\n", names,
@@ -34,8 +35,8 @@ void tlc_cli_usage(tlc_strbuf *out) {
     tlc_sb_puts(out,
         "  -v, --verbose       say what tlc does (input, target, kernels, stages, output) on standard error\n"
         "  --time-passes       print the time each compilation stage took on standard error\n"
-        "  --backend=NAME      who writes the PTX: llvm (LLVM's NVPTX backend, the default) or\n"
-        "                      direct (tlc's own generator; ptxas optimizes; no -O level applies)\n"
+        "  --backend=NAME      who writes the PTX: direct (tlc's own generator, the default; ptxas\n"
+        "                      optimizes; no -O level applies) or llvm (LLVM's NVPTX backend)\n"
         "  --help              print this help and exit\n"
         "  --version           print the version and exit\n"
         "\n"
@@ -91,6 +92,7 @@ tlc_args_result tlc_cli_parse(int argc, char **argv, tlc_cli_options *o, tlc_str
     memset(o, 0, sizeof *o);
     o->arch = TLC_DEFAULT_ARCH;
     o->opt_level = 3;
+    o->backend = TLC_BACKEND_DIRECT;
     o->emit = tlc_emit_find("tir");
     const char *emit_name = "tir";
     bool only_files = false;
@@ -123,6 +125,7 @@ tlc_args_result tlc_cli_parse(int argc, char **argv, tlc_cli_options *o, tlc_str
                 tlc_sb_printf(err, "unknown optimization level '%s' (expected -O0, -O1, -O2 or -O3)", arg);
                 return TLC_ARGS_USAGE;
             }
+            o->opt_level_given = true;
         } else if ((r = tlc_opt_long("--backend", argc, argv, &i, &v)) != 0) {
             if (r < 0) return missing_value(err, arg);
             if (strcmp(v, "llvm") == 0) o->backend = TLC_BACKEND_LLVM;
@@ -178,6 +181,13 @@ tlc_args_result tlc_cli_parse(int argc, char **argv, tlc_cli_options *o, tlc_str
     if (!o->emit->print) {
         tlc_sb_printf(err, "--emit=%s is not implemented yet", emit_name);
         return TLC_ARGS_FAIL;
+    }
+    if (o->opt_level_given && o->backend == TLC_BACKEND_DIRECT &&
+        (strcmp(o->emit->name, "ptx") == 0 || strcmp(o->emit->name, "cubin") == 0)) {
+        size_t used = strlen(o->warnings);
+        snprintf(o->warnings + used, sizeof o->warnings - used,
+                 "tlc: warning: -O%d has no effect on tlc's own PTX generator (the default): "
+                 "add --backend=llvm for LLVM's\n", o->opt_level);
     }
     return TLC_ARGS_OK;
 }

@@ -4,14 +4,16 @@
  * compilation itself (api/stage_times.h). */
 #include "cli.h"
 #include <string.h>
+#include "ir/thread_ir.h"
 #include "target/target.h"
 
 void tlc_verbose_start(tlc_strbuf *out, const tlc_cli_options *o, size_t input_bytes) {
     const char *input = strcmp(o->input, "-") == 0 ? "<stdin>" : o->input;
     tlc_sb_printf(out, "tlc: input: %s (%zu bytes)\n", input, input_bytes);
     const tlc_target *t = tlc_target_of(o->arch);
-    tlc_sb_printf(out, "tlc: target: %s (PTX ISA %d.%d), -O%d\n", t->name, t->ptx_isa / 10, t->ptx_isa % 10,
-                  o->opt_level);
+    tlc_sb_printf(out, "tlc: target: %s (PTX ISA %d.%d), ", t->name, t->ptx_isa / 10, t->ptx_isa % 10);
+    if (o->backend == TLC_BACKEND_LLVM) tlc_sb_printf(out, "LLVM -O%d\n", o->opt_level);
+    else tlc_sb_puts(out, "tlc's own PTX generator\n");
     for (int i = 0; i < o->ndefines; i++)
         tlc_sb_printf(out, "tlc: define: %s=%s\n", o->defines[i].name, o->defines[i].value);
     if (o->kernel) tlc_sb_printf(out, "tlc: kernel filter: %s\n", o->kernel);

@@ -256,8 +256,9 @@ void th_print_module(tlc_strbuf *sb, const th_module *m);
 /* Codegen (compiler/codegen/): Thread IR -> LLVM module -> PTX text.
  * Returns an arena string (PTX with the kernels' metadata as leading
  * comment lines), or NULL with an error in diag. */
-/* Who turns Thread IR into PTX: LLVM's NVPTX backend, or tlc's own
- * generator (codegen/ptx_direct.c), which leaves the optimization to ptxas. */
+/* Who turns Thread IR into PTX: tlc's own generator (codegen/ptx_direct.c,
+ * the default), which leaves the optimization to ptxas, or LLVM's NVPTX
+ * backend. */
 typedef enum { TLC_BACKEND_LLVM = 0, TLC_BACKEND_DIRECT = 1 } tlc_backend;
 
 typedef struct tlc_codegen_options {

@@ -55,7 +55,7 @@ typedef struct tlc_jit_define {
     const char *value;
 } tlc_jit_define;
 
-/* The LLVM optimization level of the generated code, as tlc's -O0 .. -O3.
+/* LLVM's optimization level (backend "llvm"), as tlc's -O0 .. -O3.
  * TLC_OPT_DEFAULT, what a zero-initialized tlc_jit_options holds, is -O3. */
 typedef enum tlc_opt_level {
     TLC_OPT_DEFAULT = 0,
@@ -70,7 +70,11 @@ typedef struct tlc_jit_options {
     const char *arch;      /* "sm_80" .. "sm_90a"; NULL: the GPU's (of ctx, or of device 0) */
     tlrt_context *ctx;     /* only read to find the arch when arch is NULL; may be NULL */
     bool disable_cache;    /* always compile, never read or write the cache */
-    tlc_opt_level opt_level; /* part of the cache key */
+    tlc_opt_level opt_level; /* part of the cache key (LLVM's only: tlc's own generator has no levels) */
+    /* who writes the PTX: "direct" (tlc's own generator) or "llvm" (LLVM's
+     * NVPTX backend at opt_level); NULL: $TLC_BACKEND if set, else "direct".
+     * Part of the cache key. */
+    const char *backend;
 } tlc_jit_options;
 
 typedef struct tlc_jit tlc_jit;

@@ -92,15 +92,28 @@ class CompileTest(unittest.TestCase):
             tlc.compile(SCALE, arch="sm_70", cache_dir=self.cache.name)
         self.assertEqual(cm.exception.status, "TLC_ERROR_INVALID_ARGUMENT")
 
-    @unittest.skipIf(os.environ.get("TLC_BACKEND") == "direct", "tlc's own PTX generator has no -O levels")
     def test_opt_level(self):
-        o0 = tlc.compile(SCALE, arch="sm_90a", cache_dir=self.cache.name, opt_level=0)
-        o3 = tlc.compile(SCALE, arch="sm_90a", cache_dir=self.cache.name, opt_level=3)
+        def llvm(**kw):
+            return tlc.compile(SCALE, arch="sm_90a", cache_dir=self.cache.name, backend="llvm", **kw)
+        o0, o3 = llvm(opt_level=0), llvm(opt_level=3)
         self.assertIn(".entry scale", o0.ptx)
         self.assertNotEqual(o0.ptx, o3.ptx)  # separate cache entries, different code
-        self.assertEqual(o3.ptx, tlc.compile(SCALE, arch="sm_90a", cache_dir=self.cache.name).ptx)
+        self.assertEqual(o3.ptx, llvm().ptx)
         with self.assertRaisesRegex(ValueError, "opt_level must be 0, 1, 2 or 3, got 4"):
-            tlc.compile(SCALE, arch="sm_90a", cache_dir=self.cache.name, opt_level=4)
+            llvm(opt_level=4)
+
+    def test_backend(self):
+        direct = tlc.compile(SCALE, arch="sm_90a", cache_dir=self.cache.name, backend="direct")
+        llvm = tlc.compile(SCALE, arch="sm_90a", cache_dir=self.cache.name, backend="llvm")
+        self.assertIn(".entry scale", direct.ptx)
+        self.assertNotEqual(direct.ptx, llvm.ptx)
+        # tlc's own generator has no levels: one entry serves them all
+        self.assertEqual(direct.ptx, tlc.compile(SCALE, arch="sm_90a", cache_dir=self.cache.name,
+                                                 backend="direct", opt_level=0).ptx)
+        if os.environ.get("TLC_BACKEND") in (None, "", "direct"):  # the default
+            self.assertEqual(direct.ptx, tlc.compile(SCALE, arch="sm_90a", cache_dir=self.cache.name).ptx)
+        with self.assertRaisesRegex(ValueError, "backend must be 'direct' or 'llvm', got 'nvcc'"):
+            tlc.compile(SCALE, arch="sm_90a", cache_dir=self.cache.name, backend="nvcc")
 
     def test_cache_dir_is_used(self):
         tlc.compile(SCALE, arch="sm_86", cache_dir=self.cache.name)

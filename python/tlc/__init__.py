@@ -83,14 +83,15 @@ def device_arch(device=None):
     return buf.value.decode()
 
 
-def _jit(arch, cache_dir, opt_level):
-    key = (arch, cache_dir, opt_level)
+def _jit(arch, cache_dir, opt_level, backend):
+    key = (arch, cache_dir, opt_level, backend)
     with _lock:
         if key not in _jits:
             lib = load_library()
             jit, err = ctypes.c_void_p(), ctypes.c_void_p()
             # tlc_opt_level: TLC_OPT_O0 is 1 (0 is the default)
-            opt = JitOptions(cache_dir.encode() if cache_dir else None, arch.encode(), None, False, 1 + opt_level)
+            opt = JitOptions(cache_dir.encode() if cache_dir else None, arch.encode(), None, False, 1 + opt_level,
+                             backend.encode() if backend else None)
             st = lib.tlc_jit_create(ctypes.byref(opt), ctypes.byref(jit), ctypes.byref(err))
             if st != 0:
                 text = take_string(lib, err)
@@ -248,20 +249,25 @@ def _stream(device, handle):
         return _streams[key]
 
 
-def compile(source, kernel=None, defines=None, arch=None, cache_dir=None, name=None, opt_level=3):
+def compile(source, kernel=None, defines=None, arch=None, cache_dir=None, name=None, opt_level=3,
+            backend=None):
     """Compiles DSL source (text, or the path of a .tl file or a TileLang .py file) to PTX through the JIT's cache.
     kernel: the kernel to compile (may be left out when the source has one), or a function with several
     `with Kernel` blocks, which gives a Function launching all of them. defines: {NAME: value}
     as -D NAME=VALUE. arch: "sm_80" .. "sm_90a" (None: the current GPU's). cache_dir: None for
-    $TLC_CACHE_DIR or ~/.cache/tlc. opt_level: LLVM's optimization level, 0 .. 3 (tlc -O0 .. -O3).
-    Raises CompileError with the diagnostics."""
+    $TLC_CACHE_DIR or ~/.cache/tlc. backend: who writes the PTX, "direct" (tlc's own generator)
+    or "llvm" (LLVM's NVPTX backend); None: $TLC_BACKEND if set, else "direct". opt_level: LLVM's
+    optimization level, 0 .. 3 (tlc -O0 .. -O3; backend "llvm" only). Raises CompileError with the
+    diagnostics."""
     if opt_level not in (0, 1, 2, 3) or isinstance(opt_level, bool):
         raise ValueError(f"opt_level must be 0, 1, 2 or 3, got {opt_level!r}")
+    if backend not in (None, "direct", "llvm"):
+        raise ValueError(f"backend must be 'direct' or 'llvm', got {backend!r}")
     lib = load_library()
     text, name = _read_source(source, name)
     if arch is None:
         arch = device_arch()
-    jit = _jit(arch, os.fspath(cache_dir) if cache_dir else None, opt_level)
+    jit = _jit(arch, os.fspath(cache_dir) if cache_dir else None, opt_level, backend)
     defs, ndefs = _defines(defines)
     data = text.encode()
     ptx, err = ctypes.c_void_p(), ctypes.c_void_p()

@@ -10,7 +10,8 @@ P = ctypes.POINTER
 
 class JitOptions(ctypes.Structure):  # tlc_jit_options
     _fields_ = [("cache_dir", ctypes.c_char_p), ("arch", ctypes.c_char_p),
-                ("ctx", ctypes.c_void_p), ("disable_cache", ctypes.c_bool), ("opt_level", ctypes.c_int)]
+                ("ctx", ctypes.c_void_p), ("disable_cache", ctypes.c_bool), ("opt_level", ctypes.c_int),
+                ("backend", ctypes.c_char_p)]
 
 
 class JitDefine(ctypes.Structure):  # tlc_jit_define

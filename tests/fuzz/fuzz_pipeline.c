@@ -148,6 +148,7 @@ static void run_pipeline(const char *text, size_t len) {
     co.defines = o.defines;
     co.ndefines = o.ndefines;
     co.kernel = o.kernel;
+    co.backend = TLC_BACKEND_LLVM; /* then the same Thread IR through tlc's own generator */
     tlc_compilation c;
     bool ok = tlc_compile_source(&c, "fuzz.tl", text, len, &co);
     if (ok) {
@@ -157,7 +158,7 @@ static void run_pipeline(const char *text, size_t len) {
         char *ptx = ok ? tlc_compile_ptx(&c, false) : NULL;
         if (ok && !ptx) ok = false;
         if (ok && !strstr(ptx, ".entry")) fail(&c, "PTX without a kernel entry");
-        if (ok) { /* the same Thread IR through tlc's own PTX generator */
+        if (ok) {
             c.backend = TLC_BACKEND_DIRECT;
             ptx = tlc_compile_ptx(&c, false);
             if (!ptx) ok = false;

@@ -1,14 +1,13 @@
 #!/usr/bin/env bash
 # Compiles every kernel of every shipped .tl file in dsl-examples/ to PTX for
-# each supported arch (at the default -O3, at -O0 for sm_80 and sm_90a:
-# unoptimized code must assemble too, and with tlc's own PTX generator,
-# --backend=direct, for sm_80 and sm_90a) and assembles the PTX with ptxas
-# for that arch.
+# each supported arch (with tlc's own PTX generator, the default, and for
+# sm_80 and sm_90a also with LLVM's at -O3 and at -O0: unoptimized code must
+# assemble too) and assembles the PTX with ptxas for that arch.
 # A kernel may fail to lower on an arch for exactly one reason: it needs
 # more shared memory than that arch has (mla_decode_split on sm_80..sm_89);
 # any other failure, and any ptxas failure, fails the test. On sm_90a, the
-# primary target, every shipped kernel must lower, and at -O3 (and from the
-# direct generator) ptxas must
+# primary target, every shipped kernel must lower, and from the direct
+# generator (and LLVM's at -O3) ptxas must
 # not serialize its wgmma instructions (its C75xx notes: a wgmma group left
 # in flight where ptxas cannot follow it costs every wgmma of the kernel;
 # unoptimized code may).
@@ -23,10 +22,11 @@ fail=0 assembled=0 too_big=0
 for f in "$examples"/*.tl; do
   kernels=$("$tlc" --emit=summary "$f" | sed -E 's/^[^:]+: ([^:]+):.*/\1/') || { echo "FAIL: $f does not check"; fail=1; continue; }
   for k in $kernels; do
-    for config in sm_80 sm_86 sm_89 sm_90 sm_90a "sm_80 -O0" "sm_90a -O0" "sm_80 --backend=direct" "sm_90a --backend=direct"; do
+    for config in sm_80 sm_86 sm_89 sm_90 sm_90a "sm_80 --backend=llvm" "sm_90a --backend=llvm" "sm_80 --backend=llvm -O0" "sm_90a --backend=llvm -O0"; do
       read -r arch level <<< "$config"
       what="$(basename "$f") $k $config"
-      if "$tlc" --emit=ptx --arch=$arch ${level:+"$level"} --kernel="$k" -o "$tmp/k.ptx" "$f" 2>"$tmp/err"; then
+      # shellcheck disable=SC2086 # $level: zero or more options
+      if "$tlc" --emit=ptx --arch=$arch $level --kernel="$k" -o "$tmp/k.ptx" "$f" 2>"$tmp/err"; then
         # ptxas (CUDA 13.0, -O1 and up) has dropped the upper half of such a
         # constant when it folded the add into an IMAD.WIDE (wgmma descriptors:
         # docs/architecture.md, JIT); lowering builds none.
@@ -36,7 +36,7 @@ for f in "$examples"/*.tl; do
           echo "FAIL: $what: a 64-bit add of a constant beyond 32 bits: $wide_add"; fail=1
         elif "$ptxas" -arch=$arch -v -o "$tmp/k.cubin" "$tmp/k.ptx" >"$tmp/ptxas.out" 2>"$tmp/ptxas.err"; then
           serialized=
-          [[ $arch == sm_90a && ( -z $level || $level == --backend=direct ) ]] && serialized=$(grep -hEm1 'C75[0-9][0-9].*serializ' "$tmp/ptxas.out" "$tmp/ptxas.err")
+          [[ $arch == sm_90a && ( -z $level || $level == --backend=llvm ) ]] && serialized=$(grep -hEm1 'C75[0-9][0-9].*serializ' "$tmp/ptxas.out" "$tmp/ptxas.err")
           if [[ -n $serialized ]]; then
             echo "FAIL: $what: ptxas serializes the wgmmas: $serialized"; fail=1
           else

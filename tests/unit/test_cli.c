@@ -161,14 +161,16 @@ static void test_usage_errors(void **state) {
     expect_usage_error("-O00 k.tl", "unknown optimization level '-O00'");
 }
 
-/* -O sets LLVM's level: -O0 code differs from -O3's, the default is -O3,
- * the last -O wins, and stages before LLVM do not change. */
+/* -O sets LLVM's level (--backend=llvm): -O0 code differs from -O3's, the
+ * default is -O3, the last -O wins, and stages before LLVM do not change.
+ * With tlc's own generator, the default backend, an -O changes nothing and
+ * says so. */
 static void test_opt_levels(void **state) {
     (void)state;
     result r[4];
     for (int level = 0; level < 4; level++) {
         char args[64];
-        snprintf(args, sizeof args, "-O%d --emit=ptx k.tl", level);
+        snprintf(args, sizeof args, "-O%d --backend=llvm --emit=ptx k.tl", level);
         r[level] = run(args, NULL);
         if (r[level].status != 0) fail_msg("-O%d: exit %d\n%s", level, r[level].status, r[level].err);
         assert_contains(r[level].out, ".entry scale(");
@@ -177,16 +179,26 @@ static void test_opt_levels(void **state) {
     }
     assert_string_not_equal(r[0].out, r[3].out);
     assert_true(strlen(r[0].out) > strlen(r[3].out)); /* unoptimized: longer */
-    result dflt = run("--emit=ptx k.tl", NULL), last = run("-O0 -O3 --emit=ptx k.tl", NULL);
+    result dflt = run("--backend=llvm --emit=ptx k.tl", NULL), last = run("-O0 -O3 --backend=llvm --emit=ptx k.tl", NULL);
     assert_string_equal(dflt.out, r[3].out);
     assert_string_equal(last.out, r[3].out);
     result thread0 = run("-O0 --emit=thread k.tl", NULL), thread3 = run("--emit=thread k.tl", NULL);
     assert_string_equal(thread0.out, thread3.out);
+    assert_string_equal(thread0.err, "");
+    result direct = run("--emit=ptx k.tl", NULL), direct0 = run("-O0 --emit=ptx k.tl", NULL);
+    assert_int_equal(direct0.status, 0);
+    assert_string_equal(direct0.out, direct.out);
+    assert_string_not_equal(direct.out, r[3].out);
+    assert_string_equal(direct.err, "");
+    assert_string_equal(direct0.err, "tlc: warning: -O0 has no effect on tlc's own PTX generator (the default): "
+                                     "add --backend=llvm for LLVM's\n");
     for (int level = 0; level < 4; level++) done(&r[level]);
     done(&dflt);
     done(&last);
     done(&thread0);
     done(&thread3);
+    done(&direct);
+    done(&direct0);
 }
 
 /* The stage lines of a --time-passes report, in order: each "  MS  PCT%  NAME"
@@ -230,7 +242,7 @@ static void test_time_passes(void **state) {
     char names[512];
     check_time_report(r.err, "k.tl", names, sizeof names);
     assert_string_equal(names, "front end (lex, parse, sema, verify)|layout inference + planning|"
-                               "lowering to Thread IR|LLVM IR + NVPTX codegen|total");
+                               "lowering to Thread IR|PTX generation|total");
     done(&r);
     done(&plain);
     /* a stage dump before the back end: only the front end ran */
@@ -251,7 +263,7 @@ static void test_time_passes(void **state) {
 /* -v: what was compiled how, which stages ran, where the output went. */
 static void test_verbose(void **state) {
     (void)state;
-    result r = run("-v -O1 --arch=sm_80 --emit=ptx -o v.ptx k.tl", NULL);
+    result r = run("-v -O1 --backend=llvm --arch=sm_80 --emit=ptx -o v.ptx k.tl", NULL);
     assert_int_equal(r.status, 0);
     assert_string_equal(r.out, "");
     char path[4200];
@@ -264,12 +276,12 @@ static void test_verbose(void **state) {
              "tlc: stage: front end (lex, parse, sema, verify)\n"
              "tlc: stage: layout inference + planning\n"
              "tlc: stage: lowering to Thread IR\n"
-             "tlc: stage: LLVM IR + NVPTX codegen\n"
+             "tlc: stage: PTX generation\n"
              "tlc: output: %zu bytes to v.ptx\n",
              strlen(ptx));
     assert_contains(r.err, "tlc: input: k.tl (");
     assert_contains(r.err, "tlc: target: sm_80 (PTX ISA ");
-    assert_contains(r.err, "), -O1\n");
+    assert_contains(r.err, "), LLVM -O1\n");
     assert_contains(r.err, "tlc: emit: ptx\n");
     assert_contains(r.err, want);
     free(ptx);

@@ -55,6 +55,7 @@ static char *ptx_at(tlc_compilation *c, int opt_level) {
     tlc_compile_options o;
     tlc_compile_options_default(&o);
     o.opt_level = opt_level;
+    o.backend = TLC_BACKEND_LLVM; /* the level is LLVM's */
     assert_true(tlc_compile_source(c, "mm.tl", gemm_src, strlen(gemm_src), &o));
     char *ptx = tlc_compile_ptx(c, false);
     if (!ptx) fail_msg("%s", tlc_sb_cstr(&c->diag.out));

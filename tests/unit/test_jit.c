@@ -233,8 +233,8 @@ static void compile_error_has_location(void **state) {
     tlc_jit_destroy(j);
 }
 
-static tlc_jit *make_jit_at(const char *dir, tlc_opt_level level) {
-    tlc_jit_options o = {.cache_dir = dir, .arch = "sm_90a", .opt_level = level};
+static tlc_jit *make_jit_at(const char *dir, tlc_opt_level level, const char *backend) {
+    tlc_jit_options o = {.cache_dir = dir, .arch = "sm_90a", .opt_level = level, .backend = backend};
     tlc_jit *j = NULL;
     char *err = NULL;
     if (tlc_jit_create(&o, &j, &err) != TLC_OK) fail_msg("tlc_jit_create: %s", err);
@@ -248,11 +248,11 @@ static char *compile_rmsnorm(tlc_jit *j, const fixture *f) {
     return ptx;
 }
 
-/* Each level has its own cache entry; the default is -O3 and shares its entry. */
+/* Each LLVM level has its own cache entry; the default is -O3 and shares its entry. */
 static void opt_level_is_part_of_the_key(void **state) {
     fixture *f = *state;
-    tlc_jit *o0 = make_jit_at(f->dir, TLC_OPT_O0), *o3 = make_jit_at(f->dir, TLC_OPT_O3),
-            *dflt = make_jit_at(f->dir, TLC_OPT_DEFAULT);
+    tlc_jit *o0 = make_jit_at(f->dir, TLC_OPT_O0, "llvm"), *o3 = make_jit_at(f->dir, TLC_OPT_O3, "llvm"),
+            *dflt = make_jit_at(f->dir, TLC_OPT_DEFAULT, "llvm");
     char *p0 = compile_rmsnorm(o0, f), *p3 = compile_rmsnorm(o3, f), *pd = compile_rmsnorm(dflt, f);
     tlc_jit_stats s0, s3, sd;
     tlc_jit_get_stats(o0, &s0);
@@ -276,6 +276,45 @@ static void opt_level_is_part_of_the_key(void **state) {
     tlc_jit_destroy(dflt);
 }
 
+/* tlc's own generator is the default, with one entry whatever the level;
+ * LLVM's PTX has entries of its own; $TLC_BACKEND picks when the options
+ * do not. */
+static void backend_is_part_of_the_key(void **state) {
+    fixture *f = *state;
+    unsetenv("TLC_BACKEND");
+    tlc_jit *dflt = make_jit_at(f->dir, TLC_OPT_DEFAULT, NULL), *d0 = make_jit_at(f->dir, TLC_OPT_O0, "direct"),
+            *llvm = make_jit_at(f->dir, TLC_OPT_DEFAULT, "llvm");
+    char *pd = compile_rmsnorm(dflt, f), *p0 = compile_rmsnorm(d0, f), *pl = compile_rmsnorm(llvm, f);
+    tlc_jit_stats sd, s0, sl;
+    tlc_jit_get_stats(dflt, &sd);
+    tlc_jit_get_stats(d0, &s0);
+    tlc_jit_get_stats(llvm, &sl);
+    assert_int_equal(sd.misses, 1);
+    assert_int_equal(s0.hits, 1); /* served the default's entry: the level does not apply */
+    assert_int_equal(sl.misses, 1);
+    assert_string_equal(pd, p0);
+    assert_string_not_equal(pd, pl);
+    /* the direct generator's registers: %vr (variables) beside LLVM's %r */
+    assert_non_null(strstr(pd, "%vr"));
+    assert_null(strstr(pl, "%vr"));
+    tlc_free(pd);
+    tlc_free(p0);
+    tlc_free(pl);
+    tlc_jit_destroy(dflt);
+    tlc_jit_destroy(d0);
+    tlc_jit_destroy(llvm);
+    setenv("TLC_BACKEND", "llvm", 1);
+    tlc_jit *env = make_jit_at(f->dir, TLC_OPT_DEFAULT, NULL);
+    char *pe = compile_rmsnorm(env, f);
+    tlc_jit_stats se;
+    tlc_jit_get_stats(env, &se);
+    assert_int_equal(se.hits, 1); /* LLVM's -O3 entry */
+    assert_null(strstr(pe, "%vr"));
+    tlc_free(pe);
+    tlc_jit_destroy(env);
+    unsetenv("TLC_BACKEND");
+}
+
 static void bad_arguments_are_refused(void **state) {
     fixture *f = *state;
     tlc_jit *j = NULL;
@@ -289,6 +328,18 @@ static void bad_arguments_are_refused(void **state) {
     assert_int_equal(tlc_jit_create(&bad_level, &j, &err), TLC_ERROR_INVALID_ARGUMENT);
     assert_null(j);
     assert_non_null(strstr(err, "opt_level 5"));
+    tlc_free(err);
+    tlc_jit_options bad_backend = {.arch = "sm_90a", .cache_dir = f->dir, .backend = "nvcc"};
+    assert_int_equal(tlc_jit_create(&bad_backend, &j, &err), TLC_ERROR_INVALID_ARGUMENT);
+    assert_null(j);
+    assert_non_null(strstr(err, "unknown backend 'nvcc'"));
+    tlc_free(err);
+    setenv("TLC_BACKEND", "gcc", 1);
+    tlc_jit_options env_backend = {.arch = "sm_90a", .cache_dir = f->dir};
+    assert_int_equal(tlc_jit_create(&env_backend, &j, &err), TLC_ERROR_INVALID_ARGUMENT);
+    unsetenv("TLC_BACKEND");
+    assert_null(j);
+    assert_non_null(strstr(err, "'gcc' in $TLC_BACKEND"));
     tlc_free(err);
     /* No arch and no GPU here (the unit tests run without one): a clear status. */
     tlc_jit_options noarch = {.cache_dir = f->dir};
@@ -448,6 +499,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(corrupted_entry_is_recompiled, setup, teardown),
         cmocka_unit_test_setup_teardown(compile_error_has_location, setup, teardown),
         cmocka_unit_test_setup_teardown(opt_level_is_part_of_the_key, setup, teardown),
+        cmocka_unit_test_setup_teardown(backend_is_part_of_the_key, setup, teardown),
         cmocka_unit_test_setup_teardown(bad_arguments_are_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(function_of_two_kernels, setup, teardown),
         cmocka_unit_test_setup_teardown(concurrent_compiles_agree, setup, teardown),

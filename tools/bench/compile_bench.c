@@ -1,14 +1,15 @@
 /* compile_bench: source to PTX for every shipped kernel, per stage, in one
  * process (what `tlc --emit=ptx --kernel=K FILE` does, without the process
  * start): front end (lexer, parser, sema, Tile IR verifier), layout
- * inference + planning, lowering to Thread IR, then the PTX (LLVM IR + the
- * NVPTX backend, or with --backend=direct tlc's own generator), as the
+ * inference + planning, lowering to Thread IR, then the PTX (tlc's own
+ * generator, the default, or with --backend llvm LLVM IR + the NVPTX
+ * backend at -O3), as the
  * pipeline itself times them (api/stage_times.h, what
  * `tlc --time-passes` prints). Median of --runs runs (default 7) in
  * milliseconds; each run is a fresh compilation. Run it on one core (`taskset -c 0`) to compare with
  * docs/benchmarks.md.
  *
- *   tlc-compile-bench [--runs N] [--arch sm_90a] [--backend llvm|direct] [DSL_DIR]
+ *   tlc-compile-bench [--runs N] [--arch sm_90a] [--backend direct|llvm] [DSL_DIR]
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,7 +49,7 @@ _Static_assert(TLC_TIMED_FRONT_END == 0 && TLC_TIMED_CODEGEN == NSTAGES - 1, "ST
 
 int main(int argc, char **argv) {
     int runs = 7;
-    tlc_backend backend = TLC_BACKEND_LLVM;
+    tlc_backend backend = TLC_BACKEND_DIRECT; /* tlc's default */
     const char *dir = TLC_SOURCE_DIR "/dsl-examples", *arch_name = "sm_90a";
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--runs") && i + 1 < argc) runs = atoi(argv[++i]);
@@ -60,7 +61,7 @@ int main(int argc, char **argv) {
             backend = TLC_BACKEND_LLVM;
             i++;
         } else if (argv[i][0] == '-') {
-            fprintf(stderr, "usage: tlc-compile-bench [--runs N] [--arch sm_90a] [--backend llvm|direct] [DSL_DIR]\n");
+            fprintf(stderr, "usage: tlc-compile-bench [--runs N] [--arch sm_90a] [--backend direct|llvm] [DSL_DIR]\n");
             return strcmp(argv[i], "--help") && strcmp(argv[i], "-h") ? 2 : 0;
         } else dir = argv[i];
     }

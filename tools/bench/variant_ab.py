@@ -7,7 +7,9 @@ same kernel, timed side by side on the same tensors, each checked first.
     python3 tools/bench/variant_ab.py mla       NAME=SRC ... [--shapes bxtxh_qxs_q,...]
     python3 tools/bench/variant_ab.py rmsnorm   NAME=SRC ... [--shapes ROWSxC,...] [--kernels ...]
 
-SRC is a .tl path (relative to the repository root or absolute); after `@`,
+SRC is a .tl path (relative to the repository root or absolute), compiled
+by tlc's default PTX generator, or by the one named in a prefix `llvm:` or
+`direct:` (e.g. `old=llvm:dsl-examples/mla_decode.tl`); after `@`,
 `,`-separated -D values for that variant only (e.g. `b64=dsl-examples/
 flash_attention.tl@block_N=64`). SRC `ptx:DIR` takes every kernel from PTX
 another tlc build wrote instead (two compilers side by side): the file
@@ -56,14 +58,19 @@ def parse_variant(text):
     d = dict(kv.split("=", 1) for kv in defs.split(",") if kv)
     if path.startswith("ptx:"):
         return name, "ptx:" + (path[4:] if os.path.isabs(path[4:]) else os.path.join(ROOT, path[4:])), d
+    backend = None
+    for b in ("llvm", "direct"):
+        if path.startswith(b + ":"):
+            backend, path = b, path[len(b) + 1:]
     path = path if os.path.isabs(path) else os.path.join(ROOT, path)
-    return name, open(path).read(), d
+    return name, (backend, open(path).read()), d
 
 
 def build(src, kernel, name, defines, arch=None):
     """The variant's kernel: compiled from its source, or read from its PTX directory."""
-    if not src.startswith("ptx:"):
-        return tlc.compile(src, kernel=kernel, name=name, defines=defines, arch=arch).load()
+    if not isinstance(src, str):
+        backend, text = src
+        return tlc.compile(text, kernel=kernel, name=name, defines=defines, arch=arch, backend=backend).load()
     defs = ",".join(f"{k}={defines[k]}" for k in sorted(defines))
     path = os.path.join(src[4:], f"{kernel}@{defs}.ptx")
     if not os.path.exists(path):
