@@ -6,8 +6,9 @@
  * and 3 consumer warpgroups (threads 128, 256, 384; block_M = 64 rows per
  * warpgroup), with two stages (no overlap) and three (each iteration's
  * P @ V deferred to the next one, under its softmax), with block_N 64 and
- * the kernel's own (128), and the kernel's own tile (at head_dim 64 without
- * the causal mask: 192 x 112, 3 consumer warpgroups); float16 and bfloat16;
+ * the kernel's own (128 or 112), and the kernel's own tile (at head_dim 64
+ * without the causal mask: 192 x 112, 3 consumer warpgroups, 2 stages; the
+ * same tile with 4 stages and the overlap too); float16 and bfloat16;
  * head_dim 64 and 128; causal and not; GQA (heads 4 or 6 over 1 or 2 kv
  * heads) and MHA; query and key lengths that are not multiples of the tiles,
  * seq_q < seq_kv (causal rows offset to the end of the keys) and seq_q >
@@ -63,14 +64,15 @@ static const attn_config CONFIGS[] = {
     {256, 2, 128, false, true, TILE_N64},       {384, 3, 64, true, true, TILE_N64},
     {384, 2, 64, false, false, TILE_N64},       {384, 3, 128, false, true, TILE_N64},
     {256, 3, 128, true, false, TILE_DEFAULT_N}, {256, 3, 64, false, true, TILE_DEFAULT_N},
-    {384, 4, 64, false, true, TILE_DEFAULT},    {384, 4, 64, false, false, TILE_DEFAULT},
+    {384, 4, 64, false, true, TILE_DEFAULT_N},  {384, 2, 64, false, true, TILE_DEFAULT},
+    {384, 2, 64, false, false, TILE_DEFAULT},
 };
 static const attn_case CASES[] = {
     {2, 200, 333, 4, 2}, {1, 517, 517, 6, 1}, {3, 70, 41, 2, 2}, {1, 1, 1000, 4, 4},
 };
 /* compiled for sm_80 (threads / 32 warps over the rows), run on the same GPU */
 static const attn_config SM80_CONFIGS[] = {
-    {256, 2, 128, false, true, TILE_N64}, {128, 2, 64, true, false, TILE_N64}, {384, 4, 64, false, true, TILE_DEFAULT}};
+    {256, 2, 128, false, true, TILE_N64}, {128, 2, 64, true, false, TILE_N64}, {384, 2, 64, false, true, TILE_DEFAULT}};
 enum { NCONFIGS = sizeof CONFIGS / sizeof CONFIGS[0], NCASES = sizeof CASES / sizeof CASES[0],
        NSM80 = sizeof SM80_CONFIGS / sizeof SM80_CONFIGS[0] };
 
