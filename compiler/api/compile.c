@@ -10,7 +10,7 @@ void tlc_compile_options_default(tlc_compile_options *o) {
     o->arch = TLC_DEFAULT_ARCH;
     o->stop_after = TLC_STAGE_TIR;
     o->opt_level = 3;
-    o->backend = TLC_BACKEND_DIRECT;
+    o->backend = TLC_DEFAULT_BACKEND;
 }
 
 /* A stage that failed without saying why is a compiler bug; make it visible

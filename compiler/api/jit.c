@@ -26,7 +26,7 @@ struct tlc_jit {
     tlc_arch arch;
     char arch_name[16];
     int opt_level;       /* 0..3 */
-    int backend;         /* tlc_backend: $TLC_BACKEND=direct picks tlc's own PTX generator */
+    int backend;         /* tlc_backend: from the options, else $TLC_BACKEND, else TLC_DEFAULT_BACKEND */
     char opt_key[16];    /* "O3": the level's part of the cache key */
     bool use_cache;
     char cache_dir[CACHE_DIR_MAX];
@@ -127,7 +127,8 @@ tlc_status tlc_jit_create(const tlc_jit_options *opt, tlc_jit **out, char **err)
         j->opt_level = o.opt_level == TLC_OPT_DEFAULT ? 3 : (int)o.opt_level - (int)TLC_OPT_O0;
         /* tlc's own generator ignores the level: one cache entry serves them all */
         const char *be = o.backend ? o.backend : getenv("TLC_BACKEND");
-        if (!be || !*be || strcmp(be, "direct") == 0) j->backend = TLC_BACKEND_DIRECT;
+        if (!be || !*be) j->backend = TLC_DEFAULT_BACKEND;
+        else if (strcmp(be, "direct") == 0) j->backend = TLC_BACKEND_DIRECT;
         else if (strcmp(be, "llvm") == 0) j->backend = TLC_BACKEND_LLVM;
         else st = fail(err, TLC_ERROR_INVALID_ARGUMENT, "tlc_jit_create: unknown backend '%.64s'%s (expected direct or llvm)",
                        be, o.backend ? "" : " in $TLC_BACKEND");

@@ -92,7 +92,7 @@ tlc_args_result tlc_cli_parse(int argc, char **argv, tlc_cli_options *o, tlc_str
     memset(o, 0, sizeof *o);
     o->arch = TLC_DEFAULT_ARCH;
     o->opt_level = 3;
-    o->backend = TLC_BACKEND_DIRECT;
+    o->backend = TLC_DEFAULT_BACKEND;
     o->emit = tlc_emit_find("tir");
     const char *emit_name = "tir";
     bool only_files = false;

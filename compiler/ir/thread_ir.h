@@ -260,6 +260,8 @@ void th_print_module(tlc_strbuf *sb, const th_module *m);
  * the default), which leaves the optimization to ptxas, or LLVM's NVPTX
  * backend. */
 typedef enum { TLC_BACKEND_LLVM = 0, TLC_BACKEND_DIRECT = 1 } tlc_backend;
+/* What the CLI, the compile options and the JIT take when not told. */
+#define TLC_DEFAULT_BACKEND TLC_BACKEND_DIRECT
 
 typedef struct tlc_codegen_options {
     tlc_arch arch;
