@@ -160,6 +160,11 @@ const char *tlc_jit_arch(const tlc_jit *jit) { return jit ? jit->arch_name : "";
 
 const char *tlc_jit_cache_dir(const tlc_jit *jit) { return jit && jit->use_cache ? jit->cache_dir : ""; }
 
+const char *tlc_jit_backend(const tlc_jit *jit) {
+    if (!jit) return "";
+    return jit->backend == TLC_BACKEND_LLVM ? "llvm" : "direct";
+}
+
 void tlc_jit_get_stats(const tlc_jit *jit, tlc_jit_stats *out) {
     if (!out) return;
     memset(out, 0, sizeof *out);

@@ -85,6 +85,9 @@ TLC_API tlc_status tlc_jit_create(const tlc_jit_options *opt, tlc_jit **out, cha
 TLC_API void tlc_jit_destroy(tlc_jit *jit);
 TLC_API const char *tlc_jit_arch(const tlc_jit *jit);      /* canonical: "sm_90a" */
 TLC_API const char *tlc_jit_cache_dir(const tlc_jit *jit); /* "" when the cache is disabled */
+/* Who writes this JIT's PTX, as the options, $TLC_BACKEND or the default
+ * decided: "direct" (tlc's own generator) or "llvm". */
+TLC_API const char *tlc_jit_backend(const tlc_jit *jit);
 
 typedef struct tlc_jit_stats {
     uint64_t hits;           /* compiles answered from the cache */

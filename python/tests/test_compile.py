@@ -114,6 +114,9 @@ class CompileTest(unittest.TestCase):
             self.assertEqual(direct.ptx, tlc.compile(SCALE, arch="sm_90a", cache_dir=self.cache.name).ptx)
         with self.assertRaisesRegex(ValueError, "backend must be 'direct' or 'llvm', got 'nvcc'"):
             tlc.compile(SCALE, arch="sm_90a", cache_dir=self.cache.name, backend="nvcc")
+        self.assertEqual(tlc.ptx_generator("llvm"), "llvm")
+        self.assertEqual(tlc.ptx_generator("direct"), "direct")
+        self.assertEqual(tlc.ptx_generator(), os.environ.get("TLC_BACKEND") or "direct")
 
     def test_cache_dir_is_used(self):
         tlc.compile(SCALE, arch="sm_86", cache_dir=self.cache.name)

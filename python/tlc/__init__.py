@@ -26,18 +26,27 @@ from ._lib import (ARG_SCALAR, ARG_TENSOR, DTYPES, TLC_ERROR_COMPILE, TLC_ERROR_
 from .errors import CompileError, InterpreterError, LaunchError, TlcError
 from .tensors import device_tensor, dtype_name
 
-__all__ = ["compile", "interpret", "Kernel", "Function", "load_library", "version", "device_arch", "dtype_name", "TlcError",
+__all__ = ["compile", "interpret", "Kernel", "Function", "load_library", "version", "device_arch", "dtype_name",
+           "ptx_generator", "TlcError",
            "CompileError", "InterpreterError", "LaunchError"]
 
 _lock = threading.Lock()
 _contexts = {}  # device index -> tlrt_context (kept for the process: torch shares its primary context)
-_jits = {}      # (arch, cache_dir) -> tlc_jit
+_jits = {}      # (arch, cache_dir, opt_level, backend) -> tlc_jit
 _streams = {}   # (device, CUstream handle) -> tlrt_stream wrapper
 
 
 def version():
     """libtlc's version ("0.1.0")."""
     return load_library().tlc_version().decode()
+
+
+def ptx_generator(backend=None):
+    """Who writes the PTX of tlc.compile(..., backend=backend): "direct" (tlc's own generator) or
+    "llvm", as libtlc decides it (backend, else $TLC_BACKEND, else its default). Needs no GPU."""
+    if backend not in (None, "direct", "llvm"):
+        raise ValueError(f"backend must be 'direct' or 'llvm', got {backend!r}")
+    return load_library().tlc_jit_backend(_jit("sm_90a", None, 3, backend)).decode()
 
 
 def _status_name(lib, st):

@@ -48,6 +48,7 @@ _SIGNATURES = {
     "tlc_jit_create": (ctypes.c_int, [P(JitOptions), P(ctypes.c_void_p), P(ctypes.c_void_p)]),
     "tlc_jit_destroy": (None, [ctypes.c_void_p]),
     "tlc_jit_arch": (ctypes.c_char_p, [ctypes.c_void_p]),
+    "tlc_jit_backend": (ctypes.c_char_p, [ctypes.c_void_p]),
     "tlc_jit_compile": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p,
                                        P(JitDefine), ctypes.c_int, ctypes.c_char_p, P(ctypes.c_void_p),
                                        P(ctypes.c_void_p)]),

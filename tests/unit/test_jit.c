@@ -284,6 +284,8 @@ static void backend_is_part_of_the_key(void **state) {
     unsetenv("TLC_BACKEND");
     tlc_jit *dflt = make_jit_at(f->dir, TLC_OPT_DEFAULT, NULL), *d0 = make_jit_at(f->dir, TLC_OPT_O0, "direct"),
             *llvm = make_jit_at(f->dir, TLC_OPT_DEFAULT, "llvm");
+    assert_string_equal(tlc_jit_backend(dflt), "direct");
+    assert_string_equal(tlc_jit_backend(llvm), "llvm");
     char *pd = compile_rmsnorm(dflt, f), *p0 = compile_rmsnorm(d0, f), *pl = compile_rmsnorm(llvm, f);
     tlc_jit_stats sd, s0, sl;
     tlc_jit_get_stats(dflt, &sd);
@@ -305,6 +307,7 @@ static void backend_is_part_of_the_key(void **state) {
     tlc_jit_destroy(llvm);
     setenv("TLC_BACKEND", "llvm", 1);
     tlc_jit *env = make_jit_at(f->dir, TLC_OPT_DEFAULT, NULL);
+    assert_string_equal(tlc_jit_backend(env), "llvm");
     char *pe = compile_rmsnorm(env, f);
     tlc_jit_stats se;
     tlc_jit_get_stats(env, &se);

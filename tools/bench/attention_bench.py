@@ -48,7 +48,8 @@ def main():
     tlc.load_library(a.lib)
     src = open(a.src).read()
     gpu = torch.cuda.get_device_name(0)
-    lines = [f"# Attention forward, {gpu}, tlc vs torch SDPA (cuDNN, FlashAttention-2)", "",
+    lines = [f"# Attention forward, {gpu}, tlc (PTX: {tlc.ptx_generator()}) vs torch SDPA (cuDNN, FlashAttention-2)",
+             "",
              "| dtype | seq | heads x dim | causal | cuDNN TFLOP/s | FA2 TFLOP/s | tlc TFLOP/s | tlc / cuDNN "
              "| tlc / FA2 | tlc err | lse err |",
              "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]

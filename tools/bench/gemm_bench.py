@@ -127,7 +127,8 @@ def main():
     tlc.load_library(a.lib)
     src = open(a.src).read()
     props = torch.cuda.get_device_properties(0)
-    print(f"device: {props.name}, {props.multi_processor_count} SMs, torch {torch.__version__}")
+    print(f"device: {props.name}, {props.multi_processor_count} SMs, torch {torch.__version__}, "
+          f"tlc's PTX: {tlc.ptx_generator()}")
     rows = []
     log = lambda m: print(m, flush=True)
     shapes = SHAPES[:1] if a.quick else SHAPES

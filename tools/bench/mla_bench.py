@@ -136,7 +136,7 @@ def main():
     t1.record()
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     gpu = torch.cuda.get_device_name(0)
-    lines = [f"# MLA decode, {a.dtype}, {gpu} ({sms} SMs), tlc vs FlashMLA"
+    lines = [f"# MLA decode, {a.dtype}, {gpu} ({sms} SMs), tlc (PTX: {tlc.ptx_generator()}) vs FlashMLA"
              f"{'' if fm else ' (FlashMLA not found)'}", "",
              "| b | t | h_q | s_q | FlashMLA us | tlc us | tlc / FlashMLA speed | tlc TFLOP/s | tlc GB/s "
              "| schedule us | tlc err | FlashMLA err |",

@@ -426,7 +426,8 @@ def main():
     props = torch.cuda.get_device_properties(0)
     copy_gbs = copy_bandwidth()
     arch = tlc.device_arch()
-    print(f"device: {props.name}, {props.multi_processor_count} SMs, tlc arch {arch}, torch {torch.__version__}")
+    print(f"device: {props.name}, {props.multi_processor_count} SMs, tlc arch {arch} (PTX: {tlc.ptx_generator()}), "
+          f"torch {torch.__version__}")
     print(f"device-to-device copy (torch, 2 GiB, read + write): {copy_gbs:.0f} GB/s")
 
     cfg = Configs()
