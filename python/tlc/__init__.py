@@ -46,7 +46,17 @@ def ptx_generator(backend=None):
     "llvm", as libtlc decides it (backend, else $TLC_BACKEND, else its default). Needs no GPU."""
     if backend not in (None, "direct", "llvm"):
         raise ValueError(f"backend must be 'direct' or 'llvm', got {backend!r}")
-    return load_library().tlc_jit_backend(_jit("sm_90a", None, 3, backend)).decode()
+    lib = load_library()
+    jit, err = ctypes.c_void_p(), ctypes.c_void_p()
+    opt = JitOptions(None, b"sm_90a", None, True, 0, backend.encode() if backend else None)  # no cache: nothing to find
+    st = lib.tlc_jit_create(ctypes.byref(opt), ctypes.byref(jit), ctypes.byref(err))
+    if st != 0:
+        text = take_string(lib, err)
+        raise TlcError(text, _status_name(lib, st), text)
+    try:
+        return lib.tlc_jit_backend(jit).decode()
+    finally:
+        lib.tlc_jit_destroy(jit)
 
 
 def _status_name(lib, st):
