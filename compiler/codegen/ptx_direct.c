@@ -58,22 +58,25 @@ void *pd_grow(void *p, int n, int *cap, size_t elem) {
     return p;
 }
 
+/* One instruction line, under `guard` when there is one. */
+static void ins_line(pd_ctx *c, const char *guard, const char *fmt, va_list ap) {
+    tlc_sb_putc(&c->body, '\t');
+    if (guard) tlc_sb_printf(&c->body, "@%s ", guard);
+    tlc_sb_vprintf(&c->body, fmt, ap);
+    tlc_sb_puts(&c->body, ";\n");
+}
+
 void pd_ins(pd_ctx *c, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    tlc_sb_putc(&c->body, '\t');
-    tlc_sb_vprintf(&c->body, fmt, ap);
-    tlc_sb_puts(&c->body, ";\n");
+    ins_line(c, NULL, fmt, ap);
     va_end(ap);
 }
 
 void pd_ins_access(pd_ctx *c, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    tlc_sb_putc(&c->body, '\t');
-    if (c->guard) tlc_sb_printf(&c->body, "@%s ", c->guard);
-    tlc_sb_vprintf(&c->body, fmt, ap);
-    tlc_sb_puts(&c->body, ";\n");
+    ins_line(c, c->guard, fmt, ap);
     va_end(ap);
 }
 

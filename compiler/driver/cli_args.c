@@ -3,6 +3,7 @@
  * -D NAME=V, -o FILE). The parser only records; main.c acts. */
 #include "cli.h"
 #include "ir/thread_ir.h"
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -43,6 +44,16 @@ void tlc_cli_usage(tlc_strbuf *out) {
         "exit status: 0 success, 1 a diagnostic was reported, 2 bad usage\n");
 }
 
+/* A "tlc: warning: ..." line for main.c to print. */
+static void add_warning(tlc_cli_options *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void add_warning(tlc_cli_options *o, const char *fmt, ...) {
+    size_t used = strlen(o->warnings);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(o->warnings + used, sizeof o->warnings - used, fmt, ap);
+    va_end(ap);
+}
+
 static tlc_args_result add_define(tlc_cli_options *o, char *text, tlc_strbuf *err) {
     size_t n;
     const char *value;
@@ -55,10 +66,8 @@ static tlc_args_result add_define(tlc_cli_options *o, char *text, tlc_strbuf *er
      * say so (a build script that sets a parameter twice is usually wrong). */
     for (int k = 0; k < o->ndefines; k++) {
         if (strlen(o->defines[k].name) == n && strncmp(o->defines[k].name, text, n) == 0) {
-            size_t used = strlen(o->warnings);
-            snprintf(o->warnings + used, sizeof o->warnings - used,
-                     "tlc: warning: -D %s given twice ('%s', then '%s'): using '%s'\n", o->defines[k].name,
-                     o->defines[k].value, value, value);
+            add_warning(o, "tlc: warning: -D %s given twice ('%s', then '%s'): using '%s'\n", o->defines[k].name,
+                        o->defines[k].value, value, value);
             o->defines[k].value = value;
             return TLC_ARGS_OK;
         }
@@ -184,10 +193,8 @@ tlc_args_result tlc_cli_parse(int argc, char **argv, tlc_cli_options *o, tlc_str
     }
     if (o->opt_level_given && o->backend == TLC_BACKEND_DIRECT &&
         (strcmp(o->emit->name, "ptx") == 0 || strcmp(o->emit->name, "cubin") == 0)) {
-        size_t used = strlen(o->warnings);
-        snprintf(o->warnings + used, sizeof o->warnings - used,
-                 "tlc: warning: -O%d has no effect on tlc's own PTX generator (the default): "
-                 "add --backend=llvm for LLVM's\n", o->opt_level);
+        add_warning(o, "tlc: warning: -O%d has no effect on tlc's own PTX generator (the default): "
+                       "add --backend=llvm for LLVM's\n", o->opt_level);
     }
     return TLC_ARGS_OK;
 }

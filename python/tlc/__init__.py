@@ -41,18 +41,29 @@ def version():
     return load_library().tlc_version().decode()
 
 
-def ptx_generator(backend=None):
-    """Who writes the PTX of tlc.compile(..., backend=backend): "direct" (tlc's own generator) or
-    "llvm", as libtlc decides it (backend, else $TLC_BACKEND, else its default). Needs no GPU."""
+def _check_backend(backend):
     if backend not in (None, "direct", "llvm"):
         raise ValueError(f"backend must be 'direct' or 'llvm', got {backend!r}")
-    lib = load_library()
+
+
+def _new_jit(lib, cache_dir, arch, disable_cache, opt_level, backend):
+    """A tlc_jit (opt_level as tlc_opt_level: 0 the default, O0 .. O3 from 1)."""
     jit, err = ctypes.c_void_p(), ctypes.c_void_p()
-    opt = JitOptions(None, b"sm_90a", None, True, 0, backend.encode() if backend else None)  # no cache: nothing to find
+    opt = JitOptions(cache_dir.encode() if cache_dir else None, arch.encode(), None, disable_cache, opt_level,
+                     backend.encode() if backend else None)
     st = lib.tlc_jit_create(ctypes.byref(opt), ctypes.byref(jit), ctypes.byref(err))
     if st != 0:
         text = take_string(lib, err)
         raise TlcError(text, _status_name(lib, st), text)
+    return jit
+
+
+def ptx_generator(backend=None):
+    """Who writes the PTX of tlc.compile(..., backend=backend): "direct" (tlc's own generator) or
+    "llvm", as libtlc decides it (backend, else $TLC_BACKEND, else its default). Needs no GPU."""
+    _check_backend(backend)
+    lib = load_library()
+    jit = _new_jit(lib, None, "sm_90a", True, 0, backend)  # no cache: nothing to find
     try:
         return lib.tlc_jit_backend(jit).decode()
     finally:
@@ -106,16 +117,7 @@ def _jit(arch, cache_dir, opt_level, backend):
     key = (arch, cache_dir, opt_level, backend)
     with _lock:
         if key not in _jits:
-            lib = load_library()
-            jit, err = ctypes.c_void_p(), ctypes.c_void_p()
-            # tlc_opt_level: TLC_OPT_O0 is 1 (0 is the default)
-            opt = JitOptions(cache_dir.encode() if cache_dir else None, arch.encode(), None, False, 1 + opt_level,
-                             backend.encode() if backend else None)
-            st = lib.tlc_jit_create(ctypes.byref(opt), ctypes.byref(jit), ctypes.byref(err))
-            if st != 0:
-                text = take_string(lib, err)
-                raise TlcError(text, _status_name(lib, st), text)
-            _jits[key] = jit
+            _jits[key] = _new_jit(load_library(), cache_dir, arch, False, 1 + opt_level, backend)
         return _jits[key]
 
 
@@ -280,8 +282,7 @@ def compile(source, kernel=None, defines=None, arch=None, cache_dir=None, name=N
     diagnostics."""
     if opt_level not in (0, 1, 2, 3) or isinstance(opt_level, bool):
         raise ValueError(f"opt_level must be 0, 1, 2 or 3, got {opt_level!r}")
-    if backend not in (None, "direct", "llvm"):
-        raise ValueError(f"backend must be 'direct' or 'llvm', got {backend!r}")
+    _check_backend(backend)
     lib = load_library()
     text, name = _read_source(source, name)
     if arch is None:
