@@ -134,3 +134,29 @@ class CompileTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+    def test_autotune_arguments(self):
+        with self.assertRaises(ValueError):
+            tlc.autotune(SCALE, configs=[])
+        with self.assertRaises(TypeError):
+            tlc.autotune(SCALE, configs=[{"N": 64}, ("threads", 64)])
+        with self.assertRaises(TypeError):
+            tlc.autotune(SCALE, configs=[{}], key="N")
+        with self.assertRaises(ValueError):
+            tlc.autotune(SCALE, configs=[{}], rep=0)
+        with self.assertRaises(TypeError):
+            tlc.autotune(SCALE, configs=[{}], stream=1)
+
+    def test_autotune_default_key(self):
+        from tlc.autotune import default_key
+        self.assertEqual(default_key((3, 2.5, True)), (3, None, True))
+
+    def test_autotune_compiles_each_configuration_once(self):
+        t = tlc.autotune(SCALE, configs=[{"threads": 64}, {"threads": 5}, {"threads": 128}], defines={"N": 256},
+                         arch="sm_90a", cache_dir=self.cache.name)
+        k0 = t._kernel(0)
+        self.assertIs(t._kernel(0), k0)
+        self.assertEqual(k0.metadata["threads"], (64, 1, 1))
+        self.assertIsInstance(t._kernel(1), tlc.CompileError)   # 5 threads: not whole warps
+        self.assertEqual(t._kernel(2).metadata["threads"], (128, 1, 1))
+

@@ -47,6 +47,30 @@ class GpuTest(unittest.TestCase):
             torch.cuda.synchronize()
             torch.testing.assert_close(y, x * -0.5, msg=wrap.__name__)
 
+    def test_autotune_times_the_configurations_and_runs_the_fastest(self):
+        t = tlc.autotune(SCALE, configs=[{"threads": 64}, {"threads": 5}, {"threads": 128}], defines={"N": 256})
+        x = torch.randn(256, device="cuda")
+        y = torch.zeros_like(x)
+        t(x, y, 3.0)
+        torch.testing.assert_close(y, x * 3.0)
+        key = (((256,), "float32"), ((256,), "float32"), None)
+        results = t.results[key]
+        self.assertEqual([c for c, _ in results], t.configs)
+        self.assertIsInstance(results[1][1], str)   # refused by the compiler, left out
+        self.assertTrue(all(isinstance(r, float) and r > 0 for i, (_, r) in enumerate(results) if i != 1))
+        self.assertIn(t.config_for(x, y, 3.0), ({"threads": 64}, {"threads": 128}))
+        y.zero_()
+        t.bind(x, y, -1.0)()   # the same key: no second tuning
+        torch.testing.assert_close(y, -x)
+        self.assertEqual(len(t.results), 1)
+
+    def test_autotune_with_no_configuration_that_compiles(self):
+        t = tlc.autotune(SCALE, configs=[{"threads": 5}, {"threads": 7}], defines={"N": 256})
+        x = torch.randn(256, device="cuda")
+        with self.assertRaises(tlc.TlcError) as cm:
+            t(x, torch.zeros_like(x), 1.0)
+        self.assertIn("no configuration runs", str(cm.exception))
+
     def test_rmsnorm_on_a_side_stream(self):
         k = tlc.compile(os.path.join(EXAMPLES, "rmsnorm.tl"), kernel="rmsnorm",
                         defines={"C": 4096, "BLOCK_M": 1, "threads": 256})

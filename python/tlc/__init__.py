@@ -27,7 +27,7 @@ from .errors import CompileError, InterpreterError, LaunchError, TlcError
 from .tensors import device_tensor, dtype_name
 
 __all__ = ["compile", "interpret", "Kernel", "Function", "load_library", "version", "device_arch", "dtype_name",
-           "ptx_generator", "TlcError",
+           "ptx_generator", "autotune", "Autotuned", "TlcError",
            "CompileError", "InterpreterError", "LaunchError"]
 
 _lock = threading.Lock()
@@ -193,10 +193,7 @@ class Kernel:
             raise TypeError(f"{self.name} takes {len(params)} arguments "
                             f"({', '.join(p['name'] for p in params)}), got {len(args)}")
         tensors = [device_tensor(a) for a in args]
-        device = next((t.device for t in tensors if t is not None and t.device is not None), None)
-        if device is None:
-            device = _current_device()
-        handle = _stream_handle(stream, tensors)
+        device, handle = _launch_place(tensors, stream)
         k = self._kernel(device)
         ctx = _contexts[device]
         items, keep = (Arg * max(len(args), 1))(), []
@@ -243,6 +240,15 @@ class Function(Kernel):
     def __repr__(self):
         params = ", ".join(p["name"] for p in self.metadata["params"])
         return f"<tlc.Function {self.name}({params}) = {', '.join(self.kernels)} for {self.arch}>"
+
+
+def _launch_place(tensors, stream):
+    """(device index, CUstream handle or None) where a launch on these tensors (device_tensor views)
+    runs: the tensors' device (else the current one), stream= or the tensors' library's current stream."""
+    device = next((t.device for t in tensors if t is not None and t.device is not None), None)
+    if device is None:
+        device = _current_device()
+    return device, _stream_handle(stream, tensors)
 
 
 def _stream_handle(stream, tensors):
@@ -356,3 +362,6 @@ def interpret(source, args, kernel=None, defines=None, arch=None, name=None):
         cls = {TLC_ERROR_COMPILE: CompileError, TLC_ERROR_RUNTIME: InterpreterError}.get(st, TlcError)
         raise cls(diag.rstrip("\n"), _status_name(lib, st), diag)
     return args
+
+
+from .autotune import Autotuned, autotune  # noqa: E402 (it calls back into this module)

@@ -67,6 +67,12 @@ _SIGNATURES = {
     "tlrt_function_get": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_char_p, P(ctypes.c_void_p)]),
     "tlrt_launch_function": (ctypes.c_int, [ctypes.c_void_p, P(Arg), ctypes.c_int, ctypes.c_void_p]),
     "tlrt_stream_from_handle": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p, P(ctypes.c_void_p)]),
+    "tlrt_event_create": (ctypes.c_int, [ctypes.c_void_p, P(ctypes.c_void_p)]),
+    "tlrt_event_destroy": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p]),
+    "tlrt_event_record": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]),
+    "tlrt_event_synchronize": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p]),
+    "tlrt_event_elapsed_ms": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
+                                             P(ctypes.c_float)]),
 }
 
 _lock = threading.Lock()

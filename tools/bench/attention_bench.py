@@ -13,7 +13,9 @@ and fp16, causal and not; MHA (heads_kv = heads). Then (not with --quick)
 flash_attention_varlen on 16k tokens of packed sequences of mixed lengths
 against torch's varlen FlashAttention-2 entry point, checked against
 per-sequence SDPA in float32. tlc runs the kernel with
-its defaults (or --defines). Every row is checked first: tlc's output and
+its defaults (or --defines), and again autotuned (tlc.autotune) over the
+kernel's two tiles (TUNE_CONFIGS: 128 x 128 over two warpgroups, 192 x 112
+over three), chosen per row by timing both on the row's tensors. Every row is checked first: tlc's output and
 log-sum-exp against torch's (max |out - ref| / max |ref| below 1e-2).
 Times are triton.testing.do_bench medians (L2 cleared before each call),
 --rounds rounds in alternating order, median per kernel. TFLOP/s counts
@@ -33,6 +35,15 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.join(ROOT, "python"))  # the tlc package (python/), used in place
 import tlc  # noqa: E402
 TOKENS = 16384
+# The autotuned column's candidates, the kernel's two tiles (flash_attention.tl's header): 128 query
+# rows over two consumer warpgroups with 128-key blocks (stages: the file's rule), and 192 rows over
+# three with 112-key blocks on two stages.
+TUNE_CONFIGS = [{"block_M": 128, "block_N": 128, "threads": 256},
+                {"block_M": 192, "block_N": 112, "threads": 384, "num_stages": 2}]
+
+
+def tile_name(config):
+    return f"{config['block_M']}x{config['block_N']}"
 
 
 def main():
@@ -51,8 +62,8 @@ def main():
     lines = [f"# Attention forward, {gpu}, tlc (PTX: {tlc.ptx_generator()}) vs torch SDPA (cuDNN, FlashAttention-2)",
              "",
              "| dtype | seq | heads x dim | causal | cuDNN TFLOP/s | FA2 TFLOP/s | tlc TFLOP/s | tlc / cuDNN "
-             "| tlc / FA2 | tlc err | lse err |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+             "| tlc / FA2 | tlc tuned TFLOP/s | tuned tile | tuned / cuDNN | tlc err | lse err |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for ln in lines:
         print(ln, flush=True)
     dtypes = [torch.bfloat16] if a.quick else [torch.bfloat16, torch.float16]
@@ -67,20 +78,26 @@ def main():
                 if key not in kernels:
                     defs = {"dim": d, "causal": causal, "dtype": tlc.dtype_name(dtype)}
                     defs.update(extra)
-                    kernels[key] = tlc.compile(src, kernel="flash_attention", defines=defs,
-                                               name="flash_attention.tl").load()
+                    kernels[key] = (tlc.compile(src, kernel="flash_attention", defines=defs,
+                                                name="flash_attention.tl").load(),
+                                    tlc.autotune(src, TUNE_CONFIGS, kernel="flash_attention", defines=defs,
+                                                 name="flash_attention.tl"))
                 for s in seqs:
                     b = TOKENS // s
                     q, k, v = (torch.randn(b, s, h, d, device="cuda", dtype=dtype) for _ in range(3))
                     qt, kt, vt = (x.transpose(1, 2) for x in (q, k, v))
                     out = torch.full_like(q, float("nan"))
                     lse = torch.empty(b, h, s, device="cuda", dtype=torch.float32)
-                    run = kernels[key].bind(q, k, v, out, lse, d ** -0.5)
+                    run = kernels[key][0].bind(q, k, v, out, lse, d ** -0.5)
                     run()
+                    out_t, lse_t = torch.full_like(out, float("nan")), torch.empty_like(lse)
+                    run_t = kernels[key][1].bind(q, k, v, out_t, lse_t, d ** -0.5)   # tunes for this shape
+                    tile = tile_name(kernels[key][1].config_for(q, k, v, out_t, lse_t, d ** -0.5))
+                    run_t()
                     torch.cuda.synchronize()
                     ref = F.scaled_dot_product_attention(qt.float(), kt.float(), vt.float(), is_causal=causal)
                     ref = ref.transpose(1, 2)
-                    err = ((out.float() - ref).abs().max() / ref.abs().max()).item()
+                    err = max(((o.float() - ref).abs().max() / ref.abs().max()).item() for o in (out, out_t))
                     lerr = 0.0  # the log-sum-exp, one head at a time (an s x s matrix each)
                     mask = torch.ones(s, s, device="cuda", dtype=torch.bool).triu(1) if causal else None
                     for hh in range(h):
@@ -88,7 +105,7 @@ def main():
                         if causal:
                             sc.masked_fill_(mask, float("-inf"))
                         lr = torch.logsumexp(sc, dim=-1)
-                        lerr = max(lerr, ((lse[:, hh] - lr).abs().max() / lr.abs().max()).item())
+                        lerr = max(lerr, *(((x[:, hh] - lr).abs().max() / lr.abs().max()).item() for x in (lse, lse_t)))
                         del sc, lr
                     del ref, mask
                     if not (err < 1e-2 and lerr < 1e-2):
@@ -102,7 +119,7 @@ def main():
                             with sdpa_kernel(backend):
                                 return F.scaled_dot_product_attention(qt, kt, vt, is_causal=causal)
                         return f
-                    fns = {"tlc": run, "cudnn": sdpa(SDPBackend.CUDNN_ATTENTION),
+                    fns = {"tlc": run, "tuned": run_t, "cudnn": sdpa(SDPBackend.CUDNN_ATTENTION),
                            "fa2": sdpa(SDPBackend.FLASH_ATTENTION)}
                     times = {n: [] for n in fns}
                     names = list(fns)
@@ -116,10 +133,11 @@ def main():
                     tf = {n: fl / (median(v) * 1e-3) / 1e12 for n, v in times.items()}
                     line = (f"| {tlc.dtype_name(dtype)} | {s} | {h} x {d} | {causal} | {tf['cudnn']:.0f} | "
                             f"{tf['fa2']:.0f} | {tf['tlc']:.0f} | {tf['tlc'] / tf['cudnn']:.2f} | "
-                            f"{tf['tlc'] / tf['fa2']:.2f} | {err:.1e} | {lerr:.1e} |")
+                            f"{tf['tlc'] / tf['fa2']:.2f} | {tf['tuned']:.0f} | {tile} | "
+                            f"{tf['tuned'] / tf['cudnn']:.2f} | {err:.1e} | {lerr:.1e} |")
                     lines.append(line)
                     print(line, flush=True)
-                    del q, k, v, qt, kt, vt, out, lse
+                    del q, k, v, qt, kt, vt, out, lse, out_t, lse_t
     if not a.quick:
         bad += varlen_rows(a, src, extra, lines)
     if a.out:
@@ -178,8 +196,9 @@ def varlen_rows(a, src, extra, lines):
     total = sum(seqs)
     head = ["", f"Variable-length: {len(seqs)} packed sequences of {', '.join(map(str, seqs))} tokens "
             f"({total} in all), queries and keys alike", "",
-            "| dtype | heads x dim | causal | FA2 varlen TFLOP/s | tlc TFLOP/s | tlc / FA2 | tlc err |",
-            "| --- | --- | --- | --- | --- | --- | --- |"]
+            "| dtype | heads x dim | causal | FA2 varlen TFLOP/s | tlc TFLOP/s | tlc / FA2 | tlc tuned TFLOP/s "
+            "| tuned tile | tuned / FA2 | tlc err |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for ln in head:
         lines.append(ln)
         print(ln, flush=True)
@@ -196,9 +215,16 @@ def varlen_rows(a, src, extra, lines):
                 lse = torch.empty(h, total, device="cuda", dtype=torch.float32)
                 run = kern.bind(q, k, v, cu, cu, out, lse, max(seqs), d ** -0.5)
                 run()
+                tuned = tlc.autotune(src, TUNE_CONFIGS, kernel="flash_attention_varlen", defines=defs,
+                                     name="flash_attention.tl")
+                out_t, lse_t = torch.full_like(out, float("nan")), torch.empty_like(lse)
+                targs = (q, k, v, cu, cu, out_t, lse_t, max(seqs), d ** -0.5)
+                run_t = tuned.bind(*targs)
+                tile = tile_name(tuned.config_for(*targs))
+                run_t()
                 torch.cuda.synchronize()
                 ref = varlen_ref(q, k, v, cu, causal)
-                err = ((out.float() - ref).abs().max() / ref.abs().max()).item()
+                err = max(((o.float() - ref).abs().max() / ref.abs().max()).item() for o in (out, out_t))
                 if not err < 1e-2:
                     bad += 1
                     line = f"| {tlc.dtype_name(dtype)} | {h} x {d} | {causal} | WRONG: err {err:.3g} |"
@@ -206,7 +232,7 @@ def varlen_rows(a, src, extra, lines):
                     print(line, flush=True)
                     continue
                 mx = max(seqs)
-                fns = {"tlc": run}
+                fns = {"tlc": run, "tuned": run_t}
                 fa2 = varlen_reference("FA2 varlen", lambda: torch.ops.aten._flash_attention_forward(
                     q, k, v, cu, cu, mx, mx, 0.0, causal, False, scale=d ** -0.5)[0], ref)
                 if fa2:
@@ -220,11 +246,13 @@ def varlen_rows(a, src, extra, lines):
                 tf = {n: fl / (median(t) * 1e-3) / 1e12 for n, t in times.items()}
                 cell = lambda n: f"{tf[n]:.0f}" if n in tf else "-"  # noqa: E731
                 ratio = lambda n: f"{tf['tlc'] / tf[n]:.2f}" if n in tf else "-"  # noqa: E731
+                tuned_ratio = f"{tf['tuned'] / tf['fa2']:.2f}" if "fa2" in tf else "-"
                 line = (f"| {tlc.dtype_name(dtype)} | {h} x {d} | {causal} | {cell('fa2')} | "
-                        f"{tf['tlc']:.0f} | {ratio('fa2')} | {err:.1e} |")
+                        f"{tf['tlc']:.0f} | {ratio('fa2')} | {tf['tuned']:.0f} | {tile} | {tuned_ratio} | "
+                        f"{err:.1e} |")
                 lines.append(line)
                 print(line, flush=True)
-                del q, k, v, out, lse, ref
+                del q, k, v, out, lse, ref, out_t, lse_t
     return bad
 
 
