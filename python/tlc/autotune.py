@@ -67,8 +67,8 @@ class Autotuned:
     """A kernel under several configurations. Called like a tlc.Kernel (tuned(*args, stream=None),
     tuned.bind(*args, stream=None)); the first call with a new key (key(args), default_key by default)
     compiles every configuration that is not compiled yet, times each that compiles and loads on these
-    arguments (warmup launches, then `rounds` timings of `rep` launches; the median), and keeps the
-    fastest for that key. A configuration the compiler or the driver refuses is left out (its error is
+    arguments (warmup launches, then `rounds` rounds of `rep` launches each, the configurations in
+    alternating order; the median), and keeps the fastest for that key. A configuration the compiler or the driver refuses is left out (its error is
     in `results`); if every one is refused, TlcError says why for each. The timing launches write the
     outputs: the tuned call itself launches the chosen kernel after them."""
 
@@ -102,29 +102,34 @@ class Autotuned:
         from . import _contexts, _launch_place, _stream, load_library
         lib = load_library()
         device, handle = _launch_place([device_tensor(a) for a in args], stream)
-        results, times = [], {}
+        outcome, fns = {}, {}   # config index -> error text or [milliseconds per round]
         events = None
         try:
-            for i, config in enumerate(self.configs):
+            for i in range(len(self.configs)):
                 k = self._kernel(i)
                 if isinstance(k, Exception):
-                    results.append((config, str(k)))
+                    outcome[i] = str(k)
                     continue
                 try:
-                    fn = k.bind(*args, stream=stream)
+                    fns[i] = k.bind(*args, stream=stream)
                     if events is None:
                         events = _Events(lib, _contexts[device])
-                    s = _stream(device, handle)
-                    events.time_ms(fn, s, max(self.warmup, 1))
-                    us = statistics.median(events.time_ms(fn, s, self.rep) for _ in range(self.rounds)) * 1e3
+                    events.time_ms(fns[i], _stream(device, handle), max(self.warmup, 1))
+                    outcome[i] = []
                 except LaunchError as e:
-                    results.append((config, str(e)))
-                    continue
-                results.append((config, us))
-                times[i] = us
+                    outcome[i] = str(e)
+                    fns.pop(i, None)
+            # Rounds alternate the order, so that no configuration always runs first (clocks and
+            # caches change under a run).
+            order = list(fns)
+            for r in range(self.rounds):
+                for i in (order if r % 2 == 0 else order[::-1]):
+                    outcome[i].append(events.time_ms(fns[i], _stream(device, handle), self.rep))
         finally:
             if events is not None:
                 events.close()
+        times = {i: statistics.median(v) * 1e3 for i, v in outcome.items() if isinstance(v, list)}
+        results = [(c, times[i] if i in times else outcome[i]) for i, c in enumerate(self.configs)]
         self.results[key] = results
         if not times:
             raise TlcError("autotune: no configuration runs on these arguments:\n" +
@@ -151,7 +156,7 @@ class Autotuned:
         self.bind(*args, stream=stream)()
 
 
-def autotune(source, configs, kernel=None, defines=None, key=None, warmup=3, rep=10, rounds=3, **compile_options):
+def autotune(source, configs, kernel=None, defines=None, key=None, warmup=3, rep=10, rounds=5, **compile_options):
     """An Autotuned kernel: `source` and `kernel` as for tlc.compile, `defines` given to every
     configuration, `configs` a list of {NAME: value} dicts added to them (an empty dict: the source's
     defaults), `key` a function of the call's arguments naming what a choice is kept for (default:
