@@ -70,7 +70,8 @@ class Autotuned:
     arguments (warmup launches, then `rounds` rounds of `rep` launches each, the configurations in
     alternating order; the median), and keeps the fastest for that key. A configuration the compiler or the driver refuses is left out (its error is
     in `results`); if every one is refused, TlcError says why for each. The timing launches write the
-    outputs: the tuned call itself launches the chosen kernel after them."""
+    outputs: the tuned call itself launches the chosen kernel after them. Tuning waits for the GPU,
+    so a first call with a new key cannot be captured in a CUDA graph (call it once before capturing)."""
 
     def __init__(self, source, kernel, configs, defines, key, warmup, rep, rounds, compile_options):
         self.source, self.kernel_name = source, kernel
