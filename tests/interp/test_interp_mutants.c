@@ -35,6 +35,9 @@ static void expect_caught(const char *what, kc_result r) {
 
 static const int32_t mla_seqlens[] = {130, 700}; /* 3 + 11 pages over 2 parts: the second is split, 2 + 9 */
 static const kc_mla_cfg mla_cfg = {2, 1, 16, 128, 32, 2, true, "float16", mla_seqlens, 21};
+/* 3 + 32 pages over 4 parts: the second sequence also takes whole parts */
+static const int32_t mla_seqlens_long[] = {130, 2000};
+static const kc_mla_cfg mla_cfg_long = {2, 1, 16, 128, 32, 4, true, "float16", mla_seqlens_long, 23};
 static const int32_t mla_seqlens2[] = {150, 130};
 static const kc_mla_cfg mla_cfg_sq2 = {2, 2, 8, 64, 32, 2, true, "float16", mla_seqlens2, 22};
 
@@ -118,8 +121,14 @@ static void test_mla_split_offset(void **state) {
 
 static void test_mla_schedule_last_part(void **state) {
     (void)state;
-    check_mla_mutant("mla schedule: a sequence's piece count off by one", "seq_splits[b, 1] = p - first + 1",
-                     "seq_splits[b, 1] = p - first", false, &mla_cfg);
+    check_mla_mutant("mla schedule: a sequence's piece count off by one", "seq_splits[b, 1] = last - first + 1",
+                     "seq_splits[b, 1] = last - first", false, &mla_cfg);
+}
+
+static void test_mla_schedule_whole_part(void **state) {
+    (void)state;
+    check_mla_mutant("mla schedule: a whole part's first page off by one", "sched[p0 + 1 + w, 1] = here + w * cap",
+                     "sched[p0 + 1 + w, 1] = here + w * cap + 1", false, &mla_cfg_long);
 }
 
 static void test_mla_causal_off_by_one(void **state) {
@@ -219,6 +228,7 @@ int main(void) {
         cmocka_unit_test(test_mla_rescale_exp),
         cmocka_unit_test(test_mla_split_offset),
         cmocka_unit_test(test_mla_schedule_last_part),
+        cmocka_unit_test(test_mla_schedule_whole_part),
         cmocka_unit_test(test_mla_causal_off_by_one),
         cmocka_unit_test(test_mla_combine_rescale_exp),
         cmocka_unit_test(test_mla_combine_rescale),
