@@ -131,10 +131,6 @@ class CompileTest(unittest.TestCase):
     def test_version(self):
         self.assertRegex(tlc.version(), r"^\d+\.\d+\.\d+$")
 
-
-if __name__ == "__main__":
-    unittest.main()
-
     def test_autotune_arguments(self):
         with self.assertRaises(ValueError):
             tlc.autotune(SCALE, configs=[])
@@ -160,3 +156,6 @@ if __name__ == "__main__":
         self.assertIsInstance(t._kernel(1), tlc.CompileError)   # 5 threads: not whole warps
         self.assertEqual(t._kernel(2).metadata["threads"], (128, 1, 1))
 
+
+if __name__ == "__main__":
+    unittest.main()
