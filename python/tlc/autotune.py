@@ -68,8 +68,9 @@ class Autotuned:
     tuned.bind(*args, stream=None)); the first call with a new key (key(args), default_key by default)
     compiles every configuration that is not compiled yet, times each that compiles and loads on these
     arguments (warmup launches, then `rounds` rounds of `rep` launches each, the configurations in
-    alternating order; the median), and keeps the fastest for that key. A configuration the compiler or the driver refuses is left out (its error is
-    in `results`); if every one is refused, TlcError says why for each. The timing launches write the
+    alternating order; the median), and keeps the fastest for that key. A configuration the compiler
+    or the driver refuses is left out (its error is in `results`); if every one is refused, TlcError
+    says why for each. The timing launches write the
     outputs: the tuned call itself launches the chosen kernel after them. Tuning waits for the GPU,
     so a first call with a new key cannot be captured in a CUDA graph (call it once before capturing)."""
 
@@ -101,36 +102,37 @@ class Autotuned:
 
     def _tune(self, args, stream, key):
         from . import _contexts, _launch_place, _stream, load_library
-        lib = load_library()
         device, handle = _launch_place([device_tensor(a) for a in args], stream)
-        outcome, fns = {}, {}   # config index -> error text or [milliseconds per round]
-        events = None
-        try:
-            for i in range(len(self.configs)):
-                k = self._kernel(i)
+        errors, fns = {}, {}   # config index -> the error's text, or its bound launch
+        for i in range(len(self.configs)):
+            k = self._kernel(i)
+            try:
                 if isinstance(k, Exception):
-                    outcome[i] = str(k)
-                    continue
-                try:
-                    fns[i] = k.bind(*args, stream=stream)
-                    if events is None:
-                        events = _Events(lib, _contexts[device])
-                    events.time_ms(fns[i], _stream(device, handle), max(self.warmup, 1))
-                    outcome[i] = []
-                except LaunchError as e:
-                    outcome[i] = str(e)
-                    fns.pop(i, None)
-            # Rounds alternate the order, so that no configuration always runs first (clocks and
-            # caches change under a run).
-            order = list(fns)
-            for r in range(self.rounds):
-                for i in (order if r % 2 == 0 else order[::-1]):
-                    outcome[i].append(events.time_ms(fns[i], _stream(device, handle), self.rep))
-        finally:
-            if events is not None:
+                    raise k
+                fns[i] = k.bind(*args, stream=stream)
+            except (CompileError, LaunchError) as e:
+                errors[i] = str(e)
+        times = {}
+        if fns:
+            s = _stream(device, handle)
+            events = _Events(load_library(), _contexts[device])
+            try:
+                for i in list(fns):   # warmup; a launch the driver refuses leaves the configuration out
+                    try:
+                        events.time_ms(fns[i], s, max(self.warmup, 1))
+                    except LaunchError as e:
+                        errors[i] = str(e)
+                        del fns[i]
+                # Rounds alternate the order, so that no configuration always runs first (clocks and
+                # caches change under a run).
+                order, ms = list(fns), {i: [] for i in fns}
+                for r in range(self.rounds):
+                    for i in (order if r % 2 == 0 else order[::-1]):
+                        ms[i].append(events.time_ms(fns[i], s, self.rep))
+                times = {i: statistics.median(v) * 1e3 for i, v in ms.items()}
+            finally:
                 events.close()
-        times = {i: statistics.median(v) * 1e3 for i, v in outcome.items() if isinstance(v, list)}
-        results = [(c, times[i] if i in times else outcome[i]) for i, c in enumerate(self.configs)]
+        results = [(c, times[i] if i in times else errors[i]) for i, c in enumerate(self.configs)]
         self.results[key] = results
         if not times:
             raise TlcError("autotune: no configuration runs on these arguments:\n" +

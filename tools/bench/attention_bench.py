@@ -15,8 +15,8 @@ against torch's varlen FlashAttention-2 entry point, checked against
 per-sequence SDPA in float32. tlc runs the kernel with
 its defaults (or --defines), and again autotuned (tlc.autotune) over the
 kernel's two tiles (TUNE_CONFIGS: 128 x 128 over two warpgroups, 192 x 112
-over three), chosen per row by timing both on the row's tensors. Every row is checked first: tlc's output and
-log-sum-exp against torch's (max |out - ref| / max |ref| below 1e-2).
+over three), chosen per row by timing both on the row's tensors. Every row
+is checked first: both tlc outputs and log-sum-exps against torch's (max |out - ref| / max |ref| below 1e-2).
 Times are triton.testing.do_bench medians (L2 cleared before each call),
 --rounds rounds in alternating order, median per kernel. TFLOP/s counts
 4 * b * h * s * s * d, halved when causal.
