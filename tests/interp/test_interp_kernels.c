@@ -102,6 +102,19 @@ static void test_mla(void **state) {
                  c->num_parts, c->causal, c->dtype);
         expect_match(what, kc_check_mla("mla_decode.tl", t, len, c, NULL, 0));
     }
+    /* The schedule over several chunks of lengths (-D chunk=2: the walk
+     * runs again chunk by chunk) and over one (chunk=8: the walks' own
+     * records): 5 sequences, an empty one and pieces over 3 and 4 parts. */
+    static const int32_t sl_f[] = {100, 1, 0, 300, 130};
+    static const char *const chunks[] = {"2", "8"};
+    for (int ci = 0; ci < 2; ci++)
+        for (int parts = 3; parts <= 4; parts++) {
+            kc_mla_cfg c = {5, 1, 16, 64, 32, parts, true, "float16", sl_f, 10 + (uint64_t)parts};
+            tlc_define chunk[1] = {{"chunk", chunks[ci]}};
+            char what[96];
+            snprintf(what, sizeof what, "mla schedule b=5 parts=%d chunk=%s", parts, chunks[ci]);
+            expect_match(what, kc_check_mla("mla_decode.tl", t, len, &c, chunk, 1));
+        }
     free(t);
 }
 
