@@ -131,6 +131,12 @@ static void test_mla_schedule_whole_part(void **state) {
                      "sched[p0 + 1 + w, 1] = here + w * cap + 1", false, &mla_cfg_long);
 }
 
+static void test_mla_schedule_walk_whole(void **state) {
+    (void)state;
+    check_mla_mutant("mla schedule: a walk's count of whole parts off by one", "whole = ceildiv(rest, trial_cap) - 1",
+                     "whole = ceildiv(rest, trial_cap)", false, &mla_cfg_long);
+}
+
 static void test_mla_causal_off_by_one(void **state) {
     (void)state;
     check_mla_mutant("mla: causal limit off by one", "seqlen - s_q + 1 + (row0 + i) // h_q",
@@ -229,6 +235,7 @@ int main(void) {
         cmocka_unit_test(test_mla_split_offset),
         cmocka_unit_test(test_mla_schedule_last_part),
         cmocka_unit_test(test_mla_schedule_whole_part),
+        cmocka_unit_test(test_mla_schedule_walk_whole),
         cmocka_unit_test(test_mla_causal_off_by_one),
         cmocka_unit_test(test_mla_combine_rescale_exp),
         cmocka_unit_test(test_mla_combine_rescale),
