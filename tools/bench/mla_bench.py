@@ -18,7 +18,8 @@ memory). tlc runs three kernels: mla_decode_schedule (from cache_seqlens, on the
 GPU), mla_decode_split (one block per SM: num_parts = SMs / head blocks)
 and mla_decode_combine. FlashMLA's get_mla_metadata and tlc's schedule both
 run once per decode step for all layers, so neither is in the kernel time;
-the schedule's own time is reported beside it. Nobody picks num_split.
+the schedule's own time is reported beside it, and get_mla_metadata's beside
+that. Nobody picks num_split.
 
 Every row is checked first: tlc's and FlashMLA's outputs against the
 torch reference (float32 math on the same bf16 inputs): max |out - ref| /
@@ -139,8 +140,8 @@ def main():
     lines = [f"# MLA decode, {a.dtype}, {gpu} ({sms} SMs), tlc (PTX: {tlc.ptx_generator()}) vs FlashMLA"
              f"{'' if fm else ' (FlashMLA not found)'}", "",
              "| b | t | h_q | s_q | FlashMLA us | tlc us | tlc / FlashMLA speed | tlc TFLOP/s | tlc GB/s "
-             "| schedule us | tlc err | FlashMLA err |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+             "| schedule us | FlashMLA metadata us | tlc err | FlashMLA err |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for ln in lines:
         print(ln, flush=True)
     rows = ROWS if not a.quick else [r for r in ROWS if r[0] == 128 and r[1] in (1024, 4096)
@@ -167,6 +168,7 @@ def main():
             o_fm, _ = run_fm()
             e_fm = rel_err(o_fm, ref)
             fns["fm"] = run_fm
+            fns["fm_metadata"] = lambda: fm.get_mla_metadata(seqlens, s_q * h_q, 1)
         del ref
         if not e_tlc < 1e-2:
             bad += 1
@@ -186,6 +188,7 @@ def main():
             ratios.append(ratio)
         line = (f"| {b} | {t} | {h_q} | {s_q} | {fm_us:.1f} | {us['tlc']:.1f} | {ratio:.2f} | "
                 f"{flops / us['tlc'] / 1e6:.0f} | {byts / us['tlc'] / 1e3:.0f} | {us['schedule']:.1f} | "
+                f"{us.get('fm_metadata', float('nan')):.1f} | "
                 f"{e_tlc:.1e} | {e_fm:.1e} |")
         lines.append(line)
         print(line, flush=True)
