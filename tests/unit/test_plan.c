@@ -201,13 +201,15 @@ static void test_mla_sm90a(void **state) {
     assert_false(p->gemms[2].chain_prev || p->gemms[2].chain_next);
     assert_int_equal(p->gemms[2].inst.units_n, 2);
     assert_true(p->gemms[2].inst.replicas <= 1);
-    /* Lowered: one wait for the chained pair and one for P @ V; the async
-     * proxy is fenced once before the loop (for Q, stored by threads) and
-     * once per turn before P @ V (for S_shared) */
+    /* Lowered, a program per warpgroup over pairs of pages: in each, one
+     * wait for the chained pair (its own page) and one for P @ V per page;
+     * the async proxy is fenced once before the loop (for Q, stored by
+     * threads) and in each program once per own page before P @ V (for
+     * S_shared) */
     char *ptx = tlc_compile_ptx(&c, false);
     assert_non_null(ptx);
-    assert_int_equal(tst_count(ptx, "wgmma.wait_group.sync.aligned 0;"), 2);
-    assert_int_equal(tst_count(ptx, "fence.proxy.async"), 2);
+    assert_int_equal(tst_count(ptx, "wgmma.wait_group.sync.aligned 0;"), 6);
+    assert_int_equal(tst_count(ptx, "fence.proxy.async"), 3);
     /* the warp-specialized form: 256 consumers + a producer warpgroup, two
      * stages each with a full (1 arrival + TMA bytes) and an empty barrier
      * (every consumer arrives), the block table read by the producer's one
@@ -228,13 +230,14 @@ static void test_mla_sm90a(void **state) {
     }
     assert_true(tst_count(ptx, "bar.sync \t1, 256;") >= 1);
     assert_int_equal(tst_count(ptx, "bar.sync \t0;"), 1);
-    /* before the owner writes the rows' slots, a warp barrier: the other
-     * lanes holding a row have read its slot (hand-over, publication);
-     * another after the loop, before the last owner's lanes read the
-     * hand-over one of them wrote */
-    assert_int_equal(tst_count(ptx, "bar.warp.sync -1;"), 2);
+    /* before the owner writes the rows' slots, a warp barrier (once in
+     * each program): the other lanes holding a row have read its slot
+     * (hand-over, publication); another after the loop, before the last
+     * owner's lanes read the hand-over one of them wrote. Each program
+     * releases a stage after each of its two pages */
+    assert_int_equal(tst_count(ptx, "bar.warp.sync -1;"), 3);
     assert_int_equal(tst_count(ptx, "mbarrier.arrive.expect_tx"), 1);
-    assert_int_equal(tst_count(ptx, "mbarrier.arrive.shared::cta.b64"), 1);
+    assert_int_equal(tst_count(ptx, "mbarrier.arrive.shared::cta.b64"), 4);
     assert_null(strstr(ptx, "cluster ("));
     tlc_compilation_free(&c);
 }
@@ -300,15 +303,17 @@ static void test_mla_cluster_sm90a(void **state) {
     char *ptx = tlc_compile_ptx(&c, false);
     assert_non_null(ptx);
     /* each of the 9 panels of a page (8 of KV, 1 of K_pe) also in a form
-     * sent to the whole cluster; each consumer warp's lane 0
-     * releases a stage in every block of the cluster (the empty barriers
-     * count 8 warps x the cluster's blocks, a register); a cluster barrier
-     * after the mbarriers' initialization and one at the end */
+     * sent to the whole cluster; each consumer warp's lane 0, after a warp
+     * barrier, releases a stage in every block of the cluster (the empty
+     * barriers count 8 warps x the cluster's blocks, a register), after
+     * each page of each warpgroup's program (4 warp barriers, with the
+     * owners' 2 and the one after the loop: 7); a cluster barrier after
+     * the mbarriers' initialization and one at the end */
     assert_int_equal(tst_count(ptx, ".multicast::cluster"), 9);
     assert_int_equal(tst_count(ptx, "cp.async.bulk.tensor"), 18);
     assert_true(tst_count(ptx, "mbarrier.arrive.shared::cluster.b64") >= 1);
     assert_int_equal(tst_count(ptx, "mbarrier.arrive.shared::cta.b64"), 0);
-    assert_int_equal(tst_count(ptx, "bar.warp.sync -1;"), 3);
+    assert_int_equal(tst_count(ptx, "bar.warp.sync -1;"), 7);
     assert_int_equal(tst_count(ptx, "barrier.cluster.arrive.release.aligned;"), 2);
     assert_non_null(strstr(ptx, "// tlc.meta cluster 2 1 1\n"));
     tlc_compilation_free(&c);
