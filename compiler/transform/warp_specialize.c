@@ -1347,14 +1347,14 @@ static void turn_barrier_at(tlc_lower_ctx *lc, int id, int parity, bool arrive) 
     else tlc_emit(lc, th_barrier_sync(lc->a, id + parity, 256));
 }
 
-static th_stmt *turn_barrier(tlc_lower_ctx *lc, int id, th_expr *k, bool arrive) {
-    tlc_ptrvec *v[2];
+/* A wait at turn barrier `id` for iteration k, whose parity is known only
+ * at run time. */
+static th_stmt *turn_wait(tlc_lower_ctx *lc, int id, th_expr *k) {
     th_stmt *b[2];
     for (int p = 0; p < 2; p++) {
-        v[p] = tlc_lower_begin(lc);
-        if (arrive) tlc_emit_ptx(lc, tlc_ptx_bar_arrive(lc->a, id + p, 256), NULL, 0, NULL, 0);
-        else tlc_emit(lc, th_barrier_sync(lc->a, id + p, 256));
-        b[p] = tlc_lower_end(lc, v[p]);
+        tlc_ptrvec *v = tlc_lower_begin(lc);
+        turn_barrier_at(lc, id, p, false);
+        b[p] = tlc_lower_end(lc, v);
     }
     th_expr *odd = th_cmp(lc->a, THC_NE, th_bin(lc->a, THB_AND, k, tlc_i32(lc, 1)), tlc_i32(lc, 0));
     return th_if(lc->a, odd, b[1], b[0]);
@@ -1565,7 +1565,7 @@ static void lower_turns_loop(tlc_lower_ctx *lc, const tir_stmt *s) {
     tlc_ptrvec *after = tlc_lower_begin(lc);
     if (done_bar) {
         th_expr *last_owner = th_bin(a, THB_AND, th_bin(a, THB_SUB, n, tlc_i32(lc, 1)), tlc_i32(lc, 1));
-        th_stmt *ws = turn_barrier(lc, TURN_DONE, th_bin(a, THB_SUB, n, tlc_i32(lc, 1)), false);
+        th_stmt *ws = turn_wait(lc, TURN_DONE, th_bin(a, THB_SUB, n, tlc_i32(lc, 1)));
         tlc_emit(lc, th_if(a, th_cmp(a, THC_NE, wg, last_owner), ws, NULL));
     }
     if (t->late) tlc_emit_ptx(lc, tlc_ptx_bar_warp_sync(), NULL, 0, NULL, 0);
