@@ -104,7 +104,7 @@ tlc_status tlc_interpret(const char *source, size_t len, const char *source_name
     } else {
         tlc_strbuf err;
         tlc_sb_init(&err);
-        if (!tlc_interp_run_module(c.tir, &c.src, kernel, targs, ntensors, sargs, nscalars, &err)) {
+        if (!tlc_interp_run_module(c.tir, &c.src, kernel, targs, ntensors, sargs, nscalars, NULL, &err)) {
             st = TLC_ERROR_RUNTIME;
             if (errtext) *errtext = copy_text(tlc_sb_cstr(&err));
         }

@@ -1,7 +1,7 @@
 /* tlc run FILE.tl [-D NAME=VALUE ...] [--kernel=NAME] [--arch=ARCH]
  *         [--input NAME=path.npy ...] [--output NAME=path.npy ...]
  *         [--random] [--seed N] [--dim NAME=VALUE ...] [--scalar NAME=VALUE ...]
- *         [--int-max N]
+ *         [--int-max N] [--reverse]
  *
  * Tensors are matched to kernel parameters by name; the kernels of a file
  * run in order and share tensors by name (mla_decode.tl's split kernel
@@ -41,6 +41,7 @@ typedef struct run_opts {
     bool random;
     uint64_t seed;
     int64_t int_max;
+    bool reverse;
 } run_opts;
 
 /* One tensor of the run, shared by every kernel that names it. */
@@ -62,7 +63,7 @@ static void usage(FILE *f) {
     fputs("usage: tlc run FILE.tl [-D NAME=VALUE ...] [--kernel=NAME] [--arch=ARCH]\n"
           "               [--input NAME=path.npy ...] [--output NAME=path.npy ...]\n"
           "               [--random] [--seed N] [--dim NAME=VALUE ...] [--scalar NAME=VALUE ...]\n"
-          "               [--int-max N]\n"
+          "               [--int-max N] [--reverse]\n"
           "Runs the kernels of FILE.tl (or only --kernel) in the Tile IR interpreter.\n"
           "  --input NAME=F.npy   tensor parameter NAME from a .npy file (shape and dtype must match)\n"
           "  --output NAME=F.npy  write tensor NAME after the run\n"
@@ -70,7 +71,10 @@ static void usage(FILE *f) {
           "  --seed N             random seed (default 0)\n"
           "  --dim NAME=N         value of a symbolic dim not given by an --input\n"
           "  --scalar NAME=V      value of a scalar parameter (default 1)\n"
-          "  --int-max N          --random integers are uniform in [0, N] (default 0)\n", f);
+          "  --int-max N          --random integers are uniform in [0, N] (default 0)\n"
+          "  --reverse            blocks and Parallel loop iterations last to first: a result that\n"
+          "                       differs from the default order's depends on an order the GPU does\n"
+          "                       not keep (a race)\n", f);
 }
 
 static bool split_kv(const char *arg, kv *out) {
@@ -104,6 +108,7 @@ static int parse_args(int argc, char **argv, run_opts *o) {
         kv item;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(stdout); return -1; }
         if (!strcmp(a, "--random")) { o->random = true; continue; }
+        if (!strcmp(a, "--reverse")) { o->reverse = true; continue; }
         const char *d = NULL;
         if (tlc_opt_short('D', argc, argv, &i, &d) != 0) {
             if (!d || o->ndefines == MAX_ITEMS || !split_kv(d, &item)) {
@@ -436,7 +441,8 @@ static int run(const run_opts *o) {
     }
     tlc_strbuf eb;
     tlc_sb_init(&eb);
-    ok = tlc_interp_run_module(m, &c.src, o->kernel, targs, nt, sargs, ns, &eb);
+    tlc_interp_options io = {.reverse = o->reverse};
+    ok = tlc_interp_run_module(m, &c.src, o->kernel, targs, nt, sargs, ns, &io, &eb);
     fputs(tlc_sb_cstr(&eb), stderr);
     tlc_sb_free(&eb);
     if (!ok) goto out;

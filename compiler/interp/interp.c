@@ -62,6 +62,10 @@ const char *tlc_interp_error(const tlc_interp *it) {
 
 tlc_interp_stats tlc_interp_get_stats(const tlc_interp *it) { return it->stats; }
 
+void tlc_interp_set_options(tlc_interp *it, const tlc_interp_options *o) {
+    it->opts = o ? *o : (tlc_interp_options){0};
+}
+
 static void reset_errors(tlc_interp *it) {
     tlc_diag_free(&it->diag);
     tlc_diag_init(&it->diag, it->have_src ? &it->src : NULL);
@@ -212,6 +216,10 @@ static void exec_for(tlc_interp *it, const tir_stmt *s) {
         cur[v] = 0;
     }
     int64_t step = s->u.for_.step ? s->u.for_.step : 1;
+    /* a Parallel loop's iterations last to first under opts.reverse */
+    bool rev = it->opts.reverse && s->u.for_.kind == TIR_FOR_PARALLEL;
+    if (rev)
+        for (int v = 0; v < nv; v++) cur[v] = ext[v] - 1;
     for (;;) {
         for (int v = 0; v < nv; v++) {
             tir_var *var = s->u.for_.vars[v];
@@ -220,7 +228,17 @@ static void exec_for(tlc_interp *it, const tir_stmt *s) {
         it->stats.elem_evals++;
         exec(it, s->u.for_.body);
         int v = nv - 1;
-        while (v >= 0 && ++cur[v] == ext[v]) cur[v--] = 0;
+        if (rev) {
+            for (; v >= 0; v--) {
+                if (cur[v] > 0) {
+                    cur[v]--;
+                    break;
+                }
+                cur[v] = ext[v] - 1;
+            }
+        } else {
+            while (v >= 0 && ++cur[v] == ext[v]) cur[v--] = 0;
+        }
         if (v < 0) break;
     }
 }
@@ -357,17 +375,17 @@ static bool run_body(tlc_interp *it) {
         if (g[a] <= 0)
             tlc_interp_fail(it, k->grid[a]->loc, "grid dimension %d is %lld (must be positive)", a, (long long)g[a]);
     }
-    for (int64_t z = 0; z < g[2]; z++)
-        for (int64_t y = 0; y < g[1]; y++)
-            for (int64_t x = 0; x < g[0]; x++) {
-                int64_t idx[3] = {x, y, z};
-                for (int a = 0; a < 3; a++)
-                    if (k->block_idx[a]) it->vars[k->block_idx[a]->id].i = idx[a];
-                for (int i = 0; i < k->nbuffers; i++)
-                    if (k->buffers[i]->scope != TIR_SCOPE_GLOBAL) it->bufs[i].live = false;
-                it->stats.blocks++;
-                exec(it, k->body);
-            }
+    int64_t nblocks = g[0] * g[1] * g[2];
+    for (int64_t b = 0; b < nblocks; b++) {
+        int64_t lin = it->opts.reverse ? nblocks - 1 - b : b; /* x fastest; last to first under opts.reverse */
+        int64_t idx[3] = {lin % g[0], lin / g[0] % g[1], lin / (g[0] * g[1])};
+        for (int a = 0; a < 3; a++)
+            if (k->block_idx[a]) it->vars[k->block_idx[a]->id].i = idx[a];
+        for (int i = 0; i < k->nbuffers; i++)
+            if (k->buffers[i]->scope != TIR_SCOPE_GLOBAL) it->bufs[i].live = false;
+        it->stats.blocks++;
+        exec(it, k->body);
+    }
     store_globals(it);
     return true;
 }

@@ -50,6 +50,17 @@ bool tlc_interp_bind_tensor(tlc_interp *it, const char *name, void *data, tir_dt
 bool tlc_interp_bind_int(tlc_interp *it, const char *name, int64_t value);
 bool tlc_interp_bind_float(tlc_interp *it, const char *name, double value);
 
+/* What a run does in an order of its own where the GPU runs things
+ * concurrently. reverse: the grid's blocks and the iterations of every
+ * Parallel loop run last to first, so that a kernel whose result depends on
+ * that order (an iteration or a block reading or writing what another
+ * writes, with nothing ordering them on the GPU) gives another result than
+ * in the default order; checks run both and compare. */
+typedef struct tlc_interp_options {
+    bool reverse;
+} tlc_interp_options;
+void tlc_interp_set_options(tlc_interp *it, const tlc_interp_options *o);
+
 /* Runs the whole grid. false on error (unbound parameter, inconsistent
  * symbolic dims, out-of-bounds access, division by zero, ...): the tensors'
  * memory is then left as it was before the run. */
@@ -93,8 +104,10 @@ typedef struct tlc_interp_scalar {
 
 /* Runs `kernel` of m, or (kernel NULL) every kernel in file order. Every
  * parameter must be among the arguments (extra arguments are ignored).
- * On failure returns false with the diagnostics appended to err. */
+ * opts may be NULL (the default order). On failure returns false with the
+ * diagnostics appended to err. */
 bool tlc_interp_run_module(const tir_module *m, const tlc_source *src, const char *kernel,
                            const tlc_interp_tensor *tensors, int ntensors,
-                           const tlc_interp_scalar *scalars, int nscalars, tlc_strbuf *err);
+                           const tlc_interp_scalar *scalars, int nscalars, const tlc_interp_options *opts,
+                           tlc_strbuf *err);
 #endif

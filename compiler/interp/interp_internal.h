@@ -65,6 +65,7 @@ struct tlc_interp {
     float *fa, *fb;
     int64_t fa_cap, fb_cap;
     tlc_interp_stats stats;
+    tlc_interp_options opts;
 };
 
 noreturn void tlc_interp_fail(tlc_interp *it, tlc_loc loc, const char *fmt, ...)

@@ -47,9 +47,11 @@ static tlc_interp *bind_kernel(const tir_kernel *k, const tlc_source *src, const
 }
 
 static bool run_kernel(const tir_kernel *k, const tlc_source *src, const tlc_interp_tensor *tensors,
-                       int ntensors, const tlc_interp_scalar *scalars, int nscalars, tlc_strbuf *err) {
+                       int ntensors, const tlc_interp_scalar *scalars, int nscalars,
+                       const tlc_interp_options *opts, tlc_strbuf *err) {
     tlc_interp *it = bind_kernel(k, src, tensors, ntensors, scalars, nscalars, err);
     if (!it) return false;
+    tlc_interp_set_options(it, opts);
     bool ok = tlc_interp_run(it);
     if (!ok) tlc_sb_puts(err, tlc_interp_error(it));
     tlc_interp_destroy(it);
@@ -93,7 +95,8 @@ static bool alloc_workspace(const tir_buffer *b, tlc_interp *sig, tlc_interp_ten
  * consistency), which sizes the workspaces; then its kernels run in order,
  * the workspaces ahead of the caller's tensors of the same name. */
 static bool run_function(const tir_function *f, const tlc_source *src, const tlc_interp_tensor *tensors,
-                         int ntensors, const tlc_interp_scalar *scalars, int nscalars, tlc_strbuf *err) {
+                         int ntensors, const tlc_interp_scalar *scalars, int nscalars,
+                         const tlc_interp_options *opts, tlc_strbuf *err) {
     tlc_interp *sig = bind_kernel(f->sig, src, tensors, ntensors, scalars, nscalars, err);
     if (!sig) return false;
     bool ok = tlc_interp_run(sig);
@@ -106,7 +109,7 @@ static bool run_function(const tir_function *f, const tlc_source *src, const tlc
     tlc_interp_destroy(sig);
     if (ok) memcpy(all + nws, tensors, (size_t)ntensors * sizeof *tensors);
     for (int i = 0; ok && i < f->nkernels; i++)
-        ok = run_kernel(f->kernels[i], src, all, nws + ntensors, scalars, nscalars, err);
+        ok = run_kernel(f->kernels[i], src, all, nws + ntensors, scalars, nscalars, opts, err);
     for (int w = 0; all && w < nws; w++) free(all[w].data);
     free(all);
     return ok;
@@ -114,15 +117,16 @@ static bool run_function(const tir_function *f, const tlc_source *src, const tlc
 
 bool tlc_interp_run_module(const tir_module *m, const tlc_source *src, const char *kernel,
                            const tlc_interp_tensor *tensors, int ntensors,
-                           const tlc_interp_scalar *scalars, int nscalars, tlc_strbuf *err) {
+                           const tlc_interp_scalar *scalars, int nscalars, const tlc_interp_options *opts,
+                           tlc_strbuf *err) {
     bool any = false;
     for (int i = 0; i < m->nkernels; i++) {
         const tir_kernel *k = m->kernels[i];
         const tir_function *f = k->function;
         if (!tir_kernel_selected(k, kernel)) continue;
         any = true;
-        if (f ? f->kernels[0] == k && !run_function(f, src, tensors, ntensors, scalars, nscalars, err)
-              : !run_kernel(k, src, tensors, ntensors, scalars, nscalars, err))
+        if (f ? f->kernels[0] == k && !run_function(f, src, tensors, ntensors, scalars, nscalars, opts, err)
+              : !run_kernel(k, src, tensors, ntensors, scalars, nscalars, opts, err))
             return false;
     }
     if (!any) {

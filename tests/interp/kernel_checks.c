@@ -127,16 +127,54 @@ static bool compile(kc_result *r, tlc_compilation *c, const char *name, const ch
     return true;
 }
 
+/* Runs the kernel(s) twice from the same inputs, in the interpreter's
+ * default order and with blocks and Parallel iterations last to first
+ * (tlc_interp_options.reverse): the two results must be identical, bit
+ * for bit, or the kernel depends on an order the GPU does not keep. The
+ * tensors hold the second run's result. */
 static bool run(kc_result *r, tlc_compilation *c, const char *kernel, host_t *hs, int nh,
                 const tlc_interp_scalar *sc, int ns) {
     tlc_interp_tensor t[16];
-    for (int i = 0; i < nh; i++) t[i] = hs[i].t;
+    void *before[16], *first[16];
+    size_t bytes[16];
+    for (int i = 0; i < nh; i++) {
+        t[i] = hs[i].t;
+        bytes[i] = (size_t)(hs[i].n ? hs[i].n : 1) * (size_t)tir_dtype_bytes(hs[i].t.dtype);
+        before[i] = malloc(bytes[i]);
+        first[i] = malloc(bytes[i]);
+        memcpy(before[i], hs[i].t.data, bytes[i]);
+    }
     tlc_strbuf err;
     tlc_sb_init(&err);
-    bool ok = tlc_interp_run_module(c->tir, &c->src, kernel, t, nh, sc, ns, &err);
+    bool ok = true;
+    for (int order = 0; ok && order < 2; order++) {
+        tlc_interp_options o = {.reverse = order == 1};
+        if (order == 1)
+            for (int i = 0; i < nh; i++) {
+                memcpy(first[i], hs[i].t.data, bytes[i]);
+                memcpy(hs[i].t.data, before[i], bytes[i]);
+            }
+        ok = tlc_interp_run_module(c->tir, &c->src, kernel, t, nh, sc, ns, &o, &err);
+    }
     if (!ok) {
         r->status = KC_ERROR;
         say(r, "%s", tlc_sb_cstr(&err));
+    }
+    for (int i = 0; ok && i < nh; i++) {
+        if (!memcmp(first[i], hs[i].t.data, bytes[i])) continue;
+        size_t eb = (size_t)tir_dtype_bytes(hs[i].t.dtype), e = 0;
+        while (!memcmp((char *)first[i] + e * eb, (char *)hs[i].t.data + e * eb, eb)) e++;
+        r->status = KC_MISMATCH;
+        r->bad++;
+        say(r, "%s: element %zu differs between the default order and blocks and Parallel iterations run last "
+               "to first (%g / %g): the result depends on an order the GPU does not keep\n",
+            hs[i].t.name, e, tlc_host_load_f(first[i], hs[i].t.dtype, (int64_t)e),
+            tlc_host_load_f(hs[i].t.data, hs[i].t.dtype, (int64_t)e));
+        ok = false;
+    }
+    for (int i = 0; i < nh; i++) {
+        free(before[i]);
+        free(first[i]);
     }
     tlc_sb_free(&err);
     return ok;

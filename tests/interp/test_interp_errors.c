@@ -28,7 +28,7 @@ static char *run_src(const char *src, int64_t n, int64_t scalar_n) {
     tlc_interp_scalar s = {.name = "n", .i = scalar_n};
     tlc_strbuf err;
     tlc_sb_init(&err);
-    bool ok = tlc_interp_run_module(c.tir, &c.src, NULL, &t, 1, &s, 1, &err);
+    bool ok = tlc_interp_run_module(c.tir, &c.src, NULL, &t, 1, &s, 1, NULL, &err);
     char *out = strdup(tlc_sb_cstr(&err));
     assert_true(ok == (out[0] == 0));
     tlc_sb_free(&err);
@@ -268,6 +268,42 @@ static void test_run_cli(void **state) {
     o1 = sh(cmd, &st);
     assert_int_equal(st, 2);
     free(o1);
+
+    /* --reverse: a race-free kernel gives the same bytes; one whose
+     * Parallel iterations all write one element gives the last writer's,
+     * which the reverse order changes */
+    snprintf(cmd, sizeof cmd, "%s run %s --random --seed 3 --dim M=64 --dim N=48 --dim K=80", TLC_BINARY, gemm);
+    o1 = sh(cmd, &st);
+    assert_int_equal(st, 0);
+    snprintf(cmd, sizeof cmd, "%s run %s --random --seed 3 --dim M=64 --dim N=48 --dim K=80 --reverse", TLC_BINARY,
+             gemm);
+    o2 = sh(cmd, &st);
+    assert_int_equal(st, 0);
+    assert_string_equal(o1, o2);
+    free(o1);
+    free(o2);
+    char racy[300];
+    snprintf(racy, sizeof racy, "%s/racy.tl", tmpdir);
+    FILE *rf = fopen(racy, "w");
+    assert_non_null(rf);
+    fputs("def racy(X: Tensor[(8,), float32], Y: Tensor[(1,), float32]):\n"
+          "    with Kernel(1, threads=32) as bx:\n"
+          "        s = alloc_shared((1,), float32)\n"
+          "        for i in Parallel(8):\n"
+          "            s[0] = X[i]\n"
+          "        copy(s, Y)\n",
+          rf);
+    fclose(rf);
+    snprintf(cmd, sizeof cmd, "%s run %s --random", TLC_BINARY, racy);
+    o1 = sh(cmd, &st);
+    assert_int_equal(st, 0);
+    expect_in(o1, "Y: shape [1] float32");
+    snprintf(cmd, sizeof cmd, "%s run %s --random --reverse", TLC_BINARY, racy);
+    o2 = sh(cmd, &st);
+    assert_int_equal(st, 0);
+    assert_string_not_equal(o1, o2);
+    free(o1);
+    free(o2);
 
     /* the MLA file: the three kernels run, sharing the workspaces by name */
     snprintf(cmd, sizeof cmd,

@@ -137,6 +137,15 @@ static void test_mla_schedule_walk_whole(void **state) {
                      "whole = ceildiv(rest, trial_cap)", false, &mla_cfg_long);
 }
 
+/* A race: every sequence with pages in a part writes the part's last
+ * entries, so the result is whichever thread writes last; caught because
+ * the checks also run the Parallel loops' iterations in reverse. */
+static void test_mla_schedule_last_entries_race(void **state) {
+    (void)state;
+    check_mla_mutant("mla schedule: every sequence of a part writes its last entries (a race)",
+                     "if split or not next_here:", "if here >= 0:", false, &mla_cfg_long);
+}
+
 static void test_mla_causal_off_by_one(void **state) {
     (void)state;
     check_mla_mutant("mla: causal limit off by one", "seqlen - s_q + 1 + (row0 + i) // h_q",
@@ -236,6 +245,7 @@ int main(void) {
         cmocka_unit_test(test_mla_schedule_last_part),
         cmocka_unit_test(test_mla_schedule_whole_part),
         cmocka_unit_test(test_mla_schedule_walk_whole),
+        cmocka_unit_test(test_mla_schedule_last_entries_race),
         cmocka_unit_test(test_mla_causal_off_by_one),
         cmocka_unit_test(test_mla_combine_rescale_exp),
         cmocka_unit_test(test_mla_combine_rescale),

@@ -66,7 +66,7 @@ static void test_ops(void **state) {
     };
     tlc_strbuf err;
     tlc_sb_init(&err);
-    if (!tlc_interp_run_module(c.tir, &c.src, NULL, t, 7, NULL, 0, &err)) fail_msg("%s", tlc_sb_cstr(&err));
+    if (!tlc_interp_run_module(c.tir, &c.src, NULL, t, 7, NULL, 0, NULL, &err)) fail_msg("%s", tlc_sb_cstr(&err));
     tlc_sb_free(&err);
     double colsum[16] = {0};
     for (int64_t i = 0; i < M; i++) {
@@ -119,7 +119,7 @@ static void test_atomic_add_return_prev(void **state) {
     };
     tlc_strbuf err;
     tlc_sb_init(&err);
-    if (!tlc_interp_run_module(c.tir, &c.src, NULL, t, 5, NULL, 0, &err)) fail_msg("%s", tlc_sb_cstr(&err));
+    if (!tlc_interp_run_module(c.tir, &c.src, NULL, t, 5, NULL, 0, NULL, &err)) fail_msg("%s", tlc_sb_cstr(&err));
     tlc_sb_free(&err);
     bool seen[NB] = {false};
     for (int b = 0; b < NB; b++) {

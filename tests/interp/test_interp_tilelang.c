@@ -37,7 +37,7 @@ static void run(const char *kernel, const tlc_interp_tensor *t, int n) {
     tlc_compilation *c = compile_compat();
     tlc_strbuf err;
     tlc_sb_init(&err);
-    if (!tlc_interp_run_module(c->tir, &c->src, kernel, t, n, NULL, 0, &err)) fail_msg("%s: %s", kernel, tlc_sb_cstr(&err));
+    if (!tlc_interp_run_module(c->tir, &c->src, kernel, t, n, NULL, 0, NULL, &err)) fail_msg("%s: %s", kernel, tlc_sb_cstr(&err));
     tlc_sb_free(&err);
 }
 
