@@ -54,6 +54,14 @@ static tlc_status check_args(const tlc_interp_tensor_arg *tensors, int ntensors,
 tlc_status tlc_interpret(const char *source, size_t len, const char *source_name, const tlc_jit_define *defines,
                          int ndefines, const char *kernel, const char *arch, const tlc_interp_tensor_arg *tensors,
                          int ntensors, const tlc_interp_scalar_arg *scalars, int nscalars, char **errtext) {
+    return tlc_interpret_ex(source, len, source_name, defines, ndefines, kernel, arch, tensors, ntensors, scalars,
+                            nscalars, NULL, errtext);
+}
+
+tlc_status tlc_interpret_ex(const char *source, size_t len, const char *source_name, const tlc_jit_define *defines,
+                            int ndefines, const char *kernel, const char *arch, const tlc_interp_tensor_arg *tensors,
+                            int ntensors, const tlc_interp_scalar_arg *scalars, int nscalars,
+                            const tlc_interpret_options *options, char **errtext) {
     if (errtext) *errtext = NULL;
     if ((!source && len) || ndefines < 0 || (ndefines && !defines) || ntensors < 0 || (ntensors && !tensors) ||
         nscalars < 0 || (nscalars && !scalars))
@@ -104,7 +112,8 @@ tlc_status tlc_interpret(const char *source, size_t len, const char *source_name
     } else {
         tlc_strbuf err;
         tlc_sb_init(&err);
-        if (!tlc_interp_run_module(c.tir, &c.src, kernel, targs, ntensors, sargs, nscalars, NULL, &err)) {
+        tlc_interp_options io = {.reverse = options && options->reverse};
+        if (!tlc_interp_run_module(c.tir, &c.src, kernel, targs, ntensors, sargs, nscalars, &io, &err)) {
             st = TLC_ERROR_RUNTIME;
             if (errtext) *errtext = copy_text(tlc_sb_cstr(&err));
         }

@@ -61,6 +61,21 @@ TLC_API tlc_status tlc_interpret(const char *source, size_t len, const char *sou
                                  const char *arch, const tlc_interp_tensor_arg *tensors, int ntensors,
                                  const tlc_interp_scalar_arg *scalars, int nscalars, char **errtext);
 
+/* tlc_interpret's options; all zero is tlc_interpret's behaviour. */
+typedef struct tlc_interpret_options {
+    /* The grid's blocks and every Parallel loop's iterations last to first
+     * instead of first to last: a kernel whose outputs then differ from a
+     * plain run's depends on an order the GPU does not keep (a race). */
+    bool reverse;
+} tlc_interpret_options;
+
+/* tlc_interpret with options (NULL: as tlc_interpret). */
+TLC_API tlc_status tlc_interpret_ex(const char *source, size_t len, const char *source_name,
+                                    const tlc_jit_define *defines, int ndefines, const char *kernel,
+                                    const char *arch, const tlc_interp_tensor_arg *tensors, int ntensors,
+                                    const tlc_interp_scalar_arg *scalars, int nscalars,
+                                    const tlc_interpret_options *options, char **errtext);
+
 #ifdef __cplusplus
 }
 #endif

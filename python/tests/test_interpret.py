@@ -35,6 +35,26 @@ class InterpretTest(unittest.TestCase):
         ref = xf / np.sqrt((xf * xf).mean(axis=1, keepdims=True) + 1e-5) * w.astype(np.float64)
         np.testing.assert_allclose(y.astype(np.float64), ref, rtol=2e-2, atol=2e-2)
 
+    def test_reverse_shows_a_race(self):
+        # every Parallel iteration writes one shared element: the last writer's value stays, so the
+        # reverse order gives another result; a race-free kernel gives the same bytes either way
+        racy = ("def racy(X: Tensor[(8,), float32], Y: Tensor[(1,), float32]):\n"
+                "    with Kernel(1, threads=32) as bx:\n"
+                "        s = alloc_shared((1,), float32)\n"
+                "        for i in Parallel(8):\n"
+                "            s[0] = X[i]\n"
+                "        copy(s, Y)\n")
+        x = np.arange(8, dtype=np.float32)
+        y0, y1 = np.zeros(1, dtype=np.float32), np.zeros(1, dtype=np.float32)
+        tlc.interpret(racy, {"X": x, "Y": y0}, name="racy.tl")
+        tlc.interpret(racy, {"X": x, "Y": y1}, name="racy.tl", reverse=True)
+        self.assertEqual((y0[0], y1[0]), (7.0, 0.0))
+        a = np.arange(64, dtype=np.float32) - 10
+        z0, z1 = np.zeros(64, dtype=np.float32), np.zeros(64, dtype=np.float32)
+        tlc.interpret(SCALE, {"X": a, "Y": z0, "s": 2.5}, defines={"N": 64})
+        tlc.interpret(SCALE, {"X": a, "Y": z1, "s": 2.5}, defines={"N": 64}, reverse=True)
+        np.testing.assert_array_equal(z0, z1)
+
     def test_out_of_bounds_is_an_interpreter_error(self):
         x = np.ones(64, dtype=np.float32)
         y = np.zeros(64, dtype=np.float32)

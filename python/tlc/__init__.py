@@ -22,7 +22,7 @@ import threading
 
 from . import metadata as _metadata
 from ._lib import (ARG_SCALAR, ARG_TENSOR, DTYPES, TLC_ERROR_COMPILE, TLC_ERROR_RUNTIME, Arg, InterpScalar,
-                   InterpTensor, JitDefine, JitOptions, load_library, take_string)
+                   InterpretOptions, InterpTensor, JitDefine, JitOptions, load_library, take_string)
 from .errors import CompileError, InterpreterError, LaunchError, TlcError
 from .tensors import device_tensor, dtype_name
 
@@ -326,12 +326,13 @@ def from_ptx(ptx_text, kernel=None, arch=None, name="<ptx>"):
     return Kernel(kernel, ptx_text, meta.get("arch", arch), kernels[kernel])
 
 
-def interpret(source, args, kernel=None, defines=None, arch=None, name=None):
+def interpret(source, args, kernel=None, defines=None, arch=None, name=None, reverse=False):
     """Runs the source's kernels (or only kernel) in tlc's Tile IR interpreter on the CPU, on NumPy
     arrays, which it reads and writes in place. args: {parameter name: C-contiguous writable NumPy
     array, or a Python int / float}; kernels of one file share parameters by name. arch (default
-    "sm_90a") sets limits such as shared memory. Returns args. Raises CompileError or
-    InterpreterError with the diagnostics."""
+    "sm_90a") sets limits such as shared memory. reverse=True runs the grid's blocks and every
+    Parallel loop's iterations last to first: outputs that differ from a plain run's show a race.
+    Returns args. Raises CompileError or InterpreterError with the diagnostics."""
     lib = load_library()
     text, name = _read_source(source, name)
     tensors, scalars, keep = [], [], []
@@ -354,9 +355,10 @@ def interpret(source, args, kernel=None, defines=None, arch=None, name=None):
     defs, ndefs = _defines(defines)
     data = text.encode()
     err = ctypes.c_void_p()
-    st = lib.tlc_interpret(data, len(data), name.encode(), defs, ndefs, kernel.encode() if kernel else None,
-                           arch.encode() if arch else None, t_arr, len(tensors), s_arr, len(scalars),
-                           ctypes.byref(err))
+    opts = InterpretOptions(bool(reverse))
+    st = lib.tlc_interpret_ex(data, len(data), name.encode(), defs, ndefs, kernel.encode() if kernel else None,
+                              arch.encode() if arch else None, t_arr, len(tensors), s_arr, len(scalars),
+                              ctypes.byref(opts), ctypes.byref(err))
     if st != 0:
         diag = take_string(lib, err)
         cls = {TLC_ERROR_COMPILE: CompileError, TLC_ERROR_RUNTIME: InterpreterError}.get(st, TlcError)

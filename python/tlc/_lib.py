@@ -34,6 +34,10 @@ class InterpScalar(ctypes.Structure):  # tlc_interp_scalar_arg
                 ("i", ctypes.c_int64)]
 
 
+class InterpretOptions(ctypes.Structure):  # tlc_interpret_options
+    _fields_ = [("reverse", ctypes.c_bool)]
+
+
 ARG_TENSOR, ARG_SCALAR = 0, 1
 # tlrt_dtype (include/tlc/metadata.h), by the names the metadata uses.
 DTYPES = {"float16": 0, "bfloat16": 1, "float32": 2, "float8_e4m3": 3, "int8": 4, "int32": 5, "int64": 6,
@@ -55,6 +59,10 @@ _SIGNATURES = {
     "tlc_interpret": (ctypes.c_int, [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p, P(JitDefine),
                                      ctypes.c_int, ctypes.c_char_p, ctypes.c_char_p, P(InterpTensor),
                                      ctypes.c_int, P(InterpScalar), ctypes.c_int, P(ctypes.c_void_p)]),
+    "tlc_interpret_ex": (ctypes.c_int, [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p, P(JitDefine),
+                                        ctypes.c_int, ctypes.c_char_p, ctypes.c_char_p, P(InterpTensor),
+                                        ctypes.c_int, P(InterpScalar), ctypes.c_int, P(InterpretOptions),
+                                        P(ctypes.c_void_p)]),
     "tlrt_init": (ctypes.c_int, [P(ctypes.c_void_p), ctypes.c_int]),
     "tlrt_destroy": (None, [ctypes.c_void_p]),
     "tlrt_last_error": (ctypes.c_char_p, [ctypes.c_void_p]),

@@ -43,7 +43,7 @@ static int bench(const char *label, const char *path, const tlc_define *defs, in
         tlc_strbuf err;
         tlc_sb_init(&err);
         t0 = now();
-        ok = tlc_interp_run_module(c.tir, &c.src, NULL, ts, nt, sc, ns, &err);
+        ok = tlc_interp_run_module(c.tir, &c.src, NULL, ts, nt, sc, ns, NULL, &err);
         double t = now() - t0;
         if (!ok) { fputs(tlc_sb_cstr(&err), stderr); tlc_sb_free(&err); tlc_compilation_free(&c); return 1; }
         tlc_sb_free(&err);
