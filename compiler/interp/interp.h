@@ -50,12 +50,12 @@ bool tlc_interp_bind_tensor(tlc_interp *it, const char *name, void *data, tir_dt
 bool tlc_interp_bind_int(tlc_interp *it, const char *name, int64_t value);
 bool tlc_interp_bind_float(tlc_interp *it, const char *name, double value);
 
-/* What a run does in an order of its own where the GPU runs things
- * concurrently. reverse: the grid's blocks and the iterations of every
- * Parallel loop run last to first, so that a kernel whose result depends on
- * that order (an iteration or a block reading or writing what another
- * writes, with nothing ordering them on the GPU) gives another result than
- * in the default order; checks run both and compare. */
+/* The order of what the GPU runs concurrently (the grid's blocks, the
+ * iterations of a Parallel loop): first to last by default; with reverse,
+ * last to first, so that a kernel whose result depends on that order (an
+ * iteration or a block reading or writing what another writes, with
+ * nothing ordering them on the GPU) gives another result than in the
+ * default order. Checks run both and compare. */
 typedef struct tlc_interp_options {
     bool reverse;
 } tlc_interp_options;
