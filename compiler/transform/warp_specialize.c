@@ -1341,23 +1341,23 @@ static th_expr *enter_stage(tlc_lower_ctx *lc, const tir_stmt *body, int nloads,
  * complete turn k's phase with the wrong threads. */
 enum { TURN_PUBLISHED = 2, TURN_DONE = 4 };
 
-/* A turn barrier of known parity (0: even iterations). */
-static void turn_barrier_at(tlc_lower_ctx *lc, int id, int parity, bool arrive) {
+/* Whether the turns use `turn done`: a staged buffer the next owner must
+ * not overwrite early, or late statements whose hand-over it waits for. */
+static bool turn_done_used(const tir_turns *t) { return t->nstaged > 0 || t->late; }
+
+/* A turn barrier of known parity (0: even iterations), as a statement. */
+static th_stmt *turn_barrier_at(tlc_lower_ctx *lc, int id, int parity, bool arrive) {
+    tlc_ptrvec *v = tlc_lower_begin(lc);
     if (arrive) tlc_emit_ptx(lc, tlc_ptx_bar_arrive(lc->a, id + parity, 256), NULL, 0, NULL, 0);
     else tlc_emit(lc, th_barrier_sync(lc->a, id + parity, 256));
+    return tlc_lower_end(lc, v);
 }
 
 /* A wait at turn barrier `id` for iteration k, whose parity is known only
  * at run time. */
 static th_stmt *turn_wait(tlc_lower_ctx *lc, int id, th_expr *k) {
-    th_stmt *b[2];
-    for (int p = 0; p < 2; p++) {
-        tlc_ptrvec *v = tlc_lower_begin(lc);
-        turn_barrier_at(lc, id, p, false);
-        b[p] = tlc_lower_end(lc, v);
-    }
     th_expr *odd = th_cmp(lc->a, THC_NE, th_bin(lc->a, THB_AND, k, tlc_i32(lc, 1)), tlc_i32(lc, 0));
-    return th_if(lc->a, odd, b[1], b[0]);
+    return th_if(lc->a, odd, turn_barrier_at(lc, id, 1, false), turn_barrier_at(lc, id, 0, false));
 }
 
 /* Every slot of fragment b to (store) or from its slot in shared memory at
@@ -1485,26 +1485,31 @@ static void turn_half(tlc_lower_ctx *lc, const tir_stmt *body, th_var *tv, th_ex
             const tir_stmt *x = body->u.seq.stmts[j];
             if (t->role[j] != TIR_TURN_OWNER) continue;
             if (staged && !waited && writes_staged(t, x)) {
-                tlc_ptrvec *wt = tlc_lower_begin(lc);
-                turn_barrier_at(lc, TURN_DONE, 1 - parity, false);
-                tlc_emit(lc, th_if(a, later, tlc_lower_end(lc, wt), NULL));
+                tlc_emit(lc, th_if(a, later, turn_barrier_at(lc, TURN_DONE, 1 - parity, false), NULL));
                 waited = true;
             }
             lower_owner_stmt(lc, x);
             if (t->late && j == t->first + t->nchain - 1) {
-                tlc_ptrvec *wt = tlc_lower_begin(lc);
-                turn_barrier_at(lc, TURN_DONE, 1 - parity, false);
-                take_handed(lc, t, d, later, tlc_lower_end(lc, wt));
+                /* the last turn's late statements and hand-over are done when
+                 * its `turn done` is: wait for it after the score gemms (its
+                 * output gemm has retired long since), then take them */
+                take_handed(lc, t, d, later, turn_barrier_at(lc, TURN_DONE, 1 - parity, false));
                 waited = true;
             }
         }
         lc->in_turn = false;
-        if (staged) tlc_emit_ptx(lc, tlc_ptx_fence_proxy_async(), NULL, 0, NULL, 0);
+        if (staged) tlc_emit_ptx(lc, tlc_ptx_fence_proxy_async(), NULL, 0, NULL, 0); /* for the output gemm's wgmma */
+        /* A row's slot is read by every lane holding the row and written by
+         * one of them: the other lanes' reads (this turn's hand-over, the last
+         * turn's publication) must be done. The wgmma in between converge the
+         * warp but order no memory; a warp barrier does. */
         tlc_emit_ptx(lc, tlc_ptx_bar_warp_sync(), NULL, 0, NULL, 0);
         move_fragments(lc, t->published, d->published_at, t->npublished, true);
         if (!t->late) move_fragments(lc, t->handed, d->handed_at, t->nhanded, true);
-        turn_barrier_at(lc, TURN_PUBLISHED, parity, true);
+        tlc_emit(lc, turn_barrier_at(lc, TURN_PUBLISHED, parity, true));
         if (t->late) {
+            /* off the other warpgroup's path: the late statements (they touch
+             * nothing the output statements read or write), then the hand-over */
             lc->in_turn = true;
             for (int j = t->first; j < nitems; j++)
                 if (t->role[j] == TIR_TURN_LATE) lower_owner_stmt(lc, body->u.seq.stmts[j]);
@@ -1512,12 +1517,12 @@ static void turn_half(tlc_lower_ctx *lc, const tir_stmt *body, th_var *tv, th_ex
             move_fragments(lc, t->handed, d->handed_at, t->nhanded, true);
         }
     } else {
-        turn_barrier_at(lc, TURN_PUBLISHED, parity, false);
+        tlc_emit(lc, turn_barrier_at(lc, TURN_PUBLISHED, parity, false));
         move_fragments(lc, t->published, d->published_at, t->npublished, false);
     }
     for (int j = t->first; j < nitems; j++)
         if (t->role[j] == TIR_TURN_SHARED) tlc_lower_stmt(lc, body->u.seq.stmts[j]);
-    if (own && (staged || t->late)) turn_barrier_at(lc, TURN_DONE, parity, true);
+    if (own && turn_done_used(t)) tlc_emit(lc, turn_barrier_at(lc, TURN_DONE, parity, true));
     tlc_pipe_set_stage(lc, pp, NULL);
     release_stage(lc, stage);
 }
@@ -1543,7 +1548,6 @@ static void lower_turns_loop(tlc_lower_ctx *lc, const tir_stmt *s) {
     consumer_loop_head(lc, s, "pipeline (%d stages), the two warpgroups taking iterations in turns, a program each",
                        &tv, &n, &base);
     th_expr *wg = tlc_let(lc, "turnwg", th_bin(a, THB_UDIV, th_read(a, lc->tid), tlc_i32(lc, 128)));
-    bool done_bar = t->nstaged > 0 || t->late;
     th_expr *pairs = tlc_let(lc, "npairs", th_bin(a, THB_UDIV, th_bin(a, THB_ADD, n, tlc_i32(lc, 1)), tlc_i32(lc, 2)));
     th_stmt *prog[2];
     for (int me = 0; me < 2; me++) {
@@ -1563,11 +1567,13 @@ static void lower_turns_loop(tlc_lower_ctx *lc, const tir_stmt *s) {
     tlc_emit(lc, th_if(a, th_cmp(a, THC_EQ, wg, tlc_i32(lc, 0)), prog[0], prog[1]));
     /* after the loop */
     tlc_ptrvec *after = tlc_lower_begin(lc);
-    if (done_bar) {
+    if (turn_done_used(t)) {
         th_expr *last_owner = th_bin(a, THB_AND, th_bin(a, THB_SUB, n, tlc_i32(lc, 1)), tlc_i32(lc, 1));
         th_stmt *ws = turn_wait(lc, TURN_DONE, th_bin(a, THB_SUB, n, tlc_i32(lc, 1)));
         tlc_emit(lc, th_if(a, th_cmp(a, THC_NE, wg, last_owner), ws, NULL));
     }
+    /* the last owner's lanes read what one of them stored after its last
+     * warp barrier */
     if (t->late) tlc_emit_ptx(lc, tlc_ptx_bar_warp_sync(), NULL, 0, NULL, 0);
     move_fragments(lc, t->handed, d->handed_at, t->nhanded, false);
     th_stmt *af = tlc_lower_end(lc, after);
