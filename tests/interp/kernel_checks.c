@@ -135,27 +135,24 @@ static bool compile(kc_result *r, tlc_compilation *c, const char *name, const ch
 static bool run(kc_result *r, tlc_compilation *c, const char *kernel, host_t *hs, int nh,
                 const tlc_interp_scalar *sc, int ns) {
     tlc_interp_tensor t[16];
-    void *before[16], *first[16];
+    void *inputs[16], *first[16];
     size_t bytes[16];
     for (int i = 0; i < nh; i++) {
         t[i] = hs[i].t;
         bytes[i] = (size_t)(hs[i].n ? hs[i].n : 1) * (size_t)tir_dtype_bytes(hs[i].t.dtype);
-        before[i] = malloc(bytes[i]);
+        inputs[i] = malloc(bytes[i]);
         first[i] = malloc(bytes[i]);
-        memcpy(before[i], hs[i].t.data, bytes[i]);
+        memcpy(inputs[i], hs[i].t.data, bytes[i]);
     }
     tlc_strbuf err;
     tlc_sb_init(&err);
-    bool ok = true;
-    for (int order = 0; ok && order < 2; order++) {
-        tlc_interp_options o = {.reverse = order == 1};
-        if (order == 1)
-            for (int i = 0; i < nh; i++) {
-                memcpy(first[i], hs[i].t.data, bytes[i]);
-                memcpy(hs[i].t.data, before[i], bytes[i]);
-            }
-        ok = tlc_interp_run_module(c->tir, &c->src, kernel, t, nh, sc, ns, &o, &err);
+    const tlc_interp_options reverse = {.reverse = true};
+    bool ok = tlc_interp_run_module(c->tir, &c->src, kernel, t, nh, sc, ns, NULL, &err);
+    for (int i = 0; ok && i < nh; i++) {
+        memcpy(first[i], hs[i].t.data, bytes[i]);
+        memcpy(hs[i].t.data, inputs[i], bytes[i]);
     }
+    ok = ok && tlc_interp_run_module(c->tir, &c->src, kernel, t, nh, sc, ns, &reverse, &err);
     if (!ok) {
         r->status = KC_ERROR;
         say(r, "%s", tlc_sb_cstr(&err));
@@ -173,7 +170,7 @@ static bool run(kc_result *r, tlc_compilation *c, const char *kernel, host_t *hs
         ok = false;
     }
     for (int i = 0; i < nh; i++) {
-        free(before[i]);
+        free(inputs[i]);
         free(first[i]);
     }
     tlc_sb_free(&err);
