@@ -38,6 +38,8 @@ static const kc_mla_cfg mla_cfg = {2, 1, 16, 128, 32, 2, true, "float16", mla_se
 /* 3 + 32 pages over 4 parts: the second sequence also takes whole parts */
 static const int32_t mla_seqlens_long[] = {130, 2000};
 static const kc_mla_cfg mla_cfg_long = {2, 1, 16, 128, 32, 4, true, "float16", mla_seqlens_long, 23};
+/* 3 + 32 pages over 3 parts: the second sequence in three pieces (odd) */
+static const kc_mla_cfg mla_cfg_odd = {2, 1, 16, 128, 32, 3, true, "float16", mla_seqlens_long, 24};
 static const int32_t mla_seqlens2[] = {150, 130};
 static const kc_mla_cfg mla_cfg_sq2 = {2, 2, 8, 64, 32, 2, true, "float16", mla_seqlens2, 22};
 
@@ -154,14 +156,24 @@ static void test_mla_causal_off_by_one(void **state) {
 
 static void test_mla_combine_rescale_exp(void **state) {
     (void)state;
+    /* four pieces: the combine takes two a step, so the max must grow
+     * from one step to the next for the rescale to matter */
     check_mla_mutant("mla combine: exp instead of exp2 in the rescale", "old = exp2(m[i, d] - m_new)",
-                     "old = exp(m[i, d] - m_new)", false, &mla_cfg);
+                     "old = exp(m[i, d] - m_new)", false, &mla_cfg_long);
 }
 
 static void test_mla_combine_rescale(void **state) {
     (void)state;
     check_mla_mutant("mla combine: the output sum not rescaled when the max grows", "o[i, d] = o[i, d] * old + w",
-                     "o[i, d] = o[i, d] + w", false, &mla_cfg);
+                     "o[i, d] = o[i, d] + w", false, &mla_cfg_long);
+}
+
+static void test_mla_combine_odd_piece(void **state) {
+    (void)state;
+    /* an odd number of pieces: the last step's second piece is the first again */
+    check_mla_mutant("mla combine: the missing second piece weighted as a real one",
+                     "w_b = if_then_else(has_b, exp2(lse_b - m_new), 0.0)", "w_b = exp2(lse_b - m_new)", false,
+                     &mla_cfg_odd);
 }
 
 static void check_rms_mutant(const char *what, const char *kernel, const char *from, const char *to, double scale) {
@@ -249,6 +261,7 @@ int main(void) {
         cmocka_unit_test(test_mla_causal_off_by_one),
         cmocka_unit_test(test_mla_combine_rescale_exp),
         cmocka_unit_test(test_mla_combine_rescale),
+        cmocka_unit_test(test_mla_combine_odd_piece),
         cmocka_unit_test(test_rms_no_mean),
         cmocka_unit_test(test_rms_no_eps),
         cmocka_unit_test(test_rms_silu_sign),
