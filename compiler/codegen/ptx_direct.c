@@ -1244,6 +1244,12 @@ static bool emit_kernel(pd_ctx *c, const th_kernel *k, tlc_strbuf *out) {
     c->npair_log = 0;
     c->nhoisted = 0;
     c->nloops = 0;
+    if (c->ncse_buckets != PD_CSE_BUCKETS) {
+        free(c->cse_head);
+        c->ncse_buckets = PD_CSE_BUCKETS;
+        c->cse_head = malloc(sizeof *c->cse_head * PD_CSE_BUCKETS);
+        if (!c->cse_head) { fputs("tlc: fatal: out of memory\n", stderr); abort(); }
+    }
     for (int i = 0; i < PD_CSE_BUCKETS; i++) c->cse_head[i] = -1;
     if (!k->name || !*k->name) { pd_error(c, "kernel without a name"); return false; }
     if (k->threads < 0 || k->threads > 1024) { pd_error(c, "threads = %d is outside 1..1024", k->threads); return false; }
@@ -1333,6 +1339,7 @@ char *cg_direct_ptx(const th_module *m, const tlc_codegen_options *o, tlc_arena 
     free(c.vars);
     free(c.skip);
     free(c.cse);
+    free(c.cse_head);
     free(c.pair_log);
     free(c.hoisted);
     free(c.merged);

@@ -1417,15 +1417,21 @@ static bool cse_hash(pd_ctx *c, const th_expr *e, uint64_t *h) {
         x = mix(x, u);
         break;
     }
+    /* a variable's last assignment is part of the hash: the entries of an
+     * expression over it from before that assignment (never reusable) do
+     * not pile up in one bucket, which made a body of many statements
+     * updating one fragment quadratic */
     case THE_VAR: {
         pd_var *pv = pd_var_entry(c, e->u.var.var);
-        x = mix(x, pv->bound ? (uint64_t)pv->cval * 31 + 1 : (uint64_t)(uintptr_t)e->u.var.var);
+        x = mix(x, pv->bound ? (uint64_t)pv->cval * 31 + 1
+                             : mix((uint64_t)(uintptr_t)e->u.var.var, (uint64_t)pv->assigned_at));
         break;
     }
     case THE_ARRAY_READ: {
         uint64_t ih;
-        if (pd_var_entry(c, e->u.var.var)->runtime_index || !cse_hash(c, e->u.var.index, &ih)) return false;
-        x = mix(mix(x, (uint64_t)(uintptr_t)e->u.var.var), ih);
+        pd_var *pv = pd_var_entry(c, e->u.var.var);
+        if (pv->runtime_index || !cse_hash(c, e->u.var.index, &ih)) return false;
+        x = mix(mix(mix(x, (uint64_t)(uintptr_t)e->u.var.var), (uint64_t)pv->assigned_at), ih);
         break;
     }
     case THE_PARAM: x = mix(x, (uint64_t)e->u.param); break;
@@ -1528,8 +1534,25 @@ int pd_cse_mark(const pd_ctx *c) { return c->ncse; }
 void pd_cse_truncate(pd_ctx *c, int mark) {
     while (c->ncse > mark) {
         pd_cse *x = &c->cse[--c->ncse];
-        c->cse_head[x->hash % PD_CSE_BUCKETS] = x->prev;
+        c->cse_head[x->hash % (uint64_t)c->ncse_buckets] = x->prev;
     }
+}
+
+/* Twice the buckets, every entry relinked in index order (each bucket's
+ * chain newest first, as pd_cse_truncate expects). */
+static void cse_rehash(pd_ctx *c) {
+    int nb = c->ncse_buckets * 2;
+    int *head = malloc(sizeof *head * (size_t)nb);
+    if (!head) { fputs("tlc: fatal: out of memory\n", stderr); abort(); }
+    for (int i = 0; i < nb; i++) head[i] = -1;
+    for (int i = 0; i < c->ncse; i++) {
+        uint64_t b = c->cse[i].hash % (uint64_t)nb;
+        c->cse[i].prev = head[b];
+        head[b] = i;
+    }
+    free(c->cse_head);
+    c->cse_head = head;
+    c->ncse_buckets = nb;
 }
 
 static pd_val expr_uncached(pd_ctx *c, const th_expr *e);
@@ -1540,7 +1563,7 @@ pd_val pd_expr(pd_ctx *c, const th_expr *e) {
         return expr_uncached(c, e);
     uint64_t h;
     if (!cse_hash(c, e, &h)) return expr_uncached(c, e);
-    for (int i = c->cse_head[h % PD_CSE_BUCKETS]; i >= 0; i = c->cse[i].prev) {
+    for (int i = c->cse_head[h % (uint64_t)c->ncse_buckets]; i >= 0; i = c->cse[i].prev) {
         const pd_cse *x = &c->cse[i];
         if (x->hash == h && cse_same(c, x->e, e, x->stamp)) {
             pd_val v;
@@ -1550,16 +1573,17 @@ pd_val pd_expr(pd_ctx *c, const th_expr *e) {
         }
     }
     pd_val v = expr_uncached(c, e);
+    if (c->ncse >= 2 * c->ncse_buckets) cse_rehash(c);
     c->cse = pd_grow(c->cse, c->ncse, &c->cap_cse, sizeof *c->cse);
     pd_cse *x = &c->cse[c->ncse];
     x->e = e;
     x->hash = h;
     x->stamp = c->stamp;
-    x->prev = c->cse_head[h % PD_CSE_BUCKETS];
+    x->prev = c->cse_head[h % (uint64_t)c->ncse_buckets];
     x->n = v.n;
     x->lanes = tlc_arena_alloc(c->a, sizeof *x->lanes * (size_t)(v.n > 0 ? v.n : 1));
     memcpy(x->lanes, v.l, sizeof *v.l * (size_t)v.n);
-    c->cse_head[h % PD_CSE_BUCKETS] = c->ncse++;
+    c->cse_head[h % (uint64_t)c->ncse_buckets] = c->ncse++;
     return v;
 }
 

@@ -75,6 +75,8 @@ typedef struct pd_cse {
     pd_opnd *lanes;
 } pd_cse;
 
+/* The CSE table's buckets at a kernel's start; they double whenever the
+ * entries outnumber them twice (stale entries stay until their scope ends). */
 enum { PD_CSE_BUCKETS = 4096 };
 /* An if's path of at most this many assignments and stores is predicated, not branched around. */
 enum { PD_PREDICATED_STMTS = 256 };
@@ -108,7 +110,7 @@ typedef struct pd_ctx {
     const th_stmt **hoisted; /* assignments emitted before their loop instead of in it */
     int nhoisted, cap_hoisted, nloops;
     int npair_log, cap_pair_log;
-    int cse_head[PD_CSE_BUCKETS];
+    int *cse_head, ncse_buckets;
     /* loads of a run of statements merged into wider ones: each load
      * expression's lane (pd_merge_loads) */
     struct { const th_expr *e, *wide; int lane; bool done; pd_opnd v; } *merged;
