@@ -1338,8 +1338,17 @@ tir_module *tlc_sema(const ast_module *m, const tlc_sema_options *opt, tlc_arena
                 tlc_note(diag, m->funcs[j]->loc, "the first definition is here");
                 break;
             }
+        int had_kernels = kernels.len, had_functions = functions.len;
         if (sema_is_multi_kernel(&S, f)) tlc_ptrvec_push(&functions, sema_function(&S, f, &kernels));
         else tlc_ptrvec_push(&kernels, sema_kernel(&S, f));
+        /* the runtime's metadata describes at most so many of each per module */
+        if (had_kernels <= TLRT_MAX_KERNELS && kernels.len > TLRT_MAX_KERNELS)
+            tlc_error(diag, f->loc, "'%s' makes this file's kernel number %d: one file compiles to at most %d "
+                      "kernels (a function's 'with Kernel' blocks count one each)", f->name ? f->name : "?",
+                      kernels.len, TLRT_MAX_KERNELS);
+        if (had_functions == TLRT_MAX_FUNCTIONS && functions.len > TLRT_MAX_FUNCTIONS)
+            tlc_error(diag, f->loc, "'%s' is this file's function number %d: one file holds at most %d functions "
+                      "of several kernels", f->name ? f->name : "?", functions.len, TLRT_MAX_FUNCTIONS);
     }
     sema_pop_scope(&S);
     out->nkernels = kernels.len;

@@ -516,6 +516,40 @@ static void test_limits(void **state) {
     done(&c);
 }
 
+/* One file compiles to at most TLRT_MAX_KERNELS kernels (the runtime's
+ * metadata): the first kernel past that is the error, located. */
+static void test_kernel_count_limit(void **state) {
+    (void)state;
+    tlc_strbuf sb;
+    for (int n = 256; n <= 258; n++) {
+        tlc_sb_init(&sb);
+        for (int i = 0; i < n; i++)
+            tlc_sb_printf(&sb, "def k%d(A: Tensor[(4,), float32]):\n    with Kernel(1) as bx:\n        A[0] = 1.0\n", i);
+        ctx c;
+        run(&c, tlc_sb_cstr(&sb));
+        if (n == 256) {
+            EXPECT_OK(&c);
+        } else {
+            expect_diag(&c, "t.tl:769:5: error: 'k256' makes this file's kernel number 257: one file compiles to at "
+                            "most 256 kernels (a function's 'with Kernel' blocks count one each)");
+            assert_null(strstr(out(&c), "'k257'")); /* once */
+        }
+        done(&c);
+        tlc_sb_free(&sb);
+    }
+    /* and at most TLRT_MAX_FUNCTIONS functions of several kernels */
+    tlc_sb_init(&sb);
+    for (int i = 0; i < 65; i++)
+        tlc_sb_printf(&sb, "def f%d(A: Tensor[(4,), float32]):\n    with Kernel(1) as bx:\n        A[0] = 1.0\n"
+                           "    with Kernel(1) as bx:\n        A[1] = 1.0\n", i);
+    ctx c;
+    run(&c, tlc_sb_cstr(&sb));
+    expect_diag(&c, "t.tl:321:5: error: 'f64' is this file's function number 65: one file holds at most 64 "
+                    "functions of several kernels");
+    done(&c);
+    tlc_sb_free(&sb);
+}
+
 static void test_assignment_rules(void **state) {
     (void)state;
     ctx c;
@@ -666,6 +700,7 @@ int main(void) {
         cmocka_unit_test(test_shape_errors),
         cmocka_unit_test(test_scope_errors),
         cmocka_unit_test(test_limits),
+        cmocka_unit_test(test_kernel_count_limit),
         cmocka_unit_test(test_assignment_rules),
         cmocka_unit_test(test_type_errors),
         cmocka_unit_test(test_prefixes_and_misc),
