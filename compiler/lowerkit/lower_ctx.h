@@ -47,7 +47,7 @@ typedef struct tlc_lower_ctx {
     int64_t smem_top;     /* dynamic shared bytes allocated so far (buffers + scratch) */
     bool in_parallel;
     th_expr **stage_off;  /* buffer id -> byte offset of the current pipeline stage (NULL: none) */
-    bool *smem_unfenced;  /* shared effect id (transform/lower.c) -> written by ordinary stores since the
+    bool *smem_unfenced;  /* shared region (plan.h) -> written by ordinary stores since the
                            * last fence.proxy.async: the async proxy (wgmma) may not see the bytes yet */
     tlc_tmap_use *tmaps; int ntmaps; /* TMA descriptors (kernel params after the scalars) */
     struct tlc_ws_plan *ws; /* non-NULL: the kernel is split into producer / consumer warpgroups */

@@ -163,8 +163,11 @@ typedef struct tlc_ws_decision {
 
 /* Shared memory (transform/shared_alloc.c): buffer offsets are in their
  * layouts (layout->offset); this holds the tile ops' scratch and, per
- * buffer id (0..nbuffers-1) or scratch (nbuffers + i), the others whose
- * bytes overlap it, so that lowering keys barriers by bytes. */
+ * shared region (the shared buffers in id order, region_of_buffer, then
+ * the scratch from scratch_region0 on), the others whose bytes overlap
+ * it, so that lowering keys barriers by bytes. Only shared memory has
+ * regions: a kernel's register and local buffers cost its barrier
+ * tracking nothing. */
 typedef struct tlc_smem_scratch {
     const tir_stmt *op;
     int64_t offset, bytes;
@@ -173,7 +176,9 @@ typedef struct tlc_smem_plan {
     int nbuffers;
     tlc_smem_scratch *scratch; int nscratch;
     int64_t top; /* end of the buffers and the planned scratch */
-    int **alias; int *nalias;
+    int *region_of_buffer; /* per buffer id: its region, -1 outside shared memory */
+    int nregions, scratch_region0;
+    int **alias; int *nalias; /* per region */
 } tlc_smem_plan;
 
 typedef struct tlc_kernel_plan {

@@ -9,27 +9,31 @@
 #include "lower_internal.h"
 
 /* ---------------- shared-memory effects and barriers ---------------- */
-/* Effects are kept per buffer id and per planned scratch (id nbuffers + i,
- * shared_alloc.c); two ids conflict when their bytes overlap (the same
- * buffer, or reused bytes: the plan's alias lists). */
+/* Effects are kept per shared region of the plan (a shared buffer or a
+ * planned scratch, tlc_smem_plan); two regions conflict when their bytes
+ * overlap (the same region, or reused bytes: the plan's alias lists). */
 typedef struct effects {
-    bool *r, *w; /* per id: read / written */
+    bool *r, *w; /* per region: read / written */
     bool any;
+    const int *region_of_buffer;
 } effects;
 
-static int effect_ids(const tlc_lower_ctx *lc) { return lc->k->nbuffers + lc->plan->smem.nscratch; }
+static int effect_ids(const tlc_lower_ctx *lc) { return lc->plan->smem.nregions; }
+
+static int scratch_region(const tlc_lower_ctx *lc, int scratch) { return lc->plan->smem.scratch_region0 + scratch; }
 
 static effects effects_new(tlc_lower_ctx *lc) {
     effects e = {TLC_NEW_ARRAY(lc->a, bool, (size_t)effect_ids(lc) + 1),
-                 TLC_NEW_ARRAY(lc->a, bool, (size_t)effect_ids(lc) + 1), false};
+                 TLC_NEW_ARRAY(lc->a, bool, (size_t)effect_ids(lc) + 1), false, lc->plan->smem.region_of_buffer};
     return e;
 }
 
 static void mark_access(const tir_access *acc, void *ctx) {
     effects *e = ctx;
-    if (acc->buf->scope != TIR_SCOPE_SHARED) return;
-    if (acc->mode & TIR_ACCESS_READ) e->r[acc->buf->id] = true;
-    if (acc->mode & TIR_ACCESS_WRITE) e->w[acc->buf->id] = true;
+    int r = e->region_of_buffer[acc->buf->id];
+    if (r < 0) return;
+    if (acc->mode & TIR_ACCESS_READ) e->r[r] = true;
+    if (acc->mode & TIR_ACCESS_WRITE) e->w[r] = true;
     e->any = true;
 }
 
@@ -50,7 +54,7 @@ static void scratch_effects(const tlc_lower_ctx *lc, const tir_stmt *s, effects 
     }
     const tlc_smem_scratch *p = tlc_plan_scratch(lc->plan, s);
     if (!p) return;
-    int id = lc->k->nbuffers + (int)(p - lc->plan->smem.scratch);
+    int id = scratch_region(lc, (int)(p - lc->plan->smem.scratch));
     e->r[id] = e->w[id] = e->any = true;
 }
 
@@ -133,7 +137,8 @@ static bool reads_unfenced(const tlc_lower_ctx *lc, const tir_stmt *s) {
     const tlc_gemm_plan *g = tlc_plan_gemm(lc->plan, s);
     if (!g || g->inst != TLC_INST_WGMMA) return false;
     const tir_buffer *A = s->u.gemm.a.buf, *B = s->u.gemm.b.buf;
-    return (A->scope == TIR_SCOPE_SHARED && unfenced_id(lc, A->id)) || unfenced_id(lc, B->id);
+    const int *region = lc->plan->smem.region_of_buffer;
+    return (region[A->id] >= 0 && unfenced_id(lc, region[A->id])) || (region[B->id] >= 0 && unfenced_id(lc, region[B->id]));
 }
 
 static void fence_proxy(tlc_lower_ctx *lc) {
@@ -177,7 +182,7 @@ static bool scratch_untouched(tlc_lower_ctx *lc, const tir_stmt *s, const effect
     const tlc_smem_scratch *p = tlc_plan_scratch(lc->plan, s);
     if (!p) return false;
     effects e = effects_new(lc);
-    e.w[lc->k->nbuffers + (int)(p - lc->plan->smem.scratch)] = true;
+    e.w[scratch_region(lc, (int)(p - lc->plan->smem.scratch))] = true;
     e.any = true;
     return !hazard(lc, pending, &e);
 }
@@ -481,8 +486,8 @@ static void lower_tile_stmt(tlc_lower_ctx *lc, const tir_stmt *s, effects *pendi
         /* The op wrote its planned scratch and read it after a barrier:
          * only those reads are left unsynchronized. */
         clear(lc, pending);
-        lc->smem_unfenced[lc->k->nbuffers + lc->scratch_hit] = true;
-        e.r[lc->k->nbuffers + lc->scratch_hit] = true;
+        lc->smem_unfenced[scratch_region(lc, lc->scratch_hit)] = true;
+        e.r[scratch_region(lc, lc->scratch_hit)] = true;
         e.any = true;
     }
     lc->scratch_hit = -1;

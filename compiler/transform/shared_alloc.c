@@ -360,18 +360,24 @@ void tlc_plan_shared_memory(tlc_kernel_plan *plan, tir_kernel *k, tlc_arena *a) 
     plan_offsets(plan, k, a, offs, p);
     for (int i = 0; i < nb; i++)
         if (offs[i] >= 0) k->buffers[i]->layout->offset = offs[i];
-    int n = nb + p->nscratch;
+    p->region_of_buffer = TLC_NEW_ARRAY(a, int, (size_t)nb + 1);
+    int nshared = 0;
+    for (int i = 0; i < nb; i++) {
+        const tir_buffer *b = k->buffers[i];
+        p->region_of_buffer[i] = b->scope == TIR_SCOPE_SHARED && b->layout ? nshared++ : -1;
+    }
+    p->scratch_region0 = nshared;
+    int n = p->nregions = nshared + p->nscratch;
     int64_t *lo = TLC_NEW_ARRAY(a, int64_t, (size_t)n + 1), *hi = TLC_NEW_ARRAY(a, int64_t, (size_t)n + 1);
-    for (int i = 0; i < n; i++) {
-        if (i < nb) {
-            const tir_buffer *b = k->buffers[i];
-            if (b->scope != TIR_SCOPE_SHARED || !b->layout) continue;
-            lo[i] = b->layout->offset;
-            hi[i] = lo[i] + tlc_layout_total_bytes(b->layout);
-        } else {
-            lo[i] = p->scratch[i - nb].offset;
-            hi[i] = lo[i] + p->scratch[i - nb].bytes;
-        }
+    for (int i = 0; i < nb; i++) {
+        int r = p->region_of_buffer[i];
+        if (r < 0) continue;
+        lo[r] = k->buffers[i]->layout->offset;
+        hi[r] = lo[r] + tlc_layout_total_bytes(k->buffers[i]->layout);
+    }
+    for (int i = 0; i < p->nscratch; i++) {
+        lo[nshared + i] = p->scratch[i].offset;
+        hi[nshared + i] = lo[nshared + i] + p->scratch[i].bytes;
     }
     p->nalias = TLC_NEW_ARRAY(a, int, (size_t)n + 1);
     p->alias = TLC_NEW_ARRAY(a, int *, (size_t)n + 1);
