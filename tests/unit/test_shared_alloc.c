@@ -251,7 +251,9 @@ static void test_reduce_scratch_reuse(void **state) {
     assert_true(p->top <= 4096);               /* nothing but one 4 KiB tile */
     /* the planned scratch and u overlap: the plan says so */
     bool listed = false;
-    for (int i = 0; i < p->nalias[k->nbuffers]; i++) listed |= p->alias[k->nbuffers][i] == ub->id;
+    int scratch = p->scratch_region0;
+    assert_true(p->region_of_buffer[ub->id] >= 0);
+    for (int i = 0; i < p->nalias[scratch]; i++) listed |= p->alias[scratch][i] == p->region_of_buffer[ub->id];
     assert_true(listed);
     char *t = thread_text(&c);
     char needle[80];
