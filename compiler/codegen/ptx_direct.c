@@ -50,12 +50,16 @@ static void *pd_xcalloc(size_t n) {
     return p;
 }
 
+void *pd_realloc(void *p, size_t bytes) {
+    p = realloc(p, bytes);
+    if (!p) { fputs("tlc: fatal: out of memory\n", stderr); abort(); }
+    return p;
+}
+
 void *pd_grow(void *p, int n, int *cap, size_t elem) {
     if (n < *cap) return p;
     *cap = *cap ? *cap * 2 : 64;
-    p = realloc(p, elem * (size_t)*cap);
-    if (!p) { fputs("tlc: fatal: out of memory\n", stderr); abort(); }
-    return p;
+    return pd_realloc(p, elem * (size_t)*cap);
 }
 
 /* One instruction line, under `guard` when there is one. */
@@ -1244,13 +1248,11 @@ static bool emit_kernel(pd_ctx *c, const th_kernel *k, tlc_strbuf *out) {
     c->npair_log = 0;
     c->nhoisted = 0;
     c->nloops = 0;
-    if (c->ncse_buckets != PD_CSE_BUCKETS) {
-        free(c->cse_head);
+    if (!c->cse_head) { /* an earlier kernel's buckets serve as they are */
         c->ncse_buckets = PD_CSE_BUCKETS;
-        c->cse_head = malloc(sizeof *c->cse_head * PD_CSE_BUCKETS);
-        if (!c->cse_head) { fputs("tlc: fatal: out of memory\n", stderr); abort(); }
+        c->cse_head = pd_realloc(NULL, sizeof *c->cse_head * PD_CSE_BUCKETS);
     }
-    for (int i = 0; i < PD_CSE_BUCKETS; i++) c->cse_head[i] = -1;
+    for (int i = 0; i < c->ncse_buckets; i++) c->cse_head[i] = -1;
     if (!k->name || !*k->name) { pd_error(c, "kernel without a name"); return false; }
     if (k->threads < 0 || k->threads > 1024) { pd_error(c, "threads = %d is outside 1..1024", k->threads); return false; }
     for (int i = 0; i < k->nparams; i++)

@@ -1542,16 +1542,13 @@ void pd_cse_truncate(pd_ctx *c, int mark) {
  * chain newest first, as pd_cse_truncate expects). */
 static void cse_rehash(pd_ctx *c) {
     int nb = c->ncse_buckets * 2;
-    int *head = malloc(sizeof *head * (size_t)nb);
-    if (!head) { fputs("tlc: fatal: out of memory\n", stderr); abort(); }
+    int *head = c->cse_head = pd_realloc(c->cse_head, sizeof *head * (size_t)nb);
     for (int i = 0; i < nb; i++) head[i] = -1;
     for (int i = 0; i < c->ncse; i++) {
         uint64_t b = c->cse[i].hash % (uint64_t)nb;
         c->cse[i].prev = head[b];
         head[b] = i;
     }
-    free(c->cse_head);
-    c->cse_head = head;
     c->ncse_buckets = nb;
 }
 

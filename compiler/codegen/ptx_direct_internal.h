@@ -75,8 +75,8 @@ typedef struct pd_cse {
     pd_opnd *lanes;
 } pd_cse;
 
-/* The CSE table's buckets at a kernel's start; they double whenever the
- * entries outnumber them twice (stale entries stay until their scope ends). */
+/* The CSE table's first buckets; they double whenever the entries
+ * outnumber them twice (stale entries stay until their scope ends). */
 enum { PD_CSE_BUCKETS = 4096 };
 /* An if's path of at most this many assignments and stores is predicated, not branched around. */
 enum { PD_PREDICATED_STMTS = 256 };
@@ -129,6 +129,7 @@ typedef struct pd_ctx {
 
 void pd_error(pd_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* p with room for element n (elem bytes each): doubled when full. */
+void *pd_realloc(void *p, size_t bytes); /* aborts when out of memory */
 void *pd_grow(void *p, int n, int *cap, size_t elem);
 /* Loads in the expressions of stmts[0..n) (assignments only: nothing in
  * between writes memory) that read adjacent elements through one address

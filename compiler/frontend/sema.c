@@ -1346,7 +1346,7 @@ tir_module *tlc_sema(const ast_module *m, const tlc_sema_options *opt, tlc_arena
             tlc_error(diag, f->loc, "'%s' makes this file's kernel number %d: one file compiles to at most %d "
                       "kernels (a function's 'with Kernel' blocks count one each)", f->name ? f->name : "?",
                       kernels.len, TLRT_MAX_KERNELS);
-        if (had_functions == TLRT_MAX_FUNCTIONS && functions.len > TLRT_MAX_FUNCTIONS)
+        if (had_functions <= TLRT_MAX_FUNCTIONS && functions.len > TLRT_MAX_FUNCTIONS)
             tlc_error(diag, f->loc, "'%s' is this file's function number %d: one file holds at most %d functions "
                       "of several kernels", f->name ? f->name : "?", functions.len, TLRT_MAX_FUNCTIONS);
     }
