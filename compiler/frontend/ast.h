@@ -37,6 +37,7 @@ typedef enum {
     AE_COMPARE,   /* a < b (chains are nested: a < b < c -> (a<b) and (b<c) by sema) */
     AE_BOOLOP,    /* a and b, a or b */
     AE_IFEXP,     /* a if c else b */
+    AE_COMP,      /* [elt for target in iter if cond] or (elt for ...): compile-time Python */
 } ast_expr_kind;
 
 typedef enum {
@@ -78,6 +79,8 @@ struct ast_expr {
         struct { ast_op op; ast_expr *lhs, *rhs; } bin;     /* AE_BINARY, AE_COMPARE, AE_BOOLOP */
         struct { ast_op op; ast_expr *operand; } un;        /* AE_UNARY */
         struct { ast_expr *cond, *then, *els; } ifexp;      /* AE_IFEXP */
+        /* AE_COMP: one `for` clause, at most one `if` (cond may be NULL) */
+        struct { ast_expr *elt, *target, *iter, *cond; bool list; } comp;
     } u;
 };
 

@@ -146,6 +146,19 @@ static void print_expr(tlc_strbuf *sb, const ast_expr *e, bool operand) {
         tlc_sb_puts(sb, " else ");
         print_expr(sb, e->u.ifexp.els, true);
         break;
+    case AE_COMP:
+        tlc_sb_putc(sb, e->u.comp.list ? '[' : '(');
+        print_expr(sb, e->u.comp.elt, true);
+        tlc_sb_puts(sb, " for ");
+        print_expr(sb, e->u.comp.target, true);
+        tlc_sb_puts(sb, " in ");
+        print_expr(sb, e->u.comp.iter, true);
+        if (e->u.comp.cond) {
+            tlc_sb_puts(sb, " if ");
+            print_expr(sb, e->u.comp.cond, true);
+        }
+        tlc_sb_putc(sb, e->u.comp.list ? ']' : ')');
+        break;
     }
     if (paren) tlc_sb_putc(sb, ')');
 }

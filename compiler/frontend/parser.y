@@ -102,7 +102,7 @@ const char *tlc_token_kind_name(int kind);
 %type <arg> arg
 %type <param> param
 %type <op> augassign comp_op
-%type <list> call_args
+%type <list> call_args comp_for
 
 %code {
 #include <stdio.h>
@@ -193,6 +193,17 @@ static ast_expr *mk_dict(tlc_parser *p, const tlc_pvec *kv, tlc_loc loc) {
     return e;
 }
 
+/* clause: target, iter, cond (may be NULL), as comp_for builds it */
+static ast_expr *mk_comp(tlc_parser *p, ast_expr *elt, const tlc_pvec *clause, bool list, tlc_loc loc) {
+    ast_expr *e = ast_new_expr(p->arena, AE_COMP, loc);
+    e->u.comp.elt = elt;
+    e->u.comp.target = clause->items[0];
+    e->u.comp.iter = clause->items[1];
+    e->u.comp.cond = clause->items[2];
+    e->u.comp.list = list;
+    return e;
+}
+
 static ast_expr *mk_call(tlc_parser *p, ast_expr *func, const tlc_pvec *args, tlc_loc loc) {
     ast_expr *e = ast_new_expr(p->arena, AE_CALL, loc);
     e->u.call.func = func;
@@ -231,6 +242,7 @@ static const char *expr_kind_desc(const ast_expr *e) {
     case AE_INT: case AE_FLOAT: case AE_STRING: case AE_BOOL: case AE_NONE: return "literal";
     case AE_COMPARE: return "comparison";
     case AE_IFEXP: return "conditional expression";
+    case AE_COMP: return "comprehension";
     case AE_DICT: return "dict display";
     case AE_SLICE: return "slice";
     default: return "expression";
@@ -695,6 +707,13 @@ primary
           $$->u.attr.value = $1; $$->u.attr.name = $3;
       }
     | primary '(' call_args ')' { $$ = mk_call(p, $1, $3, @1); }
+    | primary '(' test comp_for ')' {
+          /* f(x for x in xs): the generator is the call's one argument */
+          ast_kwarg *a = TLC_NEW(p->arena, ast_kwarg);
+          a->loc = @3;
+          a->value = mk_comp(p, $3, $4, false, @3);
+          $$ = mk_call(p, $1, pv_one(p, a), @1);
+      }
     | primary '[' sub_items ']' {
           $$ = ast_new_expr(p->arena, AE_SUBSCRIPT, @1);
           $$->u.sub.value = $1;
@@ -771,12 +790,26 @@ atom
           $$ = mk_list_or_single(p, $2, false, @1);
       }
     | '(' test_items ',' ')'    { $$ = mk_seq(p, AE_TUPLE, $2, @1); }
+    | '(' test comp_for ')'     { $$ = mk_comp(p, $2, $3, false, @1); }
+    | '[' test comp_for ']'     { $$ = mk_comp(p, $2, $3, true, @1); }
     | '[' ']'                   { $$ = mk_seq(p, AE_LIST, NULL, @1); }
     | '[' test_items ']'        { $$ = mk_seq(p, AE_LIST, $2, @1); }
     | '[' test_items ',' ']'    { $$ = mk_seq(p, AE_LIST, $2, @1); }
     | '{' '}'                   { $$ = ast_new_expr(p->arena, AE_DICT, @1); }
     | '{' dict_items '}'        { $$ = mk_dict(p, $2, @1); }
     | '{' dict_items ',' '}'    { $$ = mk_dict(p, $2, @1); }
+    ;
+
+/* for target in iter [if cond]: items 0-2 of the list (cond may be NULL) */
+comp_for
+    : FOR exprlist IN or_test   {
+          check_target(p, $2, true, "comprehension target", 0);
+          $$ = pv_one(p, $2); pv_push(p, $$, $4); pv_push(p, $$, NULL);
+      }
+    | FOR exprlist IN or_test IF or_test {
+          check_target(p, $2, true, "comprehension target", 0);
+          $$ = pv_one(p, $2); pv_push(p, $$, $4); pv_push(p, $$, $6);
+      }
     ;
 
 strings
@@ -994,6 +1027,12 @@ static void dw_push_children_expr(depth_walk *w, const ast_expr *e, int d) {
         dw_push(w, e->u.ifexp.cond, 0, d);
         dw_push(w, e->u.ifexp.then, 0, d);
         dw_push(w, e->u.ifexp.els, 0, d);
+        break;
+    case AE_COMP:
+        dw_push(w, e->u.comp.elt, 0, d);
+        dw_push(w, e->u.comp.target, 0, d);
+        dw_push(w, e->u.comp.iter, 0, d);
+        if (e->u.comp.cond) dw_push(w, e->u.comp.cond, 0, d);
         break;
     }
 }

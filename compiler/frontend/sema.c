@@ -283,17 +283,33 @@ static bool apply_define(sema *S, const char *name, tlc_loc loc, sv *value, bool
     return true;
 }
 
-bool sema_define_value(sema *S, const char *name, tlc_loc loc, sv *out) {
-    int di = -1;
-    const tlc_define *d = find_define(S, name, &di);
-    if (!d) return false;
-    S->define_used[di] = true;
-    dvalue dv;
-    parse_define_value(S, d->value, &dv);
+/* One -D value's text as a value of the kind its text has; "(a, b)" or
+ * "[a, b]" is a tuple of such values (not nested). */
+static void define_sv(sema *S, const char *text, tlc_loc loc, sv *out) {
+    size_t n = strlen(text);
     memset(out, 0, sizeof *out);
     out->loc = loc;
-    const char *text = d->value ? d->value : "";
-    size_t n = strlen(text);
+    if (n >= 2 && ((text[0] == '(' && text[n - 1] == ')') || (text[0] == '[' && text[n - 1] == ']'))) {
+        int cap = 1;
+        for (size_t i = 1; i + 1 < n; i++) cap += text[i] == ',';
+        sv *items = TLC_NEW_ARRAY(S->arena, sv, (size_t)cap);
+        int m = 0;
+        size_t from = 1;
+        for (size_t i = 1; i < n; i++) {
+            if (text[i] != ',' && i + 1 < n) continue;
+            size_t a = from, b = i;
+            while (a < b && isspace((unsigned char)text[a])) a++;
+            while (b > a && isspace((unsigned char)text[b - 1])) b--;
+            if (b > a) define_sv(S, tlc_arena_strndup(S->arena, text + a, b - a), loc, &items[m++]);
+            from = i + 1;
+        }
+        out->kind = SV_TUPLE;
+        out->u.tup.items = items;
+        out->u.tup.n = m;
+        return;
+    }
+    dvalue dv;
+    parse_define_value(S, text, &dv);
     bool quoted = n >= 2 && (text[0] == '"' || text[0] == '\'') && text[n - 1] == text[0];
     if (dv.is_int) {
         out->kind = SV_SCALAR;
@@ -311,6 +327,14 @@ bool sema_define_value(sema *S, const char *name, tlc_loc loc, sv *out) {
         out->kind = SV_STRING;
         out->u.str = dv.str;
     }
+}
+
+bool sema_define_value(sema *S, const char *name, tlc_loc loc, sv *out) {
+    int di = -1;
+    const tlc_define *d = find_define(S, name, &di);
+    if (!d) return false;
+    S->define_used[di] = true;
+    define_sv(S, d->value ? d->value : "", loc, out);
     return true;
 }
 
@@ -1188,6 +1212,7 @@ tir_kernel *sema_kernel(sema *S, const ast_funcdef *f) {
     memset(&S->fn_workspaces, 0, sizeof S->fn_workspaces);
     memset(&S->macros, 0, sizeof S->macros);
     S->macro_expansions = 0;
+    S->py_items = 0;
     memset(&S->macros_counted, 0, sizeof S->macros_counted);
     S->blocks_seen = 0;
     sema_map_init(&S->assign_count);

@@ -410,6 +410,8 @@ tir_expr *sema_index(sema *S, const ast_expr *e) {
 static sv eval_subscript(sema *S, const ast_expr *e) {
     sv base = sema_eval(S, e->u.sub.value);
     if (base.kind == SV_ERROR) return base;
+    sv item;
+    if (sema_py_subscript(S, e, base, &item)) return item;
     if (base.kind != SV_BUFFER) {
         char d[128];
         sema_describe_sv(&base, d, sizeof d);
@@ -560,12 +562,15 @@ static sv eval_call(sema *S, const ast_expr *e) {
             return sv_error();
         }
     }
+    sv py;
+    if (sema_py_method(S, e, &py)) return py;
     if (is_value_attr(S, f, "astype")) return eval_astype(S, e);
     const char *name = sema_dotted_name(S, f);
     if (!name) {
         tlc_error(S->diag, f->loc, "this expression cannot be called");
         return sv_error();
     }
+    if (sema_py_call(S, e, name, &py)) return py;
     tir_dtype cast_to;
     if (tir_dtype_parse(name, &cast_to)) { /* float32(x) */
         if (e->u.call.nargs != 1 || e->u.call.nkwargs != 0) {
@@ -750,6 +755,8 @@ static sv eval_seq(sema *S, const ast_expr *e) {
 static sv eval_binop(sema *S, const ast_expr *e) {
     sv l = sema_eval(S, e->u.bin.lhs), r = sema_eval(S, e->u.bin.rhs);
     if (l.kind == SV_ERROR || r.kind == SV_ERROR) return sv_error();
+    sv seq;
+    if (sema_py_binop(S, e, l, r, &seq)) return seq;
     tir_expr *x = sema_to_scalar(S, l, e->u.bin.lhs), *y = sema_to_scalar(S, r, e->u.bin.rhs);
     if (!x || !y) return sv_error();
     return sv_scalar(sema_arith(S, e->u.bin.op, x, y, e->loc), e->loc);
@@ -868,6 +875,8 @@ static sv eval_inner(sema *S, const ast_expr *e) {
             tlc_error(S->diag, e->loc, "attribute '%s' of '%s' is not supported", e->u.attr.name, root->u.name);
             return sv_error();
         }
+        sv py;
+        if (sema_py_attr(S, e, name, &py)) return py;
         return eval_name(S, e, name);
     }
     case AE_INT: return sv_scalar(tir_int(A, e->u.ival, e->loc), e->loc);
@@ -939,12 +948,21 @@ static sv eval_inner(sema *S, const ast_expr *e) {
             return sv_error();
         }
     }
+    case AE_COMP: return sema_py_comprehension(S, e);
     case AE_IFEXP: {
         tir_expr *c = sema_to_bool(S, sema_eval_scalar(S, e->u.ifexp.cond), e->u.ifexp.cond, "the condition of 'if'");
         if (!c) return sv_error();
         if (c->kind == TE_INT) /* compile-time choice: only the chosen arm matters (it may be a dtype) */
             return sema_eval(S, c->u.ival ? e->u.ifexp.then : e->u.ifexp.els);
-        tir_expr *x = sema_eval_scalar(S, e->u.ifexp.then), *y = sema_eval_scalar(S, e->u.ifexp.els);
+        sv a = sema_eval(S, e->u.ifexp.then), b = sema_eval(S, e->u.ifexp.els);
+        if (a.kind == SV_ERROR || b.kind == SV_ERROR) return sv_error();
+        if (a.kind != SV_SCALAR || b.kind != SV_SCALAR) {
+            /* a choice of tuples, dtypes, buffers, ...: made at compile time or not at all */
+            const char *msg = "a conditional expression whose value is not a number needs a compile-time condition";
+            if (!sema_unbound_error(S, c, e->u.ifexp.cond->loc, msg)) tlc_error(S->diag, e->u.ifexp.cond->loc, "%s", msg);
+            return sv_error();
+        }
+        tir_expr *x = sema_to_scalar(S, a, e->u.ifexp.then), *y = sema_to_scalar(S, b, e->u.ifexp.els);
         if (!x || !y) return sv_error();
         tir_dtype t = tir_promote(x->dtype, y->dtype);
         return sv_scalar(tir_select(A, c, tir_cast(A, x, t, e->loc), tir_cast(A, y, t, e->loc), e->loc), e->loc);

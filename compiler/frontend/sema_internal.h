@@ -157,6 +157,7 @@ typedef struct sema {
     tlc_ptrvec macros;        /* @T.macro functions defined in the kernel's factory (const ast_funcdef *) */
     int macro_depth;          /* macro calls being inlined */
     int macro_expansions;     /* in this kernel (bounded: two calls per macro, nested, double at each level) */
+    int64_t py_items;         /* sequence items compile-time Python made for this kernel (bounded, sema_pyfuncs.c) */
     tlc_ptrvec macros_counted; /* macros whose assignments are in assign_count */
 } sema;
 
@@ -224,12 +225,35 @@ bool sema_check_index_bounds(sema *S, tir_buffer *b, int dim, tir_expr *idx, con
 bool sema_eval_shape(sema *S, const ast_expr *e, bool allow_sym, tir_expr ***dims, int *rank);
 void sema_describe_sv(const sv *v, char *buf, size_t n);
 
+/* sema_pyfuncs.c: compile-time Python on compile-time values. Each
+ * returns false when the call, attribute or operands are not its own
+ * (the caller goes on), else true with the value in *out (an error
+ * value once diagnosed). */
+/* len, sum, any, all, min / max of a sequence or of 3+ arguments, and
+ * Python's math module (`name` as sema_dotted_name gives it). */
+bool sema_py_call(sema *S, const ast_expr *call, const char *name, sv *out);
+/* x.bit_length() */
+bool sema_py_method(sema *S, const ast_expr *call, sv *out);
+/* math.pi, math.e, math.inf */
+bool sema_py_attr(sema *S, const ast_expr *e, const char *name, sv *out);
+/* + and * on tuples, lists and strings (l, r: the evaluated operands) */
+bool sema_py_binop(sema *S, const ast_expr *e, sv l, sv r, sv *out);
+/* seq[i], seq[a:b:c] of a compile-time tuple, list or string */
+bool sema_py_subscript(sema *S, const ast_expr *e, sv base, sv *out);
+/* [elt for target in iter if cond], (elt for ...): a tuple */
+sv sema_py_comprehension(sema *S, const ast_expr *e);
+
 /* sema_stmt.c */
 void sema_block(sema *S, const ast_block *b, tlc_ptrvec *out);
 tir_stmt *sema_block_stmt(sema *S, const ast_block *b, tlc_loc loc);
 void sema_stmt(sema *S, const ast_stmt *s);
 void sema_emit(sema *S, tir_stmt *s);
 void sema_count_assignments(sema *S, const ast_block *b);
+/* Declares `name` in the current scope as standing for v (a macro's
+ * parameter, a comprehension's variable): a buffer, a compile-time value,
+ * or a scalar (in a kernel, one that is not a constant or a variable is
+ * evaluated once, here, into a let). */
+void sema_bind_value(sema *S, const char *name, tlc_loc loc, sv v);
 
 /* sema_tilelang.c: a TileLang construct (name without "T.") or dtype tlc
  * does not support: reports it with what to write instead and returns

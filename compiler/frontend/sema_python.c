@@ -141,6 +141,22 @@ static void order_params(sema *S, int *key) {
         if (k->params[i].kind == TIR_PARAM_TENSOR) k->params[i].buf->param_index = i;
         else k->params[i].var->axis = i;
     }
+    /* Buffer ids follow too: the tensor parameters first, in their new
+     * order (a T.empty output declared before an input moved behind it),
+     * then every other buffer as it was. Nothing has read an id yet. */
+    tlc_ptrvec *bufs = &S->buffers;
+    void **old = TLC_NEW_ARRAY(S->arena, void *, (size_t)bufs->len + 1);
+    for (int i = 0; i < bufs->len; i++) old[i] = bufs->items[i];
+    int next = 0;
+    for (int i = 0; i < n; i++)
+        if (k->params[i].kind == TIR_PARAM_TENSOR) bufs->items[next++] = k->params[i].buf;
+    for (int i = 0; i < bufs->len && next < bufs->len; i++)
+        if (((tir_buffer *)old[i])->param_index < 0) bufs->items[next++] = old[i];
+    if (next != bufs->len) { /* not a permutation: leave the ids to the verifier */
+        for (int i = 0; i < bufs->len; i++) bufs->items[i] = old[i];
+        return;
+    }
+    for (int i = 0; i < bufs->len; i++) ((tir_buffer *)bufs->items[i])->id = i;
 }
 
 void sema_python_kernel(sema *S, const ast_funcdef *f) {

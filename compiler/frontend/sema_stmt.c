@@ -437,6 +437,9 @@ static bool reads_name(const ast_expr *e, const char *name) {
     case AE_IFEXP:
         return reads_name(e->u.ifexp.cond, name) || reads_name(e->u.ifexp.then, name) ||
                reads_name(e->u.ifexp.els, name);
+    case AE_COMP:
+        return reads_name(e->u.comp.elt, name) || reads_name(e->u.comp.iter, name) ||
+               reads_name(e->u.comp.cond, name);
     default: return false;
     }
 }
@@ -838,8 +841,7 @@ static const ast_funcdef *macro_named(sema *S, const char *name) {
     return NULL;
 }
 
-/* Parameter `name` stands for the argument's value v. */
-static void bind_macro_param(sema *S, const char *name, tlc_loc loc, sv v) {
+void sema_bind_value(sema *S, const char *name, tlc_loc loc, sv v) {
     sym *ns;
     switch (v.kind) {
     case SV_ERROR: sema_declare_error(S, name, loc); return;
@@ -924,7 +926,7 @@ static void inline_macro(sema *S, const ast_funcdef *m, const ast_expr *call) {
     }
     int errors0 = S->diag->errors;
     sema_push_scope(S);
-    for (int i = 0; i < np; i++) bind_macro_param(S, m->params[i].name, m->params[i].loc, vals[i]);
+    for (int i = 0; i < np; i++) sema_bind_value(S, m->params[i].name, m->params[i].loc, vals[i]);
     S->macro_depth++;
     for (int i = 0; i < m->body.n && !tlc_diag_too_many(S->diag); i++) {
         const ast_stmt *st = m->body.stmts[i];

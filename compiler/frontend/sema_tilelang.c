@@ -50,7 +50,7 @@ static const unsupported dtypes[] = {
 
 /* Keyword arguments of TileLang's versions of tlc's builtins: "fn.kwarg". */
 static const unsupported kwargs[] = {
-    {"alloc_shared.scope", "remove it: tlc places shared buffers itself"},
+    {"alloc_shared.scope", "remove it, or write \"shared\" or \"shared.dyn\": tlc places shared buffers itself"},
     {"copy.coalesced_width", "remove it: tlc picks the vector width of a copy"},
     {"Parallel.coalesced_width", "remove it: tlc picks the vector width of a loop"},
     {"Parallel.loop_layout", "remove it: tlc infers the loop's layout"},
@@ -82,14 +82,17 @@ bool sema_refuse_tilelang(sema *S, const char *name, tlc_loc loc) {
  * one value that does: accepted and ignored. */
 static const unsupported same_as_tlc[] = {
     {"atomic_add.memory_order", "relaxed"},
+    {"alloc_shared.scope", "shared.dyn"}, /* shared memory either way: tlc places it */
+    {"alloc_shared.scope", "shared"},
 };
 
 bool sema_tilelang_kwarg_is_default(const char *fn, const ast_kwarg *kw) {
     if (!fn || !kw->name || !kw->value || kw->value->kind != AE_STRING) return false;
     char key[96];
     snprintf(key, sizeof key, "%s.%s", fn, kw->name);
-    const char *v = lookup(same_as_tlc, sizeof same_as_tlc / sizeof *same_as_tlc, key);
-    return v && strcmp(v, kw->value->u.str) == 0;
+    for (size_t i = 0; i < sizeof same_as_tlc / sizeof *same_as_tlc; i++)
+        if (!strcmp(same_as_tlc[i].name, key) && !strcmp(same_as_tlc[i].instead, kw->value->u.str)) return true;
+    return false;
 }
 
 bool sema_refuse_tilelang_kwarg(sema *S, const char *fn, const char *kwarg, tlc_loc loc) {

@@ -160,6 +160,19 @@ static const bound_case cases[] = {
      "        for i in unroll(100000000):\n"
      "            A[0] = A[0] + 1.0\n",
      {{0}}, 0, NULL},
+    {"comprehensions nested three deep, 4000 items each", NULL,
+     "import tilelang\n"
+     "import tilelang.language as T\n"
+     "@tilelang.jit\n"
+     "def k(block=64):\n"
+     "    x = [[[i + j + k for k in range(4000)] for j in range(4000)] for i in range(4000)]\n"
+     "    y = [(\"ab\" * 2000) * 2 for i in range(4000)]\n"
+     "    @T.prim_func\n"
+     "    def main(A: T.Tensor((64,), \"float32\")):\n"
+     "        with T.Kernel(1, threads=64) as bx:\n"
+     "            A[0] = len(x) + len(y)\n"
+     "    return main\n",
+     {{0}}, 0, "compute less at compile time"},
 };
 
 static char *case_source(const bound_case *c, size_t *len) {

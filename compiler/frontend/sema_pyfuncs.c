@@ -1,0 +1,603 @@
+/* Compile-time Python (docs/language.md 5.5): what TileLang factories
+ * compute in Python from compile-time values before their kernel, taken
+ * as tlc's compile-time values: Python's len, sum, any, all, min and max
+ * of a sequence, its math module (math.ceil, math.sqrt, ..., math.pi),
+ * tilelang.math's next_power_of_2 and cdiv, int.bit_length(), and the
+ * sequence operators + and * on tuples, lists and strings. */
+#include <math.h>
+#include <string.h>
+#include "sema_internal.h"
+
+/* Above this many items a sequence is refused: its values are kept whole.
+ * All the sequences and comprehension steps of a kernel (and of the module's
+ * constants) together make at most MAX_ITEMS items, so that nested
+ * comprehensions stay linear in the source. */
+enum { MAX_SEQ_ITEMS = 4096, MAX_ITEMS = 1 << 16 };
+
+/* Counts n more items; false (diagnosed once) past the budget. */
+static bool spend(sema *S, int64_t n, tlc_loc loc) {
+    if (S->py_items > MAX_ITEMS) return false;
+    S->py_items += n;
+    if (S->py_items <= MAX_ITEMS) return true;
+    tlc_error(S->diag, loc, "compile-time Python makes more than %d sequence items here (nested comprehensions "
+              "multiply): compute less at compile time", MAX_ITEMS);
+    return false;
+}
+
+static sv scalar_value(tir_expr *e, tlc_loc loc) {
+    sv v = sv_error();
+    v.kind = SV_SCALAR;
+    v.loc = loc;
+    v.u.e = e;
+    return v;
+}
+
+/* A compile-time number in `v` (an int, a bool or a float constant):
+ * its value as a double, and whether it is an integer (*i). */
+static bool const_number(sema *S, sv v, tlc_loc at, const char *fn, double *d, int64_t *i, bool *is_int) {
+    if (v.kind == SV_ERROR) return false;
+    if (v.kind == SV_SCALAR && v.u.e->kind == TE_INT) {
+        *i = v.u.e->u.ival;
+        *d = (double)*i;
+        *is_int = true;
+        return true;
+    }
+    if (v.kind == SV_SCALAR && v.u.e->kind == TE_FLOAT) {
+        *d = v.u.e->u.fval;
+        *is_int = false;
+        return true;
+    }
+    char msg[200];
+    snprintf(msg, sizeof msg, "'%s' is Python's, run at compile time: its argument must be a compile-time number", fn);
+    if (v.kind == SV_SCALAR && sema_unbound_error(S, v.u.e, at, msg)) return false;
+    char desc[128];
+    sema_describe_sv(&v, desc, sizeof desc);
+    tlc_error(S->diag, at, "%s, got %s%s", msg, desc,
+              v.kind == SV_SCALAR ? " (inside a kernel, use T.ceil, T.sqrt, T.exp, ...)" : "");
+    return false;
+}
+
+/* Argument k of a call as a compile-time number. */
+static bool number_arg(sema *S, const ast_expr *call, int k, const char *fn, double *d, int64_t *i, bool *is_int) {
+    const ast_expr *a = call->u.call.args[k];
+    return const_number(S, sema_eval(S, a), a->loc, fn, d, i, is_int);
+}
+
+static bool const_int_arg(sema *S, const ast_expr *a, const char *fn, int64_t *out) {
+    double d;
+    bool is_int;
+    if (!const_number(S, sema_eval(S, a), a->loc, fn, &d, out, &is_int)) return false;
+    if (!is_int) {
+        tlc_error(S->diag, a->loc, "'%s' takes an integer, got a float", fn);
+        return false;
+    }
+    return true;
+}
+
+static sv float_result(sema *S, double d, const char *fn, tlc_loc loc) {
+    if (!isfinite(d)) {
+        tlc_error(S->diag, loc, "'%s' has no finite value here (math domain error)", fn);
+        return sv_error();
+    }
+    return scalar_value(tir_float(S->arena, d, TIR_F32, loc), loc);
+}
+
+/* The items of a sequence argument (a tuple, a list, or a string's
+ * characters as one-character strings). */
+static bool seq_items(sema *S, sv v, tlc_loc at, const char *fn, sv **items, int *n) {
+    if (v.kind == SV_ERROR) return false;
+    if (v.kind == SV_TUPLE) {
+        *items = v.u.tup.items;
+        *n = v.u.tup.n;
+        return true;
+    }
+    char desc[128];
+    sema_describe_sv(&v, desc, sizeof desc);
+    tlc_error(S->diag, at, "'%s' takes a tuple or list known at compile time, got %s", fn, desc);
+    return false;
+}
+
+static sv make_tuple(sema *S, sv *items, int n, tlc_loc loc) {
+    sv v = sv_error();
+    v.kind = SV_TUPLE;
+    v.loc = loc;
+    v.u.tup.items = items;
+    v.u.tup.n = n;
+    (void)S;
+    return v;
+}
+
+static bool positional_only(sema *S, const ast_expr *call, const char *fn, int lo, int hi) {
+    int n = call->u.call.nargs;
+    if (call->u.call.nkwargs) {
+        tlc_error(S->diag, call->u.call.kwargs[0].loc, "'%s' takes no keyword arguments here", fn);
+        return false;
+    }
+    if (n < lo || n > hi) {
+        if (lo == hi) tlc_error(S->diag, call->loc, "'%s' takes %d argument%s, got %d", fn, lo, lo == 1 ? "" : "s", n);
+        else tlc_error(S->diag, call->loc, "'%s' takes %d to %d arguments, got %d", fn, lo, hi, n);
+        return false;
+    }
+    return true;
+}
+
+static int64_t next_power_of_2(int64_t x) {
+    /* tilelang.math: 1 << (x - 1).bit_length() */
+    int64_t m = x - 1;
+    uint64_t a = m < 0 ? (uint64_t)0 - (uint64_t)m : (uint64_t)m;
+    int bits = 0;
+    while (a) {
+        bits++;
+        a >>= 1;
+    }
+    return bits >= 63 ? -1 : (int64_t)1 << bits;
+}
+
+static int64_t gcd64(int64_t a, int64_t b) {
+    uint64_t x = a < 0 ? (uint64_t)0 - (uint64_t)a : (uint64_t)a, y = b < 0 ? (uint64_t)0 - (uint64_t)b : (uint64_t)b;
+    while (y) {
+        uint64_t t = x % y;
+        x = y;
+        y = t;
+    }
+    return x > INT64_MAX ? INT64_MAX : (int64_t)x;
+}
+
+/* sum, any, all over a sequence; min and max of a sequence or of three or
+ * more arguments (two go to the min / max builtins, which also take
+ * values known only at run time). */
+static bool sequence_fn(sema *S, const ast_expr *call, const char *name, sv *out) {
+    bool is_min = !strcmp(name, "min"), is_max = !strcmp(name, "max");
+    bool is_sum = !strcmp(name, "sum"), is_any = !strcmp(name, "any"), is_all = !strcmp(name, "all");
+    if (!is_min && !is_max && !is_sum && !is_any && !is_all) return false;
+    int nargs = call->u.call.nargs;
+    if ((is_min || is_max) && (nargs == 2 || call->u.call.nkwargs)) return false; /* the builtin's form */
+    *out = sv_error();
+    if (!positional_only(S, call, name, 1, is_min || is_max ? SEMA_MAX_ARGS : is_sum ? 2 : 1)) return true;
+    tlc_loc loc = call->loc;
+    sv *items;
+    int n;
+    if (nargs == 1 || is_sum) {
+        if (!seq_items(S, sema_eval(S, call->u.call.args[0]), call->u.call.args[0]->loc, name, &items, &n)) return true;
+    } else {
+        n = nargs;
+        items = TLC_NEW_ARRAY(S->arena, sv, (size_t)n);
+        for (int i = 0; i < n; i++)
+            if ((items[i] = sema_eval(S, call->u.call.args[i])).kind == SV_ERROR) return true;
+    }
+    if ((is_min || is_max) && n == 0) {
+        tlc_error(S->diag, loc, "'%s' of an empty sequence", name);
+        return true;
+    }
+    tir_expr *acc = NULL;
+    if (is_sum) {
+        acc = nargs == 2 ? sema_eval_scalar(S, call->u.call.args[1]) : tir_int(S->arena, 0, loc);
+        if (!acc) return true;
+    } else if (is_any || is_all) {
+        acc = tir_int_typed(S->arena, is_all, TIR_BOOL, loc);
+    }
+    for (int i = 0; i < n; i++) {
+        tir_expr *x = sema_to_scalar(S, items[i], call);
+        if (!x) return true;
+        if (is_any || is_all) {
+            x = sema_to_bool(S, x, call, is_any ? "an item of any()" : "an item of all()");
+            if (!x) return true;
+            acc = sema_binary(S, is_any ? TB_OR : TB_AND, acc, x, loc);
+        } else if (is_sum) {
+            acc = sema_arith(S, AOP_ADD, acc, x, loc);
+        } else if (!acc) {
+            acc = x;
+        } else {
+            tir_dtype t = tir_promote(acc->dtype, x->dtype);
+            if (tir_dtype_is_float(t)) t = TIR_F32;
+            acc = sema_binary(S, is_max ? TB_MAX : TB_MIN, tir_cast(S->arena, acc, t, loc), tir_cast(S->arena, x, t, loc),
+                              loc);
+        }
+        if (!acc) return true;
+    }
+    *out = scalar_value(acc, loc);
+    return true;
+}
+
+/* The characters of a string as one-character strings. */
+static bool string_items(sema *S, const char *str, tlc_loc loc, sv **items, int *n) {
+    size_t m = strlen(str);
+    if (m > MAX_SEQ_ITEMS) {
+        tlc_error(S->diag, loc, "this string has more than %d characters", MAX_SEQ_ITEMS);
+        return false;
+    }
+    if (!spend(S, (int64_t)m, loc)) return false;
+    *n = (int)m;
+    *items = TLC_NEW_ARRAY(S->arena, sv, m + 1);
+    for (size_t i = 0; i < m; i++) {
+        char *c = TLC_NEW_ARRAY(S->arena, char, 2);
+        c[0] = str[i];
+        sv v = sv_error();
+        v.kind = SV_STRING;
+        v.loc = loc;
+        v.u.str = c;
+        (*items)[i] = v;
+    }
+    return true;
+}
+
+/* range(stop), range(start, stop[, step]) of compile-time integers. */
+static bool range_items(sema *S, const ast_expr *call, sv **items, int *n) {
+    if (!positional_only(S, call, "range", 1, 3)) return false;
+    int64_t a[3] = {0, 0, 1};
+    int na = call->u.call.nargs;
+    for (int i = 0; i < na; i++)
+        if (!const_int_arg(S, call->u.call.args[i], "range", &a[na == 1 ? 1 : i])) return false;
+    int64_t start = a[0], stop = a[1], step = a[2];
+    if (step == 0) {
+        tlc_error(S->diag, call->loc, "range() step must not be zero");
+        return false;
+    }
+    int64_t count = 0;
+    if (step > 0 && stop > start) count = (int64_t)(((uint64_t)stop - (uint64_t)start - 1) / (uint64_t)step) + 1;
+    if (step < 0 && start > stop) count = (int64_t)(((uint64_t)start - (uint64_t)stop - 1) / ((uint64_t)0 - (uint64_t)step)) + 1;
+    if (count > MAX_SEQ_ITEMS) {
+        tlc_error(S->diag, call->loc, "this range has more than %d items: a comprehension keeps them all", MAX_SEQ_ITEMS);
+        return false;
+    }
+    if (!spend(S, count, call->loc)) return false;
+    *n = (int)count;
+    *items = TLC_NEW_ARRAY(S->arena, sv, (size_t)count + 1);
+    for (int64_t i = 0; i < count; i++)
+        (*items)[i] = scalar_value(tir_int(S->arena, start + i * step, call->loc), call->loc);
+    return true;
+}
+
+/* Binds a comprehension's target (a name, or a tuple of targets) to v. */
+static bool bind_target(sema *S, const ast_expr *t, sv v) {
+    if (t->kind == AE_NAME) {
+        sema_bind_value(S, t->u.name, t->loc, v);
+        return true;
+    }
+    if (t->kind == AE_TUPLE || t->kind == AE_LIST) {
+        if (v.kind != SV_TUPLE || v.u.tup.n != t->u.seq.n) {
+            char d[128];
+            sema_describe_sv(&v, d, sizeof d);
+            tlc_error(S->diag, t->loc, "cannot unpack %s into %d names", d, t->u.seq.n);
+            return false;
+        }
+        for (int i = 0; i < t->u.seq.n; i++)
+            if (!bind_target(S, t->u.seq.items[i], v.u.tup.items[i])) return false;
+        return true;
+    }
+    tlc_error(S->diag, t->loc, "a comprehension's target is a name or a tuple of names");
+    return false;
+}
+
+sv sema_py_comprehension(sema *S, const ast_expr *e) {
+    const ast_expr *it = e->u.comp.iter;
+    sv *items;
+    int n;
+    const char *fn = it->kind == AE_CALL ? sema_dotted_name(S, it->u.call.func) : NULL;
+    if (fn && (!strcmp(fn, "range") || !strcmp(fn, "serial")) && !sema_lookup(S, fn)) {
+        if (!range_items(S, it, &items, &n)) return sv_error();
+    } else {
+        sv v = sema_eval(S, it);
+        if (v.kind == SV_STRING) {
+            if (!string_items(S, v.u.str, it->loc, &items, &n)) return sv_error();
+        } else if (v.kind == SV_TUPLE) {
+            items = v.u.tup.items;
+            n = v.u.tup.n;
+        } else {
+            if (v.kind != SV_ERROR) {
+                char d[128];
+                sema_describe_sv(&v, d, sizeof d);
+                tlc_error(S->diag, it->loc, "a comprehension walks a tuple, list, string or range() known at compile "
+                          "time, got %s", d);
+            }
+            return sv_error();
+        }
+    }
+    sv *out = TLC_NEW_ARRAY(S->arena, sv, (size_t)n + 1);
+    int m = 0;
+    bool ok = true;
+    for (int i = 0; i < n && ok; i++) {
+        if (!spend(S, 1, e->loc)) return sv_error();
+        sema_push_scope(S);
+        ok = bind_target(S, e->u.comp.target, items[i]);
+        bool keep = true;
+        if (ok && e->u.comp.cond)
+            ok = sema_eval_const_bool(S, e->u.comp.cond, "the condition of a comprehension", &keep);
+        if (ok && keep) {
+            out[m] = sema_eval(S, e->u.comp.elt);
+            ok = out[m++].kind != SV_ERROR;
+        }
+        sema_pop_scope(S);
+    }
+    return ok ? make_tuple(S, out, m, e->loc) : sv_error();
+}
+
+bool sema_py_call(sema *S, const ast_expr *call, const char *name, sv *out) {
+    tlc_loc loc = call->loc;
+    if (sequence_fn(S, call, name, out)) return true;
+    *out = sv_error();
+    if (!strcmp(name, "range")) { /* as a value (loops take range themselves) */
+        sv *items;
+        int n;
+        if (range_items(S, call, &items, &n)) *out = make_tuple(S, items, n, loc);
+        return true;
+    }
+    if (!strcmp(name, "tuple") || !strcmp(name, "list")) {
+        if (!positional_only(S, call, name, 0, 1)) return true;
+        sv *items = NULL;
+        int n = 0;
+        if (call->u.call.nargs) {
+            sv v = sema_eval(S, call->u.call.args[0]);
+            if (v.kind == SV_STRING) {
+                if (!string_items(S, v.u.str, call->u.call.args[0]->loc, &items, &n)) return true;
+            } else if (!seq_items(S, v, call->u.call.args[0]->loc, name, &items, &n)) {
+                return true;
+            }
+        }
+        *out = make_tuple(S, items ? items : TLC_NEW_ARRAY(S->arena, sv, 1), n, loc);
+        return true;
+    }
+    if (!strcmp(name, "len")) {
+        if (!positional_only(S, call, name, 1, 1)) return true;
+        sv v = sema_eval(S, call->u.call.args[0]);
+        if (v.kind == SV_STRING) {
+            *out = scalar_value(tir_int(S->arena, (int64_t)strlen(v.u.str), loc), loc);
+            return true;
+        }
+        sv *items;
+        int n;
+        if (seq_items(S, v, call->u.call.args[0]->loc, "len", &items, &n))
+            *out = scalar_value(tir_int(S->arena, n, loc), loc);
+        return true;
+    }
+    if (strncmp(name, "math.", 5) != 0 && strcmp(name, "next_power_of_2") != 0) return false;
+    const char *fn = strncmp(name, "math.", 5) ? name : name + 5;
+    static const struct { const char *name; double (*fn)(double); } one_float[] = {
+        {"sqrt", sqrt}, {"exp", exp}, {"exp2", exp2}, {"log2", log2}, {"log10", log10}, {"fabs", fabs},
+        {"sin", sin}, {"cos", cos}, {"tan", tan}, {"tanh", tanh}, {"expm1", expm1}, {"log1p", log1p},
+    };
+    double d, d2 = 0;
+    int64_t i;
+    bool is_int;
+    for (unsigned k = 0; k < sizeof one_float / sizeof *one_float; k++) {
+        if (strcmp(fn, one_float[k].name) != 0) continue;
+        if (positional_only(S, call, name, 1, 1) && number_arg(S, call, 0, name, &d, &i, &is_int))
+            *out = float_result(S, one_float[k].fn(d), name, loc);
+        return true;
+    }
+    if (!strcmp(fn, "log") || !strcmp(fn, "pow")) {
+        bool is_log = fn[0] == 'l', two = call->u.call.nargs == 2;
+        if (!positional_only(S, call, name, is_log ? 1 : 2, 2) || !number_arg(S, call, 0, name, &d, &i, &is_int) ||
+            (two && !number_arg(S, call, 1, name, &d2, &i, &is_int)))
+            return true;
+        *out = float_result(S, is_log ? (two ? log(d) / log(d2) : log(d)) : pow(d, d2), name, loc);
+        return true;
+    }
+    if (!strcmp(fn, "ceil") || !strcmp(fn, "floor") || !strcmp(fn, "trunc")) {
+        if (!positional_only(S, call, name, 1, 1) || !number_arg(S, call, 0, name, &d, &i, &is_int)) return true;
+        if (!is_int) {
+            double r = fn[0] == 'c' ? ceil(d) : fn[0] == 'f' ? floor(d) : trunc(d);
+            if (!(r >= -9.2e18 && r <= 9.2e18)) {
+                tlc_error(S->diag, loc, "'%s' of %g does not fit in 64 bits", name, d);
+                return true;
+            }
+            i = (int64_t)r;
+        }
+        *out = scalar_value(tir_int(S->arena, i, loc), loc);
+        return true;
+    }
+    if (!strcmp(fn, "gcd") || !strcmp(fn, "cdiv")) {
+        int64_t a, b;
+        if (!positional_only(S, call, name, 2, 2) || !const_int_arg(S, call->u.call.args[0], name, &a) ||
+            !const_int_arg(S, call->u.call.args[1], name, &b))
+            return true;
+        if (fn[0] == 'c' && b == 0) {
+            tlc_error(S->diag, loc, "'%s' divides by zero", name);
+            return true;
+        }
+        /* tilelang.math.cdiv: (a + b - 1) // b, rounding toward minus infinity */
+        int64_t r = fn[0] == 'g' ? gcd64(a, b) : 0;
+        if (fn[0] == 'c') {
+            int64_t num;
+            if (__builtin_add_overflow(a, b - 1, &num)) {
+                tlc_error(S->diag, loc, "'%s' overflows 64 bits", name);
+                return true;
+            }
+            r = num / b - ((num % b != 0) && ((num < 0) != (b < 0)));
+        }
+        *out = scalar_value(tir_int(S->arena, r, loc), loc);
+        return true;
+    }
+    if (!strcmp(fn, "next_power_of_2")) {
+        int64_t x;
+        if (!positional_only(S, call, name, 1, 1) || !const_int_arg(S, call->u.call.args[0], name, &x)) return true;
+        int64_t r = next_power_of_2(x);
+        if (r < 0) tlc_error(S->diag, loc, "'%s' of %lld does not fit in 64 bits", name, (long long)x);
+        else *out = scalar_value(tir_int(S->arena, r, loc), loc);
+        return true;
+    }
+    tlc_error(S->diag, call->u.call.func->loc, "'%s' is not one of the Python math functions tlc runs at compile time "
+              "(ceil, floor, trunc, sqrt, exp, exp2, log, log2, log10, pow, fabs, gcd, sin, cos, tan, tanh, expm1, "
+              "log1p; tilelang.math's next_power_of_2 and cdiv)", name);
+    return true;
+}
+
+bool sema_py_method(sema *S, const ast_expr *call, sv *out) {
+    const ast_expr *f = call->u.call.func;
+    if (f->kind != AE_ATTR || strcmp(f->u.attr.name, "bit_length") != 0) return false;
+    const char *name = sema_dotted_name(S, f);
+    if (name && !strcmp(name, "bit_length")) return false; /* a plain name, not a method */
+    *out = sv_error();
+    if (!positional_only(S, call, "int.bit_length()", 0, 0)) return true;
+    int64_t x;
+    if (!const_int_arg(S, f->u.attr.value, "int.bit_length()", &x)) return true;
+    uint64_t a = x < 0 ? (uint64_t)0 - (uint64_t)x : (uint64_t)x;
+    int bits = 0;
+    while (a) {
+        bits++;
+        a >>= 1;
+    }
+    *out = scalar_value(tir_int(S->arena, bits, call->loc), call->loc);
+    return true;
+}
+
+bool sema_py_attr(sema *S, const ast_expr *e, const char *name, sv *out) {
+    double d;
+    if (!strcmp(name, "math.pi")) d = 3.141592653589793;
+    else if (!strcmp(name, "math.e")) d = 2.718281828459045;
+    else if (!strcmp(name, "math.inf")) d = INFINITY;
+    else return false;
+    *out = scalar_value(tir_float(S->arena, d, TIR_F32, e->loc), e->loc);
+    return true;
+}
+
+/* n copies of items[0 .. m) */
+static bool repeat(sema *S, sv *items, int m, int64_t times, tlc_loc loc, sv **out, int *n) {
+    if (times < 0) times = 0;
+    if (m && times > MAX_SEQ_ITEMS / m) {
+        tlc_error(S->diag, loc, "this sequence would have more than %d items", MAX_SEQ_ITEMS);
+        return false;
+    }
+    if (!spend(S, m * times, loc)) return false;
+    *n = (int)(m * times);
+    *out = TLC_NEW_ARRAY(S->arena, sv, (size_t)*n + 1);
+    for (int i = 0; i < *n; i++) (*out)[i] = items[i % m];
+    return true;
+}
+
+bool sema_py_binop(sema *S, const ast_expr *e, sv l, sv r, sv *out) {
+    bool seq_l = l.kind == SV_TUPLE || l.kind == SV_STRING, seq_r = r.kind == SV_TUPLE || r.kind == SV_STRING;
+    if (!seq_l && !seq_r) return false;
+    *out = sv_error();
+    tlc_loc loc = e->loc;
+    ast_op op = e->u.bin.op;
+    if (op == AOP_ADD && l.kind == r.kind) {
+        if (l.kind == SV_STRING) {
+            size_t a = strlen(l.u.str), b = strlen(r.u.str);
+            if (!spend(S, (int64_t)(a + b), loc)) return true;
+            char *s = TLC_NEW_ARRAY(S->arena, char, a + b + 1);
+            memcpy(s, l.u.str, a);
+            memcpy(s + a, r.u.str, b + 1);
+            out->kind = SV_STRING;
+            out->loc = loc;
+            out->u.str = s;
+            return true;
+        }
+        if (l.u.tup.n + r.u.tup.n > MAX_SEQ_ITEMS) {
+            tlc_error(S->diag, loc, "this sequence would have more than %d items", MAX_SEQ_ITEMS);
+            return true;
+        }
+        int n = l.u.tup.n + r.u.tup.n;
+        if (!spend(S, n, loc)) return true;
+        sv *items = TLC_NEW_ARRAY(S->arena, sv, (size_t)n + 1);
+        for (int i = 0; i < l.u.tup.n; i++) items[i] = l.u.tup.items[i];
+        for (int i = 0; i < r.u.tup.n; i++) items[l.u.tup.n + i] = r.u.tup.items[i];
+        *out = make_tuple(S, items, n, loc);
+        return true;
+    }
+    if (op == AOP_MUL && seq_l != seq_r) {
+        sv seq = seq_l ? l : r, times = seq_l ? r : l;
+        const ast_expr *at = seq_l ? e->u.bin.rhs : e->u.bin.lhs;
+        double d;
+        int64_t k;
+        bool is_int;
+        if (!const_number(S, times, at->loc, "a sequence repeated", &d, &k, &is_int)) return true;
+        if (!is_int) {
+            tlc_error(S->diag, at->loc, "a sequence is repeated a whole number of times, got a float");
+            return true;
+        }
+        if (seq.kind == SV_STRING) {
+            size_t m = strlen(seq.u.str);
+            if (k < 0) k = 0;
+            if (m && (uint64_t)k > (uint64_t)MAX_SEQ_ITEMS / m) {
+                tlc_error(S->diag, loc, "this string would have more than %d characters", MAX_SEQ_ITEMS);
+                return true;
+            }
+            if (!spend(S, (int64_t)m * k, loc)) return true;
+            char *s = TLC_NEW_ARRAY(S->arena, char, m * (size_t)k + 1);
+            for (int64_t i = 0; i < k; i++) memcpy(s + m * (size_t)i, seq.u.str, m);
+            s[m * (size_t)k] = 0;
+            out->kind = SV_STRING;
+            out->loc = loc;
+            out->u.str = s;
+            return true;
+        }
+        sv *items;
+        int n;
+        if (repeat(S, seq.u.tup.items, seq.u.tup.n, k, loc, &items, &n)) *out = make_tuple(S, items, n, loc);
+        return true;
+    }
+    char dl[128], dr[128];
+    sema_describe_sv(&l, dl, sizeof dl);
+    sema_describe_sv(&r, dr, sizeof dr);
+    tlc_error(S->diag, loc, "unsupported operands of '%s': %s and %s (sequences take + with another of their kind, "
+              "and * with an integer)", ast_op_str(op), dl, dr);
+    return true;
+}
+
+/* A slice bound: absent, or a compile-time integer. */
+static bool slice_bound(sema *S, const ast_expr *b, bool *given, int64_t *v) {
+    *given = b != NULL;
+    return !b || const_int_arg(S, b, "a slice of a sequence", v);
+}
+
+bool sema_py_subscript(sema *S, const ast_expr *e, sv base, sv *out) {
+    if (base.kind != SV_TUPLE && base.kind != SV_STRING) return false;
+    *out = sv_error();
+    sv *items;
+    int n;
+    if (base.kind == SV_STRING) {
+        if (!string_items(S, base.u.str, e->loc, &items, &n)) return true;
+    } else {
+        items = base.u.tup.items;
+        n = base.u.tup.n;
+    }
+    if (e->u.sub.nindex != 1) {
+        tlc_error(S->diag, e->loc, "a sequence takes one index, got %d", e->u.sub.nindex);
+        return true;
+    }
+    const ast_expr *ix = e->u.sub.index[0];
+    sv r = sv_error();
+    if (ix->kind != AE_SLICE) {
+        int64_t i;
+        if (!const_int_arg(S, ix, "an index of a sequence", &i)) return true;
+        if (i < -(int64_t)n || i >= n) {
+            tlc_error(S->diag, ix->loc, "index %lld is out of range for a sequence of %d item%s", (long long)i, n,
+                      n == 1 ? "" : "s");
+            return true;
+        }
+        r = items[i < 0 ? i + n : i];
+        r.loc = e->loc;
+    } else {
+        bool hl, hh, hs;
+        int64_t lo = 0, hi = 0, st = 1;
+        if (!slice_bound(S, ix->u.slice.lo, &hl, &lo) || !slice_bound(S, ix->u.slice.hi, &hh, &hi) ||
+            !slice_bound(S, ix->u.slice.step, &hs, &st))
+            return true;
+        if (st == 0) {
+            tlc_error(S->diag, ix->loc, "slice step must not be zero");
+            return true;
+        }
+        /* Python's slice.indices(n) */
+        int64_t lim_lo = st > 0 ? 0 : -1, lim_hi = st > 0 ? n : n - 1;
+        if (!hl) lo = st > 0 ? lim_lo : lim_hi;
+        else lo = lo < 0 ? (lo + n < lim_lo ? lim_lo : lo + n) : (lo > lim_hi ? lim_hi : lo);
+        if (!hh) hi = st > 0 ? lim_hi : lim_lo;
+        else hi = hi < 0 ? (hi + n < lim_lo ? lim_lo : hi + n) : (hi > lim_hi ? lim_hi : hi);
+        sv *sel = TLC_NEW_ARRAY(S->arena, sv, (size_t)n + 1);
+        int m = 0;
+        for (int64_t i = lo; st > 0 ? i < hi : i > hi; i += st) sel[m++] = items[i];
+        if (base.kind == SV_STRING) {
+            char *str = TLC_NEW_ARRAY(S->arena, char, (size_t)m + 1);
+            for (int i = 0; i < m; i++) str[i] = sel[i].u.str[0];
+            str[m] = 0;
+            r.kind = SV_STRING;
+            r.loc = e->loc;
+            r.u.str = str;
+        } else {
+            r = make_tuple(S, sel, m, e->loc);
+        }
+    }
+    *out = r;
+    return true;
+}
