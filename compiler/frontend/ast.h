@@ -151,6 +151,9 @@ typedef struct ast_module {
     ast_funcdef **funcs; int nfuncs;
     ast_stmt **globals; int nglobals; /* top-level AS_ASSIGN statements */
     const tlc_skipped_def *skipped; int nskipped;
+    /* functions among funcs that are the file's Python helpers, called by
+     * its kernels (not kernels themselves; their loc is the `def` line) */
+    const tlc_skipped_def *helpers; int nhelpers;
 } ast_module;
 
 /* ---- tokens (for --emit=tokens and the lexer tests) ---- */

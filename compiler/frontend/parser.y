@@ -47,6 +47,8 @@ const char *tlc_lexer_last_text(const tlc_lexer *L, size_t *len);
 bool tlc_lexer_gave_up(const tlc_lexer *L);
 /* The functions the top-level filter skipped as Python (toplevel.h). */
 const tlc_skipped_def *tlc_lexer_skipped_defs(const tlc_lexer *L, int *n);
+/* The undecorated functions it kept because kernels call them (helpers). */
+const tlc_skipped_def *tlc_lexer_helper_defs(const tlc_lexer *L, int *n);
 /* Token kind name for --emit=tokens: "NAME", "INDENT", "'('", "'def'". */
 const char *tlc_token_kind_name(int kind);
 }
@@ -1111,8 +1113,9 @@ ast_module *tlc_parse(const tlc_source *src, tlc_arena *arena, tlc_diag *diag) {
     int errors_before = diag->errors;
     p.lex = tlc_lexer_new(src, arena, diag);
     int rc = yyparse(&p);
-    int nskipped;
+    int nskipped, nhelpers;
     const tlc_skipped_def *skipped = tlc_lexer_skipped_defs(p.lex, &nskipped);
+    const tlc_skipped_def *helpers = tlc_lexer_helper_defs(p.lex, &nhelpers);
     tlc_lexer_free(p.lex);
     if (rc != 0 || diag->errors > errors_before) {
         if (diag->errors == errors_before) /* cannot happen; never fail silently */
@@ -1126,6 +1129,8 @@ ast_module *tlc_parse(const tlc_source *src, tlc_arena *arena, tlc_diag *diag) {
     m->nglobals = p.globals.n;
     m->skipped = skipped;
     m->nskipped = nskipped;
+    m->helpers = helpers;
+    m->nhelpers = nhelpers;
     if (!check_depth(m, diag)) return NULL;
     return m;
 }

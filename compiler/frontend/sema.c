@@ -486,6 +486,7 @@ static void check_defines_known(sema *S) {
     }
     for (int f = 0; f < S->module->nfuncs; f++) {
         const ast_funcdef *fn = S->module->funcs[f];
+        if (sema_is_helper(S, fn)) continue;
         for (int d = 0; d < fn->ndecorators; d++) {
             const ast_expr *e = fn->decorators[d].expr;
             if (e && e->kind == AE_CALL)
@@ -1275,9 +1276,29 @@ tir_kernel *sema_kernel(sema *S, const ast_funcdef *f) {
 
 /* Whether the --kernel filter names f, or one of its kernels when it has
  * several (NAME_k0, ...: the whole function is compiled). */
+bool sema_is_helper(sema *S, const ast_funcdef *f) {
+    int *i = f->name ? sema_map_get(&S->helper_funcs, f->name) : NULL;
+    return i && S->module->funcs[*i] == f;
+}
+
+/* The module's helpers by name: the functions the top-level filter kept as
+ * helpers (the same name on the same line). */
+static void find_helpers(sema *S) {
+    const ast_module *m = S->module;
+    sema_map lines;
+    sema_map_init(&lines);
+    for (int i = 0; i < m->nhelpers; i++) sema_map_put(&lines, m->helpers[i].name, m->helpers[i].loc.line);
+    for (int i = 0; i < m->nfuncs; i++) {
+        const ast_funcdef *f = m->funcs[i];
+        int *line = f->name ? sema_map_get(&lines, f->name) : NULL;
+        if (line && *line == f->loc.line) sema_map_put(&S->helper_funcs, f->name, i);
+    }
+    sema_map_free(&lines);
+}
+
 static bool selected(sema *S, const ast_funcdef *f) {
     const char *want = S->opt->kernel;
-    if (sema_decorated_macro(S, f)) return false;
+    if (sema_decorated_macro(S, f) || sema_is_helper(S, f)) return false;
     size_t n = f->name ? strlen(f->name) : 0;
     if (!f->name || strncmp(want, f->name, n) != 0) return false;
     if (!want[n]) return true;
@@ -1295,7 +1316,7 @@ static void check_kernel_names(sema *S, const tir_module *out) {
             const tir_kernel *k = out->functions[f]->kernels[i];
             for (int j = 0; j < S->module->nfuncs; j++) {
                 const ast_funcdef *g = S->module->funcs[j];
-                if (!g->name || strcmp(g->name, k->name) != 0) continue;
+                if (!g->name || strcmp(g->name, k->name) != 0 || sema_is_helper(S, g)) continue;
                 tlc_error(S->diag, g->loc, "'%s' is also the name of kernel %d of function '%s' (its kernels are "
                           "named %s_k0, %s_k1, ...): rename one of them", g->name, i, out->functions[f]->name,
                           out->functions[f]->name, out->functions[f]->name);
@@ -1314,6 +1335,8 @@ tir_module *tlc_sema(const ast_module *m, const tlc_sema_options *opt, tlc_arena
     S.opt = opt ? opt : &defaults;
     S.module = m;
     sema_map_init(&S.names);
+    sema_map_init(&S.helper_funcs);
+    find_helpers(&S);
     int errors0 = diag->errors;
     S.define_used = calloc((size_t)(S.opt->ndefines > 0 ? S.opt->ndefines : 1), sizeof(bool));
     if (!S.define_used) abort();
@@ -1337,7 +1360,7 @@ tir_module *tlc_sema(const ast_module *m, const tlc_sema_options *opt, tlc_arena
             }
     }
     int nkernels = 0; /* macros are not kernels */
-    for (int i = 0; i < m->nfuncs; i++) nkernels += !sema_decorated_macro(&S, m->funcs[i]);
+    for (int i = 0; i < m->nfuncs; i++) nkernels += !sema_decorated_macro(&S, m->funcs[i]) && !sema_is_helper(&S, m->funcs[i]);
     if (nkernels == 0 && !S.opt->kernel) {
         tlc_error(diag, (tlc_loc){0, 0}, "no kernel in this file");
         if (m->nfuncs > 0)
@@ -1357,6 +1380,7 @@ tir_module *tlc_sema(const ast_module *m, const tlc_sema_options *opt, tlc_arena
         const ast_funcdef *f = m->funcs[i];
         if (S.opt->kernel && !selected(&S, f)) continue;
         if (sema_decorated_macro(&S, f)) continue; /* inlined where it is called */
+        if (sema_is_helper(&S, f)) continue;        /* run where it is called */
         for (int j = 0; j < i; j++)
             if (f->name && m->funcs[j]->name && strcmp(f->name, m->funcs[j]->name) == 0) {
                 tlc_error(diag, f->loc, "kernel '%s' is defined twice", f->name);
@@ -1386,5 +1410,6 @@ tir_module *tlc_sema(const ast_module *m, const tlc_sema_options *opt, tlc_arena
     free(S.syms);
     free(S.marks);
     sema_map_free(&S.names);
+    sema_map_free(&S.helper_funcs);
     return diag->errors > errors0 ? NULL : out;
 }

@@ -561,6 +561,8 @@ static sv eval_call(sema *S, const ast_expr *e) {
             tlc_error(S->diag, f->loc, "'%s' is not callable", f->u.name);
             return sv_error();
         }
+        const ast_funcdef *h = sema_helper_named(S, f->u.name);
+        if (h) return sema_py_helper_call(S, h, e);
     }
     sv py;
     if (sema_py_method(S, e, &py)) return py;
@@ -583,6 +585,15 @@ static sv eval_call(sema *S, const ast_expr *e) {
     const builtin_spec *b = sema_builtin_lookup(name);
     if (!b) {
         if (sema_refuse_tilelang(S, name, f->loc)) return sv_error();
+        for (int i = 0; S->module && i < S->module->nskipped; i++)
+            if (!strcmp(S->module->skipped[i].name, name)) {
+                tlc_error(S->diag, f->loc, "'%s' is a Python function of this file that tlc cannot run at compile "
+                          "time", name);
+                tlc_note(S->diag, S->module->skipped[i].loc, "tlc runs a function of assignments, if, for, assert "
+                         "and return, without *args, lambda, raise, while, with or nested functions; '%s' is here",
+                         name);
+                return sv_error();
+            }
         const char *near = sema_suggest(S, name, true);
         if (near) tlc_error(S->diag, f->loc, "unknown function '%s'; did you mean '%s'?", name, near);
         else tlc_error(S->diag, f->loc, "unknown function '%s'", name);
@@ -810,8 +821,10 @@ static sv eval_identity_or_membership(sema *S, const ast_expr *e) {
         for (int i = 0; i < r.u.tup.n && !yes; i++) {
             bool eq;
             if (!const_equal(S, l, r.u.tup.items[i], e->loc, &eq)) {
-                tlc_error(S->diag, e->loc, "'%s' tests compile-time values; this one is known only at run time",
-                          ast_op_str(op));
+                char msg[96];
+                snprintf(msg, sizeof msg, "'%s' tests compile-time values", ast_op_str(op));
+                if (!(l.kind == SV_SCALAR && sema_unbound_error(S, l.u.e, e->loc, msg)))
+                    tlc_error(S->diag, e->loc, "%s; this one is known only at run time", msg);
                 return sv_error();
             }
             yes = eq;

@@ -121,6 +121,7 @@ typedef struct sema {
     sym *syms; int nsyms, capsyms;
     int *marks; int nmarks, capmarks;
     sema_map names;
+    sema_map helper_funcs;    /* name -> index in module->funcs of each helper (sema_is_helper) */
 
     bool *define_used; /* per opt->defines entry */
 
@@ -156,6 +157,7 @@ typedef struct sema {
     tlc_ptrvec fn_workspaces; /* alloc_global at function level, in order (tir_buffer *) */
     tlc_ptrvec macros;        /* @T.macro functions defined in the kernel's factory (const ast_funcdef *) */
     int macro_depth;          /* macro calls being inlined */
+    int helper_depth;         /* the file's Python functions being run (sema_pyfuncs.c) */
     int macro_expansions;     /* in this kernel (bounded: two calls per macro, nested, double at each level) */
     int64_t py_items;         /* sequence items compile-time Python made for this kernel (bounded, sema_pyfuncs.c) */
     tlc_ptrvec macros_counted; /* macros whose assignments are in assign_count */
@@ -242,6 +244,10 @@ bool sema_py_binop(sema *S, const ast_expr *e, sv l, sv r, sv *out);
 bool sema_py_subscript(sema *S, const ast_expr *e, sv base, sv *out);
 /* [elt for target in iter if cond], (elt for ...): a tuple */
 sv sema_py_comprehension(sema *S, const ast_expr *e);
+/* The file's Python helper function `name` (sema_is_helper), or NULL. */
+const ast_funcdef *sema_helper_named(sema *S, const char *name);
+/* A call of helper h, run now: its value (None without `return`). */
+sv sema_py_helper_call(sema *S, const ast_funcdef *h, const ast_expr *call);
 
 /* sema_stmt.c */
 void sema_block(sema *S, const ast_block *b, tlc_ptrvec *out);
@@ -254,6 +260,10 @@ void sema_count_assignments(sema *S, const ast_block *b);
  * or a scalar (in a kernel, one that is not a constant or a variable is
  * evaluated once, here, into a let). */
 void sema_bind_value(sema *S, const char *name, tlc_loc loc, sv v);
+/* The argument expression of each of m's parameters at `call` (positional,
+ * by keyword, or the default); NULL once diagnosed. `what` names m's kind
+ * ("macro", "function") in the messages. */
+const ast_expr **sema_call_args(sema *S, const ast_funcdef *m, const ast_expr *call, const char *what);
 
 /* sema_tilelang.c: a TileLang construct (name without "T.") or dtype tlc
  * does not support: reports it with what to write instead and returns
@@ -332,6 +342,9 @@ sv sema_const_dims(sema *S, const ast_expr *call, const char *names, bool dynami
  * factory returning a @T.prim_func, or an eager function with T.const,
  * annotations in its body, T.empty and `return`). */
 bool sema_is_python_style(const ast_funcdef *f);
+/* Whether f is one of the file's Python helpers (ast_module.helpers): not
+ * a kernel; sema_pyfuncs.c runs it where it is called. */
+bool sema_is_helper(sema *S, const ast_funcdef *f);
 /* Whether g is decorated @T.macro (a macro: its body is inlined where it
  * is called, sema_stmt.c; not a kernel). */
 bool sema_decorated_macro(sema *S, const ast_funcdef *g);

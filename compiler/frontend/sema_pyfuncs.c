@@ -269,30 +269,30 @@ static bool bind_target(sema *S, const ast_expr *t, sv v) {
     return false;
 }
 
+/* What a comprehension or a compile-time `for` walks: a tuple, a list, a
+ * string or range(...), known at compile time. */
+static bool iter_items(sema *S, const ast_expr *it, const char *what, sv **items, int *n) {
+    const char *fn = it->kind == AE_CALL ? sema_dotted_name(S, it->u.call.func) : NULL;
+    if (fn && (!strcmp(fn, "range") || !strcmp(fn, "serial")) && !sema_lookup(S, fn)) return range_items(S, it, items, n);
+    sv v = sema_eval(S, it);
+    if (v.kind == SV_STRING) return string_items(S, v.u.str, it->loc, items, n);
+    if (v.kind == SV_TUPLE) {
+        *items = v.u.tup.items;
+        *n = v.u.tup.n;
+        return true;
+    }
+    if (v.kind != SV_ERROR) {
+        char d[128];
+        sema_describe_sv(&v, d, sizeof d);
+        tlc_error(S->diag, it->loc, "%s walks a tuple, list, string or range() known at compile time, got %s", what, d);
+    }
+    return false;
+}
+
 sv sema_py_comprehension(sema *S, const ast_expr *e) {
-    const ast_expr *it = e->u.comp.iter;
     sv *items;
     int n;
-    const char *fn = it->kind == AE_CALL ? sema_dotted_name(S, it->u.call.func) : NULL;
-    if (fn && (!strcmp(fn, "range") || !strcmp(fn, "serial")) && !sema_lookup(S, fn)) {
-        if (!range_items(S, it, &items, &n)) return sv_error();
-    } else {
-        sv v = sema_eval(S, it);
-        if (v.kind == SV_STRING) {
-            if (!string_items(S, v.u.str, it->loc, &items, &n)) return sv_error();
-        } else if (v.kind == SV_TUPLE) {
-            items = v.u.tup.items;
-            n = v.u.tup.n;
-        } else {
-            if (v.kind != SV_ERROR) {
-                char d[128];
-                sema_describe_sv(&v, d, sizeof d);
-                tlc_error(S->diag, it->loc, "a comprehension walks a tuple, list, string or range() known at compile "
-                          "time, got %s", d);
-            }
-            return sv_error();
-        }
-    }
+    if (!iter_items(S, e->u.comp.iter, "a comprehension", &items, &n)) return sv_error();
     sv *out = TLC_NEW_ARRAY(S->arena, sv, (size_t)n + 1);
     int m = 0;
     bool ok = true;
@@ -600,4 +600,136 @@ bool sema_py_subscript(sema *S, const ast_expr *e, sv base, sv *out) {
     }
     *out = r;
     return true;
+}
+
+/* ---------------- the file's helper functions ---------------- */
+/* A Python function of the file that a kernel or factory calls (kept by the
+ * top-level filter, toplevel.h) runs where it is called, on the call's
+ * values: its statements are assignments, if, for, assert, return, break,
+ * continue and expressions, all on compile-time values except what the
+ * function only computes (a scalar passed in flows through as an
+ * expression, so `def cdiv(a, b): return (a + b - 1) // b` works at run
+ * time too). */
+enum { MAX_HELPER_DEPTH = 16 };
+
+const ast_funcdef *sema_helper_named(sema *S, const char *name) {
+    int *i = name ? sema_map_get(&S->helper_funcs, name) : NULL;
+    return i ? S->module->funcs[*i] : NULL;
+}
+
+typedef struct run_state {
+    const char *fn;
+    bool returned, brk, cont;
+    sv value;
+} run_state;
+
+static bool run_block(sema *S, const ast_block *b, run_state *r);
+
+static bool run_stmt(sema *S, const ast_stmt *st, run_state *r) {
+    if (!spend(S, 1, st->loc)) return false;
+    switch (st->kind) {
+    case AS_PASS: return true;
+    case AS_EXPR:
+        if (!st->u.expr || st->u.expr->kind == AE_STRING) return true; /* docstring */
+        return sema_eval(S, st->u.expr).kind != SV_ERROR;
+    case AS_ASSIGN: {
+        sv v = sema_eval(S, st->u.assign.value);
+        return v.kind != SV_ERROR && bind_target(S, st->u.assign.target, v);
+    }
+    case AS_ANNASSIGN: {
+        if (!st->u.ann.value) return true;
+        sv v = sema_eval(S, st->u.ann.value);
+        return v.kind != SV_ERROR && bind_target(S, st->u.ann.target, v);
+    }
+    case AS_AUGASSIGN: {
+        const ast_expr *t = st->u.aug.target;
+        if (t->kind != AE_NAME) break;
+        ast_expr both = {.kind = AE_BINARY, .loc = st->loc};
+        both.u.bin.op = st->u.aug.op;
+        both.u.bin.lhs = (ast_expr *)t;
+        both.u.bin.rhs = st->u.aug.value;
+        sv v = sema_eval(S, &both);
+        return v.kind != SV_ERROR && bind_target(S, t, v);
+    }
+    case AS_IF: {
+        bool c;
+        if (!sema_eval_const_bool(S, st->u.if_.cond, "the condition of an 'if' in a function run at compile time", &c))
+            return false;
+        return run_block(S, c ? &st->u.if_.then : &st->u.if_.els, r);
+    }
+    case AS_FOR: {
+        sv *items;
+        int n;
+        if (!iter_items(S, st->u.for_.iter, "a 'for' in a function run at compile time", &items, &n)) return false;
+        for (int i = 0; i < n; i++) {
+            if (!bind_target(S, st->u.for_.target, items[i]) || !run_block(S, &st->u.for_.body, r)) return false;
+            r->cont = false;
+            if (r->brk) {
+                r->brk = false;
+                break;
+            }
+            if (r->returned) break;
+        }
+        return true;
+    }
+    case AS_RETURN:
+        r->returned = true;
+        if (!st->u.expr) return true;
+        r->value = sema_eval(S, st->u.expr);
+        return r->value.kind != SV_ERROR;
+    case AS_BREAK: r->brk = true; return true;
+    case AS_CONTINUE: r->cont = true; return true;
+    case AS_ASSERT: {
+        int errors0 = S->diag->errors;
+        sema_stmt(S, st);
+        return S->diag->errors == errors0;
+    }
+    default: break;
+    }
+    tlc_error(S->diag, st->loc, "'%s' runs at compile time, where tlc takes assignments to names, if, for, assert, "
+              "return, break and continue: not this statement", r->fn);
+    return false;
+}
+
+static bool run_block(sema *S, const ast_block *b, run_state *r) {
+    for (int i = 0; i < b->n; i++) {
+        if (!run_stmt(S, b->stmts[i], r)) return false;
+        if (r->returned || r->brk || r->cont) break;
+    }
+    return true;
+}
+
+sv sema_py_helper_call(sema *S, const ast_funcdef *h, const ast_expr *call) {
+    if (S->helper_depth >= MAX_HELPER_DEPTH) {
+        tlc_error(S->diag, call->loc, "'%s' is called inside %d other calls of the file's functions: does it call "
+                  "itself?", h->name, S->helper_depth);
+        return sv_error();
+    }
+    const ast_expr **arg = sema_call_args(S, h, call, "function");
+    if (!arg) return sv_error();
+    sv *vals = TLC_NEW_ARRAY(S->arena, sv, (size_t)h->nparams + 1);
+    for (int i = 0; i < h->nparams; i++)
+        if ((vals[i] = sema_eval(S, arg[i])).kind == SV_ERROR) return sv_error(); /* in the caller's scope */
+    int errors0 = S->diag->errors;
+    sema_push_scope(S);
+    for (int i = 0; i < h->nparams; i++) sema_bind_value(S, h->params[i].name, h->params[i].loc, vals[i]);
+    S->helper_depth++;
+    run_state r = {.fn = h->name};
+    r.value = sv_error();
+    r.value.kind = SV_NONE;
+    r.value.loc = call->loc;
+    bool ok = run_block(S, &h->body, &r);
+    S->helper_depth--;
+    sema_pop_scope(S);
+    if (!ok || S->diag->errors > errors0) {
+        if (S->helper_depth == 0 && S->diag->errors > errors0)
+            tlc_note(S->diag, call->loc, "in the call of '%s' here, which tlc runs at compile time", h->name);
+        return sv_error();
+    }
+    if (r.brk || r.cont) {
+        tlc_error(S->diag, call->loc, "'%s': 'break' or 'continue' outside a loop", h->name);
+        return sv_error();
+    }
+    r.value.loc = call->loc;
+    return r.value;
 }

@@ -866,6 +866,47 @@ void sema_bind_value(sema *S, const char *name, tlc_loc loc, sv v) {
     }
 }
 
+const ast_expr **sema_call_args(sema *S, const ast_funcdef *m, const ast_expr *call, const char *what) {
+    const char *name = m->name;
+    int np = m->nparams;
+    const ast_expr **arg = TLC_NEW_ARRAY(S->arena, const ast_expr *, (size_t)np + 1);
+    bool ok = true;
+    if (call->u.call.nargs > np) {
+        tlc_error(S->diag, call->loc, "%s '%s' takes %d argument%s, but %d are given", what, name, np, np == 1 ? "" : "s",
+                  call->u.call.nargs);
+        tlc_note(S->diag, m->loc, "'%s' is defined here", name);
+        return NULL;
+    }
+    for (int i = 0; i < call->u.call.nargs; i++) arg[i] = call->u.call.args[i];
+    for (int i = 0; i < call->u.call.nkwargs; i++) {
+        const ast_kwarg *kw = &call->u.call.kwargs[i];
+        int p = -1;
+        for (int j = 0; kw->name && j < np; j++)
+            if (!strcmp(m->params[j].name, kw->name)) p = j;
+        if (p < 0) {
+            tlc_error(S->diag, kw->loc, "'%s' is not a parameter of %s '%s'", kw->name ? kw->name : "**", what, name);
+            ok = false;
+        } else if (arg[p]) {
+            tlc_error(S->diag, kw->loc, "%s '%s': parameter '%s' is given twice", what, name, kw->name);
+            ok = false;
+        } else {
+            arg[p] = kw->value;
+        }
+    }
+    for (int i = 0; i < np; i++) {
+        if (!arg[i]) arg[i] = m->params[i].default_value;
+        if (!arg[i]) {
+            tlc_error(S->diag, call->loc, "%s '%s': no value for parameter '%s'", what, name, m->params[i].name);
+            ok = false;
+        }
+    }
+    if (!ok) {
+        tlc_note(S->diag, m->loc, "'%s' is defined here", name);
+        return NULL;
+    }
+    return arg;
+}
+
 static void inline_macro(sema *S, const ast_funcdef *m, const ast_expr *call) {
     const char *name = m->name;
     if (S->macro_depth >= MAX_MACRO_DEPTH) {
@@ -881,41 +922,8 @@ static void inline_macro(sema *S, const ast_funcdef *m, const ast_expr *call) {
     }
     S->macro_expansions++;
     int np = m->nparams;
-    const ast_expr **arg = TLC_NEW_ARRAY(S->arena, const ast_expr *, (size_t)np + 1);
-    bool ok = true;
-    if (call->u.call.nargs > np) {
-        tlc_error(S->diag, call->loc, "macro '%s' takes %d argument%s, but %d are given", name, np, np == 1 ? "" : "s",
-                  call->u.call.nargs);
-        tlc_note(S->diag, m->loc, "'%s' is defined here", name);
-        return;
-    }
-    for (int i = 0; i < call->u.call.nargs; i++) arg[i] = call->u.call.args[i];
-    for (int i = 0; i < call->u.call.nkwargs; i++) {
-        const ast_kwarg *kw = &call->u.call.kwargs[i];
-        int p = -1;
-        for (int j = 0; kw->name && j < np; j++)
-            if (!strcmp(m->params[j].name, kw->name)) p = j;
-        if (p < 0) {
-            tlc_error(S->diag, kw->loc, "'%s' is not a parameter of macro '%s'", kw->name ? kw->name : "**", name);
-            ok = false;
-        } else if (arg[p]) {
-            tlc_error(S->diag, kw->loc, "macro '%s': parameter '%s' is given twice", name, kw->name);
-            ok = false;
-        } else {
-            arg[p] = kw->value;
-        }
-    }
-    for (int i = 0; i < np; i++) {
-        if (!arg[i]) arg[i] = m->params[i].default_value;
-        if (!arg[i]) {
-            tlc_error(S->diag, call->loc, "macro '%s': no value for parameter '%s'", name, m->params[i].name);
-            ok = false;
-        }
-    }
-    if (!ok) {
-        tlc_note(S->diag, m->loc, "'%s' is defined here", name);
-        return;
-    }
+    const ast_expr **arg = sema_call_args(S, m, call, "macro");
+    if (!arg) return;
     sv *vals = TLC_NEW_ARRAY(S->arena, sv, (size_t)np + 1);
     for (int i = 0; i < np; i++) vals[i] = sema_eval(S, arg[i]); /* in the caller's scope */
     bool counted = false; /* a macro's names count once per kernel, however often it is called */
@@ -951,6 +959,11 @@ static void expr_stmt(sema *S, const ast_stmt *s) {
         const ast_funcdef *m = macro_named(S, e->u.call.func->u.name);
         if (m) {
             inline_macro(S, m, e);
+            return;
+        }
+        const ast_funcdef *h = sema_helper_named(S, e->u.call.func->u.name);
+        if (h) { /* run for what it checks (its asserts); its value is dropped, as Python drops it */
+            sema_py_helper_call(S, h, e);
             return;
         }
     }

@@ -510,6 +510,36 @@ static bool kernel_body(const char *t, const lines *ls, int first, int last) {
     return nested && returns;
 }
 
+/* Whether a function (lines first..last) is one the grammar reads and sema
+ * can run at compile time: no star parameters, no nested decorator or def,
+ * none of Python's statements tlc lacks. A function that fails this stays
+ * skipped (a call of it is then an unknown function), so that one helper
+ * tlc cannot read does not stop the file's other kernels. */
+static bool helper_readable(const char *t, const lines *ls, int first, int last) {
+    static const char *const lacks[] = { "lambda", "raise", "class", "try", "while", "with", "yield", "global",
+                                         "nonlocal", "del", "async", "await", "import", "from", "def", NULL };
+    for (int b = first; b <= last; b++) {
+        tokcur c = tokens_of(t, &ls->v[b]);
+        int idx = 0;
+        for (tok k = next_tok(&c); k.k != TK_END; k = next_tok(&c), idx++) {
+            if (b == first && idx == 0) continue; /* its own `def` */
+            if (k.k == TK_OP && (tok_is(t, k, "@") || (b == first && (tok_is(t, k, "*") || tok_is(t, k, "**")))))
+                return false;
+            if (k.k != TK_NAME) continue;
+            for (int w = 0; lacks[w]; w++)
+                if (tok_is(t, k, lacks[w])) return false;
+        }
+    }
+    return true;
+}
+
+/* FNV-1a of a name's bytes */
+static unsigned name_hash(const char *p, size_t n) {
+    unsigned h = 2166136261u;
+    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)p[i]) * 16777619u;
+    return h;
+}
+
 static void blank(char *t, size_t from, size_t to) {
     for (size_t i = from; i < to; i++)
         if (t[i] != '\n') t[i] = ' ';
@@ -534,7 +564,17 @@ void tlc_toplevel_filter(const tlc_source *src, tlc_arena *arena, tlc_diag *diag
         return;
     }
 
-    tlc_ptrvec defs = { 0 };
+    /* First the statements and what is kept of them; then the undecorated
+     * functions a kept statement calls by name (the file's compile-time
+     * helpers), and the ones those call; then the rest is blanked. */
+    typedef struct stmt_span {
+        int first, head, last;
+        size_t from, to;
+        bool keep, plain_def; /* plain_def: an undecorated def, a helper if called */
+        tok name;
+    } stmt_span;
+    stmt_span *st = TLC_NEW_ARRAY(arena, stmt_span, (size_t)ls.n + 1);
+    int nst = 0;
     int i = 0;
     while (i < ls.n && ls.v[i].indented) i++; /* an indented start: the lexer reports it */
     while (i < ls.n) {
@@ -547,15 +587,18 @@ void tlc_toplevel_filter(const tlc_source *src, tlc_arena *arena, tlc_diag *diag
         int last = head;
         while (last + 1 < ls.n && ls.v[last + 1].indented) last++;
         i = last + 1;
-        size_t from = ls.v[first].start, to = i < ls.n ? ls.v[i].start : n;
+        stmt_span *S = &st[nst++];
+        S->first = first, S->head = head, S->last = last;
+        S->from = ls.v[first].start, S->to = i < ls.n ? ls.v[i].start : n;
 
         const lline *H = &ls.v[head];
         tokcur c = tokens_of(t, H);
         tok k0 = next_tok(&c), k1 = next_tok(&c);
         bool is_def = k0.k == TK_NAME && tok_is(t, k0, "def");
-        tok name = is_def ? k1 : next_tok(&c);
+        S->name = is_def ? k1 : next_tok(&c);
         if (k0.k == TK_NAME && tok_is(t, k0, "async") && k1.k == TK_NAME && tok_is(t, k1, "def")) is_def = false;
         bool keep = false, decorated = head > first;
+        S->plain_def = is_def && !decorated && S->name.k == TK_NAME && helper_readable(t, &ls, head, last);
         if (decorated) {
             bool any = false;
             for (int d = first; d < head; d++) any = any || kernel_decorator(t, &ls.v[d]);
@@ -570,24 +613,83 @@ void tlc_toplevel_filter(const tlc_source *src, tlc_arena *arena, tlc_diag *diag
         } else {
             keep = constant_assignment(t, H);
         }
-        if (keep) continue;
-        if ((is_def || (k0.k == TK_NAME && tok_is(t, k0, "async"))) && name.k == TK_NAME) {
+        S->keep = keep;
+        if (keep) S->plain_def = false;
+    }
+
+    /* The helpers, by a worklist over called names: each statement's lines
+     * are read once; the candidates by name in a hash table. */
+    int cap = 16;
+    while (cap < 2 * nst) cap *= 2;
+    int *slot = TLC_NEW_ARRAY(arena, int, (size_t)cap);
+    for (int h = 0; h < cap; h++) slot[h] = -1;
+    for (int a = 0; a < nst; a++) {
+        if (!st[a].plain_def) continue;
+        unsigned h = name_hash(t + st[a].name.off, st[a].name.len) & (unsigned)(cap - 1);
+        while (slot[h] >= 0) h = (h + 1) & (unsigned)(cap - 1);
+        slot[h] = a;
+    }
+    tlc_ptrvec helpers = { 0 };
+    int *work = TLC_NEW_ARRAY(arena, int, (size_t)nst + 1), nwork = 0;
+    for (int a = 0; a < nst; a++)
+        if (st[a].keep) work[nwork++] = a;
+    while (nwork > 0) {
+        int b = work[--nwork];
+        for (int ln = st[b].first; ln <= st[b].last; ln++) {
+            tokcur c = tokens_of(t, &ls.v[ln]);
+            tok prev = { TK_END, 0, 0, false }, k = next_tok(&c);
+            while (k.k != TK_END) {
+                tok nx = next_tok(&c);
+                if (k.k == TK_NAME && nx.k == TK_OP && tok_is(t, nx, "(") && !(prev.k == TK_OP && tok_is(t, prev, ".")) &&
+                    !(prev.k == TK_NAME && tok_is(t, prev, "def"))) {
+                    unsigned h = name_hash(t + k.off, k.len) & (unsigned)(cap - 1);
+                    for (; slot[h] >= 0; h = (h + 1) & (unsigned)(cap - 1)) {
+                        stmt_span *A = &st[slot[h]];
+                        if (A->keep || A->name.len != k.len || memcmp(t + A->name.off, t + k.off, k.len) != 0) continue;
+                        A->keep = true;
+                        work[nwork++] = slot[h];
+                        tlc_skipped_def *hd = TLC_NEW(arena, tlc_skipped_def);
+                        hd->name = tlc_arena_strndup(arena, t + A->name.off, A->name.len);
+                        hd->loc = ls.v[A->head].loc;
+                        tlc_ptrvec_push(&helpers, hd);
+                    }
+                }
+                prev = k;
+                k = nx;
+            }
+        }
+    }
+
+    tlc_ptrvec defs = { 0 };
+    for (int a = 0; a < nst; a++) {
+        const stmt_span *S = &st[a];
+        if (S->keep) continue;
+        const lline *H = &ls.v[S->head];
+        tokcur c = tokens_of(t, H);
+        tok k0 = next_tok(&c);
+        bool is_def = S->plain_def || (k0.k == TK_NAME && tok_is(t, k0, "def")) ||
+                      (k0.k == TK_NAME && tok_is(t, k0, "async"));
+        if (is_def && S->name.k == TK_NAME) {
             tlc_skipped_def *d = TLC_NEW(arena, tlc_skipped_def);
-            d->name = tlc_arena_strndup(arena, t + name.off, name.len);
+            d->name = tlc_arena_strndup(arena, t + S->name.off, S->name.len);
             scanner at = { t, n, H->start, H->loc.line, H->start - (size_t)(H->loc.col - 1) };
-            while (at.i < name.off) adv(&at);
+            while (at.i < S->name.off) adv(&at);
             d->loc = here(&at);
             tlc_ptrvec_push(&defs, d);
         }
-        const lline *E = &ls.v[last];
+        const lline *E = &ls.v[S->last];
         if (E->open) {
             if (E->open_ch == '"')
                 tlc_error(diag, E->open_loc, "unterminated triple-quoted string literal (in Python code tlc skips)");
             else
                 tlc_error(diag, E->open_loc, "'%c' was never closed (in Python code tlc skips)", E->open_ch);
         }
-        blank(t, from, to);
+        blank(t, S->from, S->to);
     }
+    out->nhelpers = helpers.len;
+    out->helpers = TLC_NEW_ARRAY(arena, tlc_skipped_def, helpers.len ? (size_t)helpers.len : 1);
+    for (int d = 0; d < helpers.len; d++) out->helpers[d] = *(tlc_skipped_def *)helpers.items[d];
+    tlc_ptrvec_free(&helpers);
     out->ndefs = defs.len;
     out->defs = TLC_NEW_ARRAY(arena, tlc_skipped_def, defs.len ? (size_t)defs.len : 1);
     for (int d = 0; d < defs.len; d++) out->defs[d] = *(tlc_skipped_def *)defs.items[d];

@@ -24,6 +24,10 @@ typedef struct tlc_toplevel {
     const char *text; /* the file with the skipped statements blanked (arena); len as the source's */
     tlc_skipped_def *defs;
     int ndefs;
+    /* undecorated functions kept because a kept statement calls them (the
+     * file's compile-time helpers, sema_pyfuncs.c); loc: their `def` line */
+    tlc_skipped_def *helpers;
+    int nhelpers;
 } tlc_toplevel;
 
 /* Fills *out. Reports, as errors, only what makes the skipped Python itself

@@ -216,6 +216,23 @@ static const repeated_case repeated[] = {
      "    with Kernel(1, threads=128) as bx:\n",
      "        v%d = alloc_var(float32, 1.0)\n",
      "        A[0] = v0 + v9999\n", 10000},
+    /* the file's helper functions: each a chain's link, kept through the
+     * top-level filter's worklist and run where the kernel calls the first
+     * (16 calls deep at most, then an error) */
+    {"10,000 helper functions, each calling the next",
+     "import tilelang\n"
+     "import tilelang.language as T\n",
+     "def h%d(x):\n"
+     "    return h_next(x) + 1\n",
+     "def h_next(x):\n"
+     "    return x\n"
+     "@tilelang.jit\n"
+     "def k(block=64):\n"
+     "    @T.prim_func\n"
+     "    def main(A: T.Tensor((64,), \"float32\")):\n"
+     "        with T.Kernel(1, threads=64) as bx:\n"
+     "            A[0] = h0(1) + h9999(2)\n"
+     "    return main\n", 10000},
 };
 
 static char *repeated_source(const repeated_case *r) {
