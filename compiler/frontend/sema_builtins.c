@@ -38,9 +38,10 @@ static const builtin_spec builtins[] = {
     {"vectorized", B_UNROLL, BK_LOOP, P(NULL), 0, 0, 1, 2},
     {"Vectorized", B_UNROLL, BK_LOOP, P(NULL), 0, 0, 1, 2},
 
-    {"alloc_shared", B_ALLOC_SHARED, BK_ALLOC, P("shape", "dtype"), 2, 2, 0, 0},
-    {"alloc_fragment", B_ALLOC_FRAGMENT, BK_ALLOC, P("shape", "dtype"), 2, 2, 0, 0},
-    {"alloc_local", B_ALLOC_LOCAL, BK_ALLOC, P("shape", "dtype"), 2, 2, 0, 0},
+    /* scope: TileLang's storage scope, checked against what the alloc makes */
+    {"alloc_shared", B_ALLOC_SHARED, BK_ALLOC, P("shape", "dtype", "scope"), 3, 2, 0, 0},
+    {"alloc_fragment", B_ALLOC_FRAGMENT, BK_ALLOC, P("shape", "dtype", "scope"), 3, 2, 0, 0},
+    {"alloc_local", B_ALLOC_LOCAL, BK_ALLOC, P("shape", "dtype", "scope"), 3, 2, 0, 0},
     {"alloc_var", B_ALLOC_VAR, BK_ALLOC, P("dtype", "init"), 2, 1, 0, 0},
     {"alloc_global", B_ALLOC_GLOBAL, BK_ALLOC, P("shape", "dtype"), 2, 2, 0, 0},
 

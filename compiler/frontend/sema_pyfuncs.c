@@ -91,9 +91,12 @@ static bool seq_items(sema *S, sv v, tlc_loc at, const char *fn, sv **items, int
         *n = v.u.tup.n;
         return true;
     }
+    char msg[160];
+    snprintf(msg, sizeof msg, "'%s' takes a tuple or list known at compile time", fn);
+    if (v.kind == SV_SCALAR && sema_unbound_error(S, v.u.e, at, msg)) return false;
     char desc[128];
     sema_describe_sv(&v, desc, sizeof desc);
-    tlc_error(S->diag, at, "'%s' takes a tuple or list known at compile time, got %s", fn, desc);
+    tlc_error(S->diag, at, "%s, got %s", msg, desc);
     return false;
 }
 

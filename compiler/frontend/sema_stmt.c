@@ -95,6 +95,29 @@ bool sema_check_not_in_parallel(sema *S, tlc_loc at, const char *what) {
     return false;
 }
 
+
+/* TileLang's scope argument of an alloc: "shared" / "shared.dyn" for
+ * alloc_shared, "local.fragment" (a fragment) or "local" (a thread's own
+ * buffer, alloc_local) for alloc_fragment and alloc_local. */
+static bool alloc_scope(sema *S, const builtin_spec *b, const ast_expr *e, tir_scope *sc) {
+    sv v = sema_eval(S, e);
+    if (v.kind == SV_ERROR) return false;
+    const char *s = v.kind == SV_STRING ? v.u.str : NULL;
+    if (s && b->id == B_ALLOC_SHARED && (!strcmp(s, "shared") || !strcmp(s, "shared.dyn"))) return true;
+    if (s && b->id != B_ALLOC_SHARED && !strcmp(s, "local.fragment")) {
+        *sc = TIR_SCOPE_FRAGMENT;
+        return true;
+    }
+    if (s && b->id != B_ALLOC_SHARED && !strcmp(s, "local")) {
+        *sc = TIR_SCOPE_LOCAL;
+        return true;
+    }
+    tlc_error(S->diag, e->loc, "scope of %s: tlc takes %s", b->name,
+              b->id == B_ALLOC_SHARED ? "\"shared\" or \"shared.dyn\" (shared memory, placed by tlc)"
+                                      : "\"local.fragment\" (a fragment) or \"local\" (a thread's own buffer)");
+    return false;
+}
+
 static void alloc_stmt(sema *S, const ast_expr *target, const ast_expr *call, const builtin_spec *b) {
     if (!sema_check_not_in_parallel(S, call->loc, "an allocation")) {
         if (target->kind == AE_NAME) sema_declare_error(S, target->u.name, target->loc);
@@ -146,6 +169,10 @@ static void alloc_stmt(sema *S, const ast_expr *target, const ast_expr *call, co
         }
         tir_scope sc = b->id == B_ALLOC_SHARED ? TIR_SCOPE_SHARED : b->id == B_ALLOC_FRAGMENT ? TIR_SCOPE_FRAGMENT
                      : b->id == B_ALLOC_LOCAL ? TIR_SCOPE_LOCAL : TIR_SCOPE_GLOBAL;
+        if (a.arg[2] && !alloc_scope(S, b, a.arg[2], &sc)) {
+            sema_declare_error(S, target->u.name, target->loc);
+            return;
+        }
         buf = sema_new_buffer(S, target->u.name, sc, t, rank, target->loc);
         buf->shape = dims;
         buf->is_workspace = b->id == B_ALLOC_GLOBAL;

@@ -31,6 +31,7 @@ static const unsupported constructs[] = {
     {"barrier_wait", "remove it: Pipelined loops synchronize their stages themselves"},
     {"ws", "write the loop as Pipelined: tlc warp-specializes it on sm_90a"},
     {"set_max_nreg", "remove it: tlc sets the register split of warp-specialized kernels"},
+    {"disable_warp_group_reg_alloc", "remove it: tlc sets the register split of warp-specialized kernels"},
     {"match_buffer", "annotate the parameter instead (A: T.Tensor((M, N), dtype)): tlc's tensors are contiguous"},
     {"StridedTensor", "use T.Tensor: tlc's tensors are contiguous, row-major"},
     {"ptr", "annotate the parameter as a tensor (A: T.Tensor((M, N), dtype))"},
@@ -46,11 +47,11 @@ static const unsupported dtypes[] = {
     {"int16", "use int32"},
     {"float64", "use float32"},
     {"float8_e5m2", "use float8_e4m3 or float16"},
+    {"tfloat32", "use float32"},
 };
 
 /* Keyword arguments of TileLang's versions of tlc's builtins: "fn.kwarg". */
 static const unsupported kwargs[] = {
-    {"alloc_shared.scope", "remove it, or write \"shared\" or \"shared.dyn\": tlc places shared buffers itself"},
     {"copy.coalesced_width", "remove it: tlc picks the vector width of a copy"},
     {"Parallel.coalesced_width", "remove it: tlc picks the vector width of a loop"},
     {"Parallel.loop_layout", "remove it: tlc infers the loop's layout"},
@@ -82,8 +83,6 @@ bool sema_refuse_tilelang(sema *S, const char *name, tlc_loc loc) {
  * one value that does: accepted and ignored. */
 static const unsupported same_as_tlc[] = {
     {"atomic_add.memory_order", "relaxed"},
-    {"alloc_shared.scope", "shared.dyn"}, /* shared memory either way: tlc places it */
-    {"alloc_shared.scope", "shared"},
 };
 
 bool sema_tilelang_kwarg_is_default(const char *fn, const ast_kwarg *kw) {

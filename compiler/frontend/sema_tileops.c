@@ -279,6 +279,18 @@ static void op_prefetch(sema *S, const sema_args *a, tlc_loc loc) {
 }
 
 static void op_fill(sema *S, const builtin_spec *b, const sema_args *a, tlc_loc loc) {
+    if (a->arg[0]->kind == AE_NAME) { /* clear(x) / fill(x, v) of an alloc_var: TileLang sets the scalar */
+        sym *s = sema_lookup(S, a->arg[0]->u.name);
+        if (s && s->kind == SYM_BUFFER && s->buf->scope == TIR_SCOPE_VAR) {
+            tir_expr *v = b->id == B_CLEAR ? tir_int(S->arena, 0, loc) : sema_eval_scalar(S, a->arg[1]);
+            if (!v) return;
+            tir_stmt *w = tir_new_stmt(S->arena, TS_STORE, loc);
+            w->u.store.buf = s->buf;
+            w->u.store.value = tir_cast(S->arena, v, s->buf->dtype, loc);
+            sema_emit(S, w);
+            return;
+        }
+    }
     pregion dst;
     bool ok = region_of(S, a->arg[0], &dst, b->name, "the destination");
     tir_expr *v = b->id == B_CLEAR ? tir_int(S->arena, 0, loc) : sema_eval_scalar(S, a->arg[1]);
