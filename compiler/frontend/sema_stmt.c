@@ -816,9 +816,9 @@ static void if_stmt(sema *S, const ast_stmt *s) {
     if (c) c = sema_to_bool(S, c, s->u.if_.cond, "the condition of 'if'");
     if (c && c->kind == TE_INT) { /* decided at compile time: only the taken branch exists */
         const ast_block *b = c->u.ival ? &s->u.if_.then : &s->u.if_.els;
-        if (!S->in_kernel && S->depth < MAX_BLOCK_DEPTH) {
-            /* before the Kernel block, as in Python, names set in the branch
-             * stay set after it (`if scale is None: scale = ...`) */
+        if (S->depth < MAX_BLOCK_DEPTH) {
+            /* as in Python, names set in the branch stay set after it (`if
+             * scale is None: scale = ...`, `if is_causal: end = ...`) */
             S->depth++;
             for (int i = 0; i < b->n && !tlc_diag_too_many(S->diag); i++) sema_stmt(S, b->stmts[i]);
             S->depth--;
