@@ -812,6 +812,20 @@ static void for_stmt(sema *S, const ast_stmt *s) {
 }
 
 static void if_stmt(sema *S, const ast_stmt *s) {
+    /* `if is_causal:` on a factory parameter without a default: a flag that
+     * needs its -D (it would otherwise become a symbolic dim, and the
+     * branch a run-time one whose names end with it). Diagnosed once; then
+     * read as taken, so that what it sets is known after it. */
+    const ast_expr *flag = s->u.if_.cond;
+    if (flag->kind == AE_UNARY && flag->u.un.op == AOP_NOT) flag = flag->u.un.operand;
+    sym *u = flag->kind == AE_NAME ? sema_lookup(S, flag->u.name) : NULL;
+    if (u && u->kind == SYM_CONST && u->origin == CONST_UNBOUND) {
+        tir_expr *x = sema_eval_scalar(S, flag);
+        if (x && sema_unbound_error(S, x, flag->loc, "the condition of 'if' must be known at compile time here")) {
+            for (int i = 0; i < s->u.if_.then.n && !tlc_diag_too_many(S->diag); i++) sema_stmt(S, s->u.if_.then.stmts[i]);
+            return;
+        }
+    }
     tir_expr *c = sema_eval_scalar(S, s->u.if_.cond);
     if (c) c = sema_to_bool(S, c, s->u.if_.cond, "the condition of 'if'");
     if (c && c->kind == TE_INT) { /* decided at compile time: only the taken branch exists */

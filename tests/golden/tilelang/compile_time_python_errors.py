@@ -8,7 +8,7 @@ import tilelang.language as T
 
 
 @tilelang.jit
-def bad(n, flag, block=64):
+def bad(n, flag, causal, block=64):
     shape = (4, 8)
     a = len(n)                            # an int has no length
     b = shape[2]                          # out of range
@@ -27,4 +27,7 @@ def bad(n, flag, block=64):
         with T.Kernel(1, threads=64) as bx:
             for t in T.Parallel(64):
                 A[t] = math.exp(A[t])     # math is Python's: T.exp in a kernel
+            if causal:                    # a flag without a default: one error, naming its -D
+                last = 63
+            A[last] = 0.0
     return main
