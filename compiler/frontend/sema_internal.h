@@ -244,6 +244,12 @@ bool sema_py_binop(sema *S, const ast_expr *e, sv l, sv r, sv *out);
 bool sema_py_subscript(sema *S, const ast_expr *e, sv base, sv *out);
 /* [elt for target in iter if cond], (elt for ...): a tuple */
 sv sema_py_comprehension(sema *S, const ast_expr *e);
+/* A `for` outside a kernel: run now over a compile-time sequence, its
+ * body's statements read in the current scope each time (true: handled). */
+bool sema_py_for(sema *S, const ast_stmt *s);
+/* `xs.append(v)` / `xs.extend(seq)` of a compile-time list named xs: the
+ * list changes (false when e is not such a call). */
+bool sema_py_list_update(sema *S, const ast_expr *e);
 /* The file's Python helper function `name` (sema_is_helper), or NULL. */
 const ast_funcdef *sema_helper_named(sema *S, const char *name);
 /* A call of helper h, run now: its value (None without `return`). */

@@ -319,6 +319,43 @@ bool sema_py_call(sema *S, const ast_expr *call, const char *name, sv *out) {
     tlc_loc loc = call->loc;
     if (sequence_fn(S, call, name, out)) return true;
     *out = sv_error();
+    if (!strcmp(name, "isinstance")) {
+        if (!positional_only(S, call, name, 2, 2)) return true;
+        sv v = sema_eval(S, call->u.call.args[0]);
+        if (v.kind == SV_ERROR) return true;
+        const ast_expr *ty = call->u.call.args[1];
+        const ast_expr *const *tys = &ty;
+        int nty = 1;
+        if (ty->kind == AE_TUPLE) {
+            tys = (const ast_expr *const *)ty->u.seq.items;
+            nty = ty->u.seq.n;
+        }
+        bool konst = v.kind != SV_SCALAR || v.u.e->kind == TE_INT || v.u.e->kind == TE_FLOAT;
+        if (!konst) {
+            char msg[96];
+            snprintf(msg, sizeof msg, "'isinstance' tests a compile-time value");
+            if (!sema_unbound_error(S, v.u.e, call->u.call.args[0]->loc, msg))
+                tlc_error(S->diag, call->u.call.args[0]->loc, "%s; this one is known only at run time", msg);
+            return true;
+        }
+        bool yes = false;
+        for (int i = 0; i < nty; i++) {
+            const char *t = tys[i]->kind == AE_NAME ? tys[i]->u.name : NULL;
+            if (!t || (strcmp(t, "int") && strcmp(t, "float") && strcmp(t, "bool") && strcmp(t, "str") &&
+                       strcmp(t, "tuple") && strcmp(t, "list"))) {
+                tlc_error(S->diag, tys[i]->loc, "isinstance() at compile time tests int, float, bool, str, tuple or list");
+                return true;
+            }
+            bool is_bool = v.kind == SV_SCALAR && v.u.e->dtype == TIR_BOOL;
+            if (!strcmp(t, "int")) yes |= v.kind == SV_SCALAR && v.u.e->kind == TE_INT; /* a bool is an int too */
+            else if (!strcmp(t, "bool")) yes |= is_bool;
+            else if (!strcmp(t, "float")) yes |= v.kind == SV_SCALAR && v.u.e->kind == TE_FLOAT;
+            else if (!strcmp(t, "str")) yes |= v.kind == SV_STRING;
+            else yes |= v.kind == SV_TUPLE; /* tlc keeps tuples and lists alike */
+        }
+        *out = scalar_value(tir_int_typed(S->arena, yes, TIR_BOOL, loc), loc);
+        return true;
+    }
     if (!strcmp(name, "range")) { /* as a value (loops take range themselves) */
         sv *items;
         int n;
@@ -632,9 +669,12 @@ static bool run_stmt(sema *S, const ast_stmt *st, run_state *r) {
     if (!spend(S, 1, st->loc)) return false;
     switch (st->kind) {
     case AS_PASS: return true;
-    case AS_EXPR:
+    case AS_EXPR: {
         if (!st->u.expr || st->u.expr->kind == AE_STRING) return true; /* docstring */
+        int errors0 = S->diag->errors;
+        if (sema_py_list_update(S, st->u.expr)) return S->diag->errors == errors0;
         return sema_eval(S, st->u.expr).kind != SV_ERROR;
+    }
     case AS_ASSIGN: {
         sv v = sema_eval(S, st->u.assign.value);
         return v.kind != SV_ERROR && bind_target(S, st->u.assign.target, v);
@@ -735,4 +775,44 @@ sv sema_py_helper_call(sema *S, const ast_funcdef *h, const ast_expr *call) {
     }
     r.value.loc = call->loc;
     return r.value;
+}
+
+/* ---------------- compile-time loops and list updates ---------------- */
+bool sema_py_for(sema *S, const ast_stmt *s) {
+    const builtin_spec *b = sema_call_builtin(S, s->u.for_.iter);
+    if (b && b->kind == BK_LOOP && b->id != B_RANGE && b->id != B_SERIAL) return false; /* a kernel's loop */
+    sv *items;
+    int n;
+    if (!iter_items(S, s->u.for_.iter, "a 'for' before the kernel", &items, &n)) return true;
+    for (int i = 0; i < n && !tlc_diag_too_many(S->diag); i++) {
+        if (!spend(S, 1, s->loc) || !bind_target(S, s->u.for_.target, items[i])) return true;
+        for (int j = 0; j < s->u.for_.body.n && !tlc_diag_too_many(S->diag); j++) sema_stmt(S, s->u.for_.body.stmts[j]);
+    }
+    return true;
+}
+
+bool sema_py_list_update(sema *S, const ast_expr *e) {
+    if (e->kind != AE_CALL || e->u.call.func->kind != AE_ATTR) return false;
+    const ast_expr *f = e->u.call.func;
+    bool append = !strcmp(f->u.attr.name, "append"), extend = !strcmp(f->u.attr.name, "extend");
+    if ((!append && !extend) || f->u.attr.value->kind != AE_NAME) return false;
+    sym *list = sema_lookup(S, f->u.attr.value->u.name);
+    if (!list || list->kind != SYM_CONST || list->value.kind != SV_TUPLE) return false;
+    if (!positional_only(S, e, append ? "list.append" : "list.extend", 1, 1)) return true;
+    sv v = sema_eval(S, e->u.call.args[0]);
+    if (v.kind == SV_ERROR) return true;
+    sv *more = &v;
+    int m = 1;
+    if (extend && !seq_items(S, v, e->u.call.args[0]->loc, "list.extend", &more, &m)) return true;
+    int n = list->value.u.tup.n;
+    if (n + m > MAX_SEQ_ITEMS) {
+        tlc_error(S->diag, e->loc, "this sequence would have more than %d items", MAX_SEQ_ITEMS);
+        return true;
+    }
+    if (!spend(S, m, e->loc)) return true;
+    sv *items = TLC_NEW_ARRAY(S->arena, sv, (size_t)(n + m) + 1);
+    for (int i = 0; i < n; i++) items[i] = list->value.u.tup.items[i];
+    for (int i = 0; i < m; i++) items[n + i] = more[i];
+    list->value = make_tuple(S, items, n + m, list->value.loc); /* the list itself changes, as Python's does */
+    return true;
 }

@@ -628,6 +628,7 @@ static bool parallel_size_fits(sema *S, const tir_stmt *loop, tlc_loc loc) {
 
 static void for_stmt(sema *S, const ast_stmt *s) {
     const ast_expr *it = s->u.for_.iter;
+    if (!S->in_kernel && sema_py_for(S, s)) return; /* before the kernel: Python, run now */
     const builtin_spec *b = sema_call_builtin(S, it);
     if (!b || b->kind != BK_LOOP) {
         if (!b && it->kind == AE_CALL && sema_refuse_tilelang(S, sema_dotted_name(S, it->u.call.func), it->loc)) return;
@@ -996,6 +997,7 @@ static void inline_macro(sema *S, const ast_funcdef *m, const ast_expr *call) {
 static void expr_stmt(sema *S, const ast_stmt *s) {
     const ast_expr *e = s->u.expr;
     if (!e || e->kind == AE_STRING) return; /* docstring */
+    if (sema_py_list_update(S, e)) return;
     if (e->kind == AE_CALL && e->u.call.func && e->u.call.func->kind == AE_NAME && !sema_lookup(S, e->u.call.func->u.name)) {
         const ast_funcdef *m = macro_named(S, e->u.call.func->u.name);
         if (m) {

@@ -1,8 +1,8 @@
 # RUN: --emit=tir -D sizes=(100,200,300) -D mode=fast
 """Python a factory computes from compile-time values before its kernel:
 builtins over sequences, the math module, tilelang.math, int.bit_length,
-sequence operators, indexing and slicing, comprehensions and generator
-expressions. Each result is stored into its own element of A, so the dump
+isinstance, sequence operators, indexing and slicing, comprehensions and
+generator expressions, a for loop with list.append / extend. Each result is stored into its own element of A, so the dump
 shows the value tlc computed (the expected one is in the comment)."""
 import math
 
@@ -20,6 +20,11 @@ def folded(sizes, mode, block_M=64, trans=False):
     digits = "".join(c for c in "int8" if c in "0123456789") if False else "8"
     name = "float" + "16"
     tile = (block_M, 32) if not trans else (32, block_M)
+    offsets = [0]                                   # a Python loop, run at compile time
+    for size in sizes[:-1]:
+        offsets.append(offsets[-1] + math.ceil(size / block_M))
+    offsets.extend([7])                             # [0, 2, 6, 7]
+    ints = isinstance(block_M, int) and not isinstance(block_M, (float, str))
     @T.prim_func
     def main(A: T.Tensor((32,), "float32")):
         with T.Kernel(1, threads=32) as bx:
@@ -38,4 +43,5 @@ def folded(sizes, mode, block_M=64, trans=False):
             A[11] = math.pi
             A[12] = s.shape[0] if False else tile[0]                # 64
             A[13] = 1 if mode == "fast" and digits == "8" else 0    # 1
+            A[14] = offsets[-2] + offsets[-1] + ints                # 6 + 7 + 1 = 14
     return main

@@ -22,6 +22,9 @@ def bad(n, flag, causal, block=64):
     (j, k) = (0, 0)
     l = [p + q for p, q in (1, 2)]        # cannot unpack an int
     m = (1, 2) - (1,)                     # no such operator on tuples
+    for q in n:                           # an int is not a sequence
+        pass
+    r = isinstance(block, dict)           # not a type tlc tests
     @T.prim_func
     def main(A: T.Tensor((64,), "float32")):
         with T.Kernel(1, threads=64) as bx:
