@@ -1,9 +1,12 @@
 /* Compile-time Python (docs/language.md 5.5): what TileLang factories
  * compute in Python from compile-time values before their kernel, taken
- * as tlc's compile-time values: Python's len, sum, any, all, min and max
- * of a sequence, its math module (math.ceil, math.sqrt, ..., math.pi),
- * tilelang.math's next_power_of_2 and cdiv, int.bit_length(), and the
- * sequence operators + and * on tuples, lists and strings. */
+ * as tlc's compile-time values (tuples, strings, folded scalars): Python's
+ * len, sum, any, all, min and max of a sequence, isinstance, tuple / list /
+ * range as values, its math module, tilelang.math's next_power_of_2 and
+ * cdiv, int.bit_length(), the sequence operators + and *, indexing and
+ * slicing, comprehensions, a `for` before the kernel with list.append /
+ * extend, and the file's own helper functions, run where they are called.
+ * Everything is bounded per kernel (MAX_ITEMS). */
 #include <math.h>
 #include <string.h>
 #include "sema_internal.h"

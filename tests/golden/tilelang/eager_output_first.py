@@ -1,6 +1,6 @@
 """An eager function whose T.empty output is declared before one of its
 inputs: the inputs stay first and the output last, in the parameters and
-in the buffers (tlc once reported this as an internal error)."""
+in the buffers (the Tile IR verifier checks both)."""
 import tilelang
 import tilelang.language as T
 
