@@ -85,8 +85,7 @@ static sv float_result(sema *S, double d, const char *fn, tlc_loc loc) {
     return scalar_value(tir_float(S->arena, d, TIR_F32, loc), loc);
 }
 
-/* The items of a sequence argument (a tuple, a list, or a string's
- * characters as one-character strings). */
+/* The items of a sequence argument: a tuple or a list. */
 static bool seq_items(sema *S, sv v, tlc_loc at, const char *fn, sv **items, int *n) {
     if (v.kind == SV_ERROR) return false;
     if (v.kind == SV_TUPLE) {
@@ -103,13 +102,12 @@ static bool seq_items(sema *S, sv v, tlc_loc at, const char *fn, sv **items, int
     return false;
 }
 
-static sv make_tuple(sema *S, sv *items, int n, tlc_loc loc) {
+static sv make_tuple(sv *items, int n, tlc_loc loc) {
     sv v = sv_error();
     v.kind = SV_TUPLE;
     v.loc = loc;
     v.u.tup.items = items;
     v.u.tup.n = n;
-    (void)S;
     return v;
 }
 
@@ -250,11 +248,13 @@ static bool range_items(sema *S, const ast_expr *call, sv **items, int *n) {
     *n = (int)count;
     *items = TLC_NEW_ARRAY(S->arena, sv, (size_t)count + 1);
     for (int64_t i = 0; i < count; i++)
-        (*items)[i] = scalar_value(tir_int(S->arena, start + i * step, call->loc), call->loc);
+        (*items)[i] = scalar_value( /* between start and stop: the wrapping arithmetic is exact */
+            tir_int(S->arena, (int64_t)((uint64_t)start + (uint64_t)i * (uint64_t)step), call->loc), call->loc);
     return true;
 }
 
-/* Binds a comprehension's target (a name, or a tuple of targets) to v. */
+/* Binds a target run at compile time (a comprehension's or a loop's, an
+ * assignment's in a helper): a name, or a tuple of targets, to v. */
 static bool bind_target(sema *S, const ast_expr *t, sv v) {
     if (t->kind == AE_NAME) {
         sema_bind_value(S, t->u.name, t->loc, v);
@@ -271,7 +271,7 @@ static bool bind_target(sema *S, const ast_expr *t, sv v) {
             if (!bind_target(S, t->u.seq.items[i], v.u.tup.items[i])) return false;
         return true;
     }
-    tlc_error(S->diag, t->loc, "a comprehension's target is a name or a tuple of names");
+    tlc_error(S->diag, t->loc, "a target of Python run at compile time is a name or a tuple of names");
     return false;
 }
 
@@ -315,7 +315,7 @@ sv sema_py_comprehension(sema *S, const ast_expr *e) {
         }
         sema_pop_scope(S);
     }
-    return ok ? make_tuple(S, out, m, e->loc) : sv_error();
+    return ok ? make_tuple(out, m, e->loc) : sv_error();
 }
 
 bool sema_py_call(sema *S, const ast_expr *call, const char *name, sv *out) {
@@ -362,7 +362,7 @@ bool sema_py_call(sema *S, const ast_expr *call, const char *name, sv *out) {
     if (!strcmp(name, "range")) { /* as a value (loops take range themselves) */
         sv *items;
         int n;
-        if (range_items(S, call, &items, &n)) *out = make_tuple(S, items, n, loc);
+        if (range_items(S, call, &items, &n)) *out = make_tuple(items, n, loc);
         return true;
     }
     if (!strcmp(name, "tuple") || !strcmp(name, "list")) {
@@ -377,7 +377,7 @@ bool sema_py_call(sema *S, const ast_expr *call, const char *name, sv *out) {
                 return true;
             }
         }
-        *out = make_tuple(S, items ? items : TLC_NEW_ARRAY(S->arena, sv, 1), n, loc);
+        *out = make_tuple(items ? items : TLC_NEW_ARRAY(S->arena, sv, 1), n, loc);
         return true;
     }
     if (!strcmp(name, "len")) {
@@ -535,7 +535,7 @@ bool sema_py_binop(sema *S, const ast_expr *e, sv l, sv r, sv *out) {
         sv *items = TLC_NEW_ARRAY(S->arena, sv, (size_t)n + 1);
         for (int i = 0; i < l.u.tup.n; i++) items[i] = l.u.tup.items[i];
         for (int i = 0; i < r.u.tup.n; i++) items[l.u.tup.n + i] = r.u.tup.items[i];
-        *out = make_tuple(S, items, n, loc);
+        *out = make_tuple(items, n, loc);
         return true;
     }
     if (op == AOP_MUL && seq_l != seq_r) {
@@ -567,7 +567,7 @@ bool sema_py_binop(sema *S, const ast_expr *e, sv l, sv r, sv *out) {
         }
         sv *items;
         int n;
-        if (repeat(S, seq.u.tup.items, seq.u.tup.n, k, loc, &items, &n)) *out = make_tuple(S, items, n, loc);
+        if (repeat(S, seq.u.tup.items, seq.u.tup.n, k, loc, &items, &n)) *out = make_tuple(items, n, loc);
         return true;
     }
     char dl[128], dr[128];
@@ -638,7 +638,7 @@ bool sema_py_subscript(sema *S, const ast_expr *e, sv base, sv *out) {
             r.loc = e->loc;
             r.u.str = str;
         } else {
-            r = make_tuple(S, sel, m, e->loc);
+            r = make_tuple(sel, m, e->loc);
         }
     }
     *out = r;
@@ -816,6 +816,6 @@ bool sema_py_list_update(sema *S, const ast_expr *e) {
     sv *items = TLC_NEW_ARRAY(S->arena, sv, (size_t)(n + m) + 1);
     for (int i = 0; i < n; i++) items[i] = list->value.u.tup.items[i];
     for (int i = 0; i < m; i++) items[n + i] = more[i];
-    list->value = make_tuple(S, items, n + m, list->value.loc); /* the list itself changes, as Python's does */
+    list->value = make_tuple(items, n + m, list->value.loc); /* the list itself changes, as Python's does */
     return true;
 }
