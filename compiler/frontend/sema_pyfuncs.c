@@ -441,8 +441,9 @@ bool sema_py_call(sema *S, const ast_expr *call, const char *name, sv *out) {
         /* tilelang.math.cdiv: (a + b - 1) // b, rounding toward minus infinity */
         int64_t r = fn[0] == 'g' ? gcd64(a, b) : 0;
         if (fn[0] == 'c') {
-            int64_t num;
-            if (__builtin_add_overflow(a, b - 1, &num)) {
+            int64_t bm1, num;
+            if (__builtin_sub_overflow(b, 1, &bm1) || __builtin_add_overflow(a, bm1, &num) ||
+                (num == INT64_MIN && b == -1)) {
                 tlc_error(S->diag, loc, "'%s' overflows 64 bits", name);
                 return true;
             }
@@ -629,7 +630,10 @@ bool sema_py_subscript(sema *S, const ast_expr *e, sv base, sv *out) {
         else hi = hi < 0 ? (hi + n < lim_lo ? lim_lo : hi + n) : (hi > lim_hi ? lim_hi : hi);
         sv *sel = TLC_NEW_ARRAY(S->arena, sv, (size_t)n + 1);
         int m = 0;
-        for (int64_t i = lo; st > 0 ? i < hi : i > hi; i += st) sel[m++] = items[i];
+        for (int64_t i = lo; st > 0 ? i < hi : i > hi;) {
+            sel[m++] = items[i];
+            if (__builtin_add_overflow(i, st, &i)) break; /* a step past the int64 range ends it */
+        }
         if (base.kind == SV_STRING) {
             char *str = TLC_NEW_ARRAY(S->arena, char, (size_t)m + 1);
             for (int i = 0; i < m; i++) str[i] = sel[i].u.str[0];

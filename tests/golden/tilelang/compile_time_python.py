@@ -45,4 +45,5 @@ def folded(sizes, mode, block_M=64, trans=False):
             A[13] = 1 if mode == "fast" and digits == "8" else 0    # 1
             A[14] = offsets[-2] + offsets[-1] + ints                # 6 + 7 + 1 = 14
             A[15] = len([x for x in range(-9223372036854775807, 9223372036854775807, 4611686018427387904)])   # 4
+            A[16] = len(shape[1::9223372036854775807] + shape[-1::-9223372036854775807])   # 1 + 1 = 2
     return main
