@@ -16,7 +16,7 @@ sv sv_error(void) {
     return v;
 }
 
-static sv sv_scalar(tir_expr *e, tlc_loc loc) {
+sv sv_scalar(tir_expr *e, tlc_loc loc) {
     sv v = sv_error();
     if (!e) return v;
     v.kind = SV_SCALAR;

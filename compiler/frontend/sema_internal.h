@@ -207,6 +207,8 @@ bool sema_bind_args(sema *S, const builtin_spec *b, const ast_expr *call, sema_a
 /* sema_expr.c */
 sv sema_eval(sema *S, const ast_expr *e);
 sv sv_error(void);
+/* A scalar value (an error value when e is NULL). */
+sv sv_scalar(tir_expr *e, tlc_loc loc);
 /* Scalar of v (VAR-scope buffers load); NULL (diagnosed unless v is an error). */
 tir_expr *sema_to_scalar(sema *S, sv v, const ast_expr *at);
 tir_expr *sema_eval_scalar(sema *S, const ast_expr *e);

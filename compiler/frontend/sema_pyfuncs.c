@@ -27,12 +27,21 @@ static bool spend(sema *S, int64_t n, tlc_loc loc) {
     return false;
 }
 
-static sv scalar_value(tir_expr *e, tlc_loc loc) {
+static sv string_value(const char *str, tlc_loc loc) {
     sv v = sv_error();
-    v.kind = SV_SCALAR;
+    v.kind = SV_STRING;
     v.loc = loc;
-    v.u.e = e;
+    v.u.str = str;
     return v;
+}
+
+/* Where a compile-time value is needed and v is not one: names the -D of an
+ * unbound parameter it reads, else says what v is ("MSG, got ...TAIL"). */
+static void not_compile_time(sema *S, sv v, tlc_loc at, const char *msg, const char *tail) {
+    if (v.kind == SV_ERROR || (v.kind == SV_SCALAR && sema_unbound_error(S, v.u.e, at, msg))) return;
+    char desc[128];
+    sema_describe_sv(&v, desc, sizeof desc);
+    tlc_error(S->diag, at, "%s, got %s%s", msg, desc, tail);
 }
 
 /* A compile-time number in `v` (an int, a bool or a float constant):
@@ -52,11 +61,7 @@ static bool const_number(sema *S, sv v, tlc_loc at, const char *fn, double *d, i
     }
     char msg[200];
     snprintf(msg, sizeof msg, "'%s' is Python's, run at compile time: its argument must be a compile-time number", fn);
-    if (v.kind == SV_SCALAR && sema_unbound_error(S, v.u.e, at, msg)) return false;
-    char desc[128];
-    sema_describe_sv(&v, desc, sizeof desc);
-    tlc_error(S->diag, at, "%s, got %s%s", msg, desc,
-              v.kind == SV_SCALAR ? " (inside a kernel, use T.ceil, T.sqrt, T.exp, ...)" : "");
+    not_compile_time(S, v, at, msg, v.kind == SV_SCALAR ? " (inside a kernel, use T.ceil, T.sqrt, T.exp, ...)" : "");
     return false;
 }
 
@@ -82,7 +87,7 @@ static sv float_result(sema *S, double d, const char *fn, tlc_loc loc) {
         tlc_error(S->diag, loc, "'%s' has no finite value here (math domain error)", fn);
         return sv_error();
     }
-    return scalar_value(tir_float(S->arena, d, TIR_F32, loc), loc);
+    return sv_scalar(tir_float(S->arena, d, TIR_F32, loc), loc);
 }
 
 /* The items of a sequence argument: a tuple or a list. */
@@ -95,10 +100,7 @@ static bool seq_items(sema *S, sv v, tlc_loc at, const char *fn, sv **items, int
     }
     char msg[160];
     snprintf(msg, sizeof msg, "'%s' takes a tuple or list known at compile time", fn);
-    if (v.kind == SV_SCALAR && sema_unbound_error(S, v.u.e, at, msg)) return false;
-    char desc[128];
-    sema_describe_sv(&v, desc, sizeof desc);
-    tlc_error(S->diag, at, "%s, got %s", msg, desc);
+    not_compile_time(S, v, at, msg, "");
     return false;
 }
 
@@ -199,7 +201,7 @@ static bool sequence_fn(sema *S, const ast_expr *call, const char *name, sv *out
         }
         if (!acc) return true;
     }
-    *out = scalar_value(acc, loc);
+    *out = sv_scalar(acc, loc);
     return true;
 }
 
@@ -216,11 +218,7 @@ static bool string_items(sema *S, const char *str, tlc_loc loc, sv **items, int 
     for (size_t i = 0; i < m; i++) {
         char *c = TLC_NEW_ARRAY(S->arena, char, 2);
         c[0] = str[i];
-        sv v = sv_error();
-        v.kind = SV_STRING;
-        v.loc = loc;
-        v.u.str = c;
-        (*items)[i] = v;
+        (*items)[i] = string_value(c, loc);
     }
     return true;
 }
@@ -248,7 +246,7 @@ static bool range_items(sema *S, const ast_expr *call, sv **items, int *n) {
     *n = (int)count;
     *items = TLC_NEW_ARRAY(S->arena, sv, (size_t)count + 1);
     for (int64_t i = 0; i < count; i++)
-        (*items)[i] = scalar_value( /* between start and stop: the wrapping arithmetic is exact */
+        (*items)[i] = sv_scalar( /* between start and stop: the wrapping arithmetic is exact */
             tir_int(S->arena, (int64_t)((uint64_t)start + (uint64_t)i * (uint64_t)step), call->loc), call->loc);
     return true;
 }
@@ -287,11 +285,9 @@ static bool iter_items(sema *S, const ast_expr *it, const char *what, sv **items
         *n = v.u.tup.n;
         return true;
     }
-    if (v.kind != SV_ERROR) {
-        char d[128];
-        sema_describe_sv(&v, d, sizeof d);
-        tlc_error(S->diag, it->loc, "%s walks a tuple, list, string or range() known at compile time, got %s", what, d);
-    }
+    char msg[160];
+    snprintf(msg, sizeof msg, "%s walks a tuple, list, string or range() known at compile time", what);
+    not_compile_time(S, v, it->loc, msg, "");
     return false;
 }
 
@@ -356,7 +352,7 @@ bool sema_py_call(sema *S, const ast_expr *call, const char *name, sv *out) {
             else if (!strcmp(t, "str")) yes |= v.kind == SV_STRING;
             else yes |= v.kind == SV_TUPLE; /* tlc keeps tuples and lists alike */
         }
-        *out = scalar_value(tir_int_typed(S->arena, yes, TIR_BOOL, loc), loc);
+        *out = sv_scalar(tir_int_typed(S->arena, yes, TIR_BOOL, loc), loc);
         return true;
     }
     if (!strcmp(name, "range")) { /* as a value (loops take range themselves) */
@@ -384,13 +380,13 @@ bool sema_py_call(sema *S, const ast_expr *call, const char *name, sv *out) {
         if (!positional_only(S, call, name, 1, 1)) return true;
         sv v = sema_eval(S, call->u.call.args[0]);
         if (v.kind == SV_STRING) {
-            *out = scalar_value(tir_int(S->arena, (int64_t)strlen(v.u.str), loc), loc);
+            *out = sv_scalar(tir_int(S->arena, (int64_t)strlen(v.u.str), loc), loc);
             return true;
         }
         sv *items;
         int n;
         if (seq_items(S, v, call->u.call.args[0]->loc, "len", &items, &n))
-            *out = scalar_value(tir_int(S->arena, n, loc), loc);
+            *out = sv_scalar(tir_int(S->arena, n, loc), loc);
         return true;
     }
     if (strncmp(name, "math.", 5) != 0 && strcmp(name, "next_power_of_2") != 0) return false;
@@ -426,7 +422,7 @@ bool sema_py_call(sema *S, const ast_expr *call, const char *name, sv *out) {
             }
             i = (int64_t)r;
         }
-        *out = scalar_value(tir_int(S->arena, i, loc), loc);
+        *out = sv_scalar(tir_int(S->arena, i, loc), loc);
         return true;
     }
     if (!strcmp(fn, "gcd") || !strcmp(fn, "cdiv")) {
@@ -449,7 +445,7 @@ bool sema_py_call(sema *S, const ast_expr *call, const char *name, sv *out) {
             }
             r = num / b - ((num % b != 0) && ((num < 0) != (b < 0)));
         }
-        *out = scalar_value(tir_int(S->arena, r, loc), loc);
+        *out = sv_scalar(tir_int(S->arena, r, loc), loc);
         return true;
     }
     if (!strcmp(fn, "next_power_of_2")) {
@@ -457,7 +453,7 @@ bool sema_py_call(sema *S, const ast_expr *call, const char *name, sv *out) {
         if (!positional_only(S, call, name, 1, 1) || !const_int_arg(S, call->u.call.args[0], name, &x)) return true;
         int64_t r = next_power_of_2(x);
         if (r < 0) tlc_error(S->diag, loc, "'%s' of %lld does not fit in 64 bits", name, (long long)x);
-        else *out = scalar_value(tir_int(S->arena, r, loc), loc);
+        else *out = sv_scalar(tir_int(S->arena, r, loc), loc);
         return true;
     }
     tlc_error(S->diag, call->u.call.func->loc, "'%s' is not one of the Python math functions tlc runs at compile time "
@@ -481,7 +477,7 @@ bool sema_py_method(sema *S, const ast_expr *call, sv *out) {
         bits++;
         a >>= 1;
     }
-    *out = scalar_value(tir_int(S->arena, bits, call->loc), call->loc);
+    *out = sv_scalar(tir_int(S->arena, bits, call->loc), call->loc);
     return true;
 }
 
@@ -491,7 +487,7 @@ bool sema_py_attr(sema *S, const ast_expr *e, const char *name, sv *out) {
     else if (!strcmp(name, "math.e")) d = 2.718281828459045;
     else if (!strcmp(name, "math.inf")) d = INFINITY;
     else return false;
-    *out = scalar_value(tir_float(S->arena, d, TIR_F32, e->loc), e->loc);
+    *out = sv_scalar(tir_float(S->arena, d, TIR_F32, e->loc), e->loc);
     return true;
 }
 
@@ -522,9 +518,7 @@ bool sema_py_binop(sema *S, const ast_expr *e, sv l, sv r, sv *out) {
             char *s = TLC_NEW_ARRAY(S->arena, char, a + b + 1);
             memcpy(s, l.u.str, a);
             memcpy(s + a, r.u.str, b + 1);
-            out->kind = SV_STRING;
-            out->loc = loc;
-            out->u.str = s;
+            *out = string_value(s, loc);
             return true;
         }
         if (l.u.tup.n + r.u.tup.n > MAX_SEQ_ITEMS) {
@@ -561,9 +555,7 @@ bool sema_py_binop(sema *S, const ast_expr *e, sv l, sv r, sv *out) {
             char *s = TLC_NEW_ARRAY(S->arena, char, m * (size_t)k + 1);
             for (int64_t i = 0; i < k; i++) memcpy(s + m * (size_t)i, seq.u.str, m);
             s[m * (size_t)k] = 0;
-            out->kind = SV_STRING;
-            out->loc = loc;
-            out->u.str = s;
+            *out = string_value(s, loc);
             return true;
         }
         sv *items;
@@ -638,9 +630,7 @@ bool sema_py_subscript(sema *S, const ast_expr *e, sv base, sv *out) {
             char *str = TLC_NEW_ARRAY(S->arena, char, (size_t)m + 1);
             for (int i = 0; i < m; i++) str[i] = sel[i].u.str[0];
             str[m] = 0;
-            r.kind = SV_STRING;
-            r.loc = e->loc;
-            r.u.str = str;
+            r = string_value(str, e->loc);
         } else {
             r = make_tuple(sel, m, e->loc);
         }

@@ -570,7 +570,8 @@ void tlc_toplevel_filter(const tlc_source *src, tlc_arena *arena, tlc_diag *diag
     typedef struct stmt_span {
         int first, head, last;
         size_t from, to;
-        bool keep, plain_def; /* plain_def: an undecorated def, a helper if called */
+        bool keep, is_def;  /* is_def: `def` or `async def` (listed when skipped) */
+        bool plain_def;     /* an undecorated def tlc can read: a helper if called */
         tok name;
     } stmt_span;
     stmt_span *st = TLC_NEW_ARRAY(arena, stmt_span, (size_t)ls.n + 1);
@@ -598,6 +599,7 @@ void tlc_toplevel_filter(const tlc_source *src, tlc_arena *arena, tlc_diag *diag
         S->name = is_def ? k1 : next_tok(&c);
         if (k0.k == TK_NAME && tok_is(t, k0, "async") && k1.k == TK_NAME && tok_is(t, k1, "def")) is_def = false;
         bool keep = false, decorated = head > first;
+        S->is_def = is_def || (k0.k == TK_NAME && tok_is(t, k0, "async"));
         S->plain_def = is_def && !decorated && S->name.k == TK_NAME && helper_readable(t, &ls, head, last);
         if (decorated) {
             bool any = false;
@@ -665,11 +667,7 @@ void tlc_toplevel_filter(const tlc_source *src, tlc_arena *arena, tlc_diag *diag
         const stmt_span *S = &st[a];
         if (S->keep) continue;
         const lline *H = &ls.v[S->head];
-        tokcur c = tokens_of(t, H);
-        tok k0 = next_tok(&c);
-        bool is_def = S->plain_def || (k0.k == TK_NAME && tok_is(t, k0, "def")) ||
-                      (k0.k == TK_NAME && tok_is(t, k0, "async"));
-        if (is_def && S->name.k == TK_NAME) {
+        if (S->is_def && S->name.k == TK_NAME) {
             tlc_skipped_def *d = TLC_NEW(arena, tlc_skipped_def);
             d->name = tlc_arena_strndup(arena, t + S->name.off, S->name.len);
             scanner at = { t, n, H->start, H->loc.line, H->start - (size_t)(H->loc.col - 1) };
