@@ -1216,6 +1216,7 @@ tir_kernel *sema_kernel(sema *S, const ast_funcdef *f) {
     S->py_items = 0;
     memset(&S->macros_counted, 0, sizeof S->macros_counted);
     S->blocks_seen = 0;
+    S->lets_reassigned = false;
     sema_map_init(&S->assign_count);
     sema_push_scope(S);
 
@@ -1345,6 +1346,9 @@ tir_module *tlc_sema(const ast_module *m, const tlc_sema_options *opt, tlc_arena
     out->source_name = diag->src && diag->src->name ? diag->src->name : "<input>";
     out->arch = S.opt->arch;
     check_defines_known(&S);
+    sema_push_scope(&S); /* module scope */
+    sema_globals(&S);
+    sema_choose_factory_kernels(&S);
 
     bool found = !S.opt->kernel;
     for (int i = 0; i < m->nfuncs; i++)
@@ -1371,8 +1375,6 @@ tir_module *tlc_sema(const ast_module *m, const tlc_sema_options *opt, tlc_arena
                      "is decorated with @jit, @tilelang.jit or @T.prim_func", m->skipped[0].name);
     }
 
-    sema_push_scope(&S); /* module scope */
-    sema_globals(&S);
     tlc_ptrvec kernels, functions;
     memset(&kernels, 0, sizeof kernels);
     memset(&functions, 0, sizeof functions);

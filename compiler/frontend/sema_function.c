@@ -21,10 +21,12 @@ enum { MAX_FUNCTION_KERNELS = 16 };
 
 const ast_funcdef *sema_kernel_holder(sema *S, const ast_funcdef *f) {
     if (!sema_is_python_style(f)) return f;
-    for (int i = 0; i < f->body.n; i++)
-        if (f->body.stmts[i]->kind == AS_FUNCDEF && !sema_decorated_macro(S, f->body.stmts[i]->u.func))
-            return f->body.stmts[i]->u.func;
-    return f;
+    const ast_funcdef *first = NULL;
+    int n = sema_factory_functions(S, f, &first);
+    if (n > 1 && S->factory_choice && S->module)
+        for (int i = 0; i < S->module->nfuncs; i++)
+            if (S->module->funcs[i] == f && S->factory_choice[i]) return S->factory_choice[i];
+    return first ? first : f;
 }
 
 static int count_blocks(sema *S, const ast_funcdef *h, int *workspaces) {

@@ -133,6 +133,10 @@ typedef struct sema {
     bool in_kernel;           /* inside `with Kernel` */
     bool allow_dynamic;       /* evaluating a @jit default */
     sema_map assign_count;    /* name -> number of assignments in the kernel body */
+    /* A name assigned once in the source was assigned again (a macro
+     * expanded twice in one scope): lets' definitions are no longer
+     * trusted for slice extents in this kernel (tir_var.def). */
+    bool lets_reassigned;
     int depth;                /* expression / block nesting */
     tlc_loc parallel_loc;     /* innermost enclosing Parallel loop (line 0: none) */
     tlc_loc swizzle_loc;      /* the kernel's use_swizzle (line 0: none yet) */
@@ -161,6 +165,14 @@ typedef struct sema {
     int macro_expansions;     /* in this kernel (bounded: two calls per macro, nested, double at each level) */
     int64_t py_items;         /* sequence items compile-time Python made for this kernel (bounded, sema_pyfuncs.c) */
     tlc_ptrvec macros_counted; /* macros whose assignments are in assign_count */
+    /* A factory that defines several @T.prim_func functions returns one,
+     * chosen by compile-time values (`if num_split > 1: return main_split`):
+     * a quiet pass over each such factory (`choosing`) finds it before its
+     * kernels are analysed (sema_choose_factory_kernels), and every pass
+     * then compiles that one (sema_kernel_holder). */
+    const ast_funcdef **factory_choice; /* by index in module->funcs; NULL where not chosen */
+    bool choosing;
+    const ast_funcdef *chosen;
 } sema;
 
 /* A symbolic dim that a tensor parameter's shape must give at launch: a
@@ -357,6 +369,12 @@ bool sema_is_helper(sema *S, const ast_funcdef *f);
  * is called, sema_stmt.c; not a kernel). */
 bool sema_decorated_macro(sema *S, const ast_funcdef *g);
 void sema_python_kernel(sema *S, const ast_funcdef *f);
+/* The @T.prim_func functions a factory defines (its undecorated-by-macro
+ * nested functions): their number, the first in *first. */
+int sema_factory_functions(sema *S, const ast_funcdef *f, const ast_funcdef **first);
+/* For every factory of the module with several such functions, the one it
+ * returns (S->factory_choice); the module scope is set up. */
+void sema_choose_factory_kernels(sema *S);
 /* End of a kernel: every T.const / T.dynamic name and used factory
  * parameter without a default is a dim of some tensor parameter. */
 void sema_check_bound_dims(sema *S);

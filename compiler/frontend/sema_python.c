@@ -100,15 +100,9 @@ static bool is_output(const char *name, const char *const *outputs, int nout) {
     return false;
 }
 
-static void check_return(sema *S, const ast_funcdef *f, const ast_funcdef *g, const ast_stmt *s,
-                         const char *const *outputs, int nout) {
+/* An eager function's return: the outputs it declared. */
+static void check_return(sema *S, const ast_funcdef *f, const ast_stmt *s, const char *const *outputs, int nout) {
     const ast_expr *v = s->u.expr;
-    if (g) {
-        if (!v || v->kind != AE_NAME || strcmp(v->u.name, g->name) != 0)
-            tlc_error(S->diag, v ? v->loc : s->loc, "the factory '%s' returns its kernel: write 'return %s'", f->name,
-                      g->name);
-        return;
-    }
     if (!v) return;
     const ast_expr *const *items = &v;
     int n = 1;
@@ -159,6 +153,127 @@ static void order_params(sema *S, int *key) {
     for (int i = 0; i < bufs->len; i++) ((tir_buffer *)bufs->items[i])->id = i;
 }
 
+int sema_factory_functions(sema *S, const ast_funcdef *f, const ast_funcdef **first) {
+    int n = 0;
+    for (int i = 0; i < f->body.n; i++) {
+        const ast_stmt *s = f->body.stmts[i];
+        if (s->kind != AS_FUNCDEF || sema_decorated_macro(S, s->u.func)) continue;
+        if (n++ == 0 && first) *first = s->u.func;
+    }
+    return n;
+}
+
+/* ---------------- which function a factory returns ---------------- */
+
+/* s is `return ...`, or an `if` with a `return` in a branch */
+static bool holds_return(const ast_stmt *s, int depth) {
+    if (s->kind == AS_RETURN) return true;
+    if (s->kind != AS_IF || depth > 64) return false;
+    for (int i = 0; i < s->u.if_.then.n; i++)
+        if (holds_return(s->u.if_.then.stmts[i], depth + 1)) return true;
+    for (int i = 0; i < s->u.if_.els.n; i++)
+        if (holds_return(s->u.if_.els.stmts[i], depth + 1)) return true;
+    return false;
+}
+
+/* A condition that picks the function a factory returns: true or false
+ * at compile time (*ok false, reported, otherwise). */
+static bool choice_condition(sema *S, const ast_expr *cond, bool *ok) {
+    const char *msg = "which function the factory returns must be known at compile time";
+    tir_expr *c = sema_eval_scalar(S, cond);
+    if (c) c = sema_to_bool(S, c, cond, "the condition");
+    *ok = c && c->kind == TE_INT;
+    if (c && !*ok && !sema_unbound_error(S, c, cond->loc, msg)) tlc_error(S->diag, cond->loc, "%s", msg);
+    return *ok && c->u.ival != 0;
+}
+
+/* The factory's function that `return v` returns; NULL when reported. */
+static const ast_funcdef *returned_value(sema *S, const ast_funcdef *f, const ast_expr *v, tlc_loc at, int depth) {
+    const ast_funcdef *first = NULL;
+    int n = sema_factory_functions(S, f, &first);
+    if (v && v->kind == AE_IFEXP && depth < 64) {
+        bool ok, taken = choice_condition(S, v->u.ifexp.cond, &ok);
+        return ok ? returned_value(S, f, taken ? v->u.ifexp.then : v->u.ifexp.els, at, depth + 1) : NULL;
+    }
+    if (v && v->kind == AE_NAME)
+        for (int i = 0; i < f->body.n; i++) {
+            const ast_stmt *s = f->body.stmts[i];
+            if (s->kind == AS_FUNCDEF && !sema_decorated_macro(S, s->u.func) && !strcmp(s->u.func->name, v->u.name))
+                return s->u.func;
+        }
+    if (n == 1) {
+        tlc_error(S->diag, v ? v->loc : at, "the factory '%s' returns its kernel: write 'return %s'", f->name,
+                  first->name);
+        return NULL;
+    }
+    char names[160];
+    size_t len = 0;
+    names[0] = 0;
+    for (int i = 0; i < f->body.n && len < sizeof names; i++) {
+        const ast_stmt *s = f->body.stmts[i];
+        if (s->kind != AS_FUNCDEF || sema_decorated_macro(S, s->u.func)) continue;
+        int w = snprintf(names + len, sizeof names - len, "%s'%s'", len ? ", " : "", s->u.func->name);
+        len = w < 0 ? sizeof names : len + (size_t)w;
+    }
+    if (v && v->kind == AE_NAME)
+        tlc_error(S->diag, v->loc, "'%s' is not one of the @T.prim_func functions of the factory '%s' (%s)", v->u.name,
+                  f->name, names);
+    else
+        tlc_error(S->diag, v ? v->loc : at, "the factory '%s' returns one of its @T.prim_func functions (%s) by name",
+                  f->name, names);
+    return NULL;
+}
+
+/* Runs s (a return, or an if holding one) at compile time: the function
+ * it returns, with *ended set, or NULL and *ended false when s ends
+ * without returning (a branch without a return). Statements before a
+ * return in a branch run too. */
+static const ast_funcdef *returned_function(sema *S, const ast_funcdef *f, const ast_stmt *s, bool *ended, int depth) {
+    *ended = false;
+    if (s->kind == AS_RETURN) {
+        *ended = true;
+        return returned_value(S, f, s->u.expr, s->loc, 0);
+    }
+    bool ok, taken = choice_condition(S, s->u.if_.cond, &ok);
+    if (!ok) {
+        *ended = true;
+        return NULL;
+    }
+    const ast_block *b = taken ? &s->u.if_.then : &s->u.if_.els;
+    for (int i = 0; i < b->n && !tlc_diag_too_many(S->diag); i++) {
+        const ast_stmt *t = b->stmts[i];
+        if (depth < 64 && holds_return(t, 0)) {
+            const ast_funcdef *r = returned_function(S, f, t, ended, depth + 1);
+            if (*ended) return r;
+        } else {
+            sema_stmt(S, t);
+        }
+    }
+    return NULL;
+}
+
+void sema_choose_factory_kernels(sema *S) {
+    const ast_module *m = S->module;
+    for (int i = 0; i < m->nfuncs && !tlc_diag_too_many(S->diag); i++) {
+        const ast_funcdef *f = m->funcs[i];
+        if (sema_decorated_macro(S, f) || sema_is_helper(S, f) || !sema_is_python_style(f)) continue;
+        if (sema_factory_functions(S, f, NULL) < 2) continue;
+        if (!S->factory_choice) S->factory_choice = TLC_NEW_ARRAY(S->arena, const ast_funcdef *, (size_t)m->nfuncs);
+        /* the pass that compiles the factory reports what goes wrong here */
+        tlc_diag *loud = S->diag, quiet;
+        tlc_diag_init(&quiet, loud->src);
+        quiet.show_source = false;
+        S->diag = &quiet;
+        S->choosing = true;
+        S->chosen = NULL;
+        sema_kernel(S, f);
+        S->choosing = false;
+        S->diag = loud;
+        tlc_diag_free(&quiet);
+        S->factory_choice[i] = S->chosen;
+    }
+}
+
 void sema_python_kernel(sema *S, const ast_funcdef *f) {
     tir_kernel *k = S->k;
     const ast_funcdef *g = sema_kernel_holder(S, f); /* a factory's kernel, or NULL */
@@ -204,16 +319,16 @@ void sema_python_kernel(sema *S, const ast_funcdef *f) {
         if (tlc_diag_too_many(S->diag)) break;
         if (is_docstring(s) || s->kind == AS_PASS) continue;
         if (returned) {
-            tlc_error(S->diag, s->loc, "statements after 'return' are not supported");
+            /* after the factory's return was decided, its alternatives are
+             * not run (`if c: return a` then `return b`) */
+            if (!(g && holds_return(s, 0))) tlc_error(S->diag, s->loc, "statements after 'return' are not supported");
             continue;
         }
         if (s->kind == AS_FUNCDEF) {
             if (sema_decorated_macro(S, s->u.func)) {
                 tlc_ptrvec_push(&S->macros, (void *)s->u.func);
-            } else if (s->u.func != g) {
-                tlc_error(S->diag, s->loc, "a factory returns one kernel; '%s' is a second function in '%s'",
-                          s->u.func->name, f->name);
-                tlc_note(S->diag, g->loc, "the kernel '%s' is here", g->name);
+            } else if (S->choosing || s->u.func != g) {
+                /* another of the factory's functions: compiled where returned */
             } else {
                 factory_kernel(S, g);
                 done = true;
@@ -229,8 +344,21 @@ void sema_python_kernel(sema *S, const ast_funcdef *f) {
             done = true;
             continue;
         }
+        if (g && holds_return(s, 0)) {
+            bool ended;
+            const ast_funcdef *r = returned_function(S, f, s, &ended, 0);
+            if (S->choosing && ended) {
+                S->chosen = r;
+                break;
+            }
+            if (ended && r && r != g)
+                tlc_error(S->diag, s->loc, "which function the factory '%s' returns could not be decided before "
+                          "its kernels were read", f->name);
+            returned = ended;
+            continue;
+        }
         if (s->kind == AS_RETURN) {
-            check_return(S, f, g, s, outputs, nout);
+            check_return(S, f, s, outputs, nout);
             returned = true;
             continue;
         }

@@ -244,6 +244,7 @@ static void cannot_assign(sema *S, const sym *s, const ast_expr *target) {
 }
 
 static void let_stmt(sema *S, tir_stmt_kind kind, tir_var *v, tir_expr *value, tlc_loc loc) {
+    if (kind == TS_ASSIGN && v->assigned_once) S->lets_reassigned = true;
     tir_stmt *st = tir_new_stmt(S->arena, kind, loc);
     st->u.let.var = v;
     st->u.let.value = tir_cast(S->arena, value, v->dtype, loc);
@@ -288,9 +289,28 @@ static void declare_value(sema *S, const char *name, tlc_loc loc, tir_expr *e) {
     ns->origin = CONST_LOCAL;
 }
 
+/* e reads no memory and only variables that never change once set: its
+ * value is the same wherever the names it reads are visible. */
+static bool unchanging_value(const tir_expr *e, int depth) {
+    if (!e || depth > 64) return false;
+    switch (e->kind) {
+    case TE_INT: case TE_FLOAT: return true;
+    case TE_VAR: return e->u.var->kind != TV_LET || e->u.var->assigned_once;
+    case TE_BINARY: return unchanging_value(e->u.bin.a, depth + 1) && unchanging_value(e->u.bin.b, depth + 1);
+    case TE_UNARY: return unchanging_value(e->u.un.a, depth + 1);
+    case TE_CAST: return unchanging_value(e->u.cast.a, depth + 1);
+    case TE_SELECT:
+        return unchanging_value(e->u.sel.cond, depth + 1) && unchanging_value(e->u.sel.a, depth + 1) &&
+               unchanging_value(e->u.sel.b, depth + 1);
+    default: return false;
+    }
+}
+
 /* name (declared at decl) is a new local holding e, computed here (loc) */
 static void declare_let(sema *S, const char *name, tlc_loc decl, tir_expr *e, tlc_loc loc) {
     tir_var *var = sema_new_var(S, name, TV_LET, e->dtype, decl);
+    var->assigned_once = assignments_of(S, name) <= 1;
+    if (var->assigned_once && unchanging_value(e, 0)) var->def = e;
     let_stmt(S, TS_LET, var, e, loc);
     sym *ns = sema_declare(S, name, SYM_VAR, decl);
     ns->var = var;

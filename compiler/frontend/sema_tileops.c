@@ -82,7 +82,7 @@ static bool region_of(sema *S, const ast_expr *e, pregion *out, const char *op, 
         if (!lo || !hi) { ok = false; continue; }
         r->start[i] = lo;
         int64_t ext;
-        if (tir_const_difference(hi, lo, &ext)) {
+        if (tir_const_difference(hi, lo, !S->lets_reassigned, &ext)) {
             if (ext <= 0) {
                 tlc_error(S->diag, ie->loc, "empty slice of '%s' (extent %lld)", b->name, (long long)ext);
                 ok = false;

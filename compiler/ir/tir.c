@@ -543,16 +543,20 @@ bool tir_expr_equal(const tir_expr *x, const tir_expr *y) {
 
 /* ---- linear forms: sum(coef * term) + constant, for slice extents ---- */
 
-enum { LIN_MAX_TERMS = 16, LIN_MAX_DEPTH = 64 };
+/* LIN_MAX_VISITS bounds the work: locals' definitions are expanded where
+ * used, so a chain of them could otherwise grow exponentially. */
+enum { LIN_MAX_TERMS = 16, LIN_MAX_DEPTH = 64, LIN_MAX_VISITS = 4096 };
 typedef struct lin_form {
     const tir_expr *term[LIN_MAX_TERMS];
     int64_t coef[LIN_MAX_TERMS];
     int n;
+    int visits;
+    bool see_lets;
     int64_t c;
 } lin_form;
 
 static bool lin_add(lin_form *f, const tir_expr *e, int64_t scale, int depth) {
-    if (depth > LIN_MAX_DEPTH) return false;
+    if (depth > LIN_MAX_DEPTH || ++f->visits > LIN_MAX_VISITS) return false;
     if (e->kind == TE_INT) {
         int64_t p;
         return !__builtin_mul_overflow(e->u.ival, scale, &p) && !__builtin_add_overflow(f->c, p, &f->c);
@@ -575,6 +579,7 @@ static bool lin_add(lin_form *f, const tir_expr *e, int64_t scale, int depth) {
     }
     if (e->kind == TE_UNARY && e->u.un.op == TU_NEG && !tir_dtype_is_float(e->dtype))
         return scale != INT64_MIN && lin_add(f, e->u.un.a, -scale, depth + 1);
+    if (e->kind == TE_VAR && e->u.var->def && f->see_lets) return lin_add(f, e->u.var->def, scale, depth + 1);
     for (int i = 0; i < f->n; i++)
         if (tir_expr_equal(f->term[i], e)) return !__builtin_add_overflow(f->coef[i], scale, &f->coef[i]);
     if (f->n == LIN_MAX_TERMS) return false;
@@ -583,14 +588,21 @@ static bool lin_add(lin_form *f, const tir_expr *e, int64_t scale, int depth) {
     return true;
 }
 
-bool tir_const_difference(const tir_expr *hi, const tir_expr *lo, int64_t *out) {
+static bool const_difference(const tir_expr *hi, const tir_expr *lo, bool see_lets, int64_t *out) {
     lin_form f;
     memset(&f, 0, sizeof f);
+    f.see_lets = see_lets;
     if (!lin_add(&f, hi, 1, 0) || !lin_add(&f, lo, -1, 0)) return false;
     for (int i = 0; i < f.n; i++)
         if (f.coef[i] != 0) return false;
     *out = f.c;
     return true;
+}
+
+bool tir_const_difference(const tir_expr *hi, const tir_expr *lo, bool see_lets, int64_t *out) {
+    /* as written first: seeing through lets only adds terms, which may
+     * exceed the form's bounds */
+    return const_difference(hi, lo, false, out) || (see_lets && const_difference(hi, lo, true, out));
 }
 
 /* ---------------- statements ---------------- */

@@ -40,6 +40,14 @@ typedef struct tir_var {
     int id;            /* unique within the kernel, dense from 0 */
     int axis;          /* TV_BLOCK_IDX: 0,1,2; TV_SCALAR_PARAM: parameter index */
     bool dynamic;      /* TV_SYM_DIM declared with dynamic("name") */
+    /* TV_LET: the kernel's source assigns it once (sema). */
+    bool assigned_once;
+    /* TV_LET assigned once whose value reads no memory and only variables
+     * that never change once set (loop, block index, symbolic dim, scalar
+     * parameter, lets assigned once): that value, which the variable holds
+     * wherever it is visible. tir_const_difference may see through it
+     * (kv_end - kv_start). */
+    const struct tir_expr *def;
     tlc_loc loc;
 } tir_var;
 
@@ -187,8 +195,9 @@ bool tir_expr_const_int(const tir_expr *e, int64_t *out); /* true if e is TE_INT
  * or -1 when it holds anything else. */
 int tir_grid_expr_nodes(const tir_expr *e);
 /* True when hi - lo is a known constant (both linear in the same terms,
- * e.g. (bx + 1) * 64 - bx * 64 == 64); used for slice extents. */
-bool tir_const_difference(const tir_expr *hi, const tir_expr *lo, int64_t *out);
+ * e.g. (bx + 1) * 64 - bx * 64 == 64); used for slice extents. With
+ * see_lets, a variable with a `def` stands for it. */
+bool tir_const_difference(const tir_expr *hi, const tir_expr *lo, bool see_lets, int64_t *out);
 bool tir_expr_equal(const tir_expr *x, const tir_expr *y); /* structural */
 /* Common result type of a binary arithmetic op (Python-ish promotion:
  * int op int -> wider int; float op anything -> the float; f16 op f32 -> f32). */

@@ -207,6 +207,27 @@ class AttentionPortsTest(unittest.TestCase):
                 np.testing.assert_allclose(f64(o), ref, rtol=1e-2, atol=1e-2)
 
 
+class MlaDecodePortTest(unittest.TestCase):
+    def test_mla_decode_split_and_whole(self):
+        # the factory returns its split kernel and combine (through fp16 workspaces) for num_split > 1,
+        # its one-kernel function otherwise; both against MLA in float64
+        b, h, s, dim, pe = 2, 64, 256, 64, 32
+        q, q_pe = randn(b, h, dim), randn(b, h, pe)
+        kv, k_pe = randn(b, s, 1, dim), randn(b, s, 1, pe)
+        scores = np.einsum("bhd,bsd->bhs", f64(q), f64(kv[:, :, 0])) + np.einsum("bhd,bsd->bhs", f64(q_pe),
+                                                                                f64(k_pe[:, :, 0]))
+        scores /= np.sqrt(dim + pe)
+        e = np.exp(scores - scores.max(axis=-1, keepdims=True))
+        ref = np.einsum("bhs,bsd->bhd", e / e.sum(axis=-1, keepdims=True), f64(kv[:, :, 0]))
+        for num_split in (1, 2):
+            with self.subTest(num_split=num_split):
+                o = empty(b, h, dim)
+                tlc.interpret(port("example_mla_decode.py"), {"Q": q, "Q_pe": q_pe, "KV": kv, "K_pe": k_pe, "Output": o},
+                              defines={"heads": h, "kv_head_num": 1, "dim": dim, "pe_dim": pe, "block_N": 32, "block_H": 64,
+                                       "num_split": num_split, "softmax_scale": (dim + pe) ** -0.5})
+                np.testing.assert_allclose(f64(o), ref, rtol=1e-2, atol=1e-2)
+
+
 class LinearAttentionPortsTest(unittest.TestCase):
     B, S, H, D = 1, 128, 2, 64
 

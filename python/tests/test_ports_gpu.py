@@ -91,6 +91,24 @@ class PortsOnGpuTest(unittest.TestCase):
                 ref = attention(q, kk, v, True, sinks=sinks.double()[None, :, None, None], window=window)
                 self.close(o, ref)
 
+    def test_mla_decode(self):
+        # the factory returns its split kernel and combine (fp16 workspaces the runtime allocates) for
+        # num_split > 1, its one-kernel function otherwise; each against MLA in float64
+        b, h, s, dim, pe = 4, 128, 1024, 512, 64
+        q, q_pe = randn(b, h, dim), randn(b, h, pe)
+        kv, k_pe = randn(b, s, 1, dim), randn(b, s, 1, pe)
+        scores = torch.einsum("bhd,bsd->bhs", q.double(), kv[:, :, 0].double()) + \
+            torch.einsum("bhd,bsd->bhs", q_pe.double(), k_pe[:, :, 0].double())
+        ref = torch.softmax(scores / (dim + pe) ** 0.5, dim=-1) @ kv[:, :, 0].double()
+        for num_split in (1, 4):
+            with self.subTest(num_split=num_split):
+                k = tlc.compile(port("example_mla_decode.py"),
+                                defines={"heads": h, "kv_head_num": 1, "dim": dim, "pe_dim": pe, "block_N": 64,
+                                         "block_H": 64, "num_split": num_split, "softmax_scale": (dim + pe) ** -0.5})
+                o = torch.full((b, h, dim), float("nan"), dtype=torch.float16, device="cuda")
+                k(q, q_pe, kv, k_pe, o)
+                self.close(o, ref)
+
     def test_blocksparse_gemm(self):
         n, bm, bk = 1024, 128, 32
         k = tlc.compile(port("example_blocksparse_gemm.py"),

@@ -178,14 +178,32 @@ static void test_const_difference(void **state) {
     tir_expr *hi = tir_binary(a, TB_MUL, tir_binary(a, TB_ADD, B, tir_int(a, 1, L), L), tir_int(a, 64, L), L);
     tir_expr *lo = tir_binary(a, TB_MUL, tir_var_ref(a, &bx, L), tir_int(a, 64, L), L);
     int64_t d = 0;
-    assert_true(tir_const_difference(hi, lo, &d));
+    assert_true(tir_const_difference(hi, lo, false, &d));
     assert_int_equal(d, 64);
     /* bx * 64 + k*32 + 32 - (bx*64 + k*32) */
     tir_expr *base = tir_binary(a, TB_ADD, lo, tir_binary(a, TB_MUL, tir_var_ref(a, &k, L), tir_int(a, 32, L), L), L);
-    assert_true(tir_const_difference(tir_binary(a, TB_ADD, base, tir_int(a, 32, L), L), base, &d));
+    assert_true(tir_const_difference(tir_binary(a, TB_ADD, base, tir_int(a, 32, L), L), base, false, &d));
     assert_int_equal(d, 32);
     /* bx vs k: not constant */
-    assert_false(tir_const_difference(tir_var_ref(a, &bx, L), tir_var_ref(a, &k, L), &d));
+    assert_false(tir_const_difference(tir_var_ref(a, &bx, L), tir_var_ref(a, &k, L), false, &d));
+    /* lets with a definition: end - start == 64 only when they are seen through */
+    tir_var start = {.name = "start", .kind = TV_LET, .dtype = TIR_I32, .assigned_once = true, .def = base};
+    tir_var end = {.name = "end", .kind = TV_LET, .dtype = TIR_I32, .assigned_once = true,
+                   .def = tir_binary(a, TB_ADD, tir_var_ref(a, &start, L), tir_int(a, 64, L), L)};
+    assert_false(tir_const_difference(tir_var_ref(a, &end, L), tir_var_ref(a, &start, L), false, &d));
+    assert_true(tir_const_difference(tir_var_ref(a, &end, L), tir_var_ref(a, &start, L), true, &d));
+    assert_int_equal(d, 64);
+    assert_true(tir_const_difference(tir_var_ref(a, &end, L), base, true, &d));
+    assert_int_equal(d, 64);
+    /* a chain of lets each twice the last: the expansion is bounded, not exponential */
+    tir_var chain[40];
+    tir_expr *prev = tir_var_ref(a, &k, L);
+    for (int i = 0; i < 40; i++) {
+        chain[i] = (tir_var){.name = "c", .kind = TV_LET, .dtype = TIR_I32, .assigned_once = true,
+                             .def = tir_binary(a, TB_ADD, prev, prev, L)};
+        prev = tir_var_ref(a, &chain[i], L);
+    }
+    assert_false(tir_const_difference(prev, tir_var_ref(a, &k, L), true, &d));
     /* structural equality */
     assert_true(tir_expr_equal(lo, tir_binary(a, TB_MUL, tir_var_ref(a, &bx, L), tir_int(a, 64, L), L)));
     assert_false(tir_expr_equal(lo, hi));

@@ -1,7 +1,8 @@
 # RUN: --emit=summary
 # The diagnostics of a TileLang factory: parameters without a default that
 # a constant needs, or that no tensor has as a dimension; the return value;
-# a second kernel; a tensor among the factory's parameters.
+# a name that is none of its @T.prim_func functions; a tensor among the
+# factory's parameters.
 import tilelang
 import tilelang.language as T
 
