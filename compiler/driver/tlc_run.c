@@ -225,6 +225,40 @@ static named_dim *find_dim(named_dim *dims, int n, const char *name) {
     return NULL;
 }
 
+/* e with the dims known so far put in, folded to a constant (NULL: some
+ * dim is not known, or e is not an expression of sizes). */
+static tir_expr *dims_folded(tlc_arena *a, const tir_expr *e, named_dim *dims, int n, int depth) {
+    if (depth > 64) return NULL;
+    if (e->kind == TE_INT) return (tir_expr *)e;
+    if (e->kind == TE_VAR && e->u.var->kind == TV_SYM_DIM) {
+        named_dim *d = find_dim(dims, n, e->u.var->name);
+        return d ? tir_int(a, d->value, e->loc) : NULL;
+    }
+    if (e->kind != TE_BINARY) return NULL;
+    tir_expr *x = dims_folded(a, e->u.bin.a, dims, n, depth + 1);
+    tir_expr *y = x ? dims_folded(a, e->u.bin.b, dims, n, depth + 1) : NULL;
+    tir_fold_status st;
+    tir_expr *r = y ? tir_binary_fold(a, e->u.bin.op, x, y, e->loc, &st) : NULL;
+    return r && r->kind == TE_INT ? r : NULL;
+}
+
+/* A dimension the kernel gives as an expression of sizes (docs/language.md
+ * 5.2: a symbolic dim its launch checks equals the expression): the
+ * expression's value from the dims known so far. */
+static bool derived_dim(tlc_arena *a, const tir_kernel *k, const tir_var *v, named_dim *dims, int n, int64_t *out) {
+    for (int i = 0; i < k->nchecks; i++) {
+        const tir_expr *c = k->checks[i].cond;
+        if (c->kind != TE_BINARY || c->u.bin.op != TB_EQ || c->u.bin.a->kind != TE_VAR || c->u.bin.a->u.var != v)
+            continue;
+        tir_expr *r = dims_folded(a, c->u.bin.b, dims, n, 0);
+        if (r && r->u.ival >= 0) {
+            *out = r->u.ival;
+            return true;
+        }
+    }
+    return false;
+}
+
 static const char *lookup(const kv *items, int n, const char *name) {
     for (int i = 0; i < n; i++)
         if (!strcmp(items[i].name, name)) return items[i].value;
@@ -393,6 +427,8 @@ static int run(const run_opts *o) {
                     if (want < 0 && sym && nd < 2 * MAX_ITEMS) dims[nd++] = (named_dim){sym, np->shape[d], t->input};
                     t->shape[d] = np->shape[d];
                 } else {
+                    if (want < 0 && sym && nd < 2 * MAX_ITEMS && derived_dim(&c.arena, t->kernel, e->u.var, dims, nd, &want))
+                        dims[nd++] = (named_dim){sym, want, "its expression"};
                     if (want < 0) {
                         fprintf(stderr, "tlc run: error: tensor '%s' dim %d: symbolic dim '%s' has no value "
                                         "(give --dim %s=N or an --input that has it)\n",

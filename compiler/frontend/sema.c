@@ -750,21 +750,48 @@ sv sema_const_dims(sema *S, const ast_expr *call, const char *names, bool dynami
     return t;
 }
 
-/* A tensor dimension given by a value (a tuple's item). */
-static tir_expr *tensor_dim_value(sema *S, sv v, const ast_expr *at) {
-    tir_expr *x = sema_to_scalar(S, v, at);
-    if (!x) return NULL;
+/* An integer expression of sizes alone (constants and symbolic dims with
+ * + - * // % min max, as T.ceildiv(N, 128) is), small enough for a launch
+ * check: a tensor dimension may be one (sema_tensor_param). */
+static bool size_expr(const tir_expr *e, int *nodes) {
+    if (!e || ++*nodes > TLRT_MAX_EXPR - 2 || e->dtype == TIR_BOOL || tir_dtype_is_float(e->dtype)) return false;
+    switch (e->kind) {
+    case TE_INT: return true;
+    case TE_VAR: return e->u.var->kind == TV_SYM_DIM;
+    case TE_BINARY:
+        switch (e->u.bin.op) {
+        case TB_ADD: case TB_SUB: case TB_MUL: case TB_FLOORDIV: case TB_FLOORMOD: case TB_MIN: case TB_MAX:
+            return size_expr(e->u.bin.a, nodes) && size_expr(e->u.bin.b, nodes);
+        default: return false;
+        }
+    default: return false;
+    }
+}
+
+/* What a tensor dimension may be: a positive constant, a symbolic dim, or
+ * an expression of sizes; NULL, reported, otherwise. */
+static tir_expr *dim_value(sema *S, tir_expr *x, tlc_loc at) {
     if (x->kind == TE_INT && x->dtype != TIR_BOOL) {
         if (x->u.ival <= 0) {
-            tlc_error(S->diag, at->loc, "tensor dimension must be positive, got %lld", (long long)x->u.ival);
+            tlc_error(S->diag, at, "tensor dimension must be positive, got %lld", (long long)x->u.ival);
             return NULL;
         }
         return x;
     }
-    if (x->kind == TE_VAR && x->u.var->kind == TV_SYM_DIM) return tir_var_ref(S->arena, x->u.var, at->loc);
-    if (!sema_unbound_error(S, x, at->loc, "tensor dimension must be a constant integer or a name"))
-        tlc_error(S->diag, at->loc, "tensor dimension must be a constant integer or a name");
+    int nodes = 0;
+    if (size_expr(x, &nodes)) return x;
+    const char *msg = "tensor dimension must be a constant integer, a name or an expression of sizes (+ - * // % "
+                      "min max, T.ceildiv)";
+    if (!sema_unbound_error(S, x, at, msg)) tlc_error(S->diag, at, "%s", msg);
     return NULL;
+}
+
+/* A tensor dimension given by a value (a tuple's item). */
+static tir_expr *tensor_dim_value(sema *S, sv v, const ast_expr *at) {
+    tir_expr *x = sema_to_scalar(S, v, at);
+    if (!x) return NULL;
+    if (x->kind == TE_VAR && x->u.var->kind == TV_SYM_DIM) return tir_var_ref(S->arena, x->u.var, at->loc);
+    return dim_value(S, x, at->loc);
 }
 
 /* One tensor dimension: a constant, a compile-time param, or a name that
@@ -810,17 +837,37 @@ static tir_expr *tensor_dim(sema *S, const ast_expr *e) {
     }
     tir_expr *x = sema_eval_scalar(S, e);
     if (!x) return NULL;
-    if (x->kind == TE_INT && x->dtype != TIR_BOOL) {
-        if (x->u.ival <= 0) {
-            tlc_error(S->diag, e->loc, "tensor dimension must be positive, got %lld", (long long)x->u.ival);
+    if (x->kind == TE_VAR && x->u.var->kind == TV_SYM_DIM) return x;
+    return dim_value(S, x, e->loc);
+}
+
+/* A dimension given as an expression of sizes (T.ceildiv(N, 128)) is a
+ * symbolic dim of its own, NAME_dimD, bound at launch from the tensor's
+ * shape like any other; a launch check says it equals the expression. */
+static tir_expr *derived_dim(sema *S, const char *name, int d, tir_expr *x, tlc_loc at) {
+    if (S->checks.len >= TLRT_MAX_CHECKS) {
+        tlc_error(S->diag, at, "more than %d launch checks in this kernel (asserts on sizes and tensor dimensions "
+                  "given as expressions): give this dimension as a name or a constant", TLRT_MAX_CHECKS);
+        return NULL;
+    }
+    char buf[TLRT_MAX_NAME];
+    if ((size_t)snprintf(buf, sizeof buf, "%s_dim%d", name, d) >= sizeof buf) {
+        tlc_error(S->diag, at, "the name of tensor '%s' is too long for the dimension it gives as an expression",
+                  name);
+        return NULL;
+    }
+    for (int i = 0; i < S->sym_dims.len; i++)
+        if (!strcmp(((tir_var *)S->sym_dims.items[i])->name, buf)) {
+            tlc_error(S->diag, at, "dimension %d of '%s' is an expression, whose size is named '%s', but '%s' is "
+                      "already a dimension's name", d, name, buf, buf);
             return NULL;
         }
-        return x;
-    }
-    if (x->kind == TE_VAR && x->u.var->kind == TV_SYM_DIM) return x;
-    if (!sema_unbound_error(S, x, e->loc, "tensor dimension must be a constant integer or a name"))
-        tlc_error(S->diag, e->loc, "tensor dimension must be a constant integer or a name");
-    return NULL;
+    tir_var *v = sema_new_sym_dim(S, tlc_arena_strdup(S->arena, buf), false, at);
+    struct tir_launch_check *lc = TLC_NEW(S->arena, struct tir_launch_check);
+    lc->cond = tir_binary(S->arena, TB_EQ, tir_var_ref(S->arena, v, at), x, at);
+    lc->loc = at;
+    tlc_ptrvec_push(&S->checks, lc);
+    return tir_var_ref(S->arena, v, at);
 }
 
 /* Tensor[(d0, d1), dtype], Tensor((d0, d1), dtype), T.Buffer(...). Returns
@@ -899,6 +946,8 @@ tir_param *sema_tensor_param(sema *S, const char *name, tlc_loc loc, const ast_e
     for (int d = 0; d < n; d++) {
         const ast_expr *at = values ? shape : items[d];
         dims[d] = values ? tensor_dim_value(S, values[d], shape) : tensor_dim(S, items[d]);
+        if (dims[d] && dims[d]->kind != TE_INT && dims[d]->kind != TE_VAR)
+            dims[d] = derived_dim(S, name, d, dims[d], at->loc);
         int64_t c;
         if (!dims[d]) ok = false;
         else if (tir_expr_const_int(dims[d], &c) && __builtin_mul_overflow(total, c, &total)) {

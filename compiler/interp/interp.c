@@ -321,6 +321,24 @@ static void bind_dims(tlc_interp *it) {
     }
 }
 
+/* The kernel's launch checks (asserts on sizes and scalars, tensor
+ * dimensions given as expressions), as the runtime makes them. */
+static void check_launch(tlc_interp *it) {
+    const tir_kernel *k = it->k;
+    for (int i = 0; i < k->nchecks; i++) {
+        if (tlc_interp_eval_i(it, k->checks[i].cond)) continue;
+        char sizes[256] = "";
+        size_t len = 0;
+        for (int d = 0; d < k->nsym && len < sizeof sizes; d++) {
+            int w = snprintf(sizes + len, sizeof sizes - len, "%s%s=%lld", d ? ", " : "", k->sym_dims[d]->name,
+                             (long long)it->symval[d]);
+            len = w < 0 ? sizeof sizes : len + (size_t)w;
+        }
+        tlc_interp_fail(it, k->checks[i].loc, "this launch fails the check here (an assert on sizes, or a tensor "
+                        "dimension given as an expression), with %s", sizes[0] ? sizes : "no sizes");
+    }
+}
+
 /* Copies the host tensors into the interpreter's widened storage. */
 static void load_globals(tlc_interp *it) {
     const tir_kernel *k = it->k;
@@ -365,6 +383,7 @@ static bool run_body(tlc_interp *it) {
             tlc_interp_fail(it, k->params[pi].loc, "tensor parameter '%s' is not bound", k->params[pi].name);
     bind_dims(it);
     load_globals(it);
+    check_launch(it);
     for (int i = 0; i < k->nbuffers; i++) {
         const tir_buffer *b = k->buffers[i];
         if (b->is_workspace) alloc_buffer(it, b, b->loc);

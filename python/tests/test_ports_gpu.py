@@ -111,13 +111,20 @@ class PortsOnGpuTest(unittest.TestCase):
 
     def test_blocksparse_gemm(self):
         n, bm, bk = 1024, 128, 32
-        k = tlc.compile(port("example_blocksparse_gemm.py"),
-                        defines={"M": n, "N": n, "K": n, "block_M": bm, "block_N": bm, "block_K": bk, "num_stages": 2,
-                                 "thread_num": 128, "enable_rasteration": True})
         a, bb = randn(n, n), randn(n, n)
         mask = torch.rand(n // bm, n // bm, n // bk, device="cuda") > 0.5
+        tiles = {"block_M": bm, "block_N": bm, "block_K": bk, "num_stages": 2, "thread_num": 128,
+                 "enable_rasteration": True}
+        # with M, N, K symbolic the mask's shape (M // block_M, ...) is three derived dims, checked at launch
+        derived = tlc.compile(port("example_blocksparse_gemm.py"), defines=tiles)
+        with self.assertRaisesRegex(tlc.TlcError, "fails the assert"):
+            derived(a, bb, mask[:, :, :-1].contiguous(), torch.empty_like(a))
         c = torch.full((n, n), float("nan"), dtype=torch.float16, device="cuda")
-        k(a, bb, mask, c)
+        derived(a, bb, mask, c)
+        k = tlc.compile(port("example_blocksparse_gemm.py"), defines={"M": n, "N": n, "K": n, **tiles})
+        c2 = torch.full((n, n), float("nan"), dtype=torch.float16, device="cuda")
+        k(a, bb, mask, c2)
+        self.assertTrue(torch.equal(c, c2))
         # block (i, j) sums A's (i, kk) times B's (kk, j) over the k blocks kk its mask keeps
         ref = torch.empty(n, n, dtype=torch.float64, device="cuda")
         for i in range(n // bm):
