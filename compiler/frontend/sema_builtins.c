@@ -20,6 +20,8 @@ static const builtin_spec builtins[] = {
     {"atomic_add", B_ATOMIC_ADD, BK_STMT, P("dst", "value", "return_prev"), 3, 2, 0, 0},
     {"use_swizzle", B_USE_SWIZZLE, BK_STMT, P("panel_size", "order"), 2, 1, 0, 0},
     {"annotate_layout", B_ANNOTATE_LAYOUT, BK_STMT, P("layout_map"), 1, 1, 0, 0},
+    {"disable_warp_group_reg_alloc", B_KEEP_REGS, BK_STMT, P(NULL), 0, 0, 0, 0},
+    {"no_set_max_nreg", B_KEEP_REGS, BK_STMT, P(NULL), 0, 0, 0, 0},
     {"pdl_sync", B_PDL_SYNC, BK_STMT, P(NULL), 0, 0, 0, 0},
     {"pdl_trigger", B_PDL_TRIGGER, BK_STMT, P(NULL), 0, 0, 0, 0},
     {"prefetch", B_PREFETCH, BK_STMT, P("src"), 1, 1, 0, 0},

@@ -31,7 +31,6 @@ static const unsupported constructs[] = {
     {"barrier_wait", "remove it: Pipelined loops synchronize their stages themselves"},
     {"ws", "write the loop as Pipelined: tlc warp-specializes it on sm_90a"},
     {"set_max_nreg", "remove it: tlc sets the register split of warp-specialized kernels"},
-    {"disable_warp_group_reg_alloc", "remove it: tlc sets the register split of warp-specialized kernels"},
     {"match_buffer", "annotate the parameter instead (A: T.Tensor((M, N), dtype)): tlc's tensors are contiguous"},
     {"StridedTensor", "use T.Tensor: tlc's tensors are contiguous, row-major"},
     {"ptr", "annotate the parameter as a tensor (A: T.Tensor((M, N), dtype))"},

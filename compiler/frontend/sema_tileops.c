@@ -662,6 +662,7 @@ void sema_tile_op(sema *S, const builtin_spec *b, const ast_expr *call) {
         sema_emit(S, tlc_new_tile_op(S->arena, TS_GRID_DEPENDENCY_WAIT, call->loc));
         break;
     case B_PDL_TRIGGER: sema_emit(S, tlc_new_tile_op(S->arena, TS_LAUNCH_DEPENDENTS, call->loc)); break;
+    case B_KEEP_REGS: S->k->keep_regs = true; break;
     case B_PREFETCH: op_prefetch(S, &a, call->loc); break;
     case B_ANNOTATE_LAYOUT: op_annotate_layout(S, &a); break;
     default: tlc_error(S->diag, call->loc, "'%s' is not a statement", b->name); break;

@@ -409,6 +409,9 @@ typedef struct tir_kernel {
     /* pdl_sync(): launched as a programmatic dependent of the stream's
      * previous kernel, whose completion it waits for at its start */
     bool pdl_wait;
+    /* disable_warp_group_reg_alloc(): a warp-specialized loop keeps every
+     * warpgroup at the launch's registers (no setmaxnreg) */
+    bool keep_regs;
     tir_stmt *body;                 /* TS_SEQ */
     tir_buffer **buffers; int nbuffers; /* every buffer: params first, then allocs in order */
     int nvars;                      /* ids of tir_var are < nvars */

@@ -46,6 +46,9 @@ typedef struct tlc_ws_decision {
     int max_wgmma_n;      /* widest wgmma of the consumers (their register need) */
     int blocks_per_sm;    /* minnctapersm */
     int reg_dec, reg_inc; /* setmaxnreg of the producer / the consumers */
+    /* the kernel's disable_warp_group_reg_alloc(): no setmaxnreg; every
+     * warpgroup keeps the launch's registers (reg_dec, reg_inc: those) */
+    bool keep_regs;
     bool persistent;      /* blocks walk the logical grid's tiles */
     int64_t full, empty;  /* byte offsets of the stages' mbarriers */
     /* The body after the loads is nothing but wgmma gemms: the consumers

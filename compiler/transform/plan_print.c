@@ -125,10 +125,11 @@ static void print_ws(tlc_strbuf *sb, const tlc_ws_decision *w) {
     }
     tlc_sb_printf(sb,
                   "  warp specialization: loop over %s at line %d; %d consumer warpgroup(s) (%d threads) + 1 producer "
-                  "warpgroup (%d threads); setmaxnreg %d / %d; %d block(s) per SM; %s; mbarriers full %lld, empty %lld\n",
+                  "warpgroup (%d threads); %s %d / %d; %d block(s) per SM; %s; mbarriers full %lld, empty %lld\n",
                   w->loop->u.for_.vars[0]->name, w->loop->loc.line, w->consumer_threads / 128 + w->score_threads / 128,
-                  w->consumer_threads + w->score_threads,
-                  w->producer_threads, w->reg_inc, w->reg_dec, w->blocks_per_sm,
+                  w->consumer_threads + w->score_threads, w->producer_threads,
+                  w->keep_regs ? "no setmaxnreg (disable_warp_group_reg_alloc), registers" : "setmaxnreg", w->reg_inc,
+                  w->reg_dec, w->blocks_per_sm,
                   w->persistent ? "persistent tiles" : "one tile per block", (long long)w->full, (long long)w->empty);
     if (w->multicast)
         tlc_sb_puts(sb, "    multicast: the loads shared out over each cluster's blocks, sent to all of them; every "

@@ -535,6 +535,7 @@ static int entry_regs(const tlc_target *t, const tlc_ws_decision *w, int blocks)
 
 static int consumer_regs(const tlc_target *t, const tlc_ws_decision *w, int blocks) {
     int R = entry_regs(t, w, blocks);
+    if (w->keep_regs) return R;
     int freed = w->producer_threads * (R - w->reg_dec) + w->score_threads * (R - w->reg_score);
     int inc = (R + freed / w->consumer_threads) / 8 * 8;
     return inc > 240 ? 240 : inc;
@@ -833,7 +834,7 @@ void tlc_plan_warp_specialization(tlc_kernel_plan *p, const tir_kernel *k, tlc_a
     p->ws = (tlc_ws_decision){0};
     const tlc_target *t = tlc_target_of(p->arch);
     if (!t->tma || !t->wgmma || !t->setmaxnreg || k->threads % 128 || k->threads < 128 || k->threads > 384) return;
-    tlc_ws_decision w = {.consumer_threads = k->threads, .producer_threads = 128};
+    tlc_ws_decision w = {.consumer_threads = k->threads, .producer_threads = 128, .keep_regs = k->keep_regs};
     slicer sl = {0};
     w.loop = find_loop(p, k, k->body, &sl, a);
     if (!w.loop) {
@@ -872,7 +873,10 @@ void tlc_plan_warp_specialization(tlc_kernel_plan *p, const tir_kernel *k, tlc_a
      * also wants every instruction to fit the registers at entry (a wgmma
      * m64n256 under 128 is refused, C7602) */
     w.reg_dec = k->threads == 384 ? 24 : 40;
-    if (w.turns && w.loop->u.for_.roles_hint) {
+    if (w.turns && w.loop->u.for_.roles_hint && w.keep_regs) {
+        w.roles_refused = "disable_warp_group_reg_alloc() keeps every warpgroup's registers, and the score "
+                          "warpgroup gives some back";
+    } else if (w.turns && w.loop->u.for_.roles_hint) {
         int dec = w.reg_dec;
         w.reg_dec = 24; /* four warpgroups */
         w.roles_refused = plan_roles(t, k, &w, &sl, a);
@@ -937,6 +941,7 @@ void tlc_plan_warp_specialization_shared(tlc_kernel_plan *p, const tir_kernel *k
                  (!w->roles || w->reg_score < entry_regs(t, w, 2)); /* the score warpgroup gives back, never takes */
     w->blocks_per_sm = smem * 2 <= t->shared_per_sm && total * 2 <= 1024 && regs2 ? 2 : 1;
     w->reg_inc = consumer_regs(t, w, w->blocks_per_sm);
+    if (w->keep_regs) w->reg_dec = w->reg_inc;
     w->full = tlc_align_up(*top, 128);
     w->empty = tlc_align_up(w->full + 8 * (int64_t)S, 128);
     *top = w->empty + 8 * (int64_t)S;
@@ -2027,7 +2032,7 @@ static th_stmt *producer(tlc_lower_ctx *lc) {
     tlc_arena *a = lc->a;
     const tlc_ws_plan *w = lc->ws;
     tlc_ptrvec *saved = tlc_lower_begin(lc);
-    tlc_emit_ptx(lc, tlc_ptx_setmaxnreg(a, false, w->d->reg_dec), NULL, 0, NULL, 0);
+    if (!w->d->keep_regs) tlc_emit_ptx(lc, tlc_ptx_setmaxnreg(a, false, w->d->reg_dec), NULL, 0, NULL, 0);
     tlc_ptrvec *one = tlc_lower_begin(lc);
     th_var *pbase = NULL;
     if (w->d->npreloads) {
@@ -2057,8 +2062,10 @@ void tlc_ws_finish(tlc_lower_ctx *lc, th_stmt *consumer_body) {
     int S = w->d->pipe->stages;
     retarget_barriers(consumer_body, w->d->consumer_threads);
     tlc_emit(lc, th_comment(a, tlc_arena_printf(a, "warp specialization: %d consumer threads, 1 producer warpgroup, "
-                                                   "setmaxnreg %d / %d, %d block(s) per SM%s", w->d->consumer_threads, w->d->reg_inc,
-                                                w->d->reg_dec, w->d->blocks_per_sm, w->d->persistent ? ", persistent tiles" : "")));
+                                                   "%s %d / %d, %d block(s) per SM%s", w->d->consumer_threads,
+                                                w->d->keep_regs ? "no setmaxnreg, registers" : "setmaxnreg",
+                                                w->d->reg_inc, w->d->reg_dec, w->d->blocks_per_sm,
+                                                w->d->persistent ? ", persistent tiles" : "")));
     tlc_ptrvec *saved = tlc_lower_begin(lc);
     for (int st = 0; st < S; st++) {
         th_expr *f[1] = {bar_addr(lc, w->d->full, tlc_i32(lc, st))};
@@ -2101,7 +2108,7 @@ void tlc_ws_finish(tlc_lower_ctx *lc, th_stmt *consumer_body) {
     th_stmt *prod = producer(lc);
     th_stmt *score = w->d->roles ? score_program(lc) : NULL;
     saved = tlc_lower_begin(lc);
-    tlc_emit_ptx(lc, tlc_ptx_setmaxnreg(a, true, w->d->reg_inc), NULL, 0, NULL, 0);
+    if (!w->d->keep_regs) tlc_emit_ptx(lc, tlc_ptx_setmaxnreg(a, true, w->d->reg_inc), NULL, 0, NULL, 0);
     if (w->base) tlc_emit(lc, th_assign(a, w->base, NULL, tlc_i32(lc, 0)));
     if (w->pre_count) tlc_emit(lc, th_assign(a, w->pre_count, NULL, tlc_i32(lc, 0)));
     if (w->role_waits) tlc_emit(lc, th_assign(a, w->role_waits, NULL, tlc_i32(lc, 0)));

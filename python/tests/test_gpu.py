@@ -159,6 +159,22 @@ class GpuTest(unittest.TestCase):
                 acc += s @ kv[j].float()
             torch.testing.assert_close(o[i].float(), acc, rtol=2e-2, atol=2e-2)
 
+    def test_warp_specialized_without_setmaxnreg(self):
+        # T.disable_warp_group_reg_alloc() / T.no_set_max_nreg(): every warpgroup keeps the launch's
+        # registers (tests/golden/tilelang/keep_regs.py); the same GEMM as with the split
+        if not _sm90():
+            self.skipTest("needs an sm_90 GPU")
+        path = os.path.join(ROOT, "tests", "golden", "tilelang", "keep_regs.py")
+        a = torch.randn(384, 320, device="cuda").half()
+        b = torch.randn(320, 640, device="cuda").half()
+        ref = a.float() @ b.float()
+        for kernel in ("matmul_keep", "matmul_alias", "matmul_split"):
+            with self.subTest(kernel):
+                k = tlc.compile(path, kernel=kernel, arch="sm_90a")
+                c = torch.full((384, 640), float("nan"), device="cuda").half()
+                k(a, b, c)
+                torch.testing.assert_close(c.float(), ref, rtol=1e-2, atol=5e-2)
+
     def test_multicast_in_clusters(self):
         # shared_panel runs in clusters of two column blocks that load the same tiles: the
         # producer shares them out, each sent to both blocks (TMA multicast)
