@@ -56,7 +56,6 @@ static const unsupported kwargs[] = {
     {"Parallel.loop_layout", "remove it: tlc infers the loop's layout"},
     {"copy.disable_tma", "remove it: tlc decides where a copy uses TMA"},
     {"atomic_add.memory_order", "tlc's atomic_add is relaxed: write memory_order=\"relaxed\" or nothing"},
-    {"use_swizzle.enable", "remove it (enable=True), or the whole use_swizzle line (enable=False)"},
     {"gemm.k_pack", "remove it: tlc picks the gemm instruction"},
     {"gemm.wg_wait", "remove it: tlc schedules the wgmma waits"},
     {"Kernel.prelude", "remove it"},

@@ -570,6 +570,8 @@ static tir_buffer *op_atomic_add(sema *S, const sema_args *a, tlc_loc loc, const
 }
 
 static void op_use_swizzle(sema *S, const sema_args *a) {
+    bool enable = true; /* TileLang's enable=: a compile-time switch */
+    if (a->arg[2] && (!sema_eval_const_bool(S, a->arg[2], "use_swizzle's enable", &enable) || !enable)) return;
     int64_t panel;
     if (!sema_eval_const_int(S, a->arg[0], "panel_size", &panel)) return;
     if (panel < 1 || panel > 65535) {

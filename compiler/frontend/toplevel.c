@@ -491,18 +491,26 @@ static bool constant_assignment(const char *t, const lline *L) {
 }
 
 /* Whether an undecorated function's body (lines first..last) makes it a
- * kernel: a `with ...Kernel(...)` line, or a nested kernel decorator and a
- * `return` at the body's own indentation (a factory returns its kernel; a
- * Python function that only defines and runs one, such as a test, does not). */
+ * kernel: a `with ...Kernel(...)` line outside any nested def, or a kernel
+ * decorator and a `return` at the body's own indentation (a factory returns
+ * its kernel; a Python function that only defines and runs one, such as a
+ * test, does not, nor does one whose nested function is the factory, as an
+ * autotuner's `def get_best_config(M, N, K): def kernel(block_M=None, ...)`). */
 static bool kernel_body(const char *t, const lines *ls, int first, int last) {
     bool nested = false, returns = false;
     int body_col = first <= last ? ls->v[first].loc.col : 0;
+    int def_col = -1; /* the column of the nested def the lines are in, or -1 */
     for (int b = first; b <= last; b++) {
         const lline *L = &ls->v[b];
         tok k = first_tok(t, L);
-        if (k.k == TK_OP && tok_is(t, k, "@")) nested = nested || kernel_decorator(t, L);
+        if (def_col >= 0 && L->loc.col <= def_col) def_col = -1;
+        if (def_col < 0 && k.k == TK_NAME && tok_is(t, k, "def")) {
+            def_col = L->loc.col;
+            continue;
+        }
+        if (k.k == TK_OP && tok_is(t, k, "@") && L->loc.col == body_col) nested = nested || kernel_decorator(t, L);
         if (k.k == TK_NAME && tok_is(t, k, "return") && L->loc.col == body_col) returns = true;
-        if (k.k != TK_NAME || !tok_is(t, k, "with")) continue;
+        if (def_col >= 0 || k.k != TK_NAME || !tok_is(t, k, "with")) continue;
         tokcur c = tokens_of(t, L);
         for (k = next_tok(&c); k.k != TK_END; k = next_tok(&c))
             if (k.k == TK_NAME && tok_is(t, k, "Kernel")) return true;

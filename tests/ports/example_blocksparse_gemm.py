@@ -56,8 +56,7 @@ def blocksparse_matmul(A, B, BlockMask, block_M, block_N, block_K, num_stages, t
         C_local = T.alloc_fragment((block_M, block_N), accum_dtype)
         C_shared = T.alloc_shared((block_M, block_N), dtype)
 
-        if enable_rasteration:
-            T.use_swizzle(panel_size=10)
+        T.use_swizzle(panel_size=10, enable=enable_rasteration)
         T.clear(C_local)
 
         for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=num_stages):
