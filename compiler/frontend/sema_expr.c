@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "sema_internal.h"
+#include "ir/tir_access.h"
 
 enum { MAX_EXPR_DEPTH = 200 };
 
@@ -999,6 +1000,12 @@ sv sema_eval(sema *S, const ast_expr *e) {
     return v;
 }
 
+/* tir_expr_vars callback: the first symbolic dim met (ctx: const tir_var **) */
+static void first_sym_dim(const tir_var *v, void *ctx) {
+    const tir_var **out = ctx;
+    if (!*out && v->kind == TV_SYM_DIM) *out = v;
+}
+
 bool sema_eval_shape(sema *S, const ast_expr *e, bool allow_sym, tir_expr ***dims, int *rank) {
     const ast_expr *const *items = (const ast_expr *const *)&e;
     int n = 1;
@@ -1039,7 +1046,16 @@ bool sema_eval_shape(sema *S, const ast_expr *e, bool allow_sym, tir_expr ***dim
             char msg[160];
             snprintf(msg, sizeof msg, "buffer dimension must be a compile-time constant integer%s",
                      allow_sym ? " or a symbolic dimension" : "");
-            if (!sema_unbound_error(S, x, at->loc, msg)) tlc_error(S->diag, at->loc, "%s", msg);
+            const tir_var *sym = NULL;
+            tir_expr_vars(x, first_sym_dim, &sym);
+            if (sema_unbound_error(S, x, at->loc, msg)) {
+                /* reported, with the -D it needs */
+            } else if (sym && !allow_sym) {
+                tlc_error(S->diag, at->loc, "%s, but '%s' is a symbolic dimension, known only at launch: give its "
+                          "value with -D %s=VALUE to compile for that size", msg, sym->name, sym->name);
+            } else {
+                tlc_error(S->diag, at->loc, "%s", msg);
+            }
             ok = false;
         }
     }
