@@ -235,17 +235,17 @@ static bool range_items(sema *S, const ast_expr *call, sv **items, int *n) {
         tlc_error(S->diag, call->loc, "range() step must not be zero");
         return false;
     }
-    int64_t count = 0;
-    if (step > 0 && stop > start) count = (int64_t)(((uint64_t)stop - (uint64_t)start - 1) / (uint64_t)step) + 1;
-    if (step < 0 && start > stop) count = (int64_t)(((uint64_t)start - (uint64_t)stop - 1) / ((uint64_t)0 - (uint64_t)step)) + 1;
+    uint64_t count = 0; /* up to 2^64 - 1 items: counted unsigned */
+    if (step > 0 && stop > start) count = ((uint64_t)stop - (uint64_t)start - 1) / (uint64_t)step + 1;
+    if (step < 0 && start > stop) count = ((uint64_t)start - (uint64_t)stop - 1) / ((uint64_t)0 - (uint64_t)step) + 1;
     if (count > MAX_SEQ_ITEMS) {
         tlc_error(S->diag, call->loc, "this range has more than %d items: a comprehension keeps them all", MAX_SEQ_ITEMS);
         return false;
     }
-    if (!spend(S, count, call->loc)) return false;
+    if (!spend(S, (int64_t)count, call->loc)) return false;
     *n = (int)count;
     *items = TLC_NEW_ARRAY(S->arena, sv, (size_t)count + 1);
-    for (int64_t i = 0; i < count; i++)
+    for (int64_t i = 0; i < (int64_t)count; i++)
         (*items)[i] = sv_scalar( /* between start and stop: the wrapping arithmetic is exact */
             tir_int(S->arena, (int64_t)((uint64_t)start + (uint64_t)i * (uint64_t)step), call->loc), call->loc);
     return true;

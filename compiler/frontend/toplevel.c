@@ -490,6 +490,16 @@ static bool constant_assignment(const char *t, const lline *L) {
     return n > 0;
 }
 
+/* A `with ...Kernel(...)` line. */
+static bool kernel_with_line(const char *t, const lline *L) {
+    tok k = first_tok(t, L);
+    if (k.k != TK_NAME || !tok_is(t, k, "with")) return false;
+    tokcur c = tokens_of(t, L);
+    for (k = next_tok(&c); k.k != TK_END; k = next_tok(&c))
+        if (k.k == TK_NAME && tok_is(t, k, "Kernel")) return true;
+    return false;
+}
+
 /* Whether an undecorated function's body (lines first..last) makes it a
  * kernel: a `with ...Kernel(...)` line outside any nested def, or a kernel
  * decorator and a `return` at the body's own indentation (a factory returns
@@ -510,10 +520,7 @@ static bool kernel_body(const char *t, const lines *ls, int first, int last) {
         }
         if (k.k == TK_OP && tok_is(t, k, "@") && L->loc.col == body_col) nested = nested || kernel_decorator(t, L);
         if (k.k == TK_NAME && tok_is(t, k, "return") && L->loc.col == body_col) returns = true;
-        if (def_col >= 0 || k.k != TK_NAME || !tok_is(t, k, "with")) continue;
-        tokcur c = tokens_of(t, L);
-        for (k = next_tok(&c); k.k != TK_END; k = next_tok(&c))
-            if (k.k == TK_NAME && tok_is(t, k, "Kernel")) return true;
+        if (def_col < 0 && kernel_with_line(t, L)) return true;
     }
     return nested && returns;
 }
@@ -564,10 +571,18 @@ void tlc_toplevel_filter(const tlc_source *src, tlc_arena *arena, tlc_diag *diag
     split_lines(t, n, &ls, arena);
 
     /* A file without any kernel decorator is not a TileLang module: it is
-     * read whole, as tlc always read its files (plain `def` kernels). */
-    bool tilelang_file = false;
-    for (int i = 0; i < ls.n && !tilelang_file; i++) tilelang_file = kernel_decorator(t, &ls.v[i]);
-    if (!tilelang_file) {
+     * read whole, as tlc always read its files (plain `def` kernels), unless
+     * it has other decorators and no `with ...Kernel(...)` line (a Triton
+     * file, a benchmark script): that is Python, filtered like a TileLang
+     * file, which leaves no kernel to report instead of its Python. */
+    bool tilelang_file = false, decorated = false, with_kernel = false;
+    for (int i = 0; i < ls.n && !tilelang_file; i++) {
+        tilelang_file = kernel_decorator(t, &ls.v[i]);
+        tok k = first_tok(t, &ls.v[i]);
+        decorated = decorated || (k.k == TK_OP && tok_is(t, k, "@"));
+        with_kernel = with_kernel || kernel_with_line(t, &ls.v[i]);
+    }
+    if (!tilelang_file && (!decorated || with_kernel)) {
         out->defs = TLC_NEW(arena, tlc_skipped_def);
         return;
     }

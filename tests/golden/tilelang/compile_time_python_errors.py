@@ -14,6 +14,7 @@ def bad(n, flag, causal, block=64):
     b = shape[2]                          # out of range
     c = [x for x in n]                    # not a sequence
     d = [x for x in range(0, 10, 0)]      # step 0
+    d2 = len(range(-9223372036854775807, 4611686018427387903))   # more than 2^63 items
     e = (1, 2) * 5000                     # too many items
     f = math.sqrt(-1.0)                   # no finite value
     g = math.factorial(5)                 # not one tlc runs
