@@ -546,6 +546,18 @@ static void declare_jit_param(sema *S, const char *name, tlc_loc loc, const ast_
  * math (tilelang.PassConfigKey.TL_ENABLE_FAST_MATH or "tl.enable_fast_math");
  * the others choose TileLang passes tlc does not have and are ignored. */
 static void jit_pass_configs(sema *S, const ast_expr *v) {
+    /* pass_configs=get_pass_configs(): a function of the file, without
+     * arguments, that returns a dict written out */
+    if (v->kind == AE_CALL && v->u.call.func->kind == AE_NAME && !v->u.call.nargs && !v->u.call.nkwargs) {
+        const ast_module *m = S->module;
+        for (int i = 0; m && i < m->nfuncs; i++) {
+            const ast_funcdef *f = m->funcs[i];
+            if (!f->name || strcmp(f->name, v->u.call.func->u.name) || !sema_is_helper(S, f) || f->nparams) continue;
+            const ast_stmt *r = f->body.n ? f->body.stmts[f->body.n - 1] : NULL;
+            if (r && r->kind == AS_RETURN && r->u.expr && r->u.expr->kind == AE_DICT) v = r->u.expr;
+            break;
+        }
+    }
     if (v->kind != AE_DICT) {
         tlc_error(S->diag, v->loc, "pass_configs must be a dict such as {tilelang.PassConfigKey.TL_ENABLE_FAST_MATH: True}");
         return;
