@@ -153,13 +153,16 @@ static void order_params(sema *S, int *key) {
     for (int i = 0; i < bufs->len; i++) ((tir_buffer *)bufs->items[i])->id = i;
 }
 
+/* The factory's statement i as one of its @T.prim_func functions, or NULL. */
+static const ast_funcdef *factory_function(sema *S, const ast_funcdef *f, int i) {
+    const ast_stmt *s = f->body.stmts[i];
+    return s->kind == AS_FUNCDEF && !sema_decorated_macro(S, s->u.func) ? s->u.func : NULL;
+}
+
 int sema_factory_functions(sema *S, const ast_funcdef *f, const ast_funcdef **first) {
     int n = 0;
-    for (int i = 0; i < f->body.n; i++) {
-        const ast_stmt *s = f->body.stmts[i];
-        if (s->kind != AS_FUNCDEF || sema_decorated_macro(S, s->u.func)) continue;
-        if (n++ == 0 && first) *first = s->u.func;
-    }
+    for (int i = 0; i < f->body.n; i++)
+        if (factory_function(S, f, i) && n++ == 0 && first) *first = factory_function(S, f, i);
     return n;
 }
 
@@ -195,12 +198,10 @@ static const ast_funcdef *returned_value(sema *S, const ast_funcdef *f, const as
         bool ok, taken = choice_condition(S, v->u.ifexp.cond, &ok);
         return ok ? returned_value(S, f, taken ? v->u.ifexp.then : v->u.ifexp.els, at, depth + 1) : NULL;
     }
-    if (v && v->kind == AE_NAME)
-        for (int i = 0; i < f->body.n; i++) {
-            const ast_stmt *s = f->body.stmts[i];
-            if (s->kind == AS_FUNCDEF && !sema_decorated_macro(S, s->u.func) && !strcmp(s->u.func->name, v->u.name))
-                return s->u.func;
-        }
+    for (int i = 0; v && v->kind == AE_NAME && i < f->body.n; i++) {
+        const ast_funcdef *g = factory_function(S, f, i);
+        if (g && !strcmp(g->name, v->u.name)) return g;
+    }
     if (n == 1) {
         tlc_error(S->diag, v ? v->loc : at, "the factory '%s' returns its kernel: write 'return %s'", f->name,
                   first->name);
@@ -210,9 +211,9 @@ static const ast_funcdef *returned_value(sema *S, const ast_funcdef *f, const as
     size_t len = 0;
     names[0] = 0;
     for (int i = 0; i < f->body.n && len < sizeof names; i++) {
-        const ast_stmt *s = f->body.stmts[i];
-        if (s->kind != AS_FUNCDEF || sema_decorated_macro(S, s->u.func)) continue;
-        int w = snprintf(names + len, sizeof names - len, "%s'%s'", len ? ", " : "", s->u.func->name);
+        const ast_funcdef *g = factory_function(S, f, i);
+        if (!g) continue;
+        int w = snprintf(names + len, sizeof names - len, "%s'%s'", len ? ", " : "", g->name);
         len = w < 0 ? sizeof names : len + (size_t)w;
     }
     if (v && v->kind == AE_NAME)

@@ -262,23 +262,30 @@ static void store_stmt(sema *S, tir_buffer *b, tir_expr **idx, tir_expr *value, 
 static void bind_new_name(sema *S, const ast_expr *target, sv v, const ast_expr *value, bool has_ann, tir_dtype ann,
                           tlc_loc loc);
 
-/* An expression of constants, symbolic dims and scalar parameters only:
- * its value is known at launch, before any block runs. */
-static bool launch_value(const tir_expr *e, int depth) {
+/* e reads no memory, and each variable it reads passes `var_ok`. */
+static bool reads_only(const tir_expr *e, bool (*var_ok)(const tir_var *v), int depth) {
     if (!e || depth > 64) return false;
     switch (e->kind) {
     case TE_INT: case TE_FLOAT: return true;
-    case TE_VAR: return e->u.var->kind == TV_SYM_DIM || e->u.var->kind == TV_SCALAR_PARAM;
-    case TE_BINARY: return launch_value(e->u.bin.a, depth + 1) && launch_value(e->u.bin.b, depth + 1);
-    case TE_UNARY: return launch_value(e->u.un.a, depth + 1);
-    case TE_CAST: return launch_value(e->u.cast.a, depth + 1);
+    case TE_VAR: return var_ok(e->u.var);
+    case TE_BINARY: return reads_only(e->u.bin.a, var_ok, depth + 1) && reads_only(e->u.bin.b, var_ok, depth + 1);
+    case TE_UNARY: return reads_only(e->u.un.a, var_ok, depth + 1);
+    case TE_CAST: return reads_only(e->u.cast.a, var_ok, depth + 1);
     case TE_SELECT:
-        return launch_value(e->u.sel.cond, depth + 1) && launch_value(e->u.sel.a, depth + 1) &&
-               launch_value(e->u.sel.b, depth + 1);
+        return reads_only(e->u.sel.cond, var_ok, depth + 1) && reads_only(e->u.sel.a, var_ok, depth + 1) &&
+               reads_only(e->u.sel.b, var_ok, depth + 1);
     default: return false;
     }
 }
 
+/* known at launch, before any block runs */
+static bool launch_var(const tir_var *v) { return v->kind == TV_SYM_DIM || v->kind == TV_SCALAR_PARAM; }
+
+/* An expression of constants, symbolic dims and scalar parameters only. */
+static bool launch_value(const tir_expr *e, int depth) { return reads_only(e, launch_var, depth); }
+
+/* never changes once set */
+static bool unchanging_var(const tir_var *v) { return v->kind != TV_LET || v->assigned_once; }
 
 /* name stands for e (a constant, or an expression of launch values) wherever it is used */
 static void declare_value(sema *S, const char *name, tlc_loc loc, tir_expr *e) {
@@ -289,28 +296,12 @@ static void declare_value(sema *S, const char *name, tlc_loc loc, tir_expr *e) {
     ns->origin = CONST_LOCAL;
 }
 
-/* e reads no memory and only variables that never change once set: its
- * value is the same wherever the names it reads are visible. */
-static bool unchanging_value(const tir_expr *e, int depth) {
-    if (!e || depth > 64) return false;
-    switch (e->kind) {
-    case TE_INT: case TE_FLOAT: return true;
-    case TE_VAR: return e->u.var->kind != TV_LET || e->u.var->assigned_once;
-    case TE_BINARY: return unchanging_value(e->u.bin.a, depth + 1) && unchanging_value(e->u.bin.b, depth + 1);
-    case TE_UNARY: return unchanging_value(e->u.un.a, depth + 1);
-    case TE_CAST: return unchanging_value(e->u.cast.a, depth + 1);
-    case TE_SELECT:
-        return unchanging_value(e->u.sel.cond, depth + 1) && unchanging_value(e->u.sel.a, depth + 1) &&
-               unchanging_value(e->u.sel.b, depth + 1);
-    default: return false;
-    }
-}
-
 /* name (declared at decl) is a new local holding e, computed here (loc) */
 static void declare_let(sema *S, const char *name, tlc_loc decl, tir_expr *e, tlc_loc loc) {
     tir_var *var = sema_new_var(S, name, TV_LET, e->dtype, decl);
     var->assigned_once = assignments_of(S, name) <= 1;
-    if (var->assigned_once && unchanging_value(e, 0)) var->def = e;
+    /* its value is the same wherever the names it reads are visible */
+    if (var->assigned_once && reads_only(e, unchanging_var, 0)) var->def = e;
     let_stmt(S, TS_LET, var, e, loc);
     sym *ns = sema_declare(S, name, SYM_VAR, decl);
     ns->var = var;
