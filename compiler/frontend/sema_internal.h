@@ -369,6 +369,9 @@ bool sema_is_helper(sema *S, const ast_funcdef *f);
  * is called, sema_stmt.c; not a kernel). */
 bool sema_decorated_macro(sema *S, const ast_funcdef *g);
 void sema_python_kernel(sema *S, const ast_funcdef *f);
+/* sema_stmt.c: whether fragment b fits the registers a thread may take
+ * under any layout; *regs, the least it takes. */
+bool sema_fragment_fits(sema *S, const tir_buffer *b, int64_t *regs);
 /* The @T.prim_func functions a factory defines (its undecorated-by-macro
  * nested functions): their number, the first in *first. */
 int sema_factory_functions(sema *S, const ast_funcdef *f, const ast_funcdef **first);

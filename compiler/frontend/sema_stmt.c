@@ -96,6 +96,19 @@ bool sema_check_not_in_parallel(sema *S, tlc_loc at, const char *what) {
 }
 
 
+/* Whatever layout inference picks, a thread holds at least elements /
+ * threads of a fragment (4-byte registers, two 16-bit elements to one);
+ * lowering allows 256 registers (the hardware's 255 plus spills, at most),
+ * so a bigger one is refused in sema, before any work per element or per
+ * unrolled slot. *regs: the registers a thread needs at least. */
+bool sema_fragment_fits(sema *S, const tir_buffer *b, int64_t *regs) {
+    int64_t elems = tir_buffer_elems(b), threads = S->k && S->k->threads > 0 ? S->k->threads : 1;
+    int64_t per_reg = tir_dtype_bytes(b->dtype) >= 4 ? 1 : 4 / tir_dtype_bytes(b->dtype);
+    if (elems < 0) elems = INT64_MAX; /* past int64 */
+    *regs = elems / (threads * per_reg) + (elems % (threads * per_reg) != 0);
+    return *regs <= TLC_FRAGMENT_MAX_REGS;
+}
+
 /* TileLang's scope argument of an alloc: "shared" / "shared.dyn" for
  * alloc_shared, "local.fragment" (a fragment) or "local" (a thread's own
  * buffer, alloc_local) for alloc_fragment and alloc_local. */
@@ -177,20 +190,13 @@ static void alloc_stmt(sema *S, const ast_expr *target, const ast_expr *call, co
         buf->shape = dims;
         buf->is_workspace = b->id == B_ALLOC_GLOBAL;
         if (workspace) tlc_ptrvec_push(&S->fn_workspaces, buf);
-        /* whatever layout inference picks, a thread holds at least
-         * elements / threads of a fragment (4-byte registers, two 16-bit
-         * elements to one); lowering allows 256 registers (the hardware's
-         * 255 plus spills, at most), so a bigger one is refused here, before
-         * any work per element or per unrolled slot */
-        int64_t elems = tir_buffer_elems(buf), threads = S->k && S->k->threads > 0 ? S->k->threads : 1;
-        int64_t per_reg = tir_dtype_bytes(t) >= 4 ? 1 : 4 / tir_dtype_bytes(t);
-        if (sc == TIR_SCOPE_FRAGMENT && (elems < 0 || elems > threads * per_reg * TLC_FRAGMENT_MAX_REGS)) {
-            if (elems < 0) elems = INT64_MAX; /* past int64 */
-            int64_t regs = (elems + threads * per_reg - 1) / (threads * per_reg);
+        int64_t elems = tir_buffer_elems(buf), threads = S->k && S->k->threads > 0 ? S->k->threads : 1, regs;
+        if (sc == TIR_SCOPE_FRAGMENT && !sema_fragment_fits(S, buf, &regs)) {
             tlc_error(S->diag, call->loc,
                       "fragment '%s' has %lld elements: at least %lld registers per thread with %lld threads "
                       "(at most %d); use a smaller tile or more threads",
-                      target->u.name, (long long)elems, (long long)regs, (long long)threads, TLC_FRAGMENT_MAX_REGS);
+                      target->u.name, (long long)(elems < 0 ? INT64_MAX : elems), (long long)regs, (long long)threads,
+                      TLC_FRAGMENT_MAX_REGS);
             sema_declare_error(S, target->u.name, target->loc);
             return;
         }

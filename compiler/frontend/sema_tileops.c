@@ -22,6 +22,18 @@ static void shape_str(const int64_t *s, int n, char *buf, size_t len) {
     if (o < len) snprintf(buf + o, len - o, "]");
 }
 
+/* The whole of buffer b as a region. */
+static tir_region whole_region(sema *S, tir_buffer *b, tlc_loc loc) {
+    tir_region r = {.buf = b, .rank = b->rank, .loc = loc};
+    r.start = TLC_NEW_ARRAY(S->arena, tir_expr *, (size_t)b->rank);
+    r.extent = TLC_NEW_ARRAY(S->arena, tir_expr *, (size_t)b->rank);
+    for (int d = 0; d < b->rank; d++) {
+        r.start[d] = tir_int(S->arena, 0, loc);
+        r.extent[d] = b->shape[d];
+    }
+    return r;
+}
+
 static bool region_of(sema *S, const ast_expr *e, pregion *out, const char *op, const char *what) {
     memset(out, 0, sizeof *out);
     out->ast = e;
@@ -41,19 +53,9 @@ static bool region_of(sema *S, const ast_expr *e, pregion *out, const char *op, 
         return false;
     }
     tir_region *r = &out->r;
-    r->buf = b;
-    r->rank = b->rank;
-    r->loc = e->loc;
-    r->start = TLC_NEW_ARRAY(S->arena, tir_expr *, b->rank);
-    r->extent = TLC_NEW_ARRAY(S->arena, tir_expr *, b->rank);
+    *r = whole_region(S, b, e->loc);
     out->dim_ast = TLC_NEW_ARRAY(S->arena, const ast_expr *, b->rank);
-    if (e->kind != AE_SUBSCRIPT) {
-        for (int i = 0; i < b->rank; i++) {
-            r->start[i] = tir_int(S->arena, 0, e->loc);
-            r->extent[i] = b->shape[i];
-        }
-        return true;
-    }
+    if (e->kind != AE_SUBSCRIPT) return true;
     if (e->u.sub.nindex != b->rank) {
         tlc_error(S->diag, e->loc, "'%s' has %d dimension%s but %d ind%s given", b->name, b->rank,
                   b->rank == 1 ? "" : "s", e->u.sub.nindex, e->u.sub.nindex == 1 ? "ex was" : "ices were");
@@ -420,6 +422,34 @@ static void op_gemm(sema *S, const sema_args *a, tlc_loc loc) {
     sema_emit(S, st);
 }
 
+/* A fragment of r's shape that stands in for the shared region r in a
+ * reduce (TileLang reduces from and into shared memory; tlc's reduce runs
+ * on fragments): allocated here, filled from r when copy_in. NULL, reported,
+ * when it would not fit in registers. */
+static tir_buffer *staged_fragment(sema *S, const tir_region *r, bool copy_in, tlc_loc loc) {
+    tir_buffer *f = sema_new_buffer(S, tlc_arena_printf(S->arena, "%s.frag%d", r->buf->name, S->buffers.len),
+                                    TIR_SCOPE_FRAGMENT, r->buf->dtype, r->rank, loc);
+    f->shape = TLC_NEW_ARRAY(S->arena, tir_expr *, (size_t)r->rank);
+    for (int d = 0; d < r->rank; d++) f->shape[d] = r->extent[d];
+    int64_t regs;
+    if (!sema_fragment_fits(S, f, &regs)) {
+        tlc_error(S->diag, loc, "a reduce from or into shared '%s' runs on a fragment of its shape, at least %lld "
+                  "registers per thread (at most %d): reduce a smaller tile", r->buf->name, (long long)regs,
+                  TLC_FRAGMENT_MAX_REGS);
+        return NULL;
+    }
+    tir_stmt *al = tir_new_stmt(S->arena, TS_ALLOC, loc);
+    al->u.alloc.buf = f;
+    sema_emit(S, al);
+    if (copy_in) {
+        tir_stmt *cp = tlc_new_tile_op(S->arena, TS_COPY, loc);
+        cp->u.copy.src = *r;
+        cp->u.copy.dst = whole_region(S, f, loc);
+        sema_emit(S, cp);
+    }
+    return f;
+}
+
 static void op_reduce(sema *S, const builtin_spec *b, const sema_args *a, tlc_loc loc) {
     pregion src, dst;
     bool ok = region_of(S, a->arg[0], &src, b->name, "the source");
@@ -474,15 +504,32 @@ static void op_reduce(sema *S, const builtin_spec *b, const sema_args *a, tlc_lo
         sema_note_decl(S, dst.r.buf);
         return;
     }
+    tir_region from = src.r, into = dst.r;
+    if (ss == TIR_SCOPE_SHARED) {
+        tir_buffer *f = staged_fragment(S, &src.r, true, loc);
+        if (!f) return;
+        from = whole_region(S, f, loc);
+    }
+    if (ds == TIR_SCOPE_SHARED) { /* accumulating (clear=False) starts from what it holds */
+        tir_buffer *f = staged_fragment(S, &dst.r, !clear, loc);
+        if (!f) return;
+        into = whole_region(S, f, loc);
+    }
     tir_stmt *st = tlc_new_tile_op(S->arena, TS_REDUCE, loc);
     st->u.reduce.kind = b->id == B_REDUCE_MAX ? TIR_REDUCE_MAX : b->id == B_REDUCE_SUM ? TIR_REDUCE_SUM
                       : b->id == B_REDUCE_MIN ? TIR_REDUCE_MIN : b->id == B_REDUCE_ABSMAX ? TIR_REDUCE_ABSMAX
                       : TIR_REDUCE_ABSSUM;
-    st->u.reduce.src = src.r;
-    st->u.reduce.dst = dst.r;
+    st->u.reduce.src = from;
+    st->u.reduce.dst = into;
     st->u.reduce.dim = (int)dim;
     st->u.reduce.clear = clear;
     sema_emit(S, st);
+    if (ds == TIR_SCOPE_SHARED) {
+        tir_stmt *cp = tlc_new_tile_op(S->arena, TS_COPY, loc);
+        cp->u.copy.src = into;
+        cp->u.copy.dst = dst.r;
+        sema_emit(S, cp);
+    }
 }
 
 /* Does `e` denote a tile (a non-scalar buffer or a slice of one)? */

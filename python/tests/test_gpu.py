@@ -175,6 +175,18 @@ class GpuTest(unittest.TestCase):
                 k(a, b, c)
                 torch.testing.assert_close(c.float(), ref, rtol=1e-2, atol=5e-2)
 
+    def test_reduce_from_and_into_shared_memory(self):
+        # a shared operand staged through a fragment (tests/golden/tilelang/reduce_shared.py, where the
+        # interpreter gives the same)
+        k = tlc.compile(os.path.join(ROOT, "tests", "golden", "tilelang", "reduce_shared.py"))
+        b = torch.full((64,), float("nan"), device="cuda")
+        c = torch.full((32,), float("nan"), device="cuda")
+        d = torch.full((64,), float("nan"), device="cuda")
+        k(b, c, d)
+        self.assertTrue(torch.equal(b, torch.full_like(b, 497.0)))
+        self.assertTrue(torch.equal(c, torch.arange(32, device="cuda", dtype=torch.float32)))
+        self.assertTrue(torch.equal(d, torch.full_like(d, 31.0)))
+
     def test_multicast_in_clusters(self):
         # shared_panel runs in clusters of two column blocks that load the same tiles: the
         # producer shares them out, each sent to both blocks (TMA multicast)

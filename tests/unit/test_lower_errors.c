@@ -36,10 +36,10 @@ static const error_case cases[] = {
     {"        l = alloc_local((64,), float32)\n"
      "        atomic_add(C, l)\n",
      "4:9: error: atomic_add from a local region is not supported: copy it into a fragment first"},
-    {"        s = alloc_shared((64, 64), float32)\n"
-     "        f = alloc_fragment((64,), float32)\n"
-     "        reduce_sum(s, f, dim=1)\n",
-     "5:9: error: reduce from or into shared memory is not lowered yet"},
+    {"        f = alloc_fragment((64, 64), float32)\n"
+     "        l = alloc_local((64,), float32)\n"
+     "        reduce_sum(f, l, dim=1)\n",
+     "5:9: error: reduce from or into local memory is not lowered yet"},
     {"        f = alloc_fragment((64, 64), int64)\n"
      "        g = alloc_fragment((64,), int64)\n"
      "        clear(f)\n"

@@ -319,8 +319,12 @@ static void test_regions_and_loops(void **state) {
     assert_true(s[7]->u.fill.value->kind == TE_FLOAT && s[7]->u.fill.value->u.fval == 1.5);
     assert_int_equal(s[7]->u.fill.value->dtype, TIR_F16);
     assert_int_equal(s[8]->kind, TS_IF);
-    tir_stmt *red = s[8]->u.if_.then->u.seq.stmts[0];
+    /* from shared memory: through a fragment of S's shape, copied in */
+    assert_int_equal(s[8]->u.if_.then->u.seq.stmts[0]->kind, TS_ALLOC);
+    assert_int_equal(s[8]->u.if_.then->u.seq.stmts[1]->kind, TS_COPY);
+    tir_stmt *red = s[8]->u.if_.then->u.seq.stmts[2];
     assert_int_equal(red->kind, TS_REDUCE);
+    assert_int_equal(red->u.reduce.src.buf->scope, TIR_SCOPE_FRAGMENT);
     assert_int_equal(red->u.reduce.dim, 1);
     assert_true(red->u.reduce.clear);
     assert_null(s[8]->u.if_.els);
