@@ -26,7 +26,7 @@ const ast_funcdef *sema_kernel_holder(sema *S, const ast_funcdef *f) {
     if (n > 1 && S->factory_choice && S->module)
         for (int i = 0; i < S->module->nfuncs; i++)
             if (S->module->funcs[i] == f && S->factory_choice[i]) return S->factory_choice[i];
-    return first ? first : f;
+    return first ? sema_factory_kernel(S, first) : f;
 }
 
 static int count_blocks(sema *S, const ast_funcdef *h, int *workspaces) {

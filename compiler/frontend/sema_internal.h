@@ -375,6 +375,10 @@ bool sema_fragment_fits(sema *S, const tir_buffer *b, int64_t *regs);
 /* The @T.prim_func functions a factory defines (its undecorated-by-macro
  * nested functions): their number, the first in *first. */
 int sema_factory_functions(sema *S, const ast_funcdef *f, const ast_funcdef **first);
+/* The kernel function of a factory's function g: g, or the @T.prim_func
+ * of g when g is an inner factory the factory calls (`return
+ * kernel_func(block_M, ...)`). */
+const ast_funcdef *sema_factory_kernel(sema *S, const ast_funcdef *g);
 /* For every factory of the module with several such functions, the one it
  * returns (S->factory_choice); the module scope is set up. */
 void sema_choose_factory_kernels(sema *S);

@@ -159,6 +159,32 @@ static const ast_funcdef *factory_function(sema *S, const ast_funcdef *f, int i)
     return s->kind == AS_FUNCDEF && !sema_decorated_macro(S, s->u.func) ? s->u.func : NULL;
 }
 
+static bool decorated_prim_func(sema *S, const ast_funcdef *g) {
+    for (int i = 0; i < g->ndecorators; i++) {
+        const ast_expr *d = g->decorators[i].expr;
+        const builtin_spec *b = sema_builtin_lookup(sema_dotted_name(S, d && d->kind == AE_CALL ? d->u.call.func : d));
+        if (b && b->id == B_PRIM_FUNC) return true;
+    }
+    return false;
+}
+
+/* g's @T.prim_func function when g is an inner factory (undecorated, with
+ * one among its statements: TileLang's `def kernel_func(block_M, ...)`,
+ * which the factory calls and returns), else NULL. */
+static const ast_funcdef *inner_prim_func(sema *S, const ast_funcdef *g) {
+    if (g->ndecorators) return NULL;
+    for (int i = 0; i < g->body.n; i++) {
+        const ast_stmt *s = g->body.stmts[i];
+        if (s->kind == AS_FUNCDEF && decorated_prim_func(S, s->u.func)) return s->u.func;
+    }
+    return NULL;
+}
+
+const ast_funcdef *sema_factory_kernel(sema *S, const ast_funcdef *g) {
+    const ast_funcdef *p = inner_prim_func(S, g);
+    return p ? p : g;
+}
+
 int sema_factory_functions(sema *S, const ast_funcdef *f, const ast_funcdef **first) {
     int n = 0;
     for (int i = 0; i < f->body.n; i++)
@@ -190,6 +216,63 @@ static bool choice_condition(sema *S, const ast_expr *cond, bool *ok) {
     return *ok && c->u.ival != 0;
 }
 
+/* `return h(args)` of an inner factory h: its parameters bound to the
+ * arguments' values, its statements run as the factory's are (macros
+ * registered, its @T.prim_func compiled as the kernel), in a scope of its
+ * own. Returns its kernel function, or NULL when reported. */
+static const ast_funcdef *run_inner_factory(sema *S, const ast_funcdef *h, const ast_expr *call) {
+    const ast_funcdef *prim = inner_prim_func(S, h);
+    if (call->u.call.nargs > h->nparams) {
+        tlc_error(S->diag, call->loc, "'%s' takes %d arguments, %d given", h->name, h->nparams, call->u.call.nargs);
+        return NULL;
+    }
+    sv *vals = TLC_NEW_ARRAY(S->arena, sv, (size_t)h->nparams + 1);
+    bool ok = true;
+    for (int i = 0; i < h->nparams; i++) {
+        const ast_expr *e = i < call->u.call.nargs ? call->u.call.args[i] : NULL;
+        for (int k = 0; !e && k < call->u.call.nkwargs; k++)
+            if (call->u.call.kwargs[k].name && !strcmp(call->u.call.kwargs[k].name, h->params[i].name))
+                e = call->u.call.kwargs[k].value;
+        if (!e) e = h->params[i].default_value;
+        if (!e) {
+            tlc_error(S->diag, call->loc, "'%s' needs a value for its parameter '%s'", h->name, h->params[i].name);
+            ok = false;
+            continue;
+        }
+        vals[i] = sema_eval(S, e);
+        ok = ok && vals[i].kind != SV_ERROR;
+    }
+    if (!ok) return NULL;
+    sema_push_scope(S);
+    for (int i = 0; i < h->nparams; i++) sema_bind_value(S, h->params[i].name, h->params[i].loc, vals[i]);
+    sema_count_assignments(S, &h->body);
+    bool returned = false;
+    for (int i = 0; i < h->body.n && !tlc_diag_too_many(S->diag); i++) {
+        const ast_stmt *s = h->body.stmts[i];
+        if (is_docstring(s) || s->kind == AS_PASS) continue;
+        if (returned) {
+            tlc_error(S->diag, s->loc, "statements after 'return' are not supported");
+            continue;
+        }
+        if (s->kind == AS_FUNCDEF && sema_decorated_macro(S, s->u.func)) {
+            tlc_ptrvec_push(&S->macros, (void *)s->u.func);
+        } else if (s->kind == AS_FUNCDEF && s->u.func == prim) {
+            factory_kernel(S, prim);
+        } else if (s->kind == AS_FUNCDEF) {
+            tlc_error(S->diag, s->loc, "'%s' defines a second kernel function, '%s'", h->name, s->u.func->name);
+        } else if (s->kind == AS_RETURN) {
+            if (!s->u.expr || s->u.expr->kind != AE_NAME || strcmp(s->u.expr->u.name, prim->name))
+                tlc_error(S->diag, s->u.expr ? s->u.expr->loc : s->loc, "'%s' returns its kernel: write 'return %s'",
+                          h->name, prim->name);
+            returned = true;
+        } else {
+            sema_stmt(S, s);
+        }
+    }
+    sema_pop_scope(S);
+    return prim;
+}
+
 /* The factory's function that `return v` returns; NULL when reported. */
 static const ast_funcdef *returned_value(sema *S, const ast_funcdef *f, const ast_expr *v, tlc_loc at, int depth) {
     const ast_funcdef *first = NULL;
@@ -201,6 +284,13 @@ static const ast_funcdef *returned_value(sema *S, const ast_funcdef *f, const as
     for (int i = 0; v && v->kind == AE_NAME && i < f->body.n; i++) {
         const ast_funcdef *g = factory_function(S, f, i);
         if (g && !strcmp(g->name, v->u.name)) return g;
+    }
+    /* return kernel_func(block_M, ...): an inner factory's kernel */
+    const ast_expr *callee = v && v->kind == AE_CALL ? v->u.call.func : NULL;
+    for (int i = 0; callee && callee->kind == AE_NAME && i < f->body.n; i++) {
+        const ast_funcdef *g = factory_function(S, f, i);
+        if (!g || strcmp(g->name, callee->u.name) || !inner_prim_func(S, g)) continue;
+        return S->choosing ? inner_prim_func(S, g) : run_inner_factory(S, g, v);
     }
     if (n == 1) {
         tlc_error(S->diag, v ? v->loc : at, "the factory '%s' returns its kernel: write 'return %s'", f->name,
@@ -356,6 +446,8 @@ void sema_python_kernel(sema *S, const ast_funcdef *f) {
                 tlc_error(S->diag, s->loc, "which function the factory '%s' returns could not be decided before "
                           "its kernels were read", f->name);
             returned = ended;
+            /* an inner factory's kernel was read there, or the return was reported */
+            done = done || S->kernel_with || (ended && !r);
             continue;
         }
         if (s->kind == AS_RETURN) {
