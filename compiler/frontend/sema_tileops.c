@@ -687,6 +687,15 @@ tir_buffer *sema_atomic_add_prev(sema *S, const builtin_spec *b, const ast_expr 
     return op_atomic_add(S, &a, call->loc, name);
 }
 
+/* An operand naming a buffer whose declaration was reported (its symbol
+ * holds an error): the op is skipped, so that no second error follows
+ * from the first. */
+static bool errored_operand(sema *S, const ast_expr *e) {
+    const ast_expr *base = e && e->kind == AE_SUBSCRIPT ? e->u.sub.value : e;
+    sym *s = base && base->kind == AE_NAME ? sema_lookup(S, base->u.name) : NULL;
+    return s && s->kind == SYM_CONST && s->value.kind == SV_ERROR;
+}
+
 void sema_tile_op(sema *S, const builtin_spec *b, const ast_expr *call) {
     /* atomic_add of one element is a scalar operation, fine per element. */
     if (b->id != B_ATOMIC_ADD) {
@@ -696,6 +705,8 @@ void sema_tile_op(sema *S, const builtin_spec *b, const ast_expr *call) {
     }
     sema_args a;
     if (!sema_bind_args(S, b, call, &a)) return;
+    for (int i = 0; i < SEMA_MAX_ARGS; i++)
+        if (errored_operand(S, a.arg[i])) return;
     switch (b->id) {
     case B_COPY: op_copy(S, &a, call->loc); break;
     case B_FILL: case B_CLEAR: op_fill(S, b, &a, call->loc); break;
