@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "sema_internal.h"
+#include "ir/tir_access.h"
 #include "tlc/metadata.h"
 
 /* ---------------- string map ---------------- */
@@ -548,16 +549,12 @@ static void declare_jit_param(sema *S, const char *name, tlc_loc loc, const ast_
 static void jit_pass_configs(sema *S, const ast_expr *v) {
     /* pass_configs=get_pass_configs(): a function of the file, without
      * arguments, that returns a dict written out */
-    if (v->kind == AE_CALL && v->u.call.func->kind == AE_NAME && !v->u.call.nargs && !v->u.call.nkwargs) {
-        const ast_module *m = S->module;
-        for (int i = 0; m && i < m->nfuncs; i++) {
-            const ast_funcdef *f = m->funcs[i];
-            if (!f->name || strcmp(f->name, v->u.call.func->u.name) || !sema_is_helper(S, f) || f->nparams) continue;
-            const ast_stmt *r = f->body.n ? f->body.stmts[f->body.n - 1] : NULL;
-            if (r && r->kind == AS_RETURN && r->u.expr && r->u.expr->kind == AE_DICT) v = r->u.expr;
-            break;
-        }
-    }
+    int *fi = v->kind == AE_CALL && v->u.call.func->kind == AE_NAME && !v->u.call.nargs && !v->u.call.nkwargs
+                  ? sema_map_get(&S->helper_funcs, v->u.call.func->u.name)
+                  : NULL;
+    const ast_funcdef *f = fi ? S->module->funcs[*fi] : NULL;
+    const ast_stmt *r = f && !f->nparams && f->body.n ? f->body.stmts[f->body.n - 1] : NULL;
+    if (r && r->kind == AS_RETURN && r->u.expr && r->u.expr->kind == AE_DICT) v = r->u.expr;
     if (v->kind != AE_DICT) {
         tlc_error(S->diag, v->loc, "pass_configs must be a dict such as {tilelang.PassConfigKey.TL_ENABLE_FAST_MATH: True}");
         return;
@@ -762,22 +759,21 @@ sv sema_const_dims(sema *S, const ast_expr *call, const char *names, bool dynami
     return t;
 }
 
+/* tir_expr_vars callback: a scalar parameter is read (ctx: bool *) */
+static void reads_scalar(const tir_var *v, void *ctx) {
+    if (v->kind == TV_SCALAR_PARAM) *(bool *)ctx = true;
+}
+
 /* An integer expression of sizes alone (constants and symbolic dims with
  * + - * // % min max, as T.ceildiv(N, 128) is), small enough for a launch
- * check: a tensor dimension may be one (sema_tensor_param). */
-static bool size_expr(const tir_expr *e, int *nodes) {
-    if (!e || ++*nodes > TLRT_MAX_EXPR - 2 || e->dtype == TIR_BOOL || tir_dtype_is_float(e->dtype)) return false;
-    switch (e->kind) {
-    case TE_INT: return true;
-    case TE_VAR: return e->u.var->kind == TV_SYM_DIM;
-    case TE_BINARY:
-        switch (e->u.bin.op) {
-        case TB_ADD: case TB_SUB: case TB_MUL: case TB_FLOORDIV: case TB_FLOORMOD: case TB_MIN: case TB_MAX:
-            return size_expr(e->u.bin.a, nodes) && size_expr(e->u.bin.b, nodes);
-        default: return false;
-        }
-    default: return false;
-    }
+ * check beside its own dim and the comparison: a tensor dimension may be
+ * one (sema_tensor_param). */
+static bool size_expr(const tir_expr *e) {
+    int nodes = tir_grid_expr_nodes(e);
+    bool scalar = false;
+    if (nodes < 0 || nodes > TLRT_MAX_EXPR - 2 || e->dtype == TIR_BOOL || tir_dtype_is_float(e->dtype)) return false;
+    tir_expr_vars(e, reads_scalar, &scalar);
+    return !scalar;
 }
 
 /* What a tensor dimension may be: a positive constant, a symbolic dim, or
@@ -790,8 +786,7 @@ static tir_expr *dim_value(sema *S, tir_expr *x, tlc_loc at) {
         }
         return x;
     }
-    int nodes = 0;
-    if (size_expr(x, &nodes)) return x;
+    if (size_expr(x)) return x;
     const char *msg = "tensor dimension must be a constant integer, a name or an expression of sizes (+ - * // % "
                       "min max, T.ceildiv)";
     if (!sema_unbound_error(S, x, at, msg)) tlc_error(S->diag, at, "%s", msg);
