@@ -38,6 +38,7 @@ typedef enum {
     AE_BOOLOP,    /* a and b, a or b */
     AE_IFEXP,     /* a if c else b */
     AE_COMP,      /* [elt for target in iter if cond] or (elt for ...): compile-time Python */
+    AE_LAMBDA,    /* lambda a, b: body (T.Layout's index map) */
 } ast_expr_kind;
 
 typedef enum {
@@ -81,6 +82,8 @@ struct ast_expr {
         struct { ast_expr *cond, *then, *els; } ifexp;      /* AE_IFEXP */
         /* AE_COMP: one `for` clause, at most one `if` (cond may be NULL) */
         struct { ast_expr *elt, *target, *iter, *cond; bool list; } comp;
+        /* AE_LAMBDA: parameter names (plain names only) and the body */
+        struct { ast_expr **params; int nparams; ast_expr *body; } lambda;
     } u;
 };
 

@@ -12,7 +12,7 @@ static void print_expr(tlc_strbuf *sb, const ast_expr *e, bool operand);
 
 static bool is_compound(const ast_expr *e) {
     switch (e->kind) {
-    case AE_BINARY: case AE_UNARY: case AE_COMPARE: case AE_BOOLOP: case AE_IFEXP:
+    case AE_BINARY: case AE_UNARY: case AE_COMPARE: case AE_BOOLOP: case AE_IFEXP: case AE_LAMBDA:
         return true;
     case AE_INT: return e->u.ival < 0;
     case AE_FLOAT: return signbit(e->u.fval);
@@ -158,6 +158,13 @@ static void print_expr(tlc_strbuf *sb, const ast_expr *e, bool operand) {
             print_expr(sb, e->u.comp.cond, true);
         }
         tlc_sb_putc(sb, e->u.comp.list ? ']' : ')');
+        break;
+    case AE_LAMBDA:
+        tlc_sb_puts(sb, "lambda");
+        for (int i = 0; i < e->u.lambda.nparams; i++)
+            tlc_sb_printf(sb, "%s%s", i ? ", " : " ", e->u.lambda.params[i]->u.name);
+        tlc_sb_puts(sb, ": ");
+        print_expr(sb, e->u.lambda.body, false);
         break;
     }
     if (paren) tlc_sb_putc(sb, ')');

@@ -104,7 +104,7 @@ const char *tlc_token_kind_name(int kind);
 %type <arg> arg
 %type <param> param
 %type <op> augassign comp_op
-%type <list> call_args comp_for
+%type <list> call_args comp_for lambda_params lambda_names
 
 %code {
 #include <stdio.h>
@@ -245,6 +245,7 @@ static const char *expr_kind_desc(const ast_expr *e) {
     case AE_COMPARE: return "comparison";
     case AE_IFEXP: return "conditional expression";
     case AE_COMP: return "comprehension";
+    case AE_LAMBDA: return "lambda";
     case AE_DICT: return "dict display";
     case AE_SLICE: return "slice";
     default: return "expression";
@@ -617,6 +618,21 @@ test
           $$ = ast_new_expr(p->arena, AE_IFEXP, @2);
           $$->u.ifexp.then = $1; $$->u.ifexp.cond = $3; $$->u.ifexp.els = $5;
       }
+    | LAMBDA lambda_params ':' test {
+          $$ = ast_new_expr(p->arena, AE_LAMBDA, @1);
+          $$->u.lambda.params = (ast_expr **)$2->items; $$->u.lambda.nparams = $2->n; $$->u.lambda.body = $4;
+      }
+    ;
+
+lambda_params
+    : %empty                    { $$ = pv_new(p); }
+    | lambda_names
+    | lambda_names ','
+    ;
+
+lambda_names
+    : NAME                      { ast_expr *n = ast_new_expr(p->arena, AE_NAME, @1); n->u.name = $1; $$ = pv_one(p, n); }
+    | lambda_names ',' NAME     { ast_expr *n = ast_new_expr(p->arena, AE_NAME, @3); n->u.name = $3; $$ = $1; pv_push(p, $$, n); }
     ;
 
 or_test
@@ -914,9 +930,7 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, tlc_parser *p) {
     char what[96];
     describe_token(p, tok, what, sizeof what);
 
-    if (tok == YYSYMBOL_LAMBDA) {
-        tlc_error(p->diag, loc, "lambda expressions are not supported");
-    } else if (tok == YYSYMBOL_IS) {
+    if (tok == YYSYMBOL_IS) {
         tlc_error(p->diag, loc, "the 'is' operator is not supported; use '==' or '!='");
     } else if (tok == YYSYMBOL_IN) {
         tlc_error(p->diag, loc, "the 'in' operator is not supported (only 'for x in ...')");
@@ -1036,6 +1050,7 @@ static void dw_push_children_expr(depth_walk *w, const ast_expr *e, int d) {
         dw_push(w, e->u.comp.iter, 0, d);
         if (e->u.comp.cond) dw_push(w, e->u.comp.cond, 0, d);
         break;
+    case AE_LAMBDA: dw_push(w, e->u.lambda.body, 0, d); break;
     }
 }
 

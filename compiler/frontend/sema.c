@@ -1271,6 +1271,7 @@ tir_kernel *sema_kernel(sema *S, const ast_funcdef *f) {
     S->macro_expansions = 0;
     S->py_items = 0;
     memset(&S->macros_counted, 0, sizeof S->macros_counted);
+    memset(&S->global_layouts, 0, sizeof S->global_layouts);
     S->blocks_seen = 0;
     S->lets_reassigned = false;
     sema_map_init(&S->assign_count);
@@ -1327,6 +1328,7 @@ tir_kernel *sema_kernel(sema *S, const ast_funcdef *f) {
     sema_map_free(&S->assign_count);
     tlc_ptrvec_free(&S->macros);
     tlc_ptrvec_free(&S->macros_counted);
+    tlc_ptrvec_free(&S->global_layouts);
     S->k = NULL;
     return k;
 }

@@ -78,6 +78,7 @@ static const builtin_spec builtins[] = {
     {"truncdiv", B_TRUNCDIV, BK_EXPR, P("a", "b"), 2, 2, 0, 0},
     {"truncmod", B_TRUNCMOD, BK_EXPR, P("a", "b"), 2, 2, 0, 0},
     {"make_swizzled_layout", B_MAKE_SWIZZLED_LAYOUT, BK_EXPR, P("buffer"), 1, 1, 0, 0},
+    {"Layout", B_LAYOUT, BK_EXPR, P("shape", "forward_fn"), 2, 2, 0, 0},
     {"dynamic", B_DYNAMIC, BK_EXPR, P("name", "dtype"), 2, 1, 0, 0},
     {"symbolic", B_DYNAMIC, BK_EXPR, P("name", "dtype"), 2, 1, 0, 0},
     {"const", B_CONST, BK_EXPR, P("name", "dtype"), 2, 1, 0, 0},

@@ -37,6 +37,7 @@ void sema_describe_sv(const sv *v, char *buf, size_t n) {
     case SV_TUPLE: snprintf(buf, n, "a tuple"); break;
     case SV_POLICY: snprintf(buf, n, "a GemmWarpPolicy"); break;
     case SV_LAYOUT: snprintf(buf, n, "a layout"); break;
+    case SV_INDEX_MAP: snprintf(buf, n, "a T.Layout"); break;
     case SV_DYNAMIC: snprintf(buf, n, "the dynamic dimension '%s'", v->u.str); break;
     }
 }
@@ -343,6 +344,14 @@ static bool index_range(const sema *S, const tir_expr *e, int64_t *lo, int64_t *
     switch (e->kind) {
     case TE_INT: *lo = *hi = e->u.ival; return true;
     case TE_VAR:
+        for (int i = 0; S->k && i < S->k->grid_rank; i++) {
+            int64_t n;
+            if (S->k->block_idx[i] == e->u.var && tir_expr_const_int(S->k->grid[i], &n) && n > 0) {
+                *lo = 0;
+                *hi = n - 1;
+                return true;
+            }
+        }
         for (int i = S->nranges - 1; i >= 0; i--)
             if (S->ranges[i].v == e->u.var) {
                 if (S->ranges[i].if_depth != S->if_depth) return false;
@@ -374,6 +383,10 @@ static bool index_range(const sema *S, const tir_expr *e, int64_t *lo, int64_t *
     }
     default: return false;
     }
+}
+
+bool sema_index_range(const sema *S, const tir_expr *e, int64_t *lo, int64_t *hi) {
+    return index_range(S, e, lo, hi, 0);
 }
 
 bool sema_check_index_bounds(sema *S, tir_buffer *b, int dim, tir_expr *idx, const ast_expr *at) {
@@ -444,7 +457,7 @@ static sv eval_subscript(sema *S, const ast_expr *e) {
         if (!idx[i] || !sema_check_index_bounds(S, b, i, idx[i], ie)) ok = false;
     }
     if (!ok) return sv_error();
-    return sv_scalar(tir_load(S->arena, b, idx, e->loc), e->loc);
+    return sv_scalar(tir_load(S->arena, b, sema_global_layout_index(S, b, idx, e->loc), e->loc), e->loc);
 }
 
 static tir_expr *to_float(sema *S, tir_expr *x, tlc_loc loc) {
@@ -553,11 +566,32 @@ static sv eval_dtype_attr(sema *S, const ast_expr *e) {
     return r;
 }
 
+/* buf.shape: its dims as a tuple (T.Layout(dQ.shape, ...)). */
+static sv eval_shape_attr(sema *S, const ast_expr *e) {
+    sv v = sema_eval(S, e->u.attr.value);
+    if (v.kind == SV_ERROR) return v;
+    if (v.kind != SV_BUFFER) {
+        char d[128];
+        sema_describe_sv(&v, d, sizeof d);
+        tlc_error(S->diag, e->loc, "'.shape' needs a buffer, got %s", d);
+        return sv_error();
+    }
+    tir_buffer *b = v.u.buf;
+    sv r = sv_error();
+    r.kind = SV_TUPLE;
+    r.loc = e->loc;
+    r.u.tup.n = b->rank;
+    r.u.tup.items = TLC_NEW_ARRAY(S->arena, sv, (size_t)b->rank + 1);
+    for (int i = 0; i < b->rank; i++) r.u.tup.items[i] = sv_scalar(b->shape[i], e->loc);
+    return r;
+}
+
 static sv eval_call(sema *S, const ast_expr *e) {
     const ast_expr *f = e->u.call.func;
     tlc_arena *A = S->arena;
     if (f->kind == AE_NAME) {
         sym *s = sema_lookup(S, f->u.name);
+        if (s && s->kind == SYM_CONST && s->value.kind == SV_ERROR) return sv_error(); /* reported where it was set */
         if (s) {
             tlc_error(S->diag, f->loc, "'%s' is not callable", f->u.name);
             return sv_error();
@@ -591,7 +625,7 @@ static sv eval_call(sema *S, const ast_expr *e) {
                 tlc_error(S->diag, f->loc, "'%s' is a Python function of this file that tlc cannot run at compile "
                           "time", name);
                 tlc_note(S->diag, S->module->skipped[i].loc, "tlc runs a function of assignments, if, for, assert "
-                         "and return, without *args, lambda, raise, while, with or nested functions; '%s' is here",
+                         "and return, without *args, raise, try, while, with or nested functions; '%s' is here",
                          name);
                 return sv_error();
             }
@@ -707,6 +741,7 @@ static sv eval_call(sema *S, const ast_expr *e) {
         v.loc = loc;
         return v;
     }
+    case B_LAYOUT: return sema_layout_call(S, &args, loc);
     case B_DYNAMIC: {
         sv n = sema_eval(S, args.arg[0]);
         if (n.kind == SV_ERROR) return n;
@@ -878,6 +913,7 @@ static sv eval_inner(sema *S, const ast_expr *e) {
     case AE_NAME: return eval_name(S, e, e->u.name);
     case AE_ATTR: {
         if (is_value_attr(S, e, "dtype")) return eval_dtype_attr(S, e);
+        if (is_value_attr(S, e, "shape")) return eval_shape_attr(S, e);
         const char *name = sema_dotted_name(S, e);
         if (!name) {
             tlc_error(S->diag, e->loc, "attribute access is not supported here");
@@ -963,6 +999,9 @@ static sv eval_inner(sema *S, const ast_expr *e) {
         }
     }
     case AE_COMP: return sema_py_comprehension(S, e);
+    case AE_LAMBDA:
+        tlc_error(S->diag, e->loc, "a lambda is supported only as the index map of T.Layout(shape, lambda ...)");
+        return sv_error();
     case AE_IFEXP: {
         tir_expr *c = sema_to_bool(S, sema_eval_scalar(S, e->u.ifexp.cond), e->u.ifexp.cond, "the condition of 'if'");
         if (!c) return sv_error();

@@ -12,9 +12,11 @@
 typedef enum {
     SV_ERROR, SV_NONE, SV_SCALAR, SV_DTYPE, SV_STRING, SV_BUFFER, SV_TUPLE,
     SV_POLICY, SV_LAYOUT, SV_DYNAMIC,
+    SV_INDEX_MAP, /* T.Layout(shape, lambda ...) (sema_global_layout.c) */
 } sv_kind;
 
 typedef struct sv sv;
+typedef struct sema_index_map sema_index_map;
 struct sv {
     sv_kind kind;
     tlc_loc loc;
@@ -25,6 +27,7 @@ struct sv {
         tir_buffer *buf;                  /* BUFFER, LAYOUT (swizzled layout of buf) */
         struct { sv *items; int n; } tup; /* TUPLE */
         tir_gemm_policy policy;           /* POLICY */
+        const sema_index_map *imap;       /* INDEX_MAP */
     } u;
 };
 
@@ -77,7 +80,7 @@ typedef enum {
     B_ALLOC_SHARED, B_ALLOC_FRAGMENT, B_ALLOC_LOCAL, B_ALLOC_VAR, B_ALLOC_GLOBAL,
     /* expressions */
     B_EXP, B_EXP2, B_LOG, B_LOG2, B_RSQRT, B_SQRT, B_ABS, B_MAX, B_MIN, B_INFINITY, B_CAST,
-    B_CEILDIV, B_IF_THEN_ELSE, B_MAKE_SWIZZLED_LAYOUT, B_DYNAMIC,
+    B_CEILDIV, B_IF_THEN_ELSE, B_MAKE_SWIZZLED_LAYOUT, B_LAYOUT, B_DYNAMIC,
     B_TANH, B_SIGMOID, B_ERF, B_SIN, B_COS, B_FLOOR, B_CEIL, B_LOG1P, B_POW, B_CLAMP,
     B_FLOORDIV, B_FLOORMOD, B_TRUNCDIV, B_TRUNCMOD, B_CAST_DTYPE_FIRST, B_CONST,
     /* declarations */
@@ -173,6 +176,9 @@ typedef struct sema {
     const ast_funcdef **factory_choice; /* by index in module->funcs; NULL where not chosen */
     bool choosing;
     const ast_funcdef *chosen;
+    /* The kernel's global tensors with a layout (annotate_layout with
+     * T.Layout) and those accessed before any (sema_global_layout.c). */
+    tlc_ptrvec global_layouts;
 } sema;
 
 /* A symbolic dim that a tensor parameter's shape must give at launch: a
@@ -237,6 +243,9 @@ tir_expr *sema_arith(sema *S, ast_op op, tir_expr *x, tir_expr *y, tlc_loc loc);
 tir_expr *sema_binary(sema *S, tir_binop op, tir_expr *x, tir_expr *y, tlc_loc loc);
 tir_expr *sema_index(sema *S, const ast_expr *e);
 bool sema_check_index_bounds(sema *S, tir_buffer *b, int dim, tir_expr *idx, const ast_expr *at);
+/* A constant range of an index expression over the enclosing loops'
+ * variables and the block indices (false: none known). */
+bool sema_index_range(const sema *S, const tir_expr *e, int64_t *lo, int64_t *hi);
 /* Shape of an alloc: tuple/list/single int of constants (or sym dims when global). */
 bool sema_eval_shape(sema *S, const ast_expr *e, bool allow_sym, tir_expr ***dims, int *rank);
 void sema_describe_sv(const sv *v, char *buf, size_t n);
@@ -302,6 +311,18 @@ const char *sema_nearest(const char *name, const char *const *cands, int n);
 
 /* sema_tileops.c */
 void sema_tile_op(sema *S, const builtin_spec *b, const ast_expr *call);
+
+/* Layouts of global tensors (sema_global_layout.c): T.Layout's value; the
+ * annotation; an element access's index through the tensor's layout (and
+ * a record of the access, which a later annotation must not follow); a
+ * copy to or from such a tensor, emitted as a Parallel loop of elements
+ * (false: neither operand has a layout). */
+sv sema_layout_call(sema *S, const sema_args *a, tlc_loc loc);
+void sema_annotate_global_layout(sema *S, tir_buffer *b, sv layout, const ast_expr *key, const ast_expr *value);
+void sema_note_global_use(sema *S, tir_buffer *b, tlc_loc loc);
+tir_expr **sema_global_layout_index(sema *S, tir_buffer *b, tir_expr **idx, tlc_loc loc);
+bool sema_has_global_layout(sema *S, const tir_buffer *b);
+bool sema_global_layout_copy(sema *S, const tir_region *src, const tir_region *dst, tlc_loc loc);
 /* `name = atomic_add(..., return_prev=True)`: the op, and the rank-0 var
  * buffer that receives the previous value (NULL after an error). */
 tir_buffer *sema_atomic_add_prev(sema *S, const builtin_spec *b, const ast_expr *call, const char *name);

@@ -443,7 +443,7 @@ static tir_buffer *element_target(sema *S, const ast_expr *t, tir_expr ***idx_ou
         idx[i] = sema_index(S, ie);
         if (!idx[i] || !sema_check_index_bounds(S, b, i, idx[i], ie)) ok = false;
     }
-    *idx_out = idx;
+    *idx_out = ok ? sema_global_layout_index(S, b, idx, t->loc) : idx;
     return ok ? b : NULL;
 }
 
@@ -484,6 +484,7 @@ static bool reads_name(const ast_expr *e, const char *name) {
     case AE_COMP:
         return reads_name(e->u.comp.elt, name) || reads_name(e->u.comp.iter, name) ||
                reads_name(e->u.comp.cond, name);
+    case AE_LAMBDA: return reads_name(e->u.lambda.body, name);
     default: return false;
     }
 }

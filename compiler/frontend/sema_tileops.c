@@ -52,6 +52,12 @@ static bool region_of(sema *S, const ast_expr *e, pregion *out, const char *op, 
         sema_note_decl(S, b);
         return false;
     }
+    if (b->scope == TIR_SCOPE_GLOBAL) sema_note_global_use(S, b, e->loc);
+    if (strcmp(op, "copy") != 0 && strcmp(op, "atomic_add") != 0 && sema_has_global_layout(S, b)) {
+        tlc_error(S->diag, e->loc, "%s: '%s' has a layout (annotate_layout with T.Layout), which copy, element "
+                  "accesses and element atomic_add follow; not %s", op, b->name, op);
+        return false;
+    }
     tir_region *r = &out->r;
     *r = whole_region(S, b, e->loc);
     out->dim_ast = TLC_NEW_ARRAY(S->arena, const ast_expr *, b->rank);
@@ -253,6 +259,7 @@ static void op_copy(sema *S, const sema_args *a, tlc_loc loc) {
     if (src.r.buf->scope != TIR_SCOPE_FRAGMENT && dst.r.buf->scope != TIR_SCOPE_FRAGMENT &&
         !unrolled_size_fits(S, &src.r, sb > db ? sb : db, loc, "a copy"))
         return;
+    if (sema_global_layout_copy(S, &src.r, &dst.r, loc)) return;
     tir_stmt *st = tlc_new_tile_op(S->arena, TS_COPY, loc);
     st->u.copy.src = src.r;
     st->u.copy.dst = dst.r;
@@ -577,6 +584,13 @@ static tir_buffer *op_atomic_add(sema *S, const sema_args *a, tlc_loc loc, const
         }
         pregion src;
         if (!region_of(S, a->arg[1], &src, "atomic_add", "the value")) return NULL;
+        const tir_buffer *mapped = sema_has_global_layout(S, dst.r.buf) ? dst.r.buf
+                                   : sema_has_global_layout(S, src.r.buf) ? src.r.buf : NULL;
+        if (mapped) {
+            tlc_error(S->diag, loc, "atomic_add: '%s' has a layout (annotate_layout with T.Layout): add element by "
+                      "element in a Parallel loop (atomic_add(%s[i, j], v))", mapped->name, mapped->name);
+            return NULL;
+        }
         if (!pair_regions(S, &dst, &src, "atomic_add")) return NULL;
         bool ok = check_bounds(S, &dst);
         ok = check_bounds(S, &src) && ok;
@@ -593,6 +607,7 @@ static tir_buffer *op_atomic_add(sema *S, const sema_args *a, tlc_loc loc, const
         }
         dst.point = false;
         if (!check_bounds(S, &dst)) return NULL;
+        dst.r.start = sema_global_layout_index(S, dst.r.buf, dst.r.start, a->arg[0]->loc);
         st->u.atomic.dst = dst.r;
         st->u.atomic.value = tir_cast(S->arena, v, dst.r.buf->dtype, loc);
     }
@@ -661,6 +676,17 @@ static void op_annotate_layout(sema *S, const sema_args *a) {
             continue;
         }
         tir_buffer *b = key.u.buf;
+        if (b->scope == TIR_SCOPE_GLOBAL) {
+            sema_annotate_global_layout(S, b, val, d->u.dict.keys[i], d->u.dict.values[i]);
+            continue;
+        }
+        if (val.kind == SV_INDEX_MAP) {
+            tlc_error(S->diag, d->u.dict.values[i]->loc, "annotate_layout: a T.Layout is supported on global tensors; "
+                      "'%s' is %s (tlc infers the layouts of shared and fragment buffers)", b->name,
+                      sema_buffer_desc(b));
+            sema_note_decl(S, b);
+            continue;
+        }
         if (b->scope != TIR_SCOPE_SHARED) {
             tlc_error(S->diag, d->u.dict.keys[i]->loc, "annotate_layout: '%s' must be a shared buffer, but it is %s",
                       b->name, sema_buffer_desc(b));

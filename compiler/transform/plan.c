@@ -69,13 +69,15 @@ static void plan_gemm_chains(tlc_kernel_plan *p, const tir_stmt *s) {
     }
 }
 
-/* Blocks per SM the kernel is compiled for: the warp-specialized split's,
- * or 2 for mma.sync gemms that leave room: two blocks hide each other's
- * barriers, cp.async waits and epilogues, and minnctapersm 2 holds ptxas to
- * 65536 / (2 x threads) registers, enough (>= 128) when the accumulators
- * take at most 64. */
+/* Blocks per SM the kernel is compiled for: the warp-specialized split's
+ * (its setmaxnreg counts are for that many: more blocks would leave the
+ * consumers' setmaxnreg.inc waiting forever), or 2 for mma.sync gemms that
+ * leave room: two blocks hide each other's barriers, cp.async waits and
+ * epilogues, and minnctapersm 2 holds ptxas to 65536 / (2 x threads)
+ * registers, enough (>= 128) when the accumulators take at most 64. */
 static int min_blocks_per_sm(const tlc_kernel_plan *p, const tir_kernel *k) {
-    int n = p->ws.loop ? p->ws.blocks_per_sm : 0;
+    if (p->ws.loop) return p->ws.blocks_per_sm;
+    int n = 0;
     for (int i = 0; i < p->ngemms; i++) {
         const tir_buffer *C = p->gemms[i].op->u.gemm.c.buf;
         if (p->gemms[i].inst.inst == TLC_INST_MMA_SYNC && k->threads * 2 <= 512 && C->fragment &&

@@ -207,6 +207,54 @@ class AttentionPortsTest(unittest.TestCase):
                 np.testing.assert_allclose(f64(o), ref, rtol=1e-2, atol=1e-2)
 
 
+class AttentionBackwardPortTest(unittest.TestCase):
+    def test_mha_bwd_bshd(self):
+        # the forward (O and the log2-sum-exp), Delta, the backward (dK, dV; dQ added by atomics into a
+        # float32 buffer in make_dq_layout's permuted order) and dQ back to the plain order, against
+        # attention's gradients in float64; the buffer itself is checked against the layout's formula
+        b, s, h, d = 1, 128, 2, 32
+        q, k, v, do = (randn(b, s, h, d) for _ in range(4))
+        sizes = {"batch": b, "heads": h, "seq_len": s, "dim": d}
+        for causal in (False, True):
+            with self.subTest(causal=causal):
+                tiles = {**sizes, "is_causal": causal, "block_M": 64, "block_N": 64}
+                o, lse = empty(b, s, h, d), empty(b, h, s, dtype=np.float32)
+                tlc.interpret(port("example_mha_bwd_bshd.py"), {"Q": q, "K": k, "V": v, "Output": o, "lse": lse},
+                              kernel="flashattn_fwd", defines=tiles)
+                delta = empty(b, h, s, dtype=np.float32)
+                tlc.interpret(port("example_mha_bwd_bshd.py"), {"O": o, "dO": do, "Delta": delta},
+                              kernel="flashattn_bwd_preprocess", defines=sizes)
+                dq = np.zeros((b, s, h, d), np.float32)
+                dk, dv = empty(b, s, h, d), empty(b, s, h, d)
+                tlc.interpret(port("example_mha_bwd_bshd.py"), {"Q": q, "K": k, "V": v, "dO": do, "lse": lse,
+                              "Delta": delta, "dQ": dq, "dK": dk, "dV": dv}, kernel="flashattn_bwd", defines=tiles)
+                dq_out = empty(b, s, h, d)
+                tlc.interpret(port("example_mha_bwd_bshd.py"), {"dQ": dq, "dQ_out": dq_out},
+                              kernel="flashattn_bwd_postprocess", defines=sizes)
+
+                bh = [np.swapaxes(f64(x), 1, 2) for x in (q, k, v, do)]  # (b, h, s, d)
+                qq, kk, vv, dd = bh
+                sc = qq @ np.swapaxes(kk, -1, -2) / np.sqrt(d)
+                if causal:
+                    sc = np.where(np.tril(np.ones((s, s), dtype=bool)), sc, -np.inf)
+                p = np.exp(sc - sc.max(axis=-1, keepdims=True))
+                p /= p.sum(axis=-1, keepdims=True)
+                dp = dd @ np.swapaxes(vv, -1, -2)
+                ds = p * (dp - (dp * p).sum(axis=-1, keepdims=True)) / np.sqrt(d)
+                back = lambda x: np.swapaxes(x, 1, 2)  # noqa: E731
+                ref = {"O": back(p @ vv), "dQ": back(ds @ kk), "dK": back(np.swapaxes(ds, -1, -2) @ qq),
+                       "dV": back(np.swapaxes(p, -1, -2) @ dd)}
+                for name, got in (("O", o), ("dQ", dq_out), ("dK", dk), ("dV", dv)):
+                    np.testing.assert_allclose(f64(got), ref[name], rtol=1e-2, atol=1e-2, err_msg=name)
+                # dQ[bb, l, hh, dd] sits at the row-major position of
+                # [bb, l // 8, hh, dd // 8, dd % 2, 4 * (l % 8) + (dd % 8) // 2] in (b, s / 8, h, d / 8, 2, 32)
+                bb, ll, hh, cc = np.meshgrid(*(np.arange(n) for n in (b, s, h, d)), indexing="ij")
+                pos = np.ravel_multi_index((bb, ll // 8, hh, cc // 8, cc % 2, 4 * (ll % 8) + (cc % 8) // 2),
+                                           (b, s // 8, h, d // 8, 2, 32))
+                np.testing.assert_allclose(f64(dq.reshape(-1)[pos]), ref["dQ"], rtol=1e-2, atol=1e-2)
+                self.assertFalse(np.allclose(f64(dq), ref["dQ"], rtol=1e-2, atol=1e-2))
+
+
 class MlaDecodePortTest(unittest.TestCase):
     def test_mla_decode_split_and_whole(self):
         # the factory returns its split kernel and combine (through fp16 workspaces) for num_split > 1,

@@ -91,6 +91,41 @@ class PortsOnGpuTest(unittest.TestCase):
                 ref = attention(q, kk, v, True, sinks=sinks.double()[None, :, None, None], window=window)
                 self.close(o, ref)
 
+    def test_mha_bwd_bshd(self):
+        # TileLang's FlashAttention backward: forward with log2-sum-exp, Delta, the backward kernel (dQ
+        # added by atomics in make_dq_layout's permuted order, a layout on a global tensor) and dQ back
+        # to the plain order, against torch autograd in float64; head_dim 128 takes the original's key
+        # block of 32
+        b, s, h = 2, 512, 4
+        for d in (64, 128):
+            for causal in (False, True):
+                with self.subTest(dim=d, causal=causal):
+                    sizes = {"batch": b, "heads": h, "seq_len": s, "dim": d}
+                    tiles = {**sizes, "is_causal": causal, "block_M": 64, "block_N": 64 if d <= 64 else 32}
+
+                    def kernel(name, defines):
+                        return tlc.compile(port("example_mha_bwd_bshd.py"), kernel=name, defines=defines)
+
+                    q, k, v, do = (randn(b, s, h, d) for _ in range(4))
+                    o = torch.empty_like(q)
+                    lse = torch.empty(b, h, s, device="cuda")
+                    kernel("flashattn_fwd", {**tiles, "block_N": 64})(q, k, v, o, lse)
+                    delta = torch.empty(b, h, s, device="cuda")
+                    kernel("flashattn_bwd_preprocess", sizes)(o, do, delta)
+                    dq = torch.zeros(b, s, h, d, device="cuda")
+                    dk, dv = torch.empty_like(q), torch.empty_like(q)
+                    kernel("flashattn_bwd", tiles)(q, k, v, do, lse, delta, dq, dk, dv)
+                    dq_out = torch.empty_like(q)
+                    kernel("flashattn_bwd_postprocess", sizes)(dq, dq_out)
+
+                    qd, kd, vd = (x.double().transpose(1, 2).requires_grad_() for x in (q, k, v))
+                    ref = attention(qd, kd, vd, causal)
+                    ref.backward(do.double().transpose(1, 2))
+                    self.close(o, ref.detach().transpose(1, 2))
+                    self.close(dq_out, qd.grad.transpose(1, 2))
+                    self.close(dk, kd.grad.transpose(1, 2))
+                    self.close(dv, vd.grad.transpose(1, 2))
+
     def test_mla_decode(self):
         # the factory returns its split kernel and combine (fp16 workspaces the runtime allocates) for
         # num_split > 1, its one-kernel function otherwise; each against MLA in float64

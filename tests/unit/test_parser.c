@@ -324,6 +324,8 @@ static void test_primaries_and_displays(void **state) {
     (void)state;
     assert_expr("r\"a\\nb\"", "\"a\\\\nb\"");  /* raw: the backslash stays */
     assert_expr("a is None", "a is None");
+    assert_expr("lambda b, l: [b, l // 8, 4 * (l % 8)]", "lambda b, l: [b, l // 8, 4 * (l % 8)]");
+    assert_expr("lambda: 1 if c else 2", "lambda: 1 if c else 2");
     assert_expr("a is not None", "a is not None");
     assert_expr("a in (1, 2)", "a in (1, 2)");
     assert_expr("not a not in b", "not (a not in b)");
@@ -410,7 +412,7 @@ static void test_expression_errors(void **state) {
     ERRORS("x = f(a=1, b)\n", 1, "t.tl:1:12: error: positional argument follows keyword argument");
     ERRORS("x = f(a=1, a=2)\n", 1, "t.tl:1:12: error: keyword argument 'a' repeated",
            "t.tl:1:7: note: first given here");
-    ERRORS("x = lambda a: a\n", 1, "t.tl:1:5: error: lambda expressions are not supported");
+    ERRORS("x = lambda a=1: a\n", 1, "t.tl:1:13: error: unexpected '='; expected ':'");
     ERRORS("x = a is\n", 1, "t.tl:1:9: error: expected an expression before end of line");
     ERRORS("x = a not b\n", 1, "t.tl:1:11: error: unexpected name 'b'; expected 'in'");
     ERRORS("x = (1, 2\n", 1, "t.tl:2:1: error: unexpected end of file: '(' was never closed",

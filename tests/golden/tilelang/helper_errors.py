@@ -27,7 +27,10 @@ def runtime_branch(x):
 
 
 def by_key(xs):
-    return sorted(xs, key=lambda x: -x)
+    try:
+        return sorted(xs)
+    except TypeError:
+        return xs
 
 
 @tilelang.jit
