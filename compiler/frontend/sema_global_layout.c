@@ -312,6 +312,14 @@ static tir_expr *in_bounds(sema *S, const tir_buffer *b, tir_expr **idx, tlc_loc
     return c;
 }
 
+/* log2(v) for a power of two, else -1. */
+static int pow2_log(int64_t v) {
+    if (v <= 0 || (v & (v - 1))) return -1;
+    int n = 0;
+    while (v > 1) { v >>= 1; n++; }
+    return n;
+}
+
 /* The index X is accessed at for logical index idx; guarded: the caller
  * tests the bounds itself. */
 static tir_expr **mapped_index(sema *S, const global_layout *g, tir_expr **idx, bool guarded, tlc_loc loc) {
@@ -329,12 +337,23 @@ static tir_expr **mapped_index(sema *S, const global_layout *g, tir_expr **idx, 
         pos = pos ? tir_binary(A, TB_ADD, term, pos, loc) : term;
         stride *= g->out_extent[j];
     }
+    /* The position as X's own index. Where the logical index is inside X
+     * the position is not negative, so powers of two take a shift and a
+     * mask (floor division's sign fix-up costs a dozen instructions an
+     * element); outside it, dim 0 is replaced below and the others stay in
+     * their dims either way. */
     tir_expr **out = TLC_NEW_ARRAY(A, tir_expr *, (size_t)b->rank);
     stride = 1;
     for (int i = b->rank - 1; i >= 0; i--) {
         int64_t d = tir_buffer_dim(b, i);
-        tir_expr *q = tir_binary(A, TB_FLOORDIV, pos, tir_int_typed(A, stride, t, loc), loc);
-        out[i] = tir_cast(A, i ? tir_binary(A, TB_FLOORMOD, q, tir_int_typed(A, d, t, loc), loc) : q, TIR_I32, loc);
+        int sh = pow2_log(stride);
+        tir_expr *q = sh == 0 ? pos
+                    : sh > 0  ? tir_binary(A, TB_SHR, pos, tir_int_typed(A, sh, t, loc), loc)
+                              : tir_binary(A, TB_FLOORDIV, pos, tir_int_typed(A, stride, t, loc), loc);
+        if (i)
+            q = pow2_log(d) >= 0 ? tir_binary(A, TB_BITAND, q, tir_int_typed(A, d - 1, t, loc), loc)
+                                 : tir_binary(A, TB_FLOORMOD, q, tir_int_typed(A, d, t, loc), loc);
+        out[i] = tir_cast(A, q, TIR_I32, loc);
         stride *= d;
     }
     tir_expr *inside = guarded ? NULL : in_bounds(S, b, idx, loc);

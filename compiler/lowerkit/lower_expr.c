@@ -89,7 +89,15 @@ static th_expr *lower_binary(tlc_lower_ctx *lc, const tir_expr *e) {
     double c;
     if (op == TB_DIV && cfl && const_f32(e->u.bin.b, &c) && fabs(c) >= 0x1p-126) /* 1/c: a normal float32 */
         return tlc_coerce(lc, th_bin(lc->a, THB_MUL, x, th_float(lc->a, TH_F32, (double)(float)(1.0 / c))), rt);
-    th_expr *r = th_bin(lc->a, arith_op(op, cfl), x, y);
+    th_binop bop = arith_op(op, cfl);
+    int64_t lo, hi, d;
+    /* Python's floor division and modulo of a value known not to be
+     * negative by a positive constant are C's unsigned ones (a shift and a
+     * mask for a power of two), without floor's sign fix-up */
+    if ((op == TB_FLOORDIV || op == TB_FLOORMOD) && !cfl && tir_expr_const_int(e->u.bin.b, &d) && d > 0 &&
+        tlc_expr_range(lc, e->u.bin.a, &lo, &hi) && lo >= 0)
+        bop = op == TB_FLOORDIV ? THB_UDIV : THB_UREM;
+    th_expr *r = th_bin(lc->a, bop, x, y);
     return tlc_coerce(lc, r, rt);
 }
 
