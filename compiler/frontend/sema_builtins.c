@@ -17,7 +17,7 @@ static const builtin_spec builtins[] = {
     {"reduce_min", B_REDUCE_MIN, BK_STMT, P("buffer", "out", "dim", "clear"), 4, 2, 0, 0},
     {"reduce_absmax", B_REDUCE_ABSMAX, BK_STMT, P("buffer", "out", "dim", "clear"), 4, 2, 0, 0},
     {"reduce_abssum", B_REDUCE_ABSSUM, BK_STMT, P("buffer", "out", "dim", "clear"), 4, 2, 0, 0},
-    {"atomic_add", B_ATOMIC_ADD, BK_STMT, P("dst", "value", "return_prev"), 3, 2, 0, 0},
+    {"atomic_add", B_ATOMIC_ADD, BK_STMT, P("dst", "value", "return_prev", "use_tma"), 4, 2, 0, 0},
     {"use_swizzle", B_USE_SWIZZLE, BK_STMT, P("panel_size", "order", "enable"), 3, 1, 0, 0},
     {"annotate_layout", B_ANNOTATE_LAYOUT, BK_STMT, P("layout_map"), 1, 1, 0, 0},
     {"disable_warp_group_reg_alloc", B_KEEP_REGS, BK_STMT, P(NULL), 0, 0, 0, 0},

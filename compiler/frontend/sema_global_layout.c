@@ -14,9 +14,11 @@
  * outside it (dim 0 at its size), where the accesses' masks and the
  * interpreter's checks act as they do for any element access. A copy to or
  * from X becomes a Parallel loop of element accesses (its tails masked as a
- * copy's); other tile ops on X are refused. */
+ * copy's), a tile atomic_add into X one of element atomic_adds; other tile
+ * ops on X are refused. */
 #include <string.h>
 #include "sema_internal.h"
+#include "../ops/op_table.h"
 
 /* T.Layout(shape, lambda ...): the lambda's parameters as variables and
  * its outputs as expressions of them. */
@@ -386,7 +388,7 @@ static tir_expr **region_index(sema *S, const tir_region *r, tir_var **v, tlc_lo
     return idx;
 }
 
-bool sema_global_layout_copy(sema *S, const tir_region *src, const tir_region *dst, tlc_loc loc) {
+bool sema_global_layout_copy(sema *S, const tir_region *src, const tir_region *dst, bool atomic, tlc_loc loc) {
     const global_layout *gs = src->buf->scope == TIR_SCOPE_GLOBAL ? find(S, src->buf) : NULL;
     const global_layout *gd = dst->buf->scope == TIR_SCOPE_GLOBAL ? find(S, dst->buf) : NULL;
     if (!(gs && gs->map) && !(gd && gd->map)) return false;
@@ -394,7 +396,8 @@ bool sema_global_layout_copy(sema *S, const tir_region *src, const tir_region *d
     int64_t shape[8];
     int n = tir_region_shape(src, shape);
     if (n < 0) {
-        tlc_error(S->diag, loc, "copy: a copy of a tensor with a layout (annotate_layout) needs a constant shape");
+        tlc_error(S->diag, loc, "%s: a tile of a tensor with a layout (annotate_layout) needs a constant shape",
+                  atomic ? "atomic_add" : "copy");
         return true;
     }
     tir_stmt *loop = tir_new_stmt(A, TS_FOR, loc);
@@ -419,20 +422,37 @@ bool sema_global_layout_copy(sema *S, const tir_region *src, const tir_region *d
     S->nranges = ranges_before;
     if (src_in && dst_in && tir_expr_equal(src_in, dst_in)) src_in = NULL; /* the same test */
     tir_expr *value = tir_load(A, src->buf, gs && gs->map ? mapped_index(S, gs, si, true, loc) : si, loc);
-    tir_stmt *store = tir_new_stmt(A, TS_STORE, loc);
-    store->u.store.buf = dst->buf;
-    store->u.store.idx = gd && gd->map ? mapped_index(S, gd, di, true, loc) : di;
-    store->u.store.value = tir_cast(A, value, dst->buf->dtype, loc);
-    tir_stmt *body = store;
-    if (src_in) {
-        tir_stmt *zero = tir_new_stmt(A, TS_STORE, loc);
-        zero->u.store.buf = dst->buf;
-        zero->u.store.idx = store->u.store.idx;
-        zero->u.store.value = tir_cast(A, tir_int(A, 0, loc), dst->buf->dtype, loc);
-        body = tir_new_stmt(A, TS_IF, loc);
-        body->u.if_.cond = src_in;
-        body->u.if_.then = store;
-        body->u.if_.els = zero;
+    tir_expr **at = gd && gd->map ? mapped_index(S, gd, di, true, loc) : di;
+    tir_stmt *body;
+    if (atomic) { /* element atomic_adds; a tail adds nothing */
+        body = tlc_new_tile_op(A, TS_ATOMIC_ADD, loc);
+        tir_region *r = &body->u.atomic.dst;
+        *r = (tir_region){.buf = dst->buf, .rank = dst->rank, .start = at, .loc = loc};
+        r->extent = TLC_NEW_ARRAY(A, tir_expr *, (size_t)dst->rank);
+        for (int i = 0; i < dst->rank; i++) r->extent[i] = tir_int(A, 1, loc);
+        body->u.atomic.value = tir_cast(A, value, dst->buf->dtype, loc);
+        if (src_in) {
+            tir_stmt *g = tir_new_stmt(A, TS_IF, loc);
+            g->u.if_.cond = src_in;
+            g->u.if_.then = body;
+            body = g;
+        }
+    } else {
+        tir_stmt *store = tir_new_stmt(A, TS_STORE, loc);
+        store->u.store.buf = dst->buf;
+        store->u.store.idx = at;
+        store->u.store.value = tir_cast(A, value, dst->buf->dtype, loc);
+        body = store;
+        if (src_in) {
+            tir_stmt *zero = tir_new_stmt(A, TS_STORE, loc);
+            zero->u.store.buf = dst->buf;
+            zero->u.store.idx = at;
+            zero->u.store.value = tir_cast(A, tir_int(A, 0, loc), dst->buf->dtype, loc);
+            body = tir_new_stmt(A, TS_IF, loc);
+            body->u.if_.cond = src_in;
+            body->u.if_.then = store;
+            body->u.if_.els = zero;
+        }
     }
     if (dst_in) {
         tir_stmt *guard = tir_new_stmt(A, TS_IF, loc);

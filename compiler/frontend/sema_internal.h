@@ -315,14 +315,14 @@ void sema_tile_op(sema *S, const builtin_spec *b, const ast_expr *call);
 /* Layouts of global tensors (sema_global_layout.c): T.Layout's value; the
  * annotation; an element access's index through the tensor's layout (and
  * a record of the access, which a later annotation must not follow); a
- * copy to or from such a tensor, emitted as a Parallel loop of elements
- * (false: neither operand has a layout). */
+ * copy to or from such a tensor (or a tile atomic_add into it), emitted as
+ * a Parallel loop of elements (false: neither operand has a layout). */
 sv sema_layout_call(sema *S, const sema_args *a, tlc_loc loc);
 void sema_annotate_global_layout(sema *S, tir_buffer *b, sv layout, const ast_expr *key, const ast_expr *value);
 void sema_note_global_use(sema *S, tir_buffer *b, tlc_loc loc);
 tir_expr **sema_global_layout_index(sema *S, tir_buffer *b, tir_expr **idx, tlc_loc loc);
 bool sema_has_global_layout(sema *S, const tir_buffer *b);
-bool sema_global_layout_copy(sema *S, const tir_region *src, const tir_region *dst, tlc_loc loc);
+bool sema_global_layout_copy(sema *S, const tir_region *src, const tir_region *dst, bool atomic, tlc_loc loc);
 /* `name = atomic_add(..., return_prev=True)`: the op, and the rank-0 var
  * buffer that receives the previous value (NULL after an error). */
 tir_buffer *sema_atomic_add_prev(sema *S, const builtin_spec *b, const ast_expr *call, const char *name);

@@ -54,8 +54,8 @@ static bool region_of(sema *S, const ast_expr *e, pregion *out, const char *op, 
     }
     if (b->scope == TIR_SCOPE_GLOBAL) sema_note_global_use(S, b, e->loc);
     if (strcmp(op, "copy") != 0 && strcmp(op, "atomic_add") != 0 && sema_has_global_layout(S, b)) {
-        tlc_error(S->diag, e->loc, "%s: '%s' has a layout (annotate_layout with T.Layout), which copy, element "
-                  "accesses and element atomic_add follow; not %s", op, b->name, op);
+        tlc_error(S->diag, e->loc, "%s: '%s' has a layout (annotate_layout with T.Layout), which copy, atomic_add "
+                  "and element accesses follow; not %s", op, b->name, op);
         return false;
     }
     tir_region *r = &out->r;
@@ -259,7 +259,7 @@ static void op_copy(sema *S, const sema_args *a, tlc_loc loc) {
     if (src.r.buf->scope != TIR_SCOPE_FRAGMENT && dst.r.buf->scope != TIR_SCOPE_FRAGMENT &&
         !unrolled_size_fits(S, &src.r, sb > db ? sb : db, loc, "a copy"))
         return;
-    if (sema_global_layout_copy(S, &src.r, &dst.r, loc)) return;
+    if (sema_global_layout_copy(S, &src.r, &dst.r, false, loc)) return;
     tir_stmt *st = tlc_new_tile_op(S->arena, TS_COPY, loc);
     st->u.copy.src = src.r;
     st->u.copy.dst = dst.r;
@@ -555,8 +555,9 @@ static bool is_tile_expr(sema *S, const ast_expr *e) {
  * (NULL: a statement). Returns the buffer that receives the previous value
  * (NULL: none, or an error). */
 static tir_buffer *op_atomic_add(sema *S, const sema_args *a, tlc_loc loc, const char *prev_name) {
-    bool return_prev = false;
+    bool return_prev = false, use_tma; /* TileLang's use_tma=: how the adds are issued, which tlc decides */
     if (a->arg[2] && !sema_eval_const_bool(S, a->arg[2], "return_prev", &return_prev)) return NULL;
+    if (a->arg[3] && !sema_eval_const_bool(S, a->arg[3], "use_tma", &use_tma)) return NULL;
     if (return_prev && !prev_name) {
         tlc_error(S->diag, a->arg[2]->loc, "atomic_add(..., return_prev=True) returns the value before the add: assign "
                                            "it to a name (old = atomic_add(...))");
@@ -584,17 +585,12 @@ static tir_buffer *op_atomic_add(sema *S, const sema_args *a, tlc_loc loc, const
         }
         pregion src;
         if (!region_of(S, a->arg[1], &src, "atomic_add", "the value")) return NULL;
-        const tir_buffer *mapped = sema_has_global_layout(S, dst.r.buf) ? dst.r.buf
-                                   : sema_has_global_layout(S, src.r.buf) ? src.r.buf : NULL;
-        if (mapped) {
-            tlc_error(S->diag, loc, "atomic_add: '%s' has a layout (annotate_layout with T.Layout): add element by "
-                      "element in a Parallel loop (atomic_add(%s[i, j], v))", mapped->name, mapped->name);
-            return NULL;
-        }
+
         if (!pair_regions(S, &dst, &src, "atomic_add")) return NULL;
         bool ok = check_bounds(S, &dst);
         ok = check_bounds(S, &src) && ok;
         if (!ok || !check_same_shape(S, &src, &dst, "atomic_add", "value", "destination")) return NULL;
+        if (sema_global_layout_copy(S, &src.r, &dst.r, true, loc)) return NULL;
         st->u.atomic.dst = dst.r;
         st->u.atomic.src = src.r;
     } else {

@@ -115,11 +115,11 @@ def shared_buffer():
 @tilelang.jit
 def other_tile_ops():
     @T.prim_func
-    def main(X: T.Tensor((8, 8), "float32"), Y: T.Tensor((8, 8), "float32")):
+    def main(X: T.Tensor((8, 8), "float32"), Y: T.Tensor((8,), "float32")):
         with T.Kernel(1, threads=64):
             T.annotate_layout({X: flat(X)})
             T.fill(X, 0)
-            T.atomic_add(X, Y)
+            T.reduce_sum(X, Y, dim=1)
 
     return main
 
