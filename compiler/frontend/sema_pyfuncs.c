@@ -10,6 +10,7 @@
 #include <math.h>
 #include <string.h>
 #include "sema_internal.h"
+#include "../target/target.h"
 
 /* Above this many items a sequence is refused: its values are kept whole.
  * All the sequences and comprehension steps of a kernel (and of the module's
@@ -387,6 +388,18 @@ bool sema_py_call(sema *S, const ast_expr *call, const char *name, sv *out) {
         int n;
         if (seq_items(S, v, call->u.call.args[0]->loc, "len", &items, &n))
             *out = sv_scalar(tir_int(S->arena, n, loc), loc);
+        return true;
+    }
+    if (!strcmp(name, "torch.cuda.get_device_capability")) {
+        /* the device a kernel is compiled for is the compile target (the JIT
+         * takes the GPU's): its compute capability, (9, 0) for sm_90a */
+        if (!positional_only(S, call, name, 0, 1)) return true;
+        int sm = tlc_target_of(S->opt->arch)->sm;
+        sv cc[2] = {sv_scalar(tir_int(S->arena, sm / 10, loc), loc), sv_scalar(tir_int(S->arena, sm % 10, loc), loc)};
+        sv *items = TLC_NEW_ARRAY(S->arena, sv, 2);
+        items[0] = cc[0];
+        items[1] = cc[1];
+        *out = make_tuple(items, 2, loc);
         return true;
     }
     if (strncmp(name, "math.", 5) != 0 && strcmp(name, "next_power_of_2") != 0) return false;
