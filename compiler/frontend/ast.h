@@ -101,6 +101,7 @@ typedef enum {
     AS_BREAK, AS_CONTINUE,
     AS_ASSERT,    /* assert cond [, message]: checked when cond is a compile-time constant */
     AS_FUNCDEF,   /* nested def (a kernel inside a @jit factory is not supported; sema diagnoses) */
+    AS_RAISE,     /* raise [exception]: an error where compile-time code reaches it (u.expr, may be NULL) */
 } ast_stmt_kind;
 
 typedef struct ast_block {

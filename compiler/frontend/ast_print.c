@@ -251,6 +251,13 @@ static void print_block(tlc_strbuf *sb, const ast_block *b, int depth) {
                 ast_print_expr(sb, s->u.assert_.msg);
             }
             break;
+        case AS_RAISE:
+            tlc_sb_puts(sb, "Raise");
+            if (s->u.expr) {
+                tlc_sb_putc(sb, ' ');
+                ast_print_expr(sb, s->u.expr);
+            }
+            break;
         case AS_FUNCDEF: break; /* handled above */
         }
         print_loc(sb, s->loc);

@@ -85,7 +85,7 @@ const char *tlc_token_kind_name(int kind);
 %token WITH "'with'" AS "'as'" RETURN "'return'" PASS "'pass'" BREAK "'break'"
 %token CONTINUE "'continue'" WHILE "'while'" AND "'and'" OR "'or'" NOT "'not'"
 %token IS "'is'" TRUE "'True'" FALSE "'False'" NONE "'None'" IMPORT "'import'"
-%token FROM "'from'" LAMBDA "'lambda'" ASSERT "'assert'"
+%token FROM "'from'" LAMBDA "'lambda'" ASSERT "'assert'" RAISE "'raise'"
 %token EQ "'=='" NE "'!='" LE "'<='" GE "'>='" LSHIFT "'<<'" RSHIFT "'>>'"
 %token POW "'**'" FLOORDIV "'//'" ARROW "'->'" ELLIPSIS "'...'"
 %token PLUSEQ "'+='" MINUSEQ "'-='" STAREQ "'*='" SLASHEQ "'/='" FLOORDIVEQ "'//='"
@@ -393,6 +393,9 @@ small_stmt
     | CONTINUE                  { $$ = ast_new_stmt(p->arena, AS_CONTINUE, @1); }
     | RETURN                    { $$ = ast_new_stmt(p->arena, AS_RETURN, @1); }
     | RETURN testlist           { $$ = ast_new_stmt(p->arena, AS_RETURN, @1); $$->u.expr = $2; }
+    | RAISE                     { $$ = ast_new_stmt(p->arena, AS_RAISE, @1); }
+    | RAISE test                { $$ = ast_new_stmt(p->arena, AS_RAISE, @1); $$->u.expr = $2; }
+    | RAISE test FROM test      { $$ = ast_new_stmt(p->arena, AS_RAISE, @1); $$->u.expr = $2; }
     | ASSERT test               { $$ = ast_new_stmt(p->arena, AS_ASSERT, @1); $$->u.assert_.cond = $2; }
     | ASSERT test ',' test      {
           $$ = ast_new_stmt(p->arena, AS_ASSERT, @1);
@@ -901,7 +904,7 @@ static const char *header_desc(int first_token) {
 }
 
 static bool is_unsupported_python_keyword(const char *s, size_t n) {
-    static const char *const kw[] = { "class", "try", "except", "finally", "raise", "del",
+    static const char *const kw[] = { "class", "try", "except", "finally", "del",
                                       "global", "nonlocal", "yield", "async",
                                       "await", "match" };
     for (size_t i = 0; i < sizeof kw / sizeof kw[0]; i++)
@@ -1094,6 +1097,7 @@ static void dw_push_children_stmt(depth_walk *w, const ast_stmt *s, int d) {
         dw_push(w, s->u.assert_.cond, 0, d);
         dw_push(w, s->u.assert_.msg, 0, d);
         break;
+    case AS_RAISE: dw_push(w, s->u.expr, 0, d); break;
     case AS_PASS: case AS_BREAK: case AS_CONTINUE: break;
     }
 }

@@ -625,7 +625,7 @@ static sv eval_call(sema *S, const ast_expr *e) {
                 tlc_error(S->diag, f->loc, "'%s' is a Python function of this file that tlc cannot run at compile "
                           "time", name);
                 tlc_note(S->diag, S->module->skipped[i].loc, "tlc runs a function of assignments, if, for, assert "
-                         "and return, without *args, raise, try, while, with or nested functions; '%s' is here",
+                         "and return, without *args, try, while, with or nested functions; '%s' is here",
                          name);
                 return sv_error();
             }

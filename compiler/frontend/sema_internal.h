@@ -282,6 +282,7 @@ sv sema_py_helper_call(sema *S, const ast_funcdef *h, const ast_expr *call);
 void sema_block(sema *S, const ast_block *b, tlc_ptrvec *out);
 tir_stmt *sema_block_stmt(sema *S, const ast_block *b, tlc_loc loc);
 void sema_stmt(sema *S, const ast_stmt *s);
+void sema_raise(sema *S, const ast_stmt *s); /* a `raise` that compile-time code reached: an error */
 void sema_emit(sema *S, tir_stmt *s);
 void sema_count_assignments(sema *S, const ast_block *b);
 /* Declares `name` in the current scope as standing for v (a macro's

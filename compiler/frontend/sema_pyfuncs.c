@@ -737,10 +737,11 @@ static bool run_stmt(sema *S, const ast_stmt *st, run_state *r) {
         sema_stmt(S, st);
         return S->diag->errors == errors0;
     }
+    case AS_RAISE: sema_raise(S, st); return false;
     default: break;
     }
     tlc_error(S->diag, st->loc, "'%s' runs at compile time, where tlc takes assignments to names, if, for, assert, "
-              "return, break and continue: not this statement", r->fn);
+              "raise, return, break and continue: not this statement", r->fn);
     return false;
 }
 

@@ -520,7 +520,12 @@ static void assign(sema *S, const ast_expr *target, const ast_expr *value, tlc_l
         } else if (value->kind != AE_TUPLE && value->kind != AE_LIST) {
             /* a tuple value: M, N = T.const("M, N"), or a tuple constant */
             sv v = sema_eval(S, value);
-            if (v.kind == SV_ERROR) return;
+            if (v.kind == SV_ERROR) { /* reported: the names stay quiet errors, not unknown names */
+                for (int i = 0; i < target->u.seq.n; i++)
+                    if (target->u.seq.items[i]->kind == AE_NAME && !local_symbol(S, target->u.seq.items[i]->u.name))
+                        sema_declare_error(S, target->u.seq.items[i]->u.name, target->u.seq.items[i]->loc);
+                return;
+            }
             if (v.kind != SV_TUPLE || v.u.tup.n != target->u.seq.n) {
                 tlc_error(S->diag, value->loc, "assigning to %d names needs a tuple of %d values on the right",
                           target->u.seq.n, target->u.seq.n);
@@ -1071,6 +1076,26 @@ static void assert_stmt(sema *S, const ast_stmt *s) {
     else tlc_error(S->diag, s->loc, "assertion failed");
 }
 
+/* `raise E("why")` stops the compilation where compile-time code reaches
+ * it (a factory's or helper's branch for a configuration it does not
+ * take); under a run-time condition it would need an exception on the
+ * GPU, which tlc does not have. */
+void sema_raise(sema *S, const ast_stmt *s) {
+    if (S->if_depth > 0) {
+        tlc_error(S->diag, s->loc, "'raise' under a run-time condition: tlc raises only where compile-time code "
+                  "reaches it (check a run-time value with assert)");
+        return;
+    }
+    const ast_expr *e = s->u.expr;
+    const ast_expr *f = e && e->kind == AE_CALL ? e->u.call.func : e;
+    const char *name = f && (f->kind == AE_NAME || f->kind == AE_ATTR) ? sema_dotted_name(S, f) : NULL;
+    const ast_expr *why = e && e->kind == AE_CALL && e->u.call.nargs > 0 && e->u.call.args[0]->kind == AE_STRING
+                              ? e->u.call.args[0] : NULL;
+    if (name && why) tlc_error(S->diag, s->loc, "%s raised at compile time: %s", name, why->u.str);
+    else if (name) tlc_error(S->diag, s->loc, "%s raised at compile time", name);
+    else tlc_error(S->diag, s->loc, "'raise' reached at compile time");
+}
+
 void sema_stmt(sema *S, const ast_stmt *s) {
     switch (s->kind) {
     case AS_EXPR: expr_stmt(S, s); return;
@@ -1118,5 +1143,6 @@ void sema_stmt(sema *S, const ast_stmt *s) {
     case AS_CONTINUE: tlc_error(S->diag, s->loc, "'continue' is not supported"); return;
     case AS_ASSERT: assert_stmt(S, s); return;
     case AS_FUNCDEF: tlc_error(S->diag, s->loc, "nested function definitions are not supported"); return;
+    case AS_RAISE: sema_raise(S, s); return;
     }
 }

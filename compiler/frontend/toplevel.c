@@ -531,7 +531,7 @@ static bool kernel_body(const char *t, const lines *ls, int first, int last) {
  * skipped (a call of it is then an unknown function), so that one helper
  * tlc cannot read does not stop the file's other kernels. */
 static bool helper_readable(const char *t, const lines *ls, int first, int last) {
-    static const char *const lacks[] = { "raise", "class", "try", "while", "with", "yield", "global",
+    static const char *const lacks[] = { "class", "try", "while", "with", "yield", "global",
                                          "nonlocal", "del", "async", "await", "import", "from", "def", NULL };
     for (int b = first; b <= last; b++) {
         tokcur c = tokens_of(t, &ls->v[b]);
