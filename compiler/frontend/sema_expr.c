@@ -339,12 +339,15 @@ static sv eval_name(sema *S, const ast_expr *e, const char *name) {
 
 /* The values an index takes when it is affine in loop variables of known
  * constant range not guarded by an `if` since their loop began. */
-static bool index_range(const sema *S, const tir_expr *e, int64_t *lo, int64_t *hi, int depth) {
+/* facts: every range the value is known to lie in (block indices too,
+ * whatever `if` encloses it); else only where no run-time `if` may guard
+ * the index (a tile's bounds check). */
+static bool index_range(const sema *S, const tir_expr *e, int64_t *lo, int64_t *hi, int depth, bool facts) {
     if (!e || depth > 16) return false;
     switch (e->kind) {
     case TE_INT: *lo = *hi = e->u.ival; return true;
     case TE_VAR:
-        for (int i = 0; S->k && i < S->k->grid_rank; i++) {
+        for (int i = 0; facts && S->k && i < S->k->grid_rank; i++) {
             int64_t n;
             if (S->k->block_idx[i] == e->u.var && tir_expr_const_int(S->k->grid[i], &n) && n > 0) {
                 *lo = 0;
@@ -354,7 +357,7 @@ static bool index_range(const sema *S, const tir_expr *e, int64_t *lo, int64_t *
         }
         for (int i = S->nranges - 1; i >= 0; i--)
             if (S->ranges[i].v == e->u.var) {
-                if (S->ranges[i].if_depth != S->if_depth) return false;
+                if (!facts && S->ranges[i].if_depth != S->if_depth) return false;
                 *lo = S->ranges[i].lo;
                 *hi = S->ranges[i].hi;
                 return true;
@@ -362,7 +365,8 @@ static bool index_range(const sema *S, const tir_expr *e, int64_t *lo, int64_t *
         return false;
     case TE_BINARY: {
         int64_t al, ah, bl, bh;
-        if (!index_range(S, e->u.bin.a, &al, &ah, depth + 1) || !index_range(S, e->u.bin.b, &bl, &bh, depth + 1))
+        if (!index_range(S, e->u.bin.a, &al, &ah, depth + 1, facts) ||
+            !index_range(S, e->u.bin.b, &bl, &bh, depth + 1, facts))
             return false;
         const int64_t big = (int64_t)1 << 40, small = (int64_t)1 << 20; /* no overflow below */
         if (al < -big || ah > big || bl < -small || bh > small) return false;
@@ -386,7 +390,7 @@ static bool index_range(const sema *S, const tir_expr *e, int64_t *lo, int64_t *
 }
 
 bool sema_index_range(const sema *S, const tir_expr *e, int64_t *lo, int64_t *hi) {
-    return index_range(S, e, lo, hi, 0);
+    return index_range(S, e, lo, hi, 0, true);
 }
 
 bool sema_check_index_bounds(sema *S, tir_buffer *b, int dim, tir_expr *idx, const ast_expr *at) {
@@ -396,7 +400,7 @@ bool sema_check_index_bounds(sema *S, tir_buffer *b, int dim, tir_expr *idx, con
         /* a tile's index that provably leaves it (a Parallel loop wider than
          * the fragment it walks) */
         int64_t lo, hi;
-        if (b->scope == TIR_SCOPE_GLOBAL || !index_range(S, idx, &lo, &hi, 0) || (lo >= 0 && hi < n)) return true;
+        if (b->scope == TIR_SCOPE_GLOBAL || !index_range(S, idx, &lo, &hi, 0, false) || (lo >= 0 && hi < n)) return true;
         tlc_error(S->diag, at->loc, "this index runs over %lld..%lld, outside dimension %d of '%s' (size %lld)",
                   (long long)lo, (long long)hi, dim, b->name, (long long)n);
         sema_note_decl(S, b);

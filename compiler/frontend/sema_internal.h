@@ -243,8 +243,8 @@ tir_expr *sema_arith(sema *S, ast_op op, tir_expr *x, tir_expr *y, tlc_loc loc);
 tir_expr *sema_binary(sema *S, tir_binop op, tir_expr *x, tir_expr *y, tlc_loc loc);
 tir_expr *sema_index(sema *S, const ast_expr *e);
 bool sema_check_index_bounds(sema *S, tir_buffer *b, int dim, tir_expr *idx, const ast_expr *at);
-/* A constant range of an index expression over the enclosing loops'
- * variables and the block indices (false: none known). */
+/* A constant range an index expression is known to lie in, from the
+ * enclosing loops' variables and the block indices (false: none known). */
 bool sema_index_range(const sema *S, const tir_expr *e, int64_t *lo, int64_t *hi);
 /* Shape of an alloc: tuple/list/single int of constants (or sym dims when global). */
 bool sema_eval_shape(sema *S, const ast_expr *e, bool allow_sym, tir_expr ***dims, int *rank);
