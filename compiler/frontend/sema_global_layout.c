@@ -19,6 +19,7 @@
 #include <string.h>
 #include "sema_internal.h"
 #include "../ops/op_table.h"
+#include "../support/int_math.h"
 
 /* T.Layout(shape, lambda ...): the lambda's parameters as variables and
  * its outputs as expressions of them. */
@@ -45,6 +46,12 @@ static global_layout *find(sema *S, const tir_buffer *b) {
         if (g->buf == b) return g;
     }
     return NULL;
+}
+
+/* b's layout, or NULL where it has none. */
+static const global_layout *layout_of(sema *S, const tir_buffer *b) {
+    const global_layout *g = b->scope == TIR_SCOPE_GLOBAL ? find(S, b) : NULL;
+    return g && g->map ? g : NULL;
 }
 
 void sema_note_global_use(sema *S, tir_buffer *b, tlc_loc loc) {
@@ -315,12 +322,7 @@ static tir_expr *in_bounds(sema *S, const tir_buffer *b, tir_expr **idx, tlc_loc
 }
 
 /* log2(v) for a power of two, else -1. */
-static int pow2_log(int64_t v) {
-    if (v <= 0 || (v & (v - 1))) return -1;
-    int n = 0;
-    while (v > 1) { v >>= 1; n++; }
-    return n;
-}
+static int pow2_log(int64_t v) { return tlc_is_pow2(v) ? __builtin_ctzll((unsigned long long)v) : -1; }
 
 /* The index X is accessed at for logical index idx; guarded: the caller
  * tests the bounds itself. */
@@ -367,14 +369,11 @@ static tir_expr **mapped_index(sema *S, const global_layout *g, tir_expr **idx, 
 tir_expr **sema_global_layout_index(sema *S, tir_buffer *b, tir_expr **idx, tlc_loc loc) {
     if (b->scope != TIR_SCOPE_GLOBAL) return idx;
     sema_note_global_use(S, b, loc);
-    const global_layout *g = find(S, b);
-    return g->map ? mapped_index(S, g, idx, false, loc) : idx;
+    const global_layout *g = layout_of(S, b);
+    return g ? mapped_index(S, g, idx, false, loc) : idx;
 }
 
-bool sema_has_global_layout(sema *S, const tir_buffer *b) {
-    const global_layout *g = b->scope == TIR_SCOPE_GLOBAL ? find(S, b) : NULL;
-    return g && g->map;
-}
+bool sema_has_global_layout(sema *S, const tir_buffer *b) { return layout_of(S, b) != NULL; }
 
 /* One element of region r at loop variables v (one per squeezed dim). */
 static tir_expr **region_index(sema *S, const tir_region *r, tir_var **v, tlc_loc loc) {
@@ -389,9 +388,8 @@ static tir_expr **region_index(sema *S, const tir_region *r, tir_var **v, tlc_lo
 }
 
 bool sema_global_layout_copy(sema *S, const tir_region *src, const tir_region *dst, bool atomic, tlc_loc loc) {
-    const global_layout *gs = src->buf->scope == TIR_SCOPE_GLOBAL ? find(S, src->buf) : NULL;
-    const global_layout *gd = dst->buf->scope == TIR_SCOPE_GLOBAL ? find(S, dst->buf) : NULL;
-    if (!(gs && gs->map) && !(gd && gd->map)) return false;
+    const global_layout *gs = layout_of(S, src->buf), *gd = layout_of(S, dst->buf);
+    if (!gs && !gd) return false;
     tlc_arena *A = S->arena;
     int64_t shape[8];
     int n = tir_region_shape(src, shape);
@@ -421,8 +419,8 @@ bool sema_global_layout_copy(sema *S, const tir_region *src, const tir_region *d
     tir_expr *dst_in = dst->buf->scope == TIR_SCOPE_GLOBAL ? in_bounds(S, dst->buf, di, loc) : NULL;
     S->nranges = ranges_before;
     if (src_in && dst_in && tir_expr_equal(src_in, dst_in)) src_in = NULL; /* the same test */
-    tir_expr *value = tir_load(A, src->buf, gs && gs->map ? mapped_index(S, gs, si, true, loc) : si, loc);
-    tir_expr **at = gd && gd->map ? mapped_index(S, gd, di, true, loc) : di;
+    tir_expr *value = tir_load(A, src->buf, gs ? mapped_index(S, gs, si, true, loc) : si, loc);
+    tir_expr **at = gd ? mapped_index(S, gd, di, true, loc) : di;
     tir_stmt *body;
     if (atomic) { /* element atomic_adds; a tail adds nothing */
         body = tlc_new_tile_op(A, TS_ATOMIC_ADD, loc);

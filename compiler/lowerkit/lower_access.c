@@ -209,15 +209,15 @@ bool tlc_expr_range(const tlc_lower_ctx *lc, const tir_expr *e, int64_t *lo, int
     }
     case TE_CAST: return tlc_expr_range(lc, e->u.cast.a, lo, hi);
     case TE_BINARY:
+        if (e->u.bin.op == TB_BITAND && tir_expr_const_int(e->u.bin.b, &b0) && b0 >= 0) {
+            *lo = 0; /* a mask that is not negative bounds the value, whatever it masks */
+            *hi = b0;
+            return true;
+        }
         if (!tlc_expr_range(lc, e->u.bin.a, &a0, &a1)) {
             if (e->u.bin.op == TB_FLOORMOD && tir_expr_const_int(e->u.bin.b, &b0) && b0 > 0) {
                 *lo = 0;
                 *hi = b0 - 1;
-                return true;
-            }
-            if (e->u.bin.op == TB_BITAND && tir_expr_const_int(e->u.bin.b, &b0) && b0 >= 0) {
-                *lo = 0;
-                *hi = b0;
                 return true;
             }
             return false;
@@ -248,13 +248,6 @@ bool tlc_expr_range(const tlc_lower_ctx *lc, const tir_expr *e, int64_t *lo, int
             return true;
         case TB_MIN: *lo = a0 < b0 ? a0 : b0; *hi = a1 < b1 ? a1 : b1; return true;
         case TB_MAX: *lo = a0 > b0 ? a0 : b0; *hi = a1 > b1 ? a1 : b1; return true;
-        case TB_BITAND: /* with a non-negative operand: at most it */
-            if (b0 == b1 && b0 >= 0) {
-                *lo = 0;
-                *hi = b0;
-                return true;
-            }
-            return false;
         default: return false;
         }
     default: return false;
