@@ -395,11 +395,10 @@ bool sema_py_call(sema *S, const ast_expr *call, const char *name, sv *out) {
          * takes the GPU's): its compute capability, (9, 0) for sm_90a */
         if (!positional_only(S, call, name, 0, 1)) return true;
         int sm = tlc_target_of(S->opt->arch)->sm;
-        sv cc[2] = {sv_scalar(tir_int(S->arena, sm / 10, loc), loc), sv_scalar(tir_int(S->arena, sm % 10, loc), loc)};
-        sv *items = TLC_NEW_ARRAY(S->arena, sv, 2);
-        items[0] = cc[0];
-        items[1] = cc[1];
-        *out = make_tuple(items, 2, loc);
+        sv *cc = TLC_NEW_ARRAY(S->arena, sv, 2);
+        cc[0] = sv_scalar(tir_int(S->arena, sm / 10, loc), loc);
+        cc[1] = sv_scalar(tir_int(S->arena, sm % 10, loc), loc);
+        *out = make_tuple(cc, 2, loc);
         return true;
     }
     if (strncmp(name, "math.", 5) != 0 && strcmp(name, "next_power_of_2") != 0) return false;
