@@ -1161,6 +1161,14 @@ void pd_local_store(pd_ctx *c, pd_var *pv, pd_opnd index, const pd_val *x) {
     const th_var *v = pv->var;
     const char *addr = pd_local_addr(c, pv, index);
     int wb = local_word(base_bytes(v->type.base));
+    if (v->type.base == TH_I1) { /* a byte per predicate */
+        for (int i = 0; i < x->n; i++) {
+            const char *h = pd_newreg(c, RC_H);
+            pd_ins(c, "selp.u16 %s, 1, 0, %s", h, pd_as_reg(c, x->l[i], RC_P));
+            pd_ins_access(c, "st.local.u8 [%s+%d], %s", addr, i, h);
+        }
+        return;
+    }
     if (wb == 1) {
         for (int i = 0; i < x->n; i++) pd_ins_access(c, "st.local.u8 [%s+%d], %s", addr, i, pd_as_reg(c, x->l[i], RC_H));
         return;
@@ -1223,7 +1231,15 @@ static pd_val array_read(pd_ctx *c, const th_expr *e) {
             words[i] = pd_newreg(c, wb == 2 || wb == 1 ? RC_H : wb == 4 ? RC_R : RC_D);
             pd_ins_access(c, "ld.local.%s %s, [%s+%d]", mem_type(wb), words[i], addr, i * wb);
         }
-        if (var->type.base == TH_I1) { pd_error(c, "i1 array in local memory"); return undef_val(c, e->type); }
+        if (var->type.base == TH_I1) {
+            r.n = v.n;
+            for (int i = 0; i < v.n; i++) {
+                const char *p = pd_newreg(c, RC_P);
+                pd_ins(c, "setp.ne.u16 %s, %s, 0", p, words[i]);
+                r.l[i] = reg_op(p);
+            }
+            return r;
+        }
         if (wb == 1) {
             r.n = v.n;
             for (int i = 0; i < v.n; i++) r.l[i] = norm_i8(c, reg_op(words[i]));

@@ -51,6 +51,13 @@ void tlc_fragment_canonicalize(tlc_fragment *f) {
             prev->extent *= d->extent;
             continue;
         }
+        /* so do replication digits that continue each other (a reduce over
+         * lanes and then warps replicates over both at once) */
+        if (prev && prev->target == TLC_DIGIT_THREAD && d->target == TLC_DIGIT_THREAD && prev->dim < 0 &&
+            d->dim < 0 && d->tstride == prev->tstride * prev->extent) {
+            prev->extent *= d->extent;
+            continue;
+        }
         f->digits[m++] = *d;
     }
     n = f->ndigits = m;
@@ -201,6 +208,50 @@ tlc_fragment *tlc_fragment_blocked(tlc_arena *a, int rank, const int64_t *shape,
                 best = f;
         }
     return best;
+}
+
+tlc_fragment *tlc_fragment_relabel(tlc_arena *a, const tlc_fragment *f, const int *to, int rank, const int64_t *shape) {
+    tlc_fragment *r = TLC_NEW(a, tlc_fragment);
+    *r = *f;
+    r->rank = rank;
+    for (int d = 0; d < rank; d++) r->shape[d] = shape[d];
+    for (int i = 0; i < r->ndigits; i++)
+        if (r->digits[i].dim >= 0) r->digits[i].dim = to[r->digits[i].dim];
+    tlc_fragment_canonicalize(r);
+    return r;
+}
+
+tlc_fragment *tlc_fragment_per_thread(tlc_arena *a, int rank, const int64_t *shape, int64_t threads) {
+    tlc_fragment *f = TLC_NEW(a, tlc_fragment);
+    f->rank = rank;
+    f->origin = "element access outside a Parallel loop";
+    int64_t ts = 1;
+    for (int d = rank - 1; d >= 0; d--) {
+        f->shape[d] = shape[d];
+        add_digit(f, d, shape[d], 1, TLC_DIGIT_SLOT, ts);
+        ts *= shape[d];
+    }
+    add_digit(f, -1, threads, 0, TLC_DIGIT_THREAD, 1);
+    tlc_fragment_canonicalize(f);
+    return f;
+}
+
+bool tlc_fragment_is_per_thread(const tlc_fragment *f) {
+    if (f->replicate != f->threads) return false;
+    int64_t ts = 1;
+    for (int d = f->rank - 1; d >= 0; d--) {
+        int64_t found = 0;
+        for (int i = 0; i < f->ndigits; i++) {
+            const tlc_digit *g = &f->digits[i];
+            if (g->dim != d) continue;
+            if (g->target != TLC_DIGIT_SLOT || g->lstride != 1 || g->extent != f->shape[d] || g->tstride != ts)
+                return false;
+            found++;
+        }
+        if (found != (f->shape[d] > 1)) return false;
+        ts *= f->shape[d];
+    }
+    return true;
 }
 
 tlc_fragment *tlc_fragment_reduce(tlc_arena *a, const tlc_fragment *src, int dim) {

@@ -67,6 +67,17 @@ typedef enum { TLC_STRENGTH_FREE = 0, TLC_STRENGTH_COMMON = 1, TLC_STRENGTH_STRI
  *     (reductions along the row then stay inside a warp), else along the row;
  *   - what is left of every dim repeats in slots. */
 tlc_fragment *tlc_fragment_blocked(tlc_arena *a, int rank, const int64_t *shape, int64_t threads, int vec);
+/* f with its dim d renamed to[d] (a permutation, or dims of extent 1
+ * dropped or added): the same threads and slots hold the same elements of
+ * a tile of `rank` dims and `shape`. Dims without digits need no entry. */
+tlc_fragment *tlc_fragment_relabel(tlc_arena *a, const tlc_fragment *f, const int *to, int rank, const int64_t *shape);
+/* Every one of `threads` threads holds the whole tile, row-major in its
+ * slots (TileLang's fragments used element by element outside Parallel
+ * loops: a scalar kept in a (1,) fragment, a mask indexed by a serial loop). */
+tlc_fragment *tlc_fragment_per_thread(tlc_arena *a, int rank, const int64_t *shape, int64_t threads);
+/* Whether f is such a layout (for any thread count): slot = the row-major
+ * index of the element, every thread digit a replication digit. */
+bool tlc_fragment_is_per_thread(const tlc_fragment *f);
 /* Fragment of reducing `dim` of `src`: digits of `dim` on threads become
  * replication digits, digits of `dim` on slots disappear; the other dims keep
  * their places (renumbered). */

@@ -410,6 +410,28 @@ static th_expr *local_index(tlc_lower_ctx *lc, const tir_buffer *b, th_expr **id
 
 #define MAX_RANK 8
 
+/* The register of fragment b's element at idx. A fragment every thread
+ * holds whole (tlc_fragment_is_per_thread) is a per-thread array: a
+ * constant slot where the Parallel loop's slot decides it, else its
+ * row-major index at run time, like a local array's. */
+static th_expr *fragment_slot(tlc_lower_ctx *lc, const tir_buffer *b, tir_expr *const *idx, tlc_loc loc) {
+    if (b->fragment && tlc_fragment_is_per_thread(b->fragment)) {
+        int map[TLC_FRAG_MAX_RANK];
+        const tlc_par_ctx *p = lc->par;
+        if (p && b->rank <= TLC_FRAG_MAX_RANK && tlc_par_access_map(p->loop, b, idx, map) && p->slot >= 0 &&
+            p->slot < p->frag->slots) {
+            int64_t r = tlc_par_access_slot(p->frag, b->fragment, map, b->rank, p->slot);
+            if (r >= 0) return tlc_i32(lc, r);
+        }
+        th_expr *ix[MAX_RANK];
+        int64_t maxv[MAX_RANK];
+        lower_indices(lc, b, idx, ix, maxv);
+        return local_index(lc, b, ix);
+    }
+    int64_t slot = tlc_parallel_access_slot(lc, b, idx, loc);
+    return tlc_i32(lc, slot < 0 ? 0 : slot);
+}
+
 th_expr *tlc_lower_load(tlc_lower_ctx *lc, const tir_buffer *b, tir_expr *const *idx, tlc_loc loc) {
     th_type rt = tlc_reg_type(b->dtype);
     if (b->rank > MAX_RANK) {
@@ -419,10 +441,7 @@ th_expr *tlc_lower_load(tlc_lower_ctx *lc, const tir_buffer *b, tir_expr *const 
     th_expr *ix[MAX_RANK];
     int64_t maxv[MAX_RANK];
     switch (b->scope) {
-    case TIR_SCOPE_FRAGMENT: {
-        int64_t slot = tlc_parallel_access_slot(lc, b, idx, loc);
-        return th_array_read(lc->a, lc->regs[b->id], tlc_i32(lc, slot < 0 ? 0 : slot));
-    }
+    case TIR_SCOPE_FRAGMENT: return th_array_read(lc->a, lc->regs[b->id], fragment_slot(lc, b, idx, loc));
     case TIR_SCOPE_VAR: return th_read(lc->a, lc->regs[b->id]);
     case TIR_SCOPE_LOCAL:
         lower_indices(lc, b, idx, ix, maxv);
@@ -460,11 +479,9 @@ void tlc_lower_store(tlc_lower_ctx *lc, const tir_buffer *b, tir_expr *const *id
         guard = tlc_frag_replica0(lc, lc->par->frag); /* replicas compute the same value: one stores */
     th_stmt *st = NULL;
     switch (b->scope) {
-    case TIR_SCOPE_FRAGMENT: {
-        int64_t slot = tlc_parallel_access_slot(lc, b, idx, loc);
-        st = th_assign(lc->a, lc->regs[b->id], tlc_i32(lc, slot < 0 ? 0 : slot), tlc_coerce(lc, value, rt));
+    case TIR_SCOPE_FRAGMENT:
+        st = th_assign(lc->a, lc->regs[b->id], fragment_slot(lc, b, idx, loc), tlc_coerce(lc, value, rt));
         break;
-    }
     case TIR_SCOPE_VAR: st = th_assign(lc->a, lc->regs[b->id], NULL, tlc_coerce(lc, value, rt)); break;
     case TIR_SCOPE_LOCAL:
         lower_indices(lc, b, idx, ix, maxv);

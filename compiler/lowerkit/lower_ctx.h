@@ -126,8 +126,8 @@ void tlc_lower_store(tlc_lower_ctx *lc, const tir_buffer *b, tir_expr *const *id
 /* Buffer dim d of an access inside Parallel loop `loop` is indexed by loop
  * dim map[d], or is a dim of extent 1 indexed by the constant 0
  * (TLC_PAR_MAP_ZERO: TileLang's `row_sum[0]` of a one-element statistic);
- * true when every other index is a distinct loop variable, in increasing
- * loop-dim order. */
+ * true when every other index is a distinct loop variable, in any order
+ * (x[j, i] reads a transposed tile). */
 #define TLC_PAR_MAP_ZERO (-1)
 bool tlc_par_access_map(const tir_stmt *loop, const tir_buffer *b, tir_expr *const *idx, int *map);
 /* Slot of fragment B holding what iteration `slot` of loop fragment L

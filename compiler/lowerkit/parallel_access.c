@@ -5,7 +5,7 @@
 #include "lower_ctx.h"
 
 bool tlc_par_access_map(const tir_stmt *loop, const tir_buffer *b, tir_expr *const *idx, int *map) {
-    int last = -1;
+    unsigned used = 0;
     for (int d = 0; d < b->rank; d++) {
         const tir_expr *e = idx[d];
         int64_t c;
@@ -17,9 +17,9 @@ bool tlc_par_access_map(const tir_stmt *loop, const tir_buffer *b, tir_expr *con
         int m = -1;
         for (int v = 0; v < loop->u.for_.nvars; v++)
             if (loop->u.for_.vars[v] == e->u.var) m = v;
-        if (m <= last) return false;
+        if (m < 0 || (used >> m & 1u)) return false;
         map[d] = m;
-        last = m;
+        used |= 1u << m;
     }
     return true;
 }

@@ -38,6 +38,13 @@ static bool has_zero_dim(const int *map, int rank) {
     return false;
 }
 
+/* The buffer is indexed by all the loop's variables in some order (x[j, i]):
+ * its map, a permutation. */
+static bool is_permuted_full(const tir_stmt *loop, const tir_buffer *b, tir_expr *const *idx, int *map) {
+    return b->rank == loop->u.for_.nvars && b->rank <= TLC_FRAG_MAX_RANK && tlc_par_access_map(loop, b, idx, map) &&
+           !has_zero_dim(map, b->rank);
+}
+
 static bool loop_shape(const tir_stmt *s, int64_t *shape) {
     if (s->u.for_.nvars > TLC_FRAG_MAX_RANK) return false;
     for (int v = 0; v < s->u.for_.nvars; v++)
@@ -49,16 +56,35 @@ const tlc_fragment *tlc_parallel_loop_fragment(tlc_arena *a, const tir_kernel *k
                                                bool allow_default) {
     tir_access_list l = {0};
     tir_access_list_collect(s->u.for_.body, &l);
-    const tlc_fragment *f = NULL;
+    const tlc_fragment *f = NULL, *whole = NULL, *permuted = NULL;
+    int perm[TLC_FRAG_MAX_RANK];
     int min_bytes = 4;
     for (int i = 0; i < l.n; i++) {
         const tir_access *x = &l.v[i];
         int eb = tir_dtype_bytes(x->buf->dtype);
         if (eb < min_bytes && x->buf->scope != TIR_SCOPE_VAR) min_bytes = eb;
-        if (!f && x->buf->scope == TIR_SCOPE_FRAGMENT && x->buf->fragment && is_full(s, x->buf, x->idx))
-            f = x->buf->fragment;
+        if (x->buf->scope != TIR_SCOPE_FRAGMENT || !x->buf->fragment) continue;
+        /* a fragment every thread holds whole fits any loop: another decides */
+        if (is_full(s, x->buf, x->idx)) {
+            if (tlc_fragment_is_per_thread(x->buf->fragment)) {
+                if (!whole) whole = x->buf->fragment;
+            } else if (!f) {
+                f = x->buf->fragment;
+            }
+        } else if (!permuted && !tlc_fragment_is_per_thread(x->buf->fragment) &&
+                   is_permuted_full(s, x->buf, x->idx, perm)) {
+            permuted = x->buf->fragment;
+        }
     }
     tir_access_list_free(&l);
+    if (!f && permuted) { /* read transposed: the loop's iteration (i, j) where x[j, i] is */
+        int64_t shape[TLC_FRAG_MAX_RANK];
+        for (int d = 0; d < permuted->rank; d++) shape[perm[d]] = permuted->shape[d];
+        tlc_fragment *t = tlc_fragment_relabel(a, permuted, perm, permuted->rank, shape);
+        t->origin = "parallel loop (transposed access)";
+        f = t;
+    }
+    if (!f) f = whole;
     if (f || !allow_default) return f;
     int64_t shape[TLC_FRAG_MAX_RANK];
     if (!loop_shape(s, shape)) return NULL;
@@ -67,16 +93,28 @@ const tlc_fragment *tlc_parallel_loop_fragment(tlc_arena *a, const tir_kernel *k
     return d;
 }
 
-/* L reduced over the loop dims that `map` does not name. */
+/* L reduced over the loop dims that `map` does not name, its other dims
+ * in the buffer's order (map may permute them: x[j, i]). */
 static tlc_fragment *project(tlc_arena *a, const tlc_fragment *L, const int *map, int rank) {
     const tlc_fragment *f = L;
+    int kept_rank[TLC_FRAG_MAX_RANK]; /* loop dim -> its dim after the reductions, -1 if reduced */
     for (int m = L->rank - 1; m >= 0; m--) {
         bool kept = false;
         for (int d = 0; d < rank; d++) kept |= map[d] == m;
         if (!kept) f = tlc_fragment_reduce(a, f, m);
     }
-    tlc_fragment *r = TLC_NEW(a, tlc_fragment);
-    *r = *f;
+    for (int m = 0, n = 0; m < L->rank; m++) {
+        bool kept = false;
+        for (int d = 0; d < rank; d++) kept |= map[d] == m;
+        kept_rank[m] = kept ? n++ : -1;
+    }
+    int to[TLC_FRAG_MAX_RANK];
+    int64_t shape[TLC_FRAG_MAX_RANK];
+    for (int d = 0; d < rank; d++) {
+        to[kept_rank[map[d]]] = d;
+        shape[d] = f->shape[kept_rank[map[d]]];
+    }
+    tlc_fragment *r = tlc_fragment_relabel(a, f, to, rank, shape);
     r->origin = "parallel loop (broadcast)";
     return r;
 }
@@ -154,10 +192,21 @@ bool tlc_parallel_check(tlc_infer *st, tir_stmt *s) {
     for (int i = 0; i < l.n && ok; i++) {
         const tir_access *x = &l.v[i];
         if (x->buf->scope != TIR_SCOPE_FRAGMENT) continue;
+        if (x->buf->fragment && tlc_fragment_is_per_thread(x->buf->fragment)) {
+            /* read at any index (lowering finds its register); written only
+             * where every thread runs every iteration, so no copy goes stale */
+            if ((x->mode & TIR_ACCESS_WRITE) && !(tlc_fragment_is_per_thread(L) && L->threads >= st->k->threads)) {
+                tlc_infer_conflict(st, s, x->buf, L,
+                                   "every thread holds all of it (it is used outside a Parallel loop), so a "
+                                   "Parallel loop that spreads its iterations over the threads cannot write it");
+                ok = false;
+            }
+            continue;
+        }
         int map[TLC_FRAG_MAX_RANK];
         if (x->buf->rank > TLC_FRAG_MAX_RANK || !tlc_par_access_map(s, x->buf, x->idx, map)) {
             tlc_error(st->diag, x->loc,
-                      "fragment '%s' must be indexed by the Parallel loop's variables, in order (e.g. %s[i, j])",
+                      "fragment '%s' must be indexed by distinct variables of the Parallel loop (e.g. %s[i, j])",
                       x->buf->name, x->buf->name);
             tlc_note(st->diag, s->loc, "in this Parallel loop");
             st->failed = true;

@@ -12,17 +12,49 @@
  * combines the partials of its row's warps in the same order, so all
  * replicas get bitwise-equal results. Arithmetic in f32 (floats) or i32. */
 #include <math.h>
+#include <string.h>
 #include "../support/int_math.h"
 #include "../interp/interp_internal.h"
 #include "../ir/tir_op.h"
 #include "op_table.h"
+
+/* src's fragment with `dim` reduced, in dst's shape: the result's dims of
+ * extent 1 may be dropped or added (TileLang reduces a 1-D tile into a (1,)
+ * buffer, a row into an (M, 1) one); the others keep their order. For each
+ * dim of the plain result, the dim of dst it is (to_dst, when not NULL). */
+static tlc_fragment *result_layout(tlc_arena *a, const tlc_fragment *F, int dim, const tir_buffer *dst, int *to_dst) {
+    tlc_fragment *r = tlc_fragment_reduce(a, F, dim);
+    int map[TLC_FRAG_MAX_RANK];
+    if (dst->rank > TLC_FRAG_MAX_RANK) return NULL;
+    int j = 0;
+    for (int i = 0; i < r->rank; i++) {
+        map[i] = 0;
+        if (r->shape[i] == 1) continue;
+        while (j < dst->rank && tir_buffer_dim(dst, j) == 1) j++;
+        if (j == dst->rank || tir_buffer_dim(dst, j) != r->shape[i]) return NULL;
+        map[i] = j++;
+    }
+    while (j < dst->rank && tir_buffer_dim(dst, j) == 1) j++;
+    if (j != dst->rank) return NULL;
+    if (to_dst) memcpy(to_dst, map, sizeof map);
+    if (r->rank == dst->rank) return r; /* the same dims: nothing moves */
+    int64_t shape[TLC_FRAG_MAX_RANK];
+    for (int d = 0; d < dst->rank; d++) shape[d] = tir_buffer_dim(dst, d);
+    return tlc_fragment_relabel(a, r, map, dst->rank, shape);
+}
 
 static bool reduce_infer(tlc_infer *st, const tir_stmt *s, bool free_pass) {
     tir_buffer *src = s->u.reduce.src.buf, *dst = s->u.reduce.dst.buf;
     if (src->scope != TIR_SCOPE_FRAGMENT) return false;
     if (src->fragment) {
         if (dst->scope != TIR_SCOPE_FRAGMENT) return false;
-        tlc_fragment *r = tlc_fragment_reduce(st->a, src->fragment, s->u.reduce.dim);
+        tlc_fragment *r = result_layout(st->a, src->fragment, s->u.reduce.dim, dst, NULL);
+        if (!r) {
+            tlc_error(st->diag, s->loc, "internal error: reduce: '%s' does not have the shape of '%s' reduced",
+                      dst->name, src->name);
+            st->failed = true;
+            return false;
+        }
         r->origin = tlc_arena_printf(st->a, "reduce of %s dim %d", src->name, s->u.reduce.dim);
         if (!tlc_infer_propose(st, dst, r, TLC_STRENGTH_COMMON, s) && !st->failed)
             tlc_infer_conflict(st, s, dst, r, "the reduction's result has a different layout");
@@ -98,8 +130,9 @@ static void reduce_lower(tlc_lower_ctx *lc, const tir_stmt *s) {
         return;
     }
     const tlc_fragment *F = src->fragment, *R = dst->fragment;
-    tlc_fragment *expect = tlc_fragment_reduce(a, F, dim);
-    if (!tlc_fragment_equal(expect, R)) {
+    int to_dst[TLC_FRAG_MAX_RANK];
+    tlc_fragment *expect = result_layout(a, F, dim, dst, to_dst);
+    if (!expect || !tlc_fragment_equal(expect, R)) {
         tlc_error(lc->diag, s->loc, "reduce: '%s' does not have the layout of '%s' reduced over dim %d", dst->name,
                   src->name, dim);
         return;
@@ -127,8 +160,9 @@ static void reduce_lower(tlc_lower_ctx *lc, const tir_stmt *s) {
         for (int64_t ss = 0; ss < F->slots; ss++) {
             int64_t c[TLC_FRAG_MAX_RANK], cr[TLC_FRAG_MAX_RANK], t0, rs;
             tlc_fragment_slot_part(F, ss, c);
+            for (int d = 0; d < R->rank; d++) cr[d] = 0;
             for (int d = 0, o = 0; d < F->rank; d++)
-                if (d != dim) cr[o++] = c[d];
+                if (d != dim) cr[to_dst[o++]] += c[d];
             tlc_fragment_forward(R, cr, &t0, &rs);
             if (rs != ds) continue;
             th_expr *valid = tlc_frag_valid(lc, F, tidx, ss);

@@ -13,6 +13,7 @@
  * buffer choose) and propagate again. A conflict is reported at the op, or (fragment to
  * fragment copies) becomes a conversion through shared memory in lowering. */
 #include <string.h>
+#include "../ir/tir_access.h"
 #include "../ops/op_table.h"
 #include "passes.h"
 
@@ -37,11 +38,50 @@ static void propagate(tlc_infer *st, void **ops, int n) {
     }
 }
 
+/* A fragment element read or written outside a Parallel loop is read or
+ * written by every thread (TileLang's semantics: `D_local[0] = D[bz]`,
+ * `if block_mask[k]:` in a serial loop), so every thread holds the whole
+ * fragment. Proposed strict, before anything else: an op that needs
+ * another layout for it then reports the conflict. */
+static void per_thread_access(const tir_access *x, void *ctx) {
+    tlc_infer *st = ctx;
+    tir_buffer *b = x->buf;
+    if (x->region || b->scope != TIR_SCOPE_FRAGMENT || st->failed || b->rank > TLC_FRAG_MAX_RANK) return;
+    int64_t shape[TLC_FRAG_MAX_RANK];
+    for (int d = 0; d < b->rank; d++) shape[d] = tir_buffer_dim(b, d);
+    tlc_fragment *f = tlc_fragment_per_thread(st->a, b->rank, shape, st->k->threads);
+    if (!tlc_infer_propose(st, b, f, TLC_STRENGTH_STRICT, x->stmt))
+        tlc_infer_conflict(st, x->stmt, b, f, "an element access outside a Parallel loop needs all of it in every thread");
+}
+
+static void propose_per_thread(tlc_infer *st, const tir_stmt *s) {
+    if (!s || st->failed) return;
+    switch (s->kind) {
+    case TS_SEQ:
+        for (int i = 0; i < s->u.seq.n; i++) propose_per_thread(st, s->u.seq.stmts[i]);
+        return;
+    case TS_FOR:
+        if (s->u.for_.kind == TIR_FOR_PARALLEL) return;
+        tir_stmt_own_accesses(s, per_thread_access, st);
+        propose_per_thread(st, s->u.for_.body);
+        return;
+    case TS_IF:
+        tir_stmt_own_accesses(s, per_thread_access, st);
+        propose_per_thread(st, s->u.if_.then);
+        propose_per_thread(st, s->u.if_.els);
+        return;
+    default: /* a tile op's own element accesses are the loads in its regions' starts */
+        tir_stmt_own_accesses(s, per_thread_access, st);
+        return;
+    }
+}
+
 static bool infer_kernel(tlc_infer *st, tir_kernel *k) {
     tlc_ptrvec ops = {0};
     tir_collect_tile_ops(k->body, &ops);
     void **v = ops.items;
     int n = ops.len;
+    propose_per_thread(st, k->body);
     for (int round = 0; round < 4096 && !st->failed; round++) {
         propagate(st, v, n);
         if (st->failed) break;

@@ -137,6 +137,17 @@ class GpuTest(unittest.TestCase):
         torch.testing.assert_close(back, want)
         torch.testing.assert_close(rows, (2 * a[40:56]).half())
 
+    def test_fragments_held_by_every_thread(self):
+        # a (1,) scalar, a bool mask read in a serial loop, a reduce into (1,), a transposed read
+        k = tlc.compile(os.path.join(ROOT, "tests", "golden", "tilelang", "per_thread_fragments.py"))
+        x = torch.randn(64, 32, device="cuda")
+        mask = torch.rand(4, 8, device="cuda") < 0.5
+        s = torch.randn(4, device="cuda")
+        y = torch.full((4, 32, 64), float("nan"), device="cuda")
+        k(x, mask, s, y)
+        want = x.t()[None] * s[:, None, None] + mask.sum(dim=1)[:, None, None] + x.sum()
+        torch.testing.assert_close(y, want, rtol=1e-4, atol=1e-3)
+
     def test_warp_specialized_one_tile_per_block(self):
         # persistent tiles would not fit, so one tile per block, O_s reusing Q_s's bytes after the
         # warp-specialized loop

@@ -91,6 +91,29 @@ class PortsOnGpuTest(unittest.TestCase):
                 ref = attention(q, kk, v, True, sinks=sinks.double()[None, :, None, None], window=window)
                 self.close(o, ref)
 
+    def test_block_sparse_attn(self):
+        # a bool block mask per row block, copied into a fragment every thread holds whole and read in
+        # the key loop; the reference masks the scores with the mask's blocks (and the causal mask)
+        b, h, s, d, blk = 2, 4, 1024, 64, 64
+        nb = s // blk
+        for causal in (False, True):
+            with self.subTest(causal=causal):
+                q, kk, v = randn(b, h, s, d), randn(b, h, s, d), randn(b, h, s, d)
+                mask = torch.rand(b, h, nb, nb, device="cuda") < 0.4
+                mask |= torch.eye(nb, device="cuda", dtype=torch.bool)
+                if causal:
+                    mask = mask.tril()
+                k = tlc.compile(port("example_tilelang_block_sparse_attn.py"),
+                                defines={"batch": b, "heads": h, "seq_len": s, "dim": d, "downsample_len": nb,
+                                         "is_causal": causal})
+                o = torch.full_like(q, float("nan"))
+                k(q, kk, v, mask, o)
+                keep = torch.kron(mask.double(), torch.ones(blk, blk, device="cuda", dtype=torch.float64)) > 0
+                if causal:
+                    keep &= torch.ones(s, s, device="cuda", dtype=torch.bool).tril()
+                sc = (q.double() @ kk.double().transpose(-1, -2) / d ** 0.5).masked_fill(~keep, float("-inf"))
+                self.close(o, torch.softmax(sc, dim=-1) @ v.double())
+
     def test_mha_bwd_bshd(self):
         # TileLang's FlashAttention backward: forward with log2-sum-exp, Delta, the backward kernel (dQ
         # added by atomics in make_dq_layout's permuted order, a layout on a global tensor) and dQ back

@@ -120,7 +120,7 @@ static void test_bad_index(void **state) {
         "            a[i, j] = a[j, i]\n"
         "        copy(a, A)\n";
     assert_false(infer(&c, src, NULL));
-    assert_non_null(strstr(tlc_sb_cstr(&c.diag.out), "t.tl:6:23: error: fragment 'a' must be indexed"));
+    assert_non_null(strstr(tlc_sb_cstr(&c.diag.out), "t.tl:5:9: error: layout conflict on fragment 'a'"));
     tlc_compilation_free(&c);
 }
 

@@ -65,9 +65,19 @@ static const error_case cases[] = {
      "        g = alloc_fragment((64, 64), float32)\n"
      "        copy(A, f)\n"
      "        for i, j in Parallel(64, 64):\n"
-     "            g[i, j] = f[j, i]\n"
+     "            g[i, j] = f[i, 63 - j]\n"
      "        copy(g, B)\n",
-     "7:23: error: fragment 'f' must be indexed by the Parallel loop's variables"},
+     "7:23: error: fragment 'f' must be indexed by distinct variables of the Parallel loop"},
+    /* a fragment every thread holds whole (used outside a Parallel loop),
+     * written by a loop whose iterations are spread over the threads */
+    {"        f = alloc_fragment((64, 64), float32)\n"
+     "        s = alloc_fragment((64,), float32)\n"
+     "        copy(A, f)\n"
+     "        s[0] = 1.0\n"
+     "        for i, j in Parallel(64, 64):\n"
+     "            s[i] = f[i, j]\n"
+     "        copy(f, B)\n",
+     "7:9: error: layout conflict on fragment 's': every thread holds all of it"},
     {"        a = alloc_shared((64, 1), float16)\n"
      "        b = alloc_shared((1, 64), float16)\n"
      "        f = alloc_fragment((64, 64), float32)\n"
