@@ -172,7 +172,8 @@ bool sema_bind_args(sema *S, const builtin_spec *b, const ast_expr *call, sema_a
         for (int j = 0; j < b->nparams; j++)
             if (kw->name && strcmp(b->params[j], kw->name) == 0) p = j;
         if (p < 0) {
-            if (sema_tilelang_kwarg_is_default(b->name, kw)) continue;
+            if (sema_tilelang_kwarg_is_default(b->name, kw) || sema_ignore_tilelang_hint(S, b->name, kw->name, kw->loc))
+                continue;
             if (!sema_refuse_tilelang_kwarg(S, b->name, kw->name, kw->loc))
                 tlc_error(S->diag, kw->loc, "'%s' has no parameter named '%s'", b->name, kw->name ? kw->name : "?");
             ok = false;

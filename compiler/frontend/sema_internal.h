@@ -300,11 +300,15 @@ const ast_expr **sema_call_args(sema *S, const ast_funcdef *m, const ast_expr *c
  * true; false for any other name. */
 bool sema_refuse_tilelang(sema *S, const char *name, tlc_loc loc);
 bool sema_refuse_tilelang_dtype(sema *S, const char *name, tlc_loc loc);
-/* Likewise for a TileLang keyword argument `kwarg` of builtin `fn`. */
 /* A TileLang keyword argument with the value that means what tlc does
  * anyway (memory_order="relaxed" on atomic_add): accepted, ignored. */
 bool sema_tilelang_kwarg_is_default(const char *fn, const ast_kwarg *kw);
+/* Likewise sema_refuse_tilelang for a TileLang keyword argument `kwarg` of
+ * builtin `fn`. */
 bool sema_refuse_tilelang_kwarg(sema *S, const char *fn, const char *kwarg, tlc_loc loc);
+/* A TileLang schedule hint tlc decides itself (copy(..., disable_tma=)):
+ * warns that it is ignored and returns true. */
+bool sema_ignore_tilelang_hint(sema *S, const char *fn, const char *kwarg, tlc_loc loc);
 /* The supported dtype name nearest to a misspelled one, or NULL. */
 const char *sema_suggest_dtype(const char *name);
 /* The candidate nearest to a misspelled name (NULL entries skipped), or NULL. */

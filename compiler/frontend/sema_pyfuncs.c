@@ -9,6 +9,7 @@
  * Everything is bounded per kernel (MAX_ITEMS). */
 #include <math.h>
 #include <string.h>
+#include "../support/int_math.h"
 #include "sema_internal.h"
 #include "../target/target.h"
 
@@ -138,16 +139,6 @@ static int64_t next_power_of_2(int64_t x) {
         a >>= 1;
     }
     return bits >= 63 ? -1 : (int64_t)1 << bits;
-}
-
-static int64_t gcd64(int64_t a, int64_t b) {
-    uint64_t x = a < 0 ? (uint64_t)0 - (uint64_t)a : (uint64_t)a, y = b < 0 ? (uint64_t)0 - (uint64_t)b : (uint64_t)b;
-    while (y) {
-        uint64_t t = x % y;
-        x = y;
-        y = t;
-    }
-    return x > INT64_MAX ? INT64_MAX : (int64_t)x;
 }
 
 /* sum, any, all over a sequence; min and max of a sequence or of three or
@@ -447,7 +438,7 @@ bool sema_py_call(sema *S, const ast_expr *call, const char *name, sv *out) {
             return true;
         }
         /* tilelang.math.cdiv: (a + b - 1) // b, rounding toward minus infinity */
-        int64_t r = fn[0] == 'g' ? gcd64(a, b) : 0;
+        int64_t r = fn[0] == 'g' ? tlc_gcd(a, b) : 0;
         if (fn[0] == 'c') {
             int64_t bm1, num;
             if (__builtin_sub_overflow(b, 1, &bm1) || __builtin_add_overflow(a, bm1, &num) ||

@@ -51,15 +51,21 @@ static const unsupported dtypes[] = {
 
 /* Keyword arguments of TileLang's versions of tlc's builtins: "fn.kwarg". */
 static const unsupported kwargs[] = {
-    {"copy.coalesced_width", "remove it: tlc picks the vector width of a copy"},
-    {"Parallel.coalesced_width", "remove it: tlc picks the vector width of a loop"},
-    {"Parallel.loop_layout", "remove it: tlc infers the loop's layout"},
-    {"copy.disable_tma", "remove it: tlc decides where a copy uses TMA"},
     {"atomic_add.memory_order", "tlc's atomic_add is relaxed: write memory_order=\"relaxed\" or nothing"},
-    {"gemm.k_pack", "remove it: tlc picks the gemm instruction"},
     {"gemm.wg_wait", "remove it: tlc schedules the wgmma waits"},
     {"Kernel.prelude", "remove it"},
 };
+
+/* TileLang's schedule hints, which change how a kernel runs and not what it
+ * computes: accepted with a warning, since tlc decides these itself. */
+static const unsupported ignored_hints[] = {
+    {"copy.coalesced_width", "tlc picks the vector width of a copy"},
+    {"Parallel.coalesced_width", "tlc picks the vector width of a loop"},
+    {"Parallel.loop_layout", "tlc infers the loop's layout"},
+    {"copy.disable_tma", "tlc decides where a copy uses TMA"},
+    {"gemm.k_pack", "tlc picks the gemm instruction"},
+};
+
 
 static const char *lookup(const unsupported *t, size_t n, const char *name) {
     if (!name) return NULL;
@@ -90,6 +96,16 @@ bool sema_tilelang_kwarg_is_default(const char *fn, const ast_kwarg *kw) {
     for (size_t i = 0; i < sizeof same_as_tlc / sizeof *same_as_tlc; i++)
         if (!strcmp(same_as_tlc[i].name, key) && !strcmp(same_as_tlc[i].instead, kw->value->u.str)) return true;
     return false;
+}
+
+bool sema_ignore_tilelang_hint(sema *S, const char *fn, const char *kwarg, tlc_loc loc) {
+    if (!fn || !kwarg) return false;
+    char key[96];
+    snprintf(key, sizeof key, "%s.%s", fn, kwarg);
+    const char *why = lookup(ignored_hints, sizeof ignored_hints / sizeof *ignored_hints, key);
+    if (!why) return false;
+    tlc_warning(S->diag, loc, "'%s=' of T.%s is ignored: %s", kwarg, fn, why);
+    return true;
 }
 
 bool sema_refuse_tilelang_kwarg(sema *S, const char *fn, const char *kwarg, tlc_loc loc) {

@@ -221,6 +221,58 @@ tlc_fragment *tlc_fragment_relabel(tlc_arena *a, const tlc_fragment *f, const in
     return r;
 }
 
+tlc_fragment *tlc_fragment_expand(tlc_arena *a, const tlc_fragment *b, const int *map, int rank,
+                                  const int64_t *shape) {
+    tlc_fragment *f = TLC_NEW(a, tlc_fragment);
+    f->rank = rank;
+    for (int d = 0; d < rank; d++) f->shape[d] = shape[d];
+    bool named[TLC_FRAG_MAX_RANK] = {false};
+    for (int d = 0; d < b->rank; d++)
+        if (map[d] >= 0) named[map[d]] = true;
+    tlc_digit rep[TLC_FRAG_MAX_DIGITS];
+    int nrep = 0;
+    for (int i = 0; i < b->ndigits; i++) {
+        tlc_digit g = b->digits[i];
+        if (g.dim < 0) {
+            rep[nrep++] = g;
+            continue;
+        }
+        g.dim = map[g.dim];
+        f->digits[f->ndigits++] = g;
+    }
+    int64_t slots = b->slots;
+    for (int m = rank - 1; m >= 0; m--) {
+        if (named[m]) continue;
+        int64_t ls = 1, rem = shape[m];
+        /* the replicas take the new dim first, lowest thread strides first
+         * (canonical order), each the largest part of it that divides what
+         * is left of the dim */
+        for (int i = 0; i < nrep && rem > 1; i++) {
+            tlc_digit *r = &rep[i];
+            int64_t take = tlc_gcd(rem, r->extent);
+            if (take == 1) continue;
+            if (f->ndigits >= TLC_FRAG_MAX_DIGITS) return NULL;
+            f->digits[f->ndigits++] = (tlc_digit){m, take, ls, TLC_DIGIT_THREAD, r->tstride};
+            r->tstride *= take;
+            r->extent /= take;
+            ls *= take;
+            rem /= take;
+        }
+        if (rem > 1) {
+            if (f->ndigits >= TLC_FRAG_MAX_DIGITS) return NULL;
+            f->digits[f->ndigits++] = (tlc_digit){m, rem, ls, TLC_DIGIT_SLOT, slots};
+            slots *= rem;
+        }
+    }
+    for (int i = 0; i < nrep; i++) {
+        if (rep[i].extent <= 1) continue;
+        if (f->ndigits >= TLC_FRAG_MAX_DIGITS) return NULL;
+        f->digits[f->ndigits++] = rep[i];
+    }
+    tlc_fragment_canonicalize(f);
+    return f;
+}
+
 tlc_fragment *tlc_fragment_per_thread(tlc_arena *a, int rank, const int64_t *shape, int64_t threads) {
     tlc_fragment *f = TLC_NEW(a, tlc_fragment);
     f->rank = rank;

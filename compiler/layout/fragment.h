@@ -71,6 +71,15 @@ tlc_fragment *tlc_fragment_blocked(tlc_arena *a, int rank, const int64_t *shape,
  * dropped or added): the same threads and slots hold the same elements of
  * a tile of `rank` dims and `shape`. Dims without digits need no entry. */
 tlc_fragment *tlc_fragment_relabel(tlc_arena *a, const tlc_fragment *f, const int *to, int rank, const int64_t *shape);
+/* The layout of a loop over `shape` (rank dims) in which fragment b's dim d
+ * is the loop's dim map[d] (-1: a dim of extent 1 the loop does not name):
+ * b's placement of the dims it has, the loop's other dims spread over b's
+ * replicas (the threads that hold the same element of b) where their
+ * extents divide, the rest in new slots. A thread then runs the iterations
+ * whose elements of b it holds. NULL where that needs more digits than a
+ * fragment holds. */
+tlc_fragment *tlc_fragment_expand(tlc_arena *a, const tlc_fragment *b, const int *map, int rank,
+                                  const int64_t *shape);
 /* Every one of `threads` threads holds the whole tile, row-major in its
  * slots (TileLang's fragments used element by element outside Parallel
  * loops: a scalar kept in a (1,) fragment, a mask indexed by a serial loop). */

@@ -45,6 +45,18 @@ static bool is_permuted_full(const tir_stmt *loop, const tir_buffer *b, tir_expr
            !has_zero_dim(map, b->rank);
 }
 
+/* The buffer is indexed by some of the loop's variables (row[i] in a loop
+ * over (i, k)), each dim as long as the loop's: its map. */
+static bool covers_its_dims(const tir_stmt *loop, const tir_buffer *b, tir_expr *const *idx, int *map) {
+    if (b->rank > TLC_FRAG_MAX_RANK || !tlc_par_access_map(loop, b, idx, map)) return false;
+    for (int d = 0; d < b->rank; d++) {
+        int64_t e;
+        if (map[d] >= 0 && (!tir_expr_const_int(loop->u.for_.extent[map[d]], &e) || e != tir_buffer_dim(b, d)))
+            return false;
+    }
+    return true;
+}
+
 static bool loop_shape(const tir_stmt *s, int64_t *shape) {
     if (s->u.for_.nvars > TLC_FRAG_MAX_RANK) return false;
     for (int v = 0; v < s->u.for_.nvars; v++)
@@ -56,8 +68,8 @@ const tlc_fragment *tlc_parallel_loop_fragment(tlc_arena *a, const tir_kernel *k
                                                bool allow_default) {
     tir_access_list l = {0};
     tir_access_list_collect(s->u.for_.body, &l);
-    const tlc_fragment *f = NULL, *whole = NULL, *permuted = NULL;
-    int perm[TLC_FRAG_MAX_RANK];
+    const tlc_fragment *f = NULL, *whole = NULL, *permuted = NULL, *part = NULL;
+    int perm[TLC_FRAG_MAX_RANK], part_map[TLC_FRAG_MAX_RANK];
     int min_bytes = 4;
     for (int i = 0; i < l.n; i++) {
         const tir_access *x = &l.v[i];
@@ -71,9 +83,12 @@ const tlc_fragment *tlc_parallel_loop_fragment(tlc_arena *a, const tir_kernel *k
             } else if (!f) {
                 f = x->buf->fragment;
             }
-        } else if (!permuted && !tlc_fragment_is_per_thread(x->buf->fragment) &&
-                   is_permuted_full(s, x->buf, x->idx, perm)) {
-            permuted = x->buf->fragment;
+        } else if (tlc_fragment_is_per_thread(x->buf->fragment)) {
+            continue;
+        } else if (is_permuted_full(s, x->buf, x->idx, perm)) {
+            if (!permuted) permuted = x->buf->fragment;
+        } else if (!part && covers_its_dims(s, x->buf, x->idx, part_map)) {
+            part = x->buf->fragment;
         }
     }
     tir_access_list_free(&l);
@@ -88,6 +103,14 @@ const tlc_fragment *tlc_parallel_loop_fragment(tlc_arena *a, const tir_kernel *k
     if (f || !allow_default) return f;
     int64_t shape[TLC_FRAG_MAX_RANK];
     if (!loop_shape(s, shape)) return NULL;
+    /* Where the loop itself decides (nothing indexes it whole): around a
+     * fragment it indexes with some of its variables (row[i] in a loop over
+     * (i, k)), so that each thread reads its own row's element. */
+    tlc_fragment *e = part ? tlc_fragment_expand(a, part, part_map, s->u.for_.nvars, shape) : NULL;
+    if (e) {
+        e->origin = "parallel loop (over a fragment of fewer dims)";
+        return e;
+    }
     tlc_fragment *d = tlc_fragment_blocked(a, s->u.for_.nvars, shape, k->threads, 16 / min_bytes);
     d->origin = "parallel loop";
     return d;

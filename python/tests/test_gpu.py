@@ -148,6 +148,15 @@ class GpuTest(unittest.TestCase):
         want = x.t()[None] * s[:, None, None] + mask.sum(dim=1)[:, None, None] + x.sum()
         torch.testing.assert_close(y, want, rtol=1e-4, atol=1e-3)
 
+    def test_loop_over_a_row_fragment(self):
+        # the loop's iterations where the row statistics it reads are (no fragment indexes it whole)
+        k = tlc.compile(os.path.join(ROOT, "tests", "golden", "tilelang", "loop_over_row_fragment.py"))
+        x = torch.randn(64, 64, device="cuda")
+        y = torch.full((64, 24), float("nan"), device="cuda")
+        k(x, y)
+        want = x.amax(dim=1)[:, None] * torch.arange(24, device="cuda")[None, :] + x.sum(dim=1)[:, None]
+        torch.testing.assert_close(y, want, rtol=1e-4, atol=1e-3)
+
     def test_warp_specialized_one_tile_per_block(self):
         # persistent tiles would not fit, so one tile per block, O_s reusing Q_s's bytes after the
         # warp-specialized loop
