@@ -49,6 +49,16 @@ static void per_thread_access(const tir_access *x, void *ctx) {
     if (x->region || b->scope != TIR_SCOPE_FRAGMENT || st->failed || b->rank > TLC_FRAG_MAX_RANK) return;
     int64_t shape[TLC_FRAG_MAX_RANK];
     for (int d = 0; d < b->rank; d++) shape[d] = tir_buffer_dim(b, d);
+    /* refused here, before any rule walks its slots */
+    int64_t regs = (tir_buffer_elems(b) * tir_dtype_bytes(b->dtype) + 3) / 4;
+    if (regs > TLC_FRAGMENT_MAX_REGS) {
+        tlc_error(st->diag, b->loc, "fragment '%s' needs %lld registers per thread (at most %d): every thread holds "
+                  "all of it, since it is read or written element by element outside a Parallel loop", b->name,
+                  (long long)regs, TLC_FRAGMENT_MAX_REGS);
+        tlc_note(st->diag, x->loc, "'%s' is used here", b->name);
+        st->failed = true;
+        return;
+    }
     tlc_fragment *f = tlc_fragment_per_thread(st->a, b->rank, shape, st->k->threads);
     if (!tlc_infer_propose(st, b, f, TLC_STRENGTH_STRICT, x->stmt))
         tlc_infer_conflict(st, x->stmt, b, f, "an element access outside a Parallel loop needs all of it in every thread");

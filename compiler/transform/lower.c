@@ -632,12 +632,6 @@ static bool buffers_fit(const tir_kernel *k, tlc_diag *diag) {
                 return false;
             }
             int64_t regs = (b->fragment->slots * tir_dtype_bytes(b->dtype) + 3) / 4;
-            if (regs > TLC_FRAGMENT_MAX_REGS && tlc_fragment_is_per_thread(b->fragment) && b->fragment->threads > 1) {
-                tlc_error(diag, b->loc, "fragment '%s' needs %lld registers per thread (at most %d): every thread "
-                                        "holds all of it, since it is read or written element by element outside "
-                                        "a Parallel loop", b->name, (long long)regs, TLC_FRAGMENT_MAX_REGS);
-                return false;
-            }
             if (regs > TLC_FRAGMENT_MAX_REGS) {
                 tlc_error(diag, b->loc, "fragment '%s' needs %lld registers per thread (at most %d): "
                                         "use a smaller tile or more threads", b->name, (long long)regs,

@@ -27,6 +27,7 @@ def written_spread():
 def accumulator_outside():
     # a gemm's accumulator is spread over the threads as the tensor cores
     # place it; reading one element outside a Parallel loop wants all of it
+    # in every thread, more registers than a thread has
     @T.prim_func
     def main(A: T.Tensor((64, 64), "float16"), B: T.Tensor((1,), "float32")):
         with T.Kernel(1, threads=128):
@@ -39,3 +40,15 @@ def accumulator_outside():
 
     return main
 
+
+@tilelang.jit
+def too_large():
+    @T.prim_func
+    def main(A: T.Tensor((64, 64), "float32"), B: T.Tensor((64, 64), "float32")):
+        with T.Kernel(1, threads=128):
+            f = T.alloc_fragment((64, 64), "float32")
+            T.copy(A, f)
+            f[0, 0] = 0.0
+            T.copy(f, B)
+
+    return main
