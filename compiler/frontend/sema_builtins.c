@@ -25,6 +25,7 @@ static const builtin_spec builtins[] = {
     {"pdl_sync", B_PDL_SYNC, BK_STMT, P(NULL), 0, 0, 0, 0},
     {"pdl_trigger", B_PDL_TRIGGER, BK_STMT, P(NULL), 0, 0, 0, 0},
     {"prefetch", B_PREFETCH, BK_STMT, P("src"), 1, 1, 0, 0},
+    {"cumsum", B_CUMSUM, BK_STMT, P("src", "dst", "dim", "reverse"), 4, 1, 0, 0},
 
     {"Kernel", B_KERNEL, BK_DECL, P("threads", "cluster_dims"), 2, 0, 1, 3},
     {"Parallel", B_PARALLEL, BK_LOOP, P(NULL), 0, 0, 1, 8},

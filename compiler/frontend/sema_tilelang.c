@@ -20,7 +20,6 @@ static const unsupported constructs[] = {
     {"Persistent", "launch one block per tile with Kernel(...) and loop with serial(...) where needed"},
     {"atomic_max", "use atomic_add, or reduce into a fragment and store the result once"},
     {"atomic_min", "use atomic_add, or reduce into a fragment and store the result once"},
-    {"cumsum", "write the prefix sum as a serial loop over the dimension"},
     {"im2col", "gather the patches with element accesses in a Parallel loop"},
     {"c2d_im2col", "gather the patches with element accesses in a Parallel loop"},
     {"view", "copy the data into a buffer of the new shape"},

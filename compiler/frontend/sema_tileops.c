@@ -457,6 +457,155 @@ static tir_buffer *staged_fragment(sema *S, const tir_region *r, bool copy_in, t
     return f;
 }
 
+static tir_stmt *seq_of(sema *S, tir_stmt **v, int n, tlc_loc loc) {
+    tir_stmt *q = tir_new_stmt(S->arena, TS_SEQ, loc);
+    q->u.seq.stmts = TLC_NEW_ARRAY(S->arena, tir_stmt *, (size_t)n);
+    memcpy(q->u.seq.stmts, v, sizeof(tir_stmt *) * (size_t)n);
+    q->u.seq.n = n;
+    return q;
+}
+
+/* A loop of `kind` over [0, extent[i]) for each of its n vars. */
+static tir_stmt *loop_of(sema *S, tir_for_kind kind, tir_var **vars, const int64_t *extent, int n, tir_stmt *body,
+                         tlc_loc loc) {
+    tir_stmt *f = tir_new_stmt(S->arena, TS_FOR, loc);
+    f->u.for_.kind = kind;
+    f->u.for_.nvars = n;
+    f->u.for_.vars = TLC_NEW_ARRAY(S->arena, tir_var *, (size_t)n);
+    f->u.for_.start = TLC_NEW_ARRAY(S->arena, tir_expr *, (size_t)n);
+    f->u.for_.extent = TLC_NEW_ARRAY(S->arena, tir_expr *, (size_t)n);
+    for (int i = 0; i < n; i++) {
+        f->u.for_.vars[i] = vars[i];
+        f->u.for_.start[i] = tir_int(S->arena, 0, loc);
+        f->u.for_.extent[i] = tir_int(S->arena, extent[i], loc);
+    }
+    f->u.for_.step = 1;
+    f->u.for_.body = body;
+    return f;
+}
+
+/* cumsum(src, dst=None, dim=0, reverse=False): dst's elements are the sums
+ * of src's along `dim` up to and including theirs (from theirs to the end
+ * with reverse); dst defaults to src. Written out here as Tile IR, as
+ * TileLang writes it: the scan runs in shared memory (a fragment through a
+ * shared buffer of its shape), a Parallel loop over the lines along `dim`,
+ * each line a serial loop that sums in float32 (int32 for integers). */
+static void op_cumsum(sema *S, const sema_args *a, tlc_loc loc) {
+    pregion src, dst;
+    bool ok = region_of(S, a->arg[0], &src, "cumsum", "the source");
+    if (a->arg[1]) ok = region_of(S, a->arg[1], &dst, "cumsum", "the destination") && ok;
+    int64_t dim = 0;
+    bool reverse = false;
+    if (a->arg[2] && !sema_eval_const_int(S, a->arg[2], "dim", &dim)) ok = false;
+    if (a->arg[3] && !sema_eval_const_bool(S, a->arg[3], "reverse", &reverse)) ok = false;
+    if (!ok) return;
+    if (!a->arg[1]) dst = src;
+    const pregion *ops[2] = {&src, &dst};
+    for (int i = 0; i < 2; i++) {
+        const tir_buffer *b = ops[i]->r.buf;
+        if (ops[i]->point || !tir_region_is_whole(&ops[i]->r)) {
+            tlc_error(S->diag, ops[i]->ast->loc, "cumsum: %s must be a whole buffer", i ? "the destination" : "the source");
+            return;
+        }
+        if (b->scope != TIR_SCOPE_SHARED && b->scope != TIR_SCOPE_FRAGMENT) {
+            tlc_error(S->diag, ops[i]->ast->loc, "cumsum: %s must be a shared buffer or a fragment, but '%s' is %s",
+                      i ? "the destination" : "the source", b->name, sema_buffer_desc(b));
+            sema_note_decl(S, b);
+            return;
+        }
+        if (b->dtype == TIR_BOOL || (!tir_dtype_is_float(b->dtype) && tir_dtype_bytes(b->dtype) > 4)) {
+            tlc_error(S->diag, ops[i]->ast->loc, "cumsum of %s is not supported (floats, or integers of at most 32 bits)",
+                      tir_dtype_name(b->dtype));
+            return;
+        }
+    }
+    tir_buffer *sb = src.r.buf, *db = dst.r.buf;
+    int rank = sb->rank;
+    int64_t shape[8];
+    if (rank > 8) return;
+    for (int d = 0; d < rank; d++) shape[d] = tir_buffer_dim(sb, d);
+    bool same = db->rank == rank;
+    for (int d = 0; same && d < rank; d++) {
+        int64_t e;
+        same = tir_expr_const_int(db->shape[d], &e) && e == shape[d];
+    }
+    if (!same) {
+        tlc_error(S->diag, dst.ast->loc, "cumsum: the destination '%s' must have the shape of the source '%s'", db->name,
+                  sb->name);
+        return;
+    }
+    if (dim < -rank || dim >= rank) {
+        tlc_error(S->diag, a->arg[2]->loc, "cumsum: dim=%lld is out of range for the %d-d '%s'", (long long)dim, rank,
+                  sb->name);
+        return;
+    }
+    if (dim < 0) dim += rank;
+    /* the buffer the scan runs in */
+    tir_buffer *w = db;
+    if (db->scope != TIR_SCOPE_SHARED) {
+        w = sema_new_buffer(S, tlc_arena_printf(S->arena, "%s.scan%d", db->name, S->buffers.len), TIR_SCOPE_SHARED,
+                            db->dtype, rank, loc);
+        w->shape = db->shape;
+        tir_stmt *al = tir_new_stmt(S->arena, TS_ALLOC, loc);
+        al->u.alloc.buf = w;
+        sema_emit(S, al);
+    }
+    if (w != sb) {
+        tir_stmt *cp = tlc_new_tile_op(S->arena, TS_COPY, loc);
+        cp->u.copy.src = whole_region(S, sb, loc);
+        cp->u.copy.dst = whole_region(S, w, loc);
+        sema_emit(S, cp);
+    }
+    /* for the other dims in Parallel: acc = 0; for j in serial(n): acc += w[..j..]; w[..j..] = acc */
+    tir_dtype acc_t = tir_dtype_is_float(w->dtype) ? TIR_F32 : TIR_I32;
+    tir_var *lines[8];
+    int64_t line_ext[8];
+    int nl = 0;
+    for (int d = 0; d < rank; d++)
+        if (d != dim) {
+            lines[nl] = sema_new_var(S, tlc_arena_printf(S->arena, "cumsum_i%d", d), TV_LOOP, TIR_I32, loc);
+            line_ext[nl++] = shape[d];
+        }
+    if (nl == 0) {
+        lines[nl] = sema_new_var(S, "cumsum_line", TV_LOOP, TIR_I32, loc);
+        line_ext[nl++] = 1;
+    }
+    tir_var *acc = sema_new_var(S, "cumsum_acc", TV_LET, acc_t, loc);
+    tir_var *j = sema_new_var(S, "cumsum_j", TV_LOOP, TIR_I32, loc);
+    tir_expr **idx = TLC_NEW_ARRAY(S->arena, tir_expr *, (size_t)rank);
+    for (int d = 0, l = 0; d < rank; d++) {
+        if (d != dim) {
+            idx[d] = tir_var_ref(S->arena, lines[l++], loc);
+            continue;
+        }
+        idx[d] = tir_var_ref(S->arena, j, loc);
+        if (reverse)
+            idx[d] = tir_binary(S->arena, TB_SUB, tir_int(S->arena, shape[dim] - 1, loc), idx[d], loc);
+    }
+    tir_stmt *add = tir_new_stmt(S->arena, TS_ASSIGN, loc);
+    add->u.let.var = acc;
+    add->u.let.value = tir_binary(S->arena, TB_ADD, tir_var_ref(S->arena, acc, loc),
+                                  tir_cast(S->arena, tir_load(S->arena, w, idx, loc), acc_t, loc), loc);
+    S->lets_reassigned = true;
+    tir_stmt *put = tir_new_stmt(S->arena, TS_STORE, loc);
+    put->u.store.buf = w;
+    put->u.store.idx = idx;
+    put->u.store.value = tir_cast(S->arena, tir_var_ref(S->arena, acc, loc), w->dtype, loc);
+    tir_stmt *step[2] = {add, put};
+    tir_stmt *scan = loop_of(S, TIR_FOR_SERIAL, &j, &shape[dim], 1, seq_of(S, step, 2, loc), loc);
+    tir_stmt *init = tir_new_stmt(S->arena, TS_LET, loc);
+    init->u.let.var = acc;
+    init->u.let.value = acc_t == TIR_F32 ? tir_float(S->arena, 0.0, TIR_F32, loc) : tir_int(S->arena, 0, loc);
+    tir_stmt *line[2] = {init, scan};
+    sema_emit(S, loop_of(S, TIR_FOR_PARALLEL, lines, line_ext, nl, seq_of(S, line, 2, loc), loc));
+    if (w != db) {
+        tir_stmt *cp = tlc_new_tile_op(S->arena, TS_COPY, loc);
+        cp->u.copy.src = whole_region(S, w, loc);
+        cp->u.copy.dst = whole_region(S, db, loc);
+        sema_emit(S, cp);
+    }
+}
+
 static void op_reduce(sema *S, const builtin_spec *b, const sema_args *a, tlc_loc loc) {
     pregion src, dst;
     bool ok = region_of(S, a->arg[0], &src, b->name, "the source");
@@ -746,6 +895,7 @@ void sema_tile_op(sema *S, const builtin_spec *b, const ast_expr *call) {
     case B_PDL_TRIGGER: sema_emit(S, tlc_new_tile_op(S->arena, TS_LAUNCH_DEPENDENTS, call->loc)); break;
     case B_KEEP_REGS: S->k->keep_regs = true; break;
     case B_PREFETCH: op_prefetch(S, &a, call->loc); break;
+    case B_CUMSUM: op_cumsum(S, &a, call->loc); break;
     case B_ANNOTATE_LAYOUT: op_annotate_layout(S, &a); break;
     default: tlc_error(S->diag, call->loc, "'%s' is not a statement", b->name); break;
     }

@@ -157,6 +157,17 @@ class GpuTest(unittest.TestCase):
         want = x.amax(dim=1)[:, None] * torch.arange(24, device="cuda")[None, :] + x.sum(dim=1)[:, None]
         torch.testing.assert_close(y, want, rtol=1e-4, atol=1e-3)
 
+    def test_cumsum(self):
+        # in shared memory, on a fragment (reverse, along the other dim), and in float16
+        k = tlc.compile(os.path.join(ROOT, "tests", "golden", "tilelang", "cumsum.py"))
+        a = torch.randn(4, 64, device="cuda")
+        b, c = torch.full_like(a, float("nan")), torch.full_like(a, float("nan"))
+        d = torch.full((64,), float("nan"), device="cuda", dtype=torch.float16)
+        k(a, b, c, d)
+        torch.testing.assert_close(b, a.cumsum(dim=1), rtol=1e-5, atol=1e-5)
+        torch.testing.assert_close(c, a.flip(0).cumsum(dim=0).flip(0), rtol=1e-5, atol=1e-5)
+        torch.testing.assert_close(d.double(), a[0].half().double().cumsum(dim=0), rtol=2e-3, atol=2e-2)
+
     def test_warp_specialized_one_tile_per_block(self):
         # persistent tiles would not fit, so one tile per block, O_s reusing Q_s's bytes after the
         # warp-specialized loop

@@ -6,7 +6,7 @@ import unittest
 import numpy as np
 
 import tlc
-from kernels import EXAMPLES, OUT_OF_BOUNDS, SCALE
+from kernels import EXAMPLES, OUT_OF_BOUNDS, ROOT, SCALE
 
 
 class InterpretTest(unittest.TestCase):
@@ -22,6 +22,15 @@ class InterpretTest(unittest.TestCase):
         out = tlc.interpret(SCALE, {"X": x, "Y": y, "s": 2.5}, defines={"N": 64})
         self.assertIs(out["Y"], y)
         np.testing.assert_array_equal(y, x * np.float32(2.5))
+
+    def test_cumsum(self):
+        rng = np.random.default_rng(3)
+        a = rng.standard_normal((4, 64)).astype(np.float32)
+        b, c, d = np.zeros_like(a), np.zeros_like(a), np.zeros(64, np.float16)
+        tlc.interpret(os.path.join(ROOT, "tests", "golden", "tilelang", "cumsum.py"), {"A": a, "B": b, "C": c, "D": d})
+        np.testing.assert_allclose(b, np.cumsum(a, axis=1), rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(c, np.cumsum(a[::-1], axis=0)[::-1], rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(d, np.cumsum(a[0].astype(np.float16).astype(np.float64)), rtol=2e-3, atol=2e-2)
 
     def test_rmsnorm_against_numpy(self):
         rng = np.random.default_rng(0)
