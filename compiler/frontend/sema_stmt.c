@@ -109,25 +109,29 @@ bool sema_fragment_fits(sema *S, const tir_buffer *b, int64_t *regs) {
     return *regs <= TLC_FRAGMENT_MAX_REGS;
 }
 
-/* TileLang's scope argument of an alloc: "shared" / "shared.dyn" for
- * alloc_shared, "local.fragment" (a fragment) or "local" (a thread's own
- * buffer, alloc_local) for alloc_fragment and alloc_local. */
+/* TileLang's scope argument of an alloc, which decides where the buffer
+ * lives whichever alloc names it (TileLang's allocs are one buffer
+ * allocation with a default scope): "shared" / "shared.dyn" (shared
+ * memory), "local.fragment" (a fragment), "local" (a thread's own buffer,
+ * alloc_local). */
 static bool alloc_scope(sema *S, const builtin_spec *b, const ast_expr *e, tir_scope *sc) {
     sv v = sema_eval(S, e);
     if (v.kind == SV_ERROR) return false;
     const char *s = v.kind == SV_STRING ? v.u.str : NULL;
-    if (s && b->id == B_ALLOC_SHARED && (!strcmp(s, "shared") || !strcmp(s, "shared.dyn"))) return true;
-    if (s && b->id != B_ALLOC_SHARED && !strcmp(s, "local.fragment")) {
+    if (s && (!strcmp(s, "shared") || !strcmp(s, "shared.dyn"))) {
+        *sc = TIR_SCOPE_SHARED;
+        return true;
+    }
+    if (s && !strcmp(s, "local.fragment")) {
         *sc = TIR_SCOPE_FRAGMENT;
         return true;
     }
-    if (s && b->id != B_ALLOC_SHARED && !strcmp(s, "local")) {
+    if (s && !strcmp(s, "local")) {
         *sc = TIR_SCOPE_LOCAL;
         return true;
     }
-    tlc_error(S->diag, e->loc, "scope of %s: tlc takes %s", b->name,
-              b->id == B_ALLOC_SHARED ? "\"shared\" or \"shared.dyn\" (shared memory, placed by tlc)"
-                                      : "\"local.fragment\" (a fragment) or \"local\" (a thread's own buffer)");
+    tlc_error(S->diag, e->loc, "scope of %s: tlc takes \"shared\" or \"shared.dyn\" (shared memory, placed by tlc), "
+              "\"local.fragment\" (a fragment) or \"local\" (a thread's own buffer)", b->name);
     return false;
 }
 

@@ -233,6 +233,28 @@ class AttentionPortsTest(unittest.TestCase):
                 np.testing.assert_allclose(f64(o), ref, rtol=1e-2, atol=1e-2)
 
 
+class CumsumPortTest(unittest.TestCase):
+    def test_chunk_local_cumsum(self):
+        # T.cumsum in shared memory and on a fragment (alloc_fragment(..., scope="shared") is a shared
+        # buffer, as in TileLang), forward and reversed, both layouts of G
+        b, s, h, c = 2, 256, 3, 64
+        for head_first in (False, True):
+            for reverse in (False, True):
+                for use_fragment in (False, True):
+                    with self.subTest(head_first=head_first, reverse=reverse, use_fragment=use_fragment):
+                        g = randn(*((b, h, s) if head_first else (b, s, h)))
+                        out = empty(*g.shape, dtype=np.float32)
+                        tlc.interpret(port("example_cumsum.py"), {"G": g, "G_new": out},
+                                      defines={"B": b, "S": s, "H": h, "head_first": head_first, "reverse": reverse,
+                                               "use_fragment": use_fragment})
+                        x = f64(g) if head_first else np.swapaxes(f64(g), 1, 2)
+                        x = x.reshape(b, h, s // c, c)
+                        ref = (np.cumsum(x[..., ::-1], axis=-1)[..., ::-1] if reverse else np.cumsum(x, axis=-1))
+                        ref = ref.reshape(b, h, s)
+                        np.testing.assert_allclose(f64(out), ref if head_first else np.swapaxes(ref, 1, 2),
+                                                   rtol=1e-4, atol=1e-4)
+
+
 class AttentionBackwardPortTest(unittest.TestCase):
     def test_mha_bwd_bshd(self):
         # the forward (O and the log2-sum-exp), Delta, the backward (dK, dV; dQ added by atomics into a

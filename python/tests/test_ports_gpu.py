@@ -114,6 +114,21 @@ class PortsOnGpuTest(unittest.TestCase):
                 sc = (q.double() @ kk.double().transpose(-1, -2) / d ** 0.5).masked_fill(~keep, float("-inf"))
                 self.close(o, torch.softmax(sc, dim=-1) @ v.double())
 
+    def test_chunk_local_cumsum(self):
+        # T.cumsum over 64-token chunks of a gate tensor, in shared memory and on a fragment, both ways
+        b, s, h, c = 4, 4096, 16, 64
+        for reverse in (False, True):
+            for use_fragment in (False, True):
+                with self.subTest(reverse=reverse, use_fragment=use_fragment):
+                    k = tlc.compile(port("example_cumsum.py"), defines={"B": b, "S": s, "H": h, "reverse": reverse,
+                                                                        "use_fragment": use_fragment})
+                    g = randn(b, s, h)
+                    out = torch.full((b, s, h), float("nan"), device="cuda")
+                    k(g, out)
+                    x = g.double().transpose(1, 2).reshape(b, h, s // c, c)
+                    ref = x.flip(-1).cumsum(-1).flip(-1) if reverse else x.cumsum(-1)
+                    self.close(out, ref.reshape(b, h, s).transpose(1, 2), rtol=1e-4, atol=1e-3)
+
     def test_mha_bwd_bshd(self):
         # TileLang's FlashAttention backward: forward with log2-sum-exp, Delta, the backward kernel (dQ
         # added by atomics in make_dq_layout's permuted order, a layout on a global tensor) and dQ back
