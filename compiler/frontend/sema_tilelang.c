@@ -97,21 +97,23 @@ bool sema_tilelang_kwarg_is_default(const char *fn, const ast_kwarg *kw) {
     return false;
 }
 
-bool sema_ignore_tilelang_hint(sema *S, const char *fn, const char *kwarg, tlc_loc loc) {
-    if (!fn || !kwarg) return false;
+/* The entry of table t for keyword argument `kwarg` of builtin `fn`. */
+static const char *lookup_kwarg(const unsupported *t, size_t n, const char *fn, const char *kwarg) {
+    if (!fn || !kwarg) return NULL;
     char key[96];
     snprintf(key, sizeof key, "%s.%s", fn, kwarg);
-    const char *why = lookup(ignored_hints, sizeof ignored_hints / sizeof *ignored_hints, key);
+    return lookup(t, n, key);
+}
+
+bool sema_ignore_tilelang_hint(sema *S, const char *fn, const char *kwarg, tlc_loc loc) {
+    const char *why = lookup_kwarg(ignored_hints, sizeof ignored_hints / sizeof *ignored_hints, fn, kwarg);
     if (!why) return false;
     tlc_warning(S->diag, loc, "'%s=' of T.%s is ignored: %s", kwarg, fn, why);
     return true;
 }
 
 bool sema_refuse_tilelang_kwarg(sema *S, const char *fn, const char *kwarg, tlc_loc loc) {
-    if (!fn || !kwarg) return false;
-    char key[96];
-    snprintf(key, sizeof key, "%s.%s", fn, kwarg);
-    const char *instead = lookup(kwargs, sizeof kwargs / sizeof *kwargs, key);
+    const char *instead = lookup_kwarg(kwargs, sizeof kwargs / sizeof *kwargs, fn, kwarg);
     if (!instead) return false;
     tlc_error(S->diag, loc, "'%s=' of T.%s is a TileLang construct tlc does not support; %s", kwarg, fn, instead);
     return true;
