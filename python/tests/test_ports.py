@@ -255,6 +255,25 @@ class CumsumPortTest(unittest.TestCase):
                                                    rtol=1e-4, atol=1e-4)
 
 
+class MambaChunkStatePortTest(unittest.TestCase):
+    def test_chunk_state(self):
+        # the chunk's last dA_cumsum in a (1,) fragment set outside any Parallel loop; x read transposed
+        # into the gemm's register operand
+        b, l, g, h, p, n, c = 1, 256, 1, 2, 64, 64, 128
+        nc = l // c
+        bm, x = randn(b, l, g, n), randn(b, l, h, p)
+        dt = RNG.random((b, h, nc, c)).astype(np.float16)
+        da = np.cumsum(-RNG.random((b, h, nc, c)), axis=-1).astype(np.float16)
+        out = empty(b, nc, h, p, n)
+        tlc.interpret(port("example_mamba_chunk_state.py"),
+                      {"B": bm, "x": x, "dt": dt, "dA_cumsum": da, "Output": out}, defines={"chunk_size": c})
+        bh = np.repeat(f64(bm), h // g, axis=2).reshape(b, nc, c, h, n)
+        xc = f64(x).reshape(b, nc, c, h, p)
+        w = np.transpose(np.exp(f64(da)[..., -1:] - f64(da)) * f64(dt), (0, 2, 3, 1))
+        ref = np.einsum("bclhn,bclh,bclhp->bchpn", bh, w, xc)
+        np.testing.assert_allclose(f64(out), ref, rtol=2e-2, atol=5e-2)
+
+
 class AttentionBackwardPortTest(unittest.TestCase):
     def test_mha_bwd_bshd(self):
         # the forward (O and the log2-sum-exp), Delta, the backward (dK, dV; dQ added by atomics into a

@@ -129,6 +129,22 @@ class PortsOnGpuTest(unittest.TestCase):
                     ref = x.flip(-1).cumsum(-1).flip(-1) if reverse else x.cumsum(-1)
                     self.close(out, ref.reshape(b, h, s).transpose(1, 2), rtol=1e-4, atol=1e-3)
 
+    def test_mamba_chunk_state(self):
+        # symbolic sizes (TileLang's T.const dims), a (1,) fragment set outside Parallel loops, a
+        # transposed fragment read feeding the gemm's register operand; two groups of heads
+        b, l, g, h, p, n, c = 2, 1024, 2, 8, 64, 128, 256
+        nc = l // c
+        k = tlc.compile(port("example_mamba_chunk_state.py"))
+        bm, x = randn(b, l, g, n), randn(b, l, h, p)
+        dt = torch.rand(b, h, nc, c, device="cuda").half()
+        da = (-torch.rand(b, h, nc, c, device="cuda")).cumsum(-1).half()
+        out = torch.full((b, nc, h, p, n), float("nan"), device="cuda", dtype=torch.float16)
+        k(bm, x, dt, da, out)
+        bh = bm.double().repeat_interleave(h // g, dim=2).reshape(b, nc, c, h, n)
+        w = (torch.exp(da.double()[..., -1:] - da.double()) * dt.double()).permute(0, 2, 3, 1)
+        ref = torch.einsum("bclhn,bclh,bclhp->bchpn", bh, w, x.double().reshape(b, nc, c, h, p))
+        self.close(out, ref, rtol=2e-2, atol=5e-2)
+
     def test_mha_bwd_bshd(self):
         # TileLang's FlashAttention backward: forward with log2-sum-exp, Delta, the backward kernel (dQ
         # added by atomics in make_dq_layout's permuted order, a layout on a global tensor) and dQ back
