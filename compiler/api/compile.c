@@ -39,6 +39,7 @@ static bool front_end(tlc_compilation *c, const tlc_compile_options *opt) {
         .defines = opt->defines,
         .ndefines = opt->ndefines,
         .kernel = opt->kernel,
+        .num_sms = opt->num_sms,
     };
     c->tir = tlc_sema(c->ast, &so, &c->arena, &c->diag);
     if (!c->tir) return fail_quietly_guard(c, "semantic analysis");

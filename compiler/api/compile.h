@@ -19,6 +19,7 @@ typedef struct tlc_compile_options {
     tlc_stage stop_after;
     int opt_level;       /* LLVM optimization level for code generation, 0..3 (default 3) */
     int backend;         /* tlc_backend (ir/thread_ir.h): who generates the PTX; tlc's own by default */
+    int num_sms;         /* the device's SM count for driver.get_num_sms(); 0: the target's (tlc_target) */
 } tlc_compile_options;
 
 typedef struct tlc_compilation {

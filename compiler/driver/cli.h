@@ -53,6 +53,7 @@ typedef struct tlc_cli_options {
     int opt_level;            /* -O0 .. -O3: LLVM's optimization level (default 3) */
     bool opt_level_given;     /* an -O was on the command line */
     int backend;              /* --backend: tlc_backend (ir/thread_ir.h), tlc's own generator by default */
+    int num_sms;              /* --num-sms: driver.get_num_sms() (0: the target's) */
     bool verbose;             /* -v: say what the driver does, on stderr */
     bool time_passes;         /* --time-passes: per-stage times on stderr */
     bool help, version;

@@ -5,6 +5,7 @@
 #include "ir/thread_ir.h"
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 void tlc_cli_usage(tlc_strbuf *out) {
@@ -38,6 +39,8 @@ void tlc_cli_usage(tlc_strbuf *out) {
         "  --time-passes       print the time each compilation stage took on standard error\n"
         "  --backend=NAME      who writes the PTX: direct (tlc's own generator, the default; ptxas\n"
         "                      optimizes; no -O level applies) or llvm (LLVM's NVPTX backend)\n"
+        "  --num-sms=N         the SM count a kernel asking for it (driver.get_num_sms()) is compiled\n"
+        "                      with (default: the target's data-center part, 132 for sm_90a)\n"
         "  --help              print this help and exit\n"
         "  --version           print the version and exit\n"
         "\n"
@@ -143,6 +146,15 @@ tlc_args_result tlc_cli_parse(int argc, char **argv, tlc_cli_options *o, tlc_str
                 tlc_sb_printf(err, "unknown --backend '%s' (expected llvm or direct)", v);
                 return TLC_ARGS_USAGE;
             }
+        } else if ((r = tlc_opt_long("--num-sms", argc, argv, &i, &v)) != 0) {
+            if (r < 0) return missing_value(err, arg);
+            char *end = NULL;
+            long n = strtol(v, &end, 10);
+            if (!*v || *end || n < 1 || n > 1024) {
+                tlc_sb_printf(err, "--num-sms expects a number of SMs from 1 to 1024, got '%s'", v);
+                return TLC_ARGS_USAGE;
+            }
+            o->num_sms = (int)n;
         } else if ((r = tlc_opt_long("--emit", argc, argv, &i, &v)) != 0) {
             if (r < 0) return missing_value(err, arg);
             emit_name = v;

@@ -63,6 +63,7 @@ static int compile_and_emit(const tlc_cli_options *o) {
     co.stop_after = o->emit->stage;
     co.opt_level = o->opt_level;
     co.backend = o->backend;
+    co.num_sms = o->num_sms;
 
     tlc_compilation c;
     const char *name = strcmp(o->input, "-") == 0 ? "<stdin>" : o->input;

@@ -17,6 +17,7 @@ typedef struct tlc_sema_options {
     tlc_arch arch;
     const tlc_define *defines; int ndefines;
     const char *kernel; /* only this kernel (NULL: all); an unknown name is an error */
+    int num_sms;        /* driver.get_num_sms(); 0: the target's count (tlc_target.num_sms) */
 } tlc_sema_options;
 
 tir_module *tlc_sema(const ast_module *m, const tlc_sema_options *opt, tlc_arena *arena, tlc_diag *diag);

@@ -401,6 +401,14 @@ bool sema_py_call(sema *S, const ast_expr *call, const char *name, sv *out) {
         *out = make_tuple(cc, 2, loc);
         return true;
     }
+    if (!strcmp(name, "driver.get_num_sms") || !strcmp(name, "tilelang.carver.arch.driver.get_num_sms")) {
+        /* TileLang asks the driver while it builds the kernel: a constant of
+         * the compile (the JIT's device, --num-sms, else the target's part) */
+        if (!positional_only(S, call, name, 0, 0)) return true;
+        int n = S->opt->num_sms > 0 ? S->opt->num_sms : tlc_target_of(S->opt->arch)->num_sms;
+        *out = sv_scalar(tir_int(S->arena, n, loc), loc);
+        return true;
+    }
     if (strncmp(name, "math.", 5) != 0 && strcmp(name, "next_power_of_2") != 0) return false;
     const char *fn = strncmp(name, "math.", 5) ? name : name + 5;
     static const struct { const char *name; double (*fn)(double); } one_float[] = {

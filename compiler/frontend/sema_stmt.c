@@ -653,10 +653,198 @@ static bool parallel_size_fits(sema *S, const tir_stmt *loop, tlc_loc loc) {
     return false;
 }
 
+/* for v0, ..., vn in T.Persistent(domain, wave_size, index, group_size=8):
+ * TileLang's persistent tile loop. Every tile of the domain once, the
+ * block taking tiles index, index + wave_size, ...; tile t is, with g =
+ * min(group_size, domain[-1]) and the mixed radix (domain[-1] / g,
+ * domain[0], ..., domain[-2], g) from the last digit: v_i the digit of
+ * domain[i] for i < n, v_n = (first digit) * g + (last digit), so that g
+ * consecutive tiles share the other coordinates (TileLang's grouped
+ * order). Written out as a serial loop over the waves, lets and an if. */
+static void persistent_stmt(sema *S, const ast_stmt *s) {
+    const ast_expr *it = s->u.for_.iter;
+    tlc_loc loc = it->loc;
+    const ast_expr *arg[4] = {NULL, NULL, NULL, NULL};
+    static const char *const params[4] = {"domain", "wave_size", "index", "group_size"};
+    int np = it->u.call.nargs;
+    if (np > 4) {
+        tlc_error(S->diag, loc, "T.Persistent takes (domain, wave_size, index, group_size=8)");
+        return;
+    }
+    for (int i = 0; i < np; i++) arg[i] = it->u.call.args[i];
+    for (int i = 0; i < it->u.call.nkwargs; i++) {
+        const ast_kwarg *kw = &it->u.call.kwargs[i];
+        int p = -1;
+        for (int j = 0; j < 4; j++)
+            if (kw->name && !strcmp(kw->name, params[j])) p = j;
+        if (p < 0 || arg[p]) {
+            tlc_error(S->diag, kw->loc, p < 0 ? "T.Persistent has no parameter named '%s'" :
+                                                "argument '%s' of T.Persistent given more than once",
+                      kw->name ? kw->name : "?");
+            return;
+        }
+        arg[p] = kw->value;
+    }
+    for (int i = 0; i < 3; i++)
+        if (!arg[i]) {
+            tlc_error(S->diag, loc, "T.Persistent needs '%s'", params[i]);
+            return;
+        }
+    sv dom = sema_eval(S, arg[0]);
+    if (dom.kind == SV_ERROR) return;
+    if (dom.kind != SV_TUPLE || dom.u.tup.n < 1) {
+        tlc_error(S->diag, arg[0]->loc, "T.Persistent's domain is a list of tile counts, one per loop variable");
+        return;
+    }
+    int n = dom.u.tup.n;
+    const ast_expr *tgt = s->u.for_.target;
+    const ast_expr *const *names = &tgt;
+    int nnames = 1;
+    if (tgt->kind == AE_TUPLE || tgt->kind == AE_LIST) {
+        names = (const ast_expr *const *)tgt->u.seq.items;
+        nnames = tgt->u.seq.n;
+    }
+    if (nnames != n) {
+        tlc_error(S->diag, tgt->loc, "T.Persistent's domain has %d dim%s but the loop has %d variable%s", n,
+                  n == 1 ? "" : "s", nnames, nnames == 1 ? "" : "s");
+        return;
+    }
+    for (int i = 0; i < n; i++)
+        if (names[i]->kind != AE_NAME) {
+            tlc_error(S->diag, names[i]->loc, "a loop variable must be a name");
+            return;
+        }
+    tir_expr **d = TLC_NEW_ARRAY(S->arena, tir_expr *, (size_t)n);
+    for (int i = 0; i < n; i++) {
+        sv x = dom.u.tup.items[i];
+        if (x.kind != SV_SCALAR || tir_dtype_is_float(x.u.e->dtype) || x.u.e->dtype == TIR_BOOL) {
+            if (x.kind != SV_ERROR) tlc_error(S->diag, arg[0]->loc, "T.Persistent's domain holds integers");
+            return;
+        }
+        d[i] = x.u.e;
+    }
+    tir_expr *wave = sema_eval_int(S, arg[1], "wave_size");
+    tir_expr *index = sema_eval_int(S, arg[2], "index");
+    int64_t gs = 8;
+    if (arg[3] && !sema_eval_const_int(S, arg[3], "group_size", &gs)) return;
+    if (!wave || !index) return;
+    int64_t c, last;
+    if (gs < 1) {
+        tlc_error(S->diag, arg[3]->loc, "T.Persistent's group_size must be positive, got %lld", (long long)gs);
+        return;
+    }
+    if (tir_expr_const_int(wave, &c) && c < 1) {
+        tlc_error(S->diag, arg[1]->loc, "T.Persistent's wave_size must be positive, got %lld", (long long)c);
+        return;
+    }
+    for (int i = 0; i < n; i++)
+        if (tir_expr_const_int(d[i], &c) && c < 1) {
+            tlc_error(S->diag, arg[0]->loc, "T.Persistent's domain extents must be positive, got %lld", (long long)c);
+            return;
+        }
+    /* the group: g tiles of the last dim together; it must divide that dim */
+    tir_expr *g = sema_binary(S, TB_MIN, tir_int(S->arena, gs, loc), d[n - 1], loc);
+    if (tir_expr_const_int(d[n - 1], &last) && last % (gs < last ? gs : last)) {
+        tlc_error(S->diag, arg[0]->loc, "T.Persistent's last domain extent (%lld) must be a multiple of "
+                  "min(group_size, extent) = %lld", (long long)last, (long long)(gs < last ? gs : last));
+        return;
+    }
+    if (!tir_expr_const_int(d[n - 1], &last)) {
+        /* known at launch: checked there, as an assert on sizes is, since a
+         * group that does not divide the dim would skip tiles */
+        tir_expr *ok = sema_binary(S, TB_EQ, sema_binary(S, TB_FLOORMOD, d[n - 1], g, loc), tir_int(S->arena, 0, loc),
+                                   loc);
+        if (ok && S->k && launch_value(ok, 0)) {
+            struct tir_launch_check *lc = TLC_NEW(S->arena, struct tir_launch_check);
+            lc->cond = ok;
+            lc->loc = arg[0]->loc;
+            tlc_ptrvec_push(&S->checks, lc);
+        } else if (ok) {
+            tlc_warning(S->diag, arg[0]->loc, "T.Persistent's last domain extent must be a multiple of "
+                        "min(group_size, extent), which tlc cannot check here");
+        }
+    }
+    tir_expr *size = d[0];
+    for (int i = 1; i < n; i++) size = sema_binary(S, TB_MUL, size, d[i], loc);
+    tir_expr *waves = sema_binary(S, TB_FLOORDIV, sema_binary(S, TB_SUB, sema_binary(S, TB_ADD, size, wave, loc),
+                                                               tir_int(S->arena, 1, loc), loc), wave, loc);
+    if (!g || !size || !waves) return;
+    tir_var *w = sema_new_var(S, "persistent_wave", TV_LOOP, TIR_I32, loc);
+    tlc_ptrvec outer = {0}, inner = {0};
+    tlc_ptrvec *saved = S->cur;
+    S->cur = &outer;
+    tir_var *tile = sema_new_var(S, "persistent_tile", TV_LET, TIR_I32, loc);
+    tir_stmt *lt = tir_new_stmt(S->arena, TS_LET, loc);
+    lt->u.let.var = tile;
+    lt->u.let.value = tir_cast(S->arena, sema_binary(S, TB_ADD, sema_binary(S, TB_MUL, tir_var_ref(S->arena, w, loc),
+                                                                             wave, loc), index, loc), TIR_I32, loc);
+    sema_emit(S, lt);
+    /* the digits of the tile number, last first */
+    S->cur = &inner;
+    sema_push_scope(S);
+    tir_expr *rem = tir_var_ref(S->arena, tile, loc);
+    tir_expr *within = sema_binary(S, TB_FLOORMOD, rem, g, loc);
+    rem = sema_binary(S, TB_FLOORDIV, rem, g, loc);
+    tir_expr **coord = TLC_NEW_ARRAY(S->arena, tir_expr *, (size_t)n);
+    for (int i = n - 2; i >= 0; i--) {
+        coord[i] = sema_binary(S, TB_FLOORMOD, rem, d[i], loc);
+        rem = sema_binary(S, TB_FLOORDIV, rem, d[i], loc);
+    }
+    coord[n - 1] = sema_binary(S, TB_ADD, sema_binary(S, TB_MUL, rem, g, loc), within, loc);
+    for (int i = 0; i < n; i++) {
+        if (!coord[i]) {
+            sema_pop_scope(S);
+            S->cur = saved;
+            tlc_ptrvec_free(&outer);
+            tlc_ptrvec_free(&inner);
+            return;
+        }
+        tir_var *v = sema_new_var(S, names[i]->u.name, TV_LET, TIR_I32, names[i]->loc);
+        tir_stmt *st = tir_new_stmt(S->arena, TS_LET, names[i]->loc);
+        st->u.let.var = v;
+        st->u.let.value = tir_cast(S->arena, coord[i], TIR_I32, loc);
+        sema_emit(S, st);
+        sym *sy = sema_declare(S, names[i]->u.name, SYM_VAR, names[i]->loc);
+        sy->var = v;
+    }
+    sema_emit(S, sema_block_stmt(S, &s->u.for_.body, s->loc));
+    sema_pop_scope(S);
+    tir_stmt *guard = tir_new_stmt(S->arena, TS_IF, loc);
+    guard->u.if_.cond = sema_binary(S, TB_LT, tir_var_ref(S->arena, tile, loc), tir_cast(S->arena, size, TIR_I32, loc),
+                                    loc);
+    guard->u.if_.then = tir_new_stmt(S->arena, TS_SEQ, loc);
+    guard->u.if_.then->u.seq.stmts = (tir_stmt **)inner.items;
+    guard->u.if_.then->u.seq.n = inner.len;
+    S->cur = &outer;
+    sema_emit(S, guard);
+    S->cur = saved;
+    tir_stmt *f = tir_new_stmt(S->arena, TS_FOR, s->loc);
+    f->u.for_.kind = TIR_FOR_SERIAL;
+    f->u.for_.nvars = 1;
+    f->u.for_.vars = TLC_NEW_ARRAY(S->arena, tir_var *, 1);
+    f->u.for_.start = TLC_NEW_ARRAY(S->arena, tir_expr *, 1);
+    f->u.for_.extent = TLC_NEW_ARRAY(S->arena, tir_expr *, 1);
+    f->u.for_.vars[0] = w;
+    f->u.for_.start[0] = tir_int(S->arena, 0, loc);
+    f->u.for_.extent[0] = tir_cast(S->arena, waves, TIR_I32, loc);
+    f->u.for_.step = 1;
+    f->u.for_.body = tir_new_stmt(S->arena, TS_SEQ, loc);
+    f->u.for_.body->u.seq.stmts = (tir_stmt **)outer.items;
+    f->u.for_.body->u.seq.n = outer.len;
+    sema_emit(S, f);
+}
+
 static void for_stmt(sema *S, const ast_stmt *s) {
     const ast_expr *it = s->u.for_.iter;
     if (!S->in_kernel && sema_py_for(S, s)) return; /* before the kernel: Python, run now */
     const builtin_spec *b = sema_call_builtin(S, it);
+    if (!b && S->in_kernel && it->kind == AE_CALL) {
+        const char *fn = sema_dotted_name(S, it->u.call.func);
+        if (fn && !strcmp(fn, "Persistent")) {
+            if (sema_check_not_in_parallel(S, it->loc, "a Persistent loop")) persistent_stmt(S, s);
+            return;
+        }
+    }
     if (!b || b->kind != BK_LOOP) {
         if (!b && it->kind == AE_CALL && sema_refuse_tilelang(S, sema_dotted_name(S, it->u.call.func), it->loc)) return;
         tlc_error(S->diag, it->loc, "a for loop must iterate over Parallel(...), Pipelined(...), serial(...), range(...) or unroll(...)");

@@ -17,7 +17,6 @@ static const unsupported constructs[] = {
     {"get_thread_binding", "write the work as tile operations and Parallel loops: tlc assigns the threads"},
     {"get_thread_bindings", "write the work as tile operations and Parallel loops: tlc assigns the threads"},
     {"sync_threads", "remove it: tlc places the barriers that tile operations need"},
-    {"Persistent", "launch one block per tile with Kernel(...) and loop with serial(...) where needed"},
     {"atomic_max", "use atomic_add, or reduce into a fragment and store the result once"},
     {"atomic_min", "use atomic_add, or reduce into a fragment and store the result once"},
     {"im2col", "gather the patches with element accesses in a Parallel loop"},

@@ -9,20 +9,20 @@
 static const tlc_target TARGETS[TLC_ARCH_COUNT] = {
     {.arch = TLC_SM80, .name = "sm_80", .sm = 80, .ptx_isa = 80, .cp_async = true, .mbarrier = true,
      .max_shared_per_block = 166912, .shared_per_sm = 167936, .regs_per_sm = 65536, .max_regs_per_thread = 255,
-     .max_threads_per_block = 1024},
+     .max_threads_per_block = 1024, .num_sms = 108},
     {.arch = TLC_SM86, .name = "sm_86", .sm = 86, .ptx_isa = 80, .cp_async = true, .mbarrier = true,
      .max_shared_per_block = 101376, .shared_per_sm = 102400, .regs_per_sm = 65536, .max_regs_per_thread = 255,
-     .max_threads_per_block = 1024},
+     .max_threads_per_block = 1024, .num_sms = 84},
     {.arch = TLC_SM89, .name = "sm_89", .sm = 89, .ptx_isa = 80, .cp_async = true, .mbarrier = true,
      .max_shared_per_block = 101376, .shared_per_sm = 102400, .regs_per_sm = 65536, .max_regs_per_thread = 255,
-     .max_threads_per_block = 1024},
+     .max_threads_per_block = 1024, .num_sms = 142},
     {.arch = TLC_SM90, .name = "sm_90", .sm = 90, .ptx_isa = 80, .cp_async = true, .mbarrier = true, .tma = true,
      .stmatrix = true, .clusters = true, .griddepcontrol = true, .max_shared_per_block = 232448, .shared_per_sm = 233472,
-     .regs_per_sm = 65536, .max_regs_per_thread = 255, .max_threads_per_block = 1024},
+     .regs_per_sm = 65536, .max_regs_per_thread = 255, .max_threads_per_block = 1024, .num_sms = 132},
     {.arch = TLC_SM90A, .name = "sm_90a", .sm = 90, .ptx_isa = 80, .arch_specific = true, .cp_async = true,
      .mbarrier = true, .tma = true, .stmatrix = true, .clusters = true, .wgmma = true, .setmaxnreg = true,
      .griddepcontrol = true, .max_shared_per_block = 232448, .shared_per_sm = 233472, .regs_per_sm = 65536, .max_regs_per_thread = 255,
-     .max_threads_per_block = 1024},
+     .max_threads_per_block = 1024, .num_sms = 132},
 };
 
 const tlc_target *tlc_target_of(tlc_arch a) {

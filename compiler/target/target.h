@@ -33,6 +33,11 @@ typedef struct tlc_target {
     int regs_per_sm;              /* 32-bit registers of one SM */
     int max_regs_per_thread;
     int max_threads_per_block;
+    /* SMs of the data-center part of this arch (A100 108, A40 84, L40S
+     * 142, H100 SXM and H200 132): what a kernel asking for the device's
+     * SM count (TileLang's driver.get_num_sms()) is compiled with when no
+     * device or option gives the real one */
+    int num_sms;
 } tlc_target;
 
 /* The row of a (valid) arch. */

@@ -145,6 +145,26 @@ class PortsOnGpuTest(unittest.TestCase):
         ref = torch.einsum("bclhn,bclh,bclhp->bchpn", bh, w, x.double().reshape(b, nc, c, h, p))
         self.close(out, ref, rtol=2e-2, atol=5e-2)
 
+    def test_gemm_persistent(self):
+        # one block per SM of the compile target walking the tiles with T.Persistent (two and more
+        # waves), the hand-written order, the plain kernel; a last tile count that the group (8) does
+        # not divide is refused at launch
+        tiles = {"block_M": 128, "block_N": 256, "block_K": 64, "threads": 256, "num_stages": 3}
+        for m, n, kk in ((4096, 4096, 1024), (8192, 4096, 512), (1000, 2048, 320)):
+            a, b = randn(m, kk), randn(kk, n)
+            ref = a.double() @ b.double()
+            for kernel, extra in (("matmul_persistent", {}), ("matmul_persistent", {"use_persistent_primitive": False}),
+                                  ("matmul_non_persistent", {})):
+                with self.subTest(m=m, n=n, k=kk, kernel=kernel, **extra):
+                    k = tlc.compile(port("example_gemm_persistent.py"), kernel=kernel, defines={**tiles, **extra})
+                    c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.float16)
+                    k(a, b, c)
+                    self.close(c, ref, rtol=1e-2, atol=5e-2)
+        k = tlc.compile(port("example_gemm_persistent.py"), kernel="matmul_persistent", defines=tiles)
+        a, b = randn(1024, 256), randn(256, 3072)
+        with self.assertRaisesRegex(tlc.LaunchError, "fails the assert at line"):
+            k(a, b, torch.empty(1024, 3072, device="cuda", dtype=torch.float16))
+
     def test_mha_bwd_bshd(self):
         # TileLang's FlashAttention backward: forward with log2-sum-exp, Delta, the backward kernel (dQ
         # added by atomics in make_dq_layout's permuted order, a layout on a global tensor) and dQ back
