@@ -95,7 +95,6 @@ char *tlc_compile_to_ptx(const char *name, const char *text, size_t len, const t
 char *tlc_compile_to_ptx_backend(const char *name, const char *text, size_t len, const tlc_define *defines,
                                  int ndefines, tlc_arch arch, const char *kernel, int opt_level, int backend,
                                  char **err) {
-    if (err) *err = NULL;
     tlc_compile_options o;
     tlc_compile_options_default(&o);
     o.arch = arch;
@@ -104,6 +103,13 @@ char *tlc_compile_to_ptx_backend(const char *name, const char *text, size_t len,
     o.ndefines = ndefines;
     o.kernel = kernel;
     o.opt_level = opt_level;
+    return tlc_compile_to_ptx_with(name, text, len, &o, err);
+}
+
+char *tlc_compile_to_ptx_with(const char *name, const char *text, size_t len, const tlc_compile_options *opt,
+                              char **err) {
+    if (err) *err = NULL;
+    tlc_compile_options o = *opt;
     o.stop_after = TLC_STAGE_TIR;
     tlc_compilation c;
     char *ptx = NULL;

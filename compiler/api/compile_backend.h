@@ -31,6 +31,9 @@ unsigned char *tlc_compile_cubin(tlc_compilation *c, bool fast_math, size_t *siz
  * *err to the malloc'd diagnostics text. */
 char *tlc_compile_to_ptx(const char *name, const char *text, size_t len, const tlc_define *defines, int ndefines,
                          tlc_arch arch, const char *kernel, int opt_level, char **err);
+/* The same with every option given (o->stop_after is ignored). */
+char *tlc_compile_to_ptx_with(const char *name, const char *text, size_t len, const tlc_compile_options *o,
+                              char **err);
 /* The same with the PTX generator chosen (tlc_backend, ir/thread_ir.h). */
 char *tlc_compile_to_ptx_backend(const char *name, const char *text, size_t len, const tlc_define *defines,
                                  int ndefines, tlc_arch arch, const char *kernel, int opt_level, int backend,

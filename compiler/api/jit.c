@@ -27,7 +27,8 @@ struct tlc_jit {
     char arch_name[16];
     int opt_level;       /* 0..3 */
     int backend;         /* tlc_backend: from the options, else $TLC_BACKEND, else TLC_DEFAULT_BACKEND */
-    char opt_key[16];    /* "O3": the level's part of the cache key */
+    char opt_key[32];    /* "O3", "direct/sms132": the level's and SM count's part of the cache key */
+    int num_sms;         /* driver.get_num_sms(): the options', else the GPU's when the arch is, else 0 (the target's) */
     bool use_cache;
     char cache_dir[CACHE_DIR_MAX];
     /* The only state that changes after creation. */
@@ -73,8 +74,9 @@ const char *tlc_version(void) { return TLC_VERSION; }
 void tlc_free(void *p) { free(p); }
 
 /* The arch of a device: tlrt says "sm_90a", "sm_86", ...; GPUs newer than
- * tlc's targets get sm_90 PTX, which the driver compiles forward. */
-static tlc_status device_arch(tlrt_context *given, tlc_arch *out, char **err) {
+ * tlc's targets get sm_90 PTX, which the driver compiles forward. Its SM
+ * count too (*num_sms; 0 when the driver does not say). */
+static tlc_status device_arch(tlrt_context *given, tlc_arch *out, int *num_sms, char **err) {
     tlrt_context *ctx = given;
     if (!ctx) {
         tlrt_status st = tlrt_init(&ctx, -1);
@@ -94,6 +96,9 @@ static tlc_status device_arch(tlrt_context *given, tlc_arch *out, char **err) {
         char names[128];
         tlc_arch_names(names, sizeof names, ", ");
         r = fail(err, TLC_ERROR_NO_DEVICE, "tlc_jit: the GPU's arch %s is not one tlc targets (%s)", name, names);
+    } else {
+        tlrt_device_props pr;
+        *num_sms = tlrt_device_properties(ctx, &pr) == TLRT_SUCCESS && pr.sm_count > 0 ? pr.sm_count : 0;
     }
     if (!given) tlrt_destroy(ctx);
     return r;
@@ -120,8 +125,11 @@ tlc_status tlc_jit_create(const tlc_jit_options *opt, tlc_jit **out, char **err)
             st = fail(err, TLC_ERROR_INVALID_ARGUMENT, "tlc_jit_create: unknown arch '%s' (%s)", o.arch, names);
         }
     } else {
-        st = device_arch(o.ctx, &j->arch, err);
+        st = device_arch(o.ctx, &j->arch, &j->num_sms, err);
     }
+    if (st == TLC_OK && o.num_sms < 0)
+        st = fail(err, TLC_ERROR_INVALID_ARGUMENT, "tlc_jit_create: num_sms %d is negative", o.num_sms);
+    if (o.num_sms > 0) j->num_sms = o.num_sms;
     if (st == TLC_OK) {
         snprintf(j->arch_name, sizeof j->arch_name, "%s", tlc_arch_name(j->arch));
         j->opt_level = o.opt_level == TLC_OPT_DEFAULT ? 3 : (int)o.opt_level - (int)TLC_OPT_O0;
@@ -132,8 +140,13 @@ tlc_status tlc_jit_create(const tlc_jit_options *opt, tlc_jit **out, char **err)
         else if (strcmp(be, "llvm") == 0) j->backend = TLC_BACKEND_LLVM;
         else st = fail(err, TLC_ERROR_INVALID_ARGUMENT, "tlc_jit_create: unknown backend '%.64s'%s (expected direct or llvm)",
                        be, o.backend ? "" : " in $TLC_BACKEND");
+        /* the SM count is a constant of the compile (driver.get_num_sms()) */
         if (j->backend == TLC_BACKEND_DIRECT) snprintf(j->opt_key, sizeof j->opt_key, "direct");
         else snprintf(j->opt_key, sizeof j->opt_key, "O%d", j->opt_level);
+        if (j->num_sms > 0) {
+            size_t used = strlen(j->opt_key);
+            snprintf(j->opt_key + used, sizeof j->opt_key - used, "/sms%d", j->num_sms);
+        }
         j->use_cache = !o.disable_cache;
         if (st == TLC_OK && j->use_cache) {
             char e[ERR_MAX] = "";
@@ -222,8 +235,16 @@ tlc_status tlc_jit_compile(tlc_jit *jit, const char *source, size_t len, const c
 
     atomic_fetch_add(&jit->misses, 1);
     char *err = NULL;
-    char *out = tlc_compile_to_ptx_backend(source_name, source, len, defs, ndefines, jit->arch, kernel, jit->opt_level,
-                                           jit->backend, &err);
+    tlc_compile_options co;
+    tlc_compile_options_default(&co);
+    co.arch = jit->arch;
+    co.backend = jit->backend;
+    co.defines = defs;
+    co.ndefines = ndefines;
+    co.kernel = kernel;
+    co.opt_level = jit->opt_level;
+    co.num_sms = jit->num_sms;
+    char *out = tlc_compile_to_ptx_with(source_name, source, len, &co, &err);
     free(defs);
     if (!out) {
         atomic_fetch_add(&jit->compile_errors, 1);

@@ -75,6 +75,11 @@ typedef struct tlc_jit_options {
      * NVPTX backend at opt_level); NULL: $TLC_BACKEND if set, else "direct".
      * Part of the cache key. */
     const char *backend;
+    /* the SM count a kernel asking for it (TileLang's driver.get_num_sms())
+     * is compiled with; 0: the GPU's when the arch is found from the GPU
+     * (arch NULL), else the target's data-center part (132 for sm_90a).
+     * Part of the cache key. */
+    int num_sms;
 } tlc_jit_options;
 
 typedef struct tlc_jit tlc_jit;

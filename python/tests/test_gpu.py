@@ -168,6 +168,19 @@ class GpuTest(unittest.TestCase):
         torch.testing.assert_close(c, a.flip(0).cumsum(dim=0).flip(0), rtol=1e-5, atol=1e-5)
         torch.testing.assert_close(d.double(), a[0].half().double().cumsum(dim=0), rtol=2e-3, atol=2e-2)
 
+    def test_num_sms_is_the_device_s(self):
+        # driver.get_num_sms(): the current GPU's count when tlc.compile finds the arch from it, else
+        # what num_sms says
+        path = os.path.join(ROOT, "tests", "golden", "tilelang", "num_sms.py")
+        sms = torch.cuda.get_device_properties(0).multi_processor_count
+        self.assertEqual(tlc.device_num_sms(), sms)
+        for given, want in ((None, sms), (7, 7)):
+            with self.subTest(num_sms=given):
+                k = tlc.compile(path, num_sms=given)
+                x = torch.full((want,), -1, device="cuda", dtype=torch.int32)
+                k(x)
+                self.assertTrue(bool((x == want).all()))
+
     def test_warp_specialized_one_tile_per_block(self):
         # persistent tiles would not fit, so one tile per block, O_s reusing Q_s's bytes after the
         # warp-specialized loop

@@ -22,12 +22,12 @@ import threading
 
 from . import metadata as _metadata
 from ._lib import (ARG_SCALAR, ARG_TENSOR, DTYPES, TLC_ERROR_COMPILE, TLC_ERROR_RUNTIME, Arg, InterpScalar,
-                   InterpretOptions, InterpTensor, JitDefine, JitOptions, load_library, take_string)
+                   DeviceProps, InterpretOptions, InterpTensor, JitDefine, JitOptions, load_library, take_string)
 from .errors import CompileError, InterpreterError, LaunchError, TlcError
 from .tensors import device_tensor, dtype_name
 
-__all__ = ["compile", "interpret", "Kernel", "Function", "load_library", "version", "device_arch", "dtype_name",
-           "ptx_generator", "autotune", "Autotuned", "TlcError",
+__all__ = ["compile", "interpret", "Kernel", "Function", "load_library", "version", "device_arch", "device_num_sms",
+           "dtype_name", "ptx_generator", "autotune", "Autotuned", "TlcError",
            "CompileError", "InterpreterError", "LaunchError"]
 
 _lock = threading.Lock()
@@ -46,11 +46,11 @@ def _check_backend(backend):
         raise ValueError(f"backend must be 'direct' or 'llvm', got {backend!r}")
 
 
-def _new_jit(lib, cache_dir, arch, disable_cache, opt_level, backend):
-    """A tlc_jit (opt_level as tlc_opt_level: 0 the default, O0 .. O3 from 1)."""
+def _new_jit(lib, cache_dir, arch, disable_cache, opt_level, backend, num_sms=0):
+    """A tlc_jit (opt_level as tlc_opt_level: 0 the default, O0 .. O3 from 1; num_sms 0: the target's)."""
     jit, err = ctypes.c_void_p(), ctypes.c_void_p()
     opt = JitOptions(cache_dir.encode() if cache_dir else None, arch.encode(), None, disable_cache, opt_level,
-                     backend.encode() if backend else None)
+                     backend.encode() if backend else None, num_sms)
     st = lib.tlc_jit_create(ctypes.byref(opt), ctypes.byref(jit), ctypes.byref(err))
     if st != 0:
         text = take_string(lib, err)
@@ -113,11 +113,23 @@ def device_arch(device=None):
     return buf.value.decode()
 
 
-def _jit(arch, cache_dir, opt_level, backend):
-    key = (arch, cache_dir, opt_level, backend)
+def device_num_sms(device=None):
+    """The SM count of a GPU (132 on an H100 SXM); device as for device_arch."""
+    if device is None:
+        device = _current_device()
+    lib = load_library()
+    ctx = _context(device)
+    props = DeviceProps()
+    if lib.tlrt_device_properties(ctx, ctypes.byref(props)) != 0:
+        raise LaunchError(lib.tlrt_last_error(ctx).decode())
+    return props.sm_count
+
+
+def _jit(arch, cache_dir, opt_level, backend, num_sms=0):
+    key = (arch, cache_dir, opt_level, backend, num_sms)
     with _lock:
         if key not in _jits:
-            _jits[key] = _new_jit(load_library(), cache_dir, arch, False, 1 + opt_level, backend)
+            _jits[key] = _new_jit(load_library(), cache_dir, arch, False, 1 + opt_level, backend, num_sms)
         return _jits[key]
 
 
@@ -277,23 +289,28 @@ def _stream(device, handle):
 
 
 def compile(source, kernel=None, defines=None, arch=None, cache_dir=None, name=None, opt_level=3,
-            backend=None):
+            backend=None, num_sms=None):
     """Compiles DSL source (text, or the path of a .tl file or a TileLang .py file) to PTX through the JIT's cache.
     kernel: the kernel to compile (may be left out when the source has one), or a function with several
     `with Kernel` blocks, which gives a Function launching all of them. defines: {NAME: value}
     as -D NAME=VALUE. arch: "sm_80" .. "sm_90a" (None: the current GPU's). cache_dir: None for
     $TLC_CACHE_DIR or ~/.cache/tlc. backend: who writes the PTX, "direct" (tlc's own generator)
     or "llvm" (LLVM's NVPTX backend); None: $TLC_BACKEND if set, else "direct". opt_level: LLVM's
-    optimization level, 0 .. 3 (tlc -O0 .. -O3; backend "llvm" only). Raises CompileError with the
-    diagnostics."""
+    optimization level, 0 .. 3 (tlc -O0 .. -O3; backend "llvm" only). num_sms: the SM count a kernel
+    asking for it (TileLang's driver.get_num_sms()) is compiled with (None: the current GPU's when arch
+    is None too, else the target's data-center part). Raises CompileError with the diagnostics."""
     if opt_level not in (0, 1, 2, 3) or isinstance(opt_level, bool):
         raise ValueError(f"opt_level must be 0, 1, 2 or 3, got {opt_level!r}")
     _check_backend(backend)
     lib = load_library()
     text, name = _read_source(source, name)
+    if num_sms is not None and (not isinstance(num_sms, int) or isinstance(num_sms, bool) or num_sms < 1):
+        raise ValueError(f"num_sms must be a positive int, got {num_sms!r}")
     if arch is None:
         arch = device_arch()
-    jit = _jit(arch, os.fspath(cache_dir) if cache_dir else None, opt_level, backend)
+        if num_sms is None:
+            num_sms = device_num_sms()
+    jit = _jit(arch, os.fspath(cache_dir) if cache_dir else None, opt_level, backend, num_sms or 0)
     defs, ndefs = _defines(defines)
     data = text.encode()
     ptx, err = ctypes.c_void_p(), ctypes.c_void_p()

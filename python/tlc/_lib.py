@@ -11,7 +11,15 @@ P = ctypes.POINTER
 class JitOptions(ctypes.Structure):  # tlc_jit_options
     _fields_ = [("cache_dir", ctypes.c_char_p), ("arch", ctypes.c_char_p),
                 ("ctx", ctypes.c_void_p), ("disable_cache", ctypes.c_bool), ("opt_level", ctypes.c_int),
-                ("backend", ctypes.c_char_p)]
+                ("backend", ctypes.c_char_p), ("num_sms", ctypes.c_int)]
+
+
+class DeviceProps(ctypes.Structure):  # tlrt_device_props
+    _fields_ = [("name", ctypes.c_char * 256), ("sm", ctypes.c_int), ("sm_count", ctypes.c_int),
+                ("max_threads_per_block", ctypes.c_int), ("max_smem_per_block_optin", ctypes.c_int),
+                ("max_smem_per_sm", ctypes.c_int), ("l2_bytes", ctypes.c_int), ("total_mem", ctypes.c_size_t),
+                ("clock_khz", ctypes.c_int), ("mem_clock_khz", ctypes.c_int), ("mem_bus_bits", ctypes.c_int),
+                ("driver_version", ctypes.c_int)]
 
 
 class JitDefine(ctypes.Structure):  # tlc_jit_define
@@ -67,6 +75,7 @@ _SIGNATURES = {
     "tlrt_destroy": (None, [ctypes.c_void_p]),
     "tlrt_last_error": (ctypes.c_char_p, [ctypes.c_void_p]),
     "tlrt_device_arch": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t]),
+    "tlrt_device_properties": (ctypes.c_int, [ctypes.c_void_p, ctypes.POINTER(DeviceProps)]),
     "tlrt_module_load_ptx": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t,
                                             P(ctypes.c_void_p)]),
     "tlrt_module_unload": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p]),

@@ -276,6 +276,42 @@ static void opt_level_is_part_of_the_key(void **state) {
     tlc_jit_destroy(dflt);
 }
 
+/* The SM count (driver.get_num_sms()) is a constant of the compile, given by
+ * the options or the target's: each count has its own entry. */
+static void num_sms_is_part_of_the_key(void **state) {
+    fixture *f = *state;
+    static const char src[] = "from tilelang.carver.arch import driver\n"
+                              "@jit\n"
+                              "def per_sm(X: Tensor[(4,), int32]):\n"
+                              "    with Kernel(driver.get_num_sms(), threads=32) as b:\n"
+                              "        X[0] = b\n";
+    char *ptx[3] = {NULL, NULL, NULL}, *err = NULL;
+    int counts[3] = {0, 77, 77};
+    tlc_jit *j[3];
+    for (int i = 0; i < 3; i++) {
+        tlc_jit_options o = {.cache_dir = f->dir, .arch = "sm_90a", .num_sms = counts[i]};
+        if (tlc_jit_create(&o, &j[i], &err) != TLC_OK) fail_msg("tlc_jit_create: %s", err);
+        if (tlc_jit_compile(j[i], src, strlen(src), "per_sm.py", NULL, 0, NULL, &ptx[i], &err) != TLC_OK)
+            fail_msg("tlc_jit_compile: %s", err);
+    }
+    tlc_jit_stats st[3];
+    for (int i = 0; i < 3; i++) tlc_jit_get_stats(j[i], &st[i]);
+    assert_int_equal(st[0].misses, 1);
+    assert_int_equal(st[1].misses, 1); /* not served the target's count */
+    assert_int_equal(st[2].hits, 1);
+    assert_non_null(strstr(ptx[0], "grid 132 1 1")); /* sm_90a's part */
+    assert_non_null(strstr(ptx[1], "grid 77 1 1"));
+    tlc_jit_options neg = {.cache_dir = f->dir, .arch = "sm_90a", .num_sms = -1};
+    tlc_jit *bad = NULL;
+    assert_int_equal(tlc_jit_create(&neg, &bad, &err), TLC_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(err, "num_sms"));
+    tlc_free(err);
+    for (int i = 0; i < 3; i++) {
+        tlc_free(ptx[i]);
+        tlc_jit_destroy(j[i]);
+    }
+}
+
 /* tlc's own generator is the default, with one entry whatever the level;
  * LLVM's PTX has entries of its own; $TLC_BACKEND picks when the options
  * do not. */
@@ -503,6 +539,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(compile_error_has_location, setup, teardown),
         cmocka_unit_test_setup_teardown(opt_level_is_part_of_the_key, setup, teardown),
         cmocka_unit_test_setup_teardown(backend_is_part_of_the_key, setup, teardown),
+        cmocka_unit_test_setup_teardown(num_sms_is_part_of_the_key, setup, teardown),
         cmocka_unit_test_setup_teardown(bad_arguments_are_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(function_of_two_kernels, setup, teardown),
         cmocka_unit_test_setup_teardown(concurrent_compiles_agree, setup, teardown),
