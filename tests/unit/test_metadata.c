@@ -86,6 +86,43 @@ static void parse_sample(void **state) {
     tlrt_meta_free(&m);
 }
 
+/* Grid and check lines are read as expressions from their text, however
+ * many words they have (a line's other directives take at most 16). */
+static void long_expression_lines(void **state) {
+    (void)state;
+    static const char text[] =
+        "// tlc.meta v1 tlc=0.1.0 arch=sm_90a\n"
+        "// tlc.meta kernel k\n"
+        "// tlc.meta sym h\n"
+        "// tlc.meta sym d\n"
+        "// tlc.meta sym s\n"
+        "// tlc.meta tensor X float16 [h,d,s] align=16\n"
+        "// tlc.meta grid h (* (// (+ d 63) 64) (// (+ s 63) 64)) (* h (- 0 (// (- 0 s) 256)))\n"
+        "// tlc.meta threads 128 1 1\n"
+        "// tlc.meta check 3:4 (== (% (// (+ s 255) 256) (min 8 (// (+ s 255) 256))) 0)\n"
+        "// tlc.meta end\n";
+    tlrt_module_meta m;
+    char err[256];
+    assert_true(tlrt_meta_parse(text, strlen(text), &m, err, sizeof err));
+    const tlrt_kernel_meta *k = tlrt_meta_find(&m, "k");
+    assert_non_null(k);
+    int64_t syms[TLRT_MAX_SYMS] = {3, 130, 1000}, scalars[TLRT_MAX_PARAMS] = {0}, v;
+    assert_true(tlrt_expr_eval(&k->grid[1], syms, scalars, &v, err, sizeof err));
+    assert_int_equal(v, 3 * 16);
+    assert_true(tlrt_expr_eval(&k->grid[2], syms, scalars, &v, err, sizeof err));
+    assert_int_equal(v, 3 * 4);
+    assert_int_equal(k->nchecks, 1);
+    tlrt_meta_free(&m);
+    /* any other directive still has at most 16 words */
+    static const char many[] =
+        "// tlc.meta v1 tlc=0.1.0 arch=sm_90a\n"
+        "// tlc.meta kernel k\n"
+        "// tlc.meta threads 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17\n"
+        "// tlc.meta end\n";
+    assert_false(tlrt_meta_parse(many, strlen(many), &m, err, sizeof err));
+    assert_non_null(strstr(err, "too many words"));
+}
+
 /* Writer output parses back to the same structs, and re-renders identically. */
 static void round_trip(void **state) {
     (void)state;
@@ -430,7 +467,8 @@ static void dtypes(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(parse_sample), cmocka_unit_test(round_trip),  cmocka_unit_test(expressions),
+        cmocka_unit_test(parse_sample),
+        cmocka_unit_test(long_expression_lines), cmocka_unit_test(round_trip),  cmocka_unit_test(expressions),
         cmocka_unit_test(malformed),    cmocka_unit_test(truncations), cmocka_unit_test(garbage),
         cmocka_unit_test(dtypes),       cmocka_unit_test(functions),
     };
