@@ -774,10 +774,12 @@ static void persistent_stmt(sema *S, const ast_stmt *s) {
     tlc_ptrvec *saved = S->cur;
     S->cur = &outer;
     tir_var *tile = sema_new_var(S, "persistent_tile", TV_LET, TIR_I32, loc);
+    tile->assigned_once = true;
     tir_stmt *lt = tir_new_stmt(S->arena, TS_LET, loc);
     lt->u.let.var = tile;
     lt->u.let.value = tir_cast(S->arena, sema_binary(S, TB_ADD, sema_binary(S, TB_MUL, tir_var_ref(S->arena, w, loc),
                                                                              wave, loc), index, loc), TIR_I32, loc);
+    if (reads_only(lt->u.let.value, unchanging_var, 0)) tile->def = lt->u.let.value;
     sema_emit(S, lt);
     /* the digits of the tile number, last first */
     S->cur = &inner;
@@ -799,13 +801,7 @@ static void persistent_stmt(sema *S, const ast_stmt *s) {
             tlc_ptrvec_free(&inner);
             return;
         }
-        tir_var *v = sema_new_var(S, names[i]->u.name, TV_LET, TIR_I32, names[i]->loc);
-        tir_stmt *st = tir_new_stmt(S->arena, TS_LET, names[i]->loc);
-        st->u.let.var = v;
-        st->u.let.value = tir_cast(S->arena, coord[i], TIR_I32, loc);
-        sema_emit(S, st);
-        sym *sy = sema_declare(S, names[i]->u.name, SYM_VAR, names[i]->loc);
-        sy->var = v;
+        declare_let(S, names[i]->u.name, names[i]->loc, tir_cast(S->arena, coord[i], TIR_I32, loc), loc);
     }
     sema_emit(S, sema_block_stmt(S, &s->u.for_.body, s->loc));
     sema_pop_scope(S);
@@ -813,8 +809,8 @@ static void persistent_stmt(sema *S, const ast_stmt *s) {
     guard->u.if_.cond = sema_binary(S, TB_LT, tir_var_ref(S->arena, tile, loc), tir_cast(S->arena, size, TIR_I32, loc),
                                     loc);
     guard->u.if_.then = tir_new_stmt(S->arena, TS_SEQ, loc);
-    guard->u.if_.then->u.seq.stmts = (tir_stmt **)inner.items;
     guard->u.if_.then->u.seq.n = inner.len;
+    guard->u.if_.then->u.seq.stmts = (tir_stmt **)tlc_ptrvec_freeze(&inner, S->arena);
     S->cur = &outer;
     sema_emit(S, guard);
     S->cur = saved;
@@ -829,8 +825,8 @@ static void persistent_stmt(sema *S, const ast_stmt *s) {
     f->u.for_.extent[0] = tir_cast(S->arena, waves, TIR_I32, loc);
     f->u.for_.step = 1;
     f->u.for_.body = tir_new_stmt(S->arena, TS_SEQ, loc);
-    f->u.for_.body->u.seq.stmts = (tir_stmt **)outer.items;
     f->u.for_.body->u.seq.n = outer.len;
+    f->u.for_.body->u.seq.stmts = (tir_stmt **)tlc_ptrvec_freeze(&outer, S->arena);
     sema_emit(S, f);
 }
 
