@@ -284,6 +284,12 @@ tir_stmt *sema_block_stmt(sema *S, const ast_block *b, tlc_loc loc);
 void sema_stmt(sema *S, const ast_stmt *s);
 void sema_raise(sema *S, const ast_stmt *s); /* a `raise` that compile-time code reached: an error */
 void sema_emit(sema *S, tir_stmt *s);
+/* Statements sema writes out itself: a sequence of n statements (copied
+ * into the arena), and a loop of `kind` over [0, extent[i]) for each of
+ * its n vars (extent NULL: each 1, to be set by the caller). */
+tir_stmt *sema_seq_stmt(sema *S, tir_stmt **v, int n, tlc_loc loc);
+tir_stmt *sema_loop_stmt(sema *S, tir_for_kind kind, tir_var **vars, const int64_t *extent, int n, tir_stmt *body,
+                         tlc_loc loc);
 void sema_count_assignments(sema *S, const ast_block *b);
 /* Declares `name` in the current scope as standing for v (a macro's
  * parameter, a comprehension's variable): a buffer, a compile-time value,

@@ -653,6 +653,43 @@ static bool parallel_size_fits(sema *S, const tir_stmt *loop, tlc_loc loc) {
     return false;
 }
 
+tir_stmt *sema_seq_stmt(sema *S, tir_stmt **v, int n, tlc_loc loc) {
+    tir_stmt *q = tir_new_stmt(S->arena, TS_SEQ, loc);
+    q->u.seq.stmts = TLC_NEW_ARRAY(S->arena, tir_stmt *, (size_t)n + 1);
+    if (n) memcpy(q->u.seq.stmts, v, sizeof(tir_stmt *) * (size_t)n);
+    q->u.seq.n = n;
+    return q;
+}
+
+tir_stmt *sema_loop_stmt(sema *S, tir_for_kind kind, tir_var **vars, const int64_t *extent, int n, tir_stmt *body,
+                         tlc_loc loc) {
+    tir_stmt *f = tir_new_stmt(S->arena, TS_FOR, loc);
+    f->u.for_.kind = kind;
+    f->u.for_.nvars = n;
+    f->u.for_.vars = TLC_NEW_ARRAY(S->arena, tir_var *, (size_t)n);
+    f->u.for_.start = TLC_NEW_ARRAY(S->arena, tir_expr *, (size_t)n);
+    f->u.for_.extent = TLC_NEW_ARRAY(S->arena, tir_expr *, (size_t)n);
+    for (int i = 0; i < n; i++) {
+        f->u.for_.vars[i] = vars[i];
+        f->u.for_.start[i] = tir_int(S->arena, 0, loc);
+        f->u.for_.extent[i] = tir_int(S->arena, extent ? extent[i] : 1, loc);
+    }
+    f->u.for_.step = 1;
+    f->u.for_.body = body;
+    return f;
+}
+
+/* The names a for statement binds: the target, or its tuple's items. */
+static int loop_names(const ast_stmt *s, const ast_expr *const **names) {
+    const ast_expr *const *tgt = (const ast_expr *const *)&s->u.for_.target;
+    if ((*tgt)->kind == AE_TUPLE || (*tgt)->kind == AE_LIST) {
+        *names = (const ast_expr *const *)(*tgt)->u.seq.items;
+        return (*tgt)->u.seq.n;
+    }
+    *names = tgt;
+    return 1;
+}
+
 /* for v0, ..., vn in T.Persistent(domain, wave_size, index, group_size=8):
  * TileLang's persistent tile loop. Every tile of the domain once, the
  * block taking tiles index, index + wave_size, ...; tile t is, with g =
@@ -698,12 +735,8 @@ static void persistent_stmt(sema *S, const ast_stmt *s) {
     }
     int n = dom.u.tup.n;
     const ast_expr *tgt = s->u.for_.target;
-    const ast_expr *const *names = &tgt;
-    int nnames = 1;
-    if (tgt->kind == AE_TUPLE || tgt->kind == AE_LIST) {
-        names = (const ast_expr *const *)tgt->u.seq.items;
-        nnames = tgt->u.seq.n;
-    }
+    const ast_expr *const *names;
+    int nnames = loop_names(s, &names);
     if (nnames != n) {
         tlc_error(S->diag, tgt->loc, "T.Persistent's domain has %d dim%s but the loop has %d variable%s", n,
                   n == 1 ? "" : "s", nnames, nnames == 1 ? "" : "s");
@@ -808,25 +841,16 @@ static void persistent_stmt(sema *S, const ast_stmt *s) {
     tir_stmt *guard = tir_new_stmt(S->arena, TS_IF, loc);
     guard->u.if_.cond = sema_binary(S, TB_LT, tir_var_ref(S->arena, tile, loc), tir_cast(S->arena, size, TIR_I32, loc),
                                     loc);
-    guard->u.if_.then = tir_new_stmt(S->arena, TS_SEQ, loc);
-    guard->u.if_.then->u.seq.n = inner.len;
-    guard->u.if_.then->u.seq.stmts = (tir_stmt **)tlc_ptrvec_freeze(&inner, S->arena);
+    guard->u.if_.then = sema_seq_stmt(S, (tir_stmt **)inner.items, inner.len, loc);
+    tlc_ptrvec_free(&inner);
     S->cur = &outer;
     sema_emit(S, guard);
     S->cur = saved;
-    tir_stmt *f = tir_new_stmt(S->arena, TS_FOR, s->loc);
-    f->u.for_.kind = TIR_FOR_SERIAL;
-    f->u.for_.nvars = 1;
-    f->u.for_.vars = TLC_NEW_ARRAY(S->arena, tir_var *, 1);
-    f->u.for_.start = TLC_NEW_ARRAY(S->arena, tir_expr *, 1);
-    f->u.for_.extent = TLC_NEW_ARRAY(S->arena, tir_expr *, 1);
-    f->u.for_.vars[0] = w;
-    f->u.for_.start[0] = tir_int(S->arena, 0, loc);
+    int nouter = outer.len;
+    tir_stmt *body = sema_seq_stmt(S, (tir_stmt **)outer.items, nouter, loc);
+    tlc_ptrvec_free(&outer);
+    tir_stmt *f = sema_loop_stmt(S, TIR_FOR_SERIAL, &w, NULL, 1, body, s->loc);
     f->u.for_.extent[0] = tir_cast(S->arena, waves, TIR_I32, loc);
-    f->u.for_.step = 1;
-    f->u.for_.body = tir_new_stmt(S->arena, TS_SEQ, loc);
-    f->u.for_.body->u.seq.n = outer.len;
-    f->u.for_.body->u.seq.stmts = (tir_stmt **)tlc_ptrvec_freeze(&outer, S->arena);
     sema_emit(S, f);
 }
 
@@ -854,12 +878,8 @@ static void for_stmt(sema *S, const ast_stmt *s) {
         !sema_check_not_in_parallel(S, it->loc, b->id == B_PARALLEL ? "a Parallel loop" : "a Pipelined loop"))
         return;
     const ast_expr *tgt = s->u.for_.target;
-    const ast_expr *const *names = &tgt;
-    int nnames = 1;
-    if (tgt->kind == AE_TUPLE || tgt->kind == AE_LIST) {
-        names = (const ast_expr *const *)tgt->u.seq.items;
-        nnames = tgt->u.seq.n;
-    }
+    const ast_expr *const *names;
+    int nnames = loop_names(s, &names);
     bool ok = true;
     for (int i = 0; i < nnames; i++)
         if (names[i]->kind != AE_NAME) {

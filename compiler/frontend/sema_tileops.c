@@ -457,33 +457,6 @@ static tir_buffer *staged_fragment(sema *S, const tir_region *r, bool copy_in, t
     return f;
 }
 
-static tir_stmt *seq_of(sema *S, tir_stmt **v, int n, tlc_loc loc) {
-    tir_stmt *q = tir_new_stmt(S->arena, TS_SEQ, loc);
-    q->u.seq.stmts = TLC_NEW_ARRAY(S->arena, tir_stmt *, (size_t)n);
-    memcpy(q->u.seq.stmts, v, sizeof(tir_stmt *) * (size_t)n);
-    q->u.seq.n = n;
-    return q;
-}
-
-/* A loop of `kind` over [0, extent[i]) for each of its n vars. */
-static tir_stmt *loop_of(sema *S, tir_for_kind kind, tir_var **vars, const int64_t *extent, int n, tir_stmt *body,
-                         tlc_loc loc) {
-    tir_stmt *f = tir_new_stmt(S->arena, TS_FOR, loc);
-    f->u.for_.kind = kind;
-    f->u.for_.nvars = n;
-    f->u.for_.vars = TLC_NEW_ARRAY(S->arena, tir_var *, (size_t)n);
-    f->u.for_.start = TLC_NEW_ARRAY(S->arena, tir_expr *, (size_t)n);
-    f->u.for_.extent = TLC_NEW_ARRAY(S->arena, tir_expr *, (size_t)n);
-    for (int i = 0; i < n; i++) {
-        f->u.for_.vars[i] = vars[i];
-        f->u.for_.start[i] = tir_int(S->arena, 0, loc);
-        f->u.for_.extent[i] = tir_int(S->arena, extent[i], loc);
-    }
-    f->u.for_.step = 1;
-    f->u.for_.body = body;
-    return f;
-}
-
 /* cumsum(src, dst=None, dim=0, reverse=False): dst's elements are the sums
  * of src's along `dim` up to and including theirs (from theirs to the end
  * with reverse); dst defaults to src. Written out here as Tile IR, as
@@ -592,12 +565,12 @@ static void op_cumsum(sema *S, const sema_args *a, tlc_loc loc) {
     put->u.store.idx = idx;
     put->u.store.value = tir_cast(S->arena, tir_var_ref(S->arena, acc, loc), w->dtype, loc);
     tir_stmt *step[2] = {add, put};
-    tir_stmt *scan = loop_of(S, TIR_FOR_SERIAL, &j, &shape[dim], 1, seq_of(S, step, 2, loc), loc);
+    tir_stmt *scan = sema_loop_stmt(S, TIR_FOR_SERIAL, &j, &shape[dim], 1, sema_seq_stmt(S, step, 2, loc), loc);
     tir_stmt *init = tir_new_stmt(S->arena, TS_LET, loc);
     init->u.let.var = acc;
     init->u.let.value = acc_t == TIR_F32 ? tir_float(S->arena, 0.0, TIR_F32, loc) : tir_int(S->arena, 0, loc);
     tir_stmt *line[2] = {init, scan};
-    sema_emit(S, loop_of(S, TIR_FOR_PARALLEL, lines, line_ext, nl, seq_of(S, line, 2, loc), loc));
+    sema_emit(S, sema_loop_stmt(S, TIR_FOR_PARALLEL, lines, line_ext, nl, sema_seq_stmt(S, line, 2, loc), loc));
     if (w != db) {
         tir_stmt *cp = tlc_new_tile_op(S->arena, TS_COPY, loc);
         cp->u.copy.src = whole_region(S, w, loc);
