@@ -41,6 +41,20 @@ int pd_ptr_param_of(pd_ctx *c, const th_expr *e) {
     return -1;
 }
 
+/* Predicates live in memory (parameters, tensors, local arrays) as a byte
+ * each: 1 or 0 into a 16-bit register for a store, and back. */
+static const char *byte_of_pred(pd_ctx *c, pd_opnd p) {
+    const char *h = pd_newreg(c, RC_H);
+    pd_ins(c, "selp.u16 %s, 1, 0, %s", h, pd_as_reg(c, p, RC_P));
+    return h;
+}
+
+static pd_opnd pred_of_byte(pd_ctx *c, const char *h) {
+    const char *r = pd_newreg(c, RC_P);
+    pd_ins(c, "setp.ne.u16 %s, %s, 0", r, h);
+    return reg_op(r);
+}
+
 const char *pd_param_name(pd_ctx *c, int i) { return tlc_arena_printf(c->a, "%s_param_%d", c->k->name, i); }
 
 pd_opnd pd_param_value(pd_ctx *c, int i, th_type want) {
@@ -55,10 +69,9 @@ pd_opnd pd_param_value(pd_ctx *c, int i, th_type want) {
     th_type t = p->type;
     if (!th_type_eq(t, want)) pd_error(c, "parameter '%s' read with another type", p->name);
     if (t.base == TH_I1) {
-        const char *h = pd_newreg(c, RC_H), *r = pd_newreg(c, RC_P);
+        const char *h = pd_newreg(c, RC_H);
         pd_ins(c, "ld.param.u8 %s, [%s]", h, pd_param_name(c, i));
-        pd_ins(c, "setp.ne.u16 %s, %s, 0", r, h);
-        return reg_op(r);
+        return pred_of_byte(c, h);
     }
     const char *r = pd_newreg_t(c, t);
     const char *ty = t.base == TH_I8 ? "s8" : t.base == TH_PTR ? "u64" : btype(t.base);
@@ -924,10 +937,9 @@ static pd_val load(pd_ctx *c, const th_expr *e) {
     const char *space = pd_space_of(c, p, true);
     int esize = base_bytes(t.base), total = esize * lanes_of(t);
     if (t.base == TH_I1) { /* a byte */
-        const char *h = pd_newreg(c, RC_H), *r = pd_newreg(c, RC_P);
+        const char *h = pd_newreg(c, RC_H);
         pd_ins_access(c, "ld%s.u8 %s, [%s+%" PRId64 "]", space, h, base, boff);
-        pd_ins(c, "setp.ne.u16 %s, %s, 0", r, h);
-        return scalar(reg_op(r));
+        return scalar(pred_of_byte(c, h));
     }
     int unit, wbytes, k;
     access_shape(total, e->u.load.align > 0 ? e->u.load.align : esize, esize, &unit, &wbytes, &k);
@@ -962,9 +974,7 @@ void pd_store(pd_ctx *c, const th_expr *p, const pd_val *val, th_type t, int ali
     const char *space = pd_space_of(c, p, false);
     int esize = base_bytes(t.base), total = esize * val->n;
     if (t.base == TH_I1) {
-        const char *h = pd_newreg(c, RC_H);
-        pd_ins(c, "selp.u16 %s, 1, 0, %s", h, pd_as_reg(c, val->l[0], RC_P));
-        pd_ins_access(c, "st%s.u8 [%s+%" PRId64 "], %s", space, base, boff, h);
+        pd_ins_access(c, "st%s.u8 [%s+%" PRId64 "], %s", space, base, boff, byte_of_pred(c, val->l[0]));
         return;
     }
     int unit, wbytes, k;
@@ -1162,11 +1172,7 @@ void pd_local_store(pd_ctx *c, pd_var *pv, pd_opnd index, const pd_val *x) {
     const char *addr = pd_local_addr(c, pv, index);
     int wb = local_word(base_bytes(v->type.base));
     if (v->type.base == TH_I1) { /* a byte per predicate */
-        for (int i = 0; i < x->n; i++) {
-            const char *h = pd_newreg(c, RC_H);
-            pd_ins(c, "selp.u16 %s, 1, 0, %s", h, pd_as_reg(c, x->l[i], RC_P));
-            pd_ins_access(c, "st.local.u8 [%s+%d], %s", addr, i, h);
-        }
+        for (int i = 0; i < x->n; i++) pd_ins_access(c, "st.local.u8 [%s+%d], %s", addr, i, byte_of_pred(c, x->l[i]));
         return;
     }
     if (wb == 1) {
@@ -1233,11 +1239,7 @@ static pd_val array_read(pd_ctx *c, const th_expr *e) {
         }
         if (var->type.base == TH_I1) {
             r.n = v.n;
-            for (int i = 0; i < v.n; i++) {
-                const char *p = pd_newreg(c, RC_P);
-                pd_ins(c, "setp.ne.u16 %s, %s, 0", p, words[i]);
-                r.l[i] = reg_op(p);
-            }
+            for (int i = 0; i < v.n; i++) r.l[i] = pred_of_byte(c, words[i]);
             return r;
         }
         if (wb == 1) {

@@ -848,6 +848,13 @@ static tir_expr *tensor_dim(sema *S, const ast_expr *e) {
     return dim_value(S, x, e->loc);
 }
 
+void sema_add_launch_check(sema *S, tir_expr *cond, tlc_loc loc) {
+    struct tir_launch_check *lc = TLC_NEW(S->arena, struct tir_launch_check);
+    lc->cond = cond;
+    lc->loc = loc;
+    tlc_ptrvec_push(&S->checks, lc);
+}
+
 /* A dimension given as an expression of sizes (T.ceildiv(N, 128)) is a
  * symbolic dim of its own, NAME_dimD, bound at launch from the tensor's
  * shape like any other; a launch check says it equals the expression. */
@@ -870,10 +877,7 @@ static tir_expr *derived_dim(sema *S, const char *name, int d, tir_expr *x, tlc_
             return NULL;
         }
     tir_var *v = sema_new_sym_dim(S, tlc_arena_strdup(S->arena, buf), false, at);
-    struct tir_launch_check *lc = TLC_NEW(S->arena, struct tir_launch_check);
-    lc->cond = tir_binary(S->arena, TB_EQ, tir_var_ref(S->arena, v, at), x, at);
-    lc->loc = at;
-    tlc_ptrvec_push(&S->checks, lc);
+    sema_add_launch_check(S, tir_binary(S->arena, TB_EQ, tir_var_ref(S->arena, v, at), x, at), at);
     return tir_var_ref(S->arena, v, at);
 }
 

@@ -32,6 +32,8 @@ static const builtin_spec builtins[] = {
     /* order= ... annotations= are TileLang's manual schedule: bound here so
      * that the loop can refuse them by name */
     {"Pipelined", B_PIPELINED, BK_LOOP, P("num_stages", "order", "stage", "sync", "group", "annotations", "turns", "roles"), 8, 0, 1, 2},
+    /* its three required arguments checked where it is written out (sema_stmt.c) */
+    {"Persistent", B_PERSISTENT, BK_LOOP, P("domain", "wave_size", "index", "group_size"), 4, 0, 0, 0},
     {"serial", B_SERIAL, BK_LOOP, P(NULL), 0, 0, 1, 3},
     {"Serial", B_SERIAL, BK_LOOP, P(NULL), 0, 0, 1, 3},
     {"range", B_RANGE, BK_LOOP, P(NULL), 0, 0, 1, 3},

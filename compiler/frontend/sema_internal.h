@@ -76,7 +76,7 @@ typedef enum {
     B_REDUCE_ABSSUM,
     B_ATOMIC_ADD, B_USE_SWIZZLE, B_ANNOTATE_LAYOUT, B_PDL_SYNC, B_PDL_TRIGGER, B_KEEP_REGS, B_PREFETCH, B_CUMSUM,
     /* structure */
-    B_KERNEL, B_PARALLEL, B_PIPELINED, B_SERIAL, B_RANGE, B_UNROLL,
+    B_KERNEL, B_PARALLEL, B_PIPELINED, B_SERIAL, B_RANGE, B_UNROLL, B_PERSISTENT,
     B_ALLOC_SHARED, B_ALLOC_FRAGMENT, B_ALLOC_LOCAL, B_ALLOC_VAR, B_ALLOC_GLOBAL,
     /* expressions */
     B_EXP, B_EXP2, B_LOG, B_LOG2, B_RSQRT, B_SQRT, B_ABS, B_MAX, B_MIN, B_INFINITY, B_CAST,
@@ -284,6 +284,9 @@ tir_stmt *sema_block_stmt(sema *S, const ast_block *b, tlc_loc loc);
 void sema_stmt(sema *S, const ast_stmt *s);
 void sema_raise(sema *S, const ast_stmt *s); /* a `raise` that compile-time code reached: an error */
 void sema_emit(sema *S, tir_stmt *s);
+/* A condition on values known at launch (sizes, scalars) the runtime checks
+ * before the kernel runs: the kernel's launch checks. */
+void sema_add_launch_check(sema *S, tir_expr *cond, tlc_loc loc);
 /* Statements sema writes out itself: a sequence of n statements (copied
  * into the arena), and a loop of `kind` over [0, extent[i]) for each of
  * its n vars (extent NULL: each 1, to be set by the caller). */

@@ -698,33 +698,15 @@ static int loop_names(const ast_stmt *s, const ast_expr *const **names) {
  * domain[i] for i < n, v_n = (first digit) * g + (last digit), so that g
  * consecutive tiles share the other coordinates (TileLang's grouped
  * order). Written out as a serial loop over the waves, lets and an if. */
-static void persistent_stmt(sema *S, const ast_stmt *s) {
+static void persistent_stmt(sema *S, const ast_stmt *s, const builtin_spec *b) {
     const ast_expr *it = s->u.for_.iter;
     tlc_loc loc = it->loc;
-    const ast_expr *arg[4] = {NULL, NULL, NULL, NULL};
-    static const char *const params[4] = {"domain", "wave_size", "index", "group_size"};
-    int np = it->u.call.nargs;
-    if (np > 4) {
-        tlc_error(S->diag, loc, "T.Persistent takes (domain, wave_size, index, group_size=8)");
-        return;
-    }
-    for (int i = 0; i < np; i++) arg[i] = it->u.call.args[i];
-    for (int i = 0; i < it->u.call.nkwargs; i++) {
-        const ast_kwarg *kw = &it->u.call.kwargs[i];
-        int p = -1;
-        for (int j = 0; j < 4; j++)
-            if (kw->name && !strcmp(kw->name, params[j])) p = j;
-        if (p < 0 || arg[p]) {
-            tlc_error(S->diag, kw->loc, p < 0 ? "T.Persistent has no parameter named '%s'" :
-                                                "argument '%s' of T.Persistent given more than once",
-                      kw->name ? kw->name : "?");
-            return;
-        }
-        arg[p] = kw->value;
-    }
+    sema_args a;
+    if (!sema_bind_args(S, b, it, &a)) return;
+    const ast_expr *const *arg = a.arg;
     for (int i = 0; i < 3; i++)
         if (!arg[i]) {
-            tlc_error(S->diag, loc, "T.Persistent needs '%s'", params[i]);
+            tlc_error(S->diag, loc, "T.Persistent needs '%s'", b->params[i]);
             return;
         }
     sv dom = sema_eval(S, arg[0]);
@@ -777,21 +759,20 @@ static void persistent_stmt(sema *S, const ast_stmt *s) {
         }
     /* the group: g tiles of the last dim together; it must divide that dim */
     tir_expr *g = sema_binary(S, TB_MIN, tir_int(S->arena, gs, loc), d[n - 1], loc);
-    if (tir_expr_const_int(d[n - 1], &last) && last % (gs < last ? gs : last)) {
-        tlc_error(S->diag, arg[0]->loc, "T.Persistent's last domain extent (%lld) must be a multiple of "
-                  "min(group_size, extent) = %lld", (long long)last, (long long)(gs < last ? gs : last));
-        return;
-    }
-    if (!tir_expr_const_int(d[n - 1], &last)) {
+    if (tir_expr_const_int(d[n - 1], &last)) {
+        int64_t g0 = gs < last ? gs : last;
+        if (last % g0) {
+            tlc_error(S->diag, arg[0]->loc, "T.Persistent's last domain extent (%lld) must be a multiple of "
+                      "min(group_size, extent) = %lld", (long long)last, (long long)g0);
+            return;
+        }
+    } else {
         /* known at launch: checked there, as an assert on sizes is, since a
          * group that does not divide the dim would skip tiles */
         tir_expr *ok = sema_binary(S, TB_EQ, sema_binary(S, TB_FLOORMOD, d[n - 1], g, loc), tir_int(S->arena, 0, loc),
                                    loc);
         if (ok && S->k && launch_value(ok, 0)) {
-            struct tir_launch_check *lc = TLC_NEW(S->arena, struct tir_launch_check);
-            lc->cond = ok;
-            lc->loc = arg[0]->loc;
-            tlc_ptrvec_push(&S->checks, lc);
+            sema_add_launch_check(S, ok, arg[0]->loc);
         } else if (ok) {
             tlc_warning(S->diag, arg[0]->loc, "T.Persistent's last domain extent must be a multiple of "
                         "min(group_size, extent), which tlc cannot check here");
@@ -808,12 +789,15 @@ static void persistent_stmt(sema *S, const ast_stmt *s) {
     S->cur = &outer;
     tir_var *tile = sema_new_var(S, "persistent_tile", TV_LET, TIR_I32, loc);
     tile->assigned_once = true;
-    tir_stmt *lt = tir_new_stmt(S->arena, TS_LET, loc);
-    lt->u.let.var = tile;
-    lt->u.let.value = tir_cast(S->arena, sema_binary(S, TB_ADD, sema_binary(S, TB_MUL, tir_var_ref(S->arena, w, loc),
-                                                                             wave, loc), index, loc), TIR_I32, loc);
-    if (reads_only(lt->u.let.value, unchanging_var, 0)) tile->def = lt->u.let.value;
-    sema_emit(S, lt);
+    tir_expr *tile_no = sema_binary(S, TB_ADD, sema_binary(S, TB_MUL, tir_var_ref(S->arena, w, loc), wave, loc), index,
+                                    loc);
+    if (!tile_no) {
+        S->cur = saved;
+        tlc_ptrvec_free(&outer);
+        return;
+    }
+    let_stmt(S, TS_LET, tile, tile_no, loc);
+    if (reads_only(tile_no, unchanging_var, 0)) tile->def = tile_no;
     /* the digits of the tile number, last first */
     S->cur = &inner;
     sema_push_scope(S);
@@ -858,13 +842,6 @@ static void for_stmt(sema *S, const ast_stmt *s) {
     const ast_expr *it = s->u.for_.iter;
     if (!S->in_kernel && sema_py_for(S, s)) return; /* before the kernel: Python, run now */
     const builtin_spec *b = sema_call_builtin(S, it);
-    if (!b && S->in_kernel && it->kind == AE_CALL) {
-        const char *fn = sema_dotted_name(S, it->u.call.func);
-        if (fn && !strcmp(fn, "Persistent")) {
-            if (sema_check_not_in_parallel(S, it->loc, "a Persistent loop")) persistent_stmt(S, s);
-            return;
-        }
-    }
     if (!b || b->kind != BK_LOOP) {
         if (!b && it->kind == AE_CALL && sema_refuse_tilelang(S, sema_dotted_name(S, it->u.call.func), it->loc)) return;
         tlc_error(S->diag, it->loc, "a for loop must iterate over Parallel(...), Pipelined(...), serial(...), range(...) or unroll(...)");
@@ -872,6 +849,10 @@ static void for_stmt(sema *S, const ast_stmt *s) {
     }
     if (!S->in_kernel) {
         tlc_error(S->diag, s->loc, "loops must be inside 'with Kernel(...)'");
+        return;
+    }
+    if (b->id == B_PERSISTENT) {
+        if (sema_check_not_in_parallel(S, it->loc, "a Persistent loop")) persistent_stmt(S, s, b);
         return;
     }
     if ((b->id == B_PARALLEL || b->id == B_PIPELINED) &&
@@ -1274,10 +1255,7 @@ static void assert_stmt(sema *S, const ast_stmt *s) {
             tlc_warning(S->diag, s->loc, "this assert reads values tlc cannot check (not only sizes and scalars)");
             return;
         }
-        struct tir_launch_check *lc = TLC_NEW(S->arena, struct tir_launch_check);
-        lc->cond = c;
-        lc->loc = s->loc;
-        tlc_ptrvec_push(&S->checks, lc);
+        sema_add_launch_check(S, c, s->loc);
         return;
     }
     if (c->u.ival) return;

@@ -64,7 +64,6 @@ static const unsupported ignored_hints[] = {
     {"gemm.k_pack", "tlc picks the gemm instruction"},
 };
 
-
 static const char *lookup(const unsupported *t, size_t n, const char *name) {
     if (!name) return NULL;
     for (size_t i = 0; i < n; i++)

@@ -457,6 +457,14 @@ static tir_buffer *staged_fragment(sema *S, const tir_region *r, bool copy_in, t
     return f;
 }
 
+/* copy(from, to) of two whole buffers of the same shape. */
+static void copy_whole(sema *S, tir_buffer *from, tir_buffer *to, tlc_loc loc) {
+    tir_stmt *cp = tlc_new_tile_op(S->arena, TS_COPY, loc);
+    cp->u.copy.src = whole_region(S, from, loc);
+    cp->u.copy.dst = whole_region(S, to, loc);
+    sema_emit(S, cp);
+}
+
 /* cumsum(src, dst=None, dim=0, reverse=False): dst's elements are the sums
  * of src's along `dim` up to and including theirs (from theirs to the end
  * with reverse); dst defaults to src. Written out here as Tile IR, as
@@ -523,12 +531,7 @@ static void op_cumsum(sema *S, const sema_args *a, tlc_loc loc) {
         al->u.alloc.buf = w;
         sema_emit(S, al);
     }
-    if (w != sb) {
-        tir_stmt *cp = tlc_new_tile_op(S->arena, TS_COPY, loc);
-        cp->u.copy.src = whole_region(S, sb, loc);
-        cp->u.copy.dst = whole_region(S, w, loc);
-        sema_emit(S, cp);
-    }
+    if (w != sb) copy_whole(S, sb, w, loc);
     /* for the other dims in Parallel: acc = 0; for j in serial(n): acc += w[..j..]; w[..j..] = acc */
     tir_dtype acc_t = tir_dtype_is_float(w->dtype) ? TIR_F32 : TIR_I32;
     tir_var *lines[8];
@@ -571,12 +574,7 @@ static void op_cumsum(sema *S, const sema_args *a, tlc_loc loc) {
     init->u.let.value = acc_t == TIR_F32 ? tir_float(S->arena, 0.0, TIR_F32, loc) : tir_int(S->arena, 0, loc);
     tir_stmt *line[2] = {init, scan};
     sema_emit(S, sema_loop_stmt(S, TIR_FOR_PARALLEL, lines, line_ext, nl, sema_seq_stmt(S, line, 2, loc), loc));
-    if (w != db) {
-        tir_stmt *cp = tlc_new_tile_op(S->arena, TS_COPY, loc);
-        cp->u.copy.src = whole_region(S, w, loc);
-        cp->u.copy.dst = whole_region(S, db, loc);
-        sema_emit(S, cp);
-    }
+    if (w != db) copy_whole(S, w, db, loc);
 }
 
 static void op_reduce(sema *S, const builtin_spec *b, const sema_args *a, tlc_loc loc) {
