@@ -1180,6 +1180,7 @@ void sema_kernel_with(sema *S, const ast_stmt *s) {
     seq->u.seq.n = body.len;
     seq->u.seq.stmts = (tir_stmt **)tlc_ptrvec_freeze(&body, S->arena);
     k->body = seq;
+    sema_manual_ws_finish(S);
     S->diag = outside;
 }
 

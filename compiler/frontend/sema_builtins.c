@@ -26,6 +26,18 @@ static const builtin_spec builtins[] = {
     {"pdl_trigger", B_PDL_TRIGGER, BK_STMT, P(NULL), 0, 0, 0, 0},
     {"prefetch", B_PREFETCH, BK_STMT, P("src"), 1, 1, 0, 0},
     {"cumsum", B_CUMSUM, BK_STMT, P("src", "dst", "dim", "reverse"), 4, 1, 0, 0},
+    /* TileLang's manual warp specialization (sema_manual_ws.c) */
+    {"ws", B_WS, BK_STMT, P(NULL), 0, 0, 1, 4},
+    {"barrier_wait", B_BARRIER_WAIT, BK_STMT, P("barrier_id", "parity"), 2, 2, 0, 0},
+    {"mbarrier_wait_parity", B_BARRIER_WAIT, BK_STMT, P("mbarrier", "parity"), 2, 2, 0, 0},
+    {"barrier_arrive", B_BARRIER_ARRIVE, BK_STMT, P("barrier_id"), 1, 1, 0, 0},
+    {"mbarrier_arrive", B_BARRIER_ARRIVE, BK_STMT, P("mbarrier"), 1, 1, 0, 0},
+    {"tma_copy", B_TMA_COPY, BK_STMT, P("src", "dst", "barrier"), 3, 3, 0, 0},
+    {"set_max_nreg", B_SET_MAX_NREG, BK_STMT, P("reg_count", "is_inc"), 2, 2, 0, 0},
+    {"inc_max_nreg", B_SET_MAX_NREG, BK_STMT, P("reg_count"), 1, 1, 0, 0},
+    {"dec_max_nreg", B_SET_MAX_NREG, BK_STMT, P("reg_count"), 1, 1, 0, 0},
+    {"annotate_producer_reg_dealloc", B_SET_MAX_NREG, BK_STMT, P("reg_count"), 1, 0, 0, 0},
+    {"annotate_consumer_reg_alloc", B_SET_MAX_NREG, BK_STMT, P("reg_count"), 1, 0, 0, 0},
 
     {"Kernel", B_KERNEL, BK_DECL, P("threads", "cluster_dims"), 2, 0, 1, 3},
     {"Parallel", B_PARALLEL, BK_LOOP, P(NULL), 0, 0, 1, 8},
@@ -49,6 +61,7 @@ static const builtin_spec builtins[] = {
     {"alloc_local", B_ALLOC_LOCAL, BK_ALLOC, P("shape", "dtype", "scope"), 3, 2, 0, 0},
     {"alloc_var", B_ALLOC_VAR, BK_ALLOC, P("dtype", "init"), 2, 1, 0, 0},
     {"alloc_global", B_ALLOC_GLOBAL, BK_ALLOC, P("shape", "dtype"), 2, 2, 0, 0},
+    {"alloc_barrier", B_ALLOC_BARRIER, BK_ALLOC, P("arrive_count"), 1, 1, 0, 0},
 
     {"exp", B_EXP, BK_EXPR, P("x"), 1, 1, 0, 0},
     {"exp2", B_EXP2, BK_EXPR, P("x"), 1, 1, 0, 0},

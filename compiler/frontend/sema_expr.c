@@ -38,6 +38,7 @@ void sema_describe_sv(const sv *v, char *buf, size_t n) {
     case SV_POLICY: snprintf(buf, n, "a GemmWarpPolicy"); break;
     case SV_LAYOUT: snprintf(buf, n, "a layout"); break;
     case SV_INDEX_MAP: snprintf(buf, n, "a T.Layout"); break;
+    case SV_BARRIER: snprintf(buf, n, "a barrier"); break;
     case SV_DYNAMIC: snprintf(buf, n, "the dynamic dimension '%s'", v->u.str); break;
     }
 }

@@ -13,6 +13,7 @@ typedef enum {
     SV_ERROR, SV_NONE, SV_SCALAR, SV_DTYPE, SV_STRING, SV_BUFFER, SV_TUPLE,
     SV_POLICY, SV_LAYOUT, SV_DYNAMIC,
     SV_INDEX_MAP, /* T.Layout(shape, lambda ...) (sema_global_layout.c) */
+    SV_BARRIER,   /* T.alloc_barrier(...) (sema_manual_ws.c) */
 } sv_kind;
 
 typedef struct sv sv;
@@ -28,6 +29,7 @@ struct sv {
         struct { sv *items; int n; } tup; /* TUPLE */
         tir_gemm_policy policy;           /* POLICY */
         const sema_index_map *imap;       /* INDEX_MAP */
+        int barrier;                      /* BARRIER: index into sema's barriers */
     } u;
 };
 
@@ -75,9 +77,11 @@ typedef enum {
     B_COPY, B_FILL, B_CLEAR, B_GEMM, B_REDUCE_MAX, B_REDUCE_SUM, B_REDUCE_MIN, B_REDUCE_ABSMAX,
     B_REDUCE_ABSSUM,
     B_ATOMIC_ADD, B_USE_SWIZZLE, B_ANNOTATE_LAYOUT, B_PDL_SYNC, B_PDL_TRIGGER, B_KEEP_REGS, B_PREFETCH, B_CUMSUM,
+    /* TileLang's manual warp specialization (sema_manual_ws.c) */
+    B_WS, B_BARRIER_WAIT, B_BARRIER_ARRIVE, B_TMA_COPY, B_SET_MAX_NREG,
     /* structure */
     B_KERNEL, B_PARALLEL, B_PIPELINED, B_SERIAL, B_RANGE, B_UNROLL, B_PERSISTENT,
-    B_ALLOC_SHARED, B_ALLOC_FRAGMENT, B_ALLOC_LOCAL, B_ALLOC_VAR, B_ALLOC_GLOBAL,
+    B_ALLOC_SHARED, B_ALLOC_FRAGMENT, B_ALLOC_LOCAL, B_ALLOC_VAR, B_ALLOC_GLOBAL, B_ALLOC_BARRIER,
     /* expressions */
     B_EXP, B_EXP2, B_LOG, B_LOG2, B_RSQRT, B_SQRT, B_ABS, B_MAX, B_MIN, B_INFINITY, B_CAST,
     B_CEILDIV, B_IF_THEN_ELSE, B_MAKE_SWIZZLED_LAYOUT, B_LAYOUT, B_DYNAMIC,
@@ -179,6 +183,12 @@ typedef struct sema {
     /* The kernel's global tensors with a layout (annotate_layout with
      * T.Layout) and those accessed before any (sema_global_layout.c). */
     tlc_ptrvec global_layouts;
+    /* TileLang's manual warp specialization (sema_manual_ws.c): the
+     * kernel's barriers (sema_barrier *), the threads of the T.ws scope
+     * being analysed (0 outside one), and whether the kernel has any. */
+    tlc_ptrvec barriers;
+    int ws_threads;
+    bool ws_seen;
 } sema;
 
 /* A symbolic dim that a tensor parameter's shape must give at launch: a
@@ -325,6 +335,14 @@ const char *sema_nearest(const char *name, const char *const *cands, int n);
 
 /* sema_tileops.c */
 void sema_tile_op(sema *S, const builtin_spec *b, const ast_expr *call);
+/* TileLang's manual warp specialization (sema_manual_ws.c). */
+void sema_ws_with(sema *S, const ast_stmt *s);
+void sema_alloc_barrier(sema *S, const ast_expr *target, const ast_expr *call);
+void sema_mbarrier_op(sema *S, const builtin_spec *b, const sema_args *a, tlc_loc loc);
+bool sema_tma_copy_barrier(sema *S, const sema_args *a);
+/* At the end of a kernel's body: its barriers' protocol checked in program
+ * order, then its mbarrier statements removed. */
+void sema_manual_ws_finish(sema *S);
 
 /* Layouts of global tensors (sema_global_layout.c): T.Layout's value; the
  * annotation; an element access's index through the tensor's layout (and

@@ -320,6 +320,10 @@ static void declare_let(sema *S, const char *name, tlc_loc decl, tir_expr *e, tl
 /* target (a name) = value, or `target: ann = value` when has_ann. */
 static void assign_name(sema *S, const ast_expr *target, const ast_expr *value, bool has_ann, tir_dtype ann, tlc_loc loc) {
     const builtin_spec *b = sema_call_builtin(S, value);
+    if (b && b->id == B_ALLOC_BARRIER) {
+        sema_alloc_barrier(S, target, value);
+        return;
+    }
     if (b && b->kind == BK_ALLOC) {
         alloc_stmt(S, target, value, b);
         return;
@@ -1318,8 +1322,9 @@ void sema_stmt(sema *S, const ast_stmt *s) {
             tlc_error(S->diag, s->loc, "a function with several 'with Kernel' blocks or workspaces has each block "
                       "at its top level, not inside another statement");
         else if (b && b->id == B_KERNEL) sema_kernel_with(S, s);
+        else if (b && b->id == B_WS) sema_ws_with(S, s);
         else if (!b && w->kind == AE_CALL && sema_refuse_tilelang(S, sema_dotted_name(S, w->u.call.func), w->loc)) return;
-        else tlc_error(S->diag, s->loc, "unsupported 'with' statement (only 'with Kernel(...)')");
+        else tlc_error(S->diag, s->loc, "unsupported 'with' statement (only 'with Kernel(...)' and 'with T.ws(...)')");
         return;
     }
     case AS_PASS: return;

@@ -868,6 +868,16 @@ void sema_tile_op(sema *S, const builtin_spec *b, const ast_expr *call) {
     case B_PREFETCH: op_prefetch(S, &a, call->loc); break;
     case B_CUMSUM: op_cumsum(S, &a, call->loc); break;
     case B_ANNOTATE_LAYOUT: op_annotate_layout(S, &a); break;
+    case B_BARRIER_WAIT: case B_BARRIER_ARRIVE: sema_mbarrier_op(S, b, &a, call->loc); break;
+    case B_TMA_COPY:
+        /* in program order the load is complete when the copy is done */
+        if (sema_tma_copy_barrier(S, &a)) op_copy(S, &a, call->loc);
+        break;
+    case B_SET_MAX_NREG:
+        tlc_warning(S->diag, call->loc, "'T.%s' is ignored: tlc sets the registers of the warpgroups it "
+                    "specializes", b->name);
+        break;
+    case B_WS: tlc_error(S->diag, call->loc, "T.ws(...) opens a scope: write 'with T.ws(...):'"); break;
     default: tlc_error(S->diag, call->loc, "'%s' is not a statement", b->name); break;
     }
 }

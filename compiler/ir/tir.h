@@ -244,6 +244,10 @@ typedef enum {
     TS_LAUNCH_DEPENDENTS, /* pdl_trigger(): the next kernel in the stream may be scheduled */
     TS_GRID_DEPENDENCY_WAIT, /* pdl_sync(): wait for the previous kernel in the stream */
     TS_PREFETCH,   /* tile op: prefetch(src), a global region brought into the L2 cache */
+    /* TileLang's mbarrier wait or arrive (T.barrier_wait, T.barrier_arrive):
+     * only inside sema, which checks the protocol of a kernel's T.ws scopes
+     * in program order and then removes them (sema_manual_ws.c) */
+    TS_MBARRIER,
 } tir_stmt_kind;
 
 typedef enum { TIR_FOR_SERIAL, TIR_FOR_PARALLEL, TIR_FOR_PIPELINED, TIR_FOR_UNROLLED } tir_for_kind;
@@ -318,6 +322,13 @@ struct tir_stmt {
              * (prev.buf NULL otherwise) */
             tir_region prev;
         } atomic;
+        struct {
+            bool wait;         /* wait for a phase's parity; else arrive */
+            int barrier;       /* sema's barrier (T.alloc_barrier) */
+            tir_expr *index;   /* which of its mbarriers */
+            tir_expr *parity;  /* wait: 0 or 1 */
+            int arrivals;      /* arrive: the threads that run it */
+        } mbarrier;
     } u;
 };
 

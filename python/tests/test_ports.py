@@ -95,6 +95,18 @@ class GemmPortsTest(unittest.TestCase):
                               defines={**tiles, **extra})
                 np.testing.assert_allclose(f64(c), ref, rtol=1e-2, atol=5e-2)
 
+    def test_warp_specialize_gemms(self):
+        # TileLang's manual warp specialization (T.ws scopes, mbarriers, tma_copy) in program order
+        a, b = randn(256, 192), randn(192, 256)
+        ref = f64(a) @ f64(b)
+        tiles = {"block_M": 128, "block_N": 128, "block_K": 64}
+        for name in ("copy_0_gemm_1", "copy_gemm_0_1", "softpipe_stage2"):
+            with self.subTest(name=name):
+                c = empty(256, 256)
+                tlc.interpret(port(f"example_warp_specialize_gemm_{name}.py"), {"A": a, "B": b, "C": c},
+                              defines=tiles)
+                np.testing.assert_allclose(f64(c), ref, rtol=1e-2, atol=5e-2)
+
     def test_blocksparse_gemm(self):
         a, b = randn(128, 128), randn(128, 128)
         mask = RNG.random((2, 2, 4)) > 0.5

@@ -165,6 +165,19 @@ class PortsOnGpuTest(unittest.TestCase):
         with self.assertRaisesRegex(tlc.LaunchError, "fails the assert at line"):
             k(a, b, torch.empty(1024, 3072, device="cuda", dtype=torch.float16))
 
+    def test_warp_specialize_gemms(self):
+        # TileLang's manual warp specialization (T.ws scopes, mbarriers, tma_copy), run by tlc in
+        # program order; sizes with edge tiles and a K that is not a multiple of block_K
+        tiles = {"block_M": 128, "block_N": 128, "block_K": 64}
+        for name in ("copy_0_gemm_1", "copy_gemm_0_1", "softpipe_stage2"):
+            k = tlc.compile(port(f"example_warp_specialize_gemm_{name}.py"), defines=tiles)
+            for m, n, kk in ((1024, 1024, 1024), (1000, 776, 328)):
+                with self.subTest(name=name, m=m, n=n, k=kk):
+                    a, b = randn(m, kk), randn(kk, n)
+                    c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.float16)
+                    k(a, b, c)
+                    self.close(c, a.double() @ b.double(), rtol=1e-2, atol=5e-2)
+
     def test_mha_bwd_bshd(self):
         # TileLang's FlashAttention backward: forward with log2-sum-exp, Delta, the backward kernel (dQ
         # added by atomics in make_dq_layout's permuted order, a layout on a global tensor) and dQ back

@@ -1,0 +1,506 @@
+/* TileLang's manual warp specialization: `with T.ws(i):` scopes, mbarriers
+ * (T.alloc_barrier, T.barrier_wait / T.mbarrier_wait_parity,
+ * T.barrier_arrive / T.mbarrier_arrive) and T.tma_copy(..., barrier=).
+ *
+ * tlc runs the statements of every T.ws scope in program order on all of
+ * the block's threads, as tile-level code (docs/language.md, "Manual warp
+ * specialization"): the tile program then computes what the warpgroups
+ * compute together, and tlc plans its loads, pipelining and warp
+ * specialization as for any kernel. That holds when program order is a
+ * schedule the barriers allow: every wait finds the phase it waits for
+ * completed by arrives before it. So the barriers are simulated here in
+ * program order (loops with their iterations, up to SIM_ITERATIONS of
+ * each) and a wait that would never complete is an error; then the
+ * mbarrier statements are removed, and nothing after sema sees them.
+ * T.tma_copy counts no arrival (TileLang's loads with user arrives: the
+ * copy only expects the bytes), and in program order its bytes are there
+ * once it is done, so it is a copy. */
+#include <stdlib.h>
+#include <string.h>
+#include "sema_internal.h"
+
+typedef struct sema_barrier {
+    const char *name;
+    tlc_loc loc;
+    int n;           /* mbarriers */
+    int64_t *counts; /* arrivals per phase, per mbarrier */
+} sema_barrier;
+
+/* mbarrier.init takes counts below 2^20 */
+#define MBARRIER_MAX_COUNT ((1 << 20) - 1)
+#define MAX_BARRIERS 256
+/* iterations of a loop simulated: enough for the parities of a pipeline
+ * of up to 8 stages to repeat */
+#define SIM_ITERATIONS 16
+
+static void mark_seen(sema *S, tlc_loc loc) {
+    if (S->ws_seen) return;
+    S->ws_seen = true;
+    tlc_warning(S->diag, loc, "this kernel's T.ws scopes and barriers are TileLang's manual warp specialization: "
+                "tlc runs the scopes in program order on all %d threads, checks the barriers against that order "
+                "and schedules the kernel itself", S->k ? S->k->threads : 0);
+}
+
+void sema_ws_with(sema *S, const ast_stmt *s) {
+    const ast_expr *call = s->u.with.item;
+    const builtin_spec *b = sema_builtin_lookup("ws");
+    if (!S->in_kernel) {
+        tlc_error(S->diag, s->loc, "'with T.ws(...)' must be inside 'with Kernel(...)'");
+        return;
+    }
+    if (S->ws_threads) {
+        tlc_error(S->diag, s->loc, "T.ws scopes cannot be nested");
+        return;
+    }
+    if (!sema_check_not_in_parallel(S, s->loc, "'with T.ws(...)'")) return;
+    if (s->u.with.target) {
+        tlc_error(S->diag, s->u.with.target->loc, "'with T.ws(...)' binds no name");
+        return;
+    }
+    sema_args a;
+    if (!sema_bind_args(S, b, call, &a)) return;
+    int threads = S->k->threads, groups = threads / 128;
+    bool ok = true;
+    for (int i = 0; i < a.nvar; i++) {
+        tir_expr *e = sema_eval_scalar(S, a.var[i]);
+        int64_t id;
+        if (!e) {
+            ok = false;
+        } else if (!tir_expr_const_int(e, &id)) {
+            tlc_error(S->diag, a.var[i]->loc, "a warpgroup of T.ws must be a compile-time constant");
+            ok = false;
+        } else if (threads % 128 != 0 || id < 0 || id >= groups) {
+            tlc_error(S->diag, a.var[i]->loc, "T.ws(%lld): the kernel's %d threads hold %d warpgroup%s of 128%s",
+                      (long long)id, threads, groups, groups == 1 ? "" : "s",
+                      threads % 128 ? " (T.ws needs a multiple of 128 threads)" : "");
+            ok = false;
+        }
+    }
+    if (!ok) return;
+    if (S->depth >= 64) {
+        tlc_error(S->diag, s->loc, "blocks are nested too deeply");
+        return;
+    }
+    mark_seen(S, s->loc);
+    /* as Python's `with`, the scope's names stay visible after it */
+    S->ws_threads = 128 * a.nvar;
+    S->depth++;
+    for (int i = 0; i < s->u.with.body.n && !tlc_diag_too_many(S->diag); i++) sema_stmt(S, s->u.with.body.stmts[i]);
+    S->depth--;
+    S->ws_threads = 0;
+}
+
+void sema_alloc_barrier(sema *S, const ast_expr *target, const ast_expr *call) {
+    const builtin_spec *b = sema_builtin_lookup("alloc_barrier");
+    sema_args a;
+    const char *name = target->u.name;
+    if (!S->in_kernel) {
+        tlc_error(S->diag, call->loc, "'alloc_barrier' must be inside 'with Kernel(...)'");
+        sema_declare_error(S, name, target->loc);
+        return;
+    }
+    if (!sema_bind_args(S, b, call, &a)) {
+        sema_declare_error(S, name, target->loc);
+        return;
+    }
+    sv v = sema_eval(S, a.arg[0]);
+    int n = v.kind == SV_TUPLE ? v.u.tup.n : 1;
+    bool ok = v.kind != SV_ERROR && n >= 1 && n <= MAX_BARRIERS && S->barriers.len < MAX_BARRIERS;
+    if (v.kind != SV_ERROR && !ok)
+        tlc_error(S->diag, a.arg[0]->loc, "T.alloc_barrier takes 1 to %d arrival counts (at most %d barriers a kernel)",
+                  MAX_BARRIERS, MAX_BARRIERS);
+    int64_t *counts = ok ? TLC_NEW_ARRAY(S->arena, int64_t, (size_t)n) : NULL;
+    for (int i = 0; ok && i < n; i++) {
+        const sv *c = v.kind == SV_TUPLE ? &v.u.tup.items[i] : &v;
+        if (c->kind != SV_SCALAR || c->u.e->kind != TE_INT || c->u.e->u.ival < 1 ||
+            c->u.e->u.ival > MBARRIER_MAX_COUNT) {
+            tlc_error(S->diag, a.arg[0]->loc, "an arrival count of T.alloc_barrier must be a constant from 1 to %d",
+                      MBARRIER_MAX_COUNT);
+            ok = false;
+        } else {
+            counts[i] = c->u.e->u.ival;
+        }
+    }
+    if (!ok) {
+        sema_declare_error(S, name, target->loc);
+        return;
+    }
+    sema_barrier *bar = TLC_NEW(S->arena, sema_barrier);
+    bar->name = name;
+    bar->loc = target->loc;
+    bar->n = n;
+    bar->counts = counts;
+    sym *ns = sema_declare(S, name, SYM_CONST, target->loc);
+    ns->origin = CONST_LOCAL;
+    ns->value.kind = SV_BARRIER;
+    ns->value.loc = target->loc;
+    ns->value.u.barrier = S->barriers.len;
+    tlc_ptrvec_push(&S->barriers, bar);
+}
+
+/* The barrier an argument names (`bar`, `mbars[i]`): *index its mbarrier. */
+static const sema_barrier *barrier_arg(sema *S, const ast_expr *e, tir_expr **index) {
+    const ast_expr *base = e->kind == AE_SUBSCRIPT ? e->u.sub.value : e;
+    sv v = sema_eval(S, base);
+    if (v.kind == SV_ERROR) return NULL;
+    if (v.kind != SV_BARRIER) {
+        char what[96];
+        sema_describe_sv(&v, what, sizeof what);
+        tlc_error(S->diag, e->loc, "expected a barrier of T.alloc_barrier, got %s", what);
+        return NULL;
+    }
+    const sema_barrier *bar = S->barriers.items[v.u.barrier];
+    if (e->kind != AE_SUBSCRIPT) {
+        if (bar->n != 1) {
+            tlc_error(S->diag, e->loc, "'%s' holds %d barriers: index it (%s[i])", bar->name, bar->n, bar->name);
+            return NULL;
+        }
+        *index = tir_int(S->arena, 0, e->loc);
+        return bar;
+    }
+    if (e->u.sub.nindex != 1) {
+        tlc_error(S->diag, e->loc, "'%s' takes one index", bar->name);
+        return NULL;
+    }
+    tir_expr *x = sema_eval_scalar(S, e->u.sub.index[0]);
+    if (!x) return NULL;
+    int64_t c;
+    if (tir_dtype_is_float(x->dtype) || x->dtype == TIR_BOOL) {
+        tlc_error(S->diag, e->u.sub.index[0]->loc, "the index of '%s' must be an integer", bar->name);
+        return NULL;
+    }
+    if (tir_expr_const_int(x, &c) && (c < 0 || c >= bar->n)) {
+        tlc_error(S->diag, e->u.sub.index[0]->loc, "index %lld is out of range for '%s', which holds %d barrier%s",
+                  (long long)c, bar->name, bar->n, bar->n == 1 ? "" : "s");
+        return NULL;
+    }
+    *index = x;
+    return bar;
+}
+
+void sema_mbarrier_op(sema *S, const builtin_spec *b, const sema_args *a, tlc_loc loc) {
+    tir_expr *index = NULL, *parity = NULL;
+    const sema_barrier *bar = barrier_arg(S, a->arg[0], &index);
+    bool wait = b->id == B_BARRIER_WAIT;
+    if (wait) {
+        parity = sema_eval_scalar(S, a->arg[1]);
+        int64_t p;
+        if (parity && (tir_dtype_is_float(parity->dtype) || (tir_expr_const_int(parity, &p) && p != 0 && p != 1))) {
+            tlc_error(S->diag, a->arg[1]->loc, "the parity of a barrier wait is 0 or 1");
+            parity = NULL;
+        }
+        if (!parity) return;
+    }
+    if (!bar) return;
+    mark_seen(S, loc);
+    tir_stmt *st = tir_new_stmt(S->arena, TS_MBARRIER, loc);
+    st->u.mbarrier.wait = wait;
+    for (int i = 0; i < S->barriers.len; i++)
+        if (S->barriers.items[i] == bar) st->u.mbarrier.barrier = i;
+    st->u.mbarrier.index = index;
+    st->u.mbarrier.parity = parity;
+    st->u.mbarrier.arrivals = S->ws_threads ? S->ws_threads : S->k->threads;
+    sema_emit(S, st);
+}
+
+/* The buffer an operand's name refers to, or NULL. */
+static const tir_buffer *operand_buffer(sema *S, const ast_expr *e) {
+    const ast_expr *base = e->kind == AE_SUBSCRIPT ? e->u.sub.value : e;
+    sym *s = base->kind == AE_NAME ? sema_lookup(S, base->u.name) : NULL;
+    return s && s->kind == SYM_BUFFER ? s->buf : NULL;
+}
+
+bool sema_tma_copy_barrier(sema *S, const sema_args *a) {
+    tir_expr *index;
+    if (!barrier_arg(S, a->arg[2], &index)) return false;
+    const tir_buffer *src = operand_buffer(S, a->arg[0]), *dst = operand_buffer(S, a->arg[1]);
+    if ((src && src->scope != TIR_SCOPE_GLOBAL) || (dst && dst->scope != TIR_SCOPE_SHARED)) {
+        tlc_error(S->diag, (src && src->scope != TIR_SCOPE_GLOBAL ? a->arg[0] : a->arg[1])->loc,
+                  "T.tma_copy loads a region of a global tensor into a shared buffer");
+        return false;
+    }
+    mark_seen(S, a->arg[2]->loc);
+    return true;
+}
+
+/* ---------------- the protocol in program order ---------------- */
+
+typedef struct binding {
+    const tir_var *var;
+    int64_t value;
+    bool known;
+} binding;
+
+typedef struct sim {
+    sema *S;
+    tlc_ptrvec bindings;  /* binding * (malloc'd) */
+    int64_t **phases;     /* per barrier, per mbarrier: phases completed */
+    int64_t **arrived;    /* per barrier, per mbarrier: arrivals in the current phase */
+    const tir_stmt *loops[16];
+    int nloops;
+    bool stop;            /* an error was reported, or the rest cannot be checked */
+} sim;
+
+static binding *find_binding(sim *m, const tir_var *v, bool make) {
+    for (int i = 0; i < m->bindings.len; i++) {
+        binding *b = m->bindings.items[i];
+        if (b->var == v) return b;
+    }
+    if (!make) return NULL;
+    binding *b = calloc(1, sizeof *b);
+    if (!b) return NULL;
+    b->var = v;
+    tlc_ptrvec_push(&m->bindings, b);
+    return b;
+}
+
+static bool eval(sim *m, const tir_expr *e, int64_t *out) {
+    int64_t x, y, z = 0;
+    switch (e->kind) {
+    case TE_INT: *out = e->u.ival; return true;
+    case TE_VAR: {
+        const binding *b = find_binding(m, e->u.var, false);
+        if (!b || !b->known) return false;
+        *out = b->value;
+        return true;
+    }
+    case TE_CAST:
+        if (tir_dtype_is_float(e->dtype)) return false;
+        return eval(m, e->u.cast.a, out);
+    case TE_SELECT:
+        if (!eval(m, e->u.sel.cond, &x)) return false;
+        return eval(m, x ? e->u.sel.a : e->u.sel.b, out);
+    case TE_UNARY:
+        if (!eval(m, e->u.un.a, &x)) return false;
+        switch (e->u.un.op) {
+        case TU_NEG: if (x == INT64_MIN) return false; *out = -x; return true;
+        case TU_NOT: *out = !x; return true;
+        case TU_BITNOT: *out = ~x; return true;
+        default: return false;
+        }
+    case TE_BINARY:
+        if (!eval(m, e->u.bin.a, &x) || !eval(m, e->u.bin.b, &y)) return false;
+        switch (e->u.bin.op) {
+        case TB_ADD: if (__builtin_add_overflow(x, y, &z)) return false; break;
+        case TB_SUB: if (__builtin_sub_overflow(x, y, &z)) return false; break;
+        case TB_MUL: if (__builtin_mul_overflow(x, y, &z)) return false; break;
+        case TB_FLOORDIV: case TB_FLOORMOD:
+            if (y == 0 || (x == INT64_MIN && y == -1)) return false;
+            z = x / y;
+            if ((x % y != 0) && ((x < 0) != (y < 0))) z--;
+            if (e->u.bin.op == TB_FLOORMOD) z = x - z * y;
+            break;
+        case TB_MIN: z = x < y ? x : y; break;
+        case TB_MAX: z = x > y ? x : y; break;
+        case TB_LT: z = x < y; break;
+        case TB_LE: z = x <= y; break;
+        case TB_GT: z = x > y; break;
+        case TB_GE: z = x >= y; break;
+        case TB_EQ: z = x == y; break;
+        case TB_NE: z = x != y; break;
+        case TB_AND: z = x && y; break;
+        case TB_OR: z = x || y; break;
+        case TB_BITAND: z = x & y; break;
+        case TB_BITOR: z = x | y; break;
+        case TB_BITXOR: z = x ^ y; break;
+        case TB_SHL: if (y < 0 || y > 62 || x < 0 || x > (INT64_MAX >> y)) return false; z = x << y; break;
+        case TB_SHR: if (y < 0 || y > 63) return false; z = x >> y; break;
+        default: return false;
+        }
+        *out = z;
+        return true;
+    default: return false;
+    }
+}
+
+static bool is_mbarrier(const tir_stmt *s, const void *ctx) {
+    (void)ctx;
+    return s->kind == TS_MBARRIER;
+}
+
+static bool holds_mbarrier(const tir_stmt *s) { return s && tir_stmt_any(s, is_mbarrier, NULL); }
+
+/* " (ko = 3, j = 0)": the simulated iteration, for messages */
+static const char *iteration_text(sim *m) {
+    if (!m->nloops) return "";
+    tlc_strbuf sb;
+    tlc_sb_init(&sb);
+    tlc_sb_puts(&sb, " (at ");
+    for (int i = 0; i < m->nloops; i++) {
+        const tir_var *v = m->loops[i]->u.for_.vars[0];
+        const binding *b = find_binding(m, v, false);
+        tlc_sb_printf(&sb, "%s%s = %lld", i ? ", " : "", v->name, b ? (long long)b->value : 0LL);
+    }
+    tlc_sb_puts(&sb, ")");
+    const char *r = tlc_arena_strdup(m->S->arena, tlc_sb_cstr(&sb));
+    tlc_sb_free(&sb);
+    return r;
+}
+
+static void unchecked(sim *m, tlc_loc loc, const char *why) {
+    tlc_warning(m->S->diag, loc, "the barriers' protocol is not checked from here on: %s", why);
+    m->stop = true;
+}
+
+static void step_mbarrier(sim *m, const tir_stmt *s) {
+    const sema_barrier *bar = m->S->barriers.items[s->u.mbarrier.barrier];
+    int64_t i, p;
+    if (!eval(m, s->u.mbarrier.index, &i)) {
+        unchecked(m, s->loc, "the barrier's index is known only at run time");
+        return;
+    }
+    if (i < 0 || i >= bar->n) {
+        tlc_error(m->S->diag, s->loc, "index %lld is out of range for '%s', which holds %d barrier%s%s", (long long)i,
+                  bar->name, bar->n, bar->n == 1 ? "" : "s", iteration_text(m));
+        m->stop = true;
+        return;
+    }
+    int b = s->u.mbarrier.barrier;
+    if (s->u.mbarrier.wait) {
+        if (!eval(m, s->u.mbarrier.parity, &p)) {
+            unchecked(m, s->loc, "the parity is known only at run time");
+            return;
+        }
+        if (p != 0 && p != 1) {
+            tlc_error(m->S->diag, s->loc, "the parity of this wait is %lld%s; it must be 0 or 1", (long long)p,
+                      iteration_text(m));
+            m->stop = true;
+            return;
+        }
+        /* a wait for parity p returns once the current phase's parity is not p */
+        if ((m->phases[b][i] & 1) == p) {
+            tlc_error(m->S->diag, s->loc,
+                      "this wait never completes when the T.ws scopes run in program order%s: '%s%s%s' has completed "
+                      "%lld phase%s (%lld of %lld arrivals in the current one), so a wait for parity %lld needs the "
+                      "current phase to complete", iteration_text(m), bar->name, bar->n > 1 ? "[" : "",
+                      bar->n > 1 ? tlc_arena_printf(m->S->arena, "%lld]", (long long)i) : "",
+                      (long long)m->phases[b][i], m->phases[b][i] == 1 ? "" : "s", (long long)m->arrived[b][i],
+                      (long long)bar->counts[i], (long long)p);
+            tlc_note(m->S->diag, bar->loc, "tlc runs T.ws scopes in program order: the arrives a wait needs must come "
+                     "before it in the program (the producer's scope first)");
+            m->stop = true;
+        }
+        return;
+    }
+    m->arrived[b][i] += s->u.mbarrier.arrivals;
+    if (m->arrived[b][i] > bar->counts[i]) {
+        tlc_error(m->S->diag, s->loc, "this arrive by %d threads%s exceeds the %lld arrivals a phase of '%s%s%s' "
+                  "expects (%lld arrived before it)", s->u.mbarrier.arrivals, iteration_text(m),
+                  (long long)bar->counts[i], bar->name, bar->n > 1 ? "[" : "",
+                  bar->n > 1 ? tlc_arena_printf(m->S->arena, "%lld]", (long long)i) : "",
+                  (long long)(m->arrived[b][i] - s->u.mbarrier.arrivals));
+        tlc_note(m->S->diag, bar->loc, "'%s' is allocated here", bar->name);
+        m->stop = true;
+        return;
+    }
+    if (m->arrived[b][i] == bar->counts[i]) {
+        m->phases[b][i]++;
+        m->arrived[b][i] = 0;
+    }
+}
+
+static void walk(sim *m, const tir_stmt *s);
+
+static void walk_loop(sim *m, const tir_stmt *s) {
+    if (!holds_mbarrier(s->u.for_.body)) return;
+    int64_t start, extent, n = SIM_ITERATIONS;
+    if (!eval(m, s->u.for_.start[0], &start)) {
+        unchecked(m, s->loc, "the loop's start is known only at run time");
+        return;
+    }
+    if (eval(m, s->u.for_.extent[0], &extent) && extent < n) n = extent;
+    if (m->nloops == (int)(sizeof m->loops / sizeof *m->loops)) {
+        unchecked(m, s->loc, "loops are nested too deeply");
+        return;
+    }
+    binding *b = find_binding(m, s->u.for_.vars[0], true);
+    if (!b) {
+        m->stop = true;
+        return;
+    }
+    m->loops[m->nloops++] = s;
+    for (int64_t i = 0; i < n && !m->stop; i++) {
+        b->known = true;
+        b->value = start + i * s->u.for_.step;
+        walk(m, s->u.for_.body);
+    }
+    m->nloops--;
+    b->known = false;
+}
+
+static void walk(sim *m, const tir_stmt *s) {
+    if (!s || m->stop) return;
+    switch (s->kind) {
+    case TS_SEQ:
+        for (int i = 0; i < s->u.seq.n && !m->stop; i++) walk(m, s->u.seq.stmts[i]);
+        return;
+    case TS_FOR: walk_loop(m, s); return;
+    case TS_IF: {
+        if (!holds_mbarrier(s->u.if_.then) && !holds_mbarrier(s->u.if_.els)) return;
+        int64_t c;
+        if (!eval(m, s->u.if_.cond, &c)) {
+            unchecked(m, s->loc, "barriers are used under an 'if' whose condition is known only at run time");
+            return;
+        }
+        walk(m, c ? s->u.if_.then : s->u.if_.els);
+        return;
+    }
+    case TS_LET: case TS_ASSIGN: {
+        binding *b = find_binding(m, s->u.let.var, true);
+        if (!b) {
+            m->stop = true;
+            return;
+        }
+        b->known = eval(m, s->u.let.value, &b->value);
+        return;
+    }
+    case TS_MBARRIER: step_mbarrier(m, s); return;
+    default: return;
+    }
+}
+
+/* s without its mbarrier statements */
+static void strip(tir_stmt *s) {
+    if (!s) return;
+    switch (s->kind) {
+    case TS_SEQ: {
+        int n = 0;
+        for (int i = 0; i < s->u.seq.n; i++) {
+            tir_stmt *x = s->u.seq.stmts[i];
+            if (x->kind == TS_MBARRIER) continue;
+            strip(x);
+            s->u.seq.stmts[n++] = x;
+        }
+        s->u.seq.n = n;
+        return;
+    }
+    case TS_FOR: strip(s->u.for_.body); return;
+    case TS_IF:
+        strip(s->u.if_.then);
+        strip(s->u.if_.els);
+        return;
+    default: return;
+    }
+}
+
+void sema_manual_ws_finish(sema *S) {
+    tir_kernel *k = S->k;
+    if (S->ws_seen && k && k->body) {
+        sim m = {.S = S};
+        int nb = S->barriers.len;
+        m.phases = TLC_NEW_ARRAY(S->arena, int64_t *, (size_t)nb + 1);
+        m.arrived = TLC_NEW_ARRAY(S->arena, int64_t *, (size_t)nb + 1);
+        for (int i = 0; i < nb; i++) {
+            const sema_barrier *bar = S->barriers.items[i];
+            m.phases[i] = TLC_NEW_ARRAY(S->arena, int64_t, (size_t)bar->n);
+            m.arrived[i] = TLC_NEW_ARRAY(S->arena, int64_t, (size_t)bar->n);
+        }
+        walk(&m, k->body);
+        for (int i = 0; i < m.bindings.len; i++) free(m.bindings.items[i]);
+        tlc_ptrvec_free(&m.bindings);
+        strip(k->body);
+    }
+    tlc_ptrvec_free(&S->barriers);
+    S->ws_seen = false;
+    S->ws_threads = 0;
+}
