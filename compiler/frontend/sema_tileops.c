@@ -382,6 +382,15 @@ static void op_gemm(sema *S, const sema_args *a, tlc_loc loc) {
         sema_note_decl(S, C.r.buf);
         ok = false;
     }
+    /* a fragment's layout is the instruction's over the whole buffer */
+    const pregion *frags[2] = {&A, &C};
+    for (int i = 0; i < 2 && ok; i++)
+        if (frags[i]->r.buf->scope == TIR_SCOPE_FRAGMENT && !tir_region_is_whole(&frags[i]->r)) {
+            tlc_error(S->diag, frags[i]->ast->loc, "gemm: %s in registers must be the whole fragment '%s', not a slice",
+                      i ? "the accumulator C" : "operand A", frags[i]->r.buf->name);
+            sema_note_decl(S, frags[i]->r.buf);
+            ok = false;
+        }
     if (!ok) return;
     if (A.r.buf->dtype != B.r.buf->dtype) {
         tlc_error(S->diag, B.ast->loc, "gemm: operands A (%s) and B (%s) must have the same dtype",

@@ -38,12 +38,40 @@ static tlc_layout *operand_layout(tlc_arena *a, const tir_buffer *b) {
  * (a k16 step is 32 bytes, inside every swizzle row). MN-major: the
  * instruction's MN extent and every MN offset used must be whole swizzle
  * atoms. */
-static bool wgmma_operand_ok(const tlc_layout *l, bool k_major, int mn_extent, int mn_step) {
+static bool wgmma_operand_ok(const tlc_layout *l, bool k_major, int mn_extent, int mn_step, int64_t mn_start) {
     if (!l || l->rank != 2 || l->swizzle == TLC_SWIZZLE_NONE) return false;
     int64_t atom = (int64_t)l->swizzle / l->elem_bytes;
     if (l->panel_elems == 0 && l->shape[1] != atom) return false;
     if (k_major) return true;
-    return mn_extent % atom == 0 && mn_step % atom == 0;
+    return mn_extent % atom == 0 && mn_step % atom == 0 && mn_start % atom == 0;
+}
+
+/* Where a shared operand's slice starts in its buffer (rows, columns of the
+ * stored buffer). */
+static bool operand_start(const tir_region *r, int64_t start[2]) {
+    return tir_expr_const_int(r->start[0], &start[0]) && tir_expr_const_int(r->start[1], &start[1]);
+}
+
+/* A shared operand's slice must start where the instructions' steps can:
+ * a constant offset, K a multiple of the k16 step, M or N of 8 rows (the
+ * swizzle pattern's period; ldmatrix's 8 x 8 matrices). */
+static bool operand_start_ok(const tir_region *r, bool k_major, char name, char *why, int whylen) {
+    int64_t st[2];
+    if (r->buf->scope != TIR_SCOPE_SHARED) return true;
+    if (!operand_start(r, st)) {
+        snprintf(why, (size_t)whylen, "operand %c's slice of '%s' must start at compile-time offsets", name,
+                 r->buf->name);
+        return false;
+    }
+    int kd = k_major ? 1 : 0;
+    if (st[kd] % 16 != 0 || st[1 - kd] % 8 != 0) {
+        snprintf(why, (size_t)whylen,
+                 "operand %c's slice of '%s' starts at [%lld, %lld]: its K offset must be a multiple of 16 and its "
+                 "%s offset a multiple of 8", name, r->buf->name, (long long)st[0], (long long)st[1],
+                 name == 'A' ? "M" : "N");
+        return false;
+    }
+    return true;
 }
 
 bool tlc_gemm_choose(tlc_arena *a, const tir_kernel *k, tlc_arch arch, const tir_stmt *s, tlc_gemm_plan *p,
@@ -60,6 +88,12 @@ bool tlc_gemm_choose(tlc_arena *a, const tir_kernel *k, tlc_arch arch, const tir
         snprintf(why, (size_t)whylen, "gemm operands must be 2-d buffers");
         return false;
     }
+    if (!operand_start_ok(&s->u.gemm.a, !s->u.gemm.trans_a, 'A', why, whylen) ||
+        !operand_start_ok(&s->u.gemm.b, s->u.gemm.trans_b, 'B', why, whylen))
+        return false;
+    int64_t a_start[2] = {0, 0}, b_start[2] = {0, 0};
+    operand_start(&s->u.gemm.a, a_start);
+    operand_start(&s->u.gemm.b, b_start);
     int m = s->u.gemm.m, n = s->u.gemm.n, kk = s->u.gemm.k;
     /* a per-warpgroup gemm is planned over one warpgroup and replicated */
     int threads = s->u.gemm.per_warpgroup ? 128 : k->threads;
@@ -75,9 +109,10 @@ bool tlc_gemm_choose(tlc_arena *a, const tir_kernel *k, tlc_arch arch, const tir
         p->inst == TLC_INST_WGMMA) {
         if (s->u.gemm.max_inst_n) tlc_gemm_plan_cap_n(p, s->u.gemm.max_inst_n);
         p->replicas = k->threads / threads;
-        bool ok = (a_regs || wgmma_operand_ok(operand_layout(a, A), !s->u.gemm.trans_a, 64, p->tile_m)) &&
-                  wgmma_operand_ok(operand_layout(a, B), s->u.gemm.trans_b, p->inst_n, p->inst_n) &&
-                  wgmma_operand_ok(operand_layout(a, B), s->u.gemm.trans_b, p->inst_n, p->tile_n);
+        /* an MN-major operand's slice starts on a swizzle atom */
+        bool ok = (a_regs || wgmma_operand_ok(operand_layout(a, A), !s->u.gemm.trans_a, 64, p->tile_m, a_start[1])) &&
+                  wgmma_operand_ok(operand_layout(a, B), s->u.gemm.trans_b, p->inst_n, p->inst_n, b_start[1]) &&
+                  wgmma_operand_ok(operand_layout(a, B), s->u.gemm.trans_b, p->inst_n, p->tile_n, b_start[1]);
         if (ok) return true;
     }
     if (!tlc_gemm_plan_make(p, arch, threads, m, n, kk, s->u.gemm.policy, false, why, whylen)) return false;
@@ -295,6 +330,9 @@ static void lower_mma_sync(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_gemm_
                  th_bin(a, THB_ADD, th_bin(a, THB_UDIV, col0, tlc_i32(lc, 8)), jh));
     else /* B stored [n][k]: matrices (n 0-7, k 0-7), (n 0-7, k 8-15), (n 8-15, k 0-7), (n 8-15, k 8-15) */
         ldm_init(lc, &lb, B, th_bin(a, THB_ADD, col0, th_bin(a, THB_ADD, lr, th_bin(a, THB_MUL, jh, tlc_i32(lc, 8)))), jl);
+    int64_t as[2] = {0, 0}, bs[2] = {0, 0}; /* the operands' slices: where they start in their buffers */
+    if (A->scope == TIR_SCOPE_SHARED) operand_start(&s->u.gemm.a, as);
+    operand_start(&s->u.gemm.b, bs);
     th_var **af = TLC_NEW_ARRAY(a, th_var *, (size_t)mtiles * 4);
     th_var **bfr = TLC_NEW_ARRAY(a, th_var *, (size_t)(ntiles + 1) * 2);
     for (int i = 0; i < mtiles * 4; i++) af[i] = scalar_tmp(lc, "af", TH_I32);
@@ -308,7 +346,8 @@ static void lower_mma_sync(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_gemm_
         /* A tiles */
         for (int mi = 0; mi < mtiles; mi++) {
             if (A->scope == TIR_SCOPE_SHARED) {
-                th_expr *ad = !ta ? ldm_at(lc, &la, mi * 16, ks * 16) : ldm_at(lc, &la, ks * 16, mi * 16);
+                th_expr *ad = !ta ? ldm_at(lc, &la, as[0] + mi * 16, as[1] + ks * 16)
+                                  : ldm_at(lc, &la, as[0] + ks * 16, as[1] + mi * 16);
                 ldmatrix(lc, ta, 4, ad, &af[mi * 4]);
             } else { /* registers: slots 8 * (ks + ksteps * mi) + r, pairs packed */
                 th_var *ar = lc->regs[A->id];
@@ -325,7 +364,7 @@ static void lower_mma_sync(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_gemm_
         /* B tiles, two n8 tiles per x4 */
         for (int ni = 0; ni < ntiles; ni += 2) {
             int num = ni + 1 < ntiles ? 4 : 2;
-            th_expr *ad = !tb ? ldm_at(lc, &lb, ks * 16, ni * 8) : ldm_at(lc, &lb, ni * 8, ks * 16);
+            th_expr *ad = !tb ? ldm_at(lc, &lb, bs[0] + ks * 16, bs[1] + ni * 8) : ldm_at(lc, &lb, bs[0] + ni * 8, bs[1] + ks * 16);
             ldmatrix(lc, !tb, num, ad, &bfr[ni * 2]);
         }
         for (int mi = 0; mi < mtiles; mi++)
@@ -418,6 +457,10 @@ static void lower_wgmma(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_gemm_pla
     /* the warpgroup's tile offset, in descriptor units (16 bytes); the
      * layouts make it linear in the unit index (panels are whole atoms) */
     const tlc_layout *la = A->layout, *lb = B->layout;
+    /* the operands' slices: where they start in their buffers */
+    int64_t as[2] = {0, 0}, bs[2] = {0, 0};
+    if (!a_regs) operand_start(&s->u.gemm.a, as);
+    operand_start(&s->u.gemm.b, bs);
     int64_t b_unit = tb ? linear_byte(lb, p->tile_n, 0) : linear_byte(lb, 0, p->tile_n);
     if (!a_regs && p->units_m > 1) {
         int64_t a_unit = !ta ? linear_byte(la, p->tile_m, 0) : linear_byte(la, 0, p->tile_m);
@@ -463,13 +506,13 @@ static void lower_wgmma(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_gemm_pla
         for (int mi = 0; mi < mreps; mi++)
             for (int c = 0; c < chunks; c++, q++) {
                 th_expr **in = args + q * nin;
-                int64_t bo = b_kmajor ? linear_byte(lb, (int64_t)c * p->inst_n, (int64_t)ks * 16)
-                                      : linear_byte(lb, (int64_t)ks * 16, (int64_t)c * p->inst_n);
+                int64_t bo = b_kmajor ? linear_byte(lb, bs[0] + (int64_t)c * p->inst_n, bs[1] + (int64_t)ks * 16)
+                                      : linear_byte(lb, bs[0] + (int64_t)ks * 16, bs[1] + (int64_t)c * p->inst_n);
                 if (a_regs) {
                     for (int r = 0; r < 4; r++) in[r] = th_read(a, apack[4 * (ks + ksteps * mi) + r]);
                 } else {
-                    int64_t ao = a_kmajor ? linear_byte(la, (int64_t)mi * 64, (int64_t)ks * 16)
-                                          : linear_byte(la, (int64_t)ks * 16, (int64_t)mi * 64);
+                    int64_t ao = a_kmajor ? linear_byte(la, as[0] + (int64_t)mi * 64, as[1] + (int64_t)ks * 16)
+                                          : linear_byte(la, as[0] + (int64_t)ks * 16, as[1] + (int64_t)mi * 64);
                     in[0] = desc_at(lc, da, ao >> 4, a_bits);
                 }
                 in[nin - 1] = desc_at(lc, db, bo >> 4, b_bits);

@@ -137,6 +137,19 @@ class GpuTest(unittest.TestCase):
         torch.testing.assert_close(back, want)
         torch.testing.assert_close(rows, (2 * a[40:56]).half())
 
+    def test_gemm_operand_slices(self):
+        # slices of shared buffers as gemm operands (K- and MN-major), through wgmma and mma.sync
+        path = os.path.join(ROOT, "tests", "golden", "plan", "gemm_operand_slices.tl")
+        a, b = (torch.randn(128, 128, device="cuda", dtype=torch.float16) for _ in range(2))
+        ad, bd = a.double(), b.double()
+        want = torch.stack([ad[64:, 64:] @ bd[64:, :64], ad[:64, 64:].t() @ bd[:64, 64:],
+                            ad[:64, :64] @ bd[64:, 64:].t(), ad[:64, 8:72].t() @ bd[:64, :64]])
+        for arch in ("sm_90a", "sm_80") if _sm90() else ("sm_80",):
+            with self.subTest(arch=arch):
+                c = torch.full((4, 64, 64), float("nan"), device="cuda")
+                tlc.compile(path, arch=arch)(a, b, c)
+                torch.testing.assert_close(c.double(), want, rtol=1e-3, atol=1e-2)
+
     def test_fragments_held_by_every_thread(self):
         # a (1,) scalar, a bool mask read in a serial loop, a reduce into (1,), a transposed read
         k = tlc.compile(os.path.join(ROOT, "tests", "golden", "tilelang", "per_thread_fragments.py"))

@@ -32,6 +32,17 @@ class InterpretTest(unittest.TestCase):
         np.testing.assert_allclose(c, np.cumsum(a[::-1], axis=0)[::-1], rtol=1e-5, atol=1e-5)
         np.testing.assert_allclose(d, np.cumsum(a[0].astype(np.float16).astype(np.float64)), rtol=2e-3, atol=2e-2)
 
+    def test_gemm_operand_slices(self):
+        rng = np.random.default_rng(5)
+        a, b = (rng.standard_normal((128, 128)).astype(np.float16) for _ in range(2))
+        c = np.full((4, 64, 64), np.nan, np.float32)
+        tlc.interpret(os.path.join(ROOT, "tests", "golden", "plan", "gemm_operand_slices.tl"), {"A": a, "B": b, "C": c})
+        a, b = a.astype(np.float64), b.astype(np.float64)
+        want = [a[64:, 64:] @ b[64:, :64], a[:64, 64:].T @ b[:64, 64:], a[:64, :64] @ b[64:, 64:].T,
+                a[:64, 8:72].T @ b[:64, :64]]
+        for i in range(4):
+            np.testing.assert_allclose(c[i], want[i], rtol=1e-3, atol=1e-3)
+
     def test_rmsnorm_against_numpy(self):
         rng = np.random.default_rng(0)
         rows, cols = 37, 256  # 37 rows: the last block of 4 is a masked tail
