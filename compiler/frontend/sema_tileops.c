@@ -324,6 +324,15 @@ static bool whole_operand(sema *S, pregion *p, const char *op, const char *what)
     return false;
 }
 
+/* The ops whose rules lay a fragment out whole (gemm, reduce) take it whole. */
+static bool whole_fragment(sema *S, const pregion *p, const char *op, const char *what) {
+    if (p->r.buf->scope != TIR_SCOPE_FRAGMENT || tir_region_is_whole(&p->r)) return true;
+    tlc_error(S->diag, p->ast->loc, "%s: %s in registers must be the whole fragment '%s', not a slice", op, what,
+              p->r.buf->name);
+    sema_note_decl(S, p->r.buf);
+    return false;
+}
+
 static bool operand_2d(sema *S, const pregion *p, const char *what, int64_t out[2]) {
     int64_t s[8];
     int n = tir_region_shape(&p->r, s);
@@ -382,15 +391,7 @@ static void op_gemm(sema *S, const sema_args *a, tlc_loc loc) {
         sema_note_decl(S, C.r.buf);
         ok = false;
     }
-    /* a fragment's layout is the instruction's over the whole buffer */
-    const pregion *frags[2] = {&A, &C};
-    for (int i = 0; i < 2 && ok; i++)
-        if (frags[i]->r.buf->scope == TIR_SCOPE_FRAGMENT && !tir_region_is_whole(&frags[i]->r)) {
-            tlc_error(S->diag, frags[i]->ast->loc, "gemm: %s in registers must be the whole fragment '%s', not a slice",
-                      i ? "the accumulator C" : "operand A", frags[i]->r.buf->name);
-            sema_note_decl(S, frags[i]->r.buf);
-            ok = false;
-        }
+    if (ok) ok = whole_fragment(S, &A, "gemm", "operand A") && whole_fragment(S, &C, "gemm", "the accumulator C");
     if (!ok) return;
     if (A.r.buf->dtype != B.r.buf->dtype) {
         tlc_error(S->diag, B.ast->loc, "gemm: operands A (%s) and B (%s) must have the same dtype",
@@ -611,6 +612,7 @@ static void op_reduce(sema *S, const builtin_spec *b, const sema_args *a, tlc_lo
         sema_note_decl(S, dst.r.buf);
         ok = false;
     }
+    if (ok) ok = whole_fragment(S, &src, b->name, "the source") && whole_fragment(S, &dst, b->name, "the destination");
     int rank = src.r.rank;
     if (ok && (dim < -rank || dim >= rank)) {
         tlc_error(S->diag, a->arg[2] ? a->arg[2]->loc : loc, "%s: dim=%lld is out of range for the %d-d source '%s'",
