@@ -39,31 +39,78 @@ static tlc_layout *operand_layout(tlc_arena *a, const tir_buffer *b) {
  * instruction's MN extent and every MN offset used must be whole swizzle
  * atoms. */
 static bool wgmma_operand_ok(const tlc_layout *l, bool k_major, int mn_extent, int mn_step, int64_t mn_start) {
-    if (!l || l->rank != 2 || l->swizzle == TLC_SWIZZLE_NONE) return false;
+    if (!l || l->rank < 2 || l->swizzle == TLC_SWIZZLE_NONE) return false;
     int64_t atom = (int64_t)l->swizzle / l->elem_bytes;
-    if (l->panel_elems == 0 && l->shape[1] != atom) return false;
+    if (l->panel_elems == 0 && l->shape[l->rank - 1] != atom) return false;
     if (k_major) return true;
     return mn_extent % atom == 0 && mn_step % atom == 0 && mn_start % atom == 0;
 }
 
-/* Where a shared operand's slice starts in its buffer (rows, columns of the
- * stored buffer). */
-static bool operand_start(const tir_region *r, int64_t start[2]) {
-    return tir_expr_const_int(r->start[0], &start[0]) && tir_expr_const_int(r->start[1], &start[1]);
+/* A shared operand is read as a 2-d view of its buffer: rows are its dims
+ * but the last, flattened (a buffer of stages [S, R, C] is S * R rows),
+ * columns its last dim; that is how its layout stores it. */
+static int64_t rows_per_index(const tir_buffer *b, int d) {
+    int64_t n = 1;
+    for (int e = d + 1; e + 1 < b->rank; e++) n *= tir_buffer_dim(b, e);
+    return n;
+}
+
+static int64_t layout_rows(const tlc_layout *l) {
+    int64_t n = 1;
+    for (int d = 0; d + 1 < l->rank; d++) n *= l->shape[d];
+    return n;
+}
+
+/* Where a shared operand's slice starts in the 2-d view of its buffer: the
+ * constant part (rows, columns); *run_time when an index of a leading dim
+ * (a stage) is known only at run time. False when the slice's own two
+ * dims start at run-time offsets. */
+static bool operand_start(const tir_region *r, int64_t start[2], bool *run_time) {
+    int rank = r->rank;
+    *run_time = false;
+    if (!tir_expr_const_int(r->start[rank - 2], &start[0]) || !tir_expr_const_int(r->start[rank - 1], &start[1]))
+        return false;
+    for (int d = 0; d + 2 < rank; d++) {
+        int64_t v;
+        if (tir_expr_const_int(r->start[d], &v)) start[0] += v * rows_per_index(r->buf, d);
+        else *run_time = true;
+    }
+    return true;
 }
 
 /* A shared operand's slice must start where the instructions' steps can:
- * a constant offset, K a multiple of the k16 step, M or N of 8 rows (the
- * swizzle pattern's period; ldmatrix's 8 x 8 matrices). */
+ * K a multiple of the k16 step, M or N of 8 rows (the swizzle pattern's
+ * period; ldmatrix's 8 x 8 matrices); the slice's two dims at constant
+ * offsets, the leading dims (stages) indexed, at run time too where every
+ * index moves it by such a multiple of rows. */
 static bool operand_start_ok(const tir_region *r, bool k_major, char name, char *why, int whylen) {
     int64_t st[2];
+    bool run_time;
     if (r->buf->scope != TIR_SCOPE_SHARED) return true;
-    if (!operand_start(r, st)) {
-        snprintf(why, (size_t)whylen, "operand %c's slice of '%s' must start at compile-time offsets", name,
-                 r->buf->name);
+    for (int d = 0; d + 2 < r->rank; d++) {
+        int64_t e;
+        if (!tir_expr_const_int(r->extent[d], &e) || e != 1) {
+            snprintf(why, (size_t)whylen, "operand %c, a slice of the %d-d buffer '%s', must index every dim but the "
+                     "last two (%s[i, :, :])", name, r->rank, r->buf->name, r->buf->name);
+            return false;
+        }
+    }
+    if (!operand_start(r, st, &run_time)) {
+        snprintf(why, (size_t)whylen, "operand %c's slice of '%s' must start at compile-time offsets in its last two "
+                 "dims", name, r->buf->name);
         return false;
     }
     int kd = k_major ? 1 : 0;
+    int64_t row_step = kd == 0 ? 16 : 8;
+    for (int d = 0; run_time && d + 2 < r->rank; d++) {
+        int64_t v;
+        if (!tir_expr_const_int(r->start[d], &v) && rows_per_index(r->buf, d) % row_step) {
+            snprintf(why, (size_t)whylen, "operand %c: an index of dim %d of '%s' known only at run time moves the "
+                     "slice by %lld rows, and the tensor cores need a multiple of %lld", name, d, r->buf->name,
+                     (long long)rows_per_index(r->buf, d), (long long)row_step);
+            return false;
+        }
+    }
     if (st[kd] % 16 != 0 || st[1 - kd] % 8 != 0) {
         snprintf(why, (size_t)whylen,
                  "operand %c's slice of '%s' starts at [%lld, %lld]: its K offset must be a multiple of 16 and its "
@@ -84,16 +131,18 @@ bool tlc_gemm_choose(tlc_arena *a, const tir_kernel *k, tlc_arch arch, const tir
                  tir_dtype_name(A->dtype), tir_dtype_name(B->dtype), tir_dtype_name(C->dtype));
         return false;
     }
-    if (A->rank != 2 || B->rank != 2 || C->rank != 2) {
-        snprintf(why, (size_t)whylen, "gemm operands must be 2-d buffers");
+    /* shared operands may be 2-d slices of buffers of more dims */
+    if ((A->scope != TIR_SCOPE_SHARED ? A->rank != 2 : A->rank < 2) || B->rank < 2 || C->rank != 2) {
+        snprintf(why, (size_t)whylen, "gemm operands must be 2-d buffers, or 2-d slices of shared buffers");
         return false;
     }
     if (!operand_start_ok(&s->u.gemm.a, !s->u.gemm.trans_a, 'A', why, whylen) ||
         !operand_start_ok(&s->u.gemm.b, s->u.gemm.trans_b, 'B', why, whylen))
         return false;
     int64_t a_start[2] = {0, 0}, b_start[2] = {0, 0};
-    operand_start(&s->u.gemm.a, a_start);
-    operand_start(&s->u.gemm.b, b_start);
+    bool run_time;
+    if (A->scope == TIR_SCOPE_SHARED) operand_start(&s->u.gemm.a, a_start, &run_time);
+    operand_start(&s->u.gemm.b, b_start, &run_time);
     int m = s->u.gemm.m, n = s->u.gemm.n, kk = s->u.gemm.k;
     /* a per-warpgroup gemm is planned over one warpgroup and replicated */
     int threads = s->u.gemm.per_warpgroup ? 128 : k->threads;
@@ -242,7 +291,7 @@ static int64_t linear_byte(const tlc_layout *l, int64_t row, int64_t col) {
     int64_t eb = l->elem_bytes;
     if (l->panel_elems > 0) {
         int64_t p = l->panel_elems;
-        return ((col / p) * l->shape[0] * p + row * p + col % p) * eb;
+        return ((col / p) * layout_rows(l) * p + row * p + col % p) * eb;
     }
     return (row * l->row_elems + col) * eb;
 }
@@ -251,6 +300,21 @@ static void clear_acc(tlc_lower_ctx *lc, const tir_buffer *C) {
     th_var *acc = lc->regs[C->id];
     for (int64_t i = 0; i < C->fragment->slots; i++)
         tlc_emit(lc, th_assign(lc->a, acc, tlc_i32(lc, i), th_float(lc->a, acc->type.base, 0.0)));
+}
+
+/* The rows a shared operand's slice starts at that are known only at run
+ * time (indices of its leading dims), or NULL. */
+static th_expr *run_time_rows(tlc_lower_ctx *lc, const tir_region *r) {
+    th_expr *rows = NULL;
+    if (r->buf->scope != TIR_SCOPE_SHARED) return NULL;
+    for (int d = 0; d + 2 < r->rank; d++) {
+        int64_t v;
+        if (tir_expr_const_int(r->start[d], &v)) continue;
+        th_expr *x = th_bin(lc->a, THB_MUL, tlc_coerce(lc, tlc_lower_expr(lc, r->start[d]), th_scalar(TH_I32)),
+                            tlc_i32(lc, rows_per_index(r->buf, d)));
+        rows = rows ? th_bin(lc->a, THB_ADD, rows, x) : x;
+    }
+    return rows ? tlc_let(lc, "srow", rows) : NULL;
 }
 
 /* ---------------- sm_80: ldmatrix + mma.sync ---------------- */
@@ -267,14 +331,17 @@ typedef struct ldm_addr {
     int64_t rowbytes, panel_bytes;
 } ldm_addr;
 
-static void ldm_init(tlc_lower_ctx *lc, ldm_addr *L, const tir_buffer *b, th_expr *row_lane, th_expr *chunk_lane) {
+static void ldm_init(tlc_lower_ctx *lc, ldm_addr *L, const tir_buffer *b, th_expr *row_lane, th_expr *chunk_lane,
+                     th_expr *stage_rows) {
     tlc_arena *a = lc->a;
     const tlc_layout *l = b->layout;
     int64_t eb = l->elem_bytes;
     L->rowbytes = (l->panel_elems > 0 ? l->panel_elems : l->row_elems) * eb;
     L->cn = l->swizzle == TLC_SWIZZLE_NONE ? 1 : (int)l->swizzle / 16;
-    L->panel_bytes = l->swizzle == TLC_SWIZZLE_NONE ? 16 : l->shape[0] * L->rowbytes;
-    L->base = tlc_let(lc, "lmb", th_bin(a, THB_ADD, shared_base32(lc, b), th_bin(a, THB_MUL, row_lane, tlc_i32(lc, L->rowbytes))));
+    L->panel_bytes = l->swizzle == TLC_SWIZZLE_NONE ? 16 : layout_rows(l) * L->rowbytes;
+    /* a stage's rows (run-time, whole multiples of 8: the XOR term stays the lane's) */
+    th_expr *rows = stage_rows ? th_bin(a, THB_ADD, row_lane, stage_rows) : row_lane;
+    L->base = tlc_let(lc, "lmb", th_bin(a, THB_ADD, shared_base32(lc, b), th_bin(a, THB_MUL, rows, tlc_i32(lc, L->rowbytes))));
     th_expr *xorv = L->cn == 1 ? tlc_i32(lc, 0)
                                : th_bin(a, THB_UREM, th_bin(a, THB_UDIV, th_bin(a, THB_MUL, row_lane, tlc_i32(lc, L->rowbytes)),
                                                              tlc_i32(lc, 128)), tlc_i32(lc, L->cn));
@@ -318,21 +385,25 @@ static void lower_mma_sync(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_gemm_
     /* (row, chunk) of the lane's ldmatrix row address, rows and 8-element chunks of the stored buffer */
     ldm_addr la, lb;
     th_expr *jl = th_bin(a, THB_UREM, lj, tlc_i32(lc, 2)), *jh = th_bin(a, THB_UDIV, lj, tlc_i32(lc, 2));
+    th_expr *a_rows = run_time_rows(lc, &s->u.gemm.a), *b_rows = run_time_rows(lc, &s->u.gemm.b);
     if (A->scope == TIR_SCOPE_SHARED) {
         if (!ta) /* A[m][k]: matrices (m 0-7, k 0-7), (m 8-15, k 0-7), (m 0-7, k 8-15), (m 8-15, k 8-15) */
-            ldm_init(lc, &la, A, th_bin(a, THB_ADD, row0, th_bin(a, THB_ADD, lr, th_bin(a, THB_MUL, jl, tlc_i32(lc, 8)))), jh);
+            ldm_init(lc, &la, A, th_bin(a, THB_ADD, row0, th_bin(a, THB_ADD, lr, th_bin(a, THB_MUL, jl, tlc_i32(lc, 8)))), jh,
+                     a_rows);
         else /* A stored [k][m], .trans: the same matrices, transposed */
             ldm_init(lc, &la, A, th_bin(a, THB_ADD, lr, th_bin(a, THB_MUL, jh, tlc_i32(lc, 8))),
-                     th_bin(a, THB_ADD, th_bin(a, THB_UDIV, row0, tlc_i32(lc, 8)), jl));
+                     th_bin(a, THB_ADD, th_bin(a, THB_UDIV, row0, tlc_i32(lc, 8)), jl), a_rows);
     }
     if (!tb) /* B stored [k][n], .trans: matrices (k 0-7, n 0-7), (k 8-15, n 0-7), (k 0-7, n 8-15), (k 8-15, n 8-15) */
         ldm_init(lc, &lb, B, th_bin(a, THB_ADD, lr, th_bin(a, THB_MUL, jl, tlc_i32(lc, 8))),
-                 th_bin(a, THB_ADD, th_bin(a, THB_UDIV, col0, tlc_i32(lc, 8)), jh));
+                 th_bin(a, THB_ADD, th_bin(a, THB_UDIV, col0, tlc_i32(lc, 8)), jh), b_rows);
     else /* B stored [n][k]: matrices (n 0-7, k 0-7), (n 0-7, k 8-15), (n 8-15, k 0-7), (n 8-15, k 8-15) */
-        ldm_init(lc, &lb, B, th_bin(a, THB_ADD, col0, th_bin(a, THB_ADD, lr, th_bin(a, THB_MUL, jh, tlc_i32(lc, 8)))), jl);
+        ldm_init(lc, &lb, B, th_bin(a, THB_ADD, col0, th_bin(a, THB_ADD, lr, th_bin(a, THB_MUL, jh, tlc_i32(lc, 8)))), jl,
+                 b_rows);
     int64_t as[2] = {0, 0}, bs[2] = {0, 0}; /* the operands' slices: where they start in their buffers */
-    if (A->scope == TIR_SCOPE_SHARED) operand_start(&s->u.gemm.a, as);
-    operand_start(&s->u.gemm.b, bs);
+    bool run_time;
+    if (A->scope == TIR_SCOPE_SHARED) operand_start(&s->u.gemm.a, as, &run_time);
+    operand_start(&s->u.gemm.b, bs, &run_time);
     th_var **af = TLC_NEW_ARRAY(a, th_var *, (size_t)mtiles * 4);
     th_var **bfr = TLC_NEW_ARRAY(a, th_var *, (size_t)(ntiles + 1) * 2);
     for (int i = 0; i < mtiles * 4; i++) af[i] = scalar_tmp(lc, "af", TH_I32);
@@ -399,7 +470,7 @@ static int swizzle_code(tlc_swizzle s) {
 static uint64_t desc_bits(const tlc_layout *l, bool k_major) {
     uint64_t sw = (uint64_t)l->swizzle;
     uint64_t sbo = 8 * sw, lbo = 16;
-    if (!k_major) lbo = (uint64_t)(l->panel_elems > 0 ? l->shape[0] * l->panel_elems * l->elem_bytes : 16);
+    if (!k_major) lbo = (uint64_t)(l->panel_elems > 0 ? layout_rows(l) * l->panel_elems * l->elem_bytes : 16);
     return ((lbo >> 4) & 0x3FFF) << 16 | ((sbo >> 4) & 0x3FFF) << 32 | (uint64_t)swizzle_code(l->swizzle) << 62;
 }
 
@@ -409,6 +480,16 @@ static uint64_t desc_bits(const tlc_layout *l, bool k_major) {
 static th_expr *desc_base(tlc_lower_ctx *lc, const tir_buffer *b) {
     th_expr *addr = shared_base32(lc, b);
     return tlc_let(lc, "desc", th_bin(lc->a, THB_AND, th_bin(lc->a, THB_LSHR, addr, tlc_i32(lc, 4)), tlc_i32(lc, 0x3FFF)));
+}
+
+/* A descriptor's start field moved to the slice's rows known only at run
+ * time (a stage index), if any: rows are whole 16-byte units. */
+static th_expr *stage_desc(tlc_lower_ctx *lc, th_expr *desc, const tir_region *r) {
+    th_expr *rows = run_time_rows(lc, r);
+    if (!rows) return desc;
+    const tlc_layout *l = r->buf->layout;
+    int64_t row_units = (l->panel_elems > 0 ? l->panel_elems : l->row_elems) * l->elem_bytes / 16;
+    return tlc_let(lc, "desc", th_bin(lc->a, THB_ADD, desc, th_bin(lc->a, THB_MUL, rows, tlc_i32(lc, row_units))));
 }
 
 /* The descriptor of start field `start` plus `units`, built from its two
@@ -457,10 +538,16 @@ static void lower_wgmma(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_gemm_pla
     /* the warpgroup's tile offset, in descriptor units (16 bytes); the
      * layouts make it linear in the unit index (panels are whole atoms) */
     const tlc_layout *la = A->layout, *lb = B->layout;
-    /* the operands' slices: where they start in their buffers */
+    /* the operands' slices: where they start in their buffers (a stage
+     * chosen at run time moves the descriptor's start) */
     int64_t as[2] = {0, 0}, bs[2] = {0, 0};
-    if (!a_regs) operand_start(&s->u.gemm.a, as);
-    operand_start(&s->u.gemm.b, bs);
+    bool run_time;
+    if (!a_regs) {
+        operand_start(&s->u.gemm.a, as, &run_time);
+        da = stage_desc(lc, da, &s->u.gemm.a);
+    }
+    operand_start(&s->u.gemm.b, bs, &run_time);
+    db = stage_desc(lc, db, &s->u.gemm.b);
     int64_t b_unit = tb ? linear_byte(lb, p->tile_n, 0) : linear_byte(lb, 0, p->tile_n);
     if (!a_regs && p->units_m > 1) {
         int64_t a_unit = !ta ? linear_byte(la, p->tile_m, 0) : linear_byte(la, 0, p->tile_m);

@@ -147,8 +147,17 @@ class GpuTest(unittest.TestCase):
         for arch in ("sm_90a", "sm_80") if _sm90() else ("sm_80",):
             with self.subTest(arch=arch):
                 c = torch.full((4, 64, 64), float("nan"), device="cuda")
-                tlc.compile(path, arch=arch)(a, b, c)
+                tlc.compile(path, kernel="operand_slices", arch=arch)(a, b, c)
                 torch.testing.assert_close(c.double(), want, rtol=1e-3, atol=1e-2)
+        # stages of 3-d buffers chosen at run time
+        a3, b3, bt3 = (torch.randn(*shape, device="cuda", dtype=torch.float16)
+                       for shape in ((4, 64, 64), (4, 64, 128), (4, 128, 64)))
+        want = torch.stack([(a3.double() @ b3.double()).sum(0), (a3.double() @ bt3.double().transpose(1, 2)).sum(0)])
+        for arch in ("sm_90a", "sm_80") if _sm90() else ("sm_80",):
+            with self.subTest(arch=arch, kernel="stage_slices"):
+                c = torch.full((2, 64, 128), float("nan"), device="cuda")
+                tlc.compile(path, kernel="stage_slices", arch=arch)(a3, b3, bt3, c)
+                torch.testing.assert_close(c.double(), want, rtol=1e-3, atol=2e-2)
 
     def test_fragments_held_by_every_thread(self):
         # a (1,) scalar, a bool mask read in a serial loop, a reduce into (1,), a transposed read

@@ -36,12 +36,20 @@ class InterpretTest(unittest.TestCase):
         rng = np.random.default_rng(5)
         a, b = (rng.standard_normal((128, 128)).astype(np.float16) for _ in range(2))
         c = np.full((4, 64, 64), np.nan, np.float32)
-        tlc.interpret(os.path.join(ROOT, "tests", "golden", "plan", "gemm_operand_slices.tl"), {"A": a, "B": b, "C": c})
+        tlc.interpret(os.path.join(ROOT, "tests", "golden", "plan", "gemm_operand_slices.tl"), {"A": a, "B": b, "C": c},
+                      kernel="operand_slices")
         a, b = a.astype(np.float64), b.astype(np.float64)
         want = [a[64:, 64:] @ b[64:, :64], a[:64, 64:].T @ b[:64, 64:], a[:64, :64] @ b[64:, 64:].T,
                 a[:64, 8:72].T @ b[:64, :64]]
         for i in range(4):
             np.testing.assert_allclose(c[i], want[i], rtol=1e-3, atol=1e-3)
+        a, b, bt = (rng.standard_normal(shape).astype(np.float16) for shape in ((4, 64, 64), (4, 64, 128), (4, 128, 64)))
+        c = np.full((2, 64, 128), np.nan, np.float32)
+        tlc.interpret(os.path.join(ROOT, "tests", "golden", "plan", "gemm_operand_slices.tl"),
+                      {"A": a, "B": b, "Bt": bt, "C": c}, kernel="stage_slices")
+        a, b, bt = a.astype(np.float64), b.astype(np.float64), bt.astype(np.float64)
+        np.testing.assert_allclose(c[0], sum(a[k] @ b[k] for k in range(4)), rtol=1e-3, atol=1e-3)
+        np.testing.assert_allclose(c[1], sum(a[k] @ bt[k].T for k in range(4)), rtol=1e-3, atol=1e-3)
 
     def test_rmsnorm_against_numpy(self):
         rng = np.random.default_rng(0)

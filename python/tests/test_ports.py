@@ -100,7 +100,7 @@ class GemmPortsTest(unittest.TestCase):
         a, b = randn(256, 192), randn(192, 256)
         ref = f64(a) @ f64(b)
         tiles = {"block_M": 128, "block_N": 128, "block_K": 64}
-        for name in ("copy_0_gemm_1", "copy_gemm_0_1", "softpipe_stage2"):
+        for name in ("copy_0_gemm_1", "copy_gemm_0_1", "softpipe_stage2", "barrierpipe_stage2"):
             with self.subTest(name=name):
                 c = empty(256, 256)
                 tlc.interpret(port(f"example_warp_specialize_gemm_{name}.py"), {"A": a, "B": b, "C": c},

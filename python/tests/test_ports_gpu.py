@@ -169,7 +169,7 @@ class PortsOnGpuTest(unittest.TestCase):
         # TileLang's manual warp specialization (T.ws scopes, mbarriers, tma_copy), run by tlc in
         # program order; sizes with edge tiles and a K that is not a multiple of block_K
         tiles = {"block_M": 128, "block_N": 128, "block_K": 64}
-        for name in ("copy_0_gemm_1", "copy_gemm_0_1", "softpipe_stage2"):
+        for name in ("copy_0_gemm_1", "copy_gemm_0_1", "softpipe_stage2", "barrierpipe_stage2"):
             k = tlc.compile(port(f"example_warp_specialize_gemm_{name}.py"), defines=tiles)
             for m, n, kk in ((1024, 1024, 1024), (1000, 776, 328)):
                 with self.subTest(name=name, m=m, n=n, k=kk):
