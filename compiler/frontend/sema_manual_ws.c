@@ -32,6 +32,8 @@ typedef struct sema_barrier {
 /* iterations of a loop simulated: enough for the parities of a pipeline
  * of up to 8 stages to repeat */
 #define SIM_ITERATIONS 16
+/* statements simulated in all (nested loops multiply their iterations) */
+#define SIM_MAX_STEPS 1000000
 
 static void mark_seen(sema *S, tlc_loc loc) {
     if (S->ws_seen) return;
@@ -48,20 +50,25 @@ void sema_ws_with(sema *S, const ast_stmt *s) {
         tlc_error(S->diag, s->loc, "'with T.ws(...)' must be inside 'with Kernel(...)'");
         return;
     }
+    if (!sema_check_not_in_parallel(S, s->loc, "'with T.ws(...)'")) return;
+    /* after an error the body is still analysed, for its own diagnostics */
+    bool ok = true;
     if (S->ws_threads) {
         tlc_error(S->diag, s->loc, "T.ws scopes cannot be nested");
-        return;
+        ok = false;
     }
-    if (!sema_check_not_in_parallel(S, s->loc, "'with T.ws(...)'")) return;
     if (s->u.with.target) {
         tlc_error(S->diag, s->u.with.target->loc, "'with T.ws(...)' binds no name");
-        return;
+        ok = false;
     }
     sema_args a;
-    if (!sema_bind_args(S, b, call, &a)) return;
+    if (!sema_bind_args(S, b, call, &a)) {
+        a.nvar = 1;
+        ok = false;
+    }
     int threads = S->k->threads, groups = threads / 128;
-    bool ok = true;
-    for (int i = 0; i < a.nvar; i++) {
+    int64_t seen[4];
+    for (int i = 0; ok && i < a.nvar; i++) {
         tir_expr *e = sema_eval_scalar(S, a.var[i]);
         int64_t id;
         if (!e) {
@@ -74,20 +81,27 @@ void sema_ws_with(sema *S, const ast_stmt *s) {
                       (long long)id, threads, groups, groups == 1 ? "" : "s",
                       threads % 128 ? " (T.ws needs a multiple of 128 threads)" : "");
             ok = false;
+        } else {
+            for (int j = 0; j < i; j++)
+                if (seen[j] == id) {
+                    tlc_error(S->diag, a.var[i]->loc, "T.ws names warpgroup %lld twice", (long long)id);
+                    ok = false;
+                }
+            seen[i] = id;
         }
     }
-    if (!ok) return;
     if (S->depth >= 64) {
         tlc_error(S->diag, s->loc, "blocks are nested too deeply");
         return;
     }
-    mark_seen(S, s->loc);
+    if (ok) mark_seen(S, s->loc);
     /* as Python's `with`, the scope's names stay visible after it */
+    int outer = S->ws_threads;
     S->ws_threads = 128 * a.nvar;
     S->depth++;
     for (int i = 0; i < s->u.with.body.n && !tlc_diag_too_many(S->diag); i++) sema_stmt(S, s->u.with.body.stmts[i]);
     S->depth--;
-    S->ws_threads = 0;
+    S->ws_threads = outer;
 }
 
 void sema_alloc_barrier(sema *S, const ast_expr *target, const ast_expr *call) {
@@ -238,6 +252,7 @@ typedef struct sim {
     int64_t **arrived;    /* per barrier, per mbarrier: arrivals in the current phase */
     const tir_stmt *loops[16];
     int nloops;
+    int64_t steps;        /* statements simulated, against SIM_MAX_STEPS */
     bool stop;            /* an error was reported, or the rest cannot be checked */
 } sim;
 
@@ -430,6 +445,10 @@ static void walk_loop(sim *m, const tir_stmt *s) {
 
 static void walk(sim *m, const tir_stmt *s) {
     if (!s || m->stop) return;
+    if (++m->steps > SIM_MAX_STEPS) {
+        unchecked(m, s->loc, "the loops holding barriers are too long to simulate");
+        return;
+    }
     switch (s->kind) {
     case TS_SEQ:
         for (int i = 0; i < s->u.seq.n && !m->stop; i++) walk(m, s->u.seq.stmts[i]);
@@ -459,27 +478,60 @@ static void walk(sim *m, const tir_stmt *s) {
     }
 }
 
-/* s without its mbarrier statements */
-static void strip(tir_stmt *s) {
-    if (!s) return;
+/* s without its mbarrier statements (a loop's or branch's body that is one
+ * becomes an empty sequence) */
+static tir_stmt *strip(tlc_arena *a, tir_stmt *s) {
+    if (!s) return NULL;
+    if (s->kind == TS_MBARRIER) return tir_new_stmt(a, TS_SEQ, s->loc);
     switch (s->kind) {
     case TS_SEQ: {
         int n = 0;
         for (int i = 0; i < s->u.seq.n; i++) {
             tir_stmt *x = s->u.seq.stmts[i];
             if (x->kind == TS_MBARRIER) continue;
-            strip(x);
-            s->u.seq.stmts[n++] = x;
+            s->u.seq.stmts[n++] = strip(a, x);
         }
         s->u.seq.n = n;
-        return;
+        return s;
     }
-    case TS_FOR: strip(s->u.for_.body); return;
+    case TS_FOR: s->u.for_.body = strip(a, s->u.for_.body); return s;
     case TS_IF:
-        strip(s->u.if_.then);
-        strip(s->u.if_.els);
-        return;
-    default: return;
+        s->u.if_.then = strip(a, s->u.if_.then);
+        s->u.if_.els = strip(a, s->u.if_.els);
+        return s;
+    default: return s;
+    }
+}
+
+/* A serial loop whose body loads shared buffers between barrier
+ * statements: a pipeline written by hand, which runs serially in program
+ * order. Said once per kernel, with the way to tlc's own pipelining. */
+static bool serial_hand_pipeline(sema *S, const tir_stmt *s) {
+    if (!s) return false;
+    switch (s->kind) {
+    case TS_SEQ:
+        for (int i = 0; i < s->u.seq.n; i++)
+            if (serial_hand_pipeline(S, s->u.seq.stmts[i])) return true;
+        return false;
+    case TS_IF: return serial_hand_pipeline(S, s->u.if_.then) || serial_hand_pipeline(S, s->u.if_.els);
+    case TS_FOR: {
+        const tir_stmt *b = s->u.for_.body;
+        bool barriers = false, loads = false;
+        for (int i = 0; b->kind == TS_SEQ && i < b->u.seq.n; i++) {
+            const tir_stmt *x = b->u.seq.stmts[i];
+            barriers |= x->kind == TS_MBARRIER;
+            loads |= x->kind == TS_COPY && x->u.copy.src.buf->scope == TIR_SCOPE_GLOBAL &&
+                     x->u.copy.dst.buf->scope == TIR_SCOPE_SHARED;
+        }
+        if (s->u.for_.kind == TIR_FOR_SERIAL && barriers && loads) {
+            tlc_warning(S->diag, s->loc, "in program order this loop loads and computes one iteration after the "
+                        "other: write it as T.Pipelined(..., num_stages=3), loading whole shared buffers, for tlc to "
+                        "overlap them");
+            return true;
+        }
+        return serial_hand_pipeline(S, b);
+    }
+    default: return false;
     }
 }
 
@@ -496,9 +548,10 @@ void sema_manual_ws_finish(sema *S) {
             m.arrived[i] = TLC_NEW_ARRAY(S->arena, int64_t, (size_t)bar->n);
         }
         walk(&m, k->body);
+        serial_hand_pipeline(S, k->body);
         for (int i = 0; i < m.bindings.len; i++) free(m.bindings.items[i]);
         tlc_ptrvec_free(&m.bindings);
-        strip(k->body);
+        k->body = strip(S->arena, k->body);
     }
     tlc_ptrvec_free(&S->barriers);
     S->ws_seen = false;

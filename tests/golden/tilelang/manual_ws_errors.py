@@ -83,6 +83,8 @@ def misuse(A):
         bad = T.alloc_barrier(arrive_count=[128, 0])
         with T.ws(0) as w:
             T.clear(F)
+        with T.ws(0, 0):
+            T.clear(F)
 
 
 @tilelang.jit
@@ -103,3 +105,20 @@ def run_time_parity(A, flag):
     with T.Kernel(1, threads=128) as bx:
         bar = T.alloc_barrier(arrive_count=128)
         T.barrier_wait(bar, flag % 2)
+
+
+@tilelang.jit
+def deep_loops(A):
+    # 16^6 simulated iterations: past what the check simulates
+    M = T.const("M")
+    A: T.Tensor((M, 64), T.float32)
+    with T.Kernel(1, threads=128) as bx:
+        bar = T.alloc_barrier(arrive_count=128)
+        for a in T.serial(M):
+            for b in T.serial(M):
+                for c in T.serial(M):
+                    for d in T.serial(M):
+                        for e in T.serial(M):
+                            for f in T.serial(M):
+                                T.barrier_arrive(bar)
+                                T.barrier_wait(bar, f % 2)
