@@ -159,6 +159,32 @@ static bool check_shared_limit(const tlc_kernel_plan *p, const tir_kernel *k, tl
     return false;
 }
 
+/* A Pipelined loop of two stages or more whose body stages no copy runs
+ * as a serial loop: said, since the source asked for an overlap. */
+static void warn_unstaged(const tir_stmt *s, const tlc_kernel_plan *p, tlc_diag *diag) {
+    if (!s) return;
+    switch (s->kind) {
+    case TS_SEQ:
+        for (int i = 0; i < s->u.seq.n; i++) warn_unstaged(s->u.seq.stmts[i], p, diag);
+        return;
+    case TS_IF:
+        warn_unstaged(s->u.if_.then, p, diag);
+        warn_unstaged(s->u.if_.els, p, diag);
+        return;
+    case TS_FOR: {
+        bool staged = false;
+        for (int i = 0; i < p->npipes; i++) staged |= p->pipes[i].loop == s;
+        if (s->u.for_.kind == TIR_FOR_PIPELINED && s->u.for_.num_stages >= 2 && !staged)
+            tlc_warning(diag, s->loc, "this Pipelined loop of %d stages runs one iteration after the other: no copy "
+                        "from global memory at its body's top level fills a whole 2-d shared buffer that nothing "
+                        "else in the body writes (docs/language.md, section 8.2)", s->u.for_.num_stages);
+        warn_unstaged(s->u.for_.body, p, diag);
+        return;
+    }
+    default: return;
+    }
+}
+
 /* Persistent warp-specialized tiles keep every stage buffer live across
  * tiles, and preloaded buffers keep bytes of their own; when that leaves
  * the block over the shared-memory limit, the kernel is planned again
@@ -183,6 +209,7 @@ static bool plan_kernel(tir_kernel *k, tlc_arch arch, tlc_arena *a, tlc_diag *di
     /* the buffers' offsets (in their layouts) are the last planning's */
     if (p != last && !(p = plan_once(k, arch, a, diag, p->ws_one_tile, p->ws_no_preload))) return false;
     k->plan = p;
+    warn_unstaged(k->body, p, diag);
     return check_shared_limit(p, k, diag);
 }
 
