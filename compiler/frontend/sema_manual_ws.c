@@ -270,7 +270,7 @@ static binding *find_binding(sim *m, const tir_var *v, bool make) {
 }
 
 static bool eval(sim *m, const tir_expr *e, int64_t *out) {
-    int64_t x, y, z = 0;
+    int64_t x, y;
     switch (e->kind) {
     case TE_INT: *out = e->u.ival; return true;
     case TE_VAR: {
@@ -295,35 +295,7 @@ static bool eval(sim *m, const tir_expr *e, int64_t *out) {
         }
     case TE_BINARY:
         if (!eval(m, e->u.bin.a, &x) || !eval(m, e->u.bin.b, &y)) return false;
-        switch (e->u.bin.op) {
-        case TB_ADD: if (__builtin_add_overflow(x, y, &z)) return false; break;
-        case TB_SUB: if (__builtin_sub_overflow(x, y, &z)) return false; break;
-        case TB_MUL: if (__builtin_mul_overflow(x, y, &z)) return false; break;
-        case TB_FLOORDIV: case TB_FLOORMOD:
-            if (y == 0 || (x == INT64_MIN && y == -1)) return false;
-            z = x / y;
-            if ((x % y != 0) && ((x < 0) != (y < 0))) z--;
-            if (e->u.bin.op == TB_FLOORMOD) z = x - z * y;
-            break;
-        case TB_MIN: z = x < y ? x : y; break;
-        case TB_MAX: z = x > y ? x : y; break;
-        case TB_LT: z = x < y; break;
-        case TB_LE: z = x <= y; break;
-        case TB_GT: z = x > y; break;
-        case TB_GE: z = x >= y; break;
-        case TB_EQ: z = x == y; break;
-        case TB_NE: z = x != y; break;
-        case TB_AND: z = x && y; break;
-        case TB_OR: z = x || y; break;
-        case TB_BITAND: z = x & y; break;
-        case TB_BITOR: z = x | y; break;
-        case TB_BITXOR: z = x ^ y; break;
-        case TB_SHL: if (y < 0 || y > 62 || x < 0 || x > (INT64_MAX >> y)) return false; z = x << y; break;
-        case TB_SHR: if (y < 0 || y > 63) return false; z = x >> y; break;
-        default: return false;
-        }
-        *out = z;
-        return true;
+        return tir_fold_int(e->u.bin.op, x, y, out) == TIR_FOLD_OK;
     default: return false;
     }
 }

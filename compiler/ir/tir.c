@@ -269,7 +269,7 @@ static int64_t floormod64(int64_t a, int64_t b) { /* b != 0, not (MIN, -1) */
     return m;
 }
 
-static tir_fold_status fold_int(tir_binop op, int64_t a, int64_t b, int64_t *r) {
+tir_fold_status tir_fold_int(tir_binop op, int64_t a, int64_t b, int64_t *r) {
     switch (op) {
     case TB_ADD: return __builtin_add_overflow(a, b, r) ? TIR_FOLD_OVERFLOW : TIR_FOLD_OK;
     case TB_SUB: return __builtin_sub_overflow(a, b, r) ? TIR_FOLD_OVERFLOW : TIR_FOLD_OK;
@@ -376,7 +376,7 @@ tir_expr *tir_binary_fold(tlc_arena *a, tir_binop op, tir_expr *x, tir_expr *y, 
             return tir_float(a, pow((double)x->u.ival, (double)y->u.ival), TIR_F32, loc);
         }
         int64_t r;
-        tir_fold_status st = fold_int(op, x->u.ival, y->u.ival, &r);
+        tir_fold_status st = tir_fold_int(op, x->u.ival, y->u.ival, &r);
         if (st != TIR_FOLD_OK) { *status = st; return NULL; }
         if (rt == TIR_BOOL) return tir_int_typed(a, r != 0, TIR_BOOL, loc);
         if (rt == TIR_I32 && (r < INT32_MIN || r > INT32_MAX)) rt = TIR_I64;

@@ -189,6 +189,9 @@ tir_expr *tir_select(tlc_arena *a, tir_expr *c, tir_expr *x, tir_expr *y, tlc_lo
 typedef enum { TIR_FOLD_OK, TIR_FOLD_OVERFLOW, TIR_FOLD_DIV_ZERO, TIR_FOLD_BAD_SHIFT } tir_fold_status;
 tir_expr *tir_binary_fold(tlc_arena *a, tir_binop op, tir_expr *x, tir_expr *y, tlc_loc loc,
                           tir_fold_status *status);
+/* op on two integers with Python's semantics (floor division and modulo),
+ * as the constructors fold them. */
+tir_fold_status tir_fold_int(tir_binop op, int64_t a, int64_t b, int64_t *r);
 bool tir_expr_const_int(const tir_expr *e, int64_t *out); /* true if e is TE_INT */
 /* Runtime nodes of e as a grid dimension the runtime evaluates at launch
  * (constants, symbolic dims, scalar parameters, casts, + - * // % min max),
