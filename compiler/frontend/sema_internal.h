@@ -335,6 +335,9 @@ const char *sema_nearest(const char *name, const char *const *cands, int n);
 
 /* sema_tileops.c */
 void sema_tile_op(sema *S, const builtin_spec *b, const ast_expr *call);
+/* A call of Python's print (not shadowed): a statement that does nothing
+ * (TileLang runs it while it builds the kernel; sema_pyfuncs.c). */
+bool sema_is_python_print(sema *S, const ast_expr *e);
 /* TileLang's manual warp specialization (sema_manual_ws.c). */
 void sema_ws_with(sema *S, const ast_stmt *s);
 void sema_alloc_barrier(sema *S, const ast_expr *target, const ast_expr *call);

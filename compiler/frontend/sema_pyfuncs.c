@@ -306,6 +306,11 @@ sv sema_py_comprehension(sema *S, const ast_expr *e) {
     return ok ? make_tuple(out, m, e->loc) : sv_error();
 }
 
+bool sema_is_python_print(sema *S, const ast_expr *e) {
+    return e && e->kind == AE_CALL && e->u.call.func->kind == AE_NAME && !strcmp(e->u.call.func->u.name, "print") &&
+           !sema_lookup(S, "print");
+}
+
 bool sema_py_call(sema *S, const ast_expr *call, const char *name, sv *out) {
     tlc_loc loc = call->loc;
     if (sequence_fn(S, call, name, out)) return true;

@@ -455,6 +455,8 @@ void sema_python_kernel(sema *S, const ast_funcdef *f) {
             returned = true;
             continue;
         }
+        /* print(main) after the kernel: it prints the kernel in TileLang, nothing here */
+        if (done && s->kind == AS_EXPR && sema_is_python_print(S, s->u.expr)) continue;
         if (done && !(S->fn_mode && !g && sema_is_workspace_decl(S, s))) {
             tlc_error(S->diag, s->loc, g ? "statements after the kernel '%s' are not supported (only 'return %s')"
                                          : "statements after the 'with Kernel' block are not supported (only "

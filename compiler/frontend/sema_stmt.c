@@ -1240,9 +1240,7 @@ static void expr_stmt(sema *S, const ast_stmt *s) {
         return;
     }
     sv v = sema_eval(S, e);
-    bool is_print = e->kind == AE_CALL && e->u.call.func->kind == AE_NAME && !strcmp(e->u.call.func->u.name, "print") &&
-                    !sema_lookup(S, "print");
-    if (v.kind != SV_ERROR && !is_print) tlc_error(S->diag, e->loc, "this expression has no effect");
+    if (v.kind != SV_ERROR && !sema_is_python_print(S, e)) tlc_error(S->diag, e->loc, "this expression has no effect");
 }
 
 /* TileLang's factories check their parameters with Python asserts: one on

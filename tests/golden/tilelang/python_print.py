@@ -1,6 +1,7 @@
 # RUN: --emit=tir
 # Python's print in a factory or a helper (TileLang runs it while it builds
-# the kernel) is a call that does nothing in tlc, its arguments unread
+# the kernel), also of the kernel after its definition (`print(main)`), is a
+# call that does nothing in tlc, its arguments unread
 # (T.print, on the device, is refused: golden sema/tilelang_unsupported).
 import tilelang
 import tilelang.language as T
@@ -23,4 +24,5 @@ def scaled(n=64):
             for i in T.Parallel(m):
                 X[i] = X[i] * 2.0
 
+    print(main)
     return main
