@@ -370,6 +370,54 @@ class MlaDecodePortTest(unittest.TestCase):
                 np.testing.assert_allclose(f64(o), ref, rtol=1e-2, atol=1e-2)
 
 
+def sparse_gqa_decode_inputs(b, h, h_kv, d, seqlens, num_split, block=32, xp=np):
+    """A block mask that keeps, in every split of every sequence's blocks, at least one block holding keys
+    below the sequence's length (the example's combine takes a split whose log-sum-exp is 0 as empty)."""
+    rng = np.random.default_rng(11)
+    s = max(seqlens)
+    nblocks = (s + block - 1) // block
+    mask = np.zeros((b, h_kv, nblocks), dtype=bool)
+    per = nblocks // num_split
+    for i in range(b):
+        valid = (seqlens[i] + block - 1) // block
+        for g in range(h_kv):
+            for p in range(num_split):
+                blocks = [k for k in range(p * per, (p + 1) * per) if k < valid]
+                mask[i, g, blocks] = rng.random(len(blocks)) < 0.5
+                mask[i, g, rng.choice(blocks)] = True
+    return mask
+
+
+def sparse_gqa_decode_ref(q, k, v, mask, seqlens, block=32):
+    """softmax(q k^T / sqrt(d)) v over the keys of the blocks the mask keeps, below each sequence's length."""
+    b, h, d = q.shape
+    group = h // k.shape[2]
+    out = np.zeros((b, h, v.shape[-1]))
+    for i in range(b):
+        for j in range(h):
+            keys = [t for t in range(seqlens[i]) if mask[i, j // group, t // block]]
+            sc = f64(k[i, keys, j // group]) @ f64(q[i, j]) / np.sqrt(d)
+            e = np.exp(sc - sc.max())
+            out[i, j] = e / e.sum() @ f64(v[i, keys, j // group])
+    return out
+
+
+class SparseGqaDecodePortTest(unittest.TestCase):
+    def test_varlen_mask(self):
+        # two sequences of 256 and 200 keys in 4 splits; heads 16 over 4 kv heads
+        b, h, h_kv, d, num_split, seqlens = 2, 16, 4, 64, 4, [256, 200]
+        mask = sparse_gqa_decode_inputs(b, h, h_kv, d, seqlens, num_split)
+        q, k, v = randn(b, h, d), randn(b, 256, h_kv, d), randn(b, 256, h_kv, d)
+        o = empty(b, h, d)
+        args = {"Q": q, "K": k, "V": v, "block_mask": mask, "cache_seqlens": np.array(seqlens, dtype=np.int32),
+                "glse": np.zeros((b, h, num_split), np.float32),
+                "Output_partial": np.zeros((b, h, num_split, d), np.float32), "Output": o}
+        tlc.interpret(port("example_tilelang_sparse_gqa_decode_varlen_mask.py"), args, kernel="flashattn",
+                      defines={"batch": b, "heads": h, "heads_kv": h_kv, "dim": d, "dim_v": d, "block_N": 32,
+                               "block_H": 64, "num_stages": 2, "threads": 128})
+        np.testing.assert_allclose(f64(o), sparse_gqa_decode_ref(q, k, v, mask, seqlens), rtol=1e-2, atol=1e-2)
+
+
 class LinearAttentionPortsTest(unittest.TestCase):
     B, S, H, D = 1, 128, 2, 64
 

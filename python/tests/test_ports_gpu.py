@@ -178,6 +178,30 @@ class PortsOnGpuTest(unittest.TestCase):
                     k(a, b, c)
                     self.close(c, a.double() @ b.double(), rtol=1e-2, atol=5e-2)
 
+    def test_sparse_gqa_decode_varlen_mask(self):
+        # the example's shape (32 heads over 8 kv heads, head_dim 128, key blocks of 32), sequences of
+        # several lengths, a mask keeping about half the blocks (every split keeps one below the length), 8 splits
+        import numpy as np
+        from test_ports import sparse_gqa_decode_inputs
+        b, h, h_kv, d, num_split = 4, 32, 8, 128, 8
+        seqlens = [2048, 1900, 1800, 2000]
+        mask = torch.from_numpy(sparse_gqa_decode_inputs(b, h, h_kv, d, seqlens, num_split)).cuda()
+        q, k, v = randn(b, h, d), randn(b, 2048, h_kv, d), randn(b, 2048, h_kv, d)
+        keep = mask.repeat_interleave(32, dim=2)[:, :, :2048]  # [b, h_kv, keys]
+        keep &= torch.arange(2048, device="cuda")[None, None, :] < torch.tensor(seqlens, device="cuda")[:, None, None]
+        keep = keep.repeat_interleave(h // h_kv, dim=1)  # [b, h, keys]
+        s = torch.einsum("bhd,bshd->bhs", q.double(), k.double().repeat_interleave(h // h_kv, dim=2)) / d ** 0.5
+        p = torch.softmax(s.masked_fill(~keep, float("-inf")), dim=-1)
+        ref = torch.einsum("bhs,bshd->bhd", p, v.double().repeat_interleave(h // h_kv, dim=2))
+        kern = tlc.compile(port("example_tilelang_sparse_gqa_decode_varlen_mask.py"), kernel="flashattn",
+                           defines={"batch": b, "heads": h, "heads_kv": h_kv, "dim": d, "dim_v": d, "block_N": 32,
+                                    "block_H": 64, "num_stages": 2, "threads": 128})
+        o = torch.full((b, h, d), float("nan"), device="cuda", dtype=torch.float16)
+        glse = torch.empty(b, h, num_split, device="cuda")
+        part = torch.empty(b, h, num_split, d, device="cuda")
+        kern(q, k, v, mask, torch.tensor(seqlens, device="cuda", dtype=torch.int32), glse, part, o)
+        self.close(o, ref)
+
     def test_mha_bwd_bshd(self):
         # TileLang's FlashAttention backward: forward with log2-sum-exp, Delta, the backward kernel (dQ
         # added by atomics in make_dq_layout's permuted order, a layout on a global tensor) and dQ back
