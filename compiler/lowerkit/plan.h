@@ -51,11 +51,16 @@ typedef struct tlc_ws_decision {
     bool keep_regs;
     bool persistent;      /* blocks walk the logical grid's tiles */
     int64_t full, empty;  /* byte offsets of the stages' mbarriers */
-    /* The body after the loads is nothing but wgmma gemms: the consumers
-     * keep the last one in flight and release a stage one iteration late.
-     * Otherwise (an attention loop) they release it at the end of its
-     * iteration, every consumer thread arriving. */
+    /* The body after the loads is nothing but wgmma gemms: one arrival per
+     * consumer warp releases a stage. With three stages or more
+     * (`late_release`) the consumers keep the last wgmma group in flight
+     * and release a stage one iteration late; with two that would leave
+     * the producer one stage to fill ahead, so they wait for their
+     * wgmmas and release it at the end of its iteration. Otherwise (an
+     * attention loop) every consumer thread arrives at the end of the
+     * iteration. */
     bool gemm_only;
+    bool late_release;
     /* The loop sits inside serial loops (MLA's walk over sequences): both
      * roles count stages and phases over all its runs. */
     bool nested;

@@ -137,7 +137,8 @@ static void print_ws(tlc_strbuf *sb, const tlc_ws_decision *w) {
     else if (w->multicast_refused)
         tlc_sb_printf(sb, "    multicast: not taken (%s)\n", w->multicast_refused);
     tlc_sb_printf(sb, "    consumers: %s%s\n",
-                  w->gemm_only ? "the last wgmma group stays in flight, a stage is released one iteration late"
+                  w->late_release ? "the last wgmma group stays in flight, a stage is released one iteration late"
+                  : w->gemm_only ? "a stage is released at the end of its iteration, once its wgmmas have retired"
                   : w->defer_p ? "a stage is released one iteration late, after the deferred output gemm"
                                : "a stage is released at the end of its iteration",
                   w->nested ? "; stages counted over every run of the loop (it sits in serial loops)" : "");

@@ -844,6 +844,7 @@ void tlc_plan_warp_specialization(tlc_kernel_plan *p, const tir_kernel *k, tlc_a
     w.pipe = sl.pp;
     plan_preloads(p, k, &sl, &w, a);
     bool any_wgmma = body_qualifies(p, w.loop->u.for_.body, w.pipe->nprefix, &w.gemm_only, &w.max_wgmma_n);
+    w.late_release = w.gemm_only && w.pipe->stages >= 3;
     for (int i = 0; i < sl.depth; i++) w.nested |= sl.path[i]->kind == TS_FOR;
     w.slice = source_order(&sl.slice, &w.nslice, a);
     if (!any_wgmma) return; /* nothing for the consumers to overlap */
@@ -1849,17 +1850,24 @@ static void lower_stage_loop(tlc_lower_ctx *lc, const tir_stmt *s, tlc_ws_body_f
         wait_stage_loaded(lc, g, stage);
     }
     tlc_pipe_set_stage(lc, pp, stage);
-    lc->wgmma_inflight = gemm_only ? 1 : 0;
+    bool late = w->d->late_release;
+    lc->wgmma_inflight = late ? 1 : 0;
     lower_body(lc, s, ctx);
     lc->wgmma_inflight = 0;
     tlc_pipe_set_stage(lc, pp, NULL);
-    if (gemm_only) {
+    if (late) {
         /* the previous iteration's wgmmas have retired: its stage may be refilled */
         tlc_ptrvec *rel = tlc_lower_begin(lc);
         th_expr *prev = th_bin(a, THB_UREM, th_bin(a, THB_ADD, g, tlc_i32(lc, S - 1)), tlc_i32(lc, S));
         release_stage(lc, prev);
         th_stmt *release = tlc_lower_end(lc, rel);
         tlc_emit(lc, th_if(a, tlc_and(lc, th_cmp(a, THC_GT, ko, tlc_i32(lc, 0)), lane0), release, NULL));
+    } else if (gemm_only) {
+        /* this iteration's wgmmas have retired: one arrival per warp */
+        tlc_ptrvec *rel = tlc_lower_begin(lc);
+        release_stage(lc, stage);
+        th_stmt *release = tlc_lower_end(lc, rel);
+        tlc_emit(lc, th_if(a, lane0, release, NULL));
     } else {
         /* every wgmma of the iteration has been waited for and every read
          * of the stage is done: each consumer thread releases it */
@@ -1867,14 +1875,14 @@ static void lower_stage_loop(tlc_lower_ctx *lc, const tir_stmt *s, tlc_ws_body_f
     }
     th_stmt *b = tlc_lower_end(lc, saved);
     tlc_emit(lc, th_for(a, tv, tlc_i32(lc, 0), n, 1, false, b));
-    if (gemm_only) {
+    if (late) {
         const tir_stmt *body = s->u.for_.body;
         int nitems = body->kind == TS_SEQ ? body->u.seq.n : 1;
         for (int i = pp->nprefix; i < nitems; i++)
             tlc_wgmma_wait(lc, (body->kind == TS_SEQ ? body->u.seq.stmts[i] : body)->u.gemm.c.buf, 0);
     }
     if (base) {
-        if (gemm_only) {
+        if (late) {
             /* the run's last stage is free now; the next run goes on from here */
             th_expr *last = th_bin(a, THB_UREM, th_bin(a, THB_ADD, base, th_bin(a, THB_SUB, n, tlc_i32(lc, 1))), tlc_i32(lc, S));
             tlc_ptrvec *fin = tlc_lower_begin(lc);
