@@ -73,8 +73,8 @@ void sema_ws_with(sema *S, const ast_stmt *s) {
         int64_t id;
         if (!e) {
             ok = false;
-        } else if (!tir_expr_const_int(e, &id)) {
-            tlc_error(S->diag, a.var[i]->loc, "a warpgroup of T.ws must be a compile-time constant");
+        } else if (!tir_expr_const_int(e, &id) || tir_dtype_is_float(e->dtype)) {
+            tlc_error(S->diag, a.var[i]->loc, "a warpgroup of T.ws must be a compile-time integer");
             ok = false;
         } else if (threads % 128 != 0 || id < 0 || id >= groups) {
             tlc_error(S->diag, a.var[i]->loc, "T.ws(%lld): the kernel's %d threads hold %d warpgroup%s of 128%s",

@@ -85,6 +85,8 @@ def misuse(A):
             T.clear(F)
         with T.ws(0, 0):
             T.clear(F)
+        with T.ws(0.5):
+            T.clear(F)
 
 
 @tilelang.jit
