@@ -418,6 +418,28 @@ class SparseGqaDecodePortTest(unittest.TestCase):
         np.testing.assert_allclose(f64(o), sparse_gqa_decode_ref(q, k, v, mask, seqlens), rtol=1e-2, atol=1e-2)
 
 
+    def test_varlen_indice(self):
+        # 6 of each sequence's key blocks, chosen by index (sorted descending), in 3 splits
+        b, h, h_kv, d, num_split, seqlens, chosen = 2, 16, 4, 64, 3, [256, 200], 6
+        rng = np.random.default_rng(13)
+        idx = np.full((b, h_kv, chosen), -1, np.int32)
+        mask = np.zeros((b, h_kv, 8), dtype=bool)
+        for i in range(b):
+            for g in range(h_kv):
+                pick = np.sort(rng.choice((seqlens[i] + 31) // 32, chosen, replace=False))[::-1]
+                idx[i, g] = pick
+                mask[i, g, pick] = True
+        q, k, v = randn(b, h, d), randn(b, 256, h_kv, d), randn(b, 256, h_kv, d)
+        o = empty(b, h, d)
+        args = {"Q": q, "K": k, "V": v, "block_indices": idx, "cache_seqlens": np.array(seqlens, dtype=np.int32),
+                "glse": np.zeros((b, h, num_split), np.float32),
+                "Output_partial": np.zeros((b, h, num_split, d), np.float32), "Output": o}
+        tlc.interpret(port("example_tilelang_sparse_gqa_decode_varlen_indice.py"), args, kernel="flashattn",
+                      defines={"batch": b, "heads": h, "heads_kv": h_kv, "dim": d, "dim_v": d, "block_N": 32,
+                               "block_H": 64, "num_stages": 2, "threads": 128})
+        np.testing.assert_allclose(f64(o), sparse_gqa_decode_ref(q, k, v, mask, seqlens), rtol=1e-2, atol=1e-2)
+
+
 class LinearAttentionPortsTest(unittest.TestCase):
     B, S, H, D = 1, 128, 2, 64
 
