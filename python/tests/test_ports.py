@@ -440,6 +440,32 @@ class SparseGqaDecodePortTest(unittest.TestCase):
         np.testing.assert_allclose(f64(o), sparse_gqa_decode_ref(q, k, v, mask, seqlens), rtol=1e-2, atol=1e-2)
 
 
+    def test_paged(self):
+        # the chosen blocks of test_varlen_indice in a cache of 64-token pages, placed by a block table
+        b, h, h_kv, d, num_split, seqlens, chosen = 2, 16, 4, 64, 3, [256, 200], 6
+        rng = np.random.default_rng(17)
+        idx = np.full((b, h_kv, chosen), -1, np.int32)
+        mask = np.zeros((b, h_kv, 8), dtype=bool)
+        for i in range(b):
+            for g in range(h_kv):
+                pick = np.sort(rng.choice((seqlens[i] + 31) // 32, chosen, replace=False))[::-1]
+                idx[i, g] = pick
+                mask[i, g, pick] = True
+        table = rng.permutation(8).astype(np.int32).reshape(b, 4)
+        kp, vp = randn(8, 64, h_kv, d), randn(8, 64, h_kv, d)
+        k = kp[table].reshape(b, 256, h_kv, d)  # each sequence's keys in order
+        v = vp[table].reshape(b, 256, h_kv, d)
+        q, o = randn(b, h, d), empty(b, h, d)
+        args = {"Q": q, "K": kp, "V": vp, "block_indices": idx, "cache_seqlens": np.array(seqlens, dtype=np.int32),
+                "block_table": table, "glse": np.zeros((b, h, num_split), np.float32),
+                "Output_partial": np.zeros((b, h, num_split, d), np.float32), "Output": o}
+        tlc.interpret(port("example_tilelang_sparse_gqa_decode_paged.py"), args, kernel="flashattn",
+                      defines={"batch": b, "heads": h, "heads_kv": h_kv, "dim": d, "dim_v": d, "block_N": 32,
+                               "block_H": 64, "page_block_size": 64, "num_stages": 2, "threads": 128,
+                               "num_pages": 8})
+        np.testing.assert_allclose(f64(o), sparse_gqa_decode_ref(q, k, v, mask, seqlens), rtol=1e-2, atol=1e-2)
+
+
 class LinearAttentionPortsTest(unittest.TestCase):
     B, S, H, D = 1, 128, 2, 64
 

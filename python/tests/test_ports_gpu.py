@@ -229,6 +229,39 @@ class PortsOnGpuTest(unittest.TestCase):
         kern(q, k, v, idx.cuda(), torch.tensor(seqlens, device="cuda", dtype=torch.int32), glse, part, o)
         self.close(o, ref)
 
+    def test_sparse_gqa_decode_paged(self):
+        # test_sparse_gqa_decode_varlen_indice's choice of blocks in a cache of 64-token pages placed by a
+        # block table (128 pages, shuffled)
+        b, h, h_kv, d, num_split, chosen = 4, 32, 8, 128, 8, 40
+        seqlens = [2048, 1900, 1800, 2000]
+        gen = torch.Generator().manual_seed(17)
+        idx = torch.full((b, h_kv, chosen), -1, dtype=torch.int32)
+        for i in range(b):
+            for g in range(h_kv):
+                idx[i, g] = torch.randperm((seqlens[i] + 31) // 32, generator=gen)[:chosen].sort(descending=True).values
+        mask = torch.zeros(b, h_kv, 64, dtype=torch.bool)
+        mask.scatter_(2, idx.long(), True)
+        table = torch.randperm(128, generator=gen).to(torch.int32).reshape(b, 32)
+        kp, vp = randn(128, 64, h_kv, d), randn(128, 64, h_kv, d)
+        k = kp[table.cuda().long()].reshape(b, 2048, h_kv, d)
+        v = vp[table.cuda().long()].reshape(b, 2048, h_kv, d)
+        q = randn(b, h, d)
+        keep = mask.cuda().repeat_interleave(32, dim=2)
+        keep &= torch.arange(2048, device="cuda")[None, None, :] < torch.tensor(seqlens, device="cuda")[:, None, None]
+        keep = keep.repeat_interleave(h // h_kv, dim=1)
+        s = torch.einsum("bhd,bshd->bhs", q.double(), k.double().repeat_interleave(h // h_kv, dim=2)) / d ** 0.5
+        p = torch.softmax(s.masked_fill(~keep, float("-inf")), dim=-1)
+        ref = torch.einsum("bhs,bshd->bhd", p, v.double().repeat_interleave(h // h_kv, dim=2))
+        kern = tlc.compile(port("example_tilelang_sparse_gqa_decode_paged.py"), kernel="flashattn",
+                           defines={"batch": b, "heads": h, "heads_kv": h_kv, "dim": d, "dim_v": d, "block_N": 32,
+                                    "block_H": 64, "page_block_size": 64, "num_stages": 2, "threads": 128,
+                                    "num_pages": 128})
+        o = torch.full((b, h, d), float("nan"), device="cuda", dtype=torch.float16)
+        glse = torch.empty(b, h, num_split, device="cuda")
+        part = torch.empty(b, h, num_split, d, device="cuda")
+        kern(q, kp, vp, idx.cuda(), torch.tensor(seqlens, device="cuda", dtype=torch.int32), table.cuda(), glse, part, o)
+        self.close(o, ref)
+
     def test_mha_bwd_bshd(self):
         # TileLang's FlashAttention backward: forward with log2-sum-exp, Delta, the backward kernel (dQ
         # added by atomics in make_dq_layout's permuted order, a layout on a global tensor) and dQ back
