@@ -152,8 +152,9 @@ void sema_alloc_barrier(sema *S, const ast_expr *target, const ast_expr *call) {
     tlc_ptrvec_push(&S->barriers, bar);
 }
 
-/* The barrier an argument names (`bar`, `mbars[i]`): *index its mbarrier. */
-static const sema_barrier *barrier_arg(sema *S, const ast_expr *e, tir_expr **index) {
+/* The barrier an argument names (`bar`, `mbars[i]`), its number in sema's
+ * list in *number; *index its mbarrier. */
+static const sema_barrier *barrier_arg(sema *S, const ast_expr *e, int *number, tir_expr **index) {
     const ast_expr *base = e->kind == AE_SUBSCRIPT ? e->u.sub.value : e;
     sv v = sema_eval(S, base);
     if (v.kind == SV_ERROR) return NULL;
@@ -164,6 +165,7 @@ static const sema_barrier *barrier_arg(sema *S, const ast_expr *e, tir_expr **in
         return NULL;
     }
     const sema_barrier *bar = S->barriers.items[v.u.barrier];
+    *number = v.u.barrier;
     if (e->kind != AE_SUBSCRIPT) {
         if (bar->n != 1) {
             tlc_error(S->diag, e->loc, "'%s' holds %d barriers: index it (%s[i])", bar->name, bar->n, bar->name);
@@ -194,7 +196,8 @@ static const sema_barrier *barrier_arg(sema *S, const ast_expr *e, tir_expr **in
 
 void sema_mbarrier_op(sema *S, const builtin_spec *b, const sema_args *a, tlc_loc loc) {
     tir_expr *index = NULL, *parity = NULL;
-    const sema_barrier *bar = barrier_arg(S, a->arg[0], &index);
+    int number = 0;
+    const sema_barrier *bar = barrier_arg(S, a->arg[0], &number, &index);
     bool wait = b->id == B_BARRIER_WAIT;
     if (wait) {
         parity = sema_eval_scalar(S, a->arg[1]);
@@ -209,8 +212,7 @@ void sema_mbarrier_op(sema *S, const builtin_spec *b, const sema_args *a, tlc_lo
     mark_seen(S, loc);
     tir_stmt *st = tir_new_stmt(S->arena, TS_MBARRIER, loc);
     st->u.mbarrier.wait = wait;
-    for (int i = 0; i < S->barriers.len; i++)
-        if (S->barriers.items[i] == bar) st->u.mbarrier.barrier = i;
+    st->u.mbarrier.barrier = number;
     st->u.mbarrier.index = index;
     st->u.mbarrier.parity = parity;
     st->u.mbarrier.arrivals = S->ws_threads ? S->ws_threads : S->k->threads;
@@ -226,7 +228,8 @@ static const tir_buffer *operand_buffer(sema *S, const ast_expr *e) {
 
 bool sema_tma_copy_barrier(sema *S, const sema_args *a) {
     tir_expr *index;
-    if (!barrier_arg(S, a->arg[2], &index)) return false;
+    int number;
+    if (!barrier_arg(S, a->arg[2], &number, &index)) return false;
     const tir_buffer *src = operand_buffer(S, a->arg[0]), *dst = operand_buffer(S, a->arg[1]);
     if ((src && src->scope != TIR_SCOPE_GLOBAL) || (dst && dst->scope != TIR_SCOPE_SHARED)) {
         tlc_error(S->diag, (src && src->scope != TIR_SCOPE_GLOBAL ? a->arg[0] : a->arg[1])->loc,

@@ -62,19 +62,20 @@ static int64_t layout_rows(const tlc_layout *l) {
 }
 
 /* Where a shared operand's slice starts in the 2-d view of its buffer: the
- * constant part (rows, columns); *run_time when an index of a leading dim
- * (a stage) is known only at run time. False when the slice's own two
- * dims start at run-time offsets. */
+ * constant part (rows, columns); *run_time (may be NULL) when an index of a
+ * leading dim (a stage) is known only at run time. False when the slice's
+ * own two dims start at run-time offsets. */
 static bool operand_start(const tir_region *r, int64_t start[2], bool *run_time) {
     int rank = r->rank;
-    *run_time = false;
+    bool rt = false;
     if (!tir_expr_const_int(r->start[rank - 2], &start[0]) || !tir_expr_const_int(r->start[rank - 1], &start[1]))
         return false;
     for (int d = 0; d + 2 < rank; d++) {
         int64_t v;
         if (tir_expr_const_int(r->start[d], &v)) start[0] += v * rows_per_index(r->buf, d);
-        else *run_time = true;
+        else rt = true;
     }
+    if (run_time) *run_time = rt;
     return true;
 }
 
@@ -140,9 +141,8 @@ bool tlc_gemm_choose(tlc_arena *a, const tir_kernel *k, tlc_arch arch, const tir
         !operand_start_ok(&s->u.gemm.b, s->u.gemm.trans_b, 'B', why, whylen))
         return false;
     int64_t a_start[2] = {0, 0}, b_start[2] = {0, 0};
-    bool run_time;
-    if (A->scope == TIR_SCOPE_SHARED) operand_start(&s->u.gemm.a, a_start, &run_time);
-    operand_start(&s->u.gemm.b, b_start, &run_time);
+    if (A->scope == TIR_SCOPE_SHARED) operand_start(&s->u.gemm.a, a_start, NULL);
+    operand_start(&s->u.gemm.b, b_start, NULL);
     int m = s->u.gemm.m, n = s->u.gemm.n, kk = s->u.gemm.k;
     /* a per-warpgroup gemm is planned over one warpgroup and replicated */
     int threads = s->u.gemm.per_warpgroup ? 128 : k->threads;
@@ -401,9 +401,8 @@ static void lower_mma_sync(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_gemm_
         ldm_init(lc, &lb, B, th_bin(a, THB_ADD, col0, th_bin(a, THB_ADD, lr, th_bin(a, THB_MUL, jh, tlc_i32(lc, 8)))), jl,
                  b_rows);
     int64_t as[2] = {0, 0}, bs[2] = {0, 0}; /* the operands' slices: where they start in their buffers */
-    bool run_time;
-    if (A->scope == TIR_SCOPE_SHARED) operand_start(&s->u.gemm.a, as, &run_time);
-    operand_start(&s->u.gemm.b, bs, &run_time);
+    if (A->scope == TIR_SCOPE_SHARED) operand_start(&s->u.gemm.a, as, NULL);
+    operand_start(&s->u.gemm.b, bs, NULL);
     th_var **af = TLC_NEW_ARRAY(a, th_var *, (size_t)mtiles * 4);
     th_var **bfr = TLC_NEW_ARRAY(a, th_var *, (size_t)(ntiles + 1) * 2);
     for (int i = 0; i < mtiles * 4; i++) af[i] = scalar_tmp(lc, "af", TH_I32);
@@ -541,12 +540,11 @@ static void lower_wgmma(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_gemm_pla
     /* the operands' slices: where they start in their buffers (a stage
      * chosen at run time moves the descriptor's start) */
     int64_t as[2] = {0, 0}, bs[2] = {0, 0};
-    bool run_time;
     if (!a_regs) {
-        operand_start(&s->u.gemm.a, as, &run_time);
+        operand_start(&s->u.gemm.a, as, NULL);
         da = stage_desc(lc, da, &s->u.gemm.a);
     }
-    operand_start(&s->u.gemm.b, bs, &run_time);
+    operand_start(&s->u.gemm.b, bs, NULL);
     db = stage_desc(lc, db, &s->u.gemm.b);
     int64_t b_unit = tb ? linear_byte(lb, p->tile_n, 0) : linear_byte(lb, 0, p->tile_n);
     if (!a_regs && p->units_m > 1) {
