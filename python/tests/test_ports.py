@@ -370,7 +370,7 @@ class MlaDecodePortTest(unittest.TestCase):
                 np.testing.assert_allclose(f64(o), ref, rtol=1e-2, atol=1e-2)
 
 
-def sparse_gqa_decode_inputs(b, h, h_kv, d, seqlens, num_split, block=32, xp=np):
+def sparse_gqa_decode_inputs(b, h_kv, seqlens, num_split, block=32):
     """A block mask that keeps, in every split of every sequence's blocks, at least one block holding keys
     below the sequence's length (the example's combine takes a split whose log-sum-exp is 0 as empty)."""
     rng = np.random.default_rng(11)
@@ -403,67 +403,59 @@ def sparse_gqa_decode_ref(q, k, v, mask, seqlens, block=32):
 
 
 class SparseGqaDecodePortTest(unittest.TestCase):
-    def test_varlen_mask(self):
-        # two sequences of 256 and 200 keys in 4 splits; heads 16 over 4 kv heads
-        b, h, h_kv, d, num_split, seqlens = 2, 16, 4, 64, 4, [256, 200]
-        mask = sparse_gqa_decode_inputs(b, h, h_kv, d, seqlens, num_split)
-        q, k, v = randn(b, h, d), randn(b, 256, h_kv, d), randn(b, 256, h_kv, d)
-        o = empty(b, h, d)
-        args = {"Q": q, "K": k, "V": v, "block_mask": mask, "cache_seqlens": np.array(seqlens, dtype=np.int32),
-                "glse": np.zeros((b, h, num_split), np.float32),
-                "Output_partial": np.zeros((b, h, num_split, d), np.float32), "Output": o}
-        tlc.interpret(port("example_tilelang_sparse_gqa_decode_varlen_mask.py"), args, kernel="flashattn",
-                      defines={"batch": b, "heads": h, "heads_kv": h_kv, "dim": d, "dim_v": d, "block_N": 32,
-                               "block_H": 64, "num_stages": 2, "threads": 128})
-        np.testing.assert_allclose(f64(o), sparse_gqa_decode_ref(q, k, v, mask, seqlens), rtol=1e-2, atol=1e-2)
+    # two sequences of 256 and 200 keys, heads 16 over 4 kv heads
+    B, H, H_KV, D, SEQLENS = 2, 16, 4, 64, [256, 200]
 
+    def chosen_blocks(self, rng, chosen=6):
+        """`chosen` of each sequence's key blocks by index, sorted descending, and the same as a mask."""
+        idx = np.full((self.B, self.H_KV, chosen), -1, np.int32)
+        mask = np.zeros((self.B, self.H_KV, 8), dtype=bool)
+        for i in range(self.B):
+            for g in range(self.H_KV):
+                pick = np.sort(rng.choice((self.SEQLENS[i] + 31) // 32, chosen, replace=False))[::-1]
+                idx[i, g] = pick
+                mask[i, g, pick] = True
+        return idx, mask
+
+    def check(self, name, q, k, v, mask, num_split, args, defines=None):
+        """Runs the port's function on args (plus the common ones) and compares with attention over the mask's
+        blocks of the keys k, v (each sequence's, in order)."""
+        b, h, d = self.B, self.H, self.D
+        o = empty(b, h, d)
+        args = {"Q": q, "cache_seqlens": np.array(self.SEQLENS, dtype=np.int32),
+                "glse": np.zeros((b, h, num_split), np.float32),
+                "Output_partial": np.zeros((b, h, num_split, d), np.float32), "Output": o, **args}
+        tlc.interpret(port(name), args, kernel="flashattn",
+                      defines={"batch": b, "heads": h, "heads_kv": self.H_KV, "dim": d, "dim_v": d, "block_N": 32,
+                               "block_H": 64, "num_stages": 2, "threads": 128, **(defines or {})})
+        np.testing.assert_allclose(f64(o), sparse_gqa_decode_ref(q, k, v, mask, self.SEQLENS), rtol=1e-2, atol=1e-2)
+
+    def test_varlen_mask(self):
+        # 4 splits
+        mask = sparse_gqa_decode_inputs(self.B, self.H_KV, self.SEQLENS, 4)
+        q, k, v = randn(self.B, self.H, self.D), randn(self.B, 256, self.H_KV, self.D), randn(self.B, 256, self.H_KV, self.D)
+        self.check("example_tilelang_sparse_gqa_decode_varlen_mask.py", q, k, v, mask, 4,
+                   {"K": k, "V": v, "block_mask": mask})
 
     def test_varlen_indice(self):
         # 6 of each sequence's key blocks, chosen by index (sorted descending), in 3 splits
-        b, h, h_kv, d, num_split, seqlens, chosen = 2, 16, 4, 64, 3, [256, 200], 6
-        rng = np.random.default_rng(13)
-        idx = np.full((b, h_kv, chosen), -1, np.int32)
-        mask = np.zeros((b, h_kv, 8), dtype=bool)
-        for i in range(b):
-            for g in range(h_kv):
-                pick = np.sort(rng.choice((seqlens[i] + 31) // 32, chosen, replace=False))[::-1]
-                idx[i, g] = pick
-                mask[i, g, pick] = True
-        q, k, v = randn(b, h, d), randn(b, 256, h_kv, d), randn(b, 256, h_kv, d)
-        o = empty(b, h, d)
-        args = {"Q": q, "K": k, "V": v, "block_indices": idx, "cache_seqlens": np.array(seqlens, dtype=np.int32),
-                "glse": np.zeros((b, h, num_split), np.float32),
-                "Output_partial": np.zeros((b, h, num_split, d), np.float32), "Output": o}
-        tlc.interpret(port("example_tilelang_sparse_gqa_decode_varlen_indice.py"), args, kernel="flashattn",
-                      defines={"batch": b, "heads": h, "heads_kv": h_kv, "dim": d, "dim_v": d, "block_N": 32,
-                               "block_H": 64, "num_stages": 2, "threads": 128})
-        np.testing.assert_allclose(f64(o), sparse_gqa_decode_ref(q, k, v, mask, seqlens), rtol=1e-2, atol=1e-2)
-
+        idx, mask = self.chosen_blocks(np.random.default_rng(13))
+        q, k, v = randn(self.B, self.H, self.D), randn(self.B, 256, self.H_KV, self.D), randn(self.B, 256, self.H_KV, self.D)
+        self.check("example_tilelang_sparse_gqa_decode_varlen_indice.py", q, k, v, mask, 3,
+                   {"K": k, "V": v, "block_indices": idx})
 
     def test_paged(self):
         # the chosen blocks of test_varlen_indice in a cache of 64-token pages, placed by a block table
-        b, h, h_kv, d, num_split, seqlens, chosen = 2, 16, 4, 64, 3, [256, 200], 6
         rng = np.random.default_rng(17)
-        idx = np.full((b, h_kv, chosen), -1, np.int32)
-        mask = np.zeros((b, h_kv, 8), dtype=bool)
-        for i in range(b):
-            for g in range(h_kv):
-                pick = np.sort(rng.choice((seqlens[i] + 31) // 32, chosen, replace=False))[::-1]
-                idx[i, g] = pick
-                mask[i, g, pick] = True
-        table = rng.permutation(8).astype(np.int32).reshape(b, 4)
-        kp, vp = randn(8, 64, h_kv, d), randn(8, 64, h_kv, d)
-        k = kp[table].reshape(b, 256, h_kv, d)  # each sequence's keys in order
-        v = vp[table].reshape(b, 256, h_kv, d)
-        q, o = randn(b, h, d), empty(b, h, d)
-        args = {"Q": q, "K": kp, "V": vp, "block_indices": idx, "cache_seqlens": np.array(seqlens, dtype=np.int32),
-                "block_table": table, "glse": np.zeros((b, h, num_split), np.float32),
-                "Output_partial": np.zeros((b, h, num_split, d), np.float32), "Output": o}
-        tlc.interpret(port("example_tilelang_sparse_gqa_decode_paged.py"), args, kernel="flashattn",
-                      defines={"batch": b, "heads": h, "heads_kv": h_kv, "dim": d, "dim_v": d, "block_N": 32,
-                               "block_H": 64, "page_block_size": 64, "num_stages": 2, "threads": 128,
-                               "num_pages": 8})
-        np.testing.assert_allclose(f64(o), sparse_gqa_decode_ref(q, k, v, mask, seqlens), rtol=1e-2, atol=1e-2)
+        idx, mask = self.chosen_blocks(rng)
+        table = rng.permutation(8).astype(np.int32).reshape(self.B, 4)
+        kp, vp = randn(8, 64, self.H_KV, self.D), randn(8, 64, self.H_KV, self.D)
+        k = kp[table].reshape(self.B, 256, self.H_KV, self.D)  # each sequence's keys in order
+        v = vp[table].reshape(self.B, 256, self.H_KV, self.D)
+        q = randn(self.B, self.H, self.D)
+        self.check("example_tilelang_sparse_gqa_decode_paged.py", q, k, v, mask, 3,
+                   {"K": kp, "V": vp, "block_indices": idx, "block_table": table},
+                   {"page_block_size": 64, "num_pages": 8})
 
 
 class LinearAttentionPortsTest(unittest.TestCase):

@@ -178,89 +178,75 @@ class PortsOnGpuTest(unittest.TestCase):
                     k(a, b, c)
                     self.close(c, a.double() @ b.double(), rtol=1e-2, atol=5e-2)
 
-    def test_sparse_gqa_decode_varlen_mask(self):
-        # the example's shape (32 heads over 8 kv heads, head_dim 128, key blocks of 32), sequences of
-        # several lengths, a mask keeping about half the blocks (every split keeps one below the length), 8 splits
-        import numpy as np
-        from test_ports import sparse_gqa_decode_inputs
-        b, h, h_kv, d, num_split = 4, 32, 8, 128, 8
-        seqlens = [2048, 1900, 1800, 2000]
-        mask = torch.from_numpy(sparse_gqa_decode_inputs(b, h, h_kv, d, seqlens, num_split)).cuda()
-        q, k, v = randn(b, h, d), randn(b, 2048, h_kv, d), randn(b, 2048, h_kv, d)
-        keep = mask.repeat_interleave(32, dim=2)[:, :, :2048]  # [b, h_kv, keys]
+    # the sparse GQA decode ports at the example's shape: 32 heads over 8 kv heads, head_dim 128, key
+    # blocks of 32, sequences of several lengths, 8 splits
+    SPARSE_B, SPARSE_H, SPARSE_H_KV, SPARSE_D, SPARSE_SEQLENS = 4, 32, 8, 128, [2048, 1900, 1800, 2000]
+
+    def chosen_blocks(self, gen, chosen=40):
+        """`chosen` key blocks of each sequence by index (sorted descending), and the same as a mask."""
+        b, h_kv, seqlens = self.SPARSE_B, self.SPARSE_H_KV, self.SPARSE_SEQLENS
+        idx = torch.full((b, h_kv, chosen), -1, dtype=torch.int32)
+        for i in range(b):
+            for g in range(h_kv):
+                idx[i, g] = torch.randperm((seqlens[i] + 31) // 32, generator=gen)[:chosen].sort(descending=True).values
+        mask = torch.zeros(b, h_kv, 64, dtype=torch.bool)
+        mask.scatter_(2, idx.long(), True)
+        return idx, mask
+
+    def check_sparse_decode(self, name, q, k, v, mask, inputs, defines=None):
+        """Runs the port's function on `inputs` (its parameters before glse), and compares with attention
+        over the mask's blocks of the keys k, v (each sequence's, in order) below each sequence's length."""
+        b, h, h_kv, d, seqlens, num_split = (self.SPARSE_B, self.SPARSE_H, self.SPARSE_H_KV, self.SPARSE_D,
+                                             self.SPARSE_SEQLENS, 8)
+        keep = mask.cuda().repeat_interleave(32, dim=2)[:, :, :2048]  # [b, h_kv, keys]
         keep &= torch.arange(2048, device="cuda")[None, None, :] < torch.tensor(seqlens, device="cuda")[:, None, None]
         keep = keep.repeat_interleave(h // h_kv, dim=1)  # [b, h, keys]
         s = torch.einsum("bhd,bshd->bhs", q.double(), k.double().repeat_interleave(h // h_kv, dim=2)) / d ** 0.5
         p = torch.softmax(s.masked_fill(~keep, float("-inf")), dim=-1)
         ref = torch.einsum("bhs,bshd->bhd", p, v.double().repeat_interleave(h // h_kv, dim=2))
-        kern = tlc.compile(port("example_tilelang_sparse_gqa_decode_varlen_mask.py"), kernel="flashattn",
+        kern = tlc.compile(port(name), kernel="flashattn",
                            defines={"batch": b, "heads": h, "heads_kv": h_kv, "dim": d, "dim_v": d, "block_N": 32,
-                                    "block_H": 64, "num_stages": 2, "threads": 128})
+                                    "block_H": 64, "num_stages": 2, "threads": 128, **(defines or {})})
         o = torch.full((b, h, d), float("nan"), device="cuda", dtype=torch.float16)
         glse = torch.empty(b, h, num_split, device="cuda")
         part = torch.empty(b, h, num_split, d, device="cuda")
-        kern(q, k, v, mask, torch.tensor(seqlens, device="cuda", dtype=torch.int32), glse, part, o)
+        kern(*inputs, glse, part, o)
         self.close(o, ref)
+
+    def seqlens(self):
+        return torch.tensor(self.SPARSE_SEQLENS, device="cuda", dtype=torch.int32)
+
+    def test_sparse_gqa_decode_varlen_mask(self):
+        # a mask keeping about half the blocks (every split keeps one below the length)
+        from test_ports import sparse_gqa_decode_inputs
+        b, h, h_kv, d = self.SPARSE_B, self.SPARSE_H, self.SPARSE_H_KV, self.SPARSE_D
+        mask = torch.from_numpy(sparse_gqa_decode_inputs(b, h_kv, self.SPARSE_SEQLENS, 8)).cuda()
+        q, k, v = randn(b, h, d), randn(b, 2048, h_kv, d), randn(b, 2048, h_kv, d)
+        self.check_sparse_decode("example_tilelang_sparse_gqa_decode_varlen_mask.py", q, k, v, mask,
+                                 (q, k, v, mask, self.seqlens()))
 
     def test_sparse_gqa_decode_varlen_indice(self):
         # 40 key blocks of each sequence chosen by index (sorted descending), 8 splits of 5
-        b, h, h_kv, d, num_split, chosen = 4, 32, 8, 128, 8, 40
-        seqlens = [2048, 1900, 1800, 2000]
-        gen = torch.Generator().manual_seed(13)
-        idx = torch.full((b, h_kv, chosen), -1, dtype=torch.int32)
-        for i in range(b):
-            for g in range(h_kv):
-                idx[i, g] = torch.randperm((seqlens[i] + 31) // 32, generator=gen)[:chosen].sort(descending=True).values
-        mask = torch.zeros(b, h_kv, 64, dtype=torch.bool)
-        mask.scatter_(2, idx.long(), True)
+        b, h, h_kv, d = self.SPARSE_B, self.SPARSE_H, self.SPARSE_H_KV, self.SPARSE_D
+        idx, mask = self.chosen_blocks(torch.Generator().manual_seed(13))
         q, k, v = randn(b, h, d), randn(b, 2048, h_kv, d), randn(b, 2048, h_kv, d)
-        keep = mask.cuda().repeat_interleave(32, dim=2)
-        keep &= torch.arange(2048, device="cuda")[None, None, :] < torch.tensor(seqlens, device="cuda")[:, None, None]
-        keep = keep.repeat_interleave(h // h_kv, dim=1)
-        s = torch.einsum("bhd,bshd->bhs", q.double(), k.double().repeat_interleave(h // h_kv, dim=2)) / d ** 0.5
-        p = torch.softmax(s.masked_fill(~keep, float("-inf")), dim=-1)
-        ref = torch.einsum("bhs,bshd->bhd", p, v.double().repeat_interleave(h // h_kv, dim=2))
-        kern = tlc.compile(port("example_tilelang_sparse_gqa_decode_varlen_indice.py"), kernel="flashattn",
-                           defines={"batch": b, "heads": h, "heads_kv": h_kv, "dim": d, "dim_v": d, "block_N": 32,
-                                    "block_H": 64, "num_stages": 2, "threads": 128})
-        o = torch.full((b, h, d), float("nan"), device="cuda", dtype=torch.float16)
-        glse = torch.empty(b, h, num_split, device="cuda")
-        part = torch.empty(b, h, num_split, d, device="cuda")
-        kern(q, k, v, idx.cuda(), torch.tensor(seqlens, device="cuda", dtype=torch.int32), glse, part, o)
-        self.close(o, ref)
+        self.check_sparse_decode("example_tilelang_sparse_gqa_decode_varlen_indice.py", q, k, v, mask,
+                                 (q, k, v, idx.cuda(), self.seqlens()))
 
     def test_sparse_gqa_decode_paged(self):
         # test_sparse_gqa_decode_varlen_indice's choice of blocks in a cache of 64-token pages placed by a
         # block table (128 pages, shuffled)
-        b, h, h_kv, d, num_split, chosen = 4, 32, 8, 128, 8, 40
-        seqlens = [2048, 1900, 1800, 2000]
+        b, h, h_kv, d = self.SPARSE_B, self.SPARSE_H, self.SPARSE_H_KV, self.SPARSE_D
         gen = torch.Generator().manual_seed(17)
-        idx = torch.full((b, h_kv, chosen), -1, dtype=torch.int32)
-        for i in range(b):
-            for g in range(h_kv):
-                idx[i, g] = torch.randperm((seqlens[i] + 31) // 32, generator=gen)[:chosen].sort(descending=True).values
-        mask = torch.zeros(b, h_kv, 64, dtype=torch.bool)
-        mask.scatter_(2, idx.long(), True)
+        idx, mask = self.chosen_blocks(gen)
         table = torch.randperm(128, generator=gen).to(torch.int32).reshape(b, 32)
         kp, vp = randn(128, 64, h_kv, d), randn(128, 64, h_kv, d)
         k = kp[table.cuda().long()].reshape(b, 2048, h_kv, d)
         v = vp[table.cuda().long()].reshape(b, 2048, h_kv, d)
         q = randn(b, h, d)
-        keep = mask.cuda().repeat_interleave(32, dim=2)
-        keep &= torch.arange(2048, device="cuda")[None, None, :] < torch.tensor(seqlens, device="cuda")[:, None, None]
-        keep = keep.repeat_interleave(h // h_kv, dim=1)
-        s = torch.einsum("bhd,bshd->bhs", q.double(), k.double().repeat_interleave(h // h_kv, dim=2)) / d ** 0.5
-        p = torch.softmax(s.masked_fill(~keep, float("-inf")), dim=-1)
-        ref = torch.einsum("bhs,bshd->bhd", p, v.double().repeat_interleave(h // h_kv, dim=2))
-        kern = tlc.compile(port("example_tilelang_sparse_gqa_decode_paged.py"), kernel="flashattn",
-                           defines={"batch": b, "heads": h, "heads_kv": h_kv, "dim": d, "dim_v": d, "block_N": 32,
-                                    "block_H": 64, "page_block_size": 64, "num_stages": 2, "threads": 128,
-                                    "num_pages": 128})
-        o = torch.full((b, h, d), float("nan"), device="cuda", dtype=torch.float16)
-        glse = torch.empty(b, h, num_split, device="cuda")
-        part = torch.empty(b, h, num_split, d, device="cuda")
-        kern(q, kp, vp, idx.cuda(), torch.tensor(seqlens, device="cuda", dtype=torch.int32), table.cuda(), glse, part, o)
-        self.close(o, ref)
+        self.check_sparse_decode("example_tilelang_sparse_gqa_decode_paged.py", q, k, v, mask,
+                                 (q, kp, vp, idx.cuda(), self.seqlens(), table.cuda()),
+                                 {"page_block_size": 64, "num_pages": 128})
 
     def test_mha_bwd_bshd(self):
         # TileLang's FlashAttention backward: forward with log2-sum-exp, Delta, the backward kernel (dQ
