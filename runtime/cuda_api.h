@@ -38,6 +38,8 @@
     X(CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION, 6)     \
     X(CU_EVENT_DEFAULT, 0)                                          \
     X(CU_TENSOR_MAP_DATA_TYPE_UINT8, 0)                             \
+    X(CU_TENSOR_MAP_DATA_TYPE_UINT16, 1)                            \
+    X(CU_TENSOR_MAP_DATA_TYPE_UINT32, 2)                            \
     X(CU_TENSOR_MAP_DATA_TYPE_INT32, 3)                             \
     X(CU_TENSOR_MAP_DATA_TYPE_INT64, 5)                             \
     X(CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 6)                           \

@@ -12,7 +12,9 @@ static int tmap_dtype(tlrt_dtype t) {
     case TLRT_F32: return CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
     case TLRT_I32: return CU_TENSOR_MAP_DATA_TYPE_INT32;
     case TLRT_I64: return CU_TENSOR_MAP_DATA_TYPE_INT64;
-    default: return CU_TENSOR_MAP_DATA_TYPE_UINT8; /* 1-byte types: fp8, int8, bool */
+    case TLRT_I16: case TLRT_U16: return CU_TENSOR_MAP_DATA_TYPE_UINT16; /* TMA moves bytes */
+    case TLRT_U32: return CU_TENSOR_MAP_DATA_TYPE_UINT32;
+    default: return CU_TENSOR_MAP_DATA_TYPE_UINT8; /* 1-byte types: fp8, int8, uint8, bool */
     }
 }
 

@@ -128,18 +128,25 @@ static tlrt_status pack_scalar(checker *c, int i, const tlrt_arg *a, uint64_t *s
     *slot = 0;
     if (tlrt_dtype_is_int(p->dtype)) {
         int64_t v = a->i, lo = INT64_MIN, hi = INT64_MAX;
-        if (p->dtype == TLRT_I8) lo = INT8_MIN, hi = INT8_MAX;
-        else if (p->dtype == TLRT_I32) lo = INT32_MIN, hi = INT32_MAX;
-        else if (p->dtype == TLRT_BOOL) lo = 0, hi = 1;
+        switch (p->dtype) {
+        case TLRT_I8: lo = INT8_MIN, hi = INT8_MAX; break;
+        case TLRT_I16: lo = INT16_MIN, hi = INT16_MAX; break;
+        case TLRT_I32: lo = INT32_MIN, hi = INT32_MAX; break;
+        case TLRT_U8: lo = 0, hi = UINT8_MAX; break;
+        case TLRT_U16: lo = 0, hi = UINT16_MAX; break;
+        case TLRT_U32: lo = 0, hi = UINT32_MAX; break;
+        case TLRT_BOOL: lo = 0, hi = 1; break;
+        default: break;
+        }
         if (v < lo || v > hi) {
             snprintf(x, sizeof x, "%lld", (long long)v);
             return mismatch(c, i, "value %s is out of range for %s", x, tlrt_dtype_name(p->dtype));
         }
         *int_value = v;
         switch (p->dtype) {
-        case TLRT_I8: { int8_t t = (int8_t)v; memcpy(slot, &t, 1); break; }
-        case TLRT_BOOL: { uint8_t t = (uint8_t)v; memcpy(slot, &t, 1); break; }
-        case TLRT_I32: { int32_t t = (int32_t)v; memcpy(slot, &t, 4); break; }
+        case TLRT_I8: case TLRT_U8: case TLRT_BOOL: { uint8_t t = (uint8_t)v; memcpy(slot, &t, 1); break; }
+        case TLRT_I16: case TLRT_U16: { uint16_t t = (uint16_t)v; memcpy(slot, &t, 2); break; }
+        case TLRT_I32: case TLRT_U32: { uint32_t t = (uint32_t)v; memcpy(slot, &t, 4); break; }
         default: memcpy(slot, &v, 8); break;
         }
         return TLRT_SUCCESS;

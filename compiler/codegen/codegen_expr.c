@@ -56,6 +56,10 @@ static LLVMValueRef make_const(cg_ctx *cg, th_type t, bool is_float_val, int64_t
 static LLVMValueRef zero_of(cg_ctx *cg, th_type t) { return LLVMConstNull(cg_type(cg, t)); }
 
 LLVMValueRef cg_convert(cg_ctx *cg, LLVMValueRef v, th_type from, th_type to) {
+    return cg_convert_signed(cg, v, from, to, false);
+}
+
+LLVMValueRef cg_convert_signed(cg_ctx *cg, LLVMValueRef v, th_type from, th_type to, bool uns) {
     char b1[32], b2[32];
     if (th_type_eq(from, to)) return v;
     if (!same_lanes(from, to) || from.base == TH_VOID || to.base == TH_VOID) {
@@ -75,14 +79,18 @@ LLVMValueRef cg_convert(cg_ctx *cg, LLVMValueRef v, th_type from, th_type to) {
         if (to.base == TH_I1) return LLVMBuildICmp(b, LLVMIntNE, v, zero_of(cg, from), "");
         if (from.base == TH_I1) return LLVMBuildZExt(b, v, tt, ""); /* bools are 0 / 1 */
         int fb = elem_bits(from.base), tb = elem_bits(to.base);
-        if (fb < tb) return LLVMBuildSExt(b, v, tt, "");
+        if (fb < tb) return uns ? LLVMBuildZExt(b, v, tt, "") : LLVMBuildSExt(b, v, tt, "");
         if (fb > tb) return LLVMBuildTrunc(b, v, tt, "");
         return v;
     }
     if (cg_is_int(from) && cg_is_float(to))
-        return from.base == TH_I1 ? LLVMBuildUIToFP(b, v, tt, "") : LLVMBuildSIToFP(b, v, tt, "");
+        return from.base == TH_I1 || uns ? LLVMBuildUIToFP(b, v, tt, "") : LLVMBuildSIToFP(b, v, tt, "");
     if (cg_is_float(from) && cg_is_int(to)) {
         if (to.base == TH_I1) return LLVMBuildFCmp(b, LLVMRealUNE, v, zero_of(cg, from), "");
+        if (uns) { /* saturating, as cvt.rzi.u32 (a negative value gives 0) */
+            LLVMTypeRef tys[2] = {tt, cg_type(cg, from)};
+            return cg_call_intrinsic(cg, "llvm.fptoui.sat", tys, 2, &v, 1, tt);
+        }
         /* cvt.rzi saturates in hardware; out-of-range inputs are poison in LLVM terms. */
         return LLVMBuildFPToSI(b, v, tt, "");
     }
@@ -232,6 +240,8 @@ static LLVMValueRef bin_expr(cg_ctx *cg, const th_expr *e) {
     case THB_FLOORMOD: return floor_divmod(cg, a, b, t, true);
     case THB_MIN: { LLVMValueRef args[2] = {a, b}; return cg_call_intrinsic(cg, "llvm.smin", &ty, 1, args, 2, ty); }
     case THB_MAX: { LLVMValueRef args[2] = {a, b}; return cg_call_intrinsic(cg, "llvm.smax", &ty, 1, args, 2, ty); }
+    case THB_UMIN: { LLVMValueRef args[2] = {a, b}; return cg_call_intrinsic(cg, "llvm.umin", &ty, 1, args, 2, ty); }
+    case THB_UMAX: { LLVMValueRef args[2] = {a, b}; return cg_call_intrinsic(cg, "llvm.umax", &ty, 1, args, 2, ty); }
     case THB_AND: return LLVMBuildAnd(B, a, b, "");
     case THB_OR: return LLVMBuildOr(B, a, b, "");
     case THB_OR_DISJOINT: {
@@ -303,8 +313,9 @@ static LLVMValueRef cmp_expr(cg_ctx *cg, const th_expr *e) {
     if (cg_is_int(xa->type) || xa->type.base == TH_PTR) {
         bool u = xa->type.base == TH_PTR || xa->type.base == TH_I1;
         LLVMIntPredicate ip[] = {LLVMIntEQ, LLVMIntNE, u ? LLVMIntULT : LLVMIntSLT, u ? LLVMIntULE : LLVMIntSLE,
-                                 u ? LLVMIntUGT : LLVMIntSGT, u ? LLVMIntUGE : LLVMIntSGE};
-        if ((unsigned)op > THC_GE) { cg_error(cg, "unknown comparison %d", (int)op); return cg_undef(cg, e->type); }
+                                 u ? LLVMIntUGT : LLVMIntSGT, u ? LLVMIntUGE : LLVMIntSGE,
+                                 LLVMIntULT, LLVMIntULE, LLVMIntUGT, LLVMIntUGE};
+        if ((unsigned)op > THC_UGE) { cg_error(cg, "unknown comparison %d", (int)op); return cg_undef(cg, e->type); }
         return LLVMBuildICmp(cg->b, ip[op], a, b, "");
     }
     cg_error(cg, "comparison of %s", tname(xa->type, b1));
@@ -433,7 +444,7 @@ LLVMValueRef cg_expr(cg_ctx *cg, const th_expr *e) {
     case THE_CONVERT: {
         const th_expr *x = e->u.conv.a;
         if (!x) { cg_error(cg, "conversion without operand"); return cg_undef(cg, e->type); }
-        return cg_convert(cg, cg_expr(cg, x), x->type, e->type);
+        return cg_convert_signed(cg, cg_expr(cg, x), x->type, e->type, e->u.conv.uns);
     }
     case THE_BITCAST: {
         const th_expr *x = e->u.conv.a;

@@ -91,6 +91,8 @@ void cg_loop_phis_close(cg_ctx *cg, cg_loop_phis *lp, LLVMBasicBlockRef latch);
 LLVMValueRef cg_expr(cg_ctx *cg, const th_expr *e);
 LLVMValueRef cg_cond(cg_ctx *cg, const th_expr *e); /* any scalar -> i1 (!= 0) */
 LLVMValueRef cg_convert(cg_ctx *cg, LLVMValueRef v, th_type from, th_type to);
+/* uns: the integer side is unsigned (zero extension, unsigned <-> float, saturating). */
+LLVMValueRef cg_convert_signed(cg_ctx *cg, LLVMValueRef v, th_type from, th_type to, bool uns);
 
 /* codegen_stmt.c */
 void cg_stmt(cg_ctx *cg, const th_stmt *s);

@@ -285,8 +285,8 @@ static pd_opnd int_bin(pd_ctx *c, th_binop op, th_base b, pd_opnd x, pd_opnd y) 
         const char *r = pd_newreg(c, RC_P);
         const char *px = pd_as_reg(c, x, RC_P), *py = pd_as_reg(c, y, RC_P);
         switch (op) {
-        case THB_AND: case THB_MIN: case THB_MUL: pd_ins(c, "and.pred %s, %s, %s", r, px, py); break;
-        case THB_OR: case THB_OR_DISJOINT: case THB_MAX: pd_ins(c, "or.pred %s, %s, %s", r, px, py); break;
+        case THB_AND: case THB_MIN: case THB_UMIN: case THB_MUL: pd_ins(c, "and.pred %s, %s, %s", r, px, py); break;
+        case THB_OR: case THB_OR_DISJOINT: case THB_MAX: case THB_UMAX: pd_ins(c, "or.pred %s, %s, %s", r, px, py); break;
         case THB_XOR: case THB_ADD: case THB_SUB: pd_ins(c, "xor.pred %s, %s, %s", r, px, py); break;
         default: pd_error(c, "binary operation %d on i1", (int)op);
         }
@@ -314,7 +314,7 @@ static pd_opnd int_bin(pd_ctx *c, th_binop op, th_base b, pd_opnd x, pd_opnd y) 
     reg_class rc = class_of(th_scalar(b));
     const char *r = pd_newreg(c, rc);
     bool commutes = op == THB_ADD || op == THB_MUL || op == THB_AND || op == THB_OR || op == THB_OR_DISJOINT ||
-                    op == THB_XOR || op == THB_MIN || op == THB_MAX;
+                    op == THB_XOR || op == THB_MIN || op == THB_MAX || op == THB_UMIN || op == THB_UMAX;
     if (x.is_int && !y.is_int && commutes) { /* PTX takes an immediate as the second operand */
         pd_opnd t = x;
         x = y;
@@ -351,6 +351,19 @@ static pd_opnd int_bin(pd_ctx *c, th_binop op, th_base b, pd_opnd x, pd_opnd y) 
     }
     case THB_MIN: pd_ins(c, "min.%s %s, %s, %s", st, r, xs, ys); break;
     case THB_MAX: pd_ins(c, "max.%s %s, %s, %s", st, r, xs, ys); break;
+    case THB_UMIN:
+    case THB_UMAX: {
+        const char *ux = xs, *uy = ys;
+        if (b == TH_I8) { /* the low 8 bits, zero-extended */
+            const char *t1 = pd_newreg(c, RC_H), *t2 = pd_newreg(c, RC_H);
+            pd_ins(c, "and.b16 %s, %s, 255", t1, xs);
+            pd_ins(c, "and.b16 %s, %s, 255", t2, ys);
+            ux = t1;
+            uy = t2;
+        }
+        pd_ins(c, "%s.%s %s, %s, %s", op == THB_UMIN ? "min" : "max", ut, r, ux, uy);
+        break;
+    }
     case THB_AND: pd_ins(c, "and.%s %s, %s, %s", bt, r, xs, ys); break;
     case THB_OR: case THB_OR_DISJOINT: pd_ins(c, "or.%s %s, %s, %s", bt, r, xs, ys); break;
     case THB_XOR: pd_ins(c, "xor.%s %s, %s, %s", bt, r, xs, ys); break;
@@ -494,8 +507,11 @@ static pd_opnd pow_lane(pd_ctx *c, th_base b, pd_opnd x, const th_expr *exponent
 /* ---- comparisons ---- */
 static pd_opnd cmp_lane(pd_ctx *c, th_cmpop op, th_type t, pd_opnd x, pd_opnd y) {
     static const char *const fop[] = {"eq", "neu", "lt", "le", "gt", "ge"};
-    static const char *const iop[] = {"eq", "ne", "lt", "le", "gt", "ge"};
-    if ((unsigned)op > THC_GE) { pd_error(c, "unknown comparison %d", (int)op); return pd_int_op(c, 0); }
+    static const char *const iop[] = {"eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs"};
+    if ((unsigned)op > THC_UGE || (op > THC_GE && (is_floatb(t.base) || t.base == TH_I1))) {
+        pd_error(c, "unknown comparison %d", (int)op);
+        return pd_int_op(c, 0);
+    }
     const char *r = pd_newreg(c, RC_P);
     if (is_floatb(t.base)) {
         bool d = t.base == TH_F64;
@@ -517,26 +533,34 @@ static pd_opnd cmp_lane(pd_ctx *c, th_cmpop op, th_type t, pd_opnd x, pd_opnd y)
         pd_ins(c, "setp.%s.u32 %s, %s, %s", iop[op], r, ux, uy);
         return reg_op(r);
     }
-    const char *ty = t.base != TH_PTR ? stype(t.base) : t.addrspace == TH_AS_SHARED ? "u32" : "u64";
+    bool uns = op >= THC_ULT;
+    const char *ty = t.base != TH_PTR ? (uns ? utype(t.base) : stype(t.base)) : t.addrspace == TH_AS_SHARED ? "u32" : "u64";
     reg_class rc = class_of(t);
-    pd_ins(c, "setp.%s.%s %s, %s, %s", iop[op], ty, r, pd_as_reg(c, x, rc), y.s);
+    const char *xs = pd_as_reg(c, x, rc), *ys = y.s;
+    if (uns && t.base == TH_I8) { /* the low 8 bits, zero-extended */
+        const char *t1 = pd_newreg(c, RC_H), *t2 = pd_newreg(c, RC_H);
+        pd_ins(c, "and.b16 %s, %s, 255", t1, xs);
+        pd_ins(c, "and.b16 %s, %s, 255", t2, y.is_int ? pd_as_reg(c, y, RC_H) : ys);
+        xs = t1;
+        ys = t2;
+    }
+    pd_ins(c, "setp.%s.%s %s, %s, %s", iop[op], ty, r, xs, ys);
     return reg_op(r);
 }
 
-static bool fold_cmp(th_cmpop op, int64_t x, int64_t y, bool *out) {
-    switch (op) {
-    case THC_EQ: *out = x == y; return true;
-    case THC_NE: *out = x != y; return true;
-    case THC_LT: *out = x < y; return true;
-    case THC_LE: *out = x <= y; return true;
-    case THC_GT: *out = x > y; return true;
-    case THC_GE: *out = x >= y; return true;
-    }
-    return false;
+/* ---- conversions (one lane) ---- */
+static pd_opnd convert_lane(pd_ctx *c, pd_opnd x, th_type from, th_type to, bool uns);
+
+pd_opnd pd_convert_lane(pd_ctx *c, pd_opnd x, th_type from, th_type to) { return convert_lane(c, x, from, to, false); }
+
+/* The PTX type of an integer conversion's narrow side: 8-bit values are kept
+ * sign-extended in 16-bit registers, and cvt reads or saturates the byte. */
+static const char *int_cvt_type(th_base b, bool uns) {
+    if (b == TH_I8) return uns ? "u8" : "s8";
+    return uns ? utype(b) : stype(b);
 }
 
-/* ---- conversions (one lane) ---- */
-pd_opnd pd_convert_lane(pd_ctx *c, pd_opnd x, th_type from, th_type to) {
+static pd_opnd convert_lane(pd_ctx *c, pd_opnd x, th_type from, th_type to, bool uns) {
     th_base fb = from.base, tb = to.base;
     if (fb == tb && (fb != TH_PTR || from.addrspace == to.addrspace)) return x;
     if (fb == TH_PTR || tb == TH_PTR) {
@@ -597,21 +621,33 @@ pd_opnd pd_convert_lane(pd_ctx *c, pd_opnd x, th_type from, th_type to) {
             pd_ins(c, "selp.%s %s, 1, 0, %s", btype(tb), r, x.s);
             return reg_op(r);
         }
-        if (x.is_int) return pd_int_op(c, th_wrap_int(tb, x.iv));
         int fbits = base_bytes(fb) * 8, tbits = base_bytes(tb) * 8;
-        if (fb == TH_I8 && tb == TH_I16) return x; /* i8 is kept sign-extended in 16 bits */
+        if (x.is_int) {
+            int64_t v = x.iv;
+            if (uns && fbits < 64) v = (int64_t)((uint64_t)v & ((1ull << fbits) - 1));
+            return pd_int_op(c, th_wrap_int(tb, v));
+        }
+        if (fb == TH_I8 && tb == TH_I16) { /* i8 is kept sign-extended in 16 bits */
+            if (!uns) return x;
+            const char *r = pd_newreg(c, RC_H);
+            pd_ins(c, "and.b16 %s, %s, 255", r, x.s);
+            return reg_op(r);
+        }
         if (fbits == tbits) return x;
         const char *r = pd_newreg(c, class_of(to));
-        if (fbits < tbits) pd_ins(c, "cvt.%s.%s %s, %s", stype(tb), fb == TH_I8 ? "s8" : stype(fb), r, x.s);
+        if (fbits < tbits) pd_ins(c, "cvt.%s.%s %s, %s", uns ? utype(tb) : stype(tb), int_cvt_type(fb, uns), r, x.s);
         else pd_ins(c, "cvt.%s.%s %s, %s", utype(tb), utype(fb), r, x.s);
         pd_opnd o = reg_op(r);
         return tb == TH_I8 ? norm_i8(c, o) : o;
     }
     if (is_intb(fb) && is_floatb(tb)) {
-        if (x.is_int) return float_const(c, tb, (double)x.iv);
+        int fbits = base_bytes(fb) * 8;
+        if (x.is_int)
+            return float_const(c, tb, uns && fb != TH_I1 && fbits < 64 ? (double)((uint64_t)x.iv & ((1ull << fbits) - 1))
+                                                                        : (double)x.iv);
         const char *f = pd_newreg(c, tb == TH_F64 ? RC_D : RC_R);
         if (fb == TH_I1) pd_ins(c, "selp.f32 %s, 0f3F800000, 0f00000000, %s", f, x.s);
-        else pd_ins(c, "cvt.rn.%s.%s %s, %s", tb == TH_F64 ? "f64" : "f32", stype(fb), f, x.s);
+        else pd_ins(c, "cvt.rn.%s.%s %s, %s", tb == TH_F64 ? "f64" : "f32", int_cvt_type(fb, uns), f, x.s);
         if (fb == TH_I1 && tb == TH_F64) {
             const char *d = pd_newreg(c, RC_D);
             pd_ins(c, "cvt.f64.f32 %s, %s", d, f);
@@ -628,9 +664,9 @@ pd_opnd pd_convert_lane(pd_ctx *c, pd_opnd x, th_type from, th_type to) {
             pd_ins(c, "setp.neu.%s %s, %s, %s", d ? "f64" : "f32", r, fs, d ? "0d0000000000000000" : "0f00000000");
             return reg_op(r);
         }
-        /* cvt.rzi saturates; an i8 goes through i16 and keeps its low byte */
+        /* cvt.rzi saturates to the destination's range (an 8-bit one too) */
         const char *r = pd_newreg(c, class_of(to));
-        pd_ins(c, "cvt.rzi.%s.%s %s, %s", stype(tb), d ? "f64" : "f32", r, fs);
+        pd_ins(c, "cvt.rzi.%s.%s %s, %s", int_cvt_type(tb, uns), d ? "f64" : "f32", r, fs);
         return tb == TH_I8 ? norm_i8(c, reg_op(r)) : reg_op(r);
     }
     if (is_floatb(fb) && is_floatb(tb)) {
@@ -826,7 +862,8 @@ static th_expr *split_offset(pd_ctx *c, th_expr *e, int64_t *off, int depth) {
     }
     case THE_CONVERT: {
         const th_expr *x = e->u.conv.a;
-        if (!x || !is_intb(x->type.base) || x->type.base == TH_I1 || base_bytes(x->type.base) > base_bytes(e->type.base))
+        if (!x || !is_intb(x->type.base) || x->type.base == TH_I1 || base_bytes(x->type.base) > base_bytes(e->type.base) ||
+            e->u.conv.uns)
             return e;
         th_expr *r = split_offset(c, (th_expr *)x, off, depth + 1);
         if (*off == 0) return e;
@@ -1488,6 +1525,7 @@ static bool cse_hash(pd_ctx *c, const th_expr *e, uint64_t *h) {
         uint64_t a;
         if (!cse_hash(c, e->u.conv.a, &a)) return false;
         x = mix(x, a);
+        if (e->u.conv.uns) x = mix(x, 1);
         break;
     }
     case THE_EXTRACT: {
@@ -1536,7 +1574,8 @@ static bool cse_same(pd_ctx *c, const th_expr *a, const th_expr *b, int stamp) {
     case THE_SELECT:
         return cse_same(c, a->u.sel.cond, b->u.sel.cond, stamp) && cse_same(c, a->u.sel.a, b->u.sel.a, stamp) &&
                cse_same(c, a->u.sel.b, b->u.sel.b, stamp);
-    case THE_CONVERT: case THE_BITCAST: return cse_same(c, a->u.conv.a, b->u.conv.a, stamp);
+    case THE_CONVERT: case THE_BITCAST:
+        return a->u.conv.uns == b->u.conv.uns && cse_same(c, a->u.conv.a, b->u.conv.a, stamp);
     case THE_EXTRACT: return a->u.extract.lane == b->u.extract.lane && cse_same(c, a->u.extract.vec, b->u.extract.vec, stamp);
     case THE_BUILD:
         if (a->u.build.n != b->u.build.n) return false;
@@ -1766,7 +1805,7 @@ static pd_val expr_uncached(pd_ctx *c, const th_expr *e) {
         for (int i = 0; i < v.n; i++) {
             bool r;
             if (x.l[i].is_int && y.l[i].is_int && !is_floatb(at.base) && at.base != TH_PTR &&
-                fold_cmp((th_cmpop)e->u.bin.op, x.l[i].iv, y.l[i].iv, &r)) {
+                th_fold_cmp((th_cmpop)e->u.bin.op, at.base, x.l[i].iv, y.l[i].iv, &r)) {
                 v.l[i] = pd_int_op(c, r);
                 continue;
             }
@@ -1809,7 +1848,7 @@ static pd_val expr_uncached(pd_ctx *c, const th_expr *e) {
         th_type ft = th_scalar(x->type.base), tt = th_scalar(t.base);
         ft.addrspace = x->type.addrspace;
         tt.addrspace = t.addrspace;
-        for (int i = 0; i < v.n; i++) v.l[i] = pd_convert_lane(c, xv.l[i], ft, tt);
+        for (int i = 0; i < v.n; i++) v.l[i] = convert_lane(c, xv.l[i], ft, tt, e->u.conv.uns);
         return v;
     }
     case THE_BITCAST: {

@@ -394,7 +394,7 @@ static int run(const run_opts *o) {
                     goto out;
                 }
                 nnpy++;
-                if (np->dtype != t->dtype) {
+                if (!tlc_npy_matches(np, t->dtype)) {
                     fprintf(stderr, "tlc run: error: %s: dtype '%s' (%s) does not match parameter '%s' (%s; expected descr '%s')\n",
                             t->input, np->descr, tir_dtype_name(np->dtype), t->name, tir_dtype_name(t->dtype),
                             tlc_npy_descr(t->dtype));

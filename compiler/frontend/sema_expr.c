@@ -125,7 +125,7 @@ bool sv_as_dtype(sema *S, sv v, const ast_expr *at, tir_dtype *out) {
     }
     char d[128];
     sema_describe_sv(&v, d, sizeof d);
-    tlc_error(S->diag, at ? at->loc : v.loc, "expected a dtype (float16, bfloat16, float32, float8_e4m3, int8, int32, int64, bool), got %s", d);
+    tlc_error(S->diag, at ? at->loc : v.loc, "expected a dtype (float16, bfloat16, float32, float8_e4m3, int8, int16, int32, int64, uint8, uint16, uint32, bool), got %s", d);
     return false;
 }
 
@@ -423,6 +423,9 @@ tir_expr *sema_index(sema *S, const ast_expr *e) {
         tlc_error(S->diag, e->loc, "index must be an integer, got %s", tir_dtype_name(x->dtype));
         return NULL;
     }
+    /* indices are int32 or int64 from here on (a uint32 one needs int64) */
+    if (x->dtype != TIR_I32 && x->dtype != TIR_I64)
+        x = tir_cast(S->arena, x, x->dtype == TIR_U32 ? TIR_I64 : TIR_I32, e->loc);
     return x;
 }
 

@@ -32,11 +32,7 @@ static const unsupported constructs[] = {
 };
 
 static const unsupported dtypes[] = {
-    {"uint8", "use int8 or int32"},
-    {"uint16", "use int32"},
-    {"uint32", "use int32 or int64"},
     {"uint64", "use int64"},
-    {"int16", "use int32"},
     {"float64", "use float32"},
     {"float8_e5m2", "use float8_e4m3 or float16"},
     {"tfloat32", "use float32"},

@@ -2,24 +2,17 @@
 #include <math.h>
 #include <string.h>
 
-int64_t tlc_wrap_int(tir_dtype t, int64_t v) {
-    switch (t) {
-    case TIR_I8: return (int8_t)(uint8_t)((uint64_t)v & 0xff);
-    case TIR_I32: return (int32_t)(uint32_t)((uint64_t)v & 0xffffffffu);
-    case TIR_BOOL: return v != 0;
-    default: return v;
-    }
-}
+int64_t tlc_wrap_int(tir_dtype t, int64_t v) { return tir_wrap_int(t, v); }
 
 /* Float -> integer as cvt.rzi.sat: truncate, saturate, NaN -> 0. */
 int64_t tlc_float_to_int(tir_dtype t, double x) {
     if (t == TIR_BOOL) return x != 0;
     if (isnan(x)) return 0;
-    double lo = t == TIR_I8 ? -128.0 : t == TIR_I32 ? -2147483648.0 : -9223372036854775808.0;
-    double hi = t == TIR_I8 ? 127.0 : t == TIR_I32 ? 2147483647.0 : 9223372036854774784.0;
+    int64_t lo, hi;
+    if (!tir_dtype_int_range(t, &lo, &hi)) return 0;
     x = trunc(x);
-    if (x < lo) x = lo;
-    if (x > hi) x = hi;
+    if (x <= (double)lo) return lo;
+    if (t == TIR_I64 ? x >= 9223372036854775808.0 : x >= (double)hi) return hi;
     return (int64_t)x;
 }
 
@@ -46,6 +39,10 @@ double tlc_host_load_f(const void *data, tir_dtype t, int64_t i) {
 int64_t tlc_host_load_i(const void *data, tir_dtype t, int64_t i) {
     switch (t) {
     case TIR_I8: return ((const int8_t *)data)[i];
+    case TIR_I16: return ((const int16_t *)data)[i];
+    case TIR_U8: return ((const uint8_t *)data)[i];
+    case TIR_U16: return ((const uint16_t *)data)[i];
+    case TIR_U32: return ((const uint32_t *)data)[i];
     case TIR_I32: return ((const int32_t *)data)[i];
     case TIR_I64: return ((const int64_t *)data)[i];
     case TIR_BOOL: return ((const uint8_t *)data)[i] != 0;
@@ -66,6 +63,10 @@ void tlc_host_store_f(void *data, tir_dtype t, int64_t i, double v) {
 void tlc_host_store_i(void *data, tir_dtype t, int64_t i, int64_t v) {
     switch (t) {
     case TIR_I8: ((int8_t *)data)[i] = (int8_t)tlc_wrap_int(t, v); break;
+    case TIR_I16: ((int16_t *)data)[i] = (int16_t)tlc_wrap_int(t, v); break;
+    case TIR_U8: ((uint8_t *)data)[i] = (uint8_t)tlc_wrap_int(t, v); break;
+    case TIR_U16: ((uint16_t *)data)[i] = (uint16_t)tlc_wrap_int(t, v); break;
+    case TIR_U32: ((uint32_t *)data)[i] = (uint32_t)tlc_wrap_int(t, v); break;
     case TIR_I32: ((int32_t *)data)[i] = (int32_t)tlc_wrap_int(t, v); break;
     case TIR_I64: ((int64_t *)data)[i] = v; break;
     case TIR_BOOL: ((uint8_t *)data)[i] = v != 0; break;

@@ -12,6 +12,10 @@ const char *tlc_npy_descr(tir_dtype t) {
     case TIR_F32: return "<f4";
     case TIR_F8E4M3: return "|u1";
     case TIR_I8: return "|i1";
+    case TIR_I16: return "<i2";
+    case TIR_U8: return "|u1";
+    case TIR_U16: return "<u2";
+    case TIR_U32: return "<u4";
     case TIR_I32: return "<i4";
     case TIR_I64: return "<i8";
     case TIR_BOOL: return "|b1";
@@ -19,13 +23,19 @@ const char *tlc_npy_descr(tir_dtype t) {
     }
 }
 
+bool tlc_npy_matches(const tlc_npy *n, tir_dtype t) {
+    if (n->dtype == t) return true;
+    return n->raw_bits && (t == TIR_BF16 || t == TIR_F8E4M3) && tir_dtype_bytes(n->dtype) == tir_dtype_bytes(t);
+}
+
 static bool descr_dtype(const char *d, tir_dtype *t, bool *raw) {
     *raw = false;
     static const struct { const char *d; tir_dtype t; bool raw; } map[] = {
         {"<f2", TIR_F16, false}, {"<f4", TIR_F32, false}, {"|i1", TIR_I8, false},
         {"<i1", TIR_I8, false},  {"<i4", TIR_I32, false}, {"<i8", TIR_I64, false},
-        {"|b1", TIR_BOOL, false}, {"<u2", TIR_BF16, true}, {"<V2", TIR_BF16, true},
-        {"|V2", TIR_BF16, true}, {"|u1", TIR_F8E4M3, true}, {"|V1", TIR_F8E4M3, true},
+        {"|b1", TIR_BOOL, false}, {"<i2", TIR_I16, false}, {"<u4", TIR_U32, false},
+        {"<u2", TIR_U16, true},  {"|u1", TIR_U8, true},   {"<u1", TIR_U8, true},
+        {"<V2", TIR_BF16, true}, {"|V2", TIR_BF16, true}, {"|V1", TIR_F8E4M3, true},
         {"<V1", TIR_F8E4M3, true},
     };
     for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)

@@ -16,7 +16,8 @@ th_type th_from_dtype(tir_dtype t) {
     case TIR_F16: return th_scalar(TH_F16);
     case TIR_BF16: return th_scalar(TH_BF16);
     case TIR_F32: return th_scalar(TH_F32);
-    case TIR_I32: return th_scalar(TH_I32);
+    case TIR_I32: case TIR_U32: return th_scalar(TH_I32);
+    case TIR_I16: case TIR_U16: return th_scalar(TH_I16);
     case TIR_I64: return th_scalar(TH_I64);
     case TIR_F8E4M3: /* storage only: bytes */
     case TIR_I8:
@@ -254,6 +255,12 @@ bool th_fold_int(th_binop op, th_base t, int64_t x, int64_t y, int64_t *r) {
     case THB_XOR: *r = th_wrap_int(t, ux ^ uy); return true;
     case THB_MIN: *r = x < y ? x : y; return true;
     case THB_MAX: *r = x > y ? x : y; return true;
+    case THB_UMIN: case THB_UMAX: {
+        uint64_t m = bits == 64 ? ~0ull : ((1ull << bits) - 1);
+        bool lt = (ux & m) < (uy & m);
+        *r = (op == THB_UMIN) == lt ? x : y;
+        return true;
+    }
     case THB_SHL: if (y < 0 || y >= bits) return false; *r = th_wrap_int(t, ux << y); return true;
     case THB_SHR: if (y < 0 || y >= bits) return false; *r = x >= 0 ? x >> y : ~(~x >> y); return true;
     case THB_LSHR: {
@@ -319,13 +326,29 @@ th_expr *th_un(tlc_arena *a, th_unop op, th_expr *x) {
     return e;
 }
 
-th_expr *th_cmp(tlc_arena *a, th_cmpop op, th_expr *x, th_expr *y) {
-    if (x->kind == THE_INT && y->kind == THE_INT && th_type_eq(x->type, y->type)) {
-        int64_t p = x->u.ival, q = y->u.ival;
-        bool r = op == THC_EQ ? p == q : op == THC_NE ? p != q : op == THC_LT ? p < q
-               : op == THC_LE ? p <= q : op == THC_GT ? p > q : p >= q;
-        return th_int(a, TH_I1, r);
+bool th_fold_cmp(th_cmpop op, th_base t, int64_t x, int64_t y, bool *out) {
+    int bits = t == TH_I1 ? 1 : base_bytes(t) * 8;
+    uint64_t m = bits >= 64 ? ~0ull : ((1ull << bits) - 1), ux = (uint64_t)x & m, uy = (uint64_t)y & m;
+    switch (op) {
+    case THC_EQ: *out = x == y; return true;
+    case THC_NE: *out = x != y; return true;
+    case THC_LT: *out = x < y; return true;
+    case THC_LE: *out = x <= y; return true;
+    case THC_GT: *out = x > y; return true;
+    case THC_GE: *out = x >= y; return true;
+    case THC_ULT: *out = ux < uy; return true;
+    case THC_ULE: *out = ux <= uy; return true;
+    case THC_UGT: *out = ux > uy; return true;
+    case THC_UGE: *out = ux >= uy; return true;
     }
+    return false;
+}
+
+th_expr *th_cmp(tlc_arena *a, th_cmpop op, th_expr *x, th_expr *y) {
+    bool r;
+    if (x->kind == THE_INT && y->kind == THE_INT && th_type_eq(x->type, y->type) &&
+        th_fold_cmp(op, x->type.base, x->u.ival, y->u.ival, &r))
+        return th_int(a, TH_I1, r);
     th_expr *e = new_expr(a, THE_CMP, th_vec(TH_I1, x->type.lanes));
     e->u.bin.op = op;
     e->u.bin.a = x;
@@ -356,6 +379,20 @@ th_expr *th_convert(tlc_arena *a, th_expr *x, th_type t) {
     }
     th_expr *e = new_expr(a, THE_CONVERT, t);
     e->u.conv.a = x;
+    return e;
+}
+
+th_expr *th_convert_unsigned(tlc_arena *a, th_expr *x, th_type t) {
+    if (th_type_eq(x->type, t)) return x;
+    if (t.lanes <= 1 && x->type.lanes <= 1 && x->kind == THE_INT && is_int(x->type.base) && x->type.base != TH_I1) {
+        int bits = base_bytes(x->type.base) * 8;
+        uint64_t v = (uint64_t)x->u.ival & (bits >= 64 ? ~0ull : ((1ull << bits) - 1));
+        if (is_int(t.base) && t.base != TH_I1) return th_int(a, t.base, (int64_t)v);
+        if (t.base == TH_F32 || t.base == TH_F64) return th_float(a, t.base, (double)v);
+    }
+    th_expr *e = new_expr(a, THE_CONVERT, t);
+    e->u.conv.a = x;
+    e->u.conv.uns = true;
     return e;
 }
 

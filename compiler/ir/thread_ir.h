@@ -77,12 +77,14 @@ typedef enum {
     THB_AND, THB_OR, THB_XOR, THB_SHL, THB_SHR /* arithmetic */, THB_LSHR,
     THB_POW,
     THB_OR_DISJOINT, /* x | y where x and y have no bit in common (so also x + y) */
+    THB_UMIN, THB_UMAX, /* unsigned ints */
 } th_binop;
 typedef enum { THU_NEG, THU_NOT /* bitwise, i1 logical */, THU_ABS, THU_SQRT,
                THU_EXP, THU_LOG, THU_EXP2_APPROX, THU_LOG2_APPROX, THU_RSQRT_APPROX,
                THU_RCP_APPROX, THU_EXP2, THU_LOG2, THU_RSQRT,
                THU_FLOOR, THU_CEIL, THU_SIN_APPROX, THU_COS_APPROX } th_unop;
-typedef enum { THC_EQ, THC_NE, THC_LT, THC_LE, THC_GT, THC_GE } th_cmpop; /* signed / ordered */
+typedef enum { THC_EQ, THC_NE, THC_LT, THC_LE, THC_GT, THC_GE, /* signed / ordered */
+               THC_ULT, THC_ULE, THC_UGT, THC_UGE /* unsigned ints */ } th_cmpop;
 
 typedef enum {
     THI_SHFL_BFLY,   /* shfl.sync.bfly.b32 (value i32/f32, lane mask, width 32): args value, xor-mask */
@@ -106,7 +108,9 @@ struct th_expr {
         struct { int op; th_expr *a, *b; } bin;              /* BIN (th_binop), CMP (th_cmpop) */
         struct { th_unop op; th_expr *a; } un;
         struct { th_expr *cond, *a, *b; } sel;
-        struct { th_expr *a; } conv;                          /* CONVERT, BITCAST */
+        /* CONVERT, BITCAST; uns (CONVERT): the integer side is unsigned (zero
+         * extension, unsigned <-> float) */
+        struct { th_expr *a; bool uns; } conv;
         struct { th_expr *vec; int lane; } extract;
         struct { th_expr **lanes; int n; } build;
         struct { th_intrin id; th_expr **args; int nargs; } intrin;
@@ -207,6 +211,7 @@ th_expr *th_un(tlc_arena *a, th_unop op, th_expr *x);
 th_expr *th_cmp(tlc_arena *a, th_cmpop op, th_expr *x, th_expr *y);
 th_expr *th_select(tlc_arena *a, th_expr *c, th_expr *x, th_expr *y);
 th_expr *th_convert(tlc_arena *a, th_expr *x, th_type t);            /* no-op if same type */
+th_expr *th_convert_unsigned(tlc_arena *a, th_expr *x, th_type t);   /* x or the result an unsigned int */
 th_expr *th_bitcast(tlc_arena *a, th_expr *x, th_type t);
 th_expr *th_extract(tlc_arena *a, th_expr *vec, int lane);
 th_expr *th_build(tlc_arena *a, th_type t, th_expr **lanes, int n);
@@ -243,6 +248,8 @@ int64_t th_wrap_int(th_base t, uint64_t v);
  * false where the result is not defined: division by 0, shifts out of
  * range, or op not folded, e.g. unsigned division). */
 bool th_fold_int(th_binop op, th_base t, int64_t x, int64_t y, int64_t *r);
+/* Folds a comparison of integer constants of type t; false if op is unknown. */
+bool th_fold_cmp(th_cmpop op, th_base t, int64_t x, int64_t y, bool *out);
 /* A power's exponent that codegen expands into multiplications: an integer
  * constant in -64..64 (also a whole float, also through a conversion). */
 bool th_pow_small_int(const th_expr *e, int64_t *n);

@@ -13,7 +13,7 @@ static const char *binop_str(int op) {
     case THB_MIN: return "min"; case THB_MAX: return "max"; case THB_AND: return "&";
     case THB_OR: return "|"; case THB_XOR: return "^"; case THB_SHL: return "<<";
     case THB_SHR: return ">>"; case THB_LSHR: return ">>u"; case THB_POW: return "**";
-    case THB_OR_DISJOINT: return "|disjoint";
+    case THB_OR_DISJOINT: return "|disjoint"; case THB_UMIN: return "minu"; case THB_UMAX: return "maxu";
     }
     return "?bin";
 }
@@ -35,6 +35,7 @@ static const char *cmp_str(int op) {
     switch ((th_cmpop)op) {
     case THC_EQ: return "=="; case THC_NE: return "!="; case THC_LT: return "<";
     case THC_LE: return "<="; case THC_GT: return ">"; case THC_GE: return ">=";
+    case THC_ULT: return "<u"; case THC_ULE: return "<=u"; case THC_UGT: return ">u"; case THC_UGE: return ">=u";
     }
     return "?cmp";
 }
@@ -124,7 +125,7 @@ void th_print_expr(tlc_strbuf *sb, const th_expr *e) {
         tlc_sb_putc(sb, ']');
         return;
     case THE_BIN:
-        if (e->u.bin.op == THB_MIN || e->u.bin.op == THB_MAX) {
+        if (e->u.bin.op == THB_MIN || e->u.bin.op == THB_MAX || e->u.bin.op == THB_UMIN || e->u.bin.op == THB_UMAX) {
             tlc_sb_printf(sb, "%s(", binop_str(e->u.bin.op));
             th_print_expr(sb, e->u.bin.a);
             tlc_sb_puts(sb, ", ");
@@ -156,7 +157,7 @@ void th_print_expr(tlc_strbuf *sb, const th_expr *e) {
         return;
     case THE_CONVERT:
     case THE_BITCAST:
-        tlc_sb_puts(sb, e->kind == THE_CONVERT ? "cvt." : "bitcast.");
+        tlc_sb_puts(sb, e->kind == THE_BITCAST ? "bitcast." : e->u.conv.uns ? "cvtu." : "cvt.");
         put_type(sb, e->type);
         tlc_sb_putc(sb, '(');
         th_print_expr(sb, e->u.conv.a);

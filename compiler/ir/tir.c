@@ -11,7 +11,8 @@
 /* ---------------- dtypes ---------------- */
 
 static const char *const dtype_names[TIR_DTYPE_COUNT] = {
-    "float16", "bfloat16", "float32", "float8_e4m3", "int8", "int32", "int64", "bool"};
+    "float16", "bfloat16", "float32", "float8_e4m3", "int8", "int32", "int64", "bool",
+    "int16", "uint8", "uint16", "uint32"};
 
 const char *tir_dtype_name(tir_dtype t) {
     return (unsigned)t < TIR_DTYPE_COUNT ? dtype_names[t] : "?";
@@ -38,16 +39,46 @@ bool tir_dtype_parse(const char *s, tir_dtype *out) {
 
 int tir_dtype_bytes(tir_dtype t) {
     switch (t) {
-    case TIR_F16: case TIR_BF16: return 2;
-    case TIR_F32: case TIR_I32: return 4;
+    case TIR_F16: case TIR_BF16: case TIR_I16: case TIR_U16: return 2;
+    case TIR_F32: case TIR_I32: case TIR_U32: return 4;
     case TIR_I64: return 8;
-    case TIR_F8E4M3: case TIR_I8: case TIR_BOOL: return 1;
+    case TIR_F8E4M3: case TIR_I8: case TIR_U8: case TIR_BOOL: return 1;
     default: return 0;
     }
 }
 
 bool tir_dtype_is_float(tir_dtype t) {
     return t == TIR_F16 || t == TIR_BF16 || t == TIR_F32 || t == TIR_F8E4M3;
+}
+
+bool tir_dtype_is_unsigned(tir_dtype t) { return t == TIR_U8 || t == TIR_U16 || t == TIR_U32; }
+
+bool tir_dtype_int_range(tir_dtype t, int64_t *lo, int64_t *hi) {
+    switch (t) {
+    case TIR_BOOL: *lo = 0; *hi = 1; return true;
+    case TIR_I8: *lo = INT8_MIN; *hi = INT8_MAX; return true;
+    case TIR_I16: *lo = INT16_MIN; *hi = INT16_MAX; return true;
+    case TIR_I32: *lo = INT32_MIN; *hi = INT32_MAX; return true;
+    case TIR_I64: *lo = INT64_MIN; *hi = INT64_MAX; return true;
+    case TIR_U8: *lo = 0; *hi = UINT8_MAX; return true;
+    case TIR_U16: *lo = 0; *hi = UINT16_MAX; return true;
+    case TIR_U32: *lo = 0; *hi = UINT32_MAX; return true;
+    default: return false;
+    }
+}
+
+int64_t tir_wrap_int(tir_dtype t, int64_t v) {
+    uint64_t u = (uint64_t)v;
+    switch (t) {
+    case TIR_BOOL: return v != 0;
+    case TIR_I8: return (int8_t)(uint8_t)(u & 0xffu);
+    case TIR_I16: return (int16_t)(uint16_t)(u & 0xffffu);
+    case TIR_I32: return (int32_t)(uint32_t)(u & 0xffffffffu);
+    case TIR_U8: return (int64_t)(u & 0xffu);
+    case TIR_U16: return (int64_t)(u & 0xffffu);
+    case TIR_U32: return (int64_t)(u & 0xffffffffu);
+    default: return v;
+    }
 }
 
 static int float_rank(tir_dtype t) {
@@ -67,7 +98,9 @@ tir_dtype tir_promote(tir_dtype x, tir_dtype y) {
     }
     if (fx) return x;
     if (fy) return y;
-    return (x == TIR_I64 || y == TIR_I64) ? TIR_I64 : TIR_I32;
+    /* C's usual conversions: narrower integers compute as int32 */
+    if (x == TIR_I64 || y == TIR_I64) return TIR_I64;
+    return (x == TIR_U32 || y == TIR_U32) ? TIR_U32 : TIR_I32;
 }
 
 /* ---------------- names ---------------- */
@@ -250,9 +283,19 @@ static bool is_integer_type(tir_dtype t) { return !tir_dtype_is_float(t); }
 
 static bool is_compare(tir_binop op) { return op >= TB_LT && op <= TB_NE; }
 
+static bool is_shift(tir_binop op) { return op == TB_SHL || op == TB_SHR; }
+
+/* A shift's type is its left operand's (promoted), as in C. */
 static tir_dtype binary_result_type(tir_binop op, tir_dtype x, tir_dtype y) {
     if (is_compare(op) || op == TB_AND || op == TB_OR) return TIR_BOOL;
+    if (is_shift(op) && tir_dtype_is_unsigned(y)) y = TIR_I32;
     return tir_promote(x, y);
+}
+
+/* The type integer operands are converted to before the operation. */
+static tir_dtype operand_type(tir_binop op, tir_dtype x, tir_dtype y) {
+    if (is_compare(op)) return tir_promote(x, y);
+    return binary_result_type(op, x, y);
 }
 
 /* Python floor division / modulo on int64; false on overflow or zero. */
@@ -369,6 +412,17 @@ static tir_expr *new_binary(tlc_arena *a, tir_binop op, tir_expr *x, tir_expr *y
 tir_expr *tir_binary_fold(tlc_arena *a, tir_binop op, tir_expr *x, tir_expr *y, tlc_loc loc,
                           tir_fold_status *status) {
     *status = TIR_FOLD_OK;
+    /* An unsigned operand beside another integer type: both are converted
+     * first (C's usual conversions, -1 < u32 compares 0xffffffff), so that
+     * every later stage sees one operand type. */
+    if (!tir_dtype_is_float(x->dtype) && !tir_dtype_is_float(y->dtype) && x->dtype != y->dtype &&
+        op != TB_AND && op != TB_OR && (tir_dtype_is_unsigned(x->dtype) || tir_dtype_is_unsigned(y->dtype))) {
+        tir_dtype ot = operand_type(op, x->dtype, y->dtype);
+        if (tir_dtype_is_unsigned(ot)) {
+            x = tir_cast(a, x, ot, loc);
+            if (!is_shift(op)) y = tir_cast(a, y, ot, loc);
+        }
+    }
     tir_dtype rt = binary_result_type(op, x->dtype, y->dtype);
     if (x->kind == TE_INT && y->kind == TE_INT) {
         if (op == TB_POW && y->u.ival < 0) {
@@ -380,7 +434,7 @@ tir_expr *tir_binary_fold(tlc_arena *a, tir_binop op, tir_expr *x, tir_expr *y, 
         if (st != TIR_FOLD_OK) { *status = st; return NULL; }
         if (rt == TIR_BOOL) return tir_int_typed(a, r != 0, TIR_BOOL, loc);
         if (rt == TIR_I32 && (r < INT32_MIN || r > INT32_MAX)) rt = TIR_I64;
-        return tir_int_typed(a, r, rt, loc);
+        return tir_int_typed(a, tir_wrap_int(rt, r), rt, loc); /* unsigned: modulo 2^32 */
     }
     if (is_const(x) && is_const(y)) {
         double r;
@@ -438,11 +492,15 @@ tir_expr *tir_unary(tlc_arena *a, tir_unop op, tir_expr *x, tlc_loc loc) {
     if (x->kind == TE_INT) {
         int64_t v = x->u.ival;
         switch (op) {
-        case TU_NEG:
-            if (v != INT64_MIN) return tir_int_typed(a, -v, (x->dtype == TIR_BOOL) ? TIR_I32 : x->dtype, loc);
+        case TU_NEG: /* unsigned: modulo 2^32 */
+            if (v != INT64_MIN)
+                return tir_int_typed(a, tir_dtype_is_unsigned(x->dtype) ? tir_wrap_int(x->dtype, -v) : -v,
+                                     (x->dtype == TIR_BOOL) ? TIR_I32 : x->dtype, loc);
             break;
         case TU_NOT: return tir_int_typed(a, v == 0, TIR_BOOL, loc);
-        case TU_BITNOT: return tir_int_typed(a, ~v, (x->dtype == TIR_BOOL) ? TIR_I32 : x->dtype, loc);
+        case TU_BITNOT:
+            return tir_int_typed(a, tir_dtype_is_unsigned(x->dtype) ? tir_wrap_int(x->dtype, ~v) : ~v,
+                                 (x->dtype == TIR_BOOL) ? TIR_I32 : x->dtype, loc);
         case TU_ABS:
             if (v != INT64_MIN) return tir_int_typed(a, v < 0 ? -v : v, x->dtype, loc);
             break;
@@ -485,21 +543,19 @@ tir_expr *tir_cast(tlc_arena *a, tir_expr *x, tir_dtype t, tlc_loc loc) {
     if (x->dtype == t) return x;
     if (x->kind == TE_INT) {
         int64_t v = x->u.ival;
-        switch (t) {
-        case TIR_BOOL: return tir_int_typed(a, v != 0, t, loc);
-        case TIR_I8: return tir_int_typed(a, (int8_t)(uint8_t)(uint64_t)v, t, loc);
-        case TIR_I32: return tir_int_typed(a, (int32_t)(uint32_t)(uint64_t)v, t, loc);
-        case TIR_I64: return tir_int_typed(a, v, t, loc);
-        default: return tir_float(a, (double)v, t, loc);
-        }
+        if (tir_dtype_is_float(t)) return tir_float(a, (double)v, t, loc);
+        return tir_int_typed(a, tir_wrap_int(t, v), t, loc);
     }
     if (x->kind == TE_FLOAT) {
         double v = x->u.fval;
         if (tir_dtype_is_float(t)) return tir_float(a, v, t, loc);
         if (t == TIR_BOOL) return tir_int_typed(a, v != 0, t, loc);
         /* float -> int: fold only when the truncated value is representable */
-        double lim = t == TIR_I8 ? 128.0 : t == TIR_I32 ? 2147483648.0 : 9223372036854775808.0;
-        if (v > -lim - 1 && v < lim) return tir_int_typed(a, (int64_t)v, t, loc);
+        int64_t lo, hi;
+        tir_dtype_int_range(t, &lo, &hi);
+        double tv = trunc(v);
+        if (tv >= (double)lo && tv < (t == TIR_I64 ? 9223372036854775808.0 : (double)hi + 1.0))
+            return tir_int_typed(a, (int64_t)tv, t, loc);
     }
     tir_expr *e = new_expr(a, TE_CAST, t, loc);
     e->u.cast.a = x;

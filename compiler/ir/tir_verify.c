@@ -126,7 +126,7 @@ static void use_buffer(verifier *v, const tir_buffer *b, tlc_loc loc) {
 
 static void check_expr(verifier *v, const tir_expr *e, tlc_loc at);
 
-static bool is_index_dtype(tir_dtype t) { return t == TIR_I32 || t == TIR_I64 || t == TIR_I8; }
+static bool is_index_dtype(tir_dtype t) { return !tir_dtype_is_float(t) && t != TIR_BOOL; }
 
 /* Indices of a load or store: present, well formed and integers. */
 static void check_expr_list(verifier *v, tir_expr *const *xs, int n, tlc_loc at, const char *what) {

@@ -33,6 +33,27 @@ th_expr *tlc_coerce(tlc_lower_ctx *lc, th_expr *e, th_type t) {
     return th_convert(lc->a, e, t);
 }
 
+static bool is_int_base(th_base b) { return b == TH_I8 || b == TH_I16 || b == TH_I32 || b == TH_I64; }
+
+th_expr *tlc_coerce_from(tlc_lower_ctx *lc, th_expr *e, tir_dtype from, th_type t) {
+    if (!tir_dtype_is_unsigned(from) || !is_int_base(e->type.base) || th_type_eq(e->type, t)) return tlc_coerce(lc, e, t);
+    if (is_int_base(t.base) && th_type_bytes(t) > th_type_bytes(e->type)) return th_convert_unsigned(lc->a, e, t);
+    if (t.base == TH_F32 || t.base == TH_F64) return th_convert_unsigned(lc->a, e, t);
+    if (t.base == TH_F16 || t.base == TH_BF16) return tlc_coerce(lc, th_convert_unsigned(lc->a, e, th_scalar(TH_F32)), t);
+    return tlc_coerce(lc, e, t); /* narrower, the same width, or a bool: the bits decide */
+}
+
+th_expr *tlc_convert_value(tlc_lower_ctx *lc, th_expr *e, tir_dtype from, tir_dtype to, th_type rt) {
+    th_base fb = e->type.base;
+    if ((rt.base == TH_F16 || rt.base == TH_BF16) && (fb == TH_F16 || fb == TH_BF16) && fb != rt.base)
+        e = th_convert(lc->a, e, th_scalar(TH_F32)); /* f16 <-> bf16: one rounding, through f32 */
+    if (tir_dtype_is_unsigned(to) && is_float_base(fb)) {
+        if (fb == TH_F16 || fb == TH_BF16) e = th_convert(lc->a, e, th_scalar(TH_F32));
+        return th_convert_unsigned(lc->a, e, rt);
+    }
+    return tlc_coerce_from(lc, e, from, rt);
+}
+
 th_expr *tlc_zero(tlc_lower_ctx *lc, th_type t) {
     th_type s = th_scalar(t.base);
     th_expr *z = is_float_base(t.base) ? th_float(lc->a, t.base, 0.0) : th_int(lc->a, t.base, 0);

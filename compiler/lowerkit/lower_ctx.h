@@ -95,6 +95,13 @@ th_expr *tlc_let(tlc_lower_ctx *lc, const char *prefix, th_expr *e);
 th_type tlc_reg_type(tir_dtype t);
 th_type tlc_mem_type(tir_dtype t);
 th_expr *tlc_coerce(tlc_lower_ctx *lc, th_expr *e, th_type t); /* numeric conversion (bool aware) */
+/* tlc_coerce of a value of Tile IR dtype `from`: an unsigned one is zero-
+ * extended and converts to float as unsigned. */
+th_expr *tlc_coerce_from(tlc_lower_ctx *lc, th_expr *e, tir_dtype from, th_type t);
+/* A value of dtype `from` as one of dtype `to`, in type t (its register or
+ * memory type): f16 <-> bf16 through f32, unsigned sources and
+ * destinations as such. */
+th_expr *tlc_convert_value(tlc_lower_ctx *lc, th_expr *e, tir_dtype from, tir_dtype to, th_type t);
 th_expr *tlc_i32(tlc_lower_ctx *lc, int64_t v);
 th_expr *tlc_zero(tlc_lower_ctx *lc, th_type t); /* scalar or vector zero */
 th_expr *tlc_i64(tlc_lower_ctx *lc, int64_t v);

@@ -64,14 +64,16 @@ static th_expr *lower_binary(tlc_lower_ctx *lc, const tir_expr *e) {
     tir_binop op = e->u.bin.op;
     th_expr *x = tlc_lower_expr(lc, e->u.bin.a);
     th_expr *y = tlc_lower_expr(lc, e->u.bin.b);
+    tir_dtype xt = e->u.bin.a->dtype, yt = e->u.bin.b->dtype;
     if (op >= TB_LT && op <= TB_NE) {
-        tir_dtype pt = tir_promote(e->u.bin.a->dtype, e->u.bin.b->dtype);
+        tir_dtype pt = tir_promote(xt, yt);
         th_type ct = compute_type(pt);
         if (ct.base == TH_I1) ct = th_scalar(TH_I32);
-        x = tlc_coerce(lc, x, ct);
-        y = tlc_coerce(lc, y, ct);
+        x = tlc_coerce_from(lc, x, xt, ct);
+        y = tlc_coerce_from(lc, y, yt, ct);
         static const th_cmpop cmp[] = {THC_LT, THC_LE, THC_GT, THC_GE, THC_EQ, THC_NE};
-        return th_cmp(lc->a, cmp[op - TB_LT], x, y);
+        static const th_cmpop ucmp[] = {THC_ULT, THC_ULE, THC_UGT, THC_UGE, THC_EQ, THC_NE};
+        return th_cmp(lc->a, (tir_dtype_is_unsigned(pt) ? ucmp : cmp)[op - TB_LT], x, y);
     }
     if (op == TB_AND || op == TB_OR) {
         x = tlc_coerce(lc, x, th_scalar(TH_I1));
@@ -83,13 +85,23 @@ static th_expr *lower_binary(tlc_lower_ctx *lc, const tir_expr *e) {
     bool fl = tir_dtype_is_float(e->dtype);
     if (op == TB_DIV && !fl) ct = th_scalar(TH_F32); /* true division of ints: sema types it float */
     if (op == TB_POW && !fl) ct = th_scalar(TH_F32); /* integer power: computed in f32, then rounded */
-    x = tlc_coerce(lc, x, ct);
-    y = tlc_coerce(lc, y, ct);
+    x = tlc_coerce_from(lc, x, xt, ct);
+    y = tlc_coerce_from(lc, y, yt, ct);
     bool cfl = ct.base == TH_F32;
     double c;
     if (op == TB_DIV && cfl && const_f32(e->u.bin.b, &c) && fabs(c) >= 0x1p-126) /* 1/c: a normal float32 */
         return tlc_coerce(lc, th_bin(lc->a, THB_MUL, x, th_float(lc->a, TH_F32, (double)(float)(1.0 / c))), rt);
     th_binop bop = arith_op(op, cfl);
+    if (!cfl && tir_dtype_is_unsigned(e->dtype)) { /* uint32 (narrower ones compute as int32) */
+        switch (bop) {
+        case THB_FLOORDIV: bop = THB_UDIV; break;
+        case THB_FLOORMOD: bop = THB_UREM; break;
+        case THB_SHR: bop = THB_LSHR; break;
+        case THB_MIN: bop = THB_UMIN; break;
+        case THB_MAX: bop = THB_UMAX; break;
+        default: break;
+        }
+    }
     int64_t lo, hi, d;
     /* Python's floor division and modulo of a value known not to be
      * negative by a positive constant are C's unsigned ones (a shift and a
@@ -103,18 +115,21 @@ static th_expr *lower_binary(tlc_lower_ctx *lc, const tir_expr *e) {
 
 static th_expr *lower_unary(tlc_lower_ctx *lc, const tir_expr *e) {
     th_expr *x = tlc_lower_expr(lc, e->u.un.a);
+    tir_dtype xt = e->u.un.a->dtype;
     th_type rt = tlc_reg_type(e->dtype);
     th_type ct = compute_type(e->dtype);
     switch (e->u.un.op) {
     case TU_NOT: return th_un(lc->a, THU_NOT, tlc_coerce(lc, x, th_scalar(TH_I1)));
-    case TU_BITNOT: return th_un(lc->a, THU_NOT, tlc_coerce(lc, x, rt));
-    case TU_NEG: return tlc_coerce(lc, th_un(lc->a, THU_NEG, tlc_coerce(lc, x, ct)), rt);
-    case TU_ABS: return tlc_coerce(lc, th_un(lc->a, THU_ABS, tlc_coerce(lc, x, ct)), rt);
+    case TU_BITNOT: return th_un(lc->a, THU_NOT, tlc_coerce_from(lc, x, xt, rt));
+    case TU_NEG: return tlc_coerce(lc, th_un(lc->a, THU_NEG, tlc_coerce_from(lc, x, xt, ct)), rt);
+    case TU_ABS:
+        if (tir_dtype_is_unsigned(e->dtype)) return tlc_coerce_from(lc, x, xt, rt);
+        return tlc_coerce(lc, th_un(lc->a, THU_ABS, tlc_coerce_from(lc, x, xt, ct)), rt);
     default: break;
     }
     /* transcendental: float32 */
     th_type f = th_scalar(TH_F32);
-    x = tlc_coerce(lc, x, f);
+    x = tlc_coerce_from(lc, x, xt, f);
     th_expr *r;
     switch (e->u.un.op) {
     case TU_EXP: r = th_un(lc->a, THU_EXP2_APPROX, th_bin(lc->a, THB_MUL, x, th_float(lc->a, TH_F32, 1.4426950408889634))); break;
@@ -151,20 +166,13 @@ th_expr *tlc_lower_expr(tlc_lower_ctx *lc, const tir_expr *e) {
     case TE_LOAD: return tlc_lower_load(lc, e->u.load.buf, e->u.load.idx, e->loc);
     case TE_BINARY: return lower_binary(lc, e);
     case TE_UNARY: return lower_unary(lc, e);
-    case TE_CAST: {
-        th_expr *x = tlc_lower_expr(lc, e->u.cast.a);
-        th_type rt = tlc_reg_type(e->dtype);
-        /* half <-> bfloat16 goes through f32 */
-        if ((rt.base == TH_F16 || rt.base == TH_BF16) && (x->type.base == TH_F16 || x->type.base == TH_BF16) &&
-            x->type.base != rt.base)
-            x = th_convert(lc->a, x, th_scalar(TH_F32));
-        return tlc_coerce(lc, x, rt);
-    }
+    case TE_CAST:
+        return tlc_convert_value(lc, tlc_lower_expr(lc, e->u.cast.a), e->u.cast.a->dtype, e->dtype, tlc_reg_type(e->dtype));
     case TE_SELECT: {
         th_type rt = tlc_reg_type(e->dtype);
         th_expr *c = tlc_coerce(lc, tlc_lower_expr(lc, e->u.sel.cond), th_scalar(TH_I1));
-        th_expr *x = tlc_coerce(lc, tlc_lower_expr(lc, e->u.sel.a), rt);
-        th_expr *y = tlc_coerce(lc, tlc_lower_expr(lc, e->u.sel.b), rt);
+        th_expr *x = tlc_coerce_from(lc, tlc_lower_expr(lc, e->u.sel.a), e->u.sel.a->dtype, rt);
+        th_expr *y = tlc_coerce_from(lc, tlc_lower_expr(lc, e->u.sel.b), e->u.sel.b->dtype, rt);
         return th_select(lc->a, c, x, y);
     }
     }

@@ -165,10 +165,7 @@ static void copy_group(tlc_lower_ctx *lc, const copy_walk *w, th_expr *const *il
     th_expr *conv[16];
     for (int64_t i = 0; i < vw; i++) {
         th_expr *x = th_array_read(a, w->lanes, tlc_i32(lc, i));
-        if ((x->type.base == TH_F16 || x->type.base == TH_BF16) && (dt.base == TH_F16 || dt.base == TH_BF16) &&
-            x->type.base != dt.base)
-            x = th_convert(a, x, th_scalar(TH_F32));
-        conv[i] = tlc_coerce(lc, x, dt);
+        conv[i] = tlc_convert_value(lc, x, src->b->dtype, dst->b->dtype, dt);
     }
     if (dst->b->scope == TIR_SCOPE_FRAGMENT) {
         for (int64_t i = 0; i < vw; i++)
@@ -480,9 +477,7 @@ static void chunk_store(tlc_lower_ctx *lc, const tlc_fragment *I, const side *sr
             th_expr *x[2];
             for (int e = 0; e < 2; e++) {
                 th_expr *v = th_array_read(a, lc->regs[src->b->id], tlc_i32(lc, first[gi * 4 + m] + e));
-                if ((v->type.base == TH_F16 || v->type.base == TH_BF16) && v->type.base != dt.base)
-                    v = th_convert(a, v, th_scalar(TH_F32));
-                x[e] = tlc_coerce(lc, v, dt);
+                x[e] = tlc_convert_value(lc, v, src->b->dtype, dst->b->dtype, dt);
             }
             word[m] = th_bitcast(a, th_build(a, h2, x, 2), th_scalar(TH_I32));
         }
@@ -533,10 +528,7 @@ static bool reg_copy(tlc_lower_ctx *lc, const tir_buffer *src, const tir_buffer 
     for (int64_t s = 0; s < D->slots; s++) {
         if (map[s] < 0) continue;
         th_expr *x = th_array_read(lc->a, lc->regs[src->id], tlc_i32(lc, map[s]));
-        if ((x->type.base == TH_F16 || x->type.base == TH_BF16) && (dt.base == TH_F16 || dt.base == TH_BF16) &&
-            x->type.base != dt.base)
-            x = th_convert(lc->a, x, th_scalar(TH_F32));
-        tlc_emit(lc, th_assign(lc->a, lc->regs[dst->id], tlc_i32(lc, s), tlc_coerce(lc, x, dt)));
+        tlc_emit(lc, th_assign(lc->a, lc->regs[dst->id], tlc_i32(lc, s), tlc_convert_value(lc, x, src->dtype, dst->dtype, dt)));
     }
     return true;
 }

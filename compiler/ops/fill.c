@@ -68,7 +68,8 @@ static void fill_lower(tlc_lower_ctx *lc, const tir_stmt *s) {
     const tir_region *r = &s->u.fill.dst;
     const tir_buffer *b = r->buf;
     th_type rt = tlc_reg_type(b->dtype);
-    th_expr *value = tlc_let(lc, "fv", tlc_coerce(lc, tlc_lower_expr(lc, s->u.fill.value), rt));
+    const tir_expr *fv = s->u.fill.value;
+    th_expr *value = tlc_let(lc, "fv", tlc_convert_value(lc, tlc_lower_expr(lc, fv), fv->dtype, b->dtype, rt));
     switch (b->scope) {
     case TIR_SCOPE_VAR:
         tlc_emit(lc, th_assign(a, lc->regs[b->id], NULL, value));

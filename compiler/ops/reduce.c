@@ -73,14 +73,15 @@ typedef struct rctx {
     tlc_lower_ctx *lc;
     tir_reduce_kind kind;
     th_type ct;
+    bool uns; /* uint32 values: unsigned min and max */
 } rctx;
 
 static th_expr *combine(const rctx *r, th_expr *x, th_expr *y) {
     tlc_arena *a = r->lc->a;
     switch (r->kind) {
     case TIR_REDUCE_SUM: case TIR_REDUCE_ABSSUM: return th_bin(a, THB_ADD, x, y);
-    case TIR_REDUCE_MIN: return th_bin(a, THB_MIN, x, y);
-    default: return th_bin(a, THB_MAX, x, y);
+    case TIR_REDUCE_MIN: return th_bin(a, r->uns ? THB_UMIN : THB_MIN, x, y);
+    default: return th_bin(a, r->uns ? THB_UMAX : THB_MAX, x, y);
     }
 }
 
@@ -88,8 +89,8 @@ static th_expr *identity(const rctx *r) {
     tlc_arena *a = r->lc->a;
     bool fl = r->ct.base == TH_F32;
     switch (r->kind) {
-    case TIR_REDUCE_MAX: return fl ? th_float(a, TH_F32, -INFINITY) : th_int(a, r->ct.base, INT32_MIN);
-    case TIR_REDUCE_MIN: return fl ? th_float(a, TH_F32, INFINITY) : th_int(a, r->ct.base, INT32_MAX);
+    case TIR_REDUCE_MAX: return fl ? th_float(a, TH_F32, -INFINITY) : th_int(a, r->ct.base, r->uns ? 0 : INT32_MIN);
+    case TIR_REDUCE_MIN: return fl ? th_float(a, TH_F32, INFINITY) : th_int(a, r->ct.base, r->uns ? -1 : INT32_MAX);
     default: return fl ? th_float(a, TH_F32, 0.0) : th_int(a, r->ct.base, 0);
     }
 }
@@ -137,7 +138,7 @@ static void reduce_lower(tlc_lower_ctx *lc, const tir_stmt *s) {
                   src->name, dim);
         return;
     }
-    rctx r = {lc, s->u.reduce.kind, th_scalar(TH_F32)};
+    rctx r = {lc, s->u.reduce.kind, th_scalar(TH_F32), src->dtype == TIR_U32 || dst->dtype == TIR_U32};
     if (!tir_dtype_is_float(dst->dtype)) {
         if (tir_dtype_bytes(dst->dtype) > 4) {
             tlc_error(lc->diag, s->loc, "reduce into %s is not supported (at most 32-bit integers)",
@@ -167,8 +168,9 @@ static void reduce_lower(tlc_lower_ctx *lc, const tir_stmt *s) {
             if (rs != ds) continue;
             th_expr *valid = tlc_frag_valid(lc, F, tidx, ss);
             if (valid && valid->kind == THE_INT && valid->u.ival == 0) continue;
-            th_expr *v = tlc_coerce(lc, th_array_read(a, lc->regs[src->id], tlc_i32(lc, ss)), r.ct);
-            if (r.kind == TIR_REDUCE_ABSMAX || r.kind == TIR_REDUCE_ABSSUM) v = th_un(a, THU_ABS, v);
+            th_expr *v = tlc_coerce_from(lc, th_array_read(a, lc->regs[src->id], tlc_i32(lc, ss)), src->dtype, r.ct);
+            if ((r.kind == TIR_REDUCE_ABSMAX || r.kind == TIR_REDUCE_ABSSUM) && !tir_dtype_is_unsigned(src->dtype))
+                v = th_un(a, THU_ABS, v);
             if (valid) v = th_select(a, valid, v, identity(&r));
             vals[n++] = v;
         }
@@ -243,8 +245,8 @@ static void reduce_lower(tlc_lower_ctx *lc, const tir_stmt *s) {
     for (int64_t ds = 0; ds < nd; ds++) {
         th_expr *v = th_array_read(a, part, tlc_i32(lc, ds));
         if (!s->u.reduce.clear) {
-            th_expr *old = tlc_coerce(lc, th_array_read(a, lc->regs[dst->id], tlc_i32(lc, ds)), r.ct);
-            v = r.kind == TIR_REDUCE_ABSMAX ? th_bin(a, THB_MAX, old, v) : combine(&r, old, v);
+            th_expr *old = tlc_coerce_from(lc, th_array_read(a, lc->regs[dst->id], tlc_i32(lc, ds)), dst->dtype, r.ct);
+            v = r.kind == TIR_REDUCE_ABSMAX ? th_bin(a, r.uns ? THB_UMAX : THB_MAX, old, v) : combine(&r, old, v);
         }
         tlc_emit(lc, th_assign(a, lc->regs[dst->id], tlc_i32(lc, ds), tlc_coerce(lc, v, dt)));
     }

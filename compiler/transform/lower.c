@@ -548,7 +548,8 @@ static void lower_stmt_kind(tlc_lower_ctx *lc, const tir_stmt *s) {
         const tir_var *v = s->u.let.var;
         th_type t = tlc_reg_type(v->dtype);
         if (!lc->var_slot[v->id]) lc->var_slot[v->id] = th_new_var(lc->a, lc->tk, v->name, t, 0);
-        th_expr *val = tlc_coerce(lc, tlc_lower_expr(lc, s->u.let.value), lc->var_slot[v->id]->type);
+        th_expr *val = tlc_coerce_from(lc, tlc_lower_expr(lc, s->u.let.value), s->u.let.value->dtype,
+                                       lc->var_slot[v->id]->type);
         tlc_emit(lc, th_assign(lc->a, lc->var_slot[v->id], NULL, val));
         break;
     }
@@ -567,17 +568,6 @@ static void lower_stmt_kind(tlc_lower_ctx *lc, const tir_stmt *s) {
 }
 
 /* ---------------- kernel setup ---------------- */
-static th_type scalar_param_type(tir_dtype t) {
-    switch (t) {
-    case TIR_F16: return th_scalar(TH_F16);
-    case TIR_BF16: return th_scalar(TH_BF16);
-    case TIR_F32: return th_scalar(TH_F32);
-    case TIR_I32: return th_scalar(TH_I32);
-    case TIR_I64: return th_scalar(TH_I64);
-    default: return th_scalar(TH_I8);
-    }
-}
-
 /* Block indices. use_swizzle on a 2D grid walks blocks in panels of
  * `panel` rows (order "row": by varies fastest inside a panel, so blocks
  * launched together share the same columns of B) or columns ("col"); the
@@ -696,7 +686,7 @@ static th_kernel *lower_kernel(const tir_module *m, int index, tlrt_kernel_meta 
     int first_scalar = np;
     for (int i = 0; i < k->nparams; i++)
         if (k->params[i].kind == TIR_PARAM_SCALAR)
-            tk->params[np++] = (th_param){k->params[i].name, scalar_param_type(k->params[i].var->dtype), 0};
+            tk->params[np++] = (th_param){k->params[i].name, th_from_dtype(k->params[i].var->dtype), 0};
     tlc_pipe_collect_tmaps(lc, &np); /* TMA descriptors: after the scalars */
     if (lc->plan->ws.dynamic_tiles) /* run-time tiles: the counter pair, last (metadata.h's ABI) */
         tk->params[np++] = (th_param){"tile_counter", th_ptr(TH_AS_GLOBAL), 0};

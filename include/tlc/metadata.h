@@ -93,7 +93,8 @@
  *     // tlc.meta launch split_logsumexp_k0
  *     // tlc.meta launch split_logsumexp_k1
  * - "end" closes the block; a block without it (a truncated file) is rejected.
- * dtypes: float16 bfloat16 float32 float8_e4m3 int8 int32 int64 bool.
+ * dtypes: float16 bfloat16 float32 float8_e4m3 int8 int16 int32 int64 uint8
+ * uint16 uint32 bool.
  *
  * ---------------------------------------------------------------------------
  * PTX parameter ABI (codegen emits the .entry parameter list in this order):
@@ -104,6 +105,7 @@
  *        float16, bfloat16 -> .b16 (IEEE half / bfloat16 bits)
  *        float32 -> .f32   float8_e4m3 -> .b8   int8 -> .s8   bool -> .u8 (0/1)
  *        int32 -> .s32     int64 -> .s64
+ *        int16, uint16 -> 16 bits   uint8 -> 8 bits   uint32 -> 32 bits
  *   4. one `.param .align 128 .b8 NAME[128]` per tmap, in tmap order: the
  *      CUtensorMap, used in place: `mov.u64 %rd, NAME; cvta.param.u64 %rd,
  *      %rd;` gives the generic address cp.async.bulk.tensor takes (without
@@ -146,12 +148,13 @@ enum {
 /* Same order and names as the compiler's tir_dtype. */
 typedef enum {
     TLRT_F16, TLRT_BF16, TLRT_F32, TLRT_F8E4M3, TLRT_I8, TLRT_I32, TLRT_I64, TLRT_BOOL,
+    TLRT_I16, TLRT_U8, TLRT_U16, TLRT_U32,
     TLRT_DTYPE_COUNT
 } tlrt_dtype;
 TLC_API const char *tlrt_dtype_name(tlrt_dtype t);             /* "float16"; "?" when out of range */
 TLC_API bool tlrt_dtype_parse(const char *s, tlrt_dtype *out); /* canonical names only */
 TLC_API int tlrt_dtype_bytes(tlrt_dtype t);                    /* 0 when out of range */
-TLC_API bool tlrt_dtype_is_int(tlrt_dtype t);                  /* int8 int32 int64 bool */
+TLC_API bool tlrt_dtype_is_int(tlrt_dtype t);                  /* every integer dtype and bool */
 
 /* Grid expressions, stored in postfix order. */
 typedef enum {

@@ -26,3 +26,32 @@ def oob(X: Tensor[(N,), float32], Y: Tensor[(N,), float32], k: int32):
             t[i] = X[i]
         Y[0] = t[k]
 """
+
+# Unsigned and 16-bit integer dtypes (tests/golden/tilelang/unsigned.py): inputs, the scalar `bound`, and
+# NumPy's results for F, U, B, C and R.
+UNSIGNED = os.path.join(ROOT, "tests", "golden", "tilelang", "unsigned.py")
+UNSIGNED_BOUND = 0x90000000
+
+
+def unsigned_inputs():
+    import numpy as np
+    rng = np.random.default_rng(7)
+    m = rng.integers(0, 256, 256).astype(np.uint8)
+    w = rng.integers(0, 2**32, 256, dtype=np.uint64).astype(np.uint32)
+    w[:5] = [0, 0xFFFFFFFF, 0x80000000, 0x80000001, 7]
+    h = rng.integers(0, 65536, 256).astype(np.uint16)
+    s = rng.integers(-32768, 32768, 256).astype(np.int16)
+    s[:2] = [-32768, 32767]
+    return {"M": m, "W": w, "H": h, "S": s}
+
+
+def unsigned_expected(inp):
+    import numpy as np
+    m, w, h, s = inp["M"], inp["W"].astype(np.int64), inp["H"], inp["S"]
+    f = (m + ((w >> 28) & 15) * 1000.0 + h * 0.25 + s + np.where(w > 0x80000000, 0.5, 0)
+         + np.where(0xFFFFFFFF < w, 0, 0.125)).astype(np.float32)
+    u = ((w // 3) + np.maximum(w, 7) % 5 + np.minimum(w, UNSIGNED_BOUND) + (w << 3) + (0xFFFFFFFF - w)) & 0xFFFFFFFF
+    b = np.clip(np.trunc(m.astype(np.float32) * np.float32(2) - np.float32(100)), 0, 255).astype(np.uint8)
+    c = np.clip(np.trunc(s.astype(np.float32) * np.float32(0.01)), -128, 127).astype(np.int8)
+    r = np.array([w.max(), w.min(), (int(m[0]) * 0x01010101) & 0xFFFFFFFF, int(s[0]) & 0xFFFFFFFF], np.uint32)
+    return {"F": f, "U": u.astype(np.uint32), "B": b, "C": c, "R": r}

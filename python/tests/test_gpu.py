@@ -4,7 +4,7 @@ import os
 import unittest
 
 import tlc
-from kernels import EXAMPLES, ROOT, SCALE
+from kernels import EXAMPLES, ROOT, SCALE, UNSIGNED, UNSIGNED_BOUND, unsigned_expected, unsigned_inputs
 
 try:
     import torch
@@ -158,6 +158,20 @@ class GpuTest(unittest.TestCase):
                 c = torch.full((2, 64, 128), float("nan"), device="cuda")
                 tlc.compile(path, kernel="stage_slices", arch=arch)(a3, b3, bt3, c)
                 torch.testing.assert_close(c.double(), want, rtol=1e-3, atol=2e-2)
+
+    def test_unsigned_and_16_bit_integers(self):
+        inp = unsigned_inputs()
+        want = unsigned_expected(inp)
+        args = {k: torch.from_numpy(v).cuda() for k, v in inp.items()}
+        for backend in ("direct", "llvm"):
+            for arch in ("sm_90a", "sm_80") if _sm90() else ("sm_80",):
+                with self.subTest(backend=backend, arch=arch):
+                    out = {k: torch.from_numpy(v).cuda().fill_(0x5a) for k, v in want.items()}
+                    k = tlc.compile(UNSIGNED, arch=arch, backend=backend)
+                    k(args["M"], args["W"], args["H"], args["S"], UNSIGNED_BOUND, out["F"], out["U"], out["B"],
+                      out["C"], out["R"])
+                    for name, v in want.items():
+                        self.assertTrue((out[name].cpu().numpy() == v).all(), name)
 
     def test_fragments_held_by_every_thread(self):
         # a (1,) scalar, a bool mask read in a serial loop, a reduce into (1,), a transposed read

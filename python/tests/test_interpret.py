@@ -6,7 +6,8 @@ import unittest
 import numpy as np
 
 import tlc
-from kernels import EXAMPLES, OUT_OF_BOUNDS, ROOT, SCALE
+from kernels import (EXAMPLES, OUT_OF_BOUNDS, ROOT, SCALE, UNSIGNED, UNSIGNED_BOUND, unsigned_expected,
+                     unsigned_inputs)
 
 
 class InterpretTest(unittest.TestCase):
@@ -31,6 +32,14 @@ class InterpretTest(unittest.TestCase):
         np.testing.assert_allclose(b, np.cumsum(a, axis=1), rtol=1e-5, atol=1e-5)
         np.testing.assert_allclose(c, np.cumsum(a[::-1], axis=0)[::-1], rtol=1e-5, atol=1e-5)
         np.testing.assert_allclose(d, np.cumsum(a[0].astype(np.float16).astype(np.float64)), rtol=2e-3, atol=2e-2)
+
+    def test_unsigned_and_16_bit_integers(self):
+        inp = unsigned_inputs()
+        want = unsigned_expected(inp)
+        out = {k: np.zeros_like(v) for k, v in want.items()}
+        tlc.interpret(UNSIGNED, {**inp, "bound": UNSIGNED_BOUND, **out})
+        for k, v in want.items():
+            np.testing.assert_array_equal(out[k], v, err_msg=k)
 
     def test_gemm_operand_slices(self):
         rng = np.random.default_rng(5)

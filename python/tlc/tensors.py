@@ -4,12 +4,15 @@ import ctypes
 import sys
 
 # __cuda_array_interface__ typestr -> tlc dtype name
-_TYPESTR = {"<f2": "float16", "<f4": "float32", "|i1": "int8", "<i4": "int32", "<i8": "int64", "|b1": "bool"}
+_TYPESTR = {"<f2": "float16", "<f4": "float32", "|i1": "int8", "<i2": "int16", "<i4": "int32", "<i8": "int64",
+            "|u1": "uint8", "<u2": "uint16", "<u4": "uint32", "|b1": "bool"}
 # DLPack (code, bits) -> tlc dtype name
-_DL_DTYPE = {(2, 16): "float16", (4, 16): "bfloat16", (2, 32): "float32", (0, 8): "int8", (0, 32): "int32",
-             (0, 64): "int64", (6, 8): "bool", (1, 8): "bool"}
+_DL_DTYPE = {(2, 16): "float16", (4, 16): "bfloat16", (2, 32): "float32", (0, 8): "int8", (0, 16): "int16",
+             (0, 32): "int32", (0, 64): "int64", (1, 8): "uint8", (1, 16): "uint16", (1, 32): "uint32",
+             (6, 8): "bool"}
 _DL_CUDA, _DL_CUDA_MANAGED = 2, 13
-_DTYPE_NAMES = ("float16", "bfloat16", "float32", "float8_e4m3", "int8", "int32", "int64", "bool")
+_DTYPE_NAMES = ("float16", "bfloat16", "float32", "float8_e4m3", "int8", "int16", "int32", "int64", "uint8", "uint16",
+                "uint32", "bool")
 
 
 class DeviceTensor:
@@ -38,10 +41,11 @@ class _DLTensor(ctypes.Structure):
 def _torch_dtype_names():
     import torch
     names = {torch.float16: "float16", torch.bfloat16: "bfloat16", torch.float32: "float32",
-             torch.int8: "int8", torch.int32: "int32", torch.int64: "int64", torch.bool: "bool"}
-    fp8 = getattr(torch, "float8_e4m3fn", None)
-    if fp8 is not None:
-        names[fp8] = "float8_e4m3"
+             torch.int8: "int8", torch.int16: "int16", torch.int32: "int32", torch.int64: "int64",
+             torch.uint8: "uint8", torch.bool: "bool"}
+    for attr, name in (("float8_e4m3fn", "float8_e4m3"), ("uint16", "uint16"), ("uint32", "uint32")):
+        if getattr(torch, attr, None) is not None:
+            names[getattr(torch, attr)] = name
     return names
 
 
