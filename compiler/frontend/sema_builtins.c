@@ -97,7 +97,9 @@ static const builtin_spec builtins[] = {
     {"Layout", B_LAYOUT, BK_EXPR, P("shape", "forward_fn"), 2, 2, 0, 0},
     {"dynamic", B_DYNAMIC, BK_EXPR, P("name", "dtype"), 2, 1, 0, 0},
     {"symbolic", B_DYNAMIC, BK_EXPR, P("name", "dtype"), 2, 1, 0, 0},
-    {"const", B_CONST, BK_EXPR, P("name", "dtype"), 2, 1, 0, 0},
+    {"const", B_CONST, BK_EXPR, P("name", "dtype"), 2, 1, 0, 0}, /* TVM's tir.const(value, dtype) too */
+    /* TVM's reinterpret(dtype, value), also written reinterpret(value, dtype=...) */
+    {"reinterpret", B_REINTERPRET, BK_EXPR, P("value", "dtype"), 2, 2, 0, 0},
 
     {"Tensor", B_TENSOR, BK_DECL, P("shape", "dtype"), 2, 2, 0, 0},
     {"Buffer", B_TENSOR, BK_DECL, P("shape", "dtype"), 2, 2, 0, 0},
@@ -118,7 +120,8 @@ const builtin_spec *sema_builtin_lookup(const char *name) {
 /* Prefixes that only name the module a builtin lives in. */
 static bool is_module_prefix(const char *s) {
     return strcmp(s, "T") == 0 || strcmp(s, "tl") == 0 || strcmp(s, "tilelang") == 0 ||
-           strcmp(s, "language") == 0 || strcmp(s, "layout") == 0;
+           strcmp(s, "language") == 0 || strcmp(s, "layout") == 0 || strcmp(s, "tvm") == 0 || strcmp(s, "tir") == 0 ||
+           strcmp(s, "tirx") == 0;
 }
 
 enum { MAX_CHAIN = 16 };

@@ -724,6 +724,25 @@ static sv eval_call(sema *S, const ast_expr *e) {
         if (!x || !okt) return sv_error();
         return sv_scalar(tir_cast(A, x, t, loc), loc);
     }
+    case B_REINTERPRET: { /* reinterpret(dtype, value); TileLang also writes reinterpret(value, dtype=...) */
+        tir_dtype t;
+        sv first = sema_eval(S, args.arg[0]);
+        if (first.kind == SV_ERROR) return first;
+        bool value_first = first.kind == SV_SCALAR;
+        if (!sema_eval_dtype(S, args.arg[value_first ? 1 : 0], &t)) return sv_error();
+        tir_expr *x = value_first ? first.u.e : sema_eval_scalar(S, args.arg[1]);
+        if (!x) return sv_error();
+        int xb = tir_dtype_bytes(x->dtype), tb = tir_dtype_bytes(t);
+        if (x->dtype == TIR_BOOL || t == TIR_BOOL || xb < tb || (xb > tb && tir_dtype_is_float(x->dtype))) {
+            tlc_error(S->diag, loc, "reinterpret() takes a value of %s's size (%d byte%s), got %s", tir_dtype_name(t), tb,
+                      tb == 1 ? "" : "s", tir_dtype_name(x->dtype));
+            return sv_error();
+        }
+        /* a wider integer (C's promotion made uint8 & uint8 an int32) gives its low bytes */
+        static const tir_dtype low[] = {TIR_U8, TIR_U8, TIR_U16, TIR_U32, TIR_U32};
+        if (xb > tb) x = tir_cast(A, x, low[tb], loc);
+        return sv_scalar(tir_reinterpret(A, x, t, loc), loc);
+    }
     case B_CEILDIV: {
         tir_expr *x = sema_eval_int(S, args.arg[0], "ceildiv() argument");
         tir_expr *y = sema_eval_int(S, args.arg[1], "ceildiv() argument");
@@ -773,6 +792,15 @@ static sv eval_call(sema *S, const ast_expr *e) {
     case B_CONST: { /* M, N = T.const("M, N"): dims bound from the tensors at launch */
         sv n = sema_eval(S, args.arg[0]);
         if (n.kind == SV_ERROR) return n;
+        if (n.kind == SV_SCALAR && n.u.e->kind != TE_VAR) { /* TVM's tir.const(value, dtype): a typed constant */
+            tir_dtype t = n.u.e->dtype;
+            if (args.arg[1] && !sema_eval_dtype(S, args.arg[1], &t)) return sv_error();
+            if (n.u.e->kind != TE_INT && n.u.e->kind != TE_FLOAT) {
+                tlc_error(S->diag, args.arg[0]->loc, "tir.const() takes a number known during compilation");
+                return sv_error();
+            }
+            return sv_scalar(tir_cast(A, n.u.e, t, loc), loc);
+        }
         if (n.kind != SV_STRING) {
             tlc_error(S->diag, args.arg[0]->loc, "T.const() expects a string of names, such as \"M, N\"");
             return sv_error();

@@ -165,7 +165,7 @@ static bool out_range(const tir_expr *e, const sema_index_map *m, int64_t *lo, i
                 return *hi < big;
             }
         return false;
-    case TE_CAST: return out_range(e->u.cast.a, m, lo, hi, depth + 1);
+    case TE_CAST: return !e->u.cast.bits && out_range(e->u.cast.a, m, lo, hi, depth + 1);
     case TE_UNARY:
         if (!out_range(e->u.un.a, m, lo, hi, depth + 1)) return false;
         int64_t t = *lo;
@@ -301,7 +301,9 @@ static tir_expr *subst(sema *S, const tir_expr *e, const sema_index_map *m, tir_
     case TE_BINARY:
         return tir_binary(A, e->u.bin.op, subst(S, e->u.bin.a, m, idx, loc), subst(S, e->u.bin.b, m, idx, loc), loc);
     case TE_UNARY: return tir_unary(A, e->u.un.op, subst(S, e->u.un.a, m, idx, loc), loc);
-    case TE_CAST: return tir_cast(A, subst(S, e->u.cast.a, m, idx, loc), e->dtype, loc);
+    case TE_CAST:
+        if (e->u.cast.bits) return tir_reinterpret(A, subst(S, e->u.cast.a, m, idx, loc), e->dtype, loc);
+        return tir_cast(A, subst(S, e->u.cast.a, m, idx, loc), e->dtype, loc);
     default: break;
     }
     return (tir_expr *)e;

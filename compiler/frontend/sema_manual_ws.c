@@ -283,7 +283,7 @@ static bool eval(sim *m, const tir_expr *e, int64_t *out) {
         return true;
     }
     case TE_CAST:
-        if (tir_dtype_is_float(e->dtype)) return false;
+        if (tir_dtype_is_float(e->dtype) || e->u.cast.bits) return false;
         return eval(m, e->u.cast.a, out);
     case TE_SELECT:
         if (!eval(m, e->u.sel.cond, &x)) return false;

@@ -12,6 +12,16 @@ tlc_ival tlc_interp_convert(tlc_ival v, tir_dtype from, tir_dtype to) {
     return r;
 }
 
+tlc_ival tlc_interp_reinterpret(tlc_ival v, tir_dtype from, tir_dtype to) {
+    uint64_t bytes = 0; /* the value as memory holds it */
+    if (tlc_interp_isf(from)) tlc_host_store_f(&bytes, from, 0, v.f);
+    else tlc_host_store_i(&bytes, from, 0, v.i);
+    tlc_ival r;
+    if (tlc_interp_isf(to)) r.f = tlc_host_load_f(&bytes, to, 0);
+    else r.i = tlc_host_load_i(&bytes, to, 0);
+    return r;
+}
+
 ibuf *tlc_interp_buf(tlc_interp *it, const tir_buffer *b, tlc_loc loc) {
     ibuf *ib = &it->bufs[b->id];
     if (!ib->live)
@@ -218,7 +228,9 @@ tlc_ival tlc_interp_eval(tlc_interp *it, const tir_expr *e) {
     }
     case TE_BINARY: return eval_binary(it, e);
     case TE_UNARY: return eval_unary(it, e);
-    case TE_CAST: return tlc_interp_convert(tlc_interp_eval(it, e->u.cast.a), e->u.cast.a->dtype, e->dtype);
+    case TE_CAST:
+        if (e->u.cast.bits) return tlc_interp_reinterpret(tlc_interp_eval(it, e->u.cast.a), e->u.cast.a->dtype, e->dtype);
+        return tlc_interp_convert(tlc_interp_eval(it, e->u.cast.a), e->u.cast.a->dtype, e->dtype);
     case TE_SELECT: {
         const tir_expr *pick = truthy(it, e->u.sel.cond) ? e->u.sel.a : e->u.sel.b;
         r = tlc_interp_eval(it, pick);

@@ -77,6 +77,8 @@ double tlc_interp_eval_f(tlc_interp *it, const tir_expr *e);
 int64_t tlc_interp_eval_i(tlc_interp *it, const tir_expr *e);
 /* Converts v from dtype `from` to dtype `to` (rounding / truncation / wrap). */
 tlc_ival tlc_interp_convert(tlc_ival v, tir_dtype from, tir_dtype to);
+/* v's bytes (as a buffer of dtype from holds them) read as dtype to. */
+tlc_ival tlc_interp_reinterpret(tlc_ival v, tir_dtype from, tir_dtype to);
 /* Flat offset of buf[idx], checking bounds (error at loc). */
 int64_t tlc_interp_offset(tlc_interp *it, const tir_buffer *b, tir_expr *const *idx, tlc_loc loc);
 ibuf *tlc_interp_buf(tlc_interp *it, const tir_buffer *b, tlc_loc loc);

@@ -562,6 +562,14 @@ tir_expr *tir_cast(tlc_arena *a, tir_expr *x, tir_dtype t, tlc_loc loc) {
     return e;
 }
 
+tir_expr *tir_reinterpret(tlc_arena *a, tir_expr *x, tir_dtype t, tlc_loc loc) {
+    if (x->dtype == t) return x;
+    tir_expr *e = new_expr(a, TE_CAST, t, loc);
+    e->u.cast.a = x;
+    e->u.cast.bits = true;
+    return e;
+}
+
 tir_expr *tir_select(tlc_arena *a, tir_expr *c, tir_expr *x, tir_expr *y, tlc_loc loc) {
     if (c->kind == TE_INT) return c->u.ival ? x : y;
     if (c->kind == TE_FLOAT) return c->u.fval != 0 ? x : y;
@@ -589,7 +597,7 @@ bool tir_expr_equal(const tir_expr *x, const tir_expr *y) {
         return x->u.bin.op == y->u.bin.op && tir_expr_equal(x->u.bin.a, y->u.bin.a) &&
                tir_expr_equal(x->u.bin.b, y->u.bin.b);
     case TE_UNARY: return x->u.un.op == y->u.un.op && tir_expr_equal(x->u.un.a, y->u.un.a);
-    case TE_CAST: return tir_expr_equal(x->u.cast.a, y->u.cast.a);
+    case TE_CAST: return x->u.cast.bits == y->u.cast.bits && tir_expr_equal(x->u.cast.a, y->u.cast.a);
     case TE_SELECT:
         return tir_expr_equal(x->u.sel.cond, y->u.sel.cond) && tir_expr_equal(x->u.sel.a, y->u.sel.a) &&
                tir_expr_equal(x->u.sel.b, y->u.sel.b);

@@ -173,7 +173,9 @@ struct tir_expr {
         struct { tir_buffer *buf; tir_expr **idx; } load; /* TE_LOAD: buf->rank indices */
         struct { tir_binop op; tir_expr *a, *b; } bin;
         struct { tir_unop op; tir_expr *a; } un;
-        struct { tir_expr *a; } cast;                    /* target type is dtype */
+        /* target type is dtype; bits: the same bytes reinterpreted (a
+         * reinterpret, operand and target of one size), not converted */
+        struct { tir_expr *a; bool bits; } cast;
         struct { tir_expr *cond, *a, *b; } sel;
     } u;
 };
@@ -188,6 +190,8 @@ tir_expr *tir_load(tlc_arena *a, tir_buffer *b, tir_expr **idx, tlc_loc loc);
 tir_expr *tir_binary(tlc_arena *a, tir_binop op, tir_expr *x, tir_expr *y, tlc_loc loc);
 tir_expr *tir_unary(tlc_arena *a, tir_unop op, tir_expr *x, tlc_loc loc);
 tir_expr *tir_cast(tlc_arena *a, tir_expr *x, tir_dtype t, tlc_loc loc);
+/* x's bytes as dtype t (tir_dtype_bytes equal; sema checks). */
+tir_expr *tir_reinterpret(tlc_arena *a, tir_expr *x, tir_dtype t, tlc_loc loc);
 tir_expr *tir_select(tlc_arena *a, tir_expr *c, tir_expr *x, tir_expr *y, tlc_loc loc);
 /* Like tir_binary, but reports why two constants could not be folded
  * (int64 overflow, division or modulo by zero, bad shift count): returns NULL

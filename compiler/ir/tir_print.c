@@ -285,7 +285,8 @@ static void print_expr(printer *p, const tir_expr *e, int min_prec) {
         return;
     }
     case TE_CAST:
-        tlc_sb_printf(sb, "%s(", dtype_text(e->dtype));
+        if (e->u.cast.bits) tlc_sb_printf(sb, "reinterpret(%s, ", dtype_text(e->dtype));
+        else tlc_sb_printf(sb, "%s(", dtype_text(e->dtype));
         print_expr(p, e->u.cast.a, 0);
         tlc_sb_putc(sb, ')');
         return;

@@ -164,6 +164,8 @@ static void check_expr(verifier *v, const tir_expr *e, tlc_loc at) {
         return;
     case TE_CAST:
         check_expr(v, e->u.cast.a, loc);
+        if (e->u.cast.bits && e->u.cast.a && tir_dtype_bytes(e->u.cast.a->dtype) != tir_dtype_bytes(e->dtype))
+            tir_verifier_fail(v, loc, "reinterpret between dtypes of different sizes");
         return;
     case TE_SELECT:
         check_expr(v, e->u.sel.cond, loc);

@@ -228,7 +228,7 @@ bool tlc_expr_range(const tlc_lower_ctx *lc, const tir_expr *e, int64_t *lo, int
         }
         return false;
     }
-    case TE_CAST: return tlc_expr_range(lc, e->u.cast.a, lo, hi);
+    case TE_CAST: return !e->u.cast.bits && tlc_expr_range(lc, e->u.cast.a, lo, hi);
     case TE_BINARY:
         if (e->u.bin.op == TB_BITAND && tir_expr_const_int(e->u.bin.b, &b0) && b0 >= 0) {
             *lo = 0; /* a mask that is not negative bounds the value, whatever it masks */
@@ -286,7 +286,7 @@ int64_t tlc_expr_multiple(const tir_expr *e) {
     if (!e) return 1;
     switch (e->kind) {
     case TE_INT: return pow2_factor(e->u.ival);
-    case TE_CAST: return tlc_expr_multiple(e->u.cast.a);
+    case TE_CAST: return e->u.cast.bits ? 1 : tlc_expr_multiple(e->u.cast.a);
     case TE_BINARY: {
         int64_t a = tlc_expr_multiple(e->u.bin.a), b = tlc_expr_multiple(e->u.bin.b);
         switch (e->u.bin.op) {

@@ -167,6 +167,11 @@ th_expr *tlc_lower_expr(tlc_lower_ctx *lc, const tir_expr *e) {
     case TE_BINARY: return lower_binary(lc, e);
     case TE_UNARY: return lower_unary(lc, e);
     case TE_CAST:
+        if (e->u.cast.bits) { /* the bytes as memory holds them, read as the other dtype */
+            const tir_expr *x = e->u.cast.a;
+            th_expr *m = tlc_coerce(lc, tlc_lower_expr(lc, x), tlc_mem_type(x->dtype));
+            return tlc_coerce(lc, th_bitcast(lc->a, m, tlc_mem_type(e->dtype)), tlc_reg_type(e->dtype));
+        }
         return tlc_convert_value(lc, tlc_lower_expr(lc, e->u.cast.a), e->u.cast.a->dtype, e->dtype, tlc_reg_type(e->dtype));
     case TE_SELECT: {
         th_type rt = tlc_reg_type(e->dtype);

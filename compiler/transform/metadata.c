@@ -35,7 +35,7 @@ static bool grid_expr(const tir_kernel *k, const tir_expr *e, tlrt_expr *out) {
             return tlrt_expr_push(out, TLRT_EX_SCALAR, i);
         return false;
     }
-    case TE_CAST: return grid_expr(k, e->u.cast.a, out);
+    case TE_CAST: return !e->u.cast.bits && grid_expr(k, e->u.cast.a, out);
     case TE_BINARY: {
         tlrt_expr_op op;
         switch (e->u.bin.op) {

@@ -55,3 +55,13 @@ def unsigned_expected(inp):
     c = np.clip(np.trunc(s.astype(np.float32) * np.float32(0.01)), -128, 127).astype(np.int8)
     r = np.array([w.max(), w.min(), (int(m[0]) * 0x01010101) & 0xFFFFFFFF, int(s[0]) & 0xFFFFFFFF], np.uint32)
     return {"F": f, "U": u.astype(np.uint32), "B": b, "C": c, "R": r}
+
+
+def reinterpret_expected(b):
+    """NumPy's C, D, E of unsigned.py's reinterpret_bits for its input B."""
+    import numpy as np
+    nib = np.stack([b & 15, b >> 4], axis=2).reshape(64, 64).astype(np.uint16)
+    s, e, m = nib >> 3, ((nib & 6) >> 1) + 14, nib & 1
+    c = (((e | (s << 5)) << 10) | (m << 9)).astype(np.uint16).view(np.float16)
+    d = ((b[:, 0] >> 4).astype(np.int8) << 4) >> 4
+    return {"C": c, "D": d, "E": (b[:, 1].astype(np.float32) - 64).view(np.uint32)}

@@ -4,7 +4,8 @@ import os
 import unittest
 
 import tlc
-from kernels import EXAMPLES, ROOT, SCALE, UNSIGNED, UNSIGNED_BOUND, unsigned_expected, unsigned_inputs
+from kernels import (EXAMPLES, ROOT, SCALE, UNSIGNED, UNSIGNED_BOUND, reinterpret_expected, unsigned_expected,
+                     unsigned_inputs)
 
 try:
     import torch
@@ -167,11 +168,21 @@ class GpuTest(unittest.TestCase):
             for arch in ("sm_90a", "sm_80") if _sm90() else ("sm_80",):
                 with self.subTest(backend=backend, arch=arch):
                     out = {k: torch.from_numpy(v).cuda().fill_(0x5a) for k, v in want.items()}
-                    k = tlc.compile(UNSIGNED, arch=arch, backend=backend)
+                    k = tlc.compile(UNSIGNED, kernel="unsigned_ops", arch=arch, backend=backend)
                     k(args["M"], args["W"], args["H"], args["S"], UNSIGNED_BOUND, out["F"], out["U"], out["B"],
                       out["C"], out["R"])
                     for name, v in want.items():
                         self.assertTrue((out[name].cpu().numpy() == v).all(), name)
+        import numpy as np
+        b = np.random.default_rng(3).integers(0, 256, (64, 32)).astype(np.uint8)
+        want = reinterpret_expected(b)
+        for backend in ("direct", "llvm"):
+            with self.subTest(backend=backend, kernel="reinterpret_bits"):
+                out = {k: torch.from_numpy(np.zeros_like(v)).cuda() for k, v in want.items()}
+                tlc.compile(UNSIGNED, kernel="reinterpret_bits", backend=backend)(torch.from_numpy(b).cuda(), out["C"],
+                                                                                  out["D"], out["E"])
+                for name, v in want.items():
+                    self.assertTrue((out[name].cpu().numpy().view(np.uint8) == v.view(np.uint8)).all(), name)
 
     def test_fragments_held_by_every_thread(self):
         # a (1,) scalar, a bool mask read in a serial loop, a reduce into (1,), a transposed read

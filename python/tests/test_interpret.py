@@ -6,8 +6,8 @@ import unittest
 import numpy as np
 
 import tlc
-from kernels import (EXAMPLES, OUT_OF_BOUNDS, ROOT, SCALE, UNSIGNED, UNSIGNED_BOUND, unsigned_expected,
-                     unsigned_inputs)
+from kernels import (EXAMPLES, OUT_OF_BOUNDS, ROOT, SCALE, UNSIGNED, UNSIGNED_BOUND, reinterpret_expected,
+                     unsigned_expected, unsigned_inputs)
 
 
 class InterpretTest(unittest.TestCase):
@@ -37,9 +37,17 @@ class InterpretTest(unittest.TestCase):
         inp = unsigned_inputs()
         want = unsigned_expected(inp)
         out = {k: np.zeros_like(v) for k, v in want.items()}
-        tlc.interpret(UNSIGNED, {**inp, "bound": UNSIGNED_BOUND, **out})
+        tlc.interpret(UNSIGNED, {**inp, "bound": UNSIGNED_BOUND, **out}, kernel="unsigned_ops")
         for k, v in want.items():
             np.testing.assert_array_equal(out[k], v, err_msg=k)
+
+    def test_reinterpret_and_typed_constants(self):
+        b = np.random.default_rng(3).integers(0, 256, (64, 32)).astype(np.uint8)
+        want = reinterpret_expected(b)
+        out = {k: np.zeros_like(v) for k, v in want.items()}
+        tlc.interpret(UNSIGNED, {"B": b, **out}, kernel="reinterpret_bits")
+        for k, v in want.items():
+            np.testing.assert_array_equal(out[k].view(np.uint8), v.view(np.uint8), err_msg=k)
 
     def test_gemm_operand_slices(self):
         rng = np.random.default_rng(5)

@@ -3,9 +3,23 @@
 # Unsigned and 16-bit integer dtypes: uint8 / uint16 / int16 compute as
 # int32 (a uint8 reads as 0..255), uint32 operations are unsigned (logical
 # >>, //, %, <, min, max; a mixed operand converted to uint32 first), a float
-# cast to an integer saturates. The interpreter test and the GPU test compare
-# every output with NumPy (python/tests).
+# cast to an integer saturates. TVM's tir.const(value, dtype) is a typed
+# constant and reinterpret(dtype, value) the same bytes read as another dtype
+# (a wider integer gives its low bytes). The interpreter test and the GPU
+# test compare every output with NumPy (python/tests).
 import tilelang.language as T
+from tvm import tirx
+
+
+def fp4_to_fp16(val, pos):
+    """TileLang's dequantize example's helper: the 4-bit float (sign, 2-bit
+    exponent, 1-bit mantissa) at nibble `pos` of a uint8, as float16 bits."""
+    f4 = (val >> (pos.astype(T.uint16) * tirx.const(4, T.uint16))) & tirx.const(15, T.uint16)
+    s = f4 >> tirx.const(3, T.uint16)
+    e_f16 = ((f4 & tirx.const(6, T.uint16)) >> tirx.const(1, T.uint16)) + tirx.const(14, T.uint16)
+    m_f4 = f4 & tirx.const(1, T.uint16)
+    bits = ((e_f16 | (s << tirx.const(5, T.uint16))) << tirx.const(10, T.uint16) | m_f4 << tirx.const(9, T.uint16))
+    return tirx.reinterpret(T.float16, bits.astype(T.uint16))
 
 
 @T.prim_func
@@ -34,3 +48,14 @@ def unsigned_ops(M: T.Tensor((256,), "uint8"), W: T.Tensor((256,), "uint32"), H:
         R[1] = lo[0]
         R[2] = T.cast(M[0], "uint32") * T.uint32(0x01010101)
         R[3] = T.cast(S[0], "uint32")
+
+
+@T.prim_func
+def reinterpret_bits(B: T.Tensor((64, 32), "uint8"), C: T.Tensor((64, 64), "float16"), D: T.Tensor((64,), "int8"),
+                     E: T.Tensor((64,), "uint32")):
+    with T.Kernel(1, threads=128) as bx:
+        for i, j in T.Parallel(64, 64):
+            C[i, j] = fp4_to_fp16(B[i, j // 2], j % 2)
+        for i in T.Parallel(64):
+            D[i] = T.reinterpret(((B[i, 0] >> 4) & tirx.const(15, T.uint8)) << tirx.const(4, T.uint8), dtype="int8") >> 4
+            E[i] = T.reinterpret("uint32", T.cast(B[i, 1], "float32") - 64.0)
