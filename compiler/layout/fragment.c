@@ -336,6 +336,54 @@ tlc_fragment *tlc_fragment_reduce(tlc_arena *a, const tlc_fragment *src, int dim
     return f;
 }
 
+tlc_fragment *tlc_fragment_divide(tlc_arena *a, const tlc_fragment *src, int dim, int64_t c) {
+    if (dim < 0 || dim >= src->rank || c < 1 || src->shape[dim] % c != 0) return NULL;
+    tlc_fragment *f = TLC_NEW(a, tlc_fragment);
+    *f = *src;
+    f->shape[dim] = src->shape[dim] / c;
+    f->ndigits = 0;
+    f->origin = "divided access";
+    int64_t below = 1; /* product of the extents of dim's digits below c */
+    for (int i = 0; i < src->ndigits; i++) {
+        tlc_digit g = src->digits[i];
+        if (g.dim == dim && g.lstride < c && g.lstride * g.extent > c) { /* across c: split it there */
+            int64_t lo = c / g.lstride;
+            if (c % g.lstride || g.extent % lo || f->ndigits + 2 > TLC_FRAG_MAX_DIGITS) return NULL;
+            tlc_digit hi = g;
+            hi.extent = g.extent / lo;
+            hi.lstride = 1;
+            hi.tstride = g.tstride * lo;
+            f->digits[f->ndigits++] = hi;
+            g.extent = lo;
+        } else if (g.dim == dim && g.lstride >= c) {
+            if (g.lstride % c) return NULL;
+            g.lstride /= c;
+            f->digits[f->ndigits++] = g;
+            continue;
+        }
+        if (g.dim != dim) {
+            f->digits[f->ndigits++] = g;
+            continue;
+        }
+        below *= g.extent;
+        if (g.target == TLC_DIGIT_SLOT) continue;
+        g.dim = -1; /* threads that hold the same packed element */
+        g.lstride = 0;
+        f->digits[f->ndigits++] = g;
+    }
+    if (below != c) return NULL;
+    /* compact the slot strides, keeping their order (as tlc_fragment_reduce) */
+    tlc_fragment_canonicalize(f);
+    int64_t ts = 1;
+    for (int i = 0; i < f->ndigits; i++)
+        if (f->digits[i].target == TLC_DIGIT_SLOT) {
+            f->digits[i].tstride = ts;
+            ts *= f->digits[i].extent;
+        }
+    tlc_fragment_canonicalize(f);
+    return tlc_fragment_is_valid(f, NULL, 0) ? f : NULL;
+}
+
 /* (x / stride) % extent for x >= 0; shifts and masks for the power-of-two
  * strides and extents of nearly every digit (layout inference and lowering
  * evaluate this for every thread of every slot). */

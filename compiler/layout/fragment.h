@@ -91,6 +91,13 @@ bool tlc_fragment_is_per_thread(const tlc_fragment *f);
  * replication digits, digits of `dim` on slots disappear; the other dims keep
  * their places (renumbered). */
 tlc_fragment *tlc_fragment_reduce(tlc_arena *a, const tlc_fragment *src, int dim);
+/* The layout of a tile whose element k of dim `dim` is src's elements
+ * k * c .. k * c + c - 1 (TileLang's packed `B_local[i, j // 2]`): the
+ * digits of dim below c become replication digits (threads) or disappear
+ * (slots), the rest divide their stride by c. NULL unless c divides the
+ * dim's extent and the digits below c cover exactly 0 .. c - 1 (a digit
+ * across c is split where its extent allows). */
+tlc_fragment *tlc_fragment_divide(tlc_arena *a, const tlc_fragment *src, int dim, int64_t c);
 /* Element (thread, slot) -> logical index; returns false if `thread` is not
  * covered. replica_index (may be NULL) says which replica this thread is. */
 bool tlc_fragment_inverse(const tlc_fragment *f, int64_t thread, int64_t slot, int64_t *logical, int64_t *replica_index);

@@ -4,24 +4,37 @@
 #include <string.h>
 #include "lower_ctx.h"
 
-bool tlc_par_access_map(const tir_stmt *loop, const tir_buffer *b, tir_expr *const *idx, int *map) {
+static bool access_map(const tir_stmt *loop, const tir_buffer *b, tir_expr *const *idx, int *map, bool divided) {
     unsigned used = 0;
     for (int d = 0; d < b->rank; d++) {
         const tir_expr *e = idx[d];
-        int64_t c;
+        int64_t c, div = 1;
         if (e && tir_expr_const_int(e, &c) && c == 0 && tir_buffer_dim(b, d) == 1) {
             map[d] = TLC_PAR_MAP_ZERO;
             continue;
+        }
+        if (divided && e && e->kind == TE_BINARY && e->u.bin.op == TB_FLOORDIV &&
+            tir_expr_const_int(e->u.bin.b, &c) && c > 1 && c <= (1 << 20)) {
+            div = c;
+            e = e->u.bin.a;
         }
         if (!e || e->kind != TE_VAR) return false;
         int m = -1;
         for (int v = 0; v < loop->u.for_.nvars; v++)
             if (loop->u.for_.vars[v] == e->u.var) m = v;
         if (m < 0 || (used >> m & 1u)) return false;
-        map[d] = m;
+        map[d] = TLC_PAR_MAP_DIVIDED(m, div);
         used |= 1u << m;
     }
     return true;
+}
+
+bool tlc_par_access_map(const tir_stmt *loop, const tir_buffer *b, tir_expr *const *idx, int *map) {
+    return access_map(loop, b, idx, map, false);
+}
+
+bool tlc_par_access_map_divided(const tir_stmt *loop, const tir_buffer *b, tir_expr *const *idx, int *map) {
+    return access_map(loop, b, idx, map, true);
 }
 
 /* B is the loop's own fragment, indexed by the loop variables in order:
@@ -39,7 +52,10 @@ int64_t tlc_par_access_slot(const tlc_fragment *L, const tlc_fragment *B, const 
     int64_t logical[TLC_FRAG_MAX_RANK], bl[TLC_FRAG_MAX_RANK];
     for (int64_t t = 0; t < L->threads; t++) {
         if (!tlc_fragment_inverse(L, t, slot, logical, NULL) || tlc_fragment_is_hole(L, logical)) continue;
-        for (int d = 0; d < brank; d++) bl[d] = map[d] == TLC_PAR_MAP_ZERO ? 0 : logical[map[d]];
+        for (int d = 0; d < brank; d++) {
+            int m = map[d];
+            bl[d] = m < 0 ? 0 : logical[m % TLC_PAR_MAP_STEP] / tlc_par_map_divisor(m);
+        }
         int64_t bs = tlc_fragment_slot_of(B, bl, t);
         if (bs < 0 || (r >= 0 && bs != r)) return -2;
         r = bs;
@@ -50,7 +66,7 @@ int64_t tlc_par_access_slot(const tlc_fragment *L, const tlc_fragment *B, const 
 int64_t tlc_parallel_access_slot(tlc_lower_ctx *lc, const tir_buffer *b, tir_expr *const *idx, tlc_loc loc) {
     const tlc_par_ctx *p = lc->par;
     int map[TLC_FRAG_MAX_RANK];
-    if (!p || !b->fragment || b->rank > TLC_FRAG_MAX_RANK || !tlc_par_access_map(p->loop, b, idx, map)) {
+    if (!p || !b->fragment || b->rank > TLC_FRAG_MAX_RANK || !tlc_par_access_map_divided(p->loop, b, idx, map)) {
         tlc_error(lc->diag, loc,
                   "fragment '%s' can be accessed only inside a Parallel loop, indexed by its loop variables",
                   b->name);

@@ -165,6 +165,19 @@ static const int64_t *access_slots(tlc_infer *st, const tlc_fragment *L, const t
     return slot;
 }
 
+/* The layout of a fragment read packed (b[i, j // 2]): L with each divided
+ * dim divided (tlc_fragment_divide), then projected as a plain access. */
+static tlc_fragment *divided_projection(tlc_arena *a, const tlc_fragment *L, const int *map, int rank) {
+    const tlc_fragment *f = L;
+    int plain[TLC_FRAG_MAX_RANK];
+    for (int d = 0; d < rank; d++) {
+        plain[d] = tlc_par_map_dim(map[d]);
+        if (tlc_par_map_divisor(map[d]) > 1 && !(f = tlc_fragment_divide(a, f, plain[d], tlc_par_map_divisor(map[d]))))
+            return NULL;
+    }
+    return project(a, f, plain, rank);
+}
+
 static bool parallel_infer(tlc_infer *st, const tir_stmt *s, bool free_pass) {
     if (s->u.for_.kind != TIR_FOR_PARALLEL) return false;
     const tlc_fragment *L = tlc_parallel_loop_fragment(st->a, st->k, s, false);
@@ -191,6 +204,16 @@ static bool parallel_infer(tlc_infer *st, const tir_stmt *s, bool free_pass) {
                 f = project(st->a, L, map, x->buf->rank);
             }
             proposed |= tlc_infer_propose(st, x->buf, f, free_pass ? TLC_STRENGTH_FREE : TLC_STRENGTH_COMMON, s);
+        }
+        for (int i = 0; i < l.n && !st->failed; i++) { /* packed accesses (b[i, j // 2]) */
+            const tir_access *x = &l.v[i];
+            int map[TLC_FRAG_MAX_RANK];
+            if (x->buf->scope != TIR_SCOPE_FRAGMENT || x->buf->fragment || x->buf->rank > TLC_FRAG_MAX_RANK ||
+                tlc_par_access_map(s, x->buf, x->idx, map) || !tlc_par_access_map_divided(s, x->buf, x->idx, map) ||
+                has_zero_dim(map, x->buf->rank))
+                continue;
+            tlc_fragment *f = divided_projection(st->a, L, map, x->buf->rank);
+            if (f) proposed |= tlc_infer_propose(st, x->buf, f, free_pass ? TLC_STRENGTH_FREE : TLC_STRENGTH_COMMON, s);
         }
     }
     tir_access_list_free(&l);
@@ -227,10 +250,11 @@ bool tlc_parallel_check(tlc_infer *st, tir_stmt *s) {
             continue;
         }
         int map[TLC_FRAG_MAX_RANK];
-        if (x->buf->rank > TLC_FRAG_MAX_RANK || !tlc_par_access_map(s, x->buf, x->idx, map)) {
+        if (x->buf->rank > TLC_FRAG_MAX_RANK || !tlc_par_access_map_divided(s, x->buf, x->idx, map)) {
             tlc_error(st->diag, x->loc,
-                      "fragment '%s' must be indexed by distinct variables of the Parallel loop (e.g. %s[i, j])",
-                      x->buf->name, x->buf->name);
+                      "fragment '%s' must be indexed by distinct variables of the Parallel loop (e.g. %s[i, j], "
+                      "or %s[i, j // 2] for a packed one)",
+                      x->buf->name, x->buf->name, x->buf->name);
             tlc_note(st->diag, s->loc, "in this Parallel loop");
             st->failed = true;
             ok = false;

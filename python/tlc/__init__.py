@@ -221,7 +221,7 @@ class Kernel:
                 if p["kind"] != "scalar":
                     raise TypeError(f"{self.name}: argument {p['name']} is a tensor, got {type(a).__name__}")
                 dt = DTYPES[p["dtype"]]
-                if p["dtype"].startswith("int") or p["dtype"] == "bool":
+                if p["dtype"].startswith(("int", "uint")) or p["dtype"] == "bool":
                     items[i] = Arg(ARG_SCALAR, dt, 0, 0, None, None, 0.0, int(a))
                 else:
                     items[i] = Arg(ARG_SCALAR, dt, 0, 0, None, None, float(a), 0)
