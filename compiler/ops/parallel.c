@@ -175,7 +175,9 @@ static tlc_fragment *divided_projection(tlc_arena *a, const tlc_fragment *L, con
         if (tlc_par_map_divisor(map[d]) > 1 && !(f = tlc_fragment_divide(a, f, plain[d], tlc_par_map_divisor(map[d]))))
             return NULL;
     }
-    return project(a, f, plain, rank);
+    tlc_fragment *r = project(a, f, plain, rank);
+    r->origin = "parallel loop (packed access)";
+    return r;
 }
 
 static bool parallel_infer(tlc_infer *st, const tir_stmt *s, bool free_pass) {

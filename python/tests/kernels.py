@@ -57,11 +57,18 @@ def unsigned_expected(inp):
     return {"F": f, "U": u.astype(np.uint32), "B": b, "C": c, "R": r}
 
 
+def fp4_to_fp16(b):
+    """TileLang's fp4 dequantization of a (rows, n) uint8 array, low nibble first: (rows, 2 n) float16,
+    each nibble's sign, 2-bit exponent (biased by 14 in float16) and mantissa bit, as its helper computes."""
+    import numpy as np
+    nib = np.stack([b & 15, b >> 4], axis=2).reshape(b.shape[0], 2 * b.shape[1]).astype(np.uint16)
+    s, e, m = nib >> 3, ((nib & 6) >> 1) + 14, nib & 1
+    return (((e | (s << 5)) << 10) | (m << 9)).astype(np.uint16).view(np.float16)
+
+
 def reinterpret_expected(b):
     """NumPy's C, D, E of unsigned.py's reinterpret_bits for its input B."""
     import numpy as np
-    nib = np.stack([b & 15, b >> 4], axis=2).reshape(64, 64).astype(np.uint16)
-    s, e, m = nib >> 3, ((nib & 6) >> 1) + 14, nib & 1
-    c = (((e | (s << 5)) << 10) | (m << 9)).astype(np.uint16).view(np.float16)
+    c = fp4_to_fp16(b)
     d = ((b[:, 0] >> 4).astype(np.int8) << 4) >> 4
     return {"C": c, "D": d, "E": (b[:, 1].astype(np.float32) - 64).view(np.uint32)}

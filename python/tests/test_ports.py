@@ -7,7 +7,7 @@ import unittest
 import numpy as np
 
 import tlc
-from kernels import ROOT
+from kernels import ROOT, fp4_to_fp16
 
 PORTS = os.path.join(ROOT, "tests", "ports")
 RNG = np.random.default_rng(7)
@@ -120,6 +120,24 @@ class GemmPortsTest(unittest.TestCase):
             ref[64 * i:64 * i + 64, 64 * j:64 * j + 64] += \
                 f64(a[64 * i:64 * i + 64, 32 * k:32 * k + 32]) @ f64(b[32 * k:32 * k + 32, 64 * j:64 * j + 64])
         np.testing.assert_allclose(f64(c), ref, rtol=1e-2, atol=2e-2)
+
+
+    def test_dequant_gemm_fp4(self):
+        # packed fp4 weights (two to a uint8) dequantized in a Parallel loop that reads B_local[i, j // 2],
+        # then the gemm; and the conversion kernel alone
+        m, n, k = 128, 128, 256
+        a = randn(m, k)
+        qb = RNG.integers(0, 256, (n, k // 2)).astype(np.uint8)
+        defines = {"M": m, "N": n, "K": k, "in_dtype": "float16", "out_dtype": "float16", "accum_dtype": "float32",
+                   "block_N": 128, "block_K": 128}
+        ct = empty(n, m)
+        tlc.interpret(port("example_dequant_gemm_fp4_hopper.py"), {"A": a, "B": qb, "Ct": ct}, kernel="matmul",
+                      defines=defines)
+        np.testing.assert_allclose(f64(ct), f64(fp4_to_fp16(qb)) @ f64(a).T, rtol=1e-2, atol=5e-2)
+        c = empty(n, k)
+        tlc.interpret(port("example_dequant_gemm_fp4_hopper.py"), {"B": qb, "C": c}, kernel="test_convert",
+                      defines=defines)
+        np.testing.assert_array_equal(c, fp4_to_fp16(qb))
 
 
 class ElementwisePortsTest(unittest.TestCase):

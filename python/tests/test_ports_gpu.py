@@ -5,7 +5,7 @@ import os
 import unittest
 
 import tlc
-from kernels import ROOT
+from kernels import ROOT, fp4_to_fp16
 
 try:
     import torch
@@ -164,6 +164,27 @@ class PortsOnGpuTest(unittest.TestCase):
         a, b = randn(1024, 256), randn(256, 3072)
         with self.assertRaisesRegex(tlc.LaunchError, "fails the assert at line"):
             k(a, b, torch.empty(1024, 3072, device="cuda", dtype=torch.float16))
+
+    def test_dequant_gemm_fp4(self):
+        # fp4 weights packed two to a uint8, dequantized through B_local[i, j // 2], through wgmma and mma.sync
+        import numpy as np
+        defines = {"in_dtype": "float16", "out_dtype": "float16", "accum_dtype": "float32"}
+        for m, n, k in ((256, 256, 256), (1024, 512, 2048)):
+            a = randn(m, k)
+            qb = np.random.default_rng(m).integers(0, 256, (n, k // 2)).astype(np.uint8)
+            b = torch.from_numpy(fp4_to_fp16(qb)).cuda()
+            for arch in ("sm_90a", "sm_80") if _sm90() else ("sm_80",):
+                with self.subTest(m=m, n=n, k=k, arch=arch):
+                    kern = tlc.compile(port("example_dequant_gemm_fp4_hopper.py"), kernel="matmul", arch=arch,
+                                       defines={"M": m, "N": n, "K": k, **defines})
+                    ct = torch.full((n, m), float("nan"), device="cuda", dtype=torch.float16)
+                    kern(a, torch.from_numpy(qb).cuda(), ct)
+                    self.close(ct, b.double() @ a.double().T, rtol=1e-2, atol=5e-2)
+            conv = tlc.compile(port("example_dequant_gemm_fp4_hopper.py"), kernel="test_convert",
+                               defines={"N": n, "K": k, "block_N": 128, "block_K": 128, **defines})
+            c = torch.full((n, k), float("nan"), device="cuda", dtype=torch.float16)
+            conv(torch.from_numpy(qb).cuda(), c)
+            self.assertTrue(torch.equal(c.view(torch.int16), b.view(torch.int16)))
 
     def test_warp_specialize_gemms(self):
         # TileLang's manual warp specialization (T.ws scopes, mbarriers, tma_copy), run by tlc in
