@@ -87,9 +87,12 @@ LLVMValueRef cg_convert_signed(cg_ctx *cg, LLVMValueRef v, th_type from, th_type
         return from.base == TH_I1 || uns ? LLVMBuildUIToFP(b, v, tt, "") : LLVMBuildSIToFP(b, v, tt, "");
     if (cg_is_float(from) && cg_is_int(to)) {
         if (to.base == TH_I1) return LLVMBuildFCmp(b, LLVMRealUNE, v, zero_of(cg, from), "");
-        if (uns) { /* saturating, as cvt.rzi.u32 (a negative value gives 0) */
+        /* saturating, as cvt.rzi (a negative value to an unsigned type gives
+         * 0); an 8- or 16-bit result too, which fptosi would compute in 32
+         * bits and wrap */
+        if (uns || elem_bits(to.base) < 32) {
             LLVMTypeRef tys[2] = {tt, cg_type(cg, from)};
-            return cg_call_intrinsic(cg, "llvm.fptoui.sat", tys, 2, &v, 1, tt);
+            return cg_call_intrinsic(cg, uns ? "llvm.fptoui.sat" : "llvm.fptosi.sat", tys, 2, &v, 1, tt);
         }
         /* cvt.rzi saturates in hardware; out-of-range inputs are poison in LLVM terms. */
         return LLVMBuildFPToSI(b, v, tt, "");

@@ -278,6 +278,14 @@ static pd_opnd floor_from(pd_ctx *c, th_binop op, th_base b, pd_opnd q, pd_opnd 
     return reg_op(out);
 }
 
+/* An 8-bit value (kept sign-extended in 16 bits) as its byte, zero-extended:
+ * what the unsigned operations read. */
+static const char *low_byte(pd_ctx *c, const char *x) {
+    const char *t = pd_newreg(c, RC_H);
+    pd_ins(c, "and.b16 %s, %s, 255", t, x);
+    return t;
+}
+
 static pd_opnd int_bin(pd_ctx *c, th_binop op, th_base b, pd_opnd x, pd_opnd y) {
     int64_t f;
     if (x.is_int && y.is_int && fold_int_bin(op, b, x.iv, y.iv, &f)) return pd_int_op(c, f);
@@ -328,17 +336,10 @@ static pd_opnd int_bin(pd_ctx *c, th_binop op, th_base b, pd_opnd x, pd_opnd y) 
     case THB_MUL: pd_ins(c, "mul.lo.%s %s, %s, %s", st, r, xs, ys); break;
     case THB_DIV: pd_ins(c, "div.%s %s, %s, %s", st, r, xs, ys); break;
     case THB_REM: pd_ins(c, "rem.%s %s, %s, %s", st, r, xs, ys); break;
-    case THB_UDIV:
-    case THB_UREM: {
-        const char *ux = xs, *uy = ys;
-        if (b == TH_I8) { /* the low 8 bits, zero-extended */
-            const char *t1 = pd_newreg(c, RC_H), *t2 = pd_newreg(c, RC_H);
-            pd_ins(c, "and.b16 %s, %s, 255", t1, xs);
-            pd_ins(c, "and.b16 %s, %s, 255", t2, ys);
-            ux = t1;
-            uy = t2;
-        }
-        pd_ins(c, "%s.%s %s, %s, %s", op == THB_UDIV ? "div" : "rem", ut, r, ux, uy);
+    case THB_UDIV: case THB_UREM: case THB_UMIN: case THB_UMAX: {
+        const char *ux = b == TH_I8 ? low_byte(c, xs) : xs, *uy = b == TH_I8 ? low_byte(c, ys) : ys;
+        const char *name = op == THB_UDIV ? "div" : op == THB_UREM ? "rem" : op == THB_UMIN ? "min" : "max";
+        pd_ins(c, "%s.%s %s, %s, %s", name, ut, r, ux, uy);
         break;
     }
     case THB_FLOORDIV:
@@ -351,19 +352,6 @@ static pd_opnd int_bin(pd_ctx *c, th_binop op, th_base b, pd_opnd x, pd_opnd y) 
     }
     case THB_MIN: pd_ins(c, "min.%s %s, %s, %s", st, r, xs, ys); break;
     case THB_MAX: pd_ins(c, "max.%s %s, %s, %s", st, r, xs, ys); break;
-    case THB_UMIN:
-    case THB_UMAX: {
-        const char *ux = xs, *uy = ys;
-        if (b == TH_I8) { /* the low 8 bits, zero-extended */
-            const char *t1 = pd_newreg(c, RC_H), *t2 = pd_newreg(c, RC_H);
-            pd_ins(c, "and.b16 %s, %s, 255", t1, xs);
-            pd_ins(c, "and.b16 %s, %s, 255", t2, ys);
-            ux = t1;
-            uy = t2;
-        }
-        pd_ins(c, "%s.%s %s, %s, %s", op == THB_UMIN ? "min" : "max", ut, r, ux, uy);
-        break;
-    }
     case THB_AND: pd_ins(c, "and.%s %s, %s, %s", bt, r, xs, ys); break;
     case THB_OR: case THB_OR_DISJOINT: pd_ins(c, "or.%s %s, %s, %s", bt, r, xs, ys); break;
     case THB_XOR: pd_ins(c, "xor.%s %s, %s, %s", bt, r, xs, ys); break;
@@ -375,12 +363,7 @@ static pd_opnd int_bin(pd_ctx *c, th_binop op, th_base b, pd_opnd x, pd_opnd y) 
             pd_ins(c, "cvt.u32.%s %s, %s", ut, t, ys);
             amt = t;
         }
-        const char *sx = xs;
-        if (op == THB_LSHR && b == TH_I8) {
-            const char *t = pd_newreg(c, RC_H);
-            pd_ins(c, "and.b16 %s, %s, 255", t, xs);
-            sx = t;
-        }
+        const char *sx = op == THB_LSHR && b == TH_I8 ? low_byte(c, xs) : xs;
         if (op == THB_SHL) pd_ins(c, "shl.%s %s, %s, %s", bt, r, sx, amt);
         else if (op == THB_SHR) pd_ins(c, "shr.%s %s, %s, %s", st, r, sx, amt);
         else pd_ins(c, "shr.%s %s, %s, %s", ut, r, sx, amt);
@@ -537,12 +520,9 @@ static pd_opnd cmp_lane(pd_ctx *c, th_cmpop op, th_type t, pd_opnd x, pd_opnd y)
     const char *ty = t.base != TH_PTR ? (uns ? utype(t.base) : stype(t.base)) : t.addrspace == TH_AS_SHARED ? "u32" : "u64";
     reg_class rc = class_of(t);
     const char *xs = pd_as_reg(c, x, rc), *ys = y.s;
-    if (uns && t.base == TH_I8) { /* the low 8 bits, zero-extended */
-        const char *t1 = pd_newreg(c, RC_H), *t2 = pd_newreg(c, RC_H);
-        pd_ins(c, "and.b16 %s, %s, 255", t1, xs);
-        pd_ins(c, "and.b16 %s, %s, 255", t2, y.is_int ? pd_as_reg(c, y, RC_H) : ys);
-        xs = t1;
-        ys = t2;
+    if (uns && t.base == TH_I8) {
+        xs = low_byte(c, xs);
+        ys = low_byte(c, y.is_int ? pd_as_reg(c, y, RC_H) : ys);
     }
     pd_ins(c, "setp.%s.%s %s, %s, %s", iop[op], ty, r, xs, ys);
     return reg_op(r);
@@ -627,12 +607,7 @@ static pd_opnd convert_lane(pd_ctx *c, pd_opnd x, th_type from, th_type to, bool
             if (uns && fbits < 64) v = (int64_t)((uint64_t)v & ((1ull << fbits) - 1));
             return pd_int_op(c, th_wrap_int(tb, v));
         }
-        if (fb == TH_I8 && tb == TH_I16) { /* i8 is kept sign-extended in 16 bits */
-            if (!uns) return x;
-            const char *r = pd_newreg(c, RC_H);
-            pd_ins(c, "and.b16 %s, %s, 255", r, x.s);
-            return reg_op(r);
-        }
+        if (fb == TH_I8 && tb == TH_I16) return uns ? reg_op(low_byte(c, x.s)) : x; /* i8: sign-extended in 16 bits */
         if (fbits == tbits) return x;
         const char *r = pd_newreg(c, class_of(to));
         if (fbits < tbits) pd_ins(c, "cvt.%s.%s %s, %s", uns ? utype(tb) : stype(tb), int_cvt_type(fb, uns), r, x.s);

@@ -306,6 +306,20 @@ bool tlc_fragment_is_per_thread(const tlc_fragment *f) {
     return true;
 }
 
+/* Slot strides made dense again after slot digits were dropped, keeping
+ * their order (canonical order sorts slot digits by stride, so a running
+ * product in order does it). */
+static void compact_slots(tlc_fragment *f) {
+    tlc_fragment_canonicalize(f);
+    int64_t ts = 1;
+    for (int i = 0; i < f->ndigits; i++)
+        if (f->digits[i].target == TLC_DIGIT_SLOT) {
+            f->digits[i].tstride = ts;
+            ts *= f->digits[i].extent;
+        }
+    tlc_fragment_canonicalize(f);
+}
+
 tlc_fragment *tlc_fragment_reduce(tlc_arena *a, const tlc_fragment *src, int dim) {
     tlc_fragment *f = TLC_NEW(a, tlc_fragment);
     f->rank = src->rank - 1;
@@ -323,16 +337,7 @@ tlc_fragment *tlc_fragment_reduce(tlc_arena *a, const tlc_fragment *src, int dim
         }
         f->digits[f->ndigits++] = g;
     }
-    /* Compact the slot strides, keeping their order (canonical order sorts
-     * slot digits by stride, so a running product in order does it). */
-    tlc_fragment_canonicalize(f);
-    int64_t ts = 1;
-    for (int i = 0; i < f->ndigits; i++)
-        if (f->digits[i].target == TLC_DIGIT_SLOT) {
-            f->digits[i].tstride = ts;
-            ts *= f->digits[i].extent;
-        }
-    tlc_fragment_canonicalize(f);
+    compact_slots(f);
     return f;
 }
 
@@ -372,15 +377,7 @@ tlc_fragment *tlc_fragment_divide(tlc_arena *a, const tlc_fragment *src, int dim
         f->digits[f->ndigits++] = g;
     }
     if (below != c) return NULL;
-    /* compact the slot strides, keeping their order (as tlc_fragment_reduce) */
-    tlc_fragment_canonicalize(f);
-    int64_t ts = 1;
-    for (int i = 0; i < f->ndigits; i++)
-        if (f->digits[i].target == TLC_DIGIT_SLOT) {
-            f->digits[i].tstride = ts;
-            ts *= f->digits[i].extent;
-        }
-    tlc_fragment_canonicalize(f);
+    compact_slots(f);
     return tlc_fragment_is_valid(f, NULL, 0) ? f : NULL;
 }
 
