@@ -381,6 +381,21 @@ tlc_fragment *tlc_fragment_divide(tlc_arena *a, const tlc_fragment *src, int dim
     return tlc_fragment_is_valid(f, NULL, 0) ? f : NULL;
 }
 
+tlc_fragment *tlc_fragment_add_slot_dim(tlc_arena *a, const tlc_fragment *src, int dim, int64_t extent) {
+    if (src->rank >= TLC_FRAG_MAX_RANK || dim < 0 || dim > src->rank || extent < 1 || src->ndigits >= TLC_FRAG_MAX_DIGITS)
+        return NULL;
+    tlc_fragment *f = TLC_NEW(a, tlc_fragment);
+    *f = *src;
+    f->rank = src->rank + 1;
+    for (int d = src->rank; d > dim; d--) f->shape[d] = src->shape[d - 1];
+    f->shape[dim] = extent;
+    for (int i = 0; i < f->ndigits; i++)
+        if (f->digits[i].dim >= dim) f->digits[i].dim++;
+    f->digits[f->ndigits++] = (tlc_digit){dim, extent, 1, TLC_DIGIT_SLOT, src->slots};
+    tlc_fragment_canonicalize(f);
+    return tlc_fragment_is_valid(f, NULL, 0) ? f : NULL;
+}
+
 /* (x / stride) % extent for x >= 0; shifts and masks for the power-of-two
  * strides and extents of nearly every digit (layout inference and lowering
  * evaluate this for every thread of every slot). */

@@ -98,6 +98,11 @@ tlc_fragment *tlc_fragment_reduce(tlc_arena *a, const tlc_fragment *src, int dim
  * dim's extent and the digits below c cover exactly 0 .. c - 1 (a digit
  * across c is split where its extent allows). */
 tlc_fragment *tlc_fragment_divide(tlc_arena *a, const tlc_fragment *src, int dim, int64_t c);
+/* f with a new dim `dim` of `extent` elements (dims from `dim` on move up
+ * one) held in register slots after f's own: every thread that holds an
+ * element of f holds the whole new dim beside it. NULL past the rank or
+ * digit limits. */
+tlc_fragment *tlc_fragment_add_slot_dim(tlc_arena *a, const tlc_fragment *f, int dim, int64_t extent);
 /* Element (thread, slot) -> logical index; returns false if `thread` is not
  * covered. replica_index (may be NULL) says which replica this thread is. */
 bool tlc_fragment_inverse(const tlc_fragment *f, int64_t thread, int64_t slot, int64_t *logical, int64_t *replica_index);

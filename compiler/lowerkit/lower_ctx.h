@@ -132,20 +132,27 @@ th_expr *tlc_lower_load(tlc_lower_ctx *lc, const tir_buffer *b, tir_expr *const 
 void tlc_lower_store(tlc_lower_ctx *lc, const tir_buffer *b, tir_expr *const *idx, th_expr *value, tlc_loc loc);
 /* Buffer dim d of an access inside Parallel loop `loop` is indexed by loop
  * dim map[d], or is a dim of extent 1 indexed by the constant 0
- * (TLC_PAR_MAP_ZERO: TileLang's `row_sum[0]` of a one-element statistic),
- * or by a loop dim divided by a constant (`j // 2`: a packed tile, two of
- * the loop's elements to one of the buffer's; only with `divided`);
+ * (TLC_PAR_MAP_ZERO: TileLang's `row_sum[0]` of a one-element statistic);
  * true when every other index is a distinct loop variable, in any order
- * (x[j, i] reads a transposed tile). A divided entry is
- * TLC_PAR_MAP_DIVIDED(dim, c); tlc_par_map_dim and tlc_par_map_divisor
- * read any entry. */
+ * (x[j, i] reads a transposed tile). tlc_par_access_map_general also takes
+ * a loop dim divided by a constant (`j // 2`: a packed tile, two of the
+ * loop's elements to one of the buffer's), an entry
+ * TLC_PAR_MAP_DIVIDED(dim, c), and an integer that names none of the
+ * loop's variables (TLC_PAR_MAP_SHARED: `lse[k, j]` in a serial loop over
+ * k, the same element index for all of the Parallel loop's iterations).
+ * tlc_par_map_dim and tlc_par_map_divisor read any entry. */
 #define TLC_PAR_MAP_ZERO (-1)
+#define TLC_PAR_MAP_SHARED (-2)
 #define TLC_PAR_MAP_STEP 8 /* above TLC_FRAG_MAX_RANK */
 #define TLC_PAR_MAP_DIVIDED(dim, c) ((dim) + TLC_PAR_MAP_STEP * (int)((c) - 1))
 static inline int tlc_par_map_dim(int m) { return m < 0 ? m : m % TLC_PAR_MAP_STEP; }
 static inline int64_t tlc_par_map_divisor(int m) { return m < 0 ? 1 : m / TLC_PAR_MAP_STEP + 1; }
 bool tlc_par_access_map(const tir_stmt *loop, const tir_buffer *b, tir_expr *const *idx, int *map);
-bool tlc_par_access_map_divided(const tir_stmt *loop, const tir_buffer *b, tir_expr *const *idx, int *map);
+bool tlc_par_access_map_general(const tir_stmt *loop, const tir_buffer *b, tir_expr *const *idx, int *map);
+/* Whether fragment f holds dim d in register slots alone (no thread digit),
+ * so that one thread holds every element along it: what an index shared by
+ * a Parallel loop's iterations (TLC_PAR_MAP_SHARED) needs. */
+bool tlc_fragment_dim_in_slots(const struct tlc_fragment *f, int d);
 /* Slot of fragment B holding what iteration `slot` of loop fragment L
  * reaches through `map` (the same for every thread); -1 if no thread runs
  * that iteration, -2 if threads would need each other's data. */

@@ -4,6 +4,28 @@
 #include <string.h>
 #include "lower_ctx.h"
 
+/* Whether e reads one of the loop's variables. */
+static bool names_loop_var(const tir_stmt *loop, const tir_expr *e, int depth) {
+    if (!e || depth > 64) return true;
+    switch (e->kind) {
+    case TE_INT: case TE_FLOAT: return false;
+    case TE_VAR:
+        for (int v = 0; v < loop->u.for_.nvars; v++)
+            if (loop->u.for_.vars[v] == e->u.var) return true;
+        return false;
+    case TE_BINARY: return names_loop_var(loop, e->u.bin.a, depth + 1) || names_loop_var(loop, e->u.bin.b, depth + 1);
+    case TE_UNARY: return names_loop_var(loop, e->u.un.a, depth + 1);
+    case TE_CAST: return names_loop_var(loop, e->u.cast.a, depth + 1);
+    default: return true; /* loads, selects: not taken as shared */
+    }
+}
+
+bool tlc_fragment_dim_in_slots(const tlc_fragment *f, int d) {
+    for (int i = 0; i < f->ndigits; i++)
+        if (f->digits[i].dim == d && f->digits[i].target == TLC_DIGIT_THREAD) return false;
+    return true;
+}
+
 static bool access_map(const tir_stmt *loop, const tir_buffer *b, tir_expr *const *idx, int *map, bool divided) {
     unsigned used = 0;
     for (int d = 0; d < b->rank; d++) {
@@ -11,6 +33,10 @@ static bool access_map(const tir_stmt *loop, const tir_buffer *b, tir_expr *cons
         int64_t c, div = 1;
         if (e && tir_expr_const_int(e, &c) && c == 0 && tir_buffer_dim(b, d) == 1) {
             map[d] = TLC_PAR_MAP_ZERO;
+            continue;
+        }
+        if (divided && e && !tir_dtype_is_float(e->dtype) && !names_loop_var(loop, e, 0)) {
+            map[d] = TLC_PAR_MAP_SHARED;
             continue;
         }
         if (divided && e && e->kind == TE_BINARY && e->u.bin.op == TB_FLOORDIV &&
@@ -33,7 +59,7 @@ bool tlc_par_access_map(const tir_stmt *loop, const tir_buffer *b, tir_expr *con
     return access_map(loop, b, idx, map, false);
 }
 
-bool tlc_par_access_map_divided(const tir_stmt *loop, const tir_buffer *b, tir_expr *const *idx, int *map) {
+bool tlc_par_access_map_general(const tir_stmt *loop, const tir_buffer *b, tir_expr *const *idx, int *map) {
     return access_map(loop, b, idx, map, true);
 }
 
@@ -53,7 +79,7 @@ int64_t tlc_par_access_slot(const tlc_fragment *L, const tlc_fragment *B, const 
     for (int64_t t = 0; t < L->threads; t++) {
         if (!tlc_fragment_inverse(L, t, slot, logical, NULL) || tlc_fragment_is_hole(L, logical)) continue;
         for (int d = 0; d < brank; d++) {
-            int m = map[d];
+            int m = map[d]; /* a shared index: its element 0, the others in the same thread's slots */
             bl[d] = m < 0 ? 0 : logical[m % TLC_PAR_MAP_STEP] / tlc_par_map_divisor(m);
         }
         int64_t bs = tlc_fragment_slot_of(B, bl, t);
@@ -66,7 +92,7 @@ int64_t tlc_par_access_slot(const tlc_fragment *L, const tlc_fragment *B, const 
 int64_t tlc_parallel_access_slot(tlc_lower_ctx *lc, const tir_buffer *b, tir_expr *const *idx, tlc_loc loc) {
     const tlc_par_ctx *p = lc->par;
     int map[TLC_FRAG_MAX_RANK];
-    if (!p || !b->fragment || b->rank > TLC_FRAG_MAX_RANK || !tlc_par_access_map_divided(p->loop, b, idx, map)) {
+    if (!p || !b->fragment || b->rank > TLC_FRAG_MAX_RANK || !tlc_par_access_map_general(p->loop, b, idx, map)) {
         tlc_error(lc->diag, loc,
                   "fragment '%s' can be accessed only inside a Parallel loop, indexed by its loop variables",
                   b->name);

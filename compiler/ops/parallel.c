@@ -165,18 +165,31 @@ static const int64_t *access_slots(tlc_infer *st, const tlc_fragment *L, const t
     return slot;
 }
 
-/* The layout of a fragment read packed (b[i, j // 2]): L with each divided
- * dim divided (tlc_fragment_divide), then projected as a plain access. */
-static tlc_fragment *divided_projection(tlc_arena *a, const tlc_fragment *L, const int *map, int rank) {
+static bool has_shared_dim(const int *map, int rank) {
+    for (int d = 0; d < rank; d++)
+        if (map[d] == TLC_PAR_MAP_SHARED) return true;
+    return false;
+}
+
+/* The layout of a fragment read packed (b[i, j // 2]) or at an index the
+ * iterations share (lse[k, j] in a serial loop over k): L with each divided
+ * dim divided (tlc_fragment_divide), projected as a plain access on the
+ * other dims, and each shared dim added in slots. */
+static tlc_fragment *general_projection(tlc_arena *a, const tlc_fragment *L, const int *map, const tir_buffer *b) {
     const tlc_fragment *f = L;
-    int plain[TLC_FRAG_MAX_RANK];
-    for (int d = 0; d < rank; d++) {
-        plain[d] = tlc_par_map_dim(map[d]);
-        if (tlc_par_map_divisor(map[d]) > 1 && !(f = tlc_fragment_divide(a, f, plain[d], tlc_par_map_divisor(map[d]))))
+    int plain[TLC_FRAG_MAX_RANK], n = 0;
+    for (int d = 0; d < b->rank; d++) {
+        if (map[d] == TLC_PAR_MAP_SHARED) continue;
+        plain[n] = tlc_par_map_dim(map[d]);
+        if (tlc_par_map_divisor(map[d]) > 1 && !(f = tlc_fragment_divide(a, f, plain[n], tlc_par_map_divisor(map[d]))))
             return NULL;
+        n++;
     }
-    tlc_fragment *r = project(a, f, plain, rank);
-    r->origin = "parallel loop (packed access)";
+    tlc_fragment *r = project(a, f, plain, n);
+    for (int d = 0; d < b->rank && r; d++)
+        if (map[d] == TLC_PAR_MAP_SHARED) r = tlc_fragment_add_slot_dim(a, r, d, tir_buffer_dim(b, d));
+    if (r) r->origin = has_shared_dim(map, b->rank) ? "parallel loop (an index its iterations share)"
+                                                     : "parallel loop (packed access)";
     return r;
 }
 
@@ -190,6 +203,32 @@ static bool parallel_infer(tlc_infer *st, const tir_stmt *s, bool free_pass) {
         if (l.v[i].buf->scope == TIR_SCOPE_FRAGMENT && !l.v[i].buf->fragment) any_unknown = true;
     bool proposed = false;
     if (!L && free_pass && any_unknown) L = tlc_parallel_loop_fragment(st->a, st->k, s, true);
+    if (!L && free_pass) { /* an index the iterations share may override a weaker layout */
+        for (int i = 0; i < l.n && !any_unknown; i++) {
+            int map[TLC_FRAG_MAX_RANK];
+            const tir_access *x = &l.v[i];
+            any_unknown = x->buf->scope == TIR_SCOPE_FRAGMENT && x->buf->rank <= TLC_FRAG_MAX_RANK &&
+                          tlc_par_access_map_general(s, x->buf, x->idx, map) && has_shared_dim(map, x->buf->rank);
+        }
+        if (any_unknown) L = tlc_parallel_loop_fragment(st->a, st->k, s, true);
+    }
+    if (L) {
+        for (int i = 0; i < l.n && !st->failed; i++) { /* indices the iterations share (lse[k, j]) */
+            const tir_access *x = &l.v[i];
+            int map[TLC_FRAG_MAX_RANK];
+            if (x->buf->scope != TIR_SCOPE_FRAGMENT || x->buf->rank > TLC_FRAG_MAX_RANK ||
+                !tlc_par_access_map_general(s, x->buf, x->idx, map) || !has_shared_dim(map, x->buf->rank) ||
+                has_zero_dim(map, x->buf->rank))
+                continue;
+            bool held = x->buf->fragment != NULL;
+            for (int d = 0; d < x->buf->rank && held; d++)
+                held = map[d] != TLC_PAR_MAP_SHARED || tlc_fragment_dim_in_slots(x->buf->fragment, d);
+            if (held) continue;
+            /* otherwise no layout serves this access: stronger than the loops' and copies' proposals */
+            tlc_fragment *f = general_projection(st->a, L, map, x->buf);
+            if (f) proposed |= tlc_infer_propose(st, x->buf, f, TLC_STRENGTH_STRICT, s);
+        }
+    }
     if (L && any_unknown) {
         for (int i = 0; i < l.n && !st->failed; i++) {
             const tir_access *x = &l.v[i];
@@ -211,10 +250,10 @@ static bool parallel_infer(tlc_infer *st, const tir_stmt *s, bool free_pass) {
             const tir_access *x = &l.v[i];
             int map[TLC_FRAG_MAX_RANK];
             if (x->buf->scope != TIR_SCOPE_FRAGMENT || x->buf->fragment || x->buf->rank > TLC_FRAG_MAX_RANK ||
-                tlc_par_access_map(s, x->buf, x->idx, map) || !tlc_par_access_map_divided(s, x->buf, x->idx, map) ||
+                tlc_par_access_map(s, x->buf, x->idx, map) || !tlc_par_access_map_general(s, x->buf, x->idx, map) ||
                 has_zero_dim(map, x->buf->rank))
                 continue;
-            tlc_fragment *f = divided_projection(st->a, L, map, x->buf->rank);
+            tlc_fragment *f = general_projection(st->a, L, map, x->buf);
             if (f) proposed |= tlc_infer_propose(st, x->buf, f, free_pass ? TLC_STRENGTH_FREE : TLC_STRENGTH_COMMON, s);
         }
     }
@@ -252,7 +291,7 @@ bool tlc_parallel_check(tlc_infer *st, tir_stmt *s) {
             continue;
         }
         int map[TLC_FRAG_MAX_RANK];
-        if (x->buf->rank > TLC_FRAG_MAX_RANK || !tlc_par_access_map_divided(s, x->buf, x->idx, map)) {
+        if (x->buf->rank > TLC_FRAG_MAX_RANK || !tlc_par_access_map_general(s, x->buf, x->idx, map)) {
             tlc_error(st->diag, x->loc,
                       "fragment '%s' must be indexed by distinct variables of the Parallel loop (e.g. %s[i, j], "
                       "or %s[i, j // 2] for a packed one)",
@@ -265,6 +304,16 @@ bool tlc_parallel_check(tlc_infer *st, tir_stmt *s) {
             for (int j = 0; j < nacc && !known; j++)
                 known = acc[j].buf == x->buf && memcmp(acc[j].map, map, sizeof(int) * (size_t)x->buf->rank) == 0;
             if (known) continue;
+            bool in_slots = true; /* every value of a shared index in the thread's own registers */
+            for (int d = 0; d < x->buf->rank && in_slots && x->buf->fragment; d++)
+                in_slots = map[d] != TLC_PAR_MAP_SHARED || tlc_fragment_dim_in_slots(x->buf->fragment, d);
+            if (!in_slots) {
+                tlc_infer_conflict(st, s, x->buf, L,
+                                   "an index this Parallel loop's iterations share needs every thread to hold that "
+                                   "whole dim, which another thread holds part of");
+                ok = false;
+                continue;
+            }
             const int64_t *slot = x->buf->fragment ? access_slots(st, L, x->buf->fragment, map, x->buf->rank) : NULL;
             if (!slot) {
                 tlc_infer_conflict(st, s, x->buf, L,

@@ -8,6 +8,8 @@
 #include "../ir/tir_access.h"
 #include "lower_internal.h"
 
+static bool indexes_fragments(const tir_stmt *body, const tir_var *v);
+
 /* ---------------- shared-memory effects and barriers ---------------- */
 /* Effects are kept per shared region of the plan (a shared buffer or a
  * planned scratch, tlc_smem_plan); two regions conflict when their bytes
@@ -410,7 +412,11 @@ static void lower_serial_for(tlc_lower_ctx *lc, const tir_stmt *s, effects *pend
         clear(lc, &inner);
     }
     th_stmt *b = tlc_lower_end(lc, saved);
-    bool unroll = s->u.for_.kind == TIR_FOR_UNROLLED &&
+    /* a serial loop whose variable indexes fragments (lse[k, j] in a
+     * Parallel loop) is unrolled, so that the registers are indexed by
+     * constants, where it is short */
+    bool indexes = s->u.for_.kind == TIR_FOR_SERIAL && cn && n > 0 && n <= 64 && indexes_fragments(s->u.for_.body, v);
+    bool unroll = (s->u.for_.kind == TIR_FOR_UNROLLED || indexes) &&
                   (!cn || n <= 0 || th_unrolled_size(b, TLC_UNROLLED_MAX_STMTS + 1) <= TLC_UNROLLED_MAX_STMTS / n);
     th_stmt *loop;
     if (step > 0) {
@@ -565,6 +571,42 @@ static void lower_stmt_kind(tlc_lower_ctx *lc, const tir_stmt *s) {
         break;
     }
     }
+}
+
+/* ---------------- fragments indexed by a serial loop's variable ---------------- */
+static bool reads_var(const tir_expr *e, const tir_var *v, int depth) {
+    if (!e || depth > 64) return false;
+    switch (e->kind) {
+    case TE_VAR: return e->u.var == v;
+    case TE_BINARY: return reads_var(e->u.bin.a, v, depth + 1) || reads_var(e->u.bin.b, v, depth + 1);
+    case TE_UNARY: return reads_var(e->u.un.a, v, depth + 1);
+    case TE_CAST: return reads_var(e->u.cast.a, v, depth + 1);
+    case TE_SELECT:
+        return reads_var(e->u.sel.cond, v, depth + 1) || reads_var(e->u.sel.a, v, depth + 1) ||
+               reads_var(e->u.sel.b, v, depth + 1);
+    case TE_LOAD:
+        for (int i = 0; i < e->u.load.buf->rank; i++)
+            if (reads_var(e->u.load.idx[i], v, depth + 1)) return true;
+        return false;
+    default: return false;
+    }
+}
+
+typedef struct { const tir_var *v; bool found; } index_search;
+
+static void find_fragment_index(const tir_access *acc, void *ctx) {
+    index_search *q = ctx;
+    /* (a fragment every thread holds whole is an array indexed at run time anyway) */
+    if (q->found || acc->buf->scope != TIR_SCOPE_FRAGMENT || !acc->idx || !acc->buf->fragment ||
+        tlc_fragment_is_per_thread(acc->buf->fragment))
+        return;
+    for (int i = 0; i < acc->buf->rank && !q->found; i++) q->found = reads_var(acc->idx[i], q->v, 0);
+}
+
+static bool indexes_fragments(const tir_stmt *body, const tir_var *v) {
+    index_search q = {v, false};
+    tir_stmt_accesses(body, find_fragment_index, &q);
+    return q.found;
 }
 
 /* ---------------- kernel setup ---------------- */

@@ -238,6 +238,24 @@ class PortsOnGpuTest(unittest.TestCase):
     def seqlens(self):
         return torch.tensor(self.SPARSE_SEQLENS, device="cuda", dtype=torch.int32)
 
+    def test_gqa_decode(self):
+        # flash decoding's GQA file: a uint8 key mask, the combine reading lse_local[k, j] in a loop over splits
+        import numpy as np
+        from test_ports import masked_gqa_decode_ref
+        b, h, g, s, d = 4, 32, 8, 8192, 128
+        q, k, v = randn(b, h, d), randn(b, s, g, d), randn(b, s, g, d)
+        mask = torch.randint(0, 2, (b, s, g), device="cuda", dtype=torch.uint8)
+        ref = masked_gqa_decode_ref(q.cpu().numpy(), k.cpu().numpy(), v.cpu().numpy(), mask.cpu().numpy())
+        for num_split in (8, 1):
+            with self.subTest(num_split=num_split):
+                kern = tlc.compile(port("example_gqa_decode.py"), kernel="flashattn",
+                                   defines={"batch": b, "heads": h, "groups": g, "seqlen_kv": s, "dim": d,
+                                            "block_N": 128, "block_H": 64, "num_split": num_split, "num_stages": 2,
+                                            "threads": 128})
+                o = torch.full((b, h, d), float("nan"), device="cuda", dtype=torch.float16)
+                kern(q, k, v, mask, o)
+                self.close(o, torch.from_numpy(np.asarray(ref)).cuda(), rtol=1e-2, atol=2e-3)
+
     def test_sparse_gqa_decode_varlen_mask(self):
         # a mask keeping about half the blocks (every split keeps one below the length)
         from test_ports import sparse_gqa_decode_inputs
