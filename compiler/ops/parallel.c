@@ -193,6 +193,25 @@ static tlc_fragment *general_projection(tlc_arena *a, const tlc_fragment *L, con
     return r;
 }
 
+/* A fragment access only the general map reads: packed (b[i, j // 2]) or at
+ * an index the iterations share (lse[k, j]); its map in `map`. */
+static bool special_access(const tir_stmt *s, const tir_access *x, int *map) {
+    return x->buf->scope == TIR_SCOPE_FRAGMENT && x->buf->rank <= TLC_FRAG_MAX_RANK &&
+           !tlc_par_access_map(s, x->buf, x->idx, map) && tlc_par_access_map_general(s, x->buf, x->idx, map) &&
+           !has_zero_dim(map, x->buf->rank);
+}
+
+/* Whether fragment B serves the access `map` of a loop laid out as L: every
+ * thread finds its iterations' elements in its own registers. */
+static bool serves(const tlc_fragment *L, const tlc_fragment *B, const int *map, int rank) {
+    for (int d = 0; d < rank; d++)
+        if (map[d] == TLC_PAR_MAP_SHARED && !tlc_fragment_dim_in_slots(B, d)) return false;
+    if (B->threads < L->threads) return false;
+    for (int64_t slot = 0; slot < L->slots; slot++)
+        if (tlc_par_access_slot(L, B, map, rank, slot) == -2) return false;
+    return true;
+}
+
 static bool parallel_infer(tlc_infer *st, const tir_stmt *s, bool free_pass) {
     if (s->u.for_.kind != TIR_FOR_PARALLEL) return false;
     const tlc_fragment *L = tlc_parallel_loop_fragment(st->a, st->k, s, false);
@@ -203,28 +222,22 @@ static bool parallel_infer(tlc_infer *st, const tir_stmt *s, bool free_pass) {
         if (l.v[i].buf->scope == TIR_SCOPE_FRAGMENT && !l.v[i].buf->fragment) any_unknown = true;
     bool proposed = false;
     if (!L && free_pass && any_unknown) L = tlc_parallel_loop_fragment(st->a, st->k, s, true);
-    if (!L && free_pass) { /* an index the iterations share may override a weaker layout */
+    if (!L && free_pass) { /* a packed or shared-index read may override a weaker layout */
         for (int i = 0; i < l.n && !any_unknown; i++) {
             int map[TLC_FRAG_MAX_RANK];
-            const tir_access *x = &l.v[i];
-            any_unknown = x->buf->scope == TIR_SCOPE_FRAGMENT && x->buf->rank <= TLC_FRAG_MAX_RANK &&
-                          tlc_par_access_map_general(s, x->buf, x->idx, map) && has_shared_dim(map, x->buf->rank);
+            any_unknown = special_access(s, &l.v[i], map);
         }
         if (any_unknown) L = tlc_parallel_loop_fragment(st->a, st->k, s, true);
     }
     if (L) {
-        for (int i = 0; i < l.n && !st->failed; i++) { /* indices the iterations share (lse[k, j]) */
+        for (int i = 0; i < l.n && !st->failed; i++) { /* packed reads (b[i, j // 2]), shared indices (lse[k, j]) */
             const tir_access *x = &l.v[i];
             int map[TLC_FRAG_MAX_RANK];
-            if (x->buf->scope != TIR_SCOPE_FRAGMENT || x->buf->rank > TLC_FRAG_MAX_RANK ||
-                !tlc_par_access_map_general(s, x->buf, x->idx, map) || !has_shared_dim(map, x->buf->rank) ||
-                has_zero_dim(map, x->buf->rank))
-                continue;
-            bool held = x->buf->fragment != NULL;
-            for (int d = 0; d < x->buf->rank && held; d++)
-                held = map[d] != TLC_PAR_MAP_SHARED || tlc_fragment_dim_in_slots(x->buf->fragment, d);
-            if (held) continue;
-            /* otherwise no layout serves this access: stronger than the loops' and copies' proposals */
+            if (!special_access(s, x, map)) continue;
+            /* a packed read of a fragment with no layout yet: the proposal below, at the loops' strength */
+            if (!x->buf->fragment && !has_shared_dim(map, x->buf->rank)) continue;
+            if (x->buf->fragment && serves(L, x->buf->fragment, map, x->buf->rank)) continue;
+            /* no other layout serves this access: stronger than the loops' and copies' proposals */
             tlc_fragment *f = general_projection(st->a, L, map, x->buf);
             if (f) proposed |= tlc_infer_propose(st, x->buf, f, TLC_STRENGTH_STRICT, s);
         }
@@ -246,13 +259,10 @@ static bool parallel_infer(tlc_infer *st, const tir_stmt *s, bool free_pass) {
             }
             proposed |= tlc_infer_propose(st, x->buf, f, free_pass ? TLC_STRENGTH_FREE : TLC_STRENGTH_COMMON, s);
         }
-        for (int i = 0; i < l.n && !st->failed; i++) { /* packed accesses (b[i, j // 2]) */
+        for (int i = 0; i < l.n && !st->failed; i++) { /* packed reads of fragments with no layout yet */
             const tir_access *x = &l.v[i];
             int map[TLC_FRAG_MAX_RANK];
-            if (x->buf->scope != TIR_SCOPE_FRAGMENT || x->buf->fragment || x->buf->rank > TLC_FRAG_MAX_RANK ||
-                tlc_par_access_map(s, x->buf, x->idx, map) || !tlc_par_access_map_general(s, x->buf, x->idx, map) ||
-                has_zero_dim(map, x->buf->rank))
-                continue;
+            if (x->buf->fragment || !special_access(s, x, map)) continue;
             tlc_fragment *f = general_projection(st->a, L, map, x->buf);
             if (f) proposed |= tlc_infer_propose(st, x->buf, f, free_pass ? TLC_STRENGTH_FREE : TLC_STRENGTH_COMMON, s);
         }

@@ -72,3 +72,23 @@ def reinterpret_expected(b):
     c = fp4_to_fp16(b)
     d = ((b[:, 0] >> 4).astype(np.int8) << 4) >> 4
     return {"C": c, "D": d, "E": (b[:, 1].astype(np.float32) - 64).view(np.uint32)}
+
+
+# Packed fragment reads (tests/golden/layout/packed_access.py): B two nibbles a byte, W eight a word.
+PACKED = os.path.join(ROOT, "tests", "golden", "layout", "packed_access.py")
+
+
+def packed_inputs():
+    import numpy as np
+    rng = np.random.default_rng(11)
+    return {"B": rng.integers(0, 256, (64, 32)).astype(np.uint8),
+            "W": rng.integers(0, 2**32, (64, 8), dtype=np.uint64).astype(np.uint32)}
+
+
+def packed_expected(inp):
+    """C and D of the `packed` kernel (C alone is `from_global`'s): each nibble, low first, as float16."""
+    import numpy as np
+    b, w = inp["B"], inp["W"].astype(np.uint64)
+    c = np.stack([b & 15, b >> 4], axis=2).reshape(64, 64).astype(np.float16)
+    d = np.stack([(w >> (4 * n)) & 15 for n in range(8)], axis=2).reshape(64, 64).astype(np.float16)
+    return {"C": c, "D": d}

@@ -4,8 +4,8 @@ import os
 import unittest
 
 import tlc
-from kernels import (EXAMPLES, ROOT, SCALE, UNSIGNED, UNSIGNED_BOUND, reinterpret_expected, unsigned_expected,
-                     unsigned_inputs)
+from kernels import (EXAMPLES, PACKED, ROOT, SCALE, UNSIGNED, UNSIGNED_BOUND, packed_expected, packed_inputs,
+                     reinterpret_expected, unsigned_expected, unsigned_inputs)
 
 try:
     import torch
@@ -183,6 +183,19 @@ class GpuTest(unittest.TestCase):
                                                                                   out["D"], out["E"])
                 for name, v in want.items():
                     self.assertTrue((out[name].cpu().numpy().view(np.uint8) == v.view(np.uint8)).all(), name)
+
+    def test_packed_fragment_reads(self):
+        inp = packed_inputs()
+        want = packed_expected(inp)
+        args = {k: torch.from_numpy(v).cuda() for k, v in inp.items()}
+        for arch in ("sm_90a", "sm_80") if _sm90() else ("sm_80",):
+            with self.subTest(arch=arch):
+                c, d = (torch.full((64, 64), float("nan"), device="cuda", dtype=torch.float16) for _ in range(2))
+                tlc.compile(PACKED, kernel="packed", arch=arch)(args["B"], args["W"], c, d)
+                self.assertTrue((c.cpu().numpy() == want["C"]).all() and (d.cpu().numpy() == want["D"]).all())
+                c.fill_(float("nan"))
+                tlc.compile(PACKED, kernel="from_global", arch=arch)(args["B"], c)
+                self.assertTrue((c.cpu().numpy() == want["C"]).all())
 
     def test_fragments_held_by_every_thread(self):
         # a (1,) scalar, a bool mask read in a serial loop, a reduce into (1,), a transposed read

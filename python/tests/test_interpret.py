@@ -6,8 +6,8 @@ import unittest
 import numpy as np
 
 import tlc
-from kernels import (EXAMPLES, OUT_OF_BOUNDS, ROOT, SCALE, UNSIGNED, UNSIGNED_BOUND, reinterpret_expected,
-                     unsigned_expected, unsigned_inputs)
+from kernels import (EXAMPLES, OUT_OF_BOUNDS, PACKED, ROOT, SCALE, UNSIGNED, UNSIGNED_BOUND, packed_expected,
+                     packed_inputs, reinterpret_expected, unsigned_expected, unsigned_inputs)
 
 
 class InterpretTest(unittest.TestCase):
@@ -40,6 +40,17 @@ class InterpretTest(unittest.TestCase):
         tlc.interpret(UNSIGNED, {**inp, "bound": UNSIGNED_BOUND, **out}, kernel="unsigned_ops")
         for k, v in want.items():
             np.testing.assert_array_equal(out[k], v, err_msg=k)
+
+    def test_packed_fragment_reads(self):
+        inp = packed_inputs()
+        want = packed_expected(inp)
+        out = {k: np.zeros_like(v) for k, v in want.items()}
+        tlc.interpret(PACKED, {**inp, **out}, kernel="packed")
+        for k, v in want.items():
+            np.testing.assert_array_equal(out[k], v, err_msg=k)
+        c = np.zeros_like(want["C"])
+        tlc.interpret(PACKED, {"B": inp["B"], "C": c}, kernel="from_global")
+        np.testing.assert_array_equal(c, want["C"])
 
     def test_reinterpret_and_typed_constants(self):
         b = np.random.default_rng(3).integers(0, 256, (64, 32)).astype(np.uint8)
