@@ -306,6 +306,12 @@ bool tlc_fragment_is_per_thread(const tlc_fragment *f) {
     return true;
 }
 
+bool tlc_fragment_dim_in_slots(const tlc_fragment *f, int d) {
+    for (int i = 0; i < f->ndigits; i++)
+        if (f->digits[i].dim == d && f->digits[i].target == TLC_DIGIT_THREAD) return false;
+    return true;
+}
+
 /* Slot strides made dense again after slot digits were dropped, keeping
  * their order (canonical order sorts slot digits by stride, so a running
  * product in order does it). */

@@ -87,6 +87,10 @@ tlc_fragment *tlc_fragment_per_thread(tlc_arena *a, int rank, const int64_t *sha
 /* Whether f is such a layout (for any thread count): slot = the row-major
  * index of the element, every thread digit a replication digit. */
 bool tlc_fragment_is_per_thread(const tlc_fragment *f);
+/* Whether f holds dim d in register slots alone (no thread digit), so that
+ * a thread holding one element along it holds them all: what an index a
+ * Parallel loop's iterations share (lse[k, j]) needs. */
+bool tlc_fragment_dim_in_slots(const tlc_fragment *f, int d);
 /* Fragment of reducing `dim` of `src`: digits of `dim` on threads become
  * replication digits, digits of `dim` on slots disappear; the other dims keep
  * their places (renumbered). */

@@ -149,10 +149,6 @@ static inline int tlc_par_map_dim(int m) { return m < 0 ? m : m % TLC_PAR_MAP_ST
 static inline int64_t tlc_par_map_divisor(int m) { return m < 0 ? 1 : m / TLC_PAR_MAP_STEP + 1; }
 bool tlc_par_access_map(const tir_stmt *loop, const tir_buffer *b, tir_expr *const *idx, int *map);
 bool tlc_par_access_map_general(const tir_stmt *loop, const tir_buffer *b, tir_expr *const *idx, int *map);
-/* Whether fragment f holds dim d in register slots alone (no thread digit),
- * so that one thread holds every element along it: what an index shared by
- * a Parallel loop's iterations (TLC_PAR_MAP_SHARED) needs. */
-bool tlc_fragment_dim_in_slots(const struct tlc_fragment *f, int d);
 /* Slot of fragment B holding what iteration `slot` of loop fragment L
  * reaches through `map` (the same for every thread); -1 if no thread runs
  * that iteration, -2 if threads would need each other's data. */

@@ -20,12 +20,6 @@ static bool names_loop_var(const tir_stmt *loop, const tir_expr *e, int depth) {
     }
 }
 
-bool tlc_fragment_dim_in_slots(const tlc_fragment *f, int d) {
-    for (int i = 0; i < f->ndigits; i++)
-        if (f->digits[i].dim == d && f->digits[i].target == TLC_DIGIT_THREAD) return false;
-    return true;
-}
-
 static bool access_map(const tir_stmt *loop, const tir_buffer *b, tir_expr *const *idx, int *map, bool divided) {
     unsigned used = 0;
     for (int d = 0; d < b->rank; d++) {

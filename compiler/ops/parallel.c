@@ -201,12 +201,17 @@ static bool special_access(const tir_stmt *s, const tir_access *x, int *map) {
            !has_zero_dim(map, x->buf->rank);
 }
 
+/* Every value of each index the iterations share in a thread's own slots. */
+static bool shared_dims_in_slots(const tlc_fragment *B, const int *map, int rank) {
+    for (int d = 0; d < rank; d++)
+        if (map[d] == TLC_PAR_MAP_SHARED && !tlc_fragment_dim_in_slots(B, d)) return false;
+    return true;
+}
+
 /* Whether fragment B serves the access `map` of a loop laid out as L: every
  * thread finds its iterations' elements in its own registers. */
 static bool serves(const tlc_fragment *L, const tlc_fragment *B, const int *map, int rank) {
-    for (int d = 0; d < rank; d++)
-        if (map[d] == TLC_PAR_MAP_SHARED && !tlc_fragment_dim_in_slots(B, d)) return false;
-    if (B->threads < L->threads) return false;
+    if (!shared_dims_in_slots(B, map, rank) || B->threads < L->threads) return false;
     for (int64_t slot = 0; slot < L->slots; slot++)
         if (tlc_par_access_slot(L, B, map, rank, slot) == -2) return false;
     return true;
@@ -314,10 +319,7 @@ bool tlc_parallel_check(tlc_infer *st, tir_stmt *s) {
             for (int j = 0; j < nacc && !known; j++)
                 known = acc[j].buf == x->buf && memcmp(acc[j].map, map, sizeof(int) * (size_t)x->buf->rank) == 0;
             if (known) continue;
-            bool in_slots = true; /* every value of a shared index in the thread's own registers */
-            for (int d = 0; d < x->buf->rank && in_slots && x->buf->fragment; d++)
-                in_slots = map[d] != TLC_PAR_MAP_SHARED || tlc_fragment_dim_in_slots(x->buf->fragment, d);
-            if (!in_slots) {
+            if (x->buf->fragment && !shared_dims_in_slots(x->buf->fragment, map, x->buf->rank)) {
                 tlc_infer_conflict(st, s, x->buf, L,
                                    "an index this Parallel loop's iterations share needs every thread to hold that "
                                    "whole dim, which another thread holds part of");
