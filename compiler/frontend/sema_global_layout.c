@@ -389,9 +389,35 @@ static tir_expr **region_index(sema *S, const tir_region *r, tir_var **v, tlc_lo
     return idx;
 }
 
+/* Whether region r takes rows of its buffer: each dim whole or one element
+ * of it (lse[k, :]), at least one the latter. */
+static bool is_rows(const tir_region *r) {
+    bool row = false;
+    for (int i = 0; i < r->rank; i++) {
+        int64_t s, e;
+        if (!tir_expr_const_int(r->extent[i], &e)) return false;
+        if (e == 1 && tir_buffer_dim(r->buf, i) != 1) row = true;
+        else if (!tir_expr_const_int(r->start[i], &s) || s != 0 || e != tir_buffer_dim(r->buf, i)) return false;
+    }
+    return row;
+}
+
+static bool is_whole(const tir_region *r) {
+    for (int i = 0; i < r->rank; i++) {
+        int64_t s, e;
+        if (!tir_expr_const_int(r->start[i], &s) || s != 0 || !tir_expr_const_int(r->extent[i], &e) ||
+            e != tir_buffer_dim(r->buf, i))
+            return false;
+    }
+    return true;
+}
+
 bool sema_global_layout_copy(sema *S, const tir_region *src, const tir_region *dst, bool atomic, tlc_loc loc) {
     const global_layout *gs = layout_of(S, src->buf), *gd = layout_of(S, dst->buf);
-    if (!gs && !gd) return false;
+    bool fragment_parts = !atomic && src->buf->scope == TIR_SCOPE_FRAGMENT && dst->buf->scope == TIR_SCOPE_FRAGMENT &&
+                          (is_rows(src) || is_rows(dst)) && (is_rows(src) || is_whole(src)) &&
+                          (is_rows(dst) || is_whole(dst));
+    if (!gs && !gd && !fragment_parts) return false;
     tlc_arena *A = S->arena;
     int64_t shape[8];
     int n = tir_region_shape(src, shape);

@@ -351,7 +351,10 @@ void sema_manual_ws_finish(sema *S);
  * annotation; an element access's index through the tensor's layout (and
  * a record of the access, which a later annotation must not follow); a
  * copy to or from such a tensor (or a tile atomic_add into it), emitted as
- * a Parallel loop of elements (false: neither operand has a layout). */
+ * a Parallel loop of elements (false: neither operand has a layout), which
+ * is also how a copy of rows of a fragment into another (or into rows of
+ * one) is written (`lse[k, :]` into a row: the loop's layout inference
+ * serves both). */
 sv sema_layout_call(sema *S, const sema_args *a, tlc_loc loc);
 void sema_annotate_global_layout(sema *S, tir_buffer *b, sv layout, const ast_expr *key, const ast_expr *value);
 void sema_note_global_use(sema *S, tir_buffer *b, tlc_loc loc);

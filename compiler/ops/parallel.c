@@ -165,6 +165,10 @@ static const int64_t *access_slots(tlc_infer *st, const tlc_fragment *L, const t
     return slot;
 }
 
+/* 4-byte registers per thread a fragment may take so that a thread holds
+ * every value of an index a Parallel loop's iterations share. */
+#define TLC_SHARED_INDEX_MAX_REGS 64
+
 static bool has_shared_dim(const int *map, int rank) {
     for (int d = 0; d < rank; d++)
         if (map[d] == TLC_PAR_MAP_SHARED) return true;
@@ -242,9 +246,13 @@ static bool parallel_infer(tlc_infer *st, const tir_stmt *s, bool free_pass) {
             /* a packed read of a fragment with no layout yet: the proposal below, at the loops' strength */
             if (!x->buf->fragment && !has_shared_dim(map, x->buf->rank)) continue;
             if (x->buf->fragment && serves(L, x->buf->fragment, map, x->buf->rank)) continue;
-            /* no other layout serves this access: stronger than the loops' and copies' proposals */
+            /* no other layout serves this access: stronger than the loops' and copies' proposals, where a
+             * shared index's dims in slots cost a thread at most TLC_SHARED_INDEX_MAX_REGS registers (a
+             * column read of a large tile would hold the whole tile in every thread: a conflict instead) */
             tlc_fragment *f = general_projection(st->a, L, map, x->buf);
-            if (f) proposed |= tlc_infer_propose(st, x->buf, f, TLC_STRENGTH_STRICT, s);
+            int64_t regs = f ? (f->slots * tir_dtype_bytes(x->buf->dtype) + 3) / 4 : 0;
+            if (f && (!has_shared_dim(map, x->buf->rank) || regs <= TLC_SHARED_INDEX_MAX_REGS))
+                proposed |= tlc_infer_propose(st, x->buf, f, TLC_STRENGTH_STRICT, s);
         }
     }
     if (L && any_unknown) {

@@ -92,3 +92,17 @@ def packed_expected(inp):
     c = np.stack([b & 15, b >> 4], axis=2).reshape(64, 64).astype(np.float16)
     d = np.stack([(w >> (4 * n)) & 15 for n in range(8)], axis=2).reshape(64, 64).astype(np.float16)
     return {"C": c, "D": d}
+
+
+# Fragment reads at an index a Parallel loop's iterations share (tests/golden/layout/shared_index.py).
+SHARED_INDEX = os.path.join(ROOT, "tests", "golden", "layout", "shared_index.py")
+
+
+def shared_index_expected(g8x128, g8x64):
+    """NumPy's O of the `combine` kernel (a log-sum-exp over rows, plus row 0) and of `row_copy`."""
+    import numpy as np
+    g = g8x128.astype(np.float64)
+    m = g.max(axis=0)
+    combine = np.log2(np.exp2(g - m).sum(axis=0)) + m + g[0]
+    row_copy = (g8x64.astype(np.float64) * np.arange(1, 9)[:, None]).sum(axis=0)
+    return combine, row_copy

@@ -4,8 +4,8 @@ import os
 import unittest
 
 import tlc
-from kernels import (EXAMPLES, PACKED, ROOT, SCALE, UNSIGNED, UNSIGNED_BOUND, packed_expected, packed_inputs,
-                     reinterpret_expected, unsigned_expected, unsigned_inputs)
+from kernels import (EXAMPLES, PACKED, ROOT, SCALE, SHARED_INDEX, UNSIGNED, UNSIGNED_BOUND, packed_expected,
+                     packed_inputs, reinterpret_expected, shared_index_expected, unsigned_expected, unsigned_inputs)
 
 try:
     import torch
@@ -196,6 +196,17 @@ class GpuTest(unittest.TestCase):
                 c.fill_(float("nan"))
                 tlc.compile(PACKED, kernel="from_global", arch=arch)(args["B"], c)
                 self.assertTrue((c.cpu().numpy() == want["C"]).all())
+
+    def test_indices_shared_by_a_parallel_loop(self):
+        g1, g2 = torch.randn(8, 128, device="cuda"), torch.randn(8, 64, device="cuda")
+        want1, want2 = shared_index_expected(g1.cpu().numpy(), g2.cpu().numpy())
+        for arch in ("sm_90a", "sm_80") if _sm90() else ("sm_80",):
+            with self.subTest(arch=arch):
+                o1, o2 = torch.full((128,), float("nan"), device="cuda"), torch.full((64,), float("nan"), device="cuda")
+                tlc.compile(SHARED_INDEX, kernel="combine", arch=arch)(g1, o1)
+                tlc.compile(SHARED_INDEX, kernel="row_copy", arch=arch)(g2, o2)
+                torch.testing.assert_close(o1.double(), torch.from_numpy(want1).cuda(), rtol=1e-4, atol=1e-4)
+                torch.testing.assert_close(o2.double(), torch.from_numpy(want2).cuda(), rtol=1e-5, atol=1e-5)
 
     def test_fragments_held_by_every_thread(self):
         # a (1,) scalar, a bool mask read in a serial loop, a reduce into (1,), a transposed read

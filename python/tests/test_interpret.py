@@ -6,8 +6,9 @@ import unittest
 import numpy as np
 
 import tlc
-from kernels import (EXAMPLES, OUT_OF_BOUNDS, PACKED, ROOT, SCALE, UNSIGNED, UNSIGNED_BOUND, packed_expected,
-                     packed_inputs, reinterpret_expected, unsigned_expected, unsigned_inputs)
+from kernels import (EXAMPLES, OUT_OF_BOUNDS, PACKED, ROOT, SCALE, SHARED_INDEX, UNSIGNED, UNSIGNED_BOUND,
+                     packed_expected, packed_inputs, reinterpret_expected, shared_index_expected, unsigned_expected,
+                     unsigned_inputs)
 
 
 class InterpretTest(unittest.TestCase):
@@ -51,6 +52,16 @@ class InterpretTest(unittest.TestCase):
         c = np.zeros_like(want["C"])
         tlc.interpret(PACKED, {"B": inp["B"], "C": c}, kernel="from_global")
         np.testing.assert_array_equal(c, want["C"])
+
+    def test_indices_shared_by_a_parallel_loop(self):
+        rng = np.random.default_rng(13)
+        g1, g2 = rng.standard_normal((8, 128)).astype(np.float32), rng.standard_normal((8, 64)).astype(np.float32)
+        want1, want2 = shared_index_expected(g1, g2)
+        o1, o2 = np.zeros(128, np.float32), np.zeros(64, np.float32)
+        tlc.interpret(SHARED_INDEX, {"G": g1, "O": o1}, kernel="combine")
+        tlc.interpret(SHARED_INDEX, {"G": g2, "O": o2}, kernel="row_copy")
+        np.testing.assert_allclose(o1, want1, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(o2, want2, rtol=1e-5, atol=1e-5)
 
     def test_reinterpret_and_typed_constants(self):
         b = np.random.default_rng(3).integers(0, 256, (64, 32)).astype(np.uint8)

@@ -4,7 +4,9 @@
 # every thread must hold that whole dim, so the fragment keeps it in
 # register slots beside the loop's own placement (and the serial loop is
 # unrolled, so that the registers are indexed by constants). A constant
-# index (row 0 of acc) is one too.
+# index (row 0 of lse) is one too, and a copy of a row of a fragment into
+# another (flash decoding's MHA file: T.copy(lse[k, :], row)) is written as
+# such a loop.
 import tilelang.language as T
 
 
@@ -23,3 +25,18 @@ def combine(G: T.Tensor((8, 128), "float32"), O: T.Tensor((128,), "float32")):
                 total[j] += T.exp2(lse[k, j] - m[j])
         for j in T.Parallel(128):
             O[j] = T.log2(total[j]) + m[j] + lse[0, j]
+
+
+@T.prim_func
+def row_copy(G: T.Tensor((8, 64), "float32"), O: T.Tensor((64,), "float32")):
+    with T.Kernel(1, threads=128) as bx:
+        lse = T.alloc_fragment((8, 64), "float32")
+        row = T.alloc_fragment((64,), "float32")
+        acc = T.alloc_fragment((64,), "float32")
+        T.copy(G, lse)
+        T.clear(acc)
+        for k in T.serial(8):
+            T.copy(lse[k, :], row)
+            for i in T.Parallel(64):
+                acc[i] += row[i] * (k + 1)
+        T.copy(acc, O)
