@@ -2,8 +2,6 @@
 #include <math.h>
 #include <string.h>
 
-int64_t tlc_wrap_int(tir_dtype t, int64_t v) { return tir_wrap_int(t, v); }
-
 /* Float -> integer as cvt.rzi.sat: truncate, saturate, NaN -> 0. */
 int64_t tlc_float_to_int(tir_dtype t, double x) {
     if (t == TIR_BOOL) return x != 0;
@@ -62,12 +60,12 @@ void tlc_host_store_f(void *data, tir_dtype t, int64_t i, double v) {
 
 void tlc_host_store_i(void *data, tir_dtype t, int64_t i, int64_t v) {
     switch (t) {
-    case TIR_I8: ((int8_t *)data)[i] = (int8_t)tlc_wrap_int(t, v); break;
-    case TIR_I16: ((int16_t *)data)[i] = (int16_t)tlc_wrap_int(t, v); break;
-    case TIR_U8: ((uint8_t *)data)[i] = (uint8_t)tlc_wrap_int(t, v); break;
-    case TIR_U16: ((uint16_t *)data)[i] = (uint16_t)tlc_wrap_int(t, v); break;
-    case TIR_U32: ((uint32_t *)data)[i] = (uint32_t)tlc_wrap_int(t, v); break;
-    case TIR_I32: ((int32_t *)data)[i] = (int32_t)tlc_wrap_int(t, v); break;
+    case TIR_I8: ((int8_t *)data)[i] = (int8_t)tir_wrap_int(t, v); break;
+    case TIR_I16: ((int16_t *)data)[i] = (int16_t)tir_wrap_int(t, v); break;
+    case TIR_U8: ((uint8_t *)data)[i] = (uint8_t)tir_wrap_int(t, v); break;
+    case TIR_U16: ((uint16_t *)data)[i] = (uint16_t)tir_wrap_int(t, v); break;
+    case TIR_U32: ((uint32_t *)data)[i] = (uint32_t)tir_wrap_int(t, v); break;
+    case TIR_I32: ((int32_t *)data)[i] = (int32_t)tir_wrap_int(t, v); break;
     case TIR_I64: ((int64_t *)data)[i] = v; break;
     case TIR_BOOL: ((uint8_t *)data)[i] = v != 0; break;
     default: tlc_host_store_f(data, t, i, (double)v); break;

@@ -21,6 +21,4 @@ void tlc_host_store_f(void *data, tir_dtype t, int64_t i, double v);
 void tlc_host_store_i(void *data, tir_dtype t, int64_t i, int64_t v);
 /* Float -> integer dtype as cvt.rzi.sat: truncate, saturate, NaN -> 0. */
 int64_t tlc_float_to_int(tir_dtype t, double x);
-/* Integer v wrapped to the width of integer dtype t (bool: 0/1). */
-int64_t tlc_wrap_int(tir_dtype t, int64_t v);
 #endif

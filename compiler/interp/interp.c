@@ -154,7 +154,7 @@ static void poison(ibuf *ib) {
     if (tlc_interp_isf(ib->b->dtype))
         for (int64_t i = 0; i < ib->elems; i++) ib->data[i].f = NAN;
     else
-        for (int64_t i = 0; i < ib->elems; i++) ib->data[i].i = tlc_wrap_int(ib->b->dtype, 0x5eadbeefLL);
+        for (int64_t i = 0; i < ib->elems; i++) ib->data[i].i = tir_wrap_int(ib->b->dtype, 0x5eadbeefLL);
 }
 
 /* Gives ib room for the given dims (row-major strides). */
@@ -223,7 +223,7 @@ static void exec_for(tlc_interp *it, const tir_stmt *s) {
     for (;;) {
         for (int v = 0; v < nv; v++) {
             tir_var *var = s->u.for_.vars[v];
-            it->vars[var->id].i = tlc_wrap_int(var->dtype, start[v] + cur[v] * (nv == 1 ? step : 1));
+            it->vars[var->id].i = tir_wrap_int(var->dtype, start[v] + cur[v] * (nv == 1 ? step : 1));
         }
         it->stats.elem_evals++;
         exec(it, s->u.for_.body);

@@ -8,7 +8,7 @@ tlc_ival tlc_interp_convert(tlc_ival v, tir_dtype from, tir_dtype to) {
     bool ff = tlc_interp_isf(from), tf = tlc_interp_isf(to);
     if (tf) r.f = tlc_round_to_dtype(to, ff ? v.f : (double)v.i);
     else if (ff) r.i = tlc_float_to_int(to, v.f);
-    else r.i = tlc_wrap_int(to, v.i);
+    else r.i = tir_wrap_int(to, v.i);
     return r;
 }
 
@@ -159,7 +159,7 @@ static tlc_ival eval_binary(tlc_interp *it, const tir_expr *e) {
     default:
         tlc_interp_fail(it, e->loc, "unexpected operator '%s'", tir_binop_name(op));
     }
-    r.i = tlc_wrap_int(e->dtype, v);
+    r.i = tir_wrap_int(e->dtype, v);
     return r;
 }
 
@@ -171,9 +171,9 @@ static tlc_ival eval_unary(tlc_interp *it, const tir_expr *e) {
     if (!tlc_interp_isf(e->dtype)) {
         int64_t a = tlc_interp_eval_i(it, x);
         switch (op) {
-        case TU_NEG: r.i = tlc_wrap_int(e->dtype, (int64_t)(0 - (uint64_t)a)); return r;
-        case TU_BITNOT: r.i = tlc_wrap_int(e->dtype, ~a); return r;
-        case TU_ABS: r.i = tlc_wrap_int(e->dtype, a < 0 ? (int64_t)(0 - (uint64_t)a) : a); return r;
+        case TU_NEG: r.i = tir_wrap_int(e->dtype, (int64_t)(0 - (uint64_t)a)); return r;
+        case TU_BITNOT: r.i = tir_wrap_int(e->dtype, ~a); return r;
+        case TU_ABS: r.i = tir_wrap_int(e->dtype, a < 0 ? (int64_t)(0 - (uint64_t)a) : a); return r;
         default: break;
         }
         /* other math on an integer-typed expression: compute in double, truncate */

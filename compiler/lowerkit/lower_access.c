@@ -449,25 +449,7 @@ static th_expr *fragment_slot(tlc_lower_ctx *lc, const tir_buffer *b, tir_expr *
         lower_indices(lc, b, idx, ix, maxv);
         return local_index(lc, b, ix);
     }
-    int64_t slot = tlc_parallel_access_slot(lc, b, idx, loc);
-    th_expr *r = tlc_i32(lc, slot < 0 ? 0 : slot);
-    int map[TLC_FRAG_MAX_RANK];
-    if (!lc->par || !b->fragment || b->rank > TLC_FRAG_MAX_RANK || !tlc_par_access_map_general(lc->par->loop, b, idx, map))
-        return r;
-    /* an index the iterations share (lse[k, j]): the slot above is its
-     * element 0's; its slot digits add the rest at run time */
-    for (int d = 0; d < b->rank; d++) {
-        if (map[d] != TLC_PAR_MAP_SHARED) continue;
-        th_expr *v = tlc_let(lc, "shared_ix", tlc_coerce(lc, tlc_lower_expr(lc, idx[d]), th_scalar(TH_I32)));
-        for (int i = 0; i < b->fragment->ndigits; i++) {
-            const tlc_digit *g = &b->fragment->digits[i];
-            if (g->dim != d) continue;
-            th_expr *digit = th_bin(lc->a, THB_UREM, th_bin(lc->a, THB_UDIV, v, tlc_i32(lc, g->lstride)),
-                                    tlc_i32(lc, g->extent));
-            r = th_bin(lc->a, THB_ADD, r, th_bin(lc->a, THB_MUL, digit, tlc_i32(lc, g->tstride)));
-        }
-    }
-    return r;
+    return tlc_parallel_access_slot(lc, b, idx, loc);
 }
 
 th_expr *tlc_lower_load(tlc_lower_ctx *lc, const tir_buffer *b, tir_expr *const *idx, tlc_loc loc) {

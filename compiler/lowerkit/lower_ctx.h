@@ -155,9 +155,10 @@ bool tlc_par_access_map_general(const tir_stmt *loop, const tir_buffer *b, tir_e
 int64_t tlc_par_access_slot(const tlc_fragment *L, const tlc_fragment *B, const int *map, int brank, int64_t slot);
 /* Slot of fragment buffer b holding the element that iteration `slot` of
  * the Parallel loop's fragment reaches through `idx` (loop variables), the
- * same for every thread; -1 (with an error) if threads would need each
- * other's registers. */
-int64_t tlc_parallel_access_slot(tlc_lower_ctx *lc, const tir_buffer *b, tir_expr *const *idx, tlc_loc loc);
+ * same for every thread: a constant, plus the run-time part of an index
+ * the iterations share (TLC_PAR_MAP_SHARED); 0 with an error if threads
+ * would need each other's registers. */
+th_expr *tlc_parallel_access_slot(tlc_lower_ctx *lc, const tir_buffer *b, tir_expr *const *idx, tlc_loc loc);
 
 /* Thread-dependent part of a fragment's logical index (i32 per dim), the
  * replica index and the hole condition (NULL if never a hole) for a slot. */

@@ -83,14 +83,14 @@ int64_t tlc_par_access_slot(const tlc_fragment *L, const tlc_fragment *B, const 
     return r;
 }
 
-int64_t tlc_parallel_access_slot(tlc_lower_ctx *lc, const tir_buffer *b, tir_expr *const *idx, tlc_loc loc) {
+th_expr *tlc_parallel_access_slot(tlc_lower_ctx *lc, const tir_buffer *b, tir_expr *const *idx, tlc_loc loc) {
     const tlc_par_ctx *p = lc->par;
     int map[TLC_FRAG_MAX_RANK];
     if (!p || !b->fragment || b->rank > TLC_FRAG_MAX_RANK || !tlc_par_access_map_general(p->loop, b, idx, map)) {
         tlc_error(lc->diag, loc,
                   "fragment '%s' can be accessed only inside a Parallel loop, indexed by its loop variables",
                   b->name);
-        return -1;
+        return tlc_i32(lc, 0);
     }
     /* what layout inference's check found, if the layouts are still those
      * it saw, else anew */
@@ -105,7 +105,21 @@ int64_t tlc_parallel_access_slot(tlc_lower_ctx *lc, const tir_buffer *b, tir_exp
     if (r == -3) r = tlc_par_access_slot(p->frag, b->fragment, map, b->rank, p->slot);
     if (r == -2) {
         tlc_error(lc->diag, loc, "fragment '%s': this thread does not hold the element it needs here", b->name);
-        return -1;
+        return tlc_i32(lc, 0);
     }
-    return r < 0 ? 0 : r; /* -1: no thread runs this iteration (holes only) */
+    th_expr *slot = tlc_i32(lc, r < 0 ? 0 : r); /* -1: no thread runs this iteration (holes only) */
+    /* an index the iterations share (lse[k, j]): the slot above is its
+     * element 0's; its slot digits add the rest at run time */
+    for (int d = 0; d < b->rank; d++) {
+        if (map[d] != TLC_PAR_MAP_SHARED) continue;
+        th_expr *v = tlc_let(lc, "shared_ix", tlc_coerce(lc, tlc_lower_expr(lc, idx[d]), th_scalar(TH_I32)));
+        for (int i = 0; i < b->fragment->ndigits; i++) {
+            const tlc_digit *g = &b->fragment->digits[i];
+            if (g->dim != d) continue;
+            th_expr *digit = th_bin(lc->a, THB_UREM, th_bin(lc->a, THB_UDIV, v, tlc_i32(lc, g->lstride)),
+                                    tlc_i32(lc, g->extent));
+            slot = th_bin(lc->a, THB_ADD, slot, th_bin(lc->a, THB_MUL, digit, tlc_i32(lc, g->tstride)));
+        }
+    }
+    return slot;
 }

@@ -235,14 +235,14 @@ static void atomic_add_interp(tlc_interp *it, const tir_stmt *s) {
         tlc_interp_gather(it, &src, sv, df ? TIR_F32 : TIR_I64);
         for (int64_t i = 0; i < dst.elems; i++) {
             if (df) dv[i].f = tlc_round_to_dtype(dt, dv[i].f + sv[i].f);
-            else dv[i].i = tlc_wrap_int(dt, (int64_t)((uint64_t)dv[i].i + (uint64_t)sv[i].i));
+            else dv[i].i = tir_wrap_int(dt, (int64_t)((uint64_t)dv[i].i + (uint64_t)sv[i].i));
         }
     } else {
         tlc_ival v = tlc_interp_eval(it, s->u.atomic.value);
         tir_dtype vt = s->u.atomic.value->dtype;
         for (int64_t i = 0; i < dst.elems; i++) {
             if (df) dv[i].f = tlc_round_to_dtype(dt, dv[i].f + (tlc_interp_isf(vt) ? v.f : (double)v.i));
-            else dv[i].i = tlc_wrap_int(dt, (int64_t)((uint64_t)dv[i].i +
+            else dv[i].i = tir_wrap_int(dt, (int64_t)((uint64_t)dv[i].i +
                                                        (uint64_t)(tlc_interp_isf(vt) ? tlc_float_to_int(TIR_I64, v.f) : v.i)));
         }
     }

@@ -238,23 +238,6 @@ static bool parallel_infer(tlc_infer *st, const tir_stmt *s, bool free_pass) {
         }
         if (any_unknown) L = tlc_parallel_loop_fragment(st->a, st->k, s, true);
     }
-    if (L) {
-        for (int i = 0; i < l.n && !st->failed; i++) { /* packed reads (b[i, j // 2]), shared indices (lse[k, j]) */
-            const tir_access *x = &l.v[i];
-            int map[TLC_FRAG_MAX_RANK];
-            if (!special_access(s, x, map)) continue;
-            /* a packed read of a fragment with no layout yet: the proposal below, at the loops' strength */
-            if (!x->buf->fragment && !has_shared_dim(map, x->buf->rank)) continue;
-            if (x->buf->fragment && serves(L, x->buf->fragment, map, x->buf->rank)) continue;
-            /* no other layout serves this access: stronger than the loops' and copies' proposals, where a
-             * shared index's dims in slots cost a thread at most TLC_SHARED_INDEX_MAX_REGS registers (a
-             * column read of a large tile would hold the whole tile in every thread: a conflict instead) */
-            tlc_fragment *f = general_projection(st->a, L, map, x->buf);
-            int64_t regs = f ? (f->slots * tir_dtype_bytes(x->buf->dtype) + 3) / 4 : 0;
-            if (f && (!has_shared_dim(map, x->buf->rank) || regs <= TLC_SHARED_INDEX_MAX_REGS))
-                proposed |= tlc_infer_propose(st, x->buf, f, TLC_STRENGTH_STRICT, s);
-        }
-    }
     if (L && any_unknown) {
         for (int i = 0; i < l.n && !st->failed; i++) {
             const tir_access *x = &l.v[i];
@@ -272,13 +255,24 @@ static bool parallel_infer(tlc_infer *st, const tir_stmt *s, bool free_pass) {
             }
             proposed |= tlc_infer_propose(st, x->buf, f, free_pass ? TLC_STRENGTH_FREE : TLC_STRENGTH_COMMON, s);
         }
-        for (int i = 0; i < l.n && !st->failed; i++) { /* packed reads of fragments with no layout yet */
-            const tir_access *x = &l.v[i];
-            int map[TLC_FRAG_MAX_RANK];
-            if (x->buf->fragment || !special_access(s, x, map)) continue;
-            tlc_fragment *f = general_projection(st->a, L, map, x->buf);
-            if (f) proposed |= tlc_infer_propose(st, x->buf, f, free_pass ? TLC_STRENGTH_FREE : TLC_STRENGTH_COMMON, s);
+    }
+    for (int i = 0; i < l.n && L && !st->failed; i++) { /* packed reads (b[i, j // 2]), shared indices (lse[k, j]) */
+        const tir_access *x = &l.v[i];
+        int map[TLC_FRAG_MAX_RANK];
+        if (!special_access(s, x, map)) continue;
+        bool shared = has_shared_dim(map, x->buf->rank);
+        if (x->buf->fragment && serves(L, x->buf->fragment, map, x->buf->rank)) continue;
+        tlc_fragment *f = general_projection(st->a, L, map, x->buf);
+        if (!f) continue;
+        if (!x->buf->fragment && !shared) { /* a packed read of a fragment with no layout yet: the loops' strength */
+            proposed |= tlc_infer_propose(st, x->buf, f, free_pass ? TLC_STRENGTH_FREE : TLC_STRENGTH_COMMON, s);
+            continue;
         }
+        /* no other layout serves this access: stronger than the loops' and copies' proposals, where a
+         * shared index's dims in slots cost a thread at most TLC_SHARED_INDEX_MAX_REGS registers (a column
+         * read of a large tile would hold the whole tile in every thread: a conflict instead) */
+        if (!shared || (f->slots * tir_dtype_bytes(x->buf->dtype) + 3) / 4 <= TLC_SHARED_INDEX_MAX_REGS)
+            proposed |= tlc_infer_propose(st, x->buf, f, TLC_STRENGTH_STRICT, s);
     }
     tir_access_list_free(&l);
     return proposed;

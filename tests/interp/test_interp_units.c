@@ -54,8 +54,8 @@ static void test_bf16_fp8(void **state) {
     for (unsigned b = 0; b < 0x7f; b++)
         assert_int_equal(tlrt_f64_to_e4m3(tlrt_e4m3_to_f64((uint8_t)b)), b);
     assert_true(tlc_round_to_dtype(TIR_F32, 0.1) == (double)0.1f);
-    assert_int_equal(tlc_wrap_int(TIR_I32, 0x100000005LL), 5);
-    assert_int_equal(tlc_wrap_int(TIR_I8, 200), -56);
+    assert_int_equal(tir_wrap_int(TIR_I32, 0x100000005LL), 5);
+    assert_int_equal(tir_wrap_int(TIR_I8, 200), -56);
     assert_int_equal(tlc_float_to_int(TIR_I32, -2.7), -2);
     assert_int_equal(tlc_float_to_int(TIR_I32, 1e20), 2147483647);
     assert_int_equal(tlc_float_to_int(TIR_I32, NAN), 0);
