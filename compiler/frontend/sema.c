@@ -161,6 +161,7 @@ void sema_note_sym(sema *S, const sym *s) {
         case TV_BLOCK_IDX: what = "a block index"; break;
         case TV_SYM_DIM: what = "a symbolic dimension"; break;
         case TV_SCALAR_PARAM: what = "a scalar parameter"; break;
+        case TV_THREAD_IDX: what = "a thread index"; break;
         }
     if (s->loc.line > 0) tlc_note(S->diag, s->loc, "'%s' declared here as %s", s->name, what);
 }
@@ -1053,6 +1054,42 @@ static tir_expr *launch_dim(sema *S, const ast_expr *e, const char *what, int64_
 
 /* cluster_dims=N or (x, y[, z]) of T.Kernel: blocks per thread block
  * cluster along the grid's axes (at most 8 in all, the portable limit). */
+/* threads=N, or threads=(x, y[, z]) as TileLang's thread axes (x
+ * fastest): tlc's block is one-dimensional, x * y * z threads, and
+ * T.get_thread_binding(axis) takes the thread's index apart. */
+static bool kernel_threads(sema *S, tir_kernel *k, const ast_expr *e) {
+    const ast_expr *const *items = &e;
+    int n = 1;
+    if (e->kind == AE_TUPLE || e->kind == AE_LIST) {
+        items = (const ast_expr *const *)e->u.seq.items;
+        n = e->u.seq.n;
+        if (n < 1 || n > 3) {
+            tlc_error(S->diag, e->loc, "threads=(...) has %d axes: give one to three", n);
+            return false;
+        }
+    }
+    int64_t total = 1, dims[3] = {1, 1, 1};
+    for (int i = 0; i < n; i++) {
+        if (!sema_eval_const_int(S, items[i], "threads", &dims[i])) return false;
+        if (items != &e && (dims[i] < 1 || dims[i] > 1024)) {
+            tlc_error(S->diag, items[i]->loc, "a thread axis of %lld: must be between 1 and 1024", (long long)dims[i]);
+            return false;
+        }
+        total *= dims[i];
+    }
+    if (total < 32 || total > 1024 || total % 32 != 0) {
+        if (n > 1)
+            tlc_error(S->diag, e->loc, "threads=(...) makes %lld threads: tlc needs a multiple of 32 between 32 and 1024",
+                      (long long)total);
+        else
+            tlc_error(S->diag, e->loc, "threads=%lld: must be a multiple of 32 between 32 and 1024", (long long)total);
+        return false;
+    }
+    k->threads = (int)total;
+    for (int i = 0; i < 3; i++) k->thread_dims[i] = (int)dims[i];
+    return true;
+}
+
 static bool kernel_cluster(sema *S, tir_kernel *k, const ast_expr *e) {
     const ast_expr *const *items = &e;
     int n = 1;
@@ -1115,23 +1152,9 @@ void sema_kernel_with(sema *S, const ast_stmt *s) {
         k->grid[i] = g;
     }
     k->threads = 128;
-    if (a.arg[0]) {
-        int64_t t;
-        if (a.arg[0]->kind == AE_TUPLE || a.arg[0]->kind == AE_LIST) {
-            tlc_error(S->diag, a.arg[0]->loc, "'threads=(x, y)' of T.Kernel is a TileLang construct tlc does not support; "
-                      "give the thread count as one number (threads=x*y): tlc's threads are one-dimensional");
-            ok = false;
-        } else if (sema_eval_const_int(S, a.arg[0], "threads", &t)) {
-            if (t < 32 || t > 1024 || t % 32 != 0) {
-                tlc_error(S->diag, a.arg[0]->loc, "threads=%lld: must be a multiple of 32 between 32 and 1024", (long long)t);
-                ok = false;
-            } else {
-                k->threads = (int)t;
-            }
-        } else {
-            ok = false;
-        }
-    }
+    k->thread_dims[0] = 128;
+    k->thread_dims[1] = k->thread_dims[2] = 1;
+    if (a.arg[0] && !kernel_threads(S, k, a.arg[0])) ok = false;
     if (a.arg[1] && !kernel_cluster(S, k, a.arg[1])) ok = false;
     sema_push_scope(S);
     const ast_expr *tgt = s->u.with.target;
@@ -1181,6 +1204,7 @@ void sema_kernel_with(sema *S, const ast_stmt *s) {
     seq->u.seq.stmts = (tir_stmt **)tlc_ptrvec_freeze(&body, S->arena);
     k->body = seq;
     sema_manual_ws_finish(S);
+    sema_thread_varying(S);
     S->diag = outside;
 }
 

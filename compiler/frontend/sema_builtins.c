@@ -100,6 +100,9 @@ static const builtin_spec builtins[] = {
     {"const", B_CONST, BK_EXPR, P("name", "dtype"), 2, 1, 0, 0}, /* TVM's tir.const(value, dtype) too */
     /* TVM's reinterpret(dtype, value), also written reinterpret(value, dtype=...) */
     {"reinterpret", B_REINTERPRET, BK_EXPR, P("value", "dtype"), 2, 2, 0, 0},
+    /* this thread's index along a thread axis of T.Kernel(threads=(x, y, z)) */
+    {"get_thread_binding", B_THREAD_BINDING, BK_EXPR, P("dim"), 1, 0, 0, 0},
+    {"get_thread_bindings", B_THREAD_BINDINGS, BK_EXPR, P(NULL), 0, 0, 0, 0},
 
     {"Tensor", B_TENSOR, BK_DECL, P("shape", "dtype"), 2, 2, 0, 0},
     {"Buffer", B_TENSOR, BK_DECL, P("shape", "dtype"), 2, 2, 0, 0},

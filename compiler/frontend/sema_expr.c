@@ -574,6 +574,14 @@ static sv eval_dtype_attr(sema *S, const ast_expr *e) {
     return r;
 }
 
+/* dtype.bits (TVM's DataType(dtype).bits): the dtype's width, 1 for bool
+ * as TVM counts it. */
+static sv eval_bits_attr(sema *S, const ast_expr *e) {
+    tir_dtype t;
+    if (!sema_eval_dtype(S, e->u.attr.value, &t)) return sv_error();
+    return sv_scalar(tir_int(S->arena, t == TIR_BOOL ? 1 : 8 * tir_dtype_bytes(t), e->loc), e->loc);
+}
+
 /* buf.shape: its dims as a tuple (T.Layout(dQ.shape, ...)). */
 static sv eval_shape_attr(sema *S, const ast_expr *e) {
     sv v = sema_eval(S, e->u.attr.value);
@@ -592,6 +600,25 @@ static sv eval_shape_attr(sema *S, const ast_expr *e) {
     r.u.tup.items = TLC_NEW_ARRAY(S->arena, sv, (size_t)b->rank + 1);
     for (int i = 0; i < b->rank; i++) r.u.tup.items[i] = sv_scalar(b->shape[i], e->loc);
     return r;
+}
+
+/* This thread's index along a thread axis (T.get_thread_binding): one
+ * variable per axis and kernel, which makes the kernel thread-indexed
+ * (sema_thread_varying.c checks what may depend on it). */
+static tir_expr *thread_index(sema *S, int axis, tlc_loc loc) {
+    if (!S->k || !S->kernel_with) {
+        tlc_error(S->diag, loc, "get_thread_binding() is a thread's index: use it inside 'with T.Kernel'");
+        return NULL;
+    }
+    tir_kernel *k = S->k;
+    if (!k->thread_idx[axis]) {
+        static const char *const names[] = {"thread_x", "thread_y", "thread_z"};
+        tir_var *v = sema_new_var(S, names[axis], TV_THREAD_IDX, TIR_I32, loc);
+        v->axis = axis;
+        k->thread_idx[axis] = v;
+        k->thread_indexed = true;
+    }
+    return tir_var_ref(S->arena, k->thread_idx[axis], loc);
 }
 
 static sv eval_call(sema *S, const ast_expr *e) {
@@ -742,6 +769,29 @@ static sv eval_call(sema *S, const ast_expr *e) {
         static const tir_dtype low[] = {TIR_U8, TIR_U8, TIR_U16, TIR_U32, TIR_U32};
         if (xb > tb) x = tir_cast(A, x, low[tb], loc);
         return sv_scalar(tir_reinterpret(A, x, t, loc), loc);
+    }
+    case B_THREAD_BINDING: {
+        int64_t axis = 0;
+        if (args.arg[0] && !sema_eval_const_int(S, args.arg[0], "get_thread_binding() axis", &axis)) return sv_error();
+        if (axis < 0 || axis > 2) {
+            tlc_error(S->diag, args.arg[0]->loc, "get_thread_binding(%lld): the thread axis is 0, 1 or 2", (long long)axis);
+            return sv_error();
+        }
+        tir_expr *t = thread_index(S, (int)axis, loc);
+        return t ? sv_scalar(t, loc) : sv_error();
+    }
+    case B_THREAD_BINDINGS: {
+        sv r = sv_error();
+        r.kind = SV_TUPLE;
+        r.loc = loc;
+        r.u.tup.n = 3;
+        r.u.tup.items = TLC_NEW_ARRAY(A, sv, 3);
+        for (int i = 0; i < 3; i++) {
+            tir_expr *t = thread_index(S, i, loc);
+            if (!t) return sv_error();
+            r.u.tup.items[i] = sv_scalar(t, loc);
+        }
+        return r;
     }
     case B_CEILDIV: {
         tir_expr *x = sema_eval_int(S, args.arg[0], "ceildiv() argument");
@@ -950,6 +1000,7 @@ static sv eval_inner(sema *S, const ast_expr *e) {
     case AE_ATTR: {
         if (is_value_attr(S, e, "dtype")) return eval_dtype_attr(S, e);
         if (is_value_attr(S, e, "shape")) return eval_shape_attr(S, e);
+        if (is_value_attr(S, e, "bits")) return eval_bits_attr(S, e);
         const char *name = sema_dotted_name(S, e);
         if (!name) {
             tlc_error(S->diag, e->loc, "attribute access is not supported here");

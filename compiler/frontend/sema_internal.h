@@ -87,6 +87,7 @@ typedef enum {
     B_CEILDIV, B_IF_THEN_ELSE, B_MAKE_SWIZZLED_LAYOUT, B_LAYOUT, B_DYNAMIC,
     B_TANH, B_SIGMOID, B_ERF, B_SIN, B_COS, B_FLOOR, B_CEIL, B_LOG1P, B_POW, B_CLAMP,
     B_FLOORDIV, B_FLOORMOD, B_TRUNCDIV, B_TRUNCMOD, B_CAST_DTYPE_FIRST, B_CONST, B_REINTERPRET,
+    B_THREAD_BINDING, B_THREAD_BINDINGS,
     /* declarations */
     B_TENSOR, B_JIT, B_PRIM_FUNC, B_GEMM_WARP_POLICY, B_EMPTY,
 } builtin_id;
@@ -346,6 +347,8 @@ bool sema_tma_copy_barrier(sema *S, const sema_args *a);
 /* At the end of a kernel's body: its barriers' protocol checked in program
  * order, then its mbarrier statements removed. */
 void sema_manual_ws_finish(sema *S);
+/* Thread-indexed code: checks what may differ between threads and marks it (sema_thread_varying.c). */
+void sema_thread_varying(sema *S);
 
 /* Layouts of global tensors (sema_global_layout.c): T.Layout's value; the
  * annotation; an element access's index through the tensor's layout (and

@@ -324,6 +324,16 @@ bool sema_py_call(sema *S, const ast_expr *call, const char *name, sv *out) {
         out->loc = loc;
         return true;
     }
+    if (!strcmp(name, "DataType") || !strcmp(name, "tvm.DataType")) {
+        /* TVM's DataType(dtype): the dtype itself (its .bits is read as a dtype's) */
+        tir_dtype t;
+        if (positional_only(S, call, name, 1, 1) && sema_eval_dtype(S, call->u.call.args[0], &t)) {
+            out->kind = SV_DTYPE;
+            out->u.dtype = t;
+            out->loc = loc;
+        }
+        return true;
+    }
     if (!strcmp(name, "isinstance")) {
         if (!positional_only(S, call, name, 2, 2)) return true;
         sv v = sema_eval(S, call->u.call.args[0]);

@@ -241,6 +241,7 @@ static void cannot_assign(sema *S, const sym *s, const ast_expr *target) {
         case TV_BLOCK_IDX: what = "block index"; break;
         case TV_SYM_DIM: what = "symbolic dimension"; break;
         case TV_SCALAR_PARAM: what = "scalar parameter"; break;
+        case TV_THREAD_IDX: what = "thread index"; break;
         case TV_LET: break;
         }
         tlc_error(S->diag, target->loc, "cannot assign to %s '%s'", what, name);

@@ -32,7 +32,8 @@ tlc_interp *tlc_interp_create(const tir_kernel *k, const tlc_source *src) {
     it->k = k;
     if (src) { it->src = *src; it->have_src = true; }
     tlc_diag_init(&it->diag, it->have_src ? &it->src : NULL);
-    it->vars = xcalloc((size_t)k->nvars, sizeof *it->vars);
+    if (k->thread_indexed) tlc_interp_threads_create(it);
+    else it->vars = xcalloc((size_t)k->nvars, sizeof *it->vars);
     it->bufs = xcalloc((size_t)k->nbuffers, sizeof *it->bufs);
     it->targs = xcalloc((size_t)k->nparams, sizeof *it->targs);
     it->sargs = xcalloc((size_t)k->nparams, sizeof *it->sargs);
@@ -43,11 +44,12 @@ tlc_interp *tlc_interp_create(const tir_kernel *k, const tlc_source *src) {
 
 void tlc_interp_destroy(tlc_interp *it) {
     if (!it) return;
-    for (int i = 0; i < it->k->nbuffers; i++) free(it->bufs[i].data);
+    for (int i = 0; i < it->k->nbuffers; i++) free(it->bufs[i].base);
     for (int i = 0; i < 3; i++) free(it->scr[i]);
     free(it->fa);
     free(it->fb);
-    free(it->vars);
+    if (it->nthreads) tlc_interp_threads_destroy(it);
+    else free(it->vars);
     free(it->bufs);
     free(it->targs);
     free(it->sargs);
@@ -150,11 +152,23 @@ int64_t tlc_interp_sym_dim(const tlc_interp *it, const char *name) {
 
 /* ---------------- buffers ---------------- */
 
-static void poison(ibuf *ib) {
+static void poison(ibuf *ib, int64_t n) {
     if (tlc_interp_isf(ib->b->dtype))
-        for (int64_t i = 0; i < ib->elems; i++) ib->data[i].f = NAN;
+        for (int64_t i = 0; i < n; i++) ib->base[i].f = NAN;
     else
-        for (int64_t i = 0; i < ib->elems; i++) ib->data[i].i = tir_wrap_int(ib->b->dtype, 0x5eadbeefLL);
+        for (int64_t i = 0; i < n; i++) ib->base[i].i = tir_wrap_int(ib->b->dtype, 0x5eadbeefLL);
+}
+
+void tlc_interp_room(tlc_interp *it, ibuf *ib, bool per_thread) {
+    int64_t n = per_thread ? ib->elems * it->nthreads : ib->elems;
+    if (n > ib->cap) {
+        free(ib->base);
+        ib->base = xcalloc((size_t)n, sizeof(tlc_ival));
+        ib->cap = n;
+    }
+    ib->data = ib->base;
+    ib->per_thread = per_thread;
+    ib->live = true;
 }
 
 /* Gives ib room for the given dims (row-major strides). */
@@ -170,12 +184,8 @@ static void shape_buf(tlc_interp *it, ibuf *ib, const tir_buffer *b, const int64
         n *= dims[d];
     }
     ib->elems = n;
-    if (n > ib->cap) {
-        free(ib->data);
-        ib->data = xcalloc((size_t)n, sizeof(tlc_ival));
-        ib->cap = n;
-    }
-    ib->live = true;
+    if (it->nthreads && n > ((int64_t)1 << 40) / it->nthreads)
+        tlc_interp_fail(it, loc, "buffer '%s' is too large for the interpreter", b->name);
 }
 
 static void alloc_buffer(tlc_interp *it, const tir_buffer *b, tlc_loc loc) {
@@ -190,7 +200,10 @@ static void alloc_buffer(tlc_interp *it, const tir_buffer *b, tlc_loc loc) {
     }
     ibuf *ib = &it->bufs[b->id];
     shape_buf(it, ib, b, dims, loc);
-    poison(ib);
+    bool per_thread = it->nthreads && (b->scope == TIR_SCOPE_LOCAL || b->scope == TIR_SCOPE_VAR);
+    tlc_interp_room(it, ib, per_thread);
+    poison(ib, per_thread ? ib->elems * it->nthreads : ib->elems);
+    if (per_thread) tlc_interp_use_thread(it, it->thread);
 }
 
 /* ---------------- statements ---------------- */
@@ -242,6 +255,8 @@ static void exec_for(tlc_interp *it, const tir_stmt *s) {
         if (v < 0) break;
     }
 }
+
+void tlc_interp_exec(tlc_interp *it, const tir_stmt *s) { exec(it, s); }
 
 static void exec(tlc_interp *it, const tir_stmt *s) {
     if (!s) return;
@@ -355,6 +370,7 @@ static void load_globals(tlc_interp *it) {
         targ *t = &it->targs[pi];
         ibuf *ib = &it->bufs[p->buf->id];
         shape_buf(it, ib, p->buf, t->shape, p->loc);
+        tlc_interp_room(it, ib, false);
         if (tlc_interp_isf(t->dtype))
             for (int64_t i = 0; i < ib->elems; i++) ib->data[i].f = tlc_host_load_f(t->data, t->dtype, i);
         else
@@ -398,12 +414,14 @@ static bool run_body(tlc_interp *it) {
     for (int64_t b = 0; b < nblocks; b++) {
         int64_t lin = it->opts.reverse ? nblocks - 1 - b : b; /* x fastest; last to first under opts.reverse */
         int64_t idx[3] = {lin % g[0], lin / g[0] % g[1], lin / (g[0] * g[1])};
+        if (it->nthreads) tlc_interp_use_thread(it, 0); /* the block's values in thread 0's variables */
         for (int a = 0; a < 3; a++)
             if (k->block_idx[a]) it->vars[k->block_idx[a]->id].i = idx[a];
         for (int i = 0; i < k->nbuffers; i++)
             if (k->buffers[i]->scope != TIR_SCOPE_GLOBAL) it->bufs[i].live = false;
         it->stats.blocks++;
-        exec(it, k->body);
+        if (it->nthreads) tlc_interp_threads_block(it);
+        else exec(it, k->body);
     }
     store_globals(it);
     return true;

@@ -19,8 +19,10 @@ static inline bool tlc_interp_isf(tir_dtype t) { return tir_dtype_is_float(t); }
  * rounded to the buffer's dtype. */
 typedef struct ibuf {
     const tir_buffer *b;
-    tlc_ival *data;
+    tlc_ival *data;        /* the elements (the current thread's copy where per_thread) */
+    tlc_ival *base;        /* the allocation */
     int64_t cap;           /* allocated elements */
+    bool per_thread;       /* one copy per thread (thread-indexed kernels' local and var buffers) */
     int rank;
     int64_t dims[TLC_INTERP_MAX_RANK];
     int64_t strides[TLC_INTERP_MAX_RANK];
@@ -66,6 +68,15 @@ struct tlc_interp {
     int64_t fa_cap, fb_cap;
     tlc_interp_stats stats;
     tlc_interp_options opts;
+    /* thread-indexed kernels (interp_threads.c): the threads in lockstep */
+    int nthreads;          /* the block's threads; 0: not thread-indexed */
+    tlc_ival *tvars;       /* nthreads x nvars; vars is the current thread's row */
+    int thread;            /* the current thread */
+    int levels;            /* nesting levels of the body's conditions and loops, plus one */
+    bool *masks;           /* levels x nthreads: the threads that run a level */
+    int64_t *lv_a, *lv_b;  /* levels x nthreads: a level's per-thread values (a condition; a loop's bounds) */
+    int64_t *st_off;       /* nthreads: an element store's offsets and values, before any is written */
+    tlc_ival *st_val;
 };
 
 noreturn void tlc_interp_fail(tlc_interp *it, tlc_loc loc, const char *fmt, ...)
@@ -82,6 +93,18 @@ tlc_ival tlc_interp_reinterpret(tlc_ival v, tir_dtype from, tir_dtype to);
 /* Flat offset of buf[idx], checking bounds (error at loc). */
 int64_t tlc_interp_offset(tlc_interp *it, const tir_buffer *b, tir_expr *const *idx, tlc_loc loc);
 ibuf *tlc_interp_buf(tlc_interp *it, const tir_buffer *b, tlc_loc loc);
+
+/* interp.c: one statement as the whole block runs it */
+void tlc_interp_exec(tlc_interp *it, const tir_stmt *s);
+/* Allocates ib's elements: one copy, or one per thread when per_thread. */
+void tlc_interp_room(tlc_interp *it, ibuf *ib, bool per_thread);
+
+/* interp_threads.c */
+void tlc_interp_threads_create(tlc_interp *it);  /* it->vars per thread */
+void tlc_interp_threads_destroy(tlc_interp *it);
+void tlc_interp_use_thread(tlc_interp *it, int t);
+/* Runs a block of a thread-indexed kernel (block indices set in thread 0). */
+void tlc_interp_threads_block(tlc_interp *it);
 
 /* interp_tileops.c */
 /* Region primitives for the tile ops' steps (interp_tileops.c; the steps

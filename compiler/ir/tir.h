@@ -38,6 +38,7 @@ typedef enum {
     TV_BLOCK_IDX,    /* bx, by, bz from `with Kernel(...) as (...)` */
     TV_SYM_DIM,      /* symbolic tensor dimension, bound at launch */
     TV_SCALAR_PARAM, /* scalar kernel parameter */
+    TV_THREAD_IDX,   /* T.get_thread_binding(axis): this thread's index along a thread axis */
 } tir_var_kind;
 
 typedef struct tir_var {
@@ -45,7 +46,7 @@ typedef struct tir_var {
     tir_var_kind kind;
     tir_dtype dtype;   /* int32 for loop vars / block idx / sym dims */
     int id;            /* unique within the kernel, dense from 0 */
-    int axis;          /* TV_BLOCK_IDX: 0,1,2; TV_SCALAR_PARAM: parameter index */
+    int axis;          /* TV_BLOCK_IDX, TV_THREAD_IDX: 0,1,2; TV_SCALAR_PARAM: parameter index */
     bool dynamic;      /* TV_SYM_DIM declared with dynamic("name") */
     /* TV_LET: the kernel's source assigns it once (sema). */
     bool assigned_once;
@@ -278,6 +279,11 @@ struct tir_stmt {
     /* A tile op's row in the op table (ir/tir_op.h, ops/op_table.c), set
      * by whoever builds the node (sema); NULL for every other statement. */
     const struct tlc_op_desc *op;
+    /* A tile op or Parallel loop of thread-indexed code that each thread
+     * runs by itself (sema_thread_varying.c): it writes only per-thread
+     * buffers (alloc_local, alloc_var), or it is an element atomic_add,
+     * which every thread reaching it makes */
+    bool per_thread;
     union {
         struct { tir_stmt **stmts; int n; } seq;
         struct {
@@ -288,6 +294,10 @@ struct tir_stmt {
             tir_expr **extent;  /* per var: iteration count (Parallel: constant) */
             int64_t step;       /* serial range step (>0 or <0, never 0); 1 otherwise */
             int num_stages;     /* Pipelined; 0 otherwise */
+            /* serial: its bounds differ between threads (thread-indexed
+             * code, sema_thread_varying.c): not every thread runs every
+             * iteration */
+            bool thread_varying;
             bool turns_hint;    /* Pipelined(..., turns=True), or roles=True */
             bool roles_hint;    /* Pipelined(..., roles=True): turns_hint too */
             /* The warpgroup-turns schedule of this loop (transform/turns.c),
@@ -300,7 +310,9 @@ struct tir_stmt {
             int npar_access;
             tir_stmt *body;
         } for_;
-        struct { tir_expr *cond; tir_stmt *then, *els; } if_; /* els may be NULL */
+        /* els may be NULL; thread_varying: the condition differs between
+         * threads (thread-indexed code, sema_thread_varying.c) */
+        struct { tir_expr *cond; tir_stmt *then, *els; bool thread_varying; } if_;
         struct { tir_buffer *buf; } alloc;
         struct { tir_var *var; tir_expr *value; } let;       /* TS_LET, TS_ASSIGN */
         struct { tir_buffer *buf; tir_expr **idx; tir_expr *value; } store;
@@ -427,6 +439,13 @@ typedef struct tir_kernel {
      * launch like the grid (NULL: 1; sema leaves a constant 1 out) */
     tir_expr *cluster[3];
     int threads;
+    /* threads=(x, y, z): the thread axes' extents, x fastest (their
+     * product is `threads`; 1 past the given ones) */
+    int thread_dims[3];
+    /* T.get_thread_binding(axis)'s variables (NULL where never asked for);
+     * thread_indexed: some is, so scalar code may differ between threads */
+    tir_var *thread_idx[3];
+    bool thread_indexed;
     bool use_swizzle;
     int swizzle_panel;
     bool swizzle_col;               /* order="col" (default "row") */

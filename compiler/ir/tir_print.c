@@ -450,7 +450,7 @@ static void print_for(printer *p, const tir_stmt *s, int depth) {
         if (s->u.for_.kind == TIR_FOR_PIPELINED)
             tlc_sb_printf(sb, ", num_stages=%d", s->u.for_.num_stages);
     }
-    tlc_sb_puts(sb, "):\n");
+    tlc_sb_puts(sb, s->u.for_.thread_varying ? "):  # varies by thread\n" : "):\n");
     print_block(p, s->u.for_.body, depth + 1);
 }
 
@@ -459,7 +459,7 @@ static void print_if(printer *p, const tir_stmt *s, int depth) {
     tlc_sb_puts(sb, "if ");
     for (;;) {
         print_expr(p, s->u.if_.cond, 0);
-        tlc_sb_puts(sb, ":\n");
+        tlc_sb_puts(sb, s->u.if_.thread_varying ? ":  # varies by thread\n" : ":\n");
         print_block(p, s->u.if_.then, depth + 1);
         const tir_stmt *elif = as_elif(s->u.if_.els);
         if (elif) {
@@ -530,6 +530,7 @@ static void print_stmt(printer *p, const tir_stmt *s, int depth) {
     default: /* a tile op prints itself */
         if (s->op && s->op->print) s->op->print(p, s);
         else tlc_sb_printf(sb, "<bad-stmt-kind %d>", (int)s->kind);
+        if (s->per_thread) tlc_sb_puts(sb, "  # per thread");
         break;
     }
     tlc_sb_putc(sb, '\n');
@@ -681,7 +682,10 @@ static void print_kernel(printer *p, const tir_kernel *k) {
         if (d) tlc_sb_puts(sb, ", ");
         put_var(p, k->block_idx[d]);
     }
-    tlc_sb_printf(sb, ")\n  threads %d\n", k->threads);
+    tlc_sb_printf(sb, ")\n  threads %d", k->threads);
+    if (k->thread_dims[1] > 1 || k->thread_dims[2] > 1)
+        tlc_sb_printf(sb, " (%d x %d x %d)", k->thread_dims[0], k->thread_dims[1], k->thread_dims[2]);
+    tlc_sb_putc(sb, '\n');
     if (tir_cluster_axes(k)) {
         tlc_sb_puts(sb, "  cluster_dims (");
         for (int d = 0; d < k->grid_rank && d < 3; d++) {

@@ -462,6 +462,16 @@ static void check_kernel(verifier *v, const tir_kernel *k) {
     }
     if (k->threads < 32 || k->threads > 1024 || k->threads % 32 != 0)
         tir_verifier_fail(v, k->loc, "threads=%d", k->threads);
+    if (k->thread_indexed && k->thread_dims[0] * k->thread_dims[1] * k->thread_dims[2] != k->threads)
+        tir_verifier_fail(v, k->loc, "thread axes %d x %d x %d for threads=%d", k->thread_dims[0], k->thread_dims[1],
+                          k->thread_dims[2], k->threads);
+    for (int d = 0; d < 3; d++) {
+        if (!k->thread_idx[d]) continue;
+        if (!k->thread_indexed) tir_verifier_fail(v, k->loc, "a thread index without thread_indexed");
+        if (declare_var(v, k->thread_idx[d], k->loc, TV_THREAD_IDX) && k->thread_idx[d]->axis != d)
+            tir_verifier_fail(v, k->loc, "thread index '%s' has axis %d, expected %d", nm(k->thread_idx[d]->name),
+                              k->thread_idx[d]->axis, d);
+    }
     if (k->use_swizzle && k->swizzle_panel < 1) tir_verifier_fail(v, k->loc, "swizzle panel size %d", k->swizzle_panel);
     if (k->shared_bytes < 0) tir_verifier_fail(v, k->loc, "negative shared memory size");
     if (!k->body) tir_verifier_fail(v, k->loc, "kernel without a body");

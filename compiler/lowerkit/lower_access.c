@@ -221,6 +221,12 @@ bool tlc_expr_range(const tlc_lower_ctx *lc, const tir_expr *e, int64_t *lo, int
             }
             return false;
         }
+        if (v->kind == TV_THREAD_IDX) {
+            *lo = 0;
+            *hi = lc->k->thread_dims[v->axis] - 1;
+            return true;
+        }
+        if (v->kind == TV_LET && v->def) return tlc_expr_range(lc, v->def, lo, hi);
         if (v->id >= 0 && v->id < lc->k->nvars && lc->var_known[v->id]) {
             *lo = lc->var_lo[v->id];
             *hi = lc->var_hi[v->id];

@@ -46,6 +46,9 @@ typedef struct tlc_lower_ctx {
     int ntemp;
     int64_t smem_top;     /* dynamic shared bytes allocated so far (buffers + scratch) */
     bool in_parallel;
+    /* Under a condition or serial loop whose threads part ways (thread-
+     * indexed code, tir if_/for_ thread_varying): no barrier can be placed */
+    int divergent;
     th_expr **stage_off;  /* buffer id -> byte offset of the current pipeline stage (NULL: none) */
     bool *smem_unfenced;  /* shared region (plan.h) -> written by ordinary stores since the
                            * last fence.proxy.async: the async proxy (wgmma) may not see the bytes yet */

@@ -2,7 +2,8 @@
  * (value a fragment or shared region of the same shape), in global or
  * shared memory; lowered to red/atom.add per element. Tile semantics: a
  * scalar atomic_add outside a Parallel loop happens once per block
- * (thread 0); inside a Parallel loop once per iteration (replica 0 of its
+ * (thread 0), or in every thread that reaches it in thread-indexed code
+ * (tir_stmt.per_thread); inside a Parallel loop once per iteration (replica 0 of its
  * fragment); a region's elements once each, a shared source's spread over
  * the block's threads as a blocked fragment (after the barrier the driver
  * puts behind the stores that wrote it).
@@ -150,8 +151,9 @@ static void atomic_add_lower(tlc_lower_ctx *lc, const tir_stmt *s) {
         }
         th_expr *v = tlc_lower_expr(lc, s->u.atomic.value);
         th_stmt *st = atomic_at(lc, dst, idx, maxv, v);
-        th_expr *once = lc->par ? tlc_frag_replica0(lc, lc->par->frag)
-                                : th_cmp(a, THC_EQ, th_read(a, lc->tid), tlc_i32(lc, 0));
+        th_expr *once = lc->par        ? tlc_frag_replica0(lc, lc->par->frag)
+                        : s->per_thread ? NULL
+                                        : th_cmp(a, THC_EQ, th_read(a, lc->tid), tlc_i32(lc, 0));
         tlc_emit(lc, once ? th_if(a, once, st, NULL) : st);
         return;
     }

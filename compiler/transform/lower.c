@@ -167,15 +167,25 @@ static void unfenced_union(tlc_lower_ctx *lc, const bool *other) {
  * with them; every thread reaches tile-level code, so barriers are safe). */
 static void lower_tile_stmt(tlc_lower_ctx *lc, const tir_stmt *s, effects *pending);
 
+/* The block barrier before s; where the threads have parted ways (thread-
+ * indexed code) not all of them would reach it: an error at s. */
+static void barrier_before(tlc_lower_ctx *lc, const tir_stmt *s, effects *pending) {
+    if (lc->divergent)
+        tlc_error(lc->diag, s->loc,
+                  "this statement needs a block barrier before it (it touches shared memory that other threads "
+                  "wrote or read since the last one), but it runs under a condition or loop that differs between "
+                  "the block's threads, which not all of them reach: move the shared-memory access out of it");
+    else
+        tlc_emit(lc, th_barrier(lc->a));
+    clear(lc, pending);
+}
+
 static void barrier_if_needed(tlc_lower_ctx *lc, const tir_stmt *s, effects *pending) {
     effects e = effects_new(lc);
     stmt_effects(lc, s, &e);
     bool fence = reads_unfenced(lc, s);
     if (fence) fence_proxy(lc);
-    if (fence || hazard(lc, pending, &e)) {
-        tlc_emit(lc, th_barrier(lc->a));
-        clear(lc, pending);
-    }
+    if (fence || hazard(lc, pending, &e)) barrier_before(lc, s, pending);
 }
 
 /* Nothing pending touches the bytes of s's planned scratch: s may write it
@@ -383,10 +393,8 @@ static void lower_serial_for(tlc_lower_ctx *lc, const tir_stmt *s, effects *pend
     }
     effects body = effects_new(lc);
     stmt_effects(lc, s->u.for_.body, &body);
-    if (hazard(lc, pending, &body)) {
-        tlc_emit(lc, th_barrier(lc->a));
-        clear(lc, pending);
-    }
+    if (hazard(lc, pending, &body)) barrier_before(lc, s, pending);
+    lc->divergent += s->u.for_.thread_varying;
     effects inner = effects_new(lc);
     merge(lc, &inner, pending);
     /* an iteration may start with what the previous one stored unfenced;
@@ -407,10 +415,8 @@ static void lower_serial_for(tlc_lower_ctx *lc, const tir_stmt *s, effects *pend
     }
     lower_tile_stmt(lc, s->u.for_.body, &inner);
     /* The next iteration runs the body again after what it left pending. */
-    if (!lc->in_parallel && hazard(lc, &inner, &body)) {
-        tlc_emit(lc, th_barrier(lc->a));
-        clear(lc, &inner);
-    }
+    if (!lc->in_parallel && hazard(lc, &inner, &body)) barrier_before(lc, s, &inner);
+    lc->divergent -= s->u.for_.thread_varying;
     th_stmt *b = tlc_lower_end(lc, saved);
     /* a serial loop whose variable indexes fragments (lse[k, j] in a
      * Parallel loop) is unrolled, so that the registers are indexed by
@@ -454,6 +460,7 @@ static void lower_tile_stmt(tlc_lower_ctx *lc, const tir_stmt *s, effects *pendi
         merge(lc, &e1, pending);
         merge(lc, &e2, pending);
         bool *before = unfenced_copy(lc);
+        lc->divergent += s->u.if_.thread_varying;
         tlc_ptrvec *saved = tlc_lower_begin(lc);
         lower_tile_stmt(lc, s->u.if_.then, &e1);
         th_stmt *t = tlc_lower_end(lc, saved);
@@ -465,6 +472,7 @@ static void lower_tile_stmt(tlc_lower_ctx *lc, const tir_stmt *s, effects *pendi
             lower_tile_stmt(lc, s->u.if_.els, &e2);
             el = tlc_lower_end(lc, saved);
         }
+        lc->divergent -= s->u.if_.thread_varying;
         unfenced_union(lc, after_then);
         tlc_emit(lc, th_if(lc->a, c, t, el));
         clear(lc, pending);
@@ -637,6 +645,23 @@ void tlc_block_swizzle(tlc_lower_ctx *lc, th_expr *lin, th_expr *gx, th_expr *gy
     }
 }
 
+/* T.get_thread_binding's axes, x fastest, taken apart from the block's
+ * one-dimensional thread index (read anew wherever used: the loops around
+ * Pipelined loops re-read tid). */
+static void thread_indices(tlc_lower_ctx *lc) {
+    const tir_kernel *k = lc->k;
+    int below = 1;
+    for (int i = 0; i < 3; i++) {
+        if (k->thread_idx[i]) {
+            th_expr *t = th_read(lc->a, lc->tid);
+            if (below > 1) t = th_bin(lc->a, THB_UDIV, t, tlc_i32(lc, below));
+            if (below * k->thread_dims[i] < k->threads) t = th_bin(lc->a, THB_UREM, t, tlc_i32(lc, k->thread_dims[i]));
+            lc->var_expr[k->thread_idx[i]->id] = t;
+        }
+        below *= k->thread_dims[i];
+    }
+}
+
 static void block_indices(tlc_lower_ctx *lc, th_expr **out) {
     static const th_special ctaid[3] = {THS_CTAID_X, THS_CTAID_Y, THS_CTAID_Z};
     for (int i = 0; i < 3; i++) out[i] = th_special_reg(lc->a, ctaid[i]);
@@ -759,6 +784,7 @@ static th_kernel *lower_kernel(const tir_module *m, int index, tlrt_kernel_meta 
     block_indices(lc, bidx);
     for (int i = 0; i < 3; i++)
         if (k->block_idx[i]) lc->var_expr[k->block_idx[i]->id] = bidx[i];
+    thread_indices(lc);
 
     /* Register arrays (their sizes were checked by buffers_fit). */
     for (int i = 0; i < k->nbuffers; i++) {

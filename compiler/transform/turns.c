@@ -277,7 +277,8 @@ bool tlc_plan_turns(tir_module *m, tlc_arena *a, tlc_diag *diag) {
     const tlc_target *t = tlc_target_of(m->arch);
     bool ok = true;
     for (int i = 0; i < m->nkernels; i++) {
-        analysis an = {.a = a, .diag = diag, .k = m->kernels[i], .applies = t->wgmma && t->setmaxnreg && t->tma};
+        analysis an = {.a = a, .diag = diag, .k = m->kernels[i], .applies = t->wgmma && t->setmaxnreg && t->tma &&
+                                                                     !m->kernels[i]->thread_indexed};
         ok &= walk(&an, m->kernels[i]->body);
     }
     return ok;

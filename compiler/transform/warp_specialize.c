@@ -833,7 +833,10 @@ static const char *plan_roles(const tlc_target *t, const tir_kernel *k, tlc_ws_d
 void tlc_plan_warp_specialization(tlc_kernel_plan *p, const tir_kernel *k, tlc_arena *a) {
     p->ws = (tlc_ws_decision){0};
     const tlc_target *t = tlc_target_of(p->arch);
-    if (!t->tma || !t->wgmma || !t->setmaxnreg || k->threads % 128 || k->threads < 128 || k->threads > 384) return;
+    /* thread-indexed code keeps every thread's index (no producer warpgroup) */
+    if (!t->tma || !t->wgmma || !t->setmaxnreg || k->threads % 128 || k->threads < 128 || k->threads > 384 ||
+        k->thread_indexed)
+        return;
     tlc_ws_decision w = {.consumer_threads = k->threads, .producer_threads = 128, .keep_regs = k->keep_regs};
     slicer sl = {0};
     w.loop = find_loop(p, k, k->body, &sl, a);

@@ -74,6 +74,28 @@ def reinterpret_expected(b):
     return {"C": c, "D": d, "E": (b[:, 1].astype(np.float32) - 64).view(np.uint32)}
 
 
+# Thread-indexed code (tests/golden/tilelang/thread_binding.py: TileLang's GEMV kernels; thread_binding_barriers.py).
+THREAD_BINDING = os.path.join(ROOT, "tests", "golden", "tilelang", "thread_binding.py")
+THREAD_BARRIERS = os.path.join(ROOT, "tests", "golden", "tilelang", "thread_binding_barriers.py")
+GEMV_KERNELS = ("naive_gemv", "naive_splitk_gemv", "splitk_gemv_vectorized")
+
+
+def gemv_inputs(n=256, k=512):
+    """A (k,) and B (n, k) float16 for the GEMV kernels (n a multiple of 128, k of 256: their blocks divide them),
+    and NumPy's C = B @ A in float32."""
+    import numpy as np
+    rng = np.random.default_rng(17)
+    a = rng.standard_normal(k).astype(np.float16)
+    b = rng.standard_normal((n, k)).astype(np.float16)
+    return a, b, b.astype(np.float32) @ a.astype(np.float32)
+
+
+def shift_expected(a):
+    """thread_binding_barriers.py's B for its A: the first half reversed from the other end, the rest as is."""
+    import numpy as np
+    return np.concatenate([a[::-1][:64], a[64:]])
+
+
 # Packed fragment reads (tests/golden/layout/packed_access.py): B two nibbles a byte, W eight a word.
 PACKED = os.path.join(ROOT, "tests", "golden", "layout", "packed_access.py")
 

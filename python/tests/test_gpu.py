@@ -4,8 +4,9 @@ import os
 import unittest
 
 import tlc
-from kernels import (EXAMPLES, PACKED, ROOT, SCALE, SHARED_INDEX, UNSIGNED, UNSIGNED_BOUND, packed_expected,
-                     packed_inputs, reinterpret_expected, shared_index_expected, unsigned_expected, unsigned_inputs)
+from kernels import (EXAMPLES, GEMV_KERNELS, PACKED, ROOT, SCALE, SHARED_INDEX, THREAD_BARRIERS, THREAD_BINDING,
+                     UNSIGNED, UNSIGNED_BOUND, gemv_inputs, packed_expected, packed_inputs, reinterpret_expected,
+                     shared_index_expected, shift_expected, unsigned_expected, unsigned_inputs)
 
 try:
     import torch
@@ -183,6 +184,22 @@ class GpuTest(unittest.TestCase):
                                                                                   out["D"], out["E"])
                 for name, v in want.items():
                     self.assertTrue((out[name].cpu().numpy().view(np.uint8) == v.view(np.uint8)).all(), name)
+
+    def test_thread_indexed_code(self):
+        a, b, want = gemv_inputs(1024, 2048)
+        ga, gb = torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda()
+        for backend in ("direct", "llvm"):
+            for arch in ("sm_90a", "sm_80") if _sm90() else ("sm_80",):
+                for name in GEMV_KERNELS:
+                    with self.subTest(backend=backend, arch=arch, kernel=name):
+                        c = torch.full(want.shape, float("nan"), device="cuda", dtype=torch.float16)
+                        tlc.compile(THREAD_BINDING, kernel=name, arch=arch, backend=backend)(ga, gb, c)
+                        torch.testing.assert_close(c.float().cpu(), torch.from_numpy(want), rtol=2e-2, atol=1e-1)
+                with self.subTest(backend=backend, arch=arch, kernel="shift"):
+                    x = torch.arange(128, device="cuda", dtype=torch.float32)
+                    y = torch.full((128,), float("nan"), device="cuda")
+                    tlc.compile(THREAD_BARRIERS, arch=arch, backend=backend)(x, y)
+                    self.assertTrue((y.cpu().numpy() == shift_expected(x.cpu().numpy())).all())
 
     def test_packed_fragment_reads(self):
         inp = packed_inputs()

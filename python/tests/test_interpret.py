@@ -6,9 +6,9 @@ import unittest
 import numpy as np
 
 import tlc
-from kernels import (EXAMPLES, OUT_OF_BOUNDS, PACKED, ROOT, SCALE, SHARED_INDEX, UNSIGNED, UNSIGNED_BOUND,
-                     packed_expected, packed_inputs, reinterpret_expected, shared_index_expected, unsigned_expected,
-                     unsigned_inputs)
+from kernels import (EXAMPLES, GEMV_KERNELS, OUT_OF_BOUNDS, PACKED, ROOT, SCALE, SHARED_INDEX, THREAD_BARRIERS,
+                     THREAD_BINDING, UNSIGNED, UNSIGNED_BOUND, gemv_inputs, packed_expected, packed_inputs,
+                     reinterpret_expected, shared_index_expected, shift_expected, unsigned_expected, unsigned_inputs)
 
 
 class InterpretTest(unittest.TestCase):
@@ -41,6 +41,18 @@ class InterpretTest(unittest.TestCase):
         tlc.interpret(UNSIGNED, {**inp, "bound": UNSIGNED_BOUND, **out}, kernel="unsigned_ops")
         for k, v in want.items():
             np.testing.assert_array_equal(out[k], v, err_msg=k)
+
+    def test_thread_indexed_code(self):
+        a, b, want = gemv_inputs()
+        for name in GEMV_KERNELS:
+            with self.subTest(kernel=name):
+                c = np.full(want.shape, np.nan, np.float16)
+                tlc.interpret(THREAD_BINDING, {"A": a, "B": b, "C": c}, kernel=name)
+                np.testing.assert_allclose(c.astype(np.float32), want, rtol=2e-2, atol=5e-2)
+        x = np.arange(128, dtype=np.float32)
+        y = np.zeros(128, np.float32)
+        tlc.interpret(THREAD_BARRIERS, {"A": x, "B": y})
+        np.testing.assert_array_equal(y, shift_expected(x))
 
     def test_packed_fragment_reads(self):
         inp = packed_inputs()

@@ -1,0 +1,247 @@
+/* Thread-indexed code (docs/language.md, "Thread-indexed code"). A kernel
+ * that asks for its thread's index (T.get_thread_binding) runs its scalar
+ * statements in every thread, each with its own values. This pass finds the
+ * values that may differ between a block's threads (varying): the thread
+ * indices, scalars computed from them or assigned under a condition or loop
+ * that reads them, and per-thread buffers (alloc_local, alloc_var) written
+ * so; a load at a varying index is varying, a load of shared or global
+ * memory at the same index is not.
+ *
+ * Tile operations and Parallel loops are the block's: their work is spread
+ * over the threads, so they may not sit under a varying condition or loop,
+ * nor read a varying value (a located error), unless each thread runs them
+ * by itself: an op that writes only per-thread buffers, or an element
+ * atomic_add (every thread that reaches it adds). The pass records what
+ * lowering and the interpreter read: the conditions and serial loops whose
+ * threads part ways (thread_varying: no barrier inside, the interpreter
+ * splits the threads) and the per-thread ops (tir_stmt.per_thread). */
+#include <stdio.h>
+#include "sema_internal.h"
+#include "../ir/tir_access.h"
+#include "../ir/tir_op.h"
+
+typedef struct tv {
+    sema *S;
+    tir_kernel *k;
+    bool *var;     /* by var id: may differ between threads */
+    bool *buf;     /* by buffer id: a per-thread buffer that may hold values that differ */
+    bool changed;
+    bool found;    /* scratch of the walkers below */
+} tv;
+
+static bool per_thread_scope(const tir_buffer *b) {
+    return b->scope == TIR_SCOPE_LOCAL || b->scope == TIR_SCOPE_VAR;
+}
+
+static void var_read(const tir_var *v, void *ctx) {
+    tv *t = ctx;
+    if (t->var[v->id]) t->found = true;
+}
+
+static void load_read(const tir_access *acc, void *ctx) {
+    tv *t = ctx;
+    if ((acc->mode & TIR_ACCESS_READ) && per_thread_scope(acc->buf) && t->buf[acc->buf->id]) t->found = true;
+}
+
+/* e may differ between threads: it reads a varying variable (indices
+ * included) or a varying per-thread buffer. */
+static bool varying(tv *t, const tir_expr *e) {
+    if (!e) return false;
+    t->found = false;
+    tir_expr_vars(e, var_read, t);
+    if (!t->found) tir_expr_accesses(e, NULL, load_read, t);
+    return t->found;
+}
+
+/* s itself (not what it nests) reads a varying value. */
+static bool reads_varying(tv *t, const tir_stmt *s) {
+    t->found = false;
+    if (s->kind == TS_FOR) {
+        for (int i = 0; i < s->u.for_.nvars && !t->found; i++) {
+            tir_expr_vars(s->u.for_.start[i], var_read, t);
+            tir_expr_vars(s->u.for_.extent[i], var_read, t);
+        }
+    } else if (s->kind == TS_IF) {
+        tir_expr_vars(s->u.if_.cond, var_read, t);
+    } else {
+        tir_stmt_vars(s, var_read, t);
+    }
+    if (!t->found) tir_stmt_own_accesses(s, load_read, t);
+    return t->found;
+}
+
+static void mark_var(tv *t, const tir_var *v) {
+    if (!t->var[v->id]) t->var[v->id] = t->changed = true;
+}
+
+static void mark_written(const tir_access *acc, void *ctx) {
+    tv *t = ctx;
+    if ((acc->mode & TIR_ACCESS_WRITE) && per_thread_scope(acc->buf) && !t->buf[acc->buf->id])
+        t->buf[acc->buf->id] = t->changed = true;
+}
+
+typedef struct { bool per_thread, other; } writes;
+
+static void classify_write(const tir_access *acc, void *ctx) {
+    writes *w = ctx;
+    if (!(acc->mode & TIR_ACCESS_WRITE)) return;
+    if (per_thread_scope(acc->buf)) w->per_thread = true;
+    else w->other = true;
+}
+
+/* A tile op (or Parallel loop) each thread runs by itself. */
+static bool runs_per_thread(const tir_stmt *s) {
+    if (s->kind == TS_ATOMIC_ADD) return !s->u.atomic.src.buf && !s->u.atomic.prev.buf;
+    writes w = {false, false};
+    tir_stmt_accesses(s, classify_write, &w);
+    return w.per_thread && !w.other;
+}
+
+static bool loop_bounds_vary(tv *t, const tir_stmt *s) {
+    for (int i = 0; i < s->u.for_.nvars; i++)
+        if (varying(t, s->u.for_.start[i]) || varying(t, s->u.for_.extent[i])) return true;
+    return false;
+}
+
+/* One pass over s: what becomes varying, given that the statements run
+ * under varying control when ctl. Repeated until nothing changes (loops
+ * carry values around). */
+static void propagate(tv *t, const tir_stmt *s, bool ctl) {
+    if (!s) return;
+    switch (s->kind) {
+    case TS_SEQ:
+        for (int i = 0; i < s->u.seq.n; i++) propagate(t, s->u.seq.stmts[i], ctl);
+        return;
+    case TS_IF: {
+        bool c = ctl || varying(t, s->u.if_.cond);
+        propagate(t, s->u.if_.then, c);
+        propagate(t, s->u.if_.els, c);
+        return;
+    }
+    case TS_FOR:
+        if (s->u.for_.kind == TIR_FOR_PARALLEL) {
+            propagate(t, s->u.for_.body, ctl);
+            return;
+        }
+        for (int i = 0; i < s->u.for_.nvars; i++)
+            if (varying(t, s->u.for_.start[i])) mark_var(t, s->u.for_.vars[i]);
+        propagate(t, s->u.for_.body, ctl || loop_bounds_vary(t, s));
+        return;
+    case TS_LET:
+    case TS_ASSIGN:
+        /* a value set by some threads only differs, even if it is a constant */
+        if (ctl || varying(t, s->u.let.value)) mark_var(t, s->u.let.var);
+        return;
+    case TS_STORE: {
+        const tir_buffer *b = s->u.store.buf;
+        if (!per_thread_scope(b) || t->buf[b->id]) return;
+        bool v = ctl || varying(t, s->u.store.value);
+        for (int i = 0; i < b->rank && !v; i++) v = varying(t, s->u.store.idx[i]);
+        if (v) t->buf[b->id] = t->changed = true;
+        return;
+    }
+    case TS_ALLOC: return;
+    default:
+        if (ctl || reads_varying(t, s)) tir_stmt_accesses(s, mark_written, t);
+        return;
+    }
+}
+
+static void refuse(tv *t, const tir_stmt *s, bool ctl) {
+    char what[64];
+    if (s->kind == TS_FOR)
+        snprintf(what, sizeof what, "a %s loop", s->u.for_.kind == TIR_FOR_PIPELINED ? "Pipelined" : "Parallel");
+    else
+        snprintf(what, sizeof what, "T.%s", s->op && s->op->name ? s->op->name : "?");
+    if (ctl)
+        tlc_error(t->S->diag, s->loc,
+                  "%s is the whole block's work, but here it runs under a condition or loop that differs between the "
+                  "block's threads (thread-indexed code): every thread must reach it; move it out of that condition",
+                  what);
+    else
+        tlc_error(t->S->diag, s->loc,
+                  "%s is the whole block's work, spread over its threads, but it reads a value that differs between "
+                  "them (from get_thread_binding): compute per-thread values in scalar statements and serial loops, "
+                  "or give the operation values every thread shares",
+                  what);
+}
+
+/* Checks s and records the marks, ctl as in propagate. */
+static void check(tv *t, const tir_stmt *s, bool ctl) {
+    if (!s || tlc_diag_too_many(t->S->diag)) return;
+    switch (s->kind) {
+    case TS_SEQ:
+        for (int i = 0; i < s->u.seq.n; i++) check(t, s->u.seq.stmts[i], ctl);
+        return;
+    case TS_IF: {
+        tir_stmt *m = (tir_stmt *)s;
+        m->u.if_.thread_varying = varying(t, s->u.if_.cond);
+        check(t, s->u.if_.then, ctl || m->u.if_.thread_varying);
+        check(t, s->u.if_.els, ctl || m->u.if_.thread_varying);
+        return;
+    }
+    case TS_FOR: {
+        tir_stmt *m = (tir_stmt *)s;
+        if (s->u.for_.kind == TIR_FOR_PARALLEL || s->u.for_.kind == TIR_FOR_PIPELINED) {
+            bool bad = ctl || loop_bounds_vary(t, s);
+            if (s->u.for_.kind == TIR_FOR_PARALLEL) {
+                /* the body's statements are the loop's iterations: what they read */
+                t->found = false;
+                tir_stmt_vars(s->u.for_.body, var_read, t);
+                if (!t->found) tir_stmt_accesses(s->u.for_.body, load_read, t);
+                if (t->found || bad) {
+                    refuse(t, s, bad);
+                    return;
+                }
+            } else if (bad) {
+                refuse(t, s, ctl);
+                return;
+            }
+            check(t, s->u.for_.body, false);
+            return;
+        }
+        m->u.for_.thread_varying = loop_bounds_vary(t, s);
+        check(t, s->u.for_.body, ctl || m->u.for_.thread_varying);
+        return;
+    }
+    case TS_LET:
+    case TS_ASSIGN:
+    case TS_ALLOC:
+        return;
+    case TS_STORE: {
+        const tir_buffer *b = s->u.store.buf;
+        if (b->scope != TIR_SCOPE_FRAGMENT) return;
+        bool v = ctl || varying(t, s->u.store.value);
+        for (int i = 0; i < b->rank && !v; i++) v = varying(t, s->u.store.idx[i]);
+        if (v)
+            tlc_error(t->S->diag, s->loc,
+                      "fragment '%s' is the block's, spread over its threads: it cannot hold a value that differs "
+                      "between them (thread-indexed code); keep per-thread values in T.alloc_local",
+                      b->name);
+        return;
+    }
+    default:
+        if (runs_per_thread(s)) {
+            ((tir_stmt *)s)->per_thread = true;
+            return;
+        }
+        if (ctl || reads_varying(t, s)) refuse(t, s, ctl);
+        return;
+    }
+}
+
+void sema_thread_varying(sema *S) {
+    tir_kernel *k = S->k;
+    if (!k || !k->body || !k->thread_indexed) return;
+    tv t = {.S = S, .k = k};
+    t.var = TLC_NEW_ARRAY(S->arena, bool, (size_t)k->nvars + 1);
+    t.buf = TLC_NEW_ARRAY(S->arena, bool, (size_t)k->nbuffers + 1);
+    for (int i = 0; i < 3; i++)
+        if (k->thread_idx[i]) t.var[k->thread_idx[i]->id] = true;
+    /* each round marks at least one more variable or buffer */
+    do {
+        t.changed = false;
+        propagate(&t, k->body, false);
+    } while (t.changed);
+    check(&t, k->body, false);
+}

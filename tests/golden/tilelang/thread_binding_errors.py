@@ -1,0 +1,37 @@
+# RUN: --emit=tir
+# Thread-indexed code tlc refuses, each with where and why: tile
+# operations and Parallel loops are the block's work, so none may run under
+# a condition on the thread's index or read a value that differs between
+# threads; a fragment cannot hold per-thread values; thread axes must make
+# a block tlc can launch.
+import tilelang.language as T
+
+
+@T.prim_func
+def block_work_parted(A: T.Tensor((128, 64), "float32"), B: T.Tensor((128, 64), "float32")):
+    with T.Kernel(1, threads=128) as bx:
+        tx = T.get_thread_binding(0)
+        s = T.alloc_shared((128, 64), "float32")
+        f = T.alloc_fragment((128, 64), "float32")
+        if tx < 64:
+            T.copy(A, s)
+        T.fill(f, tx)
+        for i, j in T.Parallel(128, 64):
+            f[i, j] = s[i, j] * tx
+        for k in T.Pipelined(tx, num_stages=2):
+            T.copy(A[0, 0], s)
+        f[0, 0] = tx
+        T.copy(f, B)
+
+
+@T.prim_func
+def bad_axes(A: T.Tensor((64,), "float32")):
+    with T.Kernel(1, threads=(3, 5)) as bx:
+        A[bx] = T.get_thread_binding(3)
+
+
+@T.prim_func
+def outside(A: T.Tensor((64,), "float32")):
+    t = T.get_thread_binding()
+    with T.Kernel(1, threads=(32, 2, 2)) as bx:
+        A[bx] = t
