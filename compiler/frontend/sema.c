@@ -636,6 +636,7 @@ static void must_be_dim(sema *S, tir_var *v, const char *param, tlc_loc decl) {
     u->param_name = param;
     u->func = S->k ? S->k->name : "";
     u->decl = decl;
+    u->in_block = S->in_kernel;
     tlc_ptrvec_push(&S->bound_dims, u);
 }
 
@@ -682,6 +683,8 @@ bool sema_unbound_error(sema *S, const tir_expr *e, tlc_loc at, const char *msg)
 
 void sema_check_bound_dims(sema *S) {
     const tir_kernel *k = S->k;
+    /* a function's kernel after its first is analysed quietly but for its
+     * own block (sema_function.c): a dim bound there is its own to report */
     for (int i = 0; i < S->bound_dims.len; i++) {
         sema_dim_use *u = S->bound_dims.items[i];
         bool found = false;
@@ -691,11 +694,12 @@ void sema_check_bound_dims(sema *S) {
                 found = b->shape[d] && b->shape[d]->kind == TE_VAR && b->shape[d]->u.var == u->var;
         }
         if (found || u->reported) continue;
+        tlc_diag *diag = S->fn_mode && S->loud && u->in_block ? S->loud : S->diag;
         if (u->param_name)
-            tlc_error(S->diag, u->decl, "parameter '%s' of '%s' has no default and is not a dimension of any tensor: "
+            tlc_error(diag, u->decl, "parameter '%s' of '%s' has no default and is not a dimension of any tensor: "
                       "give its value with -D %s=VALUE", u->param_name, u->func, u->param_name);
         else
-            tlc_error(S->diag, u->decl, "'%s' is not a dimension of any tensor parameter, so the launch cannot bind it; "
+            tlc_error(diag, u->decl, "'%s' is not a dimension of any tensor parameter, so the launch cannot bind it; "
                       "use it in a tensor's shape or give its value with -D %s=VALUE", u->var->name, u->var->name);
     }
     tlc_ptrvec_free(&S->bound_dims);

@@ -33,6 +33,10 @@ static const builtin_spec builtins[] = {
     {"barrier_arrive", B_BARRIER_ARRIVE, BK_STMT, P("barrier_id"), 1, 1, 0, 0},
     {"mbarrier_arrive", B_BARRIER_ARRIVE, BK_STMT, P("mbarrier"), 1, 1, 0, 0},
     {"tma_copy", B_TMA_COPY, BK_STMT, P("src", "dst", "barrier"), 3, 3, 0, 0},
+    /* TileLang's cp.async groups around Parallel loops it issues
+     * asynchronously (prefer_async=True): nothing to do in tlc */
+    {"ptx_commit_group", B_ASYNC_GROUP, BK_STMT, P(NULL), 0, 0, 0, 0},
+    {"ptx_wait_group", B_ASYNC_GROUP, BK_STMT, P("num"), 1, 0, 0, 0},
     {"set_max_nreg", B_SET_MAX_NREG, BK_STMT, P("reg_count", "is_inc"), 2, 2, 0, 0},
     {"inc_max_nreg", B_SET_MAX_NREG, BK_STMT, P("reg_count"), 1, 1, 0, 0},
     {"dec_max_nreg", B_SET_MAX_NREG, BK_STMT, P("reg_count"), 1, 1, 0, 0},

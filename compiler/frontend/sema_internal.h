@@ -78,7 +78,7 @@ typedef enum {
     B_REDUCE_ABSSUM,
     B_ATOMIC_ADD, B_USE_SWIZZLE, B_ANNOTATE_LAYOUT, B_PDL_SYNC, B_PDL_TRIGGER, B_KEEP_REGS, B_PREFETCH, B_CUMSUM,
     /* TileLang's manual warp specialization (sema_manual_ws.c) */
-    B_WS, B_BARRIER_WAIT, B_BARRIER_ARRIVE, B_TMA_COPY, B_SET_MAX_NREG,
+    B_WS, B_BARRIER_WAIT, B_BARRIER_ARRIVE, B_TMA_COPY, B_ASYNC_GROUP, B_SET_MAX_NREG,
     /* structure */
     B_KERNEL, B_PARALLEL, B_PIPELINED, B_SERIAL, B_RANGE, B_UNROLL, B_PERSISTENT,
     B_ALLOC_SHARED, B_ALLOC_FRAGMENT, B_ALLOC_LOCAL, B_ALLOC_VAR, B_ALLOC_GLOBAL, B_ALLOC_BARRIER,
@@ -201,6 +201,7 @@ typedef struct sema_dim_use {
     const char *func;       /* the function declaring it */
     tlc_loc decl;
     bool reported;          /* a note already said to give it with -D */
+    bool in_block;          /* bound inside the pass's `with Kernel` block */
 } sema_dim_use;
 /* The visible name (or, with only_functions, builtin function) nearest to
  * a misspelled `name`, for "did you mean"; NULL when none is close. */

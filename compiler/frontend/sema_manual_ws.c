@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "sema_internal.h"
+#include "../ir/tir_access.h"
 
 typedef struct sema_barrier {
     const char *name;
@@ -510,9 +511,149 @@ static bool serial_hand_pipeline(sema *S, const tir_stmt *s) {
     }
 }
 
+/* ---------------- the branch on the thread index ---------------- */
+/* TileLang's manual warp specialization is also written as a branch on
+ * the thread index (`if tid >= 128: producer ... else: consumer ...`), the
+ * form the T.ws scopes stand for. Such a branch (its condition reads a
+ * thread index, its branches hold barrier statements) runs like the
+ * scopes: both branches in program order on all threads. Their statements
+ * may not read the thread index then (a located error). */
+typedef struct thread_split {
+    sema *S;
+    bool *derived; /* by var id: a thread index, or a let computed from one */
+    bool found;
+} thread_split;
+
+static void note_derived(const tir_var *v, void *ctx) {
+    thread_split *t = ctx;
+    if (t->derived[v->id]) t->found = true;
+}
+
+static bool reads_thread(thread_split *t, const tir_expr *e) {
+    t->found = false;
+    tir_expr_vars(e, note_derived, t);
+    return t->found;
+}
+
+/* How many of the block's threads take the branch `x OP c` on thread
+ * index x (directly or through a let that names it, axis x of a one-axis
+ * block), or -1 where that is not the form. */
+static int64_t threads_taking(const tir_kernel *k, const tir_expr *c) {
+    int64_t b;
+    if (c->kind != TE_BINARY || !tir_expr_const_int(c->u.bin.b, &b)) return -1;
+    const tir_expr *x = c->u.bin.a;
+    if (x->kind == TE_VAR && x->u.var->kind == TV_LET && x->u.var->def) x = x->u.var->def;
+    if (x->kind != TE_VAR || x->u.var->kind != TV_THREAD_IDX || k->thread_dims[0] != k->threads) return -1;
+    int64_t n = k->threads, r;
+    switch (c->u.bin.op) {
+    case TB_LT: r = b; break;
+    case TB_LE: r = b + 1; break;
+    case TB_GE: r = n - b; break;
+    case TB_GT: r = n - b - 1; break;
+    default: return -1;
+    }
+    return r < 0 ? 0 : r > n ? n : r;
+}
+
+/* The arrives of a branch's threads count those threads (not the block's,
+ * as they were made outside T.ws scopes). */
+static void count_arrivals(const tir_kernel *k, tir_stmt *s, int64_t threads) {
+    if (!s) return;
+    switch (s->kind) {
+    case TS_SEQ:
+        for (int i = 0; i < s->u.seq.n; i++) count_arrivals(k, s->u.seq.stmts[i], threads);
+        return;
+    case TS_FOR: count_arrivals(k, s->u.for_.body, threads); return;
+    case TS_IF:
+        count_arrivals(k, s->u.if_.then, threads);
+        count_arrivals(k, s->u.if_.els, threads);
+        return;
+    case TS_MBARRIER:
+        if (!s->u.mbarrier.wait && s->u.mbarrier.arrivals == k->threads) s->u.mbarrier.arrivals = (int)threads;
+        return;
+    default: return;
+    }
+}
+
+static tir_stmt *split_by_thread(thread_split *t, tir_stmt *s) {
+    if (!s) return NULL;
+    switch (s->kind) {
+    case TS_SEQ:
+        for (int i = 0; i < s->u.seq.n; i++) s->u.seq.stmts[i] = split_by_thread(t, s->u.seq.stmts[i]);
+        return s;
+    case TS_FOR: s->u.for_.body = split_by_thread(t, s->u.for_.body); return s;
+    case TS_LET:
+    case TS_ASSIGN:
+        if (reads_thread(t, s->u.let.value)) t->derived[s->u.let.var->id] = true;
+        return s;
+    case TS_IF: {
+        s->u.if_.then = split_by_thread(t, s->u.if_.then);
+        s->u.if_.els = split_by_thread(t, s->u.if_.els);
+        if (!(holds_mbarrier(s->u.if_.then) || holds_mbarrier(s->u.if_.els)) || !reads_thread(t, s->u.if_.cond))
+            return s;
+        t->found = false;
+        tir_stmt_vars(s->u.if_.then, note_derived, t);
+        tir_stmt_vars(s->u.if_.els, note_derived, t);
+        int64_t taking = threads_taking(t->S->k, s->u.if_.cond);
+        if (t->found)
+            tlc_error(t->S->diag, s->loc, "this branch on the thread index splits the warpgroups (TileLang's manual "
+                      "warp specialization), which tlc runs in program order on all threads, as T.ws scopes: its "
+                      "statements cannot use the thread index");
+        else if (taking < 0)
+            tlc_error(t->S->diag, s->loc, "this branch on the thread index holds barrier statements (TileLang's "
+                      "manual warp specialization): tlc takes it in the form 'tid < N' (or <=, >, >=) on the "
+                      "thread index of a one-axis block, to count the threads that arrive in each branch");
+        count_arrivals(t->S->k, s->u.if_.then, taking);
+        count_arrivals(t->S->k, s->u.if_.els, t->S->k->threads - taking);
+        tir_stmt *seq = tir_new_stmt(t->S->arena, TS_SEQ, s->loc);
+        seq->u.seq.stmts = TLC_NEW_ARRAY(t->S->arena, tir_stmt *, 2);
+        seq->u.seq.stmts[seq->u.seq.n++] = s->u.if_.then;
+        if (s->u.if_.els) seq->u.seq.stmts[seq->u.seq.n++] = s->u.if_.els;
+        return seq;
+    }
+    default: return s;
+    }
+}
+
+/* After the split: whether anything but a let of a thread-derived value
+ * reads one (else the kernel is no longer thread-indexed). */
+static bool reads_derived(thread_split *t, const tir_stmt *s) {
+    if (!s) return false;
+    switch (s->kind) {
+    case TS_SEQ:
+        for (int i = 0; i < s->u.seq.n; i++)
+            if (reads_derived(t, s->u.seq.stmts[i])) return true;
+        return false;
+    case TS_LET:
+    case TS_ASSIGN: return !t->derived[s->u.let.var->id] && reads_thread(t, s->u.let.value);
+    case TS_FOR:
+    case TS_IF:
+        t->found = false;
+        for (int i = 0; s->kind == TS_FOR && i < s->u.for_.nvars; i++)
+            if (reads_thread(t, s->u.for_.start[i]) || reads_thread(t, s->u.for_.extent[i])) return true;
+        if (s->kind == TS_IF && reads_thread(t, s->u.if_.cond)) return true;
+        return reads_derived(t, s->kind == TS_FOR ? s->u.for_.body : s->u.if_.then) ||
+               (s->kind == TS_IF && reads_derived(t, s->u.if_.els));
+    default:
+        t->found = false;
+        tir_stmt_vars(s, note_derived, t);
+        return t->found;
+    }
+}
+
+static void split_thread_branches(sema *S, tir_kernel *k) {
+    if (!k->thread_indexed) return;
+    thread_split t = {.S = S, .derived = TLC_NEW_ARRAY(S->arena, bool, (size_t)k->nvars + 1)};
+    for (int i = 0; i < 3; i++)
+        if (k->thread_idx[i]) t.derived[k->thread_idx[i]->id] = true;
+    k->body = split_by_thread(&t, k->body);
+    k->thread_indexed = reads_derived(&t, k->body);
+}
+
 void sema_manual_ws_finish(sema *S) {
     tir_kernel *k = S->k;
     if (S->ws_seen && k && k->body) {
+        split_thread_branches(S, k);
         sim m = {.S = S};
         int nb = S->barriers.len;
         m.phases = TLC_NEW_ARRAY(S->arena, int64_t *, (size_t)nb + 1);

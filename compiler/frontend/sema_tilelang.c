@@ -49,6 +49,8 @@ static const unsupported ignored_hints[] = {
     {"copy.coalesced_width", "tlc picks the vector width of a copy"},
     {"Parallel.coalesced_width", "tlc picks the vector width of a loop"},
     {"Parallel.loop_layout", "tlc infers the loop's layout"},
+    {"Parallel.prefer_async", "tlc decides how a loop's loads are issued"},
+    {"Parallel.annotations", "tlc decides how a loop's loads are issued"},
     {"copy.disable_tma", "tlc decides where a copy uses TMA"},
     {"gemm.k_pack", "tlc picks the gemm instruction"},
 };

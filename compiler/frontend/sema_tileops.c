@@ -884,6 +884,10 @@ void sema_tile_op(sema *S, const builtin_spec *b, const ast_expr *call) {
         /* in program order the load is complete when the copy is done */
         if (sema_tma_copy_barrier(S, &a)) op_copy(S, &a, call->loc);
         break;
+    case B_ASYNC_GROUP:
+        /* tlc's loads complete in program order (its own cp.async is planned
+         * with its own waits), so a commit or a wait has nothing to order */
+        break;
     case B_SET_MAX_NREG:
         tlc_warning(S->diag, call->loc, "'T.%s' is ignored: tlc sets the registers of the warpgroups it "
                     "specializes", b->name);

@@ -443,7 +443,9 @@ typedef struct tir_kernel {
      * product is `threads`; 1 past the given ones) */
     int thread_dims[3];
     /* T.get_thread_binding(axis)'s variables (NULL where never asked for);
-     * thread_indexed: some is, so scalar code may differ between threads */
+     * thread_indexed: a statement reads one, so scalar code may differ
+     * between threads (not where only a branch TileLang's manual warp
+     * specialization splits the warpgroups on read it, sema_manual_ws.c) */
     tir_var *thread_idx[3];
     bool thread_indexed;
     bool use_swizzle;

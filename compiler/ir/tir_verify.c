@@ -467,7 +467,6 @@ static void check_kernel(verifier *v, const tir_kernel *k) {
                           k->thread_dims[2], k->threads);
     for (int d = 0; d < 3; d++) {
         if (!k->thread_idx[d]) continue;
-        if (!k->thread_indexed) tir_verifier_fail(v, k->loc, "a thread index without thread_indexed");
         if (declare_var(v, k->thread_idx[d], k->loc, TV_THREAD_IDX) && k->thread_idx[d]->axis != d)
             tir_verifier_fail(v, k->loc, "thread index '%s' has axis %d, expected %d", nm(k->thread_idx[d]->name),
                               k->thread_idx[d]->axis, d);

@@ -4,6 +4,9 @@
 # of the block's threads (a warning says so), checks the barriers against
 # that order (every wait finds its phase complete) and removes them; the
 # Tile IR below has neither scopes nor barriers, and tma_copy is a copy.
+# The same written as a branch on the thread index (`if tid < 128:` the
+# producer, `else:` the consumer) runs the same way, both branches in
+# program order; each branch's arrives count its threads.
 import tilelang
 import tilelang.language as T
 
@@ -68,4 +71,32 @@ def unrolled_stages(A, num_stages=3):
                         acc[j] += S[s, j]
                     T.barrier_arrive(done[s])
         T.copy(acc, B[0, :])
+    return B
+
+
+@tilelang.jit
+def thread_branches(A, num_stages=2, block=64):
+    M, N = T.const("M, N")
+    A: T.Tensor((M, N), T.float16)
+    B = T.empty((M, N), T.float16)
+
+    with T.Kernel(T.ceildiv(M, block), threads=256) as bx:
+        A_shared = T.alloc_shared((num_stages, block, 64), T.float16)
+        acc = T.alloc_fragment((block, 64), T.float32)
+        full = T.alloc_barrier([128] * num_stages)
+        empty = T.alloc_barrier(arrive_count=[128] * num_stages)
+        tid = T.get_thread_binding()
+        T.clear(acc)
+        for ko in range(T.ceildiv(N, 64)):
+            stage = ko % num_stages
+            if tid < 128:
+                T.mbarrier_wait_parity(empty[stage], ((ko // num_stages) & 1) ^ 1)
+                T.tma_copy(A[bx * block, ko * 64], A_shared[stage, :, :], barrier=full[stage])
+                T.mbarrier_arrive(full[stage])
+            else:
+                T.mbarrier_wait_parity(full[stage], (ko // num_stages) & 1)
+                for i, j in T.Parallel(block, 64):
+                    acc[i, j] += A_shared[stage, i, j]
+                T.mbarrier_arrive(mbarrier=empty[stage])
+        T.copy(acc, B[bx * block, 0])
     return B
