@@ -98,6 +98,8 @@ static const builtin_spec builtins[] = {
     {"truncdiv", B_TRUNCDIV, BK_EXPR, P("a", "b"), 2, 2, 0, 0},
     {"truncmod", B_TRUNCMOD, BK_EXPR, P("a", "b"), 2, 2, 0, 0},
     {"make_swizzled_layout", B_MAKE_SWIZZLED_LAYOUT, BK_EXPR, P("buffer"), 1, 1, 0, 0},
+    /* tilelang.cuda.intrinsics' swizzle for ldmatrix: the same request (tlc picks the swizzle) */
+    {"make_mma_swizzle_layout", B_MAKE_SWIZZLED_LAYOUT, BK_EXPR, P("buffer", "is_smooth"), 2, 1, 0, 0},
     {"Layout", B_LAYOUT, BK_EXPR, P("shape", "forward_fn"), 2, 2, 0, 0},
     {"dynamic", B_DYNAMIC, BK_EXPR, P("name", "dtype"), 2, 1, 0, 0},
     {"symbolic", B_DYNAMIC, BK_EXPR, P("name", "dtype"), 2, 1, 0, 0},
@@ -107,6 +109,12 @@ static const builtin_spec builtins[] = {
     /* this thread's index along a thread axis of T.Kernel(threads=(x, y, z)) */
     {"get_thread_binding", B_THREAD_BINDING, BK_EXPR, P("dim"), 1, 0, 0, 0},
     {"get_thread_bindings", B_THREAD_BINDINGS, BK_EXPR, P(NULL), 0, 0, 0, 0},
+    /* warp shuffles: TVM's tvm_warp_shuffle(mask, value, lane, width,
+     * warp_size) (CUDA's __shfl_sync), and the value of lane `lane` or of
+     * lane laneid ^ lane_mask of this thread's width-lane part */
+    {"tvm_warp_shuffle", B_WARP_SHUFFLE, BK_EXPR, P("mask", "value", "warp_id", "width", "warp_size"), 5, 5, 0, 0},
+    {"shfl_sync", B_SHFL_SYNC, BK_EXPR, P("value", "lane", "width"), 3, 2, 0, 0},
+    {"shfl_xor", B_SHFL_XOR, BK_EXPR, P("value", "lane_mask", "width"), 3, 2, 0, 0},
 
     {"Tensor", B_TENSOR, BK_DECL, P("shape", "dtype"), 2, 2, 0, 0},
     {"Buffer", B_TENSOR, BK_DECL, P("shape", "dtype"), 2, 2, 0, 0},

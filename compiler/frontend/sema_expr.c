@@ -429,7 +429,38 @@ tir_expr *sema_index(sema *S, const ast_expr *e) {
     return x;
 }
 
+static bool const_equal(sema *S, sv a, sv b, tlc_loc loc, bool *eq);
+
+/* {k: v, ...}[key], a table looked up at compile time (TileLang's
+ * `{T.float32: 4, T.float16: 2}[dtype]`): the value of the key equal to
+ * `key`, which must be known. */
+static sv eval_dict_lookup(sema *S, const ast_expr *e) {
+    const ast_expr *d = e->u.sub.value;
+    if (e->u.sub.nindex != 1 || e->u.sub.index[0]->kind == AE_SLICE) {
+        tlc_error(S->diag, e->loc, "a dict is looked up with one key");
+        return sv_error();
+    }
+    sv key = sema_eval(S, e->u.sub.index[0]);
+    if (key.kind == SV_ERROR) return key;
+    for (int i = 0; i < d->u.dict.n; i++) {
+        sv k = sema_eval(S, d->u.dict.keys[i]);
+        if (k.kind == SV_ERROR) return k;
+        bool eq;
+        if (!const_equal(S, k, key, e->loc, &eq)) {
+            tlc_error(S->diag, e->u.sub.index[0]->loc, "a dict's key and the key looked up must be known at compile "
+                      "time");
+            return sv_error();
+        }
+        if (eq) return sema_eval(S, d->u.dict.values[i]);
+    }
+    char t[128];
+    sema_describe_sv(&key, t, sizeof t);
+    tlc_error(S->diag, e->u.sub.index[0]->loc, "%s is not a key of this dict", t);
+    return sv_error();
+}
+
 static sv eval_subscript(sema *S, const ast_expr *e) {
+    if (e->u.sub.value->kind == AE_DICT) return eval_dict_lookup(S, e);
     sv base = sema_eval(S, e->u.sub.value);
     if (base.kind == SV_ERROR) return base;
     sv item;
@@ -621,6 +652,43 @@ static tir_expr *thread_index(sema *S, int axis, tlc_loc loc) {
     return tir_var_ref(S->arena, k->thread_idx[axis], loc);
 }
 
+/* A warp shuffle (tvm_warp_shuffle, shfl_sync, shfl_xor): scalar code of
+ * a kernel, which it makes thread-indexed (its value is the thread's
+ * own); the width a power of two up to 32, the whole warp taking part. */
+static tir_expr *warp_shuffle(sema *S, const builtin_spec *b, const sema_args *a, tlc_loc loc) {
+    bool tvm = b->id == B_WARP_SHUFFLE;
+    const ast_expr *value = a->arg[tvm ? 1 : 0], *lane = a->arg[tvm ? 2 : 1], *width = a->arg[tvm ? 3 : 2];
+    if (!S->k || !S->kernel_with) {
+        tlc_error(S->diag, loc, "%s() is a warp shuffle: use it inside 'with T.Kernel'", b->name);
+        return NULL;
+    }
+    if (!sema_check_not_in_parallel(S, loc, "a warp shuffle")) return NULL;
+    int64_t w = 32, c;
+    if (width && !sema_eval_const_int(S, width, "a shuffle's width", &w)) return NULL;
+    if (w < 1 || w > 32 || (w & (w - 1))) {
+        tlc_error(S->diag, width->loc, "a shuffle's width is a power of two up to 32, got %lld", (long long)w);
+        return NULL;
+    }
+    if (tvm) {
+        /* warp_size says how TVM sizes warps; CUDA's shuffle reads width alone */
+        if (!sema_eval_const_int(S, a->arg[4], "tvm_warp_shuffle's warp_size", &c)) return NULL;
+        if (!sema_eval_const_int(S, a->arg[0], "tvm_warp_shuffle's mask", &c)) return NULL;
+        if ((c & 0xFFFFFFFFLL) != 0xFFFFFFFFLL) {
+            tlc_error(S->diag, a->arg[0]->loc, "tlc's shuffles take the whole warp: the mask is 0xffffffff");
+            return NULL;
+        }
+    }
+    tir_expr *x = sema_eval_scalar(S, value);
+    tir_expr *l = sema_eval_int(S, lane, "a shuffle's lane");
+    if (!x || !l) return NULL;
+    if (x->dtype == TIR_I64) {
+        tlc_error(S->diag, value->loc, "a shuffle moves values of up to 32 bits, got int64");
+        return NULL;
+    }
+    S->k->thread_indexed = true;
+    return tir_shuffle(S->arena, x, tir_cast(S->arena, l, TIR_I32, loc), (int)w, b->id == B_SHFL_XOR, loc);
+}
+
 static sv eval_call(sema *S, const ast_expr *e) {
     const ast_expr *f = e->u.call.func;
     tlc_arena *A = S->arena;
@@ -792,6 +860,10 @@ static sv eval_call(sema *S, const ast_expr *e) {
             r.u.tup.items[i] = sv_scalar(t, loc);
         }
         return r;
+    }
+    case B_WARP_SHUFFLE: case B_SHFL_SYNC: case B_SHFL_XOR: {
+        tir_expr *t = warp_shuffle(S, b, &args, loc);
+        return t ? sv_scalar(t, loc) : sv_error();
     }
     case B_CEILDIV: {
         tir_expr *x = sema_eval_int(S, args.arg[0], "ceildiv() argument");
@@ -1042,7 +1114,8 @@ static sv eval_inner(sema *S, const ast_expr *e) {
         return sv_error();
     case AE_TUPLE: case AE_LIST: return eval_seq(S, e);
     case AE_DICT:
-        tlc_error(S->diag, e->loc, "a dict can only be the argument of annotate_layout()");
+        tlc_error(S->diag, e->loc, "a dict can only be the argument of annotate_layout() or looked up where it is "
+                  "written ({k: v, ...}[key])");
         return sv_error();
     case AE_BINARY: return eval_binop(S, e);
     case AE_COMPARE: return eval_compare(S, e);

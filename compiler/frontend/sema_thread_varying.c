@@ -14,7 +14,9 @@
  * atomic_add (every thread that reaches it adds). The pass records what
  * lowering and the interpreter read: the conditions and serial loops whose
  * threads part ways (thread_varying: no barrier inside, the interpreter
- * splits the threads) and the per-thread ops (tir_stmt.per_thread). */
+ * splits the threads) and the per-thread ops (tir_stmt.per_thread). A warp
+ * shuffle's value is another lane's, so varying, and takes every lane:
+ * never under varying control. */
 #include <stdio.h>
 #include "sema_internal.h"
 #include "../ir/tir_access.h"
@@ -47,6 +49,7 @@ static void load_read(const tir_access *acc, void *ctx) {
  * included) or a varying per-thread buffer. */
 static bool varying(tv *t, const tir_expr *e) {
     if (!e) return false;
+    if (tir_expr_has_shuffle(e)) return true; /* another lane's value */
     t->found = false;
     tir_expr_vars(e, var_read, t);
     if (!t->found) tir_expr_accesses(e, NULL, load_read, t);
@@ -55,6 +58,7 @@ static bool varying(tv *t, const tir_expr *e) {
 
 /* s itself (not what it nests) reads a varying value. */
 static bool reads_varying(tv *t, const tir_stmt *s) {
+    if (tir_stmt_has_shuffle(s, true)) return true;
     t->found = false;
     if (s->kind == TS_FOR) {
         for (int i = 0; i < s->u.for_.nvars && !t->found; i++) {
@@ -169,6 +173,11 @@ static void refuse(tv *t, const tir_stmt *s, bool ctl) {
 /* Checks s and records the marks, ctl as in propagate. */
 static void check(tv *t, const tir_stmt *s, bool ctl) {
     if (!s || tlc_diag_too_many(t->S->diag)) return;
+    if (ctl && s->kind != TS_SEQ && tir_stmt_has_shuffle(s, true)) {
+        tlc_error(t->S->diag, s->loc, "a warp shuffle takes every lane of the warp, but this one runs under a "
+                  "condition or loop that differs between the block's threads: move it out of that condition");
+        return;
+    }
     switch (s->kind) {
     case TS_SEQ:
         for (int i = 0; i < s->u.seq.n; i++) check(t, s->u.seq.stmts[i], ctl);
@@ -186,8 +195,8 @@ static void check(tv *t, const tir_stmt *s, bool ctl) {
             bool bad = ctl || loop_bounds_vary(t, s);
             if (s->u.for_.kind == TIR_FOR_PARALLEL) {
                 /* the body's statements are the loop's iterations: what they read */
-                t->found = false;
-                tir_stmt_vars(s->u.for_.body, var_read, t);
+                t->found = tir_stmt_has_shuffle(s->u.for_.body, false);
+                if (!t->found) tir_stmt_vars(s->u.for_.body, var_read, t);
                 if (!t->found) tir_stmt_accesses(s->u.for_.body, load_read, t);
                 if (t->found || bad) {
                     refuse(t, s, bad);
@@ -221,7 +230,7 @@ static void check(tv *t, const tir_stmt *s, bool ctl) {
         return;
     }
     default:
-        if (runs_per_thread(s)) {
+        if (runs_per_thread(s) && !tir_stmt_has_shuffle(s, true)) {
             ((tir_stmt *)s)->per_thread = true;
             return;
         }

@@ -237,6 +237,7 @@ tlc_ival tlc_interp_eval(tlc_interp *it, const tir_expr *e) {
         if (pick->dtype != e->dtype) r = tlc_interp_convert(r, pick->dtype, e->dtype);
         return r;
     }
+    case TE_SHUFFLE: return tlc_interp_shuffle(it, e);
     }
     tlc_interp_fail(it, e->loc, "unknown expression kind %d", (int)e->kind);
 }

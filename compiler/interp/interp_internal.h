@@ -72,6 +72,7 @@ struct tlc_interp {
     int nthreads;          /* the block's threads; 0: not thread-indexed */
     tlc_ival *tvars;       /* nthreads x nvars; vars is the current thread's row */
     int thread;            /* the current thread */
+    const bool *active;    /* nthreads: the threads running the current statement */
     int levels;            /* nesting levels of the body's conditions and loops, plus one */
     bool *masks;           /* levels x nthreads: the threads that run a level */
     int64_t *lv_a, *lv_b;  /* levels x nthreads: a level's per-thread values (a condition; a loop's bounds) */
@@ -105,6 +106,8 @@ void tlc_interp_threads_destroy(tlc_interp *it);
 void tlc_interp_use_thread(tlc_interp *it, int t);
 /* Runs a block of a thread-indexed kernel (block indices set in thread 0). */
 void tlc_interp_threads_block(tlc_interp *it);
+/* A warp shuffle: its value as the source lane computes it. */
+tlc_ival tlc_interp_shuffle(tlc_interp *it, const tir_expr *e);
 
 /* interp_tileops.c */
 /* Region primitives for the tile ops' steps (interp_tileops.c; the steps

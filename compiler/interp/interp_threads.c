@@ -181,6 +181,41 @@ static void run_if(tlc_interp *it, const tir_stmt *s, int level) {
     }
 }
 
+/* A let or assignment: every thread's value first (a shuffle reads
+ * another thread's variables as they were before the statement). */
+static void run_assign(tlc_interp *it, const tir_stmt *s, const bool *mask) {
+    const tir_var *v = s->u.let.var;
+    for (int t = 0; t < it->nthreads; t++) {
+        if (!mask[t]) continue;
+        tlc_interp_use_thread(it, t);
+        it->st_val[t] = tlc_interp_convert(tlc_interp_eval(it, s->u.let.value), s->u.let.value->dtype, v->dtype);
+    }
+    for (int t = 0; t < it->nthreads; t++)
+        if (mask[t]) it->tvars[(size_t)t * (size_t)it->k->nvars + (size_t)v->id] = it->st_val[t];
+}
+
+tlc_ival tlc_interp_shuffle(tlc_interp *it, const tir_expr *e) {
+    int t = it->thread, w = e->u.shfl.width;
+    if (!it->nthreads || !it->active)
+        tlc_interp_fail(it, e->loc, "internal error: a warp shuffle outside thread-indexed code");
+    int64_t lane = tlc_interp_eval_i(it, e->u.shfl.lane);
+    int laneid = t % 32, seg = laneid & ~(w - 1), j;
+    if (e->u.shfl.xor_lanes) {
+        j = laneid ^ (int)(lane & 31);
+        if (j < seg || j > (seg | (w - 1))) j = laneid; /* outside this thread's part: its own value */
+    } else {
+        j = seg | (int)(lane & (w - 1));
+    }
+    int src = t - laneid + j;
+    if (src >= it->nthreads || !it->active[src])
+        tlc_interp_fail(it, e->loc, "this shuffle in thread %d reads lane %d of its warp (thread %d), which does not "
+                        "run the statement", t, j, src);
+    tlc_interp_use_thread(it, src);
+    tlc_ival v = tlc_interp_eval(it, e->u.shfl.value);
+    tlc_interp_use_thread(it, t);
+    return v;
+}
+
 static void run_store(tlc_interp *it, const tir_stmt *s, const bool *mask) {
     const tir_buffer *b = s->u.store.buf;
     for (int t = 0; t < it->nthreads; t++) {
@@ -200,6 +235,7 @@ static void run(tlc_interp *it, const tir_stmt *s, int level) {
     if (!s) return;
     int n = it->nthreads;
     const bool *mask = it->masks + (size_t)level * (size_t)n;
+    it->active = mask;
     switch (s->kind) {
     case TS_SEQ:
         for (int i = 0; i < s->u.seq.n; i++) run(it, s->u.seq.stmts[i], level);
@@ -211,13 +247,7 @@ static void run(tlc_interp *it, const tir_stmt *s, int level) {
         tlc_interp_exec(it, s);
         return;
     case TS_LET:
-    case TS_ASSIGN:
-        for (int t = 0; t < n; t++) {
-            if (!mask[t]) continue;
-            tlc_interp_use_thread(it, t);
-            tlc_interp_exec(it, s);
-        }
-        return;
+    case TS_ASSIGN: run_assign(it, s, mask); return;
     case TS_STORE: run_store(it, s, mask); return;
     default:
         if (!s->per_thread) {

@@ -580,6 +580,15 @@ tir_expr *tir_select(tlc_arena *a, tir_expr *c, tir_expr *x, tir_expr *y, tlc_lo
     return e;
 }
 
+tir_expr *tir_shuffle(tlc_arena *a, tir_expr *x, tir_expr *lane, int width, bool xor_lanes, tlc_loc loc) {
+    tir_expr *e = new_expr(a, TE_SHUFFLE, x->dtype, loc);
+    e->u.shfl.value = x;
+    e->u.shfl.lane = lane;
+    e->u.shfl.width = width;
+    e->u.shfl.xor_lanes = xor_lanes;
+    return e;
+}
+
 bool tir_expr_equal(const tir_expr *x, const tir_expr *y) {
     if (x == y) return true;
     if (!x || !y || x->kind != y->kind || x->dtype != y->dtype) return false;
@@ -601,6 +610,9 @@ bool tir_expr_equal(const tir_expr *x, const tir_expr *y) {
     case TE_SELECT:
         return tir_expr_equal(x->u.sel.cond, y->u.sel.cond) && tir_expr_equal(x->u.sel.a, y->u.sel.a) &&
                tir_expr_equal(x->u.sel.b, y->u.sel.b);
+    case TE_SHUFFLE:
+        return x->u.shfl.width == y->u.shfl.width && x->u.shfl.xor_lanes == y->u.shfl.xor_lanes &&
+               tir_expr_equal(x->u.shfl.value, y->u.shfl.value) && tir_expr_equal(x->u.shfl.lane, y->u.shfl.lane);
     }
     return false;
 }

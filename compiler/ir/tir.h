@@ -143,6 +143,11 @@ typedef enum {
     TE_UNARY,
     TE_CAST,   /* to dtype */
     TE_SELECT, /* cond ? a : b */
+    /* value as the thread in lane `lane` of this thread's width-lane part
+     * of its warp computes it (lane taken modulo width), or in lane
+     * laneid ^ lane (xor; this thread's own value where that leaves the
+     * part): a warp shuffle, in thread-indexed code only */
+    TE_SHUFFLE,
 } tir_expr_kind;
 
 typedef enum {
@@ -178,6 +183,7 @@ struct tir_expr {
          * reinterpret, operand and target of one size), not converted */
         struct { tir_expr *a; bool bits; } cast;
         struct { tir_expr *cond, *a, *b; } sel;
+        struct { tir_expr *value, *lane; int width; bool xor_lanes; } shfl;
     } u;
 };
 
@@ -194,6 +200,8 @@ tir_expr *tir_cast(tlc_arena *a, tir_expr *x, tir_dtype t, tlc_loc loc);
 /* x's bytes as dtype t (tir_dtype_bytes equal; sema checks). */
 tir_expr *tir_reinterpret(tlc_arena *a, tir_expr *x, tir_dtype t, tlc_loc loc);
 tir_expr *tir_select(tlc_arena *a, tir_expr *c, tir_expr *x, tir_expr *y, tlc_loc loc);
+/* A warp shuffle of x (TE_SHUFFLE; width a power of two up to 32). */
+tir_expr *tir_shuffle(tlc_arena *a, tir_expr *x, tir_expr *lane, int width, bool xor_lanes, tlc_loc loc);
 /* Like tir_binary, but reports why two constants could not be folded
  * (int64 overflow, division or modulo by zero, bad shift count): returns NULL
  * with *status set, so sema can diagnose at the operator. tir_binary itself

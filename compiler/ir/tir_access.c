@@ -8,6 +8,7 @@ struct tir_access_walk {
     tir_access_fn fn;
     void *ctx;
     void (*var_fn)(const tir_var *v, void *ctx); /* tir_stmt_vars: NULL for the access query */
+    bool *shuffle; /* tir_stmt_has_shuffle: set at a TE_SHUFFLE */
 };
 
 static void expr_walk(const tir_access_walk *w, const tir_expr *e, const tir_stmt *in) {
@@ -25,6 +26,11 @@ static void expr_walk(const tir_access_walk *w, const tir_expr *e, const tir_stm
     case TE_BINARY: expr_walk(w, e->u.bin.a, in); expr_walk(w, e->u.bin.b, in); break;
     case TE_UNARY: expr_walk(w, e->u.un.a, in); break;
     case TE_CAST: expr_walk(w, e->u.cast.a, in); break;
+    case TE_SHUFFLE:
+        if (w->shuffle) *w->shuffle = true;
+        expr_walk(w, e->u.shfl.value, in);
+        expr_walk(w, e->u.shfl.lane, in);
+        break;
     case TE_SELECT:
         expr_walk(w, e->u.sel.cond, in);
         expr_walk(w, e->u.sel.a, in);
@@ -91,17 +97,17 @@ static void deep_walk(const tir_access_walk *w, const tir_stmt *s) {
 }
 
 void tir_stmt_accesses(const tir_stmt *s, tir_access_fn fn, void *ctx) {
-    tir_access_walk w = {fn, ctx, NULL};
+    tir_access_walk w = {fn, ctx, NULL, NULL};
     deep_walk(&w, s);
 }
 
 void tir_stmt_own_accesses(const tir_stmt *s, tir_access_fn fn, void *ctx) {
-    tir_access_walk w = {fn, ctx, NULL};
+    tir_access_walk w = {fn, ctx, NULL, NULL};
     if (s) own_walk(&w, s);
 }
 
 void tir_expr_accesses(const tir_expr *e, const tir_stmt *in, tir_access_fn fn, void *ctx) {
-    tir_access_walk w = {fn, ctx, NULL};
+    tir_access_walk w = {fn, ctx, NULL, NULL};
     expr_walk(&w, e, in);
 }
 
@@ -111,13 +117,28 @@ static void ignore_access(const tir_access *acc, void *ctx) {
 }
 
 void tir_stmt_vars(const tir_stmt *s, void (*fn)(const tir_var *v, void *ctx), void *ctx) {
-    tir_access_walk w = {ignore_access, ctx, fn};
+    tir_access_walk w = {ignore_access, ctx, fn, NULL};
     deep_walk(&w, s);
 }
 
 void tir_expr_vars(const tir_expr *e, void (*fn)(const tir_var *v, void *ctx), void *ctx) {
-    tir_access_walk w = {ignore_access, ctx, fn};
+    tir_access_walk w = {ignore_access, ctx, fn, NULL};
     expr_walk(&w, e, NULL);
+}
+
+bool tir_stmt_has_shuffle(const tir_stmt *s, bool own) {
+    bool found = false;
+    tir_access_walk w = {ignore_access, NULL, NULL, &found};
+    if (s && own) own_walk(&w, s);
+    else deep_walk(&w, s);
+    return found;
+}
+
+bool tir_expr_has_shuffle(const tir_expr *e) {
+    bool found = false;
+    tir_access_walk w = {ignore_access, NULL, NULL, &found};
+    expr_walk(&w, e, NULL);
+    return found;
 }
 
 static void append(const tir_access *acc, void *ctx) {

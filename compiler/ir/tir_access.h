@@ -56,6 +56,10 @@ void tir_access_list_free(tir_access_list *l);
 void tir_stmt_vars(const tir_stmt *s, void (*fn)(const tir_var *v, void *ctx), void *ctx);
 /* Every variable read in e. */
 void tir_expr_vars(const tir_expr *e, void (*fn)(const tir_var *v, void *ctx), void *ctx);
+/* Whether a warp shuffle (TE_SHUFFLE) is in s (own: in s itself, as
+ * tir_stmt_own_accesses; else also in the statements inside it), in e. */
+bool tir_stmt_has_shuffle(const tir_stmt *s, bool own);
+bool tir_expr_has_shuffle(const tir_expr *e);
 
 /* Whether s (or anything in it) accesses buffer b in a way of `mode`
  * (TIR_ACCESS_READ_WRITE: either), and whether it writes it. */

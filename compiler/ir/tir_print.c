@@ -290,6 +290,13 @@ static void print_expr(printer *p, const tir_expr *e, int min_prec) {
         print_expr(p, e->u.cast.a, 0);
         tlc_sb_putc(sb, ')');
         return;
+    case TE_SHUFFLE:
+        tlc_sb_puts(sb, e->u.shfl.xor_lanes ? "shfl_xor(" : "shfl(");
+        print_expr(p, e->u.shfl.value, 0);
+        tlc_sb_puts(sb, ", ");
+        print_expr(p, e->u.shfl.lane, 0);
+        tlc_sb_printf(sb, ", width=%d)", e->u.shfl.width);
+        return;
     case TE_SELECT:
         open_paren(p, P_SELECT, min_prec);
         print_expr(p, e->u.sel.a, P_OR);

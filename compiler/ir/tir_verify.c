@@ -172,6 +172,14 @@ static void check_expr(verifier *v, const tir_expr *e, tlc_loc at) {
         check_expr(v, e->u.sel.a, loc);
         check_expr(v, e->u.sel.b, loc);
         return;
+    case TE_SHUFFLE:
+        check_expr(v, e->u.shfl.value, loc);
+        check_expr(v, e->u.shfl.lane, loc);
+        if (e->u.shfl.width < 1 || e->u.shfl.width > 32 || (e->u.shfl.width & (e->u.shfl.width - 1)))
+            tir_verifier_fail(v, loc, "shuffle width %d", e->u.shfl.width);
+        if (e->u.shfl.value && e->u.shfl.value->dtype != e->dtype)
+            tir_verifier_fail(v, loc, "a shuffle's dtype differs from its value's");
+        return;
     }
     tir_verifier_fail(v, loc, "expression of unknown kind %d", (int)e->kind);
 }

@@ -180,6 +180,13 @@ th_expr *tlc_lower_expr(tlc_lower_ctx *lc, const tir_expr *e) {
         th_expr *y = tlc_coerce_from(lc, tlc_lower_expr(lc, e->u.sel.b), e->u.sel.b->dtype, rt);
         return th_select(lc->a, c, x, y);
     }
+    case TE_SHUFFLE: {
+        th_type t = tlc_reg_type(e->dtype);
+        th_expr *args[3] = {tlc_coerce(lc, tlc_lower_expr(lc, e->u.shfl.value), t),
+                            tlc_coerce(lc, tlc_lower_expr(lc, e->u.shfl.lane), th_scalar(TH_I32)),
+                            th_int(lc->a, TH_I32, e->u.shfl.width)};
+        return th_intrin_call(lc->a, e->u.shfl.xor_lanes ? THI_SHFL_BFLY : THI_SHFL_IDX, t, args, 3);
+    }
     }
     return th_int(lc->a, TH_I32, 0);
 }

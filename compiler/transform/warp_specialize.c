@@ -132,6 +132,7 @@ static void need_expr(slicer *sl, const tir_expr *e) {
         need_expr(sl, e->u.sel.a);
         need_expr(sl, e->u.sel.b);
         return;
+    case TE_SHUFFLE: sl->ok = false; return; /* not in warp-specialized (not thread-indexed) kernels */
     }
 }
 
@@ -561,6 +562,7 @@ static int block_deps(const tir_expr *e, const int *mask) {
     case TE_CAST: return block_deps(e->u.cast.a, mask);
     case TE_SELECT:
         return block_deps(e->u.sel.cond, mask) | block_deps(e->u.sel.a, mask) | block_deps(e->u.sel.b, mask);
+    case TE_SHUFFLE: return 7;
     }
     return 7;
 }

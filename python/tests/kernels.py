@@ -90,6 +90,17 @@ def gemv_inputs(n=256, k=512):
     return a, b, b.astype(np.float32) @ a.astype(np.float32)
 
 
+WARP_SHUFFLE = os.path.join(ROOT, "tests", "golden", "tilelang", "warp_shuffle.py")
+
+
+def warp_shuffle_expected(a):
+    """warp_shuffle.py's S (each row's sum in every lane) and G (each 8-lane group's sum) for A [4, 32]."""
+    import numpy as np
+    s = np.repeat(a.sum(axis=1, keepdims=True), 32, axis=1)
+    g = np.repeat(a.reshape(4, 4, 8).sum(axis=2), 8, axis=1)
+    return s, g
+
+
 def shift_expected(a):
     """thread_binding_barriers.py's B for its A: the first half reversed from the other end, the rest as is."""
     import numpy as np

@@ -5,8 +5,9 @@ import unittest
 
 import tlc
 from kernels import (EXAMPLES, GEMV_KERNELS, PACKED, ROOT, SCALE, SHARED_INDEX, THREAD_BARRIERS, THREAD_BINDING,
-                     UNSIGNED, UNSIGNED_BOUND, gemv_inputs, packed_expected, packed_inputs, reinterpret_expected,
-                     shared_index_expected, shift_expected, unsigned_expected, unsigned_inputs)
+                     UNSIGNED, UNSIGNED_BOUND, WARP_SHUFFLE, gemv_inputs, packed_expected, packed_inputs,
+                     reinterpret_expected, shared_index_expected, shift_expected, unsigned_expected, unsigned_inputs,
+                     warp_shuffle_expected)
 
 try:
     import torch
@@ -200,6 +201,13 @@ class GpuTest(unittest.TestCase):
                     y = torch.full((128,), float("nan"), device="cuda")
                     tlc.compile(THREAD_BARRIERS, arch=arch, backend=backend)(x, y)
                     self.assertTrue((y.cpu().numpy() == shift_expected(x.cpu().numpy())).all())
+                with self.subTest(backend=backend, arch=arch, kernel="row_sums"):
+                    a = torch.randn(4, 32, device="cuda")
+                    s, g = torch.full_like(a, float("nan")), torch.full_like(a, float("nan"))
+                    tlc.compile(WARP_SHUFFLE, arch=arch, backend=backend)(a, s, g)
+                    want_s, want_g = warp_shuffle_expected(a.cpu().numpy())
+                    torch.testing.assert_close(s.cpu(), torch.from_numpy(want_s), rtol=1e-5, atol=1e-5)
+                    torch.testing.assert_close(g.cpu(), torch.from_numpy(want_g), rtol=1e-5, atol=1e-5)
 
     def test_packed_fragment_reads(self):
         inp = packed_inputs()

@@ -7,8 +7,9 @@ import numpy as np
 
 import tlc
 from kernels import (EXAMPLES, GEMV_KERNELS, OUT_OF_BOUNDS, PACKED, ROOT, SCALE, SHARED_INDEX, THREAD_BARRIERS,
-                     THREAD_BINDING, UNSIGNED, UNSIGNED_BOUND, gemv_inputs, packed_expected, packed_inputs,
-                     reinterpret_expected, shared_index_expected, shift_expected, unsigned_expected, unsigned_inputs)
+                     THREAD_BINDING, UNSIGNED, UNSIGNED_BOUND, WARP_SHUFFLE, gemv_inputs, packed_expected,
+                     packed_inputs, reinterpret_expected, shared_index_expected, shift_expected, unsigned_expected,
+                     unsigned_inputs, warp_shuffle_expected)
 
 
 class InterpretTest(unittest.TestCase):
@@ -53,6 +54,12 @@ class InterpretTest(unittest.TestCase):
         y = np.zeros(128, np.float32)
         tlc.interpret(THREAD_BARRIERS, {"A": x, "B": y})
         np.testing.assert_array_equal(y, shift_expected(x))
+        a = np.random.default_rng(19).standard_normal((4, 32)).astype(np.float32)
+        s, g = np.full_like(a, np.nan), np.full_like(a, np.nan)
+        tlc.interpret(WARP_SHUFFLE, {"A": a, "S": s, "G": g})
+        want_s, want_g = warp_shuffle_expected(a)
+        np.testing.assert_allclose(s, want_s, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(g, want_g, rtol=1e-5, atol=1e-5)
 
     def test_packed_fragment_reads(self):
         inp = packed_inputs()

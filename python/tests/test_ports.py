@@ -541,3 +541,24 @@ class LinearAttentionPortsTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class HadamardPortTest(unittest.TestCase):
+    def test_rows(self):
+        # thread-indexed code: a row's chunk per thread, warp shuffles, then an exchange through shared memory
+        # (n = 1024 and up: more than one warp; 8192: 256 threads of 32 values)
+        for n in (256, 1024, 8192):
+            with self.subTest(n=n):
+                x = RNG.standard_normal((3, n)).astype(np.float32)
+                y = np.full_like(x, np.nan)
+                tlc.interpret(port("example_hadamard.py"), {"A": x, "B": y}, defines={"n": n, "dtype": "float32"})
+                ref = f64(x) @ port_module_sylvester(n).T
+                np.testing.assert_allclose(f64(y), ref, rtol=1e-5, atol=1e-5 * np.abs(ref).max())
+
+
+def port_module_sylvester(n):
+    """The n x n Hadamard matrix in Sylvester's order (the port's reference builds the same)."""
+    h = np.ones((1, 1))
+    while h.shape[0] < n:
+        h = np.block([[h, h], [h, -h]])
+    return h

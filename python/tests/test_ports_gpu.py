@@ -404,6 +404,22 @@ class PortsOnGpuTest(unittest.TestCase):
         self.close(o, ref.transpose(1, 2), rtol=2e-2, atol=5e-2)
         self.close(state, t(kk).transpose(-1, -2) @ t(v), rtol=2e-2, atol=5e-2)
 
+    def test_hadamard(self):
+        # thread-indexed code with warp shuffles; 32768: four exchanges through shared memory, float16 two
+        from test_ports import port_module_sylvester
+        for n, dtype in ((256, torch.float32), (1024, torch.float32), (8192, torch.float32), (32768, torch.float32),
+                         (4096, torch.float16)):
+            with self.subTest(n=n, dtype=dtype):
+                name = "float32" if dtype == torch.float32 else "float16"
+                for arch in ("sm_90a", "sm_80") if torch.cuda.get_device_capability()[0] >= 9 else ("sm_80",):
+                    k = tlc.compile(port("example_hadamard.py"), arch=arch, defines={"n": n, "dtype": name})
+                    x = torch.randn((16, n), device="cuda").to(dtype)
+                    y = torch.full_like(x, float("nan"))
+                    k(x, y)
+                    ref = x.double() @ torch.from_numpy(port_module_sylvester(n)).cuda().T
+                    tol = 1e-5 if dtype == torch.float32 else 2e-3
+                    self.close(y, ref, rtol=tol, atol=tol * ref.abs().max().item())
+
 
 if __name__ == "__main__":
     unittest.main()
