@@ -418,10 +418,11 @@ static void lower_serial_for(tlc_lower_ctx *lc, const tir_stmt *s, effects *pend
     if (!lc->in_parallel && hazard(lc, &inner, &body)) barrier_before(lc, s, &inner);
     lc->divergent -= s->u.for_.thread_varying;
     th_stmt *b = tlc_lower_end(lc, saved);
-    /* a serial loop whose variable indexes fragments (lse[k, j] in a
-     * Parallel loop) is unrolled, so that the registers are indexed by
-     * constants, where it is short */
-    bool indexes = s->u.for_.kind == TIR_FOR_SERIAL && cn && n > 0 && n <= 64 && indexes_fragments(s->u.for_.body, v);
+    /* a serial loop whose variable indexes register arrays (lse[k, j] in a
+     * Parallel loop, a thread's local[j]) is unrolled, so that the
+     * registers are indexed by constants (not local memory), where it is
+     * short */
+    bool indexes = s->u.for_.kind != TIR_FOR_UNROLLED && cn && n > 0 && n <= 64 && indexes_fragments(s->u.for_.body, v);
     bool unroll = (s->u.for_.kind == TIR_FOR_UNROLLED || indexes) &&
                   (!cn || n <= 0 || th_unrolled_size(b, TLC_UNROLLED_MAX_STMTS + 1) <= TLC_UNROLLED_MAX_STMTS / n);
     th_stmt *loop;
@@ -585,7 +586,9 @@ static void lower_stmt_kind(tlc_lower_ctx *lc, const tir_stmt *s) {
 static bool reads_var(const tir_expr *e, const tir_var *v, int depth) {
     if (!e || depth > 64) return false;
     switch (e->kind) {
-    case TE_VAR: return e->u.var == v;
+    case TE_VAR:
+        /* a let computed from v (chunk = j * size) reads it too */
+        return e->u.var == v || (e->u.var->kind == TV_LET && e->u.var->def && reads_var(e->u.var->def, v, depth + 1));
     case TE_BINARY: return reads_var(e->u.bin.a, v, depth + 1) || reads_var(e->u.bin.b, v, depth + 1);
     case TE_UNARY: return reads_var(e->u.un.a, v, depth + 1);
     case TE_CAST: return reads_var(e->u.cast.a, v, depth + 1);
@@ -604,10 +607,9 @@ typedef struct { const tir_var *v; bool found; } index_search;
 
 static void find_fragment_index(const tir_access *acc, void *ctx) {
     index_search *q = ctx;
-    /* (a fragment every thread holds whole is an array indexed at run time anyway) */
-    if (q->found || acc->buf->scope != TIR_SCOPE_FRAGMENT || !acc->idx || !acc->buf->fragment ||
-        tlc_fragment_is_per_thread(acc->buf->fragment))
-        return;
+    /* a fragment's elements, or a thread's local array */
+    bool registers = (acc->buf->scope == TIR_SCOPE_FRAGMENT && acc->buf->fragment) || acc->buf->scope == TIR_SCOPE_LOCAL;
+    if (q->found || !registers || !acc->idx) return;
     for (int i = 0; i < acc->buf->rank && !q->found; i++) q->found = reads_var(acc->idx[i], q->v, 0);
 }
 
