@@ -352,6 +352,72 @@ static void lower_ws_body(tlc_lower_ctx *lc, const tir_stmt *s, void *ctx) {
     if (hazard(lc, &inner, &head)) tlc_emit(lc, th_barrier(lc->a));
 }
 
+/* Whether e is v + c (c a constant, 0 included); *c set. */
+static bool var_plus_const(const tir_expr *e, const tir_var *v, int64_t *c) {
+    int64_t k;
+    if (e->kind == TE_CAST && !e->u.cast.bits) e = e->u.cast.a;
+    if (e->kind == TE_VAR && e->u.var == v) {
+        *c = 0;
+        return true;
+    }
+    if (e->kind != TE_BINARY || (e->u.bin.op != TB_ADD && e->u.bin.op != TB_SUB)) return false;
+    const tir_expr *x = e->u.bin.a, *y = e->u.bin.b;
+    if (e->u.bin.op == TB_ADD && tir_expr_const_int(x, &k)) {
+        const tir_expr *t = x;
+        x = y;
+        y = t;
+    }
+    if (x->kind != TE_VAR || x->u.var != v || !tir_expr_const_int(y, &k)) return false;
+    *c = e->u.bin.op == TB_ADD ? k : -k;
+    return true;
+}
+
+/* Per shared buffer, whether every access of a loop body is an element
+ * access at index v + c in one dim (the same dim and c for all): then each
+ * iteration touches elements no other iteration does, in every thread
+ * (the loop's iterations are the same in all of them). */
+typedef struct {
+    const tir_var *v;
+    const int *region_of_buffer;
+    int *dim;       /* per buffer id: the dim (-1: none yet, -2: not private) */
+    int64_t *off;
+} private_search;
+
+static void private_access(const tir_access *acc, void *ctx) {
+    private_search *q = ctx;
+    int id = acc->buf->id;
+    if (q->region_of_buffer[id] < 0 || q->dim[id] == -2) return;
+    if (!acc->idx) {
+        q->dim[id] = -2; /* a tile op's region */
+        return;
+    }
+    int64_t c;
+    for (int d = 0; d < acc->buf->rank; d++) {
+        if (q->dim[id] >= 0 && q->dim[id] != d) continue;
+        if (var_plus_const(acc->idx[d], q->v, &c) && (q->dim[id] < 0 || q->off[id] == c)) {
+            q->dim[id] = d;
+            q->off[id] = c;
+            return;
+        }
+    }
+    q->dim[id] = -2;
+}
+
+/* Takes the buffers each iteration of s touches only its own elements of
+ * out of body's effects (no barrier at the back edge for them). */
+static void drop_iteration_private(tlc_lower_ctx *lc, const tir_stmt *s, effects *body) {
+    const tir_kernel *k = lc->k;
+    private_search q = {s->u.for_.vars[0], lc->plan->smem.region_of_buffer,
+                        TLC_NEW_ARRAY(lc->a, int, (size_t)k->nbuffers + 1),
+                        TLC_NEW_ARRAY(lc->a, int64_t, (size_t)k->nbuffers + 1)};
+    for (int i = 0; i < k->nbuffers; i++) q.dim[i] = -1;
+    tir_stmt_accesses(s->u.for_.body, private_access, &q);
+    for (int i = 0; i < k->nbuffers; i++) {
+        int r = q.region_of_buffer[i];
+        if (r >= 0 && q.dim[i] >= 0) body->r[r] = body->w[r] = false;
+    }
+}
+
 static void lower_serial_for(tlc_lower_ctx *lc, const tir_stmt *s, effects *pending) {
     if (!lc->in_parallel && tlc_ws_owns_loop(lc, s)) { /* warp_specialize.c */
         /* what was stored before the loop, published to the other consumers
@@ -414,7 +480,9 @@ static void lower_serial_for(tlc_lower_ctx *lc, const tir_stmt *s, effects *pend
         tlc_emit_ptx(lc, tlc_ptx_read_tid_x(), dep, 1, out, 1);
     }
     lower_tile_stmt(lc, s->u.for_.body, &inner);
-    /* The next iteration runs the body again after what it left pending. */
+    /* The next iteration runs the body again after what it left pending
+     * (but for buffers each iteration touches only its own elements of). */
+    if (!s->u.for_.thread_varying) drop_iteration_private(lc, s, &body);
     if (!lc->in_parallel && hazard(lc, &inner, &body)) barrier_before(lc, s, &inner);
     lc->divergent -= s->u.for_.thread_varying;
     th_stmt *b = tlc_lower_end(lc, saved);

@@ -199,8 +199,13 @@ class GpuTest(unittest.TestCase):
                 with self.subTest(backend=backend, arch=arch, kernel="shift"):
                     x = torch.arange(128, device="cuda", dtype=torch.float32)
                     y = torch.full((128,), float("nan"), device="cuda")
-                    tlc.compile(THREAD_BARRIERS, arch=arch, backend=backend)(x, y)
+                    tlc.compile(THREAD_BARRIERS, kernel="shift", arch=arch, backend=backend)(x, y)
                     self.assertTrue((y.cpu().numpy() == shift_expected(x.cpu().numpy())).all())
+                with self.subTest(backend=backend, arch=arch, kernel="staged"):
+                    a = torch.randn(128, 256, device="cuda")
+                    b = torch.full((128,), float("nan"), device="cuda")
+                    tlc.compile(THREAD_BARRIERS, kernel="staged", arch=arch, backend=backend)(a, b)
+                    torch.testing.assert_close(b, a.flip(0).sum(dim=1), rtol=1e-4, atol=1e-4)
                 with self.subTest(backend=backend, arch=arch, kernel="row_sums"):
                     a = torch.randn(4, 32, device="cuda")
                     s, g = torch.full_like(a, float("nan")), torch.full_like(a, float("nan"))
