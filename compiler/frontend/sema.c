@@ -683,8 +683,6 @@ bool sema_unbound_error(sema *S, const tir_expr *e, tlc_loc at, const char *msg)
 
 void sema_check_bound_dims(sema *S) {
     const tir_kernel *k = S->k;
-    /* a function's kernel after its first is analysed quietly but for its
-     * own block (sema_function.c): a dim bound there is its own to report */
     for (int i = 0; i < S->bound_dims.len; i++) {
         sema_dim_use *u = S->bound_dims.items[i];
         bool found = false;
@@ -694,6 +692,8 @@ void sema_check_bound_dims(sema *S) {
                 found = b->shape[d] && b->shape[d]->kind == TE_VAR && b->shape[d]->u.var == u->var;
         }
         if (found || u->reported) continue;
+        /* a function's kernel after its first is analysed quietly but for
+         * its own block (sema_function.c): a dim bound there is its own */
         tlc_diag *diag = S->fn_mode && S->loud && u->in_block ? S->loud : S->diag;
         if (u->param_name)
             tlc_error(diag, u->decl, "parameter '%s' of '%s' has no default and is not a dimension of any tensor: "
@@ -1056,8 +1056,6 @@ static tir_expr *launch_dim(sema *S, const ast_expr *e, const char *what, int64_
     return ok ? g : NULL;
 }
 
-/* cluster_dims=N or (x, y[, z]) of T.Kernel: blocks per thread block
- * cluster along the grid's axes (at most 8 in all, the portable limit). */
 /* threads=N, or threads=(x, y[, z]) as TileLang's thread axes (x
  * fastest): tlc's block is one-dimensional, x * y * z threads, and
  * T.get_thread_binding(axis) takes the thread's index apart. */
@@ -1094,6 +1092,8 @@ static bool kernel_threads(sema *S, tir_kernel *k, const ast_expr *e) {
     return true;
 }
 
+/* cluster_dims=N or (x, y[, z]) of T.Kernel: blocks per thread block
+ * cluster along the grid's axes (at most 8 in all, the portable limit). */
 static bool kernel_cluster(sema *S, tir_kernel *k, const ast_expr *e) {
     const ast_expr *const *items = &e;
     int n = 1;

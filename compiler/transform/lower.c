@@ -355,7 +355,8 @@ static void lower_ws_body(tlc_lower_ctx *lc, const tir_stmt *s, void *ctx) {
 /* Whether e is v + c (c a constant, 0 included); *c set. */
 static bool var_plus_const(const tir_expr *e, const tir_var *v, int64_t *c) {
     int64_t k;
-    if (e->kind == TE_CAST && !e->u.cast.bits) e = e->u.cast.a;
+    /* (a cast that keeps every int32 value: a narrower one wraps) */
+    if (e->kind == TE_CAST && !e->u.cast.bits && (e->dtype == TIR_I32 || e->dtype == TIR_I64)) e = e->u.cast.a;
     if (e->kind == TE_VAR && e->u.var == v) {
         *c = 0;
         return true;

@@ -552,11 +552,11 @@ class HadamardPortTest(unittest.TestCase):
                 x = RNG.standard_normal((3, n)).astype(np.float32)
                 y = np.full_like(x, np.nan)
                 tlc.interpret(port("example_hadamard.py"), {"A": x, "B": y}, defines={"n": n, "dtype": "float32"})
-                ref = f64(x) @ port_module_sylvester(n).T
+                ref = f64(x) @ hadamard_matrix(n).T
                 np.testing.assert_allclose(f64(y), ref, rtol=1e-5, atol=1e-5 * np.abs(ref).max())
 
 
-def port_module_sylvester(n):
+def hadamard_matrix(n):
     """The n x n Hadamard matrix in Sylvester's order (the port's reference builds the same)."""
     h = np.ones((1, 1))
     while h.shape[0] < n:

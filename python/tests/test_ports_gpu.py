@@ -406,7 +406,7 @@ class PortsOnGpuTest(unittest.TestCase):
 
     def test_hadamard(self):
         # thread-indexed code with warp shuffles; 32768: four exchanges through shared memory, float16 two
-        from test_ports import port_module_sylvester
+        from test_ports import hadamard_matrix
         for n, dtype in ((256, torch.float32), (1024, torch.float32), (8192, torch.float32), (32768, torch.float32),
                          (4096, torch.float16)):
             with self.subTest(n=n, dtype=dtype):
@@ -416,7 +416,7 @@ class PortsOnGpuTest(unittest.TestCase):
                     x = torch.randn((16, n), device="cuda").to(dtype)
                     y = torch.full_like(x, float("nan"))
                     k(x, y)
-                    ref = x.double() @ torch.from_numpy(port_module_sylvester(n)).cuda().T
+                    ref = x.double() @ torch.from_numpy(hadamard_matrix(n)).cuda().T
                     tol = 1e-5 if dtype == torch.float32 else 2e-3
                     self.close(y, ref, rtol=tol, atol=tol * ref.abs().max().item())
 
