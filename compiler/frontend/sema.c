@@ -1209,6 +1209,7 @@ void sema_kernel_with(sema *S, const ast_stmt *s) {
     k->body = seq;
     sema_manual_ws_finish(S);
     sema_thread_varying(S);
+    tlc_ptrvec_free(&S->reducers);
     S->diag = outside;
 }
 

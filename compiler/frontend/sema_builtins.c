@@ -35,6 +35,9 @@ static const builtin_spec builtins[] = {
     {"tma_copy", B_TMA_COPY, BK_STMT, P("src", "dst", "barrier"), 3, 3, 0, 0},
     /* TileLang's cp.async groups around Parallel loops it issues
      * asynchronously (prefer_async=True): nothing to do in tlc */
+    {"finalize_reducer", B_FINALIZE_REDUCER, BK_STMT, P("reducer"), 1, 1, 0, 0},
+    /* TVM's attribute scope: tlc takes it around a thread all-reduce (sema_thread_allreduce.c) */
+    {"attr", B_ATTR, BK_STMT, P("node", "attr_key", "value"), 3, 3, 0, 0},
     {"ptx_commit_group", B_ASYNC_GROUP, BK_STMT, P(NULL), 0, 0, 0, 0},
     {"ptx_wait_group", B_ASYNC_GROUP, BK_STMT, P("num"), 1, 0, 0, 0},
     {"set_max_nreg", B_SET_MAX_NREG, BK_STMT, P("reg_count", "is_inc"), 2, 2, 0, 0},
@@ -66,6 +69,8 @@ static const builtin_spec builtins[] = {
     {"alloc_var", B_ALLOC_VAR, BK_ALLOC, P("dtype", "init"), 2, 1, 0, 0},
     {"alloc_global", B_ALLOC_GLOBAL, BK_ALLOC, P("shape", "dtype"), 2, 2, 0, 0},
     {"alloc_barrier", B_ALLOC_BARRIER, BK_ALLOC, P("arrive_count"), 1, 1, 0, 0},
+    /* TileLang's reducer: a fragment that Parallel loops update with += (sema_reducer.c) */
+    {"alloc_reducer", B_ALLOC_REDUCER, BK_ALLOC, P("shape", "dtype", "op", "replication"), 4, 2, 0, 0},
 
     {"exp", B_EXP, BK_EXPR, P("x"), 1, 1, 0, 0},
     {"exp2", B_EXP2, BK_EXPR, P("x"), 1, 1, 0, 0},

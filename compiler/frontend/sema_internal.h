@@ -78,10 +78,10 @@ typedef enum {
     B_REDUCE_ABSSUM,
     B_ATOMIC_ADD, B_USE_SWIZZLE, B_ANNOTATE_LAYOUT, B_PDL_SYNC, B_PDL_TRIGGER, B_KEEP_REGS, B_PREFETCH, B_CUMSUM,
     /* TileLang's manual warp specialization (sema_manual_ws.c) */
-    B_WS, B_BARRIER_WAIT, B_BARRIER_ARRIVE, B_TMA_COPY, B_ASYNC_GROUP, B_SET_MAX_NREG,
+    B_WS, B_BARRIER_WAIT, B_BARRIER_ARRIVE, B_TMA_COPY, B_ASYNC_GROUP, B_FINALIZE_REDUCER, B_ATTR, B_SET_MAX_NREG,
     /* structure */
     B_KERNEL, B_PARALLEL, B_PIPELINED, B_SERIAL, B_RANGE, B_UNROLL, B_PERSISTENT,
-    B_ALLOC_SHARED, B_ALLOC_FRAGMENT, B_ALLOC_LOCAL, B_ALLOC_VAR, B_ALLOC_GLOBAL, B_ALLOC_BARRIER,
+    B_ALLOC_SHARED, B_ALLOC_FRAGMENT, B_ALLOC_LOCAL, B_ALLOC_VAR, B_ALLOC_GLOBAL, B_ALLOC_BARRIER, B_ALLOC_REDUCER,
     /* expressions */
     B_EXP, B_EXP2, B_LOG, B_LOG2, B_RSQRT, B_SQRT, B_ABS, B_MAX, B_MIN, B_INFINITY, B_CAST,
     B_CEILDIV, B_IF_THEN_ELSE, B_MAKE_SWIZZLED_LAYOUT, B_LAYOUT, B_DYNAMIC,
@@ -188,6 +188,7 @@ typedef struct sema {
      * kernel's barriers (sema_barrier *), the threads of the T.ws scope
      * being analysed (0 outside one), and whether the kernel has any. */
     tlc_ptrvec barriers;
+    tlc_ptrvec reducers;   /* sema_reducer.c's records, for the kernel being analysed */
     int ws_threads;
     bool ws_seen;
 } sema;
@@ -348,6 +349,18 @@ bool sema_tma_copy_barrier(sema *S, const sema_args *a);
 /* At the end of a kernel's body: its barriers' protocol checked in program
  * order, then its mbarrier statements removed. */
 void sema_manual_ws_finish(sema *S);
+/* The whole of buffer b as a region. */
+tir_region sema_whole_region(sema *S, tir_buffer *b, tlc_loc loc);
+/* TileLang's reducers (sema_reducer.c): alloc_reducer's buffer recorded
+ * with its operation; finalize_reducer checked; a Parallel loop that
+ * updates a reducer emitted as a loop into a partial fragment and a
+ * reduce (false when st updates no reducer: emit it as it is). */
+void sema_reducer_alloc(sema *S, tir_buffer *b, const ast_expr *op, tlc_loc loc);
+void sema_finalize_reducer(sema *S, const sema_args *a, tlc_loc loc);
+bool sema_reducer_loop(sema *S, tir_stmt *st);
+/* `with T.attr(comm_reducer, "reduce_scope", ...)`: TVM's thread
+ * all-reduce (sema_thread_allreduce.c). */
+void sema_attr_with(sema *S, const ast_stmt *s);
 /* Thread-indexed code: checks what may differ between threads and marks it (sema_thread_varying.c). */
 void sema_thread_varying(sema *S);
 

@@ -184,9 +184,10 @@ static void alloc_stmt(sema *S, const ast_expr *target, const ast_expr *call, co
             sema_declare_error(S, target->u.name, target->loc);
             return;
         }
-        tir_scope sc = b->id == B_ALLOC_SHARED ? TIR_SCOPE_SHARED : b->id == B_ALLOC_FRAGMENT ? TIR_SCOPE_FRAGMENT
+        tir_scope sc = b->id == B_ALLOC_SHARED ? TIR_SCOPE_SHARED
+                     : b->id == B_ALLOC_FRAGMENT || b->id == B_ALLOC_REDUCER ? TIR_SCOPE_FRAGMENT
                      : b->id == B_ALLOC_LOCAL ? TIR_SCOPE_LOCAL : TIR_SCOPE_GLOBAL;
-        if (a.arg[2] && !alloc_scope(S, b, a.arg[2], &sc)) {
+        if (b->id != B_ALLOC_REDUCER && a.arg[2] && !alloc_scope(S, b, a.arg[2], &sc)) {
             sema_declare_error(S, target->u.name, target->loc);
             return;
         }
@@ -211,6 +212,7 @@ static void alloc_stmt(sema *S, const ast_expr *target, const ast_expr *call, co
             return;
         }
     }
+    if (b->id == B_ALLOC_REDUCER) sema_reducer_alloc(S, buf, a.arg[2], call->loc);
     tir_stmt *st = tir_new_stmt(S->arena, TS_ALLOC, call->loc);
     st->u.alloc.buf = buf;
     sema_emit(S, st);
@@ -1019,7 +1021,7 @@ static void for_stmt(sema *S, const ast_stmt *s) {
     if (b->id == B_PARALLEL) S->parallel_loc = s->loc;
     if (ok) {
         st->u.for_.body = sema_block_stmt(S, &s->u.for_.body, s->loc);
-        sema_emit(S, st);
+        if (b->id != B_PARALLEL || !sema_reducer_loop(S, st)) sema_emit(S, st);
     } else if (nnames <= nv) {
         /* still check the body, for its own errors */
         sema_block_stmt(S, &s->u.for_.body, s->loc);
@@ -1322,6 +1324,7 @@ void sema_stmt(sema *S, const ast_stmt *s) {
                       "at its top level, not inside another statement");
         else if (b && b->id == B_KERNEL) sema_kernel_with(S, s);
         else if (b && b->id == B_WS) sema_ws_with(S, s);
+        else if (b && b->id == B_ATTR) sema_attr_with(S, s);
         else if (!b && w->kind == AE_CALL && sema_refuse_tilelang(S, sema_dotted_name(S, w->u.call.func), w->loc)) return;
         else tlc_error(S->diag, s->loc, "unsupported 'with' statement (only 'with Kernel(...)' and 'with T.ws(...)')");
         return;

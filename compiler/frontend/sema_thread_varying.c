@@ -230,6 +230,12 @@ static void check(tv *t, const tir_stmt *s, bool ctl) {
         return;
     }
     default:
+        if (s->kind == TS_THREAD_ALLREDUCE) {
+            /* every thread's value combined: it reads what differs, and every thread reaches it */
+            if (ctl) refuse(t, s, true);
+            else ((tir_stmt *)s)->per_thread = true;
+            return;
+        }
         if (runs_per_thread(s) && !tir_stmt_has_shuffle(s, true)) {
             ((tir_stmt *)s)->per_thread = true;
             return;

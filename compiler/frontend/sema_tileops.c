@@ -22,8 +22,7 @@ static void shape_str(const int64_t *s, int n, char *buf, size_t len) {
     if (o < len) snprintf(buf + o, len - o, "]");
 }
 
-/* The whole of buffer b as a region. */
-static tir_region whole_region(sema *S, tir_buffer *b, tlc_loc loc) {
+tir_region sema_whole_region(sema *S, tir_buffer *b, tlc_loc loc) {
     tir_region r = {.buf = b, .rank = b->rank, .loc = loc};
     r.start = TLC_NEW_ARRAY(S->arena, tir_expr *, (size_t)b->rank);
     r.extent = TLC_NEW_ARRAY(S->arena, tir_expr *, (size_t)b->rank);
@@ -59,7 +58,7 @@ static bool region_of(sema *S, const ast_expr *e, pregion *out, const char *op, 
         return false;
     }
     tir_region *r = &out->r;
-    *r = whole_region(S, b, e->loc);
+    *r = sema_whole_region(S, b, e->loc);
     out->dim_ast = TLC_NEW_ARRAY(S->arena, const ast_expr *, b->rank);
     if (e->kind != AE_SUBSCRIPT) return true;
     if (e->u.sub.nindex != b->rank) {
@@ -461,7 +460,7 @@ static tir_buffer *staged_fragment(sema *S, const tir_region *r, bool copy_in, t
     if (copy_in) {
         tir_stmt *cp = tlc_new_tile_op(S->arena, TS_COPY, loc);
         cp->u.copy.src = *r;
-        cp->u.copy.dst = whole_region(S, f, loc);
+        cp->u.copy.dst = sema_whole_region(S, f, loc);
         sema_emit(S, cp);
     }
     return f;
@@ -470,8 +469,8 @@ static tir_buffer *staged_fragment(sema *S, const tir_region *r, bool copy_in, t
 /* copy(from, to) of two whole buffers of the same shape. */
 static void copy_whole(sema *S, tir_buffer *from, tir_buffer *to, tlc_loc loc) {
     tir_stmt *cp = tlc_new_tile_op(S->arena, TS_COPY, loc);
-    cp->u.copy.src = whole_region(S, from, loc);
-    cp->u.copy.dst = whole_region(S, to, loc);
+    cp->u.copy.src = sema_whole_region(S, from, loc);
+    cp->u.copy.dst = sema_whole_region(S, to, loc);
     sema_emit(S, cp);
 }
 
@@ -646,12 +645,12 @@ static void op_reduce(sema *S, const builtin_spec *b, const sema_args *a, tlc_lo
     if (ss == TIR_SCOPE_SHARED) {
         tir_buffer *f = staged_fragment(S, &src.r, true, loc);
         if (!f) return;
-        from = whole_region(S, f, loc);
+        from = sema_whole_region(S, f, loc);
     }
     if (ds == TIR_SCOPE_SHARED) { /* accumulating (clear=False) starts from what it holds */
         tir_buffer *f = staged_fragment(S, &dst.r, !clear, loc);
         if (!f) return;
-        into = whole_region(S, f, loc);
+        into = sema_whole_region(S, f, loc);
     }
     tir_stmt *st = tlc_new_tile_op(S->arena, TS_REDUCE, loc);
     st->u.reduce.kind = b->id == B_REDUCE_MAX ? TIR_REDUCE_MAX : b->id == B_REDUCE_SUM ? TIR_REDUCE_SUM
@@ -884,6 +883,7 @@ void sema_tile_op(sema *S, const builtin_spec *b, const ast_expr *call) {
         /* in program order the load is complete when the copy is done */
         if (sema_tma_copy_barrier(S, &a)) op_copy(S, &a, call->loc);
         break;
+    case B_FINALIZE_REDUCER: sema_finalize_reducer(S, &a, call->loc); break;
     case B_ASYNC_GROUP:
         /* tlc's loads complete in program order (its own cp.async is planned
          * with its own waits), so a commit or a wait has nothing to order */
@@ -893,6 +893,7 @@ void sema_tile_op(sema *S, const builtin_spec *b, const ast_expr *call) {
                     "specializes", b->name);
         break;
     case B_WS: tlc_error(S->diag, call->loc, "T.ws(...) opens a scope: write 'with T.ws(...):'"); break;
+    case B_ATTR: tlc_error(S->diag, call->loc, "T.attr(...) opens a scope: write 'with T.attr(...):'"); break;
     default: tlc_error(S->diag, call->loc, "'%s' is not a statement", b->name); break;
     }
 }

@@ -267,6 +267,9 @@ typedef enum {
     TS_LAUNCH_DEPENDENTS, /* pdl_trigger(): the next kernel in the stream may be scheduled */
     TS_GRID_DEPENDENCY_WAIT, /* pdl_sync(): wait for the previous kernel in the stream */
     TS_PREFETCH,   /* tile op: prefetch(src), a global region brought into the L2 cache */
+    /* tile op: TVM's tvm_thread_allreduce, every thread's value combined
+     * over a thread axis, the result in every thread (thread-indexed code) */
+    TS_THREAD_ALLREDUCE,
     /* TileLang's mbarrier wait or arrive (T.barrier_wait, T.barrier_arrive):
      * only inside sema, which checks the protocol of a kernel's T.ws scopes
      * in program order and then removes them (sema_manual_ws.c) */
@@ -287,10 +290,11 @@ struct tir_stmt {
     /* A tile op's row in the op table (ir/tir_op.h, ops/op_table.c), set
      * by whoever builds the node (sema); NULL for every other statement. */
     const struct tlc_op_desc *op;
-    /* A tile op or Parallel loop of thread-indexed code that each thread
-     * runs by itself (sema_thread_varying.c): it writes only per-thread
-     * buffers (alloc_local, alloc_var), or it is an element atomic_add,
-     * which every thread reaching it makes */
+    /* A tile op of thread-indexed code that each thread runs for its own
+     * result (sema_thread_varying.c): it writes only per-thread buffers
+     * (alloc_local, alloc_var), it is an element atomic_add, which every
+     * thread reaching it makes, or a thread all-reduce, each thread
+     * combining its group's values */
     bool per_thread;
     union {
         struct { tir_stmt **stmts; int n; } seq;
@@ -356,6 +360,12 @@ struct tir_stmt {
              * (prev.buf NULL otherwise) */
             tir_region prev;
         } atomic;
+        struct {
+            tir_reduce_kind kind; /* sum, max or min */
+            tir_expr *value;      /* this thread's value */
+            tir_region dst;       /* one element of a per-thread buffer (extents 1) */
+            int axis;             /* the thread axis combined over (0: x, 1: y, 2: z) */
+        } allreduce;
         struct {
             bool wait;         /* wait for a phase's parity; else arrive */
             int barrier;       /* sema's barrier (T.alloc_barrier) */

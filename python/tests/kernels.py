@@ -77,7 +77,9 @@ def reinterpret_expected(b):
 # Thread-indexed code (tests/golden/tilelang/thread_binding.py: TileLang's GEMV kernels; thread_binding_barriers.py).
 THREAD_BINDING = os.path.join(ROOT, "tests", "golden", "tilelang", "thread_binding.py")
 THREAD_BARRIERS = os.path.join(ROOT, "tests", "golden", "tilelang", "thread_binding_barriers.py")
-GEMV_KERNELS = ("naive_gemv", "naive_splitk_gemv", "splitk_gemv_vectorized")
+GEMV_KERNELS = ("naive_gemv", "naive_splitk_gemv", "splitk_gemv_vectorized", "splitk_gemv_vectorized_tvm")
+# TileLang's reducers (tests/golden/tilelang/reducer.py): gemv_alloc_reducer's o = a @ x, row_max's O = max of A's rows.
+REDUCER = os.path.join(ROOT, "tests", "golden", "tilelang", "reducer.py")
 
 
 def gemv_inputs(n=256, k=512):

@@ -5,7 +5,7 @@ import unittest
 
 import tlc
 from kernels import (EXAMPLES, GEMV_KERNELS, PACKED, ROOT, SCALE, SHARED_INDEX, THREAD_BARRIERS, THREAD_BINDING,
-                     UNSIGNED, UNSIGNED_BOUND, WARP_SHUFFLE, gemv_inputs, packed_expected, packed_inputs,
+                     UNSIGNED, UNSIGNED_BOUND, WARP_SHUFFLE, REDUCER, gemv_inputs, packed_expected, packed_inputs,
                      reinterpret_expected, shared_index_expected, shift_expected, unsigned_expected, unsigned_inputs,
                      warp_shuffle_expected)
 
@@ -213,6 +213,20 @@ class GpuTest(unittest.TestCase):
                     want_s, want_g = warp_shuffle_expected(a.cpu().numpy())
                     torch.testing.assert_close(s.cpu(), torch.from_numpy(want_s), rtol=1e-5, atol=1e-5)
                     torch.testing.assert_close(g.cpu(), torch.from_numpy(want_g), rtol=1e-5, atol=1e-5)
+
+    def test_reducers(self):
+        a, x = torch.randn(1024, 2048, device="cuda", dtype=torch.float16), torch.randn(2048, device="cuda",
+                                                                                         dtype=torch.float16)
+        m = torch.randn(64, 256, device="cuda")
+        for backend in ("direct", "llvm"):
+            for arch in ("sm_90a", "sm_80") if _sm90() else ("sm_80",):
+                with self.subTest(backend=backend, arch=arch):
+                    o = torch.full((1024,), float("nan"), device="cuda", dtype=torch.float16)
+                    tlc.compile(REDUCER, kernel="gemv_alloc_reducer", arch=arch, backend=backend)(a, x, o)
+                    torch.testing.assert_close(o.float(), a.float() @ x.float(), rtol=2e-2, atol=1e-1)
+                    mo = torch.full((64,), float("nan"), device="cuda")
+                    tlc.compile(REDUCER, kernel="row_max", arch=arch, backend=backend)(m, mo)
+                    self.assertTrue(torch.equal(mo, m.max(dim=1).values))
 
     def test_packed_fragment_reads(self):
         inp = packed_inputs()

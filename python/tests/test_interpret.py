@@ -7,7 +7,7 @@ import numpy as np
 
 import tlc
 from kernels import (EXAMPLES, GEMV_KERNELS, OUT_OF_BOUNDS, PACKED, ROOT, SCALE, SHARED_INDEX, THREAD_BARRIERS,
-                     THREAD_BINDING, UNSIGNED, UNSIGNED_BOUND, WARP_SHUFFLE, gemv_inputs, packed_expected,
+                     THREAD_BINDING, UNSIGNED, UNSIGNED_BOUND, WARP_SHUFFLE, REDUCER, gemv_inputs, packed_expected,
                      packed_inputs, reinterpret_expected, shared_index_expected, shift_expected, unsigned_expected,
                      unsigned_inputs, warp_shuffle_expected)
 
@@ -64,6 +64,18 @@ class InterpretTest(unittest.TestCase):
         want_s, want_g = warp_shuffle_expected(a)
         np.testing.assert_allclose(s, want_s, rtol=1e-5, atol=1e-5)
         np.testing.assert_allclose(g, want_g, rtol=1e-5, atol=1e-5)
+
+    def test_reducers(self):
+        rng = np.random.default_rng(29)
+        a, x = rng.standard_normal((256, 512)).astype(np.float16), rng.standard_normal(512).astype(np.float16)
+        o = np.full(256, np.nan, np.float16)
+        tlc.interpret(REDUCER, {"a": a, "x": x, "o": o}, kernel="gemv_alloc_reducer")
+        np.testing.assert_allclose(o.astype(np.float32), a.astype(np.float32) @ x.astype(np.float32), rtol=2e-2,
+                                   atol=5e-2)
+        m = rng.standard_normal((64, 256)).astype(np.float32)
+        mo = np.full(64, np.nan, np.float32)
+        tlc.interpret(REDUCER, {"A": m, "O": mo}, kernel="row_max")
+        np.testing.assert_array_equal(mo, m.max(axis=1))
 
     def test_packed_fragment_reads(self):
         inp = packed_inputs()

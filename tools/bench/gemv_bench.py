@@ -22,7 +22,7 @@ sys.path.insert(0, os.path.join(ROOT, "python"))
 import tlc  # noqa: E402
 
 SRC = os.path.join(ROOT, "tests", "golden", "tilelang", "thread_binding.py")
-KERNELS = ("naive_gemv", "naive_splitk_gemv", "splitk_gemv_vectorized")
+KERNELS = ("naive_gemv", "naive_splitk_gemv", "splitk_gemv_vectorized", "splitk_gemv_vectorized_tvm")
 SHAPES = [(4096, 4096), (8192, 8192), (16384, 8192)]
 
 
