@@ -575,6 +575,64 @@ static void count_arrivals(const tir_kernel *k, tir_stmt *s, int64_t threads) {
     }
 }
 
+/* The index of the first serial loop holding barrier statements among
+ * seq's statements (-1: none). */
+static int role_loop(const tir_stmt *seq) {
+    for (int i = 0; seq && seq->kind == TS_SEQ && i < seq->u.seq.n; i++) {
+        const tir_stmt *x = seq->u.seq.stmts[i];
+        if (x->kind == TS_FOR && x->u.for_.kind == TIR_FOR_SERIAL && x->u.for_.nvars == 1 && holds_mbarrier(x))
+            return i;
+    }
+    return -1;
+}
+
+static void push_range(tlc_ptrvec *v, const tir_stmt *seq, int from, int to) {
+    for (int i = from; i < to; i++) tlc_ptrvec_push(v, seq->u.seq.stmts[i]);
+}
+
+/* Two roles that each loop over all iterations (a producer's loads, a
+ * consumer's compute: `for i in range(n)` in each branch) hold in no
+ * program order that runs one role whole before the other: the consumer's
+ * first wait needs loads the producer makes only after waiting for the
+ * consumer. Their loops are fused when they have the same bounds: each
+ * role's statements before its loop, then per iteration the first
+ * branch's body and the second's (its loop variable a let of the fused
+ * one), then what follows each loop. One order the barriers may allow;
+ * the simulation checks it. NULL where the branches are not of that form. */
+static tir_stmt *fuse_role_loops(sema *S, tir_stmt *first, tir_stmt *second, tlc_loc loc) {
+    int a = role_loop(first), b = role_loop(second);
+    if (a < 0 || b < 0) return NULL;
+    tir_stmt *la = first->u.seq.stmts[a], *lb = second->u.seq.stmts[b];
+    if (la->u.for_.step != lb->u.for_.step || !tir_expr_equal(la->u.for_.start[0], lb->u.for_.start[0]) ||
+        !tir_expr_equal(la->u.for_.extent[0], lb->u.for_.extent[0]))
+        return NULL;
+    /* the second loop's variable: a let holding the first's */
+    tir_var *vb = lb->u.for_.vars[0];
+    vb->kind = TV_LET;
+    vb->assigned_once = true;
+    vb->def = tir_var_ref(S->arena, la->u.for_.vars[0], lb->loc);
+    tir_stmt *let = tir_new_stmt(S->arena, TS_LET, lb->loc);
+    let->u.let.var = vb;
+    let->u.let.value = tir_var_ref(S->arena, la->u.for_.vars[0], lb->loc);
+    tlc_ptrvec body = {0}, out = {0};
+    tlc_ptrvec_push(&body, la->u.for_.body);
+    tlc_ptrvec_push(&body, let);
+    tlc_ptrvec_push(&body, lb->u.for_.body);
+    tir_stmt *seq = tir_new_stmt(S->arena, TS_SEQ, la->loc);
+    seq->u.seq.n = body.len;
+    seq->u.seq.stmts = (tir_stmt **)tlc_ptrvec_freeze(&body, S->arena);
+    la->u.for_.body = seq;
+    push_range(&out, first, 0, a);
+    push_range(&out, second, 0, b);
+    tlc_ptrvec_push(&out, la);
+    push_range(&out, first, a + 1, first->u.seq.n);
+    push_range(&out, second, b + 1, second->u.seq.n);
+    tir_stmt *r = tir_new_stmt(S->arena, TS_SEQ, loc);
+    r->u.seq.n = out.len;
+    r->u.seq.stmts = (tir_stmt **)tlc_ptrvec_freeze(&out, S->arena);
+    return r;
+}
+
 static tir_stmt *split_by_thread(thread_split *t, tir_stmt *s) {
     if (!s) return NULL;
     switch (s->kind) {
@@ -605,6 +663,8 @@ static tir_stmt *split_by_thread(thread_split *t, tir_stmt *s) {
                       "thread index of a one-axis block, to count the threads that arrive in each branch");
         count_arrivals(t->S->k, s->u.if_.then, taking);
         count_arrivals(t->S->k, s->u.if_.els, t->S->k->threads - taking);
+        tir_stmt *fused = fuse_role_loops(t->S, s->u.if_.then, s->u.if_.els, s->loc);
+        if (fused) return fused;
         tir_stmt *seq = tir_new_stmt(t->S->arena, TS_SEQ, s->loc);
         seq->u.seq.stmts = TLC_NEW_ARRAY(t->S->arena, tir_stmt *, 2);
         seq->u.seq.stmts[seq->u.seq.n++] = s->u.if_.then;

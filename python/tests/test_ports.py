@@ -562,3 +562,51 @@ def hadamard_matrix(n):
     while h.shape[0] < n:
         h = np.block([[h, h], [h, -h]])
     return h
+
+
+def vertical_slash_inputs(b, h, s, vs, ss, rng):
+    """Per 64-query block x: slash blocks x and up to ss - 1 random earlier ones (offsets descending), and up to
+    vs earlier key columns (ascending); the arrays the MInference kernel takes, and the (s, s) count of how many
+    times each query attends to each key (a key in both sets counts twice, as the kernel adds it twice)."""
+    nb = s // 64
+    bc, bo = np.zeros((b, h, nb), np.int32), np.zeros((b, h, nb, ss), np.int32)
+    cc, ci = np.zeros((b, h, nb), np.int32), np.zeros((b, h, nb, vs), np.int32)
+    times = np.zeros((b, h, s, s))
+    q_pos = np.arange(s)[:, None]
+    for i in range(b):
+        for g in range(h):
+            for x in range(nb):
+                blocks = [x] + sorted(rng.permutation(x)[: rng.integers(0, min(x, ss - 1) + 1)], reverse=True)
+                bc[i, g, x], bo[i, g, x, : len(blocks)] = len(blocks), np.array(blocks) * 64
+                cols = np.sort(rng.choice(64 * x, rng.integers(0, min(64 * x, vs) + 1), replace=False)) if x else []
+                cc[i, g, x], ci[i, g, x, : len(cols)] = len(cols), cols
+                rows = slice(64 * x, 64 * x + 64)
+                for o in blocks:
+                    keys = np.arange(64 * o, 64 * o + 64)
+                    times[i, g, rows, keys[0]:keys[-1] + 1] += q_pos[rows] >= keys[None, :]
+                times[i, g, rows, cols] += 1
+    return (bc, bo, cc, ci), times
+
+
+def weighted_attention(q, k, v, times):
+    """softmax over keys with multiplicities `times` (0: not attended), in float64."""
+    s = np.einsum("bhqd,bhkd->bhqk", f64(q), f64(k)) / np.sqrt(q.shape[-1])
+    s = np.where(times > 0, s, -np.inf)
+    p = np.exp(s - s.max(-1, keepdims=True)) * times
+    return np.einsum("bhqk,bhkd->bhqd", p / p.sum(-1, keepdims=True), f64(v))
+
+
+class VerticalSlashPortTest(unittest.TestCase):
+    def test_blocks_and_columns(self):
+        # TileLang's manual warp specialization written as `if tid >= 128`, producer and consumer each looping
+        # over the blocks (tlc fuses the two loops), then the vertical columns gathered by Parallel loops
+        b, h, s, d, vs, ss = 1, 2, 256, 64, 64, 4
+        rng = np.random.default_rng(31)
+        idx, times = vertical_slash_inputs(b, h, s, vs, ss, rng)
+        q, k, v = randn(b, h, s, d, scale=0.5), randn(b, h, s, d, scale=0.5), randn(b, h, s, d)
+        o = empty(b, h, s, d)
+        tlc.interpret(port("example_vertical_slash_sparse_attn.py"),
+                      {"Q": q, "K": k, "V": v, "Output": o, "BlockCount": idx[0], "BlockOffset": idx[1],
+                       "ColumnCount": idx[2], "ColumnIndex": idx[3]},
+                      defines={"batch": b, "heads": h, "seq_len": s, "dim": d, "vertical_size": vs, "slash_size": ss})
+        np.testing.assert_allclose(f64(o), weighted_attention(q, k, v, times), rtol=1e-2, atol=2e-3)

@@ -404,6 +404,23 @@ class PortsOnGpuTest(unittest.TestCase):
         self.close(o, ref.transpose(1, 2), rtol=2e-2, atol=5e-2)
         self.close(state, t(kk).transpose(-1, -2) @ t(v), rtol=2e-2, atol=5e-2)
 
+    def test_vertical_slash_sparse_attn(self):
+        # MInference's kernel: manual warp specialization as `if tid >= 128`, two role loops tlc fuses
+        import numpy as np
+        from test_ports import vertical_slash_inputs, weighted_attention
+        b, h, s, d, vs, ss = 1, 4, 1024, 64, 128, 16
+        idx, times = vertical_slash_inputs(b, h, s, vs, ss, np.random.default_rng(37))
+        q, k, v = randn(b, h, s, d, scale=0.5), randn(b, h, s, d, scale=0.5), randn(b, h, s, d)
+        ref = torch.from_numpy(weighted_attention(q.cpu().numpy(), k.cpu().numpy(), v.cpu().numpy(), times)).cuda()
+        for arch in ("sm_90a", "sm_80") if torch.cuda.get_device_capability()[0] >= 9 else ("sm_80",):
+            with self.subTest(arch=arch):
+                kern = tlc.compile(port("example_vertical_slash_sparse_attn.py"), arch=arch,
+                                   defines={"batch": b, "heads": h, "seq_len": s, "dim": d, "vertical_size": vs,
+                                            "slash_size": ss})
+                o = torch.full_like(q, float("nan"))
+                kern(q, k, v, o, *(torch.from_numpy(a).cuda() for a in idx))
+                self.close(o, ref, rtol=1e-2, atol=2e-3)
+
     def test_hadamard(self):
         # thread-indexed code with warp shuffles; 32768: four exchanges through shared memory, float16 two
         from test_ports import hadamard_matrix

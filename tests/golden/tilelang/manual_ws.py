@@ -6,7 +6,11 @@
 # Tile IR below has neither scopes nor barriers, and tma_copy is a copy.
 # The same written as a branch on the thread index (`if tid < 128:` the
 # producer, `else:` the consumer) runs the same way, both branches in
-# program order; each branch's arrives count its threads.
+# program order; each branch's arrives count its threads. Where each
+# branch loops over all iterations (role_loops), no order that runs one
+# branch whole before the other holds: the two loops, of the same bounds,
+# are fused (each branch's statements before its loop, then per iteration
+# the producer's body and the consumer's).
 import tilelang
 import tilelang.language as T
 
@@ -99,4 +103,32 @@ def thread_branches(A, num_stages=2, block=64):
                     acc[i, j] += A_shared[stage, i, j]
                 T.mbarrier_arrive(mbarrier=empty[stage])
         T.copy(acc, B[bx * block, 0])
+    return B
+
+
+@tilelang.jit
+def role_loops(A, num_stages=2, block=64):
+    M, N = T.const("M, N")
+    A: T.Tensor((M, N), T.float16)
+    B = T.empty((M, N), T.float16)
+
+    with T.Kernel(T.ceildiv(M, block), threads=256) as bx:
+        A_shared = T.alloc_shared((num_stages, block, 64), T.float16)
+        acc = T.alloc_fragment((block, 64), T.float32)
+        full = T.alloc_barrier([128] * num_stages)
+        empty = T.alloc_barrier(arrive_count=[128] * num_stages)
+        tid = T.get_thread_binding()
+        if tid >= 128:
+            for ko in range(T.ceildiv(N, 64)):
+                T.mbarrier_wait_parity(empty[ko % num_stages], ((ko // num_stages) & 1) ^ 1)
+                T.tma_copy(A[bx * block, ko * 64], A_shared[ko % num_stages, :, :], barrier=full[ko % num_stages])
+                T.mbarrier_arrive(full[ko % num_stages])
+        else:
+            T.clear(acc)
+            for ko in range(T.ceildiv(N, 64)):
+                T.mbarrier_wait_parity(full[ko % num_stages], (ko // num_stages) & 1)
+                for i, j in T.Parallel(block, 64):
+                    acc[i, j] += A_shared[ko % num_stages, i, j]
+                T.mbarrier_arrive(mbarrier=empty[ko % num_stages])
+            T.copy(acc, B[bx * block, 0])
     return B
