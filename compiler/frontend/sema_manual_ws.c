@@ -586,6 +586,12 @@ static int role_loop(const tir_stmt *seq) {
     return -1;
 }
 
+static bool is_global_load(const tir_stmt *s, const void *ctx) {
+    (void)ctx;
+    return s->kind == TS_COPY && s->u.copy.src.buf->scope == TIR_SCOPE_GLOBAL &&
+           s->u.copy.dst.buf->scope == TIR_SCOPE_SHARED;
+}
+
 static void push_range(tlc_ptrvec *v, const tir_stmt *seq, int from, int to) {
     for (int i = from; i < to; i++) tlc_ptrvec_push(v, seq->u.seq.stmts[i]);
 }
@@ -595,13 +601,23 @@ static void push_range(tlc_ptrvec *v, const tir_stmt *seq, int from, int to) {
  * program order that runs one role whole before the other: the consumer's
  * first wait needs loads the producer makes only after waiting for the
  * consumer. Their loops are fused when they have the same bounds: each
- * role's statements before its loop, then per iteration the first
- * branch's body and the second's (its loop variable a let of the fused
+ * role's statements before its loop, then per iteration the producer's
+ * body (the loop that loads shared buffers from global memory, else the
+ * first branch's) and the other's (its loop variable a let of the fused
  * one), then what follows each loop. One order the barriers may allow;
  * the simulation checks it. NULL where the branches are not of that form. */
 static tir_stmt *fuse_role_loops(sema *S, tir_stmt *first, tir_stmt *second, tlc_loc loc) {
     int a = role_loop(first), b = role_loop(second);
     if (a < 0 || b < 0) return NULL;
+    if (!tir_stmt_any(first->u.seq.stmts[a], is_global_load, NULL) &&
+        tir_stmt_any(second->u.seq.stmts[b], is_global_load, NULL)) {
+        tir_stmt *t = first;
+        first = second;
+        second = t;
+        int i = a;
+        a = b;
+        b = i;
+    }
     tir_stmt *la = first->u.seq.stmts[a], *lb = second->u.seq.stmts[b];
     if (la->u.for_.step != lb->u.for_.step || !tir_expr_equal(la->u.for_.start[0], lb->u.for_.start[0]) ||
         !tir_expr_equal(la->u.for_.extent[0], lb->u.for_.extent[0]))

@@ -10,7 +10,8 @@
 # branch loops over all iterations (role_loops), no order that runs one
 # branch whole before the other holds: the two loops, of the same bounds,
 # are fused (each branch's statements before its loop, then per iteration
-# the producer's body and the consumer's).
+# the producer's body, found by its loads, and the consumer's, here the
+# first branch's).
 import tilelang
 import tilelang.language as T
 
@@ -118,12 +119,7 @@ def role_loops(A, num_stages=2, block=64):
         full = T.alloc_barrier([128] * num_stages)
         empty = T.alloc_barrier(arrive_count=[128] * num_stages)
         tid = T.get_thread_binding()
-        if tid >= 128:
-            for ko in range(T.ceildiv(N, 64)):
-                T.mbarrier_wait_parity(empty[ko % num_stages], ((ko // num_stages) & 1) ^ 1)
-                T.tma_copy(A[bx * block, ko * 64], A_shared[ko % num_stages, :, :], barrier=full[ko % num_stages])
-                T.mbarrier_arrive(full[ko % num_stages])
-        else:
+        if tid < 128:
             T.clear(acc)
             for ko in range(T.ceildiv(N, 64)):
                 T.mbarrier_wait_parity(full[ko % num_stages], (ko // num_stages) & 1)
@@ -131,4 +127,9 @@ def role_loops(A, num_stages=2, block=64):
                     acc[i, j] += A_shared[ko % num_stages, i, j]
                 T.mbarrier_arrive(mbarrier=empty[ko % num_stages])
             T.copy(acc, B[bx * block, 0])
+        else:
+            for ko in range(T.ceildiv(N, 64)):
+                T.mbarrier_wait_parity(empty[ko % num_stages], ((ko // num_stages) & 1) ^ 1)
+                T.tma_copy(A[bx * block, ko * 64], A_shared[ko % num_stages, :, :], barrier=full[ko % num_stages])
+                T.mbarrier_arrive(full[ko % num_stages])
     return B
