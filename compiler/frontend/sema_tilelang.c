@@ -14,7 +14,6 @@ typedef struct unsupported {
 static const unsupported constructs[] = {
     {"print", "remove it (inspect values with 'tlc run --output NAME=FILE.npy')"},
     {"device_assert", "remove it, or guard the code it protects with an 'if'"},
-    {"sync_threads", "remove it: tlc places the barriers that tile operations need"},
     {"atomic_max", "use atomic_add, or reduce into a fragment and store the result once"},
     {"atomic_min", "use atomic_add, or reduce into a fragment and store the result once"},
     {"im2col", "gather the patches with element accesses in a Parallel loop"},

@@ -270,6 +270,7 @@ typedef enum {
     /* tile op: TVM's tvm_thread_allreduce, every thread's value combined
      * over a thread axis, the result in every thread (thread-indexed code) */
     TS_THREAD_ALLREDUCE,
+    TS_SYNC_THREADS, /* tile op: sync_threads(), a block barrier where the program writes it */
     /* TileLang's mbarrier wait or arrive (T.barrier_wait, T.barrier_arrive):
      * only inside sema, which checks the protocol of a kernel's T.ws scopes
      * in program order and then removes them (sema_manual_ws.c) */

@@ -38,6 +38,8 @@ typedef struct tlc_op_desc {
      * planning places it after everything else (NULL: never any). */
     int64_t (*fresh_scratch_bytes)(const tir_kernel *k, const tir_stmt *s);
     void (*lower)(struct tlc_lower_ctx *lc, const tir_stmt *s);
+    /* The op is a block barrier: what was pending before it is ordered. */
+    bool barrier;
 } tlc_op_desc;
 
 /* ---- for the ops' Tile IR parts ---- */

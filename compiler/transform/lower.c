@@ -577,6 +577,8 @@ static void lower_tile_stmt(tlc_lower_ctx *lc, const tir_stmt *s, effects *pendi
     lc->scratch_hit = -1;
     if (!lc->in_parallel) mark_unfenced(lc, &e);
     merge(lc, pending, &e);
+    const tlc_op_desc *op = tlc_op_of(s);
+    if (op && op->barrier) clear(lc, pending);
 }
 
 /* Reports, once, the statement whose lowering took the kernel past

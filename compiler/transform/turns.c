@@ -254,6 +254,11 @@ static bool analyse(analysis *an, tir_stmt *loop) {
     return ok;
 }
 
+static bool is_sync_threads(const tir_stmt *s, const void *ctx) {
+    (void)ctx;
+    return s->kind == TS_SYNC_THREADS;
+}
+
 static bool walk(analysis *an, tir_stmt *s) {
     if (!s) return true;
     switch (s->kind) {
@@ -278,7 +283,8 @@ bool tlc_plan_turns(tir_module *m, tlc_arena *a, tlc_diag *diag) {
     bool ok = true;
     for (int i = 0; i < m->nkernels; i++) {
         analysis an = {.a = a, .diag = diag, .k = m->kernels[i], .applies = t->wgmma && t->setmaxnreg && t->tma &&
-                                                                     !m->kernels[i]->thread_indexed};
+                                                                     !m->kernels[i]->thread_indexed &&
+                                                                     !tir_stmt_any(m->kernels[i]->body, is_sync_threads, NULL)};
         ok &= walk(&an, m->kernels[i]->body);
     }
     return ok;

@@ -206,6 +206,11 @@ class GpuTest(unittest.TestCase):
                     b = torch.full((128,), float("nan"), device="cuda")
                     tlc.compile(THREAD_BARRIERS, kernel="staged", arch=arch, backend=backend)(a, b)
                     torch.testing.assert_close(b, a.flip(0).sum(dim=1), rtol=1e-4, atol=1e-4)
+                with self.subTest(backend=backend, arch=arch, kernel="exchange"):
+                    x = torch.randn(128, device="cuda")
+                    w, y = torch.full_like(x, float("nan")), torch.full_like(x, float("nan"))
+                    tlc.compile(THREAD_BARRIERS, kernel="exchange", arch=arch, backend=backend)(x, w, y)
+                    self.assertTrue(torch.equal(y, 2 * x.flip(0)))
                 with self.subTest(backend=backend, arch=arch, kernel="row_sums"):
                     a = torch.randn(4, 32, device="cuda")
                     s, g = torch.full_like(a, float("nan")), torch.full_like(a, float("nan"))

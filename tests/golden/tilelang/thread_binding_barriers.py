@@ -36,3 +36,12 @@ def staged(A: T.Tensor((128, 256), "float32"), B: T.Tensor((128,), "float32")):
             for k in T.serial(64):
                 acc[0] += s[127 - tx, k]
         B[tx] = acc[0]
+
+
+@T.prim_func
+def exchange(A: T.Tensor((128,), "float32"), W: T.Tensor((128,), "float32"), B: T.Tensor((128,), "float32")):
+    with T.Kernel(1, threads=128) as bx:
+        tx = T.get_thread_binding(0)
+        W[tx] = A[tx] * 2.0
+        T.sync_threads()
+        B[tx] = W[127 - tx]

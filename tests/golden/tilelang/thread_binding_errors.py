@@ -2,7 +2,8 @@
 # Thread-indexed code tlc refuses, each with where and why: tile
 # operations and Parallel loops are the block's work, so none may run under
 # a condition on the thread's index or read a value that differs between
-# threads; a fragment cannot hold per-thread values; thread axes must make
+# threads (nor may a T.sync_threads, which every thread must reach); a
+# fragment cannot hold per-thread values; thread axes must make
 # a block tlc can launch.
 import tilelang.language as T
 
@@ -21,6 +22,8 @@ def block_work_parted(A: T.Tensor((128, 64), "float32"), B: T.Tensor((128, 64), 
         for k in T.Pipelined(tx, num_stages=2):
             T.copy(A[0, 0], s)
         f[0, 0] = tx
+        if tx < 32:
+            T.sync_threads()
         T.copy(f, B)
 
 

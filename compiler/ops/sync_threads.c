@@ -1,0 +1,29 @@
+/* sync_threads(): a block barrier where the program writes it (bar.sync).
+ * tlc places the barriers between accesses to shared memory itself; this
+ * one orders what it does not track, such as one thread's stores to global
+ * memory and another thread's loads of them in thread-indexed code. Every
+ * thread must reach it (sema keeps it out of code where the threads part
+ * ways), and a kernel with one is not warp-specialized (its warpgroups
+ * would not all reach it). What was pending before it is ordered
+ * (tlc_op_desc.barrier).
+ *
+ * No operands and no layout; the interpreter, which runs the block's
+ * threads in lockstep, has nothing to do. */
+#include "../ir/tir_op.h"
+#include "op_table.h"
+
+static void sync_threads_print(tir_printer *p, const tir_stmt *s) {
+    (void)s;
+    tir_printer_puts(p, "sync_threads()");
+}
+
+static void sync_threads_lower(tlc_lower_ctx *lc, const tir_stmt *s) {
+    (void)s;
+    tlc_emit(lc, th_barrier(lc->a));
+}
+
+const tlc_op_desc tlc_op_sync_threads = {
+    .kind = TS_SYNC_THREADS, .name = "sync_threads", .barrier = true,
+    .print = sync_threads_print, .verify = tlc_op_check_nothing, .interp = tlc_op_step_nothing,
+    .lower = sync_threads_lower, /* no operands, no layout */
+};
