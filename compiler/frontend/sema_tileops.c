@@ -884,7 +884,10 @@ void sema_tile_op(sema *S, const builtin_spec *b, const ast_expr *call) {
         if (sema_tma_copy_barrier(S, &a)) op_copy(S, &a, call->loc);
         break;
     case B_FINALIZE_REDUCER: sema_finalize_reducer(S, &a, call->loc); break;
-    case B_SYNC_THREADS: sema_emit(S, tlc_new_tile_op(S->arena, TS_SYNC_THREADS, call->loc)); break;
+    case B_SYNC_THREADS:
+        S->k->program_barriers = true;
+        sema_emit(S, tlc_new_tile_op(S->arena, TS_SYNC_THREADS, call->loc));
+        break;
     case B_ASYNC_GROUP:
         /* tlc's loads complete in program order (its own cp.async is planned
          * with its own waits), so a commit or a wait has nothing to order */

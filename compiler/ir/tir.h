@@ -467,6 +467,9 @@ typedef struct tir_kernel {
      * specialization splits the warpgroups on read it, sema_manual_ws.c) */
     tir_var *thread_idx[3];
     bool thread_indexed;
+    /* the program places block barriers itself (T.sync_threads): every
+     * warpgroup must reach them, so the kernel is not split into roles */
+    bool program_barriers;
     bool use_swizzle;
     int swizzle_panel;
     bool swizzle_col;               /* order="col" (default "row") */

@@ -254,11 +254,6 @@ static bool analyse(analysis *an, tir_stmt *loop) {
     return ok;
 }
 
-static bool is_sync_threads(const tir_stmt *s, const void *ctx) {
-    (void)ctx;
-    return s->kind == TS_SYNC_THREADS;
-}
-
 static bool walk(analysis *an, tir_stmt *s) {
     if (!s) return true;
     switch (s->kind) {
@@ -284,7 +279,7 @@ bool tlc_plan_turns(tir_module *m, tlc_arena *a, tlc_diag *diag) {
     for (int i = 0; i < m->nkernels; i++) {
         analysis an = {.a = a, .diag = diag, .k = m->kernels[i], .applies = t->wgmma && t->setmaxnreg && t->tma &&
                                                                      !m->kernels[i]->thread_indexed &&
-                                                                     !tir_stmt_any(m->kernels[i]->body, is_sync_threads, NULL)};
+                                                                     !m->kernels[i]->program_barriers};
         ok &= walk(&an, m->kernels[i]->body);
     }
     return ok;

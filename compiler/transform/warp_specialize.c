@@ -832,18 +832,13 @@ static const char *plan_roles(const tlc_target *t, const tir_kernel *k, tlc_ws_d
     return "the registers of four warpgroups do not fit the score warpgroup and the consumers";
 }
 
-static bool is_sync_threads(const tir_stmt *s, const void *ctx) {
-    (void)ctx;
-    return s->kind == TS_SYNC_THREADS;
-}
-
 void tlc_plan_warp_specialization(tlc_kernel_plan *p, const tir_kernel *k, tlc_arena *a) {
     p->ws = (tlc_ws_decision){0};
     const tlc_target *t = tlc_target_of(p->arch);
     /* thread-indexed code keeps every thread's index (no producer warpgroup);
      * a program's own block barrier needs every warpgroup to reach it */
     if (!t->tma || !t->wgmma || !t->setmaxnreg || k->threads % 128 || k->threads < 128 || k->threads > 384 ||
-        k->thread_indexed || tir_stmt_any(k->body, is_sync_threads, NULL))
+        k->thread_indexed || k->program_barriers)
         return;
     tlc_ws_decision w = {.consumer_threads = k->threads, .producer_threads = 128, .keep_regs = k->keep_regs};
     slicer sl = {0};
