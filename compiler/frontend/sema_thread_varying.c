@@ -78,6 +78,11 @@ static void mark_var(tv *t, const tir_var *v) {
     if (!t->var[v->id]) t->var[v->id] = t->changed = true;
 }
 
+static void varying_written(const tir_access *acc, void *ctx) {
+    tv *t = ctx;
+    if ((acc->mode & TIR_ACCESS_WRITE) && per_thread_scope(acc->buf) && t->buf[acc->buf->id]) t->found = true;
+}
+
 static void mark_written(const tir_access *acc, void *ctx) {
     tv *t = ctx;
     if ((acc->mode & TIR_ACCESS_WRITE) && per_thread_scope(acc->buf) && !t->buf[acc->buf->id])
@@ -151,6 +156,17 @@ static void propagate(tv *t, const tir_stmt *s, bool ctl) {
     }
 }
 
+/* The block's work writes what every thread holds alike: a per-thread
+ * buffer whose values differ between threads would lose them (an error). */
+static bool writes_varying_buffer(tv *t, const tir_stmt *s) {
+    t->found = false;
+    tir_stmt_accesses(s, varying_written, t);
+    if (t->found)
+        tlc_error(t->S->diag, s->loc, "this is the whole block's work, and it writes a per-thread buffer whose values "
+                  "differ between threads: write that buffer in statements of its own");
+    return t->found;
+}
+
 static void refuse(tv *t, const tir_stmt *s, bool ctl) {
     char what[64];
     if (s->kind == TS_FOR)
@@ -202,6 +218,7 @@ static void check(tv *t, const tir_stmt *s, bool ctl) {
                     refuse(t, s, bad);
                     return;
                 }
+                if (writes_varying_buffer(t, s)) return;
             } else if (bad) {
                 refuse(t, s, ctl);
                 return;
@@ -240,7 +257,11 @@ static void check(tv *t, const tir_stmt *s, bool ctl) {
             ((tir_stmt *)s)->per_thread = true;
             return;
         }
-        if (ctl || reads_varying(t, s)) refuse(t, s, ctl);
+        if (ctl || reads_varying(t, s)) {
+            refuse(t, s, ctl);
+            return;
+        }
+        writes_varying_buffer(t, s);
         return;
     }
 }

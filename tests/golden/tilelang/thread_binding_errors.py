@@ -2,7 +2,8 @@
 # Thread-indexed code tlc refuses, each with where and why: tile
 # operations and Parallel loops are the block's work, so none may run under
 # a condition on the thread's index or read a value that differs between
-# threads (nor may a T.sync_threads, which every thread must reach); a
+# threads (nor may a T.sync_threads, which every thread must reach), nor
+# write a per-thread buffer holding values that differ (mixed); a
 # fragment cannot hold per-thread values; thread axes must make
 # a block tlc can launch.
 import tilelang.language as T
@@ -38,3 +39,16 @@ def outside(A: T.Tensor((64,), "float32")):
     t = T.get_thread_binding()
     with T.Kernel(1, threads=(32, 2, 2)) as bx:
         A[bx] = t
+
+
+@T.prim_func
+def mixed(A: T.Tensor((128,), "float32"), B: T.Tensor((128,), "float32")):
+    with T.Kernel(1, threads=128) as bx:
+        tx = T.get_thread_binding(0)
+        loc = T.alloc_local((4,), "float32")
+        s = T.alloc_shared((128,), "float32")
+        loc[3] = tx
+        for i in T.Parallel(128):
+            s[i] = A[i]
+            loc[0] = 1.0
+        B[tx] = loc[3] + loc[0] + s[tx]
