@@ -49,6 +49,10 @@ typedef struct tlc_lower_ctx {
     /* Under a condition or serial loop whose threads part ways (thread-
      * indexed code, tir if_/for_ thread_varying): no barrier can be placed */
     int divergent;
+    /* Lowering copies of an unrolled loop's body, the loop variable a
+     * constant in each (transform/lower.c): a let assigned once whose value
+     * folds to a constant is that constant */
+    int fold_lets;
     th_expr **stage_off;  /* buffer id -> byte offset of the current pipeline stage (NULL: none) */
     bool *smem_unfenced;  /* shared region (plan.h) -> written by ordinary stores since the
                            * last fence.proxy.async: the async proxy (wgmma) may not see the bytes yet */

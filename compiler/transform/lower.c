@@ -419,6 +419,36 @@ static void drop_iteration_private(tlc_lower_ctx *lc, const tir_stmt *s, effects
     }
 }
 
+/* A statement of the block's work (a tile op, a Parallel or Pipelined loop). */
+static bool is_block_work(const tir_stmt *s, const void *ctx) {
+    (void)ctx;
+    switch (s->kind) {
+    case TS_SEQ: case TS_IF: case TS_ALLOC: case TS_LET: case TS_ASSIGN: case TS_STORE: return false;
+    case TS_FOR: return s->u.for_.kind == TIR_FOR_PARALLEL || s->u.for_.kind == TIR_FOR_PIPELINED;
+    default: return true;
+    }
+}
+
+/* The body of loop s lowered once per iteration, the variable the
+ * iteration's constant in each copy (lets computed from it fold, and inner
+ * loops whose bounds it decides get constant bounds and are unrolled in
+ * turn where they index register arrays); NULL where the copies would pass
+ * the unroll limit. */
+static th_stmt *unrolled_copies(tlc_lower_ctx *lc, const tir_stmt *s, int64_t c0, int64_t n, int64_t step,
+                                effects *pending) {
+    const tir_var *v = s->u.for_.vars[0];
+    tlc_ptrvec *saved = tlc_lower_begin(lc);
+    lc->fold_lets++;
+    for (int64_t i = 0; i < n; i++) {
+        lc->var_expr[v->id] = tlc_i32(lc, c0 + i * step);
+        lower_tile_stmt(lc, s->u.for_.body, pending);
+    }
+    lc->fold_lets--;
+    lc->var_expr[v->id] = NULL;
+    th_stmt *all = tlc_lower_end(lc, saved);
+    return th_unrolled_size(all, TLC_UNROLLED_MAX_STMTS + 1) <= TLC_UNROLLED_MAX_STMTS ? all : NULL;
+}
+
 static void lower_serial_for(tlc_lower_ctx *lc, const tir_stmt *s, effects *pending) {
     if (!lc->in_parallel && tlc_ws_owns_loop(lc, s)) { /* warp_specialize.c */
         /* what was stored before the loop, published to the other consumers
@@ -452,7 +482,9 @@ static void lower_serial_for(tlc_lower_ctx *lc, const tir_stmt *s, effects *pend
     /* Tile IR gives an iteration count; Thread IR wants [start, end) step. */
     th_expr *end = th_bin(lc->a, THB_ADD, start, th_bin(lc->a, THB_MUL, count, tlc_i32(lc, step)));
     int64_t c0, n;
-    bool cs = tir_expr_const_int(s->u.for_.start[0], &c0), cn = tir_expr_const_int(s->u.for_.extent[0], &n);
+    /* (bounds that fold once an unrolled outer loop's variable is a constant count too) */
+    bool cs = tir_expr_const_int(s->u.for_.start[0], &c0) || th_expr_const_int(start, &c0);
+    bool cn = tir_expr_const_int(s->u.for_.extent[0], &n) || th_expr_const_int(count, &n);
     if (cs && cn && step > 0) {
         lc->var_lo[v->id] = c0;
         lc->var_hi[v->id] = c0 + (n - 1) * step;
@@ -480,6 +512,7 @@ static void lower_serial_for(tlc_lower_ctx *lc, const tir_stmt *s, effects *pend
         th_var *out[1] = {lc->tid};
         tlc_emit_ptx(lc, tlc_ptx_read_tid_x(), dep, 1, out, 1);
     }
+    int64_t tests0 = lc->bounds_tests;
     lower_tile_stmt(lc, s->u.for_.body, &inner);
     /* The next iteration runs the body again after what it left pending
      * (but for buffers each iteration touches only its own elements of). */
@@ -494,6 +527,25 @@ static void lower_serial_for(tlc_lower_ctx *lc, const tir_stmt *s, effects *pend
     bool indexes = s->u.for_.kind != TIR_FOR_UNROLLED && cn && n > 0 && n <= 64 && indexes_fragments(s->u.for_.body, v);
     bool unroll = (s->u.for_.kind == TIR_FOR_UNROLLED || indexes) &&
                   (!cn || n <= 0 || th_unrolled_size(b, TLC_UNROLLED_MAX_STMTS + 1) <= TLC_UNROLLED_MAX_STMTS / n);
+    if (unroll && indexes && cs && step > 0 && lc->k->thread_indexed && !lc->in_parallel &&
+        !s->u.for_.thread_varying && !tir_stmt_any(s->u.for_.body, is_block_work, NULL)) {
+        /* thread-indexed code: the body once per iteration, so that what
+         * depends on the variable (inner loops' bounds, lets) folds */
+        int64_t tests1 = lc->bounds_tests;
+        lc->bounds_tests = tests0;
+        effects copy = effects_new(lc);
+        merge(lc, &copy, pending);
+        th_stmt *copies = unrolled_copies(lc, s, c0, n, step, &copy);
+        if (copies) {
+            tlc_emit(lc, copies);
+            clear(lc, pending);
+            merge(lc, pending, &copy);
+            unfenced_union(lc, entry_unfenced);
+            lc->var_known[v->id] = false;
+            return;
+        }
+        lc->bounds_tests = tests1;
+    }
     th_stmt *loop;
     if (step > 0) {
         loop = th_for(lc->a, tv, start, end, step, unroll, b);
@@ -636,6 +688,11 @@ static void lower_stmt_kind(tlc_lower_ctx *lc, const tir_stmt *s) {
         if (!lc->var_slot[v->id]) lc->var_slot[v->id] = th_new_var(lc->a, lc->tk, v->name, t, 0);
         th_expr *val = tlc_coerce_from(lc, tlc_lower_expr(lc, s->u.let.value), s->u.let.value->dtype,
                                        lc->var_slot[v->id]->type);
+        int64_t c;
+        if (lc->fold_lets && s->kind == TS_LET && v->assigned_once && th_expr_const_int(val, &c)) {
+            lc->var_expr[v->id] = val; /* its reads in this copy are the constant */
+            break;
+        }
         tlc_emit(lc, th_assign(lc->a, lc->var_slot[v->id], NULL, val));
         break;
     }
