@@ -355,7 +355,7 @@ tir_region sema_whole_region(sema *S, tir_buffer *b, tlc_loc loc);
  * with its operation; finalize_reducer checked; a Parallel loop that
  * updates a reducer emitted as a loop into a partial fragment and a
  * reduce (false when st updates no reducer: emit it as it is). */
-void sema_reducer_alloc(sema *S, tir_buffer *b, const ast_expr *op, tlc_loc loc);
+void sema_reducer_alloc(sema *S, tir_buffer *b, const ast_expr *op);
 void sema_finalize_reducer(sema *S, const sema_args *a, tlc_loc loc);
 bool sema_reducer_loop(sema *S, tir_stmt *st);
 /* `with T.attr(comm_reducer, "reduce_scope", ...)`: TVM's thread

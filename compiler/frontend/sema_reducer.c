@@ -21,7 +21,7 @@ typedef struct reducer {
     tir_reduce_kind kind;
 } reducer;
 
-void sema_reducer_alloc(sema *S, tir_buffer *b, const ast_expr *op, tlc_loc loc) {
+void sema_reducer_alloc(sema *S, tir_buffer *b, const ast_expr *op) {
     tir_reduce_kind kind = TIR_REDUCE_SUM;
     if (op) {
         sv v = sema_eval(S, op);
@@ -34,7 +34,6 @@ void sema_reducer_alloc(sema *S, tir_buffer *b, const ast_expr *op, tlc_loc loc)
             return;
         }
     }
-    (void)loc;
     reducer *r = TLC_NEW(S->arena, reducer);
     r->buf = b;
     r->kind = kind;

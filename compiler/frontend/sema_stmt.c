@@ -212,7 +212,7 @@ static void alloc_stmt(sema *S, const ast_expr *target, const ast_expr *call, co
             return;
         }
     }
-    if (b->id == B_ALLOC_REDUCER) sema_reducer_alloc(S, buf, a.arg[2], call->loc);
+    if (b->id == B_ALLOC_REDUCER) sema_reducer_alloc(S, buf, a.arg[2]);
     tir_stmt *st = tir_new_stmt(S->arena, TS_ALLOC, call->loc);
     st->u.alloc.buf = buf;
     sema_emit(S, st);

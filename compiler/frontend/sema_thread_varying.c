@@ -56,21 +56,13 @@ static bool varying(tv *t, const tir_expr *e) {
     return t->found;
 }
 
-/* s itself (not what it nests) reads a varying value. */
+/* s, or a statement inside it, reads a varying value (another lane's
+ * through a shuffle included). */
 static bool reads_varying(tv *t, const tir_stmt *s) {
-    if (tir_stmt_has_shuffle(s, true)) return true;
+    if (tir_stmt_has_shuffle(s, false)) return true;
     t->found = false;
-    if (s->kind == TS_FOR) {
-        for (int i = 0; i < s->u.for_.nvars && !t->found; i++) {
-            tir_expr_vars(s->u.for_.start[i], var_read, t);
-            tir_expr_vars(s->u.for_.extent[i], var_read, t);
-        }
-    } else if (s->kind == TS_IF) {
-        tir_expr_vars(s->u.if_.cond, var_read, t);
-    } else {
-        tir_stmt_vars(s, var_read, t);
-    }
-    if (!t->found) tir_stmt_own_accesses(s, load_read, t);
+    tir_stmt_vars(s, var_read, t);
+    if (!t->found) tir_stmt_accesses(s, load_read, t);
     return t->found;
 }
 
@@ -211,10 +203,7 @@ static void check(tv *t, const tir_stmt *s, bool ctl) {
             bool bad = ctl || loop_bounds_vary(t, s);
             if (s->u.for_.kind == TIR_FOR_PARALLEL) {
                 /* the body's statements are the loop's iterations: what they read */
-                t->found = tir_stmt_has_shuffle(s->u.for_.body, false);
-                if (!t->found) tir_stmt_vars(s->u.for_.body, var_read, t);
-                if (!t->found) tir_stmt_accesses(s->u.for_.body, load_read, t);
-                if (t->found || bad) {
+                if (reads_varying(t, s->u.for_.body) || bad) {
                     refuse(t, s, bad);
                     return;
                 }

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void *xcalloc(size_t n, size_t sz) {
+void *tlc_interp_xcalloc(size_t n, size_t sz) {
     void *p = calloc(n ? n : 1, sz ? sz : 1);
     if (!p) { fputs("tlc: fatal: out of memory\n", stderr); abort(); }
     return p;
@@ -28,16 +28,16 @@ noreturn void tlc_interp_fail(tlc_interp *it, tlc_loc loc, const char *fmt, ...)
 }
 
 tlc_interp *tlc_interp_create(const tir_kernel *k, const tlc_source *src) {
-    tlc_interp *it = xcalloc(1, sizeof *it);
+    tlc_interp *it = tlc_interp_xcalloc(1, sizeof *it);
     it->k = k;
     if (src) { it->src = *src; it->have_src = true; }
     tlc_diag_init(&it->diag, it->have_src ? &it->src : NULL);
     if (k->thread_indexed) tlc_interp_threads_create(it);
-    else it->vars = xcalloc((size_t)k->nvars, sizeof *it->vars);
-    it->bufs = xcalloc((size_t)k->nbuffers, sizeof *it->bufs);
-    it->targs = xcalloc((size_t)k->nparams, sizeof *it->targs);
-    it->sargs = xcalloc((size_t)k->nparams, sizeof *it->sargs);
-    it->symval = xcalloc((size_t)k->nsym, sizeof *it->symval);
+    else it->vars = tlc_interp_xcalloc((size_t)k->nvars, sizeof *it->vars);
+    it->bufs = tlc_interp_xcalloc((size_t)k->nbuffers, sizeof *it->bufs);
+    it->targs = tlc_interp_xcalloc((size_t)k->nparams, sizeof *it->targs);
+    it->sargs = tlc_interp_xcalloc((size_t)k->nparams, sizeof *it->sargs);
+    it->symval = tlc_interp_xcalloc((size_t)k->nsym, sizeof *it->symval);
     for (int i = 0; i < k->nsym; i++) it->symval[i] = -1;
     return it;
 }
@@ -159,11 +159,12 @@ static void poison(ibuf *ib, int64_t n) {
         for (int64_t i = 0; i < n; i++) ib->base[i].i = tir_wrap_int(ib->b->dtype, 0x5eadbeefLL);
 }
 
-void tlc_interp_room(tlc_interp *it, ibuf *ib, bool per_thread) {
+/* Allocates ib's elements: one copy, or one per thread when per_thread. */
+static void room(tlc_interp *it, ibuf *ib, bool per_thread) {
     int64_t n = per_thread ? ib->elems * it->nthreads : ib->elems;
     if (n > ib->cap) {
         free(ib->base);
-        ib->base = xcalloc((size_t)n, sizeof(tlc_ival));
+        ib->base = tlc_interp_xcalloc((size_t)n, sizeof(tlc_ival));
         ib->cap = n;
     }
     ib->data = ib->base;
@@ -201,7 +202,7 @@ static void alloc_buffer(tlc_interp *it, const tir_buffer *b, tlc_loc loc) {
     ibuf *ib = &it->bufs[b->id];
     shape_buf(it, ib, b, dims, loc);
     bool per_thread = it->nthreads && (b->scope == TIR_SCOPE_LOCAL || b->scope == TIR_SCOPE_VAR);
-    tlc_interp_room(it, ib, per_thread);
+    room(it, ib, per_thread);
     poison(ib, per_thread ? ib->elems * it->nthreads : ib->elems);
     if (per_thread) tlc_interp_use_thread(it, it->thread);
 }
@@ -296,7 +297,7 @@ static void exec(tlc_interp *it, const tir_stmt *s) {
 /* Binds symbolic dims from the tensor arguments and checks they agree. */
 static void bind_dims(tlc_interp *it) {
     const tir_kernel *k = it->k;
-    int *from_param = xcalloc((size_t)k->nsym, sizeof(int) * 2);
+    int *from_param = tlc_interp_xcalloc((size_t)k->nsym, sizeof(int) * 2);
     for (int i = 0; i < k->nsym; i++) it->symval[i] = -1;
     char msg[512] = "";
     tlc_loc loc = {0, 0};
@@ -370,7 +371,7 @@ static void load_globals(tlc_interp *it) {
         targ *t = &it->targs[pi];
         ibuf *ib = &it->bufs[p->buf->id];
         shape_buf(it, ib, p->buf, t->shape, p->loc);
-        tlc_interp_room(it, ib, false);
+        room(it, ib, false);
         if (tlc_interp_isf(t->dtype))
             for (int64_t i = 0; i < ib->elems; i++) ib->data[i].f = tlc_host_load_f(t->data, t->dtype, i);
         else

@@ -97,8 +97,8 @@ ibuf *tlc_interp_buf(tlc_interp *it, const tir_buffer *b, tlc_loc loc);
 
 /* interp.c: one statement as the whole block runs it */
 void tlc_interp_exec(tlc_interp *it, const tir_stmt *s);
-/* Allocates ib's elements: one copy, or one per thread when per_thread. */
-void tlc_interp_room(tlc_interp *it, ibuf *ib, bool per_thread);
+/* calloc that aborts when out of memory (never NULL). */
+void *tlc_interp_xcalloc(size_t n, size_t sz);
 
 /* interp_threads.c */
 void tlc_interp_threads_create(tlc_interp *it);  /* it->vars per thread */

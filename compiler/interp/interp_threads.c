@@ -13,18 +13,11 @@
  * in two phases, every thread's address and value first, so a statement
  * reads what earlier statements wrote, as across the barriers tlc places
  * on the GPU. */
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "interp/interp_internal.h"
 #include "ir/tir_access.h"
 #include "ir/tir_op.h"
-
-static void *xcalloc(size_t n, size_t sz) {
-    void *p = calloc(n ? n : 1, sz ? sz : 1);
-    if (!p) { fputs("tlc: fatal: out of memory\n", stderr); abort(); }
-    return p;
-}
 
 /* Nesting depth of conditions and loops in s. */
 static int depth(const tir_stmt *s) {
@@ -51,14 +44,14 @@ void tlc_interp_threads_create(tlc_interp *it) {
     const tir_kernel *k = it->k;
     size_t n = (size_t)k->threads;
     it->nthreads = k->threads;
-    it->tvars = xcalloc(n * (size_t)(k->nvars ? k->nvars : 1), sizeof *it->tvars);
+    it->tvars = tlc_interp_xcalloc(n * (size_t)(k->nvars ? k->nvars : 1), sizeof *it->tvars);
     it->vars = it->tvars;
     it->levels = depth(k->body) + 2;
-    it->masks = xcalloc(n * (size_t)it->levels, sizeof *it->masks);
-    it->lv_a = xcalloc(n * (size_t)it->levels, sizeof *it->lv_a);
-    it->lv_b = xcalloc(n * (size_t)it->levels, sizeof *it->lv_b);
-    it->st_off = xcalloc(n, sizeof *it->st_off);
-    it->st_val = xcalloc(n, sizeof *it->st_val);
+    it->masks = tlc_interp_xcalloc(n * (size_t)it->levels, sizeof *it->masks);
+    it->lv_a = tlc_interp_xcalloc(n * (size_t)it->levels, sizeof *it->lv_a);
+    it->lv_b = tlc_interp_xcalloc(n * (size_t)it->levels, sizeof *it->lv_b);
+    it->st_off = tlc_interp_xcalloc(n, sizeof *it->st_off);
+    it->st_val = tlc_interp_xcalloc(n, sizeof *it->st_val);
 }
 
 void tlc_interp_threads_destroy(tlc_interp *it) {

@@ -37,6 +37,12 @@ static th_expr *combine(tlc_lower_ctx *lc, tir_reduce_kind kind, th_expr *x, th_
     }
 }
 
+/* The scratch word of thread `t` (scratch at byte offset off). */
+static th_expr *word_of(tlc_lower_ctx *lc, int64_t off, th_expr *t, th_type ct) {
+    th_expr *byte = th_bin(lc->a, THB_ADD, th_bin(lc->a, THB_MUL, t, tlc_i32(lc, 4)), tlc_i32(lc, off));
+    return th_load(lc->a, th_shared_ptr(lc->a, byte), ct, 4);
+}
+
 static void allreduce_lower(tlc_lower_ctx *lc, const tir_stmt *s) {
     tlc_arena *a = lc->a;
     const tir_kernel *k = lc->k;
@@ -60,13 +66,8 @@ static void allreduce_lower(tlc_lower_ctx *lc, const tir_stmt *s) {
     th_var *acc = tlc_temp(lc, "ar", ct, 0);
     th_var *j = tlc_temp(lc, "arj", th_scalar(TH_I32), 0);
     th_expr *member = th_bin(a, THB_ADD, base, th_bin(a, THB_MUL, th_read(a, j), tlc_i32(lc, stride)));
-    th_expr *word = th_bin(a, THB_ADD, th_bin(a, THB_MUL, member, tlc_i32(lc, 4)), tlc_i32(lc, off));
-    th_expr *got = th_load(a, th_shared_ptr(a, word), ct, 4);
-    tlc_emit(lc, th_assign(a, acc, NULL, th_load(a, th_shared_ptr(a, th_bin(a, THB_ADD, th_bin(a, THB_MUL, base,
-                                                                                            tlc_i32(lc, 4)),
-                                                                         tlc_i32(lc, off))),
-                                                  ct, 4)));
-    th_stmt *step = th_assign(a, acc, NULL, combine(lc, s->u.allreduce.kind, th_read(a, acc), got));
+    tlc_emit(lc, th_assign(a, acc, NULL, word_of(lc, off, base, ct)));
+    th_stmt *step = th_assign(a, acc, NULL, combine(lc, s->u.allreduce.kind, th_read(a, acc), word_of(lc, off, member, ct)));
     tlc_emit(lc, th_for(a, j, tlc_i32(lc, 1), tlc_i32(lc, extent), 1, extent <= 32, step));
     tlc_lower_store(lc, d->buf, d->start, tlc_convert_value(lc, th_read(a, acc), wt, d->buf->dtype,
                                                              tlc_reg_type(d->buf->dtype)),

@@ -8,7 +8,7 @@
 #include "../ir/tir_access.h"
 #include "lower_internal.h"
 
-static bool indexes_fragments(const tir_stmt *body, const tir_var *v);
+static bool indexes_registers(const tir_stmt *body, const tir_var *v);
 
 /* ---------------- shared-memory effects and barriers ---------------- */
 /* Effects are kept per shared region of the plan (a shared buffer or a
@@ -524,7 +524,7 @@ static void lower_serial_for(tlc_lower_ctx *lc, const tir_stmt *s, effects *pend
      * Parallel loop, a thread's local[j]) is unrolled, so that the
      * registers are indexed by constants (not local memory), where it is
      * short */
-    bool indexes = s->u.for_.kind != TIR_FOR_UNROLLED && cn && n > 0 && n <= 64 && indexes_fragments(s->u.for_.body, v);
+    bool indexes = s->u.for_.kind != TIR_FOR_UNROLLED && cn && n > 0 && n <= 64 && indexes_registers(s->u.for_.body, v);
     bool unroll = (s->u.for_.kind == TIR_FOR_UNROLLED || indexes) &&
                   (!cn || n <= 0 || th_unrolled_size(b, TLC_UNROLLED_MAX_STMTS + 1) <= TLC_UNROLLED_MAX_STMTS / n);
     if (unroll && indexes && cs && step > 0 && lc->k->thread_indexed && !lc->in_parallel &&
@@ -733,7 +733,7 @@ static bool reads_var(const tir_expr *e, const tir_var *v, int depth) {
 
 typedef struct { const tir_var *v; bool found; } index_search;
 
-static void find_fragment_index(const tir_access *acc, void *ctx) {
+static void find_register_index(const tir_access *acc, void *ctx) {
     index_search *q = ctx;
     /* a fragment's elements, or a thread's local array */
     bool registers = (acc->buf->scope == TIR_SCOPE_FRAGMENT && acc->buf->fragment) || acc->buf->scope == TIR_SCOPE_LOCAL;
@@ -741,9 +741,9 @@ static void find_fragment_index(const tir_access *acc, void *ctx) {
     for (int i = 0; i < acc->buf->rank && !q->found; i++) q->found = reads_var(acc->idx[i], q->v, 0);
 }
 
-static bool indexes_fragments(const tir_stmt *body, const tir_var *v) {
+static bool indexes_registers(const tir_stmt *body, const tir_var *v) {
     index_search q = {v, false};
-    tir_stmt_accesses(body, find_fragment_index, &q);
+    tir_stmt_accesses(body, find_register_index, &q);
     return q.found;
 }
 
