@@ -1147,7 +1147,12 @@ static bool assign_pair(pd_ctx *c, const th_stmt *a, const th_stmt *b) {
     const char *fa = pd_as_reg(c, pd_expr(c, xa).l[0], RC_R), *fb = pd_as_reg(c, pd_expr(c, xb).l[0], RC_R);
     const char *w = pd_newreg(c, RC_R);
     pd_ins(c, "cvt.rn.%s.f32 %s, %s, %s", v->type.base == TH_F16 ? "f16x2" : "bf16x2", w, fb, fa);
-    pd_ins(c, "mov.b32 {%s, %s}, %s", var_reg(c, pv, (int)ia.iv, 0), var_reg(c, pv, (int)ib.iv, 0), w);
+    /* the high half's register named first: the order the PTX has always
+     * had, now fixed rather than left to the host compiler's choice of
+     * argument order */
+    const char *hi = var_reg(c, pv, (int)ib.iv, 0);
+    const char *lo = var_reg(c, pv, (int)ia.iv, 0);
+    pd_ins(c, "mov.b32 {%s, %s}, %s", lo, hi, w);
     pd_touch(c, pv);
     set_half(c, pv, (int)ia.iv, w, false);
     set_half(c, pv, (int)ib.iv, w, true);
