@@ -348,6 +348,28 @@ static LLVMValueRef intrin_expr(cg_ctx *cg, const th_expr *e) {
         LLVMValueRef lane = cg_convert(cg, cg_expr(cg, args[1]), args[1]->type, th_scalar(TH_I32));
         return cg_shuffle(cg, e->u.intrin.id == THI_SHFL_BFLY, v, e->type, lane, (int)width);
     }
+    case THI_E4M3_TO_F32: {
+        if (n != 1 || args[0]->type.base != TH_I8 || e->type.base != TH_F32) {
+            cg_error(cg, "cvt.f32.e4m3 wants an i8 operand and an f32 result");
+            return cg_undef(cg, e->type);
+        }
+        LLVMValueRef b16 = LLVMBuildZExt(cg->b, cg_expr(cg, args[0]), LLVMInt16TypeInContext(cg->ctx), "");
+        LLVMTypeRef h2 = LLVMVectorType(LLVMHalfTypeInContext(cg->ctx), 2);
+        LLVMValueRef pair = cg_call_intrinsic(cg, "llvm.nvvm.e4m3x2.to.f16x2.rn", NULL, 0, &b16, 1, h2);
+        LLVMValueRef lo = LLVMBuildExtractElement(cg->b, pair, LLVMConstInt(LLVMInt32TypeInContext(cg->ctx), 0, 0), "");
+        return LLVMBuildFPExt(cg->b, lo, LLVMFloatTypeInContext(cg->ctx), "");
+    }
+    case THI_F32_TO_E4M3: {
+        if (n != 1 || args[0]->type.base != TH_F32 || e->type.base != TH_I8) {
+            cg_error(cg, "cvt.e4m3.f32 wants an f32 operand and an i8 result");
+            return cg_undef(cg, e->type);
+        }
+        LLVMValueRef x = cg_expr(cg, args[0]);
+        LLVMValueRef two[2] = {x, x};
+        LLVMValueRef b16 = cg_call_intrinsic(cg, "llvm.nvvm.ff.to.e4m3x2.rn", NULL, 0, two, 2,
+                                             LLVMInt16TypeInContext(cg->ctx));
+        return LLVMBuildTrunc(cg->b, b16, LLVMInt8TypeInContext(cg->ctx), "");
+    }
     case THI_FMA: {
         if (n != 3 || !cg_is_float(e->type) || !th_type_eq(args[0]->type, e->type) ||
             !th_type_eq(args[1]->type, e->type) || !th_type_eq(args[2]->type, e->type)) {

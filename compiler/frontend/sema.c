@@ -556,6 +556,13 @@ static void jit_pass_configs(sema *S, const ast_expr *v) {
     const ast_funcdef *f = fi ? S->module->funcs[*fi] : NULL;
     const ast_stmt *r = f && !f->nparams && f->body.n ? f->body.stmts[f->body.n - 1] : NULL;
     if (r && r->kind == AS_RETURN && r->u.expr && r->u.expr->kind == AE_DICT) v = r->u.expr;
+    /* pass_configs=PASS_CFG: a module-level name assigned a dict written out */
+    for (int i = 0; v->kind == AE_NAME && i < S->module->nglobals; i++) {
+        const ast_stmt *g = S->module->globals[i];
+        if (g->kind == AS_ASSIGN && g->u.assign.target && g->u.assign.target->kind == AE_NAME &&
+            strcmp(g->u.assign.target->u.name, v->u.name) == 0 && g->u.assign.value->kind == AE_DICT)
+            v = g->u.assign.value;
+    }
     if (v->kind != AE_DICT) {
         tlc_error(S->diag, v->loc, "pass_configs must be a dict such as {tilelang.PassConfigKey.TL_ENABLE_FAST_MATH: True}");
         return;

@@ -437,7 +437,7 @@ static bool ascii_name(const char *t, tok k) {
 }
 
 /* `NAME = expression`, the expression in tlc's grammar as far as tokens
- * tell: no comprehensions, lambdas, dicts, slices, `@`, unpacking, string
+ * tell: no comprehensions, lambdas, slices, `@`, unpacking, string
  * prefixes or second statement; `a = b = value` chains names only). */
 static bool constant_assignment(const char *t, const lline *L) {
     tokcur c = tokens_of(t, L);
@@ -445,9 +445,13 @@ static bool constant_assignment(const char *t, const lline *L) {
     if (k.k != TK_NAME || is_python_keyword(t, k) || !ascii_name(t, k)) return false;
     k = next_tok(&c);
     if (k.k != TK_OP || !tok_is(t, k, "=")) return false;
-    int depth = 0, n = 0, since_eq = 0; /* tokens since the last '=' */
+    int depth = 0, braces = 0, n = 0, since_eq = 0; /* since_eq: tokens since the last '=' */
+    /* per open brace: tokens since it, and whether a ':' made it a dict (a set display is not tlc's) */
+    int in_brace[MAX_OPEN] = {0};
+    bool dict[MAX_OPEN] = {false};
     tok prev = k;
     for (k = next_tok(&c); k.k != TK_END; prev = k, k = next_tok(&c), n++, since_eq++) {
+        if (braces > 0 && !(k.k == TK_OP && tok_is(t, k, "}"))) in_brace[braces - 1]++;
         switch (k.k) {
         case TK_NAME:
             if (is_python_keyword(t, k) && !tok_is(t, k, "True") && !tok_is(t, k, "False") &&
@@ -469,6 +473,22 @@ static bool constant_assignment(const char *t, const lline *L) {
             bool allowed = false;
             for (int i = 0; ok[i]; i++)
                 if (tok_is(t, k, ok[i])) allowed = true;
+            /* dict displays (`PASS_CFG = {key: value, ...}`): ':' only inside braces */
+            if (tok_is(t, k, "{")) {
+                if (braces == MAX_OPEN) return false;
+                in_brace[braces] = 0;
+                dict[braces++] = false;
+                allowed = true;
+            } else if (tok_is(t, k, "}") && braces > 0) {
+                braces--;
+                if (in_brace[braces] && !dict[braces]) return false; /* {x}: a set */
+                allowed = true;
+            } else if (tok_is(t, k, ":") && braces > 0) {
+                dict[braces - 1] = true;
+                allowed = true;
+            } else if (tok_is(t, k, ",") && braces > 0 && !dict[braces - 1]) {
+                return false; /* {x, y}: a set */
+            }
             if (!allowed) return false;
             if (tok_is(t, k, "(") || tok_is(t, k, "[")) depth++;
             if ((tok_is(t, k, ")") || tok_is(t, k, "]")) && depth > 0) depth--;

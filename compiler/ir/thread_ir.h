@@ -90,6 +90,8 @@ typedef enum {
     THI_SHFL_BFLY,   /* shfl.sync.bfly.b32 (value i32/f32, lane mask, width 32): args value, xor-mask */
     THI_SHFL_IDX,    /* shfl.sync.idx.b32: args value, src lane */
     THI_FMA,         /* fma(a, b, c) */
+    THI_E4M3_TO_F32, /* a float8_e4m3 value's bits (i8) -> f32 (cvt.rn.f16x2.e4m3x2) */
+    THI_F32_TO_E4M3, /* f32 -> float8_e4m3 bits (i8): nearest, saturated to +-448 (cvt.rn.satfinite.e4m3x2.f32) */
 } th_intrin;
 
 typedef struct th_expr th_expr;

@@ -43,15 +43,16 @@ static int64_t split_cost(tir_gemm_policy pol, int64_t um, int64_t un, int64_t m
     }
 }
 
-bool tlc_gemm_plan_make(tlc_gemm_plan *p, tlc_arch arch, int threads, int m, int n, int k, tir_gemm_policy policy,
-                        bool allow_wgmma, char *why, int whylen) {
+bool tlc_gemm_plan_make(tlc_gemm_plan *p, tlc_arch arch, int threads, int m, int n, int k, int k_step,
+                        tir_gemm_policy policy, bool allow_wgmma, char *why, int whylen) {
     *p = (tlc_gemm_plan){0};
     p->m = m;
     p->n = n;
     p->k = k;
+    p->k_step = k_step;
     p->policy = policy;
-    if (k % 16) {
-        snprintf(why, (size_t)whylen, "K (%d) must be a multiple of 16 for the tensor cores", k);
+    if (k % k_step) {
+        snprintf(why, (size_t)whylen, "K (%d) must be a multiple of %d for the tensor cores", k, k_step);
         return false;
     }
     bool wg = allow_wgmma && tlc_target_of(arch)->wgmma && threads % 128 == 0;

@@ -14,6 +14,7 @@ typedef enum { TLC_INST_MMA_SYNC, TLC_INST_WGMMA } tlc_mma_inst;
 typedef struct tlc_gemm_plan {
     tlc_mma_inst inst;
     int m, n, k;
+    int k_step;         /* K of one instruction: 16, or 32 for 8-bit operands (32 bytes either way) */
     int units;          /* warps (mma.sync) or warpgroups (wgmma) */
     int units_m, units_n; /* split of M and N over the units (units_m * units_n == units) */
     int tile_m, tile_n; /* per unit: m / units_m, n / units_n */
@@ -28,8 +29,8 @@ typedef struct tlc_gemm_plan {
 /* Chooses the instruction (wgmma on sm_90a when the block is whole
  * warpgroups and the tile splits into m64 pieces; else mma.sync) and the
  * split. False with a reason in `why` when no split fits. */
-bool tlc_gemm_plan_make(tlc_gemm_plan *p, tlc_arch arch, int threads, int m, int n, int k, tir_gemm_policy policy,
-                        bool allow_wgmma, char *why, int whylen);
+bool tlc_gemm_plan_make(tlc_gemm_plan *p, tlc_arch arch, int threads, int m, int n, int k, int k_step,
+                        tir_gemm_policy policy, bool allow_wgmma, char *why, int whylen);
 /* A wgmma plan's instruction narrowed to at most max_n columns (the widest
  * multiple of 8 dividing the unit's N). */
 void tlc_gemm_plan_cap_n(tlc_gemm_plan *p, int max_n);

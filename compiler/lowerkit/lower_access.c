@@ -2,6 +2,7 @@
  * memory, bounds masks for tails, fragment index arithmetic, constant
  * range / alignment facts about Tile IR index expressions. */
 #include "../support/int_math.h"
+#include "../target/target.h"
 #include "lower_ctx.h"
 
 /* ---------------- constants and types ---------------- */
@@ -35,7 +36,31 @@ th_expr *tlc_coerce(tlc_lower_ctx *lc, th_expr *e, th_type t) {
 
 static bool is_int_base(th_base b) { return b == TH_I8 || b == TH_I16 || b == TH_I32 || b == TH_I64; }
 
+/* float8_e4m3 values are bytes in Thread IR (th_from_dtype); their value
+ * is what these conversions make of the bits (cvt ... e4m3x2). */
+static void fp8_check_target(tlc_lower_ctx *lc) {
+    /* PTX ISA 8.0 (every target's) has the conversions from sm_90 on; sm_89 would need 8.1 */
+    if (lc->fp8_refused || tlc_target_of(lc->arch)->sm >= 90) return;
+    lc->fp8_refused = true;
+    tlc_error(lc->diag, lc->k->loc, "kernel '%s' converts float8_e4m3 values, which needs sm_90 or newer "
+              "(cvt ... e4m3x2); the target is %s", lc->k->name, tlc_arch_name(lc->arch));
+}
+
+static th_expr *fp8_decode(tlc_lower_ctx *lc, th_expr *bits) {
+    fp8_check_target(lc);
+    th_expr *args[1] = {tlc_coerce(lc, bits, th_scalar(TH_I8))};
+    return th_intrin_call(lc->a, THI_E4M3_TO_F32, th_scalar(TH_F32), args, 1);
+}
+
+static th_expr *fp8_encode(tlc_lower_ctx *lc, th_expr *f32) {
+    fp8_check_target(lc);
+    th_expr *args[1] = {tlc_coerce(lc, f32, th_scalar(TH_F32))};
+    return th_intrin_call(lc->a, THI_F32_TO_E4M3, th_scalar(TH_I8), args, 1);
+}
+
 th_expr *tlc_coerce_from(tlc_lower_ctx *lc, th_expr *e, tir_dtype from, th_type t) {
+    /* a float8 value read as anything but its own bits */
+    if (from == TIR_F8E4M3 && e->type.base == TH_I8 && t.base != TH_I8) return tlc_coerce(lc, fp8_decode(lc, e), t);
     if (!tir_dtype_is_unsigned(from) || !is_int_base(e->type.base) || th_type_eq(e->type, t)) return tlc_coerce(lc, e, t);
     if (is_int_base(t.base) && th_type_bytes(t) > th_type_bytes(e->type)) return th_convert_unsigned(lc->a, e, t);
     if (t.base == TH_F32 || t.base == TH_F64) return th_convert_unsigned(lc->a, e, t);
@@ -44,6 +69,12 @@ th_expr *tlc_coerce_from(tlc_lower_ctx *lc, th_expr *e, tir_dtype from, th_type 
 }
 
 th_expr *tlc_convert_value(tlc_lower_ctx *lc, th_expr *e, tir_dtype from, tir_dtype to, th_type rt) {
+    if (from != to && from == TIR_F8E4M3 && e->type.base == TH_I8) {
+        e = fp8_decode(lc, e);
+        from = TIR_F32;
+    }
+    if (from != to && to == TIR_F8E4M3)
+        return tlc_coerce(lc, fp8_encode(lc, tlc_convert_value(lc, e, from, TIR_F32, th_scalar(TH_F32))), rt);
     th_base fb = e->type.base;
     if ((rt.base == TH_F16 || rt.base == TH_BF16) && (fb == TH_F16 || fb == TH_BF16) && fb != rt.base)
         e = th_convert(lc->a, e, th_scalar(TH_F32)); /* f16 <-> bf16: one rounding, through f32 */

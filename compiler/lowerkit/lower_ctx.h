@@ -53,6 +53,7 @@ typedef struct tlc_lower_ctx {
      * constant in each (transform/lower.c): a let assigned once whose value
      * folds to a constant is that constant */
     int fold_lets;
+    bool fp8_refused;     /* the target has no float8 conversions: reported once */
     th_expr **stage_off;  /* buffer id -> byte offset of the current pipeline stage (NULL: none) */
     bool *smem_unfenced;  /* shared region (plan.h) -> written by ordinary stores since the
                            * last fence.proxy.async: the async proxy (wgmma) may not see the bytes yet */

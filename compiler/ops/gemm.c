@@ -2,7 +2,9 @@
  * on the tensor cores, fp16 / bf16 operands, float32 accumulator, or a
  * float16 accumulator with fp16 operands (the instructions' f16 forms: two
  * halves per b32 register, in the f32 accumulator's element order, so the
- * fragment is the same).
+ * fragment is the same), or float8_e4m3 operands into float32 on sm_90a
+ * (wgmma k32: 32 bytes of K a step, as k16 is for 16-bit types, so the
+ * shared layouts and descriptors are the same; K-major operands only).
  *
  * Layout rule (strict): C's fragment is fixed by the instruction and the
  * warp policy (layout/gemm_layouts.h); shared operands get swizzled panel
@@ -26,6 +28,9 @@
 #include "op_table.h"
 
 static bool is_mma_dtype(tir_dtype t) { return t == TIR_F16 || t == TIR_BF16; }
+
+/* K of one instruction: 32 bytes of each operand row */
+static int k_step_of(tir_dtype t) { return 32 / tir_dtype_bytes(t); }
 
 static tlc_layout *operand_layout(tlc_arena *a, const tir_buffer *b) {
     if (b->layout) return b->layout;
@@ -84,7 +89,7 @@ static bool operand_start(const tir_region *r, int64_t start[2], bool *run_time)
  * period; ldmatrix's 8 x 8 matrices); the slice's two dims at constant
  * offsets, the leading dims (stages) indexed, at run time too where every
  * index moves it by such a multiple of rows. */
-static bool operand_start_ok(const tir_region *r, bool k_major, char name, char *why, int whylen) {
+static bool operand_start_ok(const tir_region *r, bool k_major, int k_step, char name, char *why, int whylen) {
     int64_t st[2];
     bool run_time;
     if (r->buf->scope != TIR_SCOPE_SHARED) return true;
@@ -112,10 +117,10 @@ static bool operand_start_ok(const tir_region *r, bool k_major, char name, char 
             return false;
         }
     }
-    if (st[kd] % 16 != 0 || st[1 - kd] % 8 != 0) {
+    if (st[kd] % k_step != 0 || st[1 - kd] % 8 != 0) {
         snprintf(why, (size_t)whylen,
-                 "operand %c's slice of '%s' starts at [%lld, %lld]: its K offset must be a multiple of 16 and its "
-                 "%s offset a multiple of 8", name, r->buf->name, (long long)st[0], (long long)st[1],
+                 "operand %c's slice of '%s' starts at [%lld, %lld]: its K offset must be a multiple of %d and its "
+                 "%s offset a multiple of 8", name, r->buf->name, (long long)st[0], (long long)st[1], k_step,
                  name == 'A' ? "M" : "N");
         return false;
     }
@@ -125,11 +130,26 @@ static bool operand_start_ok(const tir_region *r, bool k_major, char name, char 
 bool tlc_gemm_choose(tlc_arena *a, const tir_kernel *k, tlc_arch arch, const tir_stmt *s, tlc_gemm_plan *p,
                      char *why, int whylen) {
     const tir_buffer *A = s->u.gemm.a.buf, *B = s->u.gemm.b.buf, *C = s->u.gemm.c.buf;
-    if (!is_mma_dtype(A->dtype) || A->dtype != B->dtype ||
-        !(C->dtype == TIR_F32 || (C->dtype == TIR_F16 && A->dtype == TIR_F16))) {
+    bool fp8 = A->dtype == TIR_F8E4M3 && B->dtype == TIR_F8E4M3 && C->dtype == TIR_F32;
+    if (!fp8 && (!is_mma_dtype(A->dtype) || A->dtype != B->dtype ||
+                 !(C->dtype == TIR_F32 || (C->dtype == TIR_F16 && A->dtype == TIR_F16)))) {
         snprintf(why, (size_t)whylen, "the tensor cores take float16 or bfloat16 operands and a float32 accumulator, "
-                                      "or float16 operands and a float16 accumulator (here %s x %s -> %s)",
+                                      "float16 operands and a float16 accumulator, or float8_e4m3 operands and a "
+                                      "float32 accumulator (here %s x %s -> %s)",
                  tir_dtype_name(A->dtype), tir_dtype_name(B->dtype), tir_dtype_name(C->dtype));
+        return false;
+    }
+    int k_step = k_step_of(A->dtype);
+    /* 8-bit operands: wgmma reads them K-major only, from shared memory
+     * (its transpose bits are for 16-bit types) */
+    if (fp8 && (s->u.gemm.trans_a || !s->u.gemm.trans_b)) {
+        snprintf(why, (size_t)whylen, "float8 operands are read K-major only: A as [M, K] and B as [N, K] with "
+                                      "transpose_B=True (here transpose_A=%s, transpose_B=%s)",
+                 s->u.gemm.trans_a ? "True" : "False", s->u.gemm.trans_b ? "True" : "False");
+        return false;
+    }
+    if (fp8 && A->scope != TIR_SCOPE_SHARED) {
+        snprintf(why, (size_t)whylen, "a float8 operand A must be in shared memory");
         return false;
     }
     /* shared operands may be 2-d slices of buffers of more dims */
@@ -137,8 +157,8 @@ bool tlc_gemm_choose(tlc_arena *a, const tir_kernel *k, tlc_arch arch, const tir
         snprintf(why, (size_t)whylen, "gemm operands must be 2-d buffers, or 2-d slices of shared buffers");
         return false;
     }
-    if (!operand_start_ok(&s->u.gemm.a, !s->u.gemm.trans_a, 'A', why, whylen) ||
-        !operand_start_ok(&s->u.gemm.b, s->u.gemm.trans_b, 'B', why, whylen))
+    if (!operand_start_ok(&s->u.gemm.a, !s->u.gemm.trans_a, k_step, 'A', why, whylen) ||
+        !operand_start_ok(&s->u.gemm.b, s->u.gemm.trans_b, k_step, 'B', why, whylen))
         return false;
     int64_t a_start[2] = {0, 0}, b_start[2] = {0, 0};
     if (A->scope == TIR_SCOPE_SHARED) operand_start(&s->u.gemm.a, a_start, NULL);
@@ -154,7 +174,7 @@ bool tlc_gemm_choose(tlc_arena *a, const tir_kernel *k, tlc_arch arch, const tir
     /* A in registers (FlashAttention's P @ V) feeds wgmma too, untransposed */
     bool a_regs = A->scope == TIR_SCOPE_FRAGMENT && !s->u.gemm.trans_a;
     if ((shared_ops || a_regs) && tlc_target_of(arch)->wgmma &&
-        tlc_gemm_plan_make(p, arch, threads, m, n, kk, s->u.gemm.policy, true, why, whylen) &&
+        tlc_gemm_plan_make(p, arch, threads, m, n, kk, k_step, s->u.gemm.policy, true, why, whylen) &&
         p->inst == TLC_INST_WGMMA) {
         if (s->u.gemm.max_inst_n) tlc_gemm_plan_cap_n(p, s->u.gemm.max_inst_n);
         p->replicas = k->threads / threads;
@@ -164,7 +184,13 @@ bool tlc_gemm_choose(tlc_arena *a, const tir_kernel *k, tlc_arch arch, const tir
                   wgmma_operand_ok(operand_layout(a, B), s->u.gemm.trans_b, p->inst_n, p->tile_n, b_start[1]);
         if (ok) return true;
     }
-    if (!tlc_gemm_plan_make(p, arch, threads, m, n, kk, s->u.gemm.policy, false, why, whylen)) return false;
+    if (fp8) {
+        snprintf(why, (size_t)whylen, "float8 gemms are lowered to sm_90a's wgmma, for whole warpgroups, an M of "
+                                      "64 per warpgroup along M and swizzled shared operands (target %s, %d threads)",
+                 tlc_arch_name(arch), threads);
+        return false;
+    }
+    if (!tlc_gemm_plan_make(p, arch, threads, m, n, kk, k_step, s->u.gemm.policy, false, why, whylen)) return false;
     p->replicas = k->threads / threads;
     if (A->scope == TIR_SCOPE_FRAGMENT && s->u.gemm.trans_a) {
         snprintf(why, (size_t)whylen, "an A operand in registers cannot be transposed");
@@ -177,8 +203,8 @@ static const char *plan_name(tlc_arena *a, const tlc_gemm_plan *p) {
     const char *pol = tir_policy_name(p->policy);
     const char *rep = p->replicas > 1 ? tlc_arena_printf(a, ", in each of %d warpgroups", p->replicas) : "";
     if (p->inst == TLC_INST_WGMMA)
-        return tlc_arena_printf(a, "gemm accumulator (wgmma m64n%dk16, %s, %d x %d warpgroups of %d x %d%s)", p->inst_n,
-                                pol, p->units_m, p->units_n, p->tile_m, p->tile_n, rep);
+        return tlc_arena_printf(a, "gemm accumulator (wgmma m64n%dk%d, %s, %d x %d warpgroups of %d x %d%s)", p->inst_n,
+                                p->k_step, pol, p->units_m, p->units_n, p->tile_m, p->tile_n, rep);
     return tlc_arena_printf(a, "gemm accumulator (mma.sync m16n8k16, %s, %d x %d warps of %d x %d%s)", pol, p->units_m,
                             p->units_n, p->tile_m, p->tile_n, rep);
 }
@@ -523,7 +549,7 @@ static void lower_wgmma(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_gemm_pla
     const tir_buffer *A = s->u.gemm.a.buf, *B = s->u.gemm.b.buf, *C = s->u.gemm.c.buf;
     bool ta = s->u.gemm.trans_a, tb = s->u.gemm.trans_b;
     bool a_kmajor = !ta, b_kmajor = tb;
-    const char *ty = A->dtype == TIR_BF16 ? "bf16" : "f16";
+    const char *ty = A->dtype == TIR_BF16 ? "bf16" : A->dtype == TIR_F8E4M3 ? "e4m3" : "f16";
     /* The driver (transform/lower.c) has made the shared operands visible
      * to the async proxy: fence.proxy.async and a barrier after the
      * ordinary stores that wrote them. */
@@ -557,7 +583,7 @@ static void lower_wgmma(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_gemm_pla
 
     /* a chained gemm's accumulators are still the previous gemm's wgmma
      * outputs in flight: nothing may touch them */
-    int mreps = p->tile_m / 64, chunks = p->tile_n / p->inst_n, ksteps = p->k / 16;
+    int mreps = p->tile_m / 64, chunks = p->tile_n / p->inst_n, kst = p->k_step, ksteps = p->k / kst;
     int ngroups = mreps * chunks, ninst = ksteps * ngroups;
     /* A in registers: every k step's b32 pairs packed before wgmma.fence
      * (a register defined after it and read by a wgmma makes ptxas fence
@@ -591,13 +617,13 @@ static void lower_wgmma(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_gemm_pla
         for (int mi = 0; mi < mreps; mi++)
             for (int c = 0; c < chunks; c++, q++) {
                 th_expr **in = args + q * nin;
-                int64_t bo = b_kmajor ? linear_byte(lb, bs[0] + (int64_t)c * p->inst_n, bs[1] + (int64_t)ks * 16)
-                                      : linear_byte(lb, bs[0] + (int64_t)ks * 16, bs[1] + (int64_t)c * p->inst_n);
+                int64_t bo = b_kmajor ? linear_byte(lb, bs[0] + (int64_t)c * p->inst_n, bs[1] + (int64_t)ks * kst)
+                                      : linear_byte(lb, bs[0] + (int64_t)ks * kst, bs[1] + (int64_t)c * p->inst_n);
                 if (a_regs) {
                     for (int r = 0; r < 4; r++) in[r] = th_read(a, apack[4 * (ks + ksteps * mi) + r]);
                 } else {
-                    int64_t ao = a_kmajor ? linear_byte(la, as[0] + (int64_t)mi * 64, as[1] + (int64_t)ks * 16)
-                                          : linear_byte(la, as[0] + (int64_t)ks * 16, as[1] + (int64_t)mi * 64);
+                    int64_t ao = a_kmajor ? linear_byte(la, as[0] + (int64_t)mi * 64, as[1] + (int64_t)ks * kst)
+                                          : linear_byte(la, as[0] + (int64_t)ks * kst, as[1] + (int64_t)mi * 64);
                     in[0] = desc_at(lc, da, ao >> 4, a_bits);
                 }
                 in[nin - 1] = desc_at(lc, db, bo >> 4, b_bits);

@@ -117,7 +117,7 @@ tlc_ptx tlc_ptx_mma_m16n8k16(bool bf16, bool f16_acc) {
                       cons);
 }
 
-/* A chain of wgmma m64nNk16 instructions in one asm statement. Operands:
+/* A chain of wgmma m64nNk16 (k32: 8-bit types) instructions in one asm statement. Operands:
  * every group's accumulator outputs (n/2 f32, or n/4 b32 of two halves,
  * per group), then each instruction's A (a shared-memory descriptor, or
  * four b32 registers) and B descriptor, then the accumulator inputs tied to
@@ -131,12 +131,17 @@ tlc_ptx tlc_ptx_wgmma_chain(tlc_arena *a, const tlc_wgmma_shape *w, int ninst, c
     tlc_strbuf text, cons;
     tlc_sb_init(&text);
     tlc_sb_init(&cons);
+    /* 8-bit operands: k32 (32 bytes a row, as k16 of 16-bit ones), K-major
+     * only, so the instruction takes no transpose immediates */
+    bool byte_ty = strcmp(w->ty, "e4m3") == 0 || strcmp(w->ty, "e5m2") == 0;
     for (int q = 0; q < ninst; q++) {
         int o = group[q] * nregs, in = nouts + q * nin;
-        tlc_sb_printf(&text, "%swgmma.mma_async.sync.aligned.m64n%dk16.%s.%s.%s {", q ? "\n\t" : "", w->n, w->acc,
-                      w->ty, w->ty);
+        tlc_sb_printf(&text, "%swgmma.mma_async.sync.aligned.m64n%dk%d.%s.%s.%s {", q ? "\n\t" : "", w->n,
+                      byte_ty ? 32 : 16, w->acc, w->ty, w->ty);
         for (int i = 0; i < nregs; i++) tlc_sb_printf(&text, "%s$%d", i ? ", " : "", o + i);
-        if (w->a_regs)
+        if (byte_ty) /* shared operands only (ops/gemm.c) */
+            tlc_sb_printf(&text, "}, $%d, $%d, 1, 1, 1;", in, in + 1);
+        else if (w->a_regs)
             tlc_sb_printf(&text, "}, {$%d, $%d, $%d, $%d}, $%d, 1, 1, 1, %d;", in, in + 1, in + 2, in + 3, in + 4,
                           w->trans_b ? 1 : 0);
         else

@@ -80,6 +80,7 @@ THREAD_BARRIERS = os.path.join(ROOT, "tests", "golden", "tilelang", "thread_bind
 GEMV_KERNELS = ("naive_gemv", "naive_splitk_gemv", "splitk_gemv_vectorized", "splitk_gemv_vectorized_tvm")
 # TileLang's reducers (tests/golden/tilelang/reducer.py): gemv_alloc_reducer's o = a @ x, row_max's O = max of A's rows.
 REDUCER = os.path.join(ROOT, "tests", "golden", "tilelang", "reducer.py")
+FP8 = os.path.join(ROOT, "tests", "golden", "tilelang", "fp8.py")
 
 
 def gemv_inputs(n=256, k=512):

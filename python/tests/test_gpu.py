@@ -4,7 +4,7 @@ import os
 import unittest
 
 import tlc
-from kernels import (EXAMPLES, GEMV_KERNELS, PACKED, ROOT, SCALE, SHARED_INDEX, THREAD_BARRIERS, THREAD_BINDING,
+from kernels import (EXAMPLES, FP8, GEMV_KERNELS, PACKED, ROOT, SCALE, SHARED_INDEX, THREAD_BARRIERS, THREAD_BINDING,
                      UNSIGNED, UNSIGNED_BOUND, WARP_SHUFFLE, REDUCER, gemv_inputs, packed_expected, packed_inputs,
                      reinterpret_expected, shared_index_expected, shift_expected, unsigned_expected, unsigned_inputs,
                      warp_shuffle_expected)
@@ -161,6 +161,61 @@ class GpuTest(unittest.TestCase):
                 c = torch.full((2, 64, 128), float("nan"), device="cuda")
                 tlc.compile(path, kernel="stage_slices", arch=arch)(a3, b3, bt3, c)
                 torch.testing.assert_close(c.double(), want, rtol=1e-3, atol=2e-2)
+
+    def test_float8_conversions(self):
+        if not _sm90():
+            self.skipTest("float8 conversions need sm_90")
+        # in range: round to nearest even, as torch; beyond +-448 saturated (cvt.satfinite; torch gives NaN)
+        x = torch.randn(256, 64, device="cuda") * 64
+        x[0, :4] = torch.tensor([1000.0, -1000.0, 448.0, 1e-9])
+        want = x.clamp(-448, 448).to(torch.float8_e4m3fn)
+        for backend in ("direct", "llvm"):
+            for arch in ("sm_90a", "sm_90"):
+                with self.subTest(backend=backend, arch=arch):
+                    q = torch.zeros(256, 64, dtype=torch.float8_e4m3fn, device="cuda")
+                    y = torch.full((256, 64), float("nan"), device="cuda")
+                    tlc.compile(FP8, kernel="fp8_convert", arch=arch, backend=backend)(x, q, y)
+                    torch.testing.assert_close(q.view(torch.uint8), want.view(torch.uint8), rtol=0, atol=0)
+                    torch.testing.assert_close(y, want.float() * 2 + 1, rtol=0, atol=0)
+
+    def test_float8_gemm(self):
+        if not _sm90():
+            self.skipTest("float8 gemms need sm_90a")
+        M, N, K = 384, 512, 1152
+        g = torch.Generator(device="cuda").manual_seed(8)
+        a = torch.randn(M, K, device="cuda", generator=g).to(torch.float8_e4m3fn)
+        b = torch.randn(N, K, device="cuda", generator=g).to(torch.float8_e4m3fn)
+        ref = a.float() @ b.float().T
+        # wgmma sums float8 products with fewer mantissa bits than float32
+        # (what cuBLAS calls fast accumulation): a few 1e-3 of the largest
+        # value off at worst, where a wrong layout is off by whole products
+        tol = 8e-3 * ref.abs().max().item()
+
+        def close(c, want):
+            err = (c.float() - want).abs()
+            self.assertLessEqual(err.max().item(), tol)
+            self.assertLess((err.norm() / want.norm()).item(), 2e-3)
+        for backend in ("direct", "llvm"):
+            for threads, bm in ((128, 128), (256, 128), (384, 192)):
+                with self.subTest(backend=backend, kernel="fp8_gemm", threads=threads):
+                    c = torch.full((M, N), float("nan"), device="cuda")
+                    tlc.compile(FP8, kernel="fp8_gemm", backend=backend,
+                                defines={"threads": threads, "block_M": bm})(a, b, c)
+                    close(c, ref)
+            with self.subTest(backend=backend, kernel="fp8_gemm_out"):
+                c8 = torch.zeros(M, N, dtype=torch.float8_e4m3fn, device="cuda")
+                tlc.compile(FP8, kernel="fp8_gemm_out", backend=backend)(a, b, c8)
+                # one float8 rounding (2^-4 relative, 2^-9 near zero) of a sum off by at most tol
+                err = (c8.float() - ref.clamp(-448, 448)).abs()
+                self.assertTrue(bool((err <= 2 ** -4 * ref.abs() + 2 ** -9 + tol).all()), err.max().item())
+            # dsl-examples/gemm_fp8.tl: the scales, a bfloat16 result, edge tiles in M, N and K
+            with self.subTest(backend=backend, kernel="gemm_fp8.tl"):
+                m, n, k = 300, 200, 1008  # K: 16-byte rows for TMA
+                c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+                tlc.compile(os.path.join(EXAMPLES, "gemm_fp8.tl"), kernel="matmul_fp8", backend=backend)(
+                    a[:m, :k].contiguous(), b[:n, :k].contiguous(), c, 0.5, 0.25)
+                want = (a[:m, :k].float() @ b[:n, :k].float().T) * 0.125
+                close(c, want)
 
     def test_unsigned_and_16_bit_integers(self):
         inp = unsigned_inputs()

@@ -53,6 +53,33 @@ class PortsOnGpuTest(unittest.TestCase):
     def close(self, out, ref, rtol=1e-2, atol=1e-2):
         torch.testing.assert_close(out.double(), ref.double(), rtol=rtol, atol=atol)
 
+    def test_gemm_fp8(self):
+        # TileLang's float8 gemms (A [M, K], B [N, K]): the plain one stores float8, the 2xAcc one adds
+        # the tensor cores' partial sums into a float32 accumulator every 128 of K (DeepGEMM's promotion)
+        if torch.cuda.get_device_capability(0) != (9, 0):
+            self.skipTest("float8 gemms need sm_90a")
+        m, n, kk = 512, 384, 2048
+        a = torch.randn(m, kk, device="cuda").to(torch.float8_e4m3fn)
+        b = torch.randn(n, kk, device="cuda").to(torch.float8_e4m3fn)
+        ref = a.double() @ b.double().T
+        tiles = {"block_M": 128, "block_N": 128, "block_K": 64, "dtype": "float8_e4m3"}
+        c8 = torch.zeros(m, n, device="cuda", dtype=torch.float8_e4m3fn)
+        tlc.compile(port("example_tilelang_gemm_fp8.py"), defines=tiles)(a, b, c8)
+        # one float8 rounding of a sum the tensor cores add with fewer bits than float32
+        err = (c8.double() - ref.clamp(-448, 448)).abs()
+        self.assertTrue(bool((err <= 2 ** -4 * ref.abs() + 8e-3 * ref.abs().max()).all()), err.max().item())
+        c = torch.full((m, n), float("nan"), device="cuda")
+        tlc.compile(port("example_tilelang_gemm_fp8_2xAcc.py"), defines=tiles)(a, b, c)
+        promoted = ((c.double() - ref).norm() / ref.norm()).item()
+        self.close(c, ref, rtol=0, atol=1e-3 * ref.abs().max().item())
+        # the promotion is what makes the float32 result this close: the plain sum is further off
+        c_plain = torch.full((m, n), float("nan"), device="cuda")
+        k = tlc.compile(os.path.join(ROOT, "tests", "golden", "tilelang", "fp8.py"), kernel="fp8_gemm",
+                        defines={"block_K": 64})
+        k(a, b, c_plain)
+        plain = ((c_plain.double() - ref).norm() / ref.norm()).item()
+        self.assertLess(promoted, plain)
+
     def test_mha_fwd_bhsd(self):
         # three stages: P @ V deferred to the next iteration (its V copy stands further down the body)
         b, h, sq, skv, d = 2, 4, 256, 384, 64

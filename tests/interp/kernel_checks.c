@@ -210,6 +210,39 @@ kc_result kc_check_gemm(const char *name, const char *text, size_t len, int64_t 
     return r;
 }
 
+kc_result kc_check_gemm_fp8(const char *name, const char *text, size_t len, int64_t M, int64_t N, int64_t K,
+                            double scale_a, double scale_b, const tlc_define *extra, int nextra, uint64_t seed) {
+    kc_result r = {0};
+    tlc_define defs[32];
+    int nd = add_defs(defs, 0, extra, nextra);
+    tlc_compilation c;
+    if (!compile(&r, &c, name, text, len, defs, nd)) { tlc_compilation_free(&c); return r; }
+    host_t h[3];
+    host_init(&h[0], "A", TIR_F8E4M3, 2, (int64_t[]){M, K});
+    host_init(&h[1], "B", TIR_F8E4M3, 2, (int64_t[]){N, K});
+    host_init(&h[2], "C", TIR_BF16, 2, (int64_t[]){M, N});
+    uint64_t st = seed;
+    host_random(&h[0], &st);
+    host_random(&h[1], &st);
+    host_poison(&h[2]);
+    tlc_interp_scalar sc[2] = {{.name = "scale_a", .is_float = true, .f = scale_a},
+                               {.name = "scale_b", .is_float = true, .f = scale_b}};
+    if (run(&r, &c, "matmul_fp8", h, 3, sc, 2)) {
+        float *ref = malloc(sizeof(float) * (size_t)(M * N > 0 ? M * N : 1));
+        for (int64_t i = 0; i < M; i++)
+            for (int64_t j = 0; j < N; j++) {
+                double acc = 0;
+                for (int64_t k = 0; k < K; k++) acc += (double)h[0].f[i * K + k] * h[1].f[j * K + k];
+                ref[i * N + j] = (float)(acc * scale_a * scale_b);
+            }
+        compare(&r, &h[2], ref, 1e-3, 1.6e-2);
+        free(ref);
+    }
+    for (int i = 0; i < 3; i++) host_free(&h[i]);
+    tlc_compilation_free(&c);
+    return r;
+}
+
 kc_result kc_check_rmsnorm(const char *name, const char *text, size_t len, const char *kernel, int64_t rows,
                            int64_t C, const char *dtype, double x_scale, const tlc_define *extra, int nextra,
                            uint64_t seed) {

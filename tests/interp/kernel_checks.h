@@ -25,6 +25,11 @@ const char *kc_status_name(kc_status s);
 kc_result kc_check_gemm(const char *name, const char *text, size_t len, int64_t M, int64_t N, int64_t K,
                         const char *dtype, bool relu, const tlc_define *extra, int nextra, uint64_t seed);
 
+/* gemm_fp8.tl's matmul_fp8: C[M,N] (bfloat16) = A[M,K] @ B[N,K]^T * scale_a
+ * * scale_b on float8_e4m3 inputs. */
+kc_result kc_check_gemm_fp8(const char *name, const char *text, size_t len, int64_t M, int64_t N, int64_t K,
+                            double scale_a, double scale_b, const tlc_define *extra, int nextra, uint64_t seed);
+
 /* rmsnorm.tl's `kernel` (rmsnorm or rmsnorm_silu) on rows x C; X is
  * normal-ish times x_scale (small scales make eps = 1e-5 matter). */
 kc_result kc_check_rmsnorm(const char *name, const char *text, size_t len, const char *kernel, int64_t rows,

@@ -47,6 +47,27 @@ static void test_gemm(void **state) {
     free(t);
 }
 
+static void test_gemm_fp8(void **state) {
+    (void)state;
+    size_t len;
+    char *t = load("gemm_fp8.tl", &len);
+    static const struct { int64_t m, n, k; double sa, sb; } g[] = {
+        {128, 128, 128, 1, 1}, {256, 128, 384, 0.5, 0.25}, {100, 72, 160, 2, 1}, {1, 1, 16, 1, 3},
+    };
+    for (size_t i = 0; i < sizeof g / sizeof g[0]; i++) {
+        char what[128];
+        snprintf(what, sizeof what, "gemm_fp8 %lldx%lldx%lld scales %g %g", (long long)g[i].m, (long long)g[i].n,
+                 (long long)g[i].k, g[i].sa, g[i].sb);
+        expect_match(what, kc_check_gemm_fp8("gemm_fp8.tl", t, len, g[i].m, g[i].n, g[i].k, g[i].sa, g[i].sb, NULL,
+                                             0, 7 + i));
+    }
+    tlc_define small[] = {{"block_M", "64"}, {"block_N", "32"}, {"block_K", "64"}, {"num_stages", "2"},
+                          {"threads", "128"}};
+    expect_match("gemm_fp8 200x96x208 (64x32x64 tiles)",
+                 kc_check_gemm_fp8("gemm_fp8.tl", t, len, 200, 96, 208, 1, 1, small, 5, 98));
+    free(t);
+}
+
 static void test_rmsnorm(void **state) {
     (void)state;
     size_t len;
@@ -191,6 +212,7 @@ int main(void) {
         cmocka_unit_test(test_attention),
         cmocka_unit_test(test_attention_varlen),
         cmocka_unit_test(test_gemm),
+        cmocka_unit_test(test_gemm_fp8),
         cmocka_unit_test(test_rmsnorm),
         cmocka_unit_test(test_mla),
         cmocka_unit_test(test_split_logsumexp),

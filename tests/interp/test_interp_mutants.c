@@ -212,6 +212,19 @@ static void check_gemm_mutant(const char *what, const char *from, const char *to
     free(t);
 }
 
+/* gemm_fp8.tl with one of its dequantization scales dropped. */
+static void test_gemm_fp8_scale_dropped(void **state) {
+    (void)state;
+    char *t = load("gemm_fp8.tl");
+    kc_result orig = kc_check_gemm_fp8("gemm_fp8.tl", t, strlen(t), 100, 72, 160, 0.5, 2, NULL, 0, 5);
+    if (orig.status != KC_MATCH) fail_msg("the original gemm_fp8 does not match:\n%s", orig.msg);
+    char *m = mutate(t, "scale = scale_a * scale_b", "scale = scale_a", false);
+    expect_caught("gemm_fp8: scale_b dropped",
+                  kc_check_gemm_fp8("gemm_fp8.tl(mutant)", m, strlen(m), 100, 72, 160, 0.5, 2, NULL, 0, 5));
+    free(m);
+    free(t);
+}
+
 /* The split kernel's running sum not rescaled when the max grows. */
 static void test_lse_no_rescale(void **state) {
     (void)state;
@@ -266,6 +279,7 @@ int main(void) {
         cmocka_unit_test(test_rms_no_eps),
         cmocka_unit_test(test_rms_silu_sign),
         cmocka_unit_test(test_gemm_swapped_block_index),
+        cmocka_unit_test(test_gemm_fp8_scale_dropped),
         cmocka_unit_test(test_gemm_no_clear),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -3,9 +3,11 @@
 # each supported arch (with tlc's own PTX generator, the default, and for
 # sm_80 and sm_90a also with LLVM's at -O3 and at -O0: unoptimized code must
 # assemble too) and assembles the PTX with ptxas for that arch.
-# A kernel may fail to lower on an arch for exactly one reason: it needs
-# more shared memory than that arch has (mla_decode_split on sm_80..sm_89);
-# any other failure, and any ptxas failure, fails the test. On sm_90a, the
+# A kernel may fail to lower on an arch for exactly two reasons: it needs
+# more shared memory than that arch has (mla_decode_split on sm_80..sm_89),
+# or float8 work an older arch has no instructions for (gemm_fp8.tl's
+# wgmma on all but sm_90a, float8 conversions before sm_90); any other
+# failure, and any ptxas failure, fails the test. On sm_90a, the
 # primary target, every shipped kernel must lower, and from the direct
 # generator (and LLVM's at -O3) ptxas must
 # not serialize its wgmma instructions (its C75xx notes: a wgmma group left
@@ -18,7 +20,7 @@ tlc=$1 examples=$2 ptxas=${3:-}
 [[ -x ${ptxas:-} ]] || ptxas=/usr/local/cuda/bin/ptxas
 if [[ ! -x $ptxas ]]; then echo "skipped: ptxas not found"; exit 77; fi
 tmp=$(mktemp -d); trap 'rm -rf -- "$tmp"' EXIT
-fail=0 assembled=0 too_big=0
+fail=0 assembled=0 too_big=0 no_fp8=0
 for f in "$examples"/*.tl; do
   kernels=$("$tlc" --emit=summary "$f" | sed -E 's/^[^:]+: ([^:]+):.*/\1/') || { echo "FAIL: $f does not check"; fail=1; continue; }
   for k in $kernels; do
@@ -47,12 +49,15 @@ for f in "$examples"/*.tl; do
         fi
       elif [[ $arch != sm_90a ]] && grep -Eq "bytes of shared memory.*(allows|limit of)" "$tmp/err" && ! grep -q "internal error" "$tmp/err"; then
         echo "ok (does not fit): $what: $(grep -m1 -o 'needs.*' "$tmp/err")"; too_big=$((too_big + 1))
+      elif [[ $arch != sm_90a ]] && grep -Eq "float8 gemms are lowered to sm_90a|converts float8_e4m3 values, which needs sm_90" "$tmp/err" &&
+           ! grep -q "internal error" "$tmp/err"; then
+        echo "ok (no float8 instructions): $what"; no_fp8=$((no_fp8 + 1))
       else
         echo "FAIL: $what: $(grep -m1 'error' "$tmp/err")"; fail=1
       fi
     done
   done
 done
-echo "shipped kernels: $assembled assembled by ptxas, $too_big over an arch's shared memory"
+echo "shipped kernels: $assembled assembled by ptxas, $too_big over an arch's shared memory, $no_fp8 without float8 instructions"
 [[ $assembled -gt 0 ]] || fail=1
 exit $fail

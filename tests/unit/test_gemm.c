@@ -53,13 +53,13 @@ static void test_plans_and_fragments(void **state) {
     char why[256];
     tlc_gemm_plan p;
     /* gemm.tl defaults on sm_80: 4 warps, Square -> 2 x 2 warps of 64 x 64 */
-    assert_true(tlc_gemm_plan_make(&p, TLC_SM80, 128, 128, 128, 64, TIR_POLICY_SQUARE, true, why, sizeof why));
+    assert_true(tlc_gemm_plan_make(&p, TLC_SM80, 128, 128, 128, 64, 16, TIR_POLICY_SQUARE, true, why, sizeof why));
     assert_int_equal(p.inst, TLC_INST_MMA_SYNC);
     assert_int_equal(p.units_m, 2);
     assert_int_equal(p.units_n, 2);
     check_acc(&p, tlc_gemm_acc_fragment(&a, &p));
     /* on sm_90a: one warpgroup, m64n128k16 twice along M */
-    assert_true(tlc_gemm_plan_make(&p, TLC_SM90A, 128, 128, 128, 64, TIR_POLICY_SQUARE, true, why, sizeof why));
+    assert_true(tlc_gemm_plan_make(&p, TLC_SM90A, 128, 128, 128, 64, 16, TIR_POLICY_SQUARE, true, why, sizeof why));
     assert_int_equal(p.inst, TLC_INST_WGMMA);
     assert_int_equal(p.inst_n, 128);
     assert_int_equal(p.tile_m, 128);
@@ -67,7 +67,7 @@ static void test_plans_and_fragments(void **state) {
     assert_int_equal(f->slots, 128);
     check_acc(&p, f);
     /* MLA (section 3): 256 threads, FullCol: the warpgroups split N, 64 x 32 each */
-    assert_true(tlc_gemm_plan_make(&p, TLC_SM90A, 256, 64, 64, 512, TIR_POLICY_FULLCOL, true, why, sizeof why));
+    assert_true(tlc_gemm_plan_make(&p, TLC_SM90A, 256, 64, 64, 512, 16, TIR_POLICY_FULLCOL, true, why, sizeof why));
     assert_int_equal(p.inst, TLC_INST_WGMMA);
     assert_int_equal(p.units_m, 1);
     assert_int_equal(p.units_n, 2);
@@ -77,21 +77,21 @@ static void test_plans_and_fragments(void **state) {
     assert_int_equal(f->slots, 16);
     check_acc(&p, f);
     /* acc_o: 64 x 512 -> two m64n256k16 halves */
-    assert_true(tlc_gemm_plan_make(&p, TLC_SM90A, 256, 64, 512, 64, TIR_POLICY_FULLCOL, true, why, sizeof why));
+    assert_true(tlc_gemm_plan_make(&p, TLC_SM90A, 256, 64, 512, 64, 16, TIR_POLICY_FULLCOL, true, why, sizeof why));
     assert_int_equal(p.inst_n, 256);
     check_acc(&p, tlc_gemm_acc_fragment(&a, &p));
     /* FullRow on sm_80 with 8 warps: all along M */
-    assert_true(tlc_gemm_plan_make(&p, TLC_SM80, 256, 128, 64, 32, TIR_POLICY_FULLROW, true, why, sizeof why));
+    assert_true(tlc_gemm_plan_make(&p, TLC_SM80, 256, 128, 64, 32, 16, TIR_POLICY_FULLROW, true, why, sizeof why));
     assert_int_equal(p.units_m, 8);
     check_acc(&p, tlc_gemm_acc_fragment(&a, &p));
     /* the A fragment in registers is a valid layout with replicas over the N warps */
-    assert_true(tlc_gemm_plan_make(&p, TLC_SM80, 128, 64, 64, 32, TIR_POLICY_SQUARE, false, why, sizeof why));
+    assert_true(tlc_gemm_plan_make(&p, TLC_SM80, 128, 64, 64, 32, 16, TIR_POLICY_SQUARE, false, why, sizeof why));
     tlc_fragment *fa = tlc_gemm_a_fragment(&a, &p);
     assert_true(tlc_fragment_is_valid(fa, why, sizeof why));
     assert_int_equal(fa->replicate, p.units_n);
     /* no split: K not a multiple of 16, M too small */
-    assert_false(tlc_gemm_plan_make(&p, TLC_SM80, 128, 64, 64, 40, TIR_POLICY_SQUARE, true, why, sizeof why));
-    assert_false(tlc_gemm_plan_make(&p, TLC_SM80, 128, 8, 64, 32, TIR_POLICY_FULLROW, true, why, sizeof why) &&
+    assert_false(tlc_gemm_plan_make(&p, TLC_SM80, 128, 64, 64, 40, 16, TIR_POLICY_SQUARE, true, why, sizeof why));
+    assert_false(tlc_gemm_plan_make(&p, TLC_SM80, 128, 8, 64, 32, 16, TIR_POLICY_FULLROW, true, why, sizeof why) &&
                  p.tile_m < 16);
     tlc_arena_free(&a);
 }

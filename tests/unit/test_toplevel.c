@@ -88,6 +88,8 @@ static void test_statements_kept_and_skipped(void **state) {
            "W = a @ b\n"
            "V = f(*args)\n"
            "U = {1: 2}\n"
+           "S = {1, 2}\n"
+           "R = {k: 1 for k in x}\n"
            "A = B = 1\n"
            "C = D[0] = 1\n"
            "n: int = 4\n"
@@ -95,7 +97,7 @@ static void test_statements_kept_and_skipped(void **state) {
            "print(n)\n"
            "if __name__ == \"__main__\":\n    main()\n"
            KERNEL,
-           "KKK-KK----K------KKKK");
+           "KKK-KK---K--K------KKKK");
 }
 
 static void test_functions(void **state) {

@@ -21,6 +21,7 @@ for arch in sm_80 sm_86 sm_89 sm_90 sm_90a; do
     one gemm "$ex/gemm.tl" $arch $k
     one gemm_bf16_relu "$ex/gemm.tl" $arch $k -D dtype=bfloat16 -D relu=True
     one gemm_4096 "$ex/gemm.tl" $arch $k -D M=4096 -D N=4096 -D K=4096
+    one gemm_fp8 "$ex/gemm_fp8.tl" $arch matmul_fp8
   done
   for k in rmsnorm rmsnorm_silu; do
     one $k "$ex/rmsnorm.tl" $arch $k

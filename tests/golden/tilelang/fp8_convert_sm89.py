@@ -1,0 +1,10 @@
+# RUN: --emit=ptx --arch=sm_89 -o /dev/null
+# float8_e4m3 conversions need sm_90 (PTX ISA 8.0's cvt ... e4m3x2).
+import tilelang.language as T
+
+
+@T.prim_func
+def convert(X: T.Tensor((128,), T.float32), Q: T.Tensor((128,), T.float8_e4m3)):
+    with T.Kernel(1, threads=128) as bx:
+        for i in T.Parallel(128):
+            Q[i] = X[i]
