@@ -49,6 +49,11 @@ int main(int argc, char **argv) {
         }
         free(t);
     }
+    if ((t = load(dir, "gemm_fp8.tl", path, sizeof path, &len))) {
+        report("gemm_fp8.tl", "matmul_fp8 200x96x208 scales 0.5 2",
+               kc_check_gemm_fp8(path, t, len, 200, 96, 208, 0.5, 2, NULL, 0, 11));
+        free(t);
+    }
     if ((t = load(dir, "rmsnorm.tl", path, sizeof path, &len))) {
         static const struct { const char *k; int64_t rows, c; const char *dt; } r[] = {
             {"rmsnorm", 37, 1024, "float16"}, {"rmsnorm", 6, 96, "bfloat16"}, {"rmsnorm_silu", 9, 640, "float16"},

@@ -31,8 +31,8 @@ sys.path.insert(0, HERE)
 import tlc  # noqa: E402
 from gemm_bench import interleaved, med  # noqa: E402
 
-CANDIDATES = [dict(threads=256, block_M=128, block_N=128, block_K=128, num_stages=4),
-              dict(threads=256, block_M=128, block_N=256, block_K=128, num_stages=4),
+CANDIDATES = [dict(threads=256, block_M=128, block_N=256, block_K=128, num_stages=4),
+              dict(threads=256, block_M=128, block_N=128, block_K=128, num_stages=4),
               dict(threads=256, block_M=256, block_N=128, block_K=128, num_stages=4),
               dict(threads=256, block_M=128, block_N=256, block_K=128, num_stages=3, panel_size=16),
               dict(threads=256, block_M=256, block_N=128, block_K=128, num_stages=3, panel_size=16)]
