@@ -119,7 +119,7 @@ char *cg_direct_ptx(const th_module *m, const tlc_codegen_options *o, tlc_arena 
 
 /* ptx_emit.c */
 bool cg_init_targets(tlc_diag *diag);
-LLVMTargetMachineRef cg_target_machine(tlc_arch arch, int opt_level, tlc_diag *diag);
+LLVMTargetMachineRef cg_target_machine(tlc_arch arch, int ptx_isa, int opt_level, tlc_diag *diag);
 /* Verifies, then runs the O-level pipeline. false with an error in diag. */
 bool cg_verify_and_optimize(LLVMModuleRef mod, LLVMTargetMachineRef tm, int opt_level, tlc_diag *diag);
 #endif

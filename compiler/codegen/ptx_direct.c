@@ -1354,8 +1354,8 @@ char *cg_direct_ptx(const th_module *m, const tlc_codegen_options *o, tlc_arena 
     if (ok && !c.failed) {
         tlc_strbuf out;
         tlc_sb_init(&out);
-        tlc_sb_printf(&out, "\n.version %d.%d\n.target %s\n.address_size 64\n\n", tg->ptx_isa / 10, tg->ptx_isa % 10,
-                      tg->name);
+        int isa = th_module_ptx_isa(m, tg->ptx_isa);
+        tlc_sb_printf(&out, "\n.version %d.%d\n.target %s\n.address_size 64\n\n", isa / 10, isa % 10, tg->name);
         if (declare_smem) tlc_sb_puts(&out, ".extern .shared .align 1024 .b8 __tlc_smem[];\n");
         tlc_sb_puts(&out, tlc_sb_cstr(&kernels));
         r = tlc_arena_strdup(a, tlc_sb_cstr(&out));

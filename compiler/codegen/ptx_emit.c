@@ -53,7 +53,7 @@ static void report_llvm_message(tlc_diag *diag, const char *what, const char *ms
     }
 }
 
-LLVMTargetMachineRef cg_target_machine(tlc_arch arch, int opt_level, tlc_diag *diag) {
+LLVMTargetMachineRef cg_target_machine(tlc_arch arch, int ptx_isa, int opt_level, tlc_diag *diag) {
     const char *cpu = cg_arch_cpu(arch);
     if (!cpu) {
         tlc_error(diag, (tlc_loc){0, 0}, "internal error: codegen: unknown target architecture %d", (int)arch);
@@ -70,7 +70,7 @@ LLVMTargetMachineRef cg_target_machine(tlc_arch arch, int opt_level, tlc_diag *d
     LLVMCodeGenOptLevel lvl = opt_level <= 0 ? LLVMCodeGenLevelNone : opt_level == 1 ? LLVMCodeGenLevelLess
                             : opt_level == 2 ? LLVMCodeGenLevelDefault : LLVMCodeGenLevelAggressive;
     char features[16];
-    snprintf(features, sizeof features, "+ptx%d", tlc_target_of(arch)->ptx_isa);
+    snprintf(features, sizeof features, "+ptx%d", ptx_isa);
     LLVMTargetMachineRef tm = LLVMCreateTargetMachine(target, TRIPLE, cpu, features, lvl,
                                                       LLVMRelocDefault, LLVMCodeModelDefault);
     if (!tm) tlc_error(diag, (tlc_loc){0, 0}, "internal error: LLVM cannot create an NVPTX target machine for %s", cpu);
@@ -191,7 +191,8 @@ static char *generate(const th_module *m, const tlc_codegen_options *o, tlc_aren
         tlc_sb_free(&sb);
         return r;
     }
-    LLVMTargetMachineRef tm = cg_target_machine(o->arch, o->opt_level, diag);
+    int ptx_isa = th_module_ptx_isa(m, tlc_target_of(o->arch)->ptx_isa);
+    LLVMTargetMachineRef tm = cg_target_machine(o->arch, ptx_isa, o->opt_level, diag);
     if (!tm) return NULL;
     LLVMContextRef ctx = LLVMContextCreate();
     char *result = NULL;
@@ -211,7 +212,7 @@ static char *generate(const th_module *m, const tlc_codegen_options *o, tlc_aren
             LLVMMemoryBufferRef buf = NULL;
             LLVMTargetMachineRef emit_tm = tm;
             if (o->opt_level >= 3 && past_aggressive_limits(mod))
-                emit_tm = cg_target_machine(o->arch, 2, diag);
+                emit_tm = cg_target_machine(o->arch, ptx_isa, 2, diag);
             if (!emit_tm) {
                 /* cg_target_machine has reported why */
             } else if (LLVMTargetMachineEmitToMemoryBuffer(emit_tm, mod, LLVMAssemblyFile, &err, &buf)) {

@@ -540,3 +540,10 @@ th_stmt *th_comment(tlc_arena *a, const char *text) {
     s->u.comment = text ? text : "";
     return s;
 }
+
+int th_module_ptx_isa(const th_module *m, int target_isa) {
+    int v = target_isa;
+    for (int i = 0; m && i < m->nkernels; i++)
+        if (m->kernels[i] && m->kernels[i]->ptx_isa > v) v = m->kernels[i]->ptx_isa;
+    return v;
+}

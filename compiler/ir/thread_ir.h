@@ -183,6 +183,9 @@ typedef struct th_kernel {
      * ld.global.nc, which ptxas may move above the wait. */
     bool pdl_wait;
     int64_t dyn_shared_bytes;  /* dynamic shared memory, base aligned to 1024 */
+    /* The PTX ISA version (x 10) its instructions need when the target's
+     * (tlc_target.ptx_isa) is older (float8 forms: 8.1, 8.4); 0: the target's */
+    int ptx_isa;
     th_stmt *body;
     /* Added with codegen: */
     th_param_attr *param_attrs; /* NULL, or nparams entries */
@@ -196,6 +199,10 @@ typedef struct th_module {
      * metadata.h), its lines without the comment prefix codegen adds. */
     const char *metadata;
 } th_module;
+
+/* The PTX ISA version (x 10) a module is emitted with: the target's
+ * target_isa, or what a kernel needs beyond it. */
+int th_module_ptx_isa(const th_module *m, int target_isa);
 
 /* Constructors (thread_ir.c). */
 th_var *th_new_var(tlc_arena *a, th_kernel *k, const char *name, th_type t, int array_len);

@@ -2,9 +2,11 @@
  * on the tensor cores, fp16 / bf16 operands, float32 accumulator, or a
  * float16 accumulator with fp16 operands (the instructions' f16 forms: two
  * halves per b32 register, in the f32 accumulator's element order, so the
- * fragment is the same), or float8_e4m3 operands into float32 on sm_90a
- * (wgmma k32: 32 bytes of K a step, as k16 is for 16-bit types, so the
- * shared layouts and descriptors are the same; K-major operands only).
+ * fragment is the same), or float8_e4m3 operands into float32 from sm_89
+ * on (k32 instructions: 32 bytes of K a step, as k16 is for 16-bit types,
+ * so the shared layouts, descriptors and ldmatrix addresses are the same;
+ * K-major shared operands only: neither wgmma nor ldmatrix transposes
+ * 8-bit elements).
  *
  * Layout rule (strict): C's fragment is fixed by the instruction and the
  * warp policy (layout/gemm_layouts.h); shared operands get swizzled panel
@@ -19,7 +21,8 @@
  *     Operands written through the generic proxy (ordinary stores) get a
  *     fence.proxy.async and a barrier first; TMA-filled stage buffers do not.
  *   otherwise: each warp loads its operand tiles with ldmatrix (.trans for
- *     MN-major operands) and issues mma.sync m16n8k16 per 16 x 8 tile. */
+ *     MN-major operands) and issues mma.sync m16n8k16 (float8: m16n8k32,
+ *     PTX ISA 8.4) per 16 x 8 tile. */
 #include <stdio.h>
 #include <string.h>
 #include "../layout/gemm_layouts.h"
@@ -184,10 +187,9 @@ bool tlc_gemm_choose(tlc_arena *a, const tir_kernel *k, tlc_arch arch, const tir
                   wgmma_operand_ok(operand_layout(a, B), s->u.gemm.trans_b, p->inst_n, p->tile_n, b_start[1]);
         if (ok) return true;
     }
-    if (fp8) {
-        snprintf(why, (size_t)whylen, "float8 gemms are lowered to sm_90a's wgmma, for whole warpgroups, an M of "
-                                      "64 per warpgroup along M and swizzled shared operands (target %s, %d threads)",
-                 tlc_arch_name(arch), threads);
+    if (fp8 && tlc_target_of(arch)->sm < 89) {
+        snprintf(why, (size_t)whylen, "float8 gemms need sm_89 or newer (mma.sync m16n8k32, or sm_90a's wgmma); "
+                                      "the target is %s", tlc_arch_name(arch));
         return false;
     }
     if (!tlc_gemm_plan_make(p, arch, threads, m, n, kk, k_step, s->u.gemm.policy, false, why, whylen)) return false;
@@ -205,8 +207,8 @@ static const char *plan_name(tlc_arena *a, const tlc_gemm_plan *p) {
     if (p->inst == TLC_INST_WGMMA)
         return tlc_arena_printf(a, "gemm accumulator (wgmma m64n%dk%d, %s, %d x %d warpgroups of %d x %d%s)", p->inst_n,
                                 p->k_step, pol, p->units_m, p->units_n, p->tile_m, p->tile_n, rep);
-    return tlc_arena_printf(a, "gemm accumulator (mma.sync m16n8k16, %s, %d x %d warps of %d x %d%s)", pol, p->units_m,
-                            p->units_n, p->tile_m, p->tile_n, rep);
+    return tlc_arena_printf(a, "gemm accumulator (mma.sync m16n8k%d, %s, %d x %d warps of %d x %d%s)", p->k_step, pol,
+                            p->units_m, p->units_n, p->tile_m, p->tile_n, rep);
 }
 
 static bool gemm_infer(tlc_infer *st, const tir_stmt *s, bool free_pass) {
@@ -354,7 +356,7 @@ typedef struct ldm_addr {
     th_expr *base;  /* i32: shared address of the buffer (stage) + the lane's row */
     th_expr *x[16]; /* per chunk residue: panel step + swizzled chunk, bytes */
     int cn;
-    int64_t rowbytes, panel_bytes;
+    int64_t rowbytes, panel_bytes, elem_bytes;
 } ldm_addr;
 
 static void ldm_init(tlc_lower_ctx *lc, ldm_addr *L, const tir_buffer *b, th_expr *row_lane, th_expr *chunk_lane,
@@ -362,6 +364,7 @@ static void ldm_init(tlc_lower_ctx *lc, ldm_addr *L, const tir_buffer *b, th_exp
     tlc_arena *a = lc->a;
     const tlc_layout *l = b->layout;
     int64_t eb = l->elem_bytes;
+    L->elem_bytes = eb;
     L->rowbytes = (l->panel_elems > 0 ? l->panel_elems : l->row_elems) * eb;
     L->cn = l->swizzle == TLC_SWIZZLE_NONE ? 1 : (int)l->swizzle / 16;
     L->panel_bytes = l->swizzle == TLC_SWIZZLE_NONE ? 16 : layout_rows(l) * L->rowbytes;
@@ -380,7 +383,7 @@ static void ldm_init(tlc_lower_ctx *lc, ldm_addr *L, const tir_buffer *b, th_exp
 }
 
 static th_expr *ldm_at(tlc_lower_ctx *lc, const ldm_addr *L, int64_t r0, int64_t c0) {
-    int64_t q = c0 / 8;
+    int64_t q = c0 * L->elem_bytes / 16;
     int64_t k = r0 * L->rowbytes + (q / L->cn) * L->panel_bytes;
     return th_bin(lc->a, THB_ADD, th_bin(lc->a, THB_ADD, L->base, L->x[q % L->cn]), tlc_i32(lc, k));
 }
@@ -394,8 +397,8 @@ static void lower_mma_sync(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_gemm_
     tlc_arena *a = lc->a;
     const tir_buffer *A = s->u.gemm.a.buf, *B = s->u.gemm.b.buf, *C = s->u.gemm.c.buf;
     bool ta = s->u.gemm.trans_a, tb = s->u.gemm.trans_b;
-    bool bf = A->dtype == TIR_BF16;
-    int mtiles = p->tile_m / 16, ntiles = p->tile_n / 8, ksteps = p->k / 16;
+    bool bf = A->dtype == TIR_BF16, fp8 = A->dtype == TIR_F8E4M3;
+    int kst = p->k_step, mtiles = p->tile_m / 16, ntiles = p->tile_n / 8, ksteps = p->k / kst;
     th_expr *tid = th_read(a, lc->tid);
     th_expr *warp = th_bin(a, THB_UDIV, tid, tlc_i32(lc, 32));
     if (p->replicas > 1) warp = th_bin(a, THB_UREM, warp, tlc_i32(lc, p->units)); /* each warpgroup: the whole tile */
@@ -436,14 +439,15 @@ static void lower_mma_sync(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_gemm_
     int per = acc_per_reg(C), nd = 4 / per; /* accumulator registers per m16n8 tile */
     th_var *d[4];
     for (int i = 0; i < nd; i++) d[i] = scalar_tmp(lc, "d", acc_reg_base(C));
-    tlc_ptx mma = tlc_ptx_mma_m16n8k16(bf, f16_acc(C));
+    tlc_ptx mma = fp8 ? tlc_ptx_mma_m16n8k32_e4m3() : tlc_ptx_mma_m16n8k16(bf, f16_acc(C));
+    if (fp8 && lc->tk->ptx_isa < 84) lc->tk->ptx_isa = 84; /* mma's float8 form */
     th_type h2 = th_vec(bf ? TH_BF16 : TH_F16, 2);
     for (int ks = 0; ks < ksteps; ks++) {
         /* A tiles */
         for (int mi = 0; mi < mtiles; mi++) {
             if (A->scope == TIR_SCOPE_SHARED) {
-                th_expr *ad = !ta ? ldm_at(lc, &la, as[0] + mi * 16, as[1] + ks * 16)
-                                  : ldm_at(lc, &la, as[0] + ks * 16, as[1] + mi * 16);
+                th_expr *ad = !ta ? ldm_at(lc, &la, as[0] + mi * 16, as[1] + ks * kst)
+                                  : ldm_at(lc, &la, as[0] + ks * kst, as[1] + mi * 16);
                 ldmatrix(lc, ta, 4, ad, &af[mi * 4]);
             } else { /* registers: slots 8 * (ks + ksteps * mi) + r, pairs packed */
                 th_var *ar = lc->regs[A->id];
@@ -460,7 +464,8 @@ static void lower_mma_sync(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_gemm_
         /* B tiles, two n8 tiles per x4 */
         for (int ni = 0; ni < ntiles; ni += 2) {
             int num = ni + 1 < ntiles ? 4 : 2;
-            th_expr *ad = !tb ? ldm_at(lc, &lb, bs[0] + ks * 16, bs[1] + ni * 8) : ldm_at(lc, &lb, bs[0] + ni * 8, bs[1] + ks * 16);
+            th_expr *ad = !tb ? ldm_at(lc, &lb, bs[0] + ks * kst, bs[1] + ni * 8)
+                              : ldm_at(lc, &lb, bs[0] + ni * 8, bs[1] + ks * kst);
             ldmatrix(lc, !tb, num, ad, &bfr[ni * 2]);
         }
         for (int mi = 0; mi < mtiles; mi++)

@@ -117,6 +117,12 @@ tlc_ptx tlc_ptx_mma_m16n8k16(bool bf16, bool f16_acc) {
                       cons);
 }
 
+tlc_ptx tlc_ptx_mma_m16n8k32_e4m3(void) {
+    return ptx("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {$0, $1, $2, $3}, {$4, $5, $6, $7}, "
+               "{$8, $9}, {$10, $11, $12, $13};",
+               "=f,=f,=f,=f,r,r,r,r,r,r,0,1,2,3");
+}
+
 /* A chain of wgmma m64nNk16 (k32: 8-bit types) instructions in one asm statement. Operands:
  * every group's accumulator outputs (n/2 f32, or n/4 b32 of two halves,
  * per group), then each instruction's A (a shared-memory descriptor, or

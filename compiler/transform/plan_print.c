@@ -39,7 +39,7 @@ static void print_gemm(tlc_strbuf *sb, const tlc_gemm_op_plan *g) {
     tlc_sb_printf(sb, "  gemm at line %d: %s x %s -> %s: ", g->op->loc.line, g->op->u.gemm.a.buf->name,
                   g->op->u.gemm.b.buf->name, g->op->u.gemm.c.buf->name);
     if (wg) tlc_sb_printf(sb, "wgmma m64n%dk%d", p->inst_n, p->k_step);
-    else tlc_sb_puts(sb, "mma.sync m16n8k16");
+    else tlc_sb_printf(sb, "mma.sync m16n8k%d", p->k_step);
     tlc_sb_printf(sb, ", %s, %d x %d %s of %d x %d%s%s\n", tir_policy_name(p->policy), p->units_m, p->units_n,
                   wg ? "warpgroups" : "warps", p->tile_m, p->tile_n, p->replicas > 1 ? ", in each warpgroup" : "",
                   g->chain_next ? ", in flight into the next gemm" : "");

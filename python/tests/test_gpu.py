@@ -170,7 +170,7 @@ class GpuTest(unittest.TestCase):
         x[0, :4] = torch.tensor([1000.0, -1000.0, 448.0, 1e-9])
         want = x.clamp(-448, 448).to(torch.float8_e4m3fn)
         for backend in ("direct", "llvm"):
-            for arch in ("sm_90a", "sm_90"):
+            for arch in ("sm_90a", "sm_90", "sm_89"):
                 with self.subTest(backend=backend, arch=arch):
                     q = torch.zeros(256, 64, dtype=torch.float8_e4m3fn, device="cuda")
                     y = torch.full((256, 64), float("nan"), device="cuda")
@@ -196,10 +196,12 @@ class GpuTest(unittest.TestCase):
             self.assertLessEqual(err.max().item(), tol)
             self.assertLess((err.norm() / want.norm()).item(), 2e-3)
         for backend in ("direct", "llvm"):
-            for threads, bm in ((128, 128), (256, 128), (384, 192)):
-                with self.subTest(backend=backend, kernel="fp8_gemm", threads=threads):
+            # wgmma on sm_90a; mma.sync m16n8k32 on sm_90 and sm_89 (the driver compiles their PTX)
+            for arch, threads, bm in (("sm_90a", 128, 128), ("sm_90a", 256, 128), ("sm_90a", 384, 192),
+                                      ("sm_90", 128, 128), ("sm_89", 256, 64), ("sm_90a", 128, 32)):
+                with self.subTest(backend=backend, kernel="fp8_gemm", arch=arch, threads=threads, block_M=bm):
                     c = torch.full((M, N), float("nan"), device="cuda")
-                    tlc.compile(FP8, kernel="fp8_gemm", backend=backend,
+                    tlc.compile(FP8, kernel="fp8_gemm", backend=backend, arch=arch,
                                 defines={"threads": threads, "block_M": bm})(a, b, c)
                     close(c, ref)
             with self.subTest(backend=backend, kernel="fp8_gemm_out"):

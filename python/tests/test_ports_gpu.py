@@ -80,6 +80,51 @@ class PortsOnGpuTest(unittest.TestCase):
         plain = ((c_plain.double() - ref).norm() / ref.norm()).item()
         self.assertLess(promoted, plain)
 
+    def test_deepseek_v32_fp8_kernels(self):
+        # DeepSeek V3.2's inference kernels: block-wise float8 quantization of activations, the float8
+        # GEMM with per-128-block scales (M = 32 per block: mma.sync m16n8k32), the indexer's scores
+        if torch.cuda.get_device_capability(0) != (9, 0):
+            self.skipTest("float8 gemms on sm_90")
+        path = port("deepseek_v32_inference_kernel.py")
+        m, n, kk = 100, 512, 1024
+        x = torch.randn(m, n, device="cuda", dtype=torch.bfloat16) * 3
+        for round_scale in (False, True):
+            with self.subTest(kernel="act_quant_kernel", round_scale=round_scale):
+                y = torch.zeros(m, n, device="cuda", dtype=torch.float8_e4m3fn)
+                s = torch.full((m, n // 128), float("nan"), device="cuda")
+                tlc.compile(path, kernel="act_quant_kernel", defines={"N": n, "round_scale": round_scale})(x, y, s)
+                amax = x.float().view(m, n // 128, 128).abs().amax(-1).clamp(min=1e-4)
+                want_s = amax / 448
+                if round_scale:  # the next power of two
+                    want_s = torch.exp2(torch.ceil(torch.log2(want_s)))
+                torch.testing.assert_close(s, want_s, rtol=1e-6, atol=0)
+                want_y = (x.float().view(m, n // 128, 128) / want_s[..., None]).clamp(-448, 448).view(m, n)
+                # one float8 step (2^-3 relative) where the division rounds across a rounding boundary
+                err = (y.float() - want_y.to(torch.float8_e4m3fn).float()).abs()
+                self.assertTrue(bool((err <= 2 ** -3 * want_y.abs() + 2 ** -9).all()), err.max().item())
+        with self.subTest(kernel="fp8_gemm_kernel"):
+            a = torch.randn(m, kk, device="cuda").to(torch.float8_e4m3fn)
+            b = torch.randn(n, kk, device="cuda").to(torch.float8_e4m3fn)
+            sa = torch.rand(m, kk // 128, device="cuda") + 0.5
+            sb = torch.rand(n // 128, kk // 128, device="cuda") + 0.5
+            c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+            tlc.compile(path, kernel="fp8_gemm_kernel", defines={"N": n, "K": kk})(a, b, c, sa, sb)
+            ad = a.double().view(m, kk // 128, 128) * sa.double()[..., None]
+            bd = b.double().view(n // 128, 128, kk // 128, 128) * sb.double()[:, None, :, None]
+            ref = ad.view(m, kk) @ bd.view(n, kk).T
+            self.close(c, ref, rtol=2 ** -7, atol=2e-3 * ref.abs().max().item())
+        with self.subTest(kernel="fp8_index_kernel"):
+            bb, mq, h, d, nk = 2, 3, 64, 128, 1000
+            q = torch.randn(bb, mq, h, d, device="cuda").to(torch.float8_e4m3fn)
+            q_s = torch.rand(bb, mq, h, device="cuda")
+            k = torch.randn(bb, nk, d, device="cuda").to(torch.float8_e4m3fn)
+            k_s = torch.rand(bb, nk, device="cuda")
+            o = torch.full((bb, mq, nk), float("nan"), device="cuda")
+            tlc.compile(path, kernel="fp8_index_kernel", defines={"h": h, "d": d})(q, q_s, k, k_s, o)
+            logits = torch.einsum("bmhd,bnd->bmhn", q.double(), k.double()).clamp(min=0)
+            ref = (logits * q_s.double()[..., None]).sum(2) * k_s.double()[:, None, :]
+            self.close(o, ref, rtol=1e-3, atol=2e-3 * ref.abs().max().item())
+
     def test_mha_fwd_bhsd(self):
         # three stages: P @ V deferred to the next iteration (its V copy stands further down the body)
         b, h, sq, skv, d = 2, 4, 256, 384, 64

@@ -5,8 +5,8 @@
 # assemble too) and assembles the PTX with ptxas for that arch.
 # A kernel may fail to lower on an arch for exactly two reasons: it needs
 # more shared memory than that arch has (mla_decode_split on sm_80..sm_89),
-# or float8 work an older arch has no instructions for (gemm_fp8.tl's
-# wgmma on all but sm_90a, float8 conversions before sm_90); any other
+# or float8 work an older arch has no instructions for (float8 gemms and
+# conversions before sm_89); any other
 # failure, and any ptxas failure, fails the test. On sm_90a, the
 # primary target, every shipped kernel must lower, and from the direct
 # generator (and LLVM's at -O3) ptxas must
@@ -49,7 +49,7 @@ for f in "$examples"/*.tl; do
         fi
       elif [[ $arch != sm_90a ]] && grep -Eq "bytes of shared memory.*(allows|limit of)" "$tmp/err" && ! grep -q "internal error" "$tmp/err"; then
         echo "ok (does not fit): $what: $(grep -m1 -o 'needs.*' "$tmp/err")"; too_big=$((too_big + 1))
-      elif [[ $arch != sm_90a ]] && grep -Eq "float8 gemms are lowered to sm_90a|converts float8_e4m3 values, which needs sm_90" "$tmp/err" &&
+      elif [[ $arch != sm_90a ]] && grep -Eq "float8 gemms need sm_89|converts float8_e4m3 values, which needs sm_89" "$tmp/err" &&
            ! grep -q "internal error" "$tmp/err"; then
         echo "ok (no float8 instructions): $what"; no_fp8=$((no_fp8 + 1))
       else
