@@ -1,7 +1,6 @@
 import torch
 import tilelang
 import tilelang.language as T
-from typing import Tuple, Optional
 
 tilelang.set_log_level("WARNING")
 
@@ -78,29 +77,12 @@ def act_quant_kernel(N, in_dtype=BF16, out_dtype=FP8, scale_dtype=FP32, round_sc
     return act_quant_kernel_
 
 
-def act_quant(x: torch.Tensor,
-              block_size: int = 128,
-              scale_fmt: Optional[str] = None) -> Tuple[torch.Tensor, torch.Tensor]:
-    """
-    Quantizes the input tensor `x` using block-wise quantization.
-
-    Args:
-        x (torch.Tensor): The input tensor to be quantized. Must be contiguous and its last dimension size must be divisible by `block_size`.
-        block_size (int, optional): The size of the blocks to be used for quantization. Default is 128.
-        scale_fmt (Optional[str], optional): The format of the scale. Default is None.
-    Returns:
-        Tuple[torch.Tensor, torch.Tensor]: A tuple containing:
-            - The quantized tensor with dtype `torch.float8_e4m3fn`.
-            - A tensor of scaling factors with dtype `torch.float32`.
-    """
-    assert x.is_contiguous(), "Input tensor must be contiguous"
-    assert x.size(-1) % block_size == 0, (
-        f"Last dimension size must be divisible by block_size (block_size={block_size})")
-    N = x.size(-1)
+def act_quant(x, block_size=128, scale_fmt=None):
+    """x [..., N] -> (float8 values, one float32 scale per block_size elements of a row)."""
+    n = x.size(-1)
     y = torch.empty_like(x, dtype=torch.float8_e4m3fn)
-    s = x.new_empty(*x.size()[:-1], N // block_size, dtype=torch.float32)
-    kernel = act_quant_kernel(N, round_scale=scale_fmt is not None)
-    kernel(x.view(-1, N), y.view(-1, N), s.view(-1, N // block_size))
+    s = x.new_empty(*x.shape[:-1], n // block_size, dtype=torch.float32)
+    act_quant_kernel(n, round_scale=scale_fmt is not None)(x.view(-1, n), y.view(-1, n), s.view(-1, n // block_size))
     return y, s
 
 
@@ -162,29 +144,12 @@ def fp8_gemm_kernel(N, K, out_dtype=BF16, accum_dtype=T.float32):
     return fp8_gemm_kernel_
 
 
-def fp8_gemm(a: torch.Tensor, a_s: torch.Tensor, b: torch.Tensor,
-             b_s: torch.Tensor) -> torch.Tensor:
-    """
-    Perform a matrix multiplication using FP8 precision.
-
-    Args:
-        a (torch.Tensor): The first input matrix, must be contiguous.
-        a_s (torch.Tensor): The scaling factor for the first input matrix, must be contiguous.
-        b (torch.Tensor): The second input matrix, must be contiguous.
-        b_s (torch.Tensor): The scaling factor for the second input matrix, must be contiguous.
-
-    Returns:
-        torch.Tensor: The result of the matrix multiplication.
-    """
-    assert a.is_contiguous() and b.is_contiguous(), "Input tensors must be contiguous"
-    assert a_s.is_contiguous() and b_s.is_contiguous(), (
-        "Scaling factor tensors must be contiguous")
-    K = a.size(-1)
-    M = a.numel() // K
-    N = b.size(0)
-    c = a.new_empty(*a.size()[:-1], N, dtype=torch.get_default_dtype())
-    kernel = fp8_gemm_kernel(N, K)
-    kernel(a.view(M, K), b, c.view(M, N), a_s.view(M, -1), b_s)
+def fp8_gemm(a, a_s, b, b_s):
+    """a [..., K] float8 with scales a_s, b [N, K] float8 with block scales b_s -> a @ b^T in torch's default dtype."""
+    k = a.size(-1)
+    m, n = a.numel() // k, b.size(0)
+    c = a.new_empty(*a.shape[:-1], n, dtype=torch.get_default_dtype())
+    fp8_gemm_kernel(n, k)(a.view(m, k), b, c.view(m, n), a_s.view(m, -1), b_s)
     return c
 
 
@@ -243,24 +208,6 @@ def fp8_index_kernel(h: int, d: int):
     return fp8_index_kernel_
 
 
-def fp8_index(
-    q: torch.Tensor,
-    q_s: torch.Tensor,
-    k: torch.Tensor,
-    k_s: torch.Tensor,
-) -> torch.Tensor:
-    """
-    Perform index score using FP8 precision.
-
-    Args:
-        q (torch.Tensor): The Q tensor, must be contiguous.
-        q_s (torch.Tensor): The scaling factor for Q (float), must be contiguous.
-        k (torch.Tensor): The K tensor, must be contiguous.
-        k_s (torch.Tensor): The scaling factor for K (e8m0 here), must be contiguous.
-
-        fp8 q @ fp8 k -> fp32 logits
-        relu(fp32 logits) * q_s (weights) -> fp32 logits
-        fp32 logits -> fp32 logits_sum
-        fp32 logits_sum * k_s (e8m0) -> fp32 index_score
-    """
+def fp8_index(q, q_s, k, k_s):
+    """Index scores: sum over heads of relu(q . k) * q_s, times k_s (q [b, m, h, d], k [b, n, d])."""
     return fp8_index_kernel(q.shape[2], q.shape[3])(q, q_s, k, k_s)
