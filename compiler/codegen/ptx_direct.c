@@ -918,6 +918,37 @@ static void store_stmt(pd_ctx *c, const th_stmt *s) {
     pd_store(c, p, &x, val->type, s->u.store.align);
 }
 
+/* bfloat16 adds before sm_90 (no red.add.bf16): a compare-and-swap loop on
+ * the 16 or 32 bits, each lane added in float32 and rounded back. */
+static void bf16_add_by_cas(pd_ctx *c, const char *space, const char *base, int64_t boff, const pd_val *x, int lanes) {
+    int bits = 16 * lanes;
+    reg_class rc = lanes == 2 ? RC_R : RC_H;
+    const char *old = pd_newreg(c, rc), *assumed = pd_newreg(c, rc), *sum = pd_newreg(c, rc), *p = pd_newreg(c, RC_P);
+    pd_ins(c, "ld%s.b%d %s, [%s+%" PRId64 "]", space, bits, old, base, boff);
+    int again = ++c->nlabel;
+    label(c, again);
+    pd_ins(c, "mov.b%d %s, %s", bits, assumed, old);
+    const char *h[2] = {assumed, NULL}, *out[2];
+    if (lanes == 2) {
+        h[0] = pd_newreg(c, RC_H);
+        h[1] = pd_newreg(c, RC_H);
+        pd_ins(c, "mov.b32 {%s, %s}, %s", h[0], h[1], assumed);
+    }
+    for (int i = 0; i < lanes; i++) {
+        pd_opnd cur = pd_convert_lane(c, reg_op(h[i]), th_scalar(TH_BF16), th_scalar(TH_F32));
+        pd_opnd add = pd_convert_lane(c, x->l[i], th_scalar(TH_BF16), th_scalar(TH_F32));
+        const char *f = pd_newreg(c, RC_R);
+        pd_ins(c, "add.rn.f32 %s, %s, %s", f, pd_as_reg(c, cur, RC_R), add.s);
+        out[i] = pd_newreg(c, RC_H);
+        pd_ins(c, "cvt.rn.bf16.f32 %s, %s", out[i], f);
+    }
+    if (lanes == 2) pd_ins(c, "mov.b32 %s, {%s, %s}", sum, out[0], out[1]);
+    else pd_ins(c, "mov.b16 %s, %s", sum, out[0]);
+    pd_ins(c, "atom%s.cas.b%d %s, [%s+%" PRId64 "], %s, %s", space, bits, old, base, boff, assumed, sum);
+    pd_ins(c, "setp.ne.b%d %s, %s, %s", bits, p, old, assumed);
+    pd_ins(c, "@%s bra $Ltlc%d", p, again);
+}
+
 static void atomic_stmt(pd_ctx *c, const th_stmt *s) {
     const th_expr *p = s->u.atomic.ptr, *val = s->u.atomic.value;
     if (!p || !val || p->type.base != TH_PTR) { pd_error(c, "atomic add needs a pointer and a value"); return; }
@@ -927,6 +958,11 @@ static void atomic_stmt(pd_ctx *c, const th_stmt *s) {
     const char *base = pd_address(c, p, &boff);
     const char *space = pd_space_of(c, p, false);
     const char *ty, *operand;
+    if (t.base == TH_BF16 && tlc_target_of(c->opt->arch)->sm < 90) {
+        if (c->guard) { pd_error(c, "a bfloat16 atomic add under a predicate"); return; }
+        bf16_add_by_cas(c, space, base, boff, &x, t.lanes == 2 ? 2 : 1);
+        return;
+    }
     if (t.lanes == 2 && (t.base == TH_F16 || t.base == TH_BF16)) {
         const char *w[2];
         pd_to_words(c, &x, t, 4, w);

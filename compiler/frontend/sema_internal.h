@@ -444,6 +444,10 @@ bool sema_is_helper(sema *S, const ast_funcdef *f);
 /* Whether g is decorated @T.macro (a macro: its body is inlined where it
  * is called, sema_stmt.c; not a kernel). */
 bool sema_decorated_macro(sema *S, const ast_funcdef *g);
+/* An annotation that names a compile-time Python value (int, float, bool,
+ * str, T.dtype, Optional[...] of one; none at all) rather than a tensor or
+ * a typed run-time scalar. */
+bool sema_python_type_annotation(sema *S, const ast_expr *ann);
 void sema_python_kernel(sema *S, const ast_funcdef *f);
 /* sema_stmt.c: whether fragment b fits the registers a thread may take
  * under any layout; *regs, the least it takes. */

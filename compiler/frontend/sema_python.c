@@ -32,10 +32,20 @@ bool sema_is_python_style(const ast_funcdef *f) {
     return false;
 }
 
-/* A parameter annotation that makes a compile-time value: none, a Python
- * type (int, float, bool, str) or T.dtype. */
-static bool compile_time_annotation(sema *S, const ast_expr *ann) {
+/* (sema_internal.h) */
+bool sema_python_type_annotation(sema *S, const ast_expr *ann) {
     if (!ann) return true;
+    /* Optional[float], typing.Optional[int], float | None */
+    if (ann->kind == AE_SUBSCRIPT && ann->u.sub.nindex == 1) {
+        const char *head = sema_dotted_name(S, ann->u.sub.value);
+        if (head && (!strcmp(head, "Optional") || !strcmp(head, "typing.Optional")))
+            return sema_python_type_annotation(S, ann->u.sub.index[0]);
+    }
+    if (ann->kind == AE_BINARY && ann->u.bin.op == AOP_BITOR) {
+        const ast_expr *x = ann->u.bin.rhs->kind == AE_NONE ? ann->u.bin.lhs
+                          : ann->u.bin.lhs->kind == AE_NONE ? ann->u.bin.rhs : NULL;
+        return x && sema_python_type_annotation(S, x);
+    }
     if (ann->kind == AE_NAME)
         return !strcmp(ann->u.name, "int") || !strcmp(ann->u.name, "float") || !strcmp(ann->u.name, "bool") ||
                !strcmp(ann->u.name, "str");
@@ -385,7 +395,7 @@ void sema_python_kernel(sema *S, const ast_funcdef *f) {
     for (int i = 0; i < f->nparams; i++) {
         const ast_param *p = &f->params[i];
         const ast_expr *ann = p->annotation ? p->annotation : body_ann[i] ? body_ann[i]->u.ann.annotation : NULL;
-        if (compile_time_annotation(S, ann)) {
+        if (sema_python_type_annotation(S, ann)) {
             sema_compile_time_param(S, p->name, p->loc, p->default_value);
         } else if (g) {
             tlc_error(S->diag, p->loc, "'%s' of the factory '%s' is a compile-time value: tensors and scalars are "
@@ -472,7 +482,7 @@ void sema_python_kernel(sema *S, const ast_funcdef *f) {
                           name, f->name);
                 continue;
             }
-            if (compile_time_annotation(S, s->u.ann.annotation)) continue; /* `n: int`: a compile-time value */
+            if (sema_python_type_annotation(S, s->u.ann.annotation)) continue; /* `n: int`: a compile-time value */
             if (f->params[pi].annotation || body_ann[pi] != s) {
                 tlc_error(S->diag, s->loc, "parameter '%s' is annotated twice", name);
                 continue;

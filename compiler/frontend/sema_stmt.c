@@ -135,7 +135,28 @@ static bool alloc_scope(sema *S, const builtin_spec *b, const ast_expr *e, tir_s
     return false;
 }
 
+static void assign_name(sema *S, const ast_expr *target, const ast_expr *value, bool has_ann, tir_dtype ann,
+                        tlc_loc loc);
+
 static void alloc_stmt(sema *S, const ast_expr *target, const ast_expr *call, const builtin_spec *b) {
+    /* `v = T.alloc_var(dtype[, init])` in a Parallel loop's body: a scalar of
+     * each iteration's own, as `v: dtype = init` (0 without one) */
+    if (b->id == B_ALLOC_VAR && S->parallel_loc.line > 0 && target->kind == AE_NAME) {
+        sema_args a;
+        tir_dtype t;
+        if (!sema_bind_args(S, b, call, &a) || !sema_eval_dtype(S, a.arg[0], &t)) {
+            sema_declare_error(S, target->u.name, target->loc);
+            return;
+        }
+        const ast_expr *init = a.arg[1];
+        if (!init) {
+            ast_expr *zero = ast_new_expr(S->arena, AE_INT, call->loc);
+            zero->u.ival = 0;
+            init = zero;
+        }
+        assign_name(S, target, init, true, t, call->loc);
+        return;
+    }
     if (!sema_check_not_in_parallel(S, call->loc, "an allocation")) {
         if (target->kind == AE_NAME) sema_declare_error(S, target->u.name, target->loc);
         return;
@@ -1048,6 +1069,14 @@ static void if_stmt(sema *S, const ast_stmt *s) {
     }
     tir_expr *c = sema_eval_scalar(S, s->u.if_.cond);
     if (c) c = sema_to_bool(S, c, s->u.if_.cond, "the condition of 'if'");
+    /* a factory's `if heads > 64:` with heads unbound: say which -D, and
+     * take the first branch for the names it sets (no errors after) */
+    if (c && c->kind != TE_INT && !S->in_kernel &&
+        sema_unbound_error(S, c, s->u.if_.cond->loc, "the condition of an 'if' outside the kernel must be known at "
+                           "compile time")) {
+        for (int i = 0; i < s->u.if_.then.n && !tlc_diag_too_many(S->diag); i++) sema_stmt(S, s->u.if_.then.stmts[i]);
+        return;
+    }
     if (c && c->kind == TE_INT) { /* decided at compile time: only the taken branch exists */
         const ast_block *b = c->u.ival ? &s->u.if_.then : &s->u.if_.els;
         if (S->depth < MAX_BLOCK_DEPTH) {
@@ -1295,6 +1324,12 @@ void sema_stmt(sema *S, const ast_stmt *s) {
     case AS_ASSIGN: assign(S, s->u.assign.target, s->u.assign.value, s->loc); return;
     case AS_AUGASSIGN: aug_assign(S, s); return;
     case AS_ANNASSIGN: {
+        /* `dtype: str = BF16` in a factory: Python's annotation, a plain assignment */
+        if (!S->in_kernel && s->u.ann.value && s->u.ann.annotation &&
+            sema_python_type_annotation(S, s->u.ann.annotation)) {
+            assign(S, s->u.ann.target, s->u.ann.value, s->loc);
+            return;
+        }
         tir_dtype t;
         bool ok = sema_eval_dtype(S, s->u.ann.annotation, &t);
         if (!s->u.ann.value) {

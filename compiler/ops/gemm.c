@@ -174,8 +174,9 @@ bool tlc_gemm_choose(tlc_arena *a, const tir_kernel *k, tlc_arch arch, const tir
         snprintf(why, (size_t)whylen, "operand B must be in shared memory");
         return false;
     }
-    /* A in registers (FlashAttention's P @ V) feeds wgmma too, untransposed */
-    bool a_regs = A->scope == TIR_SCOPE_FRAGMENT && !s->u.gemm.trans_a;
+    /* A in registers (FlashAttention's P @ V) feeds wgmma too (transposed:
+     * held in the transposed layout, a_reg_fragment) */
+    bool a_regs = A->scope == TIR_SCOPE_FRAGMENT;
     if ((shared_ops || a_regs) && tlc_target_of(arch)->wgmma &&
         tlc_gemm_plan_make(p, arch, threads, m, n, kk, k_step, s->u.gemm.policy, true, why, whylen) &&
         p->inst == TLC_INST_WGMMA) {
@@ -194,11 +195,20 @@ bool tlc_gemm_choose(tlc_arena *a, const tir_kernel *k, tlc_arch arch, const tir
     }
     if (!tlc_gemm_plan_make(p, arch, threads, m, n, kk, k_step, s->u.gemm.policy, false, why, whylen)) return false;
     p->replicas = k->threads / threads;
-    if (A->scope == TIR_SCOPE_FRAGMENT && s->u.gemm.trans_a) {
-        snprintf(why, (size_t)whylen, "an A operand in registers cannot be transposed");
-        return false;
-    }
     return true;
+}
+
+/* An A operand in registers: the instruction's A fragment over [M, K], or
+ * over [K, M] for transpose_A (each element where A^T's would be: the
+ * registers the instruction reads are the same). */
+static tlc_fragment *a_reg_fragment(tlc_arena *a, const tlc_gemm_plan *p, bool trans_a) {
+    tlc_fragment *f = tlc_gemm_a_fragment(a, p);
+    if (!trans_a) return f;
+    int to[2] = {1, 0};
+    int64_t shape[2] = {f->shape[1], f->shape[0]};
+    tlc_fragment *t = tlc_fragment_relabel(a, f, to, 2, shape);
+    t->origin = f->origin;
+    return t;
 }
 
 static const char *plan_name(tlc_arena *a, const tlc_gemm_plan *p) {
@@ -235,7 +245,7 @@ static bool gemm_infer(tlc_infer *st, const tir_stmt *s, bool free_pass) {
     if (!tlc_infer_propose(st, C, f, TLC_STRENGTH_STRICT, s))
         tlc_infer_conflict(st, s, C, f, "the gemm accumulator's layout is fixed by the instruction and the warp policy");
     if (A->scope == TIR_SCOPE_FRAGMENT) {
-        tlc_fragment *fa = tlc_gemm_a_fragment(st->a, &p);
+        tlc_fragment *fa = a_reg_fragment(st->a, &p, s->u.gemm.trans_a);
         bool wg = p.inst == TLC_INST_WGMMA;
         fa->origin = tlc_arena_printf(st->a, "gemm operand A in registers (%s, %s)",
                                       wg ? "wgmma m64k16" : "mma.sync m16n8k16", tir_policy_name(p.policy));
@@ -679,7 +689,7 @@ static void gemm_lower(tlc_lower_ctx *lc, const tir_stmt *s) {
         return;
     }
     if (A->scope == TIR_SCOPE_FRAGMENT &&
-        (!A->fragment || !tlc_fragment_equal(A->fragment, tlc_gemm_a_fragment(lc->a, &p)))) {
+        (!A->fragment || !tlc_fragment_equal(A->fragment, a_reg_fragment(lc->a, &p, s->u.gemm.trans_a)))) {
         tlc_error(lc->diag, s->loc, "internal error: gemm operand A in registers has the wrong layout");
         return;
     }

@@ -4,7 +4,7 @@ import os
 import unittest
 
 import tlc
-from kernels import (EXAMPLES, FP8, GEMV_KERNELS, PACKED, ROOT, SCALE, SHARED_INDEX, THREAD_BARRIERS, THREAD_BINDING,
+from kernels import (A_REGS_TRANSPOSED, EXAMPLES, FP8, GEMV_KERNELS, PACKED, ROOT, SCALE, SHARED_INDEX, THREAD_BARRIERS, THREAD_BINDING,
                      UNSIGNED, UNSIGNED_BOUND, WARP_SHUFFLE, REDUCER, gemv_inputs, packed_expected, packed_inputs,
                      reinterpret_expected, shared_index_expected, shift_expected, unsigned_expected, unsigned_inputs,
                      warp_shuffle_expected)
@@ -161,6 +161,23 @@ class GpuTest(unittest.TestCase):
                 c = torch.full((2, 64, 128), float("nan"), device="cuda")
                 tlc.compile(path, kernel="stage_slices", arch=arch)(a3, b3, bt3, c)
                 torch.testing.assert_close(c.double(), want, rtol=1e-3, atol=2e-2)
+
+    def test_transposed_register_operand_and_bf16_atomics(self):
+        p = torch.randn(64, 64, device="cuda", dtype=torch.float16)
+        k = torch.randn(64, 128, device="cuda", dtype=torch.float16)
+        want = p.double().clamp(min=0).t() @ k.double()
+        # small integers: every partial column sum is exact in bfloat16, whatever the order of the adds
+        x = torch.randint(-2, 3, (64, 256), device="cuda").to(torch.bfloat16)
+        for backend in ("direct", "llvm"):
+            for arch in ("sm_90a", "sm_80") if _sm90() else ("sm_80",):
+                with self.subTest(backend=backend, arch=arch, kernel="pt_k"):
+                    c = torch.full((64, 128), float("nan"), device="cuda")
+                    tlc.compile(A_REGS_TRANSPOSED, kernel="pt_k", arch=arch, backend=backend)(p, k, c)
+                    torch.testing.assert_close(c.double(), want, rtol=1e-3, atol=1e-2)
+                with self.subTest(backend=backend, arch=arch, kernel="column_sums_bf16"):
+                    s = torch.zeros(256, device="cuda", dtype=torch.bfloat16)
+                    tlc.compile(A_REGS_TRANSPOSED, kernel="column_sums_bf16", arch=arch, backend=backend)(x, s)
+                    torch.testing.assert_close(s.float(), x.float().sum(0), rtol=0, atol=0)
 
     def test_float8_conversions(self):
         if not _sm90():
