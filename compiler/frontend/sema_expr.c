@@ -4,6 +4,7 @@
  * operator. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "sema_internal.h"
 #include "ir/tir_access.h"
@@ -712,6 +713,18 @@ static sv eval_call(sema *S, const ast_expr *e) {
     }
     if (sema_py_call(S, e, name, &py)) return py;
     tir_dtype cast_to;
+    if (!strcmp(name, "float") && e->u.call.nargs == 1 && !e->u.call.nkwargs &&
+        e->u.call.args[0]->kind == AE_STRING) { /* Python's float("-inf") */
+        const char *str = e->u.call.args[0]->u.str;
+        char *end;
+        double d = strtod(str, &end);
+        while (*end == ' ' || *end == '\t') end++;
+        if (end == str || *end) {
+            tlc_error(S->diag, e->u.call.args[0]->loc, "float(\"%s\"): not a number", str);
+            return sv_error();
+        }
+        return sv_scalar(tir_float(A, d, TIR_F32, e->loc), e->loc);
+    }
     if (tir_dtype_parse(name, &cast_to)) { /* float32(x) */
         if (e->u.call.nargs != 1 || e->u.call.nkwargs != 0) {
             tlc_error(S->diag, e->loc, "'%s(x)' takes exactly one argument", name);

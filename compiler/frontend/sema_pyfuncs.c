@@ -392,6 +392,27 @@ bool sema_py_call(sema *S, const ast_expr *call, const char *name, sv *out) {
         *out = make_tuple(items ? items : TLC_NEW_ARRAY(S->arena, sv, 1), n, loc);
         return true;
     }
+    if (!strcmp(name, "round")) {
+        /* Python's: halves to even; an int without ndigits, else a float */
+        if (!positional_only(S, call, name, 1, 2)) return true;
+        double d;
+        int64_t iv, nd = 0;
+        bool is_int;
+        if (!number_arg(S, call, 0, name, &d, &iv, &is_int)) return true;
+        if (call->u.call.nargs == 2 && !const_int_arg(S, call->u.call.args[1], name, &nd)) return true;
+        if (call->u.call.nargs == 1) {
+            double r = is_int ? d : nearbyint(d);
+            if (!(fabs(r) < 0x1p63)) {
+                tlc_error(S->diag, loc, "round(%g): not an int64", d);
+                return true;
+            }
+            *out = sv_scalar(tir_int(S->arena, is_int ? iv : (int64_t)r, loc), loc);
+        } else {
+            double p = pow(10.0, (double)(nd < -300 ? -300 : nd > 300 ? 300 : nd));
+            *out = sv_scalar(tir_float(S->arena, nearbyint(d * p) / p, TIR_F32, loc), loc);
+        }
+        return true;
+    }
     if (!strcmp(name, "len")) {
         if (!positional_only(S, call, name, 1, 1)) return true;
         sv v = sema_eval(S, call->u.call.args[0]);

@@ -3,10 +3,10 @@
  * float16 accumulator with fp16 operands (the instructions' f16 forms: two
  * halves per b32 register, in the f32 accumulator's element order, so the
  * fragment is the same), or float8_e4m3 operands into float32 from sm_89
- * on (k32 instructions: 32 bytes of K a step, as k16 is for 16-bit types,
- * so the shared layouts, descriptors and ldmatrix addresses are the same;
- * K-major shared operands only: neither wgmma nor ldmatrix transposes
- * 8-bit elements).
+ * on (k32 instructions), or float32 operands read as tf32 (k8): 32 bytes of
+ * K a step, as k16 is for 16-bit types, so the shared layouts, descriptors
+ * and ldmatrix addresses are the same; K-major shared operands only:
+ * neither wgmma nor ldmatrix transposes 8- or 32-bit elements.
  *
  * Layout rule (strict): C's fragment is fixed by the instruction and the
  * warp policy (layout/gemm_layouts.h); shared operands get swizzled panel
@@ -134,25 +134,29 @@ bool tlc_gemm_choose(tlc_arena *a, const tir_kernel *k, tlc_arch arch, const tir
                      char *why, int whylen) {
     const tir_buffer *A = s->u.gemm.a.buf, *B = s->u.gemm.b.buf, *C = s->u.gemm.c.buf;
     bool fp8 = A->dtype == TIR_F8E4M3 && B->dtype == TIR_F8E4M3 && C->dtype == TIR_F32;
-    if (!fp8 && (!is_mma_dtype(A->dtype) || A->dtype != B->dtype ||
-                 !(C->dtype == TIR_F32 || (C->dtype == TIR_F16 && A->dtype == TIR_F16)))) {
+    /* float32 operands go in as tf32 (their low 13 mantissa bits unread) */
+    bool tf32 = A->dtype == TIR_F32 && B->dtype == TIR_F32 && C->dtype == TIR_F32;
+    if (!fp8 && !tf32 && (!is_mma_dtype(A->dtype) || A->dtype != B->dtype ||
+                          !(C->dtype == TIR_F32 || (C->dtype == TIR_F16 && A->dtype == TIR_F16)))) {
         snprintf(why, (size_t)whylen, "the tensor cores take float16 or bfloat16 operands and a float32 accumulator, "
-                                      "float16 operands and a float16 accumulator, or float8_e4m3 operands and a "
-                                      "float32 accumulator (here %s x %s -> %s)",
+                                      "float16 operands and a float16 accumulator, or float8_e4m3 or float32 (as "
+                                      "tf32) operands and a float32 accumulator (here %s x %s -> %s)",
                  tir_dtype_name(A->dtype), tir_dtype_name(B->dtype), tir_dtype_name(C->dtype));
         return false;
     }
     int k_step = k_step_of(A->dtype);
-    /* 8-bit operands: wgmma reads them K-major only, from shared memory
-     * (its transpose bits are for 16-bit types) */
-    if (fp8 && (s->u.gemm.trans_a || !s->u.gemm.trans_b)) {
-        snprintf(why, (size_t)whylen, "float8 operands are read K-major only: A as [M, K] and B as [N, K] with "
-                                      "transpose_B=True (here transpose_A=%s, transpose_B=%s)",
+    /* 8- and 32-bit operands: the instructions read them K-major only, from
+     * shared memory (wgmma's transpose bits and ldmatrix.trans are for
+     * 16-bit types) */
+    const char *kind = fp8 ? "float8" : "float32 (tf32)";
+    if ((fp8 || tf32) && (s->u.gemm.trans_a || !s->u.gemm.trans_b)) {
+        snprintf(why, (size_t)whylen, "%s operands are read K-major only: A as [M, K] and B as [N, K] with "
+                                      "transpose_B=True (here transpose_A=%s, transpose_B=%s)", kind,
                  s->u.gemm.trans_a ? "True" : "False", s->u.gemm.trans_b ? "True" : "False");
         return false;
     }
-    if (fp8 && A->scope != TIR_SCOPE_SHARED) {
-        snprintf(why, (size_t)whylen, "a float8 operand A must be in shared memory");
+    if ((fp8 || tf32) && A->scope != TIR_SCOPE_SHARED) {
+        snprintf(why, (size_t)whylen, "a %s operand A must be in shared memory", kind);
         return false;
     }
     /* shared operands may be 2-d slices of buffers of more dims */
@@ -407,7 +411,7 @@ static void lower_mma_sync(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_gemm_
     tlc_arena *a = lc->a;
     const tir_buffer *A = s->u.gemm.a.buf, *B = s->u.gemm.b.buf, *C = s->u.gemm.c.buf;
     bool ta = s->u.gemm.trans_a, tb = s->u.gemm.trans_b;
-    bool bf = A->dtype == TIR_BF16, fp8 = A->dtype == TIR_F8E4M3;
+    bool bf = A->dtype == TIR_BF16, fp8 = A->dtype == TIR_F8E4M3, tf32 = A->dtype == TIR_F32;
     int kst = p->k_step, mtiles = p->tile_m / 16, ntiles = p->tile_n / 8, ksteps = p->k / kst;
     th_expr *tid = th_read(a, lc->tid);
     th_expr *warp = th_bin(a, THB_UDIV, tid, tlc_i32(lc, 32));
@@ -449,7 +453,7 @@ static void lower_mma_sync(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_gemm_
     int per = acc_per_reg(C), nd = 4 / per; /* accumulator registers per m16n8 tile */
     th_var *d[4];
     for (int i = 0; i < nd; i++) d[i] = scalar_tmp(lc, "d", acc_reg_base(C));
-    tlc_ptx mma = fp8 ? tlc_ptx_mma_m16n8k32_e4m3() : tlc_ptx_mma_m16n8k16(bf, f16_acc(C));
+    tlc_ptx mma = fp8 ? tlc_ptx_mma_m16n8k32_e4m3() : tf32 ? tlc_ptx_mma_m16n8k8_tf32() : tlc_ptx_mma_m16n8k16(bf, f16_acc(C));
     if (fp8 && lc->tk->ptx_isa < 84) lc->tk->ptx_isa = 84; /* mma's float8 form */
     th_type h2 = th_vec(bf ? TH_BF16 : TH_F16, 2);
     for (int ks = 0; ks < ksteps; ks++) {
@@ -564,7 +568,7 @@ static void lower_wgmma(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_gemm_pla
     const tir_buffer *A = s->u.gemm.a.buf, *B = s->u.gemm.b.buf, *C = s->u.gemm.c.buf;
     bool ta = s->u.gemm.trans_a, tb = s->u.gemm.trans_b;
     bool a_kmajor = !ta, b_kmajor = tb;
-    const char *ty = A->dtype == TIR_BF16 ? "bf16" : A->dtype == TIR_F8E4M3 ? "e4m3" : "f16";
+    const char *ty = A->dtype == TIR_BF16 ? "bf16" : A->dtype == TIR_F8E4M3 ? "e4m3" : A->dtype == TIR_F32 ? "tf32" : "f16";
     /* The driver (transform/lower.c) has made the shared operands visible
      * to the async proxy: fence.proxy.async and a barrier after the
      * ordinary stores that wrote them. */

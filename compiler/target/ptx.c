@@ -123,7 +123,13 @@ tlc_ptx tlc_ptx_mma_m16n8k32_e4m3(void) {
                "=f,=f,=f,=f,r,r,r,r,r,r,0,1,2,3");
 }
 
-/* A chain of wgmma m64nNk16 (k32: 8-bit types) instructions in one asm statement. Operands:
+tlc_ptx tlc_ptx_mma_m16n8k8_tf32(void) {
+    return ptx("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {$0, $1, $2, $3}, {$4, $5, $6, $7}, "
+               "{$8, $9}, {$10, $11, $12, $13};",
+               "=f,=f,=f,=f,r,r,r,r,r,r,0,1,2,3");
+}
+
+/* A chain of wgmma m64nNk16 (k32: 8-bit types, k8: tf32) instructions in one asm statement. Operands:
  * every group's accumulator outputs (n/2 f32, or n/4 b32 of two halves,
  * per group), then each instruction's A (a shared-memory descriptor, or
  * four b32 registers) and B descriptor, then the accumulator inputs tied to
@@ -137,13 +143,14 @@ tlc_ptx tlc_ptx_wgmma_chain(tlc_arena *a, const tlc_wgmma_shape *w, int ninst, c
     tlc_strbuf text, cons;
     tlc_sb_init(&text);
     tlc_sb_init(&cons);
-    /* 8-bit operands: k32 (32 bytes a row, as k16 of 16-bit ones), K-major
-     * only, so the instruction takes no transpose immediates */
-    bool byte_ty = strcmp(w->ty, "e4m3") == 0 || strcmp(w->ty, "e5m2") == 0;
+    /* 8-bit operands: k32, tf32: k8 (32 bytes a row, as k16 of 16-bit
+     * ones), K-major only, so the instruction takes no transpose immediates */
+    bool tf32 = strcmp(w->ty, "tf32") == 0;
+    bool byte_ty = strcmp(w->ty, "e4m3") == 0 || strcmp(w->ty, "e5m2") == 0 || tf32;
     for (int q = 0; q < ninst; q++) {
         int o = group[q] * nregs, in = nouts + q * nin;
         tlc_sb_printf(&text, "%swgmma.mma_async.sync.aligned.m64n%dk%d.%s.%s.%s {", q ? "\n\t" : "", w->n,
-                      byte_ty ? 32 : 16, w->acc, w->ty, w->ty);
+                      tf32 ? 8 : byte_ty ? 32 : 16, w->acc, w->ty, w->ty);
         for (int i = 0; i < nregs; i++) tlc_sb_printf(&text, "%s$%d", i ? ", " : "", o + i);
         if (byte_ty) /* shared operands only (ops/gemm.c) */
             tlc_sb_printf(&text, "}, $%d, $%d, 1, 1, 1;", in, in + 1);

@@ -81,6 +81,7 @@ GEMV_KERNELS = ("naive_gemv", "naive_splitk_gemv", "splitk_gemv_vectorized", "sp
 # TileLang's reducers (tests/golden/tilelang/reducer.py): gemv_alloc_reducer's o = a @ x, row_max's O = max of A's rows.
 REDUCER = os.path.join(ROOT, "tests", "golden", "tilelang", "reducer.py")
 FP8 = os.path.join(ROOT, "tests", "golden", "tilelang", "fp8.py")
+TF32 = os.path.join(ROOT, "tests", "golden", "tilelang", "gemm_tf32.py")
 A_REGS_TRANSPOSED = os.path.join(ROOT, "tests", "golden", "tilelang", "gemm_a_regs_transposed.py")
 
 

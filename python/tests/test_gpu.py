@@ -4,7 +4,7 @@ import os
 import unittest
 
 import tlc
-from kernels import (A_REGS_TRANSPOSED, EXAMPLES, FP8, GEMV_KERNELS, PACKED, ROOT, SCALE, SHARED_INDEX, THREAD_BARRIERS, THREAD_BINDING,
+from kernels import (A_REGS_TRANSPOSED, EXAMPLES, FP8, GEMV_KERNELS, TF32, PACKED, ROOT, SCALE, SHARED_INDEX, THREAD_BARRIERS, THREAD_BINDING,
                      UNSIGNED, UNSIGNED_BOUND, WARP_SHUFFLE, REDUCER, gemv_inputs, packed_expected, packed_inputs,
                      reinterpret_expected, shared_index_expected, shift_expected, unsigned_expected, unsigned_inputs,
                      warp_shuffle_expected)
@@ -178,6 +178,20 @@ class GpuTest(unittest.TestCase):
                     s = torch.zeros(256, device="cuda", dtype=torch.bfloat16)
                     tlc.compile(A_REGS_TRANSPOSED, kernel="column_sums_bf16", arch=arch, backend=backend)(x, s)
                     torch.testing.assert_close(s.float(), x.float().sum(0), rtol=0, atol=0)
+
+    def test_tf32_gemm(self):
+        # float32 operands read as tf32 (10 mantissa bits): wgmma k8 on sm_90a, mma.sync m16n8k8 on sm_80
+        m, n, k = 256, 384, 320
+        a, b = torch.randn(m, k, device="cuda"), torch.randn(n, k, device="cuda")
+        ref = a.double() @ b.double().T
+        for backend in ("direct", "llvm"):
+            for arch in ("sm_90a", "sm_80") if _sm90() else ("sm_80",):
+                with self.subTest(backend=backend, arch=arch):
+                    c = torch.full((m, n), float("nan"), device="cuda")
+                    tlc.compile(TF32, kernel="tf32_gemm", arch=arch, backend=backend)(a, b, c)
+                    err = (c.double() - ref).abs()
+                    self.assertLessEqual(err.max().item(), 5e-3 * ref.abs().max().item())
+                    self.assertLess((err.norm() / ref.norm()).item(), 1e-3)
 
     def test_float8_conversions(self):
         if not _sm90():
