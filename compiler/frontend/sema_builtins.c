@@ -72,6 +72,9 @@ static const builtin_spec builtins[] = {
     {"alloc_barrier", B_ALLOC_BARRIER, BK_ALLOC, P("arrive_count"), 1, 1, 0, 0},
     /* TileLang's reducer: a fragment that Parallel loops update with += (sema_reducer.c) */
     {"alloc_reducer", B_ALLOC_REDUCER, BK_ALLOC, P("shape", "dtype", "op", "replication"), 4, 2, 0, 0},
+    /* another shape of a fragment's elements (sema_stmt.c, reshape_stmt) */
+    {"reshape", B_RESHAPE, BK_ALLOC, P("buffer", "shape"), 2, 2, 0, 0},
+    {"view", B_RESHAPE, BK_ALLOC, P("buffer", "shape", "dtype"), 3, 2, 0, 0},
 
     {"exp", B_EXP, BK_EXPR, P("x"), 1, 1, 0, 0},
     {"exp2", B_EXP2, BK_EXPR, P("x"), 1, 1, 0, 0},
@@ -115,6 +118,8 @@ static const builtin_spec builtins[] = {
     /* this thread's index along a thread axis of T.Kernel(threads=(x, y, z)) */
     {"get_thread_binding", B_THREAD_BINDING, BK_EXPR, P("dim"), 1, 0, 0, 0},
     {"get_thread_bindings", B_THREAD_BINDINGS, BK_EXPR, P(NULL), 0, 0, 0, 0},
+    /* TVM's T.thread_binding(0, threads, thread="threadIdx.x") as a value */
+    {"thread_binding", B_THREAD_BINDING_RANGE, BK_EXPR, P("begin", "end", "thread", "annotations"), 4, 3, 0, 0},
     /* warp shuffles: TVM's tvm_warp_shuffle(mask, value, lane, width,
      * warp_size) (CUDA's __shfl_sync), and the value of lane `lane` or of
      * lane laneid ^ lane_mask of this thread's width-lane part */

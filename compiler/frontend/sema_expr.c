@@ -861,6 +861,32 @@ static sv eval_call(sema *S, const ast_expr *e) {
         tir_expr *t = thread_index(S, (int)axis, loc);
         return t ? sv_scalar(t, loc) : sv_error();
     }
+    case B_THREAD_BINDING_RANGE: {
+        /* the whole axis: begin 0, end the block's threads along it */
+        int64_t begin, end;
+        sv th = sema_eval(S, args.arg[2]);
+        static const char *const axes[] = {"threadIdx.x", "threadIdx.y", "threadIdx.z"};
+        int axis = -1;
+        for (int i = 0; th.kind == SV_STRING && i < 3; i++)
+            if (!strcmp(th.u.str, axes[i])) axis = i;
+        if (axis < 0) {
+            if (th.kind != SV_ERROR)
+                tlc_error(S->diag, args.arg[2]->loc, "thread_binding's thread is \"threadIdx.x\", \"threadIdx.y\" or "
+                          "\"threadIdx.z\"");
+            return sv_error();
+        }
+        if (!sema_eval_const_int(S, args.arg[0], "thread_binding's begin", &begin) ||
+            !sema_eval_const_int(S, args.arg[1], "thread_binding's end", &end))
+            return sv_error();
+        int64_t along = S->k ? S->k->thread_dims[axis] : 0;
+        if (S->k && S->kernel_with && (begin != 0 || end != along)) {
+            tlc_error(S->diag, loc, "thread_binding(%lld, %lld, \"%s\"): tlc binds a whole thread axis, 0 to the "
+                      "block's %lld threads along it", (long long)begin, (long long)end, axes[axis], (long long)along);
+            return sv_error();
+        }
+        tir_expr *t = thread_index(S, axis, loc);
+        return t ? sv_scalar(t, loc) : sv_error();
+    }
     case B_THREAD_BINDINGS: {
         sv r = sv_error();
         r.kind = SV_TUPLE;

@@ -138,6 +138,61 @@ static bool alloc_scope(sema *S, const builtin_spec *b, const ast_expr *e, tir_s
 static void assign_name(sema *S, const ast_expr *target, const ast_expr *value, bool has_ann, tir_dtype ann,
                         tlc_loc loc);
 
+/* `v = T.reshape(frag, shape)` (or T.view(frag, shape)): a buffer of the
+ * new shape over the fragment's elements in row-major order, the same
+ * registers (tir_buffer.view_of). Fragments only: a shared buffer's
+ * layout is tlc's choice (swizzles) and has no row-major order to keep. */
+static void reshape_stmt(sema *S, const ast_expr *target, const ast_expr *call, const builtin_spec *b) {
+    sema_args a;
+    const char *name = target->u.name;
+    if (!sema_bind_args(S, b, call, &a)) {
+        sema_declare_error(S, name, target->loc);
+        return;
+    }
+    sv v = sema_eval(S, a.arg[0]);
+    tir_buffer *src = v.kind == SV_BUFFER ? v.u.buf : NULL;
+    tir_expr **dims;
+    int rank;
+    tir_dtype t;
+    bool ok = src != NULL;
+    if (v.kind != SV_ERROR && !src)
+        tlc_error(S->diag, a.arg[0]->loc, "'%s' takes a buffer", b->name);
+    if (src && src->scope != TIR_SCOPE_FRAGMENT) {
+        tlc_error(S->diag, a.arg[0]->loc, "'%s' of %s buffer '%s': tlc gives fragments other shapes only (a shared "
+                  "buffer's layout is tlc's choice and keeps no row-major order); copy the data into a buffer of the "
+                  "new shape", b->name, tir_scope_name(src->scope), src->name);
+        ok = false;
+    }
+    ok = sema_eval_shape(S, a.arg[1], false, &dims, &rank) && ok;
+    if (ok && a.arg[2] && sema_eval_dtype(S, a.arg[2], &t) && t != src->dtype) {
+        tlc_error(S->diag, a.arg[2]->loc, "'%s' of '%s' as %s: tlc keeps a fragment's dtype (%s) in another shape",
+                  b->name, src->name, tir_dtype_name(t), tir_dtype_name(src->dtype));
+        ok = false;
+    }
+    if (ok) {
+        int64_t n = 1, e;
+        for (int d = 0; d < rank; d++) n = n >= 0 && tir_expr_const_int(dims[d], &e) ? n * e : -1;
+        if (rank > 4 || n != tir_buffer_elems(src)) {
+            tlc_error(S->diag, call->loc, "'%s' of '%s' (%lld elements) to a shape of %lld elements%s", b->name,
+                      src->name, (long long)tir_buffer_elems(src), (long long)n,
+                      rank > 4 ? " and more than 4 dims" : "");
+            ok = false;
+        }
+    }
+    if (!ok) {
+        sema_declare_error(S, name, target->loc);
+        return;
+    }
+    tir_buffer *buf = sema_new_buffer(S, name, TIR_SCOPE_FRAGMENT, src->dtype, rank, target->loc);
+    buf->shape = dims;
+    buf->view_of = src->view_of ? src->view_of : src;
+    tir_stmt *st = tir_new_stmt(S->arena, TS_ALLOC, call->loc);
+    st->u.alloc.buf = buf;
+    sema_emit(S, st);
+    sym *s = sema_declare(S, name, SYM_BUFFER, target->loc);
+    s->buf = buf;
+}
+
 static void alloc_stmt(sema *S, const ast_expr *target, const ast_expr *call, const builtin_spec *b) {
     /* `v = T.alloc_var(dtype[, init])` in a Parallel loop's body: a scalar of
      * each iteration's own, as `v: dtype = init` (0 without one) */
@@ -159,6 +214,15 @@ static void alloc_stmt(sema *S, const ast_expr *target, const ast_expr *call, co
     }
     if (!sema_check_not_in_parallel(S, call->loc, "an allocation")) {
         if (target->kind == AE_NAME) sema_declare_error(S, target->u.name, target->loc);
+        return;
+    }
+    if (b->id == B_RESHAPE) {
+        if (!S->in_kernel) tlc_error(S->diag, call->loc, "'%s' must be inside 'with Kernel(...)'", b->name);
+        else if (target->kind != AE_NAME)
+            tlc_error(S->diag, target->loc, "the result of '%s' must be assigned to a name", b->name);
+        else if (local_symbol(S, target->u.name))
+            tlc_error(S->diag, target->loc, "'%s' is already defined", target->u.name);
+        else reshape_stmt(S, target, call, b);
         return;
     }
     bool workspace = !S->in_kernel && S->fn_mode && b->id == B_ALLOC_GLOBAL;

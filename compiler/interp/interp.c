@@ -201,6 +201,15 @@ static void alloc_buffer(tlc_interp *it, const tir_buffer *b, tlc_loc loc) {
     }
     ibuf *ib = &it->bufs[b->id];
     shape_buf(it, ib, b, dims, loc);
+    if (b->view_of) { /* T.reshape: the base's elements, row-major, under another shape */
+        const ibuf *base = &it->bufs[b->view_of->id];
+        if (!base->live || base->elems != ib->elems)
+            tlc_interp_fail(it, loc, "'%s' reshapes '%s', which is not allocated here", b->name, b->view_of->name);
+        ib->data = base->data;
+        ib->per_thread = base->per_thread;
+        ib->live = true;
+        return;
+    }
     bool per_thread = it->nthreads && (b->scope == TIR_SCOPE_LOCAL || b->scope == TIR_SCOPE_VAR);
     room(it, ib, per_thread);
     poison(ib, per_thread ? ib->elems * it->nthreads : ib->elems);

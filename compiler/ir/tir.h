@@ -127,6 +127,12 @@ typedef struct tir_buffer {
     tlc_loc layout_hint_loc;
     struct tlc_layout *layout;     /* filled by passes; NULL after sema */
     struct tlc_fragment *fragment; /* filled by passes; NULL after sema */
+    /* Non-NULL: this fragment is another shape of view_of's elements, in
+     * the same row-major order and the same registers (T.reshape); view_of
+     * is itself no view. Its fragment is view_of's reshaped (layout
+     * inference keeps the two together), and accesses to it are accesses
+     * to view_of (tir_stmt_touches, tir_stmt_buffers_read_written). */
+    struct tir_buffer *view_of;
 } tir_buffer;
 /* Constant extent of dim i, or -1 when symbolic. */
 int64_t tir_buffer_dim(const tir_buffer *b, int i);

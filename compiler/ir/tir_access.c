@@ -169,9 +169,12 @@ typedef struct touch_query {
     bool found;
 } touch_query;
 
+/* a view and its base are the same elements */
+static const tir_buffer *storage_of(const tir_buffer *b) { return b->view_of ? b->view_of : b; }
+
 static void note_touch(const tir_access *acc, void *ctx) {
     touch_query *q = ctx;
-    if (acc->buf == q->b && (acc->mode & q->mode)) q->found = true;
+    if (storage_of(acc->buf) == storage_of(q->b) && (acc->mode & q->mode)) q->found = true;
 }
 
 bool tir_stmt_touches(const tir_stmt *s, const tir_buffer *b, tir_access_mode mode) {
@@ -188,8 +191,11 @@ typedef struct read_written {
 
 static void note_read_written(const tir_access *acc, void *ctx) {
     read_written *c = ctx;
-    if (acc->mode & TIR_ACCESS_READ) c->reads[acc->buf->id] = true;
-    if (acc->mode & TIR_ACCESS_WRITE) c->writes[acc->buf->id] = true;
+    /* a view's accesses are also its base's */
+    for (const tir_buffer *b = acc->buf; b; b = b->view_of) {
+        if (acc->mode & TIR_ACCESS_READ) c->reads[b->id] = true;
+        if (acc->mode & TIR_ACCESS_WRITE) c->writes[b->id] = true;
+    }
 }
 
 void tir_stmt_buffers_read_written(const tir_stmt *s, int nbuffers, bool *reads, bool *writes) {

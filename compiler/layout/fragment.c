@@ -387,6 +387,62 @@ tlc_fragment *tlc_fragment_divide(tlc_arena *a, const tlc_fragment *src, int dim
     return tlc_fragment_is_valid(f, NULL, 0) ? f : NULL;
 }
 
+tlc_fragment *tlc_fragment_reshape(tlc_arena *a, const tlc_fragment *src, int rank, const int64_t *shape) {
+    if (rank < 1 || rank > TLC_FRAG_MAX_RANK) return NULL;
+    int64_t n = 1, m = 1, cover[TLC_FRAG_MAX_RANK], sst[TLC_FRAG_MAX_RANK], tst[TLC_FRAG_MAX_RANK];
+    for (int d = 0; d < src->rank; d++) n *= src->shape[d], cover[d] = 1;
+    for (int d = 0; d < rank; d++) m *= shape[d];
+    if (n != m || n < 1) return NULL;
+    int64_t s = 1;
+    for (int d = src->rank - 1; d >= 0; d--) {
+        sst[d] = s;
+        s *= src->shape[d];
+    }
+    s = 1;
+    for (int d = rank - 1; d >= 0; d--) {
+        tst[d] = s;
+        s *= shape[d];
+    }
+    for (int i = 0; i < src->ndigits; i++)
+        if (src->digits[i].dim >= 0) cover[src->digits[i].dim] *= src->digits[i].extent;
+    for (int d = 0; d < src->rank; d++)
+        if (cover[d] != src->shape[d]) return NULL; /* padded: holes have no row-major place */
+    tlc_fragment *f = TLC_NEW(a, tlc_fragment);
+    *f = *src;
+    f->rank = rank;
+    for (int d = 0; d < rank; d++) f->shape[d] = shape[d];
+    f->ndigits = 0;
+    f->origin = "reshaped";
+    for (int i = 0; i < src->ndigits; i++) {
+        tlc_digit g = src->digits[i];
+        if (g.dim < 0) {
+            f->digits[f->ndigits++] = g;
+            continue;
+        }
+        /* the digit's stride in the flat (row-major) index, then the target
+         * dims it falls in, split where it crosses one's end */
+        int64_t ls = g.lstride * sst[g.dim], e = g.extent, ts = g.tstride;
+        for (;;) {
+            int d = rank - 1;
+            while (d > 0 && ls >= tst[d] * shape[d]) d--;
+            if (ls % tst[d] || f->ndigits == TLC_FRAG_MAX_DIGITS) return NULL;
+            int64_t lsd = ls / tst[d];
+            if (lsd * e <= shape[d]) {
+                f->digits[f->ndigits++] = (tlc_digit){d, e, lsd, g.target, ts};
+                break;
+            }
+            int64_t e1 = shape[d] / lsd;
+            if (shape[d] % lsd || e1 < 1 || e % e1) return NULL;
+            f->digits[f->ndigits++] = (tlc_digit){d, e1, lsd, g.target, ts};
+            ls *= e1;
+            ts *= e1;
+            e /= e1;
+        }
+    }
+    tlc_fragment_canonicalize(f); /* keeps every element's thread and slot */
+    return tlc_fragment_is_valid(f, NULL, 0) ? f : NULL;
+}
+
 tlc_fragment *tlc_fragment_add_slot_dim(tlc_arena *a, const tlc_fragment *src, int dim, int64_t extent) {
     if (src->rank >= TLC_FRAG_MAX_RANK || dim < 0 || dim > src->rank || extent < 1 || src->ndigits >= TLC_FRAG_MAX_DIGITS)
         return NULL;
@@ -589,6 +645,28 @@ bool tlc_fragment_equal(const tlc_fragment *a, const tlc_fragment *b) {
         if (x->dim != y->dim || x->extent != y->extent || x->target != y->target || x->tstride != y->tstride ||
             (x->dim >= 0 && x->lstride != y->lstride))
             return false;
+    }
+    return true;
+}
+
+bool tlc_fragment_same(const tlc_fragment *a, const tlc_fragment *b) {
+    if (tlc_fragment_equal(a, b)) return true;
+    if (!a || !b || a->rank != b->rank || a->threads != b->threads || a->slots != b->slots ||
+        a->replicate != b->replicate)
+        return false;
+    int64_t n = 1;
+    for (int d = 0; d < a->rank; d++) {
+        if (a->shape[d] != b->shape[d]) return false;
+        n *= a->shape[d];
+    }
+    if (n > (1 << 20)) return false;
+    int64_t idx[TLC_FRAG_MAX_RANK];
+    for (int64_t e = 0; e < n; e++) {
+        for (int64_t d = a->rank - 1, r = e; d >= 0; r /= a->shape[d], d--) idx[d] = r % a->shape[d];
+        int64_t ta, sa, tb, sb;
+        tlc_fragment_forward(a, idx, &ta, &sa);
+        tlc_fragment_forward(b, idx, &tb, &sb);
+        if (ta != tb || sa != sb) return false;
     }
     return true;
 }

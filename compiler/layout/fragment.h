@@ -102,6 +102,16 @@ tlc_fragment *tlc_fragment_reduce(tlc_arena *a, const tlc_fragment *src, int dim
  * dim's extent and the digits below c cover exactly 0 .. c - 1 (a digit
  * across c is split where its extent allows). */
 tlc_fragment *tlc_fragment_divide(tlc_arena *a, const tlc_fragment *src, int dim, int64_t c);
+/* The same elements in the same threads and slots, seen as a tile of
+ * `rank` dims and `shape` with the same row-major order (TileLang's
+ * T.reshape of a fragment): digits split where they cross a new dim's end.
+ * NULL where the element counts differ, a dim is padded, or a digit
+ * cannot be split. */
+tlc_fragment *tlc_fragment_reshape(tlc_arena *a, const tlc_fragment *src, int rank, const int64_t *shape);
+/* Whether a and b put every element in the same thread (replica 0) and
+ * slot, and have the same counts: tlc_fragment_equal, or the same mapping
+ * written in other digits (a reshaped layout reshaped back). */
+bool tlc_fragment_same(const tlc_fragment *a, const tlc_fragment *b);
 /* f with a new dim `dim` of `extent` elements (dims from `dim` on move up
  * one) held in register slots after f's own: every thread that holds an
  * element of f holds the whole new dim beside it. NULL past the rank or

@@ -22,6 +22,8 @@ typedef struct tlc_infer {
  * a conflict (a different layout of the same or higher strength), leaving
  * the buffer as it was: the caller reports it or plans a conversion. */
 bool tlc_infer_propose(tlc_infer *st, tir_buffer *b, tlc_fragment *f, tlc_strength s, const tir_stmt *by);
+/* The views of base (tir_buffer.view_of) take its fragment, reshaped. */
+void tlc_infer_sync_views(tlc_infer *st, const tir_buffer *base);
 /* Reports a conflict on `b` at `at`, with a note where its layout came from. */
 void tlc_infer_conflict(tlc_infer *st, const tir_stmt *at, const tir_buffer *b, const tlc_fragment *wanted,
                         const char *why);

@@ -113,7 +113,7 @@ static bool infer_kernel(tlc_infer *st, tir_kernel *k) {
     /* Fragments no op constrains (declared, maybe only filled): blocked. */
     for (int i = 0; i < k->nbuffers; i++) {
         tir_buffer *b = k->buffers[i];
-        if (b->scope == TIR_SCOPE_FRAGMENT && !b->fragment) {
+        if (b->scope == TIR_SCOPE_FRAGMENT && !b->fragment && !b->view_of) {
             int64_t shape[TLC_FRAG_MAX_RANK];
             if (b->rank > TLC_FRAG_MAX_RANK) {
                 tlc_error(st->diag, b->loc, "fragment '%s' has rank %d; at most %d is supported", b->name, b->rank,
@@ -123,6 +123,8 @@ static bool infer_kernel(tlc_infer *st, tir_kernel *k) {
             for (int d = 0; d < b->rank; d++) shape[d] = tir_buffer_dim(b, d);
             b->fragment = tlc_fragment_blocked(st->a, b->rank, shape, k->threads, tlc_vec_elems(b->dtype));
             st->strength[b->id] = TLC_STRENGTH_FREE;
+            tlc_infer_sync_views(st, b);
+            if (st->failed) return false;
         }
         if (b->scope == TIR_SCOPE_SHARED && !b->layout) {
             int64_t shape[TLC_FRAG_MAX_RANK];

@@ -919,6 +919,7 @@ static th_kernel *lower_kernel(const tir_module *m, int index, tlrt_kernel_meta 
     /* Register arrays (their sizes were checked by buffers_fit). */
     for (int i = 0; i < k->nbuffers; i++) {
         const tir_buffer *b = k->buffers[i];
+        if (b->view_of) continue;
         if (b->scope == TIR_SCOPE_FRAGMENT)
             lc->regs[b->id] = th_new_var(a, tk, b->name, tlc_reg_type(b->dtype), (int)b->fragment->slots);
         else if (b->scope == TIR_SCOPE_LOCAL)
@@ -926,6 +927,9 @@ static th_kernel *lower_kernel(const tir_module *m, int index, tlrt_kernel_meta 
         else if (b->scope == TIR_SCOPE_VAR)
             lc->regs[b->id] = th_new_var(a, tk, b->name, tlc_reg_type(b->dtype), 0);
     }
+    /* a view is its base's registers (the same slots: tlc_fragment_reshape) */
+    for (int i = 0; i < k->nbuffers; i++)
+        if (k->buffers[i]->view_of) lc->regs[k->buffers[i]->id] = lc->regs[k->buffers[i]->view_of->id];
 
     effects pending = effects_new(lc);
     if (tlc_ws_begin(lc)) { /* producer / consumer warpgroups (warp_specialize.c) */

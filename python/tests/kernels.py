@@ -81,6 +81,15 @@ GEMV_KERNELS = ("naive_gemv", "naive_splitk_gemv", "splitk_gemv_vectorized", "sp
 # TileLang's reducers (tests/golden/tilelang/reducer.py): gemv_alloc_reducer's o = a @ x, row_max's O = max of A's rows.
 REDUCER = os.path.join(ROOT, "tests", "golden", "tilelang", "reducer.py")
 FP8 = os.path.join(ROOT, "tests", "golden", "tilelang", "fp8.py")
+FRAGMENT_RESHAPE = os.path.join(ROOT, "tests", "golden", "layout", "fragment_reshape.py")
+
+
+def grouped_sums_expected(x, w):
+    """fragment_reshape.py's grouped_sums: per row, each half of the columns' ReLU times W, summed."""
+    import numpy as np
+    return (np.maximum(x.reshape(64, 2, 64), 0) * w[None]).sum(-1)
+
+
 TF32 = os.path.join(ROOT, "tests", "golden", "tilelang", "gemm_tf32.py")
 A_REGS_TRANSPOSED = os.path.join(ROOT, "tests", "golden", "tilelang", "gemm_a_regs_transposed.py")
 

@@ -4,7 +4,7 @@ import os
 import unittest
 
 import tlc
-from kernels import (A_REGS_TRANSPOSED, EXAMPLES, FP8, GEMV_KERNELS, TF32, PACKED, ROOT, SCALE, SHARED_INDEX, THREAD_BARRIERS, THREAD_BINDING,
+from kernels import (A_REGS_TRANSPOSED, EXAMPLES, FP8, FRAGMENT_RESHAPE, GEMV_KERNELS, TF32, grouped_sums_expected, PACKED, ROOT, SCALE, SHARED_INDEX, THREAD_BARRIERS, THREAD_BINDING,
                      UNSIGNED, UNSIGNED_BOUND, WARP_SHUFFLE, REDUCER, gemv_inputs, packed_expected, packed_inputs,
                      reinterpret_expected, shared_index_expected, shift_expected, unsigned_expected, unsigned_inputs,
                      warp_shuffle_expected)
@@ -178,6 +178,17 @@ class GpuTest(unittest.TestCase):
                     s = torch.zeros(256, device="cuda", dtype=torch.bfloat16)
                     tlc.compile(A_REGS_TRANSPOSED, kernel="column_sums_bf16", arch=arch, backend=backend)(x, s)
                     torch.testing.assert_close(s.float(), x.float().sum(0), rtol=0, atol=0)
+
+    def test_fragment_reshape(self):
+        x = torch.randn(64, 128, device="cuda")
+        w = torch.randn(2, 64, device="cuda")
+        want = torch.from_numpy(grouped_sums_expected(x.cpu().numpy(), w.cpu().numpy())).cuda()
+        for backend in ("direct", "llvm"):
+            for arch in ("sm_90a", "sm_80") if _sm90() else ("sm_80",):
+                with self.subTest(backend=backend, arch=arch):
+                    out = torch.full((64, 2), float("nan"), device="cuda")
+                    tlc.compile(FRAGMENT_RESHAPE, arch=arch, backend=backend)(x, w, out)
+                    torch.testing.assert_close(out, want, rtol=1e-5, atol=1e-5)
 
     def test_tf32_gemm(self):
         # float32 operands read as tf32 (10 mantissa bits): wgmma k8 on sm_90a, mma.sync m16n8k8 on sm_80

@@ -6,10 +6,10 @@ import unittest
 import numpy as np
 
 import tlc
-from kernels import (EXAMPLES, GEMV_KERNELS, OUT_OF_BOUNDS, PACKED, ROOT, SCALE, SHARED_INDEX, THREAD_BARRIERS,
+from kernels import (EXAMPLES, FRAGMENT_RESHAPE, GEMV_KERNELS, OUT_OF_BOUNDS, PACKED, ROOT, SCALE, SHARED_INDEX, THREAD_BARRIERS,
                      THREAD_BINDING, UNSIGNED, UNSIGNED_BOUND, WARP_SHUFFLE, REDUCER, gemv_inputs, packed_expected,
                      packed_inputs, reinterpret_expected, shared_index_expected, shift_expected, unsigned_expected,
-                     unsigned_inputs, warp_shuffle_expected)
+                     unsigned_inputs, warp_shuffle_expected, grouped_sums_expected)
 
 
 class InterpretTest(unittest.TestCase):
@@ -25,6 +25,14 @@ class InterpretTest(unittest.TestCase):
         out = tlc.interpret(SCALE, {"X": x, "Y": y, "s": 2.5}, defines={"N": 64})
         self.assertIs(out["Y"], y)
         np.testing.assert_array_equal(y, x * np.float32(2.5))
+
+    def test_fragment_reshape(self):
+        rng = np.random.default_rng(5)
+        x = rng.standard_normal((64, 128)).astype(np.float32)
+        w = rng.standard_normal((2, 64)).astype(np.float32)
+        out = np.full((64, 2), np.nan, np.float32)
+        tlc.interpret(FRAGMENT_RESHAPE, {"X": x, "W": w, "Out": out})
+        np.testing.assert_allclose(out, grouped_sums_expected(x, w), rtol=1e-5, atol=1e-5)
 
     def test_cumsum(self):
         rng = np.random.default_rng(3)

@@ -80,6 +80,32 @@ class PortsOnGpuTest(unittest.TestCase):
         plain = ((c_plain.double() - ref).norm() / ref.norm()).item()
         self.assertLess(promoted, plain)
 
+    def test_fp8_lighting_indexer(self):
+        # DeepSeek V3.2's lightning indexer: float8 scores of 2 queries x 64 heads per block against 256
+        # keys (wgmma), a fragment seen as [keys, queries, heads] through T.reshape, ReLU times the
+        # head weights summed over heads, each query's key range; then the rest of each row -inf
+        if torch.cuda.get_device_capability(0) != (9, 0):
+            self.skipTest("float8 gemms on sm_90")
+        s, skv, h, d = 300, 1500, 64, 128
+        q = torch.randn(s, h, d, device="cuda").to(torch.float8_e4m3fn)
+        kv_f = torch.randn(skv, d, device="cuda")
+        kv_scales = kv_f.abs().amax(1) / 448
+        kv = (kv_f / kv_scales[:, None]).to(torch.float8_e4m3fn)
+        weights = torch.randn(s, h, device="cuda")
+        ke = torch.randint(skv // 2, skv + 1, (s,), device="cuda", dtype=torch.int32)
+        ks = (ke - torch.randint(1, skv // 2, (s,), device="cuda", dtype=torch.int32)).clamp(min=0)
+        path = port("fp8_lighting_indexer.py")
+        logits = torch.full((s, skv), float("nan"), device="cuda")
+        tlc.compile(path, kernel="mqa_attn_return_logits", defines={"heads": h, "index_dim": d})(
+            q.view(s * h, d), kv, kv_scales, weights, ks, ke, logits)
+        tlc.compile(path, kernel="clean_logits_")(logits, ks, ke)
+        scores = torch.einsum("shd,nd->hsn", q.double(), kv.double() * kv_scales.double()[:, None])
+        ref = (scores.clamp(min=0) * weights.double().t()[:, :, None]).sum(0)
+        cols = torch.arange(skv, device="cuda")[None, :]
+        inside = (cols >= ks[:, None]) & (cols < ke[:, None])
+        self.assertTrue(bool((logits[~inside] == float("-inf")).all()))
+        self.close(logits[inside], ref[inside], rtol=1e-2, atol=1e-2 * ref[inside].abs().max().item())
+
     def test_deepseek_v32_fp8_kernels(self):
         # DeepSeek V3.2's inference kernels: block-wise float8 quantization of activations, the float8
         # GEMM with per-128-block scales (M = 32 per block: mma.sync m16n8k32), the indexer's scores
