@@ -18,6 +18,9 @@ static const builtin_spec builtins[] = {
     {"reduce_absmax", B_REDUCE_ABSMAX, BK_STMT, P("buffer", "out", "dim", "clear"), 4, 2, 0, 0},
     {"reduce_abssum", B_REDUCE_ABSSUM, BK_STMT, P("buffer", "out", "dim", "clear"), 4, 2, 0, 0},
     {"atomic_add", B_ATOMIC_ADD, BK_STMT, P("dst", "value", "return_prev", "use_tma"), 4, 2, 0, 0},
+    /* TileLang's vector forms: elements dst .. dst+n-1 += value .. value+n-1 */
+    {"atomic_addx2", B_ATOMIC_ADDX2, BK_STMT, P("dst", "value"), 2, 2, 0, 0},
+    {"atomic_addx4", B_ATOMIC_ADDX4, BK_STMT, P("dst", "value"), 2, 2, 0, 0},
     {"use_swizzle", B_USE_SWIZZLE, BK_STMT, P("panel_size", "order", "enable"), 3, 1, 0, 0},
     {"annotate_layout", B_ANNOTATE_LAYOUT, BK_STMT, P("layout_map"), 1, 1, 0, 0},
     {"disable_warp_group_reg_alloc", B_KEEP_REGS, BK_STMT, P(NULL), 0, 0, 0, 0},

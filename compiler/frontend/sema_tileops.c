@@ -757,6 +757,37 @@ static tir_buffer *op_atomic_add(sema *S, const sema_args *a, tlc_loc loc, const
     return prev;
 }
 
+/* atomic_addx2 / atomic_addx4(dst[.., j], src[.., k]): the element add
+ * of dst[.., j + e] and src[.., k + e] for e < n, each its own
+ * atomic_add (the last dims' next elements). */
+static void op_atomic_add_vector(sema *S, const sema_args *a, int n, tlc_loc loc, const char *name) {
+    int before = S->cur ? S->cur->len : 0;
+    op_atomic_add(S, a, loc, NULL);
+    if (!S->cur || S->cur->len != before + 1) return;
+    tir_stmt *st = S->cur->items[before];
+    const tir_expr *v = st->u.atomic.value;
+    while (v && v->kind == TE_CAST) v = v->u.cast.a;
+    if (st->kind != TS_ATOMIC_ADD || !v || v->kind != TE_LOAD || !v->u.load.buf->rank || !st->u.atomic.dst.rank) {
+        tlc_error(S->diag, loc, "%s adds %d consecutive elements: its destination and value are elements of buffers "
+                  "(dst[i, j], src[i, k])", name, n);
+        return;
+    }
+    for (int e = 1; e < n; e++) {
+        tir_stmt *c = tlc_new_tile_op(S->arena, TS_ATOMIC_ADD, loc);
+        c->u.atomic = st->u.atomic;
+        int rd = st->u.atomic.dst.rank, rv = v->u.load.buf->rank;
+        tir_expr **ds = TLC_NEW_ARRAY(S->arena, tir_expr *, (size_t)rd);
+        tir_expr **vs = TLC_NEW_ARRAY(S->arena, tir_expr *, (size_t)rv);
+        memcpy(ds, st->u.atomic.dst.start, sizeof *ds * (size_t)rd);
+        memcpy(vs, v->u.load.idx, sizeof *vs * (size_t)rv);
+        ds[rd - 1] = tir_binary(S->arena, TB_ADD, ds[rd - 1], tir_int(S->arena, e, loc), loc);
+        vs[rv - 1] = tir_binary(S->arena, TB_ADD, vs[rv - 1], tir_int(S->arena, e, loc), loc);
+        c->u.atomic.dst.start = ds;
+        c->u.atomic.value = tir_cast(S->arena, tir_load(S->arena, v->u.load.buf, vs, loc), st->u.atomic.dst.buf->dtype, loc);
+        sema_emit(S, c);
+    }
+}
+
 static void op_use_swizzle(sema *S, const sema_args *a) {
     bool enable = true; /* TileLang's enable=: a compile-time switch */
     if (a->arg[2] && (!sema_eval_const_bool(S, a->arg[2], "use_swizzle's enable", &enable) || !enable)) return;
@@ -850,7 +881,7 @@ static bool errored_operand(sema *S, const ast_expr *e) {
 
 void sema_tile_op(sema *S, const builtin_spec *b, const ast_expr *call) {
     /* atomic_add of one element is a scalar operation, fine per element. */
-    if (b->id != B_ATOMIC_ADD) {
+    if (b->id != B_ATOMIC_ADD && b->id != B_ATOMIC_ADDX2 && b->id != B_ATOMIC_ADDX4) {
         char what[80];
         snprintf(what, sizeof what, "'%s'", b->name);
         if (!sema_check_not_in_parallel(S, call->loc, what)) return;
@@ -867,6 +898,9 @@ void sema_tile_op(sema *S, const builtin_spec *b, const ast_expr *call) {
         op_reduce(S, b, &a, call->loc);
         break;
     case B_ATOMIC_ADD: op_atomic_add(S, &a, call->loc, NULL); break;
+    case B_ATOMIC_ADDX2: case B_ATOMIC_ADDX4:
+        op_atomic_add_vector(S, &a, b->id == B_ATOMIC_ADDX2 ? 2 : 4, call->loc, b->name);
+        break;
     case B_USE_SWIZZLE: op_use_swizzle(S, &a); break;
     case B_PDL_SYNC:
         /* the kernel is launched as a dependent; the wait stands here */

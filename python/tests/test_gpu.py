@@ -4,7 +4,7 @@ import os
 import unittest
 
 import tlc
-from kernels import (A_REGS_TRANSPOSED, EXAMPLES, FP8, FRAGMENT_RESHAPE, GEMV_KERNELS, TF32, grouped_sums_expected, PACKED, ROOT, SCALE, SHARED_INDEX, THREAD_BARRIERS, THREAD_BINDING,
+from kernels import (A_REGS_TRANSPOSED, ATOMIC_VECTOR, EXAMPLES, FP8, FRAGMENT_RESHAPE, GEMV_KERNELS, TF32, grouped_sums_expected, PACKED, ROOT, SCALE, SHARED_INDEX, THREAD_BARRIERS, THREAD_BINDING,
                      UNSIGNED, UNSIGNED_BOUND, WARP_SHUFFLE, REDUCER, gemv_inputs, packed_expected, packed_inputs,
                      reinterpret_expected, shared_index_expected, shift_expected, unsigned_expected, unsigned_inputs,
                      warp_shuffle_expected)
@@ -189,6 +189,15 @@ class GpuTest(unittest.TestCase):
                     out = torch.full((64, 2), float("nan"), device="cuda")
                     tlc.compile(FRAGMENT_RESHAPE, arch=arch, backend=backend)(x, w, out)
                     torch.testing.assert_close(out, want, rtol=1e-5, atol=1e-5)
+
+    def test_vector_atomic_adds(self):
+        x = torch.randint(-4, 5, (64, 128), device="cuda").float()
+        want = 2 * x.view(4, 16, 128).sum(0)
+        for backend in ("direct", "llvm"):
+            with self.subTest(backend=backend):
+                y = torch.zeros(16, 128, device="cuda")
+                tlc.compile(ATOMIC_VECTOR, backend=backend)(x, y)
+                torch.testing.assert_close(y, want, rtol=0, atol=0)
 
     def test_tf32_gemm(self):
         # float32 operands read as tf32 (10 mantissa bits): wgmma k8 on sm_90a, mma.sync m16n8k8 on sm_80
