@@ -549,6 +549,10 @@ params
     : %empty                    { $$ = pv_new(p); }
     | param_list
     | param_list ','
+    /* `*` alone: the parameters after it are keyword-only in Python; tlc
+     * binds by name or position alike */
+    | '*' ',' param_list        { $$ = $3; }
+    | '*' ',' param_list ','    { $$ = $3; }
     ;
 
 param_list
@@ -564,6 +568,7 @@ param_list
           }
           $$ = $1; pv_push(p, $$, $3);
       }
+    | param_list ',' '*'        { $$ = $1; }
     ;
 
 param

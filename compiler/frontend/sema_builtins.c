@@ -52,6 +52,8 @@ static const builtin_spec builtins[] = {
 
     {"Kernel", B_KERNEL, BK_DECL, P("threads", "cluster_dims"), 2, 0, 1, 3},
     {"Parallel", B_PARALLEL, BK_LOOP, P(NULL), 0, 0, 1, 8},
+    /* TVM's T.parallel: the same elementwise loop */
+    {"parallel", B_PARALLEL, BK_LOOP, P(NULL), 0, 0, 1, 8},
     /* order= ... annotations= are TileLang's manual schedule: bound here so
      * that the loop can refuse them by name */
     {"Pipelined", B_PIPELINED, BK_LOOP, P("num_stages", "order", "stage", "sync", "group", "annotations", "turns", "roles"), 8, 0, 1, 2},

@@ -930,10 +930,47 @@ static void persistent_stmt(sema *S, const ast_stmt *s, const builtin_spec *b) {
     sema_emit(S, f);
 }
 
+/* `for i in T.Parallel(a): for j in T.Parallel(b): body` (TVM's nested
+ * T.parallel) as `for i, j in T.Parallel(a, b): body`: a Parallel loop
+ * whose whole body is another, both of positional extents only; NULL
+ * otherwise. */
+static ast_stmt *fused_parallel(sema *S, const ast_stmt *s, const builtin_spec *b) {
+    const ast_expr *it = s->u.for_.iter;
+    if (!b || b->id != B_PARALLEL || s->u.for_.body.n != 1 || it->u.call.nkwargs) return NULL;
+    const ast_stmt *in = s->u.for_.body.stmts[0];
+    if (in->kind != AS_FOR || in->u.for_.iter->kind != AE_CALL || in->u.for_.iter->u.call.nkwargs) return NULL;
+    const builtin_spec *bi = sema_call_builtin(S, in->u.for_.iter);
+    if (!bi || bi->id != B_PARALLEL) return NULL;
+    const ast_expr *const *on, *const *inn;
+    int no = loop_names(s, &on), ni = loop_names(in, &inn);
+    int na = it->u.call.nargs, nb = in->u.for_.iter->u.call.nargs;
+    if (no != na || ni != nb || na + nb > 8) return NULL;
+    ast_expr *call = ast_new_expr(S->arena, AE_CALL, it->loc);
+    *call = *it;
+    call->u.call.args = TLC_NEW_ARRAY(S->arena, ast_expr *, (size_t)(na + nb));
+    ast_expr *tgt = ast_new_expr(S->arena, AE_TUPLE, s->u.for_.target->loc);
+    tgt->u.seq.items = TLC_NEW_ARRAY(S->arena, ast_expr *, (size_t)(na + nb));
+    for (int i = 0; i < na + nb; i++) {
+        call->u.call.args[i] = i < na ? it->u.call.args[i] : in->u.for_.iter->u.call.args[i - na];
+        tgt->u.seq.items[i] = (ast_expr *)(i < na ? on[i] : inn[i - na]);
+    }
+    call->u.call.nargs = tgt->u.seq.n = na + nb;
+    ast_stmt *f = ast_new_stmt(S->arena, AS_FOR, s->loc);
+    *f = *s;
+    f->u.for_.iter = call;
+    f->u.for_.target = tgt;
+    f->u.for_.body = in->u.for_.body;
+    return f;
+}
+
 static void for_stmt(sema *S, const ast_stmt *s) {
     const ast_expr *it = s->u.for_.iter;
     if (!S->in_kernel && sema_py_for(S, s)) return; /* before the kernel: Python, run now */
     const builtin_spec *b = sema_call_builtin(S, it);
+    for (const ast_stmt *f; S->in_kernel && (f = fused_parallel(S, s, b));) {
+        s = f;
+        it = s->u.for_.iter;
+    }
     if (!b || b->kind != BK_LOOP) {
         if (!b && it->kind == AE_CALL && sema_refuse_tilelang(S, sema_dotted_name(S, it->u.call.func), it->loc)) return;
         tlc_error(S->diag, it->loc, "a for loop must iterate over Parallel(...), Pipelined(...), serial(...), range(...) or unroll(...)");
