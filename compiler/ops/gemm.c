@@ -149,7 +149,15 @@ bool tlc_gemm_choose(tlc_arena *a, const tir_kernel *k, tlc_arch arch, const tir
      * shared memory (wgmma's transpose bits and ldmatrix.trans are for
      * 16-bit types) */
     const char *kind = fp8 ? "float8" : "float32 (tf32)";
-    if ((fp8 || tf32) && (s->u.gemm.trans_a || !s->u.gemm.trans_b)) {
+    /* tf32 MN-major: mma.sync with the operand read element by element
+     * (lower_mma_sync), from a 2-d shared buffer */
+    bool tf32_mn = tf32 && (s->u.gemm.trans_a || !s->u.gemm.trans_b);
+    if (tf32_mn && ((s->u.gemm.trans_a && A->rank != 2) || (!s->u.gemm.trans_b && B->rank != 2))) {
+        snprintf(why, (size_t)whylen, "a float32 (tf32) operand stored MN-major must be a whole 2-d shared buffer "
+                                      "or a 2-d slice of one");
+        return false;
+    }
+    if (fp8 && (s->u.gemm.trans_a || !s->u.gemm.trans_b)) {
         snprintf(why, (size_t)whylen, "%s operands are read K-major only: A as [M, K] and B as [N, K] with "
                                       "transpose_B=True (here transpose_A=%s, transpose_B=%s)", kind,
                  s->u.gemm.trans_a ? "True" : "False", s->u.gemm.trans_b ? "True" : "False");
@@ -181,7 +189,7 @@ bool tlc_gemm_choose(tlc_arena *a, const tir_kernel *k, tlc_arch arch, const tir
     /* A in registers (FlashAttention's P @ V) feeds wgmma too (transposed:
      * held in the transposed layout, a_reg_fragment) */
     bool a_regs = A->scope == TIR_SCOPE_FRAGMENT;
-    if ((shared_ops || a_regs) && tlc_target_of(arch)->wgmma &&
+    if ((shared_ops || a_regs) && !tf32_mn && tlc_target_of(arch)->wgmma &&
         tlc_gemm_plan_make(p, arch, threads, m, n, kk, k_step, s->u.gemm.policy, true, why, whylen) &&
         p->inst == TLC_INST_WGMMA) {
         if (s->u.gemm.max_inst_n) tlc_gemm_plan_cap_n(p, s->u.gemm.max_inst_n);
@@ -407,6 +415,14 @@ static void ldmatrix(tlc_lower_ctx *lc, bool trans, int num, th_expr *addr, th_v
     tlc_emit_ptx(lc, tlc_ptx_ldmatrix(num, trans), args, 1, outs, num);
 }
 
+/* Element (row, col) of a 2-d shared operand as a b32 register: the
+ * per-element read of a 32-bit operand stored MN-major, which ldmatrix
+ * (.trans moves 16-bit elements) cannot transpose. */
+static th_expr *shared_word(tlc_lower_ctx *lc, const tir_buffer *b, th_expr *row, th_expr *col) {
+    th_expr *ix[2] = {row, col};
+    return th_bitcast(lc->a, th_load(lc->a, tlc_shared_elem_ptr(lc, b, ix), th_scalar(TH_F32), 4), th_scalar(TH_I32));
+}
+
 static void lower_mma_sync(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_gemm_plan *p) {
     tlc_arena *a = lc->a;
     const tir_buffer *A = s->u.gemm.a.buf, *B = s->u.gemm.b.buf, *C = s->u.gemm.c.buf;
@@ -429,7 +445,13 @@ static void lower_mma_sync(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_gemm_
     ldm_addr la, lb;
     th_expr *jl = th_bin(a, THB_UREM, lj, tlc_i32(lc, 2)), *jh = th_bin(a, THB_UDIV, lj, tlc_i32(lc, 2));
     th_expr *a_rows = run_time_rows(lc, &s->u.gemm.a), *b_rows = run_time_rows(lc, &s->u.gemm.b);
-    if (A->scope == TIR_SCOPE_SHARED) {
+    /* tf32 operands stored MN-major: each register one element, read alone;
+     * lane (g, t) = (lane / 4, lane % 4) holds A (m g [+8], k t [+4]) and
+     * B (k t [+4], n g) (mma.sync m16n8k8's fragments) */
+    bool a_words = tf32 && ta, b_words = tf32 && !tb;
+    th_expr *lg = tlc_let(lc, "lg", th_bin(a, THB_UDIV, lane, tlc_i32(lc, 4)));
+    th_expr *lt = tlc_let(lc, "lt", th_bin(a, THB_UREM, lane, tlc_i32(lc, 4)));
+    if (A->scope == TIR_SCOPE_SHARED && !a_words) {
         if (!ta) /* A[m][k]: matrices (m 0-7, k 0-7), (m 8-15, k 0-7), (m 0-7, k 8-15), (m 8-15, k 8-15) */
             ldm_init(lc, &la, A, th_bin(a, THB_ADD, row0, th_bin(a, THB_ADD, lr, th_bin(a, THB_MUL, jl, tlc_i32(lc, 8)))), jh,
                      a_rows);
@@ -437,7 +459,9 @@ static void lower_mma_sync(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_gemm_
             ldm_init(lc, &la, A, th_bin(a, THB_ADD, lr, th_bin(a, THB_MUL, jh, tlc_i32(lc, 8))),
                      th_bin(a, THB_ADD, th_bin(a, THB_UDIV, row0, tlc_i32(lc, 8)), jl), a_rows);
     }
-    if (!tb) /* B stored [k][n], .trans: matrices (k 0-7, n 0-7), (k 8-15, n 0-7), (k 0-7, n 8-15), (k 8-15, n 8-15) */
+    if (b_words) {
+        /* element by element below */
+    } else if (!tb) /* B stored [k][n], .trans: matrices (k 0-7, n 0-7), (k 8-15, n 0-7), (k 0-7, n 8-15), (k 8-15, n 8-15) */
         ldm_init(lc, &lb, B, th_bin(a, THB_ADD, lr, th_bin(a, THB_MUL, jl, tlc_i32(lc, 8))),
                  th_bin(a, THB_ADD, th_bin(a, THB_UDIV, col0, tlc_i32(lc, 8)), jh), b_rows);
     else /* B stored [n][k]: matrices (n 0-7, k 0-7), (n 0-7, k 8-15), (n 8-15, k 0-7), (n 8-15, k 8-15) */
@@ -459,7 +483,13 @@ static void lower_mma_sync(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_gemm_
     for (int ks = 0; ks < ksteps; ks++) {
         /* A tiles */
         for (int mi = 0; mi < mtiles; mi++) {
-            if (A->scope == TIR_SCOPE_SHARED) {
+            if (a_words) { /* A stored [k][m] */
+                for (int q = 0; q < 4; q++) {
+                    th_expr *k = th_bin(a, THB_ADD, lt, tlc_i32(lc, as[0] + ks * kst + (q / 2) * 4));
+                    th_expr *m = th_bin(a, THB_ADD, th_bin(a, THB_ADD, row0, lg), tlc_i32(lc, as[1] + mi * 16 + (q % 2) * 8));
+                    tlc_emit(lc, th_assign(a, af[mi * 4 + q], NULL, shared_word(lc, A, k, m)));
+                }
+            } else if (A->scope == TIR_SCOPE_SHARED) {
                 th_expr *ad = !ta ? ldm_at(lc, &la, as[0] + mi * 16, as[1] + ks * kst)
                                   : ldm_at(lc, &la, as[0] + ks * kst, as[1] + mi * 16);
                 ldmatrix(lc, ta, 4, ad, &af[mi * 4]);
@@ -476,7 +506,13 @@ static void lower_mma_sync(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_gemm_
             }
         }
         /* B tiles, two n8 tiles per x4 */
-        for (int ni = 0; ni < ntiles; ni += 2) {
+        for (int ni = 0; b_words && ni < ntiles; ni++) /* B stored [k][n] */
+            for (int q = 0; q < 2; q++) {
+                th_expr *k = th_bin(a, THB_ADD, lt, tlc_i32(lc, bs[0] + ks * kst + q * 4));
+                th_expr *n = th_bin(a, THB_ADD, th_bin(a, THB_ADD, col0, lg), tlc_i32(lc, bs[1] + ni * 8));
+                tlc_emit(lc, th_assign(a, bfr[ni * 2 + q], NULL, shared_word(lc, B, k, n)));
+            }
+        for (int ni = 0; !b_words && ni < ntiles; ni += 2) {
             int num = ni + 1 < ntiles ? 4 : 2;
             th_expr *ad = !tb ? ldm_at(lc, &lb, bs[0] + ks * kst, bs[1] + ni * 8)
                               : ldm_at(lc, &lb, bs[0] + ni * 8, bs[1] + ks * kst);

@@ -212,6 +212,13 @@ class GpuTest(unittest.TestCase):
                     err = (c.double() - ref).abs()
                     self.assertLessEqual(err.max().item(), 5e-3 * ref.abs().max().item())
                     self.assertLess((err.norm() / ref.norm()).item(), 1e-3)
+                with self.subTest(backend=backend, arch=arch, kernel="tf32_mn_major"):
+                    a2, b2 = torch.randn(64, 64, device="cuda"), torch.randn(64, 128, device="cuda")
+                    c2, d2 = (torch.full((64, 128), float("nan"), device="cuda") for _ in range(2))
+                    tlc.compile(TF32, kernel="tf32_mn_major", arch=arch, backend=backend)(a2, b2, c2, d2)
+                    for got, want in ((c2, a2.double() @ b2.double()), (d2, a2.double().t() @ b2.double())):
+                        err = (got.double() - want).abs()
+                        self.assertLessEqual(err.max().item(), 5e-3 * want.abs().max().item())
 
     def test_float8_conversions(self):
         if not _sm90():
