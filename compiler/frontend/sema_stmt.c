@@ -1175,7 +1175,10 @@ static void if_stmt(sema *S, const ast_stmt *s) {
     if (c && c->kind != TE_INT && !S->in_kernel &&
         sema_unbound_error(S, c, s->u.if_.cond->loc, "the condition of an 'if' outside the kernel must be known at "
                            "compile time")) {
+        if (S->depth >= MAX_BLOCK_DEPTH) return;
+        S->depth++;
         for (int i = 0; i < s->u.if_.then.n && !tlc_diag_too_many(S->diag); i++) sema_stmt(S, s->u.if_.then.stmts[i]);
+        S->depth--;
         return;
     }
     if (c && c->kind == TE_INT) { /* decided at compile time: only the taken branch exists */

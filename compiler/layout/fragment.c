@@ -416,6 +416,7 @@ tlc_fragment *tlc_fragment_reshape(tlc_arena *a, const tlc_fragment *src, int ra
     for (int i = 0; i < src->ndigits; i++) {
         tlc_digit g = src->digits[i];
         if (g.dim < 0) {
+            if (f->ndigits == TLC_FRAG_MAX_DIGITS) return NULL;
             f->digits[f->ndigits++] = g;
             continue;
         }

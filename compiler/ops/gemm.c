@@ -5,8 +5,10 @@
  * fragment is the same), or float8_e4m3 operands into float32 from sm_89
  * on (k32 instructions), or float32 operands read as tf32 (k8): 32 bytes of
  * K a step, as k16 is for 16-bit types, so the shared layouts, descriptors
- * and ldmatrix addresses are the same; K-major shared operands only:
- * neither wgmma nor ldmatrix transposes 8- or 32-bit elements.
+ * and ldmatrix addresses are the same. Neither wgmma nor ldmatrix
+ * transposes 8- or 32-bit elements: such operands are K-major in shared
+ * memory, except a tf32 one stored MN-major, which mma.sync reads one
+ * element per register.
  *
  * Layout rule (strict): C's fragment is fixed by the instruction and the
  * warp policy (layout/gemm_layouts.h); shared operands get swizzled panel
@@ -145,12 +147,11 @@ bool tlc_gemm_choose(tlc_arena *a, const tir_kernel *k, tlc_arch arch, const tir
         return false;
     }
     int k_step = k_step_of(A->dtype);
-    /* 8- and 32-bit operands: the instructions read them K-major only, from
-     * shared memory (wgmma's transpose bits and ldmatrix.trans are for
-     * 16-bit types) */
+    /* 8- and 32-bit operands: wgmma's transpose bits and ldmatrix.trans are
+     * for 16-bit types, so the instructions read them K-major from shared
+     * memory; a tf32 operand stored MN-major goes to mma.sync, which reads
+     * it element by element (lower_mma_sync) from a 2-d shared buffer */
     const char *kind = fp8 ? "float8" : "float32 (tf32)";
-    /* tf32 MN-major: mma.sync with the operand read element by element
-     * (lower_mma_sync), from a 2-d shared buffer */
     bool tf32_mn = tf32 && (s->u.gemm.trans_a || !s->u.gemm.trans_b);
     if (tf32_mn && ((s->u.gemm.trans_a && A->rank != 2) || (!s->u.gemm.trans_b && B->rank != 2))) {
         snprintf(why, (size_t)whylen, "a float32 (tf32) operand stored MN-major must be a whole 2-d shared buffer "
