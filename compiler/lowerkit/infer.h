@@ -8,7 +8,7 @@
 typedef struct tlc_infer {
     tlc_arena *a;
     tlc_diag *diag;
-    const tir_kernel *k;
+    tir_kernel *k; /* inference may add converted copies (ops/parallel.c) */
     tlc_strength *strength;   /* per buffer id */
     const tir_stmt **setter;  /* per buffer id: the op whose proposal was taken */
     bool changed;

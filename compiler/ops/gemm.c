@@ -450,8 +450,11 @@ static void lower_mma_sync(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_gemm_
      * lane (g, t) = (lane / 4, lane % 4) holds A (m g [+8], k t [+4]) and
      * B (k t [+4], n g) (mma.sync m16n8k8's fragments) */
     bool a_words = tf32 && ta, b_words = tf32 && !tb;
-    th_expr *lg = tlc_let(lc, "lg", th_bin(a, THB_UDIV, lane, tlc_i32(lc, 4)));
-    th_expr *lt = tlc_let(lc, "lt", th_bin(a, THB_UREM, lane, tlc_i32(lc, 4)));
+    th_expr *lg = NULL, *lt = NULL;
+    if (a_words || b_words) {
+        lg = tlc_let(lc, "lg", th_bin(a, THB_UDIV, lane, tlc_i32(lc, 4)));
+        lt = tlc_let(lc, "lt", th_bin(a, THB_UREM, lane, tlc_i32(lc, 4)));
+    }
     if (A->scope == TIR_SCOPE_SHARED && !a_words) {
         if (!ta) /* A[m][k]: matrices (m 0-7, k 0-7), (m 8-15, k 0-7), (m 0-7, k 8-15), (m 8-15, k 8-15) */
             ldm_init(lc, &la, A, th_bin(a, THB_ADD, row0, th_bin(a, THB_ADD, lr, th_bin(a, THB_MUL, jl, tlc_i32(lc, 8)))), jh,

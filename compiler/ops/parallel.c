@@ -278,6 +278,109 @@ static bool parallel_infer(tlc_infer *st, const tir_stmt *s, bool free_pass) {
     return proposed;
 }
 
+/* ---- a fragment the loop reads in another placement: a converted copy ---- */
+/* The slot in the kernel's statements that holds s, or NULL. */
+static tir_stmt **slot_of(tir_stmt **at, const tir_stmt *s) {
+    tir_stmt *x = *at;
+    if (!x) return NULL;
+    if (x == s) return at;
+    tir_stmt **r = NULL;
+    switch (x->kind) {
+    case TS_SEQ:
+        for (int i = 0; i < x->u.seq.n && !r; i++) r = slot_of(&x->u.seq.stmts[i], s);
+        return r;
+    case TS_FOR: return slot_of(&x->u.for_.body, s);
+    case TS_IF:
+        r = slot_of(&x->u.if_.then, s);
+        return r ? r : slot_of(&x->u.if_.els, s);
+    default: return NULL;
+    }
+}
+
+static void retarget_expr(tir_expr *e, const tir_buffer *from, tir_buffer *to) {
+    if (!e) return;
+    switch (e->kind) {
+    case TE_LOAD:
+        if (e->u.load.buf == from) e->u.load.buf = to;
+        for (int i = 0; i < e->u.load.buf->rank; i++) retarget_expr(e->u.load.idx[i], from, to);
+        return;
+    case TE_BINARY: retarget_expr(e->u.bin.a, from, to); retarget_expr(e->u.bin.b, from, to); return;
+    case TE_UNARY: retarget_expr(e->u.un.a, from, to); return;
+    case TE_CAST: retarget_expr(e->u.cast.a, from, to); return;
+    case TE_SELECT:
+        retarget_expr(e->u.sel.cond, from, to);
+        retarget_expr(e->u.sel.a, from, to);
+        retarget_expr(e->u.sel.b, from, to);
+        return;
+    default: return;
+    }
+}
+
+/* The loads of `from` in a loop body's statements read `to` instead. */
+static void retarget_stmt(tir_stmt *s, const tir_buffer *from, tir_buffer *to) {
+    if (!s) return;
+    switch (s->kind) {
+    case TS_SEQ:
+        for (int i = 0; i < s->u.seq.n; i++) retarget_stmt(s->u.seq.stmts[i], from, to);
+        return;
+    case TS_FOR: retarget_stmt(s->u.for_.body, from, to); return;
+    case TS_IF:
+        retarget_expr(s->u.if_.cond, from, to);
+        retarget_stmt(s->u.if_.then, from, to);
+        retarget_stmt(s->u.if_.els, from, to);
+        return;
+    case TS_LET: case TS_ASSIGN: retarget_expr(s->u.let.value, from, to); return;
+    case TS_STORE:
+        retarget_expr(s->u.store.value, from, to);
+        for (int i = 0; i < s->u.store.buf->rank; i++) retarget_expr(s->u.store.idx[i], from, to);
+        return;
+    default: return;
+    }
+}
+
+/* A fragment the loop only reads, whole, by its variables (`scale[i]` in
+ * a loop over (i, j)), placed for other work than this loop's (a row
+ * statistic a 1-d loop wrote): a copy of it in the loop's placement, made
+ * right before the loop (a fragment-to-fragment copy, which lowering
+ * converts through shared memory), which the loop reads instead. NULL
+ * where that is not the case. */
+static tir_buffer *converted_copy(tlc_infer *st, tir_stmt *s, const tlc_fragment *L, const tir_buffer *b,
+                                  tir_expr *const *idx) {
+    int map[TLC_FRAG_MAX_RANK]; /* plain: each index a loop variable */
+    if (b->view_of || b->rank > TLC_FRAG_MAX_RANK || !tlc_par_access_map(s, b, idx, map) || has_zero_dim(map, b->rank))
+        return NULL;
+    tir_stmt **at = slot_of(&st->k->body, s);
+    tlc_fragment *f = at ? project(st->a, L, map, b->rank) : NULL;
+    if (!f || !tlc_fragment_is_valid(f, NULL, 0)) return NULL;
+    tir_kernel *k = st->k;
+    tir_buffer *c = TLC_NEW(st->a, tir_buffer);
+    *c = *b;
+    c->name = tlc_arena_printf(st->a, "%s.for_line%d", b->name, s->loc.line);
+    c->id = k->nbuffers;
+    c->fragment = f;
+    f->origin = "a copy in the placement of the loop that reads it";
+    tir_buffer **bufs = TLC_NEW_ARRAY(st->a, tir_buffer *, (size_t)k->nbuffers + 1);
+    memcpy(bufs, k->buffers, sizeof *bufs * (size_t)k->nbuffers);
+    bufs[k->nbuffers++] = c;
+    k->buffers = bufs;
+    tir_stmt *al = tir_new_stmt(st->a, TS_ALLOC, s->loc);
+    al->u.alloc.buf = c;
+    tir_stmt *cp = tlc_new_tile_op(st->a, TS_COPY, s->loc);
+    tir_expr **zero = TLC_NEW_ARRAY(st->a, tir_expr *, (size_t)b->rank);
+    for (int d = 0; d < b->rank; d++) zero[d] = tir_int(st->a, 0, s->loc);
+    cp->u.copy.src = (tir_region){.buf = (tir_buffer *)b, .rank = b->rank, .start = zero, .extent = b->shape, .loc = s->loc};
+    cp->u.copy.dst = (tir_region){.buf = c, .rank = b->rank, .start = zero, .extent = c->shape, .loc = s->loc};
+    tir_stmt *seq = tir_new_stmt(st->a, TS_SEQ, s->loc);
+    seq->u.seq.stmts = TLC_NEW_ARRAY(st->a, tir_stmt *, 3);
+    seq->u.seq.stmts[0] = al;
+    seq->u.seq.stmts[1] = cp;
+    seq->u.seq.stmts[2] = s;
+    seq->u.seq.n = 3;
+    *at = seq;
+    retarget_stmt(s->u.for_.body, b, c);
+    return c;
+}
+
 /* After inference: every fragment access of the loop must be one the
  * thread can serve from its own registers. */
 bool tlc_parallel_check(tlc_infer *st, tir_stmt *s) {
@@ -329,6 +432,14 @@ bool tlc_parallel_check(tlc_infer *st, tir_stmt *s) {
                 continue;
             }
             const int64_t *slot = x->buf->fragment ? access_slots(st, L, x->buf->fragment, map, x->buf->rank) : NULL;
+            tir_buffer *conv = NULL;
+            if (!slot && x->buf->fragment && !(x->mode & TIR_ACCESS_WRITE) &&
+                !tir_stmt_touches(s->u.for_.body, x->buf, TIR_ACCESS_WRITE) &&
+                (conv = converted_copy(st, s, L, x->buf, x->idx))) {
+                slot = access_slots(st, L, conv->fragment, map, conv->rank);
+                for (int j = i + 1; j < l.n; j++) /* its other loads, now of the copy */
+                    if (l.v[j].buf == x->buf) l.v[j].buf = conv;
+            }
             if (!slot) {
                 tlc_infer_conflict(st, s, x->buf, L,
                                    "a thread of this Parallel loop would read or write elements held by another thread");
@@ -337,8 +448,8 @@ bool tlc_parallel_check(tlc_infer *st, tir_stmt *s) {
             }
             tir_par_access *r = &acc[nacc++];
             r->loop_frag = L;
-            r->buf_frag = x->buf->fragment;
-            r->buf = x->buf;
+            r->buf = conv ? conv : x->buf;
+            r->buf_frag = r->buf->fragment;
             memcpy(r->map, map, sizeof(int) * (size_t)x->buf->rank);
             r->slot = slot;
             tlc_ptrvec_push(&st->par_seen, r);

@@ -90,6 +90,7 @@ def grouped_sums_expected(x, w):
     return (np.maximum(x.reshape(64, 2, 64), 0) * w[None]).sum(-1)
 
 
+CONVERTED_READ = os.path.join(ROOT, "tests", "golden", "layout", "converted_read.tl")
 ATOMIC_VECTOR = os.path.join(ROOT, "tests", "golden", "tilelang", "atomic_add_vector.py")
 TF32 = os.path.join(ROOT, "tests", "golden", "tilelang", "gemm_tf32.py")
 A_REGS_TRANSPOSED = os.path.join(ROOT, "tests", "golden", "tilelang", "gemm_a_regs_transposed.py")

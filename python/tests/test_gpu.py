@@ -4,7 +4,7 @@ import os
 import unittest
 
 import tlc
-from kernels import (A_REGS_TRANSPOSED, ATOMIC_VECTOR, EXAMPLES, FP8, FRAGMENT_RESHAPE, GEMV_KERNELS, TF32, grouped_sums_expected, PACKED, ROOT, SCALE, SHARED_INDEX, THREAD_BARRIERS, THREAD_BINDING,
+from kernels import (A_REGS_TRANSPOSED, ATOMIC_VECTOR, CONVERTED_READ, EXAMPLES, FP8, FRAGMENT_RESHAPE, GEMV_KERNELS, TF32, grouped_sums_expected, PACKED, ROOT, SCALE, SHARED_INDEX, THREAD_BARRIERS, THREAD_BINDING,
                      UNSIGNED, UNSIGNED_BOUND, WARP_SHUFFLE, REDUCER, gemv_inputs, packed_expected, packed_inputs,
                      reinterpret_expected, shared_index_expected, shift_expected, unsigned_expected, unsigned_inputs,
                      warp_shuffle_expected)
@@ -189,6 +189,17 @@ class GpuTest(unittest.TestCase):
                     out = torch.full((64, 2), float("nan"), device="cuda")
                     tlc.compile(FRAGMENT_RESHAPE, arch=arch, backend=backend)(x, w, out)
                     torch.testing.assert_close(out, want, rtol=1e-5, atol=1e-5)
+
+    def test_fragment_read_in_another_placement(self):
+        # a row statistic read by column in a 2-d loop: the loop reads a converted copy
+        a = torch.randn(64, 64, device="cuda")
+        want = a.sum(1)[None, :].expand(64, 64)
+        for backend in ("direct", "llvm"):
+            for arch in ("sm_90a", "sm_80") if _sm90() else ("sm_80",):
+                with self.subTest(backend=backend, arch=arch):
+                    b = torch.full((64, 64), float("nan"), device="cuda")
+                    tlc.compile(CONVERTED_READ, arch=arch, backend=backend)(a, b)
+                    torch.testing.assert_close(b, want, rtol=1e-5, atol=1e-4)
 
     def test_vector_atomic_adds(self):
         x = torch.randint(-4, 5, (64, 128), device="cuda").float()

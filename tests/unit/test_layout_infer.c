@@ -100,6 +100,7 @@ static void test_conflict(void **state) {
         "        reduce_sum(a, r, dim=1)\n"
         "        for i, j in Parallel(64, 64):\n"
         "            c[i, j] = r[j]\n"
+        "            r[j] = 0.0\n"
         "        copy(c, B)\n";
     assert_false(infer(&c, src, NULL));
     const char *out = tlc_sb_cstr(&c.diag.out);

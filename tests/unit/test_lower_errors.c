@@ -50,7 +50,8 @@ static const error_case cases[] = {
      "        clear(f)\n"
      "        reduce_sum(f, g, dim=1)\n"
      "        for i, j in Parallel(64, 64):\n"
-     "            f[i, j] = g[j]\n",
+     "            f[i, j] = g[j]\n"
+     "            g[j] = 0.0\n",
      "7:9: error: layout conflict on fragment 'g'"},
     {"        l = alloc_local((64,), float32)\n"
      "        copy(C, l)\n",
