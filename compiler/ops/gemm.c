@@ -138,11 +138,12 @@ bool tlc_gemm_choose(tlc_arena *a, const tir_kernel *k, tlc_arch arch, const tir
     bool fp8 = A->dtype == TIR_F8E4M3 && B->dtype == TIR_F8E4M3 && C->dtype == TIR_F32;
     /* float32 operands go in as tf32 (their low 13 mantissa bits unread) */
     bool tf32 = A->dtype == TIR_F32 && B->dtype == TIR_F32 && C->dtype == TIR_F32;
-    if (!fp8 && !tf32 && (!is_mma_dtype(A->dtype) || A->dtype != B->dtype ||
+    bool int8 = A->dtype == TIR_I8 && B->dtype == TIR_I8 && C->dtype == TIR_I32;
+    if (!fp8 && !tf32 && !int8 && (!is_mma_dtype(A->dtype) || A->dtype != B->dtype ||
                           !(C->dtype == TIR_F32 || (C->dtype == TIR_F16 && A->dtype == TIR_F16)))) {
-        snprintf(why, (size_t)whylen, "the tensor cores take float16 or bfloat16 operands and a float32 accumulator, "
-                                      "float16 operands and a float16 accumulator, or float8_e4m3 or float32 (as "
-                                      "tf32) operands and a float32 accumulator (here %s x %s -> %s)",
+        snprintf(why, (size_t)whylen, "the tensor cores take float16, bfloat16, float8_e4m3 or float32 (as tf32) "
+                                      "operands into float32, float16 ones into float16, int8 ones into int32 "
+                                      "(here %s x %s -> %s)",
                  tir_dtype_name(A->dtype), tir_dtype_name(B->dtype), tir_dtype_name(C->dtype));
         return false;
     }
@@ -151,7 +152,8 @@ bool tlc_gemm_choose(tlc_arena *a, const tir_kernel *k, tlc_arch arch, const tir
      * for 16-bit types, so the instructions read them K-major from shared
      * memory; a tf32 operand stored MN-major goes to mma.sync, which reads
      * it element by element (lower_mma_sync) from a 2-d shared buffer */
-    const char *kind = fp8 ? "float8" : "float32 (tf32)";
+    const char *kind = fp8 ? "float8" : int8 ? "int8" : "float32 (tf32)";
+    fp8 |= int8; /* the same rules: 8-bit operands, k32 */
     bool tf32_mn = tf32 && (s->u.gemm.trans_a || !s->u.gemm.trans_b);
     if (tf32_mn && ((s->u.gemm.trans_a && A->rank != 2) || (!s->u.gemm.trans_b && B->rank != 2))) {
         snprintf(why, (size_t)whylen, "a float32 (tf32) operand stored MN-major must be a whole 2-d shared buffer "
@@ -165,7 +167,7 @@ bool tlc_gemm_choose(tlc_arena *a, const tir_kernel *k, tlc_arch arch, const tir
         return false;
     }
     if ((fp8 || tf32) && A->scope != TIR_SCOPE_SHARED) {
-        snprintf(why, (size_t)whylen, "a %s operand A must be in shared memory", kind);
+        snprintf(why, (size_t)whylen, "%s %s operand A must be in shared memory", int8 ? "an" : "a", kind);
         return false;
     }
     /* shared operands may be 2-d slices of buffers of more dims */
@@ -201,7 +203,7 @@ bool tlc_gemm_choose(tlc_arena *a, const tir_kernel *k, tlc_arch arch, const tir
                   wgmma_operand_ok(operand_layout(a, B), s->u.gemm.trans_b, p->inst_n, p->tile_n, b_start[1]);
         if (ok) return true;
     }
-    if (fp8 && tlc_target_of(arch)->sm < 89) {
+    if (fp8 && !int8 && tlc_target_of(arch)->sm < 89) {
         snprintf(why, (size_t)whylen, "float8 gemms need sm_89 or newer (mma.sync m16n8k32, or sm_90a's wgmma); "
                                       "the target is %s", tlc_arch_name(arch));
         return false;
@@ -247,7 +249,7 @@ static bool gemm_infer(tlc_infer *st, const tir_stmt *s, bool free_pass) {
             st->changed = true;
         }
     tlc_gemm_plan p;
-    char why[256];
+    char why[512];
     if (!tlc_gemm_choose(st->a, st->k, st->arch, s, &p, why, sizeof why)) {
         tlc_error(st->diag, s->loc, "gemm cannot be mapped to the tensor cores: %s", why);
         st->failed = true;
@@ -279,7 +281,8 @@ static th_var *scalar_tmp(tlc_lower_ctx *lc, const char *name, th_base b) { retu
  * or (float16 accumulators) slots `slot`, `slot` + 1 packed in one b32. */
 static bool f16_acc(const tir_buffer *C) { return C->dtype == TIR_F16; }
 static int acc_per_reg(const tir_buffer *C) { return f16_acc(C) ? 2 : 1; }
-static th_base acc_reg_base(const tir_buffer *C) { return f16_acc(C) ? TH_I32 : TH_F32; }
+static bool int_acc(const tir_buffer *C) { return C->dtype == TIR_I32; }
+static th_base acc_reg_base(const tir_buffer *C) { return f16_acc(C) || int_acc(C) ? TH_I32 : TH_F32; }
 
 /* mma.sync (synchronous): the pairs are packed before and unpacked after
  * each instruction. */
@@ -350,7 +353,7 @@ static int64_t linear_byte(const tlc_layout *l, int64_t row, int64_t col) {
 static void clear_acc(tlc_lower_ctx *lc, const tir_buffer *C) {
     th_var *acc = lc->regs[C->id];
     for (int64_t i = 0; i < C->fragment->slots; i++)
-        tlc_emit(lc, th_assign(lc->a, acc, tlc_i32(lc, i), th_float(lc->a, acc->type.base, 0.0)));
+        tlc_emit(lc, th_assign(lc->a, acc, tlc_i32(lc, i), tlc_zero(lc, th_scalar(acc->type.base))));
 }
 
 /* The rows a shared operand's slice starts at that are known only at run
@@ -428,7 +431,7 @@ static void lower_mma_sync(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_gemm_
     tlc_arena *a = lc->a;
     const tir_buffer *A = s->u.gemm.a.buf, *B = s->u.gemm.b.buf, *C = s->u.gemm.c.buf;
     bool ta = s->u.gemm.trans_a, tb = s->u.gemm.trans_b;
-    bool bf = A->dtype == TIR_BF16, fp8 = A->dtype == TIR_F8E4M3, tf32 = A->dtype == TIR_F32;
+    bool bf = A->dtype == TIR_BF16, fp8 = A->dtype == TIR_F8E4M3, tf32 = A->dtype == TIR_F32, int8 = A->dtype == TIR_I8;
     int kst = p->k_step, mtiles = p->tile_m / 16, ntiles = p->tile_n / 8, ksteps = p->k / kst;
     th_expr *tid = th_read(a, lc->tid);
     th_expr *warp = th_bin(a, THB_UDIV, tid, tlc_i32(lc, 32));
@@ -481,7 +484,10 @@ static void lower_mma_sync(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_gemm_
     int per = acc_per_reg(C), nd = 4 / per; /* accumulator registers per m16n8 tile */
     th_var *d[4];
     for (int i = 0; i < nd; i++) d[i] = scalar_tmp(lc, "d", acc_reg_base(C));
-    tlc_ptx mma = fp8 ? tlc_ptx_mma_m16n8k32_e4m3() : tf32 ? tlc_ptx_mma_m16n8k8_tf32() : tlc_ptx_mma_m16n8k16(bf, f16_acc(C));
+    tlc_ptx mma = fp8    ? tlc_ptx_mma_m16n8k32_e4m3()
+                  : int8 ? tlc_ptx_mma_m16n8k32_s8()
+                  : tf32 ? tlc_ptx_mma_m16n8k8_tf32()
+                         : tlc_ptx_mma_m16n8k16(bf, f16_acc(C));
     if (fp8 && lc->tk->ptx_isa < 84) lc->tk->ptx_isa = 84; /* mma's float8 form */
     th_type h2 = th_vec(bf ? TH_BF16 : TH_F16, 2);
     for (int ks = 0; ks < ksteps; ks++) {
@@ -598,7 +604,7 @@ static void fence_acc(tlc_lower_ctx *lc, const tir_buffer *C) {
         th_var *d = scalar_tmp(lc, "fa", acc_reg_base(C));
         th_expr *args[1] = {th_array_read(lc->a, regs, tlc_i32(lc, i))};
         /* no PTX: pins the register in place */
-        tlc_emit(lc, th_asm(lc->a, "", f16_acc(C) ? "=r,0" : "=f,0", args, 1, &d, 1, true));
+        tlc_emit(lc, th_asm(lc->a, "", acc_reg_base(C) == TH_I32 ? "=r,0" : "=f,0", args, 1, &d, 1, true));
         tlc_emit(lc, th_assign(lc->a, regs, tlc_i32(lc, i), th_read(lc->a, d)));
     }
 }
@@ -608,7 +614,8 @@ static void lower_wgmma(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_gemm_pla
     const tir_buffer *A = s->u.gemm.a.buf, *B = s->u.gemm.b.buf, *C = s->u.gemm.c.buf;
     bool ta = s->u.gemm.trans_a, tb = s->u.gemm.trans_b;
     bool a_kmajor = !ta, b_kmajor = tb;
-    const char *ty = A->dtype == TIR_BF16 ? "bf16" : A->dtype == TIR_F8E4M3 ? "e4m3" : A->dtype == TIR_F32 ? "tf32" : "f16";
+    const char *ty = A->dtype == TIR_BF16 ? "bf16" : A->dtype == TIR_F8E4M3 ? "e4m3" : A->dtype == TIR_F32 ? "tf32"
+                   : A->dtype == TIR_I8 ? "s8" : "f16";
     /* The driver (transform/lower.c) has made the shared operands visible
      * to the async proxy: fence.proxy.async and a barrier after the
      * ordinary stores that wrote them. */
@@ -697,7 +704,8 @@ static void lower_wgmma(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_gemm_pla
             d[g * nregs + i] = scalar_tmp(lc, "d", acc_reg_base(C));
             args[ninst * nin + g * nregs + i] = th_array_read(a, regs, tlc_i32(lc, first_reg[g] + i));
         }
-    tlc_wgmma_shape shape = {p->inst_n, f16_acc(C) ? "f16" : "f32", ty, a_regs, a_regs ? false : ta, !tb};
+    tlc_wgmma_shape shape = {p->inst_n, f16_acc(C) ? "f16" : int_acc(C) ? "s32" : "f32", ty, a_regs, a_regs ? false : ta,
+                             !tb};
     tlc_emit_ptx(lc, tlc_ptx_wgmma_fence(), NULL, 0, NULL, 0);
     tlc_emit_ptx(lc, tlc_ptx_wgmma_chain(a, &shape, ninst, group), args, ninst * nin + ngroups * nregs, d,
                  ngroups * nregs);
@@ -839,6 +847,18 @@ static void gemm_interp(tlc_interp *it, const tir_stmt *s) {
     tir_dtype ct = c.ib->b->dtype;
     tlc_interp_gather(it, &c, cv, ct);
     bool cf = tlc_interp_isf(ct);
+    if (!cf && !tlc_interp_isf(a.ib->b->dtype) && !tlc_interp_isf(b.ib->b->dtype)) {
+        /* int8 x int8 -> int32: exact sums (the products are small integers, exact in float) */
+        for (int64_t i = 0; i < m; i++)
+            for (int64_t j = 0; j < n; j++) {
+                int64_t acc = s->u.gemm.clear_accum ? 0 : cv[i * n + j].i;
+                for (int64_t kk = 0; kk < k; kk++) acc += (int64_t)A[i * k + kk] * (int64_t)Bt[j * k + kk];
+                cv[i * n + j].i = acc;
+            }
+        it->stats.gemm_macs += m * n * k;
+        tlc_interp_scatter(it, &c, cv, ct);
+        return;
+    }
     for (int64_t i = 0; i < m; i++) {
         const float *ar = A + i * k;
         for (int64_t j = 0; j < n; j++) {

@@ -129,6 +129,12 @@ tlc_ptx tlc_ptx_mma_m16n8k8_tf32(void) {
                "=f,=f,=f,=f,r,r,r,r,r,r,0,1,2,3");
 }
 
+tlc_ptx tlc_ptx_mma_m16n8k32_s8(void) {
+    return ptx("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {$0, $1, $2, $3}, {$4, $5, $6, $7}, "
+               "{$8, $9}, {$10, $11, $12, $13};",
+               "=r,=r,=r,=r,r,r,r,r,r,r,0,1,2,3");
+}
+
 /* A chain of wgmma m64nNk16 (k32: 8-bit types, k8: tf32) instructions in one asm statement. Operands:
  * every group's accumulator outputs (n/2 f32, or n/4 b32 of two halves,
  * per group), then each instruction's A (a shared-memory descriptor, or
@@ -146,13 +152,16 @@ tlc_ptx tlc_ptx_wgmma_chain(tlc_arena *a, const tlc_wgmma_shape *w, int ninst, c
     /* 8-bit operands: k32, tf32: k8 (32 bytes a row, as k16 of 16-bit
      * ones), K-major only, so the instruction takes no transpose immediates */
     bool tf32 = strcmp(w->ty, "tf32") == 0;
-    bool byte_ty = strcmp(w->ty, "e4m3") == 0 || strcmp(w->ty, "e5m2") == 0 || tf32;
+    bool s8 = strcmp(w->ty, "s8") == 0;
+    bool byte_ty = strcmp(w->ty, "e4m3") == 0 || strcmp(w->ty, "e5m2") == 0 || s8 || tf32;
     for (int q = 0; q < ninst; q++) {
         int o = group[q] * nregs, in = nouts + q * nin;
         tlc_sb_printf(&text, "%swgmma.mma_async.sync.aligned.m64n%dk%d.%s.%s.%s {", q ? "\n\t" : "", w->n,
                       tf32 ? 8 : byte_ty ? 32 : 16, w->acc, w->ty, w->ty);
         for (int i = 0; i < nregs; i++) tlc_sb_printf(&text, "%s$%d", i ? ", " : "", o + i);
-        if (byte_ty) /* shared operands only (ops/gemm.c) */
+        if (s8) /* integer: scale-d only */
+            tlc_sb_printf(&text, "}, $%d, $%d, 1;", in, in + 1);
+        else if (byte_ty) /* shared operands only (ops/gemm.c) */
             tlc_sb_printf(&text, "}, $%d, $%d, 1, 1, 1;", in, in + 1);
         else if (w->a_regs)
             tlc_sb_printf(&text, "}, {$%d, $%d, $%d, $%d}, $%d, 1, 1, 1, %d;", in, in + 1, in + 2, in + 3, in + 4,
@@ -160,7 +169,7 @@ tlc_ptx tlc_ptx_wgmma_chain(tlc_arena *a, const tlc_wgmma_shape *w, int ninst, c
         else
             tlc_sb_printf(&text, "}, $%d, $%d, 1, 1, 1, %d, %d;", in, in + 1, w->trans_a ? 1 : 0, w->trans_b ? 1 : 0);
     }
-    for (int i = 0; i < nouts; i++) tlc_sb_puts(&cons, f16_acc ? "=r," : "=f,");
+    for (int i = 0; i < nouts; i++) tlc_sb_puts(&cons, f16_acc || strcmp(w->acc, "s32") == 0 ? "=r," : "=f,");
     for (int q = 0; q < ninst; q++) tlc_sb_printf(&cons, "%s%s", q ? "," : "", w->a_regs ? "r,r,r,r,l" : "l,l");
     for (int i = 0; i < nouts; i++) tlc_sb_printf(&cons, ",%d", i);
     tlc_ptx r = ptx(tlc_arena_strdup(a, tlc_sb_cstr(&text)), tlc_arena_strdup(a, tlc_sb_cstr(&cons)));

@@ -77,6 +77,8 @@ tlc_ptx tlc_ptx_mma_m16n8k16(bool bf16, bool f16_acc);
 tlc_ptx tlc_ptx_mma_m16n8k32_e4m3(void);
 /* mma.sync m16n8k8 of tf32 operands (float32 registers) into float32 */
 tlc_ptx tlc_ptx_mma_m16n8k8_tf32(void);
+/* mma.sync m16n8k32 of int8 operands into int32 */
+tlc_ptx tlc_ptx_mma_m16n8k32_s8(void);
 /* wgmma.mma_async m64n`n`k16 `acc` += `ty` x `ty` (acc "f32", or "f16"
  * with ty "f16"; ty "f16" / "bf16"), A from a shared-memory descriptor or
  * (a_regs) from four b32 registers (pairs of halves), B from a descriptor;

@@ -25,7 +25,7 @@ static bool plan_gemms(tlc_kernel_plan *p, const tir_kernel *k, tlc_arena *a, tl
     for (int i = 0; i < ops.len; i++) {
         const tir_stmt *s = ops.items[i];
         if (s->kind != TS_GEMM) continue;
-        char why[256];
+        char why[512];
         tlc_gemm_op_plan *g = &p->gemms[p->ngemms];
         if (!tlc_gemm_choose(a, k, p->arch, s, &g->inst, why, sizeof why)) {
             tlc_error(diag, s->loc, "gemm cannot be mapped to the tensor cores: %s", why);

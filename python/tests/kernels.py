@@ -92,6 +92,7 @@ def grouped_sums_expected(x, w):
 
 CONVERTED_READ = os.path.join(ROOT, "tests", "golden", "layout", "converted_read.tl")
 ATOMIC_VECTOR = os.path.join(ROOT, "tests", "golden", "tilelang", "atomic_add_vector.py")
+INT8 = os.path.join(ROOT, "tests", "golden", "tilelang", "gemm_int8.py")
 TF32 = os.path.join(ROOT, "tests", "golden", "tilelang", "gemm_tf32.py")
 A_REGS_TRANSPOSED = os.path.join(ROOT, "tests", "golden", "tilelang", "gemm_a_regs_transposed.py")
 

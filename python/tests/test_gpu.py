@@ -4,7 +4,7 @@ import os
 import unittest
 
 import tlc
-from kernels import (A_REGS_TRANSPOSED, ATOMIC_VECTOR, CONVERTED_READ, EXAMPLES, FP8, FRAGMENT_RESHAPE, GEMV_KERNELS, TF32, grouped_sums_expected, PACKED, ROOT, SCALE, SHARED_INDEX, THREAD_BARRIERS, THREAD_BINDING,
+from kernels import (A_REGS_TRANSPOSED, ATOMIC_VECTOR, CONVERTED_READ, EXAMPLES, INT8, FP8, FRAGMENT_RESHAPE, GEMV_KERNELS, TF32, grouped_sums_expected, PACKED, ROOT, SCALE, SHARED_INDEX, THREAD_BARRIERS, THREAD_BINDING,
                      UNSIGNED, UNSIGNED_BOUND, WARP_SHUFFLE, REDUCER, gemv_inputs, packed_expected, packed_inputs,
                      reinterpret_expected, shared_index_expected, shift_expected, unsigned_expected, unsigned_inputs,
                      warp_shuffle_expected)
@@ -209,6 +209,19 @@ class GpuTest(unittest.TestCase):
                 y = torch.zeros(16, 128, device="cuda")
                 tlc.compile(ATOMIC_VECTOR, backend=backend)(x, y)
                 torch.testing.assert_close(y, want, rtol=0, atol=0)
+
+    def test_int8_gemm(self):
+        # int8 x int8 -> int32, exact: wgmma k32 on sm_90a, mma.sync m16n8k32 on sm_80 (K with a tail)
+        m, n, k = 256, 384, 1040
+        a = torch.randint(-128, 128, (m, k), device="cuda", dtype=torch.int8)
+        b = torch.randint(-128, 128, (n, k), device="cuda", dtype=torch.int8)
+        want = (a.double() @ b.double().T).to(torch.int32)
+        for backend in ("direct", "llvm"):
+            for arch in ("sm_90a", "sm_80") if _sm90() else ("sm_80",):
+                with self.subTest(backend=backend, arch=arch):
+                    c = torch.full((m, n), -1, device="cuda", dtype=torch.int32)
+                    tlc.compile(INT8, kernel="int8_gemm", arch=arch, backend=backend)(a, b, c)
+                    torch.testing.assert_close(c, want, rtol=0, atol=0)
 
     def test_tf32_gemm(self):
         # float32 operands read as tf32 (10 mantissa bits): wgmma k8 on sm_90a, mma.sync m16n8k8 on sm_80
