@@ -832,6 +832,29 @@ static void gemm_interp(tlc_interp *it, const tir_stmt *s) {
         tlc_interp_fail(it, s->loc, "gemm: operand sizes %lld, %lld, %lld do not fit M=%lld N=%lld K=%lld",
                         (long long)a.elems, (long long)b.elems, (long long)c.elems, (long long)m,
                         (long long)n, (long long)k);
+    tir_dtype ct = c.ib->b->dtype;
+    bool cf = tlc_interp_isf(ct);
+    if (!cf && !tlc_interp_isf(a.ib->b->dtype) && !tlc_interp_isf(b.ib->b->dtype)) {
+        /* int8 x int8 -> int32: exact sums (int64 here) */
+        tlc_ival *cv = tlc_interp_scratch(it, 2, m * n);
+        tlc_interp_gather(it, &c, cv, ct);
+        tlc_ival *ia = tlc_interp_scratch(it, 0, m * k), *ib = tlc_interp_scratch(it, 1, n * k);
+        tlc_interp_gather(it, &a, ia, a.ib->b->dtype);
+        tlc_interp_gather(it, &b, ib, b.ib->b->dtype);
+        for (int64_t i = 0; i < m; i++)
+            for (int64_t j = 0; j < n; j++) {
+                int64_t acc = s->u.gemm.clear_accum ? 0 : cv[i * n + j].i;
+                for (int64_t kk = 0; kk < k; kk++) {
+                    int64_t x = s->u.gemm.trans_a ? ia[kk * m + i].i : ia[i * k + kk].i;
+                    int64_t y = s->u.gemm.trans_b ? ib[j * k + kk].i : ib[kk * n + j].i;
+                    acc += x * y;
+                }
+                cv[i * n + j].i = acc;
+            }
+        it->stats.gemm_macs += m * n * k;
+        tlc_interp_scatter(it, &c, cv, ct);
+        return;
+    }
     float *fa = tlc_interp_gather_f32(it, &a, 0);
     float *fb = tlc_interp_gather_f32(it, &b, 1);
     /* Normalise to A: m x k (row-major) and Bt: n x k so the dot product is contiguous. */
@@ -844,21 +867,7 @@ static void gemm_interp(tlc_interp *it, const tir_stmt *s) {
         for (int64_t kk = 0; kk < k; kk++)
             Bt[j * k + kk] = s->u.gemm.trans_b ? fb[j * k + kk] : fb[kk * n + j];
     tlc_ival *cv = tlc_interp_scratch(it, 2, m * n);
-    tir_dtype ct = c.ib->b->dtype;
     tlc_interp_gather(it, &c, cv, ct);
-    bool cf = tlc_interp_isf(ct);
-    if (!cf && !tlc_interp_isf(a.ib->b->dtype) && !tlc_interp_isf(b.ib->b->dtype)) {
-        /* int8 x int8 -> int32: exact sums (the products are small integers, exact in float) */
-        for (int64_t i = 0; i < m; i++)
-            for (int64_t j = 0; j < n; j++) {
-                int64_t acc = s->u.gemm.clear_accum ? 0 : cv[i * n + j].i;
-                for (int64_t kk = 0; kk < k; kk++) acc += (int64_t)A[i * k + kk] * (int64_t)Bt[j * k + kk];
-                cv[i * n + j].i = acc;
-            }
-        it->stats.gemm_macs += m * n * k;
-        tlc_interp_scatter(it, &c, cv, ct);
-        return;
-    }
     for (int64_t i = 0; i < m; i++) {
         const float *ar = A + i * k;
         for (int64_t j = 0; j < n; j++) {

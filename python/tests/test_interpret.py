@@ -6,7 +6,7 @@ import unittest
 import numpy as np
 
 import tlc
-from kernels import (EXAMPLES, FRAGMENT_RESHAPE, GEMV_KERNELS, OUT_OF_BOUNDS, PACKED, ROOT, SCALE, SHARED_INDEX, THREAD_BARRIERS,
+from kernels import (EXAMPLES, FRAGMENT_RESHAPE, GEMV_KERNELS, INT8, OUT_OF_BOUNDS, PACKED, ROOT, SCALE, SHARED_INDEX, THREAD_BARRIERS,
                      THREAD_BINDING, UNSIGNED, UNSIGNED_BOUND, WARP_SHUFFLE, REDUCER, gemv_inputs, packed_expected,
                      packed_inputs, reinterpret_expected, shared_index_expected, shift_expected, unsigned_expected,
                      unsigned_inputs, warp_shuffle_expected, grouped_sums_expected)
@@ -25,6 +25,15 @@ class InterpretTest(unittest.TestCase):
         out = tlc.interpret(SCALE, {"X": x, "Y": y, "s": 2.5}, defines={"N": 64})
         self.assertIs(out["Y"], y)
         np.testing.assert_array_equal(y, x * np.float32(2.5))
+
+    def test_int8_gemm_sums_exactly(self):
+        # past 2^24, where a float32 sum would round
+        rng = np.random.default_rng(1)
+        a = rng.integers(-128, 128, (128, 1040)).astype(np.int8)
+        b = rng.integers(-128, 128, (128, 1040)).astype(np.int8)
+        c = np.zeros((128, 128), np.int32)
+        tlc.interpret(INT8, {"A": a, "B": b, "C": c}, kernel="int8_gemm", defines={"M": 128, "N": 128, "K": 1040})
+        np.testing.assert_array_equal(c, a.astype(np.int64) @ b.astype(np.int64).T)
 
     def test_fragment_reshape(self):
         rng = np.random.default_rng(5)
