@@ -185,7 +185,7 @@ static void reshape_stmt(sema *S, const ast_expr *target, const ast_expr *call, 
     }
     tir_buffer *buf = sema_new_buffer(S, name, TIR_SCOPE_FRAGMENT, src->dtype, rank, target->loc);
     buf->shape = dims;
-    buf->view_of = src->view_of ? src->view_of : src;
+    buf->view_of = tir_buffer_storage(src);
     tir_stmt *st = tir_new_stmt(S->arena, TS_ALLOC, call->loc);
     st->u.alloc.buf = buf;
     sema_emit(S, st);

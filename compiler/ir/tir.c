@@ -136,6 +136,8 @@ const char *tir_reduce_name(tir_reduce_kind k) {
 
 /* ---------------- buffers and regions ---------------- */
 
+tir_buffer *tir_buffer_storage(const tir_buffer *b) { return b->view_of ? b->view_of : (tir_buffer *)b; }
+
 int64_t tir_buffer_dim(const tir_buffer *b, int i) {
     if (!b || i < 0 || i >= b->rank || !b->shape[i] || b->shape[i]->kind != TE_INT) return -1;
     return b->shape[i]->u.ival;

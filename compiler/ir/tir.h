@@ -136,6 +136,8 @@ typedef struct tir_buffer {
 } tir_buffer;
 /* Constant extent of dim i, or -1 when symbolic. */
 int64_t tir_buffer_dim(const tir_buffer *b, int i);
+/* The buffer whose elements b's are: view_of for a view, else b. */
+tir_buffer *tir_buffer_storage(const tir_buffer *b);
 /* Product of constant dims (elements), or -1 when any is symbolic. */
 int64_t tir_buffer_elems(const tir_buffer *b);
 

@@ -169,12 +169,10 @@ typedef struct touch_query {
     bool found;
 } touch_query;
 
-/* a view and its base are the same elements */
-static const tir_buffer *storage_of(const tir_buffer *b) { return b->view_of ? b->view_of : b; }
-
 static void note_touch(const tir_access *acc, void *ctx) {
     touch_query *q = ctx;
-    if (storage_of(acc->buf) == storage_of(q->b) && (acc->mode & q->mode)) q->found = true;
+    /* a view and its base are the same elements */
+    if (tir_buffer_storage(acc->buf) == tir_buffer_storage(q->b) && (acc->mode & q->mode)) q->found = true;
 }
 
 bool tir_stmt_touches(const tir_stmt *s, const tir_buffer *b, tir_access_mode mode) {

@@ -36,12 +36,16 @@ th_expr *tlc_coerce(tlc_lower_ctx *lc, th_expr *e, th_type t) {
 
 static bool is_int_base(th_base b) { return b == TH_I8 || b == TH_I16 || b == TH_I32 || b == TH_I64; }
 
+void tlc_need_ptx_isa(tlc_lower_ctx *lc, int isa) {
+    if (lc->tk->ptx_isa < isa) lc->tk->ptx_isa = isa;
+}
+
 /* float8_e4m3 values are bytes in Thread IR (th_from_dtype); their value
  * is what these conversions make of the bits (cvt ... e4m3x2). */
 static void fp8_check_target(tlc_lower_ctx *lc) {
     int sm = tlc_target_of(lc->arch)->sm;
     /* PTX ISA 8.0 (the targets') has the conversions from sm_90 on, 8.1 on sm_89 */
-    if (sm == 89 && lc->tk->ptx_isa < 81) lc->tk->ptx_isa = 81;
+    if (sm == 89) tlc_need_ptx_isa(lc, 81);
     if (lc->fp8_refused || sm >= 89) return;
     lc->fp8_refused = true;
     tlc_error(lc->diag, lc->k->loc, "kernel '%s' converts float8_e4m3 values, which needs sm_89 or newer "

@@ -124,6 +124,8 @@ th_expr *tlc_lower_math(tlc_lower_ctx *lc, tir_unop op, th_expr *x);
 th_expr *tlc_dim_value(tlc_lower_ctx *lc, const tir_buffer *b, int d); /* i64 */
 th_expr *tlc_global_elem_ptr(tlc_lower_ctx *lc, const tir_buffer *b, th_expr **idx);
 th_expr *tlc_shared_elem_ptr(tlc_lower_ctx *lc, const tir_buffer *b, th_expr **idx);
+/* The kernel's instructions need PTX ISA `isa` (x 10) at least (th_kernel.ptx_isa). */
+void tlc_need_ptx_isa(tlc_lower_ctx *lc, int isa);
 /* In-bounds condition for a global access (NULL when provably in bounds);
  * `max_idx[d]` >= 0 is a proven upper bound of idx[d] (or -1 if unknown). */
 th_expr *tlc_global_in_bounds(tlc_lower_ctx *lc, const tir_buffer *b, th_expr **idx, const int64_t *max_idx);

@@ -153,20 +153,20 @@ bool tlc_gemm_choose(tlc_arena *a, const tir_kernel *k, tlc_arch arch, const tir
      * memory; a tf32 operand stored MN-major goes to mma.sync, which reads
      * it element by element (lower_mma_sync) from a 2-d shared buffer */
     const char *kind = fp8 ? "float8" : int8 ? "int8" : "float32 (tf32)";
-    fp8 |= int8; /* the same rules: 8-bit operands, k32 */
+    bool byte_ops = fp8 || int8; /* 8-bit operands, k32 */
     bool tf32_mn = tf32 && (s->u.gemm.trans_a || !s->u.gemm.trans_b);
     if (tf32_mn && ((s->u.gemm.trans_a && A->rank != 2) || (!s->u.gemm.trans_b && B->rank != 2))) {
         snprintf(why, (size_t)whylen, "a float32 (tf32) operand stored MN-major must be a whole 2-d shared buffer "
                                       "or a 2-d slice of one");
         return false;
     }
-    if (fp8 && (s->u.gemm.trans_a || !s->u.gemm.trans_b)) {
+    if (byte_ops && (s->u.gemm.trans_a || !s->u.gemm.trans_b)) {
         snprintf(why, (size_t)whylen, "%s operands are read K-major only: A as [M, K] and B as [N, K] with "
                                       "transpose_B=True (here transpose_A=%s, transpose_B=%s)", kind,
                  s->u.gemm.trans_a ? "True" : "False", s->u.gemm.trans_b ? "True" : "False");
         return false;
     }
-    if ((fp8 || tf32) && A->scope != TIR_SCOPE_SHARED) {
+    if ((byte_ops || tf32) && A->scope != TIR_SCOPE_SHARED) {
         snprintf(why, (size_t)whylen, "%s %s operand A must be in shared memory", int8 ? "an" : "a", kind);
         return false;
     }
@@ -203,7 +203,7 @@ bool tlc_gemm_choose(tlc_arena *a, const tir_kernel *k, tlc_arch arch, const tir
                   wgmma_operand_ok(operand_layout(a, B), s->u.gemm.trans_b, p->inst_n, p->tile_n, b_start[1]);
         if (ok) return true;
     }
-    if (fp8 && !int8 && tlc_target_of(arch)->sm < 89) {
+    if (fp8 && tlc_target_of(arch)->sm < 89) {
         snprintf(why, (size_t)whylen, "float8 gemms need sm_89 or newer (mma.sync m16n8k32, or sm_90a's wgmma); "
                                       "the target is %s", tlc_arch_name(arch));
         return false;
@@ -488,7 +488,7 @@ static void lower_mma_sync(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_gemm_
                   : int8 ? tlc_ptx_mma_m16n8k32_s8()
                   : tf32 ? tlc_ptx_mma_m16n8k8_tf32()
                          : tlc_ptx_mma_m16n8k16(bf, f16_acc(C));
-    if (fp8 && lc->tk->ptx_isa < 84) lc->tk->ptx_isa = 84; /* mma's float8 form */
+    if (fp8) tlc_need_ptx_isa(lc, 84); /* mma's float8 form */
     th_type h2 = th_vec(bf ? TH_BF16 : TH_F16, 2);
     for (int ks = 0; ks < ksteps; ks++) {
         /* A tiles */
