@@ -55,6 +55,7 @@ static void for_stmt(cg_ctx *cg, const th_stmt *s) {
     cg_loop_phis_open(cg, &lp, s, preheader);
     LLVMValueRef i = cg_var_value(cg, slot, 0);
     LLVMValueRef more = LLVMBuildICmp(B, step > 0 ? LLVMIntSLT : LLVMIntSGT, i, end, "");
+    if (s->u.for_.cond) more = LLVMBuildAnd(B, more, cg_cond(cg, s->u.for_.cond), "");
     LLVMBuildCondBr(B, more, body, exit);
 
     LLVMPositionBuilderAtEnd(B, body);
@@ -67,7 +68,7 @@ static void for_stmt(cg_ctx *cg, const th_stmt *s) {
     LLVMValueRef next = LLVMBuildNSWAdd(B, cur, LLVMConstInt(slot->ty, (unsigned long long)step, 1), "");
     cg_var_assign(cg, slot, 0, next);
     LLVMValueRef back = LLVMBuildBr(B, header);
-    if (s->u.for_.unroll) set_loop_unroll_full(cg, back);
+    if (s->u.for_.unroll && !s->u.for_.cond) set_loop_unroll_full(cg, back);
     cg_loop_phis_close(cg, &lp, latch);
 
     LLVMPositionBuilderAtEnd(B, exit);

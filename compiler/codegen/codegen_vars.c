@@ -136,6 +136,7 @@ void cg_scan_runtime_indices(cg_ctx *cg, const th_stmt *s) {
     case THS_FOR:
         scan_expr(cg, s->u.for_.start);
         scan_expr(cg, s->u.for_.end);
+        scan_expr(cg, s->u.for_.cond);
         cg_scan_runtime_indices(cg, s->u.for_.body);
         break;
     case THS_IF:

@@ -311,7 +311,7 @@ static void scan_stmt(pd_ctx *c, const th_stmt *s) {
     if (s->kind == THS_ASM)
         for (int i = 0; i < s->u.asm_.nouts; i++)
             if (s->u.asm_.outs && s->u.asm_.outs[i]) pd_var_entry(c, s->u.asm_.outs[i])->assigns++;
-    const th_expr *etmp[2];
+    const th_expr *etmp[3];
     int ne;
     const th_expr *const *es = th_stmt_exprs(s, &ne, etmp);
     for (int i = 0; i < ne; i++) scan_expr(c, es[i]);
@@ -423,7 +423,7 @@ static void scan_runtime_expr(pd_ctx *c, const th_expr *e, const pd_bound_set *b
 static void scan_runtime_stmt(pd_ctx *c, const th_stmt *s, pd_bound_set *b) {
     if (!s) return;
     if (s->kind == THS_ASSIGN) note_array(c, s->u.assign.var, s->u.assign.index, b);
-    const th_expr *etmp[2];
+    const th_expr *etmp[3];
     int ne;
     const th_expr *const *es = th_stmt_exprs(s, &ne, etmp);
     for (int i = 0; i < ne; i++) scan_runtime_expr(c, es[i], b);
@@ -555,7 +555,7 @@ static void hoist_address(pd_ctx *c, const th_expr *p, int mark);
  * loop: the body's copies then reuse them (ptxas keeps them in the loop). */
 static void hoist_stmt(pd_ctx *c, const th_stmt *s, int mark) {
     if (!s) return;
-    const th_expr *etmp[2];
+    const th_expr *etmp[3];
     int ne;
     const th_expr *const *es = th_stmt_exprs(s, &ne, etmp);
     bool address_first = s->kind == THS_STORE || s->kind == THS_ATOMIC_ADD;
@@ -642,7 +642,7 @@ static void for_stmt(pd_ctx *c, const th_stmt *s) {
     pd_opnd start = pd_expr(c, s->u.for_.start).l[0];
     pd_opnd end = pd_expr(c, s->u.for_.end).l[0];
     pd_var *pv = pd_var_entry(c, v);
-    if (s->u.for_.unroll && start.is_int && end.is_int) {
+    if (s->u.for_.unroll && !s->u.for_.cond && start.is_int && end.is_int) {
         bool was_bound = pv->bound;
         int64_t was = pv->cval;
         int64_t i = start.iv;
@@ -684,6 +684,16 @@ static void for_stmt(pd_ctx *c, const th_stmt *s) {
     label(c, head);
     pd_ins(c, "setp.%s.%s %s, %s, %s", step > 0 ? "ge" : "le", stype(v->type.base), p, iv, endr);
     pd_ins(c, "@%s bra $Ltlc%d", p, done);
+    if (s->u.for_.cond) {
+        pd_opnd cv = pd_expr(c, s->u.for_.cond).l[0];
+        if (s->u.for_.cond->type.base != TH_I1)
+            cv = pd_convert_lane(c, cv, th_scalar(s->u.for_.cond->type.base), th_scalar(TH_I1));
+        if (cv.is_int) {
+            if (!cv.iv) pd_ins(c, "bra $Ltlc%d", done);
+        } else {
+            pd_ins(c, "@!%s bra $Ltlc%d", cv.s, done);
+        }
+    }
     if (s->u.for_.body) stmt(c, s->u.for_.body);
     pd_ins(c, "add.%s %s, %s, %" PRId64, stype(v->type.base), iv, iv, step);
     if (v->type.base == TH_I8) pd_ins(c, "cvt.s16.s8 %s, %s", iv, iv);
@@ -786,7 +796,7 @@ static bool predicable(pd_ctx *c, const th_stmt *s, int *budget) {
     case THS_COMMENT: return true;
     case THS_ASSIGN: case THS_STORE: {
         if (--*budget < 0) return false;
-        const th_expr *tmp[2];
+        const th_expr *tmp[3];
         int n;
         const th_expr *const *es = th_stmt_exprs(s, &n, tmp);
         for (int i = 0; i < n; i++)

@@ -405,6 +405,14 @@ static void sema_globals(sema *S) {
         tlc_diag_free(&quiet);
         bool ov;
         sym *s = sema_declare(S, t->u.name, SYM_CONST, t->loc);
+        if (v.kind == SV_ERROR && sema_define_value(S, t->u.name, t->loc, &v)) {
+            /* a value the file computes from what tlc cannot run (a torch
+             * tensor's shape), given with -D */
+            s->value = v;
+            s->origin = CONST_MODULE;
+            sema_record_const(S, t->u.name, &v, true);
+            continue;
+        }
         if (v.kind == SV_ERROR) {
             s->origin = CONST_PYTHON;
             s->why = why;
@@ -544,9 +552,14 @@ static void declare_jit_param(sema *S, const char *name, tlc_loc loc, const ast_
     if (v.kind != SV_ERROR) sema_record_const(S, name, &v, ov);
 }
 
-/* pass_configs={...}: TileLang's compiler switches. tlc honours one, fast
- * math (tilelang.PassConfigKey.TL_ENABLE_FAST_MATH or "tl.enable_fast_math");
+/* pass_configs={...}: TileLang's compiler switches. tlc honours two, fast
+ * math (tilelang.PassConfigKey.TL_ENABLE_FAST_MATH or "tl.enable_fast_math")
+ * and TL_DISABLE_THREAD_STORAGE_SYNC ("tl.disable_thread_storage_sync");
  * the others choose TileLang passes tlc does not have and are ignored. */
+static const struct { const char *key, *string; } kernel_switches[] = {
+    {"TL_ENABLE_FAST_MATH", "tl.enable_fast_math"},
+    {"TL_DISABLE_THREAD_STORAGE_SYNC", "tl.disable_thread_storage_sync"},
+};
 static void jit_pass_configs(sema *S, const ast_expr *v) {
     /* pass_configs=get_pass_configs(): a function of the file, without
      * arguments, that returns a dict written out */
@@ -572,14 +585,18 @@ static void jit_pass_configs(sema *S, const ast_expr *v) {
         const char *name = key->kind == AE_STRING ? key->u.str : sema_dotted_name(S, key);
         if (!name) continue;
         const char *dot = strrchr(name, '.');
-        bool fast = strcmp(name, "tl.enable_fast_math") == 0 ||
-                    (key->kind != AE_STRING && strcmp(dot ? dot + 1 : name, "TL_ENABLE_FAST_MATH") == 0);
-        if (!fast) continue;
+        int sw = -1;
+        for (int j = 0; j < (int)(sizeof kernel_switches / sizeof kernel_switches[0]); j++)
+            if (key->kind == AE_STRING ? !strcmp(name, kernel_switches[j].string)
+                                       : !strcmp(dot ? dot + 1 : name, kernel_switches[j].key))
+                sw = j;
+        if (sw < 0) continue;
         if (val->kind != AE_BOOL) {
-            tlc_error(S->diag, val->loc, "TL_ENABLE_FAST_MATH takes True or False");
+            tlc_error(S->diag, val->loc, "%s takes True or False", kernel_switches[sw].key);
             continue;
         }
-        S->k->fast_math = val->u.bval;
+        if (sw == 0) S->k->fast_math = val->u.bval;
+        else S->k->program_syncs_shared = val->u.bval;
     }
 }
 

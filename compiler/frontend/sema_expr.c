@@ -290,8 +290,8 @@ static sv eval_name(sema *S, const ast_expr *e, const char *name) {
                 return sv_scalar(tir_var_ref(S->arena, dim, e->loc), e->loc);
             }
             if (s->origin == CONST_PYTHON) {
-                tlc_error(S->diag, e->loc, "module-level '%s' is not a compile-time constant, so no kernel can use it",
-                          name);
+                tlc_error(S->diag, e->loc, "module-level '%s' is not a compile-time constant, so no kernel can use it "
+                          "unless -D %s=VALUE gives it", name, name);
                 if (s->why) tlc_note(S->diag, s->loc, "'%s' is set here: %s", name, s->why);
                 else tlc_note(S->diag, s->loc, "'%s' is set here", name);
                 s->origin = CONST_MODULE; /* reported once: later uses are silent errors */
@@ -749,6 +749,12 @@ static sv eval_call(sema *S, const ast_expr *e) {
         if (near) tlc_error(S->diag, f->loc, "unknown function '%s'; did you mean '%s'?", name, near);
         else tlc_error(S->diag, f->loc, "unknown function '%s'", name);
         return sv_error();
+    }
+    if (b->id == B_ATOMIC_ADD && S->in_kernel) {
+        /* atomic_add(..., return_prev=True) inside an expression: the add
+         * is a statement before the one being read, its value a var */
+        tir_buffer *prev = sema_atomic_add_prev(S, b, e, "atomic_add");
+        return prev ? sv_scalar(tir_load(S->arena, prev, NULL, e->loc), e->loc) : sv_error();
     }
     if (b->kind == BK_STMT) {
         tlc_error(S->diag, e->loc, "'%s' is a tile operation and has no value; write it as a statement", b->name);

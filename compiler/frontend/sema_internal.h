@@ -191,6 +191,8 @@ typedef struct sema {
     tlc_ptrvec reducers;   /* sema_reducer.c's records, for the kernel being analysed */
     int ws_threads;
     bool ws_seen;
+    /* the innermost loop a break or continue would end (sema_loop_exit.c) */
+    struct sema_loop_exit *loop_exit;
 } sema;
 
 /* A symbolic dim that a tensor parameter's shape must give at launch: a
@@ -304,6 +306,23 @@ void sema_add_launch_check(sema *S, tir_expr *cond, tlc_loc loc);
  * into the arena), and a loop of `kind` over [0, extent[i]) for each of
  * its n vars (extent NULL: each 1, to be set by the caller). */
 tir_stmt *sema_seq_stmt(sema *S, tir_stmt **v, int n, tlc_loc loc);
+
+/* while loops, break and continue (sema_loop_exit.c) */
+typedef struct sema_loop_exit sema_loop_exit;
+/* Before a loop over `body` is read: its flags (a `let` each, emitted
+ * here), and the loop made the one a break ends; `refused` names a loop
+ * that cannot end early (NULL: a serial loop). */
+sema_loop_exit *sema_loop_exit_open(sema *S, const ast_block *body, const char *refused, tlc_loc loc,
+                                    sema_loop_exit **saved);
+void sema_loop_exit_close(sema *S, sema_loop_exit *saved);
+/* The loop built: its condition (`cond`, NULL: none, and break's flag)
+ * and continue's flag cleared at each iteration's start. */
+void sema_loop_exit_finish(sema *S, sema_loop_exit *x, tir_stmt *loop, tir_expr *cond);
+/* The statements of b from `from` on, in the current scope, each after
+ * one that may end the iteration under the flags' test. */
+void sema_stmts(sema *S, const ast_block *b, int from);
+void sema_loop_exit_stmt(sema *S, const ast_stmt *s); /* break, continue */
+void sema_while(sema *S, const ast_stmt *s);
 tir_stmt *sema_loop_stmt(sema *S, tir_for_kind kind, tir_var **vars, const int64_t *extent, int n, tir_stmt *body,
                          tlc_loc loc);
 void sema_count_assignments(sema *S, const ast_block *b);

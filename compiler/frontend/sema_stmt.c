@@ -30,7 +30,7 @@ void sema_block(sema *S, const ast_block *b, tlc_ptrvec *out) {
     tlc_ptrvec *saved = S->cur;
     S->cur = out;
     sema_push_scope(S);
-    for (int i = 0; i < b->n && !tlc_diag_too_many(S->diag); i++) sema_stmt(S, b->stmts[i]);
+    sema_stmts(S, b, 0);
     sema_pop_scope(S);
     S->cur = saved;
     S->depth--;
@@ -963,6 +963,8 @@ static ast_stmt *fused_parallel(sema *S, const ast_stmt *s, const builtin_spec *
     return f;
 }
 
+static void loop_body(sema *S, const ast_stmt *s, const builtin_spec *b, const ast_expr *it, sema_loop_exit *lx);
+
 static void for_stmt(sema *S, const ast_stmt *s) {
     const ast_expr *it = s->u.for_.iter;
     if (!S->in_kernel && sema_py_for(S, s)) return; /* before the kernel: Python, run now */
@@ -980,6 +982,18 @@ static void for_stmt(sema *S, const ast_stmt *s) {
         tlc_error(S->diag, s->loc, "loops must be inside 'with Kernel(...)'");
         return;
     }
+    sema_loop_exit *outer_exit;
+    sema_loop_exit *lx = sema_loop_exit_open(S, &s->u.for_.body,
+                                               b->id == B_PARALLEL     ? "a Parallel loop"
+                                               : b->id == B_PIPELINED  ? "a Pipelined loop"
+                                               : b->id == B_PERSISTENT ? "a Persistent loop"
+                                                                       : NULL,
+                                               s->loc, &outer_exit);
+    loop_body(S, s, b, it, lx);
+    sema_loop_exit_close(S, outer_exit);
+}
+
+static void loop_body(sema *S, const ast_stmt *s, const builtin_spec *b, const ast_expr *it, sema_loop_exit *lx) {
     if (b->id == B_PERSISTENT) {
         if (sema_check_not_in_parallel(S, it->loc, "a Persistent loop")) persistent_stmt(S, s, b);
         return;
@@ -1143,6 +1157,7 @@ static void for_stmt(sema *S, const ast_stmt *s) {
     if (b->id == B_PARALLEL) S->parallel_loc = s->loc;
     if (ok) {
         st->u.for_.body = sema_block_stmt(S, &s->u.for_.body, s->loc);
+        sema_loop_exit_finish(S, lx, st, NULL);
         if (b->id != B_PARALLEL || !sema_reducer_loop(S, st)) sema_emit(S, st);
     } else if (nnames <= nv) {
         /* still check the body, for its own errors */
@@ -1187,7 +1202,7 @@ static void if_stmt(sema *S, const ast_stmt *s) {
             /* as in Python, names set in the branch stay set after it (`if
              * scale is None: scale = ...`, `if is_causal: end = ...`) */
             S->depth++;
-            for (int i = 0; i < b->n && !tlc_diag_too_many(S->diag); i++) sema_stmt(S, b->stmts[i]);
+            sema_stmts(S, b, 0);
             S->depth--;
             return;
         }
@@ -1330,6 +1345,8 @@ static void inline_macro(sema *S, const ast_funcdef *m, const ast_expr *call) {
     sema_push_scope(S);
     for (int i = 0; i < np; i++) sema_bind_value(S, m->params[i].name, m->params[i].loc, vals[i]);
     S->macro_depth++;
+    sema_loop_exit *caller_loop = S->loop_exit; /* a break in a macro ends no loop of its caller's */
+    S->loop_exit = NULL;
     for (int i = 0; i < m->body.n && !tlc_diag_too_many(S->diag); i++) {
         const ast_stmt *st = m->body.stmts[i];
         if (st->kind == AS_EXPR && st->u.expr && st->u.expr->kind == AE_STRING) continue; /* docstring */
@@ -1340,6 +1357,7 @@ static void inline_macro(sema *S, const ast_funcdef *m, const ast_expr *call) {
         }
         sema_stmt(S, st);
     }
+    S->loop_exit = caller_loop;
     S->macro_depth--;
     sema_pop_scope(S);
     if (S->diag->errors > errors0 && S->macro_depth == 0) /* at the outermost call only */
@@ -1469,12 +1487,9 @@ void sema_stmt(sema *S, const ast_stmt *s) {
         return;
     }
     case AS_PASS: return;
-    case AS_WHILE:
-        tlc_error(S->diag, s->loc, "while loops are not supported; use serial(...) or range(...)");
-        return;
+    case AS_WHILE: sema_while(S, s); return;
     case AS_RETURN: tlc_error(S->diag, s->loc, "'return' is not supported in a kernel"); return;
-    case AS_BREAK: tlc_error(S->diag, s->loc, "'break' is not supported"); return;
-    case AS_CONTINUE: tlc_error(S->diag, s->loc, "'continue' is not supported"); return;
+    case AS_BREAK: case AS_CONTINUE: sema_loop_exit_stmt(S, s); return;
     case AS_ASSERT: assert_stmt(S, s); return;
     case AS_FUNCDEF: tlc_error(S->diag, s->loc, "nested function definitions are not supported"); return;
     case AS_RAISE: sema_raise(S, s); return;

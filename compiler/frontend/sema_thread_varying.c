@@ -92,7 +92,7 @@ static void classify_write(const tir_access *acc, void *ctx) {
 
 /* A tile op (or Parallel loop) each thread runs by itself. */
 static bool runs_per_thread(const tir_stmt *s) {
-    if (s->kind == TS_ATOMIC_ADD) return !s->u.atomic.src.buf && !s->u.atomic.prev.buf;
+    if (s->kind == TS_ATOMIC_ADD) return !s->u.atomic.src.buf; /* return_prev: each thread its own value */
     writes w = {false, false};
     tir_stmt_accesses(s, classify_write, &w);
     return w.per_thread && !w.other;
@@ -101,7 +101,7 @@ static bool runs_per_thread(const tir_stmt *s) {
 static bool loop_bounds_vary(tv *t, const tir_stmt *s) {
     for (int i = 0; i < s->u.for_.nvars; i++)
         if (varying(t, s->u.for_.start[i]) || varying(t, s->u.for_.extent[i])) return true;
-    return false;
+    return varying(t, s->u.for_.cond);
 }
 
 /* One pass over s: what becomes varying, given that the statements run
@@ -240,6 +240,12 @@ static void check(tv *t, const tir_stmt *s, bool ctl) {
             /* every thread's value combined: it reads what differs, and every thread reaches it */
             if (ctl) refuse(t, s, true);
             else ((tir_stmt *)s)->per_thread = true;
+            return;
+        }
+        /* a named barrier: the threads the program sends here meet (in
+         * the interpreter's lockstep, nothing to do in each) */
+        if (s->kind == TS_SYNC_THREADS && s->u.sync.count) {
+            ((tir_stmt *)s)->per_thread = true;
             return;
         }
         if (runs_per_thread(s) && !tir_stmt_has_shuffle(s, true)) {

@@ -740,10 +740,9 @@ static tir_buffer *op_atomic_add(sema *S, const sema_args *a, tlc_loc loc, const
     tir_buffer *prev = NULL;
     if (return_prev) {
         tir_dtype t = dst.r.buf->dtype;
-        if (ds != TIR_SCOPE_GLOBAL || (t != TIR_I32 && t != TIR_F32)) {
-            tlc_error(S->diag, a->arg[0]->loc, "atomic_add(..., return_prev=True) needs an int32 or float32 element of a "
-                      "global tensor, but '%s' is %s of %s", dst.r.buf->name, sema_buffer_desc(dst.r.buf),
-                      tir_dtype_name(t));
+        if (t != TIR_I32 && t != TIR_F32) {
+            tlc_error(S->diag, a->arg[0]->loc, "atomic_add(..., return_prev=True) needs an int32 or float32 element, "
+                      "but '%s' is %s of %s", dst.r.buf->name, sema_buffer_desc(dst.r.buf), tir_dtype_name(t));
             sema_note_decl(S, dst.r.buf);
             return NULL;
         }
@@ -864,6 +863,42 @@ static void op_annotate_layout(sema *S, const sema_args *a) {
     }
 }
 
+/* sync_threads(barrier_id, arrive_count), TileLang's tvm_storage_sync:
+ * without a count (or with the block's) every thread meets at the block's
+ * barrier; with fewer, that many threads (whole warps) meet at named
+ * barrier 1-15 (0 is the block's, which tlc's own barriers use), and only
+ * they may reach it: thread-indexed code holds it under a condition. */
+static void op_sync_threads(sema *S, const sema_args *a, tlc_loc loc) {
+    int64_t id = 0, count = 0;
+    if (a->arg[0] && !sema_eval_const_int(S, a->arg[0], "the barrier id", &id)) return;
+    if (a->arg[1] && !sema_eval_const_int(S, a->arg[1], "the barrier's thread count", &count)) return;
+    int threads = S->k->threads;
+    if (a->arg[1] && count != threads) {
+        if (count < 32 || count > threads || count % 32) {
+            tlc_error(S->diag, a->arg[1]->loc, "sync_threads: %lld threads cannot meet at a barrier of this %d-thread "
+                      "block: give a multiple of 32 from 32 to %d", (long long)count, threads, threads);
+            return;
+        }
+        if (id < 1 || id > 15) {
+            tlc_error(S->diag, a->arg[0] ? a->arg[0]->loc : loc, "sync_threads: a barrier of %lld of the block's %d "
+                      "threads needs a barrier id from 1 to 15 (0 is the whole block's), got %lld", (long long)count,
+                      threads, (long long)id);
+            return;
+        }
+    } else {
+        if (a->arg[0] && (id < 0 || id > 15)) {
+            tlc_error(S->diag, a->arg[0]->loc, "sync_threads: barrier ids run from 0 to 15, got %lld", (long long)id);
+            return;
+        }
+        id = count = 0; /* every thread: the block's barrier, whichever id */
+    }
+    S->k->program_barriers = true;
+    tir_stmt *st = tlc_new_tile_op(S->arena, TS_SYNC_THREADS, loc);
+    st->u.sync.id = (int)id;
+    st->u.sync.count = (int)count;
+    sema_emit(S, st);
+}
+
 tir_buffer *sema_atomic_add_prev(sema *S, const builtin_spec *b, const ast_expr *call, const char *name) {
     sema_args a;
     if (!sema_bind_args(S, b, call, &a)) return NULL;
@@ -918,10 +953,7 @@ void sema_tile_op(sema *S, const builtin_spec *b, const ast_expr *call) {
         if (sema_tma_copy_barrier(S, &a)) op_copy(S, &a, call->loc);
         break;
     case B_FINALIZE_REDUCER: sema_finalize_reducer(S, &a, call->loc); break;
-    case B_SYNC_THREADS:
-        S->k->program_barriers = true;
-        sema_emit(S, tlc_new_tile_op(S->arena, TS_SYNC_THREADS, call->loc));
-        break;
+    case B_SYNC_THREADS: op_sync_threads(S, &a, call->loc); break;
     case B_ASYNC_GROUP:
         /* tlc's loads complete in program order (its own cp.async is planned
          * with its own waits), so a commit or a wait has nothing to order */

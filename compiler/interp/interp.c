@@ -248,6 +248,7 @@ static void exec_for(tlc_interp *it, const tir_stmt *s) {
             tir_var *var = s->u.for_.vars[v];
             it->vars[var->id].i = tir_wrap_int(var->dtype, start[v] + cur[v] * (nv == 1 ? step : 1));
         }
+        if (s->u.for_.cond && !tlc_interp_loop_goes_on(it, s, cur[0])) break;
         it->stats.elem_evals++;
         exec(it, s->u.for_.body);
         int v = nv - 1;
@@ -267,6 +268,16 @@ static void exec_for(tlc_interp *it, const tir_stmt *s) {
 }
 
 void tlc_interp_exec(tlc_interp *it, const tir_stmt *s) { exec(it, s); }
+
+bool tlc_interp_loop_goes_on(tlc_interp *it, const tir_stmt *loop, int64_t iteration) {
+    const tir_expr *c = loop->u.for_.cond;
+    tlc_ival v = tlc_interp_eval(it, c);
+    bool on = tlc_interp_isf(c->dtype) ? v.f != 0 : v.i != 0;
+    if (on && iteration >= TLC_INTERP_MAX_WHILE)
+        tlc_interp_fail(it, loop->loc, "this loop ran %d iterations without ending; the interpreter stops here",
+                        TLC_INTERP_MAX_WHILE);
+    return on;
+}
 
 static void exec(tlc_interp *it, const tir_stmt *s) {
     if (!s) return;

@@ -80,6 +80,11 @@ struct tlc_interp {
     tlc_ival *st_val;
 };
 
+/* A loop with a condition (while, break) goes on to its iteration'th
+ * iteration (from 0): the condition in the current thread's values, and
+ * a loop past TLC_INTERP_MAX_WHILE iterations stopped with an error. */
+enum { TLC_INTERP_MAX_WHILE = 1 << 24 };
+bool tlc_interp_loop_goes_on(tlc_interp *it, const tir_stmt *loop, int64_t i);
 noreturn void tlc_interp_fail(tlc_interp *it, tlc_loc loc, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 

@@ -126,6 +126,10 @@ static void run_for(tlc_interp *it, const tir_stmt *s, int level) {
         for (int64_t i = 0; i < ext; i++) {
             for (int t = 0; t < n; t++)
                 if (mask[t]) set_loop_var(it, v, t, start + i * step);
+            if (s->u.for_.cond) { /* the same in every thread here */
+                tlc_interp_use_thread(it, first_of(it, mask));
+                if (!tlc_interp_loop_goes_on(it, s, i)) break;
+            }
             it->stats.elem_evals++;
             run(it, s->u.for_.body, level);
         }
@@ -141,10 +145,18 @@ static void run_for(tlc_interp *it, const tir_stmt *s, int level) {
     }
     bool *sub = it->masks + (size_t)(level + 1) * (size_t)n;
     for (int64_t i = 0; i < most; i++) {
+        bool any = false;
         for (int t = 0; t < n; t++) {
             sub[t] = mask[t] && i < ext[t];
-            if (sub[t]) set_loop_var(it, v, t, start[t] + i * step);
+            if (!sub[t]) continue;
+            set_loop_var(it, v, t, start[t] + i * step);
+            if (s->u.for_.cond) {
+                tlc_interp_use_thread(it, t);
+                if (!tlc_interp_loop_goes_on(it, s, i)) ext[t] = i, sub[t] = false; /* this thread's loop ended */
+            }
+            any |= sub[t];
         }
+        if (!any) break;
         it->stats.elem_evals++;
         run(it, s->u.for_.body, level + 1);
     }

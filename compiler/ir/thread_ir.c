@@ -141,14 +141,19 @@ const th_expr *const *th_expr_children(const th_expr *e, int *n, const th_expr *
     return tmp;
 }
 
-const th_expr *const *th_stmt_exprs(const th_stmt *s, int *n, const th_expr *tmp[2]) {
+const th_expr *const *th_stmt_exprs(const th_stmt *s, int *n, const th_expr *tmp[3]) {
     *n = 0;
     if (!s) return tmp;
     switch (s->kind) {
     case THS_ASM:
         *n = s->u.asm_.args ? s->u.asm_.nargs : 0;
         return (const th_expr *const *)s->u.asm_.args;
-    case THS_FOR: tmp[0] = s->u.for_.start; tmp[1] = s->u.for_.end; *n = 2; break;
+    case THS_FOR:
+        tmp[0] = s->u.for_.start;
+        tmp[1] = s->u.for_.end;
+        tmp[2] = s->u.for_.cond;
+        *n = s->u.for_.cond ? 3 : 2;
+        break;
     case THS_IF: tmp[0] = s->u.if_.cond; *n = 1; break;
     case THS_ASSIGN: tmp[0] = s->u.assign.index; tmp[1] = s->u.assign.value; *n = 2; break;
     case THS_STORE: tmp[0] = s->u.store.ptr; tmp[1] = s->u.store.value; *n = 2; break;

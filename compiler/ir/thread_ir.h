@@ -139,7 +139,9 @@ struct th_stmt {
     tlc_loc loc; /* source location the statement came from (for debug dumps) */
     union {
         struct { th_stmt **stmts; int n; } seq;
-        struct { th_var *var; th_expr *start, *end; int64_t step; bool unroll; th_stmt *body; } for_;
+        /* cond (NULL: none): the loop also stops once it is false, tested
+         * at the head before each iteration (while loops, break) */
+        struct { th_var *var; th_expr *start, *end, *cond; int64_t step; bool unroll; th_stmt *body; } for_;
         struct { th_expr *cond; th_stmt *then, *els; } if_;
         struct { th_var *var; th_expr *index; th_expr *value; } assign;
         struct { th_expr *ptr; th_expr *value; int align; } store;
@@ -249,7 +251,7 @@ bool th_expr_const_int(const th_expr *e, int64_t *out); /* true if e is THE_INT 
  * loop's body, an if's paths). Each returns an array of *n entries, some
  * of which may be NULL: the node's own array, or tmp filled in. */
 const th_expr *const *th_expr_children(const th_expr *e, int *n, const th_expr *tmp[3]);
-const th_expr *const *th_stmt_exprs(const th_stmt *s, int *n, const th_expr *tmp[2]);
+const th_expr *const *th_stmt_exprs(const th_stmt *s, int *n, const th_expr *tmp[3]);
 const th_stmt *const *th_stmt_children(const th_stmt *s, int *n, const th_stmt *tmp[2]);
 /* v wrapped to the width of integer type t (i1: 0 / 1; i8, i16, i32 sign-extended). */
 int64_t th_wrap_int(th_base t, uint64_t v);

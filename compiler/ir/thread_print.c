@@ -207,7 +207,12 @@ void th_print_stmt(tlc_strbuf *sb, const th_stmt *s, int indent) {
         th_print_expr(sb, s->u.for_.start);
         tlc_sb_puts(sb, ", ");
         th_print_expr(sb, s->u.for_.end);
-        tlc_sb_printf(sb, ") step %" PRId64 "%s {\n", s->u.for_.step, s->u.for_.unroll ? " unroll" : "");
+        tlc_sb_printf(sb, ") step %" PRId64 "%s", s->u.for_.step, s->u.for_.unroll ? " unroll" : "");
+        if (s->u.for_.cond) {
+            tlc_sb_puts(sb, " while ");
+            th_print_expr(sb, s->u.for_.cond);
+        }
+        tlc_sb_puts(sb, " {\n");
         th_print_stmt(sb, s->u.for_.body, indent + 1);
         tlc_sb_indent(sb, indent);
         tlc_sb_puts(sb, "}\n");

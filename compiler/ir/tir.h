@@ -278,7 +278,7 @@ typedef enum {
     /* tile op: TVM's tvm_thread_allreduce, every thread's value combined
      * over a thread axis, the result in every thread (thread-indexed code) */
     TS_THREAD_ALLREDUCE,
-    TS_SYNC_THREADS, /* tile op: sync_threads(), a block barrier where the program writes it */
+    TS_SYNC_THREADS, /* tile op: sync_threads(id, count), a barrier where the program writes it */
     /* TileLang's mbarrier wait or arrive (T.barrier_wait, T.barrier_arrive):
      * only inside sema, which checks the protocol of a kernel's T.ws scopes
      * in program order and then removes them (sema_manual_ws.c) */
@@ -315,6 +315,10 @@ struct tir_stmt {
             tir_expr **extent;  /* per var: iteration count (Parallel: constant) */
             int64_t step;       /* serial range step (>0 or <0, never 0); 1 otherwise */
             int num_stages;     /* Pipelined; 0 otherwise */
+            /* serial: the loop also ends once cond is false, tested before
+             * each iteration (a while loop's condition, break's flag;
+             * frontend/sema_loop_exit.c); NULL: none */
+            tir_expr *cond;
             /* serial: its bounds differ between threads (thread-indexed
              * code, sema_thread_varying.c): not every thread runs every
              * iteration */
@@ -382,6 +386,10 @@ struct tir_stmt {
             tir_expr *parity;  /* wait: 0 or 1 */
             int arrivals;      /* arrive: the threads that run it */
         } mbarrier;
+        /* TS_SYNC_THREADS: bar.sync id, count; count 0 is the whole block
+         * (id 0); a count of some threads is a named barrier, which only
+         * they reach (thread-indexed code may hold it under a condition) */
+        struct { int id, count; } sync;
     } u;
 };
 
@@ -482,6 +490,11 @@ typedef struct tir_kernel {
     int swizzle_panel;
     bool swizzle_col;               /* order="col" (default "row") */
     bool fast_math;                 /* pass_configs TL_ENABLE_FAST_MATH: approximate f32 division, reassociation */
+    /* pass_configs TL_DISABLE_THREAD_STORAGE_SYNC: where the block's
+     * threads part ways (thread-indexed code), the program's own barriers
+     * order their shared-memory accesses; tlc places none there and
+     * reports none missing (elsewhere it places its barriers as always) */
+    bool program_syncs_shared;
     /* pdl_sync(): launched as a programmatic dependent of the stream's
      * previous kernel, whose completion it waits for at its start */
     bool pdl_wait;

@@ -57,6 +57,7 @@ static void own_walk(const tir_access_walk *w, const tir_stmt *s) {
             expr_walk(w, s->u.for_.start[i], s);
             expr_walk(w, s->u.for_.extent[i], s);
         }
+        expr_walk(w, s->u.for_.cond, s);
         break;
     case TS_IF: expr_walk(w, s->u.if_.cond, s); break;
     case TS_LET: case TS_ASSIGN: expr_walk(w, s->u.let.value, s); break;

@@ -457,7 +457,12 @@ static void print_for(printer *p, const tir_stmt *s, int depth) {
         if (s->u.for_.kind == TIR_FOR_PIPELINED)
             tlc_sb_printf(sb, ", num_stages=%d", s->u.for_.num_stages);
     }
-    tlc_sb_puts(sb, s->u.for_.thread_varying ? "):  # varies by thread\n" : "):\n");
+    tlc_sb_puts(sb, ")");
+    if (s->u.for_.cond) {
+        tlc_sb_puts(sb, " while ");
+        print_expr(p, s->u.for_.cond, 0);
+    }
+    tlc_sb_puts(sb, s->u.for_.thread_varying ? ":  # varies by thread\n" : ":\n");
     print_block(p, s->u.for_.body, depth + 1);
 }
 

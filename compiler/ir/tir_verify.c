@@ -307,6 +307,11 @@ static void check_for(verifier *v, const tir_stmt *s) {
     }
     int height = v->nstack;
     for (int i = 0; i < nv; i++) declare_var(v, s->u.for_.vars[i], s->loc, TV_LOOP);
+    if (s->u.for_.cond) {
+        if (kind != TIR_FOR_SERIAL && kind != TIR_FOR_UNROLLED)
+            tir_verifier_fail(v, s->loc, "a condition on a loop that is not serial");
+        check_expr(v, s->u.for_.cond, s->loc);
+    }
     check_block(v, s->u.for_.body, s->loc, "loop");
     pop_scope_to(v, height);
 }

@@ -8,13 +8,14 @@
  * the block's threads as a blocked fragment (after the barrier the driver
  * puts behind the stores that wrote it).
  *
- * return_prev=True (one int32 / float32 element of a global tensor, outside
- * Parallel loops): every thread of the block fences (fence.acq_rel.gpu),
- * a block barrier, thread 0 adds (atom.acq_rel.gpu) and leaves the old
- * value in 4 bytes of scratch, a block barrier, every thread takes it and
- * fences again. So a block that sees the count of the others reads what
- * they wrote before counting (the last of several blocks to finish one
- * piece of work merges them).
+ * return_prev=True (one int32 / float32 element, outside Parallel loops):
+ * every thread of the block fences (fence.acq_rel.gpu), a block barrier,
+ * thread 0 adds (atom.acq_rel.gpu) and leaves the old value in 4 bytes of
+ * scratch, a block barrier, every thread takes it and fences again. So a
+ * block that sees the count of the others reads what they wrote before
+ * counting (the last of several blocks to finish one piece of work merges
+ * them). In thread-indexed code each thread that reaches it adds and takes
+ * its own old value (relaxed, as CUDA's atomicAdd; tir_stmt.per_thread).
  *
  * Layout rule: a fragment source nothing else constrains gets a blocked
  * fragment (free). */
@@ -88,23 +89,43 @@ static void atomic_add_region(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_fr
     }
 }
 
+/* The add of one element, its old value into `old` (0 where the element
+ * is out of bounds). */
+static void atomic_add_returning(tlc_lower_ctx *lc, const tir_stmt *s, th_expr **idx, const int64_t *maxv, th_var *old,
+                                 bool acq_rel) {
+    tlc_arena *a = lc->a;
+    const tir_buffer *dst = s->u.atomic.dst.buf;
+    bool f32 = dst->dtype == TIR_F32, shared = dst->scope == TIR_SCOPE_SHARED;
+    th_type t = th_scalar(f32 ? TH_F32 : TH_I32);
+    tlc_emit(lc, th_assign(a, old, NULL, f32 ? th_float(a, TH_F32, 0.0) : tlc_i32(lc, 0)));
+    tlc_ptrvec *add = tlc_lower_begin(lc);
+    th_expr *ptr = shared ? th_convert(a, tlc_shared_elem_ptr(lc, dst, idx), th_scalar(TH_I32))
+                          : tlc_global_elem_ptr(lc, dst, idx);
+    th_expr *args[2] = {ptr, tlc_coerce(lc, tlc_lower_expr(lc, s->u.atomic.value), t)};
+    tlc_emit_ptx(lc, acq_rel && !shared ? tlc_ptx_atom_add_acq_rel_gpu(f32) : tlc_ptx_atom_add(f32, shared), args, 2,
+                 &old, 1);
+    th_stmt *add_st = tlc_lower_end(lc, add);
+    th_expr *mask = shared ? NULL : tlc_global_in_bounds(lc, dst, idx, maxv);
+    tlc_emit(lc, mask ? th_if(a, mask, add_st, NULL) : add_st);
+}
+
 static void atomic_add_prev_lower(tlc_lower_ctx *lc, const tir_stmt *s, th_expr **idx, const int64_t *maxv) {
     tlc_arena *a = lc->a;
     const tir_buffer *dst = s->u.atomic.dst.buf, *prev = s->u.atomic.prev.buf;
     bool f32 = dst->dtype == TIR_F32;
     th_type t = th_scalar(f32 ? TH_F32 : TH_I32);
+    if (s->per_thread) {
+        th_var *old = th_new_var(a, lc->tk, "prev", t, 0);
+        atomic_add_returning(lc, s, idx, maxv, old, false);
+        tlc_emit(lc, th_assign(a, lc->regs[prev->id], NULL, tlc_coerce(lc, th_read(a, old), lc->regs[prev->id]->type)));
+        return;
+    }
     int64_t off = tlc_op_scratch(lc, s, 4);
     tlc_emit_ptx(lc, tlc_ptx_fence_acq_rel_gpu(), NULL, 0, NULL, 0);
     tlc_emit(lc, th_barrier(a)); /* the block's writes before the add; the scratch free */
     th_var *old = th_new_var(a, lc->tk, "prev", t, 0);
     tlc_ptrvec *one = tlc_lower_begin(lc);
-    tlc_emit(lc, th_assign(a, old, NULL, f32 ? th_float(a, TH_F32, 0.0) : tlc_i32(lc, 0)));
-    tlc_ptrvec *add = tlc_lower_begin(lc);
-    th_expr *args[2] = {tlc_global_elem_ptr(lc, dst, idx), tlc_coerce(lc, tlc_lower_expr(lc, s->u.atomic.value), t)};
-    tlc_emit_ptx(lc, tlc_ptx_atom_add_acq_rel_gpu(f32), args, 2, &old, 1);
-    th_stmt *add_st = tlc_lower_end(lc, add);
-    th_expr *mask = tlc_global_in_bounds(lc, dst, idx, maxv);
-    tlc_emit(lc, mask ? th_if(a, mask, add_st, NULL) : add_st);
+    atomic_add_returning(lc, s, idx, maxv, old, true);
     tlc_emit(lc, th_store(a, th_shared_ptr(a, tlc_i32(lc, off)), th_read(a, old), 4));
     th_stmt *one_st = tlc_lower_end(lc, one);
     tlc_emit(lc, th_if(a, th_cmp(a, THC_EQ, th_read(a, lc->tid), tlc_i32(lc, 0)), one_st, NULL));
@@ -116,7 +137,7 @@ static void atomic_add_prev_lower(tlc_lower_ctx *lc, const tir_stmt *s, th_expr 
 
 static int64_t atomic_add_scratch_bytes(const tir_kernel *k, const tir_stmt *s) {
     (void)k;
-    return s->u.atomic.prev.buf ? 4 : 0;
+    return s->u.atomic.prev.buf && !s->per_thread ? 4 : 0;
 }
 
 static void atomic_add_lower(tlc_lower_ctx *lc, const tir_stmt *s) {
@@ -142,7 +163,7 @@ static void atomic_add_lower(tlc_lower_ctx *lc, const tir_stmt *s) {
             maxv[d] = tlc_expr_range(lc, rd->start[d], &lo, &hi) && lo >= 0 ? hi : -1;
         }
         if (s->u.atomic.prev.buf) {
-            if (lc->par || dst->scope != TIR_SCOPE_GLOBAL || (dst->dtype != TIR_I32 && dst->dtype != TIR_F32)) {
+            if (lc->par || (dst->dtype != TIR_I32 && dst->dtype != TIR_F32)) {
                 tlc_error(lc->diag, s->loc, "internal error: atomic_add with return_prev outside what sema allows");
                 return;
             }

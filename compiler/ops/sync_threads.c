@@ -7,19 +7,29 @@
  * would not all reach it). What was pending before it is ordered
  * (tlc_op_desc.barrier).
  *
+ * sync_threads(id, count) is a named barrier of `count` threads, which
+ * thread-indexed code may hold under a condition that only they take:
+ * the program says which threads meet there, and what was pending is
+ * ordered among them (tlc does not check that they are the ones that
+ * touched it).
+ *
  * No operands and no layout; the interpreter, which runs the block's
  * threads in lockstep, has nothing to do. */
 #include "../ir/tir_op.h"
 #include "op_table.h"
 
 static void sync_threads_print(tir_printer *p, const tir_stmt *s) {
-    (void)s;
-    tir_printer_puts(p, "sync_threads()");
+    if (s->u.sync.count)
+        tir_printer_printf(p, "sync_threads(%d, %d)", s->u.sync.id, s->u.sync.count);
+    else
+        tir_printer_puts(p, "sync_threads()");
 }
 
 static void sync_threads_lower(tlc_lower_ctx *lc, const tir_stmt *s) {
-    (void)s;
-    tlc_emit(lc, th_barrier(lc->a));
+    if (s->u.sync.count)
+        tlc_emit(lc, th_barrier_sync(lc->a, s->u.sync.id, s->u.sync.count));
+    else
+        tlc_emit(lc, th_barrier(lc->a));
 }
 
 const tlc_op_desc tlc_op_sync_threads = {

@@ -47,6 +47,12 @@ tlc_ptx tlc_ptx_atom_add_acq_rel_gpu(bool f32) {
                : ptx("atom.acq_rel.gpu.global.add.u32 $0, [$1], $2;", "=r,l,r");
 }
 
+tlc_ptx tlc_ptx_atom_add(bool f32, bool shared) {
+    if (shared)
+        return f32 ? ptx("atom.shared.add.f32 $0, [$1], $2;", "=f,r,f") : ptx("atom.shared.add.u32 $0, [$1], $2;", "=r,r,r");
+    return f32 ? ptx("atom.global.add.f32 $0, [$1], $2;", "=f,l,f") : ptx("atom.global.add.u32 $0, [$1], $2;", "=r,l,r");
+}
+
 tlc_ptx tlc_ptx_st_global_u32(void) { return ptx("st.global.u32 [$0], $1;", "l,r"); }
 
 tlc_ptx tlc_ptx_fence_acq_rel_gpu(void) { return ptx("fence.acq_rel.gpu;", ""); }

@@ -34,6 +34,9 @@ tlc_ptx tlc_ptx_mbarrier_arrive_remote(void);
 tlc_ptx tlc_ptx_atom_add_global_u32(void); /* output $0 (the old value), $1 address (u64), $2 addend (u32) */
 /* The same, acquire and release at GPU scope, of a u32 or f32 */
 tlc_ptx tlc_ptx_atom_add_acq_rel_gpu(bool f32);
+/* A thread's own add, relaxed (CUDA's atomicAdd): $0 the old u32 / f32,
+ * $1 the address (global: u64; shared: u32), $2 the addend */
+tlc_ptx tlc_ptx_atom_add(bool f32, bool shared);
 tlc_ptx tlc_ptx_st_global_u32(void);       /* $0 address (u64), $1 u32 */
 tlc_ptx tlc_ptx_fence_acq_rel_gpu(void);
 tlc_ptx tlc_ptx_ld_shared_b32(void);       /* output $0 (u32), $1 shared address */

@@ -170,11 +170,15 @@ static void lower_tile_stmt(tlc_lower_ctx *lc, const tir_stmt *s, effects *pendi
 /* The block barrier before s; where the threads have parted ways (thread-
  * indexed code) not all of them would reach it: an error at s. */
 static void barrier_before(tlc_lower_ctx *lc, const tir_stmt *s, effects *pending) {
-    if (lc->divergent)
+    if (lc->divergent && lc->k->program_syncs_shared) {
+        /* TL_DISABLE_THREAD_STORAGE_SYNC: the program's barriers order them */
+    } else if (lc->divergent)
         tlc_error(lc->diag, s->loc,
                   "this statement needs a block barrier before it (it touches shared memory that other threads "
                   "wrote or read since the last one), but it runs under a condition or loop that differs between "
-                  "the block's threads, which not all of them reach: move the shared-memory access out of it");
+                  "the block's threads, which not all of them reach: move the shared-memory access out of it (or, "
+                  "where barriers of the program's own order it, say so: pass_configs={TL_DISABLE_THREAD_STORAGE_SYNC: "
+                  "True})");
     else
         tlc_emit(lc, th_barrier(lc->a));
     clear(lc, pending);
@@ -419,6 +423,19 @@ static void drop_iteration_private(tlc_lower_ctx *lc, const tir_stmt *s, effects
     }
 }
 
+/* What a loop body does before its first barrier statement (a
+ * sync_threads at its top level; all of it when none): all that the next
+ * iteration can race with what this one left pending. */
+static void head_effects(const tlc_lower_ctx *lc, const tir_stmt *body, effects *e) {
+    int n = body && body->kind == TS_SEQ ? body->u.seq.n : 1;
+    for (int i = 0; i < n; i++) {
+        const tir_stmt *x = body->kind == TS_SEQ ? body->u.seq.stmts[i] : body;
+        const tlc_op_desc *op = tlc_op_of(x);
+        if (op && op->barrier) return;
+        stmt_effects(lc, x, e);
+    }
+}
+
 /* A statement of the block's work (a tile op, a Parallel or Pipelined loop). */
 static bool is_block_work(const tir_stmt *s, const void *ctx) {
     (void)ctx;
@@ -490,9 +507,15 @@ static void lower_serial_for(tlc_lower_ctx *lc, const tir_stmt *s, effects *pend
         lc->var_hi[v->id] = c0 + (n - 1) * step;
         lc->var_known[v->id] = n > 0;
     }
-    effects body = effects_new(lc);
+    effects body = effects_new(lc), head = effects_new(lc);
     stmt_effects(lc, s->u.for_.body, &body);
-    if (hazard(lc, pending, &body)) barrier_before(lc, s, pending);
+    if (s->u.for_.body) head_effects(lc, s->u.for_.body, &head);
+    if (hazard(lc, pending, &head)) barrier_before(lc, s, pending);
+    /* a loop that may end early tests its condition (which reads no shared
+     * memory or fragment: sema) before the first iteration and after each */
+    th_var *goes_on = s->u.for_.cond ? tlc_temp(lc, "goes_on", th_scalar(TH_I1), 0) : NULL;
+    if (goes_on) tlc_emit(lc, th_assign(lc->a, goes_on, NULL, tlc_coerce(lc, tlc_lower_expr(lc, s->u.for_.cond),
+                                                                          th_scalar(TH_I1))));
     lc->divergent += s->u.for_.thread_varying;
     effects inner = effects_new(lc);
     merge(lc, &inner, pending);
@@ -514,18 +537,21 @@ static void lower_serial_for(tlc_lower_ctx *lc, const tir_stmt *s, effects *pend
     }
     int64_t tests0 = lc->bounds_tests;
     lower_tile_stmt(lc, s->u.for_.body, &inner);
+    if (goes_on) tlc_emit(lc, th_assign(lc->a, goes_on, NULL, tlc_coerce(lc, tlc_lower_expr(lc, s->u.for_.cond),
+                                                                          th_scalar(TH_I1))));
     /* The next iteration runs the body again after what it left pending
      * (but for buffers each iteration touches only its own elements of). */
-    if (!s->u.for_.thread_varying) drop_iteration_private(lc, s, &body);
-    if (!lc->in_parallel && hazard(lc, &inner, &body)) barrier_before(lc, s, &inner);
+    if (!s->u.for_.thread_varying) drop_iteration_private(lc, s, &head);
+    if (!lc->in_parallel && hazard(lc, &inner, &head)) barrier_before(lc, s, &inner);
     lc->divergent -= s->u.for_.thread_varying;
     th_stmt *b = tlc_lower_end(lc, saved);
     /* a serial loop whose variable indexes register arrays (lse[k, j] in a
      * Parallel loop, a thread's local[j]) is unrolled, so that the
      * registers are indexed by constants (not local memory), where it is
      * short */
-    bool indexes = s->u.for_.kind != TIR_FOR_UNROLLED && cn && n > 0 && n <= 64 && indexes_registers(s->u.for_.body, v);
-    bool unroll = (s->u.for_.kind == TIR_FOR_UNROLLED || indexes) &&
+    bool indexes = s->u.for_.kind != TIR_FOR_UNROLLED && !goes_on && cn && n > 0 && n <= 64 &&
+                   indexes_registers(s->u.for_.body, v);
+    bool unroll = (s->u.for_.kind == TIR_FOR_UNROLLED || indexes) && !goes_on &&
                   (!cn || n <= 0 || th_unrolled_size(b, TLC_UNROLLED_MAX_STMTS + 1) <= TLC_UNROLLED_MAX_STMTS / n);
     if (unroll && indexes && cs && step > 0 && lc->k->thread_indexed && !lc->in_parallel &&
         !s->u.for_.thread_varying && !tir_stmt_any(s->u.for_.body, is_block_work, NULL)) {
@@ -557,6 +583,7 @@ static void lower_serial_for(tlc_lower_ctx *lc, const tir_stmt *s, effects *pend
         th_stmt *both[2] = {set, b};
         loop = th_for(lc->a, it, tlc_i32(lc, 0), count, 1, unroll, th_seq(lc->a, both, 2));
     }
+    if (goes_on) loop->u.for_.cond = th_read(lc->a, goes_on);
     tlc_emit(lc, loop);
     merge(lc, pending, &inner);
     unfenced_union(lc, entry_unfenced);

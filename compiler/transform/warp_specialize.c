@@ -390,7 +390,10 @@ static const tir_stmt *find_loop(const tlc_kernel_plan *p, const tir_kernel *k, 
         sl->pp = pp;
         return producer_slice(k, sl, a) ? s : NULL;
     }
-    bool serial = s->kind == TS_FOR && (s->u.for_.kind == TIR_FOR_SERIAL || s->u.for_.kind == TIR_FOR_UNROLLED);
+    /* (a loop that may end early, a while loop's, keeps its Pipelined
+     * loops in every thread: the producer would need its condition) */
+    bool serial = s->kind == TS_FOR && (s->u.for_.kind == TIR_FOR_SERIAL || s->u.for_.kind == TIR_FOR_UNROLLED) &&
+                  !s->u.for_.cond;
     if (s->kind != TS_SEQ && !serial) return NULL;
     sl->path[sl->depth++] = s;
     if (serial) {

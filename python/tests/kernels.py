@@ -95,6 +95,30 @@ ATOMIC_VECTOR = os.path.join(ROOT, "tests", "golden", "tilelang", "atomic_add_ve
 INT8 = os.path.join(ROOT, "tests", "golden", "tilelang", "gemm_int8.py")
 TF32 = os.path.join(ROOT, "tests", "golden", "tilelang", "gemm_tf32.py")
 A_REGS_TRANSPOSED = os.path.join(ROOT, "tests", "golden", "tilelang", "gemm_a_regs_transposed.py")
+# break, while and continue, a per-thread while loop, named barriers (tests/golden/tilelang/loop_exit.py)
+LOOP_EXIT = os.path.join(ROOT, "tests", "golden", "tilelang", "loop_exit.py")
+
+
+def loop_exit_inputs(seed=31):
+    """loop_exit.py's inputs: A [64, 256] (rows with and without a value over 2.5), N [1024] starting values
+    of Collatz walks, C [16, 128] for the compaction; and what each kernel should give: first_over's column
+    per row, positive_sums' sums, collatz_steps' step counts, each row's positive values (sorted) and count."""
+    import numpy as np
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal((64, 256)).astype(np.float32)
+    first = np.array([int(np.argmax(r > 2.5)) if (r > 2.5).any() else -1 for r in a], np.int32)
+    sums = np.where(a < 0, 0, a).astype(np.float64).sum(axis=1)
+    n = rng.integers(1, 5000, 1024).astype(np.int32)
+
+    def steps(x):
+        k = 0
+        while x > 1:
+            x = x // 2 if x % 2 == 0 else 3 * x + 1
+            k += 1
+        return k
+    c = rng.standard_normal((16, 128)).astype(np.float32)
+    kept = [np.sort(r[r > 0]) for r in c]
+    return a, first, sums, n, np.array([steps(int(x)) for x in n], np.int32), c, kept
 
 
 def gemv_inputs(n=256, k=512):

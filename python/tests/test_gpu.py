@@ -4,7 +4,7 @@ import os
 import unittest
 
 import tlc
-from kernels import (A_REGS_TRANSPOSED, ATOMIC_VECTOR, CONVERTED_READ, EXAMPLES, INT8, FP8, FRAGMENT_RESHAPE, GEMV_KERNELS, TF32, grouped_sums_expected, PACKED, ROOT, SCALE, SHARED_INDEX, THREAD_BARRIERS, THREAD_BINDING,
+from kernels import (LOOP_EXIT, loop_exit_inputs, A_REGS_TRANSPOSED, ATOMIC_VECTOR, CONVERTED_READ, EXAMPLES, INT8, FP8, FRAGMENT_RESHAPE, GEMV_KERNELS, TF32, grouped_sums_expected, PACKED, ROOT, SCALE, SHARED_INDEX, THREAD_BARRIERS, THREAD_BINDING,
                      UNSIGNED, UNSIGNED_BOUND, WARP_SHUFFLE, REDUCER, gemv_inputs, packed_expected, packed_inputs,
                      reinterpret_expected, shared_index_expected, shift_expected, unsigned_expected, unsigned_inputs,
                      warp_shuffle_expected)
@@ -200,6 +200,33 @@ class GpuTest(unittest.TestCase):
                     b = torch.full((64, 64), float("nan"), device="cuda")
                     tlc.compile(CONVERTED_READ, arch=arch, backend=backend)(a, b)
                     torch.testing.assert_close(b, want, rtol=1e-5, atol=1e-4)
+
+    def test_loops_that_end_early(self):
+        # break, while with continue, a while loop each thread leaves at its own time, and a compaction through
+        # a shared counter in one warpgroup that meets at a named barrier while the other meets at another
+        a, first, sums, n, steps, c, kept = (torch.from_numpy(x).cuda() if hasattr(x, "shape") else x
+                                             for x in loop_exit_inputs())
+        for backend in ("direct", "llvm"):
+            for arch in ("sm_90a", "sm_80") if _sm90() else ("sm_80",):
+                with self.subTest(backend=backend, arch=arch):
+                    out = torch.full((64,), -7, device="cuda", dtype=torch.int32)
+                    tlc.compile(LOOP_EXIT, kernel="first_over", arch=arch, backend=backend)(a, 2.5, out)
+                    torch.testing.assert_close(out, first, rtol=0, atol=0)
+                    s = torch.full((64,), float("nan"), device="cuda")
+                    tlc.compile(LOOP_EXIT, kernel="positive_sums", arch=arch, backend=backend)(a, s)
+                    torch.testing.assert_close(s.double(), sums, rtol=1e-5, atol=1e-5)
+                    got = torch.full((1024,), -1, device="cuda", dtype=torch.int32)
+                    tlc.compile(LOOP_EXIT, kernel="collatz_steps", arch=arch, backend=backend)(n, got)
+                    torch.testing.assert_close(got, steps, rtol=0, atol=0)
+                    for threads in (256, 384):
+                        o = torch.full((16, 128), float("nan"), device="cuda")
+                        count = torch.full((16,), -1, device="cuda", dtype=torch.int32)
+                        tlc.compile(LOOP_EXIT, kernel="compact", arch=arch, backend=backend,
+                                    defines={"threads": threads})(c, o, count)
+                        self.assertEqual(count.tolist(), [len(k) for k in kept])
+                        for r in range(16):
+                            torch.testing.assert_close(o[r, :count[r]].sort().values.cpu(),
+                                                       torch.from_numpy(kept[r]), rtol=0, atol=0)
 
     def test_vector_atomic_adds(self):
         x = torch.randint(-4, 5, (64, 128), device="cuda").float()

@@ -6,7 +6,7 @@ import unittest
 import numpy as np
 
 import tlc
-from kernels import (EXAMPLES, FRAGMENT_RESHAPE, GEMV_KERNELS, INT8, OUT_OF_BOUNDS, PACKED, ROOT, SCALE, SHARED_INDEX, THREAD_BARRIERS,
+from kernels import (EXAMPLES, FRAGMENT_RESHAPE, GEMV_KERNELS, INT8, LOOP_EXIT, loop_exit_inputs, OUT_OF_BOUNDS, PACKED, ROOT, SCALE, SHARED_INDEX, THREAD_BARRIERS,
                      THREAD_BINDING, UNSIGNED, UNSIGNED_BOUND, WARP_SHUFFLE, REDUCER, gemv_inputs, packed_expected,
                      packed_inputs, reinterpret_expected, shared_index_expected, shift_expected, unsigned_expected,
                      unsigned_inputs, warp_shuffle_expected, grouped_sums_expected)
@@ -84,6 +84,24 @@ class InterpretTest(unittest.TestCase):
         want_s, want_g = warp_shuffle_expected(a)
         np.testing.assert_allclose(s, want_s, rtol=1e-5, atol=1e-5)
         np.testing.assert_allclose(g, want_g, rtol=1e-5, atol=1e-5)
+
+    def test_loops_that_end_early(self):
+        a, first, sums, n, steps, c, kept = loop_exit_inputs()
+        out = np.full(64, -7, np.int32)
+        tlc.interpret(LOOP_EXIT, {"A": a, "limit": 2.5, "Out": out}, kernel="first_over")
+        np.testing.assert_array_equal(out, first)
+        self.assertTrue((first >= 0).any() and (first < 0).any())
+        s = np.full(64, np.nan, np.float32)
+        tlc.interpret(LOOP_EXIT, {"A": a, "Out": s}, kernel="positive_sums")
+        np.testing.assert_allclose(s, sums, rtol=1e-5)
+        got = np.full(1024, -1, np.int32)
+        tlc.interpret(LOOP_EXIT, {"N": n, "Steps": got}, kernel="collatz_steps")
+        np.testing.assert_array_equal(got, steps)
+        o, count = np.full((16, 128), np.nan, np.float32), np.full(16, -1, np.int32)
+        tlc.interpret(LOOP_EXIT, {"A": c, "Out": o, "Count": count}, kernel="compact")
+        np.testing.assert_array_equal(count, [len(k) for k in kept])
+        for r in range(16):
+            np.testing.assert_array_equal(np.sort(o[r, :count[r]]), kept[r])
 
     def test_reducers(self):
         rng = np.random.default_rng(29)

@@ -579,7 +579,8 @@ static void test_assignment_rules(void **state) {
     expect_diag(&c, "t.tl:7:9: error: cannot assign to compile-time parameter 'bm'");
     expect_diag(&c, "t.tl:8:9: error: cannot assign to block index 'bx'");
     expect_diag(&c, "t.tl:10:12: error: the condition of 'if' must be bool or int, got float32");
-    expect_diag(&c, "t.tl:12:9: error: while loops are not supported");
+    expect_diag(&c, "t.tl:12:17: error: this while loop never ends once it starts: its body changes nothing its "
+                    "condition reads, and has no 'break'");
     expect_diag(&c, "t.tl:14:18: error: a for loop must iterate over Parallel(...)");
     expect_diag(&c, "t.tl:16:13: error: Parallel has 1 extent but the loop has 2 variables");
     done(&c);
