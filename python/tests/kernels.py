@@ -180,3 +180,21 @@ def shared_index_expected(g8x128, g8x64):
     combine = np.log2(np.exp2(g - m).sum(axis=0)) + m + g[0]
     row_copy = (g8x64.astype(np.float64) * np.arange(1, 9)[:, None]).sum(axis=0)
     return combine, row_copy
+
+
+def streamk_defines(m, n, k, block_m=16, block_n=128, block_k=32, sms=108, threads=64):
+    """The -D values of TileLang's stream-K example (tests/ports/example_tilelang_gemm_streamk.py) for an
+    [m, k] x [n, k]^T float16 GEMM over `sms` programs: what its module-level code computes from the tensors'
+    shapes, and the factory's arguments as its main() passes them."""
+    iters_per_tile = -(-k // block_k)
+    total_tiles = -(-m // block_m) * -(-n // block_n)
+    streamk_tiles = total_tiles % sms
+    if total_tiles - streamk_tiles > sms:
+        streamk_tiles += sms
+    streamk_iters = streamk_tiles * iters_per_tile
+    return {"M": m, "N": n, "K": k, "total_sm": sms, "iters_per_tile": iters_per_tile,
+            "streamk_full_tiles": streamk_iters // sms, "streamk_partial_tiles": streamk_iters % sms,
+            "sm_patition_factor": max((total_tiles - streamk_tiles) // sms, 1), "streamk_tiles": streamk_tiles,
+            "block_M": block_m, "block_N": block_n, "block_K": block_k, "trans_A": False, "trans_B": True,
+            "dtypeAB": "float16", "dtypeC": "float32", "accum_dtype": "float32", "num_stages": 2,
+            "threads": threads}

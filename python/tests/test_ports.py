@@ -7,7 +7,7 @@ import unittest
 import numpy as np
 
 import tlc
-from kernels import ROOT, fp4_to_fp16
+from kernels import ROOT, fp4_to_fp16, streamk_defines
 
 PORTS = os.path.join(ROOT, "tests", "ports")
 RNG = np.random.default_rng(7)
@@ -94,6 +94,17 @@ class GemmPortsTest(unittest.TestCase):
                 tlc.interpret(port("example_gemm_persistent.py"), {"A": a, "B": b, "C": c}, kernel=kernel,
                               defines={**tiles, **extra})
                 np.testing.assert_allclose(f64(c), ref, rtol=1e-2, atol=5e-2)
+
+    def test_streamk(self):
+        # stream-K: 4 of the 16 tiles split over 12 programs by K iterations (a while loop per program, partial
+        # tiles added by atomics), then the full tiles, one per program
+        m, n, k = 64, 512, 256
+        a, b = randn(m, k), randn(n, k)
+        c = np.zeros((m, n), np.float32)  # the partial tiles add into C
+        defines = streamk_defines(m, n, k, sms=12)
+        self.assertGreater(defines["streamk_partial_tiles"], 0)
+        tlc.interpret(port("example_tilelang_gemm_streamk.py"), {"A": a, "B": b, "C": c}, defines=defines)
+        np.testing.assert_allclose(c, f64(a) @ f64(b).T, rtol=1e-3, atol=1e-3)
 
     def test_warp_specialize_gemms(self):
         # TileLang's manual warp specialization (T.ws scopes, mbarriers, tma_copy) in program order
@@ -276,6 +287,23 @@ class AttentionPortsTest(unittest.TestCase):
                 e = np.exp(sc - sc.max(axis=-1, keepdims=True))
                 ref = e / e.sum(axis=-1, keepdims=True) @ f64(v)
                 np.testing.assert_allclose(f64(o), ref, rtol=1e-2, atol=1e-2)
+
+
+class TopkSelectorPortTest(unittest.TestCase):
+    def test_topk(self):
+        # DeepSeek V3.2's top-k selector: a radix select over 8-bit digits in one 1024-thread block per row
+        # (histograms by shared atomics, a cumsum among 256 threads at a named barrier, rounds that break)
+        x = RNG.standard_normal((3, 4096)).astype(np.float32)
+        starts = np.array([0, 100, 7], np.int32)
+        ends = np.array([4096, 3000, 60], np.int32)  # the last row: fewer candidates than k
+        index = np.full((3, 64), -1, np.int32)
+        tlc.interpret(port("topk_selector.py"), {"input": x, "index": index, "starts": starts, "ends": ends},
+                      defines={"topk": 64})
+        for r in range(3):
+            inside = np.arange(starts[r], ends[r])
+            want = inside[np.argsort(-x[r, inside], kind="stable")[:64]]
+            got = index[r][index[r] >= 0] if ends[r] - starts[r] < 64 else index[r]
+            self.assertEqual(sorted(got.tolist()), sorted(want.tolist()), r)
 
 
 class CumsumPortTest(unittest.TestCase):

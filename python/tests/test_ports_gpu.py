@@ -5,7 +5,7 @@ import os
 import unittest
 
 import tlc
-from kernels import ROOT, fp4_to_fp16
+from kernels import ROOT, fp4_to_fp16, streamk_defines
 
 try:
     import torch
@@ -105,6 +105,35 @@ class PortsOnGpuTest(unittest.TestCase):
         inside = (cols >= ks[:, None]) & (cols < ke[:, None])
         self.assertTrue(bool((logits[~inside] == float("-inf")).all()))
         self.close(logits[inside], ref[inside], rtol=1e-2, atol=1e-2 * ref[inside].abs().max().item())
+
+    def test_topk_selector(self):
+        # DeepSeek V3.2's top-k selector against torch.topk (as the example's own test): the same index sets
+        b, s, k = 64, 32 * 1024, 2048
+        x = torch.randn(b, s, device="cuda")
+        starts = torch.zeros(b, device="cuda", dtype=torch.int32)
+        ends = torch.full((b,), s, device="cuda", dtype=torch.int32)
+        ends[1::2] = torch.randint(k, s, (b // 2,), device="cuda", dtype=torch.int32)
+        for backend in ("direct", "llvm"):
+            with self.subTest(backend=backend):
+                index = torch.full((b, k), -1, device="cuda", dtype=torch.int32)
+                tlc.compile(port("topk_selector.py"), defines={"topk": k}, backend=backend)(x, index, starts, ends)
+                for r in range(b):
+                    e = int(ends[r])
+                    want = torch.topk(x[r, :e], k).indices.sort().values.int()
+                    torch.testing.assert_close(index[r].sort().values, want, rtol=0, atol=0)
+
+    def test_streamk(self):
+        # the stream-K GEMM with the example's own sizes over 108 programs, and over 132 (an H100's SMs)
+        m, n, kk = 256, 1024, 512
+        a, b = randn(m, kk), randn(n, kk)
+        ref = a.double() @ b.double().T
+        for sms in (108, 132):
+            for backend in ("direct", "llvm"):
+                with self.subTest(sms=sms, backend=backend):
+                    c = torch.zeros(m, n, device="cuda")
+                    tlc.compile(port("example_tilelang_gemm_streamk.py"), defines=streamk_defines(m, n, kk, sms=sms),
+                                backend=backend)(a, b, c)
+                    self.close(c, ref, rtol=1e-3, atol=1e-2)
 
     def test_deepseek_v32_fp8_kernels(self):
         # DeepSeek V3.2's inference kernels: block-wise float8 quantization of activations, the float8
