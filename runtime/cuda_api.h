@@ -34,6 +34,7 @@
     X(CU_JIT_LOG_VERBOSE, 12)                                       \
     X(CU_JIT_INPUT_PTX, 1)                                          \
     X(CU_STREAM_NON_BLOCKING, 1)                                    \
+    X(CU_LAUNCH_ATTRIBUTE_COOPERATIVE, 2)                           \
     X(CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION, 4)                     \
     X(CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION, 6)     \
     X(CU_EVENT_DEFAULT, 0)                                          \
@@ -127,6 +128,8 @@ enum { TLRT_CUDA_CONSTANTS(TLRT_CUDA_ENUMERATOR) };
     X(1, cuModuleGetFunction, "cuModuleGetFunction", CUresult, (CUfunction * f, CUmodule m, const char *n)) \
     X(1, cuFuncSetAttribute, "cuFuncSetAttribute", CUresult, (CUfunction f, int attr, int value))          \
     X(0, cuFuncGetAttribute, "cuFuncGetAttribute", CUresult, (int *value, int attr, CUfunction f))          \
+    X(0, cuOccupancyMaxActiveBlocksPerMultiprocessor, "cuOccupancyMaxActiveBlocksPerMultiprocessor", CUresult, \
+      (int *blocks, CUfunction f, int block_size, size_t dyn_smem))                                        \
     X(1, cuLaunchKernel, "cuLaunchKernel", CUresult,                                                       \
       (CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,         \
        unsigned smem, CUstream s, void **params, void **extra))                                            \

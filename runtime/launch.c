@@ -81,16 +81,22 @@ static tlrt_status tile_counter(tlrt_context *ctx, tlrt_kernel *k, CUstream s, C
  * once that kernel's blocks have all run pdl_trigger() or exited, and
  * waits for its completion itself. A driver without cuLaunchKernelEx
  * launches it in order, which its wait then finds complete. A kernel in
- * clusters (metadata `cluster`) goes out with their dimensions. */
+ * clusters (metadata `cluster`) goes out with their dimensions, one that
+ * calls sync_grid() (metadata `grid_sync`) cooperatively: all its blocks
+ * resident at once (tlrt_launch checked that they fit). */
 static bool in_clusters(const tlrt_launch_plan *plan) { return plan->cluster[0] * plan->cluster[1] * plan->cluster[2] > 1; }
 
 static CUresult launch(tlrt_context *ctx, tlrt_kernel *k, const tlrt_launch_plan *plan, CUstream s, void **params) {
     const unsigned *grid = plan->grid, *block = plan->block, smem = plan->smem_bytes;
-    tlrt_cu_launch_attribute attrs[2];
+    tlrt_cu_launch_attribute attrs[3];
     unsigned n = 0;
     memset(attrs, 0, sizeof attrs);
     if (k->meta && k->meta->pdl && ctx->cu.cuLaunchKernelEx) {
         attrs[n].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+        attrs[n++].value.value = 1;
+    }
+    if (k->meta && k->meta->grid_sync) { /* tlrt_launch checked cuLaunchKernelEx */
+        attrs[n].id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
         attrs[n++].value.value = 1;
     }
     if (in_clusters(plan)) { /* tlrt_launch checked cuLaunchKernelEx */
@@ -102,6 +108,29 @@ static CUresult launch(tlrt_context *ctx, tlrt_kernel *k, const tlrt_launch_plan
         return ctx->cu.cuLaunchKernelEx(&cfg, k->fn, params, NULL);
     }
     return ctx->cu.cuLaunchKernel(k->fn, grid[0], grid[1], grid[2], block[0], block[1], block[2], smem, s, params, NULL);
+}
+
+/* A kernel that calls sync_grid() waits there for every block of its grid:
+ * the grid must fit on the GPU at once, or it would wait forever. */
+static tlrt_status check_coresident(tlrt_context *ctx, tlrt_kernel *k, const tlrt_launch_plan *plan) {
+    if (!ctx->cu.cuLaunchKernelEx || !ctx->cu.cuOccupancyMaxActiveBlocksPerMultiprocessor)
+        return tlrt_fail(ctx, TLRT_ERROR_UNSUPPORTED,
+                         "kernel '%s' calls sync_grid(), which needs a cooperative launch (cuLaunchKernelEx, CUDA 12 "
+                         "drivers)", k->name);
+    int per_sm = 0;
+    unsigned threads = plan->block[0] * plan->block[1] * plan->block[2];
+    CUresult r = ctx->cu.cuOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k->fn, (int)threads, plan->smem_bytes);
+    if (r != CUDA_SUCCESS) return tlrt_cuda_fail(ctx, r, TLRT_ERROR_LAUNCH, "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+    uint64_t blocks = (uint64_t)plan->grid[0] * plan->grid[1] * plan->grid[2];
+    uint64_t fit = (uint64_t)per_sm * (uint64_t)(ctx->props.sm_count > 0 ? ctx->props.sm_count : 0);
+    if (blocks > fit)
+        return tlrt_fail(ctx, TLRT_ERROR_LAUNCH,
+                         "kernel '%s' calls sync_grid(), where every block waits for all the others, so all of its "
+                         "%llu blocks must be resident at once, but %s holds at most %llu (%d per SM of %u threads "
+                         "and %u bytes of shared memory, %d SMs): launch fewer blocks",
+                         k->name, (unsigned long long)blocks, ctx->props.name, (unsigned long long)fit, per_sm, threads,
+                         plan->smem_bytes, ctx->props.sm_count);
+    return TLRT_SUCCESS;
 }
 
 tlrt_status tlrt_launch(tlrt_kernel *k, const tlrt_arg *args, int nargs, tlrt_stream *stream) {
@@ -123,6 +152,7 @@ tlrt_status tlrt_launch(tlrt_kernel *k, const tlrt_arg *args, int nargs, tlrt_st
         return tlrt_fail(ctx, TLRT_ERROR_UNSUPPORTED,
                          "kernel '%s' runs in thread block clusters, which need cuLaunchKernelEx (CUDA 12 drivers)",
                          k->name);
+    if (k->meta->grid_sync && (st = check_coresident(ctx, k, &plan)) != TLRT_SUCCESS) return st;
     if (k->meta->persistent) { /* persistent: at most the blocks that fit at once; each walks the tiles */
         uint64_t tiles = (uint64_t)plan.grid[0] * plan.grid[1] * plan.grid[2];
         uint64_t fit = (uint64_t)(ctx->props.sm_count > 0 ? ctx->props.sm_count : 1) * (uint64_t)k->meta->persistent;

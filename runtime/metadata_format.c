@@ -85,6 +85,7 @@ static void format_kernel(tlrt_buf *b, const tlrt_kernel_meta *k) {
     if (k->persistent) tlrt_buf_printf(b, TLRT_META_PREFIX "persistent %d\n", k->persistent);
     if (k->tile_counter) tlrt_buf_printf(b, TLRT_META_PREFIX "tile_counter\n");
     if (k->pdl) tlrt_buf_printf(b, TLRT_META_PREFIX "pdl\n");
+    if (k->grid_sync) tlrt_buf_printf(b, TLRT_META_PREFIX "grid_sync\n");
     format_checks(b, k);
 }
 

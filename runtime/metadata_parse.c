@@ -474,6 +474,13 @@ static bool do_pdl(parser *ps, int nw) {
     return true;
 }
 
+static bool do_grid_sync(parser *ps, int nw) {
+    if (ps->k->grid_sync) return fail(ps, "second grid_sync line", NULL, NULL);
+    if (nw != 0) return fail(ps, "unexpected text after 'grid_sync'", NULL, NULL);
+    ps->k->grid_sync = true;
+    return true;
+}
+
 static bool do_tile_counter(parser *ps, int nw) {
     if (ps->k->tile_counter) return fail(ps, "second tile_counter line", NULL, NULL);
     if (nw != 0) return fail(ps, "unexpected text after 'tile_counter'", NULL, NULL);
@@ -534,6 +541,7 @@ static int do_line(parser *ps, char *text, bool first) {
     else if (strcmp(d, "divisible") == 0) ok = do_divisible(ps, w + 1, nw - 1);
     else if (strcmp(d, "persistent") == 0) ok = do_persistent(ps, w + 1, nw - 1);
     else if (strcmp(d, "tile_counter") == 0) ok = do_tile_counter(ps, nw - 1);
+    else if (strcmp(d, "grid_sync") == 0) ok = do_grid_sync(ps, nw - 1);
     else if (strcmp(d, "pdl") == 0) ok = do_pdl(ps, nw - 1);
     else if (strcmp(d, "check") == 0) ok = do_check(ps, strstr(rest_copy, "check") + 5);
     else ok = fail(ps, "unknown directive '%.40s'", d, NULL);

@@ -187,6 +187,10 @@ bool tlrt_meta_validate_kernel(const tlrt_kernel_meta *k, char *err, size_t errl
         tlrt_errf(err, errlen, "kernel '%s': cluster with persistent", k->name);
         return false;
     }
+    if (k->grid_sync && (k->persistent || k->has_cluster)) {
+        tlrt_errf(err, errlen, "kernel '%s': grid_sync with persistent or cluster", k->name);
+        return false;
+    }
     if (k->tile_counter && !k->persistent) {
         tlrt_errf(err, errlen, "kernel '%s': tile_counter without persistent", k->name);
         return false;
@@ -211,8 +215,8 @@ static bool same_tensor(const tlrt_param_meta *a, const tlrt_kernel_meta *ka, co
 bool tlrt_meta_validate_function(const tlrt_module_meta *m, const tlrt_function_meta *f, char *err, size_t errlen) {
     const tlrt_kernel_meta *sig = &f->sig;
     if (!tlrt_meta_validate_kernel(sig, err, errlen)) return false;
-    if (sig->ntmaps || sig->persistent || sig->tile_counter || sig->pdl || sig->has_cluster) {
-        tlrt_errf(err, errlen, "function '%s': tmap, persistent, tile_counter, pdl and cluster belong to kernels",
+    if (sig->ntmaps || sig->persistent || sig->tile_counter || sig->pdl || sig->has_cluster || sig->grid_sync) {
+        tlrt_errf(err, errlen, "function '%s': tmap, persistent, tile_counter, pdl, cluster and grid_sync belong to kernels",
                   sig->name);
         return false;
     }

@@ -101,7 +101,18 @@ static void add_str_attr(cg_ctx *cg, LLVMValueRef fn, unsigned idx, const char *
 }
 
 
+/* sync_grid's counter (ops/sync_grid.c): a u32 of global memory, zero at
+ * load, named in the asm that uses it (so kept by its external linkage). */
+static void declare_grid_sync_counter(cg_ctx *cg, const char *name) {
+    LLVMTypeRef i32 = LLVMInt32TypeInContext(cg->ctx);
+    LLVMValueRef g = LLVMAddGlobalInAddressSpace(cg->mod, i32, name, TH_AS_GLOBAL);
+    LLVMSetInitializer(g, LLVMConstInt(i32, 0, 0));
+    LLVMSetLinkage(g, LLVMExternalLinkage);
+    LLVMSetAlignment(g, 4);
+}
+
 static void build_kernel(cg_ctx *cg, const th_kernel *k) {
+    if (k->grid_sync_counter) declare_grid_sync_counter(cg, k->grid_sync_counter);
     cg->k = k;
     cg->loc = (tlc_loc){0, 0};
     cg->smem = NULL;

@@ -1403,6 +1403,9 @@ char *cg_direct_ptx(const th_module *m, const tlc_codegen_options *o, tlc_arena 
         int isa = th_module_ptx_isa(m, tg->ptx_isa);
         tlc_sb_printf(&out, "\n.version %d.%d\n.target %s\n.address_size 64\n\n", isa / 10, isa % 10, tg->name);
         if (declare_smem) tlc_sb_puts(&out, ".extern .shared .align 1024 .b8 __tlc_smem[];\n");
+        for (int i = 0; i < m->nkernels; i++) /* sync_grid's counters (ops/sync_grid.c) */
+            if (m->kernels[i] && m->kernels[i]->grid_sync_counter)
+                tlc_sb_printf(&out, ".global .align 4 .u32 %s = 0;\n", m->kernels[i]->grid_sync_counter);
         tlc_sb_puts(&out, tlc_sb_cstr(&kernels));
         r = tlc_arena_strdup(a, tlc_sb_cstr(&out));
         tlc_sb_free(&out);

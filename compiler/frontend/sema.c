@@ -1152,6 +1152,28 @@ static bool kernel_cluster(sema *S, tir_kernel *k, const ast_expr *e) {
 
 /* ---------------- with Kernel(...) ---------------- */
 
+/* sync_grid() stands in the kernel body itself: every block reaches it
+ * (and the interpreter runs the body in parts between them). */
+static void check_grid_syncs(sema *S, const tir_stmt *s, bool top) {
+    if (!s) return;
+    switch (s->kind) {
+    case TS_SEQ:
+        for (int i = 0; i < s->u.seq.n; i++) check_grid_syncs(S, s->u.seq.stmts[i], top);
+        return;
+    case TS_FOR: check_grid_syncs(S, s->u.for_.body, false); return;
+    case TS_IF:
+        check_grid_syncs(S, s->u.if_.then, false);
+        check_grid_syncs(S, s->u.if_.els, false);
+        return;
+    case TS_SYNC_GRID:
+        if (!top)
+            tlc_error(S->diag, s->loc, "sync_grid() must stand in the kernel body itself, not inside a loop or "
+                      "condition: every block of the grid must reach it the same number of times");
+        return;
+    default: return;
+    }
+}
+
 void sema_kernel_with(sema *S, const ast_stmt *s) {
     tir_kernel *k = S->k;
     const ast_expr *call = s->u.with.item;
@@ -1231,6 +1253,7 @@ void sema_kernel_with(sema *S, const ast_stmt *s) {
     seq->u.seq.n = body.len;
     seq->u.seq.stmts = (tir_stmt **)tlc_ptrvec_freeze(&body, S->arena);
     k->body = seq;
+    check_grid_syncs(S, seq, true);
     sema_manual_ws_finish(S);
     sema_thread_varying(S);
     tlc_ptrvec_free(&S->reducers);

@@ -40,6 +40,7 @@ static const builtin_spec builtins[] = {
      * asynchronously (prefer_async=True): nothing to do in tlc */
     {"finalize_reducer", B_FINALIZE_REDUCER, BK_STMT, P("reducer"), 1, 1, 0, 0},
     {"sync_threads", B_SYNC_THREADS, BK_STMT, P("barrier_id", "arrive_count"), 2, 0, 0, 0},
+    {"sync_grid", B_SYNC_GRID, BK_STMT, P(NULL), 0, 0, 0, 0},
     /* TVM's attribute scope: tlc takes it around a thread all-reduce (sema_thread_allreduce.c) */
     {"attr", B_ATTR, BK_STMT, P("node", "attr_key", "value"), 3, 3, 0, 0},
     {"ptx_commit_group", B_ASYNC_GROUP, BK_STMT, P(NULL), 0, 0, 0, 0},

@@ -266,7 +266,8 @@ void sema_thread_varying(sema *S) {
     if (!k || !k->body || !k->thread_indexed) return;
     tv t = {.S = S, .k = k};
     t.var = TLC_NEW_ARRAY(S->arena, bool, (size_t)k->nvars + 1);
-    t.buf = TLC_NEW_ARRAY(S->arena, bool, (size_t)k->nbuffers + 1);
+    /* (the kernel's buffer list is made after its body: count sema's) */
+    t.buf = TLC_NEW_ARRAY(S->arena, bool, (size_t)S->buffers.len + 1);
     for (int i = 0; i < 3; i++)
         if (k->thread_idx[i]) t.var[k->thread_idx[i]->id] = true;
     /* each round marks at least one more variable or buffer */

@@ -954,6 +954,12 @@ void sema_tile_op(sema *S, const builtin_spec *b, const ast_expr *call) {
         break;
     case B_FINALIZE_REDUCER: sema_finalize_reducer(S, &a, call->loc); break;
     case B_SYNC_THREADS: op_sync_threads(S, &a, call->loc); break;
+    case B_SYNC_GRID:
+        /* a kernel with one is not warp-specialized: its warpgroups would
+         * not all reach it (sema_kernel_with checks where it stands) */
+        S->k->program_barriers = true;
+        sema_emit(S, tlc_new_tile_op(S->arena, TS_SYNC_GRID, call->loc));
+        break;
     case B_ASYNC_GROUP:
         /* tlc's loads complete in program order (its own cp.async is planned
          * with its own waits), so a commit or a wait has nothing to order */

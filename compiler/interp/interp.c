@@ -48,6 +48,7 @@ void tlc_interp_destroy(tlc_interp *it) {
     for (int i = 0; i < 3; i++) free(it->scr[i]);
     free(it->fa);
     free(it->fb);
+    tlc_interp_grid_free(it);
     if (it->nthreads) tlc_interp_threads_destroy(it);
     else free(it->vars);
     free(it->bufs);
@@ -432,18 +433,35 @@ static bool run_body(tlc_interp *it) {
             tlc_interp_fail(it, k->grid[a]->loc, "grid dimension %d is %lld (must be positive)", a, (long long)g[a]);
     }
     int64_t nblocks = g[0] * g[1] * g[2];
-    for (int64_t b = 0; b < nblocks; b++) {
-        int64_t lin = it->opts.reverse ? nblocks - 1 - b : b; /* x fastest; last to first under opts.reverse */
-        int64_t idx[3] = {lin % g[0], lin / g[0] % g[1], lin / (g[0] * g[1])};
-        if (it->nthreads) tlc_interp_use_thread(it, 0); /* the block's values in thread 0's variables */
-        for (int a = 0; a < 3; a++)
-            if (k->block_idx[a]) it->vars[k->block_idx[a]->id].i = idx[a];
-        for (int i = 0; i < k->nbuffers; i++)
-            if (k->buffers[i]->scope != TIR_SCOPE_GLOBAL) it->bufs[i].live = false;
-        it->stats.blocks++;
-        if (it->nthreads) tlc_interp_threads_block(it);
-        else exec(it, k->body);
-    }
+    int parts = tlc_interp_grid_parts(k);
+    if (parts > 1) tlc_interp_grid_begin(it, nblocks);
+    for (int part = 0; part < parts; part++) /* one part per sync_grid (interp_grid_sync.c) */
+        for (int64_t b = 0; b < nblocks; b++) {
+            int64_t lin = it->opts.reverse ? nblocks - 1 - b : b; /* x fastest; last to first under opts.reverse */
+            if (part > 0) {
+                tlc_interp_grid_restore(it, lin);
+                tlc_interp_grid_run_part(it, part);
+                tlc_interp_grid_save(it, lin);
+                continue;
+            }
+            int64_t idx[3] = {lin % g[0], lin / g[0] % g[1], lin / (g[0] * g[1])};
+            if (it->nthreads) tlc_interp_use_thread(it, 0); /* the block's values in thread 0's variables */
+            for (int a = 0; a < 3; a++)
+                if (k->block_idx[a]) it->vars[k->block_idx[a]->id].i = idx[a];
+            for (int i = 0; i < k->nbuffers; i++)
+                if (k->buffers[i]->scope != TIR_SCOPE_GLOBAL) it->bufs[i].live = false;
+            it->stats.blocks++;
+            if (parts > 1) {
+                if (it->nthreads) tlc_interp_threads_setup(it);
+                tlc_interp_grid_run_part(it, 0);
+                tlc_interp_grid_save(it, lin);
+            } else if (it->nthreads) {
+                tlc_interp_threads_block(it);
+            } else {
+                exec(it, k->body);
+            }
+        }
+    tlc_interp_grid_free(it);
     store_globals(it);
     return true;
 }

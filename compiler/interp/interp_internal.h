@@ -78,6 +78,11 @@ struct tlc_interp {
     int64_t *lv_a, *lv_b;  /* levels x nthreads: a level's per-thread values (a condition; a loop's bounds) */
     int64_t *st_off;       /* nthreads: an element store's offsets and values, before any is written */
     tlc_ival *st_val;
+    /* sync_grid (interp_grid_sync.c): each block's state between the parts */
+    int64_t gs_blocks;
+    tlc_ival *gs_vars;     /* blocks x the variables (of every thread) */
+    ibuf *gs_bufs;         /* blocks x nbuffers */
+    tlc_ival **gs_data;    /* blocks x nbuffers: a live buffer's elements */
 };
 
 /* A loop with a condition (while, break) goes on to its iteration'th
@@ -111,6 +116,18 @@ void tlc_interp_threads_destroy(tlc_interp *it);
 void tlc_interp_use_thread(tlc_interp *it, int t);
 /* Runs a block of a thread-indexed kernel (block indices set in thread 0). */
 void tlc_interp_threads_block(tlc_interp *it);
+void tlc_interp_threads_setup(tlc_interp *it); /* its first part: thread 0's values in every thread, the indices */
+/* Runs s in a block whose threads are set up (tlc_interp_threads_block's
+ * part after the setup). */
+void tlc_interp_threads_run(tlc_interp *it, const tir_stmt *s);
+
+/* interp_grid_sync.c: a kernel body in parts between its sync_grid()s */
+int tlc_interp_grid_parts(const tir_kernel *k); /* 1: no sync_grid */
+void tlc_interp_grid_begin(tlc_interp *it, int64_t blocks);
+void tlc_interp_grid_free(tlc_interp *it);
+void tlc_interp_grid_save(tlc_interp *it, int64_t block);    /* the block's variables and buffers */
+void tlc_interp_grid_restore(tlc_interp *it, int64_t block);
+void tlc_interp_grid_run_part(tlc_interp *it, int part);
 /* A warp shuffle: its value as the source lane computes it. */
 tlc_ival tlc_interp_shuffle(tlc_interp *it, const tir_expr *e);
 

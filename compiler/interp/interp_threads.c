@@ -268,7 +268,7 @@ static void run(tlc_interp *it, const tir_stmt *s, int level) {
     }
 }
 
-void tlc_interp_threads_block(tlc_interp *it) {
+void tlc_interp_threads_setup(tlc_interp *it) {
     const tir_kernel *k = it->k;
     int n = it->nthreads;
     /* thread 0 holds the block's values (sizes, parameters, block indices) */
@@ -282,5 +282,15 @@ void tlc_interp_threads_block(tlc_interp *it) {
         }
         it->masks[t] = true;
     }
-    run(it, k->body, 0);
+}
+
+void tlc_interp_threads_block(tlc_interp *it) {
+    tlc_interp_threads_setup(it);
+    run(it, it->k->body, 0);
+}
+
+void tlc_interp_threads_run(tlc_interp *it, const tir_stmt *s) {
+    for (int t = 0; t < it->nthreads; t++) it->masks[t] = true;
+    tlc_interp_use_thread(it, 0);
+    run(it, s, 0);
 }

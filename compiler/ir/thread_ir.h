@@ -184,6 +184,9 @@ typedef struct th_kernel {
      * pdl_sync): its pointers are not `noalias`, so that no load becomes
      * ld.global.nc, which ptxas may move above the wait. */
     bool pdl_wait;
+    /* sync_grid's counter (ops/sync_grid.c): a u32 variable of the PTX
+     * module by this name, which the generators declare; NULL: none */
+    const char *grid_sync_counter;
     int64_t dyn_shared_bytes;  /* dynamic shared memory, base aligned to 1024 */
     /* The PTX ISA version (x 10) its instructions need when the target's
      * (tlc_target.ptx_isa) is older (float8 forms: 8.1, 8.4); 0: the target's */

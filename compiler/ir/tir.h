@@ -279,6 +279,7 @@ typedef enum {
      * over a thread axis, the result in every thread (thread-indexed code) */
     TS_THREAD_ALLREDUCE,
     TS_SYNC_THREADS, /* tile op: sync_threads(id, count), a barrier where the program writes it */
+    TS_SYNC_GRID,    /* tile op: sync_grid(), every block of the grid meets (cooperative launch) */
     /* TileLang's mbarrier wait or arrive (T.barrier_wait, T.barrier_arrive):
      * only inside sema, which checks the protocol of a kernel's T.ws scopes
      * in program order and then removes them (sema_manual_ws.c) */

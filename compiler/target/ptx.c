@@ -188,6 +188,17 @@ tlc_ptx tlc_ptx_wgmma_fence(void) { return ptx("wgmma.fence.sync.aligned;", "");
 
 tlc_ptx tlc_ptx_griddepcontrol_wait(void) { return ptx("griddepcontrol.wait;", ""); }
 
+tlc_ptx tlc_ptx_grid_sync(tlc_arena *a, const char *counter) {
+    return ptx(tlc_arena_printf(a,
+                                "{\n\t.reg .pred tlc_p;\n\t.reg .b32 tlc_old, tlc_now;\n\tfence.acq_rel.gpu;\n"
+                                "\tatom.release.gpu.global.add.u32 tlc_old, [%s], $0;\n\tTLC_GRID${:uid}:\n"
+                                "\tld.acquire.gpu.global.u32 tlc_now, [%s];\n\txor.b32 tlc_now, tlc_now, tlc_old;\n"
+                                "\tsetp.lt.s32 tlc_p, tlc_now, 0;\n\t@!tlc_p bra TLC_GRID${:uid};\n"
+                                "\tfence.acq_rel.gpu;\n\t}",
+                                counter, counter),
+               "r");
+}
+
 tlc_ptx tlc_ptx_griddepcontrol_launch_dependents(void) { return ptx("griddepcontrol.launch_dependents;", ""); }
 
 tlc_ptx tlc_ptx_bulk_prefetch_l2(void) {

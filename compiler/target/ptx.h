@@ -105,6 +105,9 @@ tlc_ptx tlc_ptx_wgmma_fence(void);
 /* Programmatic dependent launch (sm_90): wait for the stream's previous
  * grid, or let the next one be scheduled. */
 tlc_ptx tlc_ptx_griddepcontrol_wait(void);
+/* sync_grid's part in thread 0 (ops/sync_grid.c): fence, add $0 (u32) to
+ * the module variable `counter`, wait until its top bit flips, fence */
+tlc_ptx tlc_ptx_grid_sync(tlc_arena *a, const char *counter);
 tlc_ptx tlc_ptx_griddepcontrol_launch_dependents(void);
 /* cp.async.bulk.prefetch.L2 (sm_90) of the 16-byte chunks from the one
  * holding $0 up to the one holding $0 + $1, that one excluded: $0 global

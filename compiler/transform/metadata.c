@@ -181,6 +181,7 @@ bool tlc_kernel_metadata(tlc_lower_ctx *lc, tlrt_kernel_meta *out) {
     out->persistent = tlc_ws_persistent_blocks(lc);
     out->tile_counter = out->persistent && lc->plan->ws.dynamic_tiles;
     out->pdl = lc->tk->pdl_wait;
+    out->grid_sync = lc->tk->grid_sync_counter != NULL;
     char err[256];
     if (!ok || !tlrt_meta_validate_kernel(out, err, sizeof err)) {
         tlc_error(lc->diag, k->loc, "kernel '%s' cannot be described to the runtime: %s", k->name,

@@ -65,6 +65,11 @@
  *   (cuLaunchKernelEx with programmatic stream serialization) and waits
  *   for that kernel's completion itself (griddepcontrol.wait) before it
  *   reads anything.
+ * - "grid_sync" (optional): the kernel calls sync_grid(), where every block
+ *   of the grid waits for all the others, so all of them must be resident
+ *   at once: it is launched cooperatively (cuLaunchKernelEx with the
+ *   cooperative attribute, or cuLaunchCooperativeKernel), and a grid
+ *   larger than the GPU holds at once is refused.
  * - "check LINE:COL EXPR" (optional, at most TLRT_MAX_CHECKS): EXPR, a grid
  *   expression that may also use < <= > >= == != and or (1 or 0), must be
  *   nonzero for every launch; the source's assert at LINE:COL said so.
@@ -221,6 +226,7 @@ typedef struct tlrt_kernel_meta {
     int persistent;                      /* "persistent B": blocks per SM; 0 = an ordinary grid */
     bool tile_counter;                   /* "tile_counter": tiles handed out at run time */
     bool pdl;                            /* "pdl": launched as a programmatic dependent */
+    bool grid_sync;                      /* "grid_sync": launched cooperatively (sync_grid) */
     bool has_cluster;                    /* "cluster E E E": launched in thread block clusters */
     tlrt_expr cluster[3];
     /* "check LINE:COL EXPR": a condition on syms and integer scalars (an

@@ -4,7 +4,7 @@ import os
 import unittest
 
 import tlc
-from kernels import (LOOP_EXIT, loop_exit_inputs, A_REGS_TRANSPOSED, ATOMIC_VECTOR, CONVERTED_READ, EXAMPLES, INT8, FP8, FRAGMENT_RESHAPE, GEMV_KERNELS, TF32, grouped_sums_expected, PACKED, ROOT, SCALE, SHARED_INDEX, THREAD_BARRIERS, THREAD_BINDING,
+from kernels import (LOOP_EXIT, SYNC_GRID, loop_exit_inputs, A_REGS_TRANSPOSED, ATOMIC_VECTOR, CONVERTED_READ, EXAMPLES, INT8, FP8, FRAGMENT_RESHAPE, GEMV_KERNELS, TF32, grouped_sums_expected, PACKED, ROOT, SCALE, SHARED_INDEX, THREAD_BARRIERS, THREAD_BINDING,
                      UNSIGNED, UNSIGNED_BOUND, WARP_SHUFFLE, REDUCER, gemv_inputs, packed_expected, packed_inputs,
                      reinterpret_expected, shared_index_expected, shift_expected, unsigned_expected, unsigned_inputs,
                      warp_shuffle_expected)
@@ -227,6 +227,32 @@ class GpuTest(unittest.TestCase):
                         for r in range(16):
                             torch.testing.assert_close(o[r, :count[r]].sort().values.cpu(),
                                                        torch.from_numpy(kept[r]), rtol=0, atol=0)
+
+    def test_sync_grid(self):
+        # a cooperative launch: every block's writes before the barrier seen by every block after it
+        x = torch.rand(64, 256, device="cuda")
+        for backend in ("direct", "llvm"):
+            for arch in ("sm_90a", "sm_80") if _sm90() else ("sm_80",):
+                with self.subTest(backend=backend, arch=arch):
+                    out, part = torch.full_like(x, float("nan")), torch.full((64,), float("nan"), device="cuda")
+                    tlc.compile(SYNC_GRID, kernel="scale_by_total", arch=arch, backend=backend)(x, out, part)
+                    torch.testing.assert_close(part, x.sum(1), rtol=1e-5, atol=1e-4)
+                    torch.testing.assert_close(out.double(), x.double() / x.double().sum(), rtol=1e-4, atol=1e-9)
+                    # the counter is left as it was: a second launch of the same kernel meets again
+                    blocks = torch.cuda.get_device_properties(0).multi_processor_count
+                    k = tlc.compile(SYNC_GRID, kernel="count_blocks", arch=arch, backend=backend,
+                                    defines={"blocks": blocks})
+                    count = torch.zeros(1, device="cuda", dtype=torch.int32)
+                    for launch in (1, 2):
+                        seen = torch.zeros(blocks, device="cuda", dtype=torch.int32)
+                        k(count, seen)
+                        self.assertEqual(seen.tolist(), [launch * blocks] * blocks)
+                    # more blocks than the GPU holds at once (two of 1024 threads an SM at most) would wait
+                    # forever: refused
+                    big = tlc.compile(SYNC_GRID, kernel="count_blocks", arch=arch, backend=backend,
+                                      defines={"blocks": 2 * blocks + 1})
+                    with self.assertRaisesRegex(tlc.TlcError, "must be resident at once"):
+                        big(count, torch.zeros(2 * blocks + 1, device="cuda", dtype=torch.int32))
 
     def test_vector_atomic_adds(self):
         x = torch.randint(-4, 5, (64, 128), device="cuda").float()

@@ -6,7 +6,7 @@ import unittest
 import numpy as np
 
 import tlc
-from kernels import (EXAMPLES, FRAGMENT_RESHAPE, GEMV_KERNELS, INT8, LOOP_EXIT, loop_exit_inputs, OUT_OF_BOUNDS, PACKED, ROOT, SCALE, SHARED_INDEX, THREAD_BARRIERS,
+from kernels import (EXAMPLES, FRAGMENT_RESHAPE, GEMV_KERNELS, INT8, LOOP_EXIT, SYNC_GRID, loop_exit_inputs, OUT_OF_BOUNDS, PACKED, ROOT, SCALE, SHARED_INDEX, THREAD_BARRIERS,
                      THREAD_BINDING, UNSIGNED, UNSIGNED_BOUND, WARP_SHUFFLE, REDUCER, gemv_inputs, packed_expected,
                      packed_inputs, reinterpret_expected, shared_index_expected, shift_expected, unsigned_expected,
                      unsigned_inputs, warp_shuffle_expected, grouped_sums_expected)
@@ -102,6 +102,18 @@ class InterpretTest(unittest.TestCase):
         np.testing.assert_array_equal(count, [len(k) for k in kept])
         for r in range(16):
             np.testing.assert_array_equal(np.sort(o[r, :count[r]]), kept[r])
+
+    def test_sync_grid(self):
+        # the body runs in parts between its sync_grid()s, each in every block, each block keeping its state
+        x = np.random.default_rng(37).random((64, 256)).astype(np.float32)
+        out, part = np.full_like(x, np.nan), np.full(64, np.nan, np.float32)
+        for reverse in (False, True):
+            tlc.interpret(SYNC_GRID, {"X": x, "Out": out, "Part": part}, kernel="scale_by_total", reverse=reverse)
+            np.testing.assert_allclose(part, x.sum(axis=1), rtol=1e-5)
+            np.testing.assert_allclose(out, x / x.astype(np.float64).sum(), rtol=1e-4)
+        count, seen = np.zeros(1, np.int32), np.zeros(64, np.int32)
+        tlc.interpret(SYNC_GRID, {"Count": count, "Seen": seen}, kernel="count_blocks")
+        np.testing.assert_array_equal(seen, np.full(64, 64))
 
     def test_reducers(self):
         rng = np.random.default_rng(29)

@@ -414,6 +414,13 @@ class MlaDecodePortTest(unittest.TestCase):
                               defines={"heads": h, "kv_head_num": 1, "dim": dim, "pe_dim": pe, "block_N": 32, "block_H": 64,
                                        "num_split": num_split, "softmax_scale": (dim + pe) ** -0.5})
                 np.testing.assert_allclose(f64(o), ref, rtol=1e-2, atol=1e-2)
+        # the persistent form: one block per SM walks the split tiles, T.sync_grid(), then the combine
+        o, glse, part = empty(b, h, dim), empty(b, h, 2), empty(b, h, 2, dim)
+        tlc.interpret(port("example_mla_decode_persistent.py"),
+                      {"Q": q, "Q_pe": q_pe, "KV": kv, "K_pe": k_pe, "glse": glse, "Output_partial": part, "Output": o},
+                      defines={"batch": b, "heads": h, "kv_head_num": 1, "seqlen_kv": s, "dim": dim, "pe_dim": pe,
+                               "block_N": 32, "block_H": 64, "num_split": 2})
+        np.testing.assert_allclose(f64(o), ref, rtol=1e-2, atol=1e-2)
 
 
 def sparse_gqa_decode_inputs(b, h_kv, seqlens, num_split, block=32):

@@ -467,6 +467,18 @@ class PortsOnGpuTest(unittest.TestCase):
                 o = torch.full((b, h, dim), float("nan"), dtype=torch.float16, device="cuda")
                 k(q, q_pe, kv, k_pe, o)
                 self.close(o, ref)
+        # the persistent form: one block per SM (the GPU's count) walks the split tiles, then T.sync_grid()
+        # (a cooperative launch) and the combine; both generators
+        for backend in ("direct", "llvm"):
+            with self.subTest(persistent=True, backend=backend):
+                k = tlc.compile(port("example_mla_decode_persistent.py"), backend=backend,
+                                defines={"batch": b, "heads": h, "kv_head_num": 1, "seqlen_kv": s, "dim": dim,
+                                         "pe_dim": pe, "block_N": 64, "block_H": 64, "num_split": 4})
+                glse = torch.full((b, h, 4), float("nan"), dtype=torch.float16, device="cuda")
+                part = torch.full((b, h, 4, dim), float("nan"), dtype=torch.float16, device="cuda")
+                o = torch.full((b, h, dim), float("nan"), dtype=torch.float16, device="cuda")
+                k(q, q_pe, kv, k_pe, glse, part, o)
+                self.close(o, ref)
 
     def test_blocksparse_gemm(self):
         n, bm, bk = 1024, 128, 32
