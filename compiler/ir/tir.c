@@ -22,6 +22,9 @@ bool tir_dtype_parse(const char *s, tir_dtype *out) {
     static const struct { const char *name; tir_dtype t; } aliases[] = {
         {"half", TIR_F16}, {"float", TIR_F32}, {"int", TIR_I32},
         {"float8_e4m3fn", TIR_F8E4M3}, /* the same format: finite, max 448, one NaN */
+        /* TileLang's tf32 buffers: float32 values (not rounded to tf32's
+         * 10 mantissa bits), which gemms read as tf32 as any float32 */
+        {"tfloat32", TIR_F32},
     };
     if (!s) return false;
     for (int i = 0; i < TIR_DTYPE_COUNT; i++)
