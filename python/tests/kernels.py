@@ -123,6 +123,25 @@ def loop_exit_inputs(seed=31):
     return a, first, sums, n, np.array([steps(int(x)) for x in n], np.int32), c, kept
 
 
+def nested_exits_expected(a):
+    """loop_exit.py's nested_exits for A [64, 16]: per row, Python's own loops (in float32)."""
+    import numpy as np
+    out = np.zeros(a.shape[0], np.float32)
+    for r in range(a.shape[0]):
+        acc = np.float32(0)
+        for i in range(4):
+            if i == 1:
+                continue
+            for j in range(3, -1, -1):
+                if a[r, i * 4 + j] > 1:
+                    break
+                acc += a[r, i * 4 + j]
+            if acc > 3:
+                break
+        out[r] = acc
+    return out
+
+
 def gemv_inputs(n=256, k=512):
     """A (k,) and B (n, k) float16 for the GEMV kernels (n a multiple of 128, k of 256: their blocks divide them),
     and NumPy's C = B @ A in float32."""

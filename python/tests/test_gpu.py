@@ -4,7 +4,7 @@ import os
 import unittest
 
 import tlc
-from kernels import (LOOP_EXIT, SYNC_GRID, loop_exit_inputs, A_REGS_TRANSPOSED, ATOMIC_VECTOR, CONVERTED_READ, EXAMPLES, INT8, FP8, FRAGMENT_RESHAPE, GEMV_KERNELS, TF32, grouped_sums_expected, PACKED, ROOT, SCALE, SHARED_INDEX, THREAD_BARRIERS, THREAD_BINDING,
+from kernels import (LOOP_EXIT, SYNC_GRID, loop_exit_inputs, nested_exits_expected, A_REGS_TRANSPOSED, ATOMIC_VECTOR, CONVERTED_READ, EXAMPLES, INT8, FP8, FRAGMENT_RESHAPE, GEMV_KERNELS, TF32, grouped_sums_expected, PACKED, ROOT, SCALE, SHARED_INDEX, THREAD_BARRIERS, THREAD_BINDING,
                      UNSIGNED, UNSIGNED_BOUND, WARP_SHUFFLE, REDUCER, gemv_inputs, packed_expected, packed_inputs,
                      reinterpret_expected, shared_index_expected, shift_expected, unsigned_expected, unsigned_inputs,
                      warp_shuffle_expected)
@@ -215,6 +215,17 @@ class GpuTest(unittest.TestCase):
                     s = torch.full((64,), float("nan"), device="cuda")
                     tlc.compile(LOOP_EXIT, kernel="positive_sums", arch=arch, backend=backend)(a, s)
                     torch.testing.assert_close(s.double(), sums, rtol=1e-5, atol=1e-5)
+                    nested = torch.full((64,), float("nan"), device="cuda")
+                    tlc.compile(LOOP_EXIT, kernel="nested_exits", arch=arch, backend=backend)(a[:, :16].contiguous(),
+                                                                                               nested)
+                    want = torch.from_numpy(nested_exits_expected(a[:, :16].cpu().numpy())).cuda()
+                    torch.testing.assert_close(nested, want, rtol=1e-6, atol=1e-6)
+                    x, w = a[:, :64].half().repeat(16, 1), a[:64, 64:128].half().contiguous()
+                    blocks = torch.full((1024, 64), float("nan"), device="cuda")
+                    tlc.compile(LOOP_EXIT, kernel="row_blocks", arch=arch, backend=backend)(x, w, blocks, 10)
+                    torch.testing.assert_close(blocks[:640].double(), x[:640].double() @ w.double(), rtol=1e-3,
+                                               atol=1e-3)
+                    self.assertTrue(bool(blocks[640:].isnan().all()))
                     got = torch.full((1024,), -1, device="cuda", dtype=torch.int32)
                     tlc.compile(LOOP_EXIT, kernel="collatz_steps", arch=arch, backend=backend)(n, got)
                     torch.testing.assert_close(got, steps, rtol=0, atol=0)

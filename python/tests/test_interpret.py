@@ -6,7 +6,8 @@ import unittest
 import numpy as np
 
 import tlc
-from kernels import (EXAMPLES, FRAGMENT_RESHAPE, GEMV_KERNELS, INT8, LOOP_EXIT, SYNC_GRID, loop_exit_inputs, OUT_OF_BOUNDS, PACKED, ROOT, SCALE, SHARED_INDEX, THREAD_BARRIERS,
+from kernels import (EXAMPLES, FRAGMENT_RESHAPE, GEMV_KERNELS, INT8, LOOP_EXIT, SYNC_GRID, loop_exit_inputs,
+                     nested_exits_expected, OUT_OF_BOUNDS, PACKED, ROOT, SCALE, SHARED_INDEX, THREAD_BARRIERS,
                      THREAD_BINDING, UNSIGNED, UNSIGNED_BOUND, WARP_SHUFFLE, REDUCER, gemv_inputs, packed_expected,
                      packed_inputs, reinterpret_expected, shared_index_expected, shift_expected, unsigned_expected,
                      unsigned_inputs, warp_shuffle_expected, grouped_sums_expected)
@@ -97,6 +98,15 @@ class InterpretTest(unittest.TestCase):
         got = np.full(1024, -1, np.int32)
         tlc.interpret(LOOP_EXIT, {"N": n, "Steps": got}, kernel="collatz_steps")
         np.testing.assert_array_equal(got, steps)
+        nested = np.full(64, np.nan, np.float32)
+        tlc.interpret(LOOP_EXIT, {"A": a[:, :16].copy(), "Out": nested}, kernel="nested_exits")
+        np.testing.assert_allclose(nested, nested_exits_expected(a[:, :16]), rtol=1e-6, atol=1e-6)
+        x, w = a[:, :64].astype(np.float16), a[:64, 64:128].astype(np.float16)
+        x = np.tile(x, (16, 1))
+        blocks = np.full((1024, 64), np.nan, np.float32)
+        tlc.interpret(LOOP_EXIT, {"A": x, "B": w, "C": blocks, "n": 10}, kernel="row_blocks")
+        np.testing.assert_allclose(blocks[:640], x[:640].astype(np.float64) @ w.astype(np.float64), rtol=1e-3, atol=1e-3)
+        self.assertTrue(np.isnan(blocks[640:]).all())
         o, count = np.full((16, 128), np.nan, np.float32), np.full(16, -1, np.int32)
         tlc.interpret(LOOP_EXIT, {"A": c, "Out": o, "Count": count}, kernel="compact")
         np.testing.assert_array_equal(count, [len(k) for k in kept])

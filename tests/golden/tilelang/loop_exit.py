@@ -36,6 +36,44 @@ def positive_sums(A: T.Tensor((64, 256), T.float32), Out: T.Tensor((64,), T.floa
 
 
 @T.prim_func
+def nested_exits(A: T.Tensor((64, 16), T.float32), Out: T.Tensor((64,), T.float32)):
+    # continue in the outer loop, break in the inner one (a loop counting down) and in the outer one
+    with T.Kernel(64, threads=32) as bx:
+        acc = T.alloc_var(T.float32)
+        acc = 0.0
+        for i in T.serial(4):
+            if i == 1:
+                continue
+            for j in range(3, -1, -1):
+                if A[bx, i * 4 + j] > 1.0:
+                    break
+                acc += A[bx, i * 4 + j]
+            if acc > 3.0:
+                break
+        Out[bx] = acc
+
+
+@T.prim_func
+def row_blocks(A: T.Tensor((1024, 64), T.float16), B: T.Tensor((64, 64), T.float16), C: T.Tensor((1024, 64), T.float32),
+               n: T.int32):
+    # tile operations (a pipelined gemm) in a while loop whose trip count is known at run time only
+    with T.Kernel(4, threads=128) as bx:
+        A_shared = T.alloc_shared((64, 64), T.float16)
+        B_shared = T.alloc_shared((64, 64), T.float16)
+        C_local = T.alloc_fragment((64, 64), T.float32)
+        r = T.alloc_var(T.int32)
+        r = bx
+        while r < n:
+            T.clear(C_local)
+            for k in T.Pipelined(1, num_stages=2):
+                T.copy(A[r * 64, k * 64], A_shared)
+                T.copy(B[k * 64, 0], B_shared)
+                T.gemm(A_shared, B_shared, C_local)
+            T.copy(C_local, C[r * 64, 0])
+            r += 4
+
+
+@T.prim_func
 def collatz_steps(N: T.Tensor((1024,), T.int32), Steps: T.Tensor((1024,), T.int32)):
     # each thread its own trip count
     with T.Kernel(8, threads=128) as bx:
