@@ -141,9 +141,14 @@ tlc_fragment *tlc_gemm_a_fragment(tlc_arena *a, const tlc_gemm_plan *p) {
     f->shape[1] = p->k;
     bool wg = p->inst == TLC_INST_WGMMA;
     /* wgmma: each warp of a warpgroup holds 16 of its 64 rows, laid out as
-     * mma.sync's m16k16 A (PTX ISA, wgmma register fragments) */
-    int64_t ktiles = p->k / 16, mtiles = p->tile_m / (wg ? 64 : 16), ts = 32;
-    add(f, 1, 4, 2, TLC_DIGIT_THREAD, 1);
+     * mma.sync's m16k16 A (PTX ISA, wgmma register fragments). A register
+     * holds e = k_step / 8 elements of a row (tf32: 1, 16-bit: 2, 8-bit:
+     * 4): lane (g, t) holds columns e t .. e t + e - 1 of rows g and g + 8
+     * and the same 4 e columns on; the registers a0..a3 are slots
+     * e (row half + 2 column half) .. + e - 1 of each k step */
+    int64_t e = p->k_step / 8;
+    int64_t ktiles = p->k / p->k_step, mtiles = p->tile_m / (wg ? 64 : 16), ts = 32;
+    add(f, 1, 4, e, TLC_DIGIT_THREAD, 1);
     add(f, 0, 8, 1, TLC_DIGIT_THREAD, 4);
     if (wg) {
         add(f, 0, 4, 16, TLC_DIGIT_THREAD, 32);
@@ -152,11 +157,11 @@ tlc_fragment *tlc_gemm_a_fragment(tlc_arena *a, const tlc_gemm_plan *p) {
     add(f, 0, p->units_m, p->tile_m, TLC_DIGIT_THREAD, ts);
     add(f, -1, p->units_n, 0, TLC_DIGIT_THREAD, ts * p->units_m); /* units along N hold the same A */
     add(f, -1, p->replicas, 0, TLC_DIGIT_THREAD, ts * p->units);
-    add(f, 1, 2, 1, TLC_DIGIT_SLOT, 1);
-    add(f, 0, 2, 8, TLC_DIGIT_SLOT, 2);
-    add(f, 1, 2, 8, TLC_DIGIT_SLOT, 4);
-    add(f, 1, ktiles, 16, TLC_DIGIT_SLOT, 8);
-    add(f, 0, mtiles, wg ? 64 : 16, TLC_DIGIT_SLOT, 8 * ktiles);
+    if (e > 1) add(f, 1, e, 1, TLC_DIGIT_SLOT, 1);
+    add(f, 0, 2, 8, TLC_DIGIT_SLOT, e);
+    add(f, 1, 2, 4 * e, TLC_DIGIT_SLOT, 2 * e);
+    add(f, 1, ktiles, p->k_step, TLC_DIGIT_SLOT, 4 * e);
+    add(f, 0, mtiles, wg ? 64 : 16, TLC_DIGIT_SLOT, 4 * e * ktiles);
     tlc_fragment_canonicalize(f);
     return f;
 }

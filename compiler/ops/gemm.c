@@ -151,23 +151,22 @@ bool tlc_gemm_choose(tlc_arena *a, const tir_kernel *k, tlc_arch arch, const tir
     /* 8- and 32-bit operands: wgmma's transpose bits and ldmatrix.trans are
      * for 16-bit types, so the instructions read them K-major from shared
      * memory; a tf32 operand stored MN-major goes to mma.sync, which reads
-     * it element by element (lower_mma_sync) from a 2-d shared buffer */
+     * it element by element (lower_mma_sync) from a 2-d shared buffer. An A
+     * operand in registers is in the instruction's own layout, whichever
+     * way it is indexed (a_reg_fragment). */
     const char *kind = fp8 ? "float8" : int8 ? "int8" : "float32 (tf32)";
     bool byte_ops = fp8 || int8; /* 8-bit operands, k32 */
-    bool tf32_mn = tf32 && (s->u.gemm.trans_a || !s->u.gemm.trans_b);
-    if (tf32_mn && ((s->u.gemm.trans_a && A->rank != 2) || (!s->u.gemm.trans_b && B->rank != 2))) {
+    bool a_mn = s->u.gemm.trans_a && A->scope == TIR_SCOPE_SHARED;
+    bool tf32_mn = tf32 && (a_mn || !s->u.gemm.trans_b);
+    if (tf32_mn && ((a_mn && A->rank != 2) || (!s->u.gemm.trans_b && B->rank != 2))) {
         snprintf(why, (size_t)whylen, "a float32 (tf32) operand stored MN-major must be a whole 2-d shared buffer "
                                       "or a 2-d slice of one");
         return false;
     }
-    if (byte_ops && (s->u.gemm.trans_a || !s->u.gemm.trans_b)) {
+    if (byte_ops && (a_mn || !s->u.gemm.trans_b)) {
         snprintf(why, (size_t)whylen, "%s operands are read K-major only: A as [M, K] and B as [N, K] with "
                                       "transpose_B=True (here transpose_A=%s, transpose_B=%s)", kind,
                  s->u.gemm.trans_a ? "True" : "False", s->u.gemm.trans_b ? "True" : "False");
-        return false;
-    }
-    if ((byte_ops || tf32) && A->scope != TIR_SCOPE_SHARED) {
-        snprintf(why, (size_t)whylen, "%s %s operand A must be in shared memory", int8 ? "an" : "a", kind);
         return false;
     }
     /* shared operands may be 2-d slices of buffers of more dims */
@@ -262,8 +261,8 @@ static bool gemm_infer(tlc_infer *st, const tir_stmt *s, bool free_pass) {
     if (A->scope == TIR_SCOPE_FRAGMENT) {
         tlc_fragment *fa = a_reg_fragment(st->a, &p, s->u.gemm.trans_a);
         bool wg = p.inst == TLC_INST_WGMMA;
-        fa->origin = tlc_arena_printf(st->a, "gemm operand A in registers (%s, %s)",
-                                      wg ? "wgmma m64k16" : "mma.sync m16n8k16", tir_policy_name(p.policy));
+        fa->origin = tlc_arena_printf(st->a, "gemm operand A in registers (%s%d, %s)",
+                                      wg ? "wgmma m64k" : "mma.sync m16n8k", p.k_step, tir_policy_name(p.policy));
         if (!tlc_infer_propose(st, A, fa, TLC_STRENGTH_STRICT, s))
             tlc_infer_conflict(st, s, A, fa,
                                wg ? "an A operand in registers must have the wgmma A layout"
@@ -427,6 +426,28 @@ static th_expr *shared_word(tlc_lower_ctx *lc, const tir_buffer *b, th_expr *row
     return th_bitcast(lc->a, th_load(lc->a, tlc_shared_elem_ptr(lc, b, ix), th_scalar(TH_F32), 4), th_scalar(TH_I32));
 }
 
+/* The b32 register of an A operand in registers whose first element is
+ * slot `slot` of A's fragment: its k_step / 8 consecutive slots (one tf32
+ * element, two 16-bit ones, four bytes), low element first. */
+static th_expr *a_reg_word(tlc_lower_ctx *lc, const tir_buffer *A, int64_t slot) {
+    tlc_arena *a = lc->a;
+    th_var *ar = lc->regs[A->id];
+    th_type rt = tlc_reg_type(A->dtype);
+    int e = 4 / tir_dtype_bytes(A->dtype);
+    th_expr *x[4];
+    for (int i = 0; i < e; i++) x[i] = tlc_coerce(lc, th_array_read(a, ar, tlc_i32(lc, slot + i)), rt);
+    if (e == 1) return th_bitcast(a, x[0], th_scalar(TH_I32));
+    if (e == 2)
+        return th_bitcast(a, th_build(a, th_vec(A->dtype == TIR_BF16 ? TH_BF16 : TH_F16, 2), x, 2), th_scalar(TH_I32));
+    th_expr *w = NULL; /* bytes: b0 | b1 << 8 | b2 << 16 | b3 << 24 */
+    for (int i = 0; i < 4; i++) {
+        th_expr *b = th_bin(a, THB_AND, th_convert(a, x[i], th_scalar(TH_I32)), tlc_i32(lc, 0xff));
+        if (i) b = th_bin(a, THB_SHL, b, tlc_i32(lc, 8 * i));
+        w = w ? th_bin(a, THB_OR, w, b) : b;
+    }
+    return w;
+}
+
 static void lower_mma_sync(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_gemm_plan *p) {
     tlc_arena *a = lc->a;
     const tir_buffer *A = s->u.gemm.a.buf, *B = s->u.gemm.b.buf, *C = s->u.gemm.c.buf;
@@ -452,7 +473,7 @@ static void lower_mma_sync(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_gemm_
     /* tf32 operands stored MN-major: each register one element, read alone;
      * lane (g, t) = (lane / 4, lane % 4) holds A (m g [+8], k t [+4]) and
      * B (k t [+4], n g) (mma.sync m16n8k8's fragments) */
-    bool a_words = tf32 && ta, b_words = tf32 && !tb;
+    bool a_words = tf32 && ta && A->scope == TIR_SCOPE_SHARED, b_words = tf32 && !tb;
     th_expr *lg = NULL, *lt = NULL;
     if (a_words || b_words) {
         lg = tlc_let(lc, "lg", th_bin(a, THB_UDIV, lane, tlc_i32(lc, 4)));
@@ -489,7 +510,6 @@ static void lower_mma_sync(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_gemm_
                   : tf32 ? tlc_ptx_mma_m16n8k8_tf32()
                          : tlc_ptx_mma_m16n8k16(bf, f16_acc(C));
     if (fp8) tlc_need_ptx_isa(lc, 84); /* mma's float8 form */
-    th_type h2 = th_vec(bf ? TH_BF16 : TH_F16, 2);
     for (int ks = 0; ks < ksteps; ks++) {
         /* A tiles */
         for (int mi = 0; mi < mtiles; mi++) {
@@ -503,16 +523,10 @@ static void lower_mma_sync(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_gemm_
                 th_expr *ad = !ta ? ldm_at(lc, &la, as[0] + mi * 16, as[1] + ks * kst)
                                   : ldm_at(lc, &la, as[0] + ks * kst, as[1] + mi * 16);
                 ldmatrix(lc, ta, 4, ad, &af[mi * 4]);
-            } else { /* registers: slots 8 * (ks + ksteps * mi) + r, pairs packed */
-                th_var *ar = lc->regs[A->id];
-                for (int q = 0; q < 4; q++) {
-                    int64_t sl = 8 * ((int64_t)ks + (int64_t)ksteps * mi) + 2 * q;
-                    th_type rt = tlc_reg_type(A->dtype);
-                    th_expr *l2[2] = {tlc_coerce(lc, th_array_read(a, ar, tlc_i32(lc, sl)), rt),
-                                      tlc_coerce(lc, th_array_read(a, ar, tlc_i32(lc, sl + 1)), rt)};
+            } else { /* registers: slots e (4 (ks + ksteps mi) + r) on (tlc_gemm_a_fragment) */
+                for (int q = 0; q < 4; q++)
                     tlc_emit(lc, th_assign(a, af[mi * 4 + q], NULL,
-                                           th_bitcast(a, th_build(a, h2, l2, 2), th_scalar(TH_I32))));
-                }
+                                           a_reg_word(lc, A, kst / 8 * (4 * ((int64_t)ks + (int64_t)ksteps * mi) + q))));
             }
         }
         /* B tiles, two n8 tiles per x4 */
@@ -645,7 +659,6 @@ static void lower_wgmma(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_gemm_pla
     }
     if (p->units_n > 1) db = tlc_let(lc, "descb", th_bin(a, THB_ADD, db, th_bin(a, THB_MUL, un, tlc_i32(lc, b_unit >> 4))));
     int per = acc_per_reg(C), nregs = p->inst_n / 2 / per, nin = a_regs ? 5 : 2; /* A's registers or descriptor, B's descriptor */
-    th_type h2 = th_vec(A->dtype == TIR_BF16 ? TH_BF16 : TH_F16, 2);
 
     /* a chained gemm's accumulators are still the previous gemm's wgmma
      * outputs in flight: nothing may touch them */
@@ -657,14 +670,9 @@ static void lower_wgmma(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_gemm_pla
     th_var **apack = NULL;
     if (a_regs) {
         apack = TLC_NEW_ARRAY(a, th_var *, (size_t)(4 * ksteps * mreps));
-        th_var *ar = lc->regs[A->id];
-        th_type rt = tlc_reg_type(A->dtype);
         for (int i = 0; i < 4 * ksteps * mreps; i++) {
-            int64_t sl = 2 * (int64_t)i;
-            th_expr *l2[2] = {tlc_coerce(lc, th_array_read(a, ar, tlc_i32(lc, sl)), rt),
-                              tlc_coerce(lc, th_array_read(a, ar, tlc_i32(lc, sl + 1)), rt)};
             apack[i] = scalar_tmp(lc, "ap", TH_I32);
-            tlc_emit(lc, th_assign(a, apack[i], NULL, th_bitcast(a, th_build(a, h2, l2, 2), th_scalar(TH_I32))));
+            tlc_emit(lc, th_assign(a, apack[i], NULL, a_reg_word(lc, A, kst / 8 * (int64_t)i)));
         }
     }
     if (!chain->chain_prev) {

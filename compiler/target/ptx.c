@@ -165,15 +165,18 @@ tlc_ptx tlc_ptx_wgmma_chain(tlc_arena *a, const tlc_wgmma_shape *w, int ninst, c
         tlc_sb_printf(&text, "%swgmma.mma_async.sync.aligned.m64n%dk%d.%s.%s.%s {", q ? "\n\t" : "", w->n,
                       tf32 ? 8 : byte_ty ? 32 : 16, w->acc, w->ty, w->ty);
         for (int i = 0; i < nregs; i++) tlc_sb_printf(&text, "%s$%d", i ? ", " : "", o + i);
+        if (w->a_regs) /* A's four registers, B's descriptor */
+            tlc_sb_printf(&text, "}, {$%d, $%d, $%d, $%d}, $%d", in, in + 1, in + 2, in + 3, in + 4);
+        else /* A's and B's descriptors */
+            tlc_sb_printf(&text, "}, $%d, $%d", in, in + 1);
         if (s8) /* integer: scale-d only */
-            tlc_sb_printf(&text, "}, $%d, $%d, 1;", in, in + 1);
-        else if (byte_ty) /* shared operands only (ops/gemm.c) */
-            tlc_sb_printf(&text, "}, $%d, $%d, 1, 1, 1;", in, in + 1);
-        else if (w->a_regs)
-            tlc_sb_printf(&text, "}, {$%d, $%d, $%d, $%d}, $%d, 1, 1, 1, %d;", in, in + 1, in + 2, in + 3, in + 4,
-                          w->trans_b ? 1 : 0);
+            tlc_sb_puts(&text, ", 1;");
+        else if (byte_ty) /* scale-d, the scales of A and B */
+            tlc_sb_puts(&text, ", 1, 1, 1;");
+        else if (w->a_regs) /* and B's transpose */
+            tlc_sb_printf(&text, ", 1, 1, 1, %d;", w->trans_b ? 1 : 0);
         else
-            tlc_sb_printf(&text, "}, $%d, $%d, 1, 1, 1, %d, %d;", in, in + 1, w->trans_a ? 1 : 0, w->trans_b ? 1 : 0);
+            tlc_sb_printf(&text, ", 1, 1, 1, %d, %d;", w->trans_a ? 1 : 0, w->trans_b ? 1 : 0);
     }
     for (int i = 0; i < nouts; i++) tlc_sb_puts(&cons, f16_acc || strcmp(w->acc, "s32") == 0 ? "=r," : "=f,");
     for (int q = 0; q < ninst; q++) tlc_sb_printf(&cons, "%s%s", q ? "," : "", w->a_regs ? "r,r,r,r,l" : "l,l");

@@ -95,6 +95,8 @@ ATOMIC_VECTOR = os.path.join(ROOT, "tests", "golden", "tilelang", "atomic_add_ve
 INT8 = os.path.join(ROOT, "tests", "golden", "tilelang", "gemm_int8.py")
 TF32 = os.path.join(ROOT, "tests", "golden", "tilelang", "gemm_tf32.py")
 A_REGS_TRANSPOSED = os.path.join(ROOT, "tests", "golden", "tilelang", "gemm_a_regs_transposed.py")
+# gemm operand A in registers for tf32, int8 and float8 (tests/golden/tilelang/gemm_a_regs_wide.py)
+A_REGS_WIDE = os.path.join(ROOT, "tests", "golden", "tilelang", "gemm_a_regs_wide.py")
 # sync_grid(): a row scaled by the grid's total; blocks counting themselves (tests/golden/tilelang/sync_grid.py)
 SYNC_GRID = os.path.join(ROOT, "tests", "golden", "tilelang", "sync_grid.py")
 # break, while and continue, a per-thread while loop, named barriers (tests/golden/tilelang/loop_exit.py)

@@ -4,7 +4,7 @@ import os
 import unittest
 
 import tlc
-from kernels import (LOOP_EXIT, SYNC_GRID, loop_exit_inputs, nested_exits_expected, A_REGS_TRANSPOSED, ATOMIC_VECTOR, CONVERTED_READ, EXAMPLES, INT8, FP8, FRAGMENT_RESHAPE, GEMV_KERNELS, TF32, grouped_sums_expected, PACKED, ROOT, SCALE, SHARED_INDEX, THREAD_BARRIERS, THREAD_BINDING,
+from kernels import (LOOP_EXIT, SYNC_GRID, loop_exit_inputs, nested_exits_expected, A_REGS_WIDE, A_REGS_TRANSPOSED, ATOMIC_VECTOR, CONVERTED_READ, EXAMPLES, INT8, FP8, FRAGMENT_RESHAPE, GEMV_KERNELS, TF32, grouped_sums_expected, PACKED, ROOT, SCALE, SHARED_INDEX, THREAD_BARRIERS, THREAD_BINDING,
                      UNSIGNED, UNSIGNED_BOUND, WARP_SHUFFLE, REDUCER, gemv_inputs, packed_expected, packed_inputs,
                      reinterpret_expected, shared_index_expected, shift_expected, unsigned_expected, unsigned_inputs,
                      warp_shuffle_expected)
@@ -238,6 +238,33 @@ class GpuTest(unittest.TestCase):
                         for r in range(16):
                             torch.testing.assert_close(o[r, :count[r]].sort().values.cpu(),
                                                        torch.from_numpy(kept[r]), rtol=0, atol=0)
+
+    def test_wide_register_operands(self):
+        # A in registers for tf32 (B K-major and MN-major), int8 and float8: wgmma on sm_90a, mma.sync on sm_80/89
+        a, b = torch.randn(128, 64, device="cuda"), torch.randn(128, 64, device="cuda")
+        ref = a.clamp(min=0).double() @ b.double().T
+        ai = torch.randint(-128, 128, (128, 64), device="cuda", dtype=torch.int8)
+        bi = torch.randint(-128, 128, (128, 64), device="cuda", dtype=torch.int8)
+        a8, b8 = a.to(torch.float8_e4m3fn), b.to(torch.float8_e4m3fn)
+        ref8 = a8.double().clamp(min=0) @ b8.double().T
+        for backend in ("direct", "llvm"):
+            for arch in ("sm_90a", "sm_89", "sm_80") if _sm90() else ("sm_80",):
+                with self.subTest(backend=backend, arch=arch):
+                    for trans_b in (True, False):
+                        c = torch.full((128, 128), float("nan"), device="cuda")
+                        tlc.compile(A_REGS_WIDE, arch=arch, backend=backend, defines={"trans_B": trans_b})(
+                            a, b if trans_b else b.T.contiguous(), c)
+                        err = (c.double() - ref).abs()
+                        self.assertLessEqual(err.max().item(), 5e-3 * ref.abs().max().item(), trans_b)
+                    ci = torch.full((128, 128), -1, device="cuda", dtype=torch.int32)
+                    tlc.compile(A_REGS_WIDE, arch=arch, backend=backend,
+                                defines={"dtype": "int8", "accum": "int32"})(ai, bi, ci)
+                    torch.testing.assert_close(ci, (ai.clamp(min=0).double() @ bi.double().T).int(), rtol=0, atol=0)
+                    if arch == "sm_80":
+                        continue
+                    c8 = torch.full((128, 128), float("nan"), device="cuda")
+                    tlc.compile(A_REGS_WIDE, arch=arch, backend=backend, defines={"dtype": "float8_e4m3"})(a8, b8, c8)
+                    torch.testing.assert_close(c8.double(), ref8, rtol=1e-3, atol=1e-3 * ref8.abs().max().item())
 
     def test_sync_grid(self):
         # a cooperative launch: every block's writes before the barrier seen by every block after it

@@ -7,7 +7,7 @@ import numpy as np
 
 import tlc
 from kernels import (EXAMPLES, FRAGMENT_RESHAPE, GEMV_KERNELS, INT8, LOOP_EXIT, SYNC_GRID, loop_exit_inputs,
-                     nested_exits_expected, OUT_OF_BOUNDS, PACKED, ROOT, SCALE, SHARED_INDEX, THREAD_BARRIERS,
+                     nested_exits_expected, A_REGS_WIDE, OUT_OF_BOUNDS, PACKED, ROOT, SCALE, SHARED_INDEX, THREAD_BARRIERS,
                      THREAD_BINDING, UNSIGNED, UNSIGNED_BOUND, WARP_SHUFFLE, REDUCER, gemv_inputs, packed_expected,
                      packed_inputs, reinterpret_expected, shared_index_expected, shift_expected, unsigned_expected,
                      unsigned_inputs, warp_shuffle_expected, grouped_sums_expected)
@@ -112,6 +112,19 @@ class InterpretTest(unittest.TestCase):
         np.testing.assert_array_equal(count, [len(k) for k in kept])
         for r in range(16):
             np.testing.assert_array_equal(np.sort(o[r, :count[r]]), kept[r])
+
+    def test_wide_register_operands(self):
+        rng = np.random.default_rng(41)
+        a = rng.standard_normal((128, 64)).astype(np.float32)
+        b = rng.standard_normal((128, 64)).astype(np.float32)
+        c = np.full((128, 128), np.nan, np.float32)
+        tlc.interpret(A_REGS_WIDE, {"A": a, "B": b, "C": c})
+        np.testing.assert_allclose(c, np.maximum(a, 0).astype(np.float64) @ b.T.astype(np.float64), rtol=1e-4,
+                                   atol=1e-4)
+        ai, bi = rng.integers(-128, 128, (128, 64)).astype(np.int8), rng.integers(-128, 128, (128, 64)).astype(np.int8)
+        ci = np.zeros((128, 128), np.int32)
+        tlc.interpret(A_REGS_WIDE, {"A": ai, "B": bi, "C": ci}, defines={"dtype": "int8", "accum": "int32"})
+        np.testing.assert_array_equal(ci, np.maximum(ai, 0).astype(np.int64) @ bi.T.astype(np.int64))
 
     def test_sync_grid(self):
         # the body runs in parts between its sync_grid()s, each in every block, each block keeping its state
