@@ -57,6 +57,14 @@ def unsigned_expected(inp):
     return {"F": f, "U": u.astype(np.uint32), "B": b, "C": c, "R": r}
 
 
+def int4_to_int8(b):
+    """w4a8's packed weights [N, K / 2] (uint8, the low nibble first) as int8 values [N, K], sign-extended."""
+    import numpy as np
+    lo, hi = (b & 0x0F).astype(np.int8), (b >> 4).astype(np.int8)
+    q = np.stack((lo, hi), axis=-1).reshape(b.shape[0], b.shape[1] * 2)
+    return np.where(q > 7, q - 16, q).astype(np.int8)
+
+
 def fp4_to_fp16(b):
     """TileLang's fp4 dequantization of a (rows, n) uint8 array, low nibble first: (rows, 2 n) float16,
     each nibble's sign, 2-bit exponent (biased by 14 in float16) and mantissa bit, as its helper computes."""

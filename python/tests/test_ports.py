@@ -7,7 +7,7 @@ import unittest
 import numpy as np
 
 import tlc
-from kernels import ROOT, fp4_to_fp16, streamk_defines
+from kernels import ROOT, fp4_to_fp16, int4_to_int8, streamk_defines
 
 PORTS = os.path.join(ROOT, "tests", "ports")
 RNG = np.random.default_rng(7)
@@ -94,6 +94,17 @@ class GemmPortsTest(unittest.TestCase):
                 tlc.interpret(port("example_gemm_persistent.py"), {"A": a, "B": b, "C": c}, kernel=kernel,
                               defines={**tiles, **extra})
                 np.testing.assert_allclose(f64(c), ref, rtol=1e-2, atol=5e-2)
+
+    def test_w4a8(self):
+        # int8 activations times int4 weights dequantized in registers to int8, the gemm's A operand from
+        # registers (k32); C^T exact in int32
+        m, n, k = 64, 64, 256
+        a = RNG.integers(-128, 128, (m, k)).astype(np.int8)
+        b = RNG.integers(0, 256, (n, k // 2)).astype(np.uint8)
+        ct = np.full((n, m), -1, np.int32)
+        tlc.interpret(port("example_dequant_gemm_w4a8.py"), {"A": a, "B": b, "Ct": ct}, kernel="matmul_int8xint4",
+                      defines={"M": m, "N": n, "K": k, "in_dtype": "int8", "out_dtype": "int32", "accum_dtype": "int32"})
+        np.testing.assert_array_equal(ct, (a.astype(np.int64) @ int4_to_int8(b).astype(np.int64).T).T)
 
     def test_streamk(self):
         # stream-K: 4 of the 16 tiles split over 12 programs by K iterations (a while loop per program, partial

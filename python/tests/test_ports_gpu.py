@@ -5,7 +5,7 @@ import os
 import unittest
 
 import tlc
-from kernels import ROOT, fp4_to_fp16, streamk_defines
+from kernels import ROOT, fp4_to_fp16, int4_to_int8, streamk_defines
 
 try:
     import torch
@@ -121,6 +121,23 @@ class PortsOnGpuTest(unittest.TestCase):
                     e = int(ends[r])
                     want = torch.topk(x[r, :e], k).indices.sort().values.int()
                     torch.testing.assert_close(index[r].sort().values, want, rtol=0, atol=0)
+
+    def test_w4a8(self):
+        # the example's own sizes and tiles, and larger ones; exact int32 against float64 sums
+        m, n, kk = 128, 256, 256
+        a = torch.randint(-128, 128, (m, kk), device="cuda", dtype=torch.int8)
+        b = torch.randint(0, 256, (n, kk // 2), device="cuda", dtype=torch.uint8)
+        w = torch.from_numpy(int4_to_int8(b.cpu().numpy())).cuda()
+        want = (a.double() @ w.double().T).T.int()
+        sizes = {"M": m, "N": n, "K": kk, "in_dtype": "int8", "out_dtype": "int32", "accum_dtype": "int32"}
+        for tiles in ({}, {"block_M": 64, "block_N": 64, "block_K": 128, "num_stages": 2}):
+            for backend in ("direct", "llvm"):
+                for arch in ("sm_90a", "sm_80") if torch.cuda.get_device_capability(0) == (9, 0) else ("sm_80",):
+                    with self.subTest(backend=backend, arch=arch, **tiles):
+                        ct = torch.full((n, m), -1, device="cuda", dtype=torch.int32)
+                        tlc.compile(port("example_dequant_gemm_w4a8.py"), kernel="matmul_int8xint4", arch=arch,
+                                    backend=backend, defines={**sizes, **tiles})(a, b, ct)
+                        torch.testing.assert_close(ct, want, rtol=0, atol=0)
 
     def test_streamk(self):
         # the stream-K GEMM with the example's own sizes over 108 programs, and over 132 (an H100's SMs)
