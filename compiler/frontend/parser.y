@@ -95,7 +95,8 @@ const char *tlc_token_kind_name(int kind);
 %type <list> stmt simple_stmt small_stmts stmts decorators if_chain test_items chain_assign
 %type <list> expr_items arg_items sub_items param_list params strings dict_items
 %type <stmt> small_stmt expr_stmt compound_stmt funcdef decorated
-%type <stmt> if_stmt while_stmt for_stmt with_stmt
+%type <stmt> if_stmt while_stmt for_stmt with_stmt with_item
+%type <list> with_items
 %type <block> suite body
 %type <expr> testlist exprlist test or_test and_test not_test comparison expr
 %type <expr> xor_expr and_expr shift_expr arith_expr term factor power primary atom
@@ -493,15 +494,39 @@ for_stmt
       }
     ;
 
+/* `with A as a, B: body` is `with A as a:` around `with B: body`, as in Python */
 with_stmt
-    : WITH test body            {
-          $$ = ast_new_stmt(p->arena, AS_WITH, @1);
-          $$->u.with.item = $2; $$->u.with.body = $3;
+    : WITH with_items body      {
+          $$ = NULL;
+          for (int i = $2->n - 1; i >= 0; i--) {
+              ast_stmt *w = $2->items[i];
+              if ($$) {
+                  w->u.with.body.stmts = TLC_NEW_ARRAY(p->arena, ast_stmt *, 1);
+                  w->u.with.body.stmts[0] = $$;
+                  w->u.with.body.n = 1;
+              } else {
+                  w->u.with.body = $3;
+              }
+              $$ = w;
+          }
+          $$->loc = @1;
       }
-    | WITH test AS expr body    {
-          check_target(p, $4, true, "'with ... as' target", 0);
+    ;
+
+with_items
+    : with_item                 { $$ = pv_one(p, $1); }
+    | with_items ',' with_item  { $$ = $1; pv_push(p, $$, $3); }
+    ;
+
+with_item
+    : test                      {
           $$ = ast_new_stmt(p->arena, AS_WITH, @1);
-          $$->u.with.item = $2; $$->u.with.target = $4; $$->u.with.body = $5;
+          $$->u.with.item = $1;
+      }
+    | test AS expr              {
+          check_target(p, $3, true, "'with ... as' target", 0);
+          $$ = ast_new_stmt(p->arena, AS_WITH, @1);
+          $$->u.with.item = $1; $$->u.with.target = $3;
       }
     ;
 

@@ -410,7 +410,6 @@ static void sema_globals(sema *S) {
              * tensor's shape), given with -D */
             s->value = v;
             s->origin = CONST_MODULE;
-            sema_record_const(S, t->u.name, &v, true);
             continue;
         }
         if (v.kind == SV_ERROR) {

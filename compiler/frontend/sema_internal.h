@@ -350,6 +350,9 @@ bool sema_refuse_tilelang_kwarg(sema *S, const char *fn, const char *kwarg, tlc_
 /* A TileLang schedule hint tlc decides itself (copy(..., disable_tma=)):
  * warns that it is ignored and returns true. */
 bool sema_ignore_tilelang_hint(sema *S, const char *fn, const char *kwarg, tlc_loc loc);
+/* A call of TileLang's IKET profiler (`what`: "iket.mark", "iket.range"):
+ * warns that tlc records nothing and returns true. */
+bool sema_ignore_profiling_event(sema *S, const ast_expr *call, const char *what);
 /* The supported dtype name nearest to a misspelled one, or NULL. */
 const char *sema_suggest_dtype(const char *name);
 /* The candidate nearest to a misspelled name (NULL entries skipped), or NULL. */

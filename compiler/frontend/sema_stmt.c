@@ -1368,6 +1368,7 @@ static void expr_stmt(sema *S, const ast_stmt *s) {
     const ast_expr *e = s->u.expr;
     if (!e || e->kind == AE_STRING) return; /* docstring */
     if (sema_py_list_update(S, e)) return;
+    if (sema_ignore_profiling_event(S, e, "iket.mark")) return;
     if (e->kind == AE_CALL && e->u.call.func && e->u.call.func->kind == AE_NAME && !sema_lookup(S, e->u.call.func->u.name)) {
         const ast_funcdef *m = macro_named(S, e->u.call.func->u.name);
         if (m) {
@@ -1482,6 +1483,8 @@ void sema_stmt(sema *S, const ast_stmt *s) {
         else if (b && b->id == B_KERNEL) sema_kernel_with(S, s);
         else if (b && b->id == B_WS) sema_ws_with(S, s);
         else if (b && b->id == B_ATTR) sema_attr_with(S, s);
+        else if (!b && !s->u.with.target && sema_ignore_profiling_event(S, w, "iket.range"))
+            sema_stmts(S, &s->u.with.body, 0); /* the scope's statements, as written */
         else if (!b && w->kind == AE_CALL && sema_refuse_tilelang(S, sema_dotted_name(S, w->u.call.func), w->loc)) return;
         else tlc_error(S->diag, s->loc, "unsupported 'with' statement (only 'with Kernel(...)' and 'with T.ws(...)')");
         return;

@@ -109,3 +109,15 @@ bool sema_refuse_tilelang_dtype(sema *S, const char *name, tlc_loc loc) {
     tlc_error(S->diag, loc, "'%s' is a TileLang dtype tlc does not support; %s", name, instead);
     return true;
 }
+
+/* TileLang's IKET profiling events (tilelang.tools.cuda.iket): `with
+ * iket.range("name"):` around statements and `iket.mark("name", ...)`
+ * record when a block reaches them, for a profiler tlc does not have. */
+bool sema_ignore_profiling_event(sema *S, const ast_expr *call, const char *what) {
+    if (!call || call->kind != AE_CALL) return false;
+    const char *name = sema_dotted_name(S, call->u.call.func);
+    size_t n = name ? strlen(name) : 0, w = strlen(what);
+    if (n < w || strcmp(name + n - w, what) != 0 || (n > w && name[n - w - 1] != '.')) return false;
+    tlc_warning(S->diag, call->loc, "'%s' is ignored: tlc records no IKET profiling events", name);
+    return true;
+}

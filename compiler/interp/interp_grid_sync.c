@@ -22,7 +22,7 @@ static bool body_part(const tir_kernel *k, int part, tir_stmt *out) {
             memset(out, 0, sizeof *out);
             out->kind = TS_SEQ;
             out->loc = b->loc;
-            out->u.seq.stmts = (tir_stmt **)items + from;
+            out->u.seq.stmts = items ? (tir_stmt **)items + from : NULL;
             out->u.seq.n = i - from;
             return true;
         }
