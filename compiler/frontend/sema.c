@@ -973,8 +973,8 @@ tir_param *sema_tensor_param(sema *S, const char *name, tlc_loc loc, const ast_e
             n = s->value.u.tup.n;
         }
     }
-    tir_dtype t;
-    bool ok = sema_eval_dtype(S, dtype_e, &t);
+    tir_dtype t = TIR_F32; /* Tensor(shape): TileLang's default dtype */
+    bool ok = !dtype_e || sema_eval_dtype(S, dtype_e, &t);
     if (n < 1 || n > 8) {
         tlc_error(S->diag, shape->loc, "a tensor needs 1 to 8 dimensions, got %d", n);
         sema_declare_error(S, name, loc);

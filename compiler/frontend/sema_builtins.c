@@ -133,8 +133,9 @@ static const builtin_spec builtins[] = {
     {"shfl_sync", B_SHFL_SYNC, BK_EXPR, P("value", "lane", "width"), 3, 2, 0, 0},
     {"shfl_xor", B_SHFL_XOR, BK_EXPR, P("value", "lane_mask", "width"), 3, 2, 0, 0},
 
-    {"Tensor", B_TENSOR, BK_DECL, P("shape", "dtype"), 2, 2, 0, 0},
-    {"Buffer", B_TENSOR, BK_DECL, P("shape", "dtype"), 2, 2, 0, 0},
+    /* (TileLang's T.Tensor(shape) is float32) */
+    {"Tensor", B_TENSOR, BK_DECL, P("shape", "dtype"), 2, 1, 0, 0},
+    {"Buffer", B_TENSOR, BK_DECL, P("shape", "dtype"), 2, 1, 0, 0},
     {"empty", B_EMPTY, BK_DECL, P("shape", "dtype"), 2, 2, 0, 0},
     {"jit", B_JIT, BK_DECL, P(NULL), 0, 0, 0, 0},
     {"prim_func", B_PRIM_FUNC, BK_DECL, P(NULL), 0, 0, 0, 0},
