@@ -2,12 +2,13 @@
 """Compile every Python file under a folder of TileLang examples with tlc,
 guessing the -D values its diagnostics ask for, and tally what stops each.
 
-usage: tilelang_sweep.py TLC EXAMPLES_DIR [--arch=sm_90a] [--verbose]
+usage: tilelang_sweep.py TLC EXAMPLES_DIR [--arch=sm_90a] [--verbose] [--own-values]
 
 A file counts as compiled when `tlc --emit=ptx` exits 0. The guesses are
-one value per parameter name (GUESSES, then by pattern, then 64): they
-make a file compile where its kernels take any reasonable size, and a
-file whose own configuration matters may still fail at the guess."""
+one value per parameter name: the file's own module-level `NAME = integer`
+where it has one (with --own-values), else GUESSES, then by pattern, then
+64: they make a file compile where its kernels take any reasonable size,
+and a file whose own configuration matters may still fail at the guess."""
 import os, re, subprocess, sys, collections
 
 GUESSES = {
@@ -39,8 +40,17 @@ def guess(name):
 
 ASK = re.compile(r"-D ([A-Za-z_][A-Za-z0-9_]*)=VALUE")
 
-def sweep_file(tlc, path, arch, verbose):
+def own_values(path):
+    """The file's module-level integer constants (NAME = 16)."""
+    try:
+        text = open(path, encoding="utf-8", errors="replace").read()
+    except OSError:
+        return {}
+    return {m.group(1): int(m.group(2)) for m in re.finditer(r"^([A-Za-z_]\w*)\s*=\s*(-?\d+)\s*$", text, re.M)}
+
+def sweep_file(tlc, path, arch, verbose, own=False):
     defs = {}
+    mine = own_values(path) if own else {}
     for _ in range(12):
         cmd = [tlc, path, "--emit=ptx", "-o", os.devnull, "--arch=" + arch]
         cmd += ["-D%s=%s" % (k, v) for k, v in defs.items()]
@@ -56,18 +66,19 @@ def sweep_file(tlc, path, arch, verbose):
             first = err[0] if err else (r.stderr.strip().splitlines() or ["exit %d" % r.returncode])[0]
             if r.returncode not in (0, 1): first = "EXIT %d: %s" % (r.returncode, first)
             return first, defs
-        for n in asked: defs[n] = guess(n)
+        for n in asked: defs[n] = mine.get(n, guess(n))
     return "too many rounds of -D", defs
 
 def main():
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     arch = next((a.split("=", 1)[1] for a in sys.argv[1:] if a.startswith("--arch=")), "sm_90a")
     verbose = "--verbose" in sys.argv
+    own = "--own-values" in sys.argv
     tlc, root = args[0], args[1]
     files = sorted(os.path.join(d, f) for d, _, fs in os.walk(root) for f in fs if f.endswith(".py"))
     ok, fails = 0, []
     for p in files:
-        err, defs = sweep_file(tlc, p, arch, verbose)
+        err, defs = sweep_file(tlc, p, arch, verbose, own)
         rel = os.path.relpath(p, root)
         if err is None:
             ok += 1
