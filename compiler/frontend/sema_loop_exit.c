@@ -21,7 +21,7 @@ enum { MAX_GUARDS = 100 }; /* statements that may end an iteration, per block */
 struct sema_loop_exit {
     tir_var *brk, *cont;  /* the flags (NULL where the body has no break / continue) */
     const char *refused;  /* a loop that cannot end early ("a Parallel loop"); NULL: serial */
-    int guards;           /* guards opened in the block being read */
+    int guards;           /* guards open around the statement being read (nesting depth) */
 };
 
 /* s may end this iteration of its loop: a break or continue in it, not
@@ -120,8 +120,8 @@ void sema_stmts(sema *S, const ast_block *b, int from) {
         if (st->kind == AS_BREAK || st->kind == AS_CONTINUE) return; /* what follows never runs */
         if (!x || x->refused || i + 1 >= b->n || !exits(st, -1, 0)) continue;
         if (x->guards >= MAX_GUARDS) {
-            tlc_error(S->diag, st->loc, "more than %d statements of one block may end its loop's iteration: "
-                      "merge their conditions", MAX_GUARDS);
+            tlc_error(S->diag, st->loc, "more than %d statements in one loop body may end its iteration, one after "
+                      "the other: merge their conditions", MAX_GUARDS);
             return;
         }
         /* the rest of the block runs only where this one ended nothing */

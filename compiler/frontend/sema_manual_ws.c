@@ -100,7 +100,7 @@ void sema_ws_with(sema *S, const ast_stmt *s) {
     int outer = S->ws_threads;
     S->ws_threads = 128 * a.nvar;
     S->depth++;
-    for (int i = 0; i < s->u.with.body.n && !tlc_diag_too_many(S->diag); i++) sema_stmt(S, s->u.with.body.stmts[i]);
+    sema_stmts(S, &s->u.with.body, 0); /* (a break inside guards what follows it) */
     S->depth--;
     S->ws_threads = outer;
 }
