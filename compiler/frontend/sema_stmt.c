@@ -1179,7 +1179,7 @@ static void if_stmt(sema *S, const ast_stmt *s) {
     if (u && u->kind == SYM_CONST && u->origin == CONST_UNBOUND) {
         tir_expr *x = sema_eval_scalar(S, flag);
         if (x && sema_unbound_error(S, x, flag->loc, "the condition of 'if' must be known at compile time here")) {
-            for (int i = 0; i < s->u.if_.then.n && !tlc_diag_too_many(S->diag); i++) sema_stmt(S, s->u.if_.then.stmts[i]);
+            sema_stmts(S, &s->u.if_.then, 0);
             return;
         }
     }
@@ -1192,7 +1192,7 @@ static void if_stmt(sema *S, const ast_stmt *s) {
                            "compile time")) {
         if (S->depth >= MAX_BLOCK_DEPTH) return;
         S->depth++;
-        for (int i = 0; i < s->u.if_.then.n && !tlc_diag_too_many(S->diag); i++) sema_stmt(S, s->u.if_.then.stmts[i]);
+        sema_stmts(S, &s->u.if_.then, 0);
         S->depth--;
         return;
     }

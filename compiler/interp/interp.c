@@ -451,15 +451,9 @@ static bool run_body(tlc_interp *it) {
             for (int i = 0; i < k->nbuffers; i++)
                 if (k->buffers[i]->scope != TIR_SCOPE_GLOBAL) it->bufs[i].live = false;
             it->stats.blocks++;
-            if (parts > 1) {
-                if (it->nthreads) tlc_interp_threads_setup(it);
-                tlc_interp_grid_run_part(it, 0);
-                tlc_interp_grid_save(it, lin);
-            } else if (it->nthreads) {
-                tlc_interp_threads_block(it);
-            } else {
-                exec(it, k->body);
-            }
+            if (it->nthreads) tlc_interp_threads_setup(it);
+            tlc_interp_grid_run_part(it, 0); /* the whole body where there is no sync_grid */
+            if (parts > 1) tlc_interp_grid_save(it, lin);
         }
     tlc_interp_grid_free(it);
     store_globals(it);

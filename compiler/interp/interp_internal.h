@@ -114,11 +114,10 @@ void *tlc_interp_xcalloc(size_t n, size_t sz);
 void tlc_interp_threads_create(tlc_interp *it);  /* it->vars per thread */
 void tlc_interp_threads_destroy(tlc_interp *it);
 void tlc_interp_use_thread(tlc_interp *it, int t);
-/* Runs a block of a thread-indexed kernel (block indices set in thread 0). */
-void tlc_interp_threads_block(tlc_interp *it);
-void tlc_interp_threads_setup(tlc_interp *it); /* its first part: thread 0's values in every thread, the indices */
-/* Runs s in a block whose threads are set up (tlc_interp_threads_block's
- * part after the setup). */
+/* A block of a thread-indexed kernel (block indices set in thread 0):
+ * thread 0's values in every thread, the thread indices set; then its
+ * statements s run (the body, or a part of it between sync_grid()s). */
+void tlc_interp_threads_setup(tlc_interp *it);
 void tlc_interp_threads_run(tlc_interp *it, const tir_stmt *s);
 
 /* interp_grid_sync.c: a kernel body in parts between its sync_grid()s */

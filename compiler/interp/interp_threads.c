@@ -284,11 +284,6 @@ void tlc_interp_threads_setup(tlc_interp *it) {
     }
 }
 
-void tlc_interp_threads_block(tlc_interp *it) {
-    tlc_interp_threads_setup(it);
-    run(it, it->k->body, 0);
-}
-
 void tlc_interp_threads_run(tlc_interp *it, const tir_stmt *s) {
     for (int t = 0; t < it->nthreads; t++) it->masks[t] = true;
     tlc_interp_use_thread(it, 0);

@@ -426,14 +426,15 @@ static th_expr *shared_word(tlc_lower_ctx *lc, const tir_buffer *b, th_expr *row
     return th_bitcast(lc->a, th_load(lc->a, tlc_shared_elem_ptr(lc, b, ix), th_scalar(TH_F32), 4), th_scalar(TH_I32));
 }
 
-/* The b32 register of an A operand in registers whose first element is
- * slot `slot` of A's fragment: its k_step / 8 consecutive slots (one tf32
- * element, two 16-bit ones, four bytes), low element first. */
-static th_expr *a_reg_word(tlc_lower_ctx *lc, const tir_buffer *A, int64_t slot) {
+/* b32 register `reg` of an A operand in registers: e = 4 / element bytes
+ * consecutive slots of A's fragment from slot e reg (one tf32 element, two
+ * 16-bit ones, four bytes; tlc_gemm_a_fragment), low element first. */
+static th_expr *a_reg_word(tlc_lower_ctx *lc, const tir_buffer *A, int64_t reg) {
     tlc_arena *a = lc->a;
     th_var *ar = lc->regs[A->id];
     th_type rt = tlc_reg_type(A->dtype);
     int e = 4 / tir_dtype_bytes(A->dtype);
+    int64_t slot = e * reg;
     th_expr *x[4];
     for (int i = 0; i < e; i++) x[i] = tlc_coerce(lc, th_array_read(a, ar, tlc_i32(lc, slot + i)), rt);
     if (e == 1) return th_bitcast(a, x[0], th_scalar(TH_I32));
@@ -523,10 +524,10 @@ static void lower_mma_sync(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_gemm_
                 th_expr *ad = !ta ? ldm_at(lc, &la, as[0] + mi * 16, as[1] + ks * kst)
                                   : ldm_at(lc, &la, as[0] + ks * kst, as[1] + mi * 16);
                 ldmatrix(lc, ta, 4, ad, &af[mi * 4]);
-            } else { /* registers: slots e (4 (ks + ksteps mi) + r) on (tlc_gemm_a_fragment) */
+            } else { /* registers: register 4 (ks + ksteps mi) + q of A's fragment */
                 for (int q = 0; q < 4; q++)
                     tlc_emit(lc, th_assign(a, af[mi * 4 + q], NULL,
-                                           a_reg_word(lc, A, kst / 8 * (4 * ((int64_t)ks + (int64_t)ksteps * mi) + q))));
+                                           a_reg_word(lc, A, 4 * ((int64_t)ks + (int64_t)ksteps * mi) + q)));
             }
         }
         /* B tiles, two n8 tiles per x4 */
@@ -664,15 +665,16 @@ static void lower_wgmma(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_gemm_pla
      * outputs in flight: nothing may touch them */
     int mreps = p->tile_m / 64, chunks = p->tile_n / p->inst_n, kst = p->k_step, ksteps = p->k / kst;
     int ngroups = mreps * chunks, ninst = ksteps * ngroups;
-    /* A in registers: every k step's b32 pairs packed before wgmma.fence
-     * (a register defined after it and read by a wgmma makes ptxas fence
-     * again, C7519); slots 8 * (ks + ksteps * mi) + r (tlc_gemm_a_fragment) */
+    /* A in registers: every k step's b32 registers packed before
+     * wgmma.fence (a register defined after it and read by a wgmma makes
+     * ptxas fence again, C7519); register 4 (ks + ksteps mi) + r of A's
+     * fragment (a_reg_word) */
     th_var **apack = NULL;
     if (a_regs) {
         apack = TLC_NEW_ARRAY(a, th_var *, (size_t)(4 * ksteps * mreps));
         for (int i = 0; i < 4 * ksteps * mreps; i++) {
             apack[i] = scalar_tmp(lc, "ap", TH_I32);
-            tlc_emit(lc, th_assign(a, apack[i], NULL, a_reg_word(lc, A, kst / 8 * (int64_t)i)));
+            tlc_emit(lc, th_assign(a, apack[i], NULL, a_reg_word(lc, A, i)));
         }
     }
     if (!chain->chain_prev) {
