@@ -387,22 +387,22 @@ tlc_fragment *tlc_fragment_divide(tlc_arena *a, const tlc_fragment *src, int dim
     return tlc_fragment_is_valid(f, NULL, 0) ? f : NULL;
 }
 
-tlc_fragment *tlc_fragment_reshape(tlc_arena *a, const tlc_fragment *src, int rank, const int64_t *shape) {
-    if (rank < 1 || rank > TLC_FRAG_MAX_RANK) return NULL;
-    int64_t n = 1, m = 1, cover[TLC_FRAG_MAX_RANK], sst[TLC_FRAG_MAX_RANK], tst[TLC_FRAG_MAX_RANK];
-    for (int d = 0; d < src->rank; d++) n *= src->shape[d], cover[d] = 1;
-    for (int d = 0; d < rank; d++) m *= shape[d];
-    if (n != m || n < 1) return NULL;
+/* Row-major strides of a shape; returns its element count. */
+static int64_t flat_strides(int rank, const int64_t *shape, int64_t *stride) {
     int64_t s = 1;
-    for (int d = src->rank - 1; d >= 0; d--) {
-        sst[d] = s;
-        s *= src->shape[d];
-    }
-    s = 1;
     for (int d = rank - 1; d >= 0; d--) {
-        tst[d] = s;
+        stride[d] = s;
         s *= shape[d];
     }
+    return s;
+}
+
+tlc_fragment *tlc_fragment_reshape(tlc_arena *a, const tlc_fragment *src, int rank, const int64_t *shape) {
+    if (rank < 1 || rank > TLC_FRAG_MAX_RANK) return NULL;
+    int64_t cover[TLC_FRAG_MAX_RANK], sst[TLC_FRAG_MAX_RANK], tst[TLC_FRAG_MAX_RANK];
+    int64_t n = flat_strides(src->rank, src->shape, sst), m = flat_strides(rank, shape, tst);
+    if (n != m || n < 1) return NULL;
+    for (int d = 0; d < TLC_FRAG_MAX_RANK; d++) cover[d] = 1;
     for (int i = 0; i < src->ndigits; i++)
         if (src->digits[i].dim >= 0) cover[src->digits[i].dim] *= src->digits[i].extent;
     for (int d = 0; d < src->rank; d++)
