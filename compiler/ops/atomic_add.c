@@ -97,7 +97,7 @@ static void atomic_add_returning(tlc_lower_ctx *lc, const tir_stmt *s, th_expr *
     const tir_buffer *dst = s->u.atomic.dst.buf;
     bool f32 = dst->dtype == TIR_F32, shared = dst->scope == TIR_SCOPE_SHARED;
     th_type t = th_scalar(f32 ? TH_F32 : TH_I32);
-    tlc_emit(lc, th_assign(a, old, NULL, f32 ? th_float(a, TH_F32, 0.0) : tlc_i32(lc, 0)));
+    tlc_emit(lc, th_assign(a, old, NULL, tlc_zero(lc, t)));
     tlc_ptrvec *add = tlc_lower_begin(lc);
     th_expr *ptr = shared ? th_convert(a, tlc_shared_elem_ptr(lc, dst, idx), th_scalar(TH_I32))
                           : tlc_global_elem_ptr(lc, dst, idx);
