@@ -1151,13 +1151,14 @@ static bool kernel_cluster(sema *S, tir_kernel *k, const ast_expr *e) {
 
 /* ---------------- with Kernel(...) ---------------- */
 
-/* sync_grid() stands in the kernel body itself: every block reaches it
- * (and the interpreter runs the body in parts between them). */
+/* sync_grid() stands in the kernel body itself (top: s is one of the
+ * body's statements): every block reaches it, and the interpreter runs
+ * the body in parts between them (interp_grid_sync.c). */
 static void check_grid_syncs(sema *S, const tir_stmt *s, bool top) {
     if (!s) return;
     switch (s->kind) {
     case TS_SEQ:
-        for (int i = 0; i < s->u.seq.n; i++) check_grid_syncs(S, s->u.seq.stmts[i], top);
+        for (int i = 0; i < s->u.seq.n; i++) check_grid_syncs(S, s->u.seq.stmts[i], false);
         return;
     case TS_FOR: check_grid_syncs(S, s->u.for_.body, false); return;
     case TS_IF:
@@ -1252,7 +1253,7 @@ void sema_kernel_with(sema *S, const ast_stmt *s) {
     seq->u.seq.n = body.len;
     seq->u.seq.stmts = (tir_stmt **)tlc_ptrvec_freeze(&body, S->arena);
     k->body = seq;
-    check_grid_syncs(S, seq, true);
+    for (int i = 0; i < seq->u.seq.n; i++) check_grid_syncs(S, seq->u.seq.stmts[i], true);
     sema_manual_ws_finish(S);
     sema_thread_varying(S);
     tlc_ptrvec_free(&S->reducers);
