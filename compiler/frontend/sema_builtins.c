@@ -29,6 +29,13 @@ static const builtin_spec builtins[] = {
     {"pdl_trigger", B_PDL_TRIGGER, BK_STMT, P(NULL), 0, 0, 0, 0},
     {"prefetch", B_PREFETCH, BK_STMT, P("src"), 1, 1, 0, 0},
     {"cumsum", B_CUMSUM, BK_STMT, P("src", "dst", "dim", "reverse"), 4, 1, 0, 0},
+    /* eviction_policy and annotations: TileLang's TMA hints, accepted */
+    {"im2col", B_IM2COL, BK_STMT,
+     P("img", "col", "nhw_step", "c_step", "kernel", "stride", "dilation", "pad", "eviction_policy", "annotations"), 10, 8,
+     0, 0},
+    {"c2d_im2col", B_IM2COL, BK_STMT,
+     P("img", "col", "nhw_step", "c_step", "kernel", "stride", "dilation", "pad", "eviction_policy", "annotations"), 10, 8,
+     0, 0},
     /* TileLang's manual warp specialization (sema_manual_ws.c) */
     {"ws", B_WS, BK_STMT, P(NULL), 0, 0, 1, 4},
     {"barrier_wait", B_BARRIER_WAIT, BK_STMT, P("barrier_id", "parity"), 2, 2, 0, 0},
@@ -134,8 +141,9 @@ static const builtin_spec builtins[] = {
     {"shfl_xor", B_SHFL_XOR, BK_EXPR, P("value", "lane_mask", "width"), 3, 2, 0, 0},
 
     /* (TileLang's T.Tensor(shape) is float32) */
-    {"Tensor", B_TENSOR, BK_DECL, P("shape", "dtype"), 2, 1, 0, 0},
-    {"Buffer", B_TENSOR, BK_DECL, P("shape", "dtype"), 2, 1, 0, 0},
+    /* data: TileLang's `T.Tensor(shape, dtype, X.data)` in a kernel, a view of X */
+    {"Tensor", B_TENSOR, BK_DECL, P("shape", "dtype", "data"), 3, 1, 0, 0},
+    {"Buffer", B_TENSOR, BK_DECL, P("shape", "dtype", "data"), 3, 1, 0, 0},
     {"empty", B_EMPTY, BK_DECL, P("shape", "dtype"), 2, 2, 0, 0},
     {"jit", B_JIT, BK_DECL, P(NULL), 0, 0, 0, 0},
     {"prim_func", B_PRIM_FUNC, BK_DECL, P(NULL), 0, 0, 0, 0},

@@ -76,7 +76,7 @@ typedef enum {
     /* tile ops and hints (statements) */
     B_COPY, B_FILL, B_CLEAR, B_GEMM, B_REDUCE_MAX, B_REDUCE_SUM, B_REDUCE_MIN, B_REDUCE_ABSMAX,
     B_REDUCE_ABSSUM,
-    B_ATOMIC_ADD, B_USE_SWIZZLE, B_ANNOTATE_LAYOUT, B_PDL_SYNC, B_PDL_TRIGGER, B_KEEP_REGS, B_PREFETCH, B_CUMSUM,
+    B_ATOMIC_ADD, B_USE_SWIZZLE, B_ANNOTATE_LAYOUT, B_PDL_SYNC, B_PDL_TRIGGER, B_KEEP_REGS, B_PREFETCH, B_CUMSUM, B_IM2COL,
     /* TileLang's manual warp specialization (sema_manual_ws.c) */
     B_WS, B_BARRIER_WAIT, B_BARRIER_ARRIVE, B_TMA_COPY, B_ASYNC_GROUP, B_FINALIZE_REDUCER, B_ATTR, B_SYNC_THREADS, B_SYNC_GRID, B_SET_MAX_NREG,
     /* structure */
@@ -94,7 +94,7 @@ typedef enum {
 
 typedef enum { BK_STMT, BK_LOOP, BK_ALLOC, BK_EXPR, BK_DECL } builtin_kind;
 
-enum { SEMA_MAX_ARGS = 8 };
+enum { SEMA_MAX_ARGS = 10 };
 typedef struct builtin_spec {
     const char *name;
     builtin_id id;
@@ -261,8 +261,11 @@ bool sema_check_index_bounds(sema *S, tir_buffer *b, int dim, tir_expr *idx, con
 /* A constant range an index expression is known to lie in, from the
  * enclosing loops' variables and the block indices (false: none known). */
 bool sema_index_range(const sema *S, const tir_expr *e, int64_t *lo, int64_t *hi);
-/* Shape of an alloc: tuple/list/single int of constants (or sym dims when global). */
-bool sema_eval_shape(sema *S, const ast_expr *e, bool allow_sym, tir_expr ***dims, int *rank);
+/* Shape of an alloc: tuple/list/single int of constants; allow_sym:
+ * also sym dims (a global buffer), SEMA_SHAPE_SIZES: also expressions of
+ * sym dims and constants (a tensor's view). */
+enum { SEMA_SHAPE_SIZES = 2 };
+bool sema_eval_shape(sema *S, const ast_expr *e, int allow_sym, tir_expr ***dims, int *rank);
 void sema_describe_sv(const sv *v, char *buf, size_t n);
 
 /* sema_pyfuncs.c: compile-time Python on compile-time values. Each
@@ -379,6 +382,8 @@ tir_region sema_whole_region(sema *S, tir_buffer *b, tlc_loc loc);
  * reduce (false when st updates no reducer: emit it as it is). */
 void sema_reducer_alloc(sema *S, tir_buffer *b, const ast_expr *op);
 void sema_finalize_reducer(sema *S, const sema_args *a, tlc_loc loc);
+/* T.im2col: a convolution's column tile as a Parallel loop of element reads (sema_im2col.c) */
+void sema_im2col(sema *S, const sema_args *a, tlc_loc loc);
 bool sema_reducer_loop(sema *S, tir_stmt *st);
 /* `with T.attr(comm_reducer, "reduce_scope", ...)`: TVM's thread
  * all-reduce (sema_thread_allreduce.c). */

@@ -437,6 +437,12 @@ bool sema_py_call(sema *S, const ast_expr *call, const char *name, sv *out) {
         *out = make_tuple(cc, 2, loc);
         return true;
     }
+    if (!strcmp(name, "torch.cuda.is_available")) {
+        /* a kernel compiled for a CUDA target runs on a CUDA device */
+        if (!positional_only(S, call, name, 0, 0)) return true;
+        *out = sv_scalar(tir_int_typed(S->arena, 1, TIR_BOOL, loc), loc);
+        return true;
+    }
     if (!strcmp(name, "driver.get_num_sms") || !strcmp(name, "tilelang.carver.arch.driver.get_num_sms")) {
         /* TileLang asks the driver while it builds the kernel: a constant of
          * the compile (the JIT's device, --num-sms, else the target's part) */

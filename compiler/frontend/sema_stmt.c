@@ -2,6 +2,7 @@
  * stores), loops, if / else, and the statement forms sema rejects with a
  * clear message (while, break, return, nested def, ...). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "sema_internal.h"
 
@@ -138,38 +139,82 @@ static bool alloc_scope(sema *S, const builtin_spec *b, const ast_expr *e, tir_s
 static void assign_name(sema *S, const ast_expr *target, const ast_expr *value, bool has_ann, tir_dtype ann,
                         tlc_loc loc);
 
+/* Whether the element counts of two shapes are the same product of the
+ * same factors (constants multiplied out, symbolic dims as themselves):
+ * KH * KW * C * F against a [K, K, C, F] tensor's dims. */
+static int product_factors(const tir_expr *e, const tir_var **vars, int n, int max, int64_t *c) {
+    if (n < 0) return n;
+    int64_t v;
+    if (tir_expr_const_int(e, &v)) {
+        *c *= v;
+        return n;
+    }
+    if (e->kind == TE_CAST && !e->u.cast.bits) return product_factors(e->u.cast.a, vars, n, max, c);
+    if (e->kind == TE_BINARY && e->u.bin.op == TB_MUL)
+        return product_factors(e->u.bin.b, vars, product_factors(e->u.bin.a, vars, n, max, c), max, c);
+    if (e->kind != TE_VAR || n >= max) return -1;
+    vars[n] = e->u.var;
+    return n + 1;
+}
+
+static int var_order(const void *x, const void *y) {
+    const tir_var *a = *(const tir_var *const *)x, *b = *(const tir_var *const *)y;
+    return a->id < b->id ? -1 : a->id > b->id;
+}
+
+static bool same_elems(tir_expr *const *d0, int r0, tir_expr *const *d1, int r1) {
+    enum { MAX = 32 };
+    const tir_var *v0[MAX], *v1[MAX];
+    int64_t c0 = 1, c1 = 1;
+    int n0 = 0, n1 = 0;
+    for (int i = 0; i < r0; i++) n0 = product_factors(d0[i], v0, n0, MAX, &c0);
+    for (int i = 0; i < r1; i++) n1 = product_factors(d1[i], v1, n1, MAX, &c1);
+    if (n0 < 0 || n1 < 0 || n0 != n1 || c0 != c1) return false;
+    qsort(v0, (size_t)n0, sizeof v0[0], var_order);
+    qsort(v1, (size_t)n1, sizeof v1[0], var_order);
+    for (int i = 0; i < n0; i++)
+        if (v0[i] != v1[i]) return false;
+    return true;
+}
+
 /* `v = T.reshape(frag, shape)` (or T.view(frag, shape)): a buffer of the
  * new shape over the fragment's elements in row-major order, the same
  * registers (tir_buffer.view_of). Fragments only: a shared buffer's
- * layout is tlc's choice (swizzles) and has no row-major order to keep. */
-static void reshape_stmt(sema *S, const ast_expr *target, const ast_expr *call, const builtin_spec *b) {
-    sema_args a;
+ * layout is tlc's choice (swizzles) and has no row-major order to keep.
+ * Of a global tensor (also `T.Tensor(shape, dtype, X.data)`), the view
+ * reads and writes X's memory, row-major in the new shape, which may be
+ * symbolic; its element count must be X's (checked at launch where
+ * sizes decide it). `data` is the T.Tensor form's X.data (NULL else). */
+static void view_stmt(sema *S, const ast_expr *target, const ast_expr *call, const builtin_spec *b,
+                      const ast_expr *source, const ast_expr *shape, const ast_expr *dtype) {
     const char *name = target->u.name;
-    if (!sema_bind_args(S, b, call, &a)) {
-        sema_declare_error(S, name, target->loc);
-        return;
-    }
-    sv v = sema_eval(S, a.arg[0]);
+    sv v = sema_eval(S, source);
     tir_buffer *src = v.kind == SV_BUFFER ? v.u.buf : NULL;
     tir_expr **dims;
     int rank;
     tir_dtype t;
     bool ok = src != NULL;
     if (v.kind != SV_ERROR && !src)
-        tlc_error(S->diag, a.arg[0]->loc, "'%s' takes a buffer", b->name);
-    if (src && src->scope != TIR_SCOPE_FRAGMENT) {
-        tlc_error(S->diag, a.arg[0]->loc, "'%s' of %s buffer '%s': tlc gives fragments other shapes only (a shared "
-                  "buffer's layout is tlc's choice and keeps no row-major order); copy the data into a buffer of the "
-                  "new shape", b->name, tir_scope_name(src->scope), src->name);
+        tlc_error(S->diag, source->loc, "'%s' takes a buffer", b->name);
+    bool global = src && src->scope == TIR_SCOPE_GLOBAL;
+    if (src && src->scope != TIR_SCOPE_FRAGMENT && !global) {
+        tlc_error(S->diag, source->loc, "'%s' of %s buffer '%s': tlc gives fragments and global tensors other shapes "
+                  "only (a shared buffer's layout is tlc's choice and keeps no row-major order); copy the data into a "
+                  "buffer of the new shape", b->name, tir_scope_name(src->scope), src->name);
         ok = false;
     }
-    ok = sema_eval_shape(S, a.arg[1], false, &dims, &rank) && ok;
-    if (ok && a.arg[2] && sema_eval_dtype(S, a.arg[2], &t) && t != src->dtype) {
-        tlc_error(S->diag, a.arg[2]->loc, "'%s' of '%s' as %s: tlc keeps a fragment's dtype (%s) in another shape",
-                  b->name, src->name, tir_dtype_name(t), tir_dtype_name(src->dtype));
+    if (global && sema_has_global_layout(S, src)) {
+        tlc_error(S->diag, source->loc, "'%s' of '%s', which has a layout (annotate_layout with T.Layout): a view is "
+                  "row-major in the tensor's memory", b->name, src->name);
         ok = false;
     }
-    if (ok) {
+    ok = sema_eval_shape(S, shape, global ? SEMA_SHAPE_SIZES : 0, &dims, &rank) && ok;
+    if (ok && dtype && sema_eval_dtype(S, dtype, &t) && t != src->dtype) {
+        tlc_error(S->diag, dtype->loc, "'%s' of '%s' as %s: tlc keeps a %s's dtype (%s) in another shape", b->name,
+                  src->name, tir_dtype_name(t), global ? "tensor" : "fragment", tir_dtype_name(src->dtype));
+        ok = false;
+    }
+    if (ok && !global) {
         int64_t n = 1, e;
         for (int d = 0; d < rank; d++) n = n >= 0 && tir_expr_const_int(dims[d], &e) ? n * e : -1;
         if (rank > 4 || n != tir_buffer_elems(src)) {
@@ -178,12 +223,31 @@ static void reshape_stmt(sema *S, const ast_expr *target, const ast_expr *call, 
                       rank > 4 ? " and more than 4 dims" : "");
             ok = false;
         }
+    } else if (ok) {
+        const tir_buffer *base = tir_buffer_storage(src);
+        int64_t n = tir_buffer_elems(base), m = 1, e;
+        for (int d = 0; d < rank; d++) m = m >= 0 && tir_expr_const_int(dims[d], &e) ? m * e : -1;
+        if (n >= 0 && m >= 0) {
+            if (n != m) {
+                tlc_error(S->diag, call->loc, "'%s' of '%s' (%lld elements) to a shape of %lld elements", b->name,
+                          base->name, (long long)n, (long long)m);
+                ok = false;
+            }
+        } else if (!same_elems(dims, rank, base->shape, base->rank)) {
+            /* the sizes decide it: the runtime checks before the launch */
+            tir_expr *vn = dims[0], *bn = base->shape[0];
+            for (int d = 1; d < rank; d++) vn = sema_binary(S, TB_MUL, vn, dims[d], call->loc);
+            for (int d = 1; d < base->rank; d++) bn = sema_binary(S, TB_MUL, bn, base->shape[d], call->loc);
+            tir_expr *eq = vn && bn ? sema_binary(S, TB_EQ, vn, bn, call->loc) : NULL;
+            if (eq) sema_add_launch_check(S, eq, call->loc);
+            else ok = false;
+        }
     }
     if (!ok) {
         sema_declare_error(S, name, target->loc);
         return;
     }
-    tir_buffer *buf = sema_new_buffer(S, name, TIR_SCOPE_FRAGMENT, src->dtype, rank, target->loc);
+    tir_buffer *buf = sema_new_buffer(S, name, src->scope, src->dtype, rank, target->loc);
     buf->shape = dims;
     buf->view_of = tir_buffer_storage(src);
     tir_stmt *st = tir_new_stmt(S->arena, TS_ALLOC, call->loc);
@@ -191,6 +255,33 @@ static void reshape_stmt(sema *S, const ast_expr *target, const ast_expr *call, 
     sema_emit(S, st);
     sym *s = sema_declare(S, name, SYM_BUFFER, target->loc);
     s->buf = buf;
+}
+
+static void reshape_stmt(sema *S, const ast_expr *target, const ast_expr *call, const builtin_spec *b) {
+    sema_args a;
+    if (!sema_bind_args(S, b, call, &a)) {
+        sema_declare_error(S, target->u.name, target->loc);
+        return;
+    }
+    view_stmt(S, target, call, b, a.arg[0], a.arg[1], a.arg[2]);
+}
+
+/* `v = T.Tensor(shape, dtype, X.data)` in a kernel: TileLang's view of
+ * tensor X under another shape. */
+static void tensor_view_stmt(sema *S, const ast_expr *target, const ast_expr *call, const builtin_spec *b) {
+    sema_args a;
+    if (!sema_bind_args(S, b, call, &a)) {
+        sema_declare_error(S, target->u.name, target->loc);
+        return;
+    }
+    const ast_expr *data = a.arg[2];
+    if (!data || data->kind != AE_ATTR || strcmp(data->u.attr.name, "data") != 0) {
+        tlc_error(S->diag, data ? data->loc : call->loc, "'%s(shape, dtype, X.data)' in a kernel is a view of tensor "
+                  "X: its third argument must be a tensor's '.data'", b->name);
+        sema_declare_error(S, target->u.name, target->loc);
+        return;
+    }
+    view_stmt(S, target, call, b, data->u.attr.value, a.arg[0], a.arg[1]);
 }
 
 static void alloc_stmt(sema *S, const ast_expr *target, const ast_expr *call, const builtin_spec *b) {
@@ -414,6 +505,11 @@ static void assign_name(sema *S, const ast_expr *target, const ast_expr *value, 
     }
     if (b && b->kind == BK_ALLOC) {
         alloc_stmt(S, target, value, b);
+        return;
+    }
+    if (b && b->id == B_TENSOR && S->in_kernel) {
+        if (local_symbol(S, target->u.name)) tlc_error(S->diag, target->loc, "'%s' is already defined", target->u.name);
+        else if (sema_check_not_in_parallel(S, value->loc, "a tensor view")) tensor_view_stmt(S, target, value, b);
         return;
     }
     const char *name = target->u.name;

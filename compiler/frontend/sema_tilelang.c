@@ -16,8 +16,6 @@ static const unsupported constructs[] = {
     {"device_assert", "remove it, or guard the code it protects with an 'if'"},
     {"atomic_max", "use atomic_add, or reduce into a fragment and store the result once"},
     {"atomic_min", "use atomic_add, or reduce into a fragment and store the result once"},
-    {"im2col", "gather the patches with element accesses in a Parallel loop"},
-    {"c2d_im2col", "gather the patches with element accesses in a Parallel loop"},
     {"match_buffer", "annotate the parameter instead (A: T.Tensor((M, N), dtype)): tlc's tensors are contiguous"},
     {"StridedTensor", "use T.Tensor: tlc's tensors are contiguous, row-major"},
     {"ptr", "annotate the parameter as a tensor (A: T.Tensor((M, N), dtype))"},

@@ -946,6 +946,7 @@ void sema_tile_op(sema *S, const builtin_spec *b, const ast_expr *call) {
     case B_KEEP_REGS: S->k->keep_regs = true; break;
     case B_PREFETCH: op_prefetch(S, &a, call->loc); break;
     case B_CUMSUM: op_cumsum(S, &a, call->loc); break;
+    case B_IM2COL: sema_im2col(S, &a, call->loc); break;
     case B_ANNOTATE_LAYOUT: op_annotate_layout(S, &a); break;
     case B_BARRIER_WAIT: case B_BARRIER_ARRIVE: sema_mbarrier_op(S, b, &a, call->loc); break;
     case B_TMA_COPY:

@@ -204,8 +204,11 @@ static void alloc_buffer(tlc_interp *it, const tir_buffer *b, tlc_loc loc) {
     shape_buf(it, ib, b, dims, loc);
     if (b->view_of) { /* T.reshape: the base's elements, row-major, under another shape */
         const ibuf *base = &it->bufs[b->view_of->id];
-        if (!base->live || base->elems != ib->elems)
+        if (!base->live)
             tlc_interp_fail(it, loc, "'%s' reshapes '%s', which is not allocated here", b->name, b->view_of->name);
+        if (base->elems != ib->elems)
+            tlc_interp_fail(it, loc, "'%s' (%lld elements) is a view of '%s' (%lld elements): the counts must match",
+                            b->name, (long long)ib->elems, b->view_of->name, (long long)base->elems);
         ib->data = base->data;
         ib->per_thread = base->per_thread;
         ib->live = true;
@@ -295,7 +298,8 @@ static void exec(tlc_interp *it, const tir_stmt *s) {
         break;
     }
     case TS_ALLOC:
-        if (!s->u.alloc.buf->is_workspace && s->u.alloc.buf->scope != TIR_SCOPE_GLOBAL)
+        /* tensors are bound before the run; a view of one is made here */
+        if (!s->u.alloc.buf->is_workspace && (s->u.alloc.buf->scope != TIR_SCOPE_GLOBAL || s->u.alloc.buf->view_of))
             alloc_buffer(it, s->u.alloc.buf, s->loc);
         break;
     case TS_LET:

@@ -398,6 +398,9 @@ static void check_buffer_decl(verifier *v, const tir_buffer *b, int index) {
             if (c < 1) tir_verifier_fail(v, b->loc, "buffer '%s' has dim %d of size %" PRId64, nm(b->name), d, c);
         } else if (b->scope != TIR_SCOPE_GLOBAL) {
             tir_verifier_fail(v, b->loc, "%s buffer '%s' has a non-constant dim %d", tir_scope_name(b->scope), nm(b->name), d);
+        } else if (b->view_of) {
+            /* a tensor's view: sizes computed from symbolic dims */
+            check_expr(v, e, b->loc);
         } else if (e->kind != TE_VAR || !e->u.var || e->u.var->kind != TV_SYM_DIM) {
             tir_verifier_fail(v, b->loc, "dim %d of '%s' is neither a constant nor a symbolic dim", d, nm(b->name));
         } else {

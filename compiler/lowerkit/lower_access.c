@@ -375,7 +375,7 @@ th_expr *tlc_global_elem_ptr(tlc_lower_ctx *lc, const tir_buffer *b, th_expr **i
         off = th_bin(lc->a, THB_ADD, off, tlc_coerce(lc, idx[d], th_scalar(TH_I64)));
     }
     int pi = lc->tensor_param[b->id];
-    if (lc->addressed) lc->addressed[b->id] = true;
+    if (lc->addressed) lc->addressed[b->id] = lc->addressed[tir_buffer_storage(b)->id] = true;
     th_expr *base = pi >= 0 ? th_param_ref(lc->a, lc->tk, pi) : th_int(lc->a, TH_I64, 0);
     return th_ptr_add(lc->a, base, off, tlc_mem_type(b->dtype));
 }

@@ -835,7 +835,7 @@ static void block_indices(tlc_lower_ctx *lc, th_expr **out) {
 static bool buffers_fit(const tir_kernel *k, tlc_diag *diag) {
     for (int i = 0; i < k->nbuffers; i++) {
         const tir_buffer *b = k->buffers[i];
-        if (b->scope == TIR_SCOPE_GLOBAL && b->param_index < 0) {
+        if (b->scope == TIR_SCOPE_GLOBAL && b->param_index < 0 && !b->view_of) {
             tlc_error(diag, b->loc, "alloc_global inside 'with Kernel' is not lowered: declare '%s' before the "
                       "'with Kernel' block, where it is a workspace the runtime allocates", b->name);
             return false;
@@ -903,6 +903,10 @@ static th_kernel *lower_kernel(const tir_module *m, int index, tlrt_kernel_meta 
             lc->tensor_param[k->params[i].buf->id] = np;
             tk->params[np++] = (th_param){k->params[i].name, th_ptr(TH_AS_GLOBAL), 0};
         }
+    /* a view of a tensor addresses the tensor's memory */
+    for (int i = 0; i < k->nbuffers; i++)
+        if (k->buffers[i]->view_of && k->buffers[i]->scope == TIR_SCOPE_GLOBAL)
+            lc->tensor_param[k->buffers[i]->id] = lc->tensor_param[k->buffers[i]->view_of->id];
     for (int i = 0; i < k->nsym; i++) {
         lc->sym_param[i] = np;
         tk->params[np++] = (th_param){k->sym_dims[i]->name, th_scalar(TH_I64), 0};

@@ -45,7 +45,8 @@ static bool pipelinable_copy(const tir_stmt *s) {
 static bool tma_copy(const tir_stmt *s) {
     const tir_buffer *g = s->u.copy.src.buf, *b = s->u.copy.dst.buf;
     const tlc_layout *l = b->layout;
-    if (g->rank > 5 || tir_buffer_dim(b, 0) > 256) return false;
+    /* a tensor map is built from a tensor parameter's own shape */
+    if (g->view_of || g->rank > 5 || tir_buffer_dim(b, 0) > 256) return false;
     int64_t inner = l->panel_elems > 0 ? l->panel_elems : tir_buffer_dim(b, 1);
     int eb = tir_dtype_bytes(b->dtype);
     if (inner > 256 || (inner * eb) % 16) return false;

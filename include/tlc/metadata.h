@@ -142,7 +142,7 @@ enum {
     TLRT_MAX_PARAMS = 32,
     TLRT_MAX_SYMS = 16,
     TLRT_MAX_TMAPS = 8,
-    TLRT_MAX_EXPR = 32,         /* nodes per grid expression */
+    TLRT_MAX_EXPR = 64,         /* nodes per grid expression */
     TLRT_MAX_KERNELS = 256,     /* per module */
     TLRT_MAX_CHECKS = 8,        /* launch checks per kernel */
     TLRT_MAX_FUNCTIONS = 64,    /* per module */

@@ -80,6 +80,33 @@ class GemmPortsTest(unittest.TestCase):
                               defines={"block_M": 64, "block_N": 64, "block_K": 32, "split_k": 2})
                 np.testing.assert_allclose(c, f64(a) @ f64(b), rtol=1e-3, atol=1e-3)
 
+    def test_convolution(self):
+        # T.im2col's gather (padding, stride, dilation, the last tile past the last pixel) and the views of the
+        # filters and the output as matrices, against a direct NumPy convolution
+        for (n, h, w, c, f, k, s, d, p, tiles) in ((2, 9, 7, 32, 64, 3, 1, 1, 1, (64, 64, 32)),
+                                                   (1, 11, 10, 64, 32, 3, 2, 2, 2, (32, 32, 64))):
+            with self.subTest(stride=s, dilation=d, pad=p):
+                image, filters = randn(n, h, w, c), randn(k, k, c, f)
+                oh, ow = (h + 2 * p - d * (k - 1) - 1) // s + 1, (w + 2 * p - d * (k - 1) - 1) // s + 1
+                out = empty(n, oh, ow, f)
+                tlc.interpret(port("example_convolution.py"), {"data": image, "kernel": filters, "out": out},
+                              defines={"S": s, "D": d, "P": p, "block_M": tiles[0], "block_N": tiles[1],
+                                       "block_K": tiles[2], "num_stages": 2, "threads": 128})
+                padded = np.zeros((n, h + 2 * p, w + 2 * p, c))
+                padded[:, p:p + h, p:p + w, :] = image
+                ref = np.zeros((n, oh, ow, f))
+                for kh in range(k):
+                    for kw in range(k):
+                        win = padded[:, kh * d:kh * d + s * (oh - 1) + 1:s, kw * d:kw * d + s * (ow - 1) + 1:s, :]
+                        ref += win @ f64(filters[kh, kw])
+                np.testing.assert_allclose(f64(out), ref, rtol=1e-2, atol=5e-2)
+        # channels the 32-column tile does not divide: the launch check at the T.im2col
+        with self.assertRaisesRegex(tlc.InterpreterError, "C=48"):
+            tlc.interpret(port("example_convolution.py"),
+                          {"data": randn(1, 8, 8, 48), "kernel": randn(3, 3, 48, 64), "out": empty(1, 8, 8, 64)},
+                          defines={"S": 1, "D": 1, "P": 1, "block_M": 64, "block_N": 64, "block_K": 32,
+                                   "num_stages": 2, "threads": 128})
+
     def test_gemm_persistent(self):
         # 256 tiles over the 132 blocks of driver.get_num_sms() on sm_90a: two waves, T.Persistent's
         # grouped order (and the same order written by hand); the plain kernel beside

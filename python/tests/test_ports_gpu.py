@@ -289,6 +289,32 @@ class PortsOnGpuTest(unittest.TestCase):
         ref = torch.einsum("bclhn,bclh,bclhp->bchpn", bh, w, x.double().reshape(b, nc, c, h, p))
         self.close(out, ref, rtol=2e-2, atol=5e-2)
 
+    def test_convolution(self):
+        # T.im2col and the tensor views on the GPU against torch.conv2d: padding, stride, dilation, a last
+        # tile past the last pixel; a channel count the column tile does not divide is refused at launch
+        import torch.nn.functional as F
+        cases = ((8, 28, 28, 64, 128, 3, 1, 1, 1, (64, 128, 32, 3, 256)),
+                 (3, 17, 13, 128, 64, 3, 2, 2, 2, (128, 64, 64, 2, 128)),
+                 (2, 9, 9, 32, 32, 1, 1, 1, 0, (64, 32, 32, 2, 128)))
+        for (n, h, w, c, f, k, s, d, p, t) in cases:
+            with self.subTest(n=n, h=h, w=w, c=c, f=f, k=k, stride=s, dilation=d, pad=p):
+                image, filters = randn(n, h, w, c), randn(k, k, c, f)
+                kern = tlc.compile(port("example_convolution.py"),
+                                   defines={"S": s, "D": d, "P": p, "block_M": t[0], "block_N": t[1],
+                                            "block_K": t[2], "num_stages": t[3], "threads": t[4]})
+                oh, ow = (h + 2 * p - d * (k - 1) - 1) // s + 1, (w + 2 * p - d * (k - 1) - 1) // s + 1
+                out = torch.full((n, oh, ow, f), float("nan"), device="cuda", dtype=torch.float16)
+                kern(image, filters, out)
+                ref = F.conv2d(image.double().permute(0, 3, 1, 2), filters.double().permute(3, 2, 0, 1), stride=s,
+                               padding=p, dilation=d).permute(0, 2, 3, 1)
+                self.close(out, ref, rtol=1e-2, atol=5e-2)
+        kern = tlc.compile(port("example_convolution.py"),
+                           defines={"S": 1, "D": 1, "P": 1, "block_M": 64, "block_N": 64, "block_K": 32,
+                                    "num_stages": 2, "threads": 128})
+        image, filters = randn(1, 8, 8, 48), randn(3, 3, 48, 64)
+        with self.assertRaises(tlc.LaunchError):
+            kern(image, filters, torch.empty((1, 8, 8, 64), device="cuda", dtype=torch.float16))
+
     def test_gemm_persistent(self):
         # one block per SM of the compile target walking the tiles with T.Persistent (two and more
         # waves), the hand-written order, the plain kernel; a last tile count that the group (8) does

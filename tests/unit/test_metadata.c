@@ -211,13 +211,23 @@ static void expressions(void **state) {
         if (v != ok[i].want) fail_msg("%s: got %lld want %lld", ok[i].text, (long long)v, (long long)ok[i].want);
     }
     const char *bad[] = {"", "(", ")", "(+ N)", "(+ N 1 2)", "(pow N 2)", "(+ N 1", "M", "f", "x",
-                         "(+ N 1))", "99999999999999999999", "1x", "((+ 1 2) 3)",
-                         "(+ (+ (+ (+ (+ (+ (+ (+ (+ (+ (+ (+ (+ (+ (+ (+ (+ 1 1) 1) 1) 1) 1) 1) 1) 1) 1) 1) 1) 1) 1) 1) 1) 1) 1)"};
+                         "(+ N 1))", "99999999999999999999", "1x", "((+ 1 2) 3)"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         tlrt_expr e;
         err[0] = 0;
         if (tlrt_expr_parse(bad[i], &k, &e, err, sizeof err)) fail_msg("accepted bad expression '%s'", bad[i]);
         assert_true(err[0] != 0);
+    }
+    /* one node past the limit, and the limit itself: 2n + 1 nodes */
+    for (int n = TLRT_MAX_EXPR / 2; n >= TLRT_MAX_EXPR / 2 - 1; n--) {
+        char text[8 * TLRT_MAX_EXPR];
+        size_t o = 0;
+        for (int i = 0; i < n; i++) o += (size_t)snprintf(text + o, sizeof text - o, "(+ ");
+        o += (size_t)snprintf(text + o, sizeof text - o, "1");
+        for (int i = 0; i < n; i++) o += (size_t)snprintf(text + o, sizeof text - o, " 1)");
+        tlrt_expr e;
+        bool ok = tlrt_expr_parse(text, &k, &e, err, sizeof err);
+        if (ok != (2 * n + 1 <= TLRT_MAX_EXPR)) fail_msg("%d nodes: parse gave %d", 2 * n + 1, (int)ok);
     }
     /* Evaluation errors. */
     tlrt_expr e;

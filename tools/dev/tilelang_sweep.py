@@ -20,7 +20,7 @@ GUESSES = {
     "num_stages": 2, "stages": 2, "m": 1024, "n": 1024, "k": 1024, "block_m": 128, "block_n": 128,
     "block_k": 32, "block_h": 64, "block_size": 64, "page_block_size": 64, "softmax_scale": 0.125,
     "sm_scale": 0.125, "scale": 0.125, "is_causal": 0, "causal": 0, "topk": 64, "chunk_size": 64,
-    "split_k": 4, "splitk": 4, "dtype": "float16",
+    "split_k": 4, "splitk": 4, "dtype": "float16", "hc": 4, "hc_mult": 4,
 }
 
 def guess(name):

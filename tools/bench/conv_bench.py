@@ -1,0 +1,68 @@
+#!/usr/bin/env python3
+"""2-d convolution: TileLang's implicit-GEMM example as tlc compiles it
+(tests/ports/example_convolution.py: T.im2col tiles, the filters viewed as a
+matrix) against torch.conv2d (cuDNN) on channels-last tensors, in one process
+on one GPU.
+
+    python3 tools/bench/conv_bench.py [--lib gpu-build/carry/libtlc.so] [--rounds 5]
+
+Each row's output is checked against torch's (float64) before it is timed;
+times are triton's do_bench medians over rounds that alternate the order of
+the two. TFLOP/s count 2 * N * OH * OW * F * K * K * C."""
+import argparse
+import os
+import sys
+
+import torch
+import torch.nn.functional as F
+from triton.testing import do_bench
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "python"))
+import tlc  # noqa: E402
+
+PORT = os.path.join(ROOT, "tests", "ports", "example_convolution.py")
+# N, C, H, W, F, K, S, D, P: the example's own default first, then ResNet-like layers
+SHAPES = ((128, 128, 64, 64, 128, 3, 1, 1, 1), (64, 64, 56, 56, 64, 3, 1, 1, 1), (64, 256, 28, 28, 256, 3, 1, 1, 1),
+          (64, 512, 14, 14, 512, 3, 1, 1, 1), (64, 128, 56, 56, 128, 3, 2, 1, 1))
+TILES = {"block_M": 64, "block_N": 128, "block_K": 32, "num_stages": 3, "threads": 256}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--lib")
+    ap.add_argument("--rounds", type=int, default=5)
+    args = ap.parse_args()
+    if args.lib:
+        os.environ["TLC_LIBRARY"] = args.lib
+    torch.manual_seed(0)
+    print(f"# {torch.cuda.get_device_name(0)}, float16, tiles {TILES}")
+    print("| N | C | H x W | F | K | S | tlc us | cuDNN us | tlc TFLOP/s | cuDNN TFLOP/s | tlc / cuDNN |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for (n, c, h, w, f, k, s, d, p) in SHAPES:
+        kern = tlc.compile(PORT, defines={"S": s, "D": d, "P": p, **TILES})
+        image = torch.randn(n, h, w, c, device="cuda", dtype=torch.float16)
+        filters = torch.randn(k, k, c, f, device="cuda", dtype=torch.float16)
+        oh, ow = (h + 2 * p - d * (k - 1) - 1) // s + 1, (w + 2 * p - d * (k - 1) - 1) // s + 1
+        out = torch.empty(n, oh, ow, f, device="cuda", dtype=torch.float16)
+        # torch's operands in its own layout, channels-last in memory (cuDNN's NHWC kernels)
+        x = image.permute(0, 3, 1, 2)
+        wt = filters.permute(3, 2, 0, 1).contiguous(memory_format=torch.channels_last)
+        kern(image, filters, out)
+        ref = F.conv2d(x.double(), wt.double(), stride=s, padding=p, dilation=d).permute(0, 2, 3, 1)
+        torch.testing.assert_close(out.double(), ref, rtol=1e-2, atol=0.25)
+        runs = {"tlc": [], "torch": []}
+        fns = (("tlc", lambda: kern(image, filters, out)),
+               ("torch", lambda: F.conv2d(x, wt, stride=s, padding=p, dilation=d)))
+        for i in range(args.rounds):
+            for name, fn in (fns if i % 2 == 0 else fns[::-1]):
+                runs[name].append(do_bench(fn, warmup=20, rep=100) * 1e3)
+        t, r = (sorted(runs[x])[len(runs[x]) // 2] for x in ("tlc", "torch"))
+        flops = 2.0 * n * oh * ow * f * k * k * c
+        print(f"| {n} | {c} | {h} x {w} | {f} | {k} | {s} | {t:.1f} | {r:.1f} | {flops / t / 1e6:.1f} | "
+              f"{flops / r / 1e6:.1f} | {r / t:.2f} |")
+
+
+if __name__ == "__main__":
+    main()
