@@ -88,21 +88,25 @@ static int first_of(const tlc_interp *it, const bool *mask) {
 
 static void run(tlc_interp *it, const tir_stmt *s, int level);
 
-/* The block's work, run once in thread 0's values; what it wrote into
- * per-thread buffers is every thread's. */
+/* The block's work (or a thread range's, in its branch), run once in its
+ * first thread's values; what it wrote into per-thread buffers is every
+ * one of its threads'. */
 static void run_block_work(tlc_interp *it, const tir_stmt *s, const bool *mask) {
+    int lo = s->range ? s->range->lo : 0, hi = s->range ? s->range->lo + s->range->count : it->nthreads;
     for (int t = 0; t < it->nthreads; t++)
-        if (!mask[t])
+        if (mask[t] != (t >= lo && t < hi))
             tlc_interp_fail(it, s->loc, "internal error: the block's work under a condition that differs between "
                             "threads");
-    tlc_interp_use_thread(it, 0);
+    tlc_interp_use_thread(it, lo);
     tlc_interp_exec(it, s);
     const tir_kernel *k = it->k;
     for (int i = 0; i < k->nbuffers; i++) {
         ibuf *ib = &it->bufs[i];
         if (!ib->per_thread || !tir_stmt_writes(s, k->buffers[i])) continue;
-        for (int t = 1; t < it->nthreads; t++)
-            memcpy(ib->base + (size_t)t * (size_t)ib->elems, ib->base, sizeof(tlc_ival) * (size_t)ib->elems);
+        for (int t = lo; t < hi; t++)
+            if (t != lo)
+                memcpy(ib->base + (size_t)t * (size_t)ib->elems, ib->base + (size_t)lo * (size_t)ib->elems,
+                       sizeof(tlc_ival) * (size_t)ib->elems);
     }
 }
 

@@ -139,6 +139,13 @@ const char *tir_reduce_name(tir_reduce_kind k) {
 
 /* ---------------- buffers and regions ---------------- */
 
+int tir_stmt_threads(const tir_kernel *k, const tir_stmt *s) { return s && s->range ? s->range->count : k->threads; }
+
+int tir_buffer_threads(const tir_kernel *k, const tir_buffer *b) {
+    const tir_buffer *st = tir_buffer_storage(b);
+    return st->range ? st->range->count : k->threads;
+}
+
 tir_buffer *tir_buffer_storage(const tir_buffer *b) { return b->view_of ? b->view_of : (tir_buffer *)b; }
 
 int64_t tir_buffer_dim(const tir_buffer *b, int i) {

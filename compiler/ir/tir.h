@@ -113,6 +113,17 @@ struct tlc_kernel_plan; /* the kernel's plan (compiler/lowerkit/plan.h), set by 
 
 typedef struct tir_expr tir_expr;
 
+/* Some of the block's threads, [lo, lo + count), that run a branch on the
+ * thread index holding tile work (`if tid < 32: ... else: ...`,
+ * frontend/sema_thread_varying.c): the branch's tile ops and fragments are
+ * laid out over those threads, its barriers are named barrier `barrier`
+ * among them. */
+typedef struct tir_thread_range {
+    int lo, count;
+    int barrier;
+    const struct tir_thread_range *parent; /* the range it splits (NULL: the block) */
+} tir_thread_range;
+
 typedef struct tir_buffer {
     const char *name;
     int id;                 /* unique within the kernel, dense from 0 */
@@ -133,6 +144,9 @@ typedef struct tir_buffer {
      * inference keeps the two together), and accesses to it are accesses
      * to view_of (tir_stmt_touches, tir_stmt_buffers_read_written). */
     struct tir_buffer *view_of;
+    /* A fragment used in a thread range's branch (only there): laid out
+     * over its threads; NULL: the whole block's. */
+    const tir_thread_range *range;
 } tir_buffer;
 /* Constant extent of dim i, or -1 when symbolic. */
 int64_t tir_buffer_dim(const tir_buffer *b, int i);
@@ -306,6 +320,9 @@ struct tir_stmt {
      * thread reaching it makes, or a thread all-reduce, each thread
      * combining its group's values */
     bool per_thread;
+    /* The thread range whose branch holds this statement (innermost; NULL:
+     * the whole block) */
+    const tir_thread_range *range;
     union {
         struct { tir_stmt **stmts; int n; } seq;
         struct {
@@ -338,7 +355,14 @@ struct tir_stmt {
         } for_;
         /* els may be NULL; thread_varying: the condition differs between
          * threads (thread-indexed code, sema_thread_varying.c) */
-        struct { tir_expr *cond; tir_stmt *then, *els; bool thread_varying; } if_;
+        /* range_then / range_else: a branch on the thread index that
+         * splits the threads into ranges holding tile work (NULL: none) */
+        struct {
+            tir_expr *cond;
+            tir_stmt *then, *els;
+            bool thread_varying;
+            const tir_thread_range *range_then, *range_else;
+        } if_;
         struct { tir_buffer *buf; } alloc;
         struct { tir_var *var; tir_expr *value; } let;       /* TS_LET, TS_ASSIGN */
         struct { tir_buffer *buf; tir_expr **idx; tir_expr *value; } store;
@@ -512,6 +536,11 @@ typedef struct tir_kernel {
     struct tir_launch_check { tir_expr *cond; tlc_loc loc; } *checks; int nchecks;
     const struct tir_function *function; /* the function this kernel is part of, or NULL */
 } tir_kernel;
+
+/* The threads statement s runs over (NULL: the block's): its thread
+ * range's, else the block's; and those fragment b is laid out over. */
+int tir_stmt_threads(const tir_kernel *k, const tir_stmt *s);
+int tir_buffer_threads(const tir_kernel *k, const tir_buffer *b);
 
 /* Bit i set where grid axis i may hold more than one block of a cluster
  * (k->cluster[i] set); 0: no clusters. */

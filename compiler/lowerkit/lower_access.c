@@ -106,6 +106,12 @@ void tlc_emit(tlc_lower_ctx *lc, th_stmt *s) {
     if (s) tlc_ptrvec_push(lc->out, s);
 }
 
+th_stmt *tlc_barrier(tlc_lower_ctx *lc) {
+    if (lc->range && lc->range->count < lc->k->threads)
+        return th_barrier_sync(lc->a, lc->range->barrier, lc->range->count);
+    return th_barrier(lc->a);
+}
+
 tlc_ptrvec *tlc_lower_begin(tlc_lower_ctx *lc) {
     tlc_ptrvec *saved = lc->out;
     lc->out = TLC_NEW(lc->a, tlc_ptrvec);
@@ -152,7 +158,7 @@ int64_t tlc_op_scratch(tlc_lower_ctx *lc, const tir_stmt *op, int64_t bytes) {
 }
 
 void tlc_op_scratch_barrier(tlc_lower_ctx *lc, const tir_stmt *op) {
-    if (lc->scratch_hit < 0 || lc->scratch_clear != op) tlc_emit(lc, th_barrier(lc->a));
+    if (lc->scratch_hit < 0 || lc->scratch_clear != op) tlc_emit(lc, tlc_barrier(lc));
 }
 
 /* ---------------- fragments ---------------- */
@@ -164,7 +170,7 @@ void tlc_frag_thread_index(tlc_lower_ctx *lc, const tlc_fragment *f, th_expr **o
             const tlc_digit *g = &f->digits[i];
             if (g->target != TLC_DIGIT_THREAD || g->dim != d) continue;
             th_expr *v = th_bin(lc->a, THB_UDIV, tid, tlc_i32(lc, g->tstride));
-            if (g->tstride * g->extent < lc->k->threads) v = th_bin(lc->a, THB_UREM, v, tlc_i32(lc, g->extent));
+            if (g->tstride * g->extent < lc->threads) v = th_bin(lc->a, THB_UREM, v, tlc_i32(lc, g->extent));
             sum = th_bin(lc->a, THB_ADD, sum, th_bin(lc->a, THB_MUL, v, tlc_i32(lc, g->lstride)));
         }
         out[d] = tlc_let(lc, "ti", sum);
@@ -180,7 +186,7 @@ th_expr *tlc_frag_replica0(tlc_lower_ctx *lc, const tlc_fragment *f) {
         const tlc_digit *g = &f->digits[i];
         if (g->dim >= 0) continue;
         th_expr *v = th_bin(lc->a, THB_UDIV, tid, tlc_i32(lc, g->tstride));
-        if (g->tstride * g->extent < lc->k->threads) v = th_bin(lc->a, THB_UREM, v, tlc_i32(lc, g->extent));
+        if (g->tstride * g->extent < lc->threads) v = th_bin(lc->a, THB_UREM, v, tlc_i32(lc, g->extent));
         rep = th_bin(lc->a, THB_OR, rep, v);
     }
     return th_cmp(lc->a, THC_EQ, rep, tlc_i32(lc, 0));

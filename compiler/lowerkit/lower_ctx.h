@@ -32,7 +32,12 @@ typedef struct tlc_lower_ctx {
     const tir_kernel *k;
     th_kernel *tk;
     tlc_arch arch;
-    th_var *tid;          /* threadIdx.x */
+    th_var *tid;          /* threadIdx.x, less the thread range's first thread in its branch */
+    th_var *block_tid;    /* threadIdx.x */
+    /* The threads the statements being lowered run over: the kernel's, or
+     * a thread range's in its branch (tir_thread_range) */
+    int threads;
+    const tir_thread_range *range;
     th_expr **var_expr;   /* tir_var id -> value (block idx, sym dims, scalars, Parallel vars) */
     th_var **var_slot;    /* tir_var id -> mutable slot (lets, serial loop vars) */
     int64_t *var_lo, *var_hi; bool *var_known; /* constant ranges of loop vars */
@@ -88,6 +93,9 @@ struct tlc_par_ctx {
 };
 
 void tlc_emit(tlc_lower_ctx *lc, th_stmt *s);
+/* A barrier of the threads lowering runs over: the block's (bar.sync 0),
+ * or a thread range's named barrier in its branch. */
+th_stmt *tlc_barrier(tlc_lower_ctx *lc);
 /* Emits into a fresh list; tlc_lower_end returns it as a SEQ. */
 tlc_ptrvec *tlc_lower_begin(tlc_lower_ctx *lc);
 th_stmt *tlc_lower_end(tlc_lower_ctx *lc, tlc_ptrvec *saved);

@@ -28,7 +28,7 @@ static bool atomic_add_infer(tlc_infer *st, const tir_stmt *s, bool free_pass) {
     if (!free_pass || !b || b->scope != TIR_SCOPE_FRAGMENT || b->fragment || b->rank > TLC_FRAG_MAX_RANK) return false;
     int64_t shape[TLC_FRAG_MAX_RANK];
     for (int d = 0; d < b->rank; d++) shape[d] = tir_buffer_dim(b, d);
-    tlc_fragment *f = tlc_fragment_blocked(st->a, b->rank, shape, st->k->threads, 1);
+    tlc_fragment *f = tlc_fragment_blocked(st->a, b->rank, shape, tir_stmt_threads(st->k, s), 1);
     f->origin = "atomic_add source";
     return tlc_infer_propose(st, b, f, TLC_STRENGTH_FREE, s);
 }
@@ -57,7 +57,7 @@ static void atomic_add_region(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_fr
     for (int d = 0; d < dst->rank; d++) dstart[d] = tlc_coerce(lc, tlc_lower_expr(lc, rd->start[d]), th_scalar(TH_I32));
     th_expr *once = tlc_frag_replica0(lc, F);
     if (once) once = tlc_let(lc, "rep0", once);
-    if (F->threads < lc->k->threads) once = tlc_and(lc, once, th_cmp(a, THC_LT, th_read(a, lc->tid), tlc_i32(lc, F->threads)));
+    if (F->threads < lc->threads) once = tlc_and(lc, once, th_cmp(a, THC_LT, th_read(a, lc->tid), tlc_i32(lc, F->threads)));
     for (int64_t slot = 0; slot < F->slots; slot++) {
         int64_t c[TLC_FRAG_MAX_RANK];
         tlc_fragment_slot_part(F, slot, c);
@@ -122,14 +122,14 @@ static void atomic_add_prev_lower(tlc_lower_ctx *lc, const tir_stmt *s, th_expr 
     }
     int64_t off = tlc_op_scratch(lc, s, 4);
     tlc_emit_ptx(lc, tlc_ptx_fence_acq_rel_gpu(), NULL, 0, NULL, 0);
-    tlc_emit(lc, th_barrier(a)); /* the block's writes before the add; the scratch free */
+    tlc_emit(lc, tlc_barrier(lc)); /* the block's writes before the add; the scratch free */
     th_var *old = th_new_var(a, lc->tk, "prev", t, 0);
     tlc_ptrvec *one = tlc_lower_begin(lc);
     atomic_add_returning(lc, s, idx, maxv, old, true);
     tlc_emit(lc, th_store(a, th_shared_ptr(a, tlc_i32(lc, off)), th_read(a, old), 4));
     th_stmt *one_st = tlc_lower_end(lc, one);
     tlc_emit(lc, th_if(a, th_cmp(a, THC_EQ, th_read(a, lc->tid), tlc_i32(lc, 0)), one_st, NULL));
-    tlc_emit(lc, th_barrier(a));
+    tlc_emit(lc, tlc_barrier(lc));
     tlc_emit(lc, th_assign(a, lc->regs[prev->id], NULL,
                            tlc_coerce(lc, th_load(a, th_shared_ptr(a, tlc_i32(lc, off)), t, 4), lc->regs[prev->id]->type)));
     tlc_emit_ptx(lc, tlc_ptx_fence_acq_rel_gpu(), NULL, 0, NULL, 0);
@@ -197,7 +197,7 @@ static void atomic_add_lower(tlc_lower_ctx *lc, const tir_stmt *s) {
                 tlc_error(lc->diag, s->loc, "atomic_add: a shared source region needs constant extents");
                 return;
             }
-        atomic_add_region(lc, s, tlc_fragment_blocked(a, rs->rank, shape, lc->k->threads, 1), sd, dd, nd);
+        atomic_add_region(lc, s, tlc_fragment_blocked(a, rs->rank, shape, lc->threads, 1), sd, dd, nd);
         return;
     }
     if (src->scope != TIR_SCOPE_FRAGMENT) {

@@ -24,7 +24,7 @@ static void propose_blocked(tlc_infer *st, const tir_stmt *s, tir_buffer *frag, 
     int64_t shape[TLC_FRAG_MAX_RANK];
     if (frag->rank > TLC_FRAG_MAX_RANK) return;
     for (int d = 0; d < frag->rank; d++) shape[d] = tir_buffer_dim(frag, d);
-    tlc_fragment *f = tlc_fragment_blocked(st->a, frag->rank, shape, st->k->threads, tlc_vec_elems(mem_dtype));
+    tlc_fragment *f = tlc_fragment_blocked(st->a, frag->rank, shape, tir_stmt_threads(st->k, s), tlc_vec_elems(mem_dtype));
     f->origin = why;
     tlc_infer_propose(st, frag, f, TLC_STRENGTH_FREE, s);
 }
@@ -219,7 +219,7 @@ static void emit_copy(tlc_lower_ctx *lc, const tlc_fragment *I, const side *src,
     th_expr *tidx[TLC_FRAG_MAX_RANK];
     tlc_frag_thread_index(lc, I, tidx);
     th_expr *who = NULL;
-    if (I->threads < lc->k->threads) who = th_cmp(a, THC_LT, th_read(a, lc->tid), tlc_i32(lc, I->threads));
+    if (I->threads < lc->threads) who = th_cmp(a, THC_LT, th_read(a, lc->tid), tlc_i32(lc, I->threads));
     copy_walk w = {src, dst, vw, unmasked, NULL, NULL, tlc_mem_type(dst->b->dtype)};
     w.writer = dst->b->scope == TIR_SCOPE_FRAGMENT ? NULL : tlc_frag_replica0(lc, I);
     if (w.writer) w.writer = tlc_let(lc, "rep0", w.writer);
@@ -332,7 +332,7 @@ static int64_t copy_fresh_scratch_bytes(const tir_kernel *k, const tir_stmt *s) 
     if (I->slots < 8 || I->slots > 4096) return 0;
     tlc_arena a;
     tlc_arena_init(&a);
-    bool ok = staging_groups(I, k->threads, TLC_NEW_ARRAY(&a, int64_t, (size_t)I->slots / 2),
+    bool ok = staging_groups(I, tir_stmt_threads(k, s), TLC_NEW_ARRAY(&a, int64_t, (size_t)I->slots / 2),
                              TLC_NEW_ARRAY(&a, int64_t, (size_t)I->slots / 2));
     tlc_arena_free(&a);
     return ok ? I->threads / 32 * 1024 : 0;
@@ -367,7 +367,7 @@ static bool staging_plan(tlc_lower_ctx *lc, const tir_stmt *op, const tlc_fragme
     if (I->slots < 8) return false;
     int64_t *grp = TLC_NEW_ARRAY(a, int64_t, (size_t)I->slots / 2); /* pair -> group * 4 + m, -1 free */
     st->first = TLC_NEW_ARRAY(a, int64_t, (size_t)I->slots / 8 * 4);
-    if (!staging_groups(I, lc->k->threads, grp, st->first)) return false;
+    if (!staging_groups(I, lc->threads, grp, st->first)) return false;
     const tlc_smem_scratch *planned = tlc_plan_fresh_scratch(lc->plan, op);
     st->bytes = planned ? planned->bytes : 0;
     st->off = planned ? planned->offset : 0;
@@ -607,7 +607,7 @@ static void copy_lower(tlc_lower_ctx *lc, const tir_stmt *s) {
         side_init(lc, &a_side, src, rs, S, idims, S->rank);
         side_init(lc, &b_side, tmp, NULL, S, idims, S->rank);
         emit_copy(lc, S, &a_side, &b_side, false, NULL);
-        tlc_emit(lc, th_barrier(a));
+        tlc_emit(lc, tlc_barrier(lc));
         const tlc_fragment *D = dst->fragment;
         side_init(lc, &a_side, tmp, NULL, D, idims, D->rank);
         side_init(lc, &b_side, dst, rd, D, idims, D->rank);
@@ -632,7 +632,7 @@ static void copy_lower(tlc_lower_ctx *lc, const tir_stmt *s) {
         if (n == 0) shape[n++] = 1;
         int eb = tir_dtype_bytes(src->dtype) > tir_dtype_bytes(dst->dtype) ? tir_dtype_bytes(src->dtype)
                                                                             : tir_dtype_bytes(dst->dtype);
-        tlc_fragment *f = tlc_fragment_blocked(a, n, shape, lc->k->threads, 16 / eb);
+        tlc_fragment *f = tlc_fragment_blocked(a, n, shape, lc->threads, 16 / eb);
         I = f;
         for (int d = 0; d < n; d++) idims[d] = d;
         nidims = n;

@@ -14,7 +14,7 @@ static bool fill_infer(tlc_infer *st, const tir_stmt *s, bool free_pass) {
     if (!free_pass || b->scope != TIR_SCOPE_FRAGMENT || b->fragment || b->rank > TLC_FRAG_MAX_RANK) return false;
     int64_t shape[TLC_FRAG_MAX_RANK];
     for (int d = 0; d < b->rank; d++) shape[d] = tir_buffer_dim(b, d);
-    tlc_fragment *f = tlc_fragment_blocked(st->a, b->rank, shape, st->k->threads, tlc_vec_elems(b->dtype));
+    tlc_fragment *f = tlc_fragment_blocked(st->a, b->rank, shape, tir_stmt_threads(st->k, s), tlc_vec_elems(b->dtype));
     f->origin = "fill";
     return tlc_infer_propose(st, b, f, TLC_STRENGTH_FREE, s);
 }
@@ -121,11 +121,11 @@ static void fill_lower(tlc_lower_ctx *lc, const tir_stmt *s) {
             tlc_error(lc->diag, s->loc, "fill of a region of more than %d dims is not supported", TLC_FRAG_MAX_RANK);
             return;
         }
-        tlc_fragment *I = tlc_fragment_blocked(a, n, shape, lc->k->threads, 1);
+        tlc_fragment *I = tlc_fragment_blocked(a, n, shape, lc->threads, 1);
         th_expr *tidx[TLC_FRAG_MAX_RANK];
         tlc_frag_thread_index(lc, I, tidx);
         fill_walk w = {r, shape, tlc_frag_replica0(lc, I), NULL, value};
-        if (I->threads < lc->k->threads) w.who = th_cmp(a, THC_LT, th_read(a, lc->tid), tlc_i32(lc, I->threads));
+        if (I->threads < lc->threads) w.who = th_cmp(a, THC_LT, th_read(a, lc->tid), tlc_i32(lc, I->threads));
         if (tlc_slot_loop_wanted(I, 1)) {
             tlc_slot_loop l;
             tlc_slot_loop_begin(lc, &l, I, 1, tidx);

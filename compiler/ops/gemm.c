@@ -182,7 +182,7 @@ bool tlc_gemm_choose(tlc_arena *a, const tir_kernel *k, tlc_arch arch, const tir
     operand_start(&s->u.gemm.b, b_start, NULL);
     int m = s->u.gemm.m, n = s->u.gemm.n, kk = s->u.gemm.k;
     /* a per-warpgroup gemm is planned over one warpgroup and replicated */
-    int threads = s->u.gemm.per_warpgroup ? 128 : k->threads;
+    int threads = s->u.gemm.per_warpgroup ? 128 : tir_stmt_threads(k, s);
     bool shared_ops = A->scope == TIR_SCOPE_SHARED && B->scope == TIR_SCOPE_SHARED;
     if (B->scope != TIR_SCOPE_SHARED) {
         snprintf(why, (size_t)whylen, "operand B must be in shared memory");
@@ -191,11 +191,13 @@ bool tlc_gemm_choose(tlc_arena *a, const tir_kernel *k, tlc_arch arch, const tir
     /* A in registers (FlashAttention's P @ V) feeds wgmma too (transposed:
      * held in the transposed layout, a_reg_fragment) */
     bool a_regs = A->scope == TIR_SCOPE_FRAGMENT;
-    if ((shared_ops || a_regs) && !tf32_mn && tlc_target_of(arch)->wgmma &&
+    /* a warpgroup's four warps start at a multiple of 128 threads */
+    bool warpgroups = !s->range || s->range->lo % 128 == 0;
+    if ((shared_ops || a_regs) && !tf32_mn && tlc_target_of(arch)->wgmma && warpgroups &&
         tlc_gemm_plan_make(p, arch, threads, m, n, kk, k_step, s->u.gemm.policy, true, why, whylen) &&
         p->inst == TLC_INST_WGMMA) {
         if (s->u.gemm.max_inst_n) tlc_gemm_plan_cap_n(p, s->u.gemm.max_inst_n);
-        p->replicas = k->threads / threads;
+        p->replicas = tir_stmt_threads(k, s) / threads;
         /* an MN-major operand's slice starts on a swizzle atom */
         bool ok = (a_regs || wgmma_operand_ok(operand_layout(a, A), !s->u.gemm.trans_a, 64, p->tile_m, a_start[1])) &&
                   wgmma_operand_ok(operand_layout(a, B), s->u.gemm.trans_b, p->inst_n, p->inst_n, b_start[1]) &&
@@ -208,7 +210,7 @@ bool tlc_gemm_choose(tlc_arena *a, const tir_kernel *k, tlc_arch arch, const tir
         return false;
     }
     if (!tlc_gemm_plan_make(p, arch, threads, m, n, kk, k_step, s->u.gemm.policy, false, why, whylen)) return false;
-    p->replicas = k->threads / threads;
+    p->replicas = tir_stmt_threads(k, s) / threads;
     return true;
 }
 

@@ -111,7 +111,7 @@ const tlc_fragment *tlc_parallel_loop_fragment(tlc_arena *a, const tir_kernel *k
         e->origin = "parallel loop (over a fragment of fewer dims)";
         return e;
     }
-    tlc_fragment *d = tlc_fragment_blocked(a, s->u.for_.nvars, shape, k->threads, 16 / min_bytes);
+    tlc_fragment *d = tlc_fragment_blocked(a, s->u.for_.nvars, shape, tir_stmt_threads(k, s), 16 / min_bytes);
     d->origin = "parallel loop";
     return d;
 }
@@ -402,7 +402,7 @@ bool tlc_parallel_check(tlc_infer *st, tir_stmt *s) {
         if (x->buf->fragment && tlc_fragment_is_per_thread(x->buf->fragment)) {
             /* read at any index (lowering finds its register); written only
              * where every thread runs every iteration, so no copy goes stale */
-            if ((x->mode & TIR_ACCESS_WRITE) && !(tlc_fragment_is_per_thread(L) && L->threads >= st->k->threads)) {
+            if ((x->mode & TIR_ACCESS_WRITE) && !(tlc_fragment_is_per_thread(L) && L->threads >= tir_stmt_threads(st->k, s))) {
                 tlc_infer_conflict(st, s, x->buf, L,
                                    "every thread holds all of it (it is used outside a Parallel loop), so a "
                                    "Parallel loop that spreads its iterations over the threads cannot write it");
@@ -510,7 +510,7 @@ static void parallel_lower(tlc_lower_ctx *lc, const tir_stmt *s) {
     th_expr *tidx[TLC_FRAG_MAX_RANK];
     tlc_frag_thread_index(lc, L, tidx);
     th_expr *valid_thread = NULL;
-    if (L->threads < lc->k->threads)
+    if (L->threads < lc->threads)
         valid_thread = th_cmp(lc->a, THC_LT, th_read(lc->a, lc->tid), tlc_i32(lc, L->threads));
     bool looped = tlc_slot_loop_wanted(L, 1) && !touches_fragments(s);
     tlc_emit(lc, th_comment(lc->a, tlc_arena_printf(lc->a, "Parallel loop at line %d: %lld slots per thread%s",

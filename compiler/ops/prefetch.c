@@ -46,7 +46,7 @@ static void prefetch_lower(tlc_lower_ctx *lc, const tir_stmt *s) {
     th_expr *count = th_bin(a, THB_MIN, left, tlc_i64(lc, ext[run_dim]));
     th_expr *bytes = th_bin(a, THB_MUL, th_bin(a, THB_MUL, count, inner), tlc_i64(lc, tir_dtype_bytes(g->dtype)));
     bytes = tlc_let(lc, "pfbytes", th_bin(a, THB_MIN, bytes, tlc_i64(lc, 1 << 30))); /* a run's first GiB */
-    int64_t threads = lc->k->threads;
+    int64_t threads = lc->threads;
     th_var *kv = tlc_temp(lc, "pfk", th_scalar(TH_I32), 0);
     tlc_ptrvec *body = tlc_lower_begin(lc);
     /* run j = k * threads + tid, its index split over the dims before run_dim */

@@ -64,7 +64,7 @@ static bool reduce_infer(tlc_infer *st, const tir_stmt *s, bool free_pass) {
     int64_t shape[TLC_FRAG_MAX_RANK];
     if (src->rank > TLC_FRAG_MAX_RANK) return false;
     for (int d = 0; d < src->rank; d++) shape[d] = tir_buffer_dim(src, d);
-    tlc_fragment *f = tlc_fragment_blocked(st->a, src->rank, shape, st->k->threads, tlc_vec_elems(src->dtype));
+    tlc_fragment *f = tlc_fragment_blocked(st->a, src->rank, shape, tir_stmt_threads(st->k, s), tlc_vec_elems(src->dtype));
     f->origin = "reduce input";
     return tlc_infer_propose(st, src, f, TLC_STRENGTH_FREE, s);
 }
@@ -118,7 +118,7 @@ static int64_t reduce_scratch_bytes(const tir_kernel *k, const tir_stmt *s) {
         if (!tlc_is_pow2(g->tstride) || !tlc_is_pow2(g->extent) || g->tstride >= 32 || g->tstride * g->extent > 32)
             cross = true;
     }
-    return cross ? dst->fragment->slots * (int64_t)k->threads * 4 : 0;
+    return cross ? dst->fragment->slots * (int64_t)tir_stmt_threads(k, s) * 4 : 0;
 }
 
 static void reduce_lower(tlc_lower_ctx *lc, const tir_stmt *s) {
@@ -205,7 +205,7 @@ static void reduce_lower(tlc_lower_ctx *lc, const tir_stmt *s) {
         }
     }
     if (ncross) {
-        int64_t T = lc->k->threads;
+        int64_t T = lc->threads;
         int64_t off = tlc_op_scratch(lc, s, nd * T * 4);
         th_expr *tid = th_read(a, lc->tid);
         tlc_op_scratch_barrier(lc, s);
@@ -214,7 +214,7 @@ static void reduce_lower(tlc_lower_ctx *lc, const tir_stmt *s) {
             tlc_emit(lc, th_store(a, th_shared_ptr(a, th_bin(a, THB_ADD, byte, tlc_i32(lc, off))),
                                   th_array_read(a, part, tlc_i32(lc, ds)), 4));
         }
-        tlc_emit(lc, th_barrier(a));
+        tlc_emit(lc, tlc_barrier(lc));
         /* this thread with the cross digits cleared */
         th_expr *base = tid;
         int64_t combos = 1;

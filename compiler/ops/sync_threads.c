@@ -29,7 +29,7 @@ static void sync_threads_lower(tlc_lower_ctx *lc, const tir_stmt *s) {
     if (s->u.sync.count)
         tlc_emit(lc, th_barrier_sync(lc->a, s->u.sync.id, s->u.sync.count));
     else
-        tlc_emit(lc, th_barrier(lc->a));
+        tlc_emit(lc, tlc_barrier(lc));
 }
 
 const tlc_op_desc tlc_op_sync_threads = {

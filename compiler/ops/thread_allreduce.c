@@ -56,7 +56,7 @@ static void allreduce_lower(tlc_lower_ctx *lc, const tir_stmt *s) {
     th_expr *v = tlc_convert_value(lc, tlc_lower_expr(lc, value), value->dtype, wt, ct);
     int64_t off = tlc_op_scratch(lc, s, k->threads * 4);
     tlc_op_scratch_barrier(lc, s);
-    th_expr *tid = th_read(a, lc->tid);
+    th_expr *tid = th_read(a, lc->block_tid); /* the block's thread axes */
     th_expr *mine = th_bin(a, THB_ADD, th_bin(a, THB_MUL, tid, tlc_i32(lc, 4)), tlc_i32(lc, off));
     tlc_emit(lc, th_store(a, th_shared_ptr(a, mine), v, 4));
     tlc_emit(lc, th_barrier(a));

@@ -59,7 +59,7 @@ static void per_thread_access(const tir_access *x, void *ctx) {
         st->failed = true;
         return;
     }
-    tlc_fragment *f = tlc_fragment_per_thread(st->a, b->rank, shape, st->k->threads);
+    tlc_fragment *f = tlc_fragment_per_thread(st->a, b->rank, shape, tir_buffer_threads(st->k, b));
     if (!tlc_infer_propose(st, b, f, TLC_STRENGTH_STRICT, x->stmt))
         tlc_infer_conflict(st, x->stmt, b, f, "an element access outside a Parallel loop needs all of it in every thread");
 }
@@ -121,7 +121,7 @@ static bool infer_kernel(tlc_infer *st, tir_kernel *k) {
                 return false;
             }
             for (int d = 0; d < b->rank; d++) shape[d] = tir_buffer_dim(b, d);
-            b->fragment = tlc_fragment_blocked(st->a, b->rank, shape, k->threads, tlc_vec_elems(b->dtype));
+            b->fragment = tlc_fragment_blocked(st->a, b->rank, shape, tir_buffer_threads(k, b), tlc_vec_elems(b->dtype));
             st->strength[b->id] = TLC_STRENGTH_FREE;
             tlc_infer_sync_views(st, b);
             if (st->failed) return false;

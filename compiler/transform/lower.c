@@ -180,7 +180,7 @@ static void barrier_before(tlc_lower_ctx *lc, const tir_stmt *s, effects *pendin
                   "where barriers of the program's own order it, say so: pass_configs={TL_DISABLE_THREAD_STORAGE_SYNC: "
                   "True})");
     else
-        tlc_emit(lc, th_barrier(lc->a));
+        tlc_emit(lc, tlc_barrier(lc));
     clear(lc, pending);
 }
 
@@ -233,7 +233,7 @@ static void lower_pipelined_version(tlc_lower_ctx *lc, const tir_stmt *s, const 
     /* the barrier every version starts with also publishes what was
      * stored before the loop to the async proxy, once */
     if (any_unfenced(lc)) fence_proxy(lc);
-    tlc_emit(lc, th_barrier(a));
+    tlc_emit(lc, tlc_barrier(lc));
     clear(lc, pending);
     tlc_pipe_state ps = {.plan = pp, .loop = s, .align_mode = align_mode};
     ps.n = tlc_let(lc, "pn", tlc_coerce(lc, tlc_lower_expr(lc, s->u.for_.extent[0]), th_scalar(TH_I32)));
@@ -244,7 +244,7 @@ static void lower_pipelined_version(tlc_lower_ctx *lc, const tir_stmt *s, const 
     th_expr *ko = th_read(a, tv);
     th_expr *stage = tlc_let(lc, "stage", th_bin(a, THB_UREM, ko, tlc_i32(lc, S)));
     if (!pp->tma) tlc_pipe_wait(lc, &ps, ko, stage);
-    tlc_emit(lc, th_barrier(a));
+    tlc_emit(lc, tlc_barrier(lc));
     th_expr *next = th_bin(a, THB_ADD, ko, tlc_i32(lc, S - 1));
     tlc_pipe_issue(lc, &ps, next, th_bin(a, THB_UREM, next, tlc_i32(lc, S)));
     if (pp->tma) tlc_pipe_wait(lc, &ps, ko, stage);
@@ -353,7 +353,7 @@ static void lower_ws_body(tlc_lower_ctx *lc, const tir_stmt *s, void *ctx) {
         for (int j = first; j < lc->out->len; j++)
             head_done |= ((const th_stmt *)lc->out->items[j])->kind == THS_BARRIER;
     }
-    if (hazard(lc, &inner, &head)) tlc_emit(lc, th_barrier(lc->a));
+    if (hazard(lc, &inner, &head)) tlc_emit(lc, tlc_barrier(lc));
 }
 
 /* Whether e is v + c (c a constant, 0 included); *c set. */
@@ -472,7 +472,7 @@ static void lower_serial_for(tlc_lower_ctx *lc, const tir_stmt *s, effects *pend
          * and to the async proxy once, not per iteration */
         bool fence = any_unfenced(lc);
         if (fence) fence_proxy(lc);
-        if (fence || pending->any) tlc_emit(lc, th_barrier(lc->a));
+        if (fence || pending->any) tlc_emit(lc, tlc_barrier(lc));
         clear(lc, pending);
         tlc_ws_lower_consumer_loop(lc, s, lower_ws_body, NULL);
         /* The loop's own shared memory (its stages) and the preloaded
@@ -482,7 +482,7 @@ static void lower_serial_for(tlc_lower_ctx *lc, const tir_stmt *s, effects *pend
          * the next tile's. */
         effects rest = effects_new(lc);
         stmt_effects_except(lc, lc->k->body, s, &rest);
-        if (rest.any) tlc_emit(lc, th_barrier(lc->a));
+        if (rest.any) tlc_emit(lc, tlc_barrier(lc));
         clear(lc, pending);
         return;
     }
@@ -590,6 +590,27 @@ static void lower_serial_for(tlc_lower_ctx *lc, const tir_stmt *s, effects *pend
     lc->var_known[v->id] = false;
 }
 
+/* A branch's statements; in a thread range's branch, over its threads: the
+ * ops' thread index counts from the range's first thread, and their
+ * barriers are the range's. */
+static void lower_range_branch(tlc_lower_ctx *lc, const tir_stmt *body, const tir_thread_range *r, effects *pending) {
+    if (!r) {
+        lower_tile_stmt(lc, body, pending);
+        return;
+    }
+    th_var *tid = lc->tid;
+    int threads = lc->threads;
+    const tir_thread_range *range = lc->range;
+    lc->tid = tlc_temp(lc, "range_tid", th_scalar(TH_I32), 0);
+    tlc_emit(lc, th_assign(lc->a, lc->tid, NULL, th_bin(lc->a, THB_SUB, th_read(lc->a, lc->block_tid), tlc_i32(lc, r->lo))));
+    lc->threads = r->count;
+    lc->range = r;
+    lower_tile_stmt(lc, body, pending);
+    lc->tid = tid;
+    lc->threads = threads;
+    lc->range = range;
+}
+
 static void lower_tile_stmt(tlc_lower_ctx *lc, const tir_stmt *s, effects *pending) {
     if (!s || tlc_diag_too_many(lc->diag)) return;
     switch (s->kind) {
@@ -603,25 +624,37 @@ static void lower_tile_stmt(tlc_lower_ctx *lc, const tir_stmt *s, effects *pendi
         }
         break;
     case TS_IF: {
+        bool split = s->u.if_.range_then || s->u.if_.range_else;
+        if (split && any_unfenced(lc)) {
+            /* what every thread stored, published to the async proxy
+             * before the ranges' wgmmas read it (each range fences only
+             * its own threads' stores) */
+            fence_proxy(lc);
+            tlc_emit(lc, tlc_barrier(lc));
+            clear(lc, pending);
+        }
         if (!lc->in_parallel) barrier_if_needed(lc, s, pending);
         th_expr *c = tlc_coerce(lc, tlc_lower_expr(lc, s->u.if_.cond), th_scalar(TH_I1));
         effects e1 = effects_new(lc), e2 = effects_new(lc);
         merge(lc, &e1, pending);
         merge(lc, &e2, pending);
         bool *before = unfenced_copy(lc);
-        lc->divergent += s->u.if_.thread_varying;
+        /* a branch that splits the threads into ranges: within each, its
+         * threads go together (tir_thread_range) */
+        int parted = s->u.if_.thread_varying && !split;
+        lc->divergent += parted;
         tlc_ptrvec *saved = tlc_lower_begin(lc);
-        lower_tile_stmt(lc, s->u.if_.then, &e1);
+        lower_range_branch(lc, s->u.if_.then, s->u.if_.range_then, &e1);
         th_stmt *t = tlc_lower_end(lc, saved);
         th_stmt *el = NULL;
         bool *after_then = unfenced_copy(lc);
         memcpy(lc->smem_unfenced, before, unfenced_bytes(lc));
         if (s->u.if_.els) {
             saved = tlc_lower_begin(lc);
-            lower_tile_stmt(lc, s->u.if_.els, &e2);
+            lower_range_branch(lc, s->u.if_.els, s->u.if_.range_else, &e2);
             el = tlc_lower_end(lc, saved);
         }
-        lc->divergent -= s->u.if_.thread_varying;
+        lc->divergent -= parted;
         unfenced_union(lc, after_then);
         tlc_emit(lc, th_if(lc->a, c, t, el));
         clear(lc, pending);
@@ -932,6 +965,8 @@ static th_kernel *lower_kernel(const tir_module *m, int index, tlrt_kernel_meta 
         if (lc->plan->ws.loop) tlc_emit_ptx(lc, tlc_ptx_griddepcontrol_wait(), NULL, 0, NULL, 0);
     }
     lc->tid = th_new_var(a, tk, "tid", th_scalar(TH_I32), 0);
+    lc->block_tid = lc->tid;
+    lc->threads = k->threads;
     tlc_emit(lc, th_assign(a, lc->tid, NULL, th_special_reg(a, THS_TID_X)));
     for (int i = 0; i < k->nsym; i++)
         lc->var_expr[k->sym_dims[i]->id] =

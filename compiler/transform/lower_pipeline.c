@@ -128,7 +128,7 @@ void tlc_pipe_begin(tlc_lower_ctx *lc, tlc_pipe_state *ps) {
     tlc_emit_ptx(lc, tlc_ptx_mbarrier_init_fence(), NULL, 0, NULL, 0);
     th_stmt *init = tlc_lower_end(lc, saved);
     tlc_emit(lc, th_if(lc->a, tid_is0(lc), init, NULL));
-    tlc_emit(lc, th_barrier(lc->a));
+    tlc_emit(lc, tlc_barrier(lc));
 }
 
 /* Indices of the copy's global region for tile element (row, col). */
@@ -235,7 +235,7 @@ static void issue_cp_async(tlc_lower_ctx *lc, const tlc_pipe_state *ps, const ti
     tir_region_squeezed_dims(src, dims);
     int eb = tir_dtype_bytes(b->dtype);
     int64_t vec = 16 / eb, rows = tir_buffer_dim(b, 0), cols = tir_buffer_dim(b, 1);
-    int64_t cpr = cols / vec, total = rows * cpr, threads = lc->k->threads;
+    int64_t cpr = cols / vec, total = rows * cpr, threads = lc->threads;
     int last = g->rank - 1;
     int64_t lastdim = tir_buffer_dim(g, last);
     /* 16-byte chunks need 16-byte aligned rows and column starts */
@@ -409,5 +409,5 @@ void tlc_pipe_wait(tlc_lower_ctx *lc, tlc_pipe_state *ps, th_expr *it, th_expr *
 
 void tlc_pipe_end(tlc_lower_ctx *lc, tlc_pipe_state *ps) {
     if (!ps->plan->tma) tlc_emit_ptx(lc, tlc_ptx_cp_async_wait(lc->a, 0), NULL, 0, NULL, 0);
-    tlc_emit(lc, th_barrier(lc->a));
+    tlc_emit(lc, tlc_barrier(lc));
 }

@@ -22,6 +22,9 @@
  *   - an op's scratch (its size asked of the op through the op table)
  *     lives only at the op: the op itself begins with a block barrier
  *     before it writes the scratch (ops/reduce.c, ops/copy.c);
+ *   - the branches of an `if` that splits the threads into ranges
+ *     (tir_thread_range) run at the same time: what either uses (buffers
+ *     and scratch) lives over the whole `if`;
  *   - in a kernel the plan warp-specializes (warp_specialize.c), the
  *     stages of its loop and the buffers its producer preloads live over
  *     the whole kernel: the producer fills them ahead of the consumers,
@@ -83,6 +86,7 @@ typedef struct walk {
     loop_span *loops; int nloops, cap_loops;
     body_span *bodies; int nbodies, cap_bodies;
     scratch_req *scr; int nscr, cap_scr;
+    loop_span *splits; int nsplits, cap_splits; /* ifs that split the threads into ranges */
 } walk;
 
 /* Arena arrays that double when full (the old copy is left in the arena). */
@@ -160,6 +164,10 @@ static void walk_stmt(walk *w, const tir_stmt *s, const tir_stmt *encl) {
         int els = w->npos;
         walk_stmt(w, s->u.if_.els, s);
         add_body(w, s, els);
+        if (s->u.if_.range_then || s->u.if_.range_else) {
+            w->splits = grow(w->a, w->splits, w->nsplits, &w->cap_splits, sizeof *w->splits);
+            w->splits[w->nsplits++] = (loop_span){s, p, w->npos - 1};
+        }
         return;
     }
     case TS_ALLOC: return;
@@ -248,6 +256,19 @@ static int64_t place(tlc_arena *a, obj *o, int n) {
     return top;
 }
 
+/* Objects used inside an if that splits the threads into ranges live over
+ * the whole if: its branches run at the same time. */
+static void concurrent_ranges(const walk *w, obj *o, int n) {
+    for (int s = 0; s < w->nsplits; s++) {
+        const loop_span *S = &w->splits[s];
+        for (int i = 0; i < n; i++) {
+            if (o[i].last < 0 || o[i].last <= S->start || o[i].first > S->end) continue;
+            if (S->start < o[i].first) o[i].first = S->start;
+            if (S->end > o[i].last) o[i].last = S->end;
+        }
+    }
+}
+
 /* The plan without aliasing lists; buffer offsets in offs[id] (-1: not shared). */
 static void plan_offsets(const tlc_kernel_plan *plan, const tir_kernel *k, tlc_arena *a, int64_t *offs,
                          tlc_smem_plan *p) {
@@ -297,6 +318,7 @@ static void plan_offsets(const tlc_kernel_plan *plan, const tir_kernel *k, tlc_a
             if (L->end > o[i].last) o[i].last = L->end;
         }
     }
+    concurrent_ranges(&w, o, nb);
     for (int i = 0; i < nb; i++) {
         bool ws_stage = plan->ws.loop && (stage_buffer(plan, plan->ws.loop, i) || preloaded(&plan->ws, i));
         if (no_reuse || ws_stage || o[i].last < 0) {
@@ -317,6 +339,7 @@ static void plan_offsets(const tlc_kernel_plan *plan, const tir_kernel *k, tlc_a
         x->bytes = w.scr[s].bytes;
         x->align = 128;
     }
+    concurrent_ranges(&w, o + nb, w.nscr);
     p->top = place(a, o, nb + w.nscr);
     /* A kernel that takes more than half an SM's shared memory runs one
      * block per SM whatever it uses, so scratch gets bytes of its own when

@@ -107,6 +107,14 @@ A_REGS_TRANSPOSED = os.path.join(ROOT, "tests", "golden", "tilelang", "gemm_a_re
 A_REGS_WIDE = os.path.join(ROOT, "tests", "golden", "tilelang", "gemm_a_regs_wide.py")
 # sync_grid(): a row scaled by the grid's total; blocks counting themselves (tests/golden/tilelang/sync_grid.py)
 SYNC_GRID = os.path.join(ROOT, "tests", "golden", "tilelang", "sync_grid.py")
+THREAD_RANGES = os.path.join(ROOT, "tests", "golden", "tilelang", "thread_ranges.py")
+
+
+def thread_ranges_expected(a, b, block=64):
+    """thread_ranges.py's outputs in float64: C = A B, each row's sum and max of 2 A, B's column sums per row
+    block of A (the same in every one)."""
+    a64, b64 = a.astype("float64"), b.astype("float64")
+    return a64 @ b64, (2 * a64).sum(1), (2 * a64).max(1), b64.sum(0)
 # break, while and continue, a per-thread while loop, named barriers (tests/golden/tilelang/loop_exit.py)
 LOOP_EXIT = os.path.join(ROOT, "tests", "golden", "tilelang", "loop_exit.py")
 
@@ -229,3 +237,24 @@ def streamk_defines(m, n, k, block_m=16, block_n=128, block_k=32, sms=108, threa
             "block_M": block_m, "block_N": block_n, "block_K": block_k, "trans_A": False, "trans_B": True,
             "dtypeAB": "float16", "dtypeC": "float32", "accum_dtype": "float32", "num_stages": 2,
             "threads": threads}
+
+
+def mhc_pre_reference(residual, fn, hc_scale, hc_base, rms_eps, hc_pre_eps, hc_sinkhorn_eps, hc_post_mult_value,
+                      sinkhorn_repeat):
+    """DeepSeek mHC's pre block (tests/ports/example_mhc_pre.py) unfused, in float32 torch: (post_mix, comb_mix,
+    layer_input) of residual [tokens, hc, hidden] and fn [hc * (2 + hc), hc * hidden]."""
+    import torch
+    hc = residual.shape[-2]
+    flat = residual.flatten(-2, -1).float()
+    mixes = flat @ fn.T * (flat.square().sum(-1, keepdim=True) / fn.shape[-1] + rms_eps).rsqrt()
+    scale = torch.cat([hc_scale[0].expand(hc), hc_scale[1].expand(hc), hc_scale[2].expand(hc * hc)])
+    mixes = mixes * scale + hc_base
+    pre = mixes[:, :hc].sigmoid() + hc_pre_eps
+    post = mixes[:, hc:2 * hc].sigmoid() * hc_post_mult_value
+    comb = mixes[:, 2 * hc:].view(-1, hc, hc).softmax(-1) + hc_sinkhorn_eps
+    comb = comb / (comb.sum(-2, keepdim=True) + hc_sinkhorn_eps)
+    for _ in range(sinkhorn_repeat - 1):
+        comb = comb / (comb.sum(-1, keepdim=True) + hc_sinkhorn_eps)
+        comb = comb / (comb.sum(-2, keepdim=True) + hc_sinkhorn_eps)
+    layer_input = (pre.unsqueeze(-1) * residual.float()).sum(-2)
+    return post, comb.flatten(-2, -1), layer_input.bfloat16()

@@ -4,7 +4,7 @@ import os
 import unittest
 
 import tlc
-from kernels import (LOOP_EXIT, SYNC_GRID, loop_exit_inputs, nested_exits_expected, A_REGS_WIDE, A_REGS_TRANSPOSED, ATOMIC_VECTOR, CONVERTED_READ, EXAMPLES, INT8, FP8, FRAGMENT_RESHAPE, GEMV_KERNELS, TF32, grouped_sums_expected, PACKED, ROOT, SCALE, SHARED_INDEX, THREAD_BARRIERS, THREAD_BINDING,
+from kernels import (THREAD_RANGES, thread_ranges_expected, LOOP_EXIT, SYNC_GRID, loop_exit_inputs, nested_exits_expected, A_REGS_WIDE, A_REGS_TRANSPOSED, ATOMIC_VECTOR, CONVERTED_READ, EXAMPLES, INT8, FP8, FRAGMENT_RESHAPE, GEMV_KERNELS, TF32, grouped_sums_expected, PACKED, ROOT, SCALE, SHARED_INDEX, THREAD_BARRIERS, THREAD_BINDING,
                      UNSIGNED, UNSIGNED_BOUND, WARP_SHUFFLE, REDUCER, gemv_inputs, packed_expected, packed_inputs,
                      reinterpret_expected, shared_index_expected, shift_expected, unsigned_expected, unsigned_inputs,
                      warp_shuffle_expected)
@@ -265,6 +265,25 @@ class GpuTest(unittest.TestCase):
                     c8 = torch.full((128, 128), float("nan"), device="cuda")
                     tlc.compile(A_REGS_WIDE, arch=arch, backend=backend, defines={"dtype": "float8_e4m3"})(a8, b8, c8)
                     torch.testing.assert_close(c8.double(), ref8, rtol=1e-3, atol=1e-3 * ref8.abs().max().item())
+
+    def test_thread_ranges(self):
+        # branches on the thread index holding tile work: a warpgroup's gemm (wgmma on sm_90a), nested ranges of
+        # two warps each reducing, each range's named barrier; both generators, sm_90a and sm_80
+        a = torch.randn(1000, 64, device="cuda").half()
+        b = torch.randn(64, 320, device="cuda").half()
+        ec, ers, emx, ecs = thread_ranges_expected(a.cpu().numpy(), b.cpu().numpy())
+        for backend in ("direct", "llvm"):
+            for arch in ("sm_90a", "sm_80") if _sm90() else ("sm_80",):
+                with self.subTest(backend=backend, arch=arch):
+                    c = torch.full((1000, 320), float("nan"), device="cuda")
+                    rs, mx = torch.full((1000,), float("nan"), device="cuda"), torch.full((1000,), float("nan"), device="cuda")
+                    cs = torch.full((16, 320), float("nan"), device="cuda")
+                    tlc.compile(THREAD_RANGES, arch=arch, backend=backend)(a, b, c, rs, mx, cs)
+                    torch.testing.assert_close(c.double().cpu(), torch.from_numpy(ec), rtol=1e-3, atol=1e-3)
+                    torch.testing.assert_close(rs.double().cpu(), torch.from_numpy(ers), rtol=1e-4, atol=1e-3)
+                    torch.testing.assert_close(mx.double().cpu(), torch.from_numpy(emx), rtol=1e-6, atol=0)
+                    torch.testing.assert_close(cs.double().cpu(), torch.from_numpy(ecs).expand(16, -1), rtol=1e-4,
+                                               atol=1e-3)
 
     def test_sync_grid(self):
         # a cooperative launch: every block's writes before the barrier seen by every block after it

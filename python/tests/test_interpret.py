@@ -6,7 +6,7 @@ import unittest
 import numpy as np
 
 import tlc
-from kernels import (EXAMPLES, FRAGMENT_RESHAPE, GEMV_KERNELS, INT8, LOOP_EXIT, SYNC_GRID, loop_exit_inputs,
+from kernels import (THREAD_RANGES, thread_ranges_expected, EXAMPLES, FRAGMENT_RESHAPE, GEMV_KERNELS, INT8, LOOP_EXIT, SYNC_GRID, loop_exit_inputs,
                      nested_exits_expected, A_REGS_WIDE, OUT_OF_BOUNDS, PACKED, ROOT, SCALE, SHARED_INDEX, THREAD_BARRIERS,
                      THREAD_BINDING, UNSIGNED, UNSIGNED_BOUND, WARP_SHUFFLE, REDUCER, gemv_inputs, packed_expected,
                      packed_inputs, reinterpret_expected, shared_index_expected, shift_expected, unsigned_expected,
@@ -137,6 +137,19 @@ class InterpretTest(unittest.TestCase):
         count, seen = np.zeros(1, np.int32), np.zeros(64, np.int32)
         tlc.interpret(SYNC_GRID, {"Count": count, "Seen": seen}, kernel="count_blocks")
         np.testing.assert_array_equal(seen, np.full(64, 64))
+
+    def test_thread_ranges(self):
+        # branches on the thread index holding tile work: each range's ops over its threads, nested ranges
+        rng = np.random.default_rng(41)
+        a, b = rng.standard_normal((192, 64)).astype(np.float16), rng.standard_normal((64, 128)).astype(np.float16)
+        c, rs, mx = (np.full(s, np.nan, np.float32) for s in ((192, 128), 192, 192))
+        cs = np.full((3, 128), np.nan, np.float32)
+        tlc.interpret(THREAD_RANGES, {"A": a, "B": b, "C": c, "RS": rs, "MX": mx, "CS": cs})
+        ec, ers, emx, ecs = thread_ranges_expected(a, b)
+        np.testing.assert_allclose(c, ec, rtol=1e-3, atol=1e-3)
+        np.testing.assert_allclose(rs, ers, rtol=1e-4, atol=1e-3)
+        np.testing.assert_allclose(mx, emx, rtol=1e-6)
+        np.testing.assert_allclose(cs, np.tile(ecs, (3, 1)), rtol=1e-4, atol=1e-3)
 
     def test_reducers(self):
         rng = np.random.default_rng(29)

@@ -5,7 +5,7 @@ import os
 import unittest
 
 import tlc
-from kernels import ROOT, fp4_to_fp16, int4_to_int8, streamk_defines
+from kernels import ROOT, fp4_to_fp16, int4_to_int8, mhc_pre_reference, streamk_defines
 
 try:
     import torch
@@ -288,6 +288,29 @@ class PortsOnGpuTest(unittest.TestCase):
         w = (torch.exp(da.double()[..., -1:] - da.double()) * dt.double()).permute(0, 2, 3, 1)
         ref = torch.einsum("bclhn,bclh,bclhp->bchpn", bh, w, x.double().reshape(b, nc, c, h, p))
         self.close(out, ref, rtol=2e-2, atol=5e-2)
+
+    def test_mhc_pre(self):
+        # DeepSeek mHC's fused pre block: one warp computes the post mix and the Sinkhorn-normalized combination
+        # while two warps apply the pre mix, split by `if T.get_thread_binding() < 32:` (thread ranges); the
+        # gemm and sums of squares it takes come from torch (the port's other kernel is not compiled yet)
+        for tokens, hidden in ((64, 1280), (300, 2560)):
+            with self.subTest(tokens=tokens, hidden=hidden):
+                hc, args = 4, (1e-6, 1e-6, 1e-6, 2.0, 20)
+                residual = torch.randn(tokens, hc, hidden, device="cuda").bfloat16()
+                fn = torch.randn(hc * (2 + hc), hc * hidden, device="cuda") / (hc * hidden) ** 0.5
+                hc_scale, hc_base = torch.rand(3, device="cuda"), torch.randn(hc * (2 + hc), device="cuda")
+                flat = residual.flatten(-2, -1).float()
+                mul, sqrsum = (flat @ fn.T).unsqueeze(0), flat.square().sum(-1).unsqueeze(0)
+                post = torch.full((tokens, hc), float("nan"), device="cuda")
+                comb = torch.full((tokens, hc * hc), float("nan"), device="cuda")
+                layer_input = torch.full((tokens, hidden), float("nan"), device="cuda").bfloat16()
+                k = tlc.compile(port("example_mhc_pre.py"), kernel="mhc_pre_big_fuse_tilelang",
+                                defines={"hidden_size": hidden, "rms_eps": args[0], "hc_pre_eps": args[1],
+                                         "hc_sinkhorn_eps": args[2], "hc_post_mult_value": args[3],
+                                         "sinkhorn_repeat": args[4], "n_splits": 1})
+                k(mul, sqrsum, hc_scale, hc_base, residual, post, comb, layer_input)
+                for out, want in zip((post, comb, layer_input), mhc_pre_reference(residual, fn, hc_scale, hc_base, *args)):
+                    self.close(out, want, rtol=2e-2, atol=2e-2)
 
     def test_convolution(self):
         # T.im2col and the tensor views on the GPU against torch.conv2d: padding, stride, dilation, a last

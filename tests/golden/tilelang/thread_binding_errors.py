@@ -1,7 +1,8 @@
 # RUN: --emit=tir
 # Thread-indexed code tlc refuses, each with where and why: tile
 # operations and Parallel loops are the block's work, so none may run under
-# a condition on the thread's index or read a value that differs between
+# a condition on the thread's index (other than one that splits the threads
+# into ranges, thread_ranges.py) or read a value that differs between
 # threads (nor may a T.sync_threads, which every thread must reach), nor
 # write a per-thread buffer holding values that differ (mixed); a
 # fragment cannot hold per-thread values; thread axes must make
@@ -15,7 +16,7 @@ def block_work_parted(A: T.Tensor((128, 64), "float32"), B: T.Tensor((128, 64), 
         tx = T.get_thread_binding(0)
         s = T.alloc_shared((128, 64), "float32")
         f = T.alloc_fragment((128, 64), "float32")
-        if tx < 64:
+        if tx % 2 == 0:
             T.copy(A, s)
         T.fill(f, tx)
         for i, j in T.Parallel(128, 64):
