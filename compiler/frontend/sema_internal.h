@@ -382,6 +382,9 @@ tir_region sema_whole_region(sema *S, tir_buffer *b, tlc_loc loc);
  * reduce (false when st updates no reducer: emit it as it is). */
 void sema_reducer_alloc(sema *S, tir_buffer *b, const ast_expr *op);
 void sema_finalize_reducer(sema *S, const sema_args *a, tlc_loc loc);
+/* Fragments in Parallel loops at a loop variable plus a shared offset, read
+ * through a view that splits the dim (sema_fragment_offsets.c) */
+void sema_fragment_offsets(sema *S);
 /* T.im2col: a convolution's column tile as a Parallel loop of element reads (sema_im2col.c) */
 void sema_im2col(sema *S, const sema_args *a, tlc_loc loc);
 bool sema_reducer_loop(sema *S, tir_stmt *st);

@@ -154,14 +154,16 @@ static bool check_bounds(sema *S, const pregion *p) {
                 sema_note_decl(S, r->buf);
                 return false;
             }
-            /* A constant start with a constant extent is not a tail but a
-             * region known to overrun: an error like any other. */
+            /* A constant start with a constant extent past the end is a
+             * tail known at compile time (TileLang's 32-row tile of a
+             * 24-row tensor): masked as any other, with a warning, since
+             * it may as well be a mistake. */
             if (tir_expr_const_int(r->extent[i], &e) && s >= 0 && s < d && e > d - s) {
                 tlc_loc at = p->dim_ast && p->dim_ast[i] ? p->dim_ast[i]->loc : p->ast->loc;
-                tlc_error(S->diag, at, "region [%lld:%lld] is out of range for dimension %d of '%s' (size %lld)",
-                          (long long)s, (long long)(s + e), i, r->buf->name, (long long)d);
-                sema_note_decl(S, r->buf);
-                return false;
+                tlc_warning(S->diag, at, "region [%lld:%lld] of '%s' reaches past the end of dimension %d (size %lld): "
+                            "the part past it is a masked tail (reads give 0, writes are dropped)",
+                            (long long)s, (long long)(s + e), r->buf->name, i, (long long)d);
+                continue;
             }
             if (s < 0 || s >= d) {
                 tlc_loc at = p->dim_ast && p->dim_ast[i] ? p->dim_ast[i]->loc : p->ast->loc;

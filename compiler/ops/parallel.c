@@ -221,11 +221,49 @@ static bool serves(const tlc_fragment *L, const tlc_fragment *B, const int *map,
     return true;
 }
 
+/* The loop's layout where a fragment whose layout an op fixed (a gemm's
+ * register operand) is read at indices its iterations share and one loop
+ * variable per other dim (x[i, jj, j] in a loop over (i, j)): that
+ * fragment's placement of the loop's dims, its shared dims (held in
+ * slots) dropped, so that each thread runs the iterations whose elements
+ * it holds. NULL where no access has that form. */
+static const tlc_fragment *loop_from_shared_read(tlc_infer *st, const tir_stmt *s, const tir_access_list *l) {
+    int64_t shape[TLC_FRAG_MAX_RANK];
+    if (!loop_shape(s, shape)) return NULL;
+    for (int i = 0; i < l->n; i++) {
+        const tir_access *x = &l->v[i];
+        const tir_buffer *b = x->buf;
+        int map[TLC_FRAG_MAX_RANK];
+        if (!b->fragment || st->strength[b->id] < TLC_STRENGTH_STRICT || !special_access(s, x, map) ||
+            !has_shared_dim(map, b->rank) || !shared_dims_in_slots(b->fragment, map, b->rank))
+            continue;
+        int to[TLC_FRAG_MAX_RANK], n = 0;
+        unsigned named = 0;
+        bool plain = true;
+        for (int d = 0; d < b->rank && plain; d++) {
+            if (map[d] == TLC_PAR_MAP_SHARED) continue;
+            plain = map[d] >= 0 && tlc_par_map_divisor(map[d]) == 1 && shape[map[d]] == tir_buffer_dim(b, d);
+            if (plain) to[n++] = map[d], named |= 1u << map[d];
+        }
+        if (!plain || n != s->u.for_.nvars || named != (1u << n) - 1) continue;
+        const tlc_fragment *f = b->fragment;
+        for (int d = b->rank - 1; d >= 0 && f; d--)
+            if (map[d] == TLC_PAR_MAP_SHARED) f = tlc_fragment_reduce(st->a, f, d);
+        tlc_fragment *r = f ? tlc_fragment_relabel(st->a, f, to, n, shape) : NULL;
+        if (r) {
+            r->origin = "parallel loop (over a fragment read at an index its iterations share)";
+            return r;
+        }
+    }
+    return NULL;
+}
+
 static bool parallel_infer(tlc_infer *st, const tir_stmt *s, bool free_pass) {
     if (s->u.for_.kind != TIR_FOR_PARALLEL) return false;
     const tlc_fragment *L = tlc_parallel_loop_fragment(st->a, st->k, s, false);
     tir_access_list l = {0};
     tir_access_list_collect(s->u.for_.body, &l);
+    if (!L) L = loop_from_shared_read(st, s, &l);
     bool any_unknown = false;
     for (int i = 0; i < l.n; i++)
         if (l.v[i].buf->scope == TIR_SCOPE_FRAGMENT && !l.v[i].buf->fragment) any_unknown = true;
@@ -269,9 +307,10 @@ static bool parallel_infer(tlc_infer *st, const tir_stmt *s, bool free_pass) {
             continue;
         }
         /* no other layout serves this access: stronger than the loops' and copies' proposals, where a
-         * shared index's dims in slots cost a thread at most TLC_SHARED_INDEX_MAX_REGS registers (a column
-         * read of a large tile would hold the whole tile in every thread: a conflict instead) */
-        if (!shared || (f->slots * tir_dtype_bytes(x->buf->dtype) + 3) / 4 <= TLC_SHARED_INDEX_MAX_REGS)
+         * shared index's dims in slots cost a thread at most TLC_SHARED_INDEX_MAX_REGS registers, or hold no
+         * element twice (a column read of a large tile would hold the whole tile in every thread: a
+         * conflict instead) */
+        if (!shared || f->replicate == 1 || (f->slots * tir_dtype_bytes(x->buf->dtype) + 3) / 4 <= TLC_SHARED_INDEX_MAX_REGS)
             proposed |= tlc_infer_propose(st, x->buf, f, TLC_STRENGTH_STRICT, s);
     }
     tir_access_list_free(&l);

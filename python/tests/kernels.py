@@ -108,6 +108,13 @@ A_REGS_WIDE = os.path.join(ROOT, "tests", "golden", "tilelang", "gemm_a_regs_wid
 # sync_grid(): a row scaled by the grid's total; blocks counting themselves (tests/golden/tilelang/sync_grid.py)
 SYNC_GRID = os.path.join(ROOT, "tests", "golden", "tilelang", "sync_grid.py")
 THREAD_RANGES = os.path.join(ROOT, "tests", "golden", "tilelang", "thread_ranges.py")
+FRAGMENT_OFFSETS = os.path.join(ROOT, "tests", "golden", "tilelang", "fragment_offsets.py")
+
+
+def fragment_offsets_expected(x, w):
+    """fragment_offsets.py's outputs in float64: Y = X W^T, S[i, j] the sum over jj of X[i, 8 jj + j]^2, Z = 2 X."""
+    x64, w64 = x.astype("float64"), w.astype("float64")
+    return x64 @ w64.T, (x64 ** 2).reshape(x.shape[0], -1, 8).sum(1), 2 * x64
 
 
 def thread_ranges_expected(a, b, block=64):

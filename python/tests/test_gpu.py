@@ -4,7 +4,7 @@ import os
 import unittest
 
 import tlc
-from kernels import (THREAD_RANGES, thread_ranges_expected, LOOP_EXIT, SYNC_GRID, loop_exit_inputs, nested_exits_expected, A_REGS_WIDE, A_REGS_TRANSPOSED, ATOMIC_VECTOR, CONVERTED_READ, EXAMPLES, INT8, FP8, FRAGMENT_RESHAPE, GEMV_KERNELS, TF32, grouped_sums_expected, PACKED, ROOT, SCALE, SHARED_INDEX, THREAD_BARRIERS, THREAD_BINDING,
+from kernels import (FRAGMENT_OFFSETS, fragment_offsets_expected, THREAD_RANGES, thread_ranges_expected, LOOP_EXIT, SYNC_GRID, loop_exit_inputs, nested_exits_expected, A_REGS_WIDE, A_REGS_TRANSPOSED, ATOMIC_VECTOR, CONVERTED_READ, EXAMPLES, INT8, FP8, FRAGMENT_RESHAPE, GEMV_KERNELS, TF32, grouped_sums_expected, PACKED, ROOT, SCALE, SHARED_INDEX, THREAD_BARRIERS, THREAD_BINDING,
                      UNSIGNED, UNSIGNED_BOUND, WARP_SHUFFLE, REDUCER, gemv_inputs, packed_expected, packed_inputs,
                      reinterpret_expected, shared_index_expected, shift_expected, unsigned_expected, unsigned_inputs,
                      warp_shuffle_expected)
@@ -265,6 +265,20 @@ class GpuTest(unittest.TestCase):
                     c8 = torch.full((128, 128), float("nan"), device="cuda")
                     tlc.compile(A_REGS_WIDE, arch=arch, backend=backend, defines={"dtype": "float8_e4m3"})(a8, b8, c8)
                     torch.testing.assert_close(c8.double(), ref8, rtol=1e-3, atol=1e-3 * ref8.abs().max().item())
+
+    def test_fragment_offsets(self):
+        # a fragment at a loop variable plus a serial loop's offset, laid out as the gemm's register operand
+        x, w = torch.randn(64, 256, device="cuda").half(), torch.randn(32, 256, device="cuda").half()
+        ey, es, ez = (torch.from_numpy(t) for t in fragment_offsets_expected(x.cpu().numpy(), w.cpu().numpy()))
+        for backend in ("direct", "llvm"):
+            for arch in ("sm_90a", "sm_80") if _sm90() else ("sm_80",):
+                with self.subTest(backend=backend, arch=arch):
+                    y, s = torch.full((64, 32), float("nan"), device="cuda"), torch.full((64, 8), float("nan"), device="cuda")
+                    z = torch.full((64, 256), float("nan"), device="cuda")
+                    tlc.compile(FRAGMENT_OFFSETS, arch=arch, backend=backend)(x, w, y, s, z)
+                    torch.testing.assert_close(y.double().cpu(), ey, rtol=1e-3, atol=1e-2)
+                    torch.testing.assert_close(s.double().cpu(), es, rtol=1e-4, atol=1e-3)
+                    torch.testing.assert_close(z.double().cpu(), ez, rtol=0, atol=0)
 
     def test_thread_ranges(self):
         # branches on the thread index holding tile work: a warpgroup's gemm (wgmma on sm_90a), nested ranges of

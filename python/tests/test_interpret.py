@@ -6,7 +6,7 @@ import unittest
 import numpy as np
 
 import tlc
-from kernels import (THREAD_RANGES, thread_ranges_expected, EXAMPLES, FRAGMENT_RESHAPE, GEMV_KERNELS, INT8, LOOP_EXIT, SYNC_GRID, loop_exit_inputs,
+from kernels import (FRAGMENT_OFFSETS, fragment_offsets_expected, THREAD_RANGES, thread_ranges_expected, EXAMPLES, FRAGMENT_RESHAPE, GEMV_KERNELS, INT8, LOOP_EXIT, SYNC_GRID, loop_exit_inputs,
                      nested_exits_expected, A_REGS_WIDE, OUT_OF_BOUNDS, PACKED, ROOT, SCALE, SHARED_INDEX, THREAD_BARRIERS,
                      THREAD_BINDING, UNSIGNED, UNSIGNED_BOUND, WARP_SHUFFLE, REDUCER, gemv_inputs, packed_expected,
                      packed_inputs, reinterpret_expected, shared_index_expected, shift_expected, unsigned_expected,
@@ -150,6 +150,17 @@ class InterpretTest(unittest.TestCase):
         np.testing.assert_allclose(rs, ers, rtol=1e-4, atol=1e-3)
         np.testing.assert_allclose(mx, emx, rtol=1e-6)
         np.testing.assert_allclose(cs, np.tile(ecs, (3, 1)), rtol=1e-4, atol=1e-3)
+
+    def test_fragment_offsets(self):
+        # a fragment read and written in a Parallel loop at a loop variable plus a serial loop's offset
+        rng = np.random.default_rng(43)
+        x, w = rng.standard_normal((64, 256)).astype(np.float16), rng.standard_normal((32, 256)).astype(np.float16)
+        y, s, z = np.full((64, 32), np.nan, np.float32), np.full((64, 8), np.nan, np.float32), np.full((64, 256), np.nan, np.float32)
+        tlc.interpret(FRAGMENT_OFFSETS, {"X": x, "W": w, "Y": y, "S": s, "Z": z})
+        ey, es, ez = fragment_offsets_expected(x, w)
+        np.testing.assert_allclose(y, ey, rtol=1e-3, atol=1e-2)
+        np.testing.assert_allclose(s, es, rtol=1e-4, atol=1e-3)
+        np.testing.assert_array_equal(z, ez)
 
     def test_reducers(self):
         rng = np.random.default_rng(29)

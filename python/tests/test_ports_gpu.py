@@ -290,9 +290,10 @@ class PortsOnGpuTest(unittest.TestCase):
         self.close(out, ref, rtol=2e-2, atol=5e-2)
 
     def test_mhc_pre(self):
-        # DeepSeek mHC's fused pre block: one warp computes the post mix and the Sinkhorn-normalized combination
-        # while two warps apply the pre mix, split by `if T.get_thread_binding() < 32:` (thread ranges); the
-        # gemm and sums of squares it takes come from torch (the port's other kernel is not compiled yet)
+        # DeepSeek mHC's pre block: the tf32 gemm and sums of squares (a fragment read at a serial loop's
+        # offset, a 32-row tile of the 24-row weights masked), then the fused kernel whose one warp computes the
+        # post mix and the Sinkhorn-normalized combination while two warps apply the pre mix, split by
+        # `if T.get_thread_binding() < 32:` (thread ranges)
         for tokens, hidden in ((64, 1280), (300, 2560)):
             with self.subTest(tokens=tokens, hidden=hidden):
                 hc, args = 4, (1e-6, 1e-6, 1e-6, 2.0, 20)
@@ -300,7 +301,14 @@ class PortsOnGpuTest(unittest.TestCase):
                 fn = torch.randn(hc * (2 + hc), hc * hidden, device="cuda") / (hc * hidden) ** 0.5
                 hc_scale, hc_base = torch.rand(3, device="cuda"), torch.randn(hc * (2 + hc), device="cuda")
                 flat = residual.flatten(-2, -1).float()
-                mul, sqrsum = (flat @ fn.T).unsqueeze(0), flat.square().sum(-1).unsqueeze(0)
+                mul = torch.full((1, tokens, hc * (2 + hc)), float("nan"), device="cuda")
+                sqrsum = torch.full((1, tokens), float("nan"), device="cuda")
+                g = tlc.compile(port("example_mhc_pre.py"), kernel="mhc_pre_gemm_sqrsum_tilelang",
+                                defines={"hc_mult3": hc * (2 + hc), "hc_hidden_size": hc * hidden})
+                g(residual.view(tokens, hc * hidden), fn, mul[0], sqrsum[0])
+                # tf32 products: the gemm within tf32's rounding of torch's float32 one
+                self.close(mul[0], flat @ fn.T, rtol=1e-2, atol=2e-2)
+                self.close(sqrsum[0], flat.square().sum(-1), rtol=1e-4, atol=1e-2)
                 post = torch.full((tokens, hc), float("nan"), device="cuda")
                 comb = torch.full((tokens, hc * hc), float("nan"), device="cuda")
                 layer_input = torch.full((tokens, hidden), float("nan"), device="cuda").bfloat16()

@@ -206,8 +206,10 @@ def main(tokens=4096, hidden=2560, hc=4):
     residual = torch.randn(tokens, hc, hidden, device="cuda").bfloat16()
     fn = torch.randn(hc * (2 + hc), hc * hidden, device="cuda") / (hc * hidden) ** 0.5
     hc_scale, hc_base = torch.rand(3, device="cuda"), torch.randn(hc * (2 + hc), device="cuda")
-    flat = residual.flatten(-2, -1).float()
-    gemm_out_mul, gemm_out_sqrsum = (flat @ fn.T).unsqueeze(0), flat.square().sum(-1).unsqueeze(0)
+    gemm_out_mul = torch.empty(1, tokens, hc * (2 + hc), device="cuda")
+    gemm_out_sqrsum = torch.empty(1, tokens, device="cuda")
+    mhc_pre_gemm_sqrsum_tilelang(residual.view(tokens, hc * hidden), fn, gemm_out_mul[0], gemm_out_sqrsum[0],
+                                 hc * (2 + hc), hc * hidden)
     post = torch.empty(tokens, hc, device="cuda")
     comb = torch.empty(tokens, hc * hc, device="cuda")
     layer_input = torch.empty(tokens, hidden, device="cuda", dtype=torch.bfloat16)
