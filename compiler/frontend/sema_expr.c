@@ -59,6 +59,14 @@ tir_expr *sema_to_scalar(sema *S, sv v, const ast_expr *at) {
         tlc_error(S->diag, loc, "dynamic dimension '%s' is not used by any tensor parameter", v.u.str);
         return NULL;
     default: {
+        /* a compile-time parameter left at its default None (TileLang's
+         * kernels whose tile sizes a tuner fills in) */
+        sym *p = v.kind == SV_NONE && at && at->kind == AE_NAME ? sema_lookup(S, at->u.name) : NULL;
+        if (p && p->kind == SYM_CONST && p->origin == CONST_JIT) {
+            tlc_error(S->diag, loc, "'%s' is None, its default, where a number is needed: give its value with -D %s=VALUE",
+                      at->u.name, at->u.name);
+            return NULL;
+        }
         char d[128];
         sema_describe_sv(&v, d, sizeof d);
         tlc_error(S->diag, loc, "expected a number, got %s", d);

@@ -26,6 +26,7 @@ GUESSES = {
 def guess(name):
     low = name.lower()
     if low in GUESSES: return GUESSES[low]
+    if low.endswith("_list") or low.endswith("_sizes"): return "[64,128]"
     if "dtype" in low: return "float32" if ("accum" in low or "acc" in low) else "float16"
     if low.startswith("block") or low.endswith("_block") or "tile" in low: return 64
     if "seq" in low or "len" in low or "ctx" in low: return 1024
