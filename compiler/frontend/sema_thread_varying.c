@@ -168,9 +168,7 @@ static bool is_block_work(const tir_stmt *s, const void *ctx) {
 }
 
 /* The ranges of if s when it splits the threads of [t->lo, t->hi) into
- * ranges holding tile work (then [*a, *b), else the rest); false else. A
- * condition that has that form but leaves a branch with tile work on no
- * interval of whole warps is an error here. */
+ * ranges holding tile work (then [*a, *b), else the rest); false else. */
 static bool splits_threads(tv *t, const tir_stmt *s, int *a, int *b) {
     bool work = tir_stmt_any(s->u.if_.then, is_block_work, NULL) || tir_stmt_any(s->u.if_.els, is_block_work, NULL);
     if (!work || !range_of(t->k, s->u.if_.cond, t->lo, t->hi, a, b)) return false;

@@ -532,8 +532,11 @@ static void lower_serial_for(tlc_lower_ctx *lc, const tir_stmt *s, effects *pend
          * past the register file; reading tid anew each iteration, through
          * an asm that depends on the iteration, keeps that arithmetic in. */
         th_expr *dep[1] = {th_read(lc->a, tv)};
-        th_var *out[1] = {lc->tid};
+        th_var *out[1] = {lc->block_tid};
         tlc_emit_ptx(lc, tlc_ptx_read_tid_x(), dep, 1, out, 1);
+        if (lc->tid != lc->block_tid) /* in a thread range's branch: its index there */
+            tlc_emit(lc, th_assign(lc->a, lc->tid, NULL, th_bin(lc->a, THB_SUB, th_read(lc->a, lc->block_tid),
+                                                              tlc_i32(lc, lc->range->lo))));
     }
     int64_t tests0 = lc->bounds_tests;
     lower_tile_stmt(lc, s->u.for_.body, &inner);

@@ -122,6 +122,12 @@ def thread_ranges_expected(a, b, block=64):
     block of A (the same in every one)."""
     a64, b64 = a.astype("float64"), b.astype("float64")
     return a64 @ b64, (2 * a64).sum(1), (2 * a64).max(1), b64.sum(0)
+
+
+def sums_in_range_expected(x):
+    """thread_ranges.py's sums_in_range: column r of Y sums the r-th 64 columns of each 128 of X's rows."""
+    x64 = x.astype("float64").reshape(x.shape[0], -1, 2, 64)
+    return x64.sum(axis=(1, 3))
 # break, while and continue, a per-thread while loop, named barriers (tests/golden/tilelang/loop_exit.py)
 LOOP_EXIT = os.path.join(ROOT, "tests", "golden", "tilelang", "loop_exit.py")
 

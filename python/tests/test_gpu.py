@@ -4,7 +4,8 @@ import os
 import unittest
 
 import tlc
-from kernels import (FRAGMENT_OFFSETS, fragment_offsets_expected, THREAD_RANGES, thread_ranges_expected, LOOP_EXIT, SYNC_GRID, loop_exit_inputs, nested_exits_expected, A_REGS_WIDE, A_REGS_TRANSPOSED, ATOMIC_VECTOR, CONVERTED_READ, EXAMPLES, INT8, FP8, FRAGMENT_RESHAPE, GEMV_KERNELS, TF32, grouped_sums_expected, PACKED, ROOT, SCALE, SHARED_INDEX, THREAD_BARRIERS, THREAD_BINDING,
+from kernels import (FRAGMENT_OFFSETS, fragment_offsets_expected, THREAD_RANGES, thread_ranges_expected,
+                     sums_in_range_expected, LOOP_EXIT, SYNC_GRID, loop_exit_inputs, nested_exits_expected, A_REGS_WIDE, A_REGS_TRANSPOSED, ATOMIC_VECTOR, CONVERTED_READ, EXAMPLES, INT8, FP8, FRAGMENT_RESHAPE, GEMV_KERNELS, TF32, grouped_sums_expected, PACKED, ROOT, SCALE, SHARED_INDEX, THREAD_BARRIERS, THREAD_BINDING,
                      UNSIGNED, UNSIGNED_BOUND, WARP_SHUFFLE, REDUCER, gemv_inputs, packed_expected, packed_inputs,
                      reinterpret_expected, shared_index_expected, shift_expected, unsigned_expected, unsigned_inputs,
                      warp_shuffle_expected)
@@ -292,12 +293,18 @@ class GpuTest(unittest.TestCase):
                     c = torch.full((1000, 320), float("nan"), device="cuda")
                     rs, mx = torch.full((1000,), float("nan"), device="cuda"), torch.full((1000,), float("nan"), device="cuda")
                     cs = torch.full((16, 320), float("nan"), device="cuda")
-                    tlc.compile(THREAD_RANGES, arch=arch, backend=backend)(a, b, c, rs, mx, cs)
+                    tlc.compile(THREAD_RANGES, kernel="split_roles", arch=arch, backend=backend)(a, b, c, rs, mx, cs)
                     torch.testing.assert_close(c.double().cpu(), torch.from_numpy(ec), rtol=1e-3, atol=1e-3)
                     torch.testing.assert_close(rs.double().cpu(), torch.from_numpy(ers), rtol=1e-4, atol=1e-3)
                     torch.testing.assert_close(mx.double().cpu(), torch.from_numpy(emx), rtol=1e-6, atol=0)
                     torch.testing.assert_close(cs.double().cpu(), torch.from_numpy(ecs).expand(16, -1), rtol=1e-4,
                                                atol=1e-3)
+                    # a loop around a Pipelined loop (TMA on sm_90a) in the upper half's range
+                    x = torch.randn(1000, 1024, device="cuda")
+                    y = torch.full((1000, 2), float("nan"), device="cuda")
+                    tlc.compile(THREAD_RANGES, kernel="sums_in_range", arch=arch, backend=backend)(x, y)
+                    torch.testing.assert_close(y.double().cpu(), torch.from_numpy(sums_in_range_expected(x.cpu().numpy())),
+                                               rtol=1e-4, atol=1e-3)
 
     def test_sync_grid(self):
         # a cooperative launch: every block's writes before the barrier seen by every block after it

@@ -6,7 +6,8 @@ import unittest
 import numpy as np
 
 import tlc
-from kernels import (FRAGMENT_OFFSETS, fragment_offsets_expected, THREAD_RANGES, thread_ranges_expected, EXAMPLES, FRAGMENT_RESHAPE, GEMV_KERNELS, INT8, LOOP_EXIT, SYNC_GRID, loop_exit_inputs,
+from kernels import (FRAGMENT_OFFSETS, fragment_offsets_expected, THREAD_RANGES, thread_ranges_expected,
+                     sums_in_range_expected, EXAMPLES, FRAGMENT_RESHAPE, GEMV_KERNELS, INT8, LOOP_EXIT, SYNC_GRID, loop_exit_inputs,
                      nested_exits_expected, A_REGS_WIDE, OUT_OF_BOUNDS, PACKED, ROOT, SCALE, SHARED_INDEX, THREAD_BARRIERS,
                      THREAD_BINDING, UNSIGNED, UNSIGNED_BOUND, WARP_SHUFFLE, REDUCER, gemv_inputs, packed_expected,
                      packed_inputs, reinterpret_expected, shared_index_expected, shift_expected, unsigned_expected,
@@ -144,12 +145,17 @@ class InterpretTest(unittest.TestCase):
         a, b = rng.standard_normal((192, 64)).astype(np.float16), rng.standard_normal((64, 128)).astype(np.float16)
         c, rs, mx = (np.full(s, np.nan, np.float32) for s in ((192, 128), 192, 192))
         cs = np.full((3, 128), np.nan, np.float32)
-        tlc.interpret(THREAD_RANGES, {"A": a, "B": b, "C": c, "RS": rs, "MX": mx, "CS": cs})
+        tlc.interpret(THREAD_RANGES, {"A": a, "B": b, "C": c, "RS": rs, "MX": mx, "CS": cs}, kernel="split_roles")
         ec, ers, emx, ecs = thread_ranges_expected(a, b)
         np.testing.assert_allclose(c, ec, rtol=1e-3, atol=1e-3)
         np.testing.assert_allclose(rs, ers, rtol=1e-4, atol=1e-3)
         np.testing.assert_allclose(mx, emx, rtol=1e-6)
         np.testing.assert_allclose(cs, np.tile(ecs, (3, 1)), rtol=1e-4, atol=1e-3)
+        # a loop around a Pipelined loop in the upper half's range
+        x = rng.standard_normal((100, 384)).astype(np.float32)
+        y = np.full((100, 2), np.nan, np.float32)
+        tlc.interpret(THREAD_RANGES, {"X": x, "Y": y}, kernel="sums_in_range")
+        np.testing.assert_allclose(y, sums_in_range_expected(x), rtol=1e-4, atol=1e-3)
 
     def test_fragment_offsets(self):
         # a fragment read and written in a Parallel loop at a loop variable plus a serial loop's offset

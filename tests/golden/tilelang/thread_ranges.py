@@ -45,3 +45,31 @@ def split_roles(A, B, C, RS, MX, CS, block=64):
                 T.copy(B_s, Bt)
                 T.reduce_sum(Bt, cs, dim=0)
                 T.copy(cs, CS[by, bx * block])
+
+
+# The upper two warps run a loop around a Pipelined loop (its loads issued
+# by the range's first thread, its index re-read each iteration) while the
+# lower two do nothing: Y[:, r] sums the r-th 64 columns of each 128.
+@tilelang.jit
+def sums_in_range(X, Y, block=64):
+    M, N = T.const("M, N")
+    X: T.Tensor((M, N), T.float32)
+    Y: T.Tensor((M, 2), T.float32)
+    with T.Kernel(T.ceildiv(M, block), threads=128) as bx:
+        tx = T.get_thread_binding()
+        if tx >= 64:
+            s = T.alloc_shared((block, 64), T.float32)
+            f = T.alloc_fragment((block, 64), T.float32)
+            acc = T.alloc_fragment((block,), T.float32)
+            part = T.alloc_fragment((block,), T.float32)
+            for r in T.serial(2):
+                T.clear(acc)
+                for k in T.Pipelined(T.ceildiv(N, 128), num_stages=2):
+                    T.copy(X[bx * block, k * 128 + r * 64], s)
+                    T.copy(s, f)
+                    T.reduce_sum(f, part, dim=1)
+                    for i in T.Parallel(block):
+                        acc[i] += part[i]
+                for i in T.Parallel(block):
+                    if bx * block + i < M:
+                        Y[bx * block + i, r] = acc[i]
