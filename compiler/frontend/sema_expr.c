@@ -40,6 +40,7 @@ void sema_describe_sv(const sv *v, char *buf, size_t n) {
     case SV_LAYOUT: snprintf(buf, n, "a layout"); break;
     case SV_INDEX_MAP: snprintf(buf, n, "a T.Layout"); break;
     case SV_BARRIER: snprintf(buf, n, "a barrier"); break;
+    case SV_DEVICE: snprintf(buf, n, "a device's properties"); break;
     case SV_DYNAMIC: snprintf(buf, n, "the dynamic dimension '%s'", v->u.str); break;
     }
 }
@@ -239,6 +240,28 @@ static sv const_bool(sema *S, bool b, tlc_loc loc) {
 }
 
 /* == / != between compile-time non-numbers (dtypes, strings, None, policies). */
+static bool compare_consts(sema *S, ast_op op, sv l, sv r, tlc_loc loc, sv *out);
+
+/* Whether compile-time tuples l and r are equal, item by item (false
+ * where an item is known only at run time). */
+static bool tuples_equal(sema *S, sv l, sv r, tlc_loc loc, bool *eq) {
+    *eq = l.u.tup.n == r.u.tup.n;
+    for (int i = 0; i < l.u.tup.n && *eq; i++) {
+        sv a = l.u.tup.items[i], b = r.u.tup.items[i], o;
+        int64_t x, y;
+        if (a.kind == SV_SCALAR && b.kind == SV_SCALAR) {
+            if (!tir_expr_const_int(a.u.e, &x) || !tir_expr_const_int(b.u.e, &y)) return false;
+            *eq = x == y;
+        } else if (compare_consts(S, AOP_EQ, a, b, loc, &o) && o.kind == SV_SCALAR &&
+                   tir_expr_const_int(o.u.e, &x)) {
+            *eq = x != 0;
+        } else {
+            return false;
+        }
+    }
+    return true;
+}
+
 static bool compare_consts(sema *S, ast_op op, sv l, sv r, tlc_loc loc, sv *out) {
     if (l.kind == SV_SCALAR && r.kind == SV_SCALAR) return false;
     if (op != AOP_EQ && op != AOP_NE) return false;
@@ -255,6 +278,8 @@ static bool compare_consts(sema *S, ast_op op, sv l, sv r, tlc_loc loc, sv *out)
         eq = l.kind == r.kind;
     } else if (l.kind == SV_POLICY && r.kind == SV_POLICY) {
         eq = l.u.policy == r.u.policy;
+    } else if (l.kind == SV_TUPLE && r.kind == SV_TUPLE) {
+        if (!tuples_equal(S, l, r, loc, &eq)) return false;
     } else {
         return false;
     }
@@ -1126,6 +1151,11 @@ static sv eval_inner(sema *S, const ast_expr *e) {
         if (is_value_attr(S, e, "dtype")) return eval_dtype_attr(S, e);
         if (is_value_attr(S, e, "shape")) return eval_shape_attr(S, e);
         if (is_value_attr(S, e, "bits")) return eval_bits_attr(S, e);
+        if (e->u.attr.value->kind == AE_CALL) { /* torch.cuda.get_device_properties(0).major */
+            sv v = sema_eval(S, e->u.attr.value);
+            if (v.kind == SV_ERROR) return v;
+            if (v.kind == SV_DEVICE) return sema_device_attr(S, e);
+        }
         const char *name = sema_dotted_name(S, e);
         if (!name) {
             tlc_error(S->diag, e->loc, "attribute access is not supported here");
@@ -1133,6 +1163,9 @@ static sv eval_inner(sema *S, const ast_expr *e) {
         }
         const ast_expr *root = e;
         while (root->kind == AE_ATTR) root = root->u.attr.value;
+        sym *rs = root->kind == AE_NAME ? sema_lookup(S, root->u.name) : NULL;
+        if (rs && rs->kind == SYM_CONST && rs->value.kind == SV_DEVICE && e->u.attr.value == root)
+            return sema_device_attr(S, e);
         if (root->kind == AE_NAME && sema_lookup(S, root->u.name)) {
             tlc_error(S->diag, e->loc, "attribute '%s' of '%s' is not supported", e->u.attr.name, root->u.name);
             return sv_error();

@@ -14,6 +14,7 @@ typedef enum {
     SV_POLICY, SV_LAYOUT, SV_DYNAMIC,
     SV_INDEX_MAP, /* T.Layout(shape, lambda ...) (sema_global_layout.c) */
     SV_BARRIER,   /* T.alloc_barrier(...) (sema_manual_ws.c) */
+    SV_DEVICE,    /* torch.cuda.get_device_properties(...): the compile target's (sema_pyfuncs.c) */
 } sv_kind;
 
 typedef struct sv sv;
@@ -279,6 +280,9 @@ bool sema_py_call(sema *S, const ast_expr *call, const char *name, sv *out);
 bool sema_py_method(sema *S, const ast_expr *call, sv *out);
 /* math.pi, math.e, math.inf */
 bool sema_py_attr(sema *S, const ast_expr *e, const char *name, sv *out);
+/* props.major, .minor, .multi_processor_count of a device's properties
+ * (SV_DEVICE), at e (an attribute access). */
+sv sema_device_attr(sema *S, const ast_expr *e);
 /* + and * on tuples, lists and strings (l, r: the evaluated operands) */
 bool sema_py_binop(sema *S, const ast_expr *e, sv l, sv r, sv *out);
 /* seq[i], seq[a:b:c] of a compile-time tuple, list or string */

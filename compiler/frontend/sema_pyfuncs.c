@@ -437,6 +437,15 @@ bool sema_py_call(sema *S, const ast_expr *call, const char *name, sv *out) {
         *out = make_tuple(cc, 2, loc);
         return true;
     }
+    if (!strcmp(name, "torch.cuda.get_device_properties")) {
+        /* the device a kernel is compiled for, as get_device_capability */
+        if (!positional_only(S, call, name, 0, 1)) return true;
+        sv d = sv_error();
+        d.kind = SV_DEVICE;
+        d.loc = loc;
+        *out = d;
+        return true;
+    }
     if (!strcmp(name, "torch.cuda.is_available")) {
         /* a kernel compiled for a CUDA target runs on a CUDA device */
         if (!positional_only(S, call, name, 0, 0)) return true;
@@ -541,6 +550,21 @@ bool sema_py_method(sema *S, const ast_expr *call, sv *out) {
     }
     *out = sv_scalar(tir_int(S->arena, bits, call->loc), call->loc);
     return true;
+}
+
+sv sema_device_attr(sema *S, const ast_expr *e) {
+    const tlc_target *t = tlc_target_of(S->opt->arch);
+    const char *a = e->u.attr.name;
+    int64_t v;
+    if (!strcmp(a, "major")) v = t->sm / 10;
+    else if (!strcmp(a, "minor")) v = t->sm % 10;
+    else if (!strcmp(a, "multi_processor_count")) v = S->opt->num_sms > 0 ? S->opt->num_sms : t->num_sms;
+    else {
+        tlc_error(S->diag, e->loc, "'%s' of the device's properties is not known when tlc compiles (it knows the "
+                  "target's major, minor and multi_processor_count)", a);
+        return sv_error();
+    }
+    return sv_scalar(tir_int(S->arena, v, e->loc), e->loc);
 }
 
 bool sema_py_attr(sema *S, const ast_expr *e, const char *name, sv *out) {

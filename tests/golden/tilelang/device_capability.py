@@ -27,3 +27,27 @@ def scale_rows(M=1024):
                 X[bx * block_M + i, j] = X[bx * block_M + i, j] * 2.0
 
     return main
+
+
+# torch.cuda.get_device_properties(0): the compile target's major, minor
+# and multi_processor_count (the convolution example checks for Hopper
+# with a tuple comparison); one block per SM.
+def check_hopper():
+    if not torch.cuda.is_available():
+        return None
+    props = torch.cuda.get_device_properties(0)
+    return (props.major, props.minor) == (9, 0)
+
+
+@tilelang.jit
+def per_sm(M=1024):
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    threads = 256 if check_hopper() else 128
+
+    @T.prim_func
+    def main(X: T.Tensor((M, 64), "float32")):
+        with T.Kernel(sms, threads=threads) as bx:
+            for j in T.Parallel(64):
+                X[bx, j] = X[bx, j] * 2.0
+
+    return main
