@@ -69,12 +69,21 @@ void sema_im2col(sema *S, const sema_args *a, tlc_loc loc) {
         if (!v[i]) ok = false;
     }
     int64_t c;
-    for (int i = 2; i < 6 && ok; i++)
-        if (tir_expr_const_int(v[i], &c) && (i == 5 ? c < 0 : c < 1)) {
+    for (int i = 2; i < 6 && ok; i++) {
+        /* the filter's size may be a tensor's dim (it is its filters'); the
+         * rest are compile-time numbers, as in TileLang (a stride of 0
+         * known only at launch would divide by zero) */
+        bool sym = i == 2 && v[i]->kind == TE_VAR && v[i]->u.var->kind == TV_SYM_DIM;
+        if (!sym && !tir_expr_const_int(v[i], &c)) {
+            tlc_error(S->diag, a->arg[2 + i]->loc, "im2col: %s must be a compile-time integer%s", what[i],
+                      i == 2 ? " or a tensor's dimension" : "");
+            ok = false;
+        } else if (!sym && (i == 5 ? c < 0 : c < 1)) {
             tlc_error(S->diag, a->arg[2 + i]->loc, "im2col: %s must be %s, got %lld", what[i],
                       i == 5 ? "0 or more" : "positive", (long long)c);
             ok = false;
         }
+    }
     if (!ok) return;
     tlc_arena *A = S->arena;
     int64_t rows = tir_buffer_dim(col, 0), cols = tir_buffer_dim(col, 1);
