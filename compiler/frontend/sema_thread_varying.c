@@ -34,6 +34,7 @@ typedef struct tv {
     int lo, hi;
     const tir_thread_range *range;
     unsigned barriers_used; /* named barrier ids the program or the ranges take */
+    tlc_ptrvec ranges;      /* the kernel's thread ranges, one per interval */
     bool split;             /* some branch splits the threads into ranges */
 } tv;
 
@@ -182,11 +183,15 @@ static const tir_thread_range *new_range(tv *t, const tir_stmt *s, int lo, int h
                   "not a whole number of warps: split the threads at multiples of 32", lo, hi);
         return NULL;
     }
+    for (int i = 0; i < t->ranges.len; i++) {
+        const tir_thread_range *r = t->ranges.items[i];
+        if (r->lo == lo && r->count == hi - lo) return r;
+    }
     int id = 15;
     while (id > 5 && (t->barriers_used >> id & 1)) id--;
     if (id <= 5) {
-        tlc_error(t->S->diag, s->loc, "too many branches on the thread index with tile work: tlc gives each range of "
-                  "threads a named barrier of its own (ids 6..15, those the program's sync_threads leave free)");
+        tlc_error(t->S->diag, s->loc, "too many distinct ranges of threads with tile work: tlc gives each a named "
+                  "barrier of its own (ids 6..15, those the program's sync_threads leave free)");
         return NULL;
     }
     t->barriers_used |= 1u << id;
@@ -195,7 +200,7 @@ static const tir_thread_range *new_range(tv *t, const tir_stmt *s, int lo, int h
     r->lo = lo;
     r->count = hi - lo;
     r->barrier = id;
-    r->parent = t->range;
+    tlc_ptrvec_push(&t->ranges, r);
     return r;
 }
 
@@ -535,8 +540,9 @@ static void note_frag(const tir_access *acc, void *ctx) {
         range_text(u->t->k, b->range, x, sizeof x);
         range_text(u->t->k, r, y, sizeof y);
         tlc_error(u->t->S->diag, u->s->loc, "fragment '%s' is laid out over %s, where it is used first, but this "
-                  "statement uses it in %s: a branch on the thread index keeps its fragments to its own threads; "
-                  "pass values between them through shared memory", b->name, x, y);
+                  "statement uses it in %s: a fragment belongs to one range of threads (a branch on the thread index "
+                  "with tile work); initialize and use it inside one branch, and pass values between ranges, or to "
+                  "the whole block, through shared memory", b->name, x, y);
         u->failed = true;
     }
 }
@@ -585,4 +591,5 @@ void sema_thread_varying(sema *S) {
     } while (t.changed);
     check(&t, k->body, false);
     if (t.split) check_range_uses(&t);
+    tlc_ptrvec_free(&t.ranges);
 }

@@ -117,11 +117,11 @@ typedef struct tir_expr tir_expr;
  * thread index holding tile work (`if tid < 32: ... else: ...`,
  * frontend/sema_thread_varying.c): the branch's tile ops and fragments are
  * laid out over those threads, its barriers are named barrier `barrier`
- * among them. */
+ * among them. One per interval of a kernel: branches that give tile work
+ * to the same threads share it (and its fragments and barrier). */
 typedef struct tir_thread_range {
     int lo, count;
     int barrier;
-    const struct tir_thread_range *parent; /* the range it splits (NULL: the block) */
 } tir_thread_range;
 
 typedef struct tir_buffer {

@@ -124,6 +124,18 @@ def thread_ranges_expected(a, b, block=64):
     return a64 @ b64, (2 * a64).sum(1), (2 * a64).max(1), b64.sum(0)
 
 
+THREAD_RANGES_SHARED = os.path.join(ROOT, "tests", "golden", "tilelang", "thread_ranges_shared.py")
+
+
+def thread_ranges_shared_expected(a, b, x):
+    """thread_ranges_shared.py's outputs in float64: in_pipeline's C (the sum over the 16 row tiles of A of tile
+    times B) and R (each tile row's sum, summed over the tiles); odd_threads' copy of X, doubled past row 64."""
+    tiles = a.astype("float64").reshape(16, 64, 64)
+    x64 = x.astype("float64")
+    return (sum(t @ b.astype("float64") for t in tiles), tiles.sum(axis=(0, 2)),
+            x64 * ([[1.0]] * 64 + [[2.0]] * (x64.shape[0] - 64)))
+
+
 def sums_in_range_expected(x):
     """thread_ranges.py's sums_in_range: column r of Y sums the r-th 64 columns of each 128 of X's rows."""
     x64 = x.astype("float64").reshape(x.shape[0], -1, 2, 64)

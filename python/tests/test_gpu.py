@@ -5,7 +5,7 @@ import unittest
 
 import tlc
 from kernels import (FRAGMENT_OFFSETS, fragment_offsets_expected, THREAD_RANGES, thread_ranges_expected,
-                     sums_in_range_expected, LOOP_EXIT, SYNC_GRID, loop_exit_inputs, nested_exits_expected, A_REGS_WIDE, A_REGS_TRANSPOSED, ATOMIC_VECTOR, CONVERTED_READ, EXAMPLES, INT8, FP8, FRAGMENT_RESHAPE, GEMV_KERNELS, TF32, grouped_sums_expected, PACKED, ROOT, SCALE, SHARED_INDEX, THREAD_BARRIERS, THREAD_BINDING,
+                     sums_in_range_expected, THREAD_RANGES_SHARED, thread_ranges_shared_expected, LOOP_EXIT, SYNC_GRID, loop_exit_inputs, nested_exits_expected, A_REGS_WIDE, A_REGS_TRANSPOSED, ATOMIC_VECTOR, CONVERTED_READ, EXAMPLES, INT8, FP8, FRAGMENT_RESHAPE, GEMV_KERNELS, TF32, grouped_sums_expected, PACKED, ROOT, SCALE, SHARED_INDEX, THREAD_BARRIERS, THREAD_BINDING,
                      UNSIGNED, UNSIGNED_BOUND, WARP_SHUFFLE, REDUCER, gemv_inputs, packed_expected, packed_inputs,
                      reinterpret_expected, shared_index_expected, shift_expected, unsigned_expected, unsigned_inputs,
                      warp_shuffle_expected)
@@ -299,6 +299,18 @@ class GpuTest(unittest.TestCase):
                     torch.testing.assert_close(mx.double().cpu(), torch.from_numpy(emx), rtol=1e-6, atol=0)
                     torch.testing.assert_close(cs.double().cpu(), torch.from_numpy(ecs).expand(16, -1), rtol=1e-4,
                                                atol=1e-3)
+                    # ranges shared by several branches, inside a Pipelined loop; ranges of 96 threads
+                    a2, b2 = torch.randn(1024, 64, device="cuda").half(), torch.randn(64, 64, device="cuda").half()
+                    x2 = torch.randn(96, 64, device="cuda")
+                    c2, r2 = torch.full((64, 64), float("nan"), device="cuda"), torch.full((64,), float("nan"), device="cuda")
+                    xo = torch.full((96, 64), float("nan"), device="cuda")
+                    tlc.compile(THREAD_RANGES_SHARED, kernel="in_pipeline", arch=arch, backend=backend)(a2, b2, c2, r2)
+                    tlc.compile(THREAD_RANGES_SHARED, kernel="odd_threads", arch=arch, backend=backend)(x2, xo)
+                    e = [torch.from_numpy(t) for t in thread_ranges_shared_expected(a2.cpu().numpy(), b2.cpu().numpy(),
+                                                                                    x2.cpu().numpy())]
+                    torch.testing.assert_close(c2.double().cpu(), e[0], rtol=1e-3, atol=1e-2)
+                    torch.testing.assert_close(r2.double().cpu(), e[1], rtol=1e-4, atol=1e-2)
+                    torch.testing.assert_close(xo.double().cpu(), e[2], rtol=0, atol=0)
                     # a loop around a Pipelined loop (TMA on sm_90a) in the upper half's range
                     x = torch.randn(1000, 1024, device="cuda")
                     y = torch.full((1000, 2), float("nan"), device="cuda")

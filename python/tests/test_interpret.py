@@ -7,7 +7,7 @@ import numpy as np
 
 import tlc
 from kernels import (FRAGMENT_OFFSETS, fragment_offsets_expected, THREAD_RANGES, thread_ranges_expected,
-                     sums_in_range_expected, EXAMPLES, FRAGMENT_RESHAPE, GEMV_KERNELS, INT8, LOOP_EXIT, SYNC_GRID, loop_exit_inputs,
+                     sums_in_range_expected, THREAD_RANGES_SHARED, thread_ranges_shared_expected, EXAMPLES, FRAGMENT_RESHAPE, GEMV_KERNELS, INT8, LOOP_EXIT, SYNC_GRID, loop_exit_inputs,
                      nested_exits_expected, A_REGS_WIDE, OUT_OF_BOUNDS, PACKED, ROOT, SCALE, SHARED_INDEX, THREAD_BARRIERS,
                      THREAD_BINDING, UNSIGNED, UNSIGNED_BOUND, WARP_SHUFFLE, REDUCER, gemv_inputs, packed_expected,
                      packed_inputs, reinterpret_expected, shared_index_expected, shift_expected, unsigned_expected,
@@ -151,6 +151,17 @@ class InterpretTest(unittest.TestCase):
         np.testing.assert_allclose(rs, ers, rtol=1e-4, atol=1e-3)
         np.testing.assert_allclose(mx, emx, rtol=1e-6)
         np.testing.assert_allclose(cs, np.tile(ecs, (3, 1)), rtol=1e-4, atol=1e-3)
+        # ranges shared by several branches (a fragment cleared in one, accumulated in another), inside a
+        # Pipelined loop; ranges of 96 threads
+        a, b = rng.standard_normal((1024, 64)).astype(np.float16), rng.standard_normal((64, 64)).astype(np.float16)
+        x = rng.standard_normal((96, 64)).astype(np.float32)
+        c, r, xo = np.full((64, 64), np.nan, np.float32), np.full(64, np.nan, np.float32), np.full((96, 64), np.nan, np.float32)
+        tlc.interpret(THREAD_RANGES_SHARED, {"A": a, "B": b, "C": c, "R": r}, kernel="in_pipeline")
+        tlc.interpret(THREAD_RANGES_SHARED, {"A": x, "B": xo}, kernel="odd_threads")
+        ec, er, ex = thread_ranges_shared_expected(a, b, x)
+        np.testing.assert_allclose(c, ec, rtol=1e-3, atol=1e-2)
+        np.testing.assert_allclose(r, er, rtol=1e-4, atol=1e-2)
+        np.testing.assert_array_equal(xo, ex)
         # a loop around a Pipelined loop in the upper half's range
         x = rng.standard_normal((100, 384)).astype(np.float32)
         y = np.full((100, 2), np.nan, np.float32)
