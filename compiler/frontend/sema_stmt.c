@@ -145,10 +145,7 @@ static void assign_name(sema *S, const ast_expr *target, const ast_expr *value, 
 static int product_factors(const tir_expr *e, const tir_var **vars, int n, int max, int64_t *c) {
     if (n < 0) return n;
     int64_t v;
-    if (tir_expr_const_int(e, &v)) {
-        *c *= v;
-        return n;
-    }
+    if (tir_expr_const_int(e, &v)) return __builtin_mul_overflow(*c, v, c) ? -1 : n;
     if (e->kind == TE_CAST && !e->u.cast.bits) return product_factors(e->u.cast.a, vars, n, max, c);
     if (e->kind == TE_BINARY && e->u.bin.op == TB_MUL)
         return product_factors(e->u.bin.b, vars, product_factors(e->u.bin.a, vars, n, max, c), max, c);
