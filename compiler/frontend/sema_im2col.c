@@ -104,10 +104,10 @@ void sema_im2col(sema *S, const sema_args *a, tlc_loc loc) {
     /* OH = (H + 2 pad - dilation (K - 1) - 1) // stride + 1, OW alike */
     tir_expr *reach = BIN(TB_ADD, BIN(TB_MUL, dil, BIN(TB_SUB, K, one)), one);
     tir_expr *two_pad = BIN(TB_MUL, tir_int(A, 2, loc), pad);
-    tir_expr *OH = tile_let(S, "im2col_oh",
-                            BIN(TB_ADD, BIN(TB_FLOORDIV, BIN(TB_SUB, BIN(TB_ADD, H, two_pad), reach), stride), one), loc);
-    tir_expr *OW = tile_let(S, "im2col_ow",
-                            BIN(TB_ADD, BIN(TB_FLOORDIV, BIN(TB_SUB, BIN(TB_ADD, W, two_pad), reach), stride), one), loc);
+    tir_expr *span_h = BIN(TB_SUB, BIN(TB_ADD, H, two_pad), reach);
+    tir_expr *span_w = BIN(TB_SUB, BIN(TB_ADD, W, two_pad), reach);
+    tir_expr *OH = tile_let(S, "im2col_oh", BIN(TB_ADD, BIN(TB_FLOORDIV, span_h, stride), one), loc);
+    tir_expr *OW = tile_let(S, "im2col_ow", BIN(TB_ADD, BIN(TB_FLOORDIV, span_w, stride), one), loc);
     /* the tile's filter position and first channel */
     tir_expr *k0 = tile_let(S, "im2col_k0", BIN(TB_MUL, v[1], tir_int(A, cols, loc)), loc);
     tir_expr *c0 = tile_let(S, "im2col_c0", BIN(TB_FLOORMOD, k0, C), loc);

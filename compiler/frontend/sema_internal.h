@@ -386,6 +386,25 @@ tir_region sema_whole_region(sema *S, tir_buffer *b, tlc_loc loc);
  * reduce (false when st updates no reducer: emit it as it is). */
 void sema_reducer_alloc(sema *S, tir_buffer *b, const ast_expr *op);
 void sema_finalize_reducer(sema *S, const sema_args *a, tlc_loc loc);
+/* Thread ranges (sema_thread_range.c): the kernel's ranges, one per
+ * interval, and the named barrier ids taken. */
+typedef struct sema_thread_ranges {
+    unsigned barriers_used; /* ids the program's sync_threads(id, count) or the ranges take */
+    tlc_ptrvec ranges;
+} sema_thread_ranges;
+void sema_thread_ranges_init(sema_thread_ranges *t, const tir_kernel *k);
+void sema_thread_ranges_free(sema_thread_ranges *t);
+/* The threads [*a, *b) of [lo, hi) for which c holds: comparisons of the
+ * thread index of a one-axis block with constants, joined by `and`; false
+ * where c is not such a test. */
+bool sema_thread_range_of(const tir_kernel *k, const tir_expr *c, int lo, int hi, int *a, int *b);
+/* The range of threads [lo, hi) of the branch of s (NULL: empty, or an
+ * error reported: not whole warps, no barrier id left). */
+const tir_thread_range *sema_thread_range(sema *S, sema_thread_ranges *t, const tir_stmt *s, int lo, int hi);
+/* Every statement in s runs in range r (nested ranges set theirs later). */
+void sema_set_thread_range(tir_stmt *s, const tir_thread_range *r);
+/* Each fragment used in one range only (or outside any): tir_buffer.range. */
+void sema_check_range_fragments(sema *S);
 /* Fragments in Parallel loops at a loop variable plus a shared offset, read
  * through a view that splits the dim (sema_fragment_offsets.c) */
 void sema_fragment_offsets(sema *S);

@@ -33,9 +33,8 @@ typedef struct tv {
      * itself outside range branches) */
     int lo, hi;
     const tir_thread_range *range;
-    unsigned barriers_used; /* named barrier ids the program or the ranges take */
-    tlc_ptrvec ranges;      /* the kernel's thread ranges, one per interval */
-    bool split;             /* some branch splits the threads into ranges */
+    sema_thread_ranges ranges; /* the kernel's (sema_thread_range.c) */
+    bool split;                /* some branch splits the threads into ranges */
 } tv;
 
 static bool per_thread_scope(const tir_buffer *b) {
@@ -114,53 +113,9 @@ static bool loop_bounds_vary(tv *t, const tir_stmt *s) {
 /* ---------------- thread ranges ----------------
  * A branch on the thread index whose branches hold tile work (`if tid <
  * 32: ... else: ...`, DeepSeek mHC's pre kernel) splits the threads into
- * ranges, each branch's tile ops the work of its range's threads: laid out
- * over them, its barriers named barriers among them. The condition must
- * pick an interval of the current range's threads (comparisons of the
- * thread index of a one-axis block with constants, joined by `and`), each
- * side a whole number of warps. */
-
-/* The thread index behind e (directly, or through a let naming it). */
-static bool is_thread_index(const tir_kernel *k, const tir_expr *e) {
-    if (e->kind == TE_VAR && e->u.var->kind == TV_LET && e->u.var->def) e = e->u.var->def;
-    return e->kind == TE_VAR && e->u.var->kind == TV_THREAD_IDX && e->u.var->axis == 0 &&
-           k->thread_dims[0] == k->threads;
-}
-
-/* The threads [*a, *b) of [lo, hi) for which c holds; false where c is not
- * such a test. */
-static bool range_of(const tir_kernel *k, const tir_expr *c, int lo, int hi, int *a, int *b) {
-    if (c->kind != TE_BINARY) return false;
-    if (c->u.bin.op == TB_AND) {
-        int a1, b1, a2, b2;
-        if (!range_of(k, c->u.bin.a, lo, hi, &a1, &b1) || !range_of(k, c->u.bin.b, lo, hi, &a2, &b2)) return false;
-        *a = a1 > a2 ? a1 : a2;
-        *b = b1 < b2 ? b1 : b2;
-        if (*b < *a) *b = *a;
-        return true;
-    }
-    tir_binop op = c->u.bin.op;
-    int64_t v;
-    const tir_expr *x = c->u.bin.a;
-    if (tir_expr_const_int(c->u.bin.a, &v)) { /* 128 <= tid: tid >= 128 */
-        x = c->u.bin.b;
-        op = op == TB_LT ? TB_GT : op == TB_LE ? TB_GE : op == TB_GT ? TB_LT : op == TB_GE ? TB_LE : op;
-    } else if (!tir_expr_const_int(c->u.bin.b, &v)) {
-        return false;
-    }
-    if (!is_thread_index(k, x) || v < INT32_MIN / 2 || v > INT32_MAX / 2) return false;
-    int64_t from = lo, to = hi;
-    switch (op) {
-    case TB_LT: to = v; break;
-    case TB_LE: to = v + 1; break;
-    case TB_GE: from = v; break;
-    case TB_GT: from = v + 1; break;
-    default: return false;
-    }
-    *a = (int)(from < lo ? lo : from > hi ? hi : from);
-    *b = (int)(to > hi ? hi : to < *a ? *a : to);
-    return true;
-}
+ * ranges (sema_thread_range.c), each branch's tile ops the work of its
+ * range's threads: its values are the same in all of them, and differ
+ * between threads only after the branch. */
 
 static bool is_block_work(const tir_stmt *s, const void *ctx) {
     (void)ctx;
@@ -172,53 +127,8 @@ static bool is_block_work(const tir_stmt *s, const void *ctx) {
  * ranges holding tile work (then [*a, *b), else the rest); false else. */
 static bool splits_threads(tv *t, const tir_stmt *s, int *a, int *b) {
     bool work = tir_stmt_any(s->u.if_.then, is_block_work, NULL) || tir_stmt_any(s->u.if_.els, is_block_work, NULL);
-    if (!work || !range_of(t->k, s->u.if_.cond, t->lo, t->hi, a, b)) return false;
+    if (!work || !sema_thread_range_of(t->k, s->u.if_.cond, t->lo, t->hi, a, b)) return false;
     return true;
-}
-
-static const tir_thread_range *new_range(tv *t, const tir_stmt *s, int lo, int hi) {
-    if (lo >= hi) return NULL;
-    if (lo % 32 || hi % 32) {
-        tlc_error(t->S->diag, s->loc, "this branch on the thread index gives tile work to threads [%d, %d), which is "
-                  "not a whole number of warps: split the threads at multiples of 32", lo, hi);
-        return NULL;
-    }
-    for (int i = 0; i < t->ranges.len; i++) {
-        const tir_thread_range *r = t->ranges.items[i];
-        if (r->lo == lo && r->count == hi - lo) return r;
-    }
-    int id = 15;
-    while (id > 5 && (t->barriers_used >> id & 1)) id--;
-    if (id <= 5) {
-        tlc_error(t->S->diag, s->loc, "too many distinct ranges of threads with tile work: tlc gives each a named "
-                  "barrier of its own (ids 6..15, those the program's sync_threads leave free)");
-        return NULL;
-    }
-    t->barriers_used |= 1u << id;
-    t->split = true;
-    tir_thread_range *r = TLC_NEW(t->S->arena, tir_thread_range);
-    r->lo = lo;
-    r->count = hi - lo;
-    r->barrier = id;
-    tlc_ptrvec_push(&t->ranges, r);
-    return r;
-}
-
-/* Every statement in s runs in range r (nested ranges set theirs later). */
-static void set_range(tir_stmt *s, const tir_thread_range *r) {
-    if (!s) return;
-    s->range = r;
-    switch (s->kind) {
-    case TS_SEQ:
-        for (int i = 0; i < s->u.seq.n; i++) set_range(s->u.seq.stmts[i], r);
-        return;
-    case TS_FOR: set_range(s->u.for_.body, r); return;
-    case TS_IF:
-        set_range(s->u.if_.then, r);
-        set_range(s->u.if_.els, r);
-        return;
-    default: return;
-    }
 }
 
 /* The variables and per-thread buffers the branches of range-splitting if
@@ -414,15 +324,16 @@ static void check(tv *t, const tir_stmt *s, bool ctl) {
             }
             const tir_thread_range *saved = t->range;
             m->u.if_.thread_varying = true;
-            m->u.if_.range_then = new_range(t, s, a, b);
-            m->u.if_.range_else = s->u.if_.els ? new_range(t, s, ea, eb) : NULL;
+            m->u.if_.range_then = sema_thread_range(t->S, &t->ranges, s, a, b);
+            m->u.if_.range_else = s->u.if_.els ? sema_thread_range(t->S, &t->ranges, s, ea, eb) : NULL;
+            t->split |= m->u.if_.range_then || m->u.if_.range_else;
             const tir_thread_range *rs[2] = {m->u.if_.range_then, m->u.if_.range_else};
             tir_stmt *branch[2] = {m->u.if_.then, m->u.if_.els};
             for (int i = 0; i < 2; i++) {
                 if (!branch[i]) continue;
                 t->range = rs[i] ? rs[i] : saved;
                 t->lo = i ? ea : a, t->hi = i ? eb : b;
-                if (rs[i]) set_range(branch[i], rs[i]);
+                if (rs[i]) sema_set_thread_range(branch[i], rs[i]);
                 check(t, branch[i], false);
             }
             t->range = saved;
@@ -497,88 +408,11 @@ static void check(tv *t, const tir_stmt *s, bool ctl) {
     }
 }
 
-/* The ids of the program's own named barriers (sync_threads(id, count)). */
-static unsigned program_barrier_ids(const tir_stmt *s) {
-    if (!s) return 0;
-    switch (s->kind) {
-    case TS_SEQ: {
-        unsigned m = 0;
-        for (int i = 0; i < s->u.seq.n; i++) m |= program_barrier_ids(s->u.seq.stmts[i]);
-        return m;
-    }
-    case TS_FOR: return program_barrier_ids(s->u.for_.body);
-    case TS_IF: return program_barrier_ids(s->u.if_.then) | program_barrier_ids(s->u.if_.els);
-    case TS_SYNC_THREADS: return s->u.sync.count && s->u.sync.id >= 0 && s->u.sync.id < 16 ? 1u << s->u.sync.id : 0;
-    default: return 0;
-    }
-}
-
-static void range_text(const tir_kernel *k, const tir_thread_range *r, char *buf, size_t n) {
-    if (r) snprintf(buf, n, "threads [%d, %d)", r->lo, r->lo + r->count);
-    else snprintf(buf, n, "the whole block (%d threads)", k->threads);
-}
-
-/* A fragment is laid out over the one range that uses it (the block's
- * threads outside any): used by two, it is an error. */
-typedef struct range_uses {
-    tv *t;
-    const tir_stmt *s;
-    bool *seen;
-    bool failed;
-} range_uses;
-
-static void note_frag(const tir_access *acc, void *ctx) {
-    range_uses *u = ctx;
-    tir_buffer *b = tir_buffer_storage(acc->buf);
-    const tir_thread_range *r = u->s->range;
-    if (b->scope != TIR_SCOPE_FRAGMENT || u->failed) return;
-    if (!u->seen[b->id]) {
-        u->seen[b->id] = true;
-        b->range = r;
-    } else if (b->range != r) {
-        char x[64], y[64];
-        range_text(u->t->k, b->range, x, sizeof x);
-        range_text(u->t->k, r, y, sizeof y);
-        tlc_error(u->t->S->diag, u->s->loc, "fragment '%s' is laid out over %s, where it is used first, but this "
-                  "statement uses it in %s: a fragment belongs to one range of threads (a branch on the thread index "
-                  "with tile work); initialize and use it inside one branch, and pass values between ranges, or to "
-                  "the whole block, through shared memory", b->name, x, y);
-        u->failed = true;
-    }
-}
-
-static void range_walk(range_uses *u, const tir_stmt *s) {
-    if (!s || u->failed) return;
-    switch (s->kind) {
-    case TS_SEQ:
-        for (int i = 0; i < s->u.seq.n; i++) range_walk(u, s->u.seq.stmts[i]);
-        return;
-    case TS_FOR:
-        if (s->u.for_.kind != TIR_FOR_PARALLEL) {
-            range_walk(u, s->u.for_.body);
-            return;
-        }
-        break;
-    case TS_IF:
-        range_walk(u, s->u.if_.then);
-        range_walk(u, s->u.if_.els);
-        return;
-    default: break;
-    }
-    u->s = s;
-    tir_stmt_accesses(s, note_frag, u);
-}
-
-static void check_range_uses(tv *t) {
-    range_uses u = {.t = t, .seen = TLC_NEW_ARRAY(t->S->arena, bool, (size_t)t->S->buffers.len + 1)};
-    range_walk(&u, t->k->body);
-}
-
 void sema_thread_varying(sema *S) {
     tir_kernel *k = S->k;
     if (!k || !k->body || !k->thread_indexed) return;
     tv t = {.S = S, .k = k, .lo = 0, .hi = k->threads};
-    t.barriers_used = program_barrier_ids(k->body);
+    sema_thread_ranges_init(&t.ranges, k);
     t.var = TLC_NEW_ARRAY(S->arena, bool, (size_t)k->nvars + 1);
     /* (the kernel's buffer list is made after its body: count sema's) */
     t.buf = TLC_NEW_ARRAY(S->arena, bool, (size_t)S->buffers.len + 1);
@@ -590,6 +424,6 @@ void sema_thread_varying(sema *S) {
         propagate(&t, k->body, false);
     } while (t.changed);
     check(&t, k->body, false);
-    if (t.split) check_range_uses(&t);
-    tlc_ptrvec_free(&t.ranges);
+    if (t.split) sema_check_range_fragments(S);
+    sema_thread_ranges_free(&t.ranges);
 }
