@@ -1151,8 +1151,11 @@ static sv eval_inner(sema *S, const ast_expr *e) {
         if (is_value_attr(S, e, "dtype")) return eval_dtype_attr(S, e);
         if (is_value_attr(S, e, "shape")) return eval_shape_attr(S, e);
         if (is_value_attr(S, e, "bits")) return eval_bits_attr(S, e);
-        if (e->u.attr.value->kind == AE_CALL) { /* torch.cuda.get_device_properties(0).major */
-            sv v = sema_eval(S, e->u.attr.value);
+        /* a device's properties: props.major, get_device_properties(0).minor */
+        const ast_expr *base = e->u.attr.value;
+        sym *bs = base->kind == AE_NAME ? sema_lookup(S, base->u.name) : NULL;
+        if (base->kind == AE_CALL || (bs && bs->kind == SYM_CONST && bs->value.kind == SV_DEVICE)) {
+            sv v = sema_eval(S, base);
             if (v.kind == SV_ERROR) return v;
             if (v.kind == SV_DEVICE) return sema_device_attr(S, e);
         }
@@ -1163,9 +1166,6 @@ static sv eval_inner(sema *S, const ast_expr *e) {
         }
         const ast_expr *root = e;
         while (root->kind == AE_ATTR) root = root->u.attr.value;
-        sym *rs = root->kind == AE_NAME ? sema_lookup(S, root->u.name) : NULL;
-        if (rs && rs->kind == SYM_CONST && rs->value.kind == SV_DEVICE && e->u.attr.value == root)
-            return sema_device_attr(S, e);
         if (root->kind == AE_NAME && sema_lookup(S, root->u.name)) {
             tlc_error(S->diag, e->loc, "attribute '%s' of '%s' is not supported", e->u.attr.name, root->u.name);
             return sv_error();

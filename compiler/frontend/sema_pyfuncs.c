@@ -311,6 +311,12 @@ bool sema_is_python_print(sema *S, const ast_expr *e) {
            !sema_lookup(S, "print");
 }
 
+/* The SM count a kernel is compiled for: the JIT's device, --num-sms,
+ * else the target's data-center part. */
+static int compile_num_sms(const sema *S) {
+    return S->opt->num_sms > 0 ? S->opt->num_sms : tlc_target_of(S->opt->arch)->num_sms;
+}
+
 bool sema_py_call(sema *S, const ast_expr *call, const char *name, sv *out) {
     tlc_loc loc = call->loc;
     if (sequence_fn(S, call, name, out)) return true;
@@ -456,8 +462,7 @@ bool sema_py_call(sema *S, const ast_expr *call, const char *name, sv *out) {
         /* TileLang asks the driver while it builds the kernel: a constant of
          * the compile (the JIT's device, --num-sms, else the target's part) */
         if (!positional_only(S, call, name, 0, 0)) return true;
-        int n = S->opt->num_sms > 0 ? S->opt->num_sms : tlc_target_of(S->opt->arch)->num_sms;
-        *out = sv_scalar(tir_int(S->arena, n, loc), loc);
+        *out = sv_scalar(tir_int(S->arena, compile_num_sms(S), loc), loc);
         return true;
     }
     if (strncmp(name, "math.", 5) != 0 && strcmp(name, "next_power_of_2") != 0) return false;
@@ -558,7 +563,7 @@ sv sema_device_attr(sema *S, const ast_expr *e) {
     int64_t v;
     if (!strcmp(a, "major")) v = t->sm / 10;
     else if (!strcmp(a, "minor")) v = t->sm % 10;
-    else if (!strcmp(a, "multi_processor_count")) v = S->opt->num_sms > 0 ? S->opt->num_sms : t->num_sms;
+    else if (!strcmp(a, "multi_processor_count")) v = compile_num_sms(S);
     else {
         tlc_error(S->diag, e->loc, "'%s' of the device's properties is not known when tlc compiles (it knows the "
                   "target's major, minor and multi_processor_count)", a);

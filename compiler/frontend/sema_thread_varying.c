@@ -32,9 +32,7 @@ typedef struct tv {
     /* the thread range being checked: [lo, hi) of the block (the block
      * itself outside range branches) */
     int lo, hi;
-    const tir_thread_range *range;
     sema_thread_ranges ranges; /* the kernel's (sema_thread_range.c) */
-    bool split;                /* some branch splits the threads into ranges */
 } tv;
 
 static bool per_thread_scope(const tir_buffer *b) {
@@ -125,9 +123,12 @@ static bool is_block_work(const tir_stmt *s, const void *ctx) {
 
 /* The ranges of if s when it splits the threads of [t->lo, t->hi) into
  * ranges holding tile work (then [*a, *b), else the rest); false else. */
-static bool splits_threads(tv *t, const tir_stmt *s, int *a, int *b) {
+static bool splits_threads(tv *t, const tir_stmt *s, int *a, int *b, int *ea, int *eb) {
     bool work = tir_stmt_any(s->u.if_.then, is_block_work, NULL) || tir_stmt_any(s->u.if_.els, is_block_work, NULL);
     if (!work || !sema_thread_range_of(t->k, s->u.if_.cond, t->lo, t->hi, a, b)) return false;
+    /* the else branch's: an interval when the condition cuts one end off */
+    *ea = *a == t->lo ? *b : t->lo;
+    *eb = *a == t->lo ? t->hi : *a;
     return true;
 }
 
@@ -219,13 +220,13 @@ static void propagate(tv *t, const tir_stmt *s, bool ctl) {
         for (int i = 0; i < s->u.seq.n; i++) propagate(t, s->u.seq.stmts[i], ctl);
         return;
     case TS_IF: {
-        int a, b, lo = t->lo, hi = t->hi;
-        if (!ctl && splits_threads(t, s, &a, &b)) {
+        int a, b, ea, eb, lo = t->lo, hi = t->hi;
+        if (!ctl && splits_threads(t, s, &a, &b, &ea, &eb)) {
             /* each range's threads take their branch together; what a
              * branch sets differs between threads outside it */
             t->lo = a, t->hi = b;
             propagate(t, s->u.if_.then, false);
-            t->lo = a == lo ? b : lo, t->hi = a == lo ? hi : a;
+            t->lo = ea, t->hi = eb;
             propagate(t, s->u.if_.els, false);
             t->lo = lo, t->hi = hi;
             escaping(t, s);
@@ -310,11 +311,8 @@ static void check(tv *t, const tir_stmt *s, bool ctl) {
     case TS_IF: {
         tir_stmt *m = (tir_stmt *)s;
         m->u.if_.thread_varying = varying(t, s->u.if_.cond);
-        int a, b, lo = t->lo, hi = t->hi;
-        if (!ctl && splits_threads(t, s, &a, &b)) {
-            /* the rest of the range is the else branch's: an interval when
-             * the condition's cuts one end off */
-            int ea = a == lo ? b : lo, eb = a == lo ? hi : a;
+        int a, b, ea, eb, lo = t->lo, hi = t->hi;
+        if (!ctl && splits_threads(t, s, &a, &b, &ea, &eb)) {
             if (a != lo && b != hi && s->u.if_.els && tir_stmt_any(s->u.if_.els, is_block_work, NULL)) {
                 tlc_error(t->S->diag, s->loc, "this branch on the thread index takes threads [%d, %d) from the middle "
                           "of [%d, %d), and its else branch holds tile work, which tlc gives to an interval of threads "
@@ -322,21 +320,17 @@ static void check(tv *t, const tir_stmt *s, bool ctl) {
                           a, b, lo, hi, a, b);
                 return;
             }
-            const tir_thread_range *saved = t->range;
             m->u.if_.thread_varying = true;
             m->u.if_.range_then = sema_thread_range(t->S, &t->ranges, s, a, b);
             m->u.if_.range_else = s->u.if_.els ? sema_thread_range(t->S, &t->ranges, s, ea, eb) : NULL;
-            t->split |= m->u.if_.range_then || m->u.if_.range_else;
             const tir_thread_range *rs[2] = {m->u.if_.range_then, m->u.if_.range_else};
             tir_stmt *branch[2] = {m->u.if_.then, m->u.if_.els};
             for (int i = 0; i < 2; i++) {
                 if (!branch[i]) continue;
-                t->range = rs[i] ? rs[i] : saved;
                 t->lo = i ? ea : a, t->hi = i ? eb : b;
                 if (rs[i]) sema_set_thread_range(branch[i], rs[i]);
                 check(t, branch[i], false);
             }
-            t->range = saved;
             t->lo = lo, t->hi = hi;
             return;
         }
@@ -424,6 +418,6 @@ void sema_thread_varying(sema *S) {
         propagate(&t, k->body, false);
     } while (t.changed);
     check(&t, k->body, false);
-    if (t.split) sema_check_range_fragments(S);
+    if (t.ranges.ranges.len) sema_check_range_fragments(S);
     sema_thread_ranges_free(&t.ranges);
 }

@@ -103,10 +103,9 @@ static void run_block_work(tlc_interp *it, const tir_stmt *s, const bool *mask) 
     for (int i = 0; i < k->nbuffers; i++) {
         ibuf *ib = &it->bufs[i];
         if (!ib->per_thread || !tir_stmt_writes(s, k->buffers[i])) continue;
-        for (int t = lo; t < hi; t++)
-            if (t != lo)
-                memcpy(ib->base + (size_t)t * (size_t)ib->elems, ib->base + (size_t)lo * (size_t)ib->elems,
-                       sizeof(tlc_ival) * (size_t)ib->elems);
+        for (int t = lo + 1; t < hi; t++)
+            memcpy(ib->base + (size_t)t * (size_t)ib->elems, ib->base + (size_t)lo * (size_t)ib->elems,
+                   sizeof(tlc_ival) * (size_t)ib->elems);
     }
 }
 

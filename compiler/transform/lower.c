@@ -466,6 +466,12 @@ static th_stmt *unrolled_copies(tlc_lower_ctx *lc, const tir_stmt *s, int64_t c0
     return th_unrolled_size(all, TLC_UNROLLED_MAX_STMTS + 1) <= TLC_UNROLLED_MAX_STMTS ? all : NULL;
 }
 
+/* lc->tid := the thread's index in lc->range. */
+static void set_range_tid(tlc_lower_ctx *lc) {
+    th_expr *t = th_bin(lc->a, THB_SUB, th_read(lc->a, lc->block_tid), tlc_i32(lc, lc->range->lo));
+    tlc_emit(lc, th_assign(lc->a, lc->tid, NULL, t));
+}
+
 static void lower_serial_for(tlc_lower_ctx *lc, const tir_stmt *s, effects *pending) {
     if (!lc->in_parallel && tlc_ws_owns_loop(lc, s)) { /* warp_specialize.c */
         /* what was stored before the loop, published to the other consumers
@@ -534,9 +540,7 @@ static void lower_serial_for(tlc_lower_ctx *lc, const tir_stmt *s, effects *pend
         th_expr *dep[1] = {th_read(lc->a, tv)};
         th_var *out[1] = {lc->block_tid};
         tlc_emit_ptx(lc, tlc_ptx_read_tid_x(), dep, 1, out, 1);
-        if (lc->tid != lc->block_tid) /* in a thread range's branch: its index there */
-            tlc_emit(lc, th_assign(lc->a, lc->tid, NULL, th_bin(lc->a, THB_SUB, th_read(lc->a, lc->block_tid),
-                                                              tlc_i32(lc, lc->range->lo))));
+        if (lc->range) set_range_tid(lc); /* in a thread range's branch: its index there */
     }
     int64_t tests0 = lc->bounds_tests;
     lower_tile_stmt(lc, s->u.for_.body, &inner);
@@ -605,9 +609,9 @@ static void lower_range_branch(tlc_lower_ctx *lc, const tir_stmt *body, const ti
     int threads = lc->threads;
     const tir_thread_range *range = lc->range;
     lc->tid = tlc_temp(lc, "range_tid", th_scalar(TH_I32), 0);
-    tlc_emit(lc, th_assign(lc->a, lc->tid, NULL, th_bin(lc->a, THB_SUB, th_read(lc->a, lc->block_tid), tlc_i32(lc, r->lo))));
     lc->threads = r->count;
     lc->range = r;
+    set_range_tid(lc);
     lower_tile_stmt(lc, body, pending);
     lc->tid = tid;
     lc->threads = threads;
