@@ -28,6 +28,33 @@ static th_expr *var_value(tlc_lower_ctx *lc, const tir_expr *e) {
     return th_int(lc->a, TH_I32, 0);
 }
 
+/* e loads an element of global or shared memory at an index that may lie
+ * outside its buffer, where the bounds tests do not cover it (below 0 for
+ * a tensor, whose end is masked; either side for shared memory). */
+static bool may_fault(tlc_lower_ctx *lc, const tir_expr *e) {
+    if (!e) return false;
+    switch (e->kind) {
+    case TE_LOAD: {
+        const tir_buffer *b = e->u.load.buf;
+        bool memory = b->scope == TIR_SCOPE_GLOBAL || b->scope == TIR_SCOPE_SHARED;
+        for (int d = 0; d < b->rank; d++) {
+            int64_t lo, hi;
+            if (may_fault(lc, e->u.load.idx[d])) return true;
+            if (!memory) continue;
+            if (!tlc_expr_range(lc, e->u.load.idx[d], &lo, &hi) || lo < 0) return true;
+            if (b->scope == TIR_SCOPE_SHARED && hi >= tir_buffer_dim(b, d)) return true;
+        }
+        return false;
+    }
+    case TE_BINARY: return may_fault(lc, e->u.bin.a) || may_fault(lc, e->u.bin.b);
+    case TE_UNARY: return may_fault(lc, e->u.un.a);
+    case TE_CAST: return may_fault(lc, e->u.cast.a);
+    case TE_SELECT: return may_fault(lc, e->u.sel.cond) || may_fault(lc, e->u.sel.a) || may_fault(lc, e->u.sel.b);
+    case TE_SHUFFLE: return may_fault(lc, e->u.shfl.value) || may_fault(lc, e->u.shfl.lane);
+    default: return false;
+    }
+}
+
 static th_binop arith_op(tir_binop op, bool is_float) {
     switch (op) {
     case TB_ADD: return THB_ADD;
@@ -176,6 +203,20 @@ th_expr *tlc_lower_expr(tlc_lower_ctx *lc, const tir_expr *e) {
     case TE_SELECT: {
         th_type rt = tlc_reg_type(e->dtype);
         th_expr *c = tlc_coerce(lc, tlc_lower_expr(lc, e->u.sel.cond), th_scalar(TH_I1));
+        if (may_fault(lc, e->u.sel.a) || may_fault(lc, e->u.sel.b)) {
+            /* only the chosen value's loads run (the other's index may be
+             * outside its buffer: `T.if_then_else(i >= 0, X[i], 0)`) */
+            th_var *t = tlc_temp(lc, "sel", rt, 0);
+            th_stmt *arm[2];
+            for (int i = 0; i < 2; i++) {
+                const tir_expr *x = i ? e->u.sel.b : e->u.sel.a;
+                tlc_ptrvec *saved = tlc_lower_begin(lc);
+                tlc_emit(lc, th_assign(lc->a, t, NULL, tlc_coerce_from(lc, tlc_lower_expr(lc, x), x->dtype, rt)));
+                arm[i] = tlc_lower_end(lc, saved);
+            }
+            tlc_emit(lc, th_if(lc->a, c, arm[0], arm[1]));
+            return th_read(lc->a, t);
+        }
         th_expr *x = tlc_coerce_from(lc, tlc_lower_expr(lc, e->u.sel.a), e->u.sel.a->dtype, rt);
         th_expr *y = tlc_coerce_from(lc, tlc_lower_expr(lc, e->u.sel.b), e->u.sel.b->dtype, rt);
         return th_select(lc->a, c, x, y);

@@ -13,6 +13,10 @@ bool tlc_pipe_is_copy(const tlc_pipe_plan *pp, const tir_stmt *s) {
     return false;
 }
 
+const tir_buffer *tlc_pipe_load_dst(const tlc_pipe_plan *pp, int i) {
+    return pp->gathers[i].loop ? pp->gathers[i].dst : pp->copies[i]->u.copy.dst.buf;
+}
+
 bool tlc_ws_is_preload(const tlc_ws_decision *d, const tir_stmt *s) {
     for (int i = 0; d && i < d->npreloads; i++)
         if (d->preloads[i] == s) return true;

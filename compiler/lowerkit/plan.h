@@ -11,11 +11,27 @@
  * (after at most some lets they use) that get one buffer per stage, and the
  * copy engine that fills them. */
 #define TLC_PIPE_MAX_COPIES 8
+/* A Parallel loop that gathers rows of a global tensor into a whole 2-d
+ * shared buffer (transform/pipeline_gather.c), `dst[r, j] = src[..., e +
+ * j]` under a condition on r (0 where it fails): a stage load too, each
+ * thread issuing 16-byte cp.async chunks of rows. */
+typedef struct tlc_gather {
+    const tir_stmt *loop;      /* the Parallel loop; NULL: the load is a copy */
+    const tir_var *row, *col;  /* its variables (r, j) */
+    tir_stmt *const *lets;     /* the lets its body opens with (they read no j) */
+    int nlets;
+    const tir_buffer *dst;
+    const tir_expr *src;       /* TE_LOAD of the global tensor, its last index e + j */
+    const tir_expr *cond;      /* NULL: every row is loaded */
+} tlc_gather;
 typedef struct tlc_pipe_plan {
     const tir_stmt *loop;
     int stages;
     int ncopies;
+    /* the stage loads: TS_COPY statements, or Parallel loops where
+     * gathers[i].loop is set */
     const tir_stmt *copies[TLC_PIPE_MAX_COPIES];
+    tlc_gather gathers[TLC_PIPE_MAX_COPIES];
     int nprefix; /* body statements up to the last pipelined copy (lets and those copies) */
     bool tma;    /* TMA on mbarriers; else cp.async with commit / wait groups */
     int64_t mbar; /* TMA without warp specialization: byte offset of the stages' mbarriers (else -1) */
@@ -212,8 +228,10 @@ typedef struct tlc_kernel_plan {
 const tlc_pipe_plan *tlc_plan_pipe(const tlc_kernel_plan *p, const tir_stmt *loop);
 const tlc_gemm_plan *tlc_plan_gemm(const tlc_kernel_plan *p, const tir_stmt *op);
 const tlc_gemm_op_plan *tlc_plan_gemm_op(const tlc_kernel_plan *p, const tir_stmt *op);
-/* s is one of the loop's pipelined copies. */
+/* s is one of the loop's pipelined copies (or gathers). */
 bool tlc_pipe_is_copy(const tlc_pipe_plan *pp, const tir_stmt *s);
+/* The shared buffer stage load i fills. */
+const tir_buffer *tlc_pipe_load_dst(const tlc_pipe_plan *pp, int i);
 /* s is one of the warp-specialized loop's preloads (tlc_ws_decision). */
 bool tlc_ws_is_preload(const tlc_ws_decision *d, const tir_stmt *s);
 const tlc_smem_scratch *tlc_plan_scratch(const tlc_kernel_plan *p, const tir_stmt *op);

@@ -106,7 +106,7 @@ static const tlc_tmap_use *tmap_of(const tlc_lower_ctx *lc, const tir_stmt *copy
 void tlc_pipe_set_stage(tlc_lower_ctx *lc, const tlc_pipe_plan *pp, th_expr *stage) {
     if (!lc->stage_off) lc->stage_off = TLC_NEW_ARRAY(lc->a, th_expr *, (size_t)lc->k->nbuffers + 1);
     for (int i = 0; i < pp->ncopies; i++) {
-        const tir_buffer *b = pp->copies[i]->u.copy.dst.buf;
+        const tir_buffer *b = tlc_pipe_load_dst(pp, i);
         lc->stage_off[b->id] = stage ? th_bin(lc->a, THB_MUL, stage, tlc_i32(lc, b->layout->bytes)) : NULL;
     }
 }
@@ -141,23 +141,37 @@ static void global_idx(tlc_lower_ctx *lc, const tir_region *src, const int *dims
     }
 }
 
-/* Row length of the copy's tensor when it is symbolic and the copy could
- * use 16-byte chunks if it divides by them (else NULL). */
-static th_expr *symbolic_row_check(tlc_lower_ctx *lc, const tir_stmt *s) {
+/* Tensor g's row length is a multiple of vec elements (g's last dim symbolic). */
+static th_expr *row_multiple(tlc_lower_ctx *lc, const tir_buffer *g, int64_t vec) {
+    int last = g->rank - 1;
+    return th_cmp(lc->a, THC_EQ, th_bin(lc->a, THB_UREM, tlc_coerce(lc, tlc_dim_value(lc, g, last), th_scalar(TH_I32)),
+                                        tlc_i32(lc, vec)), tlc_i32(lc, 0));
+}
+
+/* Row length of the load's tensor when it is symbolic and the load could
+ * use 16-byte chunks if it divides by them (else NULL). A gather was
+ * planned on that condition (pipeline_gather.c). */
+static th_expr *symbolic_row_check(tlc_lower_ctx *lc, const tlc_pipe_plan *pp, int i) {
+    const tlc_gather *ga = &pp->gathers[i];
+    if (ga->loop) {
+        const tir_buffer *g = ga->src->u.load.buf;
+        if (tir_buffer_dim(g, g->rank - 1) >= 0) return NULL;
+        return row_multiple(lc, g, 16 / tir_dtype_bytes(g->dtype));
+    }
+    const tir_stmt *s = pp->copies[i];
     const tir_region *src = &s->u.copy.src;
     const tir_buffer *g = src->buf;
     int64_t vec = 16 / tir_dtype_bytes(s->u.copy.dst.buf->dtype);
     int last = g->rank - 1;
     if (tlc_expr_multiple(src->start[last]) % vec || tir_buffer_dim(g, last) >= 0) return NULL;
-    return th_cmp(lc->a, THC_EQ, th_bin(lc->a, THB_UREM, tlc_coerce(lc, tlc_dim_value(lc, g, last), th_scalar(TH_I32)),
-                                        tlc_i32(lc, vec)), tlc_i32(lc, 0));
+    return row_multiple(lc, g, vec);
 }
 
 th_expr *tlc_pipe_aligned_cond(tlc_lower_ctx *lc, const tlc_pipe_plan *pp) {
     if (pp->tma) return NULL;
     th_expr *all = NULL;
     for (int i = 0; i < pp->ncopies; i++) {
-        th_expr *c = symbolic_row_check(lc, pp->copies[i]);
+        th_expr *c = symbolic_row_check(lc, pp, i);
         if (c) all = tlc_and(lc, all, c);
     }
     return all;
@@ -197,6 +211,7 @@ th_expr *tlc_pipe_interior_cond(tlc_lower_ctx *lc, const tlc_pipe_plan *pp, cons
     tlc_arena *a = lc->a;
     const tir_var *v = loop->u.for_.vars[0];
     for (int i = 0; i < pp->ncopies; i++) {
+        if (pp->gathers[i].loop) return NULL; /* its rows are chosen per row */
         const tir_region *src = &pp->copies[i]->u.copy.src;
         for (int d = 0; d < src->rank; d++)
             if (!affine_in(src->start[d], v) || !tir_expr_const_int(src->extent[d], &(int64_t){0})) return NULL;
@@ -227,15 +242,73 @@ th_expr *tlc_pipe_interior_cond(tlc_lower_ctx *lc, const tlc_pipe_plan *pp, cons
     return all;
 }
 
+/* Where a 16-byte chunk of a stage load comes from: for the chunk at
+ * (row, col) of the shared buffer, its global address and the bytes to
+ * copy (NULL: all 16; fewer are zero-filled). */
+typedef void chunk_source(tlc_lower_ctx *lc, const void *ctx, th_expr *row, th_expr *col, th_expr **gp, th_expr **bytes);
+
+/* Every thread's cp.async chunks of whole 2-d shared buffer b. */
+static void issue_chunks(tlc_lower_ctx *lc, const tir_buffer *b, chunk_source *source, const void *ctx) {
+    tlc_arena *a = lc->a;
+    int64_t vec = 16 / tir_dtype_bytes(b->dtype), rows = tir_buffer_dim(b, 0), cols = tir_buffer_dim(b, 1);
+    int64_t cpr = cols / vec, total = rows * cpr, threads = lc->threads;
+    th_expr *tid = th_read(a, lc->tid);
+    for (int64_t i = 0; i * threads < total; i++) {
+        th_expr *q = th_bin(a, THB_ADD, tid, tlc_i32(lc, i * threads));
+        th_expr *row, *col;
+        if (threads % cpr == 0) { /* the same column every time: rows step by threads / cpr */
+            row = th_bin(a, THB_ADD, th_bin(a, THB_UDIV, tid, tlc_i32(lc, cpr)), tlc_i32(lc, i * (threads / cpr)));
+            col = th_bin(a, THB_MUL, th_bin(a, THB_UREM, tid, tlc_i32(lc, cpr)), tlc_i32(lc, vec));
+        } else {
+            row = tlc_let(lc, "cr", th_bin(a, THB_UDIV, q, tlc_i32(lc, cpr)));
+            col = tlc_let(lc, "cc", th_bin(a, THB_MUL, th_bin(a, THB_UREM, q, tlc_i32(lc, cpr)), tlc_i32(lc, vec)));
+        }
+        th_expr *gp, *bytes;
+        source(lc, ctx, row, col, &gp, &bytes);
+        th_expr *sidx[2] = {row, col};
+        th_expr *sp = th_convert(a, tlc_shared_elem_ptr(lc, b, sidx), th_scalar(TH_I32));
+        th_expr *args[3] = {sp, gp, bytes};
+        th_stmt *cp = tlc_ptx_stmt(lc, tlc_ptx_cp_async_16(bytes != NULL), args, bytes ? 3 : 2, NULL, 0);
+        tlc_emit(lc, total % threads && (i + 1) * threads > total
+                         ? th_if(a, th_cmp(a, THC_LT, q, tlc_i32(lc, total)), cp, NULL)
+                         : cp);
+    }
+}
+
+typedef struct copy_chunks {
+    const tlc_pipe_state *ps;
+    const tir_stmt *copy;
+    th_expr *lim; /* the tensor's last dim */
+} copy_chunks;
+
+static void copy_chunk(tlc_lower_ctx *lc, const void *ctx, th_expr *row, th_expr *col, th_expr **gp, th_expr **bytes) {
+    const copy_chunks *c = ctx;
+    tlc_arena *a = lc->a;
+    const tir_region *src = &c->copy->u.copy.src;
+    const tir_buffer *g = src->buf;
+    int eb = tir_dtype_bytes(g->dtype);
+    int64_t vec = 16 / eb;
+    int dims[16];
+    tir_region_squeezed_dims(src, dims);
+    th_expr *idx[16];
+    global_idx(lc, src, dims, row, col, idx);
+    th_expr *valid = NULL;
+    *bytes = NULL;
+    if (c->ps->align_mode != TLC_PIPE_INTERIOR) { /* INTERIOR: no masks, tlc_pipe_interior_cond held */
+        valid = tlc_global_in_bounds(lc, g, idx, NULL);
+        th_expr *left = th_bin(a, THB_SUB, c->lim, idx[g->rank - 1]);
+        *bytes = th_bin(a, THB_MUL, th_bin(a, THB_MIN, left, tlc_i32(lc, vec)), tlc_i32(lc, eb));
+        if (valid) *bytes = th_select(a, valid, *bytes, tlc_i32(lc, 0));
+    }
+    *gp = tlc_global_elem_ptr(lc, g, idx);
+    if (valid) *gp = th_select(a, valid, *gp, th_param_ref(a, lc->tk, lc->tensor_param[g->id]));
+}
+
 static void issue_cp_async(tlc_lower_ctx *lc, const tlc_pipe_state *ps, const tir_stmt *s) {
     tlc_arena *a = lc->a;
     const tir_region *src = &s->u.copy.src;
     const tir_buffer *g = src->buf, *b = s->u.copy.dst.buf;
-    int dims[16];
-    tir_region_squeezed_dims(src, dims);
-    int eb = tir_dtype_bytes(b->dtype);
-    int64_t vec = 16 / eb, rows = tir_buffer_dim(b, 0), cols = tir_buffer_dim(b, 1);
-    int64_t cpr = cols / vec, total = rows * cpr, threads = lc->threads;
+    int64_t vec = 16 / tir_dtype_bytes(b->dtype);
     int last = g->rank - 1;
     int64_t lastdim = tir_buffer_dim(g, last);
     /* 16-byte chunks need 16-byte aligned rows and column starts */
@@ -249,44 +322,14 @@ static void issue_cp_async(tlc_lower_ctx *lc, const tlc_pipe_state *ps, const ti
         return;
     }
     if (lastdim < 0 && ps->align_mode == TLC_PIPE_ALIGN_CHECK)
-        aligned = tlc_let(lc, "al16", th_cmp(a, THC_EQ, th_bin(a, THB_UREM, tlc_coerce(lc, tlc_dim_value(lc, g, last), th_scalar(TH_I32)),
-                                                               tlc_i32(lc, vec)), tlc_i32(lc, 0)));
+        aligned = tlc_let(lc, "al16", row_multiple(lc, g, vec));
     else if (lastdim >= 0 && lastdim % vec) {
         s->op->lower(lc, s);
         return;
     }
     tlc_ptrvec *saved = tlc_lower_begin(lc);
-    th_expr *tid = th_read(a, lc->tid);
-    th_expr *lim = tlc_let(lc, "lim", tlc_coerce(lc, tlc_dim_value(lc, g, last), th_scalar(TH_I32)));
-    for (int64_t i = 0; i * threads < total; i++) {
-        th_expr *q = th_bin(a, THB_ADD, tid, tlc_i32(lc, i * threads));
-        th_expr *row, *col;
-        if (threads % cpr == 0) { /* the same column every time: rows step by threads / cpr */
-            row = th_bin(a, THB_ADD, th_bin(a, THB_UDIV, tid, tlc_i32(lc, cpr)), tlc_i32(lc, i * (threads / cpr)));
-            col = th_bin(a, THB_MUL, th_bin(a, THB_UREM, tid, tlc_i32(lc, cpr)), tlc_i32(lc, vec));
-        } else {
-            row = tlc_let(lc, "cr", th_bin(a, THB_UDIV, q, tlc_i32(lc, cpr)));
-            col = tlc_let(lc, "cc", th_bin(a, THB_MUL, th_bin(a, THB_UREM, q, tlc_i32(lc, cpr)), tlc_i32(lc, vec)));
-        }
-        th_expr *idx[16];
-        global_idx(lc, src, dims, row, col, idx);
-        th_expr *valid = NULL, *bytes = NULL;
-        if (ps->align_mode != TLC_PIPE_INTERIOR) { /* INTERIOR: no masks, tlc_pipe_interior_cond held */
-            valid = tlc_global_in_bounds(lc, g, idx, NULL);
-            th_expr *left = th_bin(a, THB_SUB, lim, idx[last]);
-            bytes = th_bin(a, THB_MUL, th_bin(a, THB_MIN, left, tlc_i32(lc, vec)), tlc_i32(lc, eb));
-            if (valid) bytes = th_select(a, valid, bytes, tlc_i32(lc, 0));
-        }
-        th_expr *gp = tlc_global_elem_ptr(lc, g, idx);
-        if (valid) gp = th_select(a, valid, gp, th_param_ref(a, lc->tk, lc->tensor_param[g->id]));
-        th_expr *sidx[2] = {row, col};
-        th_expr *sp = th_convert(a, tlc_shared_elem_ptr(lc, b, sidx), th_scalar(TH_I32));
-        th_expr *args[3] = {sp, gp, bytes};
-        th_stmt *cp = tlc_ptx_stmt(lc, tlc_ptx_cp_async_16(bytes != NULL), args, bytes ? 3 : 2, NULL, 0);
-        tlc_emit(lc, total % threads && (i + 1) * threads > total
-                         ? th_if(a, th_cmp(a, THC_LT, q, tlc_i32(lc, total)), cp, NULL)
-                         : cp);
-    }
+    copy_chunks c = {ps, s, tlc_let(lc, "lim", tlc_coerce(lc, tlc_dim_value(lc, g, last), th_scalar(TH_I32)))};
+    issue_chunks(lc, b, copy_chunk, &c);
     th_stmt *fast = tlc_lower_end(lc, saved);
     if (!aligned) {
         tlc_emit(lc, fast);
@@ -296,6 +339,59 @@ static void issue_cp_async(tlc_lower_ctx *lc, const tlc_pipe_state *ps, const ti
     s->op->lower(lc, s);
     th_stmt *slow = tlc_lower_end(lc, saved);
     tlc_emit(lc, th_if(a, aligned, fast, slow));
+}
+
+typedef struct gather_chunks {
+    const tlc_gather *g;
+    th_expr *lim; /* the tensor's last dim */
+} gather_chunks;
+
+/* The gather's row `row` at columns [col, col + 16 bytes): its loop's
+ * variables bound to them, its load's indices and condition lowered. */
+static void gather_chunk(tlc_lower_ctx *lc, const void *ctx, th_expr *row, th_expr *col, th_expr **gp, th_expr **bytes) {
+    const gather_chunks *c = ctx;
+    const tlc_gather *ga = c->g;
+    tlc_arena *a = lc->a;
+    const tir_buffer *g = ga->src->u.load.buf;
+    int eb = tir_dtype_bytes(g->dtype), last = g->rank - 1;
+    const tir_var *vars[2] = {ga->row, ga->col};
+    th_expr *values[2] = {row, col}, *saved[2];
+    bool known[2];
+    for (int i = 0; i < 2; i++) {
+        saved[i] = lc->var_expr[vars[i]->id];
+        known[i] = lc->var_known[vars[i]->id];
+        lc->var_expr[vars[i]->id] = values[i];
+        lc->var_known[vars[i]->id] = false;
+    }
+    for (int i = 0; i < ga->nlets; i++) tlc_lower_stmt(lc, ga->lets[i]);
+    th_expr *idx[16];
+    for (int d = 0; d < g->rank; d++) idx[d] = tlc_coerce(lc, tlc_lower_expr(lc, ga->src->u.load.idx[d]), th_scalar(TH_I32));
+    th_expr *valid = tlc_global_in_bounds(lc, g, idx, NULL);
+    if (ga->cond) valid = tlc_and(lc, tlc_coerce(lc, tlc_lower_expr(lc, ga->cond), th_scalar(TH_I1)), valid);
+    th_expr *left = th_bin(a, THB_SUB, c->lim, idx[last]);
+    *bytes = th_bin(a, THB_MUL, th_bin(a, THB_MIN, left, tlc_i32(lc, 16 / eb)), tlc_i32(lc, eb));
+    *gp = tlc_global_elem_ptr(lc, g, idx);
+    if (valid) {
+        valid = tlc_let(lc, "gv", valid);
+        *bytes = th_select(a, valid, *bytes, tlc_i32(lc, 0));
+        *gp = th_select(a, valid, *gp, th_param_ref(a, lc->tk, lc->tensor_param[g->id]));
+    }
+    for (int i = 0; i < 2; i++) {
+        lc->var_expr[vars[i]->id] = saved[i];
+        lc->var_known[vars[i]->id] = known[i];
+    }
+}
+
+/* A gather's rows by cp.async chunks; in the loop version for unaligned
+ * rows, its Parallel loop as written. */
+static void issue_gather(tlc_lower_ctx *lc, const tlc_pipe_state *ps, const tlc_gather *g) {
+    if (ps->align_mode == TLC_PIPE_ALIGN_FALLBACK) {
+        tlc_op_of(g->loop)->lower(lc, g->loop);
+        return;
+    }
+    const tir_buffer *t = g->src->u.load.buf;
+    gather_chunks c = {g, tlc_let(lc, "lim", tlc_coerce(lc, tlc_dim_value(lc, t, t->rank - 1), th_scalar(TH_I32)))};
+    issue_chunks(lc, g->dst, gather_chunk, &c);
 }
 
 /* One panel's cp.async.bulk.tensor: its arguments (the multicast mask
@@ -384,7 +480,12 @@ void tlc_pipe_issue(tlc_lower_ctx *lc, tlc_pipe_state *ps, th_expr *it, th_expr 
         th_stmt *one = tlc_lower_end(lc, inner);
         tlc_emit(lc, ps->in_issuer ? one : th_if(a, tid_is0(lc), one, NULL));
     } else {
-        for (int i = 0; i < pp->ncopies; i++) issue_cp_async(lc, ps, pp->copies[i]);
+        for (int i = 0; i < pp->ncopies; i++) {
+            if (pp->gathers[i].loop)
+                issue_gather(lc, ps, &pp->gathers[i]);
+            else
+                issue_cp_async(lc, ps, pp->copies[i]);
+        }
     }
     th_stmt *loads = tlc_lower_end(lc, saved);
     tlc_emit(lc, th_if(a, th_cmp(a, THC_LT, it, ps->n), loads, NULL));

@@ -13,8 +13,10 @@
  * in the iteration touches its destination, writes what it reads or sets
  * a variable its region uses (TileLang's attention examples load V in a
  * macro after the softmax). Its loads go out with the stage's and the
- * statement is skipped where it stands. Anything else stays a serial loop
- * with single-buffered shared memory. */
+ * statement is skipped where it stands. Parallel loops that gather rows
+ * into a whole shared buffer (pipeline_gather.c) are stage loads on the
+ * same terms. Anything else stays a serial loop with single-buffered shared
+ * memory. */
 #include "../ir/tir_access.h"
 #include "lower_internal.h"
 
@@ -97,10 +99,11 @@ static void note_set_var(const tir_var *v, void *ctx) {
     for (int i = q->from; i < q->to && !q->set; i++) q->set = tir_stmt_any(q->items[i], sets_var, v);
 }
 
-/* The copy items[i] may be issued before items[from, i) instead of after. */
-static bool hoistable(tir_stmt *const *items, int from, int i) {
+/* The load items[i] (filling dst) may be issued before items[from, i)
+ * instead of after. */
+static bool hoistable(tir_stmt *const *items, int from, int i, const tir_buffer *dst) {
     const tir_stmt *s = items[i];
-    if (touched(items, from, i, s->u.copy.dst.buf, TIR_ACCESS_READ_WRITE)) return false;
+    if (touched(items, from, i, dst, TIR_ACCESS_READ_WRITE)) return false;
     tir_access_list acc = {0};
     tir_access_list_collect(s, &acc);
     bool ok = true;
@@ -112,23 +115,38 @@ static bool hoistable(tir_stmt *const *items, int from, int i) {
     return ok && !q.set;
 }
 
-/* s is a copy the stage can take besides those already in `out`: the only
- * writer of a buffer none of them fills. */
-static bool stageable(const tlc_pipe_plan *out, const tir_stmt *body, const tir_stmt *s) {
-    if (!pipelinable_copy(s) || out->ncopies >= TLC_PIPE_MAX_COPIES) return false;
-    const tir_buffer *b = s->u.copy.dst.buf;
+/* items[i] (of the loop body's n) is a load the stage can take besides
+ * those already in `out` (a copy, or with `gathers` a gather, *g then
+ * describing it): the only writer of a buffer none of them fills. */
+static bool stageable(const tlc_pipe_plan *out, const tir_stmt *body, tir_stmt *const *items, int n, int i, bool gathers,
+                      tlc_gather *g) {
+    const tir_stmt *s = items[i];
+    *g = (tlc_gather){0};
+    if (out->ncopies >= TLC_PIPE_MAX_COPIES) return false;
+    const tir_buffer *b;
+    if (pipelinable_copy(s))
+        b = s->u.copy.dst.buf;
+    else if (gathers && tlc_gather_match(s, items, i, g))
+        b = g->dst;
+    else
+        return false;
     for (int j = 0; j < out->ncopies; j++)
-        if (out->copies[j]->u.copy.dst.buf == b) return false;
-    return !written_elsewhere(body, b, s);
+        if (tlc_pipe_load_dst(out, j) == b) return false;
+    if (!g->loop) return !written_elsewhere(body, b, s);
+    for (int j = 0; j < n; j++)
+        if (j != i && tir_stmt_touches(items[j], b, TIR_ACCESS_WRITE)) return false;
+    return true;
 }
 
-static void add_copy(tlc_pipe_plan *out, const tir_stmt *s) {
+static void add_load(tlc_pipe_plan *out, const tir_stmt *s, const tlc_gather *g) {
+    out->gathers[out->ncopies] = *g;
     out->copies[out->ncopies++] = s;
-    if (!tma_copy(s)) out->tma = false;
+    if (g->loop || !tma_copy(s)) out->tma = false;
 }
 
-/* The plan of one loop; false when it stays a serial loop. */
-static bool loop_plan(tlc_arch arch, const tir_stmt *loop, tlc_pipe_plan *out) {
+/* The plan of one loop; false when it stays a serial loop. With
+ * `gathers`, gathers are stage loads too. */
+static bool loop_plan(tlc_arch arch, const tir_stmt *loop, bool gathers, tlc_pipe_plan *out) {
     *out = (tlc_pipe_plan){.loop = loop, .mbar = -1};
     if (loop->kind != TS_FOR || loop->u.for_.kind != TIR_FOR_PIPELINED || loop->u.for_.num_stages < 2) return false;
     if (loop->u.for_.nvars != 1 || loop->u.for_.step != 1) return false;
@@ -137,36 +155,55 @@ static bool loop_plan(tlc_arch arch, const tir_stmt *loop, tlc_pipe_plan *out) {
     int n = body && body->kind == TS_SEQ ? body->u.seq.n : 1;
     out->stages = loop->u.for_.num_stages;
     out->tma = tlc_target_of(arch)->tma;
+    tlc_gather g;
     for (int i = 0; i < n; i++) {
         if (items[i]->kind == TS_LET) continue;
-        if (!stageable(out, body, items[i])) break;
-        add_copy(out, items[i]);
+        if (!stageable(out, body, items, n, i, gathers, &g)) break;
+        add_load(out, items[i], &g);
         out->nprefix = i + 1;
     }
     for (int i = out->nprefix; i < n; i++)
-        if (stageable(out, body, items[i]) && hoistable(items, out->nprefix, i)) add_copy(out, items[i]);
+        if (stageable(out, body, items, n, i, gathers, &g) &&
+            hoistable(items, out->nprefix, i, g.loop ? g.dst : items[i]->u.copy.dst.buf))
+            add_load(out, items[i], &g);
     return out->ncopies > 0;
 }
 
-static void visit(tlc_arena *a, tlc_ptrvec *found, tlc_arch arch, const tir_stmt *s) {
+/* A loop's plan: gathers are stage loads (cp.async) unless that would take
+ * TMA from copies that could have it (and with it warp specialization):
+ * then they stay in the body. */
+static bool plan_loop(tlc_arch arch, const tir_stmt *loop, bool gathers, tlc_pipe_plan *out) {
+    bool any = loop_plan(arch, loop, gathers, out);
+    if (!any || out->tma || !tlc_target_of(arch)->tma) return any;
+    bool has_gather = false, tma_fits = false;
+    for (int i = 0; i < out->ncopies; i++) {
+        if (out->gathers[i].loop)
+            has_gather = true;
+        else if (tma_copy(out->copies[i]))
+            tma_fits = true;
+    }
+    return has_gather && tma_fits ? loop_plan(arch, loop, false, out) : any;
+}
+
+static void visit(tlc_arena *a, tlc_ptrvec *found, tlc_arch arch, bool gathers, const tir_stmt *s) {
     if (!s) return;
     switch (s->kind) {
     case TS_SEQ:
-        for (int i = 0; i < s->u.seq.n; i++) visit(a, found, arch, s->u.seq.stmts[i]);
+        for (int i = 0; i < s->u.seq.n; i++) visit(a, found, arch, gathers, s->u.seq.stmts[i]);
         break;
     case TS_FOR: {
         tlc_pipe_plan pp;
-        if (loop_plan(arch, s, &pp)) {
+        if (plan_loop(arch, s, gathers, &pp)) {
             tlc_pipe_plan *rec = TLC_NEW(a, tlc_pipe_plan);
             *rec = pp;
             tlc_ptrvec_push(found, rec);
         }
-        visit(a, found, arch, s->u.for_.body);
+        visit(a, found, arch, gathers, s->u.for_.body);
         break;
     }
     case TS_IF:
-        visit(a, found, arch, s->u.if_.then);
-        visit(a, found, arch, s->u.if_.els);
+        visit(a, found, arch, gathers, s->u.if_.then);
+        visit(a, found, arch, gathers, s->u.if_.els);
         break;
     default: break;
     }
@@ -174,13 +211,14 @@ static void visit(tlc_arena *a, tlc_ptrvec *found, tlc_arch arch, const tir_stmt
 
 void tlc_plan_pipelines(tlc_kernel_plan *p, const tir_kernel *k, tlc_arena *a) {
     tlc_ptrvec found = {0};
-    visit(a, &found, p->arch, k->body);
+    /* (in thread-indexed code a gather's indices may differ between threads) */
+    visit(a, &found, p->arch, !k->thread_indexed, k->body);
     p->npipes = found.len;
     p->pipes = TLC_NEW_ARRAY(a, tlc_pipe_plan, (size_t)found.len + 1);
     for (int i = 0; i < found.len; i++) {
         p->pipes[i] = *(tlc_pipe_plan *)found.items[i];
         for (int c = 0; c < p->pipes[i].ncopies; c++) {
-            tlc_layout *l = p->pipes[i].copies[c]->u.copy.dst.buf->layout;
+            tlc_layout *l = tlc_pipe_load_dst(&p->pipes[i], c)->layout;
             if (l->stages < p->pipes[i].stages) l->stages = p->pipes[i].stages;
         }
     }

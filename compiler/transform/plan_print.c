@@ -16,8 +16,9 @@ static void print_pipe(tlc_strbuf *sb, const tlc_pipe_plan *pp, bool warp_specia
     if (warp_specialized) tlc_sb_puts(sb, " (warp-specialized)");
     tlc_sb_puts(sb, "; stage buffers");
     for (int c = 0; c < pp->ncopies; c++) {
-        const tir_buffer *b = pp->copies[c]->u.copy.dst.buf;
-        tlc_sb_printf(sb, "%s %s", c ? "," : "", b->name);
+        const tir_buffer *b = tlc_pipe_load_dst(pp, c);
+        tlc_sb_printf(sb, "%s %s%s", c ? "," : "", b->name, pp->gathers[c].loop ? " (gathered at line " : "");
+        if (pp->gathers[c].loop) tlc_sb_printf(sb, "%d)", pp->gathers[c].loop->loc.line);
     }
     /* copies further down the body, issued with the stage's */
     const tir_stmt *body = pp->loop->u.for_.body;

@@ -207,7 +207,7 @@ static bool kills(const walk *w, const loop_span *L, int id, int pos) {
 static bool stage_buffer(const tlc_kernel_plan *plan, const tir_stmt *loop, int id) {
     const tlc_pipe_plan *pp = tlc_plan_pipe(plan, loop);
     for (int i = 0; pp && i < pp->ncopies; i++)
-        if (pp->copies[i]->u.copy.dst.buf->id == id) return true;
+        if (tlc_pipe_load_dst(pp, i)->id == id) return true;
     return false;
 }
 

@@ -141,6 +141,33 @@ class GpuTest(unittest.TestCase):
         torch.testing.assert_close(back, want)
         torch.testing.assert_close(rows, (2 * a[40:56]).half())
 
+    def test_gathered_rows(self):
+        # tests/golden/tilelang/gather_rows.py: rows picked at run time, loaded by a Parallel loop that a
+        # Pipelined loop issues as cp.async chunks with its stages (zero rows where the index is -1; a row
+        # length not a multiple of 8 elements takes the loop version of ordinary loads)
+        path = os.path.join(ROOT, "tests", "golden", "tilelang", "gather_rows.py")
+        torch.manual_seed(0)
+        for arch in ("sm_80", "sm_90a"):
+            gemm = tlc.compile(path, kernel="gather_gemm", arch=arch)
+            for (m, n, k, t) in ((200, 128, 256, 300), (64, 64, 200, 50), (96, 64, 202, 80)):
+                with self.subTest(arch=arch, kernel="gather_gemm", m=m, n=n, k=k):
+                    a = torch.randn(t, k, device="cuda", dtype=torch.float16)
+                    b = torch.randn(k, n, device="cuda", dtype=torch.float16)
+                    rows = torch.randint(-1, t, (m,), device="cuda", dtype=torch.int32)
+                    c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.float16)
+                    gemm(a, b, rows, c)
+                    want = (a.double()[rows.clamp(min=0).long()] * (rows >= 0).double()[:, None]) @ b.double()
+                    torch.testing.assert_close(c.double(), want, rtol=1e-2, atol=5e-2)
+            sums = tlc.compile(path, kernel="gather_sum", arch=arch)
+            for (bn, nk, d, t) in ((3, 5, 192, 100), (2, 4, 100, 40)):
+                with self.subTest(arch=arch, kernel="gather_sum", d=d):
+                    x = torch.randn(t, d, device="cuda", dtype=torch.float16)
+                    idx = torch.randint(-1, t, (bn, nk, 32), device="cuda", dtype=torch.int32)
+                    out = torch.full((bn, 32, d), float("nan"), device="cuda", dtype=torch.float32)
+                    sums(x, idx, out)
+                    want = (x.double()[idx.clamp(min=0).long()] * (idx >= 0).double()[..., None]).sum(1)
+                    torch.testing.assert_close(out.double(), want, rtol=1e-3, atol=1e-3)
+
     def test_gemm_operand_slices(self):
         # slices of shared buffers as gemm operands (K- and MN-major), through wgmma and mma.sync
         path = os.path.join(ROOT, "tests", "golden", "plan", "gemm_operand_slices.tl")

@@ -4,7 +4,7 @@
 matrix) against torch.conv2d (cuDNN) on channels-last tensors, in one process
 on one GPU.
 
-    python3 tools/bench/conv_bench.py [--lib gpu-build/carry/libtlc.so] [--rounds 5]
+    python3 tools/bench/conv_bench.py [--lib gpu-build/carry/libtlc.so] [--rounds 5] [--tiles k=v,...]
 
 Each row's output is checked against torch's (float64) before it is timed;
 times are triton's do_bench medians over rounds that alternate the order of
@@ -33,15 +33,20 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--lib")
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--tiles", help="the port's -D tile values, e.g. block_M=128,block_N=128,block_K=64,"
+                    "num_stages=3,threads=256 (default: %s)" % ",".join(f"{k}={v}" for k, v in TILES.items()))
     args = ap.parse_args()
+    tiles = dict(TILES)
+    if args.tiles:
+        tiles.update({k: int(v) for k, v in (kv.split("=") for kv in args.tiles.split(","))})
     if args.lib:
         os.environ["TLC_LIBRARY"] = args.lib
     torch.manual_seed(0)
-    print(f"# {torch.cuda.get_device_name(0)}, float16, tiles {TILES}")
+    print(f"# {torch.cuda.get_device_name(0)}, float16, tiles {tiles}")
     print("| N | C | H x W | F | K | S | tlc us | cuDNN us | tlc TFLOP/s | cuDNN TFLOP/s | tlc / cuDNN |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for (n, c, h, w, f, k, s, d, p) in SHAPES:
-        kern = tlc.compile(PORT, defines={"S": s, "D": d, "P": p, **TILES})
+        kern = tlc.compile(PORT, defines={"S": s, "D": d, "P": p, **tiles})
         image = torch.randn(n, h, w, c, device="cuda", dtype=torch.float16)
         filters = torch.randn(k, k, c, f, device="cuda", dtype=torch.float16)
         oh, ow = (h + 2 * p - d * (k - 1) - 1) // s + 1, (w + 2 * p - d * (k - 1) - 1) // s + 1
