@@ -23,14 +23,17 @@ static void print_pipe(tlc_strbuf *sb, const tlc_pipe_plan *pp, bool warp_specia
     /* copies further down the body, issued with the stage's */
     const tir_stmt *body = pp->loop->u.for_.body;
     int n = body->kind == TS_SEQ ? body->u.seq.n : 1;
-    bool any = false;
-    for (int i = pp->nprefix; i < n; i++) {
-        const tir_stmt *x = body->kind == TS_SEQ ? body->u.seq.stmts[i] : body;
-        if (!tlc_pipe_is_copy(pp, x)) continue;
-        tlc_sb_printf(sb, "%s %d", any ? "," : "; the copy at line(s)", x->loc.line);
-        any = true;
+    for (int gathers = 0; gathers < 2; gathers++) {
+        bool any = false;
+        for (int i = pp->nprefix; i < n; i++) {
+            const tir_stmt *x = body->kind == TS_SEQ ? body->u.seq.stmts[i] : body;
+            if (!tlc_pipe_is_copy(pp, x) || (x->kind == TS_FOR) != gathers) continue;
+            tlc_sb_printf(sb, "%s %d", any ? "," : gathers ? "; the gather at line(s)" : "; the copy at line(s)",
+                          x->loc.line);
+            any = true;
+        }
+        if (any) tlc_sb_puts(sb, " loaded with the stage, not where it stands");
     }
-    if (any) tlc_sb_puts(sb, " loaded with the stage, not where it stands");
     tlc_sb_putc(sb, '\n');
 }
 

@@ -1,4 +1,5 @@
 """Small DSL kernels the tests compile and run."""
+import math
 import os
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -283,3 +284,19 @@ def mhc_pre_reference(residual, fn, hc_scale, hc_base, rms_eps, hc_pre_eps, hc_s
         comb = comb / (comb.sum(-2, keepdim=True) + hc_sinkhorn_eps)
     layer_input = (pre.unsqueeze(-1) * residual.float()).sum(-2)
     return post, comb.flatten(-2, -1), layer_input.bfloat16()
+
+
+def sparse_mla_reference(q, kv, indices, dim=512):
+    """DeepSeek V3.2's sparse MLA forward in float64 (tests/ports/sparse_mla_fwd.py): query t of batch b
+    attends to the rows indices[b, t, 0, :] of kv that are at most t (an index past the end pads); the output
+    and the base-2 log-sum-exp of the scaled scores."""
+    import torch
+    seq_kv = kv.shape[1]
+    pos = torch.arange(q.shape[1], device=q.device)[None, :, None]
+    keep = (indices[:, :, 0] < seq_kv) & (indices[:, :, 0] <= pos)
+    rows = torch.stack([kv[b, :, 0].double()[indices[b, :, 0].clamp(max=seq_kv - 1).long()]
+                        for b in range(q.shape[0])])
+    scores = torch.einsum("bshd,bskd->bshk", q.double(), rows) * q.shape[-1] ** -0.5
+    scores = scores.masked_fill(~keep[:, :, None, :], float("-inf"))
+    out = torch.einsum("bshk,bskd->bshd", scores.softmax(-1), rows[..., :dim])
+    return out, torch.logsumexp(scores, -1) / math.log(2)

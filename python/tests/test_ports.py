@@ -241,6 +241,39 @@ class ElementwisePortsTest(unittest.TestCase):
 
 
 class AttentionPortsTest(unittest.TestCase):
+    def test_sparse_mla_fwd(self):
+        # DeepSeek V3.2's sparse MLA forward: each query attends to the top-k KV rows an index tensor picks
+        # (gathered into shared memory by Parallel loops the Pipelined loop stages), causal by position
+        b, s, skv, h, dim, tail, topk = 1, 3, 160, 16, 64, 32, 128
+        q, kv = randn(b, s, h, dim + tail), randn(b, skv, 1, dim + tail)
+        rng = np.random.default_rng(11)
+        picks = []
+        for t in range(s):  # top-k distinct rows, the query's own position (a key it may see) among them
+            perm = rng.permutation(skv)
+            at = int(np.nonzero(perm == t)[0][0])
+            perm[[0, at]] = perm[[at, 0]]
+            picks.append(perm[:topk])
+        idx = np.stack(picks).reshape(b, s, 1, topk).astype(np.int32)
+        lse = empty(b, s, h, dtype=np.float32)
+        bf16 = lambda x: (x.astype(np.float32).view(np.uint32) >> 16).astype(np.uint16)  # noqa: E731
+        qb, kvb = bf16(q), bf16(kv)
+        outb = np.full((b, s, h, dim), 0x7fc0, dtype=np.uint16)
+        tlc.interpret(port("sparse_mla_fwd.py"), {"Q": tlc.Bits(qb, "bfloat16"), "KV": tlc.Bits(kvb, "bfloat16"),
+                                                  "Indices": idx, "Output": tlc.Bits(outb, "bfloat16"), "Lse": lse},
+                      defines={"heads": h, "dim": dim, "tail_dim": tail, "topk": topk})
+        qf = (qb.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+        kvf = (kvb.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+        got = (outb.astype(np.uint32) << 16).view(np.float32)
+        scale = (dim + tail) ** -0.5
+        for t in range(s):
+            keep = idx[0, t, 0][idx[0, t, 0] <= t]
+            sc = qf[0, t] @ kvf[0, keep, 0].T * scale
+            p = np.exp(sc - sc.max(-1, keepdims=True))
+            want = (p / p.sum(-1, keepdims=True)) @ kvf[0, keep, 0, :dim]
+            np.testing.assert_allclose(got[0, t], want, rtol=2e-2, atol=2e-2)
+            np.testing.assert_allclose(lse[0, t], np.log2(np.exp(sc - sc.max(-1, keepdims=True)).sum(-1)) +
+                                       sc.max(-1) * np.log2(np.e), rtol=1e-3, atol=1e-3)
+
     def test_mha_fwd_bshd(self):
         b, s, h, d = 1, 128, 2, 64
         for causal in (False, True):

@@ -5,7 +5,7 @@ import os
 import unittest
 
 import tlc
-from kernels import ROOT, fp4_to_fp16, int4_to_int8, mhc_pre_reference, streamk_defines
+from kernels import ROOT, fp4_to_fp16, int4_to_int8, mhc_pre_reference, sparse_mla_reference, streamk_defines
 
 try:
     import torch
@@ -319,6 +319,30 @@ class PortsOnGpuTest(unittest.TestCase):
                 k(mul, sqrsum, hc_scale, hc_base, residual, post, comb, layer_input)
                 for out, want in zip((post, comb, layer_input), mhc_pre_reference(residual, fn, hc_scale, hc_base, *args)):
                     self.close(out, want, rtol=2e-2, atol=2e-2)
+
+    def test_sparse_mla_fwd(self):
+        # DeepSeek V3.2's sparse MLA forward against a float64 torch reference: the top-k KV rows of each query
+        # gathered by the Pipelined loop's cp.async chunks, the rows an index past the cache's end pads read as 0
+        # and masked, 128 heads (two blocks a query) and 16 (padded to the 16-row tile)
+        torch.manual_seed(0)
+        b, s, skv, dim, tail, topk = 2, 80, 256, 512, 64, 128
+        for h in (128, 16):
+            with self.subTest(heads=h):
+                q = torch.randn(b, s, h, dim + tail, device="cuda", dtype=torch.bfloat16)
+                kv = torch.randn(b, skv, 1, dim + tail, device="cuda", dtype=torch.bfloat16)
+                idx = torch.full((b, s, 1, topk), skv, device="cuda", dtype=torch.int32)
+                for bi in range(b):
+                    for t in range(s):
+                        pick = torch.randperm(max(1, t + 40))[:topk]
+                        idx[bi, t, 0, :len(pick)] = pick
+                out = torch.full((b, s, h, dim), float("nan"), device="cuda", dtype=torch.bfloat16)
+                lse = torch.full((b, s, h), float("nan"), device="cuda", dtype=torch.float32)
+                kern = tlc.compile(port("sparse_mla_fwd.py"), defines={"heads": h, "dim": dim, "tail_dim": tail,
+                                                                       "topk": topk})
+                kern(q, kv, idx, out, lse)
+                want, want_lse = sparse_mla_reference(q, kv, idx)
+                self.close(out, want, rtol=2e-2, atol=2e-2)
+                self.close(lse, want_lse, rtol=1e-3, atol=1e-3)
 
     def test_convolution(self):
         # T.im2col and the tensor views on the GPU against torch.conv2d: padding, stride, dilation, a last

@@ -26,7 +26,7 @@ from ._lib import (ARG_SCALAR, ARG_TENSOR, DTYPES, TLC_ERROR_COMPILE, TLC_ERROR_
 from .errors import CompileError, InterpreterError, LaunchError, TlcError
 from .tensors import device_tensor, dtype_name
 
-__all__ = ["compile", "interpret", "Kernel", "Function", "load_library", "version", "device_arch", "device_num_sms",
+__all__ = ["compile", "interpret", "Bits", "Kernel", "Function", "load_library", "version", "device_arch", "device_num_sms",
            "dtype_name", "ptx_generator", "autotune", "Autotuned", "TlcError",
            "CompileError", "InterpreterError", "LaunchError"]
 
@@ -343,10 +343,26 @@ def from_ptx(ptx_text, kernel=None, arch=None, name="<ptx>"):
     return Kernel(kernel, ptx_text, meta.get("arch", arch), kernels[kernel])
 
 
+class Bits:
+    """A NumPy array whose bytes are elements of a dtype NumPy has no type for, for tlc.interpret:
+    Bits(a, "bfloat16") with `a` a uint16 array of bfloat16 bit patterns (Bits(a, "float8_e4m3") with
+    uint8). The interpreter reads and writes the array's bytes as that dtype."""
+    _SIZES = {"bfloat16": 2, "float8_e4m3": 1}
+
+    def __init__(self, array, dtype):
+        if dtype not in self._SIZES:
+            raise TypeError(f"Bits: dtype {dtype!r} is not one of {', '.join(self._SIZES)}")
+        if getattr(array, "itemsize", None) != self._SIZES[dtype] or array.dtype.kind not in "ui":
+            raise TypeError(f"Bits: {dtype} elements need an unsigned integer array of {self._SIZES[dtype]}-byte "
+                            f"elements, got {getattr(array, 'dtype', type(array).__name__)}")
+        self.array, self.dtype = array, dtype
+
+
 def interpret(source, args, kernel=None, defines=None, arch=None, name=None, reverse=False):
     """Runs the source's kernels (or only kernel) in tlc's Tile IR interpreter on the CPU, on NumPy
     arrays, which it reads and writes in place. args: {parameter name: C-contiguous writable NumPy
-    array, or a Python int / float}; kernels of one file share parameters by name. arch (default
+    array (tlc.Bits for bfloat16 and float8), or a Python int / float}; kernels of one file share
+    parameters by name. arch (default
     "sm_90a") sets limits such as shared memory. reverse=True runs the grid's blocks and every
     Parallel loop's iterations last to first: outputs that differ from a plain run's show a race.
     Returns args. Raises CompileError or InterpreterError with the diagnostics."""
@@ -354,12 +370,15 @@ def interpret(source, args, kernel=None, defines=None, arch=None, name=None, rev
     text, name = _read_source(source, name)
     tensors, scalars, keep = [], [], []
     for pname, value in args.items():
+        dtype = None
+        if isinstance(value, Bits):
+            value, dtype = value.array, value.dtype
         if hasattr(value, "__array_interface__") and hasattr(value, "dtype"):
             if not (value.flags["C_CONTIGUOUS"] and value.flags["WRITEABLE"]):
                 raise TypeError(f"argument {pname}: the interpreter needs a C-contiguous writable array")
             shape = (ctypes.c_int64 * max(value.ndim, 1))(*value.shape)
             keep.append(shape)
-            tensors.append(InterpTensor(pname.encode(), value.ctypes.data, DTYPES[dtype_name(value.dtype)],
+            tensors.append(InterpTensor(pname.encode(), value.ctypes.data, DTYPES[dtype or dtype_name(value.dtype)],
                                         value.ndim, shape))
         elif isinstance(value, (bool, int)):
             scalars.append(InterpScalar(pname.encode(), False, 0.0, int(value)))
