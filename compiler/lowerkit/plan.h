@@ -33,7 +33,8 @@ typedef struct tlc_pipe_plan {
     const tir_stmt *copies[TLC_PIPE_MAX_COPIES];
     tlc_gather gathers[TLC_PIPE_MAX_COPIES];
     int nprefix; /* body statements up to the last pipelined copy (lets and those copies) */
-    bool tma;    /* TMA on mbarriers; else cp.async with commit / wait groups */
+    bool tma;    /* the copies by TMA on mbarriers; else cp.async with commit / wait groups */
+    int ngathers; /* of the loads, gathers (always cp.async chunks) */
     int64_t mbar; /* TMA without warp specialization: byte offset of the stages' mbarriers (else -1) */
 } tlc_pipe_plan;
 

@@ -243,11 +243,11 @@ static void lower_pipelined_version(tlc_lower_ctx *lc, const tir_stmt *s, const 
     tlc_ptrvec *saved = tlc_lower_begin(lc);
     th_expr *ko = th_read(a, tv);
     th_expr *stage = tlc_let(lc, "stage", th_bin(a, THB_UREM, ko, tlc_i32(lc, S)));
-    if (!pp->tma) tlc_pipe_wait(lc, &ps, ko, stage);
+    tlc_pipe_wait_chunks(lc, &ps);
     tlc_emit(lc, tlc_barrier(lc));
     th_expr *next = th_bin(a, THB_ADD, ko, tlc_i32(lc, S - 1));
     tlc_pipe_issue(lc, &ps, next, th_bin(a, THB_UREM, next, tlc_i32(lc, S)));
-    if (pp->tma) tlc_pipe_wait(lc, &ps, ko, stage);
+    tlc_pipe_wait(lc, &ps, ko, stage);
     tlc_pipe_set_stage(lc, pp, stage);
     effects inner = effects_new(lc);
     const tir_stmt *body = s->u.for_.body;
@@ -257,7 +257,7 @@ static void lower_pipelined_version(tlc_lower_ctx *lc, const tir_stmt *s, const 
     effects carried = effects_new(lc);
     for (int i = 0; i < n; i++) {
         const tir_stmt *x = body->kind == TS_SEQ ? body->u.seq.stmts[i] : body;
-        if (!tlc_pipe_is_copy(pp, x) || !pp->tma) stmt_effects(lc, x, &carried);
+        if (!tlc_pipe_is_copy(pp, x) || !pp->tma || x->kind == TS_FOR) stmt_effects(lc, x, &carried);
     }
     mark_unfenced(lc, &carried);
     for (int i = 0; i < n; i++) {

@@ -50,6 +50,11 @@ th_expr *tlc_pipe_aligned_cond(tlc_lower_ctx *lc, const tlc_pipe_plan *pp);
 th_expr *tlc_pipe_interior_cond(tlc_lower_ctx *lc, const tlc_pipe_plan *pp, const tir_stmt *loop);
 void tlc_pipe_begin(tlc_lower_ctx *lc, tlc_pipe_state *ps);
 void tlc_pipe_issue(tlc_lower_ctx *lc, tlc_pipe_state *ps, th_expr *it, th_expr *stage);
+/* The plan loads something by cp.async chunks (copies without TMA, gathers):
+ * commit groups, and a wait for them before the stage's barrier
+ * (tlc_pipe_wait_chunks); tlc_pipe_wait waits for the TMA copies. */
+bool tlc_pipe_has_chunks(const tlc_pipe_plan *pp);
+void tlc_pipe_wait_chunks(tlc_lower_ctx *lc, tlc_pipe_state *ps);
 void tlc_pipe_wait(tlc_lower_ctx *lc, tlc_pipe_state *ps, th_expr *it, th_expr *stage);
 void tlc_pipe_end(tlc_lower_ctx *lc, tlc_pipe_state *ps);
 /* The TMA loads of copy s (one per swizzle panel) into the shared bytes

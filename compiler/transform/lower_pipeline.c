@@ -32,7 +32,8 @@ static void collect(tlc_lower_ctx *lc, const tir_stmt *s, tlc_ptrvec *out) {
     case TS_FOR: {
         const tlc_pipe_plan *p = tlc_plan_pipe(lc->plan, s);
         if (p && p->tma)
-            for (int i = 0; i < p->ncopies; i++) tlc_ptrvec_push(out, (void *)p->copies[i]);
+            for (int i = 0; i < p->ncopies; i++)
+                if (!p->gathers[i].loop) tlc_ptrvec_push(out, (void *)p->copies[i]);
         collect(lc, s->u.for_.body, out);
         break;
     }
@@ -168,9 +169,9 @@ static th_expr *symbolic_row_check(tlc_lower_ctx *lc, const tlc_pipe_plan *pp, i
 }
 
 th_expr *tlc_pipe_aligned_cond(tlc_lower_ctx *lc, const tlc_pipe_plan *pp) {
-    if (pp->tma) return NULL;
     th_expr *all = NULL;
     for (int i = 0; i < pp->ncopies; i++) {
+        if (pp->tma && !pp->gathers[i].loop) continue; /* a TMA copy */
         th_expr *c = symbolic_row_check(lc, pp, i);
         if (c) all = tlc_and(lc, all, c);
     }
@@ -469,46 +470,51 @@ void tlc_pipe_issue(tlc_lower_ctx *lc, tlc_pipe_state *ps, th_expr *it, th_expr 
     for (int i = 0; i < pp->nprefix; i++)
         if (items[i]->kind == TS_LET) tlc_lower_stmt(lc, items[i]);
     if (ps->before_loads) tlc_emit(lc, ps->before_loads);
-    if (pp->tma) {
+    if (pp->tma) { /* the copies; a gather's chunks go below */
         int64_t bytes = 0;
-        for (int i = 0; i < pp->ncopies; i++) bytes += pp->copies[i]->u.copy.dst.buf->layout->bytes;
+        for (int i = 0; i < pp->ncopies; i++)
+            if (!pp->gathers[i].loop) bytes += pp->copies[i]->u.copy.dst.buf->layout->bytes;
         tlc_ptrvec *inner = tlc_lower_begin(lc);
         th_expr *args[2] = {mbar_addr(lc, ps, stage), tlc_i32(lc, bytes)};
         tlc_emit_ptx(lc, tlc_ptx_mbarrier_arrive_expect_tx(), args, 2, NULL, 0);
         int next = 0;
-        for (int i = 0; i < pp->ncopies; i++) issue_tma(lc, ps, pp->copies[i], stage, &next);
+        for (int i = 0; i < pp->ncopies; i++)
+            if (!pp->gathers[i].loop) issue_tma(lc, ps, pp->copies[i], stage, &next);
         th_stmt *one = tlc_lower_end(lc, inner);
         tlc_emit(lc, ps->in_issuer ? one : th_if(a, tid_is0(lc), one, NULL));
-    } else {
-        for (int i = 0; i < pp->ncopies; i++) {
-            if (pp->gathers[i].loop)
-                issue_gather(lc, ps, &pp->gathers[i]);
-            else
-                issue_cp_async(lc, ps, pp->copies[i]);
-        }
+    }
+    for (int i = 0; i < pp->ncopies; i++) {
+        if (pp->gathers[i].loop)
+            issue_gather(lc, ps, &pp->gathers[i]);
+        else if (!pp->tma)
+            issue_cp_async(lc, ps, pp->copies[i]);
     }
     th_stmt *loads = tlc_lower_end(lc, saved);
     tlc_emit(lc, th_if(a, th_cmp(a, THC_LT, it, ps->n), loads, NULL));
     /* one group per iteration, empty ones too, so wait_group counts iterations */
-    if (!pp->tma) tlc_emit_ptx(lc, tlc_ptx_cp_async_commit(), NULL, 0, NULL, 0);
+    if (tlc_pipe_has_chunks(pp)) tlc_emit_ptx(lc, tlc_ptx_cp_async_commit(), NULL, 0, NULL, 0);
     tlc_pipe_set_stage(lc, pp, NULL);
     lc->var_expr[v->id] = saved_var;
     lc->var_known[v->id] = saved_known;
 }
 
+bool tlc_pipe_has_chunks(const tlc_pipe_plan *pp) { return !pp->tma || pp->ngathers > 0; }
+
+void tlc_pipe_wait_chunks(tlc_lower_ctx *lc, tlc_pipe_state *ps) {
+    /* groups of iterations > it may stay in flight; the caller's barrier follows */
+    if (tlc_pipe_has_chunks(ps->plan))
+        tlc_emit_ptx(lc, tlc_ptx_cp_async_wait(lc->a, ps->plan->stages - 2), NULL, 0, NULL, 0);
+}
+
 void tlc_pipe_wait(tlc_lower_ctx *lc, tlc_pipe_state *ps, th_expr *it, th_expr *stage) {
     const tlc_pipe_plan *pp = ps->plan;
-    if (!pp->tma) {
-        /* groups of iterations > it may stay in flight; the caller's barrier follows */
-        tlc_emit_ptx(lc, tlc_ptx_cp_async_wait(lc->a, pp->stages - 2), NULL, 0, NULL, 0);
-        return;
-    }
+    if (!pp->tma) return;
     th_expr *parity = th_bin(lc->a, THB_AND, th_bin(lc->a, THB_UDIV, it, tlc_i32(lc, pp->stages)), tlc_i32(lc, 1));
     th_expr *args[2] = {mbar_addr(lc, ps, stage), parity};
     tlc_emit_ptx(lc, tlc_ptx_mbarrier_wait_parity(), args, 2, NULL, 0);
 }
 
 void tlc_pipe_end(tlc_lower_ctx *lc, tlc_pipe_state *ps) {
-    if (!ps->plan->tma) tlc_emit_ptx(lc, tlc_ptx_cp_async_wait(lc->a, 0), NULL, 0, NULL, 0);
+    if (tlc_pipe_has_chunks(ps->plan)) tlc_emit_ptx(lc, tlc_ptx_cp_async_wait(lc->a, 0), NULL, 0, NULL, 0);
     tlc_emit(lc, tlc_barrier(lc));
 }

@@ -141,7 +141,10 @@ static bool stageable(const tlc_pipe_plan *out, const tir_stmt *body, tir_stmt *
 static void add_load(tlc_pipe_plan *out, const tir_stmt *s, const tlc_gather *g) {
     out->gathers[out->ncopies] = *g;
     out->copies[out->ncopies++] = s;
-    if (g->loop || !tma_copy(s)) out->tma = false;
+    if (g->loop)
+        out->ngathers++;
+    else if (!tma_copy(s))
+        out->tma = false;
 }
 
 /* The plan of one loop; false when it stays a serial loop. With
@@ -166,23 +169,8 @@ static bool loop_plan(tlc_arch arch, const tir_stmt *loop, bool gathers, tlc_pip
         if (stageable(out, body, items, n, i, gathers, &g) &&
             hoistable(items, out->nprefix, i, g.loop ? g.dst : items[i]->u.copy.dst.buf))
             add_load(out, items[i], &g);
+    if (out->ngathers == out->ncopies) out->tma = false; /* no copy for TMA: a cp.async pipeline */
     return out->ncopies > 0;
-}
-
-/* A loop's plan: gathers are stage loads (cp.async) unless that would take
- * TMA from copies that could have it (and with it warp specialization):
- * then they stay in the body. */
-static bool plan_loop(tlc_arch arch, const tir_stmt *loop, bool gathers, tlc_pipe_plan *out) {
-    bool any = loop_plan(arch, loop, gathers, out);
-    if (!any || out->tma || !tlc_target_of(arch)->tma) return any;
-    bool has_gather = false, tma_fits = false;
-    for (int i = 0; i < out->ncopies; i++) {
-        if (out->gathers[i].loop)
-            has_gather = true;
-        else if (tma_copy(out->copies[i]))
-            tma_fits = true;
-    }
-    return has_gather && tma_fits ? loop_plan(arch, loop, false, out) : any;
 }
 
 static void visit(tlc_arena *a, tlc_ptrvec *found, tlc_arch arch, bool gathers, const tir_stmt *s) {
@@ -193,7 +181,7 @@ static void visit(tlc_arena *a, tlc_ptrvec *found, tlc_arch arch, bool gathers, 
         break;
     case TS_FOR: {
         tlc_pipe_plan pp;
-        if (plan_loop(arch, s, gathers, &pp)) {
+        if (loop_plan(arch, s, gathers, &pp)) {
             tlc_pipe_plan *rec = TLC_NEW(a, tlc_pipe_plan);
             *rec = pp;
             tlc_ptrvec_push(found, rec);

@@ -11,7 +11,8 @@ static const char *op_name(const tir_stmt *s) {
 
 static void print_pipe(tlc_strbuf *sb, const tlc_pipe_plan *pp, bool warp_specialized) {
     tlc_sb_printf(sb, "  pipeline: Pipelined loop over %s at line %d: %d stages, %s", pp->loop->u.for_.vars[0]->name,
-                  pp->loop->loc.line, pp->stages, pp->tma ? "TMA" : "cp.async");
+                  pp->loop->loc.line, pp->stages,
+                  pp->tma ? (pp->ngathers ? "TMA, the gathers by cp.async" : "TMA") : "cp.async");
     if (pp->tma && !warp_specialized) tlc_sb_printf(sb, " (mbarriers at %lld)", (long long)pp->mbar);
     if (warp_specialized) tlc_sb_puts(sb, " (warp-specialized)");
     tlc_sb_puts(sb, "; stage buffers");

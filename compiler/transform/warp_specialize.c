@@ -385,7 +385,7 @@ static const tir_stmt *find_loop(const tlc_kernel_plan *p, const tir_kernel *k, 
     if (!s || sl->depth >= (int)(sizeof sl->path / sizeof sl->path[0])) return NULL;
     if (s->kind == TS_FOR && s->u.for_.kind == TIR_FOR_PIPELINED) {
         const tlc_pipe_plan *pp = tlc_plan_pipe(p, s);
-        if (!pp || !pp->tma) return NULL;
+        if (!pp || !pp->tma || pp->ngathers) return NULL; /* (its producer issues TMA only) */
         sl->loop = s;
         sl->pp = pp;
         return producer_slice(k, sl, a) ? s : NULL;
