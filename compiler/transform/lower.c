@@ -243,13 +243,6 @@ static void lower_pipelined_version(tlc_lower_ctx *lc, const tir_stmt *s, const 
     tlc_ptrvec *saved = tlc_lower_begin(lc);
     th_expr *ko = th_read(a, tv);
     th_expr *stage = tlc_let(lc, "stage", th_bin(a, THB_UREM, ko, tlc_i32(lc, S)));
-    tlc_pipe_wait_chunks(lc, &ps);
-    tlc_emit(lc, tlc_barrier(lc));
-    th_expr *next = th_bin(a, THB_ADD, ko, tlc_i32(lc, S - 1));
-    tlc_pipe_issue(lc, &ps, next, th_bin(a, THB_UREM, next, tlc_i32(lc, S)));
-    tlc_pipe_wait(lc, &ps, ko, stage);
-    tlc_pipe_set_stage(lc, pp, stage);
-    effects inner = effects_new(lc);
     const tir_stmt *body = s->u.for_.body;
     int n = body->kind == TS_SEQ ? body->u.seq.n : 1;
     /* at the top of an iteration, what the previous one stored may be
@@ -260,6 +253,17 @@ static void lower_pipelined_version(tlc_lower_ctx *lc, const tir_stmt *s, const 
         if (!tlc_pipe_is_copy(pp, x) || !pp->tma || x->kind == TS_FOR) stmt_effects(lc, x, &carried);
     }
     mark_unfenced(lc, &carried);
+    tlc_pipe_wait_chunks(lc, &ps);
+    /* with cp.async chunks a wgmma would read, every thread fences its own
+     * (now complete) chunks and stores here, under the barrier the stage
+     * needs anyway, not behind a second one before the gemm */
+    if (tlc_pipe_has_chunks(pp) && any_unfenced(lc)) fence_proxy(lc);
+    tlc_emit(lc, tlc_barrier(lc));
+    th_expr *next = th_bin(a, THB_ADD, ko, tlc_i32(lc, S - 1));
+    tlc_pipe_issue(lc, &ps, next, th_bin(a, THB_UREM, next, tlc_i32(lc, S)));
+    tlc_pipe_wait(lc, &ps, ko, stage);
+    tlc_pipe_set_stage(lc, pp, stage);
+    effects inner = effects_new(lc);
     for (int i = 0; i < n; i++) {
         const tir_stmt *x = body->kind == TS_SEQ ? body->u.seq.stmts[i] : body;
         if (!tlc_pipe_is_copy(pp, x)) lower_tile_stmt(lc, x, &inner);
