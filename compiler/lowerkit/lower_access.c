@@ -331,15 +331,18 @@ static int64_t pow2_factor(int64_t v) {
     return p;
 }
 
-int64_t tlc_expr_multiple(const tir_expr *e) {
+int64_t tlc_expr_multiple_with(const tir_expr *e, tlc_var_multiple_fn *var, void *ctx) {
     if (!e) return 1;
     switch (e->kind) {
     case TE_INT: return pow2_factor(e->u.ival);
-    case TE_CAST: return e->u.cast.bits ? 1 : tlc_expr_multiple(e->u.cast.a);
+    case TE_VAR: return var ? var(e->u.var, ctx) : 1;
+    case TE_CAST: return e->u.cast.bits ? 1 : tlc_expr_multiple_with(e->u.cast.a, var, ctx);
     case TE_BINARY: {
-        int64_t a = tlc_expr_multiple(e->u.bin.a), b = tlc_expr_multiple(e->u.bin.b);
+        int64_t a = tlc_expr_multiple_with(e->u.bin.a, var, ctx), b = tlc_expr_multiple_with(e->u.bin.b, var, ctx);
         switch (e->u.bin.op) {
         case TB_ADD: case TB_SUB: return a < b ? a : b;
+        /* a % b = a - b * (a // b) */
+        case TB_FLOORMOD: return a < b ? a : b;
         case TB_MUL: return a * b > 1024 ? 1024 : a * b;
         case TB_SHL: {
             int64_t s;
@@ -352,6 +355,8 @@ int64_t tlc_expr_multiple(const tir_expr *e) {
     default: return 1;
     }
 }
+
+int64_t tlc_expr_multiple(const tir_expr *e) { return tlc_expr_multiple_with(e, NULL, NULL); }
 
 int64_t tlc_dim_multiple(const tlc_lower_ctx *lc, const tir_expr *dim) {
     int64_t c;

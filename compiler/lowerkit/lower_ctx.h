@@ -141,6 +141,10 @@ th_expr *tlc_global_in_bounds(tlc_lower_ctx *lc, const tir_buffer *b, th_expr **
 bool tlc_expr_range(const tlc_lower_ctx *lc, const tir_expr *e, int64_t *lo, int64_t *hi);
 /* Largest power of two (<= 1024) that provably divides e (0 counts as any). */
 int64_t tlc_expr_multiple(const tir_expr *e);
+/* The same, with `var` giving a variable's (a let's value, an assumed dim)
+ * and `%` seen through. */
+typedef int64_t tlc_var_multiple_fn(const tir_var *v, void *ctx);
+int64_t tlc_expr_multiple_with(const tir_expr *e, tlc_var_multiple_fn *var, void *ctx);
 /* A power of two a tensor dim is known to be a multiple of: the constant's
  * factor, a sym's recorded fact (lc->sym_multiple), else 1. */
 int64_t tlc_dim_multiple(const tlc_lower_ctx *lc, const tir_expr *dim);

@@ -27,8 +27,9 @@ bool tlc_tma_copy_fits(const tir_stmt *s);
 /* pipeline_gather.c: s is a Parallel loop that gathers rows of a global
  * tensor into a whole 2-d shared buffer which 16-byte cp.async chunks can
  * load (tlc_gather); lets[0..nlets) are the statements before it in its
- * loop's body, whose lets its offsets may name. */
-bool tlc_gather_match(const tir_stmt *s, tir_stmt *const *lets, int nlets, tlc_gather *g);
+ * loop's body, whose lets its offsets may name; written[buffer id]: the
+ * kernel writes that buffer (a gather reads none such). */
+bool tlc_gather_match(const tir_stmt *s, tir_stmt *const *lets, int nlets, const bool *written, tlc_gather *g);
 /* warp_specialize.c: which loop (if any) is warp-specialized; then, once
  * shared memory is placed (`top`: its end so far), occupancy, the register
  * split and the mbarriers (placed at *top, which grows past them). */

@@ -20,21 +20,24 @@
 #include <math.h>
 #include "lower_internal.h"
 
-/* e reads only global tensors (and variables) and no warp shuffle. */
-static bool reads_global_only(const tir_expr *e) {
+/* e reads only global tensors the kernel does not write (`written`, by
+ * buffer id: read iterations ahead, they must not change), variables, and
+ * no warp shuffle. */
+static bool reads_global_only(const tir_expr *e, const bool *written) {
     if (!e) return true;
     switch (e->kind) {
     case TE_INT: case TE_FLOAT: case TE_VAR: return true;
     case TE_LOAD:
-        if (e->u.load.buf->scope != TIR_SCOPE_GLOBAL) return false;
+        if (e->u.load.buf->scope != TIR_SCOPE_GLOBAL || written[e->u.load.buf->id]) return false;
         for (int d = 0; d < e->u.load.buf->rank; d++)
-            if (!reads_global_only(e->u.load.idx[d])) return false;
+            if (!reads_global_only(e->u.load.idx[d], written)) return false;
         return true;
-    case TE_BINARY: return reads_global_only(e->u.bin.a) && reads_global_only(e->u.bin.b);
-    case TE_UNARY: return reads_global_only(e->u.un.a);
-    case TE_CAST: return reads_global_only(e->u.cast.a);
+    case TE_BINARY: return reads_global_only(e->u.bin.a, written) && reads_global_only(e->u.bin.b, written);
+    case TE_UNARY: return reads_global_only(e->u.un.a, written);
+    case TE_CAST: return reads_global_only(e->u.cast.a, written);
     case TE_SELECT:
-        return reads_global_only(e->u.sel.cond) && reads_global_only(e->u.sel.a) && reads_global_only(e->u.sel.b);
+        return reads_global_only(e->u.sel.cond, written) && reads_global_only(e->u.sel.a, written) &&
+               reads_global_only(e->u.sel.b, written);
     case TE_SHUFFLE: return false;
     }
     return false;
@@ -109,53 +112,25 @@ typedef struct align_ctx {
     int depth;
 } align_ctx;
 
-static int64_t pow2_factor(int64_t v) {
-    if (v == 0) return 1024;
-    int64_t m = 1;
-    while (m < 1024 && v % (m * 2) == 0) m *= 2;
+/* The multiple a variable is known to be: the tensor's last dim the
+ * assumed one, a let its value's (through the lets before the loop and
+ * those of the loop's body). */
+static int64_t var_multiple(const tir_var *v, void *ctx) {
+    align_ctx *c = ctx;
+    if (v->kind == TV_SYM_DIM) return c->last_dim && c->last_dim->kind == TE_VAR && c->last_dim->u.var == v ? c->vec : 1;
+    if (v->kind != TV_LET || c->depth > 32) return 1;
+    const tir_expr *value = v->def;
+    for (int i = 0; !value && i < c->nlets; i++)
+        if (c->lets[i]->kind == TS_LET && c->lets[i]->u.let.var == v && v->assigned_once) value = c->lets[i]->u.let.value;
+    for (int i = 0; !value && i < c->nbody_lets; i++)
+        if (c->body_lets[i]->u.let.var == v && v->assigned_once) value = c->body_lets[i]->u.let.value;
+    c->depth++;
+    int64_t m = value ? tlc_expr_multiple_with(value, var_multiple, c) : 1;
+    c->depth--;
     return m;
 }
 
-/* The largest power of two (up to 1024) e is known to be a multiple of. */
-static int64_t multiple(align_ctx *c, const tir_expr *e) {
-    if (!e || c->depth > 32) return 1;
-    switch (e->kind) {
-    case TE_INT: return pow2_factor(e->u.ival);
-    case TE_CAST: return e->u.cast.bits || tir_dtype_is_float(e->dtype) ? 1 : multiple(c, e->u.cast.a);
-    case TE_VAR: {
-        const tir_var *v = e->u.var;
-        if (v->kind == TV_SYM_DIM)
-            return c->last_dim && c->last_dim->kind == TE_VAR && c->last_dim->u.var == v ? c->vec : 1;
-        if (v->kind != TV_LET) return 1;
-        const tir_expr *value = v->def;
-        for (int i = 0; !value && i < c->nlets; i++)
-            if (c->lets[i]->kind == TS_LET && c->lets[i]->u.let.var == v && v->assigned_once)
-                value = c->lets[i]->u.let.value;
-        for (int i = 0; !value && i < c->nbody_lets; i++)
-            if (c->body_lets[i]->u.let.var == v && v->assigned_once) value = c->body_lets[i]->u.let.value;
-        c->depth++;
-        int64_t m = value ? multiple(c, value) : 1;
-        c->depth--;
-        return m;
-    }
-    case TE_BINARY: {
-        int64_t a = multiple(c, e->u.bin.a), b = multiple(c, e->u.bin.b);
-        switch (e->u.bin.op) {
-        case TB_ADD: case TB_SUB: case TB_FLOORMOD: return a < b ? a : b;
-        case TB_MUL: return a * b > 1024 ? 1024 : a * b;
-        case TB_SHL: {
-            int64_t s;
-            if (tir_expr_const_int(e->u.bin.b, &s) && s >= 0 && s < 11) return a << s > 1024 ? 1024 : a << s;
-            return a;
-        }
-        default: return 1;
-        }
-    }
-    default: return 1;
-    }
-}
-
-bool tlc_gather_match(const tir_stmt *s, tir_stmt *const *lets, int nlets, tlc_gather *g) {
+bool tlc_gather_match(const tir_stmt *s, tir_stmt *const *lets, int nlets, const bool *written, tlc_gather *g) {
     if (s->kind != TS_FOR || s->u.for_.kind != TIR_FOR_PARALLEL || s->u.for_.nvars != 2) return false;
     const tir_var *r = s->u.for_.vars[0], *j = s->u.for_.vars[1];
     /* lets of values per row first (`r = by * block_M + i`), then the store */
@@ -167,7 +142,7 @@ bool tlc_gather_match(const tir_stmt *s, tir_stmt *const *lets, int nlets, tlc_g
         body_lets = body->u.seq.stmts;
         for (int i = 0; i < nbody_lets; i++) {
             const tir_stmt *x = body_lets[i];
-            if (x->kind != TS_LET || mentions(x->u.let.value, j) || !reads_global_only(x->u.let.value)) return false;
+            if (x->kind != TS_LET || mentions(x->u.let.value, j) || !reads_global_only(x->u.let.value, written)) return false;
         }
         body = only_stmt(body->u.seq.stmts[nbody_lets]);
     }
@@ -201,18 +176,20 @@ bool tlc_gather_match(const tir_stmt *s, tir_stmt *const *lets, int nlets, tlc_g
         int64_t e;
         if (!tir_expr_const_int(s->u.for_.extent[d], &e) || e != tir_buffer_dim(dst, d)) return false;
     }
-    if (cond && (mentions(cond, j) || !reads_global_only(cond))) return false;
+    if (cond && (mentions(cond, j) || !reads_global_only(cond, written))) return false;
     int last = src->rank - 1;
     const tir_expr *off;
-    if (!column_offset(value->u.load.idx[last], j, &off) || !reads_global_only(off)) return false;
+    if (!reads_global_only(value, written) || !column_offset(value->u.load.idx[last], j, &off)) return false;
     for (int d = 0; d < last; d++)
-        if (mentions(value->u.load.idx[d], j) || !reads_global_only(value->u.load.idx[d])) return false;
+        if (mentions(value->u.load.idx[d], j)) return false;
     /* 16-byte chunks: rows, their offsets and the tensor's rows in whole chunks */
     int eb = tir_dtype_bytes(dst->dtype);
     int64_t vec = 16 / eb, cols = tir_buffer_dim(dst, 1);
     if ((cols * eb) % 16 || (dst->layout->panel_elems > 0 && (dst->layout->panel_elems * eb) % 16)) return false;
     align_ctx c = {lets, nlets, body_lets, nbody_lets, src->shape[last], vec, 0};
-    if (multiple(&c, src->shape[last]) < vec || (off && multiple(&c, off) < vec)) return false;
+    if (tlc_expr_multiple_with(src->shape[last], var_multiple, &c) < vec ||
+        (off && tlc_expr_multiple_with(off, var_multiple, &c) < vec))
+        return false;
     *g = (tlc_gather){.loop = s, .row = r, .col = j, .lets = body_lets, .nlets = nbody_lets, .dst = dst, .src = value,
                       .cond = cond};
     return true;

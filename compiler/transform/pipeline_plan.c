@@ -117,16 +117,17 @@ static bool hoistable(tir_stmt *const *items, int from, int i, const tir_buffer 
 
 /* items[i] (of the loop body's n) is a load the stage can take besides
  * those already in `out` (a copy, or with `gathers` a gather, *g then
- * describing it): the only writer of a buffer none of them fills. */
-static bool stageable(const tlc_pipe_plan *out, const tir_stmt *body, tir_stmt *const *items, int n, int i, bool gathers,
-                      tlc_gather *g) {
+ * describing it): the only writer of a buffer none of them fills.
+ * `gathers`: NULL, or by buffer id whether the kernel writes it. */
+static bool stageable(const tlc_pipe_plan *out, const tir_stmt *body, tir_stmt *const *items, int n, int i,
+                      const bool *gathers, tlc_gather *g) {
     const tir_stmt *s = items[i];
     *g = (tlc_gather){0};
     if (out->ncopies >= TLC_PIPE_MAX_COPIES) return false;
     const tir_buffer *b;
     if (pipelinable_copy(s))
         b = s->u.copy.dst.buf;
-    else if (gathers && tlc_gather_match(s, items, i, g))
+    else if (gathers && tlc_gather_match(s, items, i, gathers, g))
         b = g->dst;
     else
         return false;
@@ -148,8 +149,8 @@ static void add_load(tlc_pipe_plan *out, const tir_stmt *s, const tlc_gather *g)
 }
 
 /* The plan of one loop; false when it stays a serial loop. With
- * `gathers`, gathers are stage loads too. */
-static bool loop_plan(tlc_arch arch, const tir_stmt *loop, bool gathers, tlc_pipe_plan *out) {
+ * `gathers` (stageable's), gathers are stage loads too. */
+static bool loop_plan(tlc_arch arch, const tir_stmt *loop, const bool *gathers, tlc_pipe_plan *out) {
     *out = (tlc_pipe_plan){.loop = loop, .mbar = -1};
     if (loop->kind != TS_FOR || loop->u.for_.kind != TIR_FOR_PIPELINED || loop->u.for_.num_stages < 2) return false;
     if (loop->u.for_.nvars != 1 || loop->u.for_.step != 1) return false;
@@ -173,7 +174,7 @@ static bool loop_plan(tlc_arch arch, const tir_stmt *loop, bool gathers, tlc_pip
     return out->ncopies > 0;
 }
 
-static void visit(tlc_arena *a, tlc_ptrvec *found, tlc_arch arch, bool gathers, const tir_stmt *s) {
+static void visit(tlc_arena *a, tlc_ptrvec *found, tlc_arch arch, const bool *gathers, const tir_stmt *s) {
     if (!s) return;
     switch (s->kind) {
     case TS_SEQ:
@@ -197,10 +198,19 @@ static void visit(tlc_arena *a, tlc_ptrvec *found, tlc_arch arch, bool gathers, 
     }
 }
 
+static void note_write(const tir_access *acc, void *ctx) {
+    bool *written = ctx;
+    if (acc->mode & TIR_ACCESS_WRITE) written[acc->buf->id] = true;
+}
+
 void tlc_plan_pipelines(tlc_kernel_plan *p, const tir_kernel *k, tlc_arena *a) {
     tlc_ptrvec found = {0};
-    /* (in thread-indexed code a gather's indices may differ between threads) */
-    visit(a, &found, p->arch, !k->thread_indexed, k->body);
+    /* the buffers the kernel writes, which gathers may not read ahead (and
+     * none in thread-indexed code, where a gather's indices may differ
+     * between threads) */
+    bool *written = k->thread_indexed ? NULL : TLC_NEW_ARRAY(a, bool, (size_t)k->nbuffers + 1);
+    if (written) tir_stmt_accesses(k->body, note_write, written);
+    visit(a, &found, p->arch, written, k->body);
     p->npipes = found.len;
     p->pipes = TLC_NEW_ARRAY(a, tlc_pipe_plan, (size_t)found.len + 1);
     for (int i = 0; i < found.len; i++) {

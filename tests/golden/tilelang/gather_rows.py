@@ -51,3 +51,26 @@ def gather_sum(X, idx, block_R=32, block_D=64, num_stages=2, threads=128):
                 acc[r, j] += X_shared[r, j]
         T.copy(acc, out[b, 0, bd * block_D])
     return out
+
+
+@tilelang.jit
+def gather_from_written(X, idx, block_R=32, block_D=64, num_stages=2, threads=128):
+    # the kernel writes the index tensor it gathers by: its reads cannot run
+    # iterations ahead, so the gather stays in the body (a serial loop)
+    NK, D, T_ = T.const("NK, D, T_")
+    X: T.Tensor((T_, D), T.float16)
+    idx: T.Tensor((NK, block_R), T.int32)
+    out = T.empty((block_R, D), T.float32)
+    with T.Kernel(T.ceildiv(D, block_D), threads=threads) as bd:
+        X_shared = T.alloc_shared((block_R, block_D), T.float16)
+        acc = T.alloc_fragment((block_R, block_D), T.float32)
+        T.clear(acc)
+        for k in T.Pipelined(NK, num_stages=num_stages):
+            for r, j in T.Parallel(block_R, block_D):
+                X_shared[r, j] = X[idx[k, r], bd * block_D + j]
+            for r, j in T.Parallel(block_R, block_D):
+                acc[r, j] += X_shared[r, j]
+        T.copy(acc, out[0, bd * block_D])
+        for r in T.Parallel(block_R):
+            idx[0, r] = 0
+    return out
