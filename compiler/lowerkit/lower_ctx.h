@@ -83,6 +83,11 @@ typedef struct tlc_lower_ctx {
     /* The driver's statement lowering (transform/lower.c), for ops that
      * lower the statements nested in them (a Parallel loop's body). */
     void (*lower_stmt)(tlc_lower_ctx *lc, const tir_stmt *s);
+    /* Values computed ahead: lowering any of memo_expr[i] gives
+     * memo_value[i] (a pipeline's gather chunk, lower_pipeline.c) */
+    const tir_expr *const *memo_expr;
+    th_expr **memo_value;
+    int nmemo;
 } tlc_lower_ctx;
 
 /* Where a Parallel loop body is being emitted: one slot of its fragment. */

@@ -177,6 +177,8 @@ static th_expr *lower_unary(tlc_lower_ctx *lc, const tir_expr *e) {
 
 th_expr *tlc_lower_expr(tlc_lower_ctx *lc, const tir_expr *e) {
     if (!e) return th_int(lc->a, TH_I32, 0);
+    for (int i = 0; i < lc->nmemo; i++)
+        if (lc->memo_expr[i] == e) return lc->memo_value[i];
     switch (e->kind) {
     case TE_INT: {
         th_type t = tlc_reg_type(e->dtype);

@@ -238,6 +238,7 @@ static void lower_pipelined_version(tlc_lower_ctx *lc, const tir_stmt *s, const 
     tlc_pipe_state ps = {.plan = pp, .loop = s, .align_mode = align_mode};
     ps.n = tlc_let(lc, "pn", tlc_coerce(lc, tlc_lower_expr(lc, s->u.for_.extent[0]), th_scalar(TH_I32)));
     tlc_pipe_begin(lc, &ps);
+    tlc_pipe_hoist(lc, &ps);
     for (int st = 0; st < S - 1; st++) tlc_pipe_issue(lc, &ps, tlc_i32(lc, st), tlc_i32(lc, st));
 
     tlc_ptrvec *saved = tlc_lower_begin(lc);

@@ -33,6 +33,9 @@ typedef struct tlc_pipe_state {
     bool in_issuer;    /* already in the one thread that issues TMA (warp specialization) */
     int align_mode;    /* cp.async copies over a symbolic row length: TLC_PIPE_ALIGN_* */
     th_stmt *before_loads; /* emitted after the loads' lets, before the loads (the producer's wait for a stage) */
+    /* per load, a gather's arithmetic computed before the loop (NULL: none;
+     * tlc_pipe_hoist) */
+    struct tlc_gather_hoist *hoist;
     /* TMA multicast (plan.h, tlc_ws_decision.multicast): this block's rank
      * in its cluster and the cluster's blocks; NULL: every load its own */
     th_expr *mc_rank, *mc_blocks;
@@ -49,6 +52,9 @@ th_expr *tlc_pipe_aligned_cond(tlc_lower_ctx *lc, const tlc_pipe_plan *pp);
  * starts are not of that form. */
 th_expr *tlc_pipe_interior_cond(tlc_lower_ctx *lc, const tlc_pipe_plan *pp, const tir_stmt *loop);
 void tlc_pipe_begin(tlc_lower_ctx *lc, tlc_pipe_state *ps);
+/* Before the loop (after tlc_pipe_begin): the gathers' per-chunk arithmetic
+ * that no iteration changes, computed once (lower_pipeline.c). */
+void tlc_pipe_hoist(tlc_lower_ctx *lc, tlc_pipe_state *ps);
 void tlc_pipe_issue(tlc_lower_ctx *lc, tlc_pipe_state *ps, th_expr *it, th_expr *stage);
 /* The plan loads something by cp.async chunks (copies without TMA, gathers):
  * commit groups, and a wait for them before the stage's barrier

@@ -243,29 +243,44 @@ th_expr *tlc_pipe_interior_cond(tlc_lower_ctx *lc, const tlc_pipe_plan *pp, cons
     return all;
 }
 
-/* Where a 16-byte chunk of a stage load comes from: for the chunk at
- * (row, col) of the shared buffer, its global address and the bytes to
- * copy (NULL: all 16; fewer are zero-filled). */
-typedef void chunk_source(tlc_lower_ctx *lc, const void *ctx, th_expr *row, th_expr *col, th_expr **gp, th_expr **bytes);
+/* Where a 16-byte chunk of a stage load comes from: for this thread's
+ * chunk number i, at (row, col) of the shared buffer, its global address
+ * and the bytes to copy (NULL: all 16; fewer are zero-filled). */
+typedef void chunk_source(tlc_lower_ctx *lc, const void *ctx, int64_t i, th_expr *row, th_expr *col, th_expr **gp,
+                          th_expr **bytes);
+
+/* This thread's chunk number i of whole 2-d shared buffer b: the chunk's
+ * number in the buffer (*q), its row and first column. */
+static void chunk_position(tlc_lower_ctx *lc, const tir_buffer *b, int64_t i, th_expr **q, th_expr **row, th_expr **col) {
+    tlc_arena *a = lc->a;
+    int64_t vec = 16 / tir_dtype_bytes(b->dtype), cpr = tir_buffer_dim(b, 1) / vec, threads = lc->threads;
+    th_expr *tid = th_read(a, lc->tid);
+    *q = th_bin(a, THB_ADD, tid, tlc_i32(lc, i * threads));
+    if (threads % cpr == 0) { /* the same column every time: rows step by threads / cpr */
+        *row = th_bin(a, THB_ADD, th_bin(a, THB_UDIV, tid, tlc_i32(lc, cpr)), tlc_i32(lc, i * (threads / cpr)));
+        *col = th_bin(a, THB_MUL, th_bin(a, THB_UREM, tid, tlc_i32(lc, cpr)), tlc_i32(lc, vec));
+    } else {
+        *row = tlc_let(lc, "cr", th_bin(a, THB_UDIV, *q, tlc_i32(lc, cpr)));
+        *col = tlc_let(lc, "cc", th_bin(a, THB_MUL, th_bin(a, THB_UREM, *q, tlc_i32(lc, cpr)), tlc_i32(lc, vec)));
+    }
+}
+
+/* Chunks of whole 2-d shared buffer b per thread. */
+static int64_t chunks_per_thread(const tlc_lower_ctx *lc, const tir_buffer *b) {
+    int64_t total = tir_buffer_dim(b, 0) * (tir_buffer_dim(b, 1) / (16 / tir_dtype_bytes(b->dtype)));
+    return (total + lc->threads - 1) / lc->threads;
+}
 
 /* Every thread's cp.async chunks of whole 2-d shared buffer b. */
 static void issue_chunks(tlc_lower_ctx *lc, const tir_buffer *b, chunk_source *source, const void *ctx) {
     tlc_arena *a = lc->a;
     int64_t vec = 16 / tir_dtype_bytes(b->dtype), rows = tir_buffer_dim(b, 0), cols = tir_buffer_dim(b, 1);
     int64_t cpr = cols / vec, total = rows * cpr, threads = lc->threads;
-    th_expr *tid = th_read(a, lc->tid);
     for (int64_t i = 0; i * threads < total; i++) {
-        th_expr *q = th_bin(a, THB_ADD, tid, tlc_i32(lc, i * threads));
-        th_expr *row, *col;
-        if (threads % cpr == 0) { /* the same column every time: rows step by threads / cpr */
-            row = th_bin(a, THB_ADD, th_bin(a, THB_UDIV, tid, tlc_i32(lc, cpr)), tlc_i32(lc, i * (threads / cpr)));
-            col = th_bin(a, THB_MUL, th_bin(a, THB_UREM, tid, tlc_i32(lc, cpr)), tlc_i32(lc, vec));
-        } else {
-            row = tlc_let(lc, "cr", th_bin(a, THB_UDIV, q, tlc_i32(lc, cpr)));
-            col = tlc_let(lc, "cc", th_bin(a, THB_MUL, th_bin(a, THB_UREM, q, tlc_i32(lc, cpr)), tlc_i32(lc, vec)));
-        }
+        th_expr *q, *row, *col;
+        chunk_position(lc, b, i, &q, &row, &col);
         th_expr *gp, *bytes;
-        source(lc, ctx, row, col, &gp, &bytes);
+        source(lc, ctx, i, row, col, &gp, &bytes);
         th_expr *sidx[2] = {row, col};
         th_expr *sp = th_convert(a, tlc_shared_elem_ptr(lc, b, sidx), th_scalar(TH_I32));
         th_expr *args[3] = {sp, gp, bytes};
@@ -282,7 +297,9 @@ typedef struct copy_chunks {
     th_expr *lim; /* the tensor's last dim */
 } copy_chunks;
 
-static void copy_chunk(tlc_lower_ctx *lc, const void *ctx, th_expr *row, th_expr *col, th_expr **gp, th_expr **bytes) {
+static void copy_chunk(tlc_lower_ctx *lc, const void *ctx, int64_t i, th_expr *row, th_expr *col, th_expr **gp,
+                       th_expr **bytes) {
+    (void)i;
     const copy_chunks *c = ctx;
     tlc_arena *a = lc->a;
     const tir_region *src = &c->copy->u.copy.src;
@@ -342,27 +359,219 @@ static void issue_cp_async(tlc_lower_ctx *lc, const tlc_pipe_state *ps, const ti
     tlc_emit(lc, th_if(a, aligned, fast, slow));
 }
 
-typedef struct gather_chunks {
-    const tlc_gather *g;
-    th_expr *lim; /* the tensor's last dim */
-} gather_chunks;
+/* ---------------- a gather's arithmetic ahead of the loop ---------------- */
+/* What a gather's chunk computes from its row alone (the pixel of an
+ * im2col row: divisions by run-time sizes) is the same every iteration:
+ * the maximal such parts of its indices, condition and lets, those with a
+ * division or modulo, are computed per chunk once before the loop
+ * (tlc_pipe_hoist) and read back where the iteration's chunk is lowered
+ * (through lc->memo_expr). */
+struct tlc_gather_hoist {
+    const tir_expr **exprs; /* the parts */
+    int n, cap;
+    th_expr **values;       /* [chunk * n + k]: part k of this thread's chunk number `chunk` */
+};
 
-/* The gather's row `row` at columns [col, col + 16 bytes): its loop's
- * variables bound to them, its load's indices and condition lowered. */
-static void gather_chunk(tlc_lower_ctx *lc, const void *ctx, th_expr *row, th_expr *col, th_expr **gp, th_expr **bytes) {
-    const gather_chunks *c = ctx;
-    const tlc_gather *ga = c->g;
-    tlc_arena *a = lc->a;
-    const tir_buffer *g = ga->src->u.load.buf;
-    int eb = tir_dtype_bytes(g->dtype), last = g->rank - 1;
+typedef struct hoist_scan {
+    const tir_var *loop_var;
+    tir_stmt *const *items; /* the loop body's statements before the gather */
+    int nitems;
+    const tlc_gather *g;
+    struct tlc_gather_hoist *h;
+    tlc_arena *a;
+} hoist_scan;
+
+static bool gather_own_var(const hoist_scan *hs, const tir_var *v) {
+    if (v == hs->g->row || v == hs->g->col) return true;
+    for (int i = 0; i < hs->g->nlets; i++)
+        if (hs->g->lets[i]->u.let.var == v) return true;
+    return false;
+}
+
+/* The value a let of the loop's body (before the gather, or the gather's
+ * own) holds, NULL where none of them sets v. */
+static const tir_expr *body_let_value(const hoist_scan *hs, const tir_var *v) {
+    for (int i = 0; i < hs->nitems; i++)
+        if ((hs->items[i]->kind == TS_LET || hs->items[i]->kind == TS_ASSIGN) && hs->items[i]->u.let.var == v)
+            return hs->items[i]->kind == TS_LET && v->assigned_once ? hs->items[i]->u.let.value : NULL;
+    for (int i = 0; i < hs->g->nlets; i++)
+        if (hs->g->lets[i]->u.let.var == v) return v->assigned_once ? hs->g->lets[i]->u.let.value : NULL;
+    return NULL;
+}
+
+static bool set_in_body(const hoist_scan *hs, const tir_var *v) {
+    for (int i = 0; i < hs->nitems; i++)
+        if ((hs->items[i]->kind == TS_LET || hs->items[i]->kind == TS_ASSIGN) && hs->items[i]->u.let.var == v) return true;
+    return gather_own_var(hs, v) && v != hs->g->row && v != hs->g->col;
+}
+
+/* e has the same value in every iteration of the loop (for a given chunk):
+ * no load, not the loop's variable nor a let of the body that is not. */
+static bool iteration_invariant(const hoist_scan *hs, const tir_expr *e, int depth) {
+    if (!e || depth > 32) return false;
+    switch (e->kind) {
+    case TE_INT: case TE_FLOAT: return true;
+    case TE_VAR: {
+        const tir_var *v = e->u.var;
+        if (v == hs->loop_var) return false;
+        if (v == hs->g->row || v == hs->g->col) return true;
+        if (v->kind == TV_LET) {
+            if (!set_in_body(hs, v)) return v->assigned_once; /* set before the loop */
+            const tir_expr *value = body_let_value(hs, v);
+            return value && iteration_invariant(hs, value, depth + 1);
+        }
+        return v->kind == TV_LOOP || v->kind == TV_BLOCK_IDX || v->kind == TV_SYM_DIM || v->kind == TV_SCALAR_PARAM ||
+               v->kind == TV_THREAD_IDX;
+    }
+    case TE_BINARY: return iteration_invariant(hs, e->u.bin.a, depth) && iteration_invariant(hs, e->u.bin.b, depth);
+    case TE_UNARY: return iteration_invariant(hs, e->u.un.a, depth);
+    case TE_CAST: return !e->u.cast.bits && iteration_invariant(hs, e->u.cast.a, depth);
+    case TE_SELECT:
+        return iteration_invariant(hs, e->u.sel.cond, depth) && iteration_invariant(hs, e->u.sel.a, depth) &&
+               iteration_invariant(hs, e->u.sel.b, depth);
+    default: return false;
+    }
+}
+
+/* e differs between chunks (reads the row, the column or the gather's lets)
+ * and divides. */
+static bool per_chunk(const hoist_scan *hs, const tir_expr *e, bool *divides) {
+    if (!e) return false;
+    switch (e->kind) {
+    case TE_VAR: return gather_own_var(hs, e->u.var);
+    case TE_BINARY: {
+        *divides |= e->u.bin.op == TB_FLOORDIV || e->u.bin.op == TB_FLOORMOD;
+        bool a = per_chunk(hs, e->u.bin.a, divides), b = per_chunk(hs, e->u.bin.b, divides);
+        return a || b;
+    }
+    case TE_UNARY: return per_chunk(hs, e->u.un.a, divides);
+    case TE_CAST: return per_chunk(hs, e->u.cast.a, divides);
+    case TE_SELECT: {
+        bool c = per_chunk(hs, e->u.sel.cond, divides), a = per_chunk(hs, e->u.sel.a, divides);
+        return per_chunk(hs, e->u.sel.b, divides) || c || a;
+    }
+    default: return false;
+    }
+}
+
+static void hoist_parts(hoist_scan *hs, const tir_expr *e) {
+    if (!e) return;
+    bool divides = false;
+    if (e->kind != TE_LOAD && iteration_invariant(hs, e, 0) && per_chunk(hs, e, &divides) && divides) {
+        struct tlc_gather_hoist *h = hs->h;
+        for (int i = 0; i < h->n; i++)
+            if (h->exprs[i] == e) return;
+        if (h->n == h->cap) {
+            int cap = h->cap ? 2 * h->cap : 8;
+            const tir_expr **v = TLC_NEW_ARRAY(hs->a, const tir_expr *, (size_t)cap);
+            for (int i = 0; i < h->n; i++) v[i] = h->exprs[i];
+            h->exprs = v;
+            h->cap = cap;
+        }
+        h->exprs[h->n++] = e;
+        return;
+    }
+    switch (e->kind) {
+    case TE_LOAD:
+        for (int d = 0; d < e->u.load.buf->rank; d++) hoist_parts(hs, e->u.load.idx[d]);
+        return;
+    case TE_BINARY:
+        hoist_parts(hs, e->u.bin.a);
+        hoist_parts(hs, e->u.bin.b);
+        return;
+    case TE_UNARY: hoist_parts(hs, e->u.un.a); return;
+    case TE_CAST: hoist_parts(hs, e->u.cast.a); return;
+    case TE_SELECT:
+        hoist_parts(hs, e->u.sel.cond);
+        hoist_parts(hs, e->u.sel.a);
+        hoist_parts(hs, e->u.sel.b);
+        return;
+    default: return;
+    }
+}
+
+/* Binds the gather's variables to a chunk's row and column (saving theirs). */
+static void bind_chunk(tlc_lower_ctx *lc, const tlc_gather *ga, th_expr *row, th_expr *col, th_expr **saved, bool *known) {
     const tir_var *vars[2] = {ga->row, ga->col};
-    th_expr *values[2] = {row, col}, *saved[2];
-    bool known[2];
+    th_expr *values[2] = {row, col};
     for (int i = 0; i < 2; i++) {
         saved[i] = lc->var_expr[vars[i]->id];
         known[i] = lc->var_known[vars[i]->id];
         lc->var_expr[vars[i]->id] = values[i];
         lc->var_known[vars[i]->id] = false;
+    }
+}
+
+static void unbind_chunk(tlc_lower_ctx *lc, const tlc_gather *ga, th_expr *const *saved, const bool *known) {
+    const tir_var *vars[2] = {ga->row, ga->col};
+    for (int i = 0; i < 2; i++) {
+        lc->var_expr[vars[i]->id] = saved[i];
+        lc->var_known[vars[i]->id] = known[i];
+    }
+}
+
+void tlc_pipe_hoist(tlc_lower_ctx *lc, tlc_pipe_state *ps) {
+    const tlc_pipe_plan *pp = ps->plan;
+    if (!pp->ngathers || ps->align_mode == TLC_PIPE_ALIGN_FALLBACK) return;
+    const tir_stmt *body = ps->loop->u.for_.body;
+    tir_stmt *const *items = body->kind == TS_SEQ ? body->u.seq.stmts : (tir_stmt *const *)&ps->loop->u.for_.body;
+    int n = body->kind == TS_SEQ ? body->u.seq.n : 1;
+    ps->hoist = TLC_NEW_ARRAY(lc->a, struct tlc_gather_hoist, (size_t)pp->ncopies);
+    bool lets_done = false;
+    for (int l = 0; l < pp->ncopies; l++) {
+        const tlc_gather *ga = &pp->gathers[l];
+        if (!ga->loop) continue;
+        int at = 0;
+        while (at < n && items[at] != ga->loop) at++;
+        struct tlc_gather_hoist *h = &ps->hoist[l];
+        hoist_scan hs = {ps->loop->u.for_.vars[0], items, at, ga, h, lc->a};
+        for (int i = 0; i < ga->nlets; i++) hoist_parts(&hs, ga->lets[i]->u.let.value);
+        for (int d = 0; d < ga->src->u.load.buf->rank; d++) hoist_parts(&hs, ga->src->u.load.idx[d]);
+        hoist_parts(&hs, ga->cond);
+        if (!h->n) continue;
+        if (!lets_done) { /* the body's lets the parts may read, where they do not change */
+            for (int i = 0; i < pp->nprefix; i++)
+                if (items[i]->kind == TS_LET && iteration_invariant(&hs, items[i]->u.let.value, 0))
+                    tlc_lower_stmt(lc, items[i]);
+            lets_done = true;
+        }
+        int64_t chunks = chunks_per_thread(lc, ga->dst);
+        h->values = TLC_NEW_ARRAY(lc->a, th_expr *, (size_t)(chunks * h->n));
+        for (int64_t c = 0; c < chunks; c++) {
+            th_expr *q, *row, *col, *saved[2];
+            bool known[2];
+            chunk_position(lc, ga->dst, c, &q, &row, &col);
+            bind_chunk(lc, ga, row, col, saved, known);
+            for (int i = 0; i < ga->nlets; i++)
+                if (iteration_invariant(&hs, ga->lets[i]->u.let.value, 0)) tlc_lower_stmt(lc, ga->lets[i]);
+            for (int k = 0; k < h->n; k++) h->values[c * h->n + k] = tlc_let(lc, "hz", tlc_lower_expr(lc, h->exprs[k]));
+            unbind_chunk(lc, ga, saved, known);
+        }
+    }
+}
+
+typedef struct gather_chunks {
+    const tlc_gather *g;
+    const struct tlc_gather_hoist *h; /* NULL: nothing computed ahead */
+    th_expr *lim; /* the tensor's last dim */
+} gather_chunks;
+
+/* The gather's row `row` at columns [col, col + 16 bytes): its loop's
+ * variables bound to them, its load's indices and condition lowered. */
+static void gather_chunk(tlc_lower_ctx *lc, const void *ctx, int64_t chunk, th_expr *row, th_expr *col, th_expr **gp,
+                         th_expr **bytes) {
+    const gather_chunks *c = ctx;
+    const tlc_gather *ga = c->g;
+    tlc_arena *a = lc->a;
+    const tir_buffer *g = ga->src->u.load.buf;
+    int eb = tir_dtype_bytes(g->dtype), last = g->rank - 1;
+    th_expr *saved[2];
+    bool known[2];
+    bind_chunk(lc, ga, row, col, saved, known);
+    if (c->h && c->h->n) {
+        lc->memo_expr = c->h->exprs;
+        lc->memo_value = c->h->values + chunk * c->h->n;
+        lc->nmemo = c->h->n;
     }
     for (int i = 0; i < ga->nlets; i++) tlc_lower_stmt(lc, ga->lets[i]);
     th_expr *idx[16];
@@ -377,10 +586,8 @@ static void gather_chunk(tlc_lower_ctx *lc, const void *ctx, th_expr *row, th_ex
         *bytes = th_select(a, valid, *bytes, tlc_i32(lc, 0));
         *gp = th_select(a, valid, *gp, th_param_ref(a, lc->tk, lc->tensor_param[g->id]));
     }
-    for (int i = 0; i < 2; i++) {
-        lc->var_expr[vars[i]->id] = saved[i];
-        lc->var_known[vars[i]->id] = known[i];
-    }
+    lc->nmemo = 0;
+    unbind_chunk(lc, ga, saved, known);
 }
 
 /* A gather's rows by cp.async chunks; in the loop version for unaligned
@@ -391,7 +598,8 @@ static void issue_gather(tlc_lower_ctx *lc, const tlc_pipe_state *ps, const tlc_
         return;
     }
     const tir_buffer *t = g->src->u.load.buf;
-    gather_chunks c = {g, tlc_let(lc, "lim", tlc_coerce(lc, tlc_dim_value(lc, t, t->rank - 1), th_scalar(TH_I32)))};
+    gather_chunks c = {g, ps->hoist ? &ps->hoist[g - ps->plan->gathers] : NULL,
+                       tlc_let(lc, "lim", tlc_coerce(lc, tlc_dim_value(lc, t, t->rank - 1), th_scalar(TH_I32)))};
     issue_chunks(lc, g->dst, gather_chunk, &c);
 }
 
