@@ -13,6 +13,8 @@ bool tlc_pipe_is_copy(const tlc_pipe_plan *pp, const tir_stmt *s) {
     return false;
 }
 
+bool tlc_pipe_has_chunks(const tlc_pipe_plan *pp) { return !pp->tma || pp->ngathers > 0; }
+
 const tir_buffer *tlc_pipe_load_dst(const tlc_pipe_plan *pp, int i) {
     return pp->gathers[i].loop ? pp->gathers[i].dst : pp->copies[i]->u.copy.dst.buf;
 }

@@ -35,6 +35,11 @@ typedef struct tlc_pipe_plan {
     int nprefix; /* body statements up to the last pipelined copy (lets and those copies) */
     bool tma;    /* the copies by TMA on mbarriers; else cp.async with commit / wait groups */
     int ngathers; /* of the loads, gathers (always cp.async chunks) */
+    /* With cp.async chunks, the body's last statement when it is a wgmma
+     * gemm (float32 accumulator, not continuing another's): the next
+     * stage's loads are issued between its commit and its wait. NULL: before
+     * the body. */
+    const tir_stmt *loads_under;
     int64_t mbar; /* TMA without warp specialization: byte offset of the stages' mbarriers (else -1) */
 } tlc_pipe_plan;
 
@@ -231,6 +236,9 @@ const tlc_gemm_plan *tlc_plan_gemm(const tlc_kernel_plan *p, const tir_stmt *op)
 const tlc_gemm_op_plan *tlc_plan_gemm_op(const tlc_kernel_plan *p, const tir_stmt *op);
 /* s is one of the loop's pipelined copies (or gathers). */
 bool tlc_pipe_is_copy(const tlc_pipe_plan *pp, const tir_stmt *s);
+/* The plan loads something by cp.async chunks (copies without TMA,
+ * gathers). */
+bool tlc_pipe_has_chunks(const tlc_pipe_plan *pp);
 /* The shared buffer stage load i fills. */
 const tir_buffer *tlc_pipe_load_dst(const tlc_pipe_plan *pp, int i);
 /* s is one of the warp-specialized loop's preloads (tlc_ws_decision). */

@@ -261,15 +261,12 @@ static void lower_pipelined_version(tlc_lower_ctx *lc, const tir_stmt *s, const 
     if (tlc_pipe_has_chunks(pp) && any_unfenced(lc)) fence_proxy(lc);
     tlc_emit(lc, tlc_barrier(lc));
     th_expr *next = th_bin(a, THB_ADD, ko, tlc_i32(lc, S - 1));
-    /* With cp.async chunks and a body that ends in a wgmma gemm, the next
-     * stage's loads (the threads' own address arithmetic and issue) go out
-     * while that gemm runs: they fill the stage the previous iteration's
-     * gemm read, retired before the barrier above */
-    const tir_stmt *last = body->kind == TS_SEQ ? body->u.seq.stmts[n - 1] : body;
-    const tlc_gemm_plan *lg = last->kind == TS_GEMM ? tlc_plan_gemm(lc->plan, last) : NULL;
-    const tlc_gemm_op_plan *lop = lg ? tlc_plan_gemm_op(lc->plan, last) : NULL;
-    bool under_gemm = tlc_pipe_has_chunks(pp) && lg && lg->inst == TLC_INST_WGMMA && !lop->chain_prev &&
-                      last->u.gemm.c.buf->dtype == TIR_F32 && !lc->wgmma_inflight;
+    /* pp->loads_under: the next stage's loads (the threads' own address
+     * arithmetic and issue) go out while the body's last gemm runs; they
+     * fill the stage the previous iteration's gemm read, which every thread
+     * retired before the barrier above */
+    const tir_stmt *last = pp->loads_under;
+    bool under_gemm = last && !lc->wgmma_inflight;
     if (!under_gemm) tlc_pipe_issue(lc, &ps, next, th_bin(a, THB_UREM, next, tlc_i32(lc, S)));
     tlc_pipe_wait(lc, &ps, ko, stage);
     tlc_pipe_set_stage(lc, pp, stage);

@@ -56,10 +56,9 @@ void tlc_pipe_begin(tlc_lower_ctx *lc, tlc_pipe_state *ps);
  * that no iteration changes, computed once (lower_pipeline.c). */
 void tlc_pipe_hoist(tlc_lower_ctx *lc, tlc_pipe_state *ps);
 void tlc_pipe_issue(tlc_lower_ctx *lc, tlc_pipe_state *ps, th_expr *it, th_expr *stage);
-/* The plan loads something by cp.async chunks (copies without TMA, gathers):
- * commit groups, and a wait for them before the stage's barrier
- * (tlc_pipe_wait_chunks); tlc_pipe_wait waits for the TMA copies. */
-bool tlc_pipe_has_chunks(const tlc_pipe_plan *pp);
+/* With cp.async chunks (tlc_pipe_has_chunks): commit groups, and a wait for
+ * this iteration's before the stage's barrier (the later ones stay in
+ * flight); tlc_pipe_wait waits for the TMA copies. */
 void tlc_pipe_wait_chunks(tlc_lower_ctx *lc, tlc_pipe_state *ps);
 void tlc_pipe_wait(tlc_lower_ctx *lc, tlc_pipe_state *ps, th_expr *it, th_expr *stage);
 void tlc_pipe_end(tlc_lower_ctx *lc, tlc_pipe_state *ps);

@@ -706,8 +706,6 @@ void tlc_pipe_issue(tlc_lower_ctx *lc, tlc_pipe_state *ps, th_expr *it, th_expr 
     lc->var_known[v->id] = saved_known;
 }
 
-bool tlc_pipe_has_chunks(const tlc_pipe_plan *pp) { return !pp->tma || pp->ngathers > 0; }
-
 void tlc_pipe_wait_chunks(tlc_lower_ctx *lc, tlc_pipe_state *ps) {
     /* groups of iterations > it may stay in flight; the caller's barrier follows */
     if (tlc_pipe_has_chunks(ps->plan))

@@ -21,6 +21,9 @@ bool tlc_plan_module(tir_module *m, tlc_arena *a, tlc_diag *diag);
 /* pipeline_plan.c: the plan of every Pipelined loop; sets the stage count
  * of the shared layouts its copies fill. */
 void tlc_plan_pipelines(tlc_kernel_plan *p, const tir_kernel *k, tlc_arena *a);
+/* pipeline_plan.c, after the gemms are planned: whether each loop issues its
+ * cp.async loads under its last gemm (tlc_pipe_plan.loads_under). */
+void tlc_plan_pipeline_overlap(tlc_kernel_plan *p);
 /* s copies a tile global -> a whole 2-d shared buffer in one TMA box (per
  * swizzle panel), as a pipelined copy on sm_90 would. */
 bool tlc_tma_copy_fits(const tir_stmt *s);

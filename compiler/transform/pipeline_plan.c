@@ -198,6 +198,21 @@ static void visit(tlc_arena *a, tlc_ptrvec *found, tlc_arch arch, const bool *ga
     }
 }
 
+void tlc_plan_pipeline_overlap(tlc_kernel_plan *p) {
+    for (int i = 0; i < p->npipes; i++) {
+        tlc_pipe_plan *pp = &p->pipes[i];
+        const tir_stmt *body = pp->loop->u.for_.body;
+        tir_stmt *const *items = body->kind == TS_SEQ ? body->u.seq.stmts : (tir_stmt *const *)&pp->loop->u.for_.body;
+        int n = body->kind == TS_SEQ ? body->u.seq.n : 1;
+        const tir_stmt *last = items[n - 1];
+        const tlc_gemm_op_plan *g = last->kind == TS_GEMM ? tlc_plan_gemm_op(p, last) : NULL;
+        if (!tlc_pipe_has_chunks(pp) || !g || g->inst.inst != TLC_INST_WGMMA || g->chain_prev ||
+            last->u.gemm.c.buf->dtype != TIR_F32)
+            continue;
+        pp->loads_under = last;
+    }
+}
+
 static void note_write(const tir_access *acc, void *ctx) {
     bool *written = ctx;
     if (acc->mode & TIR_ACCESS_WRITE) written[acc->buf->id] = true;

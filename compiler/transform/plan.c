@@ -118,6 +118,7 @@ static tlc_kernel_plan *plan_once(tir_kernel *k, tlc_arch arch, tlc_arena *a, tl
     tlc_plan_pipelines(p, k, a);
     if (!plan_gemms(p, k, a, diag)) return NULL;
     plan_gemm_chains(p, k->body);
+    tlc_plan_pipeline_overlap(p);
     tlc_plan_warp_specialization(p, k, a);
     tlc_plan_shared_memory(p, k, a);
     int64_t top = p->smem.top; /* the end of every buffer and planned scratch */

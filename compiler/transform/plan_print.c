@@ -35,6 +35,8 @@ static void print_pipe(tlc_strbuf *sb, const tlc_pipe_plan *pp, bool warp_specia
         }
         if (any) tlc_sb_puts(sb, " loaded with the stage, not where it stands");
     }
+    if (pp->loads_under)
+        tlc_sb_printf(sb, "; the next loads issued under the gemm at line %d", pp->loads_under->loc.line);
     tlc_sb_putc(sb, '\n');
 }
 
