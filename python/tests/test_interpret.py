@@ -288,6 +288,15 @@ class InterpretTest(unittest.TestCase):
         with self.assertRaisesRegex(tlc.InterpreterError, "X"):
             tlc.interpret(SCALE, {"X": x.astype(np.float16), "Y": x.copy(), "s": 1.0}, defines={"N": 64})
 
+    def test_bits_for_dtypes_numpy_lacks(self):
+        # tlc.Bits passes bfloat16 / float8 tensors as unsigned arrays of their bit patterns; anything else is refused
+        with self.assertRaisesRegex(TypeError, "bfloat16 elements need an unsigned integer array of 2-byte"):
+            tlc.Bits(np.zeros(4, np.float16), "bfloat16")
+        with self.assertRaisesRegex(TypeError, "float8_e4m3 elements need an unsigned integer array of 1-byte"):
+            tlc.Bits(np.zeros(4, np.uint16), "float8_e4m3")
+        with self.assertRaisesRegex(TypeError, "is not one of bfloat16, float8_e4m3"):
+            tlc.Bits(np.zeros(4, np.uint16), "float16")
+
     def test_compile_error_and_bad_arrays(self):
         x = np.ones(64, dtype=np.float32)
         with self.assertRaisesRegex(tlc.CompileError, r"<source>:\d+:\d+: error: "):

@@ -1,4 +1,5 @@
 # RUN: --emit=plan --arch=sm_80
+# PTX:
 import tilelang
 import tilelang.language as T
 
