@@ -177,8 +177,9 @@ static void warn_unstaged(const tir_stmt *s, const tlc_kernel_plan *p, tlc_diag 
         for (int i = 0; i < p->npipes; i++) staged |= p->pipes[i].loop == s;
         if (s->u.for_.kind == TIR_FOR_PIPELINED && s->u.for_.num_stages >= 2 && !staged)
             tlc_warning(diag, s->loc, "this Pipelined loop of %d stages runs one iteration after the other: no copy "
-                        "from global memory at its body's top level fills a whole 2-d shared buffer that nothing "
-                        "else in the body writes (docs/language.md, section 8.2)", s->u.for_.num_stages);
+                        "from global memory (nor Parallel loop gathering rows of a tensor) at its body's top level "
+                        "fills a whole 2-d shared buffer that nothing else in the body writes (docs/language.md, "
+                        "section 8.2)", s->u.for_.num_stages);
         warn_unstaged(s->u.for_.body, p, diag);
         return;
     }
