@@ -184,6 +184,23 @@ bool tir_stmt_touches(const tir_stmt *s, const tir_buffer *b, tir_access_mode mo
 
 bool tir_stmt_writes(const tir_stmt *s, const tir_buffer *b) { return tir_stmt_touches(s, b, TIR_ACCESS_WRITE); }
 
+static void mark_written(const tir_access *acc, void *ctx) {
+    bool *written = ctx;
+    if (acc->mode & TIR_ACCESS_WRITE) written[acc->buf->id] = true;
+}
+
+void tir_stmt_mark_written(const tir_stmt *s, bool *written) { tir_stmt_accesses(s, mark_written, written); }
+
+tir_stmt *const *tir_loop_items(const tir_stmt *loop, int *n) {
+    const tir_stmt *body = loop->u.for_.body;
+    if (body && body->kind == TS_SEQ) {
+        if (n) *n = body->u.seq.n;
+        return body->u.seq.stmts;
+    }
+    if (n) *n = body ? 1 : 0;
+    return (tir_stmt *const *)&loop->u.for_.body;
+}
+
 typedef struct read_written {
     bool *reads, *writes;
 } read_written;

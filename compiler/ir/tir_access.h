@@ -65,4 +65,9 @@ bool tir_expr_has_shuffle(const tir_expr *e);
  * (TIR_ACCESS_READ_WRITE: either), and whether it writes it. */
 bool tir_stmt_touches(const tir_stmt *s, const tir_buffer *b, tir_access_mode mode);
 bool tir_stmt_writes(const tir_stmt *s, const tir_buffer *b);
+/* Sets written[buffer id] for every buffer s (or anything in it) writes. */
+void tir_stmt_mark_written(const tir_stmt *s, bool *written);
+/* A loop's body as a list of statements: a sequence's, or the body itself
+ * as the only one (none for no body); *n their count (n may be NULL). */
+tir_stmt *const *tir_loop_items(const tir_stmt *loop, int *n);
 #endif

@@ -513,9 +513,8 @@ static void unbind_chunk(tlc_lower_ctx *lc, const tlc_gather *ga, th_expr *const
 void tlc_pipe_hoist(tlc_lower_ctx *lc, tlc_pipe_state *ps) {
     const tlc_pipe_plan *pp = ps->plan;
     if (!pp->ngathers || ps->align_mode == TLC_PIPE_ALIGN_FALLBACK) return;
-    const tir_stmt *body = ps->loop->u.for_.body;
-    tir_stmt *const *items = body->kind == TS_SEQ ? body->u.seq.stmts : (tir_stmt *const *)&ps->loop->u.for_.body;
-    int n = body->kind == TS_SEQ ? body->u.seq.n : 1;
+    int n;
+    tir_stmt *const *items = tir_loop_items(ps->loop, &n);
     ps->hoist = TLC_NEW_ARRAY(lc->a, struct tlc_gather_hoist, (size_t)pp->ncopies);
     bool lets_done = false;
     for (int l = 0; l < pp->ncopies; l++) {
@@ -665,8 +664,7 @@ void tlc_pipe_issue(tlc_lower_ctx *lc, tlc_pipe_state *ps, th_expr *it, th_expr 
     tlc_arena *a = lc->a;
     const tlc_pipe_plan *pp = ps->plan;
     const tir_var *v = ps->loop->u.for_.vars[0];
-    const tir_stmt *body = ps->loop->u.for_.body;
-    tir_stmt *const *items = body->kind == TS_SEQ ? body->u.seq.stmts : (tir_stmt *const *)&ps->loop->u.for_.body;
+    tir_stmt *const *items = tir_loop_items(ps->loop, NULL);
     th_expr *saved_var = lc->var_expr[v->id];
     bool saved_known = lc->var_known[v->id];
     it = tlc_let(lc, "pit", it);

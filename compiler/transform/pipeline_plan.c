@@ -155,8 +155,8 @@ static bool loop_plan(tlc_arch arch, const tir_stmt *loop, const bool *gathers, 
     if (loop->kind != TS_FOR || loop->u.for_.kind != TIR_FOR_PIPELINED || loop->u.for_.num_stages < 2) return false;
     if (loop->u.for_.nvars != 1 || loop->u.for_.step != 1) return false;
     const tir_stmt *body = loop->u.for_.body;
-    tir_stmt *const *items = body && body->kind == TS_SEQ ? body->u.seq.stmts : (tir_stmt *const *)&loop->u.for_.body;
-    int n = body && body->kind == TS_SEQ ? body->u.seq.n : 1;
+    int n;
+    tir_stmt *const *items = tir_loop_items(loop, &n);
     out->stages = loop->u.for_.num_stages;
     out->tma = tlc_target_of(arch)->tma;
     tlc_gather g;
@@ -201,9 +201,9 @@ static void visit(tlc_arena *a, tlc_ptrvec *found, tlc_arch arch, const bool *ga
 void tlc_plan_pipeline_overlap(tlc_kernel_plan *p) {
     for (int i = 0; i < p->npipes; i++) {
         tlc_pipe_plan *pp = &p->pipes[i];
-        const tir_stmt *body = pp->loop->u.for_.body;
-        tir_stmt *const *items = body->kind == TS_SEQ ? body->u.seq.stmts : (tir_stmt *const *)&pp->loop->u.for_.body;
-        int n = body->kind == TS_SEQ ? body->u.seq.n : 1;
+        int n;
+        tir_stmt *const *items = tir_loop_items(pp->loop, &n);
+        if (!n) continue;
         const tir_stmt *last = items[n - 1];
         const tlc_gemm_op_plan *g = last->kind == TS_GEMM ? tlc_plan_gemm_op(p, last) : NULL;
         if (!tlc_pipe_has_chunks(pp) || !g || g->inst.inst != TLC_INST_WGMMA || g->chain_prev ||
@@ -213,18 +213,13 @@ void tlc_plan_pipeline_overlap(tlc_kernel_plan *p) {
     }
 }
 
-static void note_write(const tir_access *acc, void *ctx) {
-    bool *written = ctx;
-    if (acc->mode & TIR_ACCESS_WRITE) written[acc->buf->id] = true;
-}
-
 void tlc_plan_pipelines(tlc_kernel_plan *p, const tir_kernel *k, tlc_arena *a) {
     tlc_ptrvec found = {0};
     /* the buffers the kernel writes, which gathers may not read ahead (and
      * none in thread-indexed code, where a gather's indices may differ
      * between threads) */
     bool *written = k->thread_indexed ? NULL : TLC_NEW_ARRAY(a, bool, (size_t)k->nbuffers + 1);
-    if (written) tir_stmt_accesses(k->body, note_write, written);
+    if (written) tir_stmt_mark_written(k->body, written);
     visit(a, &found, p->arch, written, k->body);
     p->npipes = found.len;
     p->pipes = TLC_NEW_ARRAY(a, tlc_pipe_plan, (size_t)found.len + 1);

@@ -189,11 +189,6 @@ static void scan_slice(slicer *sl, const tir_stmt *s, bool level) {
     }
 }
 
-static void mark_written(const tir_access *acc, void *ctx) {
-    bool *written = ctx;
-    if (acc->mode & TIR_ACCESS_WRITE) written[acc->buf->id] = true;
-}
-
 /* Grows the slice until every needed value is defined in it. */
 static bool slice_fixed_point(const tir_kernel *k, slicer *sl) {
     for (int round = 0; sl->ok && round <= k->nvars + k->nbuffers; round++) {
@@ -210,7 +205,7 @@ static bool producer_slice(const tir_kernel *k, slicer *sl, tlc_arena *a) {
     sl->var_needed = TLC_NEW_ARRAY(a, bool, (size_t)k->nvars + 1);
     sl->buf_needed = TLC_NEW_ARRAY(a, bool, (size_t)k->nbuffers + 1);
     sl->written = TLC_NEW_ARRAY(a, bool, (size_t)k->nbuffers + 1);
-    tir_stmt_accesses(k->body, mark_written, sl->written);
+    tir_stmt_mark_written(k->body, sl->written);
     sl->ok = true;
     const tir_stmt *s = sl->loop;
     need_expr(sl, s->u.for_.start[0]);
