@@ -787,21 +787,13 @@ sv sema_const_dims(sema *S, const ast_expr *call, const char *names, bool dynami
     return t;
 }
 
-/* tir_expr_vars callback: a scalar parameter is read (ctx: bool *) */
-static void reads_scalar(const tir_var *v, void *ctx) {
-    if (v->kind == TV_SCALAR_PARAM) *(bool *)ctx = true;
-}
-
-/* An integer expression of sizes alone (constants and symbolic dims with
- * + - * // % min max, as T.ceildiv(N, 128) is), small enough for a launch
- * check beside its own dim and the comparison: a tensor dimension may be
- * one (sema_tensor_param). */
-static bool size_expr(const tir_expr *e) {
+/* An integer expression of values known at launch (constants, symbolic
+ * dims and integer scalar parameters with + - * // % min max, as
+ * T.ceildiv(N, 128) is), small enough for a launch check beside its own
+ * dim and the comparison: a tensor dimension or a view's may be one. */
+bool sema_size_expr(const tir_expr *e) {
     int nodes = tir_grid_expr_nodes(e);
-    bool scalar = false;
-    if (nodes < 0 || nodes > TLRT_MAX_EXPR - 2 || e->dtype == TIR_BOOL || tir_dtype_is_float(e->dtype)) return false;
-    tir_expr_vars(e, reads_scalar, &scalar);
-    return !scalar;
+    return nodes >= 0 && nodes <= TLRT_MAX_EXPR - 2 && e->dtype != TIR_BOOL && !tir_dtype_is_float(e->dtype);
 }
 
 /* What a tensor dimension may be: a positive constant, a symbolic dim, or
@@ -814,9 +806,9 @@ static tir_expr *dim_value(sema *S, tir_expr *x, tlc_loc at) {
         }
         return x;
     }
-    if (size_expr(x)) return x;
-    const char *msg = "tensor dimension must be a constant integer, a name or an expression of sizes (+ - * // % "
-                      "min max, T.ceildiv)";
+    if (sema_size_expr(x)) return x;
+    const char *msg = "tensor dimension must be a constant integer, a name or an expression of sizes and integer "
+                      "scalar parameters (+ - * // % min max, T.ceildiv)";
     if (!sema_unbound_error(S, x, at, msg)) tlc_error(S->diag, at, "%s", msg);
     return NULL;
 }

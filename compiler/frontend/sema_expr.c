@@ -1291,24 +1291,6 @@ static void first_sym_dim(const tir_var *v, void *ctx) {
     if (!*out && v->kind == TV_SYM_DIM) *out = v;
 }
 
-/* An integer expression of symbolic dims and constants alone (a size
- * known at launch: N * OH * OW). */
-static bool sizes_only(const tir_expr *e) {
-    if (e->dtype == TIR_BOOL || tir_dtype_is_float(e->dtype)) return false;
-    switch (e->kind) {
-    case TE_INT: return true;
-    case TE_VAR: return e->u.var->kind == TV_SYM_DIM;
-    case TE_BINARY:
-        switch (e->u.bin.op) {
-        case TB_ADD: case TB_SUB: case TB_MUL: case TB_FLOORDIV: case TB_FLOORMOD: case TB_MIN: case TB_MAX:
-            return sizes_only(e->u.bin.a) && sizes_only(e->u.bin.b);
-        default: return false;
-        }
-    case TE_CAST: return !e->u.cast.bits && sizes_only(e->u.cast.a);
-    default: return false;
-    }
-}
-
 bool sema_eval_shape(sema *S, const ast_expr *e, int allow_sym, tir_expr ***dims, int *rank) {
     const ast_expr *const *items = (const ast_expr *const *)&e;
     int n = 1;
@@ -1345,12 +1327,12 @@ bool sema_eval_shape(sema *S, const ast_expr *e, int allow_sym, tir_expr ***dims
             d[i] = tir_int_typed(S->arena, x->u.ival, x->dtype, at->loc);
         } else if (allow_sym && x->kind == TE_VAR && x->u.var->kind == TV_SYM_DIM) {
             d[i] = tir_var_ref(S->arena, x->u.var, at->loc);
-        } else if (allow_sym == SEMA_SHAPE_SIZES && sizes_only(x)) {
+        } else if (allow_sym == SEMA_SHAPE_SIZES && sema_size_expr(x)) {
             d[i] = x;
         } else {
             char msg[160];
             snprintf(msg, sizeof msg, "buffer dimension must be a compile-time constant integer%s",
-                     allow_sym == SEMA_SHAPE_SIZES ? " or an expression of symbolic dimensions (sizes known at launch)"
+                     allow_sym == SEMA_SHAPE_SIZES ? " or an expression of sizes and integer scalar parameters (known at launch)"
                      : allow_sym ? " or a symbolic dimension" : "");
             const tir_var *sym = NULL;
             tir_expr_vars(x, first_sym_dim, &sym);

@@ -12,7 +12,8 @@
  * columns are channels of one filter position: C must be a multiple of
  * cols (checked at compile time, or at launch for a symbolic C), so kh, kw
  * and the first channel are computed once per tile, before the loop, and
- * the loop reads `cols` consecutive channels a row. */
+ * the loop reads `cols` consecutive channels a row. The filter's size,
+ * stride, dilation and pad may be known only at launch. */
 #include "sema_internal.h"
 
 static tir_buffer *buffer_arg(sema *S, const ast_expr *e, const char *what) {
@@ -68,22 +69,29 @@ void sema_im2col(sema *S, const sema_args *a, tlc_loc loc) {
         v[i] = sema_eval_int(S, a->arg[2 + i], what[i]);
         if (!v[i]) ok = false;
     }
+    /* kernel, stride, dilation and pad: compile-time integers, or values
+     * the runtime knows at launch (sizes, scalar parameters), checked
+     * there to be in range: a stride of 0 would divide by zero */
     int64_t c;
+    tir_expr *in_range = NULL;
     for (int i = 2; i < 6 && ok; i++) {
-        /* the filter's size may be a tensor's dim (it is its filters'); the
-         * rest are compile-time numbers, as in TileLang (a stride of 0
-         * known only at launch would divide by zero) */
-        bool sym = i == 2 && v[i]->kind == TE_VAR && v[i]->u.var->kind == TV_SYM_DIM;
-        if (!sym && !tir_expr_const_int(v[i], &c)) {
-            tlc_error(S->diag, a->arg[2 + i]->loc, "im2col: %s must be a compile-time integer%s", what[i],
-                      i == 2 ? " or a tensor's dimension" : "");
+        int64_t least = i == 5 ? 0 : 1;
+        if (tir_expr_const_int(v[i], &c)) {
+            if (c < least) {
+                tlc_error(S->diag, a->arg[2 + i]->loc, "im2col: %s must be %s, got %lld", what[i],
+                          least ? "positive" : "0 or more", (long long)c);
+                ok = false;
+            }
+        } else if (tir_grid_expr_nodes(v[i]) < 0) {
+            tlc_error(S->diag, a->arg[2 + i]->loc, "im2col: %s must be a compile-time integer or a value known at "
+                      "launch (a scalar parameter, a tensor's dimension, or an expression of those)", what[i]);
             ok = false;
-        } else if (!sym && (i == 5 ? c < 0 : c < 1)) {
-            tlc_error(S->diag, a->arg[2 + i]->loc, "im2col: %s must be %s, got %lld", what[i],
-                      i == 5 ? "0 or more" : "positive", (long long)c);
-            ok = false;
+        } else {
+            tir_expr *ge = sema_binary(S, TB_GE, v[i], tir_int(S->arena, least, loc), loc);
+            in_range = in_range ? sema_binary(S, TB_AND, in_range, ge, loc) : ge;
         }
     }
+    if (ok && in_range) sema_add_launch_check(S, in_range, loc);
     if (!ok) return;
     tlc_arena *A = S->arena;
     int64_t rows = tir_buffer_dim(col, 0), cols = tir_buffer_dim(col, 1);

@@ -267,6 +267,9 @@ bool sema_index_range(const sema *S, const tir_expr *e, int64_t *lo, int64_t *hi
  * sym dims and constants (a tensor's view). */
 enum { SEMA_SHAPE_SIZES = 2 };
 bool sema_eval_shape(sema *S, const ast_expr *e, int allow_sym, tir_expr ***dims, int *rank);
+/* An integer expression of values known at launch (sizes, integer scalar
+ * parameters) the launch metadata can evaluate: a tensor's or a view's dim. */
+bool sema_size_expr(const tir_expr *e);
 void sema_describe_sv(const sv *v, char *buf, size_t n);
 
 /* sema_pyfuncs.c: compile-time Python on compile-time values. Each

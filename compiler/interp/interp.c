@@ -362,21 +362,39 @@ static void bind_dims(tlc_interp *it) {
     }
 }
 
+/* tir_expr_vars callback: marks the scalar parameters a check reads
+ * (ctx: bool per variable id). */
+static void mark_scalar(const tir_var *v, void *ctx) {
+    if (v->kind == TV_SCALAR_PARAM) ((bool *)ctx)[v->id] = true;
+}
+
 /* The kernel's launch checks (asserts on sizes and scalars, tensor
- * dimensions given as expressions), as the runtime makes them. */
+ * dimensions given as expressions, operations' ranges), as the runtime
+ * makes them; the message gives the sizes and the scalars read. */
 static void check_launch(tlc_interp *it) {
     const tir_kernel *k = it->k;
     for (int i = 0; i < k->nchecks; i++) {
         if (tlc_interp_eval_i(it, k->checks[i].cond)) continue;
-        char sizes[256] = "";
+        char vals[256] = "";
         size_t len = 0;
-        for (int d = 0; d < k->nsym && len < sizeof sizes; d++) {
-            int w = snprintf(sizes + len, sizeof sizes - len, "%s%s=%lld", d ? ", " : "", k->sym_dims[d]->name,
+        for (int d = 0; d < k->nsym && len < sizeof vals; d++) {
+            int w = snprintf(vals + len, sizeof vals - len, "%s%s=%lld", len ? ", " : "", k->sym_dims[d]->name,
                              (long long)it->symval[d]);
-            len = w < 0 ? sizeof sizes : len + (size_t)w;
+            len = w < 0 ? sizeof vals : len + (size_t)w;
         }
-        tlc_interp_fail(it, k->checks[i].loc, "this launch fails the check here (an assert on sizes, or a tensor "
-                        "dimension given as an expression), with %s", sizes[0] ? sizes : "no sizes");
+        bool *read = calloc((size_t)k->nvars + 1, sizeof *read);
+        if (read) tir_expr_vars(k->checks[i].cond, mark_scalar, read);
+        for (int pi = 0; read && pi < k->nparams && len < sizeof vals; pi++) {
+            const tir_param *p = &k->params[pi];
+            if (p->kind != TIR_PARAM_SCALAR || !read[p->var->id] || tlc_interp_isf(p->var->dtype)) continue;
+            int w = snprintf(vals + len, sizeof vals - len, "%s%s=%lld", len ? ", " : "", p->name,
+                             (long long)it->vars[p->var->id].i);
+            len = w < 0 ? sizeof vals : len + (size_t)w;
+        }
+        free(read);
+        tlc_interp_fail(it, k->checks[i].loc, "this launch fails the check here (an assert on sizes or scalars, a "
+                        "tensor dimension given as an expression, or an operation's range), with %s",
+                        vals[0] ? vals : "no sizes");
     }
 }
 

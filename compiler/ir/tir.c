@@ -266,7 +266,11 @@ int tir_cluster_axes(const tir_kernel *k) {
 int tir_grid_expr_nodes(const tir_expr *e) {
     switch (e->kind) {
     case TE_INT: return 1;
-    case TE_VAR: return e->u.var->kind == TV_SYM_DIM || e->u.var->kind == TV_SCALAR_PARAM ? 1 : -1;
+    case TE_VAR:
+        return e->u.var->kind == TV_SYM_DIM ||
+                       (e->u.var->kind == TV_SCALAR_PARAM && !tir_dtype_is_float(e->u.var->dtype))
+                   ? 1
+                   : -1;
     case TE_CAST: return tir_grid_expr_nodes(e->u.cast.a);
     case TE_BINARY:
         switch (e->u.bin.op) {

@@ -236,7 +236,8 @@ tir_expr *tir_binary_fold(tlc_arena *a, tir_binop op, tir_expr *x, tir_expr *y, 
 tir_fold_status tir_fold_int(tir_binop op, int64_t a, int64_t b, int64_t *r);
 bool tir_expr_const_int(const tir_expr *e, int64_t *out); /* true if e is TE_INT */
 /* Runtime nodes of e as a grid dimension the runtime evaluates at launch
- * (constants, symbolic dims, scalar parameters, casts, + - * // % min max),
+ * (constants, symbolic dims, integer scalar parameters, casts, + - * // %
+ * min max),
  * or -1 when it holds anything else. */
 int tir_grid_expr_nodes(const tir_expr *e);
 /* True when hi - lo is a known constant (both linear in the same terms,

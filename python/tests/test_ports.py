@@ -107,6 +107,32 @@ class GemmPortsTest(unittest.TestCase):
                           defines={"S": 1, "D": 1, "P": 1, "block_M": 64, "block_N": 64, "block_K": 32,
                                    "num_stages": 2, "threads": 128})
 
+    def test_convolution_launch_values(self):
+        # stride, dilation and pad as scalar parameters (known at launch, not compiled in), against the
+        # same kernel with them compiled in; values out of range refused at launch
+        source = open(port("example_convolution.py")).read().replace(
+            "def convolution(data, kernel, S, D, P,", "def convolution(data, kernel, S: T.int32, D: T.int32, P: T.int32,")
+        self.assertIn("S: T.int32", source)
+        tiles = {"block_M": 32, "block_N": 32, "block_K": 64, "num_stages": 2, "threads": 128}
+        n, h, w, c, f, k = 1, 11, 10, 64, 32, 3
+        image, filters = randn(n, h, w, c), randn(k, k, c, f)
+        for s, d, p in ((1, 1, 1), (2, 2, 2), (3, 1, 0)):
+            with self.subTest(stride=s, dilation=d, pad=p):
+                oh, ow = (h + 2 * p - d * (k - 1) - 1) // s + 1, (w + 2 * p - d * (k - 1) - 1) // s + 1
+                out, want = empty(n, oh, ow, f), empty(n, oh, ow, f)
+                tlc.interpret(source, {"data": image, "kernel": filters, "out": out, "S": s, "D": d, "P": p},
+                              defines=tiles)
+                tlc.interpret(port("example_convolution.py"), {"data": image, "kernel": filters, "out": want},
+                              defines=dict(tiles, S=s, D=d, P=p))
+                np.testing.assert_array_equal(out, want)
+        # a stride of 0 stops at the output's shape, which divides by it; a negative pad at T.im2col's check
+        with self.assertRaisesRegex(tlc.InterpreterError, "division by zero"):
+            tlc.interpret(source, {"data": image, "kernel": filters, "out": empty(n, 9, 8, f), "S": 0, "D": 1,
+                                   "P": 0}, defines=tiles)
+        with self.assertRaisesRegex(tlc.InterpreterError, "P=-1"):
+            tlc.interpret(source, {"data": image, "kernel": filters, "out": empty(n, 7, 6, f), "S": 1, "D": 1,
+                                   "P": -1}, defines=tiles)
+
     def test_gemm_persistent(self):
         # 256 tiles over the 132 blocks of driver.get_num_sms() on sm_90a: two waves, T.Persistent's
         # grouped order (and the same order written by hand); the plain kernel beside

@@ -363,6 +363,23 @@ class PortsOnGpuTest(unittest.TestCase):
                 ref = F.conv2d(image.double().permute(0, 3, 1, 2), filters.double().permute(3, 2, 0, 1), stride=s,
                                padding=p, dilation=d).permute(0, 2, 3, 1)
                 self.close(out, ref, rtol=1e-2, atol=5e-2)
+        # stride, dilation and pad as scalar parameters, passed at launch (one compiled kernel); a stride of
+        # 0 refused by the launch checks
+        source = open(port("example_convolution.py")).read().replace(
+            "def convolution(data, kernel, S, D, P,", "def convolution(data, kernel, S: T.int32, D: T.int32, P: T.int32,")
+        kern = tlc.compile(source, defines={"block_M": 128, "block_N": 64, "block_K": 64, "num_stages": 2,
+                                            "threads": 128})
+        image, filters = randn(3, 17, 13, 128), randn(3, 3, 128, 64)
+        for s, d, p in ((1, 1, 1), (2, 2, 2), (3, 1, 0)):
+            with self.subTest(launch_values=(s, d, p)):
+                oh, ow = (17 + 2 * p - d * 2 - 1) // s + 1, (13 + 2 * p - d * 2 - 1) // s + 1
+                out = torch.full((3, oh, ow, 64), float("nan"), device="cuda", dtype=torch.float16)
+                kern(image, filters, s, d, p, out)
+                ref = F.conv2d(image.double().permute(0, 3, 1, 2), filters.double().permute(3, 2, 0, 1), stride=s,
+                               padding=p, dilation=d).permute(0, 2, 3, 1)
+                self.close(out, ref, rtol=1e-2, atol=5e-2)
+        with self.assertRaises(tlc.LaunchError):
+            kern(image, filters, 0, 1, 1, torch.empty((3, 17, 13, 64), device="cuda", dtype=torch.float16))
         kern = tlc.compile(port("example_convolution.py"),
                            defines={"S": 1, "D": 1, "P": 1, "block_M": 64, "block_N": 64, "block_K": 32,
                                     "num_stages": 2, "threads": 128})

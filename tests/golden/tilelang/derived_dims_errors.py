@@ -1,6 +1,7 @@
 # RUN: --emit=summary
 # What a tensor dimension may not be: an expression of something else than
-# sizes (a float, a scalar parameter); more derived dims and asserts than
+# sizes and integer scalar parameters (a float, a float scalar parameter,
+# through a cast too); more derived dims and asserts than
 # the 8 launch checks a kernel has.
 import tilelang
 import tilelang.language as T
@@ -14,7 +15,7 @@ def float_dim(A):
         A[0] = 1.0
 
 
-def scalar_dim(n: T.int32, A: T.Tensor((n + 1,), T.float32)):
+def scalar_dim(x: T.float32, A: T.Tensor((T.int32(x) + 1,), T.float32)):
     with T.Kernel(1, threads=32):
         A[0] = 1.0
 

@@ -21,12 +21,13 @@ def wrong_operands(x, flat, block_M=64, block_K=32):
 
 
 @tilelang.jit
-def launch_stride(x, stride: T.int32, block_M=64, block_K=32):
+def block_stride(x, scale: T.float32, block_M=64, block_K=32):
     N, H, W, C = T.const("N, H, W, C")
     x: T.Tensor((N, H, W, C), T.float16)
     with T.Kernel(4, threads=128) as bx:
         s = T.alloc_shared((block_M, block_K), T.float16)
-        T.im2col(x, s, bx, 0, 3, stride, 1, 1)
+        T.im2col(x, s, bx, 0, 3, bx + 1, 1, 1)
+        T.im2col(x, s, bx, 0, 3, 1, T.int32(scale), 1)
 
 
 @tilelang.jit
