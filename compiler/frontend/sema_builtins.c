@@ -55,8 +55,15 @@ static const builtin_spec builtins[] = {
     {"set_max_nreg", B_SET_MAX_NREG, BK_STMT, P("reg_count", "is_inc"), 2, 2, 0, 0},
     {"inc_max_nreg", B_SET_MAX_NREG, BK_STMT, P("reg_count"), 1, 1, 0, 0},
     {"dec_max_nreg", B_SET_MAX_NREG, BK_STMT, P("reg_count"), 1, 1, 0, 0},
-    {"annotate_producer_reg_dealloc", B_SET_MAX_NREG, BK_STMT, P("reg_count"), 1, 0, 0, 0},
-    {"annotate_consumer_reg_alloc", B_SET_MAX_NREG, BK_STMT, P("reg_count"), 1, 0, 0, 0},
+    {"annotate_producer_reg_dealloc", B_HINT_MAX_NREG, BK_STMT, P("reg_count"), 1, 0, 0, 0},
+    {"annotate_consumer_reg_alloc", B_HINT_MAX_NREG, BK_STMT, P("reg_count"), 1, 0, 0, 0},
+    /* TileLang's hand-pipelined warpgroups (sema_hand_pipeline.c) */
+    {"wgmma_gemm", B_WGMMA_GEMM, BK_STMT,
+     P("A", "B", "C", "transpose_A", "transpose_B", "policy", "clear_accum"), 7, 3, 0, 0},
+    {"wait_wgmma", B_WAIT_WGMMA, BK_STMT, P("id"), 1, 1, 0, 0},
+    {"ptx_cp_async", B_PTX_CP_ASYNC, BK_STMT, P("dst_access_ptr", "src_access_ptr", "num_elems", "predicate"), 4, 3,
+     0, 0},
+    {"cp_async_barrier_noinc", B_CP_ASYNC_BARRIER, BK_STMT, P("barrier"), 1, 1, 0, 0},
 
     {"Kernel", B_KERNEL, BK_DECL, P("threads", "cluster_dims"), 2, 0, 1, 3},
     {"Parallel", B_PARALLEL, BK_LOOP, P(NULL), 0, 0, 1, 8},

@@ -75,8 +75,8 @@ static bool is_workspace_of(const tlc_ptrvec *ws, const tir_buffer *b) {
 }
 
 /* Variable ids are dense: after parameters and symbolic dims were dropped,
- * the kept ones, the block indices and the body's loop and let variables
- * are numbered again. */
+ * the kept ones, the block and thread indices and the body's loop and let
+ * variables are numbered again. */
 static void number_body_vars(const tir_stmt *s, int *next) {
     if (!s) return;
     switch (s->kind) {
@@ -103,6 +103,8 @@ static void number_vars(tir_kernel *k) {
         if (k->params[p].kind == TIR_PARAM_SCALAR) k->params[p].var->id = next++;
     for (int a = 0; a < k->grid_rank; a++)
         if (k->block_idx[a]) k->block_idx[a]->id = next++;
+    for (int a = 0; a < 3; a++)
+        if (k->thread_idx[a]) k->thread_idx[a]->id = next++;
     number_body_vars(k->body, &next);
     k->nvars = next;
 }

@@ -80,6 +80,7 @@ typedef enum {
     B_ATOMIC_ADD, B_USE_SWIZZLE, B_ANNOTATE_LAYOUT, B_PDL_SYNC, B_PDL_TRIGGER, B_KEEP_REGS, B_PREFETCH, B_CUMSUM, B_IM2COL,
     /* TileLang's manual warp specialization (sema_manual_ws.c) */
     B_WS, B_BARRIER_WAIT, B_BARRIER_ARRIVE, B_TMA_COPY, B_ASYNC_GROUP, B_FINALIZE_REDUCER, B_ATTR, B_SYNC_THREADS, B_SYNC_GRID, B_SET_MAX_NREG,
+    B_HINT_MAX_NREG, B_WGMMA_GEMM, B_WAIT_WGMMA, B_PTX_CP_ASYNC, B_CP_ASYNC_BARRIER,
     /* structure */
     B_KERNEL, B_PARALLEL, B_PIPELINED, B_SERIAL, B_RANGE, B_UNROLL, B_PERSISTENT,
     B_ALLOC_SHARED, B_ALLOC_FRAGMENT, B_ALLOC_LOCAL, B_ALLOC_VAR, B_ALLOC_GLOBAL, B_ALLOC_BARRIER, B_ALLOC_REDUCER, B_RESHAPE, B_THREAD_BINDING_RANGE, B_ATOMIC_ADDX2, B_ATOMIC_ADDX4,
@@ -192,6 +193,12 @@ typedef struct sema {
     tlc_ptrvec reducers;   /* sema_reducer.c's records, for the kernel being analysed */
     int ws_threads;
     bool ws_seen;
+    tlc_loc ws_seen_loc;   /* the first barrier statement or T.ws scope */
+    bool ws_scopes;        /* a T.ws scope is among them */
+    /* TileLang's asynchronous warpgroup operations (sema_hand_pipeline.c):
+     * where the kernel has one, its thread ranges run at the same time */
+    bool hand_async;
+    tlc_loc hand_async_loc;
     /* the innermost loop a break or continue would end (sema_loop_exit.c) */
     struct sema_loop_exit *loop_exit;
 } sema;
@@ -378,9 +385,23 @@ void sema_ws_with(sema *S, const ast_stmt *s);
 void sema_alloc_barrier(sema *S, const ast_expr *target, const ast_expr *call);
 void sema_mbarrier_op(sema *S, const builtin_spec *b, const sema_args *a, tlc_loc loc);
 bool sema_tma_copy_barrier(sema *S, const sema_args *a);
-/* At the end of a kernel's body: its barriers' protocol checked in program
- * order, then its mbarrier statements removed. */
+/* The barrier an argument names (`bar`, `mbars[i]`): its group number in
+ * *number, its mbarrier in *index; NULL, reported, otherwise. */
+const struct sema_barrier *sema_barrier_arg(sema *S, const ast_expr *e, int *number, tir_expr **index);
+/* At the end of a kernel's body: where its thread ranges run in program
+ * order, its barriers' protocol checked in that order, then its mbarrier
+ * and set_max_nreg statements removed; where they run at the same time
+ * (hand_async), its barriers kept in tir_kernel.mbarriers. */
 void sema_manual_ws_finish(sema *S);
+/* TileLang's hand-pipelined warpgroup operations (sema_hand_pipeline.c):
+ * T.wait_wgmma, T.ptx_cp_async (through T.access_ptr),
+ * T.cp_async_barrier_noinc, T.set_max_nreg / inc_max_nreg / dec_max_nreg. */
+void sema_wait_wgmma(sema *S, const sema_args *a, tlc_loc loc);
+void sema_ptx_cp_async(sema *S, const sema_args *a, tlc_loc loc);
+void sema_cp_async_barrier(sema *S, const sema_args *a, tlc_loc loc);
+void sema_set_max_nreg(sema *S, const builtin_spec *b, const sema_args *a, tlc_loc loc);
+/* Marks the kernel as one whose ranges run at the same time (first use at loc). */
+void sema_note_hand_async(sema *S, tlc_loc loc);
 /* The whole of buffer b as a region. */
 tir_region sema_whole_region(sema *S, tir_buffer *b, tlc_loc loc);
 /* TileLang's reducers (sema_reducer.c): alloc_reducer's buffer recorded

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "sema_internal.h"
+#include "../ops/op_table.h"
 #include "../ir/tir_access.h"
 
 typedef struct sema_barrier {
@@ -36,12 +37,12 @@ typedef struct sema_barrier {
 /* statements simulated in all (nested loops multiply their iterations) */
 #define SIM_MAX_STEPS 1000000
 
+/* The kernel has barrier statements or T.ws scopes: whether its ranges
+ * run in program order (said then, once) is decided at its end. */
 static void mark_seen(sema *S, tlc_loc loc) {
     if (S->ws_seen) return;
     S->ws_seen = true;
-    tlc_warning(S->diag, loc, "this kernel's T.ws scopes and barriers are TileLang's manual warp specialization: "
-                "tlc runs the scopes in program order on all %d threads, checks the barriers against that order "
-                "and schedules the kernel itself", S->k ? S->k->threads : 0);
+    S->ws_seen_loc = loc;
 }
 
 void sema_ws_with(sema *S, const ast_stmt *s) {
@@ -95,7 +96,10 @@ void sema_ws_with(sema *S, const ast_stmt *s) {
         tlc_error(S->diag, s->loc, "blocks are nested too deeply");
         return;
     }
-    if (ok) mark_seen(S, s->loc);
+    if (ok) {
+        mark_seen(S, s->loc);
+        S->ws_scopes = true;
+    }
     /* as Python's `with`, the scope's names stay visible after it */
     int outer = S->ws_threads;
     S->ws_threads = 128 * a.nvar;
@@ -195,6 +199,10 @@ static const sema_barrier *barrier_arg(sema *S, const ast_expr *e, int *number, 
     return bar;
 }
 
+const sema_barrier *sema_barrier_arg(sema *S, const ast_expr *e, int *number, tir_expr **index) {
+    return barrier_arg(S, e, number, index);
+}
+
 void sema_mbarrier_op(sema *S, const builtin_spec *b, const sema_args *a, tlc_loc loc) {
     tir_expr *index = NULL, *parity = NULL;
     int number = 0;
@@ -211,7 +219,7 @@ void sema_mbarrier_op(sema *S, const builtin_spec *b, const sema_args *a, tlc_lo
     }
     if (!bar) return;
     mark_seen(S, loc);
-    tir_stmt *st = tir_new_stmt(S->arena, TS_MBARRIER, loc);
+    tir_stmt *st = tlc_new_tile_op(S->arena, TS_MBARRIER, loc);
     st->u.mbarrier.wait = wait;
     st->u.mbarrier.barrier = number;
     st->u.mbarrier.index = index;
@@ -454,17 +462,19 @@ static void walk(sim *m, const tir_stmt *s) {
     }
 }
 
-/* s without its mbarrier statements (a loop's or branch's body that is one
- * becomes an empty sequence) */
+static bool program_order_only(const tir_stmt *s) { return s->kind == TS_MBARRIER || s->kind == TS_SET_MAX_NREG; }
+
+/* s without its mbarrier and set_max_nreg statements (a loop's or
+ * branch's body that is one becomes an empty sequence) */
 static tir_stmt *strip(tlc_arena *a, tir_stmt *s) {
     if (!s) return NULL;
-    if (s->kind == TS_MBARRIER) return tir_new_stmt(a, TS_SEQ, s->loc);
+    if (program_order_only(s)) return tir_new_stmt(a, TS_SEQ, s->loc);
     switch (s->kind) {
     case TS_SEQ: {
         int n = 0;
         for (int i = 0; i < s->u.seq.n; i++) {
             tir_stmt *x = s->u.seq.stmts[i];
-            if (x->kind == TS_MBARRIER) continue;
+            if (program_order_only(x)) continue;
             s->u.seq.stmts[n++] = strip(a, x);
         }
         s->u.seq.n = n;
@@ -726,9 +736,59 @@ static void split_thread_branches(sema *S, tir_kernel *k) {
     k->thread_indexed = reads_derived(&t, k->body);
 }
 
+static bool is_set_max_nreg(const tir_stmt *s, const void *ctx) {
+    (void)ctx;
+    return s->kind == TS_SET_MAX_NREG;
+}
+
+static void warn_set_max_nreg(sema *S, const tir_stmt *s) {
+    if (!s) return;
+    switch (s->kind) {
+    case TS_SEQ:
+        for (int i = 0; i < s->u.seq.n; i++) warn_set_max_nreg(S, s->u.seq.stmts[i]);
+        return;
+    case TS_FOR: warn_set_max_nreg(S, s->u.for_.body); return;
+    case TS_IF:
+        warn_set_max_nreg(S, s->u.if_.then);
+        warn_set_max_nreg(S, s->u.if_.els);
+        return;
+    case TS_SET_MAX_NREG:
+        tlc_warning(S->diag, s->loc, "'T.set_max_nreg' is ignored: tlc sets the registers of the warpgroups it "
+                    "specializes (it keeps them where the thread ranges run as written, docs/language.md 11.9)");
+        return;
+    default: return;
+    }
+}
+
+/* The kernel's ranges run at the same time: its barriers become the
+ * kernel's mbarriers, in the order they were allocated. */
+static void keep_barriers(sema *S, tir_kernel *k) {
+    if (S->ws_scopes) {
+        tlc_error(S->diag, S->hand_async_loc, "TileLang's asynchronous warpgroup operations run only where the "
+                  "kernel's thread ranges run as written, on a branch on the thread index (if tid < 128: ...); tlc "
+                  "runs T.ws scopes in program order");
+        tlc_note(S->diag, S->ws_seen_loc, "the kernel's first T.ws scope or barrier statement");
+        return;
+    }
+    int n = S->barriers.len, total = 0;
+    k->mbarriers = TLC_NEW_ARRAY(S->arena, struct tir_mbarrier_group, (size_t)n + 1);
+    for (int i = 0; i < n; i++) {
+        const sema_barrier *b = S->barriers.items[i];
+        k->mbarriers[i] = (struct tir_mbarrier_group){b->name, total, b->n, b->counts};
+        total += b->n;
+    }
+    k->nmbarrier_groups = n;
+    k->nmbarriers = total;
+}
+
 void sema_manual_ws_finish(sema *S) {
     tir_kernel *k = S->k;
-    if (S->ws_seen && k && k->body) {
+    if (k && k->body && S->hand_async) {
+        keep_barriers(S, k);
+    } else if (S->ws_seen && k && k->body) {
+        tlc_warning(S->diag, S->ws_seen_loc, "this kernel's T.ws scopes and barriers are TileLang's manual warp "
+                    "specialization: tlc runs the scopes in program order on all %d threads, checks the barriers "
+                    "against that order and schedules the kernel itself", k->threads);
         split_thread_branches(S, k);
         sim m = {.S = S};
         int nb = S->barriers.len;
@@ -743,9 +803,15 @@ void sema_manual_ws_finish(sema *S) {
         serial_hand_pipeline(S, k->body);
         for (int i = 0; i < m.bindings.len; i++) free(m.bindings.items[i]);
         tlc_ptrvec_free(&m.bindings);
+        warn_set_max_nreg(S, k->body);
+        k->body = strip(S->arena, k->body);
+    } else if (k && k->body && tir_stmt_any(k->body, is_set_max_nreg, NULL)) {
+        warn_set_max_nreg(S, k->body);
         k->body = strip(S->arena, k->body);
     }
     tlc_ptrvec_free(&S->barriers);
     S->ws_seen = false;
+    S->ws_scopes = false;
+    S->hand_async = false;
     S->ws_threads = 0;
 }

@@ -96,6 +96,7 @@ static void classify_write(const tir_access *acc, void *ctx) {
 
 /* A tile op (or Parallel loop) each thread runs by itself. */
 static bool runs_per_thread(const tir_stmt *s) {
+    if (s->op && s->op->each_thread) return true;
     if (s->kind == TS_ATOMIC_ADD) return !s->u.atomic.src.buf; /* return_prev: each thread its own value */
     writes w = {false, false};
     tir_stmt_accesses(s, classify_write, &w);

@@ -21,13 +21,8 @@ static const unsupported constructs[] = {
     {"ptr", "annotate the parameter as a tensor (A: T.Tensor((M, N), dtype))"},
     {"annotate_pass_configs", "remove it: tlc's compilation takes no pass configuration"},
     {"annotate_compile_flags", "remove it: tlc's compilation takes no flags from the kernel"},
-    /* the pieces of TileLang's hand-pipelined warpgroup kernels (docs/language.md 9.1, 11.8) */
-    {"wgmma_gemm", "write T.gemm: tlc issues the wgmma instructions and their waits itself"},
-    {"wait_wgmma", "remove it: tlc waits for the wgmma instructions it issues"},
-    {"ptx_cp_async", "load tiles with T.copy: tlc issues cp.async or TMA itself (per-thread asynchronous copies "
-                     "through T.access_ptr are not supported)"},
-    {"cp_async_barrier_noinc", "load tiles with T.copy in a Pipelined loop: tlc orders its asynchronous copies itself"},
-    {"access_ptr", "index the buffer instead (tlc has no pointers into buffers)"},
+    {"access_ptr", "T.access_ptr is taken only as an operand of T.ptx_cp_async; elsewhere index the buffer (tlc has "
+                   "no pointers into buffers)"},
 };
 
 static const unsupported dtypes[] = {

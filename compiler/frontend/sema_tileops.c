@@ -352,7 +352,7 @@ static bool operand_2d(sema *S, const pregion *p, const char *what, int64_t out[
     return false;
 }
 
-static void op_gemm(sema *S, const sema_args *a, tlc_loc loc) {
+static void op_gemm(sema *S, const sema_args *a, tlc_loc loc, bool async) {
     pregion A, B, C;
     bool ok = region_of(S, a->arg[0], &A, "gemm", "operand A");
     ok = region_of(S, a->arg[1], &B, "gemm", "operand B") && ok;
@@ -437,6 +437,8 @@ static void op_gemm(sema *S, const sema_args *a, tlc_loc loc) {
     st->u.gemm.m = (int)m;
     st->u.gemm.n = (int)n;
     st->u.gemm.k = (int)ka;
+    st->u.gemm.async = async;
+    if (async) sema_note_hand_async(S, loc);
     sema_emit(S, st);
 }
 
@@ -930,7 +932,11 @@ void sema_tile_op(sema *S, const builtin_spec *b, const ast_expr *call) {
     switch (b->id) {
     case B_COPY: op_copy(S, &a, call->loc); break;
     case B_FILL: case B_CLEAR: op_fill(S, b, &a, call->loc); break;
-    case B_GEMM: op_gemm(S, &a, call->loc); break;
+    case B_GEMM: op_gemm(S, &a, call->loc, false); break;
+    case B_WGMMA_GEMM: op_gemm(S, &a, call->loc, true); break;
+    case B_WAIT_WGMMA: sema_wait_wgmma(S, &a, call->loc); break;
+    case B_PTX_CP_ASYNC: sema_ptx_cp_async(S, &a, call->loc); break;
+    case B_CP_ASYNC_BARRIER: sema_cp_async_barrier(S, &a, call->loc); break;
     case B_REDUCE_MAX: case B_REDUCE_SUM: case B_REDUCE_MIN: case B_REDUCE_ABSMAX: case B_REDUCE_ABSSUM:
         op_reduce(S, b, &a, call->loc);
         break;
@@ -967,7 +973,8 @@ void sema_tile_op(sema *S, const builtin_spec *b, const ast_expr *call) {
         /* tlc's loads complete in program order (its own cp.async is planned
          * with its own waits), so a commit or a wait has nothing to order */
         break;
-    case B_SET_MAX_NREG:
+    case B_SET_MAX_NREG: sema_set_max_nreg(S, b, &a, call->loc); break;
+    case B_HINT_MAX_NREG:
         tlc_warning(S->diag, call->loc, "'T.%s' is ignored: tlc sets the registers of the warpgroups it "
                     "specializes", b->name);
         break;

@@ -295,10 +295,20 @@ typedef enum {
     TS_THREAD_ALLREDUCE,
     TS_SYNC_THREADS, /* tile op: sync_threads(id, count), a barrier where the program writes it */
     TS_SYNC_GRID,    /* tile op: sync_grid(), every block of the grid meets (cooperative launch) */
-    /* TileLang's mbarrier wait or arrive (T.barrier_wait, T.barrier_arrive):
-     * only inside sema, which checks the protocol of a kernel's T.ws scopes
-     * in program order and then removes them (sema_manual_ws.c) */
+    /* TileLang's mbarrier wait or arrive (T.barrier_wait, T.barrier_arrive,
+     * T.cp_async_barrier_noinc): in a kernel that runs its thread ranges in
+     * program order, only inside sema, which checks the protocol there and
+     * removes them (sema_manual_ws.c); in one whose ranges run at the same
+     * time (tir_kernel.mbarriers), a tile op each thread runs by itself
+     * (ops/mbarrier.c) */
     TS_MBARRIER,
+    /* TileLang's hand-pipelined warpgroup code, in kernels whose ranges run
+     * at the same time, each a tile op each thread runs by itself:
+     * T.wait_wgmma(n) (ops/wait_wgmma.c), T.ptx_cp_async of one thread's
+     * elements (ops/cp_async.c), T.set_max_nreg (ops/set_max_nreg.c) */
+    TS_WAIT_WGMMA,
+    TS_CP_ASYNC,
+    TS_SET_MAX_NREG,
 } tir_stmt_kind;
 
 typedef enum { TIR_FOR_SERIAL, TIR_FOR_PARALLEL, TIR_FOR_PIPELINED, TIR_FOR_UNROLLED } tir_for_kind;
@@ -382,6 +392,9 @@ struct tir_stmt {
             /* the widest wgmma N it may use (0: 256): a roles loop's output
              * gemms (transform/turns.c) */
             int max_inst_n;
+            /* T.wgmma_gemm: issued and committed, left in flight for a
+             * later T.wait_wgmma (wgmma only) */
+            bool async;
         } gemm;
         struct {
             tir_reduce_kind kind;
@@ -407,11 +420,20 @@ struct tir_stmt {
         } allreduce;
         struct {
             bool wait;         /* wait for a phase's parity; else arrive */
-            int barrier;       /* sema's barrier (T.alloc_barrier) */
+            /* arrive once this thread's earlier cp.async copies are done
+             * (cp.async.mbarrier.arrive.noinc): T.cp_async_barrier_noinc */
+            bool cp_async;
+            int barrier;       /* sema's barrier (T.alloc_barrier): tir_kernel.mbarriers' group */
             tir_expr *index;   /* which of its mbarriers */
             tir_expr *parity;  /* wait: 0 or 1 */
             int arrivals;      /* arrive: the threads that run it */
         } mbarrier;
+        struct { int pending; } wait_wgmma; /* wgmma groups left in flight */
+        /* one thread's copy of `elems` consecutive elements, src[start..]
+         * to dst[start..] (regions of extent 1 but the last dim, `elems`),
+         * by cp.async; pred (NULL: always) false fills dst with zeros */
+        struct { tir_region dst, src; int elems; tir_expr *pred; } cp_async;
+        struct { int regs; bool inc; } max_nreg;
         /* TS_SYNC_THREADS: bar.sync id, count; count 0 is the whole block
          * (id 0); a count of some threads is a named barrier, which only
          * they reach (thread-indexed code may hold it under a condition) */
@@ -527,6 +549,13 @@ typedef struct tir_kernel {
     /* disable_warp_group_reg_alloc(): a warp-specialized loop keeps every
      * warpgroup at the launch's registers (no setmaxnreg) */
     bool keep_regs;
+    /* TileLang's hand-pipelined warpgroups (docs/language.md 11.9): the
+     * thread ranges run at the same time and wait for each other on these
+     * mbarriers (T.alloc_barrier's, in order; a TS_MBARRIER names a group
+     * and an index in it), which the kernel initializes at its start.
+     * NULL / 0: none kept (a kernel whose ranges run in program order). */
+    struct tir_mbarrier_group { const char *name; int first, n; int64_t *counts; } *mbarriers;
+    int nmbarrier_groups, nmbarriers;
     tir_stmt *body;                 /* TS_SEQ */
     tir_buffer **buffers; int nbuffers; /* every buffer: params first, then allocs in order */
     int nvars;                      /* ids of tir_var are < nvars */

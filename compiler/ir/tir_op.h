@@ -40,6 +40,10 @@ typedef struct tlc_op_desc {
     void (*lower)(struct tlc_lower_ctx *lc, const tir_stmt *s);
     /* The op is a block barrier: what was pending before it is ordered. */
     bool barrier;
+    /* Each thread that reaches it runs it by itself, under conditions and
+     * loops its threads differ on too (a hand-pipelined kernel's mbarrier
+     * operations, per-thread copies and waits): never the block's work. */
+    bool each_thread;
 } tlc_op_desc;
 
 /* ---- for the ops' Tile IR parts ---- */

@@ -66,6 +66,9 @@ typedef struct tlc_lower_ctx {
     struct tlc_ws_plan *ws; /* non-NULL: the kernel is split into producer / consumer warpgroups */
     int wgmma_inflight;     /* wgmma groups a gemm may leave in flight (wait_group N at its end) */
     bool wgmma_async;       /* a gemm ends at its commit; its waiter is the caller (warp specialization's overlap) */
+    /* the accumulators of T.wgmma_gemm's left in flight since the last
+     * T.wait_wgmma(0), in lowering order (ops/wait_wgmma.c) */
+    tlc_ptrvec wgmma_in_flight;
     /* Lowering a turn's owner statements (warp_specialize.c): one warpgroup
      * runs them, so a fragment's copy held by each warpgroup (replication
      * over 128-thread strides) counts as its own replica 0. */

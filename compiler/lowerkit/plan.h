@@ -219,6 +219,9 @@ typedef struct tlc_kernel_plan {
     tlc_smem_plan smem;
     tlc_smem_scratch *fresh; int nfresh; /* ops' fresh scratch (tlc_op_desc.fresh_scratch_bytes), after the mbarriers */
     int64_t smem_bytes;    /* buffers, planned scratch, mbarriers and fresh scratch */
+    /* byte offset of the kernel's own mbarriers (tir_kernel.mbarriers: a
+     * hand-pipelined kernel's), 8 bytes each, after the planned ones; -1: none */
+    int64_t user_mbar;
     int min_blocks_per_sm; /* minnctapersm (0: none asked) */
     /* warp specialization without persistent tiles: with them the kernel's
      * shared memory did not fit (stage buffers live across tiles, so the

@@ -725,12 +725,23 @@ static void lower_wgmma(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_gemm_pla
         for (int i = 0; i < nregs; i++)
             tlc_emit(lc, th_assign(a, regs, tlc_i32(lc, first_reg[g] + i), th_read(a, d[g * nregs + i])));
     tlc_emit_ptx(lc, tlc_ptx_wgmma_commit(), NULL, 0, NULL, 0);
+    if (s->u.gemm.async) { /* T.wgmma_gemm: the program's T.wait_wgmma retires it */
+        bool known = false;
+        for (int i = 0; i < lc->wgmma_in_flight.len; i++) known |= lc->wgmma_in_flight.items[i] == C;
+        if (!known) tlc_ptrvec_push(&lc->wgmma_in_flight, (void *)C);
+        return;
+    }
     if (chain->chain_next || lc->wgmma_async) return; /* the next gemm, or the caller, waits */
     /* a warp-specialized consumer keeps the last group in flight while it
      * waits for the next stage (warp_specialize.c drains it); a float16
      * accumulator waits for it here, so its slots can be unpacked */
     tlc_wgmma_wait(lc, C, f16_acc(C) ? 0 : lc->wgmma_inflight);
     acc_unpack(lc, C); /* only here: the slots may change after the gemm (a later drain must not undo that) */
+}
+
+void tlc_wgmma_retired(tlc_lower_ctx *lc, const tir_buffer *C, bool all) {
+    fence_acc(lc, C);
+    if (all) acc_unpack(lc, C);
 }
 
 void tlc_wgmma_wait(tlc_lower_ctx *lc, const tir_buffer *C, int pending) {
@@ -775,7 +786,7 @@ static void gemm_accesses(const tir_access_walk *w, const tir_stmt *s) {
 }
 
 static void gemm_print(tir_printer *p, const tir_stmt *s) {
-    tir_printer_puts(p, "gemm(");
+    tir_printer_puts(p, s->u.gemm.async ? "wgmma_gemm(" : "gemm(");
     tir_printer_region(p, &s->u.gemm.a);
     tir_printer_puts(p, ", ");
     tir_printer_region(p, &s->u.gemm.b);

@@ -13,6 +13,10 @@ tlc_ptx tlc_ptx_mbarrier_init_fence(void) { return ptx("fence.mbarrier_init.rele
 
 tlc_ptx tlc_ptx_mbarrier_arrive(void) { return ptx("mbarrier.arrive.shared::cta.b64 _, [$0];", "r"); }
 
+tlc_ptx tlc_ptx_cp_async_mbarrier_arrive_noinc(void) {
+    return ptx("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [$0];", "r");
+}
+
 tlc_ptx tlc_ptx_mbarrier_arrive_expect_tx(void) {
     return ptx("mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;", "r,r");
 }
@@ -62,6 +66,12 @@ tlc_ptx tlc_ptx_ld_shared_b32(void) { return ptx("ld.shared.b32 $0, [$1];", "=r,
 tlc_ptx tlc_ptx_cp_async_16(bool src_size) {
     return src_size ? ptx("cp.async.cg.shared.global [$0], [$1], 16, $2;", "r,l,r")
                     : ptx("cp.async.cg.shared.global [$0], [$1], 16;", "r,l");
+}
+
+tlc_ptx tlc_ptx_cp_async_bytes(tlc_arena *a, int bytes) {
+    /* .cg (L2 only) takes 16 bytes alone */
+    return ptx(tlc_arena_printf(a, "cp.async.%s.shared.global [$0], [$1], %d, $2;", bytes == 16 ? "cg" : "ca", bytes),
+               "r,l,r");
 }
 
 tlc_ptx tlc_ptx_cp_async_commit(void) { return ptx("cp.async.commit_group;", ""); }

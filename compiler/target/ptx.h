@@ -18,6 +18,9 @@ typedef struct tlc_ptx {
 tlc_ptx tlc_ptx_mbarrier_init(tlc_arena *a, int count); /* $0; expected arrivals per phase: count */
 tlc_ptx tlc_ptx_mbarrier_init_fence(void);              /* makes the inits visible to the async proxy */
 tlc_ptx tlc_ptx_mbarrier_arrive(void);                  /* $0 */
+/* arrives on mbarrier $0 once the thread's earlier cp.async copies are done,
+ * without raising the phase's pending count */
+tlc_ptx tlc_ptx_cp_async_mbarrier_arrive_noinc(void);
 tlc_ptx tlc_ptx_mbarrier_arrive_expect_tx(void);        /* $0, $1 transaction bytes (u32) */
 tlc_ptx tlc_ptx_mbarrier_wait_parity(void);             /* $0, $1 phase parity: spins until that phase completed */
 /* Thread block clusters (sm_90): */
@@ -46,6 +49,8 @@ tlc_ptx tlc_ptx_ld_shared_b32(void);       /* output $0 (u32), $1 shared address
  * $1 global address (u64), and with `src_size` $2 the bytes to read (the
  * rest of the 16 is zero-filled). */
 tlc_ptx tlc_ptx_cp_async_16(bool src_size);
+/* cp.async of 4, 8 or 16 bytes [$0] <- [$1], $2 of them read (the rest zeros) */
+tlc_ptx tlc_ptx_cp_async_bytes(tlc_arena *a, int bytes);
 tlc_ptx tlc_ptx_cp_async_commit(void);
 tlc_ptx tlc_ptx_cp_async_wait(tlc_arena *a, int pending); /* until at most `pending` groups are in flight */
 

@@ -696,6 +696,13 @@ static void lower_tile_stmt(tlc_lower_ctx *lc, const tir_stmt *s, effects *pendi
         break;
     default: break;
     }
+    const tlc_op_desc *row = tlc_op_of(s);
+    if (row && row->each_thread) {
+        /* a hand-pipelined kernel's own: the program's mbarriers order
+         * what it touches (ops/mbarrier.c) */
+        tlc_lower_stmt(lc, s);
+        return;
+    }
     if (!lc->in_parallel) barrier_if_needed(lc, s, pending);
     lc->scratch_hit = -1;
     lc->scratch_clear = !lc->in_parallel && scratch_untouched(lc, s, pending) ? s : NULL;
@@ -1023,6 +1030,7 @@ static th_kernel *lower_kernel(const tir_module *m, int index, tlrt_kernel_meta 
         if (k->buffers[i]->view_of) lc->regs[k->buffers[i]->id] = lc->regs[k->buffers[i]->view_of->id];
 
     effects pending = effects_new(lc);
+    tlc_mbarriers_init(lc);
     if (tlc_ws_begin(lc)) { /* producer / consumer warpgroups (warp_specialize.c) */
         tlc_ptrvec *consumers = tlc_lower_begin(lc);
         lower_tile_stmt(lc, k->body, &pending);
@@ -1033,6 +1041,7 @@ static th_kernel *lower_kernel(const tir_module *m, int index, tlrt_kernel_meta 
     check_bounds_tests(lc, k->loc);
     tk->body = th_seq(a, (th_stmt **)top.items, top.len);
     tlc_ptrvec_free(&top);
+    tlc_ptrvec_free(&lc->wgmma_in_flight);
     tk->dyn_shared_bytes = lc->smem_top;
     if (lc->smem_top > tlc_target_of(m->arch)->max_shared_per_block) {
         tlc_error(diag, k->loc, "kernel '%s' needs %lld bytes of shared memory (with reduction scratch); %s allows %lld",

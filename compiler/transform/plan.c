@@ -8,7 +8,8 @@
  *   4. shared memory: buffers and tile-op scratch by liveness
  *      (shared_alloc.c), then the mbarriers: the warp-specialized loop's
  *      (with the occupancy and register split, which depend on the bytes
- *      used) and every other TMA loop's, in program order; then the ops'
+ *      used) and every other TMA loop's, in program order, then the
+ *      kernel's own (a hand-pipelined kernel's T.alloc_barrier); then the ops'
  *      fresh scratch (a staged epilogue's), after everything, in program
  *      order;
  *   5. blocks per SM (minnctapersm). */
@@ -29,6 +30,12 @@ static bool plan_gemms(tlc_kernel_plan *p, const tir_kernel *k, tlc_arena *a, tl
         tlc_gemm_op_plan *g = &p->gemms[p->ngemms];
         if (!tlc_gemm_choose(a, k, p->arch, s, &g->inst, why, sizeof why)) {
             tlc_error(diag, s->loc, "gemm cannot be mapped to the tensor cores: %s", why);
+            ok = false;
+            continue;
+        }
+        if (s->u.gemm.async && g->inst.inst != TLC_INST_WGMMA) {
+            tlc_error(diag, s->loc, "T.wgmma_gemm is a wgmma left in flight, but this gemm is not one on %s: wgmma "
+                      "takes sm_90a and operands it can read (write T.gemm elsewhere)", tlc_arch_name(p->arch));
             ok = false;
             continue;
         }
@@ -71,12 +78,19 @@ static void plan_gemm_chains(tlc_kernel_plan *p, const tir_stmt *s) {
 
 /* Blocks per SM the kernel is compiled for: the warp-specialized split's
  * (its setmaxnreg counts are for that many: more blocks would leave the
- * consumers' setmaxnreg.inc waiting forever), or 2 for mma.sync gemms that
+ * consumers' setmaxnreg.inc waiting forever), 1 for a program's own
+ * set_max_nreg, or 2 for mma.sync gemms that
  * leave room: two blocks hide each other's barriers, cp.async waits and
  * epilogues, and minnctapersm 2 holds ptxas to 65536 / (2 x threads)
  * registers, enough (>= 128) when the accumulators take at most 64. */
+static bool is_set_max_nreg(const tir_stmt *s, const void *ctx) {
+    (void)ctx;
+    return s->kind == TS_SET_MAX_NREG;
+}
+
 static int min_blocks_per_sm(const tlc_kernel_plan *p, const tir_kernel *k) {
     if (p->ws.loop) return p->ws.blocks_per_sm;
+    if (tir_stmt_any(k->body, is_set_max_nreg, NULL)) return 1; /* the program's counts are for one block */
     int n = 0;
     for (int i = 0; i < p->ngemms; i++) {
         const tir_buffer *C = p->gemms[i].op->u.gemm.c.buf;
@@ -128,6 +142,11 @@ static tlc_kernel_plan *plan_once(tir_kernel *k, tlc_arch arch, tlc_arena *a, tl
         if (!pp->tma || pp->loop == p->ws.loop) continue;
         pp->mbar = tlc_align_up(top, 128);
         top = pp->mbar + 8 * (int64_t)pp->stages;
+    }
+    p->user_mbar = -1;
+    if (k->nmbarriers) {
+        p->user_mbar = tlc_align_up(top, 128);
+        top = p->user_mbar + 8 * (int64_t)k->nmbarriers;
     }
     plan_fresh_scratch(p, k, a, &top);
     p->smem_bytes = top;

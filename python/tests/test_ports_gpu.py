@@ -595,6 +595,27 @@ class PortsOnGpuTest(unittest.TestCase):
                 k(q, q_pe, kv, k_pe, glse, part, o)
                 self.close(o, ref)
 
+    def test_mla_decode_ws(self):
+        # TileLang's hand-pipelined MLA decode: two consumer warpgroups and a cp.async producer waiting
+        # for each other on mbarriers, wgmma left in flight, setmaxnreg (the branches run as written);
+        # one kernel (num_split 1) and the split kernel with its combine, against MLA in float64
+        dim, pe = 512, 64
+        for b, h, s, num_split in ((4, 128, 1024, 1), (2, 64, 2048, 1), (3, 128, 2048, 4), (2, 128, 512, 2)):
+            with self.subTest(batch=b, heads=h, seqlen=s, num_split=num_split):
+                q, q_pe = randn(b, h, dim), randn(b, h, pe)
+                kv, k_pe = randn(b, s, 1, dim), randn(b, s, 1, pe)
+                scores = torch.einsum("bhd,bsd->bhs", q.double(), kv[:, :, 0].double()) + \
+                    torch.einsum("bhd,bsd->bhs", q_pe.double(), k_pe[:, :, 0].double())
+                ref = torch.softmax(scores / (dim + pe) ** 0.5, dim=-1) @ kv[:, :, 0].double()
+                k = tlc.compile(port("example_mla_decode_ws.py"),
+                                defines={"heads": h, "kv_head_num": 1, "dim": dim, "pe_dim": pe, "block_N": 64,
+                                         "block_H": 64, "num_split": num_split, "softmax_scale": (dim + pe) ** -0.5})
+                glse = torch.full((b, h, num_split), float("nan"), dtype=torch.float16, device="cuda")
+                part = torch.full((b, h, num_split, dim), float("nan"), dtype=torch.float16, device="cuda")
+                o = torch.full((b, h, dim), float("nan"), dtype=torch.float16, device="cuda")
+                k(q, q_pe, kv, k_pe, glse, part, o)
+                self.close(o, ref)
+
     def test_blocksparse_gemm(self):
         n, bm, bk = 1024, 128, 32
         a, bb = randn(n, n), randn(n, n)

@@ -1,0 +1,99 @@
+/* T.ptx_cp_async(T.access_ptr(dst[...], "w", n), T.access_ptr(src[...],
+ * "r", n), n[, predicate]) (docs/language.md 11.9): one thread's copy of n
+ * consecutive elements (4, 8 or 16 bytes) of a global tensor's row into a
+ * shared buffer by cp.async, as TileLang's hand-pipelined producers issue
+ * them, each thread its own; their completion is the program's to wait for
+ * (T.cp_async_barrier_noinc and a barrier wait).
+ *
+ * The shared address follows the buffer's layout: the n elements start at
+ * a multiple of n in the last dim (proved from the index, else an error),
+ * so they lie in one 16-byte unit, which no swizzle splits. The global
+ * address is the tensor's row-major element, aligned when the index and
+ * the row length are multiples of n (else an error: cp.async needs it).
+ * Elements outside the tensor, and every element where the predicate is
+ * false, are not read: the copy's source size is 0 then and the bytes are
+ * zeros, so a stray index reads nothing it should not. The interpreter,
+ * which runs a block's threads in lockstep, refuses kernels with it (their
+ * copies complete only through mbarriers the ranges wait on). */
+#include "../ir/tir_op.h"
+#include "op_table.h"
+
+#define MAX_RANK 8
+
+static void cp_async_lower(tlc_lower_ctx *lc, const tir_stmt *s) {
+    tlc_arena *a = lc->a;
+    const tir_region *dst = &s->u.cp_async.dst, *src = &s->u.cp_async.src;
+    int n = s->u.cp_async.elems, bytes = n * tir_dtype_bytes(dst->buf->dtype);
+    int dl = dst->rank - 1, sl = src->rank - 1;
+    if (tlc_expr_multiple(dst->start[dl]) % n || tlc_expr_multiple(src->start[sl]) % n) {
+        tlc_error(lc->diag, s->loc, "T.ptx_cp_async copies %d bytes, so its elements must start at a multiple of %d "
+                  "in the last dimension of '%s' and of '%s', which tlc cannot prove here",
+                  bytes, n, dst->buf->name, src->buf->name);
+        return;
+    }
+    if (tlc_dim_multiple(lc, src->buf->shape[sl]) % n) {
+        tlc_error(lc->diag, s->loc, "T.ptx_cp_async copies %d bytes, so the rows of '%s' must be a multiple of %d "
+                  "elements long, which tlc cannot prove here (its last dimension is not a constant multiple of %d)",
+                  bytes, src->buf->name, n, n);
+        return;
+    }
+    th_expr *di[MAX_RANK], *si[MAX_RANK];
+    if (dst->rank > MAX_RANK || src->rank > MAX_RANK) {
+        tlc_error(lc->diag, s->loc, "T.ptx_cp_async of a buffer of more than %d dimensions", MAX_RANK);
+        return;
+    }
+    for (int d = 0; d < dst->rank; d++) di[d] = tlc_coerce(lc, tlc_lower_expr(lc, dst->start[d]), th_scalar(TH_I32));
+    th_expr *inside = s->u.cp_async.pred
+                          ? tlc_coerce(lc, tlc_lower_expr(lc, s->u.cp_async.pred), th_scalar(TH_I1))
+                          : NULL;
+    for (int d = 0; d < src->rank; d++) {
+        si[d] = tlc_let(lc, "cpi", tlc_coerce(lc, tlc_lower_expr(lc, src->start[d]), th_scalar(TH_I32)));
+        /* the whole run inside dim d: 0 <= i and i + extent <= dim (unsigned) */
+        int64_t ext = d == sl ? n : 1, lo, hi, dim = tir_buffer_dim(src->buf, d);
+        if (dim > 0 && tlc_expr_range(lc, src->start[d], &lo, &hi) && lo >= 0 && hi + ext <= dim) continue;
+        th_expr *lim = dim > 0 ? tlc_i32(lc, dim - ext + 1)
+                               : th_bin(a, THB_SUB, tlc_coerce(lc, tlc_dim_value(lc, src->buf, d), th_scalar(TH_I32)),
+                                        tlc_i32(lc, ext - 1));
+        inside = tlc_and(lc, inside, th_cmp(a, THC_ULT, si[d], lim));
+    }
+    th_expr *sp = th_convert(a, tlc_shared_elem_ptr(lc, dst->buf, di), th_scalar(TH_I32));
+    th_expr *gp = tlc_global_elem_ptr(lc, src->buf, si);
+    th_expr *size = inside ? th_select(a, inside, tlc_i32(lc, bytes), tlc_i32(lc, 0)) : tlc_i32(lc, bytes);
+    th_expr *args[3] = {sp, gp, size};
+    tlc_emit_ptx(lc, tlc_ptx_cp_async_bytes(a, bytes), args, 3, NULL, 0);
+}
+
+static void cp_async_accesses(const tir_access_walk *w, const tir_stmt *s) {
+    tir_access_region(w, &s->u.cp_async.src, TIR_ACCESS_READ, s);
+    tir_access_region(w, &s->u.cp_async.dst, TIR_ACCESS_WRITE, s);
+    if (s->u.cp_async.pred) tir_access_expr(w, s->u.cp_async.pred, s);
+}
+
+static void cp_async_print(tir_printer *p, const tir_stmt *s) {
+    tir_printer_puts(p, "ptx_cp_async(");
+    tir_printer_region(p, &s->u.cp_async.dst);
+    tir_printer_puts(p, ", ");
+    tir_printer_region(p, &s->u.cp_async.src);
+    tir_printer_printf(p, ", %d", s->u.cp_async.elems);
+    if (s->u.cp_async.pred) {
+        tir_printer_puts(p, ", predicate=");
+        tir_printer_expr(p, s->u.cp_async.pred);
+    }
+    tir_printer_puts(p, ")");
+}
+
+static void cp_async_verify(tir_verifier *v, const tir_stmt *s) {
+    const tir_region *dst = &s->u.cp_async.dst, *src = &s->u.cp_async.src;
+    if (!tir_verifier_region(v, dst, s->loc, "cp.async destination") ||
+        !tir_verifier_region(v, src, s->loc, "cp.async source"))
+        return;
+    if (dst->buf->scope != TIR_SCOPE_SHARED || src->buf->scope != TIR_SCOPE_GLOBAL)
+        tir_verifier_fail(v, s->loc, "ptx_cp_async copies from a global tensor into a shared buffer");
+    if (s->u.cp_async.pred) tir_verifier_expr(v, s->u.cp_async.pred, s->loc);
+}
+
+const tlc_op_desc tlc_op_cp_async = {
+    .kind = TS_CP_ASYNC, .name = "ptx_cp_async", .each_thread = true,
+    .accesses = cp_async_accesses, .print = cp_async_print, .verify = cp_async_verify,
+    .interp = tlc_op_step_nothing, /* the interpreter refuses its kernels */ .lower = cp_async_lower, /* no layout, no scratch */
+};
