@@ -869,6 +869,8 @@ static tir_expr *tensor_dim(sema *S, const ast_expr *e) {
 }
 
 void sema_add_launch_check(sema *S, tir_expr *cond, tlc_loc loc) {
+    for (int i = 0; i < S->checks.len; i++) /* made once: the first place that asks for it */
+        if (tir_expr_equal(((struct tir_launch_check *)S->checks.items[i])->cond, cond)) return;
     struct tir_launch_check *lc = TLC_NEW(S->arena, struct tir_launch_check);
     lc->cond = cond;
     lc->loc = loc;

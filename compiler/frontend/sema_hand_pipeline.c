@@ -128,6 +128,21 @@ void sema_ptx_cp_async(sema *S, const sema_args *a, tlc_loc loc) {
                   "%lld elements copied", dst.buf->name, (long long)n);
         return;
     }
+    /* each row of the source starts 16-byte aligned only where its length
+     * is a multiple of n (the tensor itself is, at launch) */
+    tir_expr *row = src.buf->shape[src.rank - 1];
+    if (tir_expr_const_int(row, &dim)) {
+        if (dim % n) {
+            tlc_error(S->diag, a->arg[1]->loc, "T.ptx_cp_async copies %lld bytes, so the rows of '%s' must be a "
+                      "multiple of %lld elements long, but they are %lld", (long long)bytes, src.buf->name,
+                      (long long)n, (long long)dim);
+            sema_note_decl(S, src.buf);
+            return;
+        }
+    } else {
+        sema_add_launch_check(S, sema_binary(S, TB_EQ, sema_binary(S, TB_FLOORMOD, row, tir_int(S->arena, n, loc), loc),
+                                             tir_int(S->arena, 0, loc), loc), loc);
+    }
     dst.extent[last] = tir_int(S->arena, n, loc);
     src.extent[src.rank - 1] = tir_int(S->arena, n, loc);
     sema_note_hand_async(S, loc);

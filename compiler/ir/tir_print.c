@@ -711,6 +711,13 @@ static void print_kernel(printer *p, const tir_kernel *k) {
     if (k->use_swizzle)
         tlc_sb_printf(sb, "  swizzle panel_size=%d order=%s\n", k->swizzle_panel, k->swizzle_col ? "col" : "row");
     if (k->fast_math) tlc_sb_puts(sb, "  fast_math\n");
+    /* a hand-pipelined kernel's mbarriers: barrier g of its statements */
+    for (int g = 0; g < k->nmbarrier_groups; g++) {
+        tlc_sb_printf(sb, "  mbarrier %d: %s[%d] arrivals", g, k->mbarriers[g].name, k->mbarriers[g].n);
+        for (int i = 0; i < k->mbarriers[g].n; i++)
+            tlc_sb_printf(sb, "%s%" PRId64, i ? ", " : " ", k->mbarriers[g].counts[i]);
+        tlc_sb_putc(sb, '\n');
+    }
     tlc_sb_printf(sb, "  shared %" PRId64 " B\n", k->shared_bytes);
     tlc_sb_puts(sb, "  body:\n");
     print_block(p, k->body, 2);

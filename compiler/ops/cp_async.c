@@ -9,7 +9,8 @@
  * a multiple of n in the last dim (proved from the index, else an error),
  * so they lie in one 16-byte unit, which no swizzle splits. The global
  * address is the tensor's row-major element, aligned when the index and
- * the row length are multiples of n (else an error: cp.async needs it).
+ * the row length are multiples of n: the index proved so (else an error),
+ * the length checked by sema (at launch where it is a size).
  * Elements outside the tensor, and every element where the predicate is
  * false, are not read: the copy's source size is 0 then and the bytes are
  * zeros, so a stray index reads nothing it should not. The interpreter,
@@ -20,21 +21,22 @@
 
 #define MAX_RANK 8
 
+/* tlc_expr_multiple_with's variable callback: a let stands for its value. */
+static int64_t let_multiple(const tir_var *v, void *ctx) {
+    return v->kind == TV_LET && v->assigned_once && v->def ? tlc_expr_multiple_with(v->def, let_multiple, ctx) : 1;
+}
+
 static void cp_async_lower(tlc_lower_ctx *lc, const tir_stmt *s) {
     tlc_arena *a = lc->a;
     const tir_region *dst = &s->u.cp_async.dst, *src = &s->u.cp_async.src;
     int n = s->u.cp_async.elems, bytes = n * tir_dtype_bytes(dst->buf->dtype);
     int dl = dst->rank - 1, sl = src->rank - 1;
-    if (tlc_expr_multiple(dst->start[dl]) % n || tlc_expr_multiple(src->start[sl]) % n) {
+    /* (the rows' length: sema checked it, or made it a launch check) */
+    if (tlc_expr_multiple_with(dst->start[dl], let_multiple, NULL) % n ||
+        tlc_expr_multiple_with(src->start[sl], let_multiple, NULL) % n) {
         tlc_error(lc->diag, s->loc, "T.ptx_cp_async copies %d bytes, so its elements must start at a multiple of %d "
                   "in the last dimension of '%s' and of '%s', which tlc cannot prove here",
                   bytes, n, dst->buf->name, src->buf->name);
-        return;
-    }
-    if (tlc_dim_multiple(lc, src->buf->shape[sl]) % n) {
-        tlc_error(lc->diag, s->loc, "T.ptx_cp_async copies %d bytes, so the rows of '%s' must be a multiple of %d "
-                  "elements long, which tlc cannot prove here (its last dimension is not a constant multiple of %d)",
-                  bytes, src->buf->name, n, n);
         return;
     }
     th_expr *di[MAX_RANK], *si[MAX_RANK];

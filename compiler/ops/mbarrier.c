@@ -3,9 +3,9 @@
  * T.cp_async_barrier_noinc stay statements, each thread's own:
  *   arrive:   mbarrier.arrive (one arrival per thread that runs it);
  *   wait:     mbarrier.try_wait.parity until the phase of that parity has
- *             completed, then fence.proxy.async where the kernel copies by
- *             cp.async (those bytes were written through the generic proxy,
- *             and a wgmma reads them through the async one);
+ *             completed, then fence.proxy.async where cp.async copies
+ *             arrive on the barrier (their bytes were written through the
+ *             generic proxy, and a wgmma reads them through the async one);
  *   cp_async: cp.async.mbarrier.arrive.noinc, the arrival made when the
  *             thread's earlier cp.async copies have landed.
  * The kernel's mbarriers (tir_kernel.mbarriers) sit where planning put them
@@ -46,9 +46,9 @@ void tlc_mbarriers_init(tlc_lower_ctx *lc) {
     tlc_emit(lc, tlc_barrier(lc));
 }
 
-static bool is_cp_async(const tir_stmt *s, const void *ctx) {
-    (void)ctx;
-    return s->kind == TS_CP_ASYNC;
+/* A cp.async arrival on group *ctx (T.cp_async_barrier_noinc). */
+static bool copies_arrive_on(const tir_stmt *s, const void *ctx) {
+    return s->kind == TS_MBARRIER && s->u.mbarrier.cp_async && s->u.mbarrier.barrier == *(const int *)ctx;
 }
 
 static void mbarrier_lower(tlc_lower_ctx *lc, const tir_stmt *s) {
@@ -67,7 +67,8 @@ static void mbarrier_lower(tlc_lower_ctx *lc, const tir_stmt *s) {
     } else {
         th_expr *args[2] = {addr, tlc_coerce(lc, tlc_lower_expr(lc, s->u.mbarrier.parity), th_scalar(TH_I32))};
         tlc_emit_ptx(lc, tlc_ptx_mbarrier_wait_parity(), args, 2, NULL, 0);
-        if (tir_stmt_any(lc->k->body, is_cp_async, NULL)) tlc_emit_ptx(lc, tlc_ptx_fence_proxy_async(), NULL, 0, NULL, 0);
+        if (tir_stmt_any(lc->k->body, copies_arrive_on, &s->u.mbarrier.barrier))
+            tlc_emit_ptx(lc, tlc_ptx_fence_proxy_async(), NULL, 0, NULL, 0);
     }
 }
 

@@ -234,6 +234,9 @@ void tlc_plan_print_module(tlc_strbuf *sb, const tir_module *m) {
             tlc_sb_printf(sb, "  scratch of the %s at line %d: offset %lld, %lld bytes\n", op_name(s->op), s->op->loc.line,
                           (long long)s->offset, (long long)s->bytes);
         }
+        if (p->user_mbar >= 0)
+            tlc_sb_printf(sb, "  the program's mbarriers (%d): offset %lld, %lld bytes\n", k->nmbarriers,
+                          (long long)p->user_mbar, 8LL * k->nmbarriers);
         for (int j = 0; j < p->nfresh; j++) {
             const tlc_smem_scratch *s = &p->fresh[j];
             tlc_sb_printf(sb, "  fresh scratch of the %s at line %d: offset %lld, %lld bytes\n", op_name(s->op),

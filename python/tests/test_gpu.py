@@ -168,6 +168,25 @@ class GpuTest(unittest.TestCase):
                     want = (x.double()[idx.clamp(min=0).long()] * (idx >= 0).double()[..., None]).sum(1)
                     torch.testing.assert_close(out.double(), want, rtol=1e-3, atol=1e-3)
 
+    def test_hand_pipeline(self):
+        # tests/golden/tilelang/hand_pipeline.py: a producer warpgroup's per-thread cp.async copies into
+        # two stages, arriving on mbarriers the consumer's wgmma waits for (the branches run as written);
+        # partial tiles read as zeros; rows whose length is not a multiple of 8 refused at launch
+        path = os.path.join(ROOT, "tests", "golden", "tilelang", "hand_pipeline.py")
+        gemm = tlc.compile(path, arch="sm_90a")
+        torch.manual_seed(0)
+        for (m, n, k) in ((256, 320, 512), (100, 72, 200), (64, 64, 8)):
+            with self.subTest(m=m, n=n, k=k):
+                a = torch.randn(m, k, device="cuda", dtype=torch.float16)
+                b = torch.randn(k, n, device="cuda", dtype=torch.float16)
+                c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.float16)
+                gemm(a, b, c)
+                torch.testing.assert_close(c.double(), a.double() @ b.double(), rtol=1e-2, atol=5e-2)
+        a = torch.randn(64, 60, device="cuda", dtype=torch.float16)
+        b = torch.randn(60, 64, device="cuda", dtype=torch.float16)
+        with self.assertRaisesRegex(tlc.LaunchError, "K = 60"):
+            gemm(a, b, torch.empty(64, 64, device="cuda", dtype=torch.float16))
+
     def test_gemm_operand_slices(self):
         # slices of shared buffers as gemm operands (K- and MN-major), through wgmma and mma.sync
         path = os.path.join(ROOT, "tests", "golden", "plan", "gemm_operand_slices.tl")

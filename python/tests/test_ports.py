@@ -110,8 +110,9 @@ class GemmPortsTest(unittest.TestCase):
     def test_convolution_launch_values(self):
         # stride, dilation and pad as scalar parameters (known at launch, not compiled in), against the
         # same kernel with them compiled in; values out of range refused at launch
-        source = open(port("example_convolution.py")).read().replace(
-            "def convolution(data, kernel, S, D, P,", "def convolution(data, kernel, S: T.int32, D: T.int32, P: T.int32,")
+        with open(port("example_convolution.py")) as f:
+            source = f.read().replace(
+                "def convolution(data, kernel, S, D, P,", "def convolution(data, kernel, S: T.int32, D: T.int32, P: T.int32,")
         self.assertIn("S: T.int32", source)
         tiles = {"block_M": 32, "block_N": 32, "block_K": 64, "num_stages": 2, "threads": 128}
         n, h, w, c, f, k = 1, 11, 10, 64, 32, 3
@@ -132,6 +133,17 @@ class GemmPortsTest(unittest.TestCase):
         with self.assertRaisesRegex(tlc.InterpreterError, "P=-1"):
             tlc.interpret(source, {"data": image, "kernel": filters, "out": empty(n, 7, 6, f), "S": 1, "D": 1,
                                    "P": -1}, defines=tiles)
+
+    def test_mla_decode_ws_refused(self):
+        # TileLang's hand-pipelined MLA decode runs its warpgroups at the same time, waiting on mbarriers:
+        # the interpreter, which runs a block's threads in lockstep, says so (the GPU test runs it)
+        b, h, s, dim, pe = 1, 64, 128, 512, 64
+        args = {"Q": randn(b, h, dim), "Q_pe": randn(b, h, pe), "KV": randn(b, s, 1, dim), "K_pe": randn(b, s, 1, pe),
+                "glse": empty(b, h, 1), "Output_partial": empty(b, h, 1, dim), "Output": empty(b, h, dim)}
+        with self.assertRaisesRegex(tlc.InterpreterError, "runs its thread ranges at the same time"):
+            tlc.interpret(port("example_mla_decode_ws.py"), args,
+                          defines={"heads": h, "kv_head_num": 1, "dim": dim, "pe_dim": pe, "block_N": 64,
+                                   "block_H": 64, "num_split": 1, "softmax_scale": (dim + pe) ** -0.5})
 
     def test_gemm_persistent(self):
         # 256 tiles over the 132 blocks of driver.get_num_sms() on sm_90a: two waves, T.Persistent's

@@ -365,8 +365,9 @@ class PortsOnGpuTest(unittest.TestCase):
                 self.close(out, ref, rtol=1e-2, atol=5e-2)
         # stride, dilation and pad as scalar parameters, passed at launch (one compiled kernel); a stride of
         # 0 refused by the launch checks
-        source = open(port("example_convolution.py")).read().replace(
-            "def convolution(data, kernel, S, D, P,", "def convolution(data, kernel, S: T.int32, D: T.int32, P: T.int32,")
+        with open(port("example_convolution.py")) as f:
+            source = f.read().replace(
+                "def convolution(data, kernel, S, D, P,", "def convolution(data, kernel, S: T.int32, D: T.int32, P: T.int32,")
         kern = tlc.compile(source, defines={"block_M": 128, "block_N": 64, "block_K": 64, "num_stages": 2,
                                             "threads": 128})
         image, filters = randn(3, 17, 13, 128), randn(3, 3, 128, 64)
