@@ -779,6 +779,10 @@ static void keep_barriers(sema *S, tir_kernel *k) {
     }
     k->nmbarrier_groups = n;
     k->nmbarriers = total;
+    /* what per-thread code (outside the ranges' tile work) does to shared
+     * memory, the program's mbarriers order (TL_DISABLE_THREAD_STORAGE_SYNC's
+     * meaning; tlc still places each range's own barriers) */
+    k->program_syncs_shared = true;
 }
 
 void sema_manual_ws_finish(sema *S) {

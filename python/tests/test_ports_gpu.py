@@ -344,6 +344,28 @@ class PortsOnGpuTest(unittest.TestCase):
                 self.close(out, want, rtol=2e-2, atol=2e-2)
                 self.close(lse, want_lse, rtol=1e-3, atol=1e-3)
 
+    def test_sparse_mla_fwd_pipelined(self):
+        # TileLang's hand-pipelined form of the same kernel (a producer warpgroup gathering rows with per-thread
+        # cp.async, two consumers, mbarriers; the branches run as written) against the float64 reference, 128
+        # heads (two blocks a query) and 64; every index names a visible row (a row it masks is not loaded,
+        # and its scores are -inf plus whatever the stage held before, as in TileLang)
+        torch.manual_seed(0)
+        b, s, skv, dim, tail, topk = 2, 80, 256, 512, 64, 128
+        for h in (128, 64):
+            with self.subTest(heads=h):
+                q = torch.randn(b, s, h, dim + tail, device="cuda", dtype=torch.bfloat16)
+                kv = torch.randn(b, skv, 1, dim + tail, device="cuda", dtype=torch.bfloat16)
+                pos = torch.arange(s, device="cuda")[None, :, None, None]
+                idx = (torch.rand(b, s, 1, topk, device="cuda") * (pos + 1)).int()
+                start = torch.zeros(1, device="cuda", dtype=torch.int32)
+                out = torch.full((b, s, h, dim), float("nan"), device="cuda", dtype=torch.bfloat16)
+                lse = torch.empty((b, s, h), device="cuda", dtype=torch.float32)
+                kern = tlc.compile(port("sparse_mla_fwd_pipelined.py"),
+                                   defines={"heads": h, "dim": dim, "tail_dim": tail, "topk": topk, "kv_stride": 1})
+                kern(q, kv, idx, start, out, lse)
+                want, _ = sparse_mla_reference(q, kv, idx)
+                self.close(out, want, rtol=2e-2, atol=2e-2)
+
     def test_convolution(self):
         # T.im2col and the tensor views on the GPU against torch.conv2d: padding, stride, dilation, a last
         # tile past the last pixel; a channel count the column tile does not divide is refused at launch
