@@ -64,6 +64,7 @@ static const builtin_spec builtins[] = {
     {"ptx_cp_async", B_PTX_CP_ASYNC, BK_STMT, P("dst_access_ptr", "src_access_ptr", "num_elems", "predicate"), 4, 3,
      0, 0},
     {"cp_async_barrier_noinc", B_CP_ASYNC_BARRIER, BK_STMT, P("barrier"), 1, 1, 0, 0},
+    {"fence_proxy_async", B_FENCE_PROXY_ASYNC, BK_STMT, P(NULL), 0, 0, 0, 0},
 
     {"Kernel", B_KERNEL, BK_DECL, P("threads", "cluster_dims"), 2, 0, 1, 3},
     {"Parallel", B_PARALLEL, BK_LOOP, P(NULL), 0, 0, 1, 8},

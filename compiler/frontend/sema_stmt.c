@@ -1058,6 +1058,76 @@ static ast_stmt *fused_parallel(sema *S, const ast_stmt *s, const builtin_spec *
 
 static void loop_body(sema *S, const ast_stmt *s, const builtin_spec *b, const ast_expr *it, sema_loop_exit *lx);
 
+/* ---- T.unroll loops expanded here ----
+ * An unrolled loop of a few iterations whose body slices gemm operands or
+ * T.tma_copy regions with its variable (TileLang's `for j in
+ * T.unroll(num_k_tiles): T.wgmma_gemm(Q[:, j * 64 : (j + 1) * 64], ...)`)
+ * is written out once per iteration here, the variable a constant in each
+ * copy: a gemm's operand offsets must be known when it is planned, which
+ * is before lowering unrolls loops. */
+#define SEMA_UNROLL_MAX 16
+
+typedef struct unroll_scan {
+    sema *S;
+    bool slices, exits;
+} unroll_scan;
+
+static void scan_unroll_body(unroll_scan *u, const ast_block *b, int depth) {
+    for (int i = 0; i < b->n && depth < 32; i++) {
+        const ast_stmt *x = b->stmts[i];
+        switch (x->kind) {
+        case AS_BREAK: case AS_CONTINUE: case AS_RETURN: u->exits = true; break;
+        case AS_EXPR:
+            if (x->u.expr && x->u.expr->kind == AE_CALL) {
+                const builtin_spec *c = sema_call_builtin(u->S, x->u.expr);
+                if (c && (c->id == B_GEMM || c->id == B_WGMMA_GEMM || c->id == B_TMA_COPY)) u->slices = true;
+            }
+            break;
+        case AS_FOR: scan_unroll_body(u, &x->u.for_.body, depth + 1); break;
+        case AS_WHILE: scan_unroll_body(u, &x->u.while_.body, depth + 1); break;
+        case AS_IF:
+            scan_unroll_body(u, &x->u.if_.then, depth + 1);
+            scan_unroll_body(u, &x->u.if_.els, depth + 1);
+            break;
+        case AS_WITH: scan_unroll_body(u, &x->u.with.body, depth + 1); break;
+        default: break;
+        }
+    }
+}
+
+/* A bound of the loop as a compile-time integer, quietly (false: not one). */
+static bool quiet_const(sema *S, const ast_expr *e, int64_t *out) {
+    tir_expr *x = sema_eval_scalar(S, e);
+    if (!x || x->kind != TE_INT || x->dtype == TIR_BOOL) return false;
+    *out = x->u.ival;
+    return true;
+}
+
+static bool unroll_in_sema(sema *S, const ast_stmt *s, const builtin_spec *b, const ast_expr *it) {
+    if (b->id != B_UNROLL || s->u.for_.target->kind != AE_NAME || S->parallel_loc.line || S->depth >= 64) return false;
+    unroll_scan u = {S, false, false};
+    scan_unroll_body(&u, &s->u.for_.body, 0);
+    if (!u.slices || u.exits) return false;
+    sema_args a;
+    int64_t v[3] = {0, 0, 1};
+    if (!sema_bind_args(S, b, it, &a)) return false;
+    for (int i = 0; i < a.nvar; i++)
+        if (!quiet_const(S, a.var[i], &v[a.nvar == 1 ? 1 : i])) return false;
+    int64_t start = v[0], stop = v[1], step = v[2];
+    if (step <= 0 || stop - start > SEMA_UNROLL_MAX * step) return false;
+    const char *name = s->u.for_.target->u.name;
+    S->depth++;
+    for (int64_t j = start; j < stop; j += step) {
+        sema_push_scope(S);
+        declare_value(S, name, s->u.for_.target->loc, tir_int(S->arena, j, s->u.for_.target->loc));
+        tir_stmt *body = sema_block_stmt(S, &s->u.for_.body, s->loc);
+        if (body) sema_emit(S, body);
+        sema_pop_scope(S);
+    }
+    S->depth--;
+    return true;
+}
+
 static void for_stmt(sema *S, const ast_stmt *s) {
     const ast_expr *it = s->u.for_.iter;
     if (!S->in_kernel && sema_py_for(S, s)) return; /* before the kernel: Python, run now */
@@ -1075,6 +1145,7 @@ static void for_stmt(sema *S, const ast_stmt *s) {
         tlc_error(S->diag, s->loc, "loops must be inside 'with Kernel(...)'");
         return;
     }
+    if (unroll_in_sema(S, s, b, it)) return;
     sema_loop_exit *outer_exit;
     sema_loop_exit *lx = sema_loop_exit_open(S, &s->u.for_.body,
                                                b->id == B_PARALLEL     ? "a Parallel loop"

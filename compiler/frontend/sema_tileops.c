@@ -369,7 +369,15 @@ static void op_gemm(sema *S, const sema_args *a, tlc_loc loc, bool async) {
             ok = false;
         } else ok = false;
     }
-    if (a->arg[6] && !sema_eval_const_bool(S, a->arg[6], "clear_accum", &clear)) ok = false;
+    tir_expr *clear_if = NULL;
+    if (a->arg[6]) {
+        /* a constant, or a condition the gemm tests when it runs (an
+         * unrolled loop's `j == 0`) */
+        tir_expr *x = sema_eval_scalar(S, a->arg[6]);
+        if (!x) ok = false;
+        else if (x->kind == TE_INT) clear = x->u.ival != 0;
+        else if (!(clear_if = sema_to_bool(S, x, a->arg[6], "clear_accum"))) ok = false;
+    }
     if (!ok) return;
     ok = whole_operand(S, &A, "gemm", "operand A");
     ok = whole_operand(S, &B, "gemm", "operand B") && ok;
@@ -438,6 +446,7 @@ static void op_gemm(sema *S, const sema_args *a, tlc_loc loc, bool async) {
     st->u.gemm.n = (int)n;
     st->u.gemm.k = (int)ka;
     st->u.gemm.async = async;
+    st->u.gemm.clear_if = clear_if;
     if (async) sema_note_hand_async(S, loc);
     sema_emit(S, st);
 }
@@ -937,6 +946,7 @@ void sema_tile_op(sema *S, const builtin_spec *b, const ast_expr *call) {
     case B_WAIT_WGMMA: sema_wait_wgmma(S, &a, call->loc); break;
     case B_PTX_CP_ASYNC: sema_ptx_cp_async(S, &a, call->loc); break;
     case B_CP_ASYNC_BARRIER: sema_cp_async_barrier(S, &a, call->loc); break;
+    case B_FENCE_PROXY_ASYNC: sema_emit(S, tlc_new_tile_op(S->arena, TS_FENCE_PROXY_ASYNC, call->loc)); break;
     case B_REDUCE_MAX: case B_REDUCE_SUM: case B_REDUCE_MIN: case B_REDUCE_ABSMAX: case B_REDUCE_ABSSUM:
         op_reduce(S, b, &a, call->loc);
         break;

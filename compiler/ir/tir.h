@@ -309,6 +309,9 @@ typedef enum {
     TS_WAIT_WGMMA,
     TS_CP_ASYNC,
     TS_SET_MAX_NREG,
+    /* T.fence_proxy_async(): the thread's shared-memory stores so far made
+     * visible to the async proxy (ops/fence_proxy_async.c) */
+    TS_FENCE_PROXY_ASYNC,
 } tir_stmt_kind;
 
 typedef enum { TIR_FOR_SERIAL, TIR_FOR_PARALLEL, TIR_FOR_PIPELINED, TIR_FOR_UNROLLED } tir_for_kind;
@@ -395,6 +398,10 @@ struct tir_stmt {
             /* T.wgmma_gemm: issued and committed, left in flight for a
              * later T.wait_wgmma (wgmma only) */
             bool async;
+            /* clear_accum given as a condition known only when the gemm
+             * runs (`clear_accum=(j == 0)` in an unrolled loop): C is set
+             * to 0 first where it holds; NULL: clear_accum decides */
+            tir_expr *clear_if;
         } gemm;
         struct {
             tir_reduce_kind kind;

@@ -1,6 +1,7 @@
 /* Lowering helpers for memory: element addresses in global and shared
  * memory, bounds masks for tails, fragment index arithmetic, constant
  * range / alignment facts about Tile IR index expressions. */
+#include <string.h>
 #include "../support/int_math.h"
 #include "../target/target.h"
 #include "lower_ctx.h"
@@ -368,6 +369,20 @@ int64_t tlc_dim_multiple(const tlc_lower_ctx *lc, const tir_expr *dim) {
 }
 
 /* ---------------- global and shared memory ---------------- */
+bool tlc_smem_any_unfenced(const tlc_lower_ctx *lc) {
+    bool wgmma = false;
+    for (int i = 0; i < lc->plan->ngemms; i++) wgmma |= lc->plan->gemms[i].inst.inst == TLC_INST_WGMMA;
+    if (!wgmma) return false;
+    for (int i = 0, n = lc->plan->smem.nregions; i < n; i++)
+        if (lc->smem_unfenced[i]) return true;
+    return false;
+}
+
+void tlc_smem_fence(tlc_lower_ctx *lc) {
+    tlc_emit_ptx(lc, tlc_ptx_fence_proxy_async(), NULL, 0, NULL, 0);
+    memset(lc->smem_unfenced, 0, sizeof(bool) * ((size_t)lc->plan->smem.nregions + 1));
+}
+
 th_expr *tlc_dim_value(tlc_lower_ctx *lc, const tir_buffer *b, int d) {
     const tir_expr *e = b->shape[d];
     int64_t c;

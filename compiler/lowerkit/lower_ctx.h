@@ -136,6 +136,11 @@ th_expr *tlc_lower_expr(tlc_lower_ctx *lc, const tir_expr *e);
 /* tanh, sigmoid, erf, log1p, sin or cos of an f32 value (lower_math.c). */
 th_expr *tlc_lower_math(tlc_lower_ctx *lc, tir_unop op, th_expr *x);
 
+/* Ordinary stores to shared memory some wgmma of the kernel may read, not
+ * yet made visible to the async proxy (lc->smem_unfenced); the fence that
+ * does (fence.proxy.async), clearing them (lower_access.c). */
+bool tlc_smem_any_unfenced(const tlc_lower_ctx *lc);
+void tlc_smem_fence(tlc_lower_ctx *lc);
 /* Memory (lower_access.c). idx: one i32 expression per dim. */
 th_expr *tlc_dim_value(tlc_lower_ctx *lc, const tir_buffer *b, int d); /* i64 */
 th_expr *tlc_global_elem_ptr(tlc_lower_ctx *lc, const tir_buffer *b, th_expr **idx);

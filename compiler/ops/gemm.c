@@ -357,6 +357,23 @@ static void clear_acc(tlc_lower_ctx *lc, const tir_buffer *C) {
         tlc_emit(lc, th_assign(lc->a, acc, tlc_i32(lc, i), tlc_zero(lc, th_scalar(acc->type.base))));
 }
 
+/* C set to 0 where `cond` holds (clear_if): at compile time where it folds
+ * (an unrolled loop's variable), else a select per register, no branch
+ * (a register a wgmma reads must not be written under control flow). */
+static void clear_acc_if(tlc_lower_ctx *lc, const tir_buffer *C, th_expr *cond) {
+    int64_t c;
+    if (th_expr_const_int(cond, &c)) {
+        if (c) clear_acc(lc, C);
+        return;
+    }
+    th_var *acc = lc->regs[C->id];
+    th_expr *k = tlc_let(lc, "clr", cond);
+    for (int64_t i = 0; i < C->fragment->slots; i++)
+        tlc_emit(lc, th_assign(lc->a, acc, tlc_i32(lc, i),
+                               th_select(lc->a, k, tlc_zero(lc, th_scalar(acc->type.base)),
+                                         th_array_read(lc->a, acc, tlc_i32(lc, i)))));
+}
+
 /* The rows a shared operand's slice starts at that are known only at run
  * time (indices of its leading dims), or NULL. */
 static th_expr *run_time_rows(tlc_lower_ctx *lc, const tir_region *r) {
@@ -771,6 +788,7 @@ static void gemm_lower(tlc_lower_ctx *lc, const tir_stmt *s) {
     tlc_emit(lc, th_comment(lc->a, tlc_arena_printf(lc->a, "gemm %s x %s -> %s: %s", A->name, B->name, C->name,
                                                     plan_name(lc->a, &p))));
     if (s->u.gemm.clear_accum) clear_acc(lc, C);
+    if (s->u.gemm.clear_if) clear_acc_if(lc, C, tlc_coerce(lc, tlc_lower_expr(lc, s->u.gemm.clear_if), th_scalar(TH_I1)));
     if (p.inst == TLC_INST_WGMMA) {
         lower_wgmma(lc, s, &p);
     } else {
@@ -783,6 +801,7 @@ static void gemm_accesses(const tir_access_walk *w, const tir_stmt *s) {
     tir_access_region(w, &s->u.gemm.a, TIR_ACCESS_READ, s);
     tir_access_region(w, &s->u.gemm.b, TIR_ACCESS_READ, s);
     tir_access_region(w, &s->u.gemm.c, s->u.gemm.clear_accum ? TIR_ACCESS_WRITE : TIR_ACCESS_READ_WRITE, s);
+    if (s->u.gemm.clear_if) tir_access_expr(w, s->u.gemm.clear_if, s);
 }
 
 static void gemm_print(tir_printer *p, const tir_stmt *s) {
@@ -792,10 +811,12 @@ static void gemm_print(tir_printer *p, const tir_stmt *s) {
     tir_printer_region(p, &s->u.gemm.b);
     tir_printer_puts(p, ", ");
     tir_printer_region(p, &s->u.gemm.c);
-    tir_printer_printf(p, ", transpose_A=%s, transpose_B=%s, policy=%s, clear_accum=%s)  # m=%d n=%d k=%d",
+    tir_printer_printf(p, ", transpose_A=%s, transpose_B=%s, policy=%s, clear_accum=",
                        tir_bool_text(s->u.gemm.trans_a), tir_bool_text(s->u.gemm.trans_b),
-                       tir_policy_name(s->u.gemm.policy), tir_bool_text(s->u.gemm.clear_accum), s->u.gemm.m,
-                       s->u.gemm.n, s->u.gemm.k);
+                       tir_policy_name(s->u.gemm.policy));
+    if (s->u.gemm.clear_if) tir_printer_expr(p, s->u.gemm.clear_if);
+    else tir_printer_puts(p, tir_bool_text(s->u.gemm.clear_accum));
+    tir_printer_printf(p, ")  # m=%d n=%d k=%d", s->u.gemm.m, s->u.gemm.n, s->u.gemm.k);
 }
 
 static const char *name_of(const tir_region *r) { return r->buf->name ? r->buf->name : "<anon>"; }
@@ -857,6 +878,7 @@ static void gemm_interp(tlc_interp *it, const tir_stmt *s) {
                         (long long)n, (long long)k);
     tir_dtype ct = c.ib->b->dtype;
     bool cf = tlc_interp_isf(ct);
+    bool clear = s->u.gemm.clear_accum || (s->u.gemm.clear_if && tlc_interp_eval_i(it, s->u.gemm.clear_if));
     if (!cf && !tlc_interp_isf(a.ib->b->dtype) && !tlc_interp_isf(b.ib->b->dtype)) {
         /* int8 x int8 -> int32: exact sums (int64 here) */
         tlc_ival *cv = tlc_interp_scratch(it, 2, m * n);
@@ -866,7 +888,7 @@ static void gemm_interp(tlc_interp *it, const tir_stmt *s) {
         tlc_interp_gather(it, &b, ib, b.ib->b->dtype);
         for (int64_t i = 0; i < m; i++)
             for (int64_t j = 0; j < n; j++) {
-                int64_t acc = s->u.gemm.clear_accum ? 0 : cv[i * n + j].i;
+                int64_t acc = clear ? 0 : cv[i * n + j].i;
                 for (int64_t kk = 0; kk < k; kk++) {
                     int64_t x = s->u.gemm.trans_a ? ia[kk * m + i].i : ia[i * k + kk].i;
                     int64_t y = s->u.gemm.trans_b ? ib[j * k + kk].i : ib[kk * n + j].i;
@@ -895,7 +917,7 @@ static void gemm_interp(tlc_interp *it, const tir_stmt *s) {
         const float *ar = A + i * k;
         for (int64_t j = 0; j < n; j++) {
             const float *br = Bt + j * k;
-            float acc = s->u.gemm.clear_accum ? 0.0f : (float)(cf ? cv[i * n + j].f : (double)cv[i * n + j].i);
+            float acc = clear ? 0.0f : (float)(cf ? cv[i * n + j].f : (double)cv[i * n + j].i);
             /* Four partial sums: f32 accumulation as on the tensor cores, whose
              * order of additions is not sequential either. */
             float p0 = 0, p1 = 0, p2 = 0, p3 = 0;

@@ -1,7 +1,9 @@
 /* A hand-pipelined kernel's mbarriers (docs/language.md 11.9): where the
  * thread ranges run at the same time, T.barrier_arrive, T.barrier_wait and
  * T.cp_async_barrier_noinc stay statements, each thread's own:
- *   arrive:   mbarrier.arrive (one arrival per thread that runs it);
+ *   arrive:   mbarrier.arrive (one arrival per thread that runs it), after
+ *             fence.proxy.async where ordinary stores to shared memory a
+ *             wgmma may read are not yet fenced;
  *   wait:     mbarrier.try_wait.parity until the phase of that parity has
  *             completed, then fence.proxy.async where cp.async copies
  *             arrive on the barrier (their bytes were written through the
@@ -62,6 +64,9 @@ static void mbarrier_lower(tlc_lower_ctx *lc, const tir_stmt *s) {
         th_expr *args[1] = {addr};
         tlc_emit_ptx(lc, tlc_ptx_cp_async_mbarrier_arrive_noinc(), args, 1, NULL, 0);
     } else if (!s->u.mbarrier.wait) {
+        /* what this thread stored is another warpgroup's wgmma operand once
+         * the phase completes: visible to the async proxy first */
+        if (tlc_smem_any_unfenced(lc)) tlc_smem_fence(lc);
         th_expr *args[1] = {addr};
         tlc_emit_ptx(lc, tlc_ptx_mbarrier_arrive(), args, 1, NULL, 0);
     } else {

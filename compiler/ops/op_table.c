@@ -5,7 +5,8 @@ static const tlc_op_desc *const OPS[] = {&tlc_op_copy,       &tlc_op_fill,      
                                          &tlc_op_reduce,     &tlc_op_atomic_add, &tlc_op_launch_dependents,
                                          &tlc_op_grid_dependency_wait, &tlc_op_prefetch, &tlc_op_thread_allreduce,
                                          &tlc_op_sync_threads, &tlc_op_sync_grid, &tlc_op_mbarrier,
-                                         &tlc_op_wait_wgmma, &tlc_op_cp_async, &tlc_op_set_max_nreg};
+                                         &tlc_op_wait_wgmma, &tlc_op_cp_async, &tlc_op_set_max_nreg,
+                                         &tlc_op_fence_proxy_async};
 
 void tlc_op_check_nothing(tir_verifier *v, const tir_stmt *s) {
     (void)v;

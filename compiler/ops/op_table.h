@@ -31,7 +31,7 @@ void tlc_wgmma_wait(tlc_lower_ctx *lc, const tir_buffer *C, int pending);
 /* Each op's row (ir/tir_op.h), defined in its file. */
 extern const tlc_op_desc tlc_op_copy, tlc_op_fill, tlc_op_gemm, tlc_op_reduce, tlc_op_atomic_add, tlc_op_parallel,
     tlc_op_launch_dependents, tlc_op_grid_dependency_wait, tlc_op_prefetch, tlc_op_thread_allreduce,
-    tlc_op_sync_threads, tlc_op_sync_grid, tlc_op_mbarrier, tlc_op_wait_wgmma, tlc_op_cp_async, tlc_op_set_max_nreg;
+    tlc_op_sync_threads, tlc_op_sync_grid, tlc_op_mbarrier, tlc_op_wait_wgmma, tlc_op_cp_async, tlc_op_set_max_nreg, tlc_op_fence_proxy_async;
 /* mbarrier.c: a hand-pipelined kernel's mbarriers (tir_kernel.mbarriers)
  * initialized with their arrival counts, then a block barrier; nothing
  * for a kernel without. */

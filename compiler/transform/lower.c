@@ -122,17 +122,6 @@ static bool unfenced_id(const tlc_lower_ctx *lc, int id) {
     return false;
 }
 
-/* Unfenced bytes some wgmma of the kernel may read (none without wgmma:
- * then nothing reads through the async proxy). */
-static bool any_unfenced(const tlc_lower_ctx *lc) {
-    bool wgmma = false;
-    for (int i = 0; i < lc->plan->ngemms; i++) wgmma |= lc->plan->gemms[i].inst.inst == TLC_INST_WGMMA;
-    if (!wgmma) return false;
-    for (int i = 0, n = effect_ids(lc); i < n; i++)
-        if (lc->smem_unfenced[i]) return true;
-    return false;
-}
-
 /* s reads through the async proxy bytes that ordinary stores wrote unfenced. */
 static bool reads_unfenced(const tlc_lower_ctx *lc, const tir_stmt *s) {
     if (s->kind != TS_GEMM) return false;
@@ -143,10 +132,6 @@ static bool reads_unfenced(const tlc_lower_ctx *lc, const tir_stmt *s) {
     return (region[A->id] >= 0 && unfenced_id(lc, region[A->id])) || (region[B->id] >= 0 && unfenced_id(lc, region[B->id]));
 }
 
-static void fence_proxy(tlc_lower_ctx *lc) {
-    tlc_emit_ptx(lc, tlc_ptx_fence_proxy_async(), NULL, 0, NULL, 0);
-    memset(lc->smem_unfenced, 0, unfenced_bytes(lc));
-}
 
 static void mark_unfenced(tlc_lower_ctx *lc, const effects *e) {
     for (int i = 0, n = effect_ids(lc); i < n; i++) lc->smem_unfenced[i] |= e->w[i];
@@ -188,7 +173,7 @@ static void barrier_if_needed(tlc_lower_ctx *lc, const tir_stmt *s, effects *pen
     effects e = effects_new(lc);
     stmt_effects(lc, s, &e);
     bool fence = reads_unfenced(lc, s);
-    if (fence) fence_proxy(lc);
+    if (fence) tlc_smem_fence(lc);
     if (fence || hazard(lc, pending, &e)) barrier_before(lc, s, pending);
 }
 
@@ -232,7 +217,7 @@ static void lower_pipelined_version(tlc_lower_ctx *lc, const tir_stmt *s, const 
     memcpy(lc->smem_unfenced, pv->entry, unfenced_bytes(lc));
     /* the barrier every version starts with also publishes what was
      * stored before the loop to the async proxy, once */
-    if (any_unfenced(lc)) fence_proxy(lc);
+    if (tlc_smem_any_unfenced(lc)) tlc_smem_fence(lc);
     tlc_emit(lc, tlc_barrier(lc));
     clear(lc, pending);
     tlc_pipe_state ps = {.plan = pp, .loop = s, .align_mode = align_mode};
@@ -258,7 +243,7 @@ static void lower_pipelined_version(tlc_lower_ctx *lc, const tir_stmt *s, const 
     /* with cp.async chunks a wgmma would read, every thread fences its own
      * (now complete) chunks and stores here, under the barrier the stage
      * needs anyway, not behind a second one before the gemm */
-    if (tlc_pipe_has_chunks(pp) && any_unfenced(lc)) fence_proxy(lc);
+    if (tlc_pipe_has_chunks(pp) && tlc_smem_any_unfenced(lc)) tlc_smem_fence(lc);
     tlc_emit(lc, tlc_barrier(lc));
     th_expr *next = th_bin(a, THB_ADD, ko, tlc_i32(lc, S - 1));
     /* pp->loads_under: the next stage's loads (the threads' own address
@@ -494,8 +479,8 @@ static void lower_serial_for(tlc_lower_ctx *lc, const tir_stmt *s, effects *pend
     if (!lc->in_parallel && tlc_ws_owns_loop(lc, s)) { /* warp_specialize.c */
         /* what was stored before the loop, published to the other consumers
          * and to the async proxy once, not per iteration */
-        bool fence = any_unfenced(lc);
-        if (fence) fence_proxy(lc);
+        bool fence = tlc_smem_any_unfenced(lc);
+        if (fence) tlc_smem_fence(lc);
         if (fence || pending->any) tlc_emit(lc, tlc_barrier(lc));
         clear(lc, pending);
         tlc_ws_lower_consumer_loop(lc, s, lower_ws_body, NULL);
@@ -650,11 +635,11 @@ static void lower_tile_stmt(tlc_lower_ctx *lc, const tir_stmt *s, effects *pendi
         break;
     case TS_IF: {
         bool split = s->u.if_.range_then || s->u.if_.range_else;
-        if (split && any_unfenced(lc)) {
+        if (split && tlc_smem_any_unfenced(lc)) {
             /* what every thread stored, published to the async proxy
              * before the ranges' wgmmas read it (each range fences only
              * its own threads' stores) */
-            fence_proxy(lc);
+            tlc_smem_fence(lc);
             tlc_emit(lc, tlc_barrier(lc));
             clear(lc, pending);
         }

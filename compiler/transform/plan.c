@@ -60,7 +60,7 @@ static void plan_gemm_chains(tlc_kernel_plan *p, const tir_stmt *s) {
             tlc_gemm_op_plan *a = x->kind == TS_GEMM ? (tlc_gemm_op_plan *)tlc_plan_gemm_op(p, x) : NULL;
             tlc_gemm_op_plan *b = y->kind == TS_GEMM ? (tlc_gemm_op_plan *)tlc_plan_gemm_op(p, y) : NULL;
             if (!a || !b || a->inst.inst != TLC_INST_WGMMA || b->inst.inst != TLC_INST_WGMMA) continue;
-            if (x->u.gemm.c.buf != y->u.gemm.c.buf || y->u.gemm.clear_accum) continue;
+            if (x->u.gemm.c.buf != y->u.gemm.c.buf || y->u.gemm.clear_accum || y->u.gemm.clear_if) continue;
             if (a->inst.units_m != b->inst.units_m || a->inst.units_n != b->inst.units_n ||
                 a->inst.tile_m != b->inst.tile_m || a->inst.tile_n != b->inst.tile_n)
                 continue;

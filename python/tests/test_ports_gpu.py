@@ -621,7 +621,9 @@ class PortsOnGpuTest(unittest.TestCase):
     def test_mla_decode_ws(self):
         # TileLang's hand-pipelined MLA decode: two consumer warpgroups and a cp.async producer waiting
         # for each other on mbarriers, wgmma left in flight, setmaxnreg (the branches run as written);
-        # one kernel (num_split 1) and the split kernel with its combine, against MLA in float64
+        # one kernel (num_split 1) and the split kernel with its combine, against MLA in float64; and
+        # its FlashMLA-schedule example (two warpgroups taking pages in pairs, T.tma_copy, a dynamic
+        # clear_accum in unrolled loops)
         dim, pe = 512, 64
         for b, h, s, num_split in ((4, 128, 1024, 1), (2, 64, 2048, 1), (3, 128, 2048, 4), (2, 128, 512, 2)):
             with self.subTest(batch=b, heads=h, seqlen=s, num_split=num_split):
@@ -638,6 +640,13 @@ class PortsOnGpuTest(unittest.TestCase):
                 o = torch.full((b, h, dim), float("nan"), dtype=torch.float16, device="cuda")
                 k(q, q_pe, kv, k_pe, glse, part, o)
                 self.close(o, ref)
+                if num_split == 1:  # the FlashMLA schedule written in TileLang: pages in pairs, one kernel
+                    fm = tlc.compile(port("example_warp_specialize_flashmla.py"),
+                                     defines={"heads": h, "kv_head_num": 1, "dim": dim, "pe_dim": pe, "block_N": 64,
+                                              "block_H": 64, "num_split": 1})
+                    o.fill_(float("nan"))
+                    fm(q, q_pe, kv, k_pe, glse, part, o)
+                    self.close(o, ref)
 
     def test_blocksparse_gemm(self):
         n, bm, bk = 1024, 128, 32

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
-"""TileLang's hand-pipelined MLA decode (tests/ports/example_mla_decode_ws.py:
-two consumer warpgroups and a cp.async producer on mbarriers, compiled by
-tlc with its branches run as written) against FlashMLA and tlc's own
+"""TileLang's hand-pipelined MLA decodes, compiled by tlc with their branches
+run as written (tests/ports/example_mla_decode_ws.py: two consumer
+warpgroups and a cp.async producer on mbarriers; "pairs":
+tests/ports/example_warp_specialize_flashmla.py, FlashMLA's schedule of two
+warpgroups taking pages in pairs) against FlashMLA and tlc's own
 dsl-examples/mla_decode.tl, in one process, on the same values.
 
     python3 tools/bench/mla_ws_bench.py [--lib gpu-build/carry/libtlc.so]
@@ -61,12 +63,15 @@ def main():
                                         "block_N": 64, "block_H": 64, "num_split": n, "softmax_scale": sm_scale},
                          arch="sm_90a")
           for n in SPLITS}
+    pairs = tlc.compile(os.path.join(ROOT, "tests/ports/example_warp_specialize_flashmla.py"),
+                        defines={"heads": h_q, "kv_head_num": 1, "dim": DV, "pe_dim": D - DV, "block_N": 64,
+                                 "block_H": 64, "num_split": 1}, arch="sm_90a")
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     lines = [f"# MLA decode, float16, h_q {h_q}, s_q 1, {torch.cuda.get_device_name(0)} ({sms} SMs): TileLang's "
              f"hand-pipelined kernel compiled by tlc, tlc's mla_decode.tl, FlashMLA", "",
              "| b | t | FlashMLA us | mla_decode.tl us | TileLang ws us (num_split) | ws us at 1 / 2 / 4 "
-             "| ws / FlashMLA speed | ws TFLOP/s | ws err | mla_decode.tl err |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+             "| ws / FlashMLA speed | ws TFLOP/s | pairs us | pairs / FlashMLA speed | ws err | pairs err | mla_decode.tl err |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for ln in lines:
         print(ln, flush=True)
     torch.manual_seed(0)
@@ -91,6 +96,12 @@ def main():
             run()
             keep.append((glse, part, o))
             fns[f"ws{n}"] = run
+        glse1 = torch.empty(b, h_q, 1, dtype=dtype, device="cuda")
+        part1 = torch.empty(b, h_q, 1, DV, dtype=dtype, device="cuda")
+        o_pairs = torch.full((b, h_q, DV), float("nan"), dtype=dtype, device="cuda")
+        run_pairs = pairs.bind(qn, qp, kv, k_pe, glse1, part1, o_pairs)
+        run_pairs()
+        fns["pairs"] = run_pairs
         if fm:
             md, nsplits = fm.get_mla_metadata(seqlens, h_q, 1)
 
@@ -103,6 +114,7 @@ def main():
         errs["tlc"] = rel_err(out_tlc.view(b, h_q, DV), ref.view(b, h_q, DV))
         for n, (_, _, o) in zip(SPLITS, keep):
             errs[f"ws{n}"] = rel_err(o, ref.view(b, h_q, DV))
+        errs["pairs"] = rel_err(o_pairs, ref.view(b, h_q, DV))
         if max(errs.values()) >= 1e-2:
             bad += 1
             print(f"| {b} | {t} | WRONG: errors {errs} |", flush=True)
@@ -122,7 +134,8 @@ def main():
         flops = 2 * b * t * h_q * (D + DV)
         line = (f"| {b} | {t} | {fm_us:.1f} | {us['tlc']:.1f} | {ws_us:.1f} ({best}) | "
                 f"{' / '.join('%.1f' % us['ws%d' % n] for n in SPLITS)} | {ratio:.2f} | {flops / ws_us / 1e6:.0f} | "
-                f"{errs['ws%d' % best]:.1e} | {errs['tlc']:.1e} |")
+                f"{us['pairs']:.1f} | {fm_us / us['pairs']:.2f} | "
+                f"{errs['ws%d' % best]:.1e} | {errs['pairs']:.1e} | {errs['tlc']:.1e} |")
         lines.append(line)
         print(line, flush=True)
     if ratios:
