@@ -384,7 +384,8 @@ bool sema_is_python_print(sema *S, const ast_expr *e);
 void sema_ws_with(sema *S, const ast_stmt *s);
 void sema_alloc_barrier(sema *S, const ast_expr *target, const ast_expr *call);
 void sema_mbarrier_op(sema *S, const builtin_spec *b, const sema_args *a, tlc_loc loc);
-bool sema_tma_copy_barrier(sema *S, const sema_args *a);
+/* T.tma_copy's barrier= checked: its group in *number, its mbarrier in *index. */
+bool sema_tma_copy_barrier(sema *S, const sema_args *a, int *number, tir_expr **index);
 /* The barrier an argument names (`bar`, `mbars[i]`): its group number in
  * *number, its mbarrier in *index; NULL, reported, otherwise. */
 const struct sema_barrier *sema_barrier_arg(sema *S, const ast_expr *e, int *number, tir_expr **index);

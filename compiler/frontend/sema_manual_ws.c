@@ -235,10 +235,8 @@ static const tir_buffer *operand_buffer(sema *S, const ast_expr *e) {
     return s && s->kind == SYM_BUFFER ? s->buf : NULL;
 }
 
-bool sema_tma_copy_barrier(sema *S, const sema_args *a) {
-    tir_expr *index;
-    int number;
-    if (!barrier_arg(S, a->arg[2], &number, &index)) return false;
+bool sema_tma_copy_barrier(sema *S, const sema_args *a, int *number, tir_expr **index) {
+    if (!barrier_arg(S, a->arg[2], number, index)) return false;
     const tir_buffer *src = operand_buffer(S, a->arg[0]), *dst = operand_buffer(S, a->arg[1]);
     if ((src && src->scope != TIR_SCOPE_GLOBAL) || (dst && dst->scope != TIR_SCOPE_SHARED)) {
         tlc_error(S->diag, (src && src->scope != TIR_SCOPE_GLOBAL ? a->arg[0] : a->arg[1])->loc,

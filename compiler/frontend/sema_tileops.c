@@ -967,10 +967,24 @@ void sema_tile_op(sema *S, const builtin_spec *b, const ast_expr *call) {
     case B_IM2COL: sema_im2col(S, &a, call->loc); break;
     case B_ANNOTATE_LAYOUT: op_annotate_layout(S, &a); break;
     case B_BARRIER_WAIT: case B_BARRIER_ARRIVE: sema_mbarrier_op(S, b, &a, call->loc); break;
-    case B_TMA_COPY:
-        /* in program order the load is complete when the copy is done */
-        if (sema_tma_copy_barrier(S, &a)) op_copy(S, &a, call->loc);
+    case B_TMA_COPY: {
+        /* in program order the load is complete when the copy is done;
+         * where the ranges run as written, its bytes complete the barrier's
+         * phase (the copy keeps it) */
+        int number;
+        tir_expr *index;
+        if (!sema_tma_copy_barrier(S, &a, &number, &index)) break;
+        int before = S->cur ? S->cur->len : 0;
+        op_copy(S, &a, call->loc);
+        if (S->cur && S->cur->len == before + 1) {
+            tir_stmt *cp = S->cur->items[before];
+            if (cp->kind == TS_COPY) {
+                cp->u.copy.tma_barrier = number;
+                cp->u.copy.tma_index = index;
+            }
+        }
         break;
+    }
     case B_FINALIZE_REDUCER: sema_finalize_reducer(S, &a, call->loc); break;
     case B_SYNC_THREADS: op_sync_threads(S, &a, call->loc); break;
     case B_SYNC_GRID:

@@ -380,7 +380,11 @@ struct tir_stmt {
         struct { tir_buffer *buf; } alloc;
         struct { tir_var *var; tir_expr *value; } let;       /* TS_LET, TS_ASSIGN */
         struct { tir_buffer *buf; tir_expr **idx; tir_expr *value; } store;
-        struct { tir_region src, dst; } copy;
+        /* tma_index (NULL: none): T.tma_copy's barrier= (group tma_barrier
+         * of tir_kernel.mbarriers, its mbarrier tma_index), which in a
+         * kernel whose ranges run as written the copy's bytes complete a
+         * phase of (expect_tx, no arrival); elsewhere a plain copy */
+        struct { tir_region src, dst; int tma_barrier; tir_expr *tma_index; } copy;
         struct { tir_region src; } prefetch;
         struct { tir_region dst; tir_expr *value; bool is_clear; } fill;
         struct {

@@ -36,6 +36,9 @@ extern const tlc_op_desc tlc_op_copy, tlc_op_fill, tlc_op_gemm, tlc_op_reduce, t
  * initialized with their arrival counts, then a block barrier; nothing
  * for a kernel without. */
 void tlc_mbarriers_init(tlc_lower_ctx *lc);
+/* mbarrier.c: the 32-bit shared address of mbarrier `index` of the kernel's
+ * barrier group `group`. */
+th_expr *tlc_mbarrier_addr(tlc_lower_ctx *lc, int group, const tir_expr *index);
 /* gemm.c: accumulator C of a T.wgmma_gemm left in flight has retired
  * (all: every wgmma group) after a T.wait_wgmma: its registers fenced
  * there, a float16 accumulator unpacked once all have. */

@@ -17,6 +17,10 @@ tlc_ptx tlc_ptx_cp_async_mbarrier_arrive_noinc(void) {
     return ptx("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [$0];", "r");
 }
 
+tlc_ptx tlc_ptx_mbarrier_expect_tx(void) {
+    return ptx("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [$0], $1;", "r,r");
+}
+
 tlc_ptx tlc_ptx_mbarrier_arrive_expect_tx(void) {
     return ptx("mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;", "r,r");
 }

@@ -22,6 +22,7 @@ tlc_ptx tlc_ptx_mbarrier_arrive(void);                  /* $0 */
  * without raising the phase's pending count */
 tlc_ptx tlc_ptx_cp_async_mbarrier_arrive_noinc(void);
 tlc_ptx tlc_ptx_mbarrier_arrive_expect_tx(void);        /* $0, $1 transaction bytes (u32) */
+tlc_ptx tlc_ptx_mbarrier_expect_tx(void);               /* $0, $1 transaction bytes (u32), no arrival */
 tlc_ptx tlc_ptx_mbarrier_wait_parity(void);             /* $0, $1 phase parity: spins until that phase completed */
 /* Thread block clusters (sm_90): */
 tlc_ptx tlc_ptx_mbarrier_init_count(void);         /* $0, $1 expected arrivals per phase (u32 register) */

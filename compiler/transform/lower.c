@@ -678,6 +678,8 @@ static void lower_tile_stmt(tlc_lower_ctx *lc, const tir_stmt *s, effects *pendi
             tlc_ws_consumer_preload(lc, s);
             return;
         }
+        /* a hand-pipelined kernel's TMA load: the program's mbarrier orders it */
+        if (!lc->in_parallel && tlc_program_tma_copy(lc, s)) return;
         break;
     default: break;
     }

@@ -65,6 +65,11 @@ void tlc_pipe_end(tlc_lower_ctx *lc, tlc_pipe_state *ps);
 /* The TMA loads of copy s (one per swizzle panel) into the shared bytes
  * at `base`, completing on mbarrier `bar` (both shared addresses). */
 void tlc_tma_issue_copy(tlc_lower_ctx *lc, const tir_stmt *s, th_expr *base, th_expr *bar);
+/* A hand-pipelined kernel's T.tma_copy as TMA: the branch's first thread
+ * adds the copy's bytes to its barrier's phase (expect_tx, no arrival)
+ * and issues the loads; false (nothing emitted) where TMA cannot take it
+ * (then it is a copy by the branch's threads). */
+bool tlc_program_tma_copy(tlc_lower_ctx *lc, const tir_stmt *s);
 /* stage_off for the plan's buffers at `stage` (NULL: clear). */
 void tlc_pipe_set_stage(tlc_lower_ctx *lc, const tlc_pipe_plan *pp, th_expr *stage);
 

@@ -18,11 +18,42 @@
  * only), so that the loop body carries neither the test nor the other
  * version's code. */
 #include <string.h>
+#include "../ops/op_table.h"
 #include "lower_internal.h"
 
 static th_expr *tid_is0(tlc_lower_ctx *lc) { return th_cmp(lc->a, THC_EQ, th_read(lc->a, lc->tid), tlc_i32(lc, 0)); }
 
 /* ---------------- tensor maps ---------------- */
+/* A hand-pipelined kernel's T.tma_copy (tir_stmt.copy.tma_index) that TMA
+ * can issue: global -> all rows of a 2-d shared buffer, whole panels of its
+ * layout (or whole rows where it has none), the box's limits (rows <= 256,
+ * an inner box of 16-byte multiples, <= 256 elements, matching the
+ * swizzle); its first panel and panel count in *first, *count. Any other
+ * is a copy by the branch's threads (program order's meaning). */
+static bool program_tma(const tlc_lower_ctx *lc, const tir_stmt *s, int64_t *first, int64_t *count) {
+    if (s->kind != TS_COPY || !s->u.copy.tma_index || !lc->k->nmbarriers || !tlc_target_of(lc->arch)->tma) return false;
+    const tir_region *src = &s->u.copy.src, *dst = &s->u.copy.dst;
+    const tir_buffer *g = src->buf, *b = dst->buf;
+    const tlc_layout *l = b->layout;
+    if (g->scope != TIR_SCOPE_GLOBAL || b->scope != TIR_SCOPE_SHARED || g->dtype != b->dtype || b->rank != 2 || !l ||
+        g->view_of || g->rank > 5 || tir_buffer_dim(b, 0) > 256 || l->stages > 1)
+        return false;
+    int dims[16];
+    if (tir_region_squeezed_dims(src, dims) != 2 || dims[1] != g->rank - 1) return false;
+    int64_t eb = tir_dtype_bytes(b->dtype), rows = tir_buffer_dim(b, 0), cols = tir_buffer_dim(b, 1);
+    int64_t inner = l->panel_elems > 0 ? l->panel_elems : cols, r0, c0, er, ec, sr, sc;
+    if (inner > 256 || (inner * eb) % 16 || (l->swizzle != TLC_SWIZZLE_NONE && inner * eb != (int64_t)l->swizzle))
+        return false;
+    if (!tir_expr_const_int(dst->start[0], &r0) || r0 || !tir_expr_const_int(dst->extent[0], &er) || er != rows ||
+        !tir_expr_const_int(dst->start[1], &c0) || !tir_expr_const_int(dst->extent[1], &ec) || c0 % inner ||
+        ec % inner || ec <= 0 || !tir_expr_const_int(src->extent[dims[0]], &sr) || sr != rows ||
+        !tir_expr_const_int(src->extent[dims[1]], &sc) || sc != ec)
+        return false;
+    if (first) *first = c0 / inner;
+    if (count) *count = ec / inner;
+    return true;
+}
+
 static void collect(tlc_lower_ctx *lc, const tir_stmt *s, tlc_ptrvec *out) {
     if (!s) return;
     switch (s->kind) {
@@ -38,7 +69,7 @@ static void collect(tlc_lower_ctx *lc, const tir_stmt *s, tlc_ptrvec *out) {
         break;
     }
     case TS_COPY:
-        if (tlc_ws_is_preload(&lc->plan->ws, s)) tlc_ptrvec_push(out, (void *)s);
+        if (tlc_ws_is_preload(&lc->plan->ws, s) || program_tma(lc, s, NULL, NULL)) tlc_ptrvec_push(out, (void *)s);
         break;
     case TS_IF:
         collect(lc, s->u.if_.then, out);
@@ -48,36 +79,58 @@ static void collect(tlc_lower_ctx *lc, const tir_stmt *s, tlc_ptrvec *out) {
     }
 }
 
+/* The tensor map copy s loads through (its box: the buffer's rows, one
+ * panel or row). */
+static void tmap_fill(const tir_stmt *s, tlc_tmap_use *t) {
+    const tir_region *src = &s->u.copy.src;
+    const tir_buffer *b = s->u.copy.dst.buf;
+    int dims[16];
+    tir_region_squeezed_dims(src, dims);
+    memset(t, 0, sizeof *t);
+    t->copy = s;
+    t->tensor = src->buf;
+    t->rank = src->buf->rank;
+    t->row_dim = dims[0];
+    t->swizzle = b->layout->swizzle;
+    t->inner = b->layout->panel_elems > 0 ? b->layout->panel_elems : tir_buffer_dim(b, 1);
+    t->npanels = (int)(tir_buffer_dim(b, 1) / t->inner);
+    for (int d = 0; d < t->rank; d++) t->box[d] = 1;
+    t->box[t->row_dim] = tir_buffer_dim(b, 0);
+    t->box[t->rank - 1] = t->inner;
+}
+
+/* A map already made for a program's T.tma_copy with t's tensor and box. */
+static const tlc_tmap_use *tmap_like(const tlc_lower_ctx *lc, const tlc_tmap_use *t) {
+    for (int i = 0; i < lc->ntmaps; i++) {
+        const tlc_tmap_use *u = &lc->tmaps[i];
+        if (!u->copy->u.copy.tma_index || u->tensor != t->tensor || u->row_dim != t->row_dim ||
+            u->swizzle != t->swizzle || u->inner != t->inner || memcmp(u->box, t->box, sizeof t->box))
+            continue;
+        return u;
+    }
+    return NULL;
+}
+
 void tlc_pipe_collect_tmaps(tlc_lower_ctx *lc, int *nparams) {
     tlc_ptrvec copies = {0};
     collect(lc, lc->k->body, &copies);
     lc->ntmaps = 0;
-    if (copies.len > 8) { /* the runtime's limit (TLRT_MAX_TMAPS) */
-        tlc_error(lc->diag, lc->k->loc, "kernel '%s' would need %d TMA descriptors; at most 8 are supported",
-                  lc->k->name, copies.len);
-        copies.len = 0;
-    }
     lc->tmaps = TLC_NEW_ARRAY(lc->a, tlc_tmap_use, (size_t)copies.len + 1);
     for (int i = 0; i < copies.len; i++) {
         const tir_stmt *s = copies.items[i];
-        const tir_region *src = &s->u.copy.src;
-        const tir_buffer *b = s->u.copy.dst.buf;
-        tlc_tmap_use *t = &lc->tmaps[lc->ntmaps++];
-        int dims[16];
-        tir_region_squeezed_dims(src, dims);
-        t->copy = s;
-        t->tensor = src->buf;
-        t->rank = src->buf->rank;
-        t->row_dim = dims[0];
-        t->swizzle = b->layout->swizzle;
-        t->inner = b->layout->panel_elems > 0 ? b->layout->panel_elems : tir_buffer_dim(b, 1);
-        t->npanels = (int)(tir_buffer_dim(b, 1) / t->inner);
-        for (int d = 0; d < t->rank; d++) t->box[d] = 1;
-        t->box[t->row_dim] = tir_buffer_dim(b, 0);
-        t->box[t->rank - 1] = t->inner;
-        t->param = (*nparams)++;
-        lc->tk->params[t->param] =
-            (th_param){tlc_arena_printf(lc->a, "tmap%d_%s", i, src->buf->name), th_ptr(TH_AS_GENERIC), 128};
+        tlc_tmap_use t;
+        tmap_fill(s, &t);
+        /* a program's T.tma_copy's take one map per tensor and box */
+        if (s->u.copy.tma_index && tmap_like(lc, &t)) continue;
+        if (lc->ntmaps == 8) { /* the runtime's limit (TLRT_MAX_TMAPS) */
+            tlc_error(lc->diag, lc->k->loc, "kernel '%s' would need more than 8 TMA descriptors; at most 8 are "
+                      "supported", lc->k->name);
+            break;
+        }
+        t.param = (*nparams)++;
+        lc->tk->params[t.param] =
+            (th_param){tlc_arena_printf(lc->a, "tmap%d_%s", lc->ntmaps, t.tensor->name), th_ptr(TH_AS_GENERIC), 128};
+        lc->tmaps[lc->ntmaps++] = t;
     }
     tlc_ptrvec_free(&copies);
 }
@@ -100,7 +153,10 @@ void tlc_pipe_sym_facts(tlc_lower_ctx *lc) {
 static const tlc_tmap_use *tmap_of(const tlc_lower_ctx *lc, const tir_stmt *copy) {
     for (int i = 0; i < lc->ntmaps; i++)
         if (lc->tmaps[i].copy == copy) return &lc->tmaps[i];
-    return NULL;
+    if (!copy->u.copy.tma_index) return NULL;
+    tlc_tmap_use t;
+    tmap_fill(copy, &t);
+    return tmap_like(lc, &t);
 }
 
 /* ---------------- stages ---------------- */
@@ -628,17 +684,18 @@ static th_stmt *tma_panel(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_tmap_u
 /* A copy's panels; with multicast (ps->mc_blocks), in a cluster of more
  * than one block panel number *next (counted over the iteration's
  * copies) goes out from the block of rank *next % blocks to all of them. */
-static void issue_copy(tlc_lower_ctx *lc, const tir_stmt *s, th_expr *base, th_expr *bar, const tlc_pipe_state *ps,
-                       int *next) {
+static void issue_panels(tlc_lower_ctx *lc, const tir_stmt *s, th_expr *base, th_expr *bar, const tlc_pipe_state *ps,
+                         int *next, int npanels) {
     tlc_arena *a = lc->a;
     const tlc_tmap_use *t = tmap_of(lc, s);
     if (!t) {
         tlc_error(lc->diag, s->loc, "internal error: no tensor map for this copy");
         return;
     }
+    if (npanels < 0) npanels = t->npanels;
     bool multicast = ps && ps->mc_blocks;
     th_expr *all = multicast ? th_bin(a, THB_SUB, th_bin(a, THB_SHL, tlc_i32(lc, 1), ps->mc_blocks), tlc_i32(lc, 1)) : NULL;
-    for (int p = 0; p < t->npanels; p++) {
+    for (int p = 0; p < npanels; p++) {
         th_stmt *own = tma_panel(lc, s, t, base, bar, p, NULL);
         if (!multicast) {
             tlc_emit(lc, own);
@@ -648,6 +705,29 @@ static void issue_copy(tlc_lower_ctx *lc, const tir_stmt *s, th_expr *base, th_e
         th_stmt *shared = th_if(a, mine, tma_panel(lc, s, t, base, bar, p, all), NULL);
         tlc_emit(lc, th_if(a, th_cmp(a, THC_GT, ps->mc_blocks, tlc_i32(lc, 1)), shared, own));
     }
+}
+
+/* Every panel of copy s. */
+static void issue_copy(tlc_lower_ctx *lc, const tir_stmt *s, th_expr *base, th_expr *bar, const tlc_pipe_state *ps,
+                       int *next) {
+    issue_panels(lc, s, base, bar, ps, next, -1);
+}
+
+bool tlc_program_tma_copy(tlc_lower_ctx *lc, const tir_stmt *s) {
+    int64_t first, count;
+    if (!program_tma(lc, s, &first, &count) || !tmap_of(lc, s)) return false;
+    const tir_buffer *b = s->u.copy.dst.buf;
+    const tlc_layout *l = b->layout;
+    int64_t inner = l->panel_elems > 0 ? l->panel_elems : tir_buffer_dim(b, 1);
+    int64_t panel_bytes = tir_buffer_dim(b, 0) * inner * tir_dtype_bytes(b->dtype);
+    tlc_ptrvec *saved = tlc_lower_begin(lc);
+    th_expr *bar = tlc_let(lc, "tmabar", tlc_mbarrier_addr(lc, s->u.copy.tma_barrier, s->u.copy.tma_index));
+    th_expr *args[2] = {bar, tlc_i32(lc, count * panel_bytes)};
+    tlc_emit_ptx(lc, tlc_ptx_mbarrier_expect_tx(), args, 2, NULL, 0);
+    issue_panels(lc, s, tlc_i32(lc, l->offset + first * panel_bytes), bar, NULL, NULL, (int)count);
+    th_stmt *one = tlc_lower_end(lc, saved);
+    tlc_emit(lc, th_if(lc->a, tid_is0(lc), one, NULL));
+    return true;
 }
 
 static void issue_tma(tlc_lower_ctx *lc, tlc_pipe_state *ps, const tir_stmt *s, th_expr *stage, int *next) {
