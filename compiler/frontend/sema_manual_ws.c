@@ -463,7 +463,8 @@ static void walk(sim *m, const tir_stmt *s) {
 static bool program_order_only(const tir_stmt *s) { return s->kind == TS_MBARRIER || s->kind == TS_SET_MAX_NREG; }
 
 /* s without its mbarrier and set_max_nreg statements (a loop's or
- * branch's body that is one becomes an empty sequence) */
+ * branch's body that is one becomes an empty sequence), its T.tma_copy's
+ * plain copies */
 static tir_stmt *strip(tlc_arena *a, tir_stmt *s) {
     if (!s) return NULL;
     if (program_order_only(s)) return tir_new_stmt(a, TS_SEQ, s->loc);
@@ -483,6 +484,7 @@ static tir_stmt *strip(tlc_arena *a, tir_stmt *s) {
         s->u.if_.then = strip(a, s->u.if_.then);
         s->u.if_.els = strip(a, s->u.if_.els);
         return s;
+    case TS_COPY: s->u.copy.tma_index = NULL; return s; /* T.tma_copy: a copy in program order */
     default: return s;
     }
 }

@@ -712,6 +712,7 @@ static void copy_lower(tlc_lower_ctx *lc, const tir_stmt *s) {
 static void copy_accesses(const tir_access_walk *w, const tir_stmt *s) {
     tir_access_region(w, &s->u.copy.src, TIR_ACCESS_READ, s);
     tir_access_region(w, &s->u.copy.dst, TIR_ACCESS_WRITE, s);
+    if (s->u.copy.tma_index) tir_access_expr(w, s->u.copy.tma_index, s);
 }
 
 static void copy_print(tir_printer *p, const tir_stmt *s) {
@@ -719,6 +720,11 @@ static void copy_print(tir_printer *p, const tir_stmt *s) {
     tir_printer_region(p, &s->u.copy.src);
     tir_printer_puts(p, ", ");
     tir_printer_region(p, &s->u.copy.dst);
+    if (s->u.copy.tma_index) { /* T.tma_copy's: kept where the ranges run as written */
+        tir_printer_printf(p, ", barrier %d[", s->u.copy.tma_barrier);
+        tir_printer_expr(p, s->u.copy.tma_index);
+        tir_printer_puts(p, "]");
+    }
     tir_printer_puts(p, ")");
 }
 

@@ -173,15 +173,17 @@ class GpuTest(unittest.TestCase):
         # two stages, arriving on mbarriers the consumer's wgmma waits for (the branches run as written);
         # partial tiles read as zeros; rows whose length is not a multiple of 8 refused at launch
         path = os.path.join(ROOT, "tests", "golden", "tilelang", "hand_pipeline.py")
-        gemm = tlc.compile(path, arch="sm_90a")
+        gemm = tlc.compile(path, kernel="hand_gemm", arch="sm_90a")
         torch.manual_seed(0)
-        for (m, n, k) in ((256, 320, 512), (100, 72, 200), (64, 64, 8)):
-            with self.subTest(m=m, n=n, k=k):
-                a = torch.randn(m, k, device="cuda", dtype=torch.float16)
-                b = torch.randn(k, n, device="cuda", dtype=torch.float16)
-                c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.float16)
-                gemm(a, b, c)
-                torch.testing.assert_close(c.double(), a.double() @ b.double(), rtol=1e-2, atol=5e-2)
+        # and hand_gemm_tma: the producer's loads by T.tma_copy (TMA, expect_tx on the program's barrier)
+        for kernel in (gemm, tlc.compile(path, kernel="hand_gemm_tma", arch="sm_90a")):
+            for (m, n, k) in ((256, 320, 512), (100, 72, 200), (64, 64, 8)):
+                with self.subTest(kernel=kernel.name, m=m, n=n, k=k):
+                    a = torch.randn(m, k, device="cuda", dtype=torch.float16)
+                    b = torch.randn(k, n, device="cuda", dtype=torch.float16)
+                    c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.float16)
+                    kernel(a, b, c)
+                    torch.testing.assert_close(c.double(), a.double() @ b.double(), rtol=1e-2, atol=5e-2)
         a = torch.randn(64, 60, device="cuda", dtype=torch.float16)
         b = torch.randn(60, 64, device="cuda", dtype=torch.float16)
         with self.assertRaisesRegex(tlc.LaunchError, "K = 60"):

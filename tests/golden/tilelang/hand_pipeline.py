@@ -10,6 +10,8 @@
 # checked at launch to be multiples of the 8 elements a copy moves, and
 # the copies' columns are proved multiples of 8 through the lets (each
 # assigned once) that compute them.
+# hand_gemm_tma: the producer's loads as T.tma_copy (TMA; its first thread
+# adds the bytes to the `full` phase, the warpgroup's arrives complete it).
 # Run on the GPU against torch by python/tests/test_gpu.py.
 import tilelang
 import tilelang.language as T
@@ -55,4 +57,44 @@ def hand_gemm(A, B, block_M=64, block_N=64, block_K=64):
                     T.ptx_cp_async(T.access_ptr(B_s[k % 2, row_b, col_b], "w", 8),
                                    T.access_ptr(B[k * block_K + row_b, bx * block_N + col_b], "r", 8), 8)
                 T.cp_async_barrier_noinc(full[k % 2])
+    return C
+
+
+@tilelang.jit
+def hand_gemm_tma(A, B, block_M=64, block_N=64, block_K=64):
+    M, N, K = T.const("M, N, K")
+    A: T.Tensor((M, K), T.float16)
+    B: T.Tensor((K, N), T.float16)
+    C = T.empty((M, N), T.float16)
+    with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=256) as (bx, by):
+        A_0 = T.alloc_shared((block_M, block_K), T.float16)
+        A_1 = T.alloc_shared((block_M, block_K), T.float16)
+        B_0 = T.alloc_shared((block_K, block_N), T.float16)
+        B_1 = T.alloc_shared((block_K, block_N), T.float16)
+        acc = T.alloc_fragment((block_M, block_N), T.float32)
+        full = T.alloc_barrier(arrive_count=[128, 128])
+        empty = T.alloc_barrier(arrive_count=[128, 128])
+        tx = T.get_thread_binding()
+        nk = T.ceildiv(K, block_K)
+        if tx < 128:
+            T.clear(acc)
+            for k in T.serial(nk):
+                T.barrier_wait(full[k % 2], (k // 2) % 2)
+                if k % 2 == 0:
+                    T.wgmma_gemm(A_0, B_0, acc)
+                else:
+                    T.wgmma_gemm(A_1, B_1, acc)
+                T.wait_wgmma(0)
+                T.barrier_arrive(empty[k % 2])
+            T.copy(acc, C[by * block_M, bx * block_N])
+        else:
+            for k in T.serial(nk):
+                T.barrier_wait(empty[k % 2], ((k // 2) % 2) ^ 1)
+                if k % 2 == 0:
+                    T.tma_copy(A[by * block_M, k * block_K], A_0, barrier=full[0])
+                    T.tma_copy(B[k * block_K, bx * block_N], B_0, barrier=full[0])
+                else:
+                    T.tma_copy(A[by * block_M, k * block_K], A_1, barrier=full[1])
+                    T.tma_copy(B[k * block_K, bx * block_N], B_1, barrier=full[1])
+                T.barrier_arrive(full[k % 2])
     return C
