@@ -199,6 +199,9 @@ typedef struct sema {
      * where the kernel has one, its thread ranges run at the same time */
     bool hand_async;
     tlc_loc hand_async_loc;
+    /* loop bodies written out by sema's unrolling in this kernel (sema_stmt.c),
+     * against a budget: nested unrolled loops cannot multiply past it */
+    int unrolled_bodies;
     /* the innermost loop a break or continue would end (sema_loop_exit.c) */
     struct sema_loop_exit *loop_exit;
 } sema;

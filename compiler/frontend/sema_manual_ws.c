@@ -818,4 +818,5 @@ void sema_manual_ws_finish(sema *S) {
     S->ws_scopes = false;
     S->hand_async = false;
     S->ws_threads = 0;
+    S->unrolled_bodies = 0;
 }

@@ -1066,6 +1066,7 @@ static void loop_body(sema *S, const ast_stmt *s, const builtin_spec *b, const a
  * copy: a gemm's operand offsets must be known when it is planned, which
  * is before lowering unrolls loops. */
 #define SEMA_UNROLL_MAX 16
+#define SEMA_UNROLL_BUDGET 256 /* bodies a kernel's unrolled loops write out, nested ones included */
 
 typedef struct unroll_scan {
     sema *S;
@@ -1115,6 +1116,11 @@ static bool unroll_in_sema(sema *S, const ast_stmt *s, const builtin_spec *b, co
         if (!quiet_const(S, a.var[i], &v[a.nvar == 1 ? 1 : i])) return false;
     int64_t start = v[0], stop = v[1], step = v[2];
     if (step <= 0 || stop - start > SEMA_UNROLL_MAX * step) return false;
+    /* every body written out counts, those of an unrolled loop nested in
+     * each copy of another too: past the budget a loop stays a loop */
+    int64_t n = stop > start ? (stop - start + step - 1) / step : 0;
+    if (S->unrolled_bodies + n > SEMA_UNROLL_BUDGET) return false;
+    S->unrolled_bodies += (int)n;
     const char *name = s->u.for_.target->u.name;
     S->depth++;
     for (int64_t j = start; j < stop; j += step) {

@@ -189,6 +189,20 @@ class GpuTest(unittest.TestCase):
         with self.assertRaisesRegex(tlc.LaunchError, "K = 60"):
             gemm(a, b, torch.empty(64, 64, device="cuda", dtype=torch.float16))
 
+    def test_unrolled_slices_and_clear_condition(self):
+        # tests/golden/tilelang/unroll_slices.py: C = 2 * A[:, :64] @ B[:64, :] (the k == 0 clear a select
+        # of the registers, the unrolled loop's first gemm clearing), through wgmma and mma.sync
+        path = os.path.join(ROOT, "tests", "golden", "tilelang", "unroll_slices.py")
+        torch.manual_seed(0)
+        a = torch.randn(64, 256, device="cuda", dtype=torch.float16)
+        b = torch.randn(256, 64, device="cuda", dtype=torch.float16)
+        for arch in ("sm_80", "sm_90a"):
+            with self.subTest(arch=arch):
+                c = torch.full((64, 64), float("nan"), device="cuda", dtype=torch.float32)
+                tlc.compile(path, arch=arch)(a, b, c)
+                torch.testing.assert_close(c.double(), 2 * (a[:, :64].double() @ b[:64].double()), rtol=1e-3,
+                                           atol=1e-2)
+
     def test_gemm_operand_slices(self):
         # slices of shared buffers as gemm operands (K- and MN-major), through wgmma and mma.sync
         path = os.path.join(ROOT, "tests", "golden", "plan", "gemm_operand_slices.tl")

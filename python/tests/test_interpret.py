@@ -45,6 +45,17 @@ class InterpretTest(unittest.TestCase):
         tlc.interpret(FRAGMENT_RESHAPE, {"X": x, "W": w, "Out": out})
         np.testing.assert_allclose(out, grouped_sums_expected(x, w), rtol=1e-5, atol=1e-5)
 
+    def test_unrolled_slices_and_clear_condition(self):
+        # tests/golden/tilelang/unroll_slices.py: four k-steps of an unrolled loop (written out in sema, the
+        # first clearing), then a serial loop whose gemm clears at k == 0 only: C = 2 * A[:, :64] @ B[:64, :]
+        rng = np.random.default_rng(3)
+        a = rng.standard_normal((64, 256)).astype(np.float16)
+        b = rng.standard_normal((256, 64)).astype(np.float16)
+        c = np.full((64, 64), np.nan, dtype=np.float32)
+        tlc.interpret(os.path.join(ROOT, "tests", "golden", "tilelang", "unroll_slices.py"), {"A": a, "B": b, "C": c})
+        want = 2 * (a[:, :64].astype(np.float64) @ b[:64].astype(np.float64))
+        np.testing.assert_allclose(c, want, rtol=1e-4, atol=1e-3)
+
     def test_cumsum(self):
         rng = np.random.default_rng(3)
         a = rng.standard_normal((4, 64)).astype(np.float32)
