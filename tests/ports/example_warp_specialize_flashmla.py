@@ -5,9 +5,9 @@
 # shared memory, each loading the half of the next pair's pages it has
 # finished reading with T.tma_copy, on mbarriers, with the score gemms'
 # k-steps left in flight (T.wgmma_gemm, T.wait_wgmma). tlc runs the branches
-# as written (docs/language.md 11.9; T.tma_copy there is a copy by the
-# branch's threads before its arrive). The kernel is the example's; the
-# reference and the driver are written for this port.
+# as written (docs/language.md 11.9: T.tma_copy a TMA load whose bytes the
+# branch's first thread adds to the barrier's phase). The kernel is the
+# example's; the reference and the driver are written for this port.
 import torch
 import torch.nn.functional as F
 import tilelang
