@@ -105,6 +105,14 @@ bool sema_eval_const_int(sema *S, const ast_expr *e, const char *what, int64_t *
     return true;
 }
 
+bool sema_check_index_count(sema *S, const tir_buffer *b, const ast_expr *sub) {
+    if (sub->u.sub.nindex == b->rank) return true;
+    tlc_error(S->diag, sub->loc, "'%s' has %d dimension%s but %d ind%s given", b->name, b->rank,
+              b->rank == 1 ? "" : "s", sub->u.sub.nindex, sub->u.sub.nindex == 1 ? "ex was" : "ices were");
+    sema_note_decl(S, b);
+    return false;
+}
+
 bool sema_eval_const_bool(sema *S, const ast_expr *e, const char *what, bool *out) {
     tir_expr *x = sema_eval_scalar(S, e);
     if (!x) return false;
@@ -511,12 +519,7 @@ static sv eval_subscript(sema *S, const ast_expr *e) {
         sema_note_decl(S, b);
         return sv_error();
     }
-    if (e->u.sub.nindex != b->rank) {
-        tlc_error(S->diag, e->loc, "'%s' has %d dimension%s but %d ind%s given", b->name, b->rank,
-                  b->rank == 1 ? "" : "s", e->u.sub.nindex, e->u.sub.nindex == 1 ? "ex was" : "ices were");
-        sema_note_decl(S, b);
-        return sv_error();
-    }
+    if (!sema_check_index_count(S, b, e)) return sv_error();
     tir_expr **idx = TLC_NEW_ARRAY(S->arena, tir_expr *, b->rank ? b->rank : 1);
     bool ok = true;
     for (int i = 0; i < b->rank; i++) {

@@ -62,12 +62,7 @@ static bool access_ptr(sema *S, const ast_expr *e, tir_scope scope, const char *
         return false;
     }
     tir_buffer *b = v.u.buf;
-    if (at->u.sub.nindex != b->rank) {
-        tlc_error(S->diag, at->loc, "'%s' has %d dimension%s but %d ind%s given", b->name, b->rank,
-                  b->rank == 1 ? "" : "s", at->u.sub.nindex, at->u.sub.nindex == 1 ? "ex was" : "ices were");
-        sema_note_decl(S, b);
-        return false;
-    }
+    if (!sema_check_index_count(S, b, at)) return false;
     if (scope == TIR_SCOPE_GLOBAL) {
         sema_note_global_use(S, b, at->loc);
         if (sema_has_global_layout(S, b)) {

@@ -260,6 +260,8 @@ tir_expr *sema_eval_int(sema *S, const ast_expr *e, const char *what); /* intege
 /* Compile-time integer (bools count when allow_bool); false when diagnosed. */
 bool sema_eval_const_int(sema *S, const ast_expr *e, const char *what, int64_t *out);
 bool sema_eval_const_bool(sema *S, const ast_expr *e, const char *what, bool *out);
+/* Subscript `sub` gives buffer b one index per dimension; else an error at it. */
+bool sema_check_index_count(sema *S, const tir_buffer *b, const ast_expr *sub);
 bool sema_eval_dtype(sema *S, const ast_expr *e, tir_dtype *out);
 bool sv_as_dtype(sema *S, sv v, const ast_expr *at, tir_dtype *out);
 /* Condition of if / and / or: bool, or int compared with 0. */

@@ -741,23 +741,14 @@ static bool is_set_max_nreg(const tir_stmt *s, const void *ctx) {
     return s->kind == TS_SET_MAX_NREG;
 }
 
-static void warn_set_max_nreg(sema *S, const tir_stmt *s) {
-    if (!s) return;
-    switch (s->kind) {
-    case TS_SEQ:
-        for (int i = 0; i < s->u.seq.n; i++) warn_set_max_nreg(S, s->u.seq.stmts[i]);
-        return;
-    case TS_FOR: warn_set_max_nreg(S, s->u.for_.body); return;
-    case TS_IF:
-        warn_set_max_nreg(S, s->u.if_.then);
-        warn_set_max_nreg(S, s->u.if_.els);
-        return;
-    case TS_SET_MAX_NREG:
+/* tir_stmt_any visitor: a warning at every set_max_nreg (ctx: the sema),
+ * never a match, so that it visits them all. */
+static bool warn_set_max_nreg(const tir_stmt *s, const void *ctx) {
+    const sema *S = ctx;
+    if (s->kind == TS_SET_MAX_NREG)
         tlc_warning(S->diag, s->loc, "'T.set_max_nreg' is ignored: tlc sets the registers of the warpgroups it "
                     "specializes (it keeps them where the thread ranges run as written, docs/language.md 11.9)");
-        return;
-    default: return;
-    }
+    return false;
 }
 
 /* The kernel's ranges run at the same time: its barriers become the
@@ -807,10 +798,10 @@ void sema_manual_ws_finish(sema *S) {
         serial_hand_pipeline(S, k->body);
         for (int i = 0; i < m.bindings.len; i++) free(m.bindings.items[i]);
         tlc_ptrvec_free(&m.bindings);
-        warn_set_max_nreg(S, k->body);
+        tir_stmt_any(k->body, warn_set_max_nreg, S);
         k->body = strip(S->arena, k->body);
     } else if (k && k->body && tir_stmt_any(k->body, is_set_max_nreg, NULL)) {
-        warn_set_max_nreg(S, k->body);
+        tir_stmt_any(k->body, warn_set_max_nreg, S);
         k->body = strip(S->arena, k->body);
     }
     tlc_ptrvec_free(&S->barriers);

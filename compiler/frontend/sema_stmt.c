@@ -614,12 +614,7 @@ static tir_buffer *element_target(sema *S, const ast_expr *t, tir_expr ***idx_ou
         sema_note_decl(S, b);
         return NULL;
     }
-    if (t->u.sub.nindex != b->rank) {
-        tlc_error(S->diag, t->loc, "'%s' has %d dimension%s but %d ind%s given", b->name, b->rank,
-                  b->rank == 1 ? "" : "s", t->u.sub.nindex, t->u.sub.nindex == 1 ? "ex was" : "ices were");
-        sema_note_decl(S, b);
-        return NULL;
-    }
+    if (!sema_check_index_count(S, b, t)) return NULL;
     tir_expr **idx = TLC_NEW_ARRAY(S->arena, tir_expr *, b->rank);
     bool ok = true;
     for (int i = 0; i < b->rank; i++) {

@@ -61,12 +61,7 @@ static bool region_of(sema *S, const ast_expr *e, pregion *out, const char *op, 
     *r = sema_whole_region(S, b, e->loc);
     out->dim_ast = TLC_NEW_ARRAY(S->arena, const ast_expr *, b->rank);
     if (e->kind != AE_SUBSCRIPT) return true;
-    if (e->u.sub.nindex != b->rank) {
-        tlc_error(S->diag, e->loc, "'%s' has %d dimension%s but %d ind%s given", b->name, b->rank,
-                  b->rank == 1 ? "" : "s", e->u.sub.nindex, e->u.sub.nindex == 1 ? "ex was" : "ices were");
-        sema_note_decl(S, b);
-        return false;
-    }
+    if (!sema_check_index_count(S, b, e)) return false;
     bool ok = true;
     out->point = true;
     for (int i = 0; i < b->rank; i++) {
