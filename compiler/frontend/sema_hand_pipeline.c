@@ -110,10 +110,10 @@ void sema_ptx_cp_async(sema *S, const sema_args *a, tlc_loc loc) {
                   tir_dtype_name(src.buf->dtype), dst.buf->name, tir_dtype_name(dst.buf->dtype));
         return;
     }
-    int64_t bytes = n * tir_dtype_bytes(dst.buf->dtype);
-    if (n < 1 || (bytes != 4 && bytes != 8 && bytes != 16)) {
-        tlc_error(S->diag, a->arg[2]->loc, "T.ptx_cp_async copies 4, 8 or 16 bytes, but %lld %s elements are %lld "
-                  "bytes", (long long)n, tir_dtype_name(dst.buf->dtype), (long long)(n > 0 ? bytes : 0));
+    int64_t bytes = n >= 1 && n <= 16 ? n * tir_dtype_bytes(dst.buf->dtype) : 0;
+    if (bytes != 4 && bytes != 8 && bytes != 16) {
+        tlc_error(S->diag, a->arg[2]->loc, "T.ptx_cp_async copies 4, 8 or 16 bytes, but %lld %s elements are not",
+                  (long long)n, tir_dtype_name(dst.buf->dtype));
         return;
     }
     int last = dst.rank - 1;

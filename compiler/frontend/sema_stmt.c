@@ -1109,11 +1109,13 @@ static bool unroll_in_sema(sema *S, const ast_stmt *s, const builtin_spec *b, co
     if (!sema_bind_args(S, b, it, &a)) return false;
     for (int i = 0; i < a.nvar; i++)
         if (!quiet_const(S, a.var[i], &v[a.nvar == 1 ? 1 : i])) return false;
-    int64_t start = v[0], stop = v[1], step = v[2];
-    if (step <= 0 || stop - start > SEMA_UNROLL_MAX * step) return false;
+    int64_t start = v[0], stop = v[1], step = v[2], span;
+    if (step <= 0 || step > ((int64_t)1 << 20) || __builtin_sub_overflow(stop, start, &span) ||
+        span > SEMA_UNROLL_MAX * step)
+        return false;
     /* every body written out counts, those of an unrolled loop nested in
      * each copy of another too: past the budget a loop stays a loop */
-    int64_t n = stop > start ? (stop - start + step - 1) / step : 0;
+    int64_t n = span > 0 ? (span + step - 1) / step : 0;
     if (S->unrolled_bodies + n > SEMA_UNROLL_BUDGET) return false;
     S->unrolled_bodies += (int)n;
     const char *name = s->u.for_.target->u.name;
