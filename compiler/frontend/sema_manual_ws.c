@@ -310,12 +310,7 @@ static bool eval(sim *m, const tir_expr *e, int64_t *out) {
     }
 }
 
-static bool is_mbarrier(const tir_stmt *s, const void *ctx) {
-    (void)ctx;
-    return s->kind == TS_MBARRIER;
-}
-
-static bool holds_mbarrier(const tir_stmt *s) { return s && tir_stmt_any(s, is_mbarrier, NULL); }
+static bool holds_mbarrier(const tir_stmt *s) { return tir_stmt_has_kind(s, TS_MBARRIER); }
 
 /* " (ko = 3, j = 0)": the simulated iteration, for messages */
 static const char *iteration_text(sim *m) {
@@ -736,11 +731,6 @@ static void split_thread_branches(sema *S, tir_kernel *k) {
     k->thread_indexed = reads_derived(&t, k->body);
 }
 
-static bool is_set_max_nreg(const tir_stmt *s, const void *ctx) {
-    (void)ctx;
-    return s->kind == TS_SET_MAX_NREG;
-}
-
 /* tir_stmt_any visitor: a warning at every set_max_nreg (ctx: the sema),
  * never a match, so that it visits them all. */
 static bool warn_set_max_nreg(const tir_stmt *s, const void *ctx) {
@@ -800,7 +790,7 @@ void sema_manual_ws_finish(sema *S) {
         tlc_ptrvec_free(&m.bindings);
         tir_stmt_any(k->body, warn_set_max_nreg, S);
         k->body = strip(S->arena, k->body);
-    } else if (k && k->body && tir_stmt_any(k->body, is_set_max_nreg, NULL)) {
+    } else if (k && k->body && tir_stmt_has_kind(k->body, TS_SET_MAX_NREG)) {
         tir_stmt_any(k->body, warn_set_max_nreg, S);
         k->body = strip(S->arena, k->body);
     }

@@ -243,23 +243,26 @@ static bool unrolled_size_fits(sema *S, const tir_region *r, int elem_bytes, tlc
     return false;
 }
 
-static void op_copy(sema *S, const sema_args *a, tlc_loc loc) {
+/* The copy statement made (NULL: none, or not one TS_COPY: an error, a
+ * copy through a global layout). */
+static tir_stmt *op_copy(sema *S, const sema_args *a, tlc_loc loc) {
     pregion src, dst;
     bool ok = region_of(S, a->arg[0], &src, "copy", "the source");
     ok = region_of(S, a->arg[1], &dst, "copy", "the destination") && ok;
-    if (!ok || !pair_regions(S, &src, &dst, "copy")) return;
+    if (!ok || !pair_regions(S, &src, &dst, "copy")) return NULL;
     ok = check_bounds(S, &src);
     ok = check_bounds(S, &dst) && ok;
-    if (!ok || !check_same_shape(S, &src, &dst, "copy", "source", "destination")) return;
+    if (!ok || !check_same_shape(S, &src, &dst, "copy", "source", "destination")) return NULL;
     int sb = tir_dtype_bytes(src.r.buf->dtype), db = tir_dtype_bytes(dst.r.buf->dtype);
     if (src.r.buf->scope != TIR_SCOPE_FRAGMENT && dst.r.buf->scope != TIR_SCOPE_FRAGMENT &&
         !unrolled_size_fits(S, &src.r, sb > db ? sb : db, loc, "a copy"))
-        return;
-    if (sema_global_layout_copy(S, &src.r, &dst.r, false, loc)) return;
+        return NULL;
+    if (sema_global_layout_copy(S, &src.r, &dst.r, false, loc)) return NULL;
     tir_stmt *st = tlc_new_tile_op(S->arena, TS_COPY, loc);
     st->u.copy.src = src.r;
     st->u.copy.dst = dst.r;
     sema_emit(S, st);
+    return st;
 }
 
 /* prefetch(X[...]): a region of a global tensor, start indices alone
@@ -969,14 +972,10 @@ void sema_tile_op(sema *S, const builtin_spec *b, const ast_expr *call) {
         int number;
         tir_expr *index;
         if (!sema_tma_copy_barrier(S, &a, &number, &index)) break;
-        int before = S->cur ? S->cur->len : 0;
-        op_copy(S, &a, call->loc);
-        if (S->cur && S->cur->len == before + 1) {
-            tir_stmt *cp = S->cur->items[before];
-            if (cp->kind == TS_COPY) {
-                cp->u.copy.tma_barrier = number;
-                cp->u.copy.tma_index = index;
-            }
+        tir_stmt *cp = op_copy(S, &a, call->loc);
+        if (cp) {
+            cp->u.copy.tma_barrier = number;
+            cp->u.copy.tma_index = index;
         }
         break;
     }

@@ -362,13 +362,6 @@ static void bind_dims(tlc_interp *it) {
     }
 }
 
-/* A statement whose effect waits for other threads' progress: a copy only
- * an mbarrier wait completes. */
-static bool runs_unordered(const tir_stmt *s, const void *ctx) {
-    (void)ctx;
-    return s->kind == TS_CP_ASYNC || s->kind == TS_MBARRIER;
-}
-
 /* tir_expr_vars callback: marks the scalar parameters a check reads
  * (ctx: bool per variable id). */
 static void mark_scalar(const tir_var *v, void *ctx) {
@@ -448,7 +441,8 @@ static bool run_body(tlc_interp *it) {
     for (int pi = 0; pi < k->nparams; pi++)
         if (k->params[pi].kind == TIR_PARAM_TENSOR && !it->targs[pi].bound)
             tlc_interp_fail(it, k->params[pi].loc, "tensor parameter '%s' is not bound", k->params[pi].name);
-    if (k->nmbarriers || tir_stmt_any(k->body, runs_unordered, NULL))
+    /* (a per-thread cp.async completes only through an mbarrier wait) */
+    if (k->nmbarriers || tir_stmt_has_kind(k->body, TS_CP_ASYNC))
         tlc_interp_fail(it, k->loc, "kernel '%s' runs its thread ranges at the same time, waiting for each other on "
                         "mbarriers or for per-thread cp.async copies (TileLang's hand-pipelined warpgroups, "
                         "docs/language.md 11.9); the interpreter runs a block's threads in lockstep and cannot run it",

@@ -726,6 +726,10 @@ void tir_collect_tile_ops(const tir_stmt *s, tlc_ptrvec *ops) {
     }
 }
 
+static bool is_kind(const tir_stmt *s, const void *ctx) { return s->kind == *(const tir_stmt_kind *)ctx; }
+
+bool tir_stmt_has_kind(const tir_stmt *s, tir_stmt_kind kind) { return tir_stmt_any(s, is_kind, &kind); }
+
 bool tir_stmt_any(const tir_stmt *s, bool (*pred)(const tir_stmt *s, const void *ctx), const void *ctx) {
     if (!s) return false;
     if (pred(s, ctx)) return true;

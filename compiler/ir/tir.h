@@ -497,6 +497,8 @@ void tir_collect_tile_ops(const tir_stmt *s, tlc_ptrvec *ops);
 /* Whether pred holds for s or a statement nested in it (a sequence's
  * items, a loop's body, an if's branches). */
 bool tir_stmt_any(const tir_stmt *s, bool (*pred)(const tir_stmt *s, const void *ctx), const void *ctx);
+/* s is, or holds, a statement of that kind. */
+bool tir_stmt_has_kind(const tir_stmt *s, tir_stmt_kind kind);
 
 /* ---------------- kernels and modules ---------------- */
 typedef enum { TIR_PARAM_TENSOR, TIR_PARAM_SCALAR } tir_param_kind;

@@ -26,17 +26,15 @@ static const struct tir_mbarrier_group *group_of(const tir_kernel *k, const tir_
 }
 
 /* The 32-bit shared address of mbarrier `index` of group g. */
-static th_expr *mbarrier_addr(tlc_lower_ctx *lc, const struct tir_mbarrier_group *g, th_expr *index);
-
-th_expr *tlc_mbarrier_addr(tlc_lower_ctx *lc, int group, const tir_expr *index) {
-    return mbarrier_addr(lc, &lc->k->mbarriers[group], tlc_coerce(lc, tlc_lower_expr(lc, index), th_scalar(TH_I32)));
-}
-
 static th_expr *mbarrier_addr(tlc_lower_ctx *lc, const struct tir_mbarrier_group *g, th_expr *index) {
     tlc_arena *a = lc->a;
     th_expr *i = th_bin(a, THB_ADD, tlc_i32(lc, g->first), index);
     th_expr *off = th_bin(a, THB_ADD, tlc_i32(lc, lc->plan->user_mbar), th_bin(a, THB_MUL, i, tlc_i32(lc, 8)));
     return th_convert(a, th_shared_ptr(a, off), th_scalar(TH_I32));
+}
+
+th_expr *tlc_mbarrier_addr(tlc_lower_ctx *lc, int group, const tir_expr *index) {
+    return mbarrier_addr(lc, &lc->k->mbarriers[group], tlc_coerce(lc, tlc_lower_expr(lc, index), th_scalar(TH_I32)));
 }
 
 void tlc_mbarriers_init(tlc_lower_ctx *lc) {

@@ -36,14 +36,12 @@ static bool program_tma(const tlc_lower_ctx *lc, const tir_stmt *s, int64_t *fir
     const tir_buffer *g = src->buf, *b = dst->buf;
     const tlc_layout *l = b->layout;
     if (g->scope != TIR_SCOPE_GLOBAL || b->scope != TIR_SCOPE_SHARED || g->dtype != b->dtype || b->rank != 2 || !l ||
-        g->view_of || g->rank > 5 || tir_buffer_dim(b, 0) > 256 || l->stages > 1)
+        l->stages > 1 || !tlc_tma_box_fits(s))
         return false;
     int dims[16];
     if (tir_region_squeezed_dims(src, dims) != 2 || dims[1] != g->rank - 1) return false;
-    int64_t eb = tir_dtype_bytes(b->dtype), rows = tir_buffer_dim(b, 0), cols = tir_buffer_dim(b, 1);
-    int64_t inner = l->panel_elems > 0 ? l->panel_elems : cols, r0, c0, er, ec, sr, sc;
-    if (inner > 256 || (inner * eb) % 16 || (l->swizzle != TLC_SWIZZLE_NONE && inner * eb != (int64_t)l->swizzle))
-        return false;
+    int64_t rows = tir_buffer_dim(b, 0), inner = l->panel_elems > 0 ? l->panel_elems : tir_buffer_dim(b, 1);
+    int64_t r0, c0, er, ec, sr, sc;
     if (!tir_expr_const_int(dst->start[0], &r0) || r0 || !tir_expr_const_int(dst->extent[0], &er) || er != rows ||
         !tir_expr_const_int(dst->start[1], &c0) || !tir_expr_const_int(dst->extent[1], &ec) || c0 % inner ||
         ec % inner || ec <= 0 || !tir_expr_const_int(src->extent[dims[0]], &sr) || sr != rows ||
@@ -715,16 +713,15 @@ static void issue_copy(tlc_lower_ctx *lc, const tir_stmt *s, th_expr *base, th_e
 
 bool tlc_program_tma_copy(tlc_lower_ctx *lc, const tir_stmt *s) {
     int64_t first, count;
-    if (!program_tma(lc, s, &first, &count) || !tmap_of(lc, s)) return false;
+    const tlc_tmap_use *t = program_tma(lc, s, &first, &count) ? tmap_of(lc, s) : NULL;
+    if (!t) return false;
     const tir_buffer *b = s->u.copy.dst.buf;
-    const tlc_layout *l = b->layout;
-    int64_t inner = l->panel_elems > 0 ? l->panel_elems : tir_buffer_dim(b, 1);
-    int64_t panel_bytes = tir_buffer_dim(b, 0) * inner * tir_dtype_bytes(b->dtype);
+    int64_t panel_bytes = tir_buffer_dim(b, 0) * t->inner * tir_dtype_bytes(b->dtype);
     tlc_ptrvec *saved = tlc_lower_begin(lc);
     th_expr *bar = tlc_let(lc, "tmabar", tlc_mbarrier_addr(lc, s->u.copy.tma_barrier, s->u.copy.tma_index));
     th_expr *args[2] = {bar, tlc_i32(lc, count * panel_bytes)};
     tlc_emit_ptx(lc, tlc_ptx_mbarrier_expect_tx(), args, 2, NULL, 0);
-    issue_panels(lc, s, tlc_i32(lc, l->offset + first * panel_bytes), bar, NULL, NULL, (int)count);
+    issue_panels(lc, s, tlc_i32(lc, b->layout->offset + first * panel_bytes), bar, NULL, NULL, (int)count);
     th_stmt *one = tlc_lower_end(lc, saved);
     tlc_emit(lc, th_if(lc->a, tid_is0(lc), one, NULL));
     return true;

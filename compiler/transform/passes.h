@@ -27,6 +27,10 @@ void tlc_plan_pipeline_overlap(tlc_kernel_plan *p);
 /* s copies a tile global -> a whole 2-d shared buffer in one TMA box (per
  * swizzle panel), as a pipelined copy on sm_90 would. */
 bool tlc_tma_copy_fits(const tir_stmt *s);
+/* The TMA box copy s's shared buffer needs fits one: rows <= 256, the
+ * inner box (a panel, or the row) <= 256 elements, a multiple of 16 bytes
+ * and the swizzle's width, a tensor parameter of at most 5 dims. */
+bool tlc_tma_box_fits(const tir_stmt *s);
 /* pipeline_gather.c: s is a Parallel loop that gathers rows of a global
  * tensor into a whole 2-d shared buffer which 16-byte cp.async chunks can
  * load (tlc_gather); lets[0..nlets) are the statements before it in its

@@ -42,9 +42,7 @@ static bool pipelinable_copy(const tir_stmt *s) {
     return true;
 }
 
-/* Fits a TMA box: rows <= 256, the inner box (a panel, or the row) <= 256
- * elements and a multiple of 16 bytes, at most 5 dims. */
-static bool tma_copy(const tir_stmt *s) {
+bool tlc_tma_box_fits(const tir_stmt *s) {
     const tir_buffer *g = s->u.copy.src.buf, *b = s->u.copy.dst.buf;
     const tlc_layout *l = b->layout;
     /* a tensor map is built from a tensor parameter's own shape */
@@ -56,7 +54,7 @@ static bool tma_copy(const tir_stmt *s) {
     return true;
 }
 
-bool tlc_tma_copy_fits(const tir_stmt *s) { return pipelinable_copy(s) && tma_copy(s); }
+bool tlc_tma_copy_fits(const tir_stmt *s) { return pipelinable_copy(s) && tlc_tma_box_fits(s); }
 
 typedef struct other_writes {
     const tir_buffer *b;
@@ -144,7 +142,7 @@ static void add_load(tlc_pipe_plan *out, const tir_stmt *s, const tlc_gather *g)
     out->copies[out->ncopies++] = s;
     if (g->loop)
         out->ngathers++;
-    else if (!tma_copy(s))
+    else if (!tlc_tma_box_fits(s))
         out->tma = false;
 }
 

@@ -83,14 +83,9 @@ static void plan_gemm_chains(tlc_kernel_plan *p, const tir_stmt *s) {
  * leave room: two blocks hide each other's barriers, cp.async waits and
  * epilogues, and minnctapersm 2 holds ptxas to 65536 / (2 x threads)
  * registers, enough (>= 128) when the accumulators take at most 64. */
-static bool is_set_max_nreg(const tir_stmt *s, const void *ctx) {
-    (void)ctx;
-    return s->kind == TS_SET_MAX_NREG;
-}
-
 static int min_blocks_per_sm(const tlc_kernel_plan *p, const tir_kernel *k) {
     if (p->ws.loop) return p->ws.blocks_per_sm;
-    if (tir_stmt_any(k->body, is_set_max_nreg, NULL)) return 1; /* the program's counts are for one block */
+    if (tir_stmt_has_kind(k->body, TS_SET_MAX_NREG)) return 1; /* the program's counts are for one block */
     int n = 0;
     for (int i = 0; i < p->ngemms; i++) {
         const tir_buffer *C = p->gemms[i].op->u.gemm.c.buf;
