@@ -32,7 +32,7 @@ tlc_interp *tlc_interp_create(const tir_kernel *k, const tlc_source *src) {
     it->k = k;
     if (src) { it->src = *src; it->have_src = true; }
     tlc_diag_init(&it->diag, it->have_src ? &it->src : NULL);
-    if (k->thread_indexed) tlc_interp_threads_create(it);
+    if (k->thread_indexed || k->nmbarriers) tlc_interp_threads_create(it);
     else it->vars = tlc_interp_xcalloc((size_t)k->nvars, sizeof *it->vars);
     it->bufs = tlc_interp_xcalloc((size_t)k->nbuffers, sizeof *it->bufs);
     it->targs = tlc_interp_xcalloc((size_t)k->nparams, sizeof *it->targs);
@@ -49,6 +49,7 @@ void tlc_interp_destroy(tlc_interp *it) {
     free(it->fa);
     free(it->fb);
     tlc_interp_grid_free(it);
+    tlc_interp_ranges_free(it);
     if (it->nthreads) tlc_interp_threads_destroy(it);
     else free(it->vars);
     free(it->bufs);
@@ -441,12 +442,9 @@ static bool run_body(tlc_interp *it) {
     for (int pi = 0; pi < k->nparams; pi++)
         if (k->params[pi].kind == TIR_PARAM_TENSOR && !it->targs[pi].bound)
             tlc_interp_fail(it, k->params[pi].loc, "tensor parameter '%s' is not bound", k->params[pi].name);
-    /* (a per-thread cp.async completes only through an mbarrier wait) */
-    if (k->nmbarriers || tir_stmt_has_kind(k->body, TS_CP_ASYNC))
-        tlc_interp_fail(it, k->loc, "kernel '%s' runs its thread ranges at the same time, waiting for each other on "
-                        "mbarriers or for per-thread cp.async copies (TileLang's hand-pipelined warpgroups, "
-                        "docs/language.md 11.9); the interpreter runs a block's threads in lockstep and cannot run it",
-                        k->name);
+    if (k->nmbarriers && tlc_interp_grid_parts(k) > 1)
+        tlc_interp_fail(it, k->loc, "kernel '%s' waits on mbarriers and on the grid (sync_grid); the interpreter "
+                        "runs one or the other", k->name);
     bind_dims(it);
     load_globals(it);
     check_launch(it);
@@ -492,6 +490,7 @@ bool tlc_interp_run(tlc_interp *it) {
     reset_errors(it);
     memset(&it->stats, 0, sizeof it->stats);
     for (int i = 0; i < it->k->nbuffers; i++) it->bufs[i].live = false;
+    tlc_interp_ranges_restore(it); /* (an earlier run may have stopped inside a strand) */
     if (setjmp(it->jb)) return false;
     return run_body(it);
 }

@@ -78,6 +78,8 @@ struct tlc_interp {
     int64_t *lv_a, *lv_b;  /* levels x nthreads: a level's per-thread values (a condition; a loop's bounds) */
     int64_t *st_off;       /* nthreads: an element store's offsets and values, before any is written */
     tlc_ival *st_val;
+    /* thread ranges that wait for each other on mbarriers (interp_ranges.c) */
+    struct tlc_interp_ranges *ranges;
     /* sync_grid (interp_grid_sync.c): each block's state between the parts */
     int64_t gs_blocks;
     tlc_ival *gs_vars;     /* blocks x the variables (of every thread) */
@@ -119,6 +121,23 @@ void tlc_interp_use_thread(tlc_interp *it, int t);
  * statements s run (the body, or a part of it between sync_grid()s). */
 void tlc_interp_threads_setup(tlc_interp *it);
 void tlc_interp_threads_run(tlc_interp *it, const tir_stmt *s);
+/* Statement s for the threads of masks' row `level` (interp_ranges.c's
+ * strands run their statements through it). */
+void tlc_interp_threads_exec(tlc_interp *it, const tir_stmt *s, int level);
+
+/* interp_ranges.c: a block whose thread ranges wait for each other on the
+ * kernel's mbarriers (tir_kernel.mbarriers), each range a strand of
+ * threads in lockstep, switching at waits that cannot return yet. */
+typedef struct tlc_interp_ranges tlc_interp_ranges;
+void tlc_interp_ranges_run(tlc_interp *it, const tir_stmt *body);
+void tlc_interp_ranges_restore(tlc_interp *it); /* the interpreter's own masks back (after an error) */
+bool tlc_interp_ranges_running(const tlc_interp *it);
+void tlc_interp_ranges_free(tlc_interp *it);
+/* Barrier statement s (an arrive, or a cp.async arrive) by the current
+ * thread: one arrival. */
+void tlc_interp_mbarrier_arrive(tlc_interp *it, const tir_stmt *s);
+/* A wait reached as a plain statement: an error unless it returns at once. */
+void tlc_interp_mbarrier_check_wait(tlc_interp *it, const tir_stmt *s);
 
 /* interp_grid_sync.c: a kernel body in parts between its sync_grid()s */
 int tlc_interp_grid_parts(const tir_kernel *k); /* 1: no sync_grid */

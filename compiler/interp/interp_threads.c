@@ -287,7 +287,13 @@ void tlc_interp_threads_setup(tlc_interp *it) {
     }
 }
 
+void tlc_interp_threads_exec(tlc_interp *it, const tir_stmt *s, int level) { run(it, s, level); }
+
 void tlc_interp_threads_run(tlc_interp *it, const tir_stmt *s) {
+    if (it->k->nmbarriers) { /* ranges that wait for each other (interp_ranges.c) */
+        tlc_interp_ranges_run(it, s);
+        return;
+    }
     for (int t = 0; t < it->nthreads; t++) it->masks[t] = true;
     tlc_interp_use_thread(it, 0);
     run(it, s, 0);

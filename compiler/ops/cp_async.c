@@ -13,9 +13,9 @@
  * the length checked by sema (at launch where it is a size).
  * Elements outside the tensor, and every element where the predicate is
  * false, are not read: the copy's source size is 0 then and the bytes are
- * zeros, so a stray index reads nothing it should not. The interpreter,
- * which runs a block's threads in lockstep, refuses kernels with it (their
- * copies complete only through mbarriers the ranges wait on). */
+ * zeros, so a stray index reads nothing it should not. The interpreter
+ * copies at once (the copy has landed by any wait that orders it). */
+#include "../interp/interp_internal.h"
 #include "../ir/tir_op.h"
 #include "op_table.h"
 
@@ -94,8 +94,34 @@ static void cp_async_verify(tir_verifier *v, const tir_stmt *s) {
     if (s->u.cp_async.pred) tir_verifier_expr(v, s->u.cp_async.pred, s->loc);
 }
 
+/* One thread's copy, as the GPU makes it: all n elements, or zeros where
+ * the predicate is false or the run is not wholly inside the tensor. */
+static void cp_async_interp(tlc_interp *it, const tir_stmt *s) {
+    const tir_region *src = &s->u.cp_async.src;
+    rregion d, r;
+    tlc_interp_region(it, &s->u.cp_async.dst, &d, s->loc);
+    bool inside = !s->u.cp_async.pred || tlc_interp_eval_i(it, s->u.cp_async.pred) != 0;
+    const ibuf *ib = tlc_interp_buf(it, src->buf, s->loc);
+    for (int i = 0; i < src->rank && inside; i++) {
+        int64_t at = tlc_interp_eval_i(it, src->start[i]), ext = i == src->rank - 1 ? s->u.cp_async.elems : 1;
+        inside = at >= 0 && at <= ib->dims[i] - ext;
+    }
+    if (!inside) {
+        tlc_ival zero;
+        if (tlc_interp_isf(d.ib->b->dtype)) zero.f = 0;
+        else zero.i = 0;
+        tlc_interp_set_all(it, &d, zero);
+        return;
+    }
+    tlc_interp_region(it, src, &r, s->loc);
+    tlc_interp_same_shape(it, &r, &d, s->loc, "ptx_cp_async");
+    tlc_ival *tmp = tlc_interp_scratch(it, 0, r.elems);
+    tlc_interp_gather(it, &r, tmp, src->buf->dtype);
+    tlc_interp_scatter(it, &d, tmp, src->buf->dtype);
+}
+
 const tlc_op_desc tlc_op_cp_async = {
     .kind = TS_CP_ASYNC, .name = "ptx_cp_async", .each_thread = true,
     .accesses = cp_async_accesses, .print = cp_async_print, .verify = cp_async_verify,
-    .interp = tlc_op_step_nothing, /* the interpreter refuses its kernels */ .lower = cp_async_lower, /* no layout, no scratch */
+    .interp = cp_async_interp, .lower = cp_async_lower, /* no layout, no scratch */
 };

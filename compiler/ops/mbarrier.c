@@ -14,9 +14,10 @@
  * (tlc_kernel_plan.user_mbar), and tlc_mbarriers_init initializes them
  * with their arrival counts at the kernel's start. They order the ranges'
  * shared memory for the program; lowering places no barrier for that.
- * Elsewhere sema removes these statements (sema_manual_ws.c) and the
- * interpreter, which runs a block's threads in lockstep, refuses kernels
- * that keep them. */
+ * Elsewhere sema removes these statements (sema_manual_ws.c). The
+ * interpreter runs the ranges as strands that switch at waits
+ * (interp/interp_ranges.c). */
+#include "../interp/interp_internal.h"
 #include "../ir/tir_op.h"
 #include "op_table.h"
 
@@ -108,8 +109,15 @@ static void mbarrier_verify(tir_verifier *v, const tir_stmt *s) {
     }
 }
 
+/* The interpreter's step (interp_ranges.c keeps the barriers' state and
+ * stops a range at a wait that cannot return yet, before it gets here). */
+static void mbarrier_interp(tlc_interp *it, const tir_stmt *s) {
+    if (s->u.mbarrier.wait) tlc_interp_mbarrier_check_wait(it, s);
+    else tlc_interp_mbarrier_arrive(it, s);
+}
+
 const tlc_op_desc tlc_op_mbarrier = {
     .kind = TS_MBARRIER, .name = "mbarrier", .each_thread = true,
     .accesses = mbarrier_accesses, .print = mbarrier_print, .verify = mbarrier_verify,
-    .interp = tlc_op_step_nothing, .lower = mbarrier_lower, /* no layout, no scratch */
+    .interp = mbarrier_interp, .lower = mbarrier_lower, /* no layout, no scratch */
 };

@@ -179,6 +179,38 @@ class InterpretTest(unittest.TestCase):
         tlc.interpret(THREAD_RANGES, {"X": x, "Y": y}, kernel="sums_in_range")
         np.testing.assert_allclose(y, sums_in_range_expected(x), rtol=1e-4, atol=1e-3)
 
+    def test_hand_pipelined_ranges(self):
+        # tests/golden/tilelang/hand_pipeline.py: a consumer and a producer warpgroup that wait for each other
+        # on mbarriers (cp.async copies, or T.tma_copy), run as strands switching at waits; partial tiles
+        path = os.path.join(ROOT, "tests", "golden", "tilelang", "hand_pipeline.py")
+        rng = np.random.default_rng(43)
+        a, b = rng.standard_normal((100, 200)).astype(np.float16), rng.standard_normal((200, 72)).astype(np.float16)
+        for kernel in ("hand_gemm", "hand_gemm_tma"):
+            with self.subTest(kernel):
+                c = np.full((100, 72), np.nan, np.float16)
+                tlc.interpret(path, {"A": a, "B": b, "C": c}, kernel=kernel)
+                np.testing.assert_allclose(c.astype(np.float32), a.astype(np.float32) @ b.astype(np.float32),
+                                           rtol=1e-2, atol=2e-2)
+        with open(path) as f:
+            source = f.read()
+        args = {"A": a, "B": b, "C": np.zeros((100, 72), np.float16)}
+        # the producer waiting for the first phase of `empty` instead of the one before it: both ranges wait
+        hang = source.replace("T.barrier_wait(empty[k % 2], ((k // 2) % 2) ^ 1)", "T.barrier_wait(empty[k % 2], (k // 2) % 2)")
+        with self.assertRaisesRegex(tlc.InterpreterError, r"(?s)every thread range of the block waits on a barrier.*"
+                                    r"threads 0-127 wait for 'full'\[0\] \(phase parity 0; 0 phases completed, 128 "
+                                    r"arrivals missing.*threads 128-255 wait here for 'empty'\[0\]"):
+            tlc.interpret(hang, args, kernel="hand_gemm")
+        # an index outside the barrier's group
+        with self.assertRaisesRegex(tlc.InterpreterError, "barrier index 2 is outside 'empty', which has 2 barriers"):
+            tlc.interpret(source.replace("T.barrier_arrive(empty[k % 2])", "T.barrier_arrive(empty[k % 3])"), args,
+                          kernel="hand_gemm")
+        # a named barrier for more threads than the consumer's range: some of the producer's would have to meet it
+        named = source.replace("                T.barrier_arrive(empty[k % 2])\n",
+                               "                T.barrier_arrive(empty[k % 2])\n                T.sync_threads(1, 160)\n", 1)
+        self.assertNotEqual(named, source)
+        with self.assertRaisesRegex(tlc.InterpreterError, "named barrier 1 waits for 160 threads but 128 reach it"):
+            tlc.interpret(named, args, kernel="hand_gemm")
+
     def test_fragment_offsets(self):
         # a fragment read and written in a Parallel loop at a loop variable plus a serial loop's offset
         rng = np.random.default_rng(43)

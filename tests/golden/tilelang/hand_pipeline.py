@@ -12,7 +12,8 @@
 # assigned once) that compute them.
 # hand_gemm_tma: the producer's loads as T.tma_copy (TMA; its first thread
 # adds the bytes to the `full` phase, the warpgroup's arrives complete it).
-# Run on the GPU against torch by python/tests/test_gpu.py.
+# Run on the GPU against torch by python/tests/test_gpu.py, and in the
+# interpreter against NumPy by python/tests/test_interpret.py.
 import tilelang
 import tilelang.language as T
 
