@@ -1,7 +1,7 @@
 /* tlc run FILE.tl [-D NAME=VALUE ...] [--kernel=NAME] [--arch=ARCH]
  *         [--input NAME=path.npy ...] [--output NAME=path.npy ...]
  *         [--random] [--seed N] [--dim NAME=VALUE ...] [--scalar NAME=VALUE ...]
- *         [--int-max N] [--reverse]
+ *         [--int-max N] [--reverse] [--max-steps N]
  *
  * Tensors are matched to kernel parameters by name; the kernels of a file
  * run in order and share tensors by name (mla_decode.tl's split kernel
@@ -41,6 +41,7 @@ typedef struct run_opts {
     bool random;
     uint64_t seed;
     int64_t int_max;
+    int64_t max_steps;
     bool reverse;
 } run_opts;
 
@@ -63,7 +64,7 @@ static void usage(FILE *f) {
     fputs("usage: tlc run FILE.tl [-D NAME=VALUE ...] [--kernel=NAME] [--arch=ARCH]\n"
           "               [--input NAME=path.npy ...] [--output NAME=path.npy ...]\n"
           "               [--random] [--seed N] [--dim NAME=VALUE ...] [--scalar NAME=VALUE ...]\n"
-          "               [--int-max N] [--reverse]\n"
+          "               [--int-max N] [--reverse] [--max-steps N]\n"
           "Runs the kernels of FILE.tl (or only --kernel) in the Tile IR interpreter.\n"
           "  --input NAME=F.npy   tensor parameter NAME from a .npy file (shape and dtype must match)\n"
           "  --output NAME=F.npy  write tensor NAME after the run\n"
@@ -74,7 +75,9 @@ static void usage(FILE *f) {
           "  --int-max N          --random integers are uniform in [0, N] (default 0)\n"
           "  --reverse            blocks and Parallel loop iterations last to first: a result that\n"
           "                       differs from the default order's depends on an order the GPU does\n"
-          "                       not keep (a race)\n", f);
+          "                       not keep (a race)\n"
+          "  --max-steps N        stop a kernel's run with an error after N steps (its blocks and loop\n"
+          "                       iterations; default: no limit)\n", f);
 }
 
 static bool split_kv(const char *arg, kv *out) {
@@ -153,6 +156,13 @@ static int parse_args(int argc, char **argv, run_opts *o) {
             int64_t s;
             if (!parse_i64(v, &s)) { fprintf(stderr, "tlc run: error: bad --seed '%s'\n", v); return EXIT_USAGE; }
             o->seed = (uint64_t)s;
+            continue;
+        }
+        if ((v = opt_value(argc, argv, &i, "--max-steps"))) {
+            if (!parse_i64(v, &o->max_steps) || o->max_steps < 1) {
+                fprintf(stderr, "tlc run: error: bad --max-steps '%s' (a positive count)\n", v);
+                return EXIT_USAGE;
+            }
             continue;
         }
         if ((v = opt_value(argc, argv, &i, "--int-max"))) {
@@ -477,7 +487,7 @@ static int run(const run_opts *o) {
     }
     tlc_strbuf eb;
     tlc_sb_init(&eb);
-    tlc_interp_options io = {.reverse = o->reverse};
+    tlc_interp_options io = {.reverse = o->reverse, .max_steps = o->max_steps};
     ok = tlc_interp_run_module(m, &c.src, o->kernel, targs, nt, sargs, ns, &io, &eb);
     fputs(tlc_sb_cstr(&eb), stderr);
     tlc_sb_free(&eb);

@@ -254,7 +254,7 @@ static void exec_for(tlc_interp *it, const tir_stmt *s) {
             it->vars[var->id].i = tir_wrap_int(var->dtype, start[v] + cur[v] * (nv == 1 ? step : 1));
         }
         if (s->u.for_.cond && !tlc_interp_loop_goes_on(it, s, cur[0])) break;
-        it->stats.elem_evals++;
+        tlc_interp_step(it, s->loc);
         exec(it, s->u.for_.body);
         int v = nv - 1;
         if (rev) {
@@ -273,6 +273,17 @@ static void exec_for(tlc_interp *it, const tir_stmt *s) {
 }
 
 void tlc_interp_exec(tlc_interp *it, const tir_stmt *s) { exec(it, s); }
+
+static void check_steps(tlc_interp *it, tlc_loc loc) {
+    if (it->opts.max_steps > 0 && it->stats.blocks + it->stats.elem_evals > it->opts.max_steps)
+        tlc_interp_fail(it, loc, "the run stops here: it has taken more than %lld steps (blocks and loop iterations), "
+                        "the limit it was given", (long long)it->opts.max_steps);
+}
+
+void tlc_interp_step(tlc_interp *it, tlc_loc loc) {
+    it->stats.elem_evals++;
+    check_steps(it, loc);
+}
 
 bool tlc_interp_loop_goes_on(tlc_interp *it, const tir_stmt *loop, int64_t iteration) {
     const tir_expr *c = loop->u.for_.cond;
@@ -477,6 +488,7 @@ static bool run_body(tlc_interp *it) {
             for (int i = 0; i < k->nbuffers; i++)
                 if (k->buffers[i]->scope != TIR_SCOPE_GLOBAL) it->bufs[i].live = false;
             it->stats.blocks++;
+            check_steps(it, k->loc);
             if (it->nthreads) tlc_interp_threads_setup(it);
             tlc_interp_grid_run_part(it, 0); /* the whole body where there is no sync_grid */
             if (parts > 1) tlc_interp_grid_save(it, lin);

@@ -92,6 +92,9 @@ struct tlc_interp {
  * a loop past TLC_INTERP_MAX_WHILE iterations stopped with an error. */
 enum { TLC_INTERP_MAX_WHILE = 1 << 24 };
 bool tlc_interp_loop_goes_on(tlc_interp *it, const tir_stmt *loop, int64_t i);
+/* A loop iteration at loc: one step of the run, an error past
+ * tlc_interp_options.max_steps (so is a block). */
+void tlc_interp_step(tlc_interp *it, tlc_loc loc);
 noreturn void tlc_interp_fail(tlc_interp *it, tlc_loc loc, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 

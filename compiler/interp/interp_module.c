@@ -31,9 +31,9 @@ static tlc_interp *bind_kernel(const tir_kernel *k, const tlc_source *src, const
                 }
         }
         if (!found) {
-            tlc_sb_printf(err, "%s: error: no argument for parameter '%s' of %s '%s'\n",
-                          src && src->name ? src->name : "<input>", pa->name, k->function ? "function" : "kernel",
-                          k->function ? k->function->name : k->name);
+            tlc_sb_printf(err, "%s:%d:%d: error: no argument for parameter '%s' of %s '%s'\n",
+                          src && src->name ? src->name : "<input>", pa->loc.line, pa->loc.col, pa->name,
+                          k->function ? "function" : "kernel", k->function ? k->function->name : k->name);
             tlc_interp_destroy(it);
             return NULL;
         }
@@ -80,8 +80,8 @@ static bool alloc_workspace(const tir_buffer *b, tlc_interp *sig, tlc_interp_ten
     }
     out->data = malloc((size_t)(n ? n : 1) * (size_t)tir_dtype_bytes(b->dtype));
     if (!out->data) {
-        tlc_sb_printf(err, "%s: error: out of memory for workspace '%s'\n", src && src->name ? src->name : "<input>",
-                      b->name);
+        tlc_sb_printf(err, "%s:%d:%d: error: out of memory for workspace '%s'\n",
+                      src && src->name ? src->name : "<input>", b->loc.line, b->loc.col, b->name);
         return false;
     }
     for (int64_t i = 0; i < n; i++) {

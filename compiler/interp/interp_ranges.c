@@ -265,7 +265,7 @@ static bool advance(tlc_interp *it, int si) {
                 }
             }
             f->i++;
-            it->stats.elem_evals++;
+            tlc_interp_step(it, s->loc);
             push(it, si, s->u.for_.body, f->level);
             moved = true;
             continue;

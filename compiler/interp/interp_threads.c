@@ -133,7 +133,7 @@ static void run_for(tlc_interp *it, const tir_stmt *s, int level) {
                 tlc_interp_use_thread(it, first_of(it, mask));
                 if (!tlc_interp_loop_goes_on(it, s, i)) break;
             }
-            it->stats.elem_evals++;
+            tlc_interp_step(it, s->loc);
             run(it, s->u.for_.body, level);
         }
         return;
@@ -160,7 +160,7 @@ static void run_for(tlc_interp *it, const tir_stmt *s, int level) {
             any |= sub[t];
         }
         if (!any) break;
-        it->stats.elem_evals++;
+        tlc_interp_step(it, s->loc);
         run(it, s->u.for_.body, level + 1);
     }
 }

@@ -14,9 +14,9 @@
 #include "interp/interp.h"
 
 /* Compiles src and runs kernel `k` with tensor A (float32, n elements, all 1)
- * and scalar `n` (if the kernel has it). Returns the interpreter's error text
- * (malloc'd; "" on success). */
-static char *run_src(const char *src, int64_t n, int64_t scalar_n) {
+ * and scalar `n` (if the kernel has it), with options o (NULL: none).
+ * Returns the interpreter's error text (malloc'd; "" on success). */
+static char *run_src_with(const char *src, int64_t n, int64_t scalar_n, const tlc_interp_options *o) {
     tlc_compilation c;
     tlc_compile_options co;
     tlc_compile_options_default(&co);
@@ -28,7 +28,7 @@ static char *run_src(const char *src, int64_t n, int64_t scalar_n) {
     tlc_interp_scalar s = {.name = "n", .i = scalar_n};
     tlc_strbuf err;
     tlc_sb_init(&err);
-    bool ok = tlc_interp_run_module(c.tir, &c.src, NULL, &t, 1, &s, 1, NULL, &err);
+    bool ok = tlc_interp_run_module(c.tir, &c.src, NULL, &t, 1, &s, 1, o, &err);
     char *out = strdup(tlc_sb_cstr(&err));
     assert_true(ok == (out[0] == 0));
     tlc_sb_free(&err);
@@ -36,6 +36,8 @@ static char *run_src(const char *src, int64_t n, int64_t scalar_n) {
     free(a);
     return out;
 }
+
+static char *run_src(const char *src, int64_t n, int64_t scalar_n) { return run_src_with(src, n, scalar_n, NULL); }
 
 static void expect_in(const char *text, const char *want) {
     if (!strstr(text, want)) fail_msg("expected \"%s\" in:\n%s", want, text);
@@ -127,6 +129,31 @@ static void test_div_zero(void **state) {
     e = run_src(src, 8, 0);
     expect_in(e, "t.tl:5:");
     expect_in(e, "integer division by zero");
+    free(e);
+}
+
+/* A run past tlc_interp_options.max_steps (its blocks and loop iterations)
+ * stops at the statement it reached; below the limit it completes. */
+static void test_step_limit(void **state) {
+    (void)state;
+    const char *src =
+        "def k(A: Tensor[(8,), float32], n: int32):\n"
+        "    with Kernel(n, threads=32) as bx:\n"
+        "        s = alloc_fragment((8,), float32)\n"
+        "        clear(s)\n"
+        "        for j in range(n):\n"
+        "            for i in Parallel(8):\n"
+        "                s[i] = s[i] + A[i]\n"
+        "        copy(s, A)\n";
+    /* 4 blocks, 4 x 4 serial and 4 x 4 x 8 Parallel iterations: 148 steps */
+    tlc_interp_options o = {.max_steps = 148};
+    char *e = run_src_with(src, 8, 4, &o);
+    assert_string_equal(e, "");
+    free(e);
+    o.max_steps = 147;
+    e = run_src_with(src, 8, 4, &o);
+    expect_in(e, "t.tl:6:");
+    expect_in(e, "error: the run stops here: it has taken more than 147 steps (blocks and loop iterations)");
     free(e);
 }
 
@@ -304,6 +331,22 @@ static void test_run_cli(void **state) {
     assert_string_not_equal(o1, o2);
     free(o1);
     free(o2);
+    /* --max-steps: one block and its 8 Parallel iterations are 9 steps */
+    snprintf(cmd, sizeof cmd, "%s run %s --random --max-steps 9", TLC_BINARY, racy);
+    o1 = sh(cmd, &st);
+    assert_int_equal(st, 0);
+    free(o1);
+    snprintf(cmd, sizeof cmd, "%s run %s --random --max-steps 8", TLC_BINARY, racy);
+    o1 = sh(cmd, &st);
+    assert_int_not_equal(st, 0);
+    expect_in(o1, "racy.tl:4:");
+    expect_in(o1, "more than 8 steps");
+    free(o1);
+    snprintf(cmd, sizeof cmd, "%s run %s --max-steps 0", TLC_BINARY, racy);
+    o1 = sh(cmd, &st);
+    assert_int_equal(st, 2);
+    expect_in(o1, "bad --max-steps '0'");
+    free(o1);
 
     /* the MLA file: the three kernels run, sharing the workspaces by name */
     snprintf(cmd, sizeof cmd,
@@ -329,6 +372,7 @@ int main(void) {
         cmocka_unit_test(test_oob_shared_copy),
         cmocka_unit_test(test_negative_region_start),
         cmocka_unit_test(test_div_zero),
+        cmocka_unit_test(test_step_limit),
         cmocka_unit_test(test_npy_declared_size),
         cmocka_unit_test(test_run_cli),
     };
