@@ -51,8 +51,9 @@ bool tlc_interp_bind_int(tlc_interp *it, const char *name, int64_t value);
 bool tlc_interp_bind_float(tlc_interp *it, const char *name, double value);
 
 /* The order of what the GPU runs concurrently (the grid's blocks, the
- * iterations of a Parallel loop): first to last by default; with reverse,
- * last to first, so that a kernel whose result depends on that order (an
+ * iterations of a Parallel loop, the two sides of a condition the threads
+ * part ways at, thread ranges that run at the same time): first to last by
+ * default; with reverse, last to first, so that a kernel whose result depends on that order (an
  * iteration or a block reading or writing what another writes, with
  * nothing ordering them on the GPU) gives another result than in the
  * default order. Checks run both and compare. */

@@ -9,7 +9,10 @@
  * phase has not completed; then the next strand runs, in a fixed round, so
  * that a run is one interleaving the GPU could take (a deterministic one).
  * When every unfinished strand waits, the kernel would hang on the GPU:
- * the run stops with an error naming each wait.
+ * the run stops with an error naming each wait. Under opts.reverse each
+ * round runs the strands last to first: another interleaving, so that a
+ * result that depends on one (a range reading what another writes with no
+ * barrier between) differs between the two orders.
  *
  * Everything a barrier orders completes at once here: a wgmma when it is
  * issued, a cp.async or TMA copy when it is issued (so a TMA copy's bytes
@@ -361,9 +364,13 @@ void tlc_interp_ranges_run(tlc_interp *it, const tir_stmt *body) {
     for (int t = 0; t < it->nthreads; t++) r->v[root].masks[t] = true;
     push(it, root, body, 0);
     while (!r->v[root].done) {
+        /* a round: first strand to last, or (opts.reverse) last to first;
+         * strands started in a round run from the next one */
         bool moved = false;
-        for (int i = 0; i < r->n; i++) /* (strands started in this round run in it too) */
+        for (int j = 0, n = r->n; j < n; j++) {
+            int i = it->opts.reverse ? n - 1 - j : j;
             if (!r->v[i].done) moved |= advance(it, i);
+        }
         if (!moved) deadlock(it);
     }
     tlc_interp_ranges_restore(it);

@@ -180,7 +180,10 @@ static void run_if(tlc_interp *it, const tir_stmt *s, int level) {
         taken[t] = truthy(it, s->u.if_.cond);
     }
     bool *sub = it->masks + (size_t)(level + 1) * (size_t)n;
-    for (int branch = 1; branch >= 0; branch--) {
+    /* then, else; under opts.reverse else first: on the GPU the two sides
+     * run in no set order, so a result that depends on it is a race */
+    for (int k = 0; k < 2; k++) {
+        int branch = it->opts.reverse ? k : 1 - k;
         const tir_stmt *body = branch ? s->u.if_.then : s->u.if_.els;
         if (!body) continue;
         bool any = false;

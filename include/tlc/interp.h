@@ -64,8 +64,10 @@ TLC_API tlc_status tlc_interpret(const char *source, size_t len, const char *sou
 /* tlc_interpret's options; all zero is tlc_interpret's behaviour. */
 typedef struct tlc_interpret_options {
     /* The grid's blocks and every Parallel loop's iterations last to first
-     * instead of first to last: a kernel whose outputs then differ from a
-     * plain run's depends on an order the GPU does not keep (a race). */
+     * instead of first to last (in thread-indexed code also the two sides
+     * of a condition the threads part ways at, and thread ranges that run
+     * at the same time): a kernel whose outputs then differ from a plain
+     * run's depends on an order the GPU does not keep (a race). */
     bool reverse;
 } tlc_interpret_options;
 

@@ -14,6 +14,31 @@ from kernels import (FRAGMENT_OFFSETS, fragment_offsets_expected, THREAD_RANGES,
                      unsigned_inputs, warp_shuffle_expected, grouped_sums_expected)
 
 
+# A warpgroup hands values to another through shared memory, waiting on an mbarrier (a kernel that runs its
+# ranges at the same time: T.wait_wgmma makes it one, docs/language.md 11.9).
+HANDOFF = """import tilelang
+import tilelang.language as T
+
+
+@tilelang.jit
+def handoff(A):
+    A: T.Tensor((128,), T.float32)
+    B = T.empty((128,), T.float32)
+    with T.Kernel(1, threads=256) as bx:
+        s = T.alloc_shared((128,), T.float32)
+        ready = T.alloc_barrier(arrive_count=128)
+        tx = T.get_thread_binding()
+        if tx < 128:
+            T.barrier_wait(ready, 0)
+            B[tx] = s[tx]
+        else:
+            s[tx - 128] = A[tx - 128] * 2
+            T.barrier_arrive(ready)
+            T.wait_wgmma(0)
+    return B
+"""
+
+
 class InterpretTest(unittest.TestCase):
     def setUp(self):
         self.cache = tempfile.TemporaryDirectory()
@@ -204,6 +229,30 @@ class InterpretTest(unittest.TestCase):
         with self.assertRaisesRegex(tlc.InterpreterError, "barrier index 2 is outside 'empty', which has 2 barriers"):
             tlc.interpret(source.replace("T.barrier_arrive(empty[k % 2])", "T.barrier_arrive(empty[k % 3])"), args,
                           kernel="hand_gemm")
+        # the consumer's first gemm without its wait for `full`: it frees stage 0 before the producer has
+        # filled it, and the producer's first wait for `empty` then never returns (on the GPU too)
+        early = source.replace("                T.barrier_wait(full[k % 2], (k // 2) % 2)\n",
+                               "                if k > 0:\n                    T.barrier_wait(full[k % 2], (k // 2) % 2)\n", 1)
+        self.assertNotEqual(early, source)
+        with self.assertRaisesRegex(tlc.InterpreterError, r"(?s)threads 0-127 wait for 'full'\[1\].*"
+                                    r"threads 128-255 wait here for 'empty'\[0\] \(phase parity 1; 1 phases"):
+            tlc.interpret(early, args, kernel="hand_gemm")
+        # one range hands values to another through shared memory: with its wait, the same in both orders; without,
+        # the reverse order (each round of ranges, and the two sides of a condition, last first) differs
+        x = rng.standard_normal(128).astype(np.float32)
+        for wait in (True, False):
+            handoff = HANDOFF if wait else HANDOFF.replace("T.barrier_wait(ready, 0)", "pass")
+            outs = []
+            for reverse in (False, True):
+                y = np.zeros(128, np.float32)
+                tlc.interpret(handoff, {"A": x, "B": y}, reverse=reverse)
+                outs.append(y)
+            if wait:
+                np.testing.assert_array_equal(outs[0], 2 * x)
+                np.testing.assert_array_equal(outs[1], 2 * x)
+            else:
+                self.assertTrue(np.isnan(outs[0]).all())
+                np.testing.assert_array_equal(outs[1], 2 * x)
         # a named barrier for more threads than the consumer's range: some of the producer's would have to meet it
         named = source.replace("                T.barrier_arrive(empty[k % 2])\n",
                                "                T.barrier_arrive(empty[k % 2])\n                T.sync_threads(1, 160)\n", 1)

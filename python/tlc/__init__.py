@@ -364,7 +364,9 @@ def interpret(source, args, kernel=None, defines=None, arch=None, name=None, rev
     array (tlc.Bits for bfloat16 and float8), or a Python int / float}; kernels of one file share
     parameters by name. arch (default
     "sm_90a") sets limits such as shared memory. reverse=True runs the grid's blocks and every
-    Parallel loop's iterations last to first: outputs that differ from a plain run's show a race.
+    Parallel loop's iterations last to first (in thread-indexed code also the two sides of a condition
+    the threads part ways at, and concurrent thread ranges): outputs that differ from a plain run's
+    show a race.
     Returns args. Raises CompileError or InterpreterError with the diagnostics."""
     lib = load_library()
     text, name = _read_source(source, name)
