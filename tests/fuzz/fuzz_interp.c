@@ -94,19 +94,12 @@ static void run_kernels(const fuzz_options *o, tlc_compilation *c) {
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    /* sources are NUL-terminated (and may hold NULs before the end) */
-    char *text = malloc(size + 1);
+    char *text = fuzz_source_text(data, size);
     if (!text) return 0;
-    if (size) memcpy(text, data, size);
-    text[size] = '\0';
     fuzz_options o;
     fuzz_parse_options(&o, text, size);
     tlc_compile_options co;
-    tlc_compile_options_default(&co);
-    co.arch = o.arch;
-    co.defines = o.defines;
-    co.ndefines = o.ndefines;
-    co.kernel = o.kernel;
+    fuzz_compile_options(&o, &co);
     co.stop_after = TLC_STAGE_TIR;
     tlc_compilation c;
     bool ok = tlc_compile_source(&c, "fuzz.tl", text, size, &co);

@@ -33,11 +33,7 @@ static void run_pipeline(const char *text, size_t len) {
     fuzz_options o;
     fuzz_parse_options(&o, text, len);
     tlc_compile_options co;
-    tlc_compile_options_default(&co);
-    co.arch = o.arch;
-    co.defines = o.defines;
-    co.ndefines = o.ndefines;
-    co.kernel = o.kernel;
+    fuzz_compile_options(&o, &co);
     co.backend = TLC_BACKEND_LLVM; /* then the same Thread IR through tlc's own generator */
     tlc_compilation c;
     bool ok = tlc_compile_source(&c, "fuzz.tl", text, len, &co);
@@ -63,11 +59,8 @@ static void run_pipeline(const char *text, size_t len) {
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    /* sources are NUL-terminated (and may hold NULs before the end) */
-    char *text = malloc(size + 1);
+    char *text = fuzz_source_text(data, size);
     if (!text) return 0;
-    if (size) memcpy(text, data, size);
-    text[size] = '\0';
     run_pipeline(text, size);
     free(text);
     return 0;

@@ -79,6 +79,22 @@ void fuzz_parse_options(fuzz_options *o, const char *text, size_t len) {
     }
 }
 
+void fuzz_compile_options(const fuzz_options *o, tlc_compile_options *co) {
+    tlc_compile_options_default(co);
+    co->arch = o->arch;
+    co->defines = o->defines;
+    co->ndefines = o->ndefines;
+    co->kernel = o->kernel;
+}
+
+char *fuzz_source_text(const uint8_t *data, size_t size) {
+    char *text = malloc(size + 1);
+    if (!text) return NULL;
+    if (size) memcpy(text, data, size);
+    text[size] = '\0';
+    return text;
+}
+
 void fuzz_fail(const char *target, const char *what, const char *diagnostics) {
     fprintf(stderr, "%s: %s\n--- diagnostics ---\n%s--- end ---\n", target, what, diagnostics);
     abort();

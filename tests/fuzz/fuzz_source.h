@@ -30,6 +30,11 @@ typedef struct fuzz_options {
 } fuzz_options;
 
 void fuzz_parse_options(fuzz_options *o, const char *text, size_t len);
+/* The compiler's options for them (the rest default). */
+void fuzz_compile_options(const fuzz_options *o, tlc_compile_options *co);
+/* The input as a NUL-terminated source (it may hold NULs before the end);
+ * NULL when out of memory. free() it. */
+char *fuzz_source_text(const uint8_t *data, size_t size);
 /* Prints `what` and the diagnostics (`target`: the fuzz target's name),
  * then aborts: a bug found. */
 _Noreturn void fuzz_fail(const char *target, const char *what, const char *diagnostics);
