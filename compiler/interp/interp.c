@@ -17,6 +17,12 @@ void *tlc_interp_xcalloc(size_t n, size_t sz) {
     return p;
 }
 
+void *tlc_interp_xrealloc(void *p, size_t n, size_t sz) {
+    void *q = realloc(p, (n ? n : 1) * (sz ? sz : 1));
+    if (!q) { fputs("tlc: fatal: out of memory\n", stderr); abort(); }
+    return q;
+}
+
 noreturn void tlc_interp_fail(tlc_interp *it, tlc_loc loc, const char *fmt, ...) {
     char msg[1024];
     va_list ap;

@@ -114,6 +114,7 @@ ibuf *tlc_interp_buf(tlc_interp *it, const tir_buffer *b, tlc_loc loc);
 void tlc_interp_exec(tlc_interp *it, const tir_stmt *s);
 /* calloc that aborts when out of memory (never NULL). */
 void *tlc_interp_xcalloc(size_t n, size_t sz);
+void *tlc_interp_xrealloc(void *p, size_t n, size_t sz); /* the same for realloc (n elements of sz) */
 
 /* interp_threads.c */
 void tlc_interp_threads_create(tlc_interp *it);  /* it->vars per thread */

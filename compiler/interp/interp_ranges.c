@@ -27,7 +27,6 @@
  * values, since strands at the same depth would otherwise share them.
  * Fragments stay one copy a block: sema gives each fragment to one range
  * of threads, so no two strands share one. */
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "interp/interp_internal.h"
@@ -58,6 +57,7 @@ struct tlc_interp_ranges {
     bool *masks;         /* the interpreter's own masks and values, while a strand's are in use */
     int64_t *lv_a, *lv_b;
     bool running;        /* a block's strands are running */
+    bool *taken;         /* nthreads: a condition's value in each thread (fork) */
     int64_t *pending;    /* per mbarrier: arrivals missing in its current phase */
     int64_t *phases;     /* per mbarrier: phases completed */
 };
@@ -91,6 +91,7 @@ void tlc_interp_ranges_free(tlc_interp *it) {
     free(r->v);
     free(r->pending);
     free(r->phases);
+    free(r->taken);
     free(r);
     it->ranges = NULL;
 }
@@ -115,9 +116,7 @@ static int new_strand(tlc_interp *it, int parent) {
     tlc_interp_ranges *r = it->ranges;
     if (r->n == r->cap) {
         r->cap = r->cap ? 2 * r->cap : 8;
-        strand *v = realloc(r->v, sizeof *v * (size_t)r->cap);
-        if (!v) { fputs("tlc: fatal: out of memory\n", stderr); abort(); }
-        r->v = v;
+        r->v = tlc_interp_xrealloc(r->v, (size_t)r->cap, sizeof *r->v);
     }
     size_t cells = (size_t)it->levels * (size_t)it->nthreads;
     strand *s = &r->v[r->n];
@@ -132,9 +131,7 @@ static void push(tlc_interp *it, int si, const tir_stmt *s, int level) {
     strand *st = &it->ranges->v[si];
     if (st->nframes == st->cap) {
         st->cap = st->cap ? 2 * st->cap : 8;
-        frame *f = realloc(st->frames, sizeof *f * (size_t)st->cap);
-        if (!f) { fputs("tlc: fatal: out of memory\n", stderr); abort(); }
-        st->frames = f;
+        st->frames = tlc_interp_xrealloc(st->frames, (size_t)st->cap, sizeof *st->frames);
     }
     st->frames[st->nframes++] = (frame){.s = s, .level = level};
 }
@@ -181,7 +178,7 @@ void tlc_interp_mbarrier_check_wait(tlc_interp *it, const tir_stmt *s) {
 static void fork(tlc_interp *it, int si, const tir_stmt *s, int level) {
     int n = it->nthreads;
     const bool *mask = mask_at(it, level);
-    bool *taken = tlc_interp_xcalloc((size_t)n, sizeof *taken);
+    bool *taken = it->ranges->taken;
     for (int t = 0; t < n; t++) {
         if (!mask[t]) continue;
         tlc_interp_use_thread(it, t);
@@ -199,7 +196,6 @@ static void fork(tlc_interp *it, int si, const tir_stmt *s, int level) {
         push(it, c, body, level + 1);
         it->ranges->v[si].children++;
     }
-    free(taken);
 }
 
 /* Runs strand si until it waits, finishes or starts strands of its own;
@@ -347,6 +343,7 @@ void tlc_interp_ranges_run(tlc_interp *it, const tir_stmt *body) {
         it->ranges = tlc_interp_xcalloc(1, sizeof *it->ranges);
         it->ranges->pending = tlc_interp_xcalloc((size_t)k->nmbarriers, sizeof(int64_t));
         it->ranges->phases = tlc_interp_xcalloc((size_t)k->nmbarriers, sizeof(int64_t));
+        it->ranges->taken = tlc_interp_xcalloc((size_t)it->nthreads, sizeof(bool));
         it->ranges->masks = it->masks;
         it->ranges->lv_a = it->lv_a;
         it->ranges->lv_b = it->lv_b;
