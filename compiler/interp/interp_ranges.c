@@ -28,9 +28,7 @@
  * Fragments stay one copy a block: sema gives each fragment to one range
  * of threads, so no two strands share one. */
 #include <stdlib.h>
-#include <string.h>
 #include "interp/interp_internal.h"
-#include "ir/tir_access.h"
 
 typedef struct frame {
     const tir_stmt *s;
