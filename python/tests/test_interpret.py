@@ -216,6 +216,9 @@ class InterpretTest(unittest.TestCase):
                 tlc.interpret(path, {"A": a, "B": b, "C": c}, kernel=kernel)
                 np.testing.assert_allclose(c.astype(np.float32), a.astype(np.float32) @ b.astype(np.float32),
                                            rtol=1e-2, atol=2e-2)
+                c2 = np.full((100, 72), np.nan, np.float16)  # the producer first: the same bytes
+                tlc.interpret(path, {"A": a, "B": b, "C": c2}, kernel=kernel, reverse=True)
+                np.testing.assert_array_equal(c, c2)
         with open(path) as f:
             source = f.read()
         args = {"A": a, "B": b, "C": np.zeros((100, 72), np.float16)}

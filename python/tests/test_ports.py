@@ -149,13 +149,17 @@ class GemmPortsTest(unittest.TestCase):
         for name, num_split in (("example_mla_decode_ws.py", 1), ("example_mla_decode_ws.py", 2),
                                 ("example_warp_specialize_flashmla.py", 1)):
             with self.subTest(name, num_split=num_split):
-                args = {"Q": q, "Q_pe": q_pe, "KV": kv, "K_pe": k_pe, "glse": empty(b, h, num_split),
-                        "Output_partial": empty(b, h, num_split, dim), "Output": empty(b, h, dim)}
                 defines = dict(sizes, num_split=num_split)
                 if "ws" in name:
                     defines["softmax_scale"] = (dim + pe) ** -0.5
-                tlc.interpret(port(name), args, defines=defines)
-                np.testing.assert_allclose(f64(args["Output"]), ref, rtol=1e-2, atol=2e-3)
+                outs = []
+                for reverse in (False, True):  # the other interleaving of the warpgroups: the same bytes
+                    args = {"Q": q, "Q_pe": q_pe, "KV": kv, "K_pe": k_pe, "glse": empty(b, h, num_split),
+                            "Output_partial": empty(b, h, num_split, dim), "Output": empty(b, h, dim)}
+                    tlc.interpret(port(name), args, defines=defines, reverse=reverse)
+                    outs.append(args["Output"])
+                np.testing.assert_allclose(f64(outs[0]), ref, rtol=1e-2, atol=2e-3)
+                np.testing.assert_array_equal(outs[0], outs[1])
 
     def test_mla_decode_ws_hang(self):
         # a wait for a phase no range completes: on the GPU the kernel hangs; the interpreter names every wait
@@ -349,13 +353,19 @@ class AttentionPortsTest(unittest.TestCase):
         idx = np.stack([rng.integers(0, t + 1, topk) for t in range(s)]).reshape(b, s, 1, topk).astype(np.int32)
         bf16 = lambda x: (x.astype(np.float32).view(np.uint32) >> 16).astype(np.uint16)  # noqa: E731
         qb, kvb = bf16(q), bf16(kv)
-        outb = np.full((b, s, h, dim), 0x7fc0, dtype=np.uint16)
-        lse = empty(b, s, h, dtype=np.float32)
-        tlc.interpret(port("sparse_mla_fwd_pipelined.py"),
-                      {"Q": tlc.Bits(qb, "bfloat16"), "KV": tlc.Bits(kvb, "bfloat16"), "Indices": idx,
-                       "q_start_index_s": np.zeros(1, dtype=np.int32), "Output": tlc.Bits(outb, "bfloat16"),
-                       "Lse": lse},
-                      defines={"heads": h, "dim": dim, "tail_dim": tail, "topk": topk, "kv_stride": 1})
+        outs = []
+        for reverse in (False, True):  # the other interleaving of the warpgroups: the same bytes
+            outb = np.full((b, s, h, dim), 0x7fc0, dtype=np.uint16)
+            lse = empty(b, s, h, dtype=np.float32)
+            tlc.interpret(port("sparse_mla_fwd_pipelined.py"),
+                          {"Q": tlc.Bits(qb, "bfloat16"), "KV": tlc.Bits(kvb, "bfloat16"), "Indices": idx,
+                           "q_start_index_s": np.zeros(1, dtype=np.int32), "Output": tlc.Bits(outb, "bfloat16"),
+                           "Lse": lse},
+                          defines={"heads": h, "dim": dim, "tail_dim": tail, "topk": topk, "kv_stride": 1},
+                          reverse=reverse)
+            outs.append(outb)
+        np.testing.assert_array_equal(outs[0], outs[1])
+        outb = outs[0]
         qf = (qb.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
         kvf = (kvb.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
         got = (outb.astype(np.uint32) << 16).view(np.float32)
