@@ -4,8 +4,10 @@
  * a symbolic dim takes its `--dim=NAME=VALUE`, else 8; integer tensors
  * hold 0 .. 3, scalar parameters are 1 or 0.5). A kernel whose tensors
  * have dims the interpreter would have to derive (an expression of
- * symbolic dims), or more than 2^18 elements, is not run. Each run stops
- * after 2^16 steps (blocks and loop iterations), an error like any other.
+ * symbolic dims), or more than 2^18 elements, is not run. Each kernel runs
+ * in both orders (tlc_interp_options.reverse, the second on the first's
+ * outputs); a run stops after 2^16 steps (blocks and loop iterations), an
+ * error like any other.
  *
  * A bug, reported by abort() after printing the diagnostics:
  * - "internal error" in the compiler's or the interpreter's diagnostics,
@@ -80,12 +82,14 @@ static void run_kernels(const fuzz_options *o, tlc_compilation *c) {
         tlc_interp_scalar *s = calloc((size_t)sig->nparams + 1, sizeof *s);
         int nt = 0, ns = 0;
         if (t && s && make_args(o, sig, t, &nt, s, &ns, &seed)) {
-            tlc_strbuf err;
-            tlc_sb_init(&err);
-            tlc_interp_options io = {.max_steps = MAX_STEPS};
-            if (!tlc_interp_run_module(m, &c->src, k->name, t, nt, s, ns, &io, &err))
-                fuzz_check_diagnostics(TARGET, c->src.name, tlc_sb_cstr(&err));
-            tlc_sb_free(&err);
+            for (int reverse = 0; reverse < 2; reverse++) { /* both orders (the second on the first's outputs) */
+                tlc_strbuf err;
+                tlc_sb_init(&err);
+                tlc_interp_options io = {.reverse = reverse, .max_steps = MAX_STEPS};
+                if (!tlc_interp_run_module(m, &c->src, k->name, t, nt, s, ns, &io, &err))
+                    fuzz_check_diagnostics(TARGET, c->src.name, tlc_sb_cstr(&err));
+                tlc_sb_free(&err);
+            }
         }
         for (int i = 0; t && i < nt; i++) free(t[i].data);
         free(t);
