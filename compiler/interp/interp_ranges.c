@@ -27,6 +27,7 @@
  * values, since strands at the same depth would otherwise share them.
  * Fragments stay one copy a block: sema gives each fragment to one range
  * of threads, so no two strands share one. */
+#include <stdio.h>
 #include <stdlib.h>
 #include "interp/interp_internal.h"
 
@@ -303,35 +304,42 @@ static bool advance(tlc_interp *it, int si) {
     }
 }
 
+/* What strand st waits for: its threads, the barrier, the parity, the
+ * barrier's completed phases and the arrivals its phase still misses. */
+static void describe_wait(tlc_interp *it, const strand *st, char *out, size_t cap) {
+    tlc_interp_ranges *r = it->ranges;
+    use_strand(it, st);
+    const bool *mask = mask_at(it, st->frames[st->nframes - 1].level);
+    int lo = first_of(it, mask), hi = lo;
+    for (int t = lo; t < it->nthreads; t++)
+        if (mask[t]) hi = t;
+    tlc_interp_use_thread(it, lo);
+    const tir_stmt *s = st->waiting;
+    int64_t b = barrier_of(it, s), parity = tlc_interp_eval_i(it, s->u.mbarrier.parity);
+    const struct tir_mbarrier_group *g = &it->k->mbarriers[s->u.mbarrier.barrier];
+    snprintf(out, cap, "threads %d-%d wait here for '%s'[%lld] (phase parity %lld; %lld phases completed, %lld "
+             "arrivals missing in the current one)", lo, hi, g->name, (long long)(b - g->first), (long long)parity,
+             (long long)r->phases[b], (long long)r->pending[b]);
+}
+
+/* Every unfinished strand waits: an error at the first wait, a note at each
+ * other one. */
 static noreturn void deadlock(tlc_interp *it) {
     tlc_interp_ranges *r = it->ranges;
-    const tir_stmt *first = NULL;
+    bool first = true;
     for (int i = 0; i < r->n; i++) {
         const strand *st = &r->v[i];
         if (st->done || st->children || !st->waiting) continue;
-        const frame *f = &st->frames[st->nframes - 1];
-        use_strand(it, st);
-        const bool *mask = mask_at(it, f->level);
-        int lo = first_of(it, mask), hi = lo;
-        for (int t = lo; t < it->nthreads; t++)
-            if (mask[t]) hi = t;
-        tlc_interp_use_thread(it, lo);
-        const tir_stmt *s = st->waiting;
-        int64_t b = barrier_of(it, s), parity = tlc_interp_eval_i(it, s->u.mbarrier.parity);
-        const struct tir_mbarrier_group *g = &it->k->mbarriers[s->u.mbarrier.barrier];
-        if (first) {
-            tlc_note(&it->diag, s->loc, "threads %d-%d wait here for '%s'[%lld] (phase parity %lld; %lld phases "
-                     "completed, %lld arrivals missing in the current one)", lo, hi, g->name,
-                     (long long)(b - g->first), (long long)parity, (long long)r->phases[b], (long long)r->pending[b]);
-            continue;
-        }
-        first = s;
-        tlc_error(&it->diag, s->loc, "every thread range of the block waits on a barrier: the kernel would hang here; "
-                  "threads %d-%d wait for '%s'[%lld] (phase parity %lld; %lld phases completed, %lld arrivals "
-                  "missing in the current one)", lo, hi, g->name, (long long)(b - g->first), (long long)parity,
-                  (long long)r->phases[b], (long long)r->pending[b]);
+        char what[512];
+        describe_wait(it, st, what, sizeof what);
+        if (first)
+            tlc_error(&it->diag, st->waiting->loc, "every thread range of the block waits on a barrier: the kernel "
+                      "would hang here; %s", what);
+        else
+            tlc_note(&it->diag, st->waiting->loc, "%s", what);
+        first = false;
     }
-    if (!first) tlc_error(&it->diag, it->k->loc, "internal error: thread ranges stopped with no wait");
+    if (first) tlc_error(&it->diag, it->k->loc, "internal error: thread ranges stopped with no wait");
     longjmp(it->jb, 1);
 }
 

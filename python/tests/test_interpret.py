@@ -225,7 +225,7 @@ class InterpretTest(unittest.TestCase):
         # the producer waiting for the first phase of `empty` instead of the one before it: both ranges wait
         hang = source.replace("T.barrier_wait(empty[k % 2], ((k // 2) % 2) ^ 1)", "T.barrier_wait(empty[k % 2], (k // 2) % 2)")
         with self.assertRaisesRegex(tlc.InterpreterError, r"(?s)every thread range of the block waits on a barrier.*"
-                                    r"threads 0-127 wait for 'full'\[0\] \(phase parity 0; 0 phases completed, 128 "
+                                    r"threads 0-127 wait here for 'full'\[0\] \(phase parity 0; 0 phases completed, 128 "
                                     r"arrivals missing.*threads 128-255 wait here for 'empty'\[0\]"):
             tlc.interpret(hang, args, kernel="hand_gemm")
         # an index outside the barrier's group
@@ -237,7 +237,7 @@ class InterpretTest(unittest.TestCase):
         early = source.replace("                T.barrier_wait(full[k % 2], (k // 2) % 2)\n",
                                "                if k > 0:\n                    T.barrier_wait(full[k % 2], (k // 2) % 2)\n", 1)
         self.assertNotEqual(early, source)
-        with self.assertRaisesRegex(tlc.InterpreterError, r"(?s)threads 0-127 wait for 'full'\[1\].*"
+        with self.assertRaisesRegex(tlc.InterpreterError, r"(?s)threads 0-127 wait here for 'full'\[1\].*"
                                     r"threads 128-255 wait here for 'empty'\[0\] \(phase parity 1; 1 phases"):
             tlc.interpret(early, args, kernel="hand_gemm")
         # one range hands values to another through shared memory: with its wait, the same in both orders; without,

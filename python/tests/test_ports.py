@@ -171,7 +171,7 @@ class GemmPortsTest(unittest.TestCase):
         args = {"Q": randn(b, h, dim), "Q_pe": randn(b, h, pe), "KV": randn(b, s, 1, dim), "K_pe": randn(b, s, 1, pe),
                 "glse": empty(b, h, 1), "Output_partial": empty(b, h, 1, dim), "Output": empty(b, h, dim)}
         with self.assertRaisesRegex(tlc.InterpreterError, r"(?s)every thread range of the block waits.*"
-                                    r"threads 0-127 wait for 'bar_k_ready'\[0\].*threads 256-383 wait here for "
+                                    r"threads 0-127 wait here for 'bar_k_ready'\[0\].*threads 256-383 wait here for "
                                     r"'bar_k_free'\[0\]"):
             tlc.interpret(source, args, defines={"heads": h, "kv_head_num": 1, "dim": dim, "pe_dim": pe, "block_N": 64,
                                                  "block_H": 64, "num_split": 1, "softmax_scale": (dim + pe) ** -0.5})
