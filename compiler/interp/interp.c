@@ -36,6 +36,7 @@ noreturn void tlc_interp_fail(tlc_interp *it, tlc_loc loc, const char *fmt, ...)
 tlc_interp *tlc_interp_create(const tir_kernel *k, const tlc_source *src) {
     tlc_interp *it = tlc_interp_xcalloc(1, sizeof *it);
     it->k = k;
+    it->wgmma = &it->own_wgmma;
     if (src) { it->src = *src; it->have_src = true; }
     tlc_diag_init(&it->diag, it->have_src ? &it->src : NULL);
     if (k->thread_indexed || k->nmbarriers) tlc_interp_threads_create(it);
@@ -56,6 +57,7 @@ void tlc_interp_destroy(tlc_interp *it) {
     free(it->fb);
     tlc_interp_grid_free(it);
     tlc_interp_ranges_free(it);
+    tlc_interp_wgmma_free(&it->own_wgmma);
     if (it->nthreads) tlc_interp_threads_destroy(it);
     else free(it->vars);
     free(it->bufs);
@@ -495,6 +497,8 @@ static bool run_body(tlc_interp *it) {
                 if (k->buffers[i]->scope != TIR_SCOPE_GLOBAL) it->bufs[i].live = false;
             it->stats.blocks++;
             check_steps(it, k->loc);
+            it->own_wgmma.n = 0; /* (a block ends with nothing in flight) */
+            it->wgmma_issuing = false;
             if (it->nthreads) tlc_interp_threads_setup(it);
             tlc_interp_grid_run_part(it, 0); /* the whole body where there is no sync_grid */
             if (parts > 1) tlc_interp_grid_save(it, lin);

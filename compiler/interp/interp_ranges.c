@@ -47,6 +47,7 @@ typedef struct strand {
     int parent;          /* the strand waiting for this one; -1 for the block's */
     int children;        /* strands it waits for */
     const tir_stmt *waiting; /* the barrier wait it is stopped at */
+    struct tlc_interp_wgmma *wgmma; /* its T.wgmma_gemm groups in flight (none when it starts) */
     bool done;
 } strand;
 
@@ -67,6 +68,8 @@ static void free_strands(tlc_interp_ranges *r) {
         free(r->v[i].masks);
         free(r->v[i].lv_a);
         free(r->v[i].lv_b);
+        tlc_interp_wgmma_free(r->v[i].wgmma);
+        free(r->v[i].wgmma);
     }
     r->n = 0;
 }
@@ -77,6 +80,7 @@ void tlc_interp_ranges_restore(tlc_interp *it) {
     it->masks = r->masks;
     it->lv_a = r->lv_a;
     it->lv_b = r->lv_b;
+    it->wgmma = &it->own_wgmma;
     r->running = false;
 }
 
@@ -123,6 +127,7 @@ static int new_strand(tlc_interp *it, int parent) {
     s->masks = tlc_interp_xcalloc(cells, sizeof *s->masks);
     s->lv_a = tlc_interp_xcalloc(cells, sizeof *s->lv_a);
     s->lv_b = tlc_interp_xcalloc(cells, sizeof *s->lv_b);
+    s->wgmma = tlc_interp_xcalloc(1, sizeof *s->wgmma);
     return r->n++;
 }
 
@@ -139,6 +144,7 @@ static void use_strand(tlc_interp *it, const strand *st) {
     it->masks = st->masks;
     it->lv_a = st->lv_a;
     it->lv_b = st->lv_b;
+    it->wgmma = st->wgmma;
 }
 
 /* The mbarrier a barrier statement names (its index in the group checked). */

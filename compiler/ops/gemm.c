@@ -866,7 +866,7 @@ static void gemm_verify(tir_verifier *v, const tir_stmt *s) {
     }
 }
 
-static void gemm_interp(tlc_interp *it, const tir_stmt *s) {
+static void gemm_compute(tlc_interp *it, const tir_stmt *s) {
     rregion a, b, c;
     tlc_interp_region(it, &s->u.gemm.a, &a, s->loc);
     tlc_interp_region(it, &s->u.gemm.b, &b, s->loc);
@@ -936,6 +936,14 @@ static void gemm_interp(tlc_interp *it, const tir_stmt *s) {
     }
     it->stats.gemm_macs += m * n * k;
     tlc_interp_scatter(it, &c, cv, cf ? TIR_F32 : ct);
+}
+
+/* T.wgmma_gemm (async) leaves its accumulator in flight until a
+ * T.wait_wgmma (interp/interp_wgmma.c). */
+static void gemm_interp(tlc_interp *it, const tir_stmt *s) {
+    if (s->u.gemm.async) tlc_interp_wgmma_begin(it);
+    gemm_compute(it, s);
+    if (s->u.gemm.async) tlc_interp_wgmma_issued(it, s->u.gemm.c.buf);
 }
 
 const tlc_op_desc tlc_op_gemm = {

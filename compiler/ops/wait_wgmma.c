@@ -5,7 +5,8 @@
  * so that nothing moves their reads above the wait (ops/gemm.c); with n =
  * 0 they are all retired. Each thread runs it (the warpgroup's warps take
  * it together, .sync.aligned); the interpreter's gemms are done when they
- * are issued, so it has nothing to do. */
+ * are issued, and it retires their groups (interp/interp_wgmma.c). */
+#include "../interp/interp_internal.h"
 #include "../ir/tir_op.h"
 #include "op_table.h"
 
@@ -25,8 +26,10 @@ static void wait_wgmma_verify(tir_verifier *v, const tir_stmt *s) {
         tir_verifier_fail(v, s->loc, "wait_wgmma(%d): 0 to 7 groups left in flight", s->u.wait_wgmma.pending);
 }
 
+static void wait_wgmma_interp(tlc_interp *it, const tir_stmt *s) { tlc_interp_wgmma_wait(it, s->u.wait_wgmma.pending); }
+
 const tlc_op_desc tlc_op_wait_wgmma = {
     .kind = TS_WAIT_WGMMA, .name = "wait_wgmma", .each_thread = true,
-    .print = wait_wgmma_print, .verify = wait_wgmma_verify, .interp = tlc_op_step_nothing,
+    .print = wait_wgmma_print, .verify = wait_wgmma_verify, .interp = wait_wgmma_interp,
     .lower = wait_wgmma_lower, /* no operands, no layout */
 };

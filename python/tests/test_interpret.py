@@ -256,6 +256,12 @@ class InterpretTest(unittest.TestCase):
             else:
                 self.assertTrue(np.isnan(outs[0]).all())
                 np.testing.assert_array_equal(outs[1], 2 * x)
+        # no T.wait_wgmma: the accumulator is copied out while its last wgmma may still be running
+        unwaited = source.replace("                T.wait_wgmma(0)\n", "", 1)
+        self.assertNotEqual(unwaited, source)
+        with self.assertRaisesRegex(tlc.InterpreterError, r"<source>:41:20: error: 'acc' is used here while a "
+                                    r"T.wgmma_gemm into it is still in flight: a T.wait_wgmma must retire"):
+            tlc.interpret(unwaited, args, kernel="hand_gemm")
         # a named barrier for more threads than the consumer's range: some of the producer's would have to meet it
         named = source.replace("                T.barrier_arrive(empty[k % 2])\n",
                                "                T.barrier_arrive(empty[k % 2])\n                T.sync_threads(1, 160)\n", 1)
