@@ -36,7 +36,7 @@ noreturn void tlc_interp_fail(tlc_interp *it, tlc_loc loc, const char *fmt, ...)
 tlc_interp *tlc_interp_create(const tir_kernel *k, const tlc_source *src) {
     tlc_interp *it = tlc_interp_xcalloc(1, sizeof *it);
     it->k = k;
-    it->wgmma = &it->own_wgmma;
+    it->wgmma_owner = -1;
     if (src) { it->src = *src; it->have_src = true; }
     tlc_diag_init(&it->diag, it->have_src ? &it->src : NULL);
     if (k->thread_indexed || k->nmbarriers) tlc_interp_threads_create(it);
@@ -57,7 +57,7 @@ void tlc_interp_destroy(tlc_interp *it) {
     free(it->fb);
     tlc_interp_grid_free(it);
     tlc_interp_ranges_free(it);
-    tlc_interp_wgmma_free(&it->own_wgmma);
+    tlc_interp_wgmma_free(it);
     if (it->nthreads) tlc_interp_threads_destroy(it);
     else free(it->vars);
     free(it->bufs);
@@ -237,6 +237,7 @@ static void store(tlc_interp *it, const tir_stmt *s) {
     const tir_buffer *b = s->u.store.buf;
     int64_t off = tlc_interp_offset(it, b, s->u.store.idx, s->loc);
     tlc_ival v = tlc_interp_eval(it, s->u.store.value);
+    if (it->wgmma) tlc_interp_wgmma_check_store(it, b, off, s->loc);
     it->bufs[b->id].data[off] = tlc_interp_convert(v, s->u.store.value->dtype, b->dtype);
 }
 
@@ -497,8 +498,7 @@ static bool run_body(tlc_interp *it) {
                 if (k->buffers[i]->scope != TIR_SCOPE_GLOBAL) it->bufs[i].live = false;
             it->stats.blocks++;
             check_steps(it, k->loc);
-            it->own_wgmma.n = 0; /* (a block ends with nothing in flight) */
-            it->wgmma_issuing = false;
+            tlc_interp_wgmma_reset(it); /* (a block ends with nothing in flight) */
             if (it->nthreads) tlc_interp_threads_setup(it);
             tlc_interp_grid_run_part(it, 0); /* the whole body where there is no sync_grid */
             if (parts > 1) tlc_interp_grid_save(it, lin);

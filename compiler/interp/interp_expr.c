@@ -26,7 +26,7 @@ ibuf *tlc_interp_buf(tlc_interp *it, const tir_buffer *b, tlc_loc loc) {
     ibuf *ib = &it->bufs[b->id];
     if (!ib->live)
         tlc_interp_fail(it, loc, "buffer '%s' is used before it is allocated", b->name);
-    if (it->wgmma->n) tlc_interp_wgmma_check(it, b, loc);
+    if (it->wgmma) tlc_interp_wgmma_check(it, b, loc);
     return ib;
 }
 

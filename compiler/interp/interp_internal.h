@@ -80,10 +80,12 @@ struct tlc_interp {
     tlc_ival *st_val;
     /* thread ranges that wait for each other on mbarriers (interp_ranges.c) */
     struct tlc_interp_ranges *ranges;
-    /* T.wgmma_gemm groups in flight (interp_wgmma.c): the block's, or the
-     * running strand's; `issuing` while such a gemm runs (its own operands
+    /* T.wgmma_gemm groups in flight (interp_wgmma.c), each tagged with the
+     * strand that issued it; wgmma_owner: the running strand (-1: the
+     * block's code); `issuing` while such a gemm runs (its own operands
      * are not checked) */
-    struct tlc_interp_wgmma { const tir_buffer **acc; int n, cap; } own_wgmma, *wgmma;
+    struct tlc_interp_wgmma *wgmma;
+    int wgmma_owner;
     bool wgmma_issuing;
     /* sync_grid (interp_grid_sync.c): each block's state between the parts */
     int64_t gs_blocks;
@@ -134,14 +136,20 @@ void tlc_interp_threads_run(tlc_interp *it, const tir_stmt *s);
  * strands run their statements through it). */
 void tlc_interp_threads_exec(tlc_interp *it, const tir_stmt *s, int level);
 
-/* interp_wgmma.c: T.wgmma_gemm leaves its accumulator in flight until a
- * T.wait_wgmma retires its group; any other use of the accumulator before
- * that is an error (on the GPU it would race with the tensor cores). */
-void tlc_interp_wgmma_begin(tlc_interp *it);                          /* a T.wgmma_gemm starts */
-void tlc_interp_wgmma_issued(tlc_interp *it, const tir_buffer *acc);  /* ... and is in flight */
-void tlc_interp_wgmma_wait(tlc_interp *it, int pending);              /* T.wait_wgmma(pending) */
+/* interp_wgmma.c: T.wgmma_gemm leaves its group in flight until a
+ * T.wait_wgmma of its strand retires it; meanwhile any other use of its
+ * accumulator, and any write to the shared memory it reads, is an error (on
+ * the GPU either would race with the tensor cores). */
+void tlc_interp_wgmma_begin(tlc_interp *it);                     /* a T.wgmma_gemm starts */
+void tlc_interp_wgmma_issued(tlc_interp *it, const tir_stmt *s); /* ... and is in flight */
+void tlc_interp_wgmma_wait(tlc_interp *it, int pending);         /* T.wait_wgmma(pending) */
+bool tlc_interp_wgmma_any(const tlc_interp *it);                 /* groups in flight */
 void tlc_interp_wgmma_check(tlc_interp *it, const tir_buffer *b, tlc_loc loc); /* b used at loc */
-void tlc_interp_wgmma_free(struct tlc_interp_wgmma *w);
+/* Writes to region r (at loc), or to element `off` of buffer b. */
+void tlc_interp_wgmma_check_write(tlc_interp *it, const rregion *r, tlc_loc loc);
+void tlc_interp_wgmma_check_store(tlc_interp *it, const tir_buffer *b, int64_t off, tlc_loc loc);
+void tlc_interp_wgmma_reset(tlc_interp *it);                     /* a block starts */
+void tlc_interp_wgmma_free(tlc_interp *it);
 
 /* interp_ranges.c: a block whose thread ranges wait for each other on the
  * kernel's mbarriers (tir_kernel.mbarriers), each range a strand of

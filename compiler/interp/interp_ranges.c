@@ -47,7 +47,6 @@ typedef struct strand {
     int parent;          /* the strand waiting for this one; -1 for the block's */
     int children;        /* strands it waits for */
     const tir_stmt *waiting; /* the barrier wait it is stopped at */
-    struct tlc_interp_wgmma *wgmma; /* its T.wgmma_gemm groups in flight (none when it starts) */
     bool done;
 } strand;
 
@@ -68,8 +67,6 @@ static void free_strands(tlc_interp_ranges *r) {
         free(r->v[i].masks);
         free(r->v[i].lv_a);
         free(r->v[i].lv_b);
-        tlc_interp_wgmma_free(r->v[i].wgmma);
-        free(r->v[i].wgmma);
     }
     r->n = 0;
 }
@@ -80,7 +77,7 @@ void tlc_interp_ranges_restore(tlc_interp *it) {
     it->masks = r->masks;
     it->lv_a = r->lv_a;
     it->lv_b = r->lv_b;
-    it->wgmma = &it->own_wgmma;
+    it->wgmma_owner = -1;
     r->running = false;
 }
 
@@ -99,9 +96,13 @@ void tlc_interp_ranges_free(tlc_interp *it) {
     it->ranges = NULL;
 }
 
+/* A barrier wait, or T.wait_wgmma: there the strand lets the others run
+ * first (the warpgroup waits for its tensor cores on the GPU too), so that
+ * a range that releases a buffer before its wgmmas reading it retire is
+ * caught writing it (interp_wgmma.c). */
 static bool is_wait(const tir_stmt *s, const void *ctx) {
     (void)ctx;
-    return s->kind == TS_MBARRIER && s->u.mbarrier.wait;
+    return (s->kind == TS_MBARRIER && s->u.mbarrier.wait) || s->kind == TS_WAIT_WGMMA;
 }
 
 static bool has_wait(const tir_stmt *s) { return s && tir_stmt_any(s, is_wait, NULL); }
@@ -127,7 +128,6 @@ static int new_strand(tlc_interp *it, int parent) {
     s->masks = tlc_interp_xcalloc(cells, sizeof *s->masks);
     s->lv_a = tlc_interp_xcalloc(cells, sizeof *s->lv_a);
     s->lv_b = tlc_interp_xcalloc(cells, sizeof *s->lv_b);
-    s->wgmma = tlc_interp_xcalloc(1, sizeof *s->wgmma);
     return r->n++;
 }
 
@@ -140,11 +140,12 @@ static void push(tlc_interp *it, int si, const tir_stmt *s, int level) {
     st->frames[st->nframes++] = (frame){.s = s, .level = level};
 }
 
-static void use_strand(tlc_interp *it, const strand *st) {
+static void use_strand(tlc_interp *it, int si) {
+    const strand *st = &it->ranges->v[si];
     it->masks = st->masks;
     it->lv_a = st->lv_a;
     it->lv_b = st->lv_b;
-    it->wgmma = st->wgmma;
+    it->wgmma_owner = si; /* (its T.wgmma_gemm groups, interp_wgmma.c) */
 }
 
 /* The mbarrier a barrier statement names (its index in the group checked). */
@@ -208,7 +209,7 @@ static void fork(tlc_interp *it, int si, const tir_stmt *s, int level) {
 static bool advance(tlc_interp *it, int si) {
     tlc_interp_ranges *r = it->ranges;
     bool moved = false;
-    use_strand(it, &r->v[si]);
+    use_strand(it, si);
     for (;;) {
         strand *st = &r->v[si];
         if (st->children) return moved;
@@ -293,6 +294,15 @@ static bool advance(tlc_interp *it, int si) {
             }
             moved = true;
             continue;
+        case TS_WAIT_WGMMA:
+            if (!f->entered) { /* the others first */
+                f->entered = true;
+                return true;
+            }
+            tlc_interp_wgmma_wait(it, s->u.wait_wgmma.pending);
+            st->nframes--;
+            moved = true;
+            continue;
         case TS_MBARRIER:
             tlc_interp_use_thread(it, first_of(it, mask));
             if (!wait_passes(it, s)) {
@@ -312,9 +322,10 @@ static bool advance(tlc_interp *it, int si) {
 
 /* What strand st waits for: its threads, the barrier, the parity, the
  * barrier's completed phases and the arrivals its phase still misses. */
-static void describe_wait(tlc_interp *it, const strand *st, char *out, size_t cap) {
+static void describe_wait(tlc_interp *it, int si, char *out, size_t cap) {
     tlc_interp_ranges *r = it->ranges;
-    use_strand(it, st);
+    const strand *st = &r->v[si];
+    use_strand(it, si);
     const bool *mask = mask_at(it, st->frames[st->nframes - 1].level);
     int lo = first_of(it, mask), hi = lo;
     for (int t = lo; t < it->nthreads; t++)
@@ -337,7 +348,7 @@ static noreturn void deadlock(tlc_interp *it) {
         const strand *st = &r->v[i];
         if (st->done || st->children || !st->waiting) continue;
         char what[512];
-        describe_wait(it, st, what, sizeof what);
+        describe_wait(it, i, what, sizeof what);
         if (first)
             tlc_error(&it->diag, st->waiting->loc, "every thread range of the block waits on a barrier: the kernel "
                       "would hang here; %s", what);

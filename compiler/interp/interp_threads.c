@@ -238,6 +238,7 @@ static void run_store(tlc_interp *it, const tir_stmt *s, const bool *mask) {
     for (int t = 0; t < it->nthreads; t++) {
         if (!mask[t]) continue;
         tlc_interp_use_thread(it, t);
+        if (it->wgmma) tlc_interp_wgmma_check_store(it, b, it->st_off[t], s->loc);
         it->bufs[b->id].data[it->st_off[t]] = it->st_val[t];
     }
 }

@@ -151,6 +151,7 @@ void tlc_interp_gather(tlc_interp *it, const rregion *r, tlc_ival *out, tir_dtyp
 
 /* in[] (region order, dtype `from`) stored into the region, rounded to its dtype. */
 void tlc_interp_scatter(tlc_interp *it, const rregion *r, const tlc_ival *in, tir_dtype from) {
+    if (it->wgmma) tlc_interp_wgmma_check_write(it, r, r->loc);
     tir_dtype to = r->ib->b->dtype;
     tlc_ival *data = r->ib->data;
     bool conv = from != to;
@@ -177,6 +178,7 @@ float *tlc_interp_gather_f32(tlc_interp *it, const rregion *r, int slot) {
 }
 
 void tlc_interp_set_all(tlc_interp *it, const rregion *r, tlc_ival v) {
+    if (it->wgmma) tlc_interp_wgmma_check_write(it, r, r->loc);
     tlc_ival *data = r->ib->data;
     FOR_REGION(it, r, off, i, {
         (void)i;

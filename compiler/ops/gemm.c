@@ -943,7 +943,7 @@ static void gemm_compute(tlc_interp *it, const tir_stmt *s) {
 static void gemm_interp(tlc_interp *it, const tir_stmt *s) {
     if (s->u.gemm.async) tlc_interp_wgmma_begin(it);
     gemm_compute(it, s);
-    if (s->u.gemm.async) tlc_interp_wgmma_issued(it, s->u.gemm.c.buf);
+    if (s->u.gemm.async) tlc_interp_wgmma_issued(it, s);
 }
 
 const tlc_op_desc tlc_op_gemm = {

@@ -39,6 +39,30 @@ def handoff(A):
 """
 
 
+# A wgmma left in flight, its accumulator read once T.wait_wgmma has retired it.
+IN_FLIGHT = """import tilelang
+import tilelang.language as T
+
+
+@tilelang.jit
+def in_flight(A, B):
+    A: T.Tensor((64, 64), T.float16)
+    B: T.Tensor((64, 64), T.float16)
+    C = T.empty((64, 64), T.float32)
+    with T.Kernel(1, threads=128) as bx:
+        A_s = T.alloc_shared((64, 64), T.float16)
+        B_s = T.alloc_shared((64, 64), T.float16)
+        acc = T.alloc_fragment((64, 64), T.float32)
+        T.copy(A, A_s)
+        T.copy(B, B_s)
+        T.clear(acc)
+        T.wgmma_gemm(A_s, B_s, acc)
+        T.wait_wgmma(0)
+        T.copy(acc, C)
+    return C
+"""
+
+
 class InterpretTest(unittest.TestCase):
     def setUp(self):
         self.cache = tempfile.TemporaryDirectory()
@@ -232,14 +256,21 @@ class InterpretTest(unittest.TestCase):
         with self.assertRaisesRegex(tlc.InterpreterError, "barrier index 2 is outside 'empty', which has 2 barriers"):
             tlc.interpret(source.replace("T.barrier_arrive(empty[k % 2])", "T.barrier_arrive(empty[k % 3])"), args,
                           kernel="hand_gemm")
-        # the consumer's first gemm without its wait for `full`: it frees stage 0 before the producer has
-        # filled it, and the producer's first wait for `empty` then never returns (on the GPU too)
+        # the consumer's first gemm without its wait for `full`: it reads stage 0 before the producer fills it, and
+        # the producer's copies land while that gemm may still run
         early = source.replace("                T.barrier_wait(full[k % 2], (k // 2) % 2)\n",
                                "                if k > 0:\n                    T.barrier_wait(full[k % 2], (k // 2) % 2)\n", 1)
         self.assertNotEqual(early, source)
-        with self.assertRaisesRegex(tlc.InterpreterError, r"(?s)threads 0-127 wait here for 'full'\[1\].*"
-                                    r"threads 128-255 wait here for 'empty'\[0\] \(phase parity 1; 1 phases"):
+        with self.assertRaisesRegex(tlc.InterpreterError, r"<source>:53:49: error: 'A_s' is written here where a "
+                                    r"T.wgmma_gemm \(line 40\) that reads it may still be running"):
             tlc.interpret(early, args, kernel="hand_gemm")
+        # the stage released before the wgmma reading it has retired (the arrive before the T.wait_wgmma)
+        late = source.replace("                T.wait_wgmma(0)\n                T.barrier_arrive(empty[k % 2])\n",
+                              "                T.barrier_arrive(empty[k % 2])\n                T.wait_wgmma(0)\n", 1)
+        self.assertNotEqual(late, source)
+        with self.assertRaisesRegex(tlc.InterpreterError, r"'A_s' is written here where a T.wgmma_gemm \(line 39\) "
+                                    r"that reads it may still be running"):
+            tlc.interpret(late, args, kernel="hand_gemm")
         # one range hands values to another through shared memory: with its wait, the same in both orders; without,
         # the reverse order (each round of ranges, and the two sides of a condition, last first) differs
         x = rng.standard_normal(128).astype(np.float32)
@@ -256,12 +287,21 @@ class InterpretTest(unittest.TestCase):
             else:
                 self.assertTrue(np.isnan(outs[0]).all())
                 np.testing.assert_array_equal(outs[1], 2 * x)
-        # no T.wait_wgmma: the accumulator is copied out while its last wgmma may still be running
+        # no T.wait_wgmma: the consumer frees a stage while the wgmma reading it may still run, and the producer
+        # refills it
         unwaited = source.replace("                T.wait_wgmma(0)\n", "", 1)
         self.assertNotEqual(unwaited, source)
-        with self.assertRaisesRegex(tlc.InterpreterError, r"<source>:41:20: error: 'acc' is used here while a "
-                                    r"T.wgmma_gemm into it is still in flight: a T.wait_wgmma must retire"):
+        with self.assertRaisesRegex(tlc.InterpreterError, r"<source>:51:49: error: 'A_s' is written here where a "
+                                    r"T.wgmma_gemm \(line 39\) that reads it may still be running"):
             tlc.interpret(unwaited, args, kernel="hand_gemm")
+        # an accumulator read before the T.wait_wgmma that retires its gemm
+        ab = {"A": a[:64, :64].copy(), "B": b[:64, :64].copy()}
+        c = np.full((64, 64), np.nan, np.float32)
+        tlc.interpret(IN_FLIGHT, dict(ab, C=c))
+        np.testing.assert_allclose(c, ab["A"].astype(np.float32) @ ab["B"].astype(np.float32), rtol=1e-3, atol=1e-3)
+        with self.assertRaisesRegex(tlc.InterpreterError, r"<source>:18:16: error: 'acc' is used here while a "
+                                    r"T.wgmma_gemm into it \(line 17\) is still in flight"):
+            tlc.interpret(IN_FLIGHT.replace("        T.wait_wgmma(0)\n", ""), dict(ab, C=c))
         # a named barrier for more threads than the consumer's range: some of the producer's would have to meet it
         named = source.replace("                T.barrier_arrive(empty[k % 2])\n",
                                "                T.barrier_arrive(empty[k % 2])\n                T.sync_threads(1, 160)\n", 1)
