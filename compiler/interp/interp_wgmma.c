@@ -96,7 +96,7 @@ void tlc_interp_wgmma_check_store(tlc_interp *it, const tir_buffer *b, int64_t o
         const group *g = &it->wgmma->g[i];
         for (int k = 0; k < g->nops; k++) {
             const rregion *op = &g->ops[k];
-            bool meet = op->ib == ib;
+            bool meet = op->ib == ib && ib->elems; /* (an element of an empty buffer is never stored) */
             for (int d = 0; d < ib->rank && meet; d++) {
                 int64_t x = off / ib->strides[d] % ib->dims[d];
                 meet = x >= op->start[d] && x < op->start[d] + op->ext[d];
