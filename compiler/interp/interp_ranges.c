@@ -6,23 +6,26 @@
  * condition on which its threads part ways, with a barrier wait inside,
  * makes one strand of each side; the strand that reached it waits until
  * both have finished. A strand runs until it reaches a barrier wait whose
- * phase has not completed; then the next strand runs, in a fixed round, so
- * that a run is one interleaving the GPU could take (a deterministic one).
+ * phase has not completed, or a T.wait_wgmma (where it lets the others go
+ * first); then the next strand runs, in a fixed round, so that a run is one
+ * interleaving the GPU could take (a deterministic one).
  * When every unfinished strand waits, the kernel would hang on the GPU:
  * the run stops with an error naming each wait. Under opts.reverse each
  * round runs the strands last to first: another interleaving, so that a
  * result that depends on one (a range reading what another writes with no
  * barrier between) differs between the two orders.
  *
- * Everything a barrier orders completes at once here: a wgmma when it is
- * issued, a cp.async or TMA copy when it is issued (so a TMA copy's bytes
- * complete what its expect_tx adds, and neither is tracked). The mbarriers
+ * Everything a barrier orders completes at once here: a cp.async or TMA
+ * copy when it is issued (so a TMA copy's bytes complete what its
+ * expect_tx adds, and neither is tracked), a wgmma's result too, though
+ * its group stays in flight for interp_wgmma.c's checks until a
+ * T.wait_wgmma of the strand retires it. The mbarriers
  * count arrivals and completed phases, as the hardware does: a wait for
  * parity p returns once the phase of that parity has completed, that is,
  * when the number of completed phases has the other parity.
  *
  * Only the statements on the way to a wait are resumable (a sequence, a
- * loop, a condition, the wait itself); everything else runs whole through
+ * loop, a condition, the wait itself, T.wait_wgmma); everything else runs whole through
  * interp_threads.c. Each strand has its own condition masks and per-level
  * values, since strands at the same depth would otherwise share them.
  * Fragments stay one copy a block: sema gives each fragment to one range
