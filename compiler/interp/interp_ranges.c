@@ -26,8 +26,9 @@
  *
  * Only the statements on the way to a wait are resumable (a sequence, a
  * loop, a condition, the wait itself or T.wait_wgmma); everything else
- * runs whole through interp_threads.c. Each strand has its own condition masks and per-level
- * values, since strands at the same depth would otherwise share them.
+ * runs whole through interp_threads.c. Each strand has its own condition
+ * masks and per-level values, since strands at the same depth would
+ * otherwise share them.
  * Fragments stay one copy a block: sema gives each fragment to one range
  * of threads, so no two strands share one. */
 #include <stdio.h>
