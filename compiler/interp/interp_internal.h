@@ -157,7 +157,6 @@ void tlc_interp_wgmma_free(tlc_interp *it);
 typedef struct tlc_interp_ranges tlc_interp_ranges;
 void tlc_interp_ranges_run(tlc_interp *it, const tir_stmt *body);
 void tlc_interp_ranges_restore(tlc_interp *it); /* the interpreter's own masks back (after an error) */
-bool tlc_interp_ranges_running(const tlc_interp *it);
 void tlc_interp_ranges_free(tlc_interp *it);
 /* Barrier statement s (an arrive, or a cp.async arrive) by the current
  * thread: one arrival. */

@@ -59,10 +59,12 @@ struct tlc_interp_ranges {
     int n, cap;
     bool *masks;         /* the interpreter's own masks and values, while a strand's are in use */
     int64_t *lv_a, *lv_b;
-    bool running;        /* a block's strands are running */
     bool *taken;         /* nthreads: a condition's value in each thread (fork) */
     int64_t *pending;    /* per mbarrier: arrivals missing in its current phase */
     int64_t *phases;     /* per mbarrier: phases completed */
+    /* named barriers (sync_threads(id, count)) met by several strands:
+     * threads arrived in the current round, rounds completed */
+    int64_t named_arrived[16], named_rounds[16];
 };
 
 static void free_strands(tlc_interp_ranges *r) {
@@ -82,10 +84,7 @@ void tlc_interp_ranges_restore(tlc_interp *it) {
     it->lv_a = r->lv_a;
     it->lv_b = r->lv_b;
     it->wgmma_owner = -1;
-    r->running = false;
 }
-
-bool tlc_interp_ranges_running(const tlc_interp *it) { return it->ranges && it->ranges->running; }
 
 void tlc_interp_ranges_free(tlc_interp *it) {
     tlc_interp_ranges *r = it->ranges;
@@ -100,13 +99,15 @@ void tlc_interp_ranges_free(tlc_interp *it) {
     it->ranges = NULL;
 }
 
-/* A barrier wait, or T.wait_wgmma: there the strand lets the others run
- * first (the warpgroup waits for its tensor cores on the GPU too), so that
- * a range that releases a buffer before its wgmmas reading it retire is
- * caught writing it (interp_wgmma.c). */
+/* A barrier wait, a named barrier (several strands may meet there), or
+ * T.wait_wgmma: there the strand lets the others run first (the warpgroup
+ * waits for its tensor cores on the GPU too), so that a range that releases
+ * a buffer before its wgmmas reading it retire is caught writing it
+ * (interp_wgmma.c). */
 static bool is_wait(const tir_stmt *s, const void *ctx) {
     (void)ctx;
-    return (s->kind == TS_MBARRIER && s->u.mbarrier.wait) || s->kind == TS_WAIT_WGMMA;
+    return (s->kind == TS_MBARRIER && s->u.mbarrier.wait) || s->kind == TS_WAIT_WGMMA ||
+           (s->kind == TS_SYNC_THREADS && s->u.sync.count > 0);
 }
 
 static bool has_wait(const tir_stmt *s) { return s && tir_stmt_any(s, is_wait, NULL); }
@@ -298,6 +299,32 @@ static bool advance(tlc_interp *it, int si) {
             }
             moved = true;
             continue;
+        case TS_SYNC_THREADS: { /* a named barrier: its count of threads, from any strands, meet */
+            int id = s->u.sync.id, here = 0;
+            for (int t = 0; t < it->nthreads; t++) here += mask[t];
+            if (!f->entered) {
+                f->entered = true;
+                f->i = r->named_rounds[id];
+                if (here < s->u.sync.count) {
+                    r->named_arrived[id] += here;
+                    if (r->named_arrived[id] > s->u.sync.count)
+                        tlc_interp_fail(it, s->loc, "named barrier %d is for %d threads, but %lld have arrived at it",
+                                        id, s->u.sync.count, (long long)r->named_arrived[id]);
+                    if (r->named_arrived[id] < s->u.sync.count) {
+                        st->waiting = s;
+                        return true; /* (it arrived) */
+                    }
+                    r->named_arrived[id] = 0;
+                }
+                r->named_rounds[id]++; /* (a range that holds all its threads meets itself) */
+            } else if (r->named_rounds[id] == f->i) {
+                return moved;
+            }
+            st->waiting = NULL;
+            st->nframes--;
+            moved = true;
+            continue;
+        }
         case TS_WAIT_WGMMA:
             if (!f->entered) { /* the others first */
                 f->entered = true;
@@ -336,6 +363,11 @@ static void describe_wait(tlc_interp *it, int si, char *out, size_t cap) {
         if (mask[t]) hi = t;
     tlc_interp_use_thread(it, lo);
     const tir_stmt *s = st->waiting;
+    if (s->kind == TS_SYNC_THREADS) {
+        snprintf(out, cap, "threads %d-%d wait here at named barrier %d (%lld of its %d threads have arrived)", lo, hi,
+                 s->u.sync.id, (long long)r->named_arrived[s->u.sync.id], s->u.sync.count);
+        return;
+    }
     int64_t b = barrier_of(it, s), parity = tlc_interp_eval_i(it, s->u.mbarrier.parity);
     const struct tir_mbarrier_group *g = &it->k->mbarriers[s->u.mbarrier.barrier];
     snprintf(out, cap, "threads %d-%d wait here for '%s'[%lld] (phase parity %lld; %lld phases completed, %lld "
@@ -378,12 +410,12 @@ void tlc_interp_ranges_run(tlc_interp *it, const tir_stmt *body) {
     tlc_interp_ranges *r = it->ranges;
     tlc_interp_ranges_restore(it);
     free_strands(r);
+    for (int i = 0; i < 16; i++) r->named_arrived[i] = r->named_rounds[i] = 0;
     for (int g = 0; g < k->nmbarrier_groups; g++)
         for (int i = 0; i < k->mbarriers[g].n; i++) {
             r->pending[k->mbarriers[g].first + i] = k->mbarriers[g].counts[i];
             r->phases[k->mbarriers[g].first + i] = 0;
         }
-    r->running = true;
     int root = new_strand(it, -1);
     for (int t = 0; t < it->nthreads; t++) r->v[root].masks[t] = true;
     push(it, root, body, 0);

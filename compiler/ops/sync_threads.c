@@ -14,10 +14,8 @@
  * touched it).
  *
  * No operands and no layout; the interpreter, which runs the block's
- * threads in lockstep, has nothing to do, except where ranges run at the
- * same time (interp/interp_ranges.c): a named barrier that threads of
- * several of them meet at is refused there. */
-#include "../interp/interp_internal.h"
+ * threads in lockstep, has nothing to do (where thread ranges run at the
+ * same time, a named barrier is where they meet: interp/interp_ranges.c). */
 #include "../ir/tir_op.h"
 #include "op_table.h"
 
@@ -35,18 +33,8 @@ static void sync_threads_lower(tlc_lower_ctx *lc, const tir_stmt *s) {
         tlc_emit(lc, tlc_barrier(lc));
 }
 
-static void sync_threads_interp(tlc_interp *it, const tir_stmt *s) {
-    if (!s->u.sync.count || !tlc_interp_ranges_running(it)) return;
-    int here = 0;
-    for (int t = 0; t < it->nthreads; t++) here += it->active[t];
-    if (s->u.sync.count > here)
-        tlc_interp_fail(it, s->loc, "named barrier %d waits for %d threads but %d reach it here: threads of thread "
-                        "ranges that run at the same time meet at it, which the interpreter does not run (the GPU "
-                        "does; mbarriers are run here)", s->u.sync.id, s->u.sync.count, here);
-}
-
 const tlc_op_desc tlc_op_sync_threads = {
     .kind = TS_SYNC_THREADS, .name = "sync_threads", .barrier = true,
-    .print = sync_threads_print, .verify = tlc_op_check_nothing, .interp = sync_threads_interp,
+    .print = sync_threads_print, .verify = tlc_op_check_nothing, .interp = tlc_op_step_nothing,
     .lower = sync_threads_lower, /* no operands, no layout */
 };

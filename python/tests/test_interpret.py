@@ -63,6 +63,34 @@ def in_flight(A, B):
 """
 
 
+# Two warpgroups meet at a named barrier (256 of the block's 384 threads) to hand values over; the third waits
+# for the first on an mbarrier.
+NAMED = """import tilelang
+import tilelang.language as T
+
+
+@tilelang.jit
+def named(A):
+    A: T.Tensor((128,), T.float32)
+    B = T.empty((128,), T.float32)
+    with T.Kernel(1, threads=384) as bx:
+        s = T.alloc_shared((128,), T.float32)
+        done = T.alloc_barrier(arrive_count=128)
+        tx = T.get_thread_binding()
+        if tx < 128:
+            T.sync_threads(1, 256)
+            B[tx] = s[tx]
+            T.barrier_arrive(done)
+        elif tx < 256:
+            s[tx - 128] = A[tx - 128] * 2
+            T.sync_threads(1, 256)
+        else:
+            T.barrier_wait(done, 0)
+            T.wait_wgmma(0)
+    return B
+"""
+
+
 class InterpretTest(unittest.TestCase):
     def setUp(self):
         self.cache = tempfile.TemporaryDirectory()
@@ -302,12 +330,19 @@ class InterpretTest(unittest.TestCase):
         with self.assertRaisesRegex(tlc.InterpreterError, r"<source>:18:16: error: 'acc' is used here while a "
                                     r"T.wgmma_gemm into it \(line 17\) is still in flight"):
             tlc.interpret(IN_FLIGHT.replace("        T.wait_wgmma(0)\n", ""), dict(ab, C=c))
-        # a named barrier for more threads than the consumer's range: some of the producer's would have to meet it
-        named = source.replace("                T.barrier_arrive(empty[k % 2])\n",
-                               "                T.barrier_arrive(empty[k % 2])\n                T.sync_threads(1, 160)\n", 1)
-        self.assertNotEqual(named, source)
-        with self.assertRaisesRegex(tlc.InterpreterError, "named barrier 1 waits for 160 threads but 128 reach it"):
-            tlc.interpret(named, args, kernel="hand_gemm")
+        # ranges that meet at a named barrier (its count of threads from both): the hand-off in both orders; without
+        # the producer's side, a hang naming the barrier and its arrivals
+        for reverse in (False, True):
+            y = np.zeros(128, np.float32)
+            tlc.interpret(NAMED, {"A": x, "B": y}, reverse=reverse)
+            np.testing.assert_array_equal(y, 2 * x)
+        alone = NAMED.replace("            s[tx - 128] = A[tx - 128] * 2\n            T.sync_threads(1, 256)\n",
+                              "            s[tx - 128] = A[tx - 128] * 2\n", 1)
+        self.assertNotEqual(alone, NAMED)
+        with self.assertRaisesRegex(tlc.InterpreterError, r"<source>:14:13: error: every thread range of the block "
+                                    r"waits on a barrier: the kernel would hang here; threads 0-127 wait here at named "
+                                    r"barrier 1 \(128 of its 256 threads have arrived\)"):
+            tlc.interpret(alone, {"A": x, "B": np.zeros(128, np.float32)})
 
     def test_fragment_offsets(self):
         # a fragment read and written in a Parallel loop at a loop variable plus a serial loop's offset
