@@ -302,22 +302,20 @@ static bool advance(tlc_interp *it, int si) {
         case TS_SYNC_THREADS: { /* a named barrier: its count of threads, from any strands, meet */
             int id = s->u.sync.id, here = 0;
             for (int t = 0; t < it->nthreads; t++) here += mask[t];
-            if (!f->entered) {
+            if (!f->entered && here < s->u.sync.count) { /* (a range that holds them all meets itself) */
                 f->entered = true;
                 f->i = r->named_rounds[id];
-                if (here < s->u.sync.count) {
-                    r->named_arrived[id] += here;
-                    if (r->named_arrived[id] > s->u.sync.count)
-                        tlc_interp_fail(it, s->loc, "named barrier %d is for %d threads, but %lld have arrived at it",
-                                        id, s->u.sync.count, (long long)r->named_arrived[id]);
-                    if (r->named_arrived[id] < s->u.sync.count) {
-                        st->waiting = s;
-                        return true; /* (it arrived) */
-                    }
-                    r->named_arrived[id] = 0;
+                r->named_arrived[id] += here;
+                if (r->named_arrived[id] > s->u.sync.count)
+                    tlc_interp_fail(it, s->loc, "named barrier %d is for %d threads, but %lld have arrived at it",
+                                    id, s->u.sync.count, (long long)r->named_arrived[id]);
+                if (r->named_arrived[id] < s->u.sync.count) {
+                    st->waiting = s;
+                    return true; /* (it arrived) */
                 }
-                r->named_rounds[id]++; /* (a range that holds all its threads meets itself) */
-            } else if (r->named_rounds[id] == f->i) {
+                r->named_arrived[id] = 0; /* the last to arrive: the round completes */
+                r->named_rounds[id]++;
+            } else if (f->entered && r->named_rounds[id] == f->i) {
                 return moved;
             }
             st->waiting = NULL;

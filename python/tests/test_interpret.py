@@ -343,6 +343,10 @@ class InterpretTest(unittest.TestCase):
                                     r"waits on a barrier: the kernel would hang here; threads 0-127 wait here at named "
                                     r"barrier 1 \(128 of its 256 threads have arrived\)"):
             tlc.interpret(alone, {"A": x, "B": np.zeros(128, np.float32)})
+        with self.assertRaisesRegex(tlc.InterpreterError, r"<source>:19:13: error: named barrier 1 is for 160 threads, "
+                                    r"but 256 have arrived at it"):
+            tlc.interpret(NAMED.replace("T.sync_threads(1, 256)", "T.sync_threads(1, 160)"),
+                          {"A": x, "B": np.zeros(128, np.float32)})
 
     def test_fragment_offsets(self):
         # a fragment read and written in a Parallel loop at a loop variable plus a serial loop's offset
