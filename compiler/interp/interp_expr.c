@@ -54,7 +54,7 @@ int64_t tlc_interp_eval_i(tlc_interp *it, const tir_expr *e) {
     return tlc_interp_isf(e->dtype) ? tlc_float_to_int(TIR_I64, v.f) : v.i;
 }
 
-static bool truthy(tlc_interp *it, const tir_expr *e) {
+bool tlc_interp_truthy(tlc_interp *it, const tir_expr *e) {
     tlc_ival v = tlc_interp_eval(it, e);
     return tlc_interp_isf(e->dtype) ? v.f != 0 : v.i != 0;
 }
@@ -90,8 +90,8 @@ static tlc_ival eval_binary(tlc_interp *it, const tir_expr *e) {
     tir_binop op = e->u.bin.op;
     const tir_expr *x = e->u.bin.a, *y = e->u.bin.b;
     tlc_ival r;
-    if (op == TB_AND) { r.i = truthy(it, x) && truthy(it, y); return r; }
-    if (op == TB_OR) { r.i = truthy(it, x) || truthy(it, y); return r; }
+    if (op == TB_AND) { r.i = tlc_interp_truthy(it, x) && tlc_interp_truthy(it, y); return r; }
+    if (op == TB_OR) { r.i = tlc_interp_truthy(it, x) || tlc_interp_truthy(it, y); return r; }
     if (op >= TB_LT && op <= TB_NE) {
         if (tlc_interp_isf(x->dtype) || tlc_interp_isf(y->dtype)) {
             double a = tlc_interp_eval_f(it, x), b = tlc_interp_eval_f(it, y);
@@ -168,7 +168,7 @@ static tlc_ival eval_unary(tlc_interp *it, const tir_expr *e) {
     tir_unop op = e->u.un.op;
     const tir_expr *x = e->u.un.a;
     tlc_ival r;
-    if (op == TU_NOT) { r.i = !truthy(it, x); return r; }
+    if (op == TU_NOT) { r.i = !tlc_interp_truthy(it, x); return r; }
     if (!tlc_interp_isf(e->dtype)) {
         int64_t a = tlc_interp_eval_i(it, x);
         switch (op) {
@@ -233,7 +233,7 @@ tlc_ival tlc_interp_eval(tlc_interp *it, const tir_expr *e) {
         if (e->u.cast.bits) return tlc_interp_reinterpret(tlc_interp_eval(it, e->u.cast.a), e->u.cast.a->dtype, e->dtype);
         return tlc_interp_convert(tlc_interp_eval(it, e->u.cast.a), e->u.cast.a->dtype, e->dtype);
     case TE_SELECT: {
-        const tir_expr *pick = truthy(it, e->u.sel.cond) ? e->u.sel.a : e->u.sel.b;
+        const tir_expr *pick = tlc_interp_truthy(it, e->u.sel.cond) ? e->u.sel.a : e->u.sel.b;
         r = tlc_interp_eval(it, pick);
         if (pick->dtype != e->dtype) r = tlc_interp_convert(r, pick->dtype, e->dtype);
         return r;

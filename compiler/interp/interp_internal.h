@@ -108,6 +108,7 @@ noreturn void tlc_interp_fail(tlc_interp *it, tlc_loc loc, const char *fmt, ...)
 /* interp_expr.c */
 tlc_ival tlc_interp_eval(tlc_interp *it, const tir_expr *e); /* in e->dtype's representation */
 double tlc_interp_eval_f(tlc_interp *it, const tir_expr *e);
+bool tlc_interp_truthy(tlc_interp *it, const tir_expr *e); /* e's value as a condition */
 int64_t tlc_interp_eval_i(tlc_interp *it, const tir_expr *e);
 /* Converts v from dtype `from` to dtype `to` (rounding / truncation / wrap). */
 tlc_ival tlc_interp_convert(tlc_ival v, tir_dtype from, tir_dtype to);
@@ -127,6 +128,10 @@ void *tlc_interp_xrealloc(void *p, size_t n, size_t sz); /* the same for realloc
 void tlc_interp_threads_create(tlc_interp *it);  /* it->vars per thread */
 void tlc_interp_threads_destroy(tlc_interp *it);
 void tlc_interp_use_thread(tlc_interp *it, int t);
+/* The first thread set in mask (callers ask only when one is; else 0). */
+int tlc_interp_first_thread(const tlc_interp *it, const bool *mask);
+/* Thread t's value of variable v (wrapped to its dtype). */
+void tlc_interp_set_thread_var(tlc_interp *it, const tir_var *v, int t, int64_t value);
 /* A block of a thread-indexed kernel (block indices set in thread 0):
  * thread 0's values in every thread, the thread indices set; then its
  * statements s run (the body, or a part of it between sync_grid()s). */

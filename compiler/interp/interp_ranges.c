@@ -112,12 +112,6 @@ static bool is_wait(const tir_stmt *s, const void *ctx) {
 
 static bool has_wait(const tir_stmt *s) { return s && tir_stmt_any(s, is_wait, NULL); }
 
-static int first_of(const tlc_interp *it, const bool *mask) {
-    for (int t = 0; t < it->nthreads; t++)
-        if (mask[t]) return t;
-    return 0;
-}
-
 static bool *mask_at(tlc_interp *it, int level) { return it->masks + (size_t)level * (size_t)it->nthreads; }
 
 /* A new strand (its masks all false); an index, since the array moves. */
@@ -193,8 +187,7 @@ static void fork(tlc_interp *it, int si, const tir_stmt *s, int level) {
     for (int t = 0; t < n; t++) {
         if (!mask[t]) continue;
         tlc_interp_use_thread(it, t);
-        tlc_ival c = tlc_interp_eval(it, s->u.if_.cond);
-        taken[t] = tlc_interp_isf(s->u.if_.cond->dtype) ? c.f != 0 : c.i != 0;
+        taken[t] = tlc_interp_truthy(it, s->u.if_.cond);
     }
     for (int branch = 1; branch >= 0; branch--) {
         const tir_stmt *body = branch ? s->u.if_.then : s->u.if_.els;
@@ -240,7 +233,7 @@ static bool advance(tlc_interp *it, int si) {
             continue;
         case TS_FOR: {
             const tir_var *v = s->u.for_.vars[0];
-            int first = first_of(it, mask);
+            int first = tlc_interp_first_thread(it, mask);
             if (!f->entered) {
                 if (s->u.for_.nvars != 1 || s->u.for_.kind == TIR_FOR_PARALLEL)
                     tlc_interp_fail(it, s->loc, "a barrier wait inside a loop of this kind is not supported here");
@@ -264,9 +257,7 @@ static bool advance(tlc_interp *it, int si) {
                 continue;
             }
             for (int t = 0; t < it->nthreads; t++)
-                if (mask[t])
-                    it->tvars[(size_t)t * (size_t)it->k->nvars + (size_t)v->id].i =
-                        tir_wrap_int(v->dtype, f->start + f->i * step);
+                if (mask[t]) tlc_interp_set_thread_var(it, v, t, f->start + f->i * step);
             if (s->u.for_.cond) {
                 tlc_interp_use_thread(it, first);
                 if (!tlc_interp_loop_goes_on(it, s, f->i)) {
@@ -291,10 +282,8 @@ static bool advance(tlc_interp *it, int si) {
                 moved = true;
                 continue;
             } else {
-                tlc_interp_use_thread(it, first_of(it, mask));
-                tlc_ival c = tlc_interp_eval(it, s->u.if_.cond);
-                const tir_stmt *body = (tlc_interp_isf(s->u.if_.cond->dtype) ? c.f != 0 : c.i != 0) ? s->u.if_.then
-                                                                                                   : s->u.if_.els;
+                tlc_interp_use_thread(it, tlc_interp_first_thread(it, mask));
+                const tir_stmt *body = tlc_interp_truthy(it, s->u.if_.cond) ? s->u.if_.then : s->u.if_.els;
                 if (body) push(it, si, body, f->level);
             }
             moved = true;
@@ -333,7 +322,7 @@ static bool advance(tlc_interp *it, int si) {
             moved = true;
             continue;
         case TS_MBARRIER:
-            tlc_interp_use_thread(it, first_of(it, mask));
+            tlc_interp_use_thread(it, tlc_interp_first_thread(it, mask));
             if (!wait_passes(it, s)) {
                 st->waiting = s;
                 return moved;
@@ -356,7 +345,7 @@ static void describe_wait(tlc_interp *it, int si, char *out, size_t cap) {
     const strand *st = &r->v[si];
     use_strand(it, si);
     const bool *mask = mask_at(it, st->frames[st->nframes - 1].level);
-    int lo = first_of(it, mask), hi = lo;
+    int lo = tlc_interp_first_thread(it, mask), hi = lo;
     for (int t = lo; t < it->nthreads; t++)
         if (mask[t]) hi = t;
     tlc_interp_use_thread(it, lo);

@@ -73,14 +73,7 @@ void tlc_interp_use_thread(tlc_interp *it, int t) {
     }
 }
 
-static bool truthy(tlc_interp *it, const tir_expr *e) {
-    tlc_ival v = tlc_interp_eval(it, e);
-    return tlc_interp_isf(e->dtype) ? v.f != 0 : v.i != 0;
-}
-
-/* The first thread that runs a level (callers run a level only when some
- * thread does). */
-static int first_of(const tlc_interp *it, const bool *mask) {
+int tlc_interp_first_thread(const tlc_interp *it, const bool *mask) {
     for (int t = 0; t < it->nthreads; t++)
         if (mask[t]) return t;
     return 0;
@@ -109,7 +102,7 @@ static void run_block_work(tlc_interp *it, const tir_stmt *s, const bool *mask) 
     }
 }
 
-static void set_loop_var(tlc_interp *it, const tir_var *v, int t, int64_t value) {
+void tlc_interp_set_thread_var(tlc_interp *it, const tir_var *v, int t, int64_t value) {
     it->tvars[(size_t)t * (size_t)it->k->nvars + (size_t)v->id].i = tir_wrap_int(v->dtype, value);
 }
 
@@ -124,13 +117,13 @@ static void run_for(tlc_interp *it, const tir_stmt *s, int level) {
     const tir_var *v = s->u.for_.vars[0];
     int64_t step = s->u.for_.step ? s->u.for_.step : 1;
     if (!s->u.for_.thread_varying) {
-        tlc_interp_use_thread(it, first_of(it, mask));
+        tlc_interp_use_thread(it, tlc_interp_first_thread(it, mask));
         int64_t start = tlc_interp_eval_i(it, s->u.for_.start[0]), ext = tlc_interp_eval_i(it, s->u.for_.extent[0]);
         for (int64_t i = 0; i < ext; i++) {
             for (int t = 0; t < n; t++)
-                if (mask[t]) set_loop_var(it, v, t, start + i * step);
+                if (mask[t]) tlc_interp_set_thread_var(it, v, t, start + i * step);
             if (s->u.for_.cond) { /* the same in every thread here */
-                tlc_interp_use_thread(it, first_of(it, mask));
+                tlc_interp_use_thread(it, tlc_interp_first_thread(it, mask));
                 if (!tlc_interp_loop_goes_on(it, s, i)) break;
             }
             tlc_interp_step(it, s->loc);
@@ -152,7 +145,7 @@ static void run_for(tlc_interp *it, const tir_stmt *s, int level) {
         for (int t = 0; t < n; t++) {
             sub[t] = mask[t] && i < ext[t];
             if (!sub[t]) continue;
-            set_loop_var(it, v, t, start[t] + i * step);
+            tlc_interp_set_thread_var(it, v, t, start[t] + i * step);
             if (s->u.for_.cond) {
                 tlc_interp_use_thread(it, t);
                 if (!tlc_interp_loop_goes_on(it, s, i)) ext[t] = i, sub[t] = false; /* this thread's loop ended */
@@ -169,15 +162,15 @@ static void run_if(tlc_interp *it, const tir_stmt *s, int level) {
     int n = it->nthreads;
     const bool *mask = it->masks + (size_t)level * (size_t)n;
     if (!s->u.if_.thread_varying) {
-        tlc_interp_use_thread(it, first_of(it, mask));
-        run(it, truthy(it, s->u.if_.cond) ? s->u.if_.then : s->u.if_.els, level);
+        tlc_interp_use_thread(it, tlc_interp_first_thread(it, mask));
+        run(it, tlc_interp_truthy(it, s->u.if_.cond) ? s->u.if_.then : s->u.if_.els, level);
         return;
     }
     int64_t *taken = it->lv_a + (size_t)level * (size_t)n;
     for (int t = 0; t < n; t++) {
         if (!mask[t]) continue;
         tlc_interp_use_thread(it, t);
-        taken[t] = truthy(it, s->u.if_.cond);
+        taken[t] = tlc_interp_truthy(it, s->u.if_.cond);
     }
     bool *sub = it->masks + (size_t)(level + 1) * (size_t)n;
     /* then, else; under opts.reverse else first: on the GPU the two sides
@@ -284,7 +277,7 @@ void tlc_interp_threads_setup(tlc_interp *it) {
     for (int t = 0; t < n; t++) {
         int below = 1;
         for (int a = 0; a < 3; a++) {
-            if (k->thread_idx[a]) set_loop_var(it, k->thread_idx[a], t, t / below % k->thread_dims[a]);
+            if (k->thread_idx[a]) tlc_interp_set_thread_var(it, k->thread_idx[a], t, t / below % k->thread_dims[a]);
             below *= k->thread_dims[a];
         }
         it->masks[t] = true;

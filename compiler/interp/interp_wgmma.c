@@ -69,41 +69,39 @@ void tlc_interp_wgmma_check(tlc_interp *it, const tir_buffer *b, tlc_loc loc) {
                             "this statement)", b->name, it->wgmma->g[i].loc.line);
 }
 
-static noreturn void overwritten(tlc_interp *it, const group *g, const rregion *op, tlc_loc loc) {
-    tlc_interp_fail(it, loc, "'%s' is written here where a T.wgmma_gemm (line %d) that reads it may still be running: "
-                    "the warpgroup that issued it must retire it with T.wait_wgmma before the buffer is released "
-                    "(on the GPU the gemm would read the new values)", op->ib->b->name, g->loc.line);
+/* A write to [start, start + ext) of shared buffer ib (at loc): an error
+ * where an in-flight group reads any of it. */
+static void check_area(tlc_interp *it, const ibuf *ib, const int64_t *start, const int64_t *ext, tlc_loc loc) {
+    for (int i = 0; i < it->wgmma->n; i++) {
+        const group *g = &it->wgmma->g[i];
+        for (int k = 0; k < g->nops; k++) {
+            const rregion *op = &g->ops[k];
+            bool meet = op->ib == ib && op->elems;
+            for (int d = 0; d < ib->rank && meet; d++)
+                meet = start[d] < op->start[d] + op->ext[d] && op->start[d] < start[d] + ext[d];
+            if (meet)
+                tlc_interp_fail(it, loc, "'%s' is written here where a T.wgmma_gemm (line %d) that reads it may still "
+                                "be running: the warpgroup that issued it must retire it with T.wait_wgmma before the "
+                                "buffer is released (on the GPU the gemm would read the new values)", ib->b->name,
+                                g->loc.line);
+        }
+    }
 }
 
 void tlc_interp_wgmma_check_write(tlc_interp *it, const rregion *r, tlc_loc loc) {
-    if (!tlc_interp_wgmma_any(it) || r->ib->b->scope != TIR_SCOPE_SHARED || !r->elems) return;
-    for (int i = 0; i < it->wgmma->n; i++) {
-        const group *g = &it->wgmma->g[i];
-        for (int k = 0; k < g->nops; k++) {
-            const rregion *op = &g->ops[k];
-            bool meet = op->ib == r->ib && op->elems;
-            for (int d = 0; d < r->rank && meet; d++)
-                meet = r->start[d] < op->start[d] + op->ext[d] && op->start[d] < r->start[d] + r->ext[d];
-            if (meet) overwritten(it, g, op, loc);
-        }
-    }
+    if (tlc_interp_wgmma_any(it) && r->ib->b->scope == TIR_SCOPE_SHARED && r->elems)
+        check_area(it, r->ib, r->start, r->ext, loc);
 }
 
 void tlc_interp_wgmma_check_store(tlc_interp *it, const tir_buffer *b, int64_t off, tlc_loc loc) {
-    if (!tlc_interp_wgmma_any(it) || b->scope != TIR_SCOPE_SHARED) return;
     const ibuf *ib = &it->bufs[b->id];
-    for (int i = 0; i < it->wgmma->n; i++) {
-        const group *g = &it->wgmma->g[i];
-        for (int k = 0; k < g->nops; k++) {
-            const rregion *op = &g->ops[k];
-            bool meet = op->ib == ib && ib->elems; /* (an element of an empty buffer is never stored) */
-            for (int d = 0; d < ib->rank && meet; d++) {
-                int64_t x = off / ib->strides[d] % ib->dims[d];
-                meet = x >= op->start[d] && x < op->start[d] + op->ext[d];
-            }
-            if (meet) overwritten(it, g, op, loc);
-        }
+    if (!tlc_interp_wgmma_any(it) || b->scope != TIR_SCOPE_SHARED || !ib->elems) return;
+    int64_t at[TLC_INTERP_MAX_RANK], one[TLC_INTERP_MAX_RANK];
+    for (int d = 0; d < ib->rank; d++) { /* the element's indices */
+        at[d] = off / ib->strides[d] % ib->dims[d];
+        one[d] = 1;
     }
+    check_area(it, ib, at, one, loc);
 }
 
 void tlc_interp_wgmma_reset(tlc_interp *it) {
