@@ -143,7 +143,11 @@ enum { TLRT_CUDA_CONSTANTS(TLRT_CUDA_ENUMERATOR) };
     X(0, cuTensorMapEncodeTiled, "cuTensorMapEncodeTiled", CUresult,                                       \
       (tlrt_cu_tensor_map * map, int dtype, unsigned rank, void *addr, const uint64_t *dims,               \
        const uint64_t *strides, const unsigned *box, const unsigned *estrides, int interleave, int swizzle,  \
-       int l2, int oob))
+       int l2, int oob))                                                                                   \
+    X(0, cuTensorMapEncodeIm2col, "cuTensorMapEncodeIm2col", CUresult,                                     \
+      (tlrt_cu_tensor_map * map, int dtype, unsigned rank, void *addr, const uint64_t *dims,               \
+       const uint64_t *strides, const int *lower, const int *upper, unsigned channels, unsigned pixels,     \
+       const unsigned *estrides, int interleave, int swizzle, int l2, int oob))
 
 typedef struct tlrt_cuda {
     void *lib; /* dlopen handle */

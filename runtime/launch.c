@@ -30,14 +30,24 @@ static tlrt_status encode_tmaps(tlrt_context *ctx, tlrt_kernel *k, tlrt_launch_p
         const tlrt_tmap_request *q = &plan->tmaps[t];
         tlrt_cu_tensor_map map;
         memset(&map, 0, sizeof map);
-        CUresult r = ctx->cu.cuTensorMapEncodeTiled(
-            &map, tmap_dtype(q->dtype), (unsigned)q->rank, (void *)(uintptr_t)q->address, q->global_dim,
-            q->global_strides, q->box, q->elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, (int)q->swizzle, (int)q->l2,
-            (int)q->oob);
+        if (q->im2col && !ctx->cu.cuTensorMapEncodeIm2col)
+            return tlrt_fail(ctx, TLRT_ERROR_UNSUPPORTED,
+                             "kernel '%s' uses TMA's im2col mode, but the driver lacks cuTensorMapEncodeIm2col", k->name);
+        CUresult r =
+            q->im2col
+                ? ctx->cu.cuTensorMapEncodeIm2col(&map, tmap_dtype(q->dtype), (unsigned)q->rank,
+                                                  (void *)(uintptr_t)q->address, q->global_dim, q->global_strides,
+                                                  q->corner_lower, q->corner_upper, q->box[0], q->box[1],
+                                                  q->elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, (int)q->swizzle,
+                                                  (int)q->l2, (int)q->oob)
+                : ctx->cu.cuTensorMapEncodeTiled(&map, tmap_dtype(q->dtype), (unsigned)q->rank,
+                                                 (void *)(uintptr_t)q->address, q->global_dim, q->global_strides,
+                                                 q->box, q->elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                                                 (int)q->swizzle, (int)q->l2, (int)q->oob);
         if (r != CUDA_SUCCESS) {
             char what[512];
-            snprintf(what, sizeof what, "kernel '%.200s': building the TMA descriptor of '%s' (cuTensorMapEncodeTiled)",
-                     k->name, k->meta->params[q->param].name);
+            snprintf(what, sizeof what, "kernel '%.200s': building the TMA descriptor of '%s' (%s)", k->name,
+                     k->meta->params[q->param].name, q->im2col ? "cuTensorMapEncodeIm2col" : "cuTensorMapEncodeTiled");
             return tlrt_cuda_fail(ctx, r, TLRT_ERROR_ARG_MISMATCH, what);
         }
         memcpy(plan->tmap_storage[t], &map, sizeof map);

@@ -162,9 +162,39 @@ static tlrt_status pack_scalar(checker *c, int i, const tlrt_arg *a, uint64_t *s
     return TLRT_SUCCESS;
 }
 
-static tlrt_status plan_tmap(checker *c, const tlrt_tmap_meta *m, const tlrt_arg *a, tlrt_tmap_request *r) {
+/* A view map's dims (outermost first), evaluated; their product may not
+ * exceed the tensor's elements. */
+static tlrt_status view_dims(checker *c, const tlrt_tmap_meta *m, const tlrt_arg *a, const int64_t *syms,
+                             const int64_t *scalars, int64_t *dims) {
+    const tlrt_param_meta *p = &c->k->params[m->param];
+    int64_t elems = 1, view = 1;
+    for (int d = 0; d < p->rank; d++)
+        if (__builtin_mul_overflow(elems, a->shape[d], &elems)) elems = INT64_MAX;
+    for (int d = 0; d < m->rank; d++) {
+        char sub[200];
+        if (!tlrt_expr_eval(&c->k->map_exprs[m->view - 1 + d], syms, scalars, &dims[d], sub, sizeof sub))
+            return mismatch(c, m->param, "the view its tensor map is built over: %s", sub, NULL);
+        if (dims[d] < 1 || __builtin_mul_overflow(view, dims[d], &view) || view > elems) {
+            char msg[200];
+            snprintf(msg, sizeof msg, "the view its tensor map is built over has dim %d = %lld, more elements than the "
+                     "tensor's %lld (or none)", d, (long long)dims[d], (long long)elems);
+            return mismatch(c, m->param, "%s", msg, NULL);
+        }
+    }
+    return TLRT_SUCCESS;
+}
+
+static tlrt_status plan_tmap(checker *c, const tlrt_tmap_meta *m, const tlrt_arg *a, const int64_t *syms,
+                             const int64_t *scalars, tlrt_tmap_request *r) {
     const tlrt_param_meta *p = &c->k->params[m->param];
     int64_t esz = tlrt_dtype_bytes(p->dtype);
+    int64_t view[TLRT_MAX_TMAP_RANK];
+    const int64_t *shape = a->shape;
+    if (m->view) {
+        tlrt_status st = view_dims(c, m, a, syms, scalars, view);
+        if (st != TLRT_SUCCESS) return st;
+        shape = view;
+    }
     memset(r, 0, sizeof *r);
     r->param = m->param;
     r->dtype = p->dtype;
@@ -176,7 +206,7 @@ static tlrt_status plan_tmap(checker *c, const tlrt_tmap_meta *m, const tlrt_arg
     if (a->ptr % 16 != 0) return mismatch(c, m->param, "TMA needs a 16-byte aligned base address", NULL, NULL);
     /* strides: the argument's for a strided tensor (dims of extent 1 keep
      * the contiguous one, which nothing reads), else row-major */
-    bool given = a->strides && p->strided;
+    bool given = a->strides && p->strided && !m->view;
     if (given && a->shape[m->rank - 1] > 1 && a->strides[m->rank - 1] != 1) {
         char msg[200];
         snprintf(msg, sizeof msg, "TMA needs the innermost dim contiguous (stride 1); it has stride %lld",
@@ -186,10 +216,10 @@ static tlrt_status plan_tmap(checker *c, const tlrt_tmap_meta *m, const tlrt_arg
     int64_t stride = esz;
     for (int j = 0; j < m->rank; j++) {
         int d = m->rank - 1 - j; /* j counts from the innermost dim */
-        r->global_dim[j] = (uint64_t)a->shape[d];
+        r->global_dim[j] = (uint64_t)shape[d];
         r->box[j] = m->box[d];
         r->elem_strides[j] = m->elem_strides[d];
-        if (a->shape[d] > ((int64_t)1 << 32)) return mismatch(c, m->param, "TMA dims must be at most 2^32", NULL, NULL);
+        if (shape[d] > ((int64_t)1 << 32)) return mismatch(c, m->param, "TMA dims must be at most 2^32", NULL, NULL);
         if (j > 0 && given && a->shape[d] > 1 && __builtin_mul_overflow(a->strides[d], esz, &stride))
             return mismatch(c, m->param, "stride too large", NULL, NULL);
         if (j > 0 && given && a->shape[d] > 1 && stride <= 0)
@@ -205,8 +235,42 @@ static tlrt_status plan_tmap(checker *c, const tlrt_tmap_meta *m, const tlrt_arg
             }
             r->global_strides[j - 1] = (uint64_t)stride;
         }
-        if (__builtin_mul_overflow(stride, a->shape[d] ? a->shape[d] : 1, &stride))
+        if (__builtin_mul_overflow(stride, shape[d] ? shape[d] : 1, &stride))
             return mismatch(c, m->param, "shape too large", NULL, NULL);
+    }
+    return TLRT_SUCCESS;
+}
+
+/* An im2col map's corners, evaluated and checked against the ranges TMA
+ * takes for the tensor's rank (the driver's cuTensorMapEncodeIm2col
+ * documentation; the offsets are the PTX instruction's). */
+static tlrt_status plan_im2col(const tlrt_kernel_meta *k, const tlrt_tmap_meta *m, const int64_t *syms,
+                               const int64_t *scalars, tlrt_tmap_request *r, char *err, size_t errlen) {
+    static const int64_t corner_max[6] = {0, 0, 0, 32767, 127, 15}, offset_limit[6] = {0, 0, 0, 65535, 255, 31};
+    const char *name = k->params[m->param].name;
+    static const char *what[3] = {"lower corner", "upper corner", "largest offset"};
+    int64_t v[3];
+    for (int i = 0; i < 3; i++) {
+        char sub[200];
+        if (!tlrt_expr_eval(&k->map_exprs[m->im2col_exprs - 1 + i], syms, scalars, &v[i], sub, sizeof sub)) {
+            tlrt_errf(err, errlen, "kernel '%s': the im2col map of '%s': %s: %s", k->name, name, what[i], sub);
+            return TLRT_ERROR_ARG_MISMATCH;
+        }
+    }
+    int64_t cmax = corner_max[m->rank], omax = offset_limit[m->rank];
+    if (v[0] < -cmax - 1 || v[0] > cmax || v[1] < -cmax - 1 || v[1] > cmax || v[2] < 0 || v[2] > omax) {
+        tlrt_errf(err, errlen,
+                  "kernel '%s': TMA's im2col mode cannot load '%s' (rank %d): its bounding box corners must be within "
+                  "[%lld, %lld] and its offsets within [0, %lld], but they are %lld (lower: the negated padding), %lld "
+                  "(upper: padding - dilation * (kernel - 1)) and up to %lld (dilation * (kernel - 1))",
+                  k->name, name, m->rank, (long long)(-cmax - 1), (long long)cmax, (long long)omax, (long long)v[0],
+                  (long long)v[1], (long long)v[2]);
+        return TLRT_ERROR_ARG_MISMATCH;
+    }
+    r->im2col = true;
+    for (int d = 0; d < m->rank - 2; d++) {
+        r->corner_lower[d] = (int)v[0];
+        r->corner_upper[d] = (int)v[1];
     }
     return TLRT_SUCCESS;
 }
@@ -297,8 +361,12 @@ tlrt_status tlrt_plan_launch(const tlrt_kernel_meta *k, const tlrt_arg *args, in
             tlrt_errf(err, errlen, "kernel '%s': tmap #%d does not name a tensor", k->name, t);
             return TLRT_ERROR_INVALID_METADATA;
         }
-        st = plan_tmap(&c, m, &args[m->param], &plan->tmaps[t]);
+        st = plan_tmap(&c, m, &args[m->param], plan->sym_values, scalar_ints, &plan->tmaps[t]);
         if (st != TLRT_SUCCESS) return st;
+        if (m->im2col) {
+            st = plan_im2col(k, m, plan->sym_values, scalar_ints, &plan->tmaps[t], err, errlen);
+            if (st != TLRT_SUCCESS) return st;
+        }
         plan->ntmaps++;
     }
     static const int64_t grid_max[3] = {INT32_MAX, 65535, 65535};

@@ -52,6 +52,18 @@ static void format_function(tlrt_buf *b, const tlrt_module_meta *m, const tlrt_f
     format_checks(b, &f->sig);
 }
 
+/* A tmap's "view" or "im2col" line: n map expressions from first - 1
+ * (first 0: no line). */
+static void format_map_exprs(tlrt_buf *b, const tlrt_kernel_meta *k, const char *what, int first, int n) {
+    if (!first) return;
+    tlrt_buf_printf(b, TLRT_META_PREFIX "%s", what);
+    for (int i = 0; i < n; i++) {
+        tlrt_buf_printf(b, " ");
+        tlrt_expr_format(b, &k->map_exprs[first - 1 + i], k);
+    }
+    tlrt_buf_printf(b, "\n");
+}
+
 static void format_kernel(tlrt_buf *b, const tlrt_kernel_meta *k) {
     tlrt_buf_printf(b, TLRT_META_PREFIX "kernel %s\n", k->name);
     format_params(b, k);
@@ -62,8 +74,10 @@ static void format_kernel(tlrt_buf *b, const tlrt_kernel_meta *k) {
         for (int d = 0; d < m->rank; d++) tlrt_buf_printf(b, "%s%u", d ? "," : "", m->box[d]);
         tlrt_buf_printf(b, "] estrides=[");
         for (int d = 0; d < m->rank; d++) tlrt_buf_printf(b, "%s%u", d ? "," : "", m->elem_strides[d]);
-        tlrt_buf_printf(b, "] swizzle=%s l2=%s oob=%s\n", tlrt_swizzle_name(m->swizzle), l2[m->l2],
-                        m->oob == TLRT_OOB_NAN ? "nan" : "zero");
+        tlrt_buf_printf(b, "] swizzle=%s l2=%s oob=%s%s\n", tlrt_swizzle_name(m->swizzle), l2[m->l2],
+                        m->oob == TLRT_OOB_NAN ? "nan" : "zero", m->im2col ? " mode=im2col" : "");
+        format_map_exprs(b, k, "view", m->view, m->rank);
+        format_map_exprs(b, k, "im2col", m->im2col_exprs, 3);
     }
     for (int i = 0; i < k->nsyms; i++)
         if (k->sym_multiple[i] > 1)

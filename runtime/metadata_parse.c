@@ -303,16 +303,17 @@ static bool do_launch(parser *ps, char **w, int nw) {
     return fail(ps, "launch: no kernel '%.200s' before this line", w[0], NULL);
 }
 
-static bool parse_u32_list(char *s, uint32_t *out, int want) {
+/* A list of 1..5 integers; its length, or 0 when malformed. */
+static int parse_u32_list(char *s, uint32_t *out) {
     char *items[TLRT_MAX_TMAP_RANK];
     int n = split_list(s, items, TLRT_MAX_TMAP_RANK);
-    if (n != want) return false;
+    if (n < 1 || n > TLRT_MAX_TMAP_RANK) return 0;
     for (int i = 0; i < n; i++) {
         int64_t v;
-        if (!parse_i64(items[i], 0, 1 << 20, &v)) return false;
+        if (!parse_i64(items[i], 0, 1 << 20, &v)) return 0;
         out[i] = (uint32_t)v;
     }
-    return true;
+    return n;
 }
 
 static bool do_tmap(parser *ps, char **w, int nw) {
@@ -325,10 +326,8 @@ static bool do_tmap(parser *ps, char **w, int nw) {
     tlrt_tmap_meta *t = &k->tmaps[k->ntmaps];
     memset(t, 0, sizeof *t);
     t->param = pi;
-    t->rank = k->params[pi].rank;
-    if (t->rank < 1 || t->rank > TLRT_MAX_TMAP_RANK) return fail(ps, "tmap of '%s': tensor rank must be 1..5", w[0], NULL);
-    for (int d = 0; d < t->rank; d++) t->elem_strides[d] = 1;
     t->l2 = TLRT_L2_NONE;
+    int nestrides = 0; /* the box's rank (the tensor's, or a view's: checked when the kernel closes) */
     bool have_box = false;
     for (int i = 1; i < nw; i++) {
         char *v = strchr(w[i], '=');
@@ -336,11 +335,11 @@ static bool do_tmap(parser *ps, char **w, int nw) {
         *v++ = 0;
         const char *key = w[i];
         if (strcmp(key, "box") == 0) {
-            if (!parse_u32_list(v, t->box, t->rank)) return fail(ps, "bad box for '%s' (one integer per dim)", w[0], NULL);
+            if (!(t->rank = parse_u32_list(v, t->box))) return fail(ps, "bad box for '%s' (1..5 integers)", w[0], NULL);
             have_box = true;
         } else if (strcmp(key, "estrides") == 0) {
-            if (!parse_u32_list(v, t->elem_strides, t->rank))
-                return fail(ps, "bad estrides for '%s' (one integer per dim)", w[0], NULL);
+            if (!(nestrides = parse_u32_list(v, t->elem_strides)))
+                return fail(ps, "bad estrides for '%s' (1..5 integers)", w[0], NULL);
         } else if (strcmp(key, "swizzle") == 0) {
             static const char *names[] = {"none", "32B", "64B", "128B"};
             int f = -1;
@@ -355,6 +354,9 @@ static bool do_tmap(parser *ps, char **w, int nw) {
                 if (strcmp(v, names[j]) == 0) f = j;
             if (f < 0) return fail(ps, "bad l2 promotion '%.20s' (none, 64B, 128B or 256B)", v, NULL);
             t->l2 = (tlrt_l2_promotion)f;
+        } else if (strcmp(key, "mode") == 0) {
+            if (strcmp(v, "im2col") == 0) t->im2col = true;
+            else if (strcmp(v, "tiled") != 0) return fail(ps, "bad tmap mode '%.20s' (tiled or im2col)", v, NULL);
         } else if (strcmp(key, "oob") == 0) {
             if (strcmp(v, "zero") == 0) t->oob = TLRT_OOB_ZERO;
             else if (strcmp(v, "nan") == 0) t->oob = TLRT_OOB_NAN;
@@ -364,6 +366,10 @@ static bool do_tmap(parser *ps, char **w, int nw) {
         }
     }
     if (!have_box) return fail(ps, "tmap of '%s' has no box=[..]", w[0], NULL);
+    if (!nestrides)
+        for (int d = 0; d < t->rank; d++) t->elem_strides[d] = 1;
+    else if (nestrides != t->rank)
+        return fail(ps, "tmap of '%s': estrides and box differ in length", w[0], NULL);
     k->ntmaps++;
     ps->seen_tmap = true;
     return true;
@@ -396,6 +402,66 @@ static bool do_cluster(parser *ps, const char *rest) {
     if (!do_exprs3(ps, "cluster", rest, ps->k->cluster)) return false;
     ps->k->has_cluster = true;
     return true;
+}
+
+/* n expressions from `rest` into the kernel's map expressions; the index
+ * of the first + 1, or 0 after a failure. */
+static int map_exprs(parser *ps, const char *what, const char *rest, int n) {
+    tlrt_kernel_meta *k = ps->k;
+    if (k->nmap_exprs + n > TLRT_MAX_MAP_EXPRS) {
+        fail(ps, "%s: more than 16 expressions in a kernel's view and im2col lines", what, NULL);
+        return 0;
+    }
+    const char *p = rest, *end = rest + strlen(rest);
+    for (int a = 0; a < n; a++) {
+        char sub[300];
+        tlrt_expr *e = &k->map_exprs[k->nmap_exprs + a];
+        e->n = 0;
+        while (p < end && (*p == ' ' || *p == '\t')) p++;
+        if (p == end) break; /* too few: said below */
+        if (!tlrt_expr_parse_at(&p, end, k, e, sub, sizeof sub)) {
+            fail(ps, "%s: %s", what, sub);
+            return 0;
+        }
+        if (p < end && *p != ' ' && *p != '\t') {
+            fail(ps, "%s: expressions must be separated by blanks", what, NULL);
+            return 0;
+        }
+    }
+    while (p < end && (*p == ' ' || *p == '\t')) p++;
+    if (p != end || !k->map_exprs[k->nmap_exprs + n - 1].n) {
+        fail(ps, "%s: expected exactly %s expressions", what, strcmp(what, "im2col") ? "one per box entry of its tmap" : "3");
+        return 0;
+    }
+    k->nmap_exprs += n;
+    return k->nmap_exprs - n + 1;
+}
+
+/* The tmap line a view or im2col line completes: the last one, before the grid. */
+static tlrt_tmap_meta *last_tmap(parser *ps, const char *what) {
+    tlrt_kernel_meta *k = ps->k;
+    if (!k->ntmaps || ps->have_grid) {
+        fail(ps, "a%s line must follow the tmap line it completes", what, NULL);
+        return NULL;
+    }
+    return &k->tmaps[k->ntmaps - 1];
+}
+
+/* "im2col LOWER UPPER OFFSET_MAX" */
+static bool do_im2col(parser *ps, const char *rest) {
+    tlrt_tmap_meta *t = last_tmap(ps, "n im2col");
+    if (!t) return false;
+    if (!t->im2col || t->im2col_exprs)
+        return fail(ps, "an im2col line must follow the tmap line with mode=im2col it completes, once", NULL, NULL);
+    return (t->im2col_exprs = map_exprs(ps, "im2col", rest, 3)) != 0;
+}
+
+/* "view E E ...": one dim per box entry */
+static bool do_view(parser *ps, const char *rest) {
+    tlrt_tmap_meta *t = last_tmap(ps, " view");
+    if (!t) return false;
+    if (t->view) return fail(ps, "second view line for one tmap", NULL, NULL);
+    return (t->view = map_exprs(ps, "view", rest, t->rank)) != 0;
 }
 
 static bool do_threads(parser *ps, char **w, int nw) {
@@ -499,7 +565,9 @@ static int do_line(parser *ps, char *text, bool first) {
         if (!*s) break;
         if (nw == MAX_WORDS + 1) {
             /* an expression's line is read from its text, not its words */
-            if (!strcmp(w[0], "grid") || !strcmp(w[0], "cluster") || !strcmp(w[0], "check")) break;
+            if (!strcmp(w[0], "grid") || !strcmp(w[0], "cluster") || !strcmp(w[0], "check") || !strcmp(w[0], "im2col") ||
+                !strcmp(w[0], "view"))
+                break;
             fail(ps, "too many words", NULL, NULL);
             return -1;
         }
@@ -544,6 +612,8 @@ static int do_line(parser *ps, char *text, bool first) {
     else if (strcmp(d, "grid_sync") == 0) ok = do_grid_sync(ps, nw - 1);
     else if (strcmp(d, "pdl") == 0) ok = do_pdl(ps, nw - 1);
     else if (strcmp(d, "check") == 0) ok = do_check(ps, strstr(rest_copy, "check") + 5);
+    else if (strcmp(d, "im2col") == 0) ok = do_im2col(ps, strstr(rest_copy, "im2col") + 6);
+    else if (strcmp(d, "view") == 0) ok = do_view(ps, strstr(rest_copy, "view") + 4);
     else ok = fail(ps, "unknown directive '%.40s'", d, NULL);
     return ok ? 0 : -1;
 }

@@ -16,6 +16,24 @@ static bool name_taken(const tlrt_kernel_meta *k, const char *s, int nsyms, int 
     return false;
 }
 
+/* n well-formed map expressions from first - 1 (first 0: none). */
+static bool map_exprs_ok(const tlrt_kernel_meta *k, const tlrt_param_meta *p, const char *what, int first, int n,
+                         char *err, size_t errlen) {
+    if (!first) return true;
+    if (first < 1 || first - 1 + n > k->nmap_exprs || k->nmap_exprs > TLRT_MAX_MAP_EXPRS) {
+        tlrt_errf(err, errlen, "tmap of '%s': its %s expressions are not in the kernel's map expressions", p->name, what);
+        return false;
+    }
+    for (int i = 0; i < n; i++) {
+        char sub[200];
+        if (!tlrt_expr_check(&k->map_exprs[first - 1 + i], k, sub, sizeof sub)) {
+            tlrt_errf(err, errlen, "tmap of '%s': %s: %s", p->name, what, sub);
+            return false;
+        }
+    }
+    return true;
+}
+
 static bool validate_tmap(const tlrt_kernel_meta *k, int t, char *err, size_t errlen) {
     const tlrt_tmap_meta *m = &k->tmaps[t];
     if (m->param < 0 || m->param >= k->nparams || k->params[m->param].kind != TLRT_PARAM_TENSOR) {
@@ -23,11 +41,14 @@ static bool validate_tmap(const tlrt_kernel_meta *k, int t, char *err, size_t er
         return false;
     }
     const tlrt_param_meta *p = &k->params[m->param];
-    if (m->rank < 1 || m->rank > TLRT_MAX_TMAP_RANK || m->rank != p->rank) {
-        tlrt_errf(err, errlen, "tmap of '%s': rank %d (must equal the tensor's rank %d, 1..%d)", p->name, m->rank,
-                  p->rank, TLRT_MAX_TMAP_RANK);
+    if (m->rank < 1 || m->rank > TLRT_MAX_TMAP_RANK || (m->rank != p->rank && !m->view)) {
+        tlrt_errf(err, errlen, "tmap of '%s': rank %d (must equal the tensor's rank %d, or a view's, 1..%d)", p->name,
+                  m->rank, p->rank, TLRT_MAX_TMAP_RANK);
         return false;
     }
+    if (!map_exprs_ok(k, p, "view", m->view, m->rank, err, errlen) ||
+        !map_exprs_ok(k, p, "im2col", m->im2col_exprs, 3, err, errlen))
+        return false;
     for (int d = 0; d < m->rank; d++) {
         if (m->box[d] < 1 || m->box[d] > 256) {
             tlrt_errf(err, errlen, "tmap of '%s': box dim %d is %u (1..256 allowed)", p->name, d, m->box[d]);
@@ -60,6 +81,26 @@ static bool validate_tmap(const tlrt_kernel_meta *k, int t, char *err, size_t er
         tlrt_errf(err, errlen, "tmap of '%s': oob=nan needs a floating-point tensor", p->name);
         return false;
     }
+    if (!m->im2col) {
+        if (m->im2col_exprs) {
+            tlrt_errf(err, errlen, "tmap of '%s': an im2col line without mode=im2col", p->name);
+            return false;
+        }
+        return true;
+    }
+    if (!m->im2col_exprs) {
+        tlrt_errf(err, errlen, "tmap of '%s': mode=im2col without its im2col line", p->name);
+        return false;
+    }
+    if (m->rank < 3) {
+        tlrt_errf(err, errlen, "tmap of '%s': an im2col map needs a tensor of rank 3..5, not %d", p->name, m->rank);
+        return false;
+    }
+    for (int d = 0; d < m->rank - 2; d++)
+        if (m->box[d] != 1) {
+            tlrt_errf(err, errlen, "tmap of '%s': an im2col map's box is [1,..,1,PIXELS,CHANNELS]", p->name);
+            return false;
+        }
     return true;
 }
 

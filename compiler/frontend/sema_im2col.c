@@ -13,7 +13,9 @@
  * cols (checked at compile time, or at launch for a symbolic C), so kh, kw
  * and the first channel are computed once per tile, before the loop, and
  * the loop reads `cols` consecutive channels a row. The filter's size,
- * stride, dilation and pad may be known only at launch. */
+ * stride, dilation and pad may be known only at launch. The loop keeps a
+ * description of the tile (tir_im2col), from which a TMA pipeline loads
+ * it in im2col mode (transform/pipeline_plan.c). */
 #include "sema_internal.h"
 
 static tir_buffer *buffer_arg(sema *S, const ast_expr *e, const char *what) {
@@ -162,5 +164,12 @@ void sema_im2col(sema *S, const sema_args *a, tlc_loc loc) {
     body->u.if_.then = load;
     body->u.if_.els = pad_zero;
     int64_t ext[2] = {rows, cols};
-    sema_emit(S, sema_loop_stmt(S, TIR_FOR_PARALLEL, iv, ext, 2, body, loc));
+    tir_stmt *loop = sema_loop_stmt(S, TIR_FOR_PARALLEL, iv, ext, 2, body, loc);
+    if (loop && loop->kind == TS_FOR) {
+        tir_im2col *d = TLC_NEW(A, tir_im2col);
+        *d = (tir_im2col){.img = img, .col = col, .first_pixel = p0, .channel = c0, .kh = kh, .kw = kw,
+                          .out_h = OH, .out_w = OW, .kernel = K, .stride = stride, .dilation = dil, .pad = pad};
+        loop->u.for_.im2col = d;
+    }
+    sema_emit(S, loop);
 }

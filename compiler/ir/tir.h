@@ -320,6 +320,20 @@ typedef enum { TIR_REDUCE_MAX, TIR_REDUCE_SUM, TIR_REDUCE_MIN, TIR_REDUCE_ABSMAX
 const char *tir_policy_name(tir_gemm_policy p);   /* "Square", "FullRow", "FullCol" */
 const char *tir_reduce_name(tir_reduce_kind k);   /* "max", "sum", ... */
 
+/* T.im2col's column tile (frontend/sema_im2col.c), as TMA's im2col mode
+ * takes it: the tile's `rows` pixels start at pixel `first_pixel` of the
+ * [N, OH, OW] output in row-major order, its columns are channels
+ * [channel, channel + cols) of filter position (kh, kw). The values are
+ * expressions of the statements before the loop (lets computed once a
+ * tile) and of sizes known at launch. */
+typedef struct tir_im2col {
+    struct tir_buffer *img; /* [N, H, W, C], global */
+    struct tir_buffer *col; /* [rows, cols], shared */
+    struct tir_expr *first_pixel, *channel, *kh, *kw;
+    struct tir_expr *out_h, *out_w;
+    struct tir_expr *kernel, *stride, *dilation, *pad;
+} tir_im2col;
+
 typedef struct tir_stmt tir_stmt;
 struct tlc_op_desc;
 struct tir_stmt {
@@ -365,6 +379,10 @@ struct tir_stmt {
              * (ops/parallel.c) for lowering to read */
             const struct tir_par_access *par_access;
             int npar_access;
+            /* Parallel: T.im2col's tile this loop reads element by element
+             * (frontend/sema_im2col.c), for a pipeline that loads it by TMA
+             * in im2col mode instead; NULL otherwise */
+            const struct tir_im2col *im2col;
             tir_stmt *body;
         } for_;
         /* els may be NULL; thread_varying: the condition differs between

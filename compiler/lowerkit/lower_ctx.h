@@ -13,7 +13,8 @@
 /* A TMA descriptor one pipelined copy uses: built by the runtime from the
  * tensor argument (metadata `tmap` line), passed as a 128-byte .param. */
 typedef struct tlc_tmap_use {
-    const tir_stmt *copy;
+    const tir_stmt *copy;       /* the copy, or T.im2col's Parallel loop */
+    const tir_im2col *im2col;   /* an im2col map (cuTensorMapEncodeIm2col): box pixels x inner channels */
     const tir_buffer *tensor;
     int param;                          /* th param index */
     int rank;

@@ -7,15 +7,18 @@ const tlc_pipe_plan *tlc_plan_pipe(const tlc_kernel_plan *p, const tir_stmt *loo
     return NULL;
 }
 
-bool tlc_pipe_is_copy(const tlc_pipe_plan *pp, const tir_stmt *s) {
+int tlc_pipe_load_index(const tlc_pipe_plan *pp, const tir_stmt *s) {
     for (int c = 0; pp && c < pp->ncopies; c++)
-        if (pp->copies[c] == s) return true;
-    return false;
+        if (pp->copies[c] == s) return c;
+    return -1;
 }
+
+bool tlc_pipe_is_copy(const tlc_pipe_plan *pp, const tir_stmt *s) { return tlc_pipe_load_index(pp, s) >= 0; }
 
 bool tlc_pipe_has_chunks(const tlc_pipe_plan *pp) { return !pp->tma || pp->ngathers > 0; }
 
 const tir_buffer *tlc_pipe_load_dst(const tlc_pipe_plan *pp, int i) {
+    if (pp->im2col[i]) return pp->im2col[i]->col;
     return pp->gathers[i].loop ? pp->gathers[i].dst : pp->copies[i]->u.copy.dst.buf;
 }
 

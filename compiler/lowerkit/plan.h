@@ -29,9 +29,12 @@ typedef struct tlc_pipe_plan {
     int stages;
     int ncopies;
     /* the stage loads: TS_COPY statements, or Parallel loops where
-     * gathers[i].loop is set */
+     * gathers[i].loop or im2col[i] is set */
     const tir_stmt *copies[TLC_PIPE_MAX_COPIES];
     tlc_gather gathers[TLC_PIPE_MAX_COPIES];
+    /* T.im2col's tiles that TMA loads in im2col mode (with `tma`; the
+     * loop's description of its tile), NULL for the other loads */
+    const tir_im2col *im2col[TLC_PIPE_MAX_COPIES];
     int nprefix; /* body statements up to the last pipelined copy (lets and those copies) */
     bool tma;    /* the copies by TMA on mbarriers; else cp.async with commit / wait groups */
     int ngathers; /* of the loads, gathers (always cp.async chunks) */
@@ -239,6 +242,8 @@ const tlc_gemm_plan *tlc_plan_gemm(const tlc_kernel_plan *p, const tir_stmt *op)
 const tlc_gemm_op_plan *tlc_plan_gemm_op(const tlc_kernel_plan *p, const tir_stmt *op);
 /* s is one of the loop's pipelined copies (or gathers). */
 bool tlc_pipe_is_copy(const tlc_pipe_plan *pp, const tir_stmt *s);
+/* Which of the loop's stage loads s is (-1: none). */
+int tlc_pipe_load_index(const tlc_pipe_plan *pp, const tir_stmt *s);
 /* The plan loads something by cp.async chunks (copies without TMA,
  * gathers). */
 bool tlc_pipe_has_chunks(const tlc_pipe_plan *pp);

@@ -105,6 +105,32 @@ static tlc_ptx tma_load(tlc_arena *a, int rank, bool multicast) {
     return r;
 }
 
+tlc_ptx tlc_ptx_tma_load_im2col(tlc_arena *a, int rank) {
+    tlc_strbuf text, cons;
+    tlc_sb_init(&text);
+    tlc_sb_init(&cons);
+    tlc_sb_puts(&text, "{\n\t.reg .b16 tlc_o<3>;\n");
+    for (int o = 0; o < rank - 2; o++) tlc_sb_printf(&text, "\tcvt.u16.u32 tlc_o%d, $%d;\n", o, 3 + rank + o);
+    tlc_sb_printf(&text, "\tcp.async.bulk.tensor.%dd.shared::cluster.global.im2col.mbarrier::complete_tx::bytes [$0], [$1, {",
+                  rank);
+    tlc_sb_puts(&cons, "r,l");
+    for (int d = 0; d < rank; d++) {
+        tlc_sb_printf(&text, "%s$%d", d ? ", " : "", 2 + d);
+        tlc_sb_puts(&cons, ",r");
+    }
+    tlc_sb_printf(&text, "}], [$%d], {", 2 + rank);
+    tlc_sb_puts(&cons, ",r");
+    for (int o = 0; o < rank - 2; o++) {
+        tlc_sb_printf(&text, "%stlc_o%d", o ? ", " : "", o);
+        tlc_sb_puts(&cons, ",r");
+    }
+    tlc_sb_puts(&text, "};\n\t}");
+    tlc_ptx r = ptx(tlc_arena_strdup(a, tlc_sb_cstr(&text)), tlc_arena_strdup(a, tlc_sb_cstr(&cons)));
+    tlc_sb_free(&text);
+    tlc_sb_free(&cons);
+    return r;
+}
+
 tlc_ptx tlc_ptx_tma_load(tlc_arena *a, int rank) { return tma_load(a, rank, false); }
 tlc_ptx tlc_ptx_tma_load_multicast(tlc_arena *a, int rank) { return tma_load(a, rank, true); }
 

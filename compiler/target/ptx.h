@@ -64,6 +64,12 @@ tlc_ptx tlc_ptx_tma_load(tlc_arena *a, int rank);
  * the mask, after the mbarrier: $(3 + rank), a u32 of which 16 bits count;
  * each block's mbarrier at that address gets its bytes. */
 tlc_ptx tlc_ptx_tma_load_multicast(tlc_arena *a, int rank);
+/* The same in im2col mode (a map from cuTensorMapEncodeIm2col): $0 shared
+ * address, $1 tensor map, $2 .. $rank+1 the coordinates innermost first
+ * (channel, then the spatial dims of the first pixel's window, then the
+ * image), $rank+2 the mbarrier, then rank - 2 offsets (u32, of which 16
+ * bits count) added to the spatial coordinates, innermost first. */
+tlc_ptx tlc_ptx_tma_load_im2col(tlc_arena *a, int rank);
 
 /* ---- warp specialization (sm_90a) ---- */
 tlc_ptx tlc_ptx_setmaxnreg(tlc_arena *a, bool increase, int regs);

@@ -236,7 +236,8 @@ static void lower_pipelined_version(tlc_lower_ctx *lc, const tir_stmt *s, const 
     effects carried = effects_new(lc);
     for (int i = 0; i < n; i++) {
         const tir_stmt *x = body->kind == TS_SEQ ? body->u.seq.stmts[i] : body;
-        if (!tlc_pipe_is_copy(pp, x) || !pp->tma || x->kind == TS_FOR) stmt_effects(lc, x, &carried);
+        int li = tlc_pipe_load_index(pp, x);
+        if (li < 0 || !pp->tma || pp->gathers[li].loop) stmt_effects(lc, x, &carried);
     }
     mark_unfenced(lc, &carried);
     tlc_pipe_wait_chunks(lc, &ps);

@@ -62,7 +62,7 @@ static void collect(tlc_lower_ctx *lc, const tir_stmt *s, tlc_ptrvec *out) {
         const tlc_pipe_plan *p = tlc_plan_pipe(lc->plan, s);
         if (p && p->tma)
             for (int i = 0; i < p->ncopies; i++)
-                if (!p->gathers[i].loop) tlc_ptrvec_push(out, (void *)p->copies[i]);
+                if (!p->gathers[i].loop) tlc_ptrvec_push(out, (void *)p->copies[i]); /* copies, im2col tiles */
         collect(lc, s->u.for_.body, out);
         break;
     }
@@ -80,15 +80,22 @@ static void collect(tlc_lower_ctx *lc, const tir_stmt *s, tlc_ptrvec *out) {
 /* The tensor map copy s loads through (its box: the buffer's rows, one
  * panel or row). */
 static void tmap_fill(const tir_stmt *s, tlc_tmap_use *t) {
-    const tir_region *src = &s->u.copy.src;
-    const tir_buffer *b = s->u.copy.dst.buf;
-    int dims[16];
-    tir_region_squeezed_dims(src, dims);
     memset(t, 0, sizeof *t);
     t->copy = s;
-    t->tensor = src->buf;
-    t->rank = src->buf->rank;
-    t->row_dim = dims[0];
+    const tir_buffer *b;
+    if (s->kind == TS_FOR) { /* T.im2col's tile: pixels of the image's [N, H, W] by channels */
+        t->im2col = s->u.for_.im2col;
+        t->tensor = t->im2col->img;
+        t->row_dim = 2;
+        b = t->im2col->col;
+    } else {
+        int dims[16];
+        tir_region_squeezed_dims(&s->u.copy.src, dims);
+        t->tensor = s->u.copy.src.buf;
+        t->row_dim = dims[0];
+        b = s->u.copy.dst.buf;
+    }
+    t->rank = t->tensor->rank;
     t->swizzle = b->layout->swizzle;
     t->inner = b->layout->panel_elems > 0 ? b->layout->panel_elems : tir_buffer_dim(b, 1);
     t->npanels = (int)(tir_buffer_dim(b, 1) / t->inner);
@@ -97,11 +104,14 @@ static void tmap_fill(const tir_stmt *s, tlc_tmap_use *t) {
     t->box[t->rank - 1] = t->inner;
 }
 
+/* A program's T.tma_copy (not a pipeline's load). */
+static bool program_copy(const tir_stmt *s) { return s->kind == TS_COPY && s->u.copy.tma_index; }
+
 /* A map already made for a program's T.tma_copy with t's tensor and box. */
 static const tlc_tmap_use *tmap_like(const tlc_lower_ctx *lc, const tlc_tmap_use *t) {
     for (int i = 0; i < lc->ntmaps; i++) {
         const tlc_tmap_use *u = &lc->tmaps[i];
-        if (!u->copy->u.copy.tma_index || u->tensor != t->tensor || u->row_dim != t->row_dim ||
+        if (!program_copy(u->copy) || u->tensor != t->tensor || u->row_dim != t->row_dim ||
             u->swizzle != t->swizzle || u->inner != t->inner || memcmp(u->box, t->box, sizeof t->box))
             continue;
         return u;
@@ -119,7 +129,7 @@ void tlc_pipe_collect_tmaps(tlc_lower_ctx *lc, int *nparams) {
         tlc_tmap_use t;
         tmap_fill(s, &t);
         /* a program's T.tma_copy's take one map per tensor and box */
-        if (s->u.copy.tma_index && tmap_like(lc, &t)) continue;
+        if (program_copy(s) && tmap_like(lc, &t)) continue;
         if (lc->ntmaps == 8) { /* the runtime's limit (TLRT_MAX_TMAPS) */
             tlc_error(lc->diag, lc->k->loc, "kernel '%s' would need more than 8 TMA descriptors; at most 8 are "
                       "supported", lc->k->name);
@@ -151,7 +161,7 @@ void tlc_pipe_sym_facts(tlc_lower_ctx *lc) {
 static const tlc_tmap_use *tmap_of(const tlc_lower_ctx *lc, const tir_stmt *copy) {
     for (int i = 0; i < lc->ntmaps; i++)
         if (lc->tmaps[i].copy == copy) return &lc->tmaps[i];
-    if (!copy->u.copy.tma_index) return NULL;
+    if (!program_copy(copy)) return NULL;
     tlc_tmap_use t;
     tmap_fill(copy, &t);
     return tmap_like(lc, &t);
@@ -727,10 +737,48 @@ bool tlc_program_tma_copy(tlc_lower_ctx *lc, const tir_stmt *s) {
     return true;
 }
 
+/* T.im2col's tile (the Parallel loop s) by TMA in im2col mode, one
+ * instruction a panel: the coordinates (innermost first) are the tile's
+ * first channel and, for its first pixel (n, oh, ow), the image position
+ * (oh * stride - pad, ow * stride - pad) where that pixel's filter window
+ * starts; TMA walks the pixels from there through the map's bounding box
+ * (its corners and traversal stride, from the metadata) and adds the
+ * filter position (kw, kh) * dilation, the offsets, to each. */
+static void issue_im2col(tlc_lower_ctx *lc, const tir_stmt *s, th_expr *base, th_expr *bar) {
+    tlc_arena *a = lc->a;
+    const tir_im2col *d = s->u.for_.im2col;
+    const tlc_tmap_use *t = tmap_of(lc, s);
+    if (!t) {
+        tlc_error(lc->diag, s->loc, "internal error: no tensor map for this im2col tile");
+        return;
+    }
+#define I32(e) tlc_let(lc, "ic", tlc_coerce(lc, tlc_lower_expr(lc, e), th_scalar(TH_I32)))
+    th_expr *p0 = I32(d->first_pixel), *oh = I32(d->out_h), *ow = I32(d->out_w), *stride = I32(d->stride);
+    th_expr *pad = I32(d->pad), *dil = I32(d->dilation), *c0 = I32(d->channel), *kh = I32(d->kh), *kw = I32(d->kw);
+#undef I32
+    th_expr *row = th_bin(a, THB_UDIV, p0, ow);
+    th_expr *w = th_bin(a, THB_SUB, th_bin(a, THB_MUL, th_bin(a, THB_UREM, p0, ow), stride), pad);
+    th_expr *h = th_bin(a, THB_SUB, th_bin(a, THB_MUL, th_bin(a, THB_UREM, row, oh), stride), pad);
+    th_expr *n = th_bin(a, THB_UDIV, row, oh);
+    const tir_buffer *b = d->col;
+    int64_t panel_bytes = tir_buffer_dim(b, 0) * t->inner * tir_dtype_bytes(b->dtype);
+    for (int p = 0; p < t->npanels; p++) {
+        th_expr *args[9] = {
+            th_convert(a, th_shared_ptr(a, th_bin(a, THB_ADD, base, tlc_i32(lc, p * panel_bytes))), th_scalar(TH_I32)),
+            th_param_ref(a, lc->tk, t->param),
+            th_bin(a, THB_ADD, c0, tlc_i32(lc, p * t->inner)), w, h, n, bar,
+            th_bin(a, THB_MUL, kw, dil), th_bin(a, THB_MUL, kh, dil)};
+        tlc_emit_ptx(lc, tlc_ptx_tma_load_im2col(a, t->rank), args, 9, NULL, 0);
+    }
+}
+
 static void issue_tma(tlc_lower_ctx *lc, tlc_pipe_state *ps, const tir_stmt *s, th_expr *stage, int *next) {
-    const tir_buffer *b = s->u.copy.dst.buf;
+    const tir_buffer *b = tlc_pipe_load_dst(ps->plan, tlc_pipe_load_index(ps->plan, s));
     th_expr *base = th_bin(lc->a, THB_ADD, tlc_i32(lc, b->layout->offset), th_bin(lc->a, THB_MUL, stage, tlc_i32(lc, b->layout->bytes)));
-    issue_copy(lc, s, base, mbar_addr(lc, ps, stage), ps, next);
+    if (s->kind == TS_FOR)
+        issue_im2col(lc, s, base, mbar_addr(lc, ps, stage));
+    else
+        issue_copy(lc, s, base, mbar_addr(lc, ps, stage), ps, next);
 }
 
 void tlc_tma_issue_copy(tlc_lower_ctx *lc, const tir_stmt *s, th_expr *base, th_expr *bar) {
@@ -756,7 +804,7 @@ void tlc_pipe_issue(tlc_lower_ctx *lc, tlc_pipe_state *ps, th_expr *it, th_expr 
     if (pp->tma) { /* the copies; a gather's chunks go below */
         int64_t bytes = 0;
         for (int i = 0; i < pp->ncopies; i++)
-            if (!pp->gathers[i].loop) bytes += pp->copies[i]->u.copy.dst.buf->layout->bytes;
+            if (!pp->gathers[i].loop) bytes += tlc_pipe_load_dst(pp, i)->layout->bytes;
         tlc_ptrvec *inner = tlc_lower_begin(lc);
         th_expr *args[2] = {mbar_addr(lc, ps, stage), tlc_i32(lc, bytes)};
         tlc_emit_ptx(lc, tlc_ptx_mbarrier_arrive_expect_tx(), args, 2, NULL, 0);

@@ -23,6 +23,39 @@ static int sym_index(const tir_kernel *k, const tir_var *v) {
 
 /* A grid expression in the runtime's postfix form: constants, symbolic
  * dims, scalar parameters and + - * // % min max. */
+static bool grid_expr(const tir_kernel *k, const tir_expr *e, tlrt_expr *out);
+
+/* A map over view g: its dims, evaluated at launch (`view` line). */
+static bool view_meta(const tir_kernel *k, const tir_buffer *g, tlrt_kernel_meta *out, tlrt_tmap_meta *m) {
+    if (out->nmap_exprs + g->rank > TLRT_MAX_MAP_EXPRS) return false;
+    m->view = out->nmap_exprs + 1;
+    for (int d = 0; d < g->rank; d++)
+        if (!grid_expr(k, g->shape[d], &out->map_exprs[out->nmap_exprs++])) return false;
+    return true;
+}
+
+/* An im2col map's traversal strides and its `im2col` line: the corners
+ * -pad and pad - dilation * (kernel - 1), and the largest offset,
+ * dilation * (kernel - 1) (the filter window's reach). The stride is a
+ * constant (pipeline_plan.c). */
+static bool im2col_meta(const tir_kernel *k, const tir_im2col *d, tlrt_kernel_meta *out, tlrt_tmap_meta *m) {
+    int64_t stride = 1;
+    tir_expr_const_int(d->stride, &stride);
+    m->im2col = true;
+    for (int s = 1; s < m->rank - 1; s++) m->elem_strides[s] = (uint32_t)stride;
+    if (out->nmap_exprs + 3 > TLRT_MAX_MAP_EXPRS) return false;
+    m->im2col_exprs = out->nmap_exprs + 1;
+    tlrt_expr *lo = &out->map_exprs[out->nmap_exprs++], *hi = &out->map_exprs[out->nmap_exprs++];
+    tlrt_expr *reach = &out->map_exprs[out->nmap_exprs++];
+    bool ok = grid_expr(k, d->dilation, reach) && grid_expr(k, d->kernel, reach) &&
+              tlrt_expr_push(reach, TLRT_EX_INT, 1) && tlrt_expr_push(reach, TLRT_EX_SUB, 0) &&
+              tlrt_expr_push(reach, TLRT_EX_MUL, 0);
+    ok = ok && tlrt_expr_push(lo, TLRT_EX_INT, 0) && grid_expr(k, d->pad, lo) && tlrt_expr_push(lo, TLRT_EX_SUB, 0);
+    ok = ok && grid_expr(k, d->pad, hi);
+    for (int i = 0; ok && i < reach->n; i++) ok = tlrt_expr_push(hi, reach->nodes[i].op, reach->nodes[i].value);
+    return ok && tlrt_expr_push(hi, TLRT_EX_SUB, 0);
+}
+
 static bool grid_expr(const tir_kernel *k, const tir_expr *e, tlrt_expr *out) {
     switch (e->kind) {
     case TE_INT: return tlrt_expr_push(out, TLRT_EX_INT, e->u.ival);
@@ -126,9 +159,12 @@ bool tlc_kernel_metadata(tlc_lower_ctx *lc, tlrt_kernel_meta *out) {
         if (p->kind != TIR_PARAM_TENSOR) continue;
         /* reached only through tensor maps: the runtime may take any
          * strides a map can describe */
-        bool mapped = false;
-        for (int t = 0; t < lc->ntmaps; t++) mapped |= lc->tmaps[t].tensor == p->buf;
-        if (mapped && !lc->addressed[p->buf->id]) out->params[i].strided = true;
+        bool mapped = false, viewed = false; /* a view's map assumes the tensor contiguous */
+        for (int t = 0; t < lc->ntmaps; t++) {
+            mapped |= lc->tmaps[t].tensor == p->buf;
+            viewed |= lc->tmaps[t].tensor->view_of == p->buf;
+        }
+        if (mapped && !viewed && !lc->addressed[p->buf->id]) out->params[i].strided = true;
     }
     for (int i = 0; i < lc->ntmaps && ok; i++) {
         const tlc_tmap_use *t = &lc->tmaps[i];
@@ -137,7 +173,7 @@ bool tlc_kernel_metadata(tlc_lower_ctx *lc, tlrt_kernel_meta *out) {
             break;
         }
         tlrt_tmap_meta *m = &out->tmaps[out->ntmaps++];
-        m->param = t->tensor->param_index;
+        m->param = tir_buffer_storage(t->tensor)->param_index;
         m->rank = t->rank;
         for (int d = 0; d < t->rank; d++) {
             m->box[d] = (uint32_t)t->box[d];
@@ -146,6 +182,11 @@ bool tlc_kernel_metadata(tlc_lower_ctx *lc, tlrt_kernel_meta *out) {
         m->swizzle = swizzle_of(t->swizzle);
         m->l2 = TLRT_L2_128B;
         m->oob = TLRT_OOB_ZERO;
+        if ((t->tensor->view_of && !view_meta(k, t->tensor, out, m)) || (t->im2col && !im2col_meta(k, t->im2col, out, m))) {
+            tlc_error(lc->diag, t->copy->loc, "internal error: a tensor map's sizes are not expressions the runtime can "
+                      "evaluate, or more than %d of them", TLRT_MAX_MAP_EXPRS);
+            return false;
+        }
     }
     /* what the kernel assumes about syms; the runtime checks it at launch */
     for (int i = 0; lc->sym_multiple && i < k->nsym && i < TLRT_MAX_SYMS; i++) out->sym_multiple[i] = lc->sym_multiple[i];

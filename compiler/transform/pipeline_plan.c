@@ -42,16 +42,43 @@ static bool pipelinable_copy(const tir_stmt *s) {
     return true;
 }
 
-bool tlc_tma_box_fits(const tir_stmt *s) {
-    const tir_buffer *g = s->u.copy.src.buf, *b = s->u.copy.dst.buf;
+/* A box of shared buffer b's rows by one panel of its layout (or a whole
+ * row) fits a tensor map: at most 256 rows, an inner box of 16-byte
+ * multiples and at most 256 elements, as wide as the swizzle. */
+static bool shared_box_fits(const tir_buffer *b) {
     const tlc_layout *l = b->layout;
-    /* a tensor map is built from a tensor parameter's own shape */
-    if (g->view_of || g->rank > 5 || tir_buffer_dim(b, 0) > 256) return false;
+    if (tir_buffer_dim(b, 0) > 256) return false;
     int64_t inner = l->panel_elems > 0 ? l->panel_elems : tir_buffer_dim(b, 1);
     int eb = tir_dtype_bytes(b->dtype);
     if (inner > 256 || (inner * eb) % 16) return false;
     if (l->swizzle != TLC_SWIZZLE_NONE && inner * eb != (int64_t)l->swizzle) return false;
     return true;
+}
+
+/* A tensor map can be built over global tensor g: a tensor parameter, or
+ * a view of one (T.Tensor(shape, dtype, X.data)) whose dims the runtime
+ * can evaluate at launch (metadata `view` line). */
+static bool mappable(const tir_buffer *g) {
+    if (g->rank > 5) return false;
+    if (!g->view_of) return g->param_index >= 0;
+    if (g->view_of->param_index < 0) return false;
+    for (int d = 0; d < g->rank; d++)
+        if (tir_grid_expr_nodes(g->shape[d]) < 0) return false;
+    return true;
+}
+
+bool tlc_tma_box_fits(const tir_stmt *s) { return mappable(s->u.copy.src.buf) && shared_box_fits(s->u.copy.dst.buf); }
+
+/* TMA's im2col mode can load T.im2col's tile d: the image a tensor
+ * parameter (not a view), the tile's box one that
+ * fits, and a compile-time stride TMA can step by (its traversal stride,
+ * 1..8). The pad, dilation and filter size may be known only at launch:
+ * the runtime checks the corners they give against TMA's ranges. */
+static bool im2col_fits(const tir_im2col *d) {
+    int64_t stride;
+    if (d->img->view_of || !mappable(d->img) || d->img->rank != 4 || !d->col->layout) return false;
+    if (!tir_expr_const_int(d->stride, &stride) || stride < 1 || stride > 8) return false;
+    return shared_box_fits(d->col);
 }
 
 bool tlc_tma_copy_fits(const tir_stmt *s) { return pipelinable_copy(s) && tlc_tma_box_fits(s); }
@@ -168,6 +195,14 @@ static bool loop_plan(tlc_arch arch, const tir_stmt *loop, const bool *gathers, 
         if (stageable(out, body, items, n, i, gathers, &g) &&
             hoistable(items, out->nprefix, i, g.loop ? g.dst : items[i]->u.copy.dst.buf))
             add_load(out, items[i], &g);
+    /* T.im2col's tiles by TMA in im2col mode where every copy takes TMA */
+    for (int i = 0; i < out->ncopies && out->tma; i++) {
+        const tir_stmt *x = out->gathers[i].loop;
+        if (!x || !x->u.for_.im2col || !im2col_fits(x->u.for_.im2col)) continue;
+        out->im2col[i] = x->u.for_.im2col;
+        out->gathers[i] = (tlc_gather){0};
+        out->ngathers--;
+    }
     if (out->ngathers == out->ncopies) out->tma = false; /* no copy for TMA: a cp.async pipeline */
     return out->ncopies > 0;
 }

@@ -18,8 +18,9 @@ static void print_pipe(tlc_strbuf *sb, const tlc_pipe_plan *pp, bool warp_specia
     tlc_sb_puts(sb, "; stage buffers");
     for (int c = 0; c < pp->ncopies; c++) {
         const tir_buffer *b = tlc_pipe_load_dst(pp, c);
-        tlc_sb_printf(sb, "%s %s%s", c ? "," : "", b->name, pp->gathers[c].loop ? " (gathered at line " : "");
-        if (pp->gathers[c].loop) tlc_sb_printf(sb, "%d)", pp->gathers[c].loop->loc.line);
+        tlc_sb_printf(sb, "%s %s", c ? "," : "", b->name);
+        if (pp->gathers[c].loop) tlc_sb_printf(sb, " (gathered at line %d)", pp->gathers[c].loop->loc.line);
+        if (pp->im2col[c]) tlc_sb_printf(sb, " (im2col by TMA at line %d)", pp->copies[c]->loc.line);
     }
     /* copies further down the body, issued with the stage's */
     const tir_stmt *body = pp->loop->u.for_.body;

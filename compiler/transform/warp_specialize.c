@@ -216,6 +216,13 @@ static bool producer_slice(const tir_kernel *k, slicer *sl, tlc_arena *a) {
         if (x->kind == TS_LET) need_expr(sl, x->u.let.value);
     }
     for (int c = 0; c < sl->pp->ncopies; c++) { /* the prefix's copies and those issued with them */
+        const tir_im2col *ic = sl->pp->im2col[c];
+        if (ic) { /* what the im2col instruction's coordinates and offsets are made of */
+            const tir_expr *use[] = {ic->first_pixel, ic->channel, ic->kh, ic->kw, ic->out_h, ic->out_w,
+                                     ic->stride, ic->dilation, ic->pad};
+            for (size_t u = 0; u < sizeof use / sizeof use[0]; u++) need_expr(sl, use[u]);
+            continue;
+        }
         const tir_region *src = &sl->pp->copies[c]->u.copy.src;
         for (int d = 0; d < src->rank; d++) need_expr(sl, src->start[d]);
     }
@@ -593,6 +600,10 @@ static int producer_block_deps(const tir_kernel *k, const tlc_ws_decision *w, co
         if (path[i]->kind == TS_FOR)
             m |= block_deps(path[i]->u.for_.start[0], mask) | block_deps(path[i]->u.for_.extent[0], mask);
     for (int i = 0; i < w->pipe->ncopies; i++) {
+        if (w->pipe->im2col[i]) { /* (not traced: taken as depending on every block index) */
+            free(mask);
+            return 7;
+        }
         const tir_region *r = &w->pipe->copies[i]->u.copy.src;
         for (int d = 0; d < r->buf->rank; d++) m |= block_deps(r->start[d], mask);
     }

@@ -36,6 +36,24 @@
  *   l2=none|64B|128B|256B oob=zero|nan": a CUtensorMap to build from that
  *   tensor at launch; box and estrides are listed like the shape (outermost
  *   dim first); the runtime reverses them for the driver (innermost first).
+ * - "view E E ..." (optional, right after a tmap line): the map is built
+ *   over a row-major view of the tensor's elements with these dims
+ *   (expressions as the grid's, outermost first, one per box entry), not
+ *   over the tensor's shape: a `T.Tensor(shape, dtype, X.data)` view. The
+ *   tensor is then contiguous, and the view's dims are checked against its
+ *   element count at launch. The tmap line's box and estrides have the
+ *   view's rank.
+ * - "im2col LOWER UPPER OFFSET_MAX" (right after a tmap line with
+ *   "mode=im2col", which it completes; "mode=tiled" is the default): that
+ *   map is built for TMA's im2col mode (cuTensorMapEncodeIm2col): its
+ *   tensor is an image with channels innermost (rank 3..5), box=[1,..,1,
+ *   PIXELS,CHANNELS] and estrides the traversal strides. LOWER and UPPER,
+ *   expressions as the grid's, are the bounding box's corner offsets in
+ *   every spatial dim (from the first and from the last pixel; a
+ *   convolution's -pad and pad - dilation * (kernel - 1)); OFFSET_MAX is
+ *   the largest im2col offset the kernel adds (dilation * (kernel - 1)).
+ *   The runtime refuses a launch where they fall outside TMA's ranges for
+ *   the rank (rank 4: corners -128..127, offsets 0..255).
  * - "grid E E E": three expressions; an expression is an integer, a sym name,
  *   an integer scalar param name, or "(OP E E)" with OP one of
  *   + - * // % ceildiv min max  (// and % floor like Python).
@@ -143,6 +161,7 @@ enum {
     TLRT_MAX_SYMS = 16,
     TLRT_MAX_TMAPS = 8,
     TLRT_MAX_EXPR = 64,         /* nodes per grid expression */
+    TLRT_MAX_MAP_EXPRS = 16,    /* expressions of a kernel's tensor maps (view, im2col lines) */
     TLRT_MAX_KERNELS = 256,     /* per module */
     TLRT_MAX_CHECKS = 8,        /* launch checks per kernel */
     TLRT_MAX_FUNCTIONS = 64,    /* per module */
@@ -208,6 +227,19 @@ typedef struct tlrt_tmap_meta {
     tlrt_swizzle swizzle;
     tlrt_l2_promotion l2;
     tlrt_oob_fill oob;
+    /* "mode=im2col" and its "im2col" line: a map for TMA's im2col mode
+     * (cuTensorMapEncodeIm2col; rank 3..5, channels innermost). box[rank -
+     * 2] is its pixels per column, box[rank - 1] its channels per pixel,
+     * the others 1; elem_strides are the traversal strides. The bounding
+     * box's lower and upper corner offsets (the same in every spatial dim)
+     * and the largest offset the kernel's instructions add are the three
+     * expressions from map_exprs[im2col_exprs - 1]. */
+    bool im2col;
+    int im2col_exprs; /* 0 until the im2col line */
+    /* "view" line: the map is built over a row-major view of the tensor's
+     * elements whose `rank` dims are the expressions from map_exprs[view -
+     * 1] (outermost first), not over the tensor's own shape; 0: none */
+    int view;
 } tlrt_tmap_meta;
 
 typedef struct tlrt_kernel_meta {
@@ -218,6 +250,8 @@ typedef struct tlrt_kernel_meta {
     tlrt_param_meta params[TLRT_MAX_PARAMS];
     int ntmaps;
     tlrt_tmap_meta tmaps[TLRT_MAX_TMAPS];
+    int nmap_exprs;
+    tlrt_expr map_exprs[TLRT_MAX_MAP_EXPRS]; /* the tmaps' view and im2col expressions */
     tlrt_expr grid[3];
     int threads[3];
     int64_t smem_bytes; /* dynamic shared memory */

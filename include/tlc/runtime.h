@@ -186,6 +186,8 @@ typedef struct tlrt_tmap_request {
     tlrt_swizzle swizzle;
     tlrt_l2_promotion l2;
     tlrt_oob_fill oob;
+    bool im2col;               /* cuTensorMapEncodeIm2col: box[1] pixels per column, box[0] channels per pixel */
+    int corner_lower[TLRT_MAX_TMAP_RANK - 2], corner_upper[TLRT_MAX_TMAP_RANK - 2]; /* spatial dims, innermost first */
 } tlrt_tmap_request;
 
 enum { TLRT_MAX_PTX_PARAMS = TLRT_MAX_PARAMS + TLRT_MAX_SYMS + TLRT_MAX_TMAPS + 1 /* tile counter */ };

@@ -368,11 +368,17 @@ class PortsOnGpuTest(unittest.TestCase):
 
     def test_convolution(self):
         # T.im2col and the tensor views on the GPU against torch.conv2d: padding, stride, dilation, a last
-        # tile past the last pixel; a channel count the column tile does not divide is refused at launch
+        # tile past the last pixel; a channel count the column tile does not divide is refused at launch.
+        # On sm_90a the column tiles are TMA loads in im2col mode: padding other than the output-preserving
+        # one (its bounding box), a 5 x 5 filter at stride 2, a 1 x 1 filter (no offsets), a tile of two
+        # 64-channel panels
         import torch.nn.functional as F
         cases = ((8, 28, 28, 64, 128, 3, 1, 1, 1, (64, 128, 32, 3, 256)),
                  (3, 17, 13, 128, 64, 3, 2, 2, 2, (128, 64, 64, 2, 128)),
-                 (2, 9, 9, 32, 32, 1, 1, 1, 0, (64, 32, 32, 2, 128)))
+                 (2, 9, 9, 32, 32, 1, 1, 1, 0, (64, 32, 32, 2, 128)),
+                 (2, 10, 12, 64, 64, 3, 1, 1, 0, (64, 64, 64, 3, 128)),
+                 (3, 15, 11, 64, 32, 5, 2, 1, 1, (128, 32, 32, 3, 256)),
+                 (2, 12, 12, 128, 64, 3, 1, 3, 2, (64, 64, 128, 2, 128)))
         for (n, h, w, c, f, k, s, d, p, t) in cases:
             with self.subTest(n=n, h=h, w=w, c=c, f=f, k=k, stride=s, dilation=d, pad=p):
                 image, filters = randn(n, h, w, c), randn(k, k, c, f)
@@ -409,6 +415,13 @@ class PortsOnGpuTest(unittest.TestCase):
         image, filters = randn(1, 8, 8, 48), randn(3, 3, 48, 64)
         with self.assertRaises(tlc.LaunchError):
             kern(image, filters, torch.empty((1, 8, 8, 64), device="cuda", dtype=torch.float16))
+        # a padding of 130 puts the im2col map's corners outside TMA's range: refused at launch, saying so
+        kern = tlc.compile(port("example_convolution.py"),
+                           defines={"S": 1, "D": 1, "P": 130, "block_M": 64, "block_N": 64, "block_K": 32,
+                                    "num_stages": 2, "threads": 128})
+        image, filters = randn(1, 4, 4, 32), randn(3, 3, 32, 64)
+        with self.assertRaisesRegex(tlc.LaunchError, "im2col mode"):
+            kern(image, filters, torch.empty((1, 262, 262, 64), device="cuda", dtype=torch.float16))
 
     def test_gemm_persistent(self):
         # one block per SM of the compile target walking the tiles with T.Persistent (two and more

@@ -36,6 +36,8 @@ static unsigned tmap_box[5], tmap_rank;
 const fake_launch *fake_last_launch(void) { return &last; }
 int fake_live_allocs(void) { return live_allocs; }
 int fake_tmap_calls(void) { return tmap_calls; }
+static int im2col_calls;
+int fake_im2col_calls(void) { return im2col_calls; }
 void fake_tmap_args(unsigned *rank, uint64_t dims[5], uint64_t strides[4], unsigned box[5]) {
     *rank = tmap_rank;
     memcpy(dims, tmap_dims, sizeof tmap_dims);
@@ -184,6 +186,22 @@ CUresult cuEventDestroy_v2(void *e) { return e == &event_obj ? OK : INVALID_VALU
 CUresult cuEventRecord(void *e, void *s) { return e == &event_obj && known_stream(s) ? OK : INVALID_VALUE; }
 CUresult cuEventSynchronize(void *e) { return e == &event_obj ? OK : INVALID_VALUE; }
 CUresult cuEventElapsedTime(float *ms, void *a, void *b) { (void)a; (void)b; *ms = 1.5f; return OK; }
+CUresult cuTensorMapEncodeIm2col(void *map, int dtype, unsigned rank, void *addr, const uint64_t *dims,
+                                 const uint64_t *strides, const int *lower, const int *upper, unsigned channels,
+                                 unsigned pixels, const unsigned *estrides, int il, int sw, int l2, int oob) {
+    (void)dtype; (void)estrides; (void)il; (void)sw; (void)l2; (void)oob; (void)lower; (void)upper;
+    if (((uintptr_t)map & 63) != 0) return INVALID_VALUE;
+    tmap_calls++;
+    im2col_calls++;
+    tmap_rank = rank;
+    memcpy(tmap_dims, dims, rank * sizeof *dims);
+    memcpy(tmap_strides, strides, (rank - 1) * sizeof *strides);
+    tmap_box[0] = channels;
+    tmap_box[1] = pixels;
+    memset(map, 0xab, 128);
+    memcpy(map, &addr, sizeof addr);
+    return OK;
+}
 CUresult cuTensorMapEncodeTiled(void *map, int dtype, unsigned rank, void *addr, const uint64_t *dims,
                                 const uint64_t *strides, const unsigned *box, const unsigned *estrides, int il, int sw,
                                 int l2, int oob) {

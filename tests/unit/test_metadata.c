@@ -293,7 +293,27 @@ static void malformed(void **state) {
     expect_bad("// tlc.meta sym N\n", "outside a kernel");
     expect_bad("// tlc.meta kernel bad-name\n" END, "bad kernel name");
     expect_bad(K "// tlc.meta tensor x float16 [64,64]\n// tlc.meta tmap y box=[8,8]\n" END, "no such tensor");
-    expect_bad(K "// tlc.meta tensor x float16 [64,64]\n// tlc.meta tmap x box=[8]\n" END, "bad box");
+    expect_bad(K "// tlc.meta tensor x float16 [64,64]\n// tlc.meta tmap x box=[8]\n" END, "rank 1");
+    expect_bad(K "// tlc.meta tensor x float16 [64,64]\n// tlc.meta tmap x box=[8,8,8,8,8,8]\n" END, "bad box");
+    expect_bad(K "// tlc.meta tensor x float16 [64,64]\n// tlc.meta tmap x box=[8,8] estrides=[1]\n" END, "differ");
+    /* view and im2col lines: after their tmap line, the right count, mode=im2col and its line together */
+    expect_bad(K "// tlc.meta tensor x float16 [64,64]\n// tlc.meta view 64 64\n" END, "follow the tmap");
+    expect_bad(K "// tlc.meta tensor x float16 [64,64]\n// tlc.meta tmap x box=[8,8,8]\n// tlc.meta view 8 8\n" END,
+               "one per box entry");
+    expect_bad(K "// tlc.meta tensor x float16 [64,64]\n// tlc.meta tmap x box=[8,8]\n// tlc.meta view 8 8\n"
+               "// tlc.meta view 8 8\n" END, "second view");
+    expect_bad(K "// tlc.meta tensor x float16 [4,4,4,64]\n// tlc.meta tmap x box=[1,1,8,8] mode=im2col\n" END,
+               "without its im2col line");
+    expect_bad(K "// tlc.meta tensor x float16 [4,4,4,64]\n// tlc.meta tmap x box=[1,1,8,8]\n"
+               "// tlc.meta im2col -1 -1 2\n" END, "mode=im2col");
+    expect_bad(K "// tlc.meta tensor x float16 [4,4,4,64]\n// tlc.meta tmap x box=[1,2,8,8] mode=im2col\n"
+               "// tlc.meta im2col -1 -1 2\n" END, "[1,..,1,PIXELS,CHANNELS]");
+    expect_bad(K "// tlc.meta tensor x float16 [4,64]\n// tlc.meta tmap x box=[8,8] mode=im2col\n"
+               "// tlc.meta im2col -1 -1 2\n" END, "rank 3..5");
+    expect_bad(K "// tlc.meta tensor x float16 [4,4,4,64]\n// tlc.meta tmap x box=[1,1,8,8] mode=im2col\n"
+               "// tlc.meta im2col -1 -1\n" END, "im2col");
+    expect_bad(K "// tlc.meta tensor x float16 [4,4,4,64]\n// tlc.meta tmap x box=[1,1,8,8] mode=diagonal\n" END,
+               "bad tmap mode");
     expect_bad(K "// tlc.meta tensor x float16 [64,64]\n// tlc.meta tmap x box=[8,4]\n" END, "multiple of 16");
     expect_bad(K "// tlc.meta tensor x float16 [64,64]\n// tlc.meta tmap x box=[8,128] swizzle=128B\n" END,
                "swizzle span");

@@ -333,6 +333,87 @@ static void plan_tmap(void **state) {
     free(text);
 }
 
+/* A convolution's maps (tests/ports/example_convolution.py on sm_90a): the
+ * image in TMA's im2col mode, the filters through a view of them as a
+ * matrix. */
+static const char *CONV_META =
+    "// tlc.meta v1 tlc=0.1.0 arch=sm_90a\n"
+    "// tlc.meta kernel conv\n"
+    "// tlc.meta sym N\n"
+    "// tlc.meta sym C\n"
+    "// tlc.meta sym H\n"
+    "// tlc.meta sym W\n"
+    "// tlc.meta sym F\n"
+    "// tlc.meta sym K\n"
+    "// tlc.meta tensor data float16 [N,H,W,C] align=16 strided\n"
+    "// tlc.meta tensor kernel float16 [K,K,C,F] align=16\n"
+    "// tlc.meta scalar P int32\n"
+    "// tlc.meta tmap data box=[1,1,64,32] estrides=[1,2,2,1] swizzle=64B l2=128B oob=zero mode=im2col\n"
+    "// tlc.meta im2col (- 0 P) (- P (* 2 (- K 1))) (* 2 (- K 1))\n"
+    "// tlc.meta tmap kernel box=[32,64] estrides=[1,1] swizzle=128B l2=128B oob=zero\n"
+    "// tlc.meta view (* (* K K) C) F\n"
+    "// tlc.meta grid 1 1 1\n"
+    "// tlc.meta threads 384 1 1\n"
+    "// tlc.meta smem 0\n"
+    "// tlc.meta end\n";
+
+static void plan_im2col_and_view(void **state) {
+    (void)state;
+    tlrt_module_meta m = parse(CONV_META);
+    char err[512];
+    char *again = tlrt_meta_format(&m, err, sizeof err);
+    assert_non_null(again);
+    assert_string_equal(again, CONV_META);
+    free(again);
+    int64_t img[] = {2, 30, 20, 64}, filt[] = {3, 3, 64, 128};
+    tlrt_arg args[] = {tlrt_arg_tensor(0x40000, TLRT_F16, 4, img, NULL), tlrt_arg_tensor(0x80000, TLRT_F16, 4, filt, NULL),
+                       tlrt_arg_int(TLRT_I32, 3)};
+    tlrt_launch_plan plan;
+    assert_int_equal(tlrt_plan_launch(&m.kernels[0], args, 3, &plan, err, sizeof err), TLRT_SUCCESS);
+    assert_int_equal(plan.ntmaps, 2);
+    const tlrt_tmap_request *t = &plan.tmaps[0];
+    assert_true(t->im2col);
+    assert_int_equal(t->global_dim[0], 64); /* C, W, H, N */
+    assert_int_equal(t->global_dim[3], 2);
+    assert_int_equal(t->global_strides[0], 128);
+    assert_int_equal(t->global_strides[1], 128 * 20);
+    assert_int_equal(t->box[0], 32); /* channels, then pixels */
+    assert_int_equal(t->box[1], 64);
+    assert_int_equal(t->elem_strides[1], 2);
+    assert_int_equal(t->corner_lower[0], -3);
+    assert_int_equal(t->corner_upper[1], 3 - 4);
+    /* the filters as a [K * K * C, F] matrix */
+    t = &plan.tmaps[1];
+    assert_false(t->im2col);
+    assert_int_equal(t->rank, 2);
+    assert_int_equal(t->global_dim[0], 128);
+    assert_int_equal(t->global_dim[1], 9 * 64);
+    assert_int_equal(t->global_strides[0], 256);
+    /* corners beyond TMA's range for a 4-d image: refused with what they are */
+    args[2].i = 130;
+    assert_int_equal(tlrt_plan_launch(&m.kernels[0], args, 3, &plan, err, sizeof err), TLRT_ERROR_ARG_MISMATCH);
+    assert_non_null(strstr(err, "im2col mode cannot load 'data'"));
+    assert_non_null(strstr(err, "[-128, 127]"));
+    assert_non_null(strstr(err, "-130"));
+    args[2].i = 1;
+    int64_t big_filt[] = {66, 66, 64, 128}; /* the upper corner 1 - 2 * 65 */
+    args[1].shape = big_filt;
+    assert_int_equal(tlrt_plan_launch(&m.kernels[0], args, 3, &plan, err, sizeof err), TLRT_ERROR_ARG_MISMATCH);
+    assert_non_null(strstr(err, "im2col mode"));
+    args[1].shape = filt;
+    tlrt_meta_free(&m);
+    /* a view with more elements than its tensor is refused (the map would read past it) */
+    char *text = strdup(CONV_META);
+    char *at = strstr(text, "(* (* K K) C) F");
+    assert_non_null(at);
+    memcpy(at, "(* (* K K) F) F", 15);
+    m = parse(text);
+    assert_int_equal(tlrt_plan_launch(&m.kernels[0], args, 3, &plan, err, sizeof err), TLRT_ERROR_ARG_MISMATCH);
+    assert_non_null(strstr(err, "more elements than the tensor's"));
+    tlrt_meta_free(&m);
+    free(text);
+}
+
 /* Every entry point takes NULL for any pointer argument and answers with an
  * error status (or nothing to do), never a crash (run under ASan + UBSan). */
 static void null_arguments(void **state) {
@@ -712,6 +793,27 @@ static void with_fake_driver(void **state) {
     memcpy(&addr, L->tmap, 8); /* the fake writes the address into the descriptor */
     assert_int_equal(addr, x);
     assert_int_equal(L->tmap[100], 0xab);
+    {
+        /* an im2col map goes to cuTensorMapEncodeIm2col, a view's to cuTensorMapEncodeTiled */
+        int (*im2col_calls)(void);
+        p = dlsym(fake, "fake_im2col_calls");
+        memcpy(&im2col_calls, &p, sizeof p);
+        size_t n = strlen(CONV_META) + 64;
+        char *text = malloc(n);
+        snprintf(text, n, "%s.entry conv(\n", CONV_META);
+        tlrt_module *mc;
+        tlrt_kernel *kc;
+        assert_int_equal(tlrt_module_load_ptx(ctx, text, strlen(text), &mc), TLRT_SUCCESS);
+        assert_int_equal(tlrt_kernel_get(mc, "conv", &kc), TLRT_SUCCESS);
+        int64_t img[] = {2, 30, 20, 64}, filt[] = {3, 3, 64, 128};
+        tlrt_arg cargs[] = {tlrt_arg_tensor(x, TLRT_F16, 4, img, NULL), tlrt_arg_tensor(y, TLRT_F16, 4, filt, NULL),
+                            tlrt_arg_int(TLRT_I32, 1)};
+        assert_int_equal(tlrt_launch(kc, cargs, 3, NULL), TLRT_SUCCESS);
+        assert_int_equal(im2col_calls(), 1);
+        assert_int_equal(tmap_calls(), 3);
+        assert_int_equal(tlrt_module_unload(ctx, mc), TLRT_SUCCESS);
+        free(text);
+    }
 
     /* raw launch */
     unsigned grid[3] = {3, 2, 1}, block[3] = {32, 1, 1};
@@ -943,6 +1045,7 @@ int main(void) {
         cmocka_unit_test(plan_cluster),
         cmocka_unit_test(plan_rejects_misuse),
         cmocka_unit_test(plan_tmap),
+        cmocka_unit_test(plan_im2col_and_view),
         cmocka_unit_test(null_arguments),
         cmocka_unit_test(float_conversions),
         cmocka_unit_test(no_driver),

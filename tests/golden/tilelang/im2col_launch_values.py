@@ -4,7 +4,9 @@
 # scalar parameters): the output's dims and the grid are expressions of
 # them, and one launch check holds them in range (a stride of 0 would
 # divide by zero). Computed the same as with them compiled in
-# (python/tests/test_ports.py).
+# (python/tests/test_ports.py). A stride known only at launch keeps the
+# column tile a gather by cp.async (TMA's im2col mode steps by a stride
+# in the map); the filters' view is loaded by TMA.
 import tilelang
 import tilelang.language as T
 
