@@ -1249,6 +1249,7 @@ void sema_kernel_with(sema *S, const ast_stmt *s) {
     k->body = seq;
     for (int i = 0; i < seq->u.seq.n; i++) check_grid_syncs(S, seq->u.seq.stmts[i], true);
     sema_manual_ws_finish(S);
+    sema_parallel_guards(S);
     sema_fragment_offsets(S);
     sema_thread_varying(S);
     tlc_ptrvec_free(&S->reducers);

@@ -435,6 +435,9 @@ const tir_thread_range *sema_thread_range(sema *S, sema_thread_ranges *t, const 
 void sema_set_thread_range(tir_stmt *s, const tir_thread_range *r);
 /* Each fragment used in one range only (or outside any): tir_buffer.range. */
 void sema_check_range_fragments(sema *S);
+/* Parallel loops whose whole body is `if v < c:` run over the smaller
+ * extent (sema_parallel_guard.c) */
+void sema_parallel_guards(sema *S);
 /* Fragments in Parallel loops at a loop variable plus a shared offset, read
  * through a view that splits the dim (sema_fragment_offsets.c) */
 void sema_fragment_offsets(sema *S);

@@ -379,6 +379,8 @@ struct tir_stmt {
              * (ops/parallel.c) for lowering to read */
             const struct tir_par_access *par_access;
             int npar_access;
+            /* Parallel: the loop's own layout, decided there too */
+            const struct tlc_fragment *par_layout;
             /* Parallel: T.im2col's tile this loop reads element by element
              * (frontend/sema_im2col.c), for a pipeline that loads it by TMA
              * in im2col mode instead; NULL otherwise */

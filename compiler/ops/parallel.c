@@ -21,13 +21,24 @@
 /* A Parallel body holds no tile ops: its accesses (tir_access.h) are all
  * element loads and stores. */
 
+/* Loop variable map[d] runs over all of b's dim d, for every dim the map
+ * names (a shorter loop reads part of the buffer: another layout). */
+static bool extents_match(const tir_stmt *loop, const tir_buffer *b, const int *map) {
+    for (int d = 0; d < b->rank; d++) {
+        int64_t e;
+        if (map[d] >= 0 && (!tir_expr_const_int(loop->u.for_.extent[map[d]], &e) || e != tir_buffer_dim(b, d)))
+            return false;
+    }
+    return true;
+}
+
 static bool is_full(const tir_stmt *loop, const tir_buffer *b, tir_expr *const *idx) {
     int map[TLC_FRAG_MAX_RANK];
     if (b->rank != loop->u.for_.nvars || b->rank > TLC_FRAG_MAX_RANK || !tlc_par_access_map(loop, b, idx, map))
         return false;
     for (int d = 0; d < b->rank; d++)
         if (map[d] != d) return false;
-    return true;
+    return extents_match(loop, b, map);
 }
 
 /* An access through a constant index (TLC_PAR_MAP_ZERO) proposes nothing:
@@ -42,19 +53,13 @@ static bool has_zero_dim(const int *map, int rank) {
  * its map, a permutation. */
 static bool is_permuted_full(const tir_stmt *loop, const tir_buffer *b, tir_expr *const *idx, int *map) {
     return b->rank == loop->u.for_.nvars && b->rank <= TLC_FRAG_MAX_RANK && tlc_par_access_map(loop, b, idx, map) &&
-           !has_zero_dim(map, b->rank);
+           !has_zero_dim(map, b->rank) && extents_match(loop, b, map);
 }
 
 /* The buffer is indexed by some of the loop's variables (row[i] in a loop
  * over (i, k)), each dim as long as the loop's: its map. */
 static bool covers_its_dims(const tir_stmt *loop, const tir_buffer *b, tir_expr *const *idx, int *map) {
-    if (b->rank > TLC_FRAG_MAX_RANK || !tlc_par_access_map(loop, b, idx, map)) return false;
-    for (int d = 0; d < b->rank; d++) {
-        int64_t e;
-        if (map[d] >= 0 && (!tir_expr_const_int(loop->u.for_.extent[map[d]], &e) || e != tir_buffer_dim(b, d)))
-            return false;
-    }
-    return true;
+    return b->rank <= TLC_FRAG_MAX_RANK && tlc_par_access_map(loop, b, idx, map) && extents_match(loop, b, map);
 }
 
 static bool loop_shape(const tir_stmt *s, int64_t *shape) {
@@ -423,15 +428,21 @@ static tir_buffer *converted_copy(tlc_infer *st, tir_stmt *s, const tlc_fragment
 /* After inference: every fragment access of the loop must be one the
  * thread can serve from its own registers. */
 bool tlc_parallel_check(tlc_infer *st, tir_stmt *s) {
-    const tlc_fragment *L = tlc_parallel_loop_fragment(st->a, st->k, s, true);
+    tir_access_list l = {0};
+    tir_access_list_collect(s->u.for_.body, &l);
+    /* the loop's layout: the one a fragment it covers fixes, else the one a
+     * fixed fragment read at an index the iterations share needs, else its
+     * own; recorded for lowering */
+    const tlc_fragment *L = tlc_parallel_loop_fragment(st->a, st->k, s, false);
+    if (!L) L = loop_from_shared_read(st, s, &l);
+    if (!L) L = tlc_parallel_loop_fragment(st->a, st->k, s, true);
     if (!L) {
         tlc_error(st->diag, s->loc, "Parallel loop extents must be constants (at most %d loop variables)",
                   TLC_FRAG_MAX_RANK);
         st->failed = true;
+        tir_access_list_free(&l);
         return false;
     }
-    tir_access_list l = {0};
-    tir_access_list_collect(s->u.for_.body, &l);
     tir_par_access *acc = TLC_NEW_ARRAY(st->a, tir_par_access, (size_t)l.n + 1);
     int nacc = 0;
     bool ok = true;
@@ -498,6 +509,7 @@ bool tlc_parallel_check(tlc_infer *st, tir_stmt *s) {
     if (ok) {
         s->u.for_.par_access = acc;
         s->u.for_.npar_access = nacc;
+        s->u.for_.par_layout = L;
     }
     return ok;
 }
@@ -540,7 +552,7 @@ static void parallel_lower(tlc_lower_ctx *lc, const tir_stmt *s) {
         tlc_error(lc->diag, s->loc, "nested Parallel loops are not supported; use one Parallel(d0, d1, ...)");
         return;
     }
-    const tlc_fragment *L = tlc_parallel_loop_fragment(lc->a, lc->k, s, true);
+    const tlc_fragment *L = s->u.for_.par_layout ? s->u.for_.par_layout : tlc_parallel_loop_fragment(lc->a, lc->k, s, true);
     if (!L) {
         tlc_error(lc->diag, s->loc, "Parallel loop extents must be constants");
         return;

@@ -110,6 +110,13 @@ A_REGS_WIDE = os.path.join(ROOT, "tests", "golden", "tilelang", "gemm_a_regs_wid
 SYNC_GRID = os.path.join(ROOT, "tests", "golden", "tilelang", "sync_grid.py")
 THREAD_RANGES = os.path.join(ROOT, "tests", "golden", "tilelang", "thread_ranges.py")
 FRAGMENT_OFFSETS = os.path.join(ROOT, "tests", "golden", "tilelang", "fragment_offsets.py")
+FRAGMENT_HALVES = os.path.join(ROOT, "tests", "golden", "tilelang", "fragment_halves.py")
+
+
+def fragment_halves_expected(a, b):
+    """fragment_halves.py's outputs in float64: C = A^T B, M the row maxima of C's first 8 rows."""
+    c = a.astype("float64").T @ b.astype("float64")
+    return c, c[:8].max(1)
 
 
 def fragment_offsets_expected(x, w):
@@ -300,3 +307,13 @@ def sparse_mla_reference(q, kv, indices, dim=512):
     scores = scores.masked_fill(~keep[:, :, None, :], float("-inf"))
     out = torch.einsum("bshk,bskd->bshd", scores.softmax(-1), rows[..., :dim])
     return out, torch.logsumexp(scores, -1) / math.log(2)
+
+
+def sparse_mla_grads(q, kv, do, indices, dim=512):
+    """sparse_mla_reference's output and log-sum-exp, and dQ and dKV for the output gradient do, by
+    autograd in float64 (tests/ports/sparse_mla_bwd.py)."""
+    q64 = q.double().requires_grad_(True)
+    kv64 = kv.double().requires_grad_(True)
+    out, lse = sparse_mla_reference(q64, kv64, indices, dim)
+    out.backward(do.double())
+    return out.detach(), lse.detach(), q64.grad, kv64.grad

@@ -4,7 +4,7 @@ import os
 import unittest
 
 import tlc
-from kernels import (FRAGMENT_OFFSETS, fragment_offsets_expected, THREAD_RANGES, thread_ranges_expected,
+from kernels import (FRAGMENT_HALVES, fragment_halves_expected, FRAGMENT_OFFSETS, fragment_offsets_expected, THREAD_RANGES, thread_ranges_expected,
                      sums_in_range_expected, THREAD_RANGES_SHARED, thread_ranges_shared_expected, LOOP_EXIT, SYNC_GRID, loop_exit_inputs, nested_exits_expected, A_REGS_WIDE, A_REGS_TRANSPOSED, ATOMIC_VECTOR, CONVERTED_READ, EXAMPLES, INT8, FP8, FRAGMENT_RESHAPE, GEMV_KERNELS, TF32, grouped_sums_expected, PACKED, ROOT, SCALE, SHARED_INDEX, THREAD_BARRIERS, THREAD_BINDING,
                      UNSIGNED, UNSIGNED_BOUND, WARP_SHUFFLE, REDUCER, gemv_inputs, packed_expected, packed_inputs,
                      reinterpret_expected, shared_index_expected, shift_expected, unsigned_expected, unsigned_inputs,
@@ -328,6 +328,20 @@ class GpuTest(unittest.TestCase):
                     c8 = torch.full((128, 128), float("nan"), device="cuda")
                     tlc.compile(A_REGS_WIDE, arch=arch, backend=backend, defines={"dtype": "float8_e4m3"})(a8, b8, c8)
                     torch.testing.assert_close(c8.double(), ref8, rtol=1e-3, atol=1e-3 * ref8.abs().max().item())
+
+    def test_fragment_halves(self):
+        # a FullCol accumulator stored half its rows at a time by a guarded loop; a loop shorter than the
+        # fragment it reads runs its own iterations only
+        a, b = torch.randn(128, 32, device="cuda").half(), torch.randn(128, 512, device="cuda").half()
+        ec, em = (torch.from_numpy(t) for t in fragment_halves_expected(a.cpu().numpy(), b.cpu().numpy()))
+        for backend in ("direct", "llvm"):
+            for arch in ("sm_90a", "sm_80") if _sm90() else ("sm_80",):
+                with self.subTest(backend=backend, arch=arch):
+                    c, m = torch.full((32, 512), float("nan"), device="cuda"), torch.full((16,), float("nan"), device="cuda")
+                    tlc.compile(FRAGMENT_HALVES, arch=arch, backend=backend)(a, b, c, m[:8])
+                    torch.testing.assert_close(c.double().cpu(), ec, rtol=1e-3, atol=1e-2)
+                    torch.testing.assert_close(m[:8].double().cpu(), em, rtol=1e-3, atol=1e-2)
+                    self.assertTrue(torch.isnan(m[8:]).all())  # nothing past the loop's 8 rows
 
     def test_fragment_offsets(self):
         # a fragment at a loop variable plus a serial loop's offset, laid out as the gemm's register operand

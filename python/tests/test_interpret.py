@@ -6,7 +6,7 @@ import unittest
 import numpy as np
 
 import tlc
-from kernels import (FRAGMENT_OFFSETS, fragment_offsets_expected, THREAD_RANGES, thread_ranges_expected,
+from kernels import (FRAGMENT_HALVES, fragment_halves_expected, FRAGMENT_OFFSETS, fragment_offsets_expected, THREAD_RANGES, thread_ranges_expected,
                      sums_in_range_expected, THREAD_RANGES_SHARED, thread_ranges_shared_expected, EXAMPLES, FRAGMENT_RESHAPE, GEMV_KERNELS, INT8, LOOP_EXIT, SYNC_GRID, loop_exit_inputs,
                      nested_exits_expected, A_REGS_WIDE, OUT_OF_BOUNDS, PACKED, ROOT, SCALE, SHARED_INDEX, THREAD_BARRIERS,
                      THREAD_BINDING, UNSIGNED, UNSIGNED_BOUND, WARP_SHUFFLE, REDUCER, gemv_inputs, packed_expected,
@@ -358,6 +358,17 @@ class InterpretTest(unittest.TestCase):
         np.testing.assert_allclose(y, ey, rtol=1e-3, atol=1e-2)
         np.testing.assert_allclose(s, es, rtol=1e-4, atol=1e-3)
         np.testing.assert_array_equal(z, ez)
+
+    def test_fragment_halves(self):
+        # an accumulator stored half its rows at a time by a guarded loop over all of them; a loop shorter
+        # than the fragment it reads
+        rng = np.random.default_rng(44)
+        a, b = rng.standard_normal((128, 32)).astype(np.float16), rng.standard_normal((128, 512)).astype(np.float16)
+        c, m = np.full((32, 512), np.nan, np.float32), np.full(8, np.nan, np.float32)
+        tlc.interpret(FRAGMENT_HALVES, {"A": a, "B": b, "C": c, "M": m})
+        ec, em = fragment_halves_expected(a, b)
+        np.testing.assert_allclose(c, ec, rtol=1e-3, atol=1e-2)
+        np.testing.assert_allclose(m, em, rtol=1e-3, atol=1e-2)
 
     def test_reducers(self):
         rng = np.random.default_rng(29)

@@ -5,7 +5,8 @@ import os
 import unittest
 
 import tlc
-from kernels import ROOT, fp4_to_fp16, int4_to_int8, mhc_pre_reference, sparse_mla_reference, streamk_defines
+from kernels import (ROOT, fp4_to_fp16, int4_to_int8, mhc_pre_reference, sparse_mla_grads, sparse_mla_reference,
+                     streamk_defines)
 
 try:
     import torch
@@ -365,6 +366,36 @@ class PortsOnGpuTest(unittest.TestCase):
                 kern(q, kv, idx, start, out, lse)
                 want, _ = sparse_mla_reference(q, kv, idx)
                 self.close(out, want, rtol=2e-2, atol=2e-2)
+
+    def test_sparse_mla_bwd(self):
+        # DeepSeek V3.2's sparse MLA backward (Delta, the backward with dKV by atomics, dKV's conversion)
+        # against float64 autograd through the forward's reference: 64 and 128 heads (one and two head
+        # blocks), the padding index past the end and rows past the causal position masked
+        dim, tail = 512, 64
+        for (b, s, s_kv, h, topk) in ((1, 64, 128, 64, 64), (2, 48, 96, 128, 32)):
+            with self.subTest(batch=b, seq=s, seq_kv=s_kv, heads=h, topk=topk):
+                q, kv = randn(b, s, h, dim + tail, dtype=torch.bfloat16), randn(b, s_kv, 1, dim + tail, dtype=torch.bfloat16)
+                do = randn(b, s, h, dim, dtype=torch.bfloat16)
+                idx = torch.full((b, s, 1, topk), s_kv, device="cuda", dtype=torch.int32)
+                gen = torch.Generator().manual_seed(7)
+                for bi in range(b):
+                    for t in range(s):
+                        pick = torch.randperm(max(1, t), generator=gen)[:topk]
+                        idx[bi, t, 0, :len(pick)] = pick.to(torch.int32).cuda()
+                out, lse, want_dq, want_dkv = sparse_mla_grads(q, kv, do, idx, dim)
+                pre = tlc.compile(port("sparse_mla_bwd.py"), kernel="preprocess")
+                delta = torch.empty((b, s, h), device="cuda", dtype=torch.float32)
+                pre(out.to(torch.bfloat16), do, delta)
+                bwd = tlc.compile(port("sparse_mla_bwd.py"), kernel="bwd",
+                                  defines={"H": h, "D": dim, "D_tail": tail, "topk": topk})
+                dkv = torch.zeros((b, s_kv, 1, dim + tail), device="cuda", dtype=torch.float32)
+                dq = torch.full((b, s, h, dim + tail), float("nan"), device="cuda", dtype=torch.bfloat16)
+                bwd(q, kv, do, idx, lse.float(), delta, dkv, dq)
+                post = tlc.compile(port("sparse_mla_bwd.py"), kernel="postprocess", defines={"D": dim, "D_tail": tail})
+                dkv_out = torch.full((b, s_kv, 1, dim + tail), float("nan"), device="cuda", dtype=torch.bfloat16)
+                post(dkv, dkv_out)
+                self.close(dq, want_dq, rtol=3e-2, atol=3e-2 * want_dq.abs().max().item())
+                self.close(dkv_out, want_dkv, rtol=3e-2, atol=3e-2 * want_dkv.abs().max().item())
 
     def test_convolution(self):
         # T.im2col and the tensor views on the GPU against torch.conv2d: padding, stride, dilation, a last
