@@ -422,6 +422,18 @@ class PortsOnGpuTest(unittest.TestCase):
                 ref = F.conv2d(image.double().permute(0, 3, 1, 2), filters.double().permute(3, 2, 0, 1), stride=s,
                                padding=p, dilation=d).permute(0, 2, 3, 1)
                 self.close(out, ref, rtol=1e-2, atol=5e-2)
+        # sm_90's code: the im2col tiles by TMA on mbarriers without warp specialization, mma.sync gemms
+        n, h, w, c, f, k, s, d, p, t = cases[1]
+        image, filters = randn(n, h, w, c), randn(k, k, c, f)
+        kern = tlc.compile(port("example_convolution.py"), arch="sm_90",
+                           defines={"S": s, "D": d, "P": p, "block_M": t[0], "block_N": t[1], "block_K": t[2],
+                                    "num_stages": t[3], "threads": t[4]})
+        oh, ow = (h + 2 * p - d * (k - 1) - 1) // s + 1, (w + 2 * p - d * (k - 1) - 1) // s + 1
+        out = torch.full((n, oh, ow, f), float("nan"), device="cuda", dtype=torch.float16)
+        kern(image, filters, out)
+        ref = F.conv2d(image.double().permute(0, 3, 1, 2), filters.double().permute(3, 2, 0, 1), stride=s, padding=p,
+                       dilation=d).permute(0, 2, 3, 1)
+        self.close(out, ref, rtol=1e-2, atol=5e-2)
         # stride, dilation and pad as scalar parameters, passed at launch (one compiled kernel); a stride of
         # 0 refused by the launch checks
         with open(port("example_convolution.py")) as f:
