@@ -3,8 +3,8 @@
  * the parser accepts or refuses with a message, never crashes. What it
  * accepts must survive a round trip: the formatter writes it, the parser
  * reads that back, and writing it again gives the same text. Every grid
- * expression is evaluated with extreme symbol values (overflow is refused,
- * never undefined). */
+ * and tensor-map expression is evaluated with extreme symbol values
+ * (overflow is refused, never undefined). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +31,11 @@ static void evaluate_grids(const tlrt_kernel_meta *k) {
             int64_t v;
             char err[256];
             if (k->grid[d].n > 0) tlrt_expr_eval(&k->grid[d], syms, scalars, &v, err, sizeof err);
+        }
+        for (int x = 0; x < k->nmap_exprs; x++) { /* tensor maps' view dims and im2col corners */
+            int64_t v;
+            char err[256];
+            tlrt_expr_eval(&k->map_exprs[x], syms, scalars, &v, err, sizeof err);
         }
     }
 }
