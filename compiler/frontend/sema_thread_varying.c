@@ -16,7 +16,13 @@
  * threads part ways (thread_varying: no barrier inside, the interpreter
  * splits the threads) and the per-thread ops (tir_stmt.per_thread). A warp
  * shuffle's value is another lane's, so varying, and takes every lane:
- * never under varying control. */
+ * never under varying control.
+ *
+ * A fragment that only ever has single elements read and written outside
+ * Parallel loops (no tile op, no Parallel loop, no view uses it) is what
+ * TileLang keeps in each thread's registers; stored a value that differs
+ * between threads, it is taken as the per-thread buffer it then is (the
+ * scope of an alloc_local) and the analysis runs again. */
 #include <stdio.h>
 #include "sema_internal.h"
 #include "../ir/tir_access.h"
@@ -27,6 +33,8 @@ typedef struct tv {
     tir_kernel *k;
     bool *var;     /* by var id: may differ between threads */
     bool *buf;     /* by buffer id: a per-thread buffer that may hold values that differ */
+    bool *element_only; /* by buffer id: a fragment only ever accessed element by element outside Parallel loops */
+    tlc_ptrvec per_thread; /* such fragments stored a varying value: to become per-thread buffers */
     bool changed;
     bool found;    /* scratch of the walkers below */
     /* the thread range being checked: [lo, hi) of the block (the block
@@ -370,7 +378,11 @@ static void check(tv *t, const tir_stmt *s, bool ctl) {
         if (b->scope != TIR_SCOPE_FRAGMENT) return;
         bool v = ctl || varying(t, s->u.store.value);
         for (int i = 0; i < b->rank && !v; i++) v = varying(t, s->u.store.idx[i]);
-        if (v)
+        if (v && t->element_only[b->id]) {
+            bool known = false;
+            for (int i = 0; i < t->per_thread.len; i++) known |= t->per_thread.items[i] == b;
+            if (!known) tlc_ptrvec_push(&t->per_thread, (void *)b);
+        } else if (v)
             tlc_error(t->S->diag, s->loc,
                       "fragment '%s' is the block's, spread over its threads: it cannot hold a value that differs "
                       "between them (thread-indexed code); keep per-thread values in T.alloc_local",
@@ -403,22 +415,77 @@ static void check(tv *t, const tir_stmt *s, bool ctl) {
     }
 }
 
+/* ---- fragments used only element by element (per_thread above) ---- */
+static void not_element_only(const tir_access *acc, void *ctx) {
+    tv *t = ctx;
+    if (acc->buf->scope == TIR_SCOPE_FRAGMENT) t->element_only[acc->buf->id] = false;
+}
+
+static void region_use(const tir_access *acc, void *ctx) {
+    if (acc->region) not_element_only(acc, ctx);
+}
+
+static void find_element_only(tv *t, const tir_stmt *s) {
+    if (!s) return;
+    switch (s->kind) {
+    case TS_SEQ:
+        for (int i = 0; i < s->u.seq.n; i++) find_element_only(t, s->u.seq.stmts[i]);
+        return;
+    case TS_IF:
+        find_element_only(t, s->u.if_.then);
+        find_element_only(t, s->u.if_.els);
+        return;
+    case TS_FOR:
+        if (s->u.for_.kind == TIR_FOR_PARALLEL)
+            tir_stmt_accesses(s, not_element_only, t);
+        else
+            find_element_only(t, s->u.for_.body);
+        return;
+    default: tir_stmt_accesses(s, region_use, t); return;
+    }
+}
+
+static void analyse(tv *t) {
+    tir_kernel *k = t->k;
+    sema *S = t->S;
+    t->var = TLC_NEW_ARRAY(S->arena, bool, (size_t)k->nvars + 1);
+    /* (the kernel's buffer list is made after its body: count sema's) */
+    t->buf = TLC_NEW_ARRAY(S->arena, bool, (size_t)S->buffers.len + 1);
+    t->element_only = TLC_NEW_ARRAY(S->arena, bool, (size_t)S->buffers.len + 1);
+    for (int i = 0; i < S->buffers.len; i++) {
+        const tir_buffer *b = S->buffers.items[i];
+        if (b->scope == TIR_SCOPE_FRAGMENT && b->id <= S->buffers.len) t->element_only[b->id] = true;
+    }
+    for (int i = 0; i < S->buffers.len; i++) { /* a view's base is used as the view is */
+        const tir_buffer *b = S->buffers.items[i];
+        if (b->view_of && b->view_of->id <= S->buffers.len) t->element_only[b->view_of->id] = false;
+    }
+    find_element_only(t, k->body);
+    for (int i = 0; i < 3; i++)
+        if (k->thread_idx[i]) t->var[k->thread_idx[i]->id] = true;
+    /* each round marks at least one more variable or buffer */
+    do {
+        t->changed = false;
+        propagate(t, k->body, false);
+    } while (t->changed);
+    check(t, k->body, false);
+}
+
 void sema_thread_varying(sema *S) {
     tir_kernel *k = S->k;
     if (!k || !k->body || !k->thread_indexed) return;
     tv t = {.S = S, .k = k, .lo = 0, .hi = k->threads};
     sema_thread_ranges_init(&t.ranges, k);
-    t.var = TLC_NEW_ARRAY(S->arena, bool, (size_t)k->nvars + 1);
-    /* (the kernel's buffer list is made after its body: count sema's) */
-    t.buf = TLC_NEW_ARRAY(S->arena, bool, (size_t)S->buffers.len + 1);
-    for (int i = 0; i < 3; i++)
-        if (k->thread_idx[i]) t.var[k->thread_idx[i]->id] = true;
-    /* each round marks at least one more variable or buffer */
-    do {
-        t.changed = false;
-        propagate(&t, k->body, false);
-    } while (t.changed);
-    check(&t, k->body, false);
+    int errors = S->diag->errors;
+    analyse(&t);
+    /* those fragments are per-thread buffers: everything read from them may
+     * vary (after other errors, the second round would repeat them) */
+    if (t.per_thread.len && S->diag->errors == errors) {
+        for (int i = 0; i < t.per_thread.len; i++) ((tir_buffer *)t.per_thread.items[i])->scope = TIR_SCOPE_LOCAL;
+        tlc_ptrvec_free(&t.per_thread);
+        analyse(&t);
+    }
+    tlc_ptrvec_free(&t.per_thread);
     if (t.ranges.ranges.len) sema_check_range_fragments(S);
     sema_thread_ranges_free(&t.ranges);
 }

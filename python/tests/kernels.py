@@ -111,6 +111,9 @@ SYNC_GRID = os.path.join(ROOT, "tests", "golden", "tilelang", "sync_grid.py")
 THREAD_RANGES = os.path.join(ROOT, "tests", "golden", "tilelang", "thread_ranges.py")
 FRAGMENT_OFFSETS = os.path.join(ROOT, "tests", "golden", "tilelang", "fragment_offsets.py")
 FRAGMENT_HALVES = os.path.join(ROOT, "tests", "golden", "tilelang", "fragment_halves.py")
+# a fragment holding a value per thread in thread-indexed code (tests/golden/tilelang/fragment_per_thread.py):
+# B[t] = sum over r of (r + 1) A[t, r]
+FRAGMENT_PER_THREAD = os.path.join(ROOT, "tests", "golden", "tilelang", "fragment_per_thread.py")
 
 
 def fragment_halves_expected(a, b):

@@ -4,7 +4,7 @@ import os
 import unittest
 
 import tlc
-from kernels import (FRAGMENT_HALVES, fragment_halves_expected, FRAGMENT_OFFSETS, fragment_offsets_expected, THREAD_RANGES, thread_ranges_expected,
+from kernels import (FRAGMENT_HALVES, fragment_halves_expected, FRAGMENT_PER_THREAD, FRAGMENT_OFFSETS, fragment_offsets_expected, THREAD_RANGES, thread_ranges_expected,
                      sums_in_range_expected, THREAD_RANGES_SHARED, thread_ranges_shared_expected, LOOP_EXIT, SYNC_GRID, loop_exit_inputs, nested_exits_expected, A_REGS_WIDE, A_REGS_TRANSPOSED, ATOMIC_VECTOR, CONVERTED_READ, EXAMPLES, INT8, FP8, FRAGMENT_RESHAPE, GEMV_KERNELS, TF32, grouped_sums_expected, PACKED, ROOT, SCALE, SHARED_INDEX, THREAD_BARRIERS, THREAD_BINDING,
                      UNSIGNED, UNSIGNED_BOUND, WARP_SHUFFLE, REDUCER, gemv_inputs, packed_expected, packed_inputs,
                      reinterpret_expected, shared_index_expected, shift_expected, unsigned_expected, unsigned_inputs,
@@ -342,6 +342,15 @@ class GpuTest(unittest.TestCase):
                     torch.testing.assert_close(c.double().cpu(), ec, rtol=1e-3, atol=1e-2)
                     torch.testing.assert_close(m[:8].double().cpu(), em, rtol=1e-3, atol=1e-2)
                     self.assertTrue(torch.isnan(m[8:]).all())  # nothing past the loop's 8 rows
+
+    def test_fragment_per_thread(self):
+        # a fragment holding each thread's own values in thread-indexed code
+        a = torch.randn(128, 4, device="cuda")
+        for backend in ("direct", "llvm"):
+            with self.subTest(backend=backend):
+                b = torch.full((128,), float("nan"), device="cuda")
+                tlc.compile(FRAGMENT_PER_THREAD, backend=backend)(a, b)
+                torch.testing.assert_close(b, a @ torch.arange(1.0, 5.0, device="cuda"), rtol=1e-5, atol=1e-5)
 
     def test_fragment_offsets(self):
         # a fragment at a loop variable plus a serial loop's offset, laid out as the gemm's register operand

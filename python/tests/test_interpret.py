@@ -6,7 +6,7 @@ import unittest
 import numpy as np
 
 import tlc
-from kernels import (FRAGMENT_HALVES, fragment_halves_expected, FRAGMENT_OFFSETS, fragment_offsets_expected, THREAD_RANGES, thread_ranges_expected,
+from kernels import (FRAGMENT_HALVES, fragment_halves_expected, FRAGMENT_PER_THREAD, FRAGMENT_OFFSETS, fragment_offsets_expected, THREAD_RANGES, thread_ranges_expected,
                      sums_in_range_expected, THREAD_RANGES_SHARED, thread_ranges_shared_expected, EXAMPLES, FRAGMENT_RESHAPE, GEMV_KERNELS, INT8, LOOP_EXIT, SYNC_GRID, loop_exit_inputs,
                      nested_exits_expected, A_REGS_WIDE, OUT_OF_BOUNDS, PACKED, ROOT, SCALE, SHARED_INDEX, THREAD_BARRIERS,
                      THREAD_BINDING, UNSIGNED, UNSIGNED_BOUND, WARP_SHUFFLE, REDUCER, gemv_inputs, packed_expected,
@@ -370,6 +370,12 @@ class InterpretTest(unittest.TestCase):
         np.testing.assert_allclose(c, ec, rtol=1e-3, atol=1e-2)
         np.testing.assert_allclose(m[:8], em, rtol=1e-3, atol=1e-2)
         self.assertTrue(np.isnan(m[8:]).all())
+
+    def test_fragment_per_thread(self):
+        a = np.random.default_rng(45).standard_normal((128, 4)).astype(np.float32)
+        b = np.full(128, np.nan, np.float32)
+        tlc.interpret(FRAGMENT_PER_THREAD, {"A": a, "B": b})
+        np.testing.assert_allclose(b, a @ np.arange(1, 5, dtype=np.float32), rtol=1e-6, atol=1e-6)
 
     def test_reducers(self):
         rng = np.random.default_rng(29)

@@ -353,11 +353,16 @@ class AttentionPortsTest(unittest.TestCase):
         idx = np.stack([rng.integers(0, t + 1, topk) for t in range(s)]).reshape(b, s, 1, topk).astype(np.int32)
         bf16 = lambda x: (x.astype(np.float32).view(np.uint32) >> 16).astype(np.uint16)  # noqa: E731
         qb, kvb = bf16(q), bf16(kv)
+        for file in ("sparse_mla_fwd_pipelined.py", "sparse_mla_fwd_seesaw.py"):  # (and its seesaw schedule)
+            with self.subTest(file=file):
+                self.check_sparse_mla_hand_pipelined(file, qb, kvb, idx, b, s, h, dim, tail, topk)
+
+    def check_sparse_mla_hand_pipelined(self, file, qb, kvb, idx, b, s, h, dim, tail, topk):
         outs = []
         for reverse in (False, True):  # the other interleaving of the warpgroups: the same bytes
             outb = np.full((b, s, h, dim), 0x7fc0, dtype=np.uint16)
             lse = empty(b, s, h, dtype=np.float32)
-            tlc.interpret(port("sparse_mla_fwd_pipelined.py"),
+            tlc.interpret(port(file),
                           {"Q": tlc.Bits(qb, "bfloat16"), "KV": tlc.Bits(kvb, "bfloat16"), "Indices": idx,
                            "q_start_index_s": np.zeros(1, dtype=np.int32), "Output": tlc.Bits(outb, "bfloat16"),
                            "Lse": lse},

@@ -350,10 +350,12 @@ class PortsOnGpuTest(unittest.TestCase):
         # cp.async, two consumers, mbarriers; the branches run as written) against the float64 reference, 128
         # heads (two blocks a query) and 64; every index names a visible row (a row it masks is not loaded,
         # and its scores are -inf plus whatever the stage held before, as in TileLang)
+        # (and its seesaw schedule: the pages in pairs, one each consumer, maxima and sums exchanged)
         torch.manual_seed(0)
         b, s, skv, dim, tail, topk = 2, 80, 256, 512, 64, 128
-        for h in (128, 64):
-            with self.subTest(heads=h):
+        for h, file in ((128, "sparse_mla_fwd_pipelined.py"), (64, "sparse_mla_fwd_pipelined.py"),
+                        (128, "sparse_mla_fwd_seesaw.py"), (64, "sparse_mla_fwd_seesaw.py")):
+            with self.subTest(heads=h, file=file):
                 q = torch.randn(b, s, h, dim + tail, device="cuda", dtype=torch.bfloat16)
                 kv = torch.randn(b, skv, 1, dim + tail, device="cuda", dtype=torch.bfloat16)
                 pos = torch.arange(s, device="cuda")[None, :, None, None]
@@ -361,7 +363,7 @@ class PortsOnGpuTest(unittest.TestCase):
                 start = torch.zeros(1, device="cuda", dtype=torch.int32)
                 out = torch.full((b, s, h, dim), float("nan"), device="cuda", dtype=torch.bfloat16)
                 lse = torch.empty((b, s, h), device="cuda", dtype=torch.float32)
-                kern = tlc.compile(port("sparse_mla_fwd_pipelined.py"),
+                kern = tlc.compile(port(file),
                                    defines={"heads": h, "dim": dim, "tail_dim": tail, "topk": topk, "kv_stride": 1})
                 kern(q, kv, idx, start, out, lse)
                 want, _ = sparse_mla_reference(q, kv, idx)

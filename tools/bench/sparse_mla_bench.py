@@ -3,7 +3,8 @@
 compiles it, at the model's shape (128 heads, 512 + 64 dims, 2,048 keys a query picked by an index
 tensor), in one process on one GPU, beside TileLang's hand-pipelined form of the same kernel
 (tests/ports/sparse_mla_fwd_pipelined.py: 384 threads, a cp.async producer warpgroup and two
-consumers on mbarriers, compiled by tlc with its branches run as written):
+consumers on mbarriers, compiled by tlc with its branches run as written) and its seesaw schedule
+(tests/ports/sparse_mla_fwd_seesaw.py: pages in pairs, one each consumer):
 
     python3 tools/bench/sparse_mla_bench.py [--lib gpu-build/carry/libtlc.so] [--seq 4096] [--seq-kv 8192]
 
@@ -28,6 +29,7 @@ import tlc  # noqa: E402
 
 PORT = os.path.join(ROOT, "tests", "ports", "sparse_mla_fwd.py")
 HAND = os.path.join(ROOT, "tests", "ports", "sparse_mla_fwd_pipelined.py")
+SEESAW = os.path.join(ROOT, "tests", "ports", "sparse_mla_fwd_seesaw.py")
 
 
 def main():
@@ -67,14 +69,16 @@ def main():
     defs = {"heads": h, "dim": 512, "tail_dim": 64, "topk": topk}
     start = torch.zeros(1, device="cuda", dtype=torch.int32)
     hand = tlc.compile(HAND, defines={**defs, "kv_stride": 1})
+    seesaw = tlc.compile(SEESAW, defines={**defs, "kv_stride": 1})
     kernels = {"Pipelined, num_stages=2, 256 threads": (tlc.compile(PORT, defines={**defs, "num_stages": 2}), (q, kv, idx, out, lse)),
                "num_stages=1 (unstaged), 256 threads": (tlc.compile(PORT, defines={**defs, "num_stages": 1}), (q, kv, idx, out, lse)),
-               "TileLang's hand-pipelined, 384 threads": (hand, (q, kv, idx, start, out, lse))}
+               "TileLang's hand-pipelined, 384 threads": (hand, (q, kv, idx, start, out, lse)),
+               "TileLang's seesaw, 384 threads": (seesaw, (q, kv, idx, start, out, lse))}
     for name, (k, a) in kernels.items():
         out.fill_(float("nan"))
         k(*a)
         torch.testing.assert_close(out[0, q0:q0 + 64].double(), want, rtol=2e-2, atol=2e-2)
-        if k is not hand:
+        if k is not hand and k is not seesaw:
             torch.testing.assert_close(lse[0, q0:q0 + 64].double(), want_lse, rtol=1e-3, atol=1e-3)
     times = {name: [] for name in kernels}
     for r in range(args.rounds):

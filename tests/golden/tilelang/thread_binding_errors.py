@@ -4,9 +4,9 @@
 # a condition on the thread's index (other than one that splits the threads
 # into ranges, thread_ranges.py) or read a value that differs between
 # threads (nor may a T.sync_threads, which every thread must reach), nor
-# write a per-thread buffer holding values that differ (mixed); a
-# fragment cannot hold per-thread values; thread axes must make
-# a block tlc can launch.
+# write a per-thread buffer holding values that differ (mixed); a fragment the
+# block's work uses cannot hold per-thread values (fragment_per_thread.py has
+# one that can); thread axes must make a block tlc can launch.
 import tilelang.language as T
 
 
