@@ -77,8 +77,8 @@ static void collect(tlc_lower_ctx *lc, const tir_stmt *s, tlc_ptrvec *out) {
     }
 }
 
-/* The tensor map copy s loads through (its box: the buffer's rows, one
- * panel or row). */
+/* The tensor map load s (a copy, or T.im2col's tile) goes through (its
+ * box: the buffer's rows, one panel or row). */
 static void tmap_fill(const tir_stmt *s, tlc_tmap_use *t) {
     memset(t, 0, sizeof *t);
     t->copy = s;

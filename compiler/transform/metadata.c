@@ -184,7 +184,7 @@ bool tlc_kernel_metadata(tlc_lower_ctx *lc, tlrt_kernel_meta *out) {
         m->oob = TLRT_OOB_ZERO;
         if ((t->tensor->view_of && !view_meta(k, t->tensor, out, m)) || (t->im2col && !im2col_meta(k, t->im2col, out, m))) {
             tlc_error(lc->diag, t->copy->loc, "internal error: a tensor map's sizes are not expressions the runtime can "
-                      "evaluate, or more than %d of them", TLRT_MAX_MAP_EXPRS);
+                      "evaluate");
             return false;
         }
     }

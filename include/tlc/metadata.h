@@ -161,7 +161,7 @@ enum {
     TLRT_MAX_SYMS = 16,
     TLRT_MAX_TMAPS = 8,
     TLRT_MAX_EXPR = 64,         /* nodes per grid expression */
-    TLRT_MAX_MAP_EXPRS = 16,    /* expressions of a kernel's tensor maps (view, im2col lines) */
+    TLRT_MAX_MAP_EXPRS = 40,    /* expressions of a kernel's tensor maps (view, im2col lines): 5 a map at most */
     TLRT_MAX_KERNELS = 256,     /* per module */
     TLRT_MAX_CHECKS = 8,        /* launch checks per kernel */
     TLRT_MAX_FUNCTIONS = 64,    /* per module */
