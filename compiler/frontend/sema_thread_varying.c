@@ -454,11 +454,11 @@ static void analyse(tv *t) {
     t->element_only = TLC_NEW_ARRAY(S->arena, bool, (size_t)S->buffers.len + 1);
     for (int i = 0; i < S->buffers.len; i++) {
         const tir_buffer *b = S->buffers.items[i];
-        if (b->scope == TIR_SCOPE_FRAGMENT && b->id <= S->buffers.len) t->element_only[b->id] = true;
+        if (b->scope == TIR_SCOPE_FRAGMENT) t->element_only[b->id] = true;
     }
     for (int i = 0; i < S->buffers.len; i++) { /* a view's base is used as the view is */
         const tir_buffer *b = S->buffers.items[i];
-        if (b->view_of && b->view_of->id <= S->buffers.len) t->element_only[b->view_of->id] = false;
+        if (b->view_of) t->element_only[b->view_of->id] = false;
     }
     find_element_only(t, k->body);
     for (int i = 0; i < 3; i++)

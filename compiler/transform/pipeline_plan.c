@@ -62,8 +62,10 @@ static bool mappable(const tir_buffer *g) {
     if (g->rank > 5) return false;
     if (!g->view_of) return g->param_index >= 0;
     if (g->view_of->param_index < 0) return false;
-    for (int d = 0; d < g->rank; d++)
-        if (tir_grid_expr_nodes(g->shape[d]) < 0) return false;
+    for (int d = 0; d < g->rank; d++) {
+        int n = tir_grid_expr_nodes(g->shape[d]);
+        if (n < 0 || n > TLRT_MAX_EXPR) return false;
+    }
     return true;
 }
 
@@ -78,6 +80,10 @@ static bool im2col_fits(const tir_im2col *d) {
     int64_t stride;
     if (d->img->view_of || !mappable(d->img) || d->img->rank != 4 || !d->col->layout) return false;
     if (!tir_expr_const_int(d->stride, &stride) || stride < 1 || stride > 8) return false;
+    /* the map's upper corner, pad - dilation * (kernel - 1), the longest of
+     * its expressions (metadata.c) */
+    int np = tir_grid_expr_nodes(d->pad), nd = tir_grid_expr_nodes(d->dilation), nk = tir_grid_expr_nodes(d->kernel);
+    if (np < 0 || nd < 0 || nk < 0 || np + nd + nk + 4 > TLRT_MAX_EXPR) return false;
     return shared_box_fits(d->col);
 }
 
