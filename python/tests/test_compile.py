@@ -141,6 +141,8 @@ class CompileTest(unittest.TestCase):
         with self.assertRaises(ValueError):
             tlc.autotune(SCALE, configs=[{}], rep=0)
         with self.assertRaises(TypeError):
+            tlc.autotune(SCALE, configs=[{}], cache="yes")
+        with self.assertRaises(TypeError):
             tlc.autotune(SCALE, configs=[{}], stream=1)
 
     def test_autotune_default_key(self):

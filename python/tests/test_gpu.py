@@ -68,6 +68,31 @@ class GpuTest(unittest.TestCase):
         torch.testing.assert_close(y, -x)
         self.assertEqual(len(t.results), 1)
 
+    def test_autotune_keeps_its_choice_on_disk(self):
+        # a second Autotuned of the same source, configurations and GPU takes the first one's choice and
+        # timings from the cache directory instead of timing again; cache=False keeps nothing
+        import glob
+        import tempfile
+        configs = [{"threads": 64}, {"threads": 5}, {"threads": 128}]
+        x = torch.randn(256, device="cuda")
+        y = torch.zeros_like(x)
+        key = (((256,), "float32"), ((256,), "float32"), None)
+        with tempfile.TemporaryDirectory() as d, tempfile.TemporaryDirectory() as none:
+            first = tlc.autotune(SCALE, configs=configs, defines={"N": 256}, cache_dir=d)
+            first(x, y, 3.0)
+            self.assertEqual(len(glob.glob(os.path.join(d, "autotune", "*.json"))), 1)
+            second = tlc.autotune(SCALE, configs=configs, defines={"N": 256}, cache_dir=d)
+            y.zero_()
+            second(x, y, 2.0)
+            torch.testing.assert_close(y, x * 2.0)
+            self.assertEqual(second.results[key], first.results[key])  # the same numbers: not timed again
+            self.assertEqual(second.config_for(x, y, 2.0), first.config_for(x, y, 3.0))
+            other = tlc.autotune(SCALE, configs=configs[::-1], defines={"N": 256}, cache_dir=d)
+            other(x, y, 1.0)  # other configurations: timed, a file of their own
+            self.assertEqual(len(glob.glob(os.path.join(d, "autotune", "*.json"))), 2)
+            tlc.autotune(SCALE, configs=configs, defines={"N": 256}, cache_dir=none, cache=False)(x, y, 1.0)
+            self.assertEqual(glob.glob(os.path.join(none, "autotune", "*")), [])
+
     def test_autotune_with_no_configuration_that_compiles(self):
         t = tlc.autotune(SCALE, configs=[{"threads": 5}, {"threads": 7}], defines={"N": 256})
         x = torch.randn(256, device="cuda")

@@ -6,9 +6,17 @@ arguments of a call chosen by timing them all on the GPU, once per key of the ar
                          configs=[{}, {"block_M": 192, "block_N": 112, "threads": 384, "num_stages": 2}])
     tuned(q, k, v, out, lse, scale)     # the first call with these shapes times both, then runs the faster
     tuned.config_for(q, k, v, out, lse, scale)   # {} or the 192 x 112 tile
+
+Choices are kept on disk too (cache=True, the default): in the JIT's cache directory ($TLC_CACHE_DIR,
+else ~/.cache/tlc), under autotune/, one file per source, kernel, defines, configurations, libtlc
+version and GPU (name and arch), so another process takes the same key's choice without timing.
 """
 import ctypes
+import hashlib
+import json
+import os
 import statistics
+import tempfile
 import threading
 
 from .errors import CompileError, LaunchError, TlcError
@@ -74,8 +82,9 @@ class Autotuned:
     outputs: the tuned call itself launches the chosen kernel after them. Tuning waits for the GPU,
     so a first call with a new key cannot be captured in a CUDA graph (call it once before capturing)."""
 
-    def __init__(self, source, kernel, configs, defines, key, warmup, rep, rounds, compile_options):
+    def __init__(self, source, kernel, configs, defines, key, warmup, rep, rounds, compile_options, cache=True):
         self.source, self.kernel_name = source, kernel
+        self.cache = cache
         self.configs = [dict(c) for c in configs]
         self.defines = dict(defines or {})
         self.key = key or default_key
@@ -100,9 +109,76 @@ class Autotuned:
                 self._compiled[i] = e
         return self._compiled[i]
 
+    def _choice_file(self, device):
+        """The file keeping this tuning's choices on this GPU (None: cache=False, or no directory)."""
+        from . import _read_source, device_arch, load_library, version
+        from ._lib import DeviceProps
+        if not self.cache:
+            return None
+        root = self._compile_options.get("cache_dir") or os.environ.get("TLC_CACHE_DIR") or (
+            os.path.join(os.path.expanduser("~"), ".cache", "tlc") if os.path.expanduser("~") != "~" else None)
+        if not root:
+            return None
+        from . import _context
+        props = DeviceProps()
+        name = ""
+        if load_library().tlrt_device_properties(_context(device), ctypes.byref(props)) == 0:
+            name = props.name.decode(errors="replace")
+        text, _ = _read_source(self.source, self._compile_options.get("name"))
+        what = json.dumps([version(), name, device_arch(device), text, self.kernel_name, sorted(self.defines.items()),
+                           [sorted(c.items()) for c in self.configs],
+                           sorted((k, v) for k, v in self._compile_options.items() if k != "cache_dir")],
+                          default=repr)
+        return os.path.join(os.fspath(root), "autotune", hashlib.sha256(what.encode()).hexdigest() + ".json")
+
+    def _load_choices(self, path):
+        try:
+            with open(path) as f:
+                data = json.load(f)
+            return data if isinstance(data, dict) else {}
+        except (OSError, ValueError):
+            return {}
+
+    def _save_choice(self, path, key, chosen, results):
+        """Adds this key's choice to the file (written whole and renamed into place, so a reader never
+        sees half of it); a failure to write keeps the choice in memory only."""
+        try:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            data = self._load_choices(path)
+            data[repr(key)] = {"chosen": chosen, "times": [t if isinstance(t, float) else str(t) for _, t in results]}
+            fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
+            with os.fdopen(fd, "w") as f:
+                json.dump(data, f)
+            os.replace(tmp, path)
+        except OSError:
+            pass
+
+    def _cached(self, path, key, args, stream):
+        """The choice a file keeps for this key, when that configuration still compiles and binds."""
+        entry = self._load_choices(path).get(repr(key)) if path else None
+        if not isinstance(entry, dict):
+            return False
+        i, times = entry.get("chosen"), entry.get("times")
+        if not isinstance(i, int) or not 0 <= i < len(self.configs) or not isinstance(times, list) or \
+                len(times) != len(self.configs):
+            return False
+        k = self._kernel(i)
+        try:
+            if isinstance(k, Exception):
+                return False
+            k.bind(*args, stream=stream)
+        except (CompileError, LaunchError):
+            return False
+        self.results[key] = list(zip(self.configs, times))
+        self._chosen[key] = i
+        return True
+
     def _tune(self, args, stream, key):
         from . import _contexts, _launch_place, _stream, load_library
         device, handle = _launch_place([device_tensor(a) for a in args], stream)
+        path = self._choice_file(device)
+        if self._cached(path, key, args, stream):
+            return
         errors, fns = {}, {}   # config index -> the error's text, or its bound launch
         for i in range(len(self.configs)):
             k = self._kernel(i)
@@ -138,6 +214,8 @@ class Autotuned:
             raise TlcError("autotune: no configuration runs on these arguments:\n" +
                            "\n".join(f"  {c}: {r}" for c, r in results))
         self._chosen[key] = min(times, key=times.get)
+        if path:
+            self._save_choice(path, key, self._chosen[key], results)
 
     def kernel_for(self, *args, stream=None):
         """The tlc.Kernel chosen for these arguments (timing the configurations first if their key is new)."""
@@ -159,11 +237,13 @@ class Autotuned:
         self.bind(*args, stream=stream)()
 
 
-def autotune(source, configs, kernel=None, defines=None, key=None, warmup=3, rep=10, rounds=5, **compile_options):
+def autotune(source, configs, kernel=None, defines=None, key=None, warmup=3, rep=10, rounds=5, cache=True,
+             **compile_options):
     """An Autotuned kernel: `source` and `kernel` as for tlc.compile, `defines` given to every
     configuration, `configs` a list of {NAME: value} dicts added to them (an empty dict: the source's
     defaults), `key` a function of the call's arguments naming what a choice is kept for (default:
-    tensors' shapes and dtypes, integers' values), `warmup` / `rep` / `rounds` the launches of a timing.
+    tensors' shapes and dtypes, integers' values; its repr names the choice on disk), `warmup` / `rep` /
+    `rounds` the launches of a timing, `cache` whether choices are kept on disk for other processes.
     compile_options: tlc.compile's arch, cache_dir, name, opt_level, backend."""
     configs = list(configs)
     if not configs:
@@ -178,4 +258,6 @@ def autotune(source, configs, kernel=None, defines=None, key=None, warmup=3, rep
     unknown = set(compile_options) - {"arch", "cache_dir", "name", "opt_level", "backend"}
     if unknown:
         raise TypeError(f"autotune: unexpected keyword argument(s) {', '.join(sorted(unknown))}")
-    return Autotuned(source, kernel, configs, defines, key, warmup, rep, rounds, compile_options)
+    if not isinstance(cache, bool):
+        raise TypeError(f"autotune: cache must be True or False, got {cache!r}")
+    return Autotuned(source, kernel, configs, defines, key, warmup, rep, rounds, compile_options, cache)
