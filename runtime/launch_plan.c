@@ -168,6 +168,9 @@ static tlrt_status view_dims(checker *c, const tlrt_tmap_meta *m, const tlrt_arg
                              const int64_t *scalars, int64_t *dims) {
     const tlrt_param_meta *p = &c->k->params[m->param];
     int64_t elems = 1, view = 1;
+    if (m->rank < 1 || m->rank > TLRT_MAX_TMAP_RANK || m->view < 1 || m->view - 1 + m->rank > c->k->nmap_exprs ||
+        c->k->nmap_exprs > TLRT_MAX_MAP_EXPRS)
+        return mismatch(c, m->param, "its tensor map's view names no expressions of the kernel's", NULL, NULL);
     for (int d = 0; d < p->rank; d++)
         if (__builtin_mul_overflow(elems, a->shape[d], &elems)) elems = INT64_MAX;
     for (int d = 0; d < m->rank; d++) {
@@ -250,6 +253,12 @@ static tlrt_status plan_im2col(const tlrt_kernel_meta *k, const tlrt_tmap_meta *
     const char *name = k->params[m->param].name;
     static const char *what[3] = {"lower corner", "upper corner", "largest offset"};
     int64_t v[3];
+    if (m->rank < 3 || m->rank > 5 || m->im2col_exprs < 1 || m->im2col_exprs + 2 > k->nmap_exprs ||
+        k->nmap_exprs > TLRT_MAX_MAP_EXPRS) { /* metadata built by hand, not by the parser */
+        tlrt_errf(err, errlen, "kernel '%s': the im2col map of '%s' has rank %d (3..5) or no corner expressions",
+                  k->name, name, m->rank);
+        return TLRT_ERROR_INVALID_METADATA;
+    }
     for (int i = 0; i < 3; i++) {
         char sub[200];
         if (!tlrt_expr_eval(&k->map_exprs[m->im2col_exprs - 1 + i], syms, scalars, &v[i], sub, sizeof sub)) {

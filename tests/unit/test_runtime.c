@@ -401,6 +401,13 @@ static void plan_im2col_and_view(void **state) {
     assert_int_equal(tlrt_plan_launch(&m.kernels[0], args, 3, &plan, err, sizeof err), TLRT_ERROR_ARG_MISMATCH);
     assert_non_null(strstr(err, "im2col mode"));
     args[1].shape = filt;
+    /* metadata built by hand that names no expressions: refused, nothing read past them */
+    m.kernels[0].tmaps[0].im2col_exprs = 0;
+    assert_int_equal(tlrt_plan_launch(&m.kernels[0], args, 3, &plan, err, sizeof err), TLRT_ERROR_INVALID_METADATA);
+    m.kernels[0].tmaps[0].im2col_exprs = 1;
+    m.kernels[0].tmaps[1].view = m.kernels[0].nmap_exprs;
+    assert_int_equal(tlrt_plan_launch(&m.kernels[0], args, 3, &plan, err, sizeof err), TLRT_ERROR_ARG_MISMATCH);
+    assert_non_null(strstr(err, "names no expressions"));
     tlrt_meta_free(&m);
     /* a view with more elements than its tensor is refused (the map would read past it) */
     char *text = strdup(CONV_META);
