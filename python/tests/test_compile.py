@@ -72,6 +72,18 @@ class CompileTest(unittest.TestCase):
         with self.assertRaisesRegex(tlc.TlcError, "no tlc.meta kernel"):
             tlc.from_ptx(".version 8.0\n.target sm_90a\n")
 
+    def test_tensor_map_lines(self):
+        # the convolution's maps: the image's in im2col mode with its corners, the filters' over a view
+        port = os.path.join(os.path.dirname(EXAMPLES), "tests", "ports", "example_convolution.py")
+        k = tlc.compile(port, arch="sm_90a", cache_dir=self.cache.name,
+                        defines={"S": 1, "D": 1, "P": 1, "block_M": 64, "block_N": 128, "block_K": 32,
+                                 "num_stages": 3, "threads": 256})
+        image, filters = k.metadata["tmap_lines"]
+        self.assertEqual((image["tensor"], image["mode"], image["box"]), ("data", "im2col", "[1,1,64,32]"))
+        self.assertEqual(image["im2col"], "(- 0 1) (- 1 (* 1 (- K 1))) (* 1 (- K 1))")
+        self.assertEqual((filters["tensor"], filters["view"]), ("kernel", "(* (* K K) C) F"))
+        self.assertNotIn("mode", filters)
+
     def test_several_kernels_need_a_choice(self):
         with self.assertRaisesRegex(tlc.TlcError, "rmsnorm, rmsnorm_silu: choose one with kernel="):
             tlc.compile(os.path.join(EXAMPLES, "rmsnorm.tl"), arch="sm_90a", cache_dir=self.cache.name)

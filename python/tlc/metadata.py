@@ -15,7 +15,10 @@ def parse(ptx):
     A kernel's launch checks (asserts the runtime checks) are "checks": ["LINE:COL EXPR", ...].
     A param is {"name", "kind": "tensor" | "scalar", "dtype", and for tensors "shape" and "strided"}.
     A function (a source function with several `with Kernel` blocks) has its parameters and checks as
-    a kernel has, "workspaces" [{"name", "dtype", "shape"}] and "launches" [kernel names in order]."""
+    a kernel has, "workspaces" [{"name", "dtype", "shape"}] and "launches" [kernel names in order].
+    A kernel's "tmaps" are the tensors its TMA descriptors are built from, in order, and "tmap_lines"
+    each one's words ({"tensor", "box", "swizzle", ...}, with "view" / "im2col" the expressions of the
+    lines that complete it)."""
     module = {"kernels": {}, "functions": {}}
     kernel = None
     for line in ptx.splitlines():
@@ -53,6 +56,10 @@ def parse(ptx):
             kernel["params"].append({"name": rest[0], "kind": "scalar", "dtype": rest[1]})
         elif head == "tmap":
             kernel["tmaps"].append(rest[0])
+            words = dict(w.partition("=")[::2] for w in rest[1:])
+            kernel.setdefault("tmap_lines", []).append({"tensor": rest[0], **words})
+        elif head in ("view", "im2col") and kernel.get("tmap_lines"):
+            kernel["tmap_lines"][-1][head] = " ".join(rest)
         elif head == "threads":
             kernel["threads"] = tuple(int(w) for w in rest)
         elif head == "smem":
