@@ -84,55 +84,52 @@ tlc_ptx tlc_ptx_cp_async_wait(tlc_arena *a, int pending) {
     return ptx(tlc_arena_printf(a, "cp.async.wait_group %d;", pending), "");
 }
 
-static tlc_ptx tma_load(tlc_arena *a, int rank, bool multicast) {
-    tlc_strbuf text, cons;
-    tlc_sb_init(&text);
-    tlc_sb_init(&cons);
-    if (multicast) tlc_sb_printf(&text, "{\n\t.reg .b16 tlc_m;\n\tcvt.u16.u32 tlc_m, $%d;\n\t", 3 + rank);
-    tlc_sb_printf(&text, "cp.async.bulk.tensor.%dd.shared::cluster.global.mbarrier::complete_tx::bytes%s [$0], [$1, {",
-                  rank, multicast ? ".multicast::cluster" : "");
-    tlc_sb_puts(&cons, "r,l");
-    for (int d = 0; d < rank; d++) {
-        tlc_sb_printf(&text, "%s$%d", d ? ", " : "", 2 + d);
-        tlc_sb_puts(&cons, ",r");
-    }
-    tlc_sb_printf(&text, "}], [$%d]%s;", 2 + rank, multicast ? ", tlc_m" : "");
-    tlc_sb_puts(&cons, multicast ? ",r,r" : ",r");
-    if (multicast) tlc_sb_puts(&text, "\n\t}");
-    tlc_ptx r = ptx(tlc_arena_strdup(a, tlc_sb_cstr(&text)), tlc_arena_strdup(a, tlc_sb_cstr(&cons)));
-    tlc_sb_free(&text);
-    tlc_sb_free(&cons);
-    return r;
-}
+typedef enum { TMA_TILE, TMA_MULTICAST, TMA_IM2COL } tma_mode;
 
-tlc_ptx tlc_ptx_tma_load_im2col(tlc_arena *a, int rank) {
-    tlc_strbuf text, cons;
+/* cp.async.bulk.tensor of a `rank`-d box; the 16-bit operands after the
+ * mbarrier (the multicast mask, the im2col offsets) come as u32 operands
+ * and are narrowed first. */
+static tlc_ptx tma_load(tlc_arena *a, int rank, tma_mode mode) {
+    int n16 = mode == TMA_MULTICAST ? 1 : mode == TMA_IM2COL ? rank - 2 : 0;
+    tlc_strbuf text, cons, narrow;
     tlc_sb_init(&text);
     tlc_sb_init(&cons);
-    tlc_sb_puts(&text, "{\n\t.reg .b16 tlc_o<3>;\n");
-    for (int o = 0; o < rank - 2; o++) tlc_sb_printf(&text, "\tcvt.u16.u32 tlc_o%d, $%d;\n", o, 3 + rank + o);
-    tlc_sb_printf(&text, "\tcp.async.bulk.tensor.%dd.shared::cluster.global.im2col.mbarrier::complete_tx::bytes [$0], [$1, {",
-                  rank);
+    tlc_sb_init(&narrow);
+    for (int o = 0; o < n16; o++) {
+        if (mode == TMA_MULTICAST) tlc_sb_puts(&narrow, "tlc_m");
+        else tlc_sb_printf(&narrow, "%stlc_o%d", o ? ", " : "", o);
+    }
+    if (n16) {
+        tlc_sb_printf(&text, "{\n\t.reg .b16 %s;\n\t", mode == TMA_MULTICAST ? "tlc_m" : "tlc_o<3>");
+        for (int o = 0; o < n16; o++) {
+            if (mode == TMA_MULTICAST) tlc_sb_printf(&text, "cvt.u16.u32 tlc_m, $%d;\n\t", 3 + rank);
+            else tlc_sb_printf(&text, "cvt.u16.u32 tlc_o%d, $%d;\n\t", o, 3 + rank + o);
+        }
+    }
+    tlc_sb_printf(&text, "cp.async.bulk.tensor.%dd.shared::cluster.global%s.mbarrier::complete_tx::bytes%s [$0], [$1, {",
+                  rank, mode == TMA_IM2COL ? ".im2col" : "", mode == TMA_MULTICAST ? ".multicast::cluster" : "");
     tlc_sb_puts(&cons, "r,l");
     for (int d = 0; d < rank; d++) {
         tlc_sb_printf(&text, "%s$%d", d ? ", " : "", 2 + d);
         tlc_sb_puts(&cons, ",r");
     }
-    tlc_sb_printf(&text, "}], [$%d], {", 2 + rank);
+    tlc_sb_printf(&text, "}], [$%d]", 2 + rank);
     tlc_sb_puts(&cons, ",r");
-    for (int o = 0; o < rank - 2; o++) {
-        tlc_sb_printf(&text, "%stlc_o%d", o ? ", " : "", o);
-        tlc_sb_puts(&cons, ",r");
-    }
-    tlc_sb_puts(&text, "};\n\t}");
+    if (mode == TMA_MULTICAST) tlc_sb_printf(&text, ", %s", tlc_sb_cstr(&narrow));
+    if (mode == TMA_IM2COL) tlc_sb_printf(&text, ", {%s}", tlc_sb_cstr(&narrow));
+    tlc_sb_putc(&text, ';');
+    for (int o = 0; o < n16; o++) tlc_sb_puts(&cons, ",r");
+    if (n16) tlc_sb_puts(&text, "\n\t}");
     tlc_ptx r = ptx(tlc_arena_strdup(a, tlc_sb_cstr(&text)), tlc_arena_strdup(a, tlc_sb_cstr(&cons)));
     tlc_sb_free(&text);
     tlc_sb_free(&cons);
+    tlc_sb_free(&narrow);
     return r;
 }
 
-tlc_ptx tlc_ptx_tma_load(tlc_arena *a, int rank) { return tma_load(a, rank, false); }
-tlc_ptx tlc_ptx_tma_load_multicast(tlc_arena *a, int rank) { return tma_load(a, rank, true); }
+tlc_ptx tlc_ptx_tma_load(tlc_arena *a, int rank) { return tma_load(a, rank, TMA_TILE); }
+tlc_ptx tlc_ptx_tma_load_multicast(tlc_arena *a, int rank) { return tma_load(a, rank, TMA_MULTICAST); }
+tlc_ptx tlc_ptx_tma_load_im2col(tlc_arena *a, int rank) { return tma_load(a, rank, TMA_IM2COL); }
 
 tlc_ptx tlc_ptx_setmaxnreg(tlc_arena *a, bool increase, int regs) {
     return ptx(tlc_arena_printf(a, "setmaxnreg.%s.sync.aligned.u32 %d;", increase ? "inc" : "dec", regs), "");

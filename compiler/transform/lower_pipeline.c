@@ -772,10 +772,12 @@ static void issue_im2col(tlc_lower_ctx *lc, const tir_stmt *s, th_expr *base, th
     }
 }
 
-static void issue_tma(tlc_lower_ctx *lc, tlc_pipe_state *ps, const tir_stmt *s, th_expr *stage, int *next) {
-    const tir_buffer *b = tlc_pipe_load_dst(ps->plan, tlc_pipe_load_index(ps->plan, s));
+/* Stage load i of the plan by TMA: a copy's panels, or an im2col tile's. */
+static void issue_tma(tlc_lower_ctx *lc, tlc_pipe_state *ps, int i, th_expr *stage, int *next) {
+    const tir_stmt *s = ps->plan->copies[i];
+    const tir_buffer *b = tlc_pipe_load_dst(ps->plan, i);
     th_expr *base = th_bin(lc->a, THB_ADD, tlc_i32(lc, b->layout->offset), th_bin(lc->a, THB_MUL, stage, tlc_i32(lc, b->layout->bytes)));
-    if (s->kind == TS_FOR)
+    if (ps->plan->im2col[i])
         issue_im2col(lc, s, base, mbar_addr(lc, ps, stage));
     else
         issue_copy(lc, s, base, mbar_addr(lc, ps, stage), ps, next);
@@ -810,7 +812,7 @@ void tlc_pipe_issue(tlc_lower_ctx *lc, tlc_pipe_state *ps, th_expr *it, th_expr 
         tlc_emit_ptx(lc, tlc_ptx_mbarrier_arrive_expect_tx(), args, 2, NULL, 0);
         int next = 0;
         for (int i = 0; i < pp->ncopies; i++)
-            if (!pp->gathers[i].loop) issue_tma(lc, ps, pp->copies[i], stage, &next);
+            if (!pp->gathers[i].loop) issue_tma(lc, ps, i, stage, &next);
         th_stmt *one = tlc_lower_end(lc, inner);
         tlc_emit(lc, ps->in_issuer ? one : th_if(a, tid_is0(lc), one, NULL));
     }

@@ -85,6 +85,7 @@ class Autotuned:
     def __init__(self, source, kernel, configs, defines, key, warmup, rep, rounds, compile_options, cache=True):
         self.source, self.kernel_name = source, kernel
         self.cache = cache
+        self._choice_files = {}  # device -> the file of its choices (None: none)
         self.configs = [dict(c) for c in configs]
         self.defines = dict(defines or {})
         self.key = key or default_key
@@ -110,16 +111,21 @@ class Autotuned:
         return self._compiled[i]
 
     def _choice_file(self, device):
-        """The file keeping this tuning's choices on this GPU (None: cache=False, or no directory)."""
-        from . import _read_source, device_arch, load_library, version
+        """The file keeping this tuning's choices on this GPU (None: cache=False, or no directory), named
+        once per device."""
+        if device not in self._choice_files:
+            self._choice_files[device] = self._choice_file_name(device) if self.cache else None
+        return self._choice_files[device]
+
+    def _choice_file_name(self, device):
+        from . import _context, _read_source, device_arch, load_library, version
         from ._lib import DeviceProps
-        if not self.cache:
-            return None
+        # the JIT cache's directory (compiler/api/jit_cache.c): cache_dir, $TLC_CACHE_DIR, $HOME/.cache/tlc
+        home = os.environ.get("HOME")
         root = self._compile_options.get("cache_dir") or os.environ.get("TLC_CACHE_DIR") or (
-            os.path.join(os.path.expanduser("~"), ".cache", "tlc") if os.path.expanduser("~") != "~" else None)
+            os.path.join(home, ".cache", "tlc") if home else None)
         if not root:
             return None
-        from . import _context
         props = DeviceProps()
         name = ""
         if load_library().tlrt_device_properties(_context(device), ctypes.byref(props)) == 0:
