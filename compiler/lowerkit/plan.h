@@ -233,6 +233,10 @@ typedef struct tlc_kernel_plan {
     /* warp specialization without preloads: with them (their buffers
      * reusing nobody's bytes) the kernel's shared memory did not fit */
     bool ws_no_preload;
+    /* Why the loop that qualified for warp specialization was left without
+     * it (NULL: none was): the unspecialized kernel runs more warpgroups per
+     * SM (tlc_ws_occupancy_refusal); min_blocks_per_sm is then its count. */
+    const char *ws_refused;
 } tlc_kernel_plan;
 
 /* The plan of a Pipelined loop (NULL: it runs as a serial loop), of a gemm,

@@ -42,6 +42,10 @@ bool tlc_gather_match(const tir_stmt *s, tir_stmt *const *lets, int nlets, const
  * split and the mbarriers (placed at *top, which grows past them). */
 void tlc_plan_warp_specialization(tlc_kernel_plan *p, const tir_kernel *k, tlc_arena *a);
 void tlc_plan_warp_specialization_shared(tlc_kernel_plan *p, const tir_kernel *k, int64_t *top, tlc_arena *a);
+/* Why the planned warp specialization loses to the kernel without it (NULL:
+ * it does not): that kernel would run at least twice the consumer
+ * warpgroups per SM; *blocks: its blocks per SM. */
+const char *tlc_ws_occupancy_refusal(const tlc_kernel_plan *p, const tir_kernel *k, int *blocks, tlc_arena *a);
 /* shared_alloc.c: offsets of the shared buffers (in their layouts) and of
  * the tile ops' scratch, by liveness; p->smem. */
 void tlc_plan_shared_memory(tlc_kernel_plan *p, tir_kernel *k, tlc_arena *a);

@@ -83,8 +83,9 @@ static void plan_gemm_chains(tlc_kernel_plan *p, const tir_stmt *s) {
  * leave room: two blocks hide each other's barriers, cp.async waits and
  * epilogues, and minnctapersm 2 holds ptxas to 65536 / (2 x threads)
  * registers, enough (>= 128) when the accumulators take at most 64. */
-static int min_blocks_per_sm(const tlc_kernel_plan *p, const tir_kernel *k) {
+static int min_blocks_per_sm(const tlc_kernel_plan *p, const tir_kernel *k, int unspecialized_blocks) {
     if (p->ws.loop) return p->ws.blocks_per_sm;
+    if (p->ws_refused) return unspecialized_blocks; /* the count that refused it */
     if (tir_stmt_has_kind(k->body, TS_SET_MAX_NREG)) return 1; /* the program's counts are for one block */
     int n = 0;
     for (int i = 0; i < p->ngemms; i++) {
@@ -119,16 +120,17 @@ static void plan_fresh_scratch(tlc_kernel_plan *p, const tir_kernel *k, tlc_aren
 /* One planning of the kernel; ws_one_tile: no persistent tiles;
  * ws_no_preload: no preloads. */
 static tlc_kernel_plan *plan_once(tir_kernel *k, tlc_arch arch, tlc_arena *a, tlc_diag *diag, bool ws_one_tile,
-                                  bool ws_no_preload) {
+                                  bool ws_no_preload, const char *ws_refused, int unspecialized_blocks) {
     tlc_kernel_plan *p = TLC_NEW(a, tlc_kernel_plan);
     p->arch = arch;
     p->ws_one_tile = ws_one_tile;
     p->ws_no_preload = ws_no_preload;
+    p->ws_refused = ws_refused;
     tlc_plan_pipelines(p, k, a);
     if (!plan_gemms(p, k, a, diag)) return NULL;
     plan_gemm_chains(p, k->body);
     tlc_plan_pipeline_overlap(p);
-    tlc_plan_warp_specialization(p, k, a);
+    if (!ws_refused) tlc_plan_warp_specialization(p, k, a);
     tlc_plan_shared_memory(p, k, a);
     int64_t top = p->smem.top; /* the end of every buffer and planned scratch */
     tlc_plan_warp_specialization_shared(p, k, &top, a);
@@ -145,7 +147,7 @@ static tlc_kernel_plan *plan_once(tir_kernel *k, tlc_arch arch, tlc_arena *a, tl
     }
     plan_fresh_scratch(p, k, a, &top);
     p->smem_bytes = top;
-    p->min_blocks_per_sm = min_blocks_per_sm(p, k);
+    p->min_blocks_per_sm = min_blocks_per_sm(p, k, unspecialized_blocks);
     return p;
 }
 
@@ -209,7 +211,7 @@ static void warn_unstaged(const tir_stmt *s, const tlc_kernel_plan *p, tlc_diag 
  * preloads: the first plan that fits, in that order, else the smallest. */
 static bool plan_kernel(tir_kernel *k, tlc_arch arch, tlc_arena *a, tlc_diag *diag) {
     int64_t max = tlc_target_of(arch)->max_shared_per_block;
-    tlc_kernel_plan *p = plan_once(k, arch, a, diag, false, false), *last = p;
+    tlc_kernel_plan *p = plan_once(k, arch, a, diag, false, false, NULL, 0), *last = p;
     if (!p) return false;
     bool persistent = p->ws.loop && p->ws.persistent, preloads = p->ws.npreloads > 0;
     static const struct { bool one_tile, no_preload; } tries[] = {{false, true}, {true, false}, {true, true}};
@@ -218,12 +220,15 @@ static bool plan_kernel(tir_kernel *k, tlc_arch arch, tlc_arena *a, tlc_diag *di
          * nothing to change (no persistence to give up, no preloads to drop)
          * would plan the same again */
         if ((tries[t].one_tile && !persistent) || (!preloads && !(tries[t].one_tile && tries[t].no_preload))) continue;
-        tlc_kernel_plan *q = last = plan_once(k, arch, a, diag, tries[t].one_tile, tries[t].no_preload);
+        tlc_kernel_plan *q = last = plan_once(k, arch, a, diag, tries[t].one_tile, tries[t].no_preload, NULL, 0);
         if (!q) return false;
         if (q->smem_bytes < p->smem_bytes) p = q;
     }
     /* the buffers' offsets (in their layouts) are the last planning's */
-    if (p != last && !(p = plan_once(k, arch, a, diag, p->ws_one_tile, p->ws_no_preload))) return false;
+    if (p != last && !(p = plan_once(k, arch, a, diag, p->ws_one_tile, p->ws_no_preload, NULL, 0))) return false;
+    int blocks = 0;
+    const char *refused = tlc_ws_occupancy_refusal(p, k, &blocks, a);
+    if (refused && !(p = plan_once(k, arch, a, diag, false, false, refused, blocks))) return false;
     k->plan = p;
     warn_unstaged(k->body, p, diag);
     return check_shared_limit(p, k, diag);

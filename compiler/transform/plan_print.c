@@ -126,9 +126,10 @@ static void print_turns(tlc_strbuf *sb, const tlc_ws_decision *w) {
     tlc_sb_putc(sb, '\n');
 }
 
-static void print_ws(tlc_strbuf *sb, const tlc_ws_decision *w) {
+static void print_ws(tlc_strbuf *sb, const tlc_ws_decision *w, const char *refused) {
     if (!w->loop) {
-        tlc_sb_puts(sb, "  warp specialization: none\n");
+        if (refused) tlc_sb_printf(sb, "  warp specialization: none (%s)\n", refused);
+        else tlc_sb_puts(sb, "  warp specialization: none\n");
         return;
     }
     tlc_sb_printf(sb,
@@ -221,7 +222,7 @@ void tlc_plan_print_module(tlc_strbuf *sb, const tir_module *m) {
         }
         for (int j = 0; j < p->npipes; j++) print_pipe(sb, &p->pipes[j], p->pipes[j].loop == p->ws.loop);
         for (int j = 0; j < p->ngemms; j++) print_gemm(sb, &p->gemms[j]);
-        print_ws(sb, &p->ws);
+        print_ws(sb, &p->ws, p->ws_refused);
         for (int b = 0; b < k->nbuffers; b++) {
             const tir_buffer *buf = k->buffers[b];
             if (buf->scope != TIR_SCOPE_SHARED || !buf->layout) continue;

@@ -980,6 +980,45 @@ void tlc_plan_warp_specialization_shared(tlc_kernel_plan *p, const tir_kernel *k
     }
 }
 
+/* A producer warpgroup costs a block its threads and, through setmaxnreg,
+ * holds the consumers' registers for one or two blocks per SM. A kernel of
+ * few threads whose unspecialized form fits twice the warpgroups then runs
+ * more of its work at once without it, each block hiding the others' waits
+ * and serial gemms (H200, docs/benchmarks.md: TileLang's FlashAttention
+ * backward 1.5-1.7x, its softpipe GEMM 1.45x, the convolution at its
+ * example tiles 1.1-1.4x faster unspecialized). Except where a persistent
+ * producer's running ahead into the next tile matters more: a loop of a
+ * constant trip count of at most 8 x (stages - 1), whose unspecialized
+ * pipeline would fill anew every few iterations (DeepSeek V3.2's fp8 index
+ * kernel, 4 iterations of 2 stages: 5-8% slower unspecialized). What the
+ * program asked of the specialized kernel (turns, roles, its registers kept
+ * by disable_warp_group_reg_alloc) and a cluster's multicast keep it. */
+const char *tlc_ws_occupancy_refusal(const tlc_kernel_plan *p, const tir_kernel *k, int *blocks, tlc_arena *a) {
+    const tlc_ws_decision *w = &p->ws;
+    if (!w->loop || w->loop->u.for_.turns_hint || w->loop->u.for_.roles_hint || w->keep_regs || w->multicast)
+        return NULL;
+    int64_t trips;
+    if (w->persistent && tir_expr_const_int(w->loop->u.for_.extent[0], &trips) && trips <= 8 * (w->pipe->stages - 1))
+        return NULL;
+    const tlc_target *t = tlc_target_of(p->arch);
+    tlc_ws_decision plain = *w; /* the same fragments, without the overlap's second copy */
+    plain.lookahead = 0;
+    int need = consumer_regs_needed(k, &plain);
+    if (need > t->max_regs_per_thread) need = t->max_regs_per_thread;
+    need = (need + 7) / 8 * 8;
+    int n = (int)(t->shared_per_sm / (p->smem_bytes + 1024));
+    int by_regs = t->regs_per_sm / (k->threads * need), by_threads = 2048 / k->threads;
+    if (by_regs < n) n = by_regs;
+    if (by_threads < n) n = by_threads;
+    int specialized = w->blocks_per_sm * w->consumer_threads / 128, unspecialized = n * k->threads / 128;
+    if (unspecialized < 2 * specialized) return NULL;
+    *blocks = n;
+    return tlc_arena_printf(a, "the loop over %s at line %d qualifies, but without a producer warpgroup %d block(s) "
+                            "of %d warpgroup(s) fit an SM, against %d of %d with one",
+                            w->loop->u.for_.vars[0]->name, w->loop->loc.line, n, k->threads / 128, w->blocks_per_sm,
+                            w->consumer_threads / 128);
+}
+
 /* ---------------- lowering ---------------- */
 bool tlc_ws_begin(tlc_lower_ctx *lc) {
     lc->ws = NULL;
