@@ -70,6 +70,10 @@ typedef struct tlc_lower_ctx {
     /* the accumulators of T.wgmma_gemm's left in flight since the last
      * T.wait_wgmma(0), in lowering order (ops/wait_wgmma.c) */
     tlc_ptrvec wgmma_in_flight;
+    /* gemm statements the plan leaves in flight (tlc_gemm_op_plan.deferred),
+     * one wgmma group each, oldest first; and those a wait has retired whose
+     * shared-memory reads lower.c has not yet handed to its barrier logic */
+    tlc_ptrvec wgmma_deferred, wgmma_retired;
     /* Lowering a turn's owner statements (warp_specialize.c): one warpgroup
      * runs them, so a fragment's copy held by each warpgroup (replication
      * over 128-thread strides) counts as its own replica 0. */

@@ -55,7 +55,18 @@ typedef struct tlc_gemm_op_plan {
     tlc_gemm_plan inst;
     bool chain_next; /* the next statement is a gemm that continues this one's wgmmas */
     bool chain_prev; /* this gemm continues the previous statement's wgmmas */
+    /* A wgmma gemm left in flight past the statements after it that do not
+     * touch what it uses (transform/gemm_retire.c): its wait_group stands
+     * just before `retire_before`, the first later statement of its
+     * sequence that reads or writes its accumulator or writes an operand
+     * (NULL: the sequence's end). */
+    bool deferred;
+    const tir_stmt *retire_before;
 } tlc_gemm_op_plan;
+/* Statements a gemm stays in flight past at most (its wait then stands
+ * before the next one): planning and the walks that read it stay linear in
+ * a long sequence. */
+#define TLC_GEMM_MAX_AHEAD 32
 
 /* Warp specialization (transform/warp_specialize.c): a producer warpgroup
  * added after the user's threads issues the loads of one Pipelined loop;

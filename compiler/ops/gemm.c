@@ -749,6 +749,10 @@ static void lower_wgmma(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_gemm_pla
         return;
     }
     if (chain->chain_next || lc->wgmma_async) return; /* the next gemm, or the caller, waits */
+    if (chain->deferred) { /* lower.c waits before its first use */
+        tlc_ptrvec_push(&lc->wgmma_deferred, (void *)s);
+        return;
+    }
     /* a warp-specialized consumer keeps the last group in flight while it
      * waits for the next stage (warp_specialize.c drains it); a float16
      * accumulator waits for it here, so its slots can be unpacked */
@@ -764,6 +768,20 @@ void tlc_wgmma_retired(tlc_lower_ctx *lc, const tir_buffer *C, bool all) {
 void tlc_wgmma_wait(tlc_lower_ctx *lc, const tir_buffer *C, int pending) {
     tlc_emit_ptx(lc, tlc_ptx_wgmma_wait(lc->a, pending), NULL, 0, NULL, 0);
     fence_acc(lc, C);
+    if (pending == 0) tlc_wgmma_retire_deferred(lc, lc->wgmma_deferred.len);
+}
+
+/* The oldest n gemms left in flight have retired (a wait_group was
+ * emitted): their accumulators fenced, their reads handed back (lower.c). */
+void tlc_wgmma_retire_deferred(tlc_lower_ctx *lc, int n) {
+    for (int i = 0; i < n; i++) {
+        const tir_stmt *g = lc->wgmma_deferred.items[i];
+        fence_acc(lc, g->u.gemm.c.buf);
+        tlc_ptrvec_push(&lc->wgmma_retired, (void *)g);
+    }
+    int left = lc->wgmma_deferred.len - n;
+    memmove(lc->wgmma_deferred.items, lc->wgmma_deferred.items + n, sizeof(void *) * (size_t)left);
+    lc->wgmma_deferred.len = left;
 }
 
 static void gemm_lower(tlc_lower_ctx *lc, const tir_stmt *s) {

@@ -27,6 +27,9 @@ bool tlc_gemm_choose(tlc_arena *a, const tir_kernel *k, tlc_arch arch, const tir
 /* gemm.c: wgmma.wait_group `pending`, then C's registers fenced so that no
  * access to them moves above the wait. */
 void tlc_wgmma_wait(tlc_lower_ctx *lc, const tir_buffer *C, int pending);
+/* gemm.c: the oldest n gemms the plan left in flight
+ * (tlc_lower_ctx.wgmma_deferred) retired by a wait just emitted. */
+void tlc_wgmma_retire_deferred(tlc_lower_ctx *lc, int n);
 /* ---------------- the table ---------------- */
 /* Each op's row (ir/tir_op.h), defined in its file. */
 extern const tlc_op_desc tlc_op_copy, tlc_op_fill, tlc_op_gemm, tlc_op_reduce, tlc_op_atomic_add, tlc_op_parallel,

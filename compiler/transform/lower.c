@@ -188,6 +188,39 @@ static bool scratch_untouched(tlc_lower_ctx *lc, const tir_stmt *s, const effect
     return !hazard(lc, pending, &e);
 }
 
+/* Gemms a wait retired read their shared operands until then: those reads
+ * join the pending effects (a barrier since their issue cleared them). */
+static void hand_back_retired(tlc_lower_ctx *lc, effects *pending) {
+    for (int i = 0; i < lc->wgmma_retired.len; i++) {
+        effects e = effects_new(lc);
+        stmt_effects(lc, lc->wgmma_retired.items[i], &e);
+        merge(lc, pending, &e);
+    }
+    lc->wgmma_retired.len = 0;
+}
+
+/* Before `next` in its sequence (NULL: at the sequence's end, where every
+ * gemm still in flight retires), the wait for the gemms planned to retire
+ * there (gemm_retire.c): wait_group N leaves the N newest groups in flight. */
+static void retire_gemms(tlc_lower_ctx *lc, const tir_stmt *next, effects *pending) {
+    int last = -1, n = lc->wgmma_deferred.len;
+    for (int i = 0; i < n; i++) {
+        const tlc_gemm_op_plan *g = tlc_plan_gemm_op(lc->plan, lc->wgmma_deferred.items[i]);
+        if (!next || g->retire_before == next) last = i;
+    }
+    if (last < 0) return;
+    tlc_emit_ptx(lc, tlc_ptx_wgmma_wait(lc->a, n - 1 - last), NULL, 0, NULL, 0);
+    tlc_wgmma_retire_deferred(lc, last + 1);
+    hand_back_retired(lc, pending);
+}
+
+/* A sequence's statements, with the waits of the gemms it leaves in flight. */
+static void lower_seq_stmt(tlc_lower_ctx *lc, const tir_stmt *x, effects *pending) {
+    retire_gemms(lc, x, pending);
+    lower_tile_stmt(lc, x, pending);
+    hand_back_retired(lc, pending);
+}
+
 static th_var *loop_slot(tlc_lower_ctx *lc, const tir_var *v) {
     if (!lc->var_slot[v->id])
         lc->var_slot[v->id] = th_new_var(lc->a, lc->tk, v->name, th_scalar(TH_I32), 0);
@@ -259,15 +292,20 @@ static void lower_pipelined_version(tlc_lower_ctx *lc, const tir_stmt *s, const 
     effects inner = effects_new(lc);
     for (int i = 0; i < n; i++) {
         const tir_stmt *x = body->kind == TS_SEQ ? body->u.seq.stmts[i] : body;
-        if (tlc_pipe_is_copy(pp, x)) continue;
+        if (tlc_pipe_is_copy(pp, x)) {
+            retire_gemms(lc, x, &inner); /* planned against it where it stands */
+            continue;
+        }
         lc->wgmma_async = under_gemm && x == last;
-        lower_tile_stmt(lc, x, &inner);
+        lower_seq_stmt(lc, x, &inner);
         lc->wgmma_async = false;
     }
     if (under_gemm) {
         tlc_pipe_issue(lc, &ps, next, th_bin(a, THB_UREM, next, tlc_i32(lc, S)));
         tlc_wgmma_wait(lc, last->u.gemm.c.buf, 0);
+        hand_back_retired(lc, &inner);
     }
+    retire_gemms(lc, NULL, &inner);
     tlc_pipe_set_stage(lc, pp, NULL);
     th_stmt *b = tlc_lower_end(lc, saved);
     tlc_emit(lc, th_for(a, tv, tlc_i32(lc, 0), ps.n, 1, false, b));
@@ -626,7 +664,8 @@ static void lower_tile_stmt(tlc_lower_ctx *lc, const tir_stmt *s, effects *pendi
     if (!s || tlc_diag_too_many(lc->diag)) return;
     switch (s->kind) {
     case TS_SEQ:
-        for (int i = 0; i < s->u.seq.n; i++) lower_tile_stmt(lc, s->u.seq.stmts[i], pending);
+        for (int i = 0; i < s->u.seq.n; i++) lower_seq_stmt(lc, s->u.seq.stmts[i], pending);
+        retire_gemms(lc, NULL, pending);
         return;
     case TS_FOR:
         if (s->u.for_.kind != TIR_FOR_PARALLEL) {

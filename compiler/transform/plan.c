@@ -4,7 +4,9 @@
  *      copy engine (pipeline_plan.c);
  *   2. gemms: instruction and warp split (ops/gemm.c's rule, the one layout
  *      inference used for the accumulators), and which wgmma gemms chain;
- *   3. warp specialization: which loop (warp_specialize.c);
+ *   3. warp specialization: which loop (warp_specialize.c); then which
+ *      wgmma gemms outside it stay in flight, and until where
+ *      (gemm_retire.c);
  *   4. shared memory: buffers and tile-op scratch by liveness
  *      (shared_alloc.c), then the mbarriers: the warp-specialized loop's
  *      (with the occupancy and register split, which depend on the bytes
@@ -131,6 +133,7 @@ static tlc_kernel_plan *plan_once(tir_kernel *k, tlc_arch arch, tlc_arena *a, tl
     plan_gemm_chains(p, k->body);
     tlc_plan_pipeline_overlap(p);
     if (!ws_refused) tlc_plan_warp_specialization(p, k, a);
+    tlc_plan_gemm_retirement(p, k);
     tlc_plan_shared_memory(p, k, a);
     int64_t top = p->smem.top; /* the end of every buffer and planned scratch */
     tlc_plan_warp_specialization_shared(p, k, &top, a);

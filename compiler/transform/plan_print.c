@@ -48,9 +48,14 @@ static void print_gemm(tlc_strbuf *sb, const tlc_gemm_op_plan *g) {
                   g->op->u.gemm.b.buf->name, g->op->u.gemm.c.buf->name);
     if (wg) tlc_sb_printf(sb, "wgmma m64n%dk%d", p->inst_n, p->k_step);
     else tlc_sb_printf(sb, "mma.sync m16n8k%d", p->k_step);
-    tlc_sb_printf(sb, ", %s, %d x %d %s of %d x %d%s%s\n", tir_policy_name(p->policy), p->units_m, p->units_n,
+    tlc_sb_printf(sb, ", %s, %d x %d %s of %d x %d%s%s", tir_policy_name(p->policy), p->units_m, p->units_n,
                   wg ? "warpgroups" : "warps", p->tile_m, p->tile_n, p->replicas > 1 ? ", in each warpgroup" : "",
                   g->chain_next ? ", in flight into the next gemm" : "");
+    if (g->deferred && g->retire_before)
+        tlc_sb_printf(sb, ", in flight until line %d", g->retire_before->loc.line);
+    else if (g->deferred)
+        tlc_sb_puts(sb, ", in flight until the end of its body");
+    tlc_sb_putc(sb, '\n');
 }
 
 static void print_lines(tlc_strbuf *sb, const tir_stmt *body, const tir_turns *t, tir_turn_role role) {

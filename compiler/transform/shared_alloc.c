@@ -7,7 +7,8 @@
  * Live ranges are intervals of program positions (one per tile-level
  * statement, a Parallel loop counting as one; a serial or Pipelined loop and
  * an `if` also take a position for their header):
- *   - a buffer lives from its first to its last use;
+ *   - a buffer lives from its first to its last use; a wgmma gemm left in
+ *     flight (gemm_retire.c) uses its operands until its wait;
  *   - a buffer used inside a loop lives over the whole loop, unless its
  *     value never crosses an iteration: every use is inside the loop body
  *     and the first one overwrites all of it (a copy or fill of the whole
@@ -80,6 +81,7 @@ typedef struct scratch_req {
 typedef struct walk {
     tlc_arena *a;
     const tir_kernel *k;
+    const tlc_kernel_plan *plan;
     int npos;
     const tir_stmt **leaf, **encl; int cap_pos; /* per position: statement, innermost enclosing loop / if */
     use *uses; int nuses, cap_uses;
@@ -138,12 +140,29 @@ static void add_body(walk *w, const tir_stmt *s, int first) {
     w->bodies[w->nbodies++] = (body_span){s, first, w->npos - 1};
 }
 
+/* A gemm left in flight (gemm_retire.c) reads its shared operands until
+ * its wait, just before `next` (NULL: the sequence's end): they are used at
+ * the position before it. */
+static void retired_before(walk *w, const tir_stmt *seq, int next) {
+    if (!w->plan || w->npos == 0) return;
+    const tir_stmt *at = next < seq->u.seq.n ? seq->u.seq.stmts[next] : NULL;
+    for (int i = next > TLC_GEMM_MAX_AHEAD + 1 ? next - TLC_GEMM_MAX_AHEAD - 1 : 0; i < next; i++) {
+        const tir_stmt *g = seq->u.seq.stmts[i];
+        const tlc_gemm_op_plan *gp = g->kind == TS_GEMM ? tlc_plan_gemm_op(w->plan, g) : NULL;
+        if (gp && gp->deferred && gp->retire_before == at) stmt_uses(w, w->npos - 1, g, false);
+    }
+}
+
 /* Numbers the statements (see the file comment). */
 static void walk_stmt(walk *w, const tir_stmt *s, const tir_stmt *encl) {
     if (!s) return;
     switch (s->kind) {
     case TS_SEQ:
-        for (int i = 0; i < s->u.seq.n; i++) walk_stmt(w, s->u.seq.stmts[i], encl);
+        for (int i = 0; i < s->u.seq.n; i++) {
+            retired_before(w, s, i);
+            walk_stmt(w, s->u.seq.stmts[i], encl);
+        }
+        retired_before(w, s, s->u.seq.n);
         return;
     case TS_FOR:
         if (s->u.for_.kind == TIR_FOR_PARALLEL) break;
@@ -272,7 +291,7 @@ static void concurrent_ranges(const walk *w, obj *o, int n) {
 /* The plan without aliasing lists; buffer offsets in offs[id] (-1: not shared). */
 static void plan_offsets(const tlc_kernel_plan *plan, const tir_kernel *k, tlc_arena *a, int64_t *offs,
                          tlc_smem_plan *p) {
-    walk w = {.a = a, .k = k};
+    walk w = {.a = a, .k = k, .plan = plan};
     walk_stmt(&w, k->body, NULL);
     int nb = k->nbuffers, whole_last = w.npos > 0 ? w.npos - 1 : 0;
     bool no_reuse = plan->ws.loop && plan->ws.persistent; /* tiles follow each other with no barrier between */

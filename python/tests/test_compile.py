@@ -25,6 +25,21 @@ class CompileTest(unittest.TestCase):
                                   ("s", "scalar", "float32", None)])
         self.assertEqual(k.metadata["threads"], (128, 1, 1))
 
+    def test_wgmma_waits_deferred(self):
+        # gemm_operand_slices.tl: three wgmma gemms into their own accumulators, then an mma.sync one,
+        # then a copy of each: each wgmma gemm stays in flight until its copy, so the waits leave the
+        # two, one, zero newer groups in flight (gemm_retire.c), both PTX generators
+        import re
+        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "golden", "plan",
+                            "gemm_operand_slices.tl")
+        for backend in ("direct", "llvm"):
+            with self.subTest(backend=backend):
+                k = tlc.compile(path, kernel="operand_slices", arch="sm_90a", backend=backend,
+                                cache_dir=self.cache.name)
+                waits = [int(n) for n in re.findall(r"wgmma\.wait_group\.sync\.aligned\s+(\d+)", k.ptx)]
+                self.assertEqual(waits, [2, 1, 0])
+                self.assertEqual(k.ptx.count("wgmma.commit_group"), 3)
+
     def test_launch_checks(self):
         src = ("def k(A: Tensor[(M, N), float32], n: int32):\n"
                "    assert N % 4 == 0 and n > 0\n"
