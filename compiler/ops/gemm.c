@@ -774,6 +774,7 @@ void tlc_wgmma_wait(tlc_lower_ctx *lc, const tir_buffer *C, int pending) {
 /* The oldest n gemms left in flight have retired (a wait_group was
  * emitted): their accumulators fenced, their reads handed back (lower.c). */
 void tlc_wgmma_retire_deferred(tlc_lower_ctx *lc, int n) {
+    if (n <= 0) return;
     for (int i = 0; i < n; i++) {
         const tir_stmt *g = lc->wgmma_deferred.items[i];
         fence_acc(lc, g->u.gemm.c.buf);

@@ -1069,6 +1069,8 @@ static th_kernel *lower_kernel(const tir_module *m, int index, tlrt_kernel_meta 
     tk->body = th_seq(a, (th_stmt **)top.items, top.len);
     tlc_ptrvec_free(&top);
     tlc_ptrvec_free(&lc->wgmma_in_flight);
+    tlc_ptrvec_free(&lc->wgmma_deferred);
+    tlc_ptrvec_free(&lc->wgmma_retired);
     tk->dyn_shared_bytes = lc->smem_top;
     if (lc->smem_top > tlc_target_of(m->arch)->max_shared_per_block) {
         tlc_error(diag, k->loc, "kernel '%s' needs %lld bytes of shared memory (with reduction scratch); %s allows %lld",

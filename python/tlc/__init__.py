@@ -156,6 +156,21 @@ def _defines(defines):
     return arr, len(items)
 
 
+_int64_arrays = {}
+
+
+def _int64_array(values):
+    """A ctypes int64 array of values (at least one element), shared by every launch with the same
+    values: launches only read them, and building one costs more than the launch itself."""
+    key = tuple(values)
+    a = _int64_arrays.get(key)
+    if a is None:
+        if len(_int64_arrays) >= 4096:
+            _int64_arrays.clear()
+        a = _int64_arrays[key] = (ctypes.c_int64 * max(len(key), 1))(*key)
+    return a
+
+
 class Kernel:
     """One compiled kernel. Call it on device tensors and Python scalars, in the order of the kernel's
     parameters: k(x, w, y, 1e-5). It runs on the caller's current stream (torch's or CuPy's, from the
@@ -213,8 +228,8 @@ class Kernel:
             if t is not None:
                 if t.dtype not in DTYPES:
                     raise TypeError(f"{self.name}: argument {p['name']}: dtype {t.dtype}")
-                shape = (ctypes.c_int64 * max(len(t.shape), 1))(*t.shape)
-                strides = (ctypes.c_int64 * len(t.strides))(*t.strides) if t.strides else None
+                shape = _int64_array(t.shape)
+                strides = _int64_array(t.strides) if t.strides else None
                 keep.append((shape, strides, t.keep))
                 items[i] = Arg(ARG_TENSOR, DTYPES[t.dtype], t.ptr, len(t.shape), shape, strides, 0.0, 0)
             else:
@@ -265,7 +280,11 @@ def _launch_place(tensors, stream):
 
 def _stream_handle(stream, tensors):
     if stream is None:
-        return next((t.stream for t in tensors if t is not None and t.stream is not None), None)
+        for t in tensors:
+            s = t.stream if t is not None else None
+            if s is not None:
+                return s
+        return None
     if isinstance(stream, int):
         return stream
     for attr in ("cuda_stream", "ptr"):  # torch.cuda.Stream, cupy.cuda.Stream

@@ -17,11 +17,18 @@ _DTYPE_NAMES = ("float16", "bfloat16", "float32", "float8_e4m3", "int8", "int16"
 
 class DeviceTensor:
     """What a launch needs of a tensor: address, dtype name, shape, strides (elements), device index,
-    the stream handle its library makes current (None: unknown), and what keeps the memory alive."""
+    the stream handle its library makes current (None: unknown; a callable: asked when first read,
+    since a launch reads only one tensor's), and what keeps the memory alive."""
 
     def __init__(self, ptr, dtype, shape, strides, device, stream, keep):
         self.ptr, self.dtype, self.shape, self.strides = ptr, dtype, tuple(shape), strides
-        self.device, self.stream, self.keep = device, stream, keep
+        self.device, self._stream, self.keep = device, stream, keep
+
+    @property
+    def stream(self):
+        if callable(self._stream):
+            self._stream = self._stream()
+        return self._stream
 
 
 class _DLDevice(ctypes.Structure):
@@ -38,15 +45,30 @@ class _DLTensor(ctypes.Structure):
                 ("strides", ctypes.POINTER(ctypes.c_int64)), ("byte_offset", ctypes.c_uint64)]
 
 
+_torch_names = None
+
+
 def _torch_dtype_names():
+    """torch dtype -> tlc dtype name (built once: every launch asks it of each tensor)."""
+    global _torch_names
+    if _torch_names is None:
+        import torch
+        names = {torch.float16: "float16", torch.bfloat16: "bfloat16", torch.float32: "float32",
+                 torch.int8: "int8", torch.int16: "int16", torch.int32: "int32", torch.int64: "int64",
+                 torch.uint8: "uint8", torch.bool: "bool"}
+        for attr, name in (("float8_e4m3fn", "float8_e4m3"), ("uint16", "uint16"), ("uint32", "uint32")):
+            if getattr(torch, attr, None) is not None:
+                names[getattr(torch, attr)] = name
+        _torch_names = names
+    return _torch_names
+
+
+def _torch_stream(device):
+    """The CUstream handle torch makes current on device: through torch's raw accessor where it has
+    one (a tenth of torch.cuda.current_stream's cost), else the public call."""
     import torch
-    names = {torch.float16: "float16", torch.bfloat16: "bfloat16", torch.float32: "float32",
-             torch.int8: "int8", torch.int16: "int16", torch.int32: "int32", torch.int64: "int64",
-             torch.uint8: "uint8", torch.bool: "bool"}
-    for attr, name in (("float8_e4m3fn", "float8_e4m3"), ("uint16", "uint16"), ("uint32", "uint32")):
-        if getattr(torch, attr, None) is not None:
-            names[getattr(torch, attr)] = name
-    return names
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    return raw(device) if raw is not None else torch.cuda.current_stream(device).cuda_stream
 
 
 def dtype_name(dtype):
@@ -69,9 +91,10 @@ def _from_torch(t):
         raise TypeError(f"torch dtype {t.dtype} is not a tlc dtype")
     if not t.is_cuda:
         raise TypeError("a tlc kernel takes CUDA tensors; this torch tensor is on " + str(t.device))
-    device = t.device.index if t.device.index is not None else torch.cuda.current_device()
-    stream = torch.cuda.current_stream(device).cuda_stream
-    return DeviceTensor(t.data_ptr(), names[t.dtype], t.shape, tuple(t.stride()), device, stream, t)
+    device = t.get_device()
+    if device < 0:
+        device = torch.cuda.current_device()
+    return DeviceTensor(t.data_ptr(), names[t.dtype], t.shape, t.stride(), device, lambda: _torch_stream(device), t)
 
 
 def _from_cai(obj):
