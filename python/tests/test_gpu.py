@@ -42,6 +42,23 @@ class GpuTest(unittest.TestCase):
         k(x, y, 3.0)
         torch.testing.assert_close(y, x * 3.0)
 
+    def test_repeated_calls_take_their_own_arguments(self):
+        # a second call of the same shapes reuses the first call's packing with the new addresses and
+        # scalars; another count of arguments or a tensor for a scalar packs anew and is refused
+        k = tlc.compile(SCALE, defines={"N": 256})
+        x, x2 = torch.randn(256, device="cuda"), torch.randn(256, device="cuda")
+        y, y2 = torch.zeros_like(x), torch.zeros(256, device="cuda")
+        k(x, y, 3.0)
+        k(x2, y2, -2)
+        torch.testing.assert_close(y, x * 3.0)
+        torch.testing.assert_close(y2, x2 * -2.0)
+        k(x, y2, 0.5)
+        torch.testing.assert_close(y2, x * 0.5)
+        with self.assertRaises(TypeError):
+            k(x, y)
+        with self.assertRaises(tlc.LaunchError):  # the runtime's check: a tensor for the scalar s
+            k(x, y, x)
+
     def test_scale_through_cuda_array_interface_and_dlpack(self):
         k = tlc.compile(SCALE, defines={"N": 256})
         x = torch.randn(256, device="cuda")

@@ -182,6 +182,7 @@ class Kernel:
         self.name, self.ptx, self.arch = name, ptx, arch
         self.metadata = meta  # {"name", "params", "syms", "grid", "threads", "smem", ...}
         self._loaded = {}     # device -> (tlrt_module, tlrt_kernel)
+        self._packed = {}     # (thread, each argument's dtype, shape, strides, device) -> _pack's
 
     def __repr__(self):
         params = ", ".join(p["name"] for p in self.metadata["params"])
@@ -209,45 +210,77 @@ class Kernel:
         return self._loaded[device][1]
 
     def __call__(self, *args, stream=None):
-        self.bind(*args, stream=stream)()
+        tensors = [device_tensor(a) for a in args]
+        # the arguments packed for an earlier call of this thread with tensors of the same dtypes,
+        # shapes, strides and devices: only their addresses and the scalars' values change
+        key = (threading.get_ident(),) + tuple(None if t is None else (t.dtype, t.shape, t.strides, t.device)
+                                               for t in tensors)
+        packed = self._packed.get(key)
+        if packed is None:
+            packed = self._pack(args, tensors)
+            if len(self._packed) >= 64:
+                self._packed.clear()
+            self._packed[key] = packed
+        else:
+            items = packed[0]
+            for i, t in enumerate(tensors):
+                if t is not None:
+                    items[i].ptr = t.ptr
+                elif packed[2][i]:
+                    items[i].i = int(args[i])
+                else:
+                    items[i].f = float(args[i])
+        self._launcher(packed[0], tensors, stream, args)()
 
     def bind(self, *args, stream=None):
         """A no-argument callable that launches the kernel on args, packed once (for timing loops and
         CUDA graph capture): on stream, else on the tensors' library's current stream now."""
-        lib = load_library()
+        tensors = [device_tensor(a) for a in args]
+        items, keep, _ = self._pack(args, tensors)
+        return self._launcher(items, tensors, stream, (keep, [t.keep for t in tensors if t is not None], args))
+
+    def _pack(self, args, tensors):
+        """(the launch's argument array, the shape and stride arrays it points into, per argument
+        whether it is an integer scalar), the arguments checked against the kernel's parameters."""
         params = self.metadata["params"]
         if len(args) != len(params):
             raise TypeError(f"{self.name} takes {len(params)} arguments "
                             f"({', '.join(p['name'] for p in params)}), got {len(args)}")
-        tensors = [device_tensor(a) for a in args]
-        device, handle = _launch_place(tensors, stream)
-        k = self._kernel(device)
-        ctx = _contexts[device]
-        items, keep = (Arg * max(len(args), 1))(), []
+        items, keep, ints = (Arg * max(len(args), 1))(), [], [False] * len(args)
         for i, (a, t, p) in enumerate(zip(args, tensors, params)):
             if t is not None:
                 if t.dtype not in DTYPES:
                     raise TypeError(f"{self.name}: argument {p['name']}: dtype {t.dtype}")
                 shape = _int64_array(t.shape)
                 strides = _int64_array(t.strides) if t.strides else None
-                keep.append((shape, strides, t.keep))
+                keep.append((shape, strides))
                 items[i] = Arg(ARG_TENSOR, DTYPES[t.dtype], t.ptr, len(t.shape), shape, strides, 0.0, 0)
             else:
                 if p["kind"] != "scalar":
                     raise TypeError(f"{self.name}: argument {p['name']} is a tensor, got {type(a).__name__}")
                 dt = DTYPES[p["dtype"]]
-                if p["dtype"].startswith(("int", "uint")) or p["dtype"] == "bool":
+                ints[i] = p["dtype"].startswith(("int", "uint")) or p["dtype"] == "bool"
+                if ints[i]:
                     items[i] = Arg(ARG_SCALAR, dt, 0, 0, None, None, 0.0, int(a))
                 else:
                     items[i] = Arg(ARG_SCALAR, dt, 0, 0, None, None, float(a), 0)
-        s, n, name, what = _stream(device, handle), len(args), self.name, self._launch
+        return items, keep, ints
+
+    def _launcher(self, items, tensors, stream, keep):
+        """A no-argument callable launching the kernel on the packed items, on stream (else the
+        tensors' library's current stream now); keep: what the items point into."""
+        lib = load_library()
+        device, handle = _launch_place(tensors, stream)
+        k = self._kernel(device)
+        ctx = _contexts[device]
+        s, n, name, what = _stream(device, handle), len(tensors), self.name, self._launch
         launch = getattr(lib, what)
 
         def launch_once():
             if launch(k, items, n, s) != 0:
                 msg = lib.tlrt_last_error(ctx).decode()
                 raise LaunchError(f"{name}: {msg}", what, msg)
-        launch_once.keep = (items, keep, args)  # what the packed arguments point into lives as long
+        launch_once.keep = (items, keep)  # what the packed arguments point into lives as long
         return launch_once
 
 

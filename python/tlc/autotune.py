@@ -240,7 +240,7 @@ class Autotuned:
         return self.kernel_for(*args, stream=stream).bind(*args, stream=stream)
 
     def __call__(self, *args, stream=None):
-        self.bind(*args, stream=stream)()
+        self.kernel_for(*args, stream=stream)(*args, stream=stream)
 
 
 def autotune(source, configs, kernel=None, defines=None, key=None, warmup=3, rep=10, rounds=5, cache=True,
