@@ -45,10 +45,10 @@ void tlc_plan_warp_specialization_shared(tlc_kernel_plan *p, const tir_kernel *k
 /* Why the planned warp specialization loses to the kernel without it (NULL:
  * it does not): that kernel would run at least twice the consumer
  * warpgroups per SM; *blocks: its blocks per SM. */
+const char *tlc_ws_occupancy_refusal(const tlc_kernel_plan *p, const tir_kernel *k, int *blocks, tlc_arena *a);
 /* Which wgmma gemms stay in flight past the statements after them, and
  * until where (tlc_gemm_op_plan.deferred; gemm_retire.c). */
 void tlc_plan_gemm_retirement(tlc_kernel_plan *p, const tir_kernel *k);
-const char *tlc_ws_occupancy_refusal(const tlc_kernel_plan *p, const tir_kernel *k, int *blocks, tlc_arena *a);
 /* shared_alloc.c: offsets of the shared buffers (in their layouts) and of
  * the tile ops' scratch, by liveness; p->smem. */
 void tlc_plan_shared_memory(tlc_kernel_plan *p, tir_kernel *k, tlc_arena *a);

@@ -1006,6 +1006,9 @@ const char *tlc_ws_occupancy_refusal(const tlc_kernel_plan *p, const tir_kernel 
     int need = consumer_regs_needed(k, &plain);
     if (need > t->max_regs_per_thread) need = t->max_regs_per_thread;
     need = (need + 7) / 8 * 8;
+    /* blocks the shared memory (1 KiB reserve each), the registers (the
+     * estimate, which minnctapersm then holds ptxas to) and an sm_90 SM's
+     * 2048 threads allow */
     int n = (int)(t->shared_per_sm / (p->smem_bytes + 1024));
     int by_regs = t->regs_per_sm / (k->threads * need), by_threads = 2048 / k->threads;
     if (by_regs < n) n = by_regs;
