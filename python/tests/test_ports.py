@@ -310,6 +310,51 @@ class ElementwisePortsTest(unittest.TestCase):
 
 
 class AttentionPortsTest(unittest.TestCase):
+    def test_nsa_selected_blocks(self):
+        # DeepSeek's native sparse attention, the selected-blocks branch: the forward (each token its own
+        # blocks, a block after the token skipped, causal inside) and the decode (one position, negative
+        # indices skipped; one block a head, since the example's decode does not rescale its output
+        # between blocks); 16 query heads a KV head, one warp's 16-row tiles
+        b, t, h, g, d, bs, nsel = 1, 48, 2, 16, 32, 16, 2
+        q, k, v = randn(b, t, h * g, d), randn(b, t, h, d), randn(b, t, h, d)
+        rng = np.random.default_rng(3)
+        idx = np.full((b, t, h, nsel), t, dtype=np.int32)  # t: a block past every token, skipped
+        for ti in range(t):
+            for hi in range(h):
+                pick = rng.permutation(ti // bs + 1)[:nsel]
+                idx[0, ti, hi, :len(pick)] = pick
+        for causal in (True, False):
+            with self.subTest(kernel="forward", causal=causal):
+                out = empty(b, t, h * g, d)
+                tlc.interpret(port("example_tilelang_nsa_fwd.py"), {"Q": q, "K": k, "V": v, "BlockIndices": idx,
+                                                                    "Output": out},
+                              defines={"dim": d, "is_causal": causal, "block_size": bs, "groups": g,
+                                       "selected_blocks": nsel})
+                for ti in range(t):
+                    for hi in range(h):
+                        keys = np.concatenate([np.arange(i * bs, i * bs + bs) for i in idx[0, ti, hi] if i * bs <= ti])
+                        if causal:
+                            keys = keys[keys <= ti]
+                        sc = f64(q[0, ti, hi * g:(hi + 1) * g]) @ f64(k[0, keys, hi]).T / np.sqrt(d)
+                        p = np.exp(sc - sc.max(-1, keepdims=True))
+                        want = (p / p.sum(-1, keepdims=True)) @ f64(v[0, keys, hi])
+                        np.testing.assert_allclose(f64(out[0, ti, hi * g:(hi + 1) * g]), want, rtol=2e-2, atol=2e-2)
+        with self.subTest(kernel="decode"):
+            b, d = 2, 16
+            q, k, v = randn(b, 1, h * g, d), randn(b, t, h, d), randn(b, t, h, d)
+            idx = np.array([[[[2, -1], [-1, 1]]], [[[-1, 0], [2, -1]]]], dtype=np.int32)
+            out = empty(b, 1, h * g, d)
+            tlc.interpret(port("example_tilelang_nsa_decode.py"), {"Q": q, "K": k, "V": v, "BlockIndices": idx,
+                                                                   "Output": out},
+                          defines={"dim": d, "block_size": bs, "groups": g, "selected_blocks": nsel})
+            for bi in range(b):
+                for hi in range(h):
+                    keys = np.concatenate([np.arange(i * bs, i * bs + bs) for i in idx[bi, 0, hi] if i >= 0])
+                    sc = f64(q[bi, 0, hi * g:(hi + 1) * g]) @ f64(k[bi, keys, hi]).T / np.sqrt(d)
+                    p = np.exp(sc - sc.max(-1, keepdims=True))
+                    want = (p / p.sum(-1, keepdims=True)) @ f64(v[bi, keys, hi])
+                    np.testing.assert_allclose(f64(out[bi, 0, hi * g:(hi + 1) * g]), want, rtol=2e-2, atol=2e-2)
+
     def test_sparse_mla_fwd(self):
         # DeepSeek V3.2's sparse MLA forward: each query attends to the top-k KV rows an index tensor picks
         # (gathered into shared memory by Parallel loops the Pipelined loop stages), causal by position

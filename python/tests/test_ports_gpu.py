@@ -611,6 +611,58 @@ class PortsOnGpuTest(unittest.TestCase):
                                  (q, kp, vp, idx.cuda(), self.seqlens(), table.cuda()),
                                  {"page_block_size": 64, "num_pages": 128})
 
+    def test_nsa_selected_blocks(self):
+        # DeepSeek's native sparse attention, the selected-blocks branch: the forward (blocks after the token
+        # skipped, causal inside a block) and the decode (negative indices skipped, one block a head: the
+        # example's decode does not rescale its output between blocks), against float64
+        b, t, h, g, d, bs, nsel = 2, 256, 2, 16, 64, 32, 4
+        q, k, v = randn(b, t, h * g, d), randn(b, t, h, d), randn(b, t, h, d)
+        idx = torch.full((b, t, h, nsel), t, dtype=torch.int32, device="cuda")
+        for bi in range(b):
+            for ti in range(t):
+                for hi in range(h):
+                    pick = torch.randperm(ti // bs + 1)[:nsel]
+                    idx[bi, ti, hi, :len(pick)] = pick.to(torch.int32)
+
+        def reference(causal):  # a block that starts after the token is skipped; inside, causal masks
+            out = torch.zeros(q.shape, dtype=torch.float64, device="cuda")
+            for bi in range(b):
+                for ti in range(t):
+                    for hi in range(h):
+                        keys = torch.cat([torch.arange(int(i) * bs, int(i) * bs + bs, device="cuda")
+                                          for i in idx[bi, ti, hi] if int(i) * bs <= ti])
+                        if causal:
+                            keys = keys[keys <= ti]
+                        sc = q[bi, ti, hi * g:(hi + 1) * g].double() @ k[bi, keys, hi].double().T / d ** 0.5
+                        out[bi, ti, hi * g:(hi + 1) * g] = torch.softmax(sc, -1) @ v[bi, keys, hi].double()
+            return out
+        for causal in (True, False):
+            with self.subTest(kernel="forward", causal=causal):
+                kern = tlc.compile(port("example_tilelang_nsa_fwd.py"),
+                                   defines={"dim": d, "is_causal": causal, "block_size": bs, "groups": g,
+                                            "selected_blocks": nsel})
+                out = torch.full_like(q, float("nan"))
+                kern(q, k, v, idx, out)
+                self.close(out, reference(causal))
+        with self.subTest(kernel="decode"):
+            qd = randn(b, 1, h * g, d)
+            one = torch.full((b, 1, h, nsel), -1, dtype=torch.int32, device="cuda")
+            for bi in range(b):
+                for hi in range(h):
+                    one[bi, 0, hi, (bi + hi) % nsel] = int(torch.randint(t // bs, ()))
+            kern = tlc.compile(port("example_tilelang_nsa_decode.py"),
+                               defines={"dim": d, "block_size": bs, "groups": g, "selected_blocks": nsel})
+            out = torch.full_like(qd, float("nan"))
+            kern(qd, k, v, one, out)
+            ref = torch.zeros(qd.shape, dtype=torch.float64, device="cuda")
+            for bi in range(b):
+                for hi in range(h):
+                    blk = int(one[bi, 0, hi].max())
+                    keys = torch.arange(blk * bs, blk * bs + bs, device="cuda")
+                    sc = qd[bi, 0, hi * g:(hi + 1) * g].double() @ k[bi, keys, hi].double().T / d ** 0.5
+                    ref[bi, 0, hi * g:(hi + 1) * g] = torch.softmax(sc, -1) @ v[bi, keys, hi].double()
+            self.close(out, ref)
+
     def test_mha_bwd_bshd(self):
         # TileLang's FlashAttention backward: forward with log2-sum-exp, Delta, the backward kernel (dQ
         # added by atomics in make_dq_layout's permuted order, a layout on a global tensor) and dQ back
