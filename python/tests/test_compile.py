@@ -40,6 +40,38 @@ class CompileTest(unittest.TestCase):
                 self.assertEqual(waits, [2, 1, 0])
                 self.assertEqual(k.ptx.count("wgmma.commit_group"), 3)
 
+    def test_wgmma_wait_before_an_operand_is_rewritten(self):
+        # the gemm stays in flight past the X_s copy and its read, whose barrier clears the pending shared
+        # reads; its wait, before A_s is written again, is followed by a barrier all the same (every
+        # warpgroup's wgmma done reading A_s before any thread writes it), and X_s takes bytes of its own
+        src = ("@jit(dtype=float16)\n"
+               "def reuse(A: Tensor[(64, 64), dtype], B: Tensor[(64, 64), dtype], X: Tensor[(64, 64), float32],\n"
+               "          A2: Tensor[(64, 64), dtype], C: Tensor[(64, 64), float32], Y: Tensor[(64, 64), float32]):\n"
+               "    with Kernel(1, threads=128) as bx:\n"
+               "        A_s = alloc_shared((64, 64), dtype)\n"
+               "        B_s = alloc_shared((64, 64), dtype)\n"
+               "        X_s = alloc_shared((64, 64), float32)\n"
+               "        acc = alloc_fragment((64, 64), float32)\n"
+               "        y = alloc_fragment((64, 64), float32)\n"
+               "        copy(A, A_s)\n"
+               "        copy(B, B_s)\n"
+               "        gemm(A_s, B_s, acc, clear_accum=True)\n"
+               "        copy(X, X_s)\n"
+               "        copy(X_s, y)\n"
+               "        copy(A2, A_s)\n"
+               "        copy(y, Y)\n"
+               "        copy(acc, C)\n")
+        k = tlc.compile(src, arch="sm_90a", cache_dir=self.cache.name)
+        lines = [line.strip() for line in k.ptx.splitlines()]
+        commit = next(i for i, line in enumerate(lines) if line.startswith("wgmma.commit_group"))
+        wait = next(i for i, line in enumerate(lines) if line.startswith("wgmma.wait_group"))
+        self.assertEqual(lines[wait], "wgmma.wait_group.sync.aligned 0;")
+        between = lines[commit:wait]
+        self.assertTrue(any(x.startswith("bar.sync") for x in between))  # X_s's barrier, under the gemm
+        after = lines[wait + 1:]
+        first_store = next(i for i, x in enumerate(after) if x.startswith("st.shared"))
+        self.assertTrue(any(x.startswith("bar.sync") for x in after[:first_store]))
+
     def test_launch_checks(self):
         src = ("def k(A: Tensor[(M, N), float32], n: int32):\n"
                "    assert N % 4 == 0 and n > 0\n"
