@@ -409,7 +409,9 @@ static bool do_cluster(parser *ps, const char *rest) {
 static int map_exprs(parser *ps, const char *what, const char *rest, int n) {
     tlrt_kernel_meta *k = ps->k;
     if (k->nmap_exprs + n > TLRT_MAX_MAP_EXPRS) {
-        fail(ps, "%s: more than 40 expressions in a kernel's view and im2col lines", what, NULL);
+        char most[16];
+        snprintf(most, sizeof most, "%d", TLRT_MAX_MAP_EXPRS);
+        fail(ps, "%s: more than %s expressions in a kernel's view and im2col lines", what, most);
         return 0;
     }
     const char *p = rest, *end = rest + strlen(rest);

@@ -479,10 +479,12 @@ void sema_thread_varying(sema *S) {
     int errors = S->diag->errors;
     analyse(&t);
     /* those fragments are per-thread buffers: everything read from them may
-     * vary (after other errors, the second round would repeat them) */
-    if (t.per_thread.len && S->diag->errors == errors) {
+     * vary, so the analysis runs again, and a fragment stored from one may
+     * join them in turn; each round takes at least one more (after other
+     * errors, another round would repeat them) */
+    while (t.per_thread.len && S->diag->errors == errors) {
         for (int i = 0; i < t.per_thread.len; i++) ((tir_buffer *)t.per_thread.items[i])->scope = TIR_SCOPE_LOCAL;
-        tlc_ptrvec_free(&t.per_thread);
+        t.per_thread.len = 0;
         analyse(&t);
     }
     tlc_ptrvec_free(&t.per_thread);

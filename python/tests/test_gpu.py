@@ -391,8 +391,10 @@ class GpuTest(unittest.TestCase):
         for backend in ("direct", "llvm"):
             with self.subTest(backend=backend):
                 b = torch.full((128,), float("nan"), device="cuda")
-                tlc.compile(FRAGMENT_PER_THREAD, backend=backend)(a, b)
+                tlc.compile(FRAGMENT_PER_THREAD, kernel="weighted_rows", backend=backend)(a, b)
                 torch.testing.assert_close(b, a @ torch.arange(1.0, 5.0, device="cuda"), rtol=1e-5, atol=1e-5)
+                tlc.compile(FRAGMENT_PER_THREAD, kernel="chained", backend=backend)(a, b)
+                torch.testing.assert_close(b, a[:, 0] + a[:, 3], rtol=1e-5, atol=1e-5)
 
     def test_fragment_offsets(self):
         # a fragment at a loop variable plus a serial loop's offset, laid out as the gemm's register operand

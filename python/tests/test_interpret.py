@@ -374,8 +374,10 @@ class InterpretTest(unittest.TestCase):
     def test_fragment_per_thread(self):
         a = np.random.default_rng(45).standard_normal((128, 4)).astype(np.float32)
         b = np.full(128, np.nan, np.float32)
-        tlc.interpret(FRAGMENT_PER_THREAD, {"A": a, "B": b})
+        tlc.interpret(FRAGMENT_PER_THREAD, {"A": a, "B": b}, kernel="weighted_rows")
         np.testing.assert_allclose(b, a @ np.arange(1, 5, dtype=np.float32), rtol=1e-6, atol=1e-6)
+        tlc.interpret(FRAGMENT_PER_THREAD, {"A": a, "B": b}, kernel="chained")  # a fragment stored from one
+        np.testing.assert_allclose(b, a[:, 0] + a[:, 3], rtol=1e-6, atol=1e-6)
 
     def test_reducers(self):
         rng = np.random.default_rng(29)

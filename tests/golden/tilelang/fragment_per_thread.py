@@ -17,3 +17,17 @@ def weighted_rows(A: T.Tensor((128, 4), "float32"), B: T.Tensor((128,), "float32
         for r in T.serial(4):
             f[r] = A[tx, r] * (r + 1)
         B[tx] = f[0] + f[1] + f[2] + f[3]
+
+
+# A fragment stored from such a buffer holds per-thread values in turn
+# (found by the analysis's next round): `local` too.
+@T.prim_func
+def chained(A: T.Tensor((128, 4), "float32"), B: T.Tensor((128,), "float32")):
+    with T.Kernel(1, threads=128) as bx:
+        tx = T.get_thread_binding()
+        f = T.alloc_fragment((4,), "float32")
+        g = T.alloc_fragment((1,), "float32")
+        for r in T.serial(4):
+            f[r] = A[tx, r]
+        g[0] = f[0] + f[3]
+        B[tx] = g[0]
