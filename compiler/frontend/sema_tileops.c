@@ -398,7 +398,9 @@ static void op_gemm(sema *S, const sema_args *a, tlc_loc loc, bool async) {
         sema_note_decl(S, C.r.buf);
         ok = false;
     }
-    if (ok) ok = whole_fragment(S, &A, "gemm", "operand A") && whole_fragment(S, &C, "gemm", "the accumulator C");
+    if (ok)
+        ok = whole_fragment(S, &A, "gemm", "operand A") && whole_fragment(S, &B, "gemm", "operand B") &&
+             whole_fragment(S, &C, "gemm", "the accumulator C");
     if (!ok) return;
     if (A.r.buf->dtype != B.r.buf->dtype) {
         tlc_error(S->diag, B.ast->loc, "gemm: operands A (%s) and B (%s) must have the same dtype",

@@ -166,6 +166,29 @@ tlc_fragment *tlc_gemm_a_fragment(tlc_arena *a, const tlc_gemm_plan *p) {
     return f;
 }
 
+tlc_fragment *tlc_gemm_b_fragment(tlc_arena *a, const tlc_gemm_plan *p) {
+    tlc_fragment *f = TLC_NEW(a, tlc_fragment);
+    f->rank = 2;
+    f->shape[0] = p->k;
+    f->shape[1] = p->n;
+    /* mma.sync's B (PTX ISA, mma.m16n8k*): lane (g, t) holds e = k_step / 8
+     * consecutive K elements of column g from row e t, in b0, and the same
+     * 4 e rows on, in b1 */
+    int64_t e = p->k_step / 8;
+    int64_t ktiles = p->k / p->k_step, ntiles = p->tile_n / 8;
+    add(f, 0, 4, e, TLC_DIGIT_THREAD, 1);
+    add(f, 1, 8, 1, TLC_DIGIT_THREAD, 4);
+    add(f, -1, p->units_m, 0, TLC_DIGIT_THREAD, 32); /* units along M hold the same B */
+    add(f, 1, p->units_n, p->tile_n, TLC_DIGIT_THREAD, 32 * p->units_m);
+    add(f, -1, p->replicas, 0, TLC_DIGIT_THREAD, 32 * p->units);
+    if (e > 1) add(f, 0, e, 1, TLC_DIGIT_SLOT, 1);
+    add(f, 0, 2, 4 * e, TLC_DIGIT_SLOT, e);
+    add(f, 0, ktiles, p->k_step, TLC_DIGIT_SLOT, 2 * e);
+    add(f, 1, ntiles, 8, TLC_DIGIT_SLOT, 2 * e * ktiles);
+    tlc_fragment_canonicalize(f);
+    return f;
+}
+
 tlc_layout *tlc_layout_gemm_operand(tlc_arena *a, int rank, const int64_t *shape, int elem_bytes) {
     int64_t row_bytes = rank ? shape[rank - 1] * elem_bytes : elem_bytes;
     int64_t rows = 1;

@@ -2,7 +2,7 @@
  * how a gemm's M x N tile is split over the block's warps (mma.sync
  * m16n8k16, one warp per instruction) or warpgroups (wgmma m64nNk16, four
  * consecutive warps per instruction) under a warp policy, the accumulator
- * fragment that follows, the A-operand fragment for A held in registers,
+ * fragment that follows, the operand fragments for A or B held in registers,
  * and the swizzled shared-memory layouts of operands. */
 #ifndef TLC_GEMM_LAYOUTS_H
 #define TLC_GEMM_LAYOUTS_H
@@ -44,6 +44,12 @@ int64_t tlc_gemm_acc_slot(const tlc_gemm_plan *p, int mi, int ni, int r);
  * fragment per warp, replicated over the warps that split N. Slot of
  * (m tile mi, k tile ki, f16 register r in 0..7) is 8 * (ki + (k/16) * mi) + r. */
 tlc_fragment *tlc_gemm_a_fragment(tlc_arena *a, const tlc_gemm_plan *p);
+/* B operand in registers over [k, n] (mma.sync only: wgmma reads B from
+ * shared memory): the m16n8k16 B fragment per warp, replicated over the
+ * warps that split M. Its b32 register r in 0..1 of (n tile ni, k tile ki)
+ * holds slots e (r + 2 (ki + (k / k_step) ni)) .. + e - 1, e = k_step / 8
+ * elements of one column. */
+tlc_fragment *tlc_gemm_b_fragment(tlc_arena *a, const tlc_gemm_plan *p);
 
 /* Shared layout for a gemm operand (or any tile that TMA fills): the widest
  * hardware swizzle (128/64/32 bytes) that divides the row, rows wider than

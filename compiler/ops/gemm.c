@@ -157,20 +157,22 @@ bool tlc_gemm_choose(tlc_arena *a, const tir_kernel *k, tlc_arch arch, const tir
     const char *kind = fp8 ? "float8" : int8 ? "int8" : "float32 (tf32)";
     bool byte_ops = fp8 || int8; /* 8-bit operands, k32 */
     bool a_mn = s->u.gemm.trans_a && A->scope == TIR_SCOPE_SHARED;
-    bool tf32_mn = tf32 && (a_mn || !s->u.gemm.trans_b);
-    if (tf32_mn && ((a_mn && A->rank != 2) || (!s->u.gemm.trans_b && B->rank != 2))) {
+    bool b_mn = !s->u.gemm.trans_b && B->scope == TIR_SCOPE_SHARED;
+    bool tf32_mn = tf32 && (a_mn || b_mn);
+    if (tf32_mn && ((a_mn && A->rank != 2) || (b_mn && B->rank != 2))) {
         snprintf(why, (size_t)whylen, "a float32 (tf32) operand stored MN-major must be a whole 2-d shared buffer "
                                       "or a 2-d slice of one");
         return false;
     }
-    if (byte_ops && (a_mn || !s->u.gemm.trans_b)) {
+    if (byte_ops && (a_mn || b_mn)) {
         snprintf(why, (size_t)whylen, "%s operands are read K-major only: A as [M, K] and B as [N, K] with "
                                       "transpose_B=True (here transpose_A=%s, transpose_B=%s)", kind,
                  s->u.gemm.trans_a ? "True" : "False", s->u.gemm.trans_b ? "True" : "False");
         return false;
     }
     /* shared operands may be 2-d slices of buffers of more dims */
-    if ((A->scope != TIR_SCOPE_SHARED ? A->rank != 2 : A->rank < 2) || B->rank < 2 || C->rank != 2) {
+    if ((A->scope != TIR_SCOPE_SHARED ? A->rank != 2 : A->rank < 2) ||
+        (B->scope != TIR_SCOPE_SHARED ? B->rank != 2 : B->rank < 2) || C->rank != 2) {
         snprintf(why, (size_t)whylen, "gemm operands must be 2-d buffers, or 2-d slices of shared buffers");
         return false;
     }
@@ -184,16 +186,14 @@ bool tlc_gemm_choose(tlc_arena *a, const tir_kernel *k, tlc_arch arch, const tir
     /* a per-warpgroup gemm is planned over one warpgroup and replicated */
     int threads = s->u.gemm.per_warpgroup ? 128 : tir_stmt_threads(k, s);
     bool shared_ops = A->scope == TIR_SCOPE_SHARED && B->scope == TIR_SCOPE_SHARED;
-    if (B->scope != TIR_SCOPE_SHARED) {
-        snprintf(why, (size_t)whylen, "operand B must be in shared memory");
-        return false;
-    }
     /* A in registers (FlashAttention's P @ V) feeds wgmma too (transposed:
      * held in the transposed layout, a_reg_fragment) */
-    bool a_regs = A->scope == TIR_SCOPE_FRAGMENT;
+    bool a_regs = A->scope == TIR_SCOPE_FRAGMENT, b_regs = B->scope == TIR_SCOPE_FRAGMENT;
     /* a warpgroup's four warps start at a multiple of 128 threads */
     bool warpgroups = !s->range || s->range->lo % 128 == 0;
-    if ((shared_ops || a_regs) && !tf32_mn && tlc_target_of(arch)->wgmma && warpgroups &&
+    /* B in registers (TileLang's gemm_sr / gemm_rr): mma.sync only, wgmma
+     * reads B through a descriptor */
+    if ((shared_ops || (a_regs && !b_regs)) && !tf32_mn && tlc_target_of(arch)->wgmma && warpgroups &&
         tlc_gemm_plan_make(p, arch, threads, m, n, kk, k_step, s->u.gemm.policy, true, why, whylen) &&
         p->inst == TLC_INST_WGMMA) {
         if (s->u.gemm.max_inst_n) tlc_gemm_plan_cap_n(p, s->u.gemm.max_inst_n);
@@ -220,6 +220,18 @@ bool tlc_gemm_choose(tlc_arena *a, const tir_kernel *k, tlc_arch arch, const tir
 static tlc_fragment *a_reg_fragment(tlc_arena *a, const tlc_gemm_plan *p, bool trans_a) {
     tlc_fragment *f = tlc_gemm_a_fragment(a, p);
     if (!trans_a) return f;
+    int to[2] = {1, 0};
+    int64_t shape[2] = {f->shape[1], f->shape[0]};
+    tlc_fragment *t = tlc_fragment_relabel(a, f, to, 2, shape);
+    t->origin = f->origin;
+    return t;
+}
+
+/* A B operand in registers: the instruction's B fragment over [K, N], or
+ * over [N, K] for transpose_B. */
+static tlc_fragment *b_reg_fragment(tlc_arena *a, const tlc_gemm_plan *p, bool trans_b) {
+    tlc_fragment *f = tlc_gemm_b_fragment(a, p);
+    if (!trans_b) return f;
     int to[2] = {1, 0};
     int64_t shape[2] = {f->shape[1], f->shape[0]};
     tlc_fragment *t = tlc_fragment_relabel(a, f, to, 2, shape);
@@ -269,6 +281,13 @@ static bool gemm_infer(tlc_infer *st, const tir_stmt *s, bool free_pass) {
             tlc_infer_conflict(st, s, A, fa,
                                wg ? "an A operand in registers must have the wgmma A layout"
                                   : "an A operand in registers must have the mma.sync A layout");
+    }
+    if (B->scope == TIR_SCOPE_FRAGMENT) {
+        tlc_fragment *fb = b_reg_fragment(st->a, &p, s->u.gemm.trans_b);
+        fb->origin = tlc_arena_printf(st->a, "gemm operand B in registers (mma.sync m16n8k%d, %s)", p.k_step,
+                                      tir_policy_name(p.policy));
+        if (!tlc_infer_propose(st, B, fb, TLC_STRENGTH_STRICT, s))
+            tlc_infer_conflict(st, s, B, fb, "a B operand in registers must have the mma.sync B layout");
     }
     bool changed = st->changed;
     st->changed = before || changed;
@@ -445,10 +464,11 @@ static th_expr *shared_word(tlc_lower_ctx *lc, const tir_buffer *b, th_expr *row
     return th_bitcast(lc->a, th_load(lc->a, tlc_shared_elem_ptr(lc, b, ix), th_scalar(TH_F32), 4), th_scalar(TH_I32));
 }
 
-/* b32 register `reg` of an A operand in registers: e = 4 / element bytes
- * consecutive slots of A's fragment from slot e reg (one tf32 element, two
- * 16-bit ones, four bytes; tlc_gemm_a_fragment), low element first. */
-static th_expr *a_reg_word(tlc_lower_ctx *lc, const tir_buffer *A, int64_t reg) {
+/* b32 register `reg` of an operand in registers: e = 4 / element bytes
+ * consecutive slots of its fragment from slot e reg (one tf32 element, two
+ * 16-bit ones, four bytes; tlc_gemm_a_fragment, tlc_gemm_b_fragment), low
+ * element first. */
+static th_expr *reg_word(tlc_lower_ctx *lc, const tir_buffer *A, int64_t reg) {
     tlc_arena *a = lc->a;
     th_var *ar = lc->regs[A->id];
     th_type rt = tlc_reg_type(A->dtype);
@@ -493,7 +513,8 @@ static void lower_mma_sync(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_gemm_
     /* tf32 operands stored MN-major: each register one element, read alone;
      * lane (g, t) = (lane / 4, lane % 4) holds A (m g [+8], k t [+4]) and
      * B (k t [+4], n g) (mma.sync m16n8k8's fragments) */
-    bool a_words = tf32 && ta && A->scope == TIR_SCOPE_SHARED, b_words = tf32 && !tb;
+    bool b_regs = B->scope == TIR_SCOPE_FRAGMENT;
+    bool a_words = tf32 && ta && A->scope == TIR_SCOPE_SHARED, b_words = tf32 && !tb && !b_regs;
     th_expr *lg = NULL, *lt = NULL;
     if (a_words || b_words) {
         lg = tlc_let(lc, "lg", th_bin(a, THB_UDIV, lane, tlc_i32(lc, 4)));
@@ -507,8 +528,8 @@ static void lower_mma_sync(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_gemm_
             ldm_init(lc, &la, A, th_bin(a, THB_ADD, lr, th_bin(a, THB_MUL, jh, tlc_i32(lc, 8))),
                      th_bin(a, THB_ADD, th_bin(a, THB_UDIV, row0, tlc_i32(lc, 8)), jl), a_rows);
     }
-    if (b_words) {
-        /* element by element below */
+    if (b_words || b_regs) {
+        /* element by element, or from B's fragment, below */
     } else if (!tb) /* B stored [k][n], .trans: matrices (k 0-7, n 0-7), (k 8-15, n 0-7), (k 0-7, n 8-15), (k 8-15, n 8-15) */
         ldm_init(lc, &lb, B, th_bin(a, THB_ADD, lr, th_bin(a, THB_MUL, jl, tlc_i32(lc, 8))),
                  th_bin(a, THB_ADD, th_bin(a, THB_UDIV, col0, tlc_i32(lc, 8)), jh), b_rows);
@@ -546,7 +567,7 @@ static void lower_mma_sync(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_gemm_
             } else { /* registers: register 4 (ks + ksteps mi) + q of A's fragment */
                 for (int q = 0; q < 4; q++)
                     tlc_emit(lc, th_assign(a, af[mi * 4 + q], NULL,
-                                           a_reg_word(lc, A, 4 * ((int64_t)ks + (int64_t)ksteps * mi) + q)));
+                                           reg_word(lc, A, 4 * ((int64_t)ks + (int64_t)ksteps * mi) + q)));
             }
         }
         /* B tiles, two n8 tiles per x4 */
@@ -556,7 +577,11 @@ static void lower_mma_sync(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_gemm_
                 th_expr *n = th_bin(a, THB_ADD, th_bin(a, THB_ADD, col0, lg), tlc_i32(lc, bs[1] + ni * 8));
                 tlc_emit(lc, th_assign(a, bfr[ni * 2 + q], NULL, shared_word(lc, B, k, n)));
             }
-        for (int ni = 0; !b_words && ni < ntiles; ni += 2) {
+        for (int ni = 0; b_regs && ni < ntiles; ni++) /* registers 2 (ks + ksteps ni) + q of B's fragment */
+            for (int q = 0; q < 2; q++)
+                tlc_emit(lc, th_assign(a, bfr[ni * 2 + q], NULL,
+                                       reg_word(lc, B, 2 * ((int64_t)ks + (int64_t)ksteps * ni) + q)));
+        for (int ni = 0; !b_words && !b_regs && ni < ntiles; ni += 2) {
             int num = ni + 1 < ntiles ? 4 : 2;
             th_expr *ad = !tb ? ldm_at(lc, &lb, bs[0] + ks * kst, bs[1] + ni * 8)
                               : ldm_at(lc, &lb, bs[0] + ni * 8, bs[1] + ks * kst);
@@ -693,7 +718,7 @@ static void lower_wgmma(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_gemm_pla
         apack = TLC_NEW_ARRAY(a, th_var *, (size_t)(4 * ksteps * mreps));
         for (int i = 0; i < 4 * ksteps * mreps; i++) {
             apack[i] = scalar_tmp(lc, "ap", TH_I32);
-            tlc_emit(lc, th_assign(a, apack[i], NULL, a_reg_word(lc, A, i)));
+            tlc_emit(lc, th_assign(a, apack[i], NULL, reg_word(lc, A, i)));
         }
     }
     if (!chain->chain_prev) {
@@ -795,13 +820,18 @@ static void gemm_lower(tlc_lower_ctx *lc, const tir_stmt *s) {
     tlc_gemm_plan p = *planned;
     tlc_fragment *want = tlc_gemm_acc_fragment(lc->a, &p);
     if (!C->fragment || !tlc_fragment_equal(C->fragment, want) || (A->scope == TIR_SCOPE_SHARED && !A->layout) ||
-        !B->layout) {
+        (B->scope == TIR_SCOPE_SHARED && !B->layout)) {
         tlc_error(lc->diag, s->loc, "internal error: gemm operands do not have the layouts inference chose");
         return;
     }
     if (A->scope == TIR_SCOPE_FRAGMENT &&
         (!A->fragment || !tlc_fragment_equal(A->fragment, a_reg_fragment(lc->a, &p, s->u.gemm.trans_a)))) {
         tlc_error(lc->diag, s->loc, "internal error: gemm operand A in registers has the wrong layout");
+        return;
+    }
+    if (B->scope == TIR_SCOPE_FRAGMENT &&
+        (!B->fragment || !tlc_fragment_equal(B->fragment, b_reg_fragment(lc->a, &p, s->u.gemm.trans_b)))) {
+        tlc_error(lc->diag, s->loc, "internal error: gemm operand B in registers has the wrong layout");
         return;
     }
     tlc_emit(lc, th_comment(lc->a, tlc_arena_printf(lc->a, "gemm %s x %s -> %s: %s", A->name, B->name, C->name,

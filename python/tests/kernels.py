@@ -106,6 +106,8 @@ TF32 = os.path.join(ROOT, "tests", "golden", "tilelang", "gemm_tf32.py")
 A_REGS_TRANSPOSED = os.path.join(ROOT, "tests", "golden", "tilelang", "gemm_a_regs_transposed.py")
 # gemm operand A in registers for tf32, int8 and float8 (tests/golden/tilelang/gemm_a_regs_wide.py)
 A_REGS_WIDE = os.path.join(ROOT, "tests", "golden", "tilelang", "gemm_a_regs_wide.py")
+# gemm operand B in registers (b_regs: A shared; both_regs: A too), its elements clamped at 0 first
+B_REGS = os.path.join(ROOT, "tests", "golden", "tilelang", "gemm_b_regs.py")
 # sync_grid(): a row scaled by the grid's total; blocks counting themselves (tests/golden/tilelang/sync_grid.py)
 SYNC_GRID = os.path.join(ROOT, "tests", "golden", "tilelang", "sync_grid.py")
 THREAD_RANGES = os.path.join(ROOT, "tests", "golden", "tilelang", "thread_ranges.py")

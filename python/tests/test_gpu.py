@@ -5,7 +5,7 @@ import unittest
 
 import tlc
 from kernels import (FRAGMENT_HALVES, fragment_halves_expected, FRAGMENT_PER_THREAD, FRAGMENT_OFFSETS, fragment_offsets_expected, THREAD_RANGES, thread_ranges_expected,
-                     sums_in_range_expected, THREAD_RANGES_SHARED, thread_ranges_shared_expected, LOOP_EXIT, SYNC_GRID, loop_exit_inputs, nested_exits_expected, A_REGS_WIDE, A_REGS_TRANSPOSED, ATOMIC_VECTOR, CONVERTED_READ, EXAMPLES, INT8, FP8, FRAGMENT_RESHAPE, GEMV_KERNELS, TF32, grouped_sums_expected, PACKED, ROOT, SCALE, SHARED_INDEX, THREAD_BARRIERS, THREAD_BINDING,
+                     sums_in_range_expected, THREAD_RANGES_SHARED, thread_ranges_shared_expected, LOOP_EXIT, SYNC_GRID, loop_exit_inputs, nested_exits_expected, A_REGS_WIDE, B_REGS, A_REGS_TRANSPOSED, ATOMIC_VECTOR, CONVERTED_READ, EXAMPLES, INT8, FP8, FRAGMENT_RESHAPE, GEMV_KERNELS, TF32, grouped_sums_expected, PACKED, ROOT, SCALE, SHARED_INDEX, THREAD_BARRIERS, THREAD_BINDING,
                      UNSIGNED, UNSIGNED_BOUND, WARP_SHUFFLE, REDUCER, gemv_inputs, packed_expected, packed_inputs,
                      reinterpret_expected, shared_index_expected, shift_expected, unsigned_expected, unsigned_inputs,
                      warp_shuffle_expected)
@@ -370,6 +370,39 @@ class GpuTest(unittest.TestCase):
                     c8 = torch.full((128, 128), float("nan"), device="cuda")
                     tlc.compile(A_REGS_WIDE, arch=arch, backend=backend, defines={"dtype": "float8_e4m3"})(a8, b8, c8)
                     torch.testing.assert_close(c8.double(), ref8, rtol=1e-3, atol=1e-3 * ref8.abs().max().item())
+
+    def test_b_register_operands(self):
+        # B in registers (mma.sync's B layout, on sm_90a too): 16-bit, tf32 and int8 operands, B stored [K, N] and
+        # [N, K], B shared by two and by four warps along M; A in registers as well (both_regs)
+        cases = [dict(M=64, N=64, K=32, threads=128), dict(M=128, N=64, K=64, threads=256)]
+        for backend in ("direct", "llvm"):
+            for arch in ("sm_90a", "sm_80") if _sm90() else ("sm_80",):
+                for dtype in ("float16", "bfloat16", "float32", "int8"):
+                    tdt = getattr(torch, dtype)
+                    accum = "int32" if dtype == "int8" else "float32"
+                    for sizes in cases:
+                        m, n, k = sizes["M"], sizes["N"], sizes["K"]
+                        if dtype == "int8":
+                            a = torch.randint(-128, 128, (m, k), device="cuda", dtype=tdt)
+                            b = torch.randint(-128, 128, (k, n), device="cuda", dtype=tdt)
+                        else:
+                            a, b = torch.randn(m, k, device="cuda").to(tdt), torch.randn(k, n, device="cuda").to(tdt)
+                        want = a.double() @ b.double().clamp(min=0)
+                        for kernel, trans_b in (("b_regs", False), ("b_regs", True), ("both_regs", False)):
+                            with self.subTest(backend=backend, arch=arch, dtype=dtype, kernel=kernel, trans_b=trans_b,
+                                              **sizes):
+                                defines = dict(sizes, dtype=dtype, accum=accum)
+                                if kernel == "b_regs":
+                                    defines["trans_B"] = trans_b
+                                c = torch.full((m, n), -1, device="cuda", dtype=getattr(torch, accum))
+                                tlc.compile(B_REGS, kernel=kernel, arch=arch, backend=backend, defines=defines)(
+                                    a, b.T.contiguous() if trans_b else b, c)
+                                ref = 2 * want if kernel == "both_regs" else want
+                                if dtype == "int8":
+                                    torch.testing.assert_close(c, ref.int(), rtol=0, atol=0)
+                                else:
+                                    err = (c.double() - ref).abs().max().item()
+                                    self.assertLessEqual(err, 5e-3 * ref.abs().max().item())
 
     def test_fragment_halves(self):
         # a FullCol accumulator stored half its rows at a time by a guarded loop; a loop shorter than the

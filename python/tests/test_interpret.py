@@ -8,7 +8,7 @@ import numpy as np
 import tlc
 from kernels import (FRAGMENT_HALVES, fragment_halves_expected, FRAGMENT_PER_THREAD, FRAGMENT_OFFSETS, fragment_offsets_expected, THREAD_RANGES, thread_ranges_expected,
                      sums_in_range_expected, THREAD_RANGES_SHARED, thread_ranges_shared_expected, EXAMPLES, FRAGMENT_RESHAPE, GEMV_KERNELS, INT8, LOOP_EXIT, SYNC_GRID, loop_exit_inputs,
-                     nested_exits_expected, A_REGS_WIDE, OUT_OF_BOUNDS, PACKED, ROOT, SCALE, SHARED_INDEX, THREAD_BARRIERS,
+                     nested_exits_expected, A_REGS_WIDE, B_REGS, OUT_OF_BOUNDS, PACKED, ROOT, SCALE, SHARED_INDEX, THREAD_BARRIERS,
                      THREAD_BINDING, UNSIGNED, UNSIGNED_BOUND, WARP_SHUFFLE, REDUCER, gemv_inputs, packed_expected,
                      packed_inputs, reinterpret_expected, shared_index_expected, shift_expected, unsigned_expected,
                      unsigned_inputs, warp_shuffle_expected, grouped_sums_expected)
@@ -214,6 +214,21 @@ class InterpretTest(unittest.TestCase):
         ci = np.zeros((128, 128), np.int32)
         tlc.interpret(A_REGS_WIDE, {"A": ai, "B": bi, "C": ci}, defines={"dtype": "int8", "accum": "int32"})
         np.testing.assert_array_equal(ci, np.maximum(ai, 0).astype(np.int64) @ bi.T.astype(np.int64))
+
+    def test_b_register_operands(self):
+        # B in registers, with A in shared memory (both layouts of B) and in registers
+        rng = np.random.default_rng(43)
+        a = rng.standard_normal((64, 32)).astype(np.float16)
+        b = rng.standard_normal((32, 64)).astype(np.float16)
+        want = a.astype(np.float64) @ np.maximum(b, 0).astype(np.float64)
+        for trans_b in (False, True):
+            c = np.full((64, 64), np.nan, np.float32)
+            tlc.interpret(B_REGS, {"A": a, "B": b.T.copy() if trans_b else b, "C": c}, kernel="b_regs",
+                          defines={"trans_B": trans_b})
+            np.testing.assert_allclose(c, want, rtol=1e-3, atol=1e-3)
+        c = np.full((64, 64), np.nan, np.float32)
+        tlc.interpret(B_REGS, {"A": a, "B": b, "C": c}, kernel="both_regs")
+        np.testing.assert_allclose(c, 2 * want, rtol=1e-3, atol=1e-3)
 
     def test_sync_grid(self):
         # the body runs in parts between its sync_grid()s, each in every block, each block keeping its state
