@@ -331,11 +331,12 @@ static sv eval_name(sema *S, const ast_expr *e, const char *name) {
                 return sv_scalar(tir_var_ref(S->arena, dim, e->loc), e->loc);
             }
             if (s->origin == CONST_PYTHON) {
+                if (s->reported_to == S->diag) return sv_error(); /* reported once */
                 tlc_error(S->diag, e->loc, "module-level '%s' is not a compile-time constant, so no kernel can use it "
                           "unless -D %s=VALUE gives it", name, name);
                 if (s->why) tlc_note(S->diag, s->loc, "'%s' is set here: %s", name, s->why);
                 else tlc_note(S->diag, s->loc, "'%s' is set here", name);
-                s->origin = CONST_MODULE; /* reported once: later uses are silent errors */
+                s->reported_to = S->diag;
                 return sv_error();
             }
             v = s->value;

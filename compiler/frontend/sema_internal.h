@@ -55,6 +55,10 @@ typedef struct sym {
     sv value;           /* SYM_CONST */
     const_origin origin;/* SYM_CONST */
     const char *why;    /* CONST_PYTHON: why the value is not a constant (may be NULL) */
+    /* CONST_PYTHON: the diagnostics that have said so once (later uses there
+     * are silent errors); held-back diagnostics (module-level values, a
+     * factory's trial pass) do not silence a kernel's own */
+    const struct tlc_diag *reported_to;
     tir_var *var;       /* SYM_VAR */
     tir_buffer *buf;    /* SYM_BUFFER */
     int prev;           /* shadowed symbol of the same name, or -1 */
