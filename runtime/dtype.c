@@ -9,6 +9,7 @@ static const struct { const char *name; int bytes; bool is_int; } dtypes[TLRT_DT
     [TLRT_I64] = {"int64", 8, true},        [TLRT_BOOL] = {"bool", 1, true},
     [TLRT_I16] = {"int16", 2, true},        [TLRT_U8] = {"uint8", 1, true},
     [TLRT_U16] = {"uint16", 2, true},       [TLRT_U32] = {"uint32", 4, true},
+    [TLRT_F8E5M2] = {"float8_e5m2", 1, false},
 };
 
 static bool valid(tlrt_dtype t) { return (int)t >= 0 && (int)t < TLRT_DTYPE_COUNT; }

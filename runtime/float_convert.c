@@ -16,6 +16,7 @@ typedef struct narrow_format {
 static const narrow_format F16 = {10, 5, 15, 0x7bff, false, true, 0x7c00, 0x7e00};
 static const narrow_format BF16 = {7, 8, 127, 0x7f7f, false, true, 0x7f80, 0x7fc0};
 static const narrow_format E4M3 = {3, 4, 7, 0x7e, true, false, 0x7f, 0x7f};
+static const narrow_format E5M2 = {2, 5, 15, 0x7b, true, true, 0x7c, 0x7e};
 
 /* The bits of the value of f nearest to x (not NaN), ties to even, in
  * integer arithmetic on x's bits: exact, independent of the FPU's rounding
@@ -69,13 +70,16 @@ static double round_to(const narrow_format *f, double x) { return isnan(x) ? x :
 double tlrt_round_f16(double x) { return round_to(&F16, x); }
 double tlrt_round_bf16(double x) { return round_to(&BF16, x); }
 double tlrt_round_e4m3(double x) { return round_to(&E4M3, x); }
+double tlrt_round_e5m2(double x) { return round_to(&E5M2, x); }
 
 uint16_t tlrt_f64_to_f16(double x) { return (uint16_t)(isnan(x) ? F16.nan_bits : encode(&F16, x)); }
 uint16_t tlrt_f64_to_bf16(double x) { return (uint16_t)(isnan(x) ? BF16.nan_bits : encode(&BF16, x)); }
 uint8_t tlrt_f64_to_e4m3(double x) { return (uint8_t)(isnan(x) ? E4M3.nan_bits : encode(&E4M3, x)); }
+uint8_t tlrt_f64_to_e5m2(double x) { return (uint8_t)(isnan(x) ? E5M2.nan_bits : encode(&E5M2, x)); }
 double tlrt_f16_to_f64(uint16_t h) { return decode(&F16, h); }
 double tlrt_bf16_to_f64(uint16_t h) { return decode(&BF16, h); }
 double tlrt_e4m3_to_f64(uint8_t b) { return decode(&E4M3, b); }
+double tlrt_e5m2_to_f64(uint8_t b) { return decode(&E5M2, b); }
 
 static uint32_t bits_of(float f) {
     uint32_t u;
@@ -100,6 +104,7 @@ uint16_t tlrt_f32_to_bf16(float f) {
 }
 
 uint8_t tlrt_f32_to_e4m3(float f) { return tlrt_f64_to_e4m3(f); }
+uint8_t tlrt_f32_to_e5m2(float f) { return tlrt_f64_to_e5m2(f); }
 
 float tlrt_f16_to_f32(uint16_t h) {
     if ((h & 0x7c00u) == 0x7c00u) /* inf or NaN: sign and payload move over bit by bit */
@@ -111,3 +116,4 @@ float tlrt_f16_to_f32(uint16_t h) {
 float tlrt_bf16_to_f32(uint16_t h) { return float_of((uint32_t)h << 16); }
 
 float tlrt_e4m3_to_f32(uint8_t b) { return (float)tlrt_e4m3_to_f64(b); }
+float tlrt_e5m2_to_f32(uint8_t b) { return (float)tlrt_e5m2_to_f64(b); }

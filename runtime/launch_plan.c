@@ -157,6 +157,7 @@ static tlrt_status pack_scalar(checker *c, int i, const tlrt_arg *a, uint64_t *s
     case TLRT_F16: { uint16_t h = tlrt_f32_to_f16(f); memcpy(slot, &h, 2); break; }
     case TLRT_BF16: { uint16_t h = tlrt_f32_to_bf16(f); memcpy(slot, &h, 2); break; }
     case TLRT_F8E4M3: { uint8_t h = tlrt_f32_to_e4m3(f); memcpy(slot, &h, 1); break; }
+    case TLRT_F8E5M2: { uint8_t h = tlrt_f32_to_e5m2(f); memcpy(slot, &h, 1); break; }
     default: return mismatch(c, i, "unsupported scalar dtype", NULL, NULL);
     }
     return TLRT_SUCCESS;

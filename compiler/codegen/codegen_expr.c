@@ -348,26 +348,31 @@ static LLVMValueRef intrin_expr(cg_ctx *cg, const th_expr *e) {
         LLVMValueRef lane = cg_convert(cg, cg_expr(cg, args[1]), args[1]->type, th_scalar(TH_I32));
         return cg_shuffle(cg, e->u.intrin.id == THI_SHFL_BFLY, v, e->type, lane, (int)width);
     }
-    case THI_E4M3_TO_F32: {
+    case THI_E4M3_TO_F32:
+    case THI_E5M2_TO_F32: {
+        bool e5 = e->u.intrin.id == THI_E5M2_TO_F32;
         if (n != 1 || args[0]->type.base != TH_I8 || e->type.base != TH_F32) {
-            cg_error(cg, "cvt.f32.e4m3 wants an i8 operand and an f32 result");
+            cg_error(cg, "cvt.f32.%s wants an i8 operand and an f32 result", e5 ? "e5m2" : "e4m3");
             return cg_undef(cg, e->type);
         }
         LLVMValueRef b16 = LLVMBuildZExt(cg->b, cg_expr(cg, args[0]), LLVMInt16TypeInContext(cg->ctx), "");
         LLVMTypeRef h2 = LLVMVectorType(LLVMHalfTypeInContext(cg->ctx), 2);
-        LLVMValueRef pair = cg_call_intrinsic(cg, "llvm.nvvm.e4m3x2.to.f16x2.rn", NULL, 0, &b16, 1, h2);
+        LLVMValueRef pair = cg_call_intrinsic(cg, e5 ? "llvm.nvvm.e5m2x2.to.f16x2.rn" : "llvm.nvvm.e4m3x2.to.f16x2.rn",
+                                              NULL, 0, &b16, 1, h2);
         LLVMValueRef lo = LLVMBuildExtractElement(cg->b, pair, LLVMConstInt(LLVMInt32TypeInContext(cg->ctx), 0, 0), "");
         return LLVMBuildFPExt(cg->b, lo, LLVMFloatTypeInContext(cg->ctx), "");
     }
-    case THI_F32_TO_E4M3: {
+    case THI_F32_TO_E4M3:
+    case THI_F32_TO_E5M2: {
+        bool e5 = e->u.intrin.id == THI_F32_TO_E5M2;
         if (n != 1 || args[0]->type.base != TH_F32 || e->type.base != TH_I8) {
-            cg_error(cg, "cvt.e4m3.f32 wants an f32 operand and an i8 result");
+            cg_error(cg, "cvt.%s.f32 wants an f32 operand and an i8 result", e5 ? "e5m2" : "e4m3");
             return cg_undef(cg, e->type);
         }
         LLVMValueRef x = cg_expr(cg, args[0]);
         LLVMValueRef two[2] = {x, x};
-        LLVMValueRef b16 = cg_call_intrinsic(cg, "llvm.nvvm.ff.to.e4m3x2.rn", NULL, 0, two, 2,
-                                             LLVMInt16TypeInContext(cg->ctx));
+        LLVMValueRef b16 = cg_call_intrinsic(cg, e5 ? "llvm.nvvm.ff.to.e5m2x2.rn" : "llvm.nvvm.ff.to.e4m3x2.rn", NULL,
+                                             0, two, 2, LLVMInt16TypeInContext(cg->ctx));
         return LLVMBuildTrunc(cg->b, b16, LLVMInt8TypeInContext(cg->ctx), "");
     }
     case THI_FMA: {

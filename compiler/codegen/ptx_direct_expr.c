@@ -1391,21 +1391,25 @@ static pd_val intrin(pd_ctx *c, const th_expr *e) {
         }
         return r;
     }
-    case THI_E4M3_TO_F32: { /* the byte in the low half of a b16: the low f16 of the pair */
-        if (n != 1) { pd_error(c, "cvt.f32.e4m3 wants one operand"); return undef_val(c, e->type); }
+    case THI_E4M3_TO_F32:
+    case THI_E5M2_TO_F32: { /* the byte in the low half of a b16: the low f16 of the pair */
+        const char *fmt = e->u.intrin.id == THI_E5M2_TO_F32 ? "e5m2" : "e4m3";
+        if (n != 1) { pd_error(c, "cvt.f32.%s wants one operand", fmt); return undef_val(c, e->type); }
         pd_opnd x = pd_expr(c, args[0]).l[0];
         const char *pair = pd_newreg(c, RC_R), *lo = pd_newreg(c, RC_H), *hi = pd_newreg(c, RC_H);
         const char *f = pd_newreg(c, RC_R);
-        pd_ins(c, "cvt.rn.f16x2.e4m3x2 %s, %s", pair, pd_as_reg(c, x, RC_H));
+        pd_ins(c, "cvt.rn.f16x2.%sx2 %s, %s", fmt, pair, pd_as_reg(c, x, RC_H));
         pd_ins(c, "mov.b32 {%s, %s}, %s", lo, hi, pair);
         pd_ins(c, "cvt.f32.f16 %s, %s", f, lo);
         return scalar(reg_op(f));
     }
-    case THI_F32_TO_E4M3: { /* the low byte of the pair, as an i8 value */
-        if (n != 1) { pd_error(c, "cvt.e4m3.f32 wants one operand"); return undef_val(c, e->type); }
+    case THI_F32_TO_E4M3:
+    case THI_F32_TO_E5M2: { /* the low byte of the pair, as an i8 value */
+        const char *fmt = e->u.intrin.id == THI_F32_TO_E5M2 ? "e5m2" : "e4m3";
+        if (n != 1) { pd_error(c, "cvt.%s.f32 wants one operand", fmt); return undef_val(c, e->type); }
         pd_opnd x = pd_expr(c, args[0]).l[0];
         const char *r = pd_as_reg(c, x, RC_R), *h = pd_newreg(c, RC_H);
-        pd_ins(c, "cvt.rn.satfinite.e4m3x2.f32 %s, %s, %s", h, r, r);
+        pd_ins(c, "cvt.rn.satfinite.%sx2.f32 %s, %s, %s", fmt, h, r, r);
         return scalar(norm_i8(c, reg_op(h)));
     }
     }

@@ -143,7 +143,7 @@ bool sv_as_dtype(sema *S, sv v, const ast_expr *at, tir_dtype *out) {
     }
     char d[128];
     sema_describe_sv(&v, d, sizeof d);
-    tlc_error(S->diag, at ? at->loc : v.loc, "expected a dtype (float16, bfloat16, float32, float8_e4m3, int8, int16, int32, int64, uint8, uint16, uint32, bool), got %s", d);
+    tlc_error(S->diag, at ? at->loc : v.loc, "expected a dtype (float16, bfloat16, float32, float8_e4m3, float8_e5m2, int8, int16, int32, int64, uint8, uint16, uint32, bool), got %s", d);
     return false;
 }
 
@@ -162,7 +162,7 @@ tir_expr *sema_to_bool(sema *S, tir_expr *x, const ast_expr *at, const char *wha
 /* Type in which arithmetic is computed: f16 / bf16 / f8 compute in f32. */
 static tir_dtype arith_type(tir_dtype a, tir_dtype b) {
     tir_dtype t = tir_promote(a, b);
-    if (t == TIR_F16 || t == TIR_BF16 || t == TIR_F8E4M3) t = TIR_F32;
+    if (t == TIR_F16 || t == TIR_BF16 || tir_dtype_is_fp8(t)) t = TIR_F32;
     return t;
 }
 

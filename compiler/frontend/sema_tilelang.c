@@ -28,7 +28,6 @@ static const unsupported constructs[] = {
 static const unsupported dtypes[] = {
     {"uint64", "use int64"},
     {"float64", "use float32"},
-    {"float8_e5m2", "use float8_e4m3 or float16"},
 };
 
 /* Keyword arguments of TileLang's versions of tlc's builtins: "fn.kwarg". */

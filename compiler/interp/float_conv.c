@@ -20,6 +20,7 @@ double tlc_round_to_dtype(tir_dtype t, double x) {
     case TIR_F16: return tlrt_round_f16(x);
     case TIR_BF16: return tlrt_round_bf16(x);
     case TIR_F8E4M3: return tlrt_round_e4m3(x);
+    case TIR_F8E5M2: return tlrt_round_e5m2(x);
     default: return (double)tlc_float_to_int(t, x);
     }
 }
@@ -30,6 +31,7 @@ double tlc_host_load_f(const void *data, tir_dtype t, int64_t i) {
     case TIR_BF16: return tlrt_bf16_to_f64(((const uint16_t *)data)[i]);
     case TIR_F32: return ((const float *)data)[i];
     case TIR_F8E4M3: return tlrt_e4m3_to_f64(((const uint8_t *)data)[i]);
+    case TIR_F8E5M2: return tlrt_e5m2_to_f64(((const uint8_t *)data)[i]);
     default: return (double)tlc_host_load_i(data, t, i);
     }
 }
@@ -54,6 +56,7 @@ void tlc_host_store_f(void *data, tir_dtype t, int64_t i, double v) {
     case TIR_BF16: ((uint16_t *)data)[i] = tlrt_f64_to_bf16(v); break;
     case TIR_F32: ((float *)data)[i] = (float)v; break;
     case TIR_F8E4M3: ((uint8_t *)data)[i] = tlrt_f64_to_e4m3(v); break;
+    case TIR_F8E5M2: ((uint8_t *)data)[i] = tlrt_f64_to_e5m2(v); break;
     default: tlc_host_store_i(data, t, i, tlc_float_to_int(t, v)); break;
     }
 }

@@ -1,6 +1,6 @@
 /* Host values of Tile IR dtypes for the interpreter, carried as doubles
  * (floats) or int64 (integers). The narrow float formats themselves (f16,
- * bf16, fp8 e4m3: rounding, encoding, decoding) are libtlrt's, declared in
+ * bf16, fp8 e4m3 and e5m2: rounding, encoding, decoding) are libtlrt's, declared in
  * include/tlc/runtime.h. */
 #ifndef TLC_FLOAT_CONV_H
 #define TLC_FLOAT_CONV_H
@@ -9,7 +9,7 @@
 #include "tlc/runtime.h"
 
 /* x rounded to the nearest value of dtype (ties to even). Floats: fp16 and
- * bf16 overflow to +-inf; fp8 e4m3 saturates to +-448 (cvt.rn.satfinite).
+ * bf16 overflow to +-inf; fp8 e4m3 and e5m2 saturate to +-448 and +-57344 (cvt.rn.satfinite).
  * Integers: truncation toward zero, then wrap-around to the width (bool: != 0). */
 double tlc_round_to_dtype(tir_dtype t, double x);
 

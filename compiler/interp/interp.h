@@ -17,7 +17,7 @@
  * - arithmetic of a float expression type is rounded to that type after every
  *   operation (f32 math is f32, not double); every store to a buffer rounds
  *   to the buffer's dtype (fp16 / bf16 round to nearest even and overflow to
- *   inf, float8_e4m3 saturates to +-448, integers wrap);
+ *   inf, float8_e4m3 and float8_e5m2 saturate to +-448 and +-57344, integers wrap);
  * - copy regions that reach outside a global tensor are masked (reads give 0,
  *   writes are dropped), which is how tails work; any other out-of-bounds
  *   index (non-global buffers, element loads and stores) is an error with the
@@ -40,7 +40,7 @@ tlc_interp *tlc_interp_create(const tir_kernel *k, const tlc_source *src);
 void tlc_interp_destroy(tlc_interp *it);
 
 /* Binds tensor parameter `name` to host memory holding rank elements in C
- * order of dtype (float16 / bfloat16 as 16-bit patterns, float8_e4m3 as
+ * order of dtype (float16 / bfloat16 as 16-bit patterns, float8 as
  * bytes, bool as bytes). dtype and rank must match the parameter; shapes
  * bind symbolic dims (checked for consistency at run). The memory is read at
  * run start and written back at run end. Returns false (see

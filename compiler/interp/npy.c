@@ -10,7 +10,7 @@ const char *tlc_npy_descr(tir_dtype t) {
     case TIR_F16: return "<f2";
     case TIR_BF16: return "<u2";
     case TIR_F32: return "<f4";
-    case TIR_F8E4M3: return "|u1";
+    case TIR_F8E4M3: case TIR_F8E5M2: return "|u1";
     case TIR_I8: return "|i1";
     case TIR_I16: return "<i2";
     case TIR_U8: return "|u1";
@@ -25,7 +25,7 @@ const char *tlc_npy_descr(tir_dtype t) {
 
 bool tlc_npy_matches(const tlc_npy *n, tir_dtype t) {
     if (n->dtype == t) return true;
-    return n->raw_bits && (t == TIR_BF16 || t == TIR_F8E4M3) && tir_dtype_bytes(n->dtype) == tir_dtype_bytes(t);
+    return n->raw_bits && (t == TIR_BF16 || tir_dtype_is_fp8(t)) && tir_dtype_bytes(n->dtype) == tir_dtype_bytes(t);
 }
 
 static bool descr_dtype(const char *d, tir_dtype *t, bool *raw) {
@@ -89,7 +89,7 @@ bool tlc_npy_read(const char *path, tlc_npy *out, char *err, size_t errlen) {
     while (p[n] && p[n] != q && n < sizeof out->descr - 1) { out->descr[n] = p[n]; n++; }
     out->descr[n] = 0;
     if (!descr_dtype(out->descr, &out->dtype, &out->raw_bits)) {
-        snprintf(err, errlen, "%s: unsupported dtype '%s' (tlc reads <f2 <f4 |i1 <i4 <i8 |b1, and <u2/V2 as bfloat16 bits, |u1/V1 as float8_e4m3 bits)",
+        snprintf(err, errlen, "%s: unsupported dtype '%s' (tlc reads <f2 <f4 |i1 <i4 <i8 |b1, and <u2/V2 as bfloat16 bits, |u1/V1 as float8_e4m3 or float8_e5m2 bits)",
                  path, out->descr);
         goto done;
     }

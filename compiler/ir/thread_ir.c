@@ -19,7 +19,7 @@ th_type th_from_dtype(tir_dtype t) {
     case TIR_I32: case TIR_U32: return th_scalar(TH_I32);
     case TIR_I16: case TIR_U16: return th_scalar(TH_I16);
     case TIR_I64: return th_scalar(TH_I64);
-    case TIR_F8E4M3: /* storage only: bytes */
+    case TIR_F8E4M3: case TIR_F8E5M2: /* storage only: bytes */
     case TIR_I8:
     case TIR_BOOL:
     default: return th_scalar(TH_I8);

@@ -92,6 +92,8 @@ typedef enum {
     THI_FMA,         /* fma(a, b, c) */
     THI_E4M3_TO_F32, /* a float8_e4m3 value's bits (i8) -> f32 (cvt.rn.f16x2.e4m3x2) */
     THI_F32_TO_E4M3, /* f32 -> float8_e4m3 bits (i8): nearest, saturated to +-448 (cvt.rn.satfinite.e4m3x2.f32) */
+    THI_E5M2_TO_F32, /* a float8_e5m2 value's bits (i8) -> f32 (cvt.rn.f16x2.e5m2x2) */
+    THI_F32_TO_E5M2, /* f32 -> float8_e5m2 bits (i8): nearest, saturated to +-57344 (cvt.rn.satfinite.e5m2x2.f32) */
 } th_intrin;
 
 typedef struct th_expr th_expr;

@@ -56,6 +56,7 @@ static const char *intrin_str(th_intrin id) {
     switch (id) {
     case THI_SHFL_BFLY: return "shfl.bfly"; case THI_SHFL_IDX: return "shfl.idx"; case THI_FMA: return "fma";
     case THI_E4M3_TO_F32: return "cvt.f32.e4m3"; case THI_F32_TO_E4M3: return "cvt.e4m3.f32";
+    case THI_E5M2_TO_F32: return "cvt.f32.e5m2"; case THI_F32_TO_E5M2: return "cvt.e5m2.f32";
     }
     return "?intrin";
 }

@@ -12,7 +12,7 @@
 
 static const char *const dtype_names[TIR_DTYPE_COUNT] = {
     "float16", "bfloat16", "float32", "float8_e4m3", "int8", "int32", "int64", "bool",
-    "int16", "uint8", "uint16", "uint32"};
+    "int16", "uint8", "uint16", "uint32", "float8_e5m2"};
 
 const char *tir_dtype_name(tir_dtype t) {
     return (unsigned)t < TIR_DTYPE_COUNT ? dtype_names[t] : "?";
@@ -45,14 +45,16 @@ int tir_dtype_bytes(tir_dtype t) {
     case TIR_F16: case TIR_BF16: case TIR_I16: case TIR_U16: return 2;
     case TIR_F32: case TIR_I32: case TIR_U32: return 4;
     case TIR_I64: return 8;
-    case TIR_F8E4M3: case TIR_I8: case TIR_U8: case TIR_BOOL: return 1;
+    case TIR_F8E4M3: case TIR_F8E5M2: case TIR_I8: case TIR_U8: case TIR_BOOL: return 1;
     default: return 0;
     }
 }
 
 bool tir_dtype_is_float(tir_dtype t) {
-    return t == TIR_F16 || t == TIR_BF16 || t == TIR_F32 || t == TIR_F8E4M3;
+    return t == TIR_F16 || t == TIR_BF16 || t == TIR_F32 || tir_dtype_is_fp8(t);
 }
+
+bool tir_dtype_is_fp8(tir_dtype t) { return t == TIR_F8E4M3 || t == TIR_F8E5M2; }
 
 bool tir_dtype_is_unsigned(tir_dtype t) { return t == TIR_U8 || t == TIR_U16 || t == TIR_U32; }
 
@@ -86,7 +88,7 @@ int64_t tir_wrap_int(tir_dtype t, int64_t v) {
 
 static int float_rank(tir_dtype t) {
     switch (t) {
-    case TIR_F8E4M3: return 0;
+    case TIR_F8E4M3: case TIR_F8E5M2: return 0;
     case TIR_F16: case TIR_BF16: return 1;
     default: return 2;
     }

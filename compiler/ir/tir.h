@@ -17,14 +17,15 @@
 /* ---------------- dtypes ---------------- */
 typedef enum {
     TIR_F16, TIR_BF16, TIR_F32, TIR_F8E4M3, TIR_I8, TIR_I32, TIR_I64, TIR_BOOL,
-    TIR_I16, TIR_U8, TIR_U16, TIR_U32,
+    TIR_I16, TIR_U8, TIR_U16, TIR_U32, TIR_F8E5M2,
     TIR_DTYPE_COUNT
 } tir_dtype;
 const char *tir_dtype_name(tir_dtype t);              /* "float16" */
-bool tir_dtype_parse(const char *s, tir_dtype *out);  /* float16, half, bfloat16, float32, float, float8_e4m3,
+bool tir_dtype_parse(const char *s, tir_dtype *out);  /* float16, half, bfloat16, float32, float, float8_e4m3, float8_e5m2,
                                                          int8, int16, int32, int, int64, uint8, uint16, uint32, bool */
 int tir_dtype_bytes(tir_dtype t);                     /* bool: 1 */
 bool tir_dtype_is_float(tir_dtype t);
+bool tir_dtype_is_fp8(tir_dtype t);                   /* float8_e4m3, float8_e5m2: bytes decoded by cvt */
 bool tir_dtype_is_unsigned(tir_dtype t);              /* uint8 uint16 uint32 (not bool) */
 /* The range of an integer dtype's values (bool: 0..1); false for floats. */
 bool tir_dtype_int_range(tir_dtype t, int64_t *lo, int64_t *hi);

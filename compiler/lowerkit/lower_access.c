@@ -41,33 +41,35 @@ void tlc_need_ptx_isa(tlc_lower_ctx *lc, int isa) {
     if (lc->tk->ptx_isa < isa) lc->tk->ptx_isa = isa;
 }
 
-/* float8_e4m3 values are bytes in Thread IR (th_from_dtype); their value
- * is what these conversions make of the bits (cvt ... e4m3x2). */
-static void fp8_check_target(tlc_lower_ctx *lc) {
+/* float8 values are bytes in Thread IR (th_from_dtype); their value is
+ * what these conversions make of the bits (cvt ... e4m3x2, e5m2x2). */
+static void fp8_check_target(tlc_lower_ctx *lc, tir_dtype t) {
     int sm = tlc_target_of(lc->arch)->sm;
     /* PTX ISA 8.0 (the targets') has the conversions from sm_90 on, 8.1 on sm_89 */
     if (sm == 89) tlc_need_ptx_isa(lc, 81);
     if (lc->fp8_refused || sm >= 89) return;
     lc->fp8_refused = true;
-    tlc_error(lc->diag, lc->k->loc, "kernel '%s' converts float8_e4m3 values, which needs sm_89 or newer "
-              "(cvt ... e4m3x2); the target is %s", lc->k->name, tlc_arch_name(lc->arch));
+    tlc_error(lc->diag, lc->k->loc, "kernel '%s' converts %s values, which needs sm_89 or newer "
+              "(cvt ... %sx2); the target is %s", lc->k->name, tir_dtype_name(t), t == TIR_F8E5M2 ? "e5m2" : "e4m3",
+              tlc_arch_name(lc->arch));
 }
 
-static th_expr *fp8_decode(tlc_lower_ctx *lc, th_expr *bits) {
-    fp8_check_target(lc);
+static th_expr *fp8_decode(tlc_lower_ctx *lc, th_expr *bits, tir_dtype t) {
+    fp8_check_target(lc, t);
     th_expr *args[1] = {tlc_coerce(lc, bits, th_scalar(TH_I8))};
-    return th_intrin_call(lc->a, THI_E4M3_TO_F32, th_scalar(TH_F32), args, 1);
+    return th_intrin_call(lc->a, t == TIR_F8E5M2 ? THI_E5M2_TO_F32 : THI_E4M3_TO_F32, th_scalar(TH_F32), args, 1);
 }
 
-static th_expr *fp8_encode(tlc_lower_ctx *lc, th_expr *f32) {
-    fp8_check_target(lc);
+static th_expr *fp8_encode(tlc_lower_ctx *lc, th_expr *f32, tir_dtype t) {
+    fp8_check_target(lc, t);
     th_expr *args[1] = {tlc_coerce(lc, f32, th_scalar(TH_F32))};
-    return th_intrin_call(lc->a, THI_F32_TO_E4M3, th_scalar(TH_I8), args, 1);
+    return th_intrin_call(lc->a, t == TIR_F8E5M2 ? THI_F32_TO_E5M2 : THI_F32_TO_E4M3, th_scalar(TH_I8), args, 1);
 }
 
 th_expr *tlc_coerce_from(tlc_lower_ctx *lc, th_expr *e, tir_dtype from, th_type t) {
     /* a float8 value read as anything but its own bits */
-    if (from == TIR_F8E4M3 && e->type.base == TH_I8 && t.base != TH_I8) return tlc_coerce(lc, fp8_decode(lc, e), t);
+    if (tir_dtype_is_fp8(from) && e->type.base == TH_I8 && t.base != TH_I8)
+        return tlc_coerce(lc, fp8_decode(lc, e, from), t);
     if (!tir_dtype_is_unsigned(from) || !is_int_base(e->type.base) || th_type_eq(e->type, t)) return tlc_coerce(lc, e, t);
     if (is_int_base(t.base) && th_type_bytes(t) > th_type_bytes(e->type)) return th_convert_unsigned(lc->a, e, t);
     if (t.base == TH_F32 || t.base == TH_F64) return th_convert_unsigned(lc->a, e, t);
@@ -76,12 +78,12 @@ th_expr *tlc_coerce_from(tlc_lower_ctx *lc, th_expr *e, tir_dtype from, th_type 
 }
 
 th_expr *tlc_convert_value(tlc_lower_ctx *lc, th_expr *e, tir_dtype from, tir_dtype to, th_type rt) {
-    if (from != to && from == TIR_F8E4M3 && e->type.base == TH_I8) {
-        e = fp8_decode(lc, e);
+    if (from != to && tir_dtype_is_fp8(from) && e->type.base == TH_I8) {
+        e = fp8_decode(lc, e, from);
         from = TIR_F32;
     }
-    if (from != to && to == TIR_F8E4M3)
-        return tlc_coerce(lc, fp8_encode(lc, tlc_convert_value(lc, e, from, TIR_F32, th_scalar(TH_F32))), rt);
+    if (from != to && tir_dtype_is_fp8(to))
+        return tlc_coerce(lc, fp8_encode(lc, tlc_convert_value(lc, e, from, TIR_F32, th_scalar(TH_F32)), to), rt);
     th_base fb = e->type.base;
     if ((rt.base == TH_F16 || rt.base == TH_BF16) && (fb == TH_F16 || fb == TH_BF16) && fb != rt.base)
         e = th_convert(lc->a, e, th_scalar(TH_F32)); /* f16 <-> bf16: one rounding, through f32 */

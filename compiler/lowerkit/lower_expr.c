@@ -14,7 +14,7 @@ static bool is_half(tir_dtype t) { return t == TIR_F16 || t == TIR_BF16; }
 
 /* Type arithmetic on dtype t is carried out in. */
 static th_type compute_type(tir_dtype t) {
-    if (is_half(t) || t == TIR_F8E4M3) return th_scalar(TH_F32);
+    if (is_half(t) || tir_dtype_is_fp8(t)) return th_scalar(TH_F32);
     return tlc_reg_type(t);
 }
 

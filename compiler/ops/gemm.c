@@ -2,8 +2,9 @@
  * on the tensor cores, fp16 / bf16 operands, float32 accumulator, or a
  * float16 accumulator with fp16 operands (the instructions' f16 forms: two
  * halves per b32 register, in the f32 accumulator's element order, so the
- * fragment is the same), or float8_e4m3 operands into float32 from sm_89
- * on (k32 instructions), or float32 operands read as tf32 (k8): 32 bytes of
+ * fragment is the same), or float8_e4m3 or float8_e5m2 operands (both of one
+ * kind) into float32 from sm_89 on (k32 instructions), or float32 operands
+ * read as tf32 (k8): 32 bytes of
  * K a step, as k16 is for 16-bit types, so the shared layouts, descriptors
  * and ldmatrix addresses are the same. Neither wgmma nor ldmatrix
  * transposes 8- or 32-bit elements: such operands are K-major in shared
@@ -135,14 +136,15 @@ static bool operand_start_ok(const tir_region *r, bool k_major, int k_step, char
 bool tlc_gemm_choose(tlc_arena *a, const tir_kernel *k, tlc_arch arch, const tir_stmt *s, tlc_gemm_plan *p,
                      char *why, int whylen) {
     const tir_buffer *A = s->u.gemm.a.buf, *B = s->u.gemm.b.buf, *C = s->u.gemm.c.buf;
-    bool fp8 = A->dtype == TIR_F8E4M3 && B->dtype == TIR_F8E4M3 && C->dtype == TIR_F32;
+    bool fp8 = tir_dtype_is_fp8(A->dtype) && B->dtype == A->dtype && C->dtype == TIR_F32;
     /* float32 operands go in as tf32 (their low 13 mantissa bits unread) */
     bool tf32 = A->dtype == TIR_F32 && B->dtype == TIR_F32 && C->dtype == TIR_F32;
     bool int8 = A->dtype == TIR_I8 && B->dtype == TIR_I8 && C->dtype == TIR_I32;
     if (!fp8 && !tf32 && !int8 && (!is_mma_dtype(A->dtype) || A->dtype != B->dtype ||
                           !(C->dtype == TIR_F32 || (C->dtype == TIR_F16 && A->dtype == TIR_F16)))) {
-        snprintf(why, (size_t)whylen, "the tensor cores take float16, bfloat16, float8_e4m3 or float32 (as tf32) "
-                                      "operands into float32, float16 ones into float16, int8 ones into int32 "
+        snprintf(why, (size_t)whylen, "the tensor cores take float16, bfloat16, float8_e4m3, float8_e5m2 or float32 "
+                                      "(as tf32) operands into float32, float16 ones into float16, int8 ones into "
+                                      "int32 "
                                       "(here %s x %s -> %s)",
                  tir_dtype_name(A->dtype), tir_dtype_name(B->dtype), tir_dtype_name(C->dtype));
         return false;
@@ -492,7 +494,7 @@ static void lower_mma_sync(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_gemm_
     tlc_arena *a = lc->a;
     const tir_buffer *A = s->u.gemm.a.buf, *B = s->u.gemm.b.buf, *C = s->u.gemm.c.buf;
     bool ta = s->u.gemm.trans_a, tb = s->u.gemm.trans_b;
-    bool bf = A->dtype == TIR_BF16, fp8 = A->dtype == TIR_F8E4M3, tf32 = A->dtype == TIR_F32, int8 = A->dtype == TIR_I8;
+    bool bf = A->dtype == TIR_BF16, fp8 = tir_dtype_is_fp8(A->dtype), tf32 = A->dtype == TIR_F32, int8 = A->dtype == TIR_I8;
     int kst = p->k_step, mtiles = p->tile_m / 16, ntiles = p->tile_n / 8, ksteps = p->k / kst;
     th_expr *tid = th_read(a, lc->tid);
     th_expr *warp = th_bin(a, THB_UDIV, tid, tlc_i32(lc, 32));
@@ -546,7 +548,7 @@ static void lower_mma_sync(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_gemm_
     int per = acc_per_reg(C), nd = 4 / per; /* accumulator registers per m16n8 tile */
     th_var *d[4];
     for (int i = 0; i < nd; i++) d[i] = scalar_tmp(lc, "d", acc_reg_base(C));
-    tlc_ptx mma = fp8    ? tlc_ptx_mma_m16n8k32_e4m3()
+    tlc_ptx mma = fp8    ? tlc_ptx_mma_m16n8k32_fp8(A->dtype == TIR_F8E5M2)
                   : int8 ? tlc_ptx_mma_m16n8k32_s8()
                   : tf32 ? tlc_ptx_mma_m16n8k8_tf32()
                          : tlc_ptx_mma_m16n8k16(bf, f16_acc(C));
@@ -673,7 +675,8 @@ static void lower_wgmma(tlc_lower_ctx *lc, const tir_stmt *s, const tlc_gemm_pla
     const tir_buffer *A = s->u.gemm.a.buf, *B = s->u.gemm.b.buf, *C = s->u.gemm.c.buf;
     bool ta = s->u.gemm.trans_a, tb = s->u.gemm.trans_b;
     bool a_kmajor = !ta, b_kmajor = tb;
-    const char *ty = A->dtype == TIR_BF16 ? "bf16" : A->dtype == TIR_F8E4M3 ? "e4m3" : A->dtype == TIR_F32 ? "tf32"
+    const char *ty = A->dtype == TIR_BF16 ? "bf16" : A->dtype == TIR_F8E4M3 ? "e4m3" : A->dtype == TIR_F8E5M2 ? "e5m2"
+                   : A->dtype == TIR_F32 ? "tf32"
                    : A->dtype == TIR_I8 ? "s8" : "f16";
     /* The driver (transform/lower.c) has made the shared operands visible
      * to the async proxy: fence.proxy.async and a barrier after the

@@ -160,10 +160,13 @@ tlc_ptx tlc_ptx_mma_m16n8k16(bool bf16, bool f16_acc) {
                       cons);
 }
 
-tlc_ptx tlc_ptx_mma_m16n8k32_e4m3(void) {
-    return ptx("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {$0, $1, $2, $3}, {$4, $5, $6, $7}, "
-               "{$8, $9}, {$10, $11, $12, $13};",
-               "=f,=f,=f,=f,r,r,r,r,r,r,0,1,2,3");
+tlc_ptx tlc_ptx_mma_m16n8k32_fp8(bool e5m2) {
+    return e5m2 ? ptx("mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e5m2.f32 {$0, $1, $2, $3}, {$4, $5, $6, $7}, "
+                      "{$8, $9}, {$10, $11, $12, $13};",
+                      "=f,=f,=f,=f,r,r,r,r,r,r,0,1,2,3")
+                : ptx("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {$0, $1, $2, $3}, {$4, $5, $6, $7}, "
+                      "{$8, $9}, {$10, $11, $12, $13};",
+                      "=f,=f,=f,=f,r,r,r,r,r,r,0,1,2,3");
 }
 
 tlc_ptx tlc_ptx_mma_m16n8k8_tf32(void) {

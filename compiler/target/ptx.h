@@ -88,8 +88,8 @@ tlc_ptx tlc_ptx_ldmatrix(int num, bool trans);
  * $1 (b32, each two halves in the f32 accumulator's element order), A
  * $2..$5, B $6, $7, C tied. */
 tlc_ptx tlc_ptx_mma_m16n8k16(bool bf16, bool f16_acc);
-/* mma.sync m16n8k32 of float8_e4m3 operands into float32 (sm_89+, PTX ISA 8.4) */
-tlc_ptx tlc_ptx_mma_m16n8k32_e4m3(void);
+/* mma.sync m16n8k32 of float8_e4m3 (or, e5m2, float8_e5m2) operands into float32 (sm_89+, PTX ISA 8.4) */
+tlc_ptx tlc_ptx_mma_m16n8k32_fp8(bool e5m2);
 /* mma.sync m16n8k8 of tf32 operands (float32 registers) into float32 */
 tlc_ptx tlc_ptx_mma_m16n8k8_tf32(void);
 /* mma.sync m16n8k32 of int8 operands into int32 */

@@ -29,7 +29,7 @@ extern "C" {
 #endif
 
 /* A tensor parameter: rank elements in C order of dtype (float16 / bfloat16
- * as 16-bit patterns, float8_e4m3 and bool as bytes). dtype and rank must
+ * as 16-bit patterns, float8_e4m3, float8_e5m2 and bool as bytes). dtype and rank must
  * match the parameter; shapes bind symbolic dims. data is read before each
  * kernel runs and written after it (a kernel that fails leaves it as it was). */
 typedef struct tlc_interp_tensor_arg {

@@ -116,8 +116,8 @@
  *     // tlc.meta launch split_logsumexp_k0
  *     // tlc.meta launch split_logsumexp_k1
  * - "end" closes the block; a block without it (a truncated file) is rejected.
- * dtypes: float16 bfloat16 float32 float8_e4m3 int8 int16 int32 int64 uint8
- * uint16 uint32 bool.
+ * dtypes: float16 bfloat16 float32 float8_e4m3 float8_e5m2 int8 int16 int32
+ * int64 uint8 uint16 uint32 bool.
  *
  * ---------------------------------------------------------------------------
  * PTX parameter ABI (codegen emits the .entry parameter list in this order):
@@ -126,7 +126,8 @@
  *   2. one `.param .s64` per sym, in sym order: its value (0 <= v <= INT32_MAX);
  *   3. one param per SCALAR param, in declaration order, by value:
  *        float16, bfloat16 -> .b16 (IEEE half / bfloat16 bits)
- *        float32 -> .f32   float8_e4m3 -> .b8   int8 -> .s8   bool -> .u8 (0/1)
+ *        float32 -> .f32   float8_e4m3, float8_e5m2 -> .b8   int8 -> .s8
+ *        bool -> .u8 (0/1)
  *        int32 -> .s32     int64 -> .s64
  *        int16, uint16 -> 16 bits   uint8 -> 8 bits   uint32 -> 32 bits
  *   4. one `.param .align 128 .b8 NAME[128]` per tmap, in tmap order: the
@@ -172,7 +173,7 @@ enum {
 /* Same order and names as the compiler's tir_dtype. */
 typedef enum {
     TLRT_F16, TLRT_BF16, TLRT_F32, TLRT_F8E4M3, TLRT_I8, TLRT_I32, TLRT_I64, TLRT_BOOL,
-    TLRT_I16, TLRT_U8, TLRT_U16, TLRT_U32,
+    TLRT_I16, TLRT_U8, TLRT_U16, TLRT_U32, TLRT_F8E5M2,
     TLRT_DTYPE_COUNT
 } tlrt_dtype;
 TLC_API const char *tlrt_dtype_name(tlrt_dtype t);             /* "float16"; "?" when out of range */

@@ -261,32 +261,39 @@ TLC_API tlrt_status tlrt_event_record(tlrt_context *ctx, tlrt_event *e, tlrt_str
 TLC_API tlrt_status tlrt_event_synchronize(tlrt_context *ctx, tlrt_event *e);
 TLC_API tlrt_status tlrt_event_elapsed_ms(tlrt_context *ctx, tlrt_event *start, tlrt_event *end, float *ms);
 
-/* Narrow float formats as the GPU stores them: f16, bf16 and e4m3 (OCP FP8
- * "fn": bias 7, no infinities, NaN 0x7f / 0xff, max 448). Rounding is to
+/* Narrow float formats as the GPU stores them: f16, bf16, e4m3 (OCP FP8
+ * "fn": bias 7, no infinities, NaN 0x7f / 0xff, max 448) and e5m2 (OCP FP8:
+ * bias 15, infinities 0x7c / 0xfc, NaN 0x7e, max 57344). Rounding is to
  * nearest, ties to even, whatever the FPU's rounding mode; f16 and bf16
- * overflow to +-inf, e4m3 saturates to +-448 (cvt.rn.satfinite). */
+ * overflow to +-inf, e4m3 and e5m2 saturate to their largest finite value
+ * (cvt.rn.satfinite, the conversion tlc's kernels use). */
 /* For scalar kernel parameters: a NaN keeps its sign in f16 and bf16 (bf16:
  * also the top of its payload, made quiet); f16 -> f32 keeps a NaN's
  * payload. */
 TLC_API uint16_t tlrt_f32_to_f16(float f);
 TLC_API uint16_t tlrt_f32_to_bf16(float f);
 TLC_API uint8_t tlrt_f32_to_e4m3(float f);
+TLC_API uint8_t tlrt_f32_to_e5m2(float f);
 TLC_API float tlrt_f16_to_f32(uint16_t h);
 TLC_API float tlrt_bf16_to_f32(uint16_t h);
 TLC_API float tlrt_e4m3_to_f32(uint8_t b);
+TLC_API float tlrt_e5m2_to_f32(uint8_t b);
 /* From doubles, rounded once (no double rounding through float: the Tile IR
  * interpreter stores its double results this way). A NaN becomes the
  * format's canonical NaN (0x7e00, 0x7fc0, 0x7f); decoding gives +-NaN. */
 TLC_API uint16_t tlrt_f64_to_f16(double x);
 TLC_API uint16_t tlrt_f64_to_bf16(double x);
 TLC_API uint8_t tlrt_f64_to_e4m3(double x);
+TLC_API uint8_t tlrt_f64_to_e5m2(double x);
 TLC_API double tlrt_f16_to_f64(uint16_t h);
 TLC_API double tlrt_bf16_to_f64(uint16_t h);
 TLC_API double tlrt_e4m3_to_f64(uint8_t b);
+TLC_API double tlrt_e5m2_to_f64(uint8_t b);
 /* x rounded to the nearest value of the format, as a double (NaN as is). */
 TLC_API double tlrt_round_f16(double x);
 TLC_API double tlrt_round_bf16(double x);
 TLC_API double tlrt_round_e4m3(double x);
+TLC_API double tlrt_round_e5m2(double x);
 
 #ifdef __cplusplus
 }

@@ -565,6 +565,35 @@ class GpuTest(unittest.TestCase):
                     torch.testing.assert_close(q.view(torch.uint8), want.view(torch.uint8), rtol=0, atol=0)
                     torch.testing.assert_close(y, want.float() * 2 + 1, rtol=0, atol=0)
 
+    def test_float8_e5m2(self):
+        if not _sm90():
+            self.skipTest("float8 conversions and gemms need sm_90")
+        # conversions: round to nearest even, as torch; beyond +-57344 (inf too) saturated (cvt.satfinite)
+        x = torch.randn(256, 64, device="cuda") * 2.0 ** torch.randint(-18, 18, (256, 64), device="cuda")
+        x[0, :4] = torch.tensor([1e6, -float("inf"), 57344.0, 1e-9])
+        want = x.clamp(-57344, 57344).to(torch.float8_e5m2)
+        g = torch.Generator(device="cuda").manual_seed(9)
+        a = torch.randn(384, 1152, device="cuda", generator=g).to(torch.float8_e5m2)
+        b = torch.randn(512, 1152, device="cuda", generator=g).to(torch.float8_e5m2)
+        ref = a.float() @ b.float().T
+        for backend in ("direct", "llvm"):
+            for arch in ("sm_90a", "sm_90", "sm_89"):
+                with self.subTest(backend=backend, arch=arch, kernel="fp8_e5m2_convert"):
+                    q = torch.zeros(256, 64, dtype=torch.float8_e5m2, device="cuda")
+                    y = torch.full((256, 64), float("nan"), device="cuda")
+                    tlc.compile(FP8, kernel="fp8_e5m2_convert", arch=arch, backend=backend)(x, q, y)
+                    torch.testing.assert_close(q.view(torch.uint8), want.view(torch.uint8), rtol=0, atol=0)
+                    torch.testing.assert_close(y, want.float() * 2 + 1, rtol=0, atol=0)
+                # wgmma .e5m2 on sm_90a (one and two consumer warpgroups), mma.sync m16n8k32 .e5m2 on sm_90 / sm_89
+                for threads in ((128, 256) if arch == "sm_90a" else (128,)):
+                    with self.subTest(backend=backend, arch=arch, kernel="fp8_gemm", threads=threads):
+                        c = torch.full((384, 512), float("nan"), device="cuda")
+                        tlc.compile(FP8, kernel="fp8_gemm", backend=backend, arch=arch,
+                                    defines={"threads": threads, "dtype": "float8_e5m2"})(a, b, c)
+                        err = (c - ref).abs()
+                        self.assertLessEqual(err.max().item(), 8e-3 * ref.abs().max().item())
+                        self.assertLess((err.norm() / ref.norm()).item(), 2e-3)
+
     def test_float8_gemm(self):
         if not _sm90():
             self.skipTest("float8 gemms need sm_90a")

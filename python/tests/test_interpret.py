@@ -8,7 +8,7 @@ import numpy as np
 import tlc
 from kernels import (FRAGMENT_HALVES, fragment_halves_expected, FRAGMENT_PER_THREAD, FRAGMENT_OFFSETS, fragment_offsets_expected, THREAD_RANGES, thread_ranges_expected,
                      sums_in_range_expected, THREAD_RANGES_SHARED, thread_ranges_shared_expected, EXAMPLES, FRAGMENT_RESHAPE, GEMV_KERNELS, INT8, LOOP_EXIT, SYNC_GRID, loop_exit_inputs,
-                     nested_exits_expected, A_REGS_WIDE, B_REGS, OUT_OF_BOUNDS, PACKED, ROOT, SCALE, SHARED_INDEX, THREAD_BARRIERS,
+                     nested_exits_expected, A_REGS_WIDE, B_REGS, FP8, OUT_OF_BOUNDS, PACKED, ROOT, SCALE, SHARED_INDEX, THREAD_BARRIERS,
                      THREAD_BINDING, UNSIGNED, UNSIGNED_BOUND, WARP_SHUFFLE, REDUCER, gemv_inputs, packed_expected,
                      packed_inputs, reinterpret_expected, shared_index_expected, shift_expected, unsigned_expected,
                      unsigned_inputs, warp_shuffle_expected, grouped_sums_expected)
@@ -502,6 +502,27 @@ class InterpretTest(unittest.TestCase):
             tlc.interpret(SCALE, {"X": x, "s": 1.0}, defines={"N": 64})
         with self.assertRaisesRegex(tlc.InterpreterError, "X"):
             tlc.interpret(SCALE, {"X": x.astype(np.float16), "Y": x.copy(), "s": 1.0}, defines={"N": 64})
+
+    def test_float8_e5m2_conversions(self):
+        # to the nearest float8_e5m2 (ties to even; beyond +-57344, inf included, saturated) and back: its values are
+        # the float16 ones of the byte shifted up
+        rng = np.random.default_rng(12)
+        x = (rng.standard_normal((256, 64)) * 2.0 ** rng.integers(-18, 18, (256, 64))).astype(np.float32)
+        x[0, :6] = [1e6, -np.inf, 57344.0, 1.125, 1.375, 2.0 ** -17]
+        values = (np.arange(256, dtype=np.uint16) << 8).view(np.float16).astype(np.float64)
+        finite = np.flatnonzero(np.isfinite(values))
+        d = np.abs(x.astype(np.float64)[..., None] - values[finite])
+        best = d.min(axis=-1, keepdims=True)
+        ties = d == best
+        # the even code among the nearest (the one with a 0 in the lowest mantissa bit)
+        pick = np.where(ties & ((finite % 2) == 0), 1, 0) + ties
+        code = finite[np.argmax(pick, axis=-1)]
+        code = np.where(values[code] == 0, np.where(np.signbit(x), 0x80, 0), code)  # a zero keeps x's sign
+        code = np.where(np.abs(x) >= 57344.0, np.where(x > 0, 0x7b, 0xfb), code).astype(np.uint8)
+        q, y = np.zeros((256, 64), np.uint8), np.full((256, 64), np.nan, np.float32)
+        tlc.interpret(FP8, {"X": x, "Q": tlc.Bits(q, "float8_e5m2"), "Y": y}, kernel="fp8_e5m2_convert")
+        np.testing.assert_array_equal(q, code)
+        np.testing.assert_array_equal(y, (values[code] * 2 + 1).astype(np.float32))
 
     def test_bits_for_dtypes_numpy_lacks(self):
         # tlc.Bits passes bfloat16 / float8 tensors as unsigned arrays of their bit patterns; anything else is refused

@@ -397,9 +397,9 @@ def from_ptx(ptx_text, kernel=None, arch=None, name="<ptx>"):
 
 class Bits:
     """A NumPy array whose bytes are elements of a dtype NumPy has no type for, for tlc.interpret:
-    Bits(a, "bfloat16") with `a` a uint16 array of bfloat16 bit patterns (Bits(a, "float8_e4m3") with
-    uint8). The interpreter reads and writes the array's bytes as that dtype."""
-    _SIZES = {"bfloat16": 2, "float8_e4m3": 1}
+    Bits(a, "bfloat16") with `a` a uint16 array of bfloat16 bit patterns (Bits(a, "float8_e4m3") and
+    Bits(a, "float8_e5m2") with uint8). The interpreter reads and writes the array's bytes as that dtype."""
+    _SIZES = {"bfloat16": 2, "float8_e4m3": 1, "float8_e5m2": 1}
 
     def __init__(self, array, dtype):
         if dtype not in self._SIZES:

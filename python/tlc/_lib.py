@@ -49,7 +49,7 @@ class InterpretOptions(ctypes.Structure):  # tlc_interpret_options
 ARG_TENSOR, ARG_SCALAR = 0, 1
 # tlrt_dtype (include/tlc/metadata.h), by the names the metadata uses.
 DTYPES = {"float16": 0, "bfloat16": 1, "float32": 2, "float8_e4m3": 3, "int8": 4, "int32": 5, "int64": 6,
-          "bool": 7, "int16": 8, "uint8": 9, "uint16": 10, "uint32": 11}
+          "bool": 7, "int16": 8, "uint8": 9, "uint16": 10, "uint32": 11, "float8_e5m2": 12}
 TLC_ERROR_COMPILE, TLC_ERROR_RUNTIME = 3, 6
 TLRT_ERROR_NO_DRIVER, TLRT_ERROR_NO_DEVICE = 1, 2
 

@@ -11,8 +11,8 @@ _DL_DTYPE = {(2, 16): "float16", (4, 16): "bfloat16", (2, 32): "float32", (0, 8)
              (0, 32): "int32", (0, 64): "int64", (1, 8): "uint8", (1, 16): "uint16", (1, 32): "uint32",
              (6, 8): "bool"}
 _DL_CUDA, _DL_CUDA_MANAGED = 2, 13
-_DTYPE_NAMES = ("float16", "bfloat16", "float32", "float8_e4m3", "int8", "int16", "int32", "int64", "uint8", "uint16",
-                "uint32", "bool")
+_DTYPE_NAMES = ("float16", "bfloat16", "float32", "float8_e4m3", "float8_e5m2", "int8", "int16", "int32", "int64",
+                "uint8", "uint16", "uint32", "bool")
 
 
 class DeviceTensor:
@@ -56,7 +56,8 @@ def _torch_dtype_names():
         names = {torch.float16: "float16", torch.bfloat16: "bfloat16", torch.float32: "float32",
                  torch.int8: "int8", torch.int16: "int16", torch.int32: "int32", torch.int64: "int64",
                  torch.uint8: "uint8", torch.bool: "bool"}
-        for attr, name in (("float8_e4m3fn", "float8_e4m3"), ("uint16", "uint16"), ("uint32", "uint32")):
+        for attr, name in (("float8_e4m3fn", "float8_e4m3"), ("float8_e5m2", "float8_e5m2"), ("uint16", "uint16"),
+                           ("uint32", "uint32")):
             if getattr(torch, attr, None) is not None:
                 names[getattr(torch, attr)] = name
         _torch_names = names

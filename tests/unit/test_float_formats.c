@@ -59,6 +59,31 @@ static void round_trips(void **state) {
     }
 }
 
+/* e5m2 is the upper byte of an f16: its values are the f16's of that byte
+ * shifted up; rounding to it is to nearest, ties to even, saturating at
+ * +-57344 (inf included: cvt.rn.satfinite); NaN becomes 0x7e. */
+static void e5m2(void **state) {
+    (void)state;
+    for (unsigned h = 0; h < 0x100; h++) {
+        bool nan = (h & 0x7f) > 0x7c, inf = (h & 0x7f) == 0x7c;
+        double v = tlrt_e5m2_to_f64((uint8_t)h);
+        assert_int_equal(isnan(v), nan);
+        if (!nan) assert_true(bits64(v) == bits64(tlrt_f16_to_f64((uint16_t)(h << 8))));
+        unsigned back = nan ? 0x7e : inf ? (h & 0x80) | 0x7b : h;
+        assert_int_equal(tlrt_f64_to_e5m2(v), back);
+        assert_int_equal(tlrt_f32_to_e5m2(tlrt_e5m2_to_f32((uint8_t)h)), back);
+    }
+    assert_int_equal(tlrt_f64_to_e5m2(1.0), 0x3c);
+    assert_int_equal(tlrt_f64_to_e5m2(1.125), 0x3c);  /* a tie: to the even 1.0 */
+    assert_int_equal(tlrt_f64_to_e5m2(1.375), 0x3e);  /* a tie: to the even 1.5 */
+    assert_int_equal(tlrt_f64_to_e5m2(-57344.0), 0xfb);
+    assert_int_equal(tlrt_f64_to_e5m2(1e6), 0x7b);
+    assert_int_equal(tlrt_f64_to_e5m2(-INFINITY), 0xfb);
+    assert_int_equal(tlrt_f64_to_e5m2(ldexp(1.0, -16)), 0x01); /* the smallest subnormal */
+    assert_int_equal(tlrt_f64_to_e5m2(ldexp(1.0, -18)), 0x00); /* below half of it */
+    assert_true(tlrt_round_e5m2(3.3) == 3.5);
+}
+
 /* f16, bf16, e4m3 bits and the three rounded doubles of x. */
 typedef struct conversion {
     double x;
@@ -192,6 +217,7 @@ static void floats_as_before(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(round_trips),
+        cmocka_unit_test(e5m2),
         cmocka_unit_test(doubles_as_before),
         cmocka_unit_test(many_doubles_as_before),
         cmocka_unit_test(floats_as_before),

@@ -15,7 +15,8 @@
 _Static_assert((int)TIR_F16 == (int)TLRT_F16 && (int)TIR_BF16 == (int)TLRT_BF16 && (int)TIR_F32 == (int)TLRT_F32 &&
                    (int)TIR_F8E4M3 == (int)TLRT_F8E4M3 && (int)TIR_I8 == (int)TLRT_I8 &&
                    (int)TIR_I32 == (int)TLRT_I32 && (int)TIR_I64 == (int)TLRT_I64 &&
-                   (int)TIR_BOOL == (int)TLRT_BOOL && (int)TIR_DTYPE_COUNT == (int)TLRT_DTYPE_COUNT,
+                   (int)TIR_BOOL == (int)TLRT_BOOL && (int)TIR_F8E5M2 == (int)TLRT_F8E5M2 &&
+                   (int)TIR_DTYPE_COUNT == (int)TLRT_DTYPE_COUNT,
                "tlrt_dtype and tir_dtype differ");
 
 static const char *SAMPLE =

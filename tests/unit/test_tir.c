@@ -132,6 +132,9 @@ static void test_dtype_arch(void **state) {
     assert_true(tir_dtype_parse("float", &t) && t == TIR_F32);
     assert_true(tir_dtype_parse("int", &t) && t == TIR_I32);
     assert_true(tir_dtype_parse("float8_e4m3", &t) && t == TIR_F8E4M3);
+    assert_true(tir_dtype_parse("float8_e5m2", &t) && t == TIR_F8E5M2);
+    assert_int_equal(tir_dtype_bytes(TIR_F8E5M2), 1);
+    assert_int_equal(tir_promote(TIR_F8E4M3, TIR_F8E5M2), TIR_F32);
     assert_false(tir_dtype_parse("float64", &t));
     assert_string_equal(tir_dtype_name(TIR_BF16), "bfloat16");
     assert_int_equal(tir_dtype_bytes(TIR_I64), 8);

@@ -1,8 +1,9 @@
 # RUN: --emit=plan -D M=256 -D N=256 -D K=512
 # float8_e4m3 values: conversions from and to float32 (cvt ... e4m3x2,
-# saturating to +-448) and gemms of float8 operands into a float32
-# accumulator (wgmma k32 on sm_90a), as TileLang's gemm_fp8 example writes
-# them: A [M, K], B [N, K], transpose_B=True.
+# saturating to +-448; float8_e5m2's, e5m2x2, to +-57344) and gemms of
+# float8 operands into a float32 accumulator (wgmma k32 on sm_90a; either
+# format, dtype=), as TileLang's gemm_fp8 example writes them: A [M, K],
+# B [N, K], transpose_B=True.
 import tilelang
 import tilelang.language as T
 
@@ -13,6 +14,19 @@ def fp8_convert(X: T.Tensor((256, 64), T.float32), Q: T.Tensor((256, 64), T.floa
     with T.Kernel(2, threads=128) as bx:
         q_shared = T.alloc_shared((128, 64), T.float8_e4m3)
         q_frag = T.alloc_fragment((128, 64), T.float8_e4m3)
+        T.copy(X[bx * 128, 0], q_shared)
+        T.copy(q_shared, Q[bx * 128, 0])
+        T.copy(q_shared, q_frag)
+        for i, j in T.Parallel(128, 64):
+            Y[bx * 128 + i, j] = q_frag[i, j] * 2.0 + 1.0
+
+
+@T.prim_func
+def fp8_e5m2_convert(X: T.Tensor((256, 64), T.float32), Q: T.Tensor((256, 64), T.float8_e5m2),
+                     Y: T.Tensor((256, 64), T.float32)):
+    with T.Kernel(2, threads=128) as bx:
+        q_shared = T.alloc_shared((128, 64), T.float8_e5m2)
+        q_frag = T.alloc_fragment((128, 64), T.float8_e5m2)
         T.copy(X[bx * 128, 0], q_shared)
         T.copy(q_shared, Q[bx * 128, 0])
         T.copy(q_shared, q_frag)
