@@ -216,12 +216,11 @@ bool tlc_gemm_choose(tlc_arena *a, const tir_kernel *k, tlc_arch arch, const tir
     return true;
 }
 
-/* An A operand in registers: the instruction's A fragment over [M, K], or
- * over [K, M] for transpose_A (each element where A^T's would be: the
- * registers the instruction reads are the same). */
-static tlc_fragment *a_reg_fragment(tlc_arena *a, const tlc_gemm_plan *p, bool trans_a) {
-    tlc_fragment *f = tlc_gemm_a_fragment(a, p);
-    if (!trans_a) return f;
+/* An operand fragment as the program indexes it: the instruction's, or with
+ * its two dims swapped for a transposed operand (each element where the
+ * transpose's would be: the registers the instruction reads are the same). */
+static tlc_fragment *as_indexed(tlc_arena *a, tlc_fragment *f, bool transposed) {
+    if (!transposed) return f;
     int to[2] = {1, 0};
     int64_t shape[2] = {f->shape[1], f->shape[0]};
     tlc_fragment *t = tlc_fragment_relabel(a, f, to, 2, shape);
@@ -229,16 +228,14 @@ static tlc_fragment *a_reg_fragment(tlc_arena *a, const tlc_gemm_plan *p, bool t
     return t;
 }
 
-/* A B operand in registers: the instruction's B fragment over [K, N], or
- * over [N, K] for transpose_B. */
+/* An A operand in registers: over [M, K], or [K, M] for transpose_A. */
+static tlc_fragment *a_reg_fragment(tlc_arena *a, const tlc_gemm_plan *p, bool trans_a) {
+    return as_indexed(a, tlc_gemm_a_fragment(a, p), trans_a);
+}
+
+/* A B operand in registers: over [K, N], or [N, K] for transpose_B. */
 static tlc_fragment *b_reg_fragment(tlc_arena *a, const tlc_gemm_plan *p, bool trans_b) {
-    tlc_fragment *f = tlc_gemm_b_fragment(a, p);
-    if (!trans_b) return f;
-    int to[2] = {1, 0};
-    int64_t shape[2] = {f->shape[1], f->shape[0]};
-    tlc_fragment *t = tlc_fragment_relabel(a, f, to, 2, shape);
-    t->origin = f->origin;
-    return t;
+    return as_indexed(a, tlc_gemm_b_fragment(a, p), trans_b);
 }
 
 static const char *plan_name(tlc_arena *a, const tlc_gemm_plan *p) {
