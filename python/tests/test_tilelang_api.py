@@ -141,6 +141,11 @@ class TileLangApiTest(unittest.TestCase):
         self.assertEqual([p["shape"] for p in k.params], [[1024], [1024]])
         self.assertEqual(k.out_idx, [1])
 
+    def test_runner_arguments(self):
+        from tlc.tilelang.__main__ import main
+        self.assertEqual(main([]), 2)                        # usage
+        self.assertEqual(main([os.path.join(HERE, "no_such_script.py")]), 2)
+
     def test_compile_error_is_tlc_error(self):
         script = load_script()
         import tlc

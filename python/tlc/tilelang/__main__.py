@@ -9,7 +9,7 @@ from . import install
 
 def main(argv):
     if not argv or argv[0] in ("-h", "--help"):
-        print(__doc__.strip())
+        print(__doc__.strip(), file=sys.stdout if argv else sys.stderr)
         return 0 if argv else 2
     script = argv[0]
     if not os.path.isfile(script):
