@@ -289,8 +289,10 @@ static void check_steps(tlc_interp *it, tlc_loc loc) {
                         "the limit it was given", (long long)it->opts.max_steps);
 }
 
-void tlc_interp_step(tlc_interp *it, tlc_loc loc) {
-    it->stats.elem_evals++;
+void tlc_interp_step(tlc_interp *it, tlc_loc loc) { tlc_interp_steps(it, loc, 1); }
+
+void tlc_interp_steps(tlc_interp *it, tlc_loc loc, int64_t n) {
+    it->stats.elem_evals += n;
     check_steps(it, loc);
 }
 

@@ -60,8 +60,8 @@ bool tlc_interp_bind_float(tlc_interp *it, const char *name, double value);
 typedef struct tlc_interp_options {
     bool reverse;
     /* A kernel's run that would take more steps (its blocks and loop
-     * iterations) stops with an error at the step past the limit; 0: no
-     * limit. */
+     * iterations, in thread-indexed code each thread's) stops with an error
+     * at the step past the limit; 0: no limit. */
     int64_t max_steps;
 } tlc_interp_options;
 void tlc_interp_set_options(tlc_interp *it, const tlc_interp_options *o);

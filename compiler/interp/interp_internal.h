@@ -102,6 +102,9 @@ bool tlc_interp_loop_goes_on(tlc_interp *it, const tir_stmt *loop, int64_t i);
 /* A loop iteration at loc: one step of the run, an error past
  * tlc_interp_options.max_steps (so is a block). */
 void tlc_interp_step(tlc_interp *it, tlc_loc loc);
+/* n steps at once: a loop iteration of thread-indexed code is one step for
+ * each thread that runs it, so that the limit bounds the work done. */
+void tlc_interp_steps(tlc_interp *it, tlc_loc loc, int64_t n);
 noreturn void tlc_interp_fail(tlc_interp *it, tlc_loc loc, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 

@@ -119,6 +119,8 @@ static void run_for(tlc_interp *it, const tir_stmt *s, int level) {
     if (!s->u.for_.thread_varying) {
         tlc_interp_use_thread(it, tlc_interp_first_thread(it, mask));
         int64_t start = tlc_interp_eval_i(it, s->u.for_.start[0]), ext = tlc_interp_eval_i(it, s->u.for_.extent[0]);
+        int64_t active = 0;
+        for (int t = 0; t < n; t++) active += mask[t];
         for (int64_t i = 0; i < ext; i++) {
             for (int t = 0; t < n; t++)
                 if (mask[t]) tlc_interp_set_thread_var(it, v, t, start + i * step);
@@ -126,7 +128,7 @@ static void run_for(tlc_interp *it, const tir_stmt *s, int level) {
                 tlc_interp_use_thread(it, tlc_interp_first_thread(it, mask));
                 if (!tlc_interp_loop_goes_on(it, s, i)) break;
             }
-            tlc_interp_step(it, s->loc);
+            tlc_interp_steps(it, s->loc, active);
             run(it, s->u.for_.body, level);
         }
         return;
@@ -141,7 +143,7 @@ static void run_for(tlc_interp *it, const tir_stmt *s, int level) {
     }
     bool *sub = it->masks + (size_t)(level + 1) * (size_t)n;
     for (int64_t i = 0; i < most; i++) {
-        bool any = false;
+        int64_t active = 0;
         for (int t = 0; t < n; t++) {
             sub[t] = mask[t] && i < ext[t];
             if (!sub[t]) continue;
@@ -150,10 +152,10 @@ static void run_for(tlc_interp *it, const tir_stmt *s, int level) {
                 tlc_interp_use_thread(it, t);
                 if (!tlc_interp_loop_goes_on(it, s, i)) ext[t] = i, sub[t] = false; /* this thread's loop ended */
             }
-            any |= sub[t];
+            active += sub[t];
         }
-        if (!any) break;
-        tlc_interp_step(it, s->loc);
+        if (!active) break;
+        tlc_interp_steps(it, s->loc, active);
         run(it, s->u.for_.body, level + 1);
     }
 }

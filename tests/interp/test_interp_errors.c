@@ -157,6 +157,38 @@ static void test_step_limit(void **state) {
     free(e);
 }
 
+/* In thread-indexed code each thread's loop iteration is a step: 32
+ * threads that each loop forever stop after the limit's worth of their
+ * iterations, not after that many rounds of all of them (a run that took
+ * 43 s under the fuzzer's 2^16 steps). */
+static void test_step_limit_per_thread(void **state) {
+    (void)state;
+    const char *src =
+        "def k(A: Tensor[(32,), float32], n: int32):\n"
+        "    with Kernel(1, threads=32) as bx:\n"
+        "        tx = get_thread_binding()\n"
+        "        x = alloc_var(float32)\n"
+        "        x = A[tx] * n\n"
+        "        while x > 0:\n"
+        "            x = x - 1\n"
+        "        A[tx] = x\n";
+    /* 1 block and 32 threads x 4 iterations: 129 steps */
+    tlc_interp_options o = {.max_steps = 129};
+    char *e = run_src_with(src, 32, 4, &o);
+    assert_string_equal(e, "");
+    free(e);
+    o.max_steps = 128;
+    e = run_src_with(src, 32, 4, &o);
+    expect_in(e, "t.tl:6:");
+    expect_in(e, "more than 128 steps");
+    free(e);
+    /* a loop that never ends (n = 2^30 iterations a thread) stops at once */
+    o.max_steps = 1 << 16;
+    e = run_src_with(src, 32, 1 << 30, &o);
+    expect_in(e, "more than 65536 steps");
+    free(e);
+}
+
 /* ---------------- tlc run ---------------- */
 
 static char tmpdir[64];
@@ -373,6 +405,7 @@ int main(void) {
         cmocka_unit_test(test_negative_region_start),
         cmocka_unit_test(test_div_zero),
         cmocka_unit_test(test_step_limit),
+        cmocka_unit_test(test_step_limit_per_thread),
         cmocka_unit_test(test_npy_declared_size),
         cmocka_unit_test(test_run_cli),
     };
