@@ -4,18 +4,18 @@
  * halves per b32 register, in the f32 accumulator's element order, so the
  * fragment is the same), or float8_e4m3 or float8_e5m2 operands (both of one
  * kind) into float32 from sm_89 on (k32 instructions), or float32 operands
- * read as tf32 (k8): 32 bytes of
- * K a step, as k16 is for 16-bit types, so the shared layouts, descriptors
- * and ldmatrix addresses are the same. Neither wgmma nor ldmatrix
- * transposes 8- or 32-bit elements: such operands are K-major in shared
- * memory, except a tf32 one stored MN-major, which mma.sync reads one
- * element per register.
+ * read as tf32 (k8): 32 bytes of K a step, as k16 is for 16-bit types, so
+ * the shared layouts, descriptors and ldmatrix addresses are the same.
+ * Neither wgmma nor ldmatrix transposes 8- or 32-bit elements: such operands
+ * are K-major in shared memory, except a tf32 one stored MN-major, which
+ * mma.sync reads one element per register.
  *
  * Layout rule (strict): C's fragment is fixed by the instruction and the
  * warp policy (layout/gemm_layouts.h); shared operands get swizzled panel
  * layouts (tlc_layout_gemm_operand), which annotate_layout's
  * make_swizzled_layout also means; an A operand in registers gets the
- * m16n8k16 A fragment.
+ * m16n8k16 A fragment, a B operand in registers the B fragment (mma.sync
+ * only: wgmma reads B from shared memory).
  *
  * Lowering:
  *   sm_90a, whole warpgroups, operands in swizzled shared memory: each
@@ -23,9 +23,10 @@
  *     descriptors, between wgmma.fence and commit_group / wait_group 0.
  *     Operands written through the generic proxy (ordinary stores) get a
  *     fence.proxy.async and a barrier first; TMA-filled stage buffers do not.
- *   otherwise: each warp loads its operand tiles with ldmatrix (.trans for
- *     MN-major operands) and issues mma.sync m16n8k16 (float8: m16n8k32,
- *     PTX ISA 8.4) per 16 x 8 tile. */
+ *   otherwise: each warp loads its shared operand tiles with ldmatrix
+ *     (.trans for MN-major operands), takes those in registers from their
+ *     fragments, and issues mma.sync m16n8k16 (float8: m16n8k32, PTX ISA
+ *     8.4) per 16 x 8 tile. */
 #include <stdio.h>
 #include <string.h>
 #include "../layout/gemm_layouts.h"
@@ -144,8 +145,7 @@ bool tlc_gemm_choose(tlc_arena *a, const tir_kernel *k, tlc_arch arch, const tir
                           !(C->dtype == TIR_F32 || (C->dtype == TIR_F16 && A->dtype == TIR_F16)))) {
         snprintf(why, (size_t)whylen, "the tensor cores take float16, bfloat16, float8_e4m3, float8_e5m2 or float32 "
                                       "(as tf32) operands into float32, float16 ones into float16, int8 ones into "
-                                      "int32 "
-                                      "(here %s x %s -> %s)",
+                                      "int32 (here %s x %s -> %s)",
                  tir_dtype_name(A->dtype), tir_dtype_name(B->dtype), tir_dtype_name(C->dtype));
         return false;
     }
