@@ -86,23 +86,13 @@ def _define(value):
         return "True" if value else "False"
     if isinstance(value, (list, tuple)):
         return "(" + ",".join(_define(v) for v in value) + ("," if len(value) == 1 else "") + ")"
-    mod = type(value).__module__
-    if mod == "torch" and type(value).__name__ == "dtype":
-        name = str(value).replace("torch.", "")
-        return {"float8_e4m3fn": "float8_e4m3", "half": "float16", "float": "float32"}.get(name, name)
+    if type(value).__module__ == "torch" and type(value).__name__ == "dtype":
+        return _tlc.dtype_name(value)
     return str(value)
 
 
 def _defines(values):
     return {k: _define(v) for k, v in values.items() if v is not None and not _is_tensor(v)}
-
-
-_TORCH_DTYPES = {"float8_e4m3": "float8_e4m3fn"}
-
-
-def _torch_dtype(name):
-    import torch
-    return getattr(torch, _TORCH_DTYPES.get(name, name))
 
 
 _OPS = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b, "//": lambda a, b: a // b,
@@ -206,8 +196,8 @@ class JITKernel:
             if p["kind"] != "tensor":
                 raise TypeError(f"out_idx {i} of {self.name} is the scalar {p['name']}")
             checks = self.kernel.metadata.get("checks", [])
-            t = torch.empty([_dim(d, sizes, checks) for d in p["shape"]], dtype=_torch_dtype(p["dtype"]),
-                            device=device)
+            shape = [_dim(d, sizes, checks) for d in p["shape"]]
+            t = torch.empty(shape, dtype=language.torch_dtype(p["dtype"]), device=device)
             full[i] = t
             made.append(t)
         return full, made
@@ -235,7 +225,7 @@ def _supply(shape, dtype_name, kind):
     integers from -2..2 (unsigned 0..2, float8 as the bytes -128..127), Integer those integers for
     every dtype, Uniform U(-1, 1), Normal N(-1, 1) (ones for int8 in both), Randn N(0, 1)."""
     import torch
-    dtype = _torch_dtype(dtype_name)
+    dtype = language.torch_dtype(dtype_name)
     cuda = {"device": "cuda"}
     if kind == TensorSupplyType.Zero:
         return torch.zeros(shape, dtype=dtype, **cuda)
@@ -506,8 +496,9 @@ class _Autotune:
 
     def _run(self, compile_only, args, kwargs):
         target = self.fn.fn if isinstance(self.fn, _Jit) else self.fn
-        params = inspect.signature(target).parameters
-        bound = inspect.signature(target).bind_partial(*args, **{k: v for k, v in kwargs.items() if k in params})
+        sig = inspect.signature(target)
+        params = sig.parameters
+        bound = sig.bind_partial(*args, **{k: v for k, v in kwargs.items() if k in params})
         tuned = {k for c in self.configs for k in c}
         missing = [n for n, p in params.items()
                    if n not in bound.arguments and p.default is inspect.Parameter.empty and n in tuned]

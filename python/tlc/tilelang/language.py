@@ -10,6 +10,8 @@ import builtins as _builtins
 import math as _math
 import sys as _sys
 
+from ..tensors import dtype_name
+
 
 class DType(str):
     """A TileLang dtype by name ("float16"), as TileLang's T.float16 compares and prints."""
@@ -22,11 +24,17 @@ class DType(str):
         return int(digits) if digits else 32
 
     def as_torch(self):
-        import torch
-        return getattr(torch, _TORCH.get(str(self), str(self)))
+        return torch_dtype(self)
 
 
-_TORCH = {"float8_e4m3": "float8_e4m3fn", "float8_e5m2": "float8_e5m2", "float8_e5m2fn": "float8_e5m2"}
+# tlc's and TileLang's dtype names that torch spells otherwise
+_TORCH = {"float8_e4m3": "float8_e4m3fn", "float8_e5m2fn": "float8_e5m2", "float": "float32", "half": "float16"}
+
+
+def torch_dtype(name):
+    """The torch dtype of a tlc or TileLang dtype name."""
+    import torch
+    return getattr(torch, _TORCH.get(str(name), str(name)))
 _DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16", "bfloat16",
            "float32", "float64", "float8_e4m3", "float8_e5m2", "float8_e4m3fn", "float8_e5m2fn", "float4_e2m1fn",
            "int4", "uint4")
@@ -141,9 +149,13 @@ sqrt = _on_numbers(_math.sqrt, "sqrt")
 
 
 def dtype(x):
-    """T.dtype(torch.float16) or T.dtype("float16"): the dtype by TileLang's name."""
-    name = str(x).replace("torch.", "")
-    return DType({"float8_e4m3fn": "float8_e4m3", "half": "float16", "float": "float32"}.get(name, name))
+    """T.dtype(torch.float16) or T.dtype("float16"): the dtype by name (tlc reads TileLang's aliases; one it
+    lacks is refused where a kernel uses it)."""
+    try:
+        return DType(dtype_name(x))
+    except TypeError:
+        name = str(x).replace("torch.", "")
+        return DType({"half": "float16", "float": "float32"}.get(name, name))
 
 
 def dynamic(name, dtype="int32"):
